@@ -1,0 +1,147 @@
+# assent — build, test, fuzz, bench. `make help` lists the targets.
+# Three builds of the same sources:
+#   build/            hardened release build (NOTES.md flags), what users run
+#   build/san/        gcc with AddressSanitizer + UBSan, for unit tests and corpus replay
+#   build/fuzz/       clang libFuzzer harnesses (fuzzer,address,undefined)
+
+CC      ?= gcc
+CLANG   ?= clang
+PREFIX  ?= /usr/local
+DESTDIR ?=
+FUZZ_SECONDS ?= 30
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
+INCS     := -Iinclude -Icommon -Iledger -Iverify
+HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection \
+            -fcf-protection=full -fPIE -ftrivial-auto-var-init=zero
+LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
+SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,undefined \
+            -fno-sanitize-recover=all -fno-omit-frame-pointer
+LIBS     := -llmdb -lmbedcrypto -ljansson
+TESTLIBS := -lcmocka
+
+CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
+
+LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c))
+UNIT_SRC := $(wildcard tests/unit/*_test.c)
+FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
+FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
+PROGS    := build/assent-verify build/assent
+
+LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
+LIB_SAN_OBJ  := $(patsubst %.c,build/san/obj/%.o,$(LIB_SRC))
+LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
+
+.PHONY: all check test unit-tests fuzz fuzz-smoke bench run install deps clean help format lint
+all: $(PROGS)
+
+help:
+	@echo "make          build build/assent-verify and build/assent (hardened)"
+	@echo "make run      create, checkpoint and verify a demo ledger in ./var"
+	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
+	@echo "make fuzz     build the libFuzzer harnesses with clang"
+	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
+	@echo "make bench    print ledger performance figures"
+	@echo "make install  PREFIX=... DESTDIR=..."
+	@echo "make deps     install the Debian packages the build and tests need"
+
+# ---- objects ----
+build/obj/%.o: %.c $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(HARDEN) -c $< -o $@
+
+build/san/obj/%.o: %.c $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(SANFLAGS) -c $< -o $@
+
+build/fuzz/obj/%.o: %.c $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	  -fno-sanitize-recover=all -c $< -o $@
+
+build/libassent.a: $(LIB_OBJ)
+	ar rcs $@ $^
+build/san/libassent.a: $(LIB_SAN_OBJ)
+	ar rcs $@ $^
+build/fuzz/libassent.a: $(LIB_FUZZ_OBJ)
+	ar rcs $@ $^
+
+# ---- programs ----
+build/assent-verify: build/obj/verify/main.o build/libassent.a
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
+build/assent: build/obj/gateway/assent.o build/libassent.a
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
+build/san/assent-verify: build/san/obj/verify/main.o build/san/libassent.a
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+build/san/assent: build/san/obj/gateway/assent.o build/san/libassent.a
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+
+# ---- unit tests: each under the plain build and under the sanitizers ----
+UNIT_BINS     := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
+UNIT_SAN_BINS := $(patsubst tests/unit/%.c,build/san/tests/%,$(UNIT_SRC))
+build/tests/%: build/obj/tests/unit/%.o build/libassent.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS)
+build/san/tests/%: build/san/obj/tests/unit/%.o build/san/libassent.a
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS)
+
+# ---- fuzz harnesses: libFuzzer (clang) and a replay driver (gcc + sanitizers) ----
+FUZZ_BINS   := $(patsubst %,build/fuzz/%,$(FUZZERS))
+REPLAY_BINS := $(patsubst %,build/san/replay/%,$(FUZZERS))
+build/fuzz/%: fuzz/%.c build/fuzz/libassent.a
+	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(LIBS)
+build/san/replay/%: build/san/obj/fuzz/%.o build/san/obj/fuzz/driver.o build/san/libassent.a
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+
+fuzz: $(FUZZ_BINS)
+
+fuzz-smoke: deps $(FUZZ_BINS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz_smoke.sh $(FUZZERS)
+
+# ---- the whole test suite ----
+check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) \
+       build/tests/tamper build/bench/ledger_bench
+	tests/run.sh
+test: check
+
+build/tests/tamper: tests/tools/tamper.c build/libassent.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+
+# ---- benchmarks ----
+build/bench/ledger_bench: tests/bench/ledger_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+bench: deps all build/bench/ledger_bench
+	build/bench/ledger_bench
+
+# ---- the main job: for now a demo ledger; later the gateway ----
+run: deps all
+	tests/demo.sh ./var
+
+# ---- install ----
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 build/assent-verify build/assent $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 include/assent/*.h $(DESTDIR)$(PREFIX)/include/assent/
+	install -m 0644 build/libassent.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 verify/assent-verify.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+deps:
+	@tests/deps.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr $(INCS) \
+	  --suppress=missingIncludeSystem common ledger verify gateway
+
+clean:
+	rm -rf build
+
+# Programs and tests are rebuilt when any source changes.
+.SECONDARY:

@@ -1,0 +1,201 @@
+/* P-256 keys with mbedTLS 2.28 (the 2.x `_ret` APIs; see NOTES.md). */
+#include "eckey.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/ecdsa.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/sha256.h>
+
+struct eckey {
+	mbedtls_pk_context pk;
+	int has_private;
+};
+
+static mbedtls_entropy_context g_entropy;
+static mbedtls_ctr_drbg_context g_drbg;
+static int g_rng_ready;
+
+/* One DRBG per process, seeded from the kernel on first use. The signer seeds it
+ * before its workers are started only in the sense that workers never hold keys. */
+static int rng_init(void)
+{
+	if (g_rng_ready)
+		return 0;
+	mbedtls_entropy_init(&g_entropy);
+	mbedtls_ctr_drbg_init(&g_drbg);
+	static const char pers[] = "assent-eckey";
+	if (mbedtls_ctr_drbg_seed(&g_drbg, mbedtls_entropy_func, &g_entropy, (const unsigned char *)pers,
+				  sizeof pers - 1) != 0)
+		return AS_ECRYPTO;
+	g_rng_ready = 1;
+	return 0;
+}
+
+static struct eckey *eckey_new(void)
+{
+	struct eckey *k = calloc(1, sizeof *k);
+	if (k)
+		mbedtls_pk_init(&k->pk);
+	return k;
+}
+
+void eckey_free(struct eckey *k)
+{
+	if (!k)
+		return;
+	mbedtls_pk_free(&k->pk); /* mbedtls_pk_free zeroizes the key material */
+	free(k);
+}
+
+static int is_p256(const mbedtls_pk_context *pk)
+{
+	return mbedtls_pk_get_type(pk) == MBEDTLS_PK_ECKEY && mbedtls_pk_ec(*pk)->grp.id == MBEDTLS_ECP_DP_SECP256R1;
+}
+
+int eckey_parse_public(const uint8_t *pem, size_t n, struct eckey **out, char *err)
+{
+	/* mbedtls_pk_parse_public_key wants PEM NUL-terminated, length counting the NUL. */
+	uint8_t *z = malloc(n + 1);
+	struct eckey *k = eckey_new();
+	if (!z || !k) {
+		free(z);
+		eckey_free(k);
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	}
+	memcpy(z, pem, n);
+	z[n] = 0;
+	int rc = mbedtls_pk_parse_public_key(&k->pk, z, n + 1);
+	free(z);
+	if (rc != 0 || !is_p256(&k->pk)) {
+		eckey_free(k);
+		return as_fail(err, AS_ECRYPTO, "not a P-256 public key in PEM form");
+	}
+	*out = k;
+	return 0;
+}
+
+int eckey_load_public(const char *path, struct eckey **out, char *err)
+{
+	struct buf b;
+	GUARD(file_read(path, 16384, &b, err));
+	int rc = eckey_parse_public(b.p, b.len, out, err);
+	buf_free(&b);
+	if (rc != 0)
+		return as_fail(err, rc, "%s: not a P-256 public key in PEM form", path);
+	return 0;
+}
+
+int eckey_load_private(const char *path, struct eckey **out, char *err)
+{
+	struct buf b;
+	GUARD(file_read(path, 16384, &b, err));
+	struct eckey *k = eckey_new();
+	int rc = k ? buf_putc(&b, 0) : AS_ENOMEM;
+	if (rc == 0 && (mbedtls_pk_parse_key(&k->pk, b.p, b.len, NULL, 0) != 0 || !is_p256(&k->pk)))
+		rc = as_fail(err, AS_ECRYPTO, "%s: not a P-256 private key in PEM form", path);
+	buf_free_wipe(&b);
+	if (rc != 0) {
+		eckey_free(k);
+		return rc == AS_ENOMEM ? as_fail(err, rc, "out of memory") : rc;
+	}
+	k->has_private = 1;
+	*out = k;
+	return 0;
+}
+
+int eckey_public_pem(const struct eckey *k, struct buf *out)
+{
+	unsigned char pem[512];
+	if (mbedtls_pk_write_pubkey_pem((mbedtls_pk_context *)&k->pk, pem, sizeof pem) != 0)
+		return AS_ECRYPTO;
+	return buf_put(out, pem, strlen((char *)pem));
+}
+
+int eckey_load_or_create(const char *priv_path, const char *pub_path, struct eckey **out, char *err)
+{
+	struct stat st;
+	if (stat(priv_path, &st) == 0)
+		return eckey_load_private(priv_path, out, err);
+	if (errno != ENOENT)
+		return as_fail(err, AS_EIO, "cannot stat %s: %s", priv_path, strerror(errno));
+	if (rng_init() != 0)
+		return as_fail(err, AS_ECRYPTO, "cannot seed the random generator");
+	struct eckey *k = eckey_new();
+	if (!k)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	int rc = AS_ECRYPTO;
+	unsigned char pem[1024];
+	struct buf pub;
+	buf_init(&pub, 4096);
+	if (mbedtls_pk_setup(&k->pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
+	    mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(k->pk), mbedtls_ctr_drbg_random, &g_drbg) != 0 ||
+	    mbedtls_pk_write_key_pem(&k->pk, pem, sizeof pem) != 0) {
+		rc = as_fail(err, AS_ECRYPTO, "cannot generate a P-256 key");
+		goto out;
+	}
+	k->has_private = 1;
+	if ((rc = eckey_public_pem(k, &pub)) != 0) {
+		as_fail(err, rc, "cannot export the public key");
+		goto out;
+	}
+	/* Public part first: a crash in between leaves no private key without its public one. */
+	if ((rc = file_write_atomic(pub_path, pub.p, pub.len, 0644, err)) != 0)
+		goto out;
+	rc = file_write_atomic(priv_path, pem, strlen((char *)pem), 0600, err);
+out:
+	explicit_bzero(pem, sizeof pem);
+	buf_free(&pub);
+	if (rc != 0) {
+		eckey_free(k);
+		return rc;
+	}
+	*out = k;
+	return 0;
+}
+
+int eckey_spki(const struct eckey *k, uint8_t *out, size_t *n)
+{
+	unsigned char der[ECKEY_SPKI_MAX + 64];
+	int len = mbedtls_pk_write_pubkey_der((mbedtls_pk_context *)&k->pk, der, sizeof der);
+	if (len <= 0 || (size_t)len > ECKEY_SPKI_MAX)
+		return AS_ECRYPTO;
+	/* mbedTLS writes DER at the end of the buffer. */
+	memcpy(out, der + sizeof der - (size_t)len, (size_t)len);
+	*n = (size_t)len;
+	return 0;
+}
+
+int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen)
+{
+	if (!k->has_private)
+		return AS_EINVAL;
+	GUARD(rng_init());
+	uint8_t h[32];
+	mbedtls_sha256_ret(msg, n, h, 0);
+	/* With MBEDTLS_ECDSA_DETERMINISTIC (Debian's build) the nonce follows RFC 6979;
+	 * the RNG only blinds the computation. */
+	size_t len = 0;
+	unsigned char tmp[MBEDTLS_ECDSA_MAX_LEN];
+	if (mbedtls_pk_sign((mbedtls_pk_context *)&k->pk, MBEDTLS_MD_SHA256, h, 32, tmp, &len,
+			    mbedtls_ctr_drbg_random, &g_drbg) != 0 ||
+	    len > ECKEY_SIG_MAX)
+		return AS_ECRYPTO;
+	memcpy(sig, tmp, len);
+	*siglen = len;
+	return 0;
+}
+
+int eckey_verify(const struct eckey *k, const void *msg, size_t n, const uint8_t *sig, size_t siglen)
+{
+	uint8_t h[32];
+	mbedtls_sha256_ret(msg, n, h, 0);
+	if (mbedtls_pk_verify((mbedtls_pk_context *)&k->pk, MBEDTLS_MD_SHA256, h, 32, sig, siglen) != 0)
+		return AS_EBADSIG;
+	return 0;
+}

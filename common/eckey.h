@@ -1,0 +1,34 @@
+/* ECDSA P-256 keys through mbedTLS: generate, store (PEM, private part 0600),
+ * load, export the DER SubjectPublicKeyInfo, sign (deterministic, RFC 6979) and verify.
+ * Used for checkpoint signing now and token signing later. */
+#ifndef ASSENT_ECKEY_H
+#define ASSENT_ECKEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define ECKEY_SPKI_MAX 128
+#define ECKEY_SIG_MAX 80 /* DER ECDSA-Sig-Value for P-256 is at most 72 bytes */
+
+struct eckey; /* opaque; holds either a key pair or a public key only */
+
+/* Load the private key at priv_path, or when it does not exist generate a new
+ * key pair and write it (0600) and its public PEM at pub_path (0644). */
+int eckey_load_or_create(const char *priv_path, const char *pub_path, struct eckey **out, char *err);
+int eckey_load_private(const char *path, struct eckey **out, char *err);
+/* Parse a public key from PEM text; refuses anything that is not a P-256 EC key. */
+int eckey_parse_public(const uint8_t *pem, size_t n, struct eckey **out, char *err);
+int eckey_load_public(const char *path, struct eckey **out, char *err);
+void eckey_free(struct eckey *k); /* wipes private parts */
+
+/* DER SubjectPublicKeyInfo of the public part. */
+int eckey_spki(const struct eckey *k, uint8_t *out, size_t *n);
+int eckey_public_pem(const struct eckey *k, struct buf *out);
+/* Sign SHA-256(msg); sig is a DER ECDSA-Sig-Value. */
+int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen);
+/* 0 when sig is a valid signature of SHA-256(msg), AS_EBADSIG otherwise. */
+int eckey_verify(const struct eckey *k, const void *msg, size_t n, const uint8_t *sig, size_t siglen);
+
+#endif

@@ -1,0 +1,406 @@
+/* Shared helpers: bounded buffers and reader, strict hex/base64, atomic files. */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mbedtls/base64.h>
+
+const char *as_strerror(int code)
+{
+	switch (code) {
+	case AS_OK: return "ok";
+	case AS_ENOMEM: return "out of memory";
+	case AS_EINVAL: return "invalid input";
+	case AS_EIO: return "I/O error";
+	case AS_ECORRUPT: return "integrity check failed";
+	case AS_ETOOBIG: return "input too large";
+	case AS_ENOTFOUND: return "not found";
+	case AS_ECRYPTO: return "cryptographic error";
+	case AS_EBADSIG: return "bad signature";
+	case AS_EEXIST: return "already exists";
+	}
+	return "unknown error";
+}
+
+int as_fail(char *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, AS_ERRLEN, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+void buf_init(struct buf *b, size_t max)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->max = max;
+}
+
+int buf_reserve(struct buf *b, size_t extra)
+{
+	if (extra > b->max || b->len > b->max - extra)
+		return AS_ETOOBIG;
+	size_t need = b->len + extra;
+	if (need <= b->cap)
+		return 0;
+	size_t ncap = b->cap ? b->cap : 64;
+	while (ncap < need)
+		ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+	if (ncap > b->max)
+		ncap = b->max;
+	uint8_t *np = realloc(b->p, ncap);
+	if (!np)
+		return AS_ENOMEM;
+	b->p = np;
+	b->cap = ncap;
+	return 0;
+}
+
+int buf_put(struct buf *b, const void *data, size_t n)
+{
+	if (n == 0)
+		return 0;
+	GUARD(buf_reserve(b, n));
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	return 0;
+}
+
+int buf_putc(struct buf *b, uint8_t c) { return buf_put(b, &c, 1); }
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return AS_EINVAL;
+	GUARD(buf_reserve(b, (size_t)n + 1));
+	va_start(ap, fmt);
+	vsnprintf((char *)b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+void buf_reset(struct buf *b) { b->len = 0; }
+
+void buf_free(struct buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+void buf_free_wipe(struct buf *b)
+{
+	if (b->p)
+		explicit_bzero(b->p, b->cap);
+	buf_free(b);
+}
+
+int rd_u8(struct rd *r, uint8_t *out)
+{
+	if (rd_left(r) < 1)
+		return AS_EINVAL;
+	*out = r->p[r->off++];
+	return 0;
+}
+
+int rd_be(struct rd *r, size_t nbytes, uint64_t *out)
+{
+	if (nbytes < 1 || nbytes > 8 || rd_left(r) < nbytes)
+		return AS_EINVAL;
+	uint64_t v = 0;
+	for (size_t i = 0; i < nbytes; i++)
+		v = (v << 8) | r->p[r->off + i];
+	r->off += nbytes;
+	*out = v;
+	return 0;
+}
+
+int rd_take(struct rd *r, size_t n, const uint8_t **out)
+{
+	if (rd_left(r) < n)
+		return AS_EINVAL;
+	*out = r->p + r->off;
+	r->off += n;
+	return 0;
+}
+
+void hex_encode(const uint8_t *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int hex_decode(const char *in, size_t inlen, uint8_t *out, size_t n)
+{
+	if (inlen != 2 * n)
+		return AS_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hexval(in[2 * i]), lo = hexval(in[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return AS_EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int b64_encode(const uint8_t *in, size_t n, struct buf *out)
+{
+	size_t need = 0;
+	mbedtls_base64_encode(NULL, 0, &need, in, n);
+	GUARD(buf_reserve(out, need));
+	size_t w = 0;
+	if (mbedtls_base64_encode(out->p + out->len, need, &w, in, n) != 0)
+		return AS_EINVAL;
+	out->len += w; /* w excludes the NUL mbedTLS writes */
+	return 0;
+}
+
+int b64_decode(const char *in, size_t inlen, uint8_t *out, size_t outmax, size_t *outlen)
+{
+	/* mbedTLS tolerates line breaks and spaces; we want exactly one spelling per value. */
+	if (inlen == 0 || inlen % 4 != 0)
+		return AS_EINVAL;
+	for (size_t i = 0; i < inlen; i++) {
+		char c = in[i];
+		int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			 c == '+' || c == '/' || (c == '=' && i >= inlen - 2);
+		if (!ok)
+			return AS_EINVAL;
+	}
+	if (in[inlen - 2] == '=' && in[inlen - 1] != '=')
+		return AS_EINVAL;
+	size_t w = 0;
+	if (mbedtls_base64_decode(out, outmax, &w, (const unsigned char *)in, inlen) != 0)
+		return AS_EINVAL;
+	/* Non-zero padding bits decode too: re-encode and compare to refuse them. */
+	struct buf re;
+	buf_init(&re, inlen + 1);
+	int rc = b64_encode(out, w, &re);
+	if (rc == 0 && (re.len != inlen || memcmp(re.p, in, inlen) != 0))
+		rc = AS_EINVAL;
+	buf_free(&re);
+	if (rc != 0)
+		return AS_EINVAL;
+	*outlen = w;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !*s || (s[0] == '0' && s[1]))
+		return AS_EINVAL;
+	uint64_t v = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return AS_EINVAL;
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return AS_EINVAL;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+int file_read(const char *path, size_t max, struct buf *out, char *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return as_fail(err, errno == ENOENT ? AS_ENOTFOUND : AS_EIO, "cannot open %s: %s", path,
+			       strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return as_fail(err, AS_EIO, "%s is not a regular file", path);
+	}
+	buf_init(out, max);
+	for (;;) {
+		size_t room = max - out->len;
+		if (room == 0) {
+			/* Full: the file fits only if nothing is left to read. */
+			uint8_t probe;
+			ssize_t r = read(fd, &probe, 1);
+			if (r == 0)
+				break;
+			close(fd);
+			buf_free(out);
+			return as_fail(err, AS_ETOOBIG, "%s is larger than %zu bytes", path, max);
+		}
+		if (buf_reserve(out, room < 4096 ? room : 4096) != 0) {
+			close(fd);
+			buf_free(out);
+			return as_fail(err, AS_ENOMEM, "out of memory reading %s", path);
+		}
+		ssize_t r = read(fd, out->p + out->len, out->cap - out->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			buf_free(out);
+			return as_fail(err, AS_EIO, "cannot read %s: %s", path, strerror(e));
+		}
+		if (r == 0)
+			break;
+		out->len += (size_t)r;
+	}
+	close(fd);
+	return 0;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
+		return AS_EINVAL;
+	int dfd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return AS_EIO;
+	int rc = fsync(dfd);
+	close(dfd);
+	return rc == 0 ? 0 : AS_EIO;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t n, unsigned mode, char *err)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+		return as_fail(err, AS_EINVAL, "path too long: %.64s...", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return as_fail(err, AS_EIO, "cannot create %s: %s", tmp, strerror(errno));
+	const uint8_t *p = data;
+	size_t left = n;
+	while (left) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int e = errno;
+			close(fd);
+			unlink(tmp);
+			return as_fail(err, AS_EIO, "cannot write %s: %s", tmp, strerror(e));
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (fchmod(fd, mode) != 0 || fsync(fd) != 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return as_fail(err, AS_EIO, "cannot sync %s: %s", tmp, strerror(e));
+	}
+	close(fd);
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return as_fail(err, AS_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+	}
+	if (fsync_dir_of(path) != 0)
+		return as_fail(err, AS_EIO, "cannot sync the directory of %s", path);
+	return 0;
+}
+
+int mkdir_p(const char *path, unsigned mode, char *err)
+{
+	char tmp[4096];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof tmp)
+		return as_fail(err, AS_EINVAL, "bad directory path");
+	memcpy(tmp, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		char c = tmp[i];
+		tmp[i] = '\0';
+		if (mkdir(tmp, mode) != 0 && errno != EEXIST)
+			return as_fail(err, AS_EIO, "cannot create directory %s: %s", tmp, strerror(errno));
+		tmp[i] = c;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return as_fail(err, AS_EIO, "%s is not a directory", path);
+	return 0;
+}
+
+uint64_t now_unix_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void be64_put(uint8_t out[8], uint64_t v)
+{
+	for (int i = 7; i >= 0; i--) {
+		out[i] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+uint64_t be64_get(const uint8_t in[8])
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | in[i];
+	return v;
+}
+
+int ct_memcmp(const void *a, const void *b, size_t n)
+{
+	const volatile uint8_t *x = a, *y = b;
+	uint8_t d = 0;
+	for (size_t i = 0; i < n; i++)
+		d |= x[i] ^ y[i];
+	return d != 0;
+}
+
+int state_dir_resolve(const char *flag, char *out, size_t n, char *err)
+{
+	const char *e;
+	int w;
+	if (flag && *flag)
+		w = snprintf(out, n, "%s", flag);
+	else if ((e = getenv("ASSENT_STATE_DIR")) && *e)
+		w = snprintf(out, n, "%s", e);
+	else if ((e = getenv("XDG_STATE_HOME")) && *e == '/')
+		w = snprintf(out, n, "%s/assent", e);
+	else if ((e = getenv("HOME")) && *e == '/')
+		w = snprintf(out, n, "%s/.local/state/assent", e);
+	else
+		return as_fail(err, AS_EINVAL, "no state directory: pass --state DIR or set ASSENT_STATE_DIR");
+	if (w < 0 || (size_t)w >= n)
+		return as_fail(err, AS_EINVAL, "state directory path too long");
+	return 0;
+}

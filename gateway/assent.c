@@ -1,0 +1,254 @@
+/* assent: the operator and reviewer CLI. Until the daemon exists it offers the
+ * ledger maintenance commands, which write through the same ledger_append call
+ * the gateway's signer uses. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assent/ledger.h"
+#include "cbor.h"
+#include "entry.h"
+#include "util.h"
+
+#define LINE_MAX_BYTES (ENTRY_MAX) /* one JSON line: at most 1 MiB */
+#define BATCH_DEFAULT 256
+
+static const char usage_text[] =
+	"usage: assent [--state DIR] COMMAND ...\n"
+	"\n"
+	"Commands:\n"
+	"  ledger append [--batch N] [--checkpoint-every N] [--checkpoint-secs S] < ENTRIES.jsonl\n"
+	"      Append entries read as JSON lines, each an object with \"kind\" and the\n"
+	"      kind's fields (v, seq, time and prev are set by the ledger). Every line is\n"
+	"      checked before anything is written; entries are committed N per durable\n"
+	"      commit (default 256). Prints {\"seq\", \"leaf_hash\"} per entry.\n"
+	"  ledger checkpoint\n"
+	"      Sign a checkpoint of the current tree now (if it grew) and print it.\n"
+	"\n"
+	"The state directory is --state DIR, else $ASSENT_STATE_DIR, else\n"
+	"$XDG_STATE_HOME/assent, else ~/.local/state/assent. The ledger is STATE/ledger,\n"
+	"keys are in STATE/keys.\n"
+	"Exit status: 0 done, 1 refused (reason on stderr), 2 usage or I/O error.\n";
+
+static int die(int code, const char *fmt, ...) AS_PRINTF(2, 3);
+static int die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("assent: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return code;
+}
+
+struct pending {
+	struct buf *recs;
+	size_t n, cap;
+};
+
+static void pending_free(struct pending *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		buf_free(&p->recs[i]);
+	free(p->recs);
+}
+
+/* Parse and check one JSON line into the canonical CBOR of its fields. */
+static int line_to_cbor(const char *line, size_t len, size_t lineno, struct buf *out)
+{
+	json_error_t je;
+	json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		return die(1, "line %zu: not valid JSON: %s (column %d)", lineno, je.text, je.column);
+	struct cv_arena a;
+	cv_arena_init(&a, ENTRY_MAX);
+	struct cv *v;
+	char err[AS_ERRLEN];
+	struct buf scratch;
+	buf_init(&scratch, ENTRY_MAX + 256);
+	buf_init(out, ENTRY_MAX);
+	static const uint8_t zero[32];
+	int rc = json_is_object(j) ? 0 : as_fail(err, AS_EINVAL, "expected a JSON object");
+	if (rc == 0)
+		rc = cv_from_json(&a, j, &v, err);
+	if (rc == 0)
+		rc = cbor_encode(v, out, err);
+	if (rc == 0) /* the same checks ledger_append makes, before anything is written */
+		rc = entry_build(v, 0, 0, zero, &scratch, err);
+	json_decref(j);
+	cv_arena_free(&a);
+	buf_free(&scratch);
+	if (rc != 0) {
+		buf_free(out);
+		return die(1, "line %zu: %s", lineno, err);
+	}
+	return 0;
+}
+
+static int read_entries(FILE *in, struct pending *p)
+{
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	int rc = 0;
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		if ((size_t)len > LINE_MAX_BYTES) {
+			rc = die(1, "line %zu: longer than %u bytes", lineno, LINE_MAX_BYTES);
+			break;
+		}
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		if (len == 0)
+			continue;
+		if (p->n == p->cap) {
+			size_t nc = p->cap ? p->cap * 2 : 64;
+			struct buf *nr = realloc(p->recs, nc * sizeof *nr);
+			if (!nr) {
+				rc = die(2, "out of memory");
+				break;
+			}
+			p->recs = nr;
+			p->cap = nc;
+		}
+		if ((rc = line_to_cbor(line, (size_t)len, lineno, &p->recs[p->n])) != 0)
+			break;
+		p->n++;
+	}
+	free(line);
+	if (rc == 0 && ferror(in))
+		rc = die(2, "cannot read standard input");
+	return rc;
+}
+
+static int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **l)
+{
+	char dir[4200], err[AS_ERRLEN];
+	snprintf(dir, sizeof dir, "%s/ledger", state);
+	char keys[4200];
+	snprintf(keys, sizeof keys, "%s/keys", state);
+	struct ledger_opts opts = *o;
+	opts.keys_dir = keys;
+	int rc = ledger_open(dir, &opts, l, err);
+	if (rc != 0)
+		return die(rc == AS_ECORRUPT ? 1 : 2, "%s", err);
+	return 0;
+}
+
+static int cmd_append(const char *state, int argc, char **argv)
+{
+	struct ledger_opts o = {0};
+	uint64_t batch = BATCH_DEFAULT, v;
+	static const struct option lo[] = {{"batch", required_argument, NULL, 'b'},
+					   {"checkpoint-every", required_argument, NULL, 'e'},
+					   {"checkpoint-secs", required_argument, NULL, 's'},
+					   {NULL, 0, NULL, 0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == '?' || parse_u64(optarg, &v) != 0 || v == 0 || v > UINT32_MAX)
+			return die(2, "ledger append: bad option (see assent --help)");
+		if (c == 'b')
+			batch = v;
+		else if (c == 'e')
+			o.checkpoint_every = v;
+		else
+			o.checkpoint_secs = (uint32_t)v;
+	}
+	if (optind != argc)
+		return die(2, "ledger append: unexpected argument '%s'", argv[optind]);
+	struct pending p = {0};
+	int rc = read_entries(stdin, &p);
+	struct ledger *l = NULL;
+	if (rc == 0)
+		rc = open_ledger(state, &o, &l);
+	struct ledger_rec *recs = rc == 0 ? calloc(batch, sizeof *recs) : NULL;
+	struct ledger_pos *pos = rc == 0 ? calloc(batch, sizeof *pos) : NULL;
+	if (rc == 0 && (!recs || !pos))
+		rc = die(2, "out of memory");
+	for (size_t i = 0; rc == 0 && i < p.n; i += batch) {
+		size_t n = p.n - i < batch ? p.n - i : batch;
+		for (size_t k = 0; k < n; k++) {
+			recs[k].cbor = p.recs[i + k].p;
+			recs[k].len = p.recs[i + k].len;
+		}
+		char err[AS_ERRLEN];
+		int a = ledger_append(l, recs, n, pos, err);
+		if (a != 0) {
+			rc = die(a == AS_EINVAL ? 1 : 2, "%s", err);
+			break;
+		}
+		for (size_t k = 0; k < n; k++) {
+			char hex[65];
+			hex_encode(pos[k].leaf, 32, hex);
+			printf("{\"seq\":%llu,\"leaf_hash\":\"%s\"}\n", (unsigned long long)pos[k].seq, hex);
+		}
+	}
+	free(recs);
+	free(pos);
+	pending_free(&p);
+	if (l)
+		ledger_close(l);
+	if (fflush(stdout) != 0 && rc == 0)
+		rc = die(2, "cannot write standard output");
+	return rc;
+}
+
+static int cmd_checkpoint(const char *state, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return die(2, "ledger checkpoint takes no arguments");
+	struct ledger_opts o = {0};
+	struct ledger *l;
+	int rc = open_ledger(state, &o, &l);
+	if (rc != 0)
+		return rc;
+	char err[AS_ERRLEN], path[4200];
+	rc = ledger_checkpoint(l, err);
+	ledger_close(l);
+	if (rc != 0)
+		return die(2, "%s", err);
+	snprintf(path, sizeof path, "%s/ledger/checkpoint", state);
+	struct buf b;
+	if (file_read(path, 4096, &b, err) != 0)
+		return die(1, "ledger is empty: no checkpoint to print");
+	fwrite(b.p, 1, b.len, stdout);
+	buf_free(&b);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *state_flag = NULL;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
+			state_flag = argv[++i];
+		} else if (!strncmp(argv[i], "--state=", 8)) {
+			state_flag = argv[i] + 8;
+		} else {
+			return die(2, "unknown option '%s' (see assent --help)", argv[i]);
+		}
+	}
+	if (i >= argc)
+		return die(2, "missing command (see assent --help)");
+	char state[4096], err[AS_ERRLEN];
+	if (state_dir_resolve(state_flag, state, sizeof state, err) != 0)
+		return die(2, "%s", err);
+	if (!strcmp(argv[i], "ledger") && i + 1 < argc) {
+		if (!strcmp(argv[i + 1], "append"))
+			return cmd_append(state, argc - i - 1, argv + i + 1);
+		if (!strcmp(argv[i + 1], "checkpoint"))
+			return cmd_checkpoint(state, argc - i - 1, argv + i + 1);
+	}
+	return die(2, "unknown command '%s' (see assent --help)", argv[i]);
+}

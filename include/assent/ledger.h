@@ -1,0 +1,67 @@
+/* assent ledger: an append-only, hash-chained LMDB ledger with signed checkpoints.
+ *
+ * Layout (DESIGN.md): an LMDB environment in a directory; named database
+ * "entries" maps a big-endian u64 sequence number (from 0) to a deterministic
+ * CBOR map {v, seq, time, kind, prev, ...fields of the kind}. Leaf hash =
+ * SHA-256(0x00 || entry bytes) (RFC 9162); prev = previous leaf hash (zeros for
+ * entry 0). Named database "checkpoints" maps a big-endian tree size to a signed
+ * checkpoint (C2SP tlog-checkpoint + signed note, ECDSA P-256), and the latest one
+ * is also the file DIR/checkpoint.
+ *
+ * One process writes at a time (LMDB's writer lock); every append re-reads the
+ * tree state inside its write transaction, so two writers never fork the chain. */
+#ifndef ASSENT_LEDGER_H
+#define ASSENT_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "assent/err.h"
+
+struct ledger;
+
+struct ledger_opts {
+	const char *keys_dir;      /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
+	const char *origin;        /* checkpoint origin line; NULL: "assent/<key id hex>" */
+	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 1000 */
+	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
+	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
+};
+
+/* One entry to append: a canonical CBOR map holding `kind` and the kind's fields
+ * (never v, seq, time or prev, which the ledger sets). */
+struct ledger_rec {
+	const uint8_t *cbor;
+	size_t len;
+};
+
+struct ledger_pos {
+	uint64_t seq;
+	uint8_t leaf[32];
+};
+
+/* Open (creating when absent) the ledger in dir; generates the checkpoint key on
+ * first use and then records it as the ledger's `key` entry. The caller frees the
+ * ledger with ledger_close. err (AS_ERRLEN bytes, may be NULL) says what failed. */
+int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger **out, char *err);
+
+/* Append n entries in one write transaction with one durable commit (group
+ * commit). On return 0 every entry is on disk and pos[i] (n of them, owned by the
+ * caller) holds its sequence number and leaf hash. On error nothing is appended;
+ * err names the entry that was refused. */
+int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err);
+
+/* Sign and store a checkpoint now if the tree grew since the last one. */
+int ledger_checkpoint(struct ledger *l, char *err);
+/* Call periodically: signs a checkpoint when checkpoint_secs passed with new entries. */
+int ledger_tick(struct ledger *l, char *err);
+
+/* Number of entries (the tree size) as of the last transaction of this process. */
+uint64_t ledger_size(const struct ledger *l);
+/* The checkpoint key's origin line. Valid until ledger_close. */
+const char *ledger_origin(const struct ledger *l);
+
+/* Writes a final checkpoint when the tree grew (clean shutdown), then frees l. */
+void ledger_close(struct ledger *l);
+
+#endif

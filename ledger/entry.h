@@ -1,0 +1,29 @@
+/* Ledger entries: the kinds of DESIGN.md, how an entry is built around the
+ * fields a caller gives, and how a stored entry is checked. Also the JSON
+ * mapping used by the append tool and by `assent-verify export`. */
+#ifndef ASSENT_ENTRY_H
+#define ASSENT_ENTRY_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "cbor.h"
+
+#define ENTRY_VERSION 1
+#define ENTRY_MAX (1u << 20) /* largest encoded entry: 1 MiB */
+
+/* Check a decoded entry: a map with v == 1, seq == expect_seq, time, a known kind
+ * with its required fields, and prev == expect_prev (when expect_prev is not NULL). */
+int entry_check(const struct cv *e, uint64_t expect_seq, const uint8_t *expect_prev, char *err);
+
+/* Check the caller's fields (a map with `kind` and the kind's fields, and none of
+ * v, seq, time, prev), then encode the full entry canonically into out. */
+int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const uint8_t prev[32],
+		struct buf *out, char *err);
+
+/* JSON <-> CBOR values. JSON numbers must be integers (entries hold no floats).
+ * Byte strings are exported as lowercase hex. */
+int cv_from_json(struct cv_arena *a, const json_t *j, struct cv **out, char *err);
+json_t *cv_to_json(const struct cv *v);
+
+#endif

@@ -1,0 +1,391 @@
+/* The ledger writer: group-committed appends, incremental Merkle root, signed
+ * checkpoints. See include/assent/ledger.h for the format. */
+#define _GNU_SOURCE
+#include "assent/ledger.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "cbor.h"
+#include "eckey.h"
+#include "entry.h"
+#include "merkle.h"
+#include "note.h"
+#include "store.h"
+#include "util.h"
+
+struct ledger {
+	MDB_env *env;
+	MDB_dbi entries, ckpts, meta;
+	struct eckey *key;
+	char dir[4096];
+	char origin[CKPT_ORIGIN_MAX + 1];
+	uint64_t every;
+	uint32_t secs;
+	uint64_t size; /* as of our last transaction */
+	struct cv_arena arena;
+	struct buf enc;
+};
+
+/* Tree state kept in "meta", rewritten in every append transaction. */
+struct tree_state {
+	struct merkle m;
+	uint8_t head[32];     /* leaf hash of the last entry (prev of the next) */
+	uint64_t ckpt_size;   /* size of the last signed checkpoint */
+	uint64_t ckpt_time;   /* unix ms when it was signed */
+};
+
+static int lmdb_fail(char *err, int rc, const char *what)
+{
+	return as_fail(err, rc == MDB_MAP_FULL ? AS_ETOOBIG : AS_EIO, "ledger: %s: %s", what, mdb_strerror(rc));
+}
+
+static int get_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, MDB_val *v)
+{
+	MDB_val k = {strlen(key), (void *)key};
+	return mdb_get(txn, dbi, &k, v);
+}
+
+static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *data, size_t n)
+{
+	MDB_val k = {strlen(key), (void *)key}, v = {n, (void *)data};
+	return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err)
+{
+	memset(s, 0, sizeof *s);
+	merkle_init(&s->m);
+	MDB_val v;
+	int rc = get_meta(txn, l->meta, "merkle", &v);
+	if (rc == MDB_NOTFOUND) {
+		MDB_stat st;
+		mdb_stat(txn, l->entries, &st);
+		if (st.ms_entries != 0)
+			return as_fail(err, AS_ECORRUPT, "ledger %s: entries exist but the tree state is missing", l->dir);
+		return 0;
+	}
+	if (rc != 0)
+		return lmdb_fail(err, rc, "reading tree state");
+	if (merkle_deserialize(&s->m, v.mv_data, v.mv_size) != 0)
+		return as_fail(err, AS_ECORRUPT, "ledger %s: tree state is damaged", l->dir);
+	if ((rc = get_meta(txn, l->meta, "head", &v)) != 0 || v.mv_size != 32)
+		return as_fail(err, AS_ECORRUPT, "ledger %s: head hash missing", l->dir);
+	memcpy(s->head, v.mv_data, 32);
+	if ((rc = get_meta(txn, l->meta, "ckpt", &v)) == 0 && v.mv_size == 16) {
+		s->ckpt_size = be64_get(v.mv_data);
+		s->ckpt_time = be64_get((const uint8_t *)v.mv_data + 8);
+	}
+	return 0;
+}
+
+static int save_state(struct ledger *l, MDB_txn *txn, const struct tree_state *s, char *err)
+{
+	uint8_t mbuf[8 + 64 * 32], c[16];
+	size_t n = merkle_serialize(&s->m, mbuf);
+	be64_put(c, s->ckpt_size);
+	be64_put(c + 8, s->ckpt_time);
+	int rc = put_meta(txn, l->meta, "merkle", mbuf, n);
+	if (rc == 0)
+		rc = put_meta(txn, l->meta, "head", s->head, 32);
+	if (rc == 0)
+		rc = put_meta(txn, l->meta, "ckpt", c, sizeof c);
+	return rc ? lmdb_fail(err, rc, "writing tree state") : 0;
+}
+
+/* Sign a checkpoint of the current tree inside txn; the caller writes the file after commit. */
+static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s, struct buf *note, char *err)
+{
+	struct checkpoint c;
+	snprintf(c.origin, sizeof c.origin, "%s", l->origin);
+	c.size = s->m.size;
+	merkle_root(&s->m, c.root);
+	buf_reset(note);
+	GUARD(ckpt_sign(l->key, &c, note, err));
+	uint8_t k[8];
+	be64_put(k, c.size);
+	MDB_val key = {8, k}, val = {note->len, note->p};
+	int rc = mdb_put(txn, l->ckpts, &key, &val, 0);
+	if (rc != 0)
+		return lmdb_fail(err, rc, "storing checkpoint");
+	s->ckpt_size = c.size;
+	s->ckpt_time = now_unix_ms();
+	return 0;
+}
+
+static void write_ckpt_file(struct ledger *l, const struct buf *note)
+{
+	char path[4200], err[AS_ERRLEN];
+	snprintf(path, sizeof path, "%s/%s", l->dir, STORE_CKPT_FILE);
+	/* The signed copy in LMDB is authoritative; the file is a convenience for
+	 * auditors and witnesses, so a failure here is reported but not fatal. */
+	if (file_write_atomic(path, note->p, note->len, 0644, err) != 0)
+		fprintf(stderr, "assent: warning: %s\n", err);
+}
+
+/* force: 1 = whenever the tree grew, 0 = only when the interval passed. */
+static int checkpoint_txn(struct ledger *l, int force, char *err)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
+	if (rc != 0)
+		return lmdb_fail(err, rc, "begin");
+	struct tree_state s;
+	struct buf note;
+	buf_init(&note, CKPT_MAX);
+	int signed_one = 0;
+	rc = load_state(l, txn, &s, err);
+	if (rc == 0 && s.m.size > s.ckpt_size &&
+	    (force || now_unix_ms() - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
+		rc = sign_checkpoint(l, txn, &s, &note, err);
+		if (rc == 0)
+			rc = save_state(l, txn, &s, err);
+		signed_one = rc == 0;
+	}
+	if (rc == 0 && signed_one) {
+		int c = mdb_txn_commit(txn);
+		rc = c ? lmdb_fail(err, c, "commit") : 0;
+		if (rc == 0)
+			write_ckpt_file(l, &note);
+	} else {
+		mdb_txn_abort(txn);
+	}
+	l->size = s.m.size;
+	buf_free(&note);
+	return rc;
+}
+
+int ledger_checkpoint(struct ledger *l, char *err) { return checkpoint_txn(l, 1, err); }
+int ledger_tick(struct ledger *l, char *err) { return checkpoint_txn(l, 0, err); }
+uint64_t ledger_size(const struct ledger *l) { return l->size; }
+const char *ledger_origin(const struct ledger *l) { return l->origin; }
+
+int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err)
+{
+	if (n == 0)
+		return 0;
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
+	if (rc != 0)
+		return lmdb_fail(err, rc, "begin");
+	struct tree_state s;
+	struct buf note;
+	buf_init(&note, CKPT_MAX);
+	int did_ckpt = 0;
+	char e2[AS_ERRLEN] = "";
+	rc = load_state(l, txn, &s, err);
+	uint64_t now = now_unix_ms();
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct cv *fields;
+		uint64_t seq = s.m.size;
+		cv_arena_reset(&l->arena);
+		buf_reset(&l->enc);
+		if (recs[i].len > ENTRY_MAX) {
+			rc = as_fail(err, AS_ETOOBIG, "entry %zu of the batch is %zu bytes, over %u", i, recs[i].len, ENTRY_MAX);
+			break;
+		}
+		rc = cbor_decode(recs[i].cbor, recs[i].len, &l->arena, &fields, e2);
+		if (rc == 0)
+			rc = entry_build(fields, seq, now, s.head, &l->enc, e2);
+		if (rc != 0) {
+			rc = as_fail(err, AS_EINVAL, "entry %zu of the batch refused: %s", i, e2);
+			break;
+		}
+		uint8_t k[8];
+		be64_put(k, seq);
+		MDB_val key = {8, k}, val = {l->enc.len, l->enc.p};
+		/* MDB_APPEND fails unless the key sorts after the last: the chain cannot fork. */
+		int mrc = mdb_put(txn, l->entries, &key, &val, MDB_APPEND | MDB_NOOVERWRITE);
+		if (mrc != 0) {
+			rc = lmdb_fail(err, mrc, "storing entry");
+			break;
+		}
+		merkle_leaf_hash(l->enc.p, l->enc.len, s.head);
+		merkle_append(&s.m, s.head);
+		pos[i].seq = seq;
+		memcpy(pos[i].leaf, s.head, 32);
+	}
+	if (rc == 0 && (s.m.size - s.ckpt_size >= l->every || now - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
+		rc = sign_checkpoint(l, txn, &s, &note, err);
+		did_ckpt = rc == 0;
+	}
+	if (rc == 0)
+		rc = save_state(l, txn, &s, err);
+	if (rc == 0) {
+		int c = mdb_txn_commit(txn); /* durable: the environment is opened without MDB_NOSYNC */
+		if (c != 0)
+			rc = lmdb_fail(err, c, "commit");
+	} else {
+		mdb_txn_abort(txn);
+	}
+	if (rc == 0) {
+		l->size = s.m.size;
+		if (did_ckpt)
+			write_ckpt_file(l, &note);
+	}
+	buf_free(&note);
+	return rc;
+}
+
+static int open_key(struct ledger *l, const struct ledger_opts *o, int *created, char *err)
+{
+	char kdir[4096], tmp[4096], priv[4200], pub[4200];
+	if (o && o->keys_dir) {
+		snprintf(kdir, sizeof kdir, "%s", o->keys_dir);
+	} else {
+		snprintf(tmp, sizeof tmp, "%s", l->dir);
+		snprintf(kdir, sizeof kdir, "%s/keys", dirname(tmp));
+	}
+	GUARD(mkdir_p(kdir, 0700, err));
+	snprintf(priv, sizeof priv, "%s/checkpoint.key", kdir);
+	snprintf(pub, sizeof pub, "%s/checkpoint.pub", kdir);
+	*created = access(priv, F_OK) != 0;
+	return eckey_load_or_create(priv, pub, &l->key, err);
+}
+
+/* Record a newly created checkpoint key as the ledger's `key` entry. */
+static int record_key(struct ledger *l, char *err)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct buf pem, enc;
+	buf_init(&pem, 4096);
+	buf_init(&enc, 8192);
+	uint8_t id[4];
+	char hex[9];
+	int rc = note_key_id(l->key, id);
+	if (rc == 0)
+		rc = eckey_public_pem(l->key, &pem);
+	hex_encode(id, 4, hex);
+	struct cv *m = rc == 0 ? cv_map(&a, 5) : NULL;
+	if (!m)
+		rc = AS_ENOMEM;
+	const char *kv[5][2] = {{"kind", "key"}, {"purpose", "checkpoint"}, {"kid", hex}, {"event", "created"}, {"public_key", NULL}};
+	for (int i = 0; rc == 0 && i < 5; i++) {
+		rc = cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0]));
+		if (rc == 0)
+			rc = kv[i][1] ? cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1]))
+				      : cv_set_text(&a, &m->items[2 * i + 1], (const char *)pem.p, pem.len);
+	}
+	if (rc == 0)
+		rc = cbor_encode(m, &enc, err);
+	if (rc == 0) {
+		struct ledger_rec r = {enc.p, enc.len};
+		struct ledger_pos p;
+		rc = ledger_append(l, &r, 1, &p, err);
+	}
+	buf_free(&pem);
+	buf_free(&enc);
+	cv_arena_free(&a);
+	return rc;
+}
+
+int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **out, char *err)
+{
+	struct ledger *l = calloc(1, sizeof *l);
+	if (!l)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	if (snprintf(l->dir, sizeof l->dir, "%s", dir) >= (int)sizeof l->dir) {
+		free(l);
+		return as_fail(err, AS_EINVAL, "ledger path too long");
+	}
+	cv_arena_init(&l->arena, ENTRY_MAX);
+	buf_init(&l->enc, ENTRY_MAX + 256);
+	l->every = o && o->checkpoint_every ? o->checkpoint_every : 1000;
+	l->secs = o && o->checkpoint_secs ? o->checkpoint_secs : 60;
+	int created = 0, rc = mkdir_p(dir, 0700, err);
+	if (rc == 0)
+		rc = open_key(l, o, &created, err);
+	if (rc == 0) {
+		uint8_t id[4];
+		char hex[9];
+		note_key_id(l->key, id);
+		hex_encode(id, 4, hex);
+		if (o && o->origin)
+			snprintf(l->origin, sizeof l->origin, "%s", o->origin);
+		else
+			snprintf(l->origin, sizeof l->origin, "assent/%s", hex);
+	}
+	MDB_txn *txn = NULL;
+	if (rc == 0) {
+		int m = mdb_env_create(&l->env);
+		if (m == 0)
+			m = mdb_env_set_maxdbs(l->env, STORE_MAXDBS);
+		if (m == 0)
+			m = mdb_env_set_mapsize(l->env, o && o->map_size ? o->map_size : (size_t)64 << 30);
+		if (m == 0)
+			m = mdb_env_open(l->env, dir, MDB_NOTLS, 0600);
+		if (m == 0)
+			m = mdb_txn_begin(l->env, NULL, 0, &txn);
+		if (m == 0)
+			m = mdb_dbi_open(txn, STORE_DB_ENTRIES, MDB_CREATE, &l->entries);
+		if (m == 0)
+			m = mdb_dbi_open(txn, STORE_DB_CHECKPOINTS, MDB_CREATE, &l->ckpts);
+		if (m == 0)
+			m = mdb_dbi_open(txn, STORE_DB_META, MDB_CREATE, &l->meta);
+		if (m != 0) {
+			if (txn)
+				mdb_txn_abort(txn);
+			txn = NULL;
+			rc = lmdb_fail(err, m, "opening the environment");
+		}
+	}
+	if (rc == 0) {
+		/* A cheap consistency check before we extend the chain: the stored head
+		 * hash is the hash of the last stored entry. A full check is assent-verify's job. */
+		struct tree_state s;
+		rc = load_state(l, txn, &s, err);
+		if (rc == 0 && s.m.size > 0) {
+			uint8_t k[8], h[32];
+			be64_put(k, s.m.size - 1);
+			MDB_val key = {8, k}, val;
+			MDB_stat st;
+			mdb_stat(txn, l->entries, &st);
+			if (st.ms_entries != s.m.size || mdb_get(txn, l->entries, &key, &val) != 0)
+				rc = as_fail(err, AS_ECORRUPT, "ledger %s: %zu entries stored but the tree has %llu; run assent-verify ledger",
+					     dir, (size_t)st.ms_entries, (unsigned long long)s.m.size);
+			else {
+				merkle_leaf_hash(val.mv_data, val.mv_size, h);
+				if (memcmp(h, s.head, 32) != 0)
+					rc = as_fail(err, AS_ECORRUPT, "ledger %s: the last entry does not match the stored head hash; run assent-verify ledger", dir);
+			}
+		}
+		l->size = s.m.size;
+		int c = rc == 0 ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
+		if (rc == 0 && c != 0)
+			rc = lmdb_fail(err, c, "commit");
+	}
+	if (rc == 0 && created)
+		rc = record_key(l, err);
+	if (rc != 0) {
+		if (l->env)
+			mdb_env_close(l->env);
+		eckey_free(l->key);
+		cv_arena_free(&l->arena);
+		buf_free(&l->enc);
+		free(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+void ledger_close(struct ledger *l)
+{
+	if (!l)
+		return;
+	char err[AS_ERRLEN];
+	if (ledger_checkpoint(l, err) != 0)
+		fprintf(stderr, "assent: warning: final checkpoint: %s\n", err);
+	mdb_env_close(l->env);
+	eckey_free(l->key);
+	cv_arena_free(&l->arena);
+	buf_free(&l->enc);
+	free(l);
+}

@@ -1,0 +1,184 @@
+/* RFC 9162 Merkle tree: incremental root and inclusion proofs. */
+#include "merkle.h"
+
+#include <string.h>
+
+#include <mbedtls/sha256.h>
+
+#include "assent/err.h"
+#include "util.h"
+
+void sha256(const void *data, size_t n, uint8_t out[32])
+{
+	mbedtls_sha256_ret(data, n, out, 0);
+}
+
+void merkle_leaf_hash(const void *data, size_t n, uint8_t out[32])
+{
+	static const uint8_t zero = 0;
+	mbedtls_sha256_context c;
+	mbedtls_sha256_init(&c);
+	mbedtls_sha256_starts_ret(&c, 0);
+	mbedtls_sha256_update_ret(&c, &zero, 1);
+	mbedtls_sha256_update_ret(&c, data, n);
+	mbedtls_sha256_finish_ret(&c, out);
+	mbedtls_sha256_free(&c);
+}
+
+void merkle_node_hash(const uint8_t l[32], const uint8_t r[32], uint8_t out[32])
+{
+	uint8_t b[65];
+	b[0] = 1;
+	memcpy(b + 1, l, 32);
+	memcpy(b + 33, r, 32);
+	mbedtls_sha256_ret(b, sizeof b, out, 0);
+}
+
+void merkle_init(struct merkle *m) { memset(m, 0, sizeof *m); }
+
+void merkle_append(struct merkle *m, const uint8_t leaf[32])
+{
+	uint8_t h[32];
+	memcpy(h, leaf, 32);
+	int i = 0;
+	/* Like a binary counter: each set low bit is a full subtree that merges to the left. */
+	while (i < 64 && ((m->size >> i) & 1)) {
+		merkle_node_hash(m->full[i], h, h);
+		i++;
+	}
+	if (i < 64)
+		memcpy(m->full[i], h, 32);
+	m->size++;
+}
+
+void merkle_root(const struct merkle *m, uint8_t out[32])
+{
+	if (m->size == 0) {
+		sha256("", 0, out);
+		return;
+	}
+	uint8_t h[32];
+	int have = 0;
+	for (int i = 0; i < 64; i++) {
+		if (!((m->size >> i) & 1))
+			continue;
+		if (!have) {
+			memcpy(h, m->full[i], 32);
+			have = 1;
+		} else {
+			merkle_node_hash(m->full[i], h, h);
+		}
+	}
+	memcpy(out, h, 32);
+}
+
+size_t merkle_serialize(const struct merkle *m, uint8_t *out)
+{
+	be64_put(out, m->size);
+	size_t off = 8;
+	for (int i = 0; i < 64; i++) {
+		if ((m->size >> i) & 1) {
+			memcpy(out + off, m->full[i], 32);
+			off += 32;
+		}
+	}
+	return off;
+}
+
+int merkle_deserialize(struct merkle *m, const uint8_t *in, size_t n)
+{
+	if (n < 8)
+		return AS_ECORRUPT;
+	merkle_init(m);
+	m->size = be64_get(in);
+	size_t off = 8;
+	for (int i = 0; i < 64; i++) {
+		if (!((m->size >> i) & 1))
+			continue;
+		if (n - off < 32)
+			return AS_ECORRUPT;
+		memcpy(m->full[i], in + off, 32);
+		off += 32;
+	}
+	return off == n ? 0 : AS_ECORRUPT;
+}
+
+/* Largest power of two strictly less than n (n >= 2). */
+static uint64_t split_point(uint64_t n)
+{
+	uint64_t k = 1;
+	while (k << 1 < n)
+		k <<= 1;
+	return k;
+}
+
+static void subtree_hash(const uint8_t (*leaves)[32], uint64_t n, uint8_t out[32])
+{
+	if (n == 1) {
+		memcpy(out, leaves[0], 32);
+		return;
+	}
+	uint64_t k = split_point(n);
+	uint8_t l[32], r[32];
+	subtree_hash(leaves, k, l);
+	subtree_hash(leaves + k, n - k, r);
+	merkle_node_hash(l, r, out);
+}
+
+int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t index,
+			   uint8_t (*path)[32], size_t *npath)
+{
+	if (index >= size)
+		return AS_EINVAL;
+	/* PATH(m, D[n]) of RFC 9162 2.1.3.1, unrolled; siblings are collected from the
+	 * root downwards and then reversed so the path starts at the leaf. */
+	uint8_t tmp[MERKLE_MAX_PROOF][32];
+	size_t k = 0;
+	uint64_t lo = 0, n = size, m = index;
+	while (n > 1) {
+		uint64_t s = split_point(n);
+		if (m < s) {
+			subtree_hash(leaves + lo + s, n - s, tmp[k++]);
+			n = s;
+		} else {
+			subtree_hash(leaves + lo, s, tmp[k++]);
+			lo += s;
+			m -= s;
+			n -= s;
+		}
+	}
+	for (size_t i = 0; i < k; i++)
+		memcpy(path[i], tmp[k - 1 - i], 32);
+	*npath = k;
+	return 0;
+}
+
+int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32],
+			    const uint8_t (*path)[32], size_t npath, const uint8_t root[32])
+{
+	if (index >= size)
+		return AS_ECORRUPT;
+	uint64_t fn = index, sn = size - 1;
+	uint8_t r[32];
+	memcpy(r, leaf, 32);
+	for (size_t i = 0; i < npath; i++) {
+		if (sn == 0)
+			return AS_ECORRUPT;
+		if ((fn & 1) || fn == sn) {
+			merkle_node_hash(path[i], r, r);
+			if (!(fn & 1)) {
+				while (!(fn & 1) && fn != 0) {
+					fn >>= 1;
+					sn >>= 1;
+				}
+			}
+		} else {
+			merkle_node_hash(r, path[i], r);
+		}
+		fn >>= 1;
+		sn >>= 1;
+	}
+	if (sn != 0)
+		return AS_ECORRUPT;
+	return ct_memcmp(r, root, 32) == 0 ? 0 : AS_ECORRUPT;
+}

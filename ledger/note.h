@@ -1,0 +1,34 @@
+/* Checkpoints in the C2SP tlog-checkpoint format, signed as C2SP signed notes with
+ * ECDSA P-256 (key type 0x02: key ID = first 4 bytes of SHA-256 of the DER
+ * SubjectPublicKeyInfo; signature = DER ECDSA-Sig-Value, deterministic). */
+#ifndef ASSENT_NOTE_H
+#define ASSENT_NOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eckey.h"
+#include "util.h"
+
+#define CKPT_MAX 4096      /* largest checkpoint text we parse */
+#define CKPT_ORIGIN_MAX 255
+#define CKPT_MAX_SIGS 100
+
+struct checkpoint {
+	char origin[CKPT_ORIGIN_MAX + 1];
+	uint64_t size;
+	uint8_t root[32];
+};
+
+int note_key_id(const struct eckey *k, uint8_t id[4]);
+/* Body plus one signature line named after the origin. */
+int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err);
+/* Parse the body only, without checking any signature (for display). */
+int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err);
+/* Parse and verify: at least one signature line by one of keys, named as the
+ * origin, must verify; a line whose key ID matches a key but does not verify
+ * fails the whole note. Lines by unknown keys (witnesses) are ignored. */
+int ckpt_verify(const uint8_t *text, size_t n, struct eckey *const *keys, size_t nkeys, struct checkpoint *out,
+		char *err);
+
+#endif

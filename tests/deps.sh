@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install the Debian packages that the build, the tests and the fuzzers need, when
+# any is missing. As root it runs apt-get; otherwise it prints the exact command.
+set -euo pipefail
+PKGS=(gcc make clang libclang-rt-14-dev pkg-config
+      libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libjwt-dev libjansson-dev
+      libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "deps: missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+	echo "deps: run as root: sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi

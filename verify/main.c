@@ -1,0 +1,462 @@
+/* assent-verify: offline checks for pipeline owners and auditors.
+ * Exit status: 0 holds, 1 does not hold (one line on stderr), 2 usage or I/O error.
+ * Commands that read an LMDB file run the read in a child process: LMDB trusts
+ * its file, and a damaged one can crash the reader (NOTES.md); we report that as
+ * damage instead of dying with it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "assent/verify.h"
+#include "cbor.h"
+#include "entry.h"
+#include "merkle.h"
+#include "note.h"
+#include "proof.h"
+#include "store.h"
+#include "util.h"
+#include "vkeys.h"
+
+#define EXIT_HOLDS 0
+#define EXIT_NOT 1
+#define EXIT_USAGE 2
+
+static const char *prog = "assent-verify";
+
+static const char usage_text[] =
+	"usage: assent-verify COMMAND [OPTIONS]\n"
+	"\n"
+	"Commands:\n"
+	"  ledger DIR [--key PUB.pem]... [--trusted FILE]... [--json]\n"
+	"      Check every entry, every link, every signed checkpoint, and that each\n"
+	"      --trusted checkpoint (one you saved earlier) is consistent with the ledger.\n"
+	"  checkpoint DIR [--key PUB.pem]...\n"
+	"      Print the latest signed checkpoint, to save or hand to a witness.\n"
+	"  export DIR [--from SEQ] [--to SEQ]\n"
+	"      Print entries as JSON lines: {\"seq\", \"leaf_hash\", \"entry\"}; byte strings as hex.\n"
+	"  proof DIR SEQ [--size N] [--key PUB.pem]...\n"
+	"      Print an RFC 9162 inclusion proof of entry SEQ (default size: latest checkpoint).\n"
+	"  proof --check FILE --key PUB.pem... [--checkpoint FILE]\n"
+	"      Check a proof against its signed checkpoint (or one you give).\n"
+	"\n"
+	"DIR is the ledger directory (STATE/ledger). Without --key the checkpoint key is\n"
+	"read from DIR/../keys/checkpoint.pub; pass --key with a copy you trust.\n"
+	"Exit status: 0 holds, 1 does not hold (reason on stderr), 2 usage or I/O error.\n";
+
+static int usage_error(const char *fmt, ...) AS_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (see %s --help)\n", prog);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+static int not_holds(const char *fmt, ...) AS_PRINTF(1, 2);
+static int not_holds(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return EXIT_NOT;
+}
+
+/* Run fn in a child; a child killed by a signal means LMDB met a damaged file. */
+static int isolated(int (*fn)(void *), void *arg, const char *dir)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (pid == 0) {
+		struct rlimit no_core = {0, 0};
+		setrlimit(RLIMIT_CORE, &no_core);
+		int rc = fn(arg);
+		fflush(NULL);
+		_exit(rc);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return EXIT_USAGE;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return not_holds("ledger %s is damaged: reading it killed the LMDB reader (signal %d, %s)", dir,
+			 WTERMSIG(st), strsignal(WTERMSIG(st)));
+}
+
+struct keyopts {
+	const char *keys[VKEYS_MAX];
+	size_t nkeys;
+};
+
+static int add_key(struct keyopts *k, const char *path)
+{
+	if (k->nkeys == VKEYS_MAX)
+		return usage_error("at most %d --key options", VKEYS_MAX);
+	k->keys[k->nkeys++] = path;
+	return 0;
+}
+
+static int load_keys(struct vkeys *v, const char *dir, const struct keyopts *k)
+{
+	char err[AS_ERRLEN];
+	int rc = vkeys_load(v, dir, k->keys, k->nkeys, err);
+	if (rc != 0) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- ledger ---- */
+
+struct ledger_args {
+	const char *dir;
+	struct av_ledger_opts o;
+	int json;
+};
+
+static int run_ledger(void *p)
+{
+	struct ledger_args *a = p;
+	struct av_ledger_report r;
+	int rc = av_verify_ledger(a->dir, &a->o, &r);
+	if (rc != 0) {
+		fprintf(stderr, "%s: %s\n", prog, r.reason);
+		return EXIT_USAGE;
+	}
+	char leaf[65], root[65];
+	hex_encode(r.head_leaf, 32, leaf);
+	hex_encode(r.root, 32, root);
+	if (a->json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "ok", json_boolean(r.ok));
+		if (r.ok) {
+			json_object_set_new(o, "entries", json_integer((json_int_t)r.entries));
+			json_object_set_new(o, "head_seq", r.entries ? json_integer((json_int_t)r.head_seq) : json_null());
+			json_object_set_new(o, "head_leaf_hash", r.entries ? json_string(leaf) : json_null());
+			json_object_set_new(o, "root", json_string(root));
+			json_object_set_new(o, "checkpoints_verified", json_integer((json_int_t)r.checkpoints));
+			json_object_set_new(o, "trusted_consistent", json_integer((json_int_t)r.trusted));
+		} else {
+			json_object_set_new(o, "bad_seq", r.has_bad_seq ? json_integer((json_int_t)r.bad_seq) : json_null());
+			json_object_set_new(o, "reason", json_string(r.reason));
+		}
+		json_object_set_new(o, "key_from_state_dir", json_boolean(r.key_from_state));
+		json_object_set_new(o, "read_without_lock", json_boolean(r.nolock));
+		json_dumpf(o, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(o);
+	}
+	if (!r.ok) {
+		if (r.has_bad_seq)
+			return not_holds("ledger %s tampered at seq %llu: %s", a->dir, (unsigned long long)r.bad_seq,
+					 r.reason);
+		return not_holds("ledger %s tampered: %s", a->dir, r.reason);
+	}
+	if (!a->json) {
+		if (r.entries)
+			printf("ledger intact: %llu entries, head seq %llu, head leaf %s, root %s, %llu signed "
+			       "checkpoints verified, %llu trusted checkpoints consistent\n",
+			       (unsigned long long)r.entries, (unsigned long long)r.head_seq, leaf, root,
+			       (unsigned long long)r.checkpoints, (unsigned long long)r.trusted);
+		else
+			printf("ledger intact: 0 entries, root %s\n", root);
+	}
+	if (r.key_from_state)
+		fprintf(stderr, "%s: note: checkpoint key read from the state directory; pass --key for an independent check\n", prog);
+	if (r.nolock)
+		fprintf(stderr, "%s: note: no write access to lock.mdb, read without a lock; verify a stopped ledger or a copy\n", prog);
+	return EXIT_HOLDS;
+}
+
+/* ---- checkpoint ---- */
+
+struct dir_args {
+	const char *dir;
+	struct keyopts k;
+	uint64_t from, to, seq, size;
+	int has_to;
+};
+
+static int run_checkpoint(void *p)
+{
+	struct dir_args *a = p;
+	struct vkeys keys;
+	if (load_keys(&keys, a->dir, &a->k))
+		return EXIT_USAGE;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi ent, ck;
+	int nolock, rc;
+	char err[AS_ERRLEN];
+	if ((rc = store_open_ro(a->dir, &env, &txn, &ent, &ck, &nolock, err)) != 0) {
+		vkeys_free(&keys);
+		return rc == AS_ECORRUPT ? not_holds("%s", err) : (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
+	}
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int out = EXIT_NOT;
+	struct checkpoint cp;
+	if (mdb_cursor_open(txn, ck, &cur) == 0) {
+		if (mdb_cursor_get(cur, &k, &v, MDB_LAST) != 0)
+			fprintf(stderr, "%s: ledger %s has no checkpoint yet\n", prog, a->dir);
+		else if (ckpt_verify(v.mv_data, v.mv_size, keys.k, keys.n, &cp, err) != 0)
+			fprintf(stderr, "%s: latest checkpoint of %s: %s\n", prog, a->dir, err);
+		else {
+			fwrite(v.mv_data, 1, v.mv_size, stdout);
+			out = EXIT_HOLDS;
+		}
+		mdb_cursor_close(cur);
+	}
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	vkeys_free(&keys);
+	return out;
+}
+
+/* ---- export ---- */
+
+static int run_export(void *p)
+{
+	struct dir_args *a = p;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi ent, ck;
+	int nolock, rc;
+	char err[AS_ERRLEN];
+	if ((rc = store_open_ro(a->dir, &env, &txn, &ent, &ck, &nolock, err)) != 0)
+		return rc == AS_ECORRUPT ? not_holds("%s", err) : (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
+	MDB_cursor *cur;
+	MDB_val k, v;
+	uint8_t kb[8];
+	be64_put(kb, a->from);
+	k.mv_size = 8;
+	k.mv_data = kb;
+	struct cv_arena ar;
+	cv_arena_init(&ar, ENTRY_MAX);
+	int out = EXIT_HOLDS, g;
+	if (mdb_cursor_open(txn, ent, &cur) != 0) {
+		out = not_holds("cannot read entries of %s", a->dir);
+		goto done;
+	}
+	for (g = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); g == 0; g = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size != 8) {
+			out = not_holds("ledger %s: an entry key is not 8 bytes", a->dir);
+			break;
+		}
+		uint64_t seq = be64_get(k.mv_data);
+		if (a->has_to && seq > a->to)
+			break;
+		struct cv *e;
+		cv_arena_reset(&ar);
+		if (v.mv_size > ENTRY_MAX || cbor_decode(v.mv_data, v.mv_size, &ar, &e, err) != 0 ||
+		    entry_check(e, seq, NULL, err) != 0) {
+			out = not_holds("ledger %s tampered at seq %llu: %s", a->dir, (unsigned long long)seq,
+					v.mv_size > ENTRY_MAX ? "entry too large" : err);
+			break;
+		}
+		uint8_t leaf[32];
+		char hex[65];
+		merkle_leaf_hash(v.mv_data, v.mv_size, leaf);
+		hex_encode(leaf, 32, hex);
+		json_t *o = json_object();
+		json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+		json_object_set_new(o, "leaf_hash", json_string(hex));
+		json_object_set_new(o, "entry", cv_to_json(e));
+		if (json_dumpf(o, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF) {
+			json_decref(o);
+			out = EXIT_USAGE;
+			break;
+		}
+		json_decref(o);
+	}
+	if (out == EXIT_HOLDS && g != 0 && g != MDB_NOTFOUND)
+		out = not_holds("ledger %s is damaged: %s", a->dir, mdb_strerror(g));
+	mdb_cursor_close(cur);
+done:
+	cv_arena_free(&ar);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	if (fflush(stdout) != 0)
+		return EXIT_USAGE;
+	return out;
+}
+
+/* ---- proof ---- */
+
+static int run_proof(void *p)
+{
+	struct dir_args *a = p;
+	struct vkeys keys;
+	if (load_keys(&keys, a->dir, &a->k))
+		return EXIT_USAGE;
+	struct buf out;
+	buf_init(&out, PROOF_MAX);
+	char err[AS_ERRLEN];
+	int rc = proof_make(a->dir, a->seq, a->size, keys.k, keys.n, &out, err), ex = EXIT_HOLDS;
+	vkeys_free(&keys);
+	if (rc == AS_ECORRUPT)
+		ex = not_holds("ledger %s: %s", a->dir, err);
+	else if (rc != 0)
+		ex = (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
+	else
+		fwrite(out.p, 1, out.len, stdout);
+	buf_free(&out);
+	return ex;
+}
+
+static int proof_check_cmd(const char *file, const char *ckfile, const struct keyopts *k)
+{
+	if (k->nkeys == 0)
+		return usage_error("proof --check needs --key PUB.pem (the checkpoint key you trust)");
+	struct vkeys keys;
+	if (load_keys(&keys, NULL, k))
+		return EXIT_USAGE;
+	struct buf pf, ck;
+	char err[AS_ERRLEN];
+	buf_init(&ck, 0);
+	if (file_read(file, PROOF_MAX, &pf, err) != 0) {
+		vkeys_free(&keys);
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return EXIT_USAGE;
+	}
+	if (ckfile && file_read(ckfile, CKPT_MAX, &ck, err) != 0) {
+		vkeys_free(&keys);
+		buf_free(&pf);
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return EXIT_USAGE;
+	}
+	uint64_t idx = 0, size = 0;
+	int rc = proof_check(pf.p, pf.len, ckfile ? ck.p : NULL, ck.len, keys.k, keys.n, &idx, &size, err);
+	vkeys_free(&keys);
+	buf_free(&pf);
+	buf_free(&ck);
+	if (rc != 0)
+		return not_holds("%s", err);
+	printf("proof holds: entry %llu is in the signed tree of size %llu\n", (unsigned long long)idx,
+	       (unsigned long long)size);
+	return EXIT_HOLDS;
+}
+
+/* ---- argument parsing ---- */
+
+enum { O_KEY = 1, O_TRUSTED, O_JSON, O_FROM, O_TO, O_SIZE, O_CHECK, O_CKPT, O_HELP };
+static const struct option longopts[] = {
+	{"key", required_argument, NULL, O_KEY},         {"trusted", required_argument, NULL, O_TRUSTED},
+	{"json", no_argument, NULL, O_JSON},             {"from", required_argument, NULL, O_FROM},
+	{"to", required_argument, NULL, O_TO},           {"size", required_argument, NULL, O_SIZE},
+	{"check", required_argument, NULL, O_CHECK},     {"checkpoint", required_argument, NULL, O_CKPT},
+	{"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("missing command");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(usage_text, stdout);
+		return EXIT_HOLDS;
+	}
+	const char *cmd = argv[1];
+	struct ledger_args la = {0};
+	struct dir_args da = {0};
+	const char *trusted[64];
+	size_t ntrusted = 0;
+	const char *check = NULL, *ckfile = NULL;
+	int have_size = 0;
+	optind = 2;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_KEY:
+			if (add_key(&da.k, optarg))
+				return EXIT_USAGE;
+			break;
+		case O_TRUSTED:
+			if (ntrusted == 64)
+				return usage_error("at most 64 --trusted options");
+			trusted[ntrusted++] = optarg;
+			break;
+		case O_JSON: la.json = 1; break;
+		case O_FROM:
+			if (parse_u64(optarg, &da.from))
+				return usage_error("--from: '%s' is not a sequence number", optarg);
+			break;
+		case O_TO:
+			if (parse_u64(optarg, &da.to))
+				return usage_error("--to: '%s' is not a sequence number", optarg);
+			da.has_to = 1;
+			break;
+		case O_SIZE:
+			if (parse_u64(optarg, &da.size) || da.size == 0)
+				return usage_error("--size: '%s' is not a tree size", optarg);
+			have_size = 1;
+			break;
+		case O_CHECK: check = optarg; break;
+		case O_CKPT: ckfile = optarg; break;
+		case O_HELP:
+		case 'h': fputs(usage_text, stdout); return EXIT_HOLDS;
+		default: return usage_error("unknown option");
+		}
+	}
+	int npos = argc - optind;
+	char **pos = argv + optind;
+	if (!strcmp(cmd, "ledger")) {
+		if (npos != 1)
+			return usage_error("ledger takes one directory");
+		la.dir = pos[0];
+		la.o.key_paths = da.k.keys;
+		la.o.nkeys = da.k.nkeys;
+		la.o.trusted_paths = trusted;
+		la.o.ntrusted = ntrusted;
+		return isolated(run_ledger, &la, la.dir);
+	}
+	if (!strcmp(cmd, "checkpoint")) {
+		if (npos != 1)
+			return usage_error("checkpoint takes one directory");
+		da.dir = pos[0];
+		return isolated(run_checkpoint, &da, da.dir);
+	}
+	if (!strcmp(cmd, "export")) {
+		if (npos != 1)
+			return usage_error("export takes one directory");
+		if (da.has_to && da.to < da.from)
+			return usage_error("--to is before --from");
+		da.dir = pos[0];
+		return isolated(run_export, &da, da.dir);
+	}
+	if (!strcmp(cmd, "proof")) {
+		if (check) {
+			if (npos != 0)
+				return usage_error("proof --check FILE takes no other arguments");
+			return proof_check_cmd(check, ckfile, &da.k);
+		}
+		if (npos != 2)
+			return usage_error("proof takes a directory and a sequence number");
+		if (parse_u64(pos[1], &da.seq))
+			return usage_error("'%s' is not a sequence number", pos[1]);
+		(void)have_size;
+		da.dir = pos[0];
+		return isolated(run_proof, &da, da.dir);
+	}
+	return usage_error("unknown command '%s'", cmd);
+}
