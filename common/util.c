@@ -113,35 +113,6 @@ void buf_free_wipe(struct buf *b)
 	buf_free(b);
 }
 
-int rd_u8(struct rd *r, uint8_t *out)
-{
-	if (rd_left(r) < 1)
-		return AS_EINVAL;
-	*out = r->p[r->off++];
-	return 0;
-}
-
-int rd_be(struct rd *r, size_t nbytes, uint64_t *out)
-{
-	if (nbytes < 1 || nbytes > 8 || rd_left(r) < nbytes)
-		return AS_EINVAL;
-	uint64_t v = 0;
-	for (size_t i = 0; i < nbytes; i++)
-		v = (v << 8) | r->p[r->off + i];
-	r->off += nbytes;
-	*out = v;
-	return 0;
-}
-
-int rd_take(struct rd *r, size_t n, const uint8_t **out)
-{
-	if (rd_left(r) < n)
-		return AS_EINVAL;
-	*out = r->p + r->off;
-	r->off += n;
-	return 0;
-}
-
 void hex_encode(const uint8_t *in, size_t n, char *out)
 {
 	static const char digits[] = "0123456789abcdef";

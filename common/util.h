@@ -50,9 +50,33 @@ static inline void rd_init(struct rd *r, const void *p, size_t len)
 	r->off = 0;
 }
 static inline size_t rd_left(const struct rd *r) { return r->len - r->off; }
-int rd_u8(struct rd *r, uint8_t *out);
-int rd_be(struct rd *r, size_t nbytes, uint64_t *out); /* 1..8 bytes, big-endian */
-int rd_take(struct rd *r, size_t n, const uint8_t **out);
+/* Inline: the ledger verifier calls these a dozen times per entry. */
+static inline int rd_u8(struct rd *r, uint8_t *out)
+{
+	if (r->off >= r->len)
+		return AS_EINVAL;
+	*out = r->p[r->off++];
+	return 0;
+}
+static inline int rd_be(struct rd *r, size_t nbytes, uint64_t *out) /* 1..8 bytes, big-endian */
+{
+	if (nbytes < 1 || nbytes > 8 || r->len - r->off < nbytes)
+		return AS_EINVAL;
+	uint64_t v = 0;
+	for (size_t i = 0; i < nbytes; i++)
+		v = (v << 8) | r->p[r->off + i];
+	r->off += nbytes;
+	*out = v;
+	return 0;
+}
+static inline int rd_take(struct rd *r, size_t n, const uint8_t **out)
+{
+	if (r->len - r->off < n)
+		return AS_EINVAL;
+	*out = r->p + r->off;
+	r->off += n;
+	return 0;
+}
 
 /* Lowercase hex. hex_decode is strict: exactly 2*n lowercase hex digits. */
 void hex_encode(const uint8_t *in, size_t n, char *out /* 2n+1 */);

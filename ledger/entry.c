@@ -57,12 +57,22 @@ int entry_check(const struct cv *e, uint64_t expect_seq, const uint8_t *expect_p
 {
 	if (e->t != CV_MAP)
 		return as_fail(err, AS_ECORRUPT, "entry is not a CBOR map");
-	/* Keys are text: anything else would not survive the JSON export. */
-	for (size_t i = 0; i < e->n; i++)
-		if (e->items[2 * i].t != CV_TEXT)
+	/* One pass over the keys picks out the ledger's own fields; keys are text,
+	 * since anything else would not survive the JSON export. */
+	const struct cv *v = NULL, *seq = NULL, *t = NULL, *prev = NULL;
+	for (size_t i = 0; i < e->n; i++) {
+		const struct cv *k = &e->items[2 * i], *val = &e->items[2 * i + 1];
+		if (k->t != CV_TEXT)
 			return as_fail(err, AS_ECORRUPT, "entry has a key that is not text");
-	const struct cv *v = cv_get(e, "v"), *seq = cv_get(e, "seq"), *t = cv_get(e, "time"),
-			*prev = cv_get(e, "prev");
+		if (k->n == 1 && k->s[0] == 'v')
+			v = val;
+		else if (k->n == 3 && !memcmp(k->s, "seq", 3))
+			seq = val;
+		else if (k->n == 4 && !memcmp(k->s, "time", 4))
+			t = val;
+		else if (k->n == 4 && !memcmp(k->s, "prev", 4))
+			prev = val;
+	}
 	if (!v || v->t != CV_UINT || v->u != ENTRY_VERSION)
 		return as_fail(err, AS_ECORRUPT, "entry: field 'v' must be %d", ENTRY_VERSION);
 	if (!seq || seq->t != CV_UINT)

@@ -1,6 +1,7 @@
 /* av_verify_ledger: the auditor's full check of a ledger. */
 #define _GNU_SOURCE
 #include <libgen.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +24,17 @@ struct expect {
 	uint8_t root[32];
 	int trusted; /* from an auditor's saved checkpoint, not from the ledger itself */
 	char src[64];
+	const uint8_t *text; /* signed note whose signature is still to be checked, or NULL */
+	size_t len;
 };
 
 struct ctx {
 	struct av_ledger_report *rep;
 	struct expect *ex;
 	size_t nex, capex;
+	struct buf file;     /* the checkpoint file's text */
+	struct vkeys *keys;
+	char sig_err[AS_ERRLEN]; /* first signature failure found by the signature thread */
 };
 
 static int fail_at(struct av_ledger_report *rep, int has_seq, uint64_t seq, const char *fmt, ...) AS_PRINTF(4, 5);
@@ -44,7 +50,8 @@ static int fail_at(struct av_ledger_report *rep, int has_seq, uint64_t seq, cons
 	return 0; /* the check ran; it found damage */
 }
 
-static int add_expect(struct ctx *c, const struct checkpoint *cp, int trusted, const char *src)
+static int add_expect(struct ctx *c, const struct checkpoint *cp, int trusted, const char *src, const uint8_t *text,
+		      size_t len)
 {
 	if (c->nex == c->capex) {
 		size_t n = c->capex ? c->capex * 2 : 16;
@@ -58,6 +65,8 @@ static int add_expect(struct ctx *c, const struct checkpoint *cp, int trusted, c
 	e->size = cp->size;
 	memcpy(e->root, cp->root, 32);
 	e->trusted = trusted;
+	e->text = text;
+	e->len = len;
 	snprintf(e->src, sizeof e->src, "%s", src);
 	return 0;
 }
@@ -92,8 +101,11 @@ static int check_root(struct ctx *c, const struct expect *e, const uint8_t root[
 	return 0;
 }
 
-static int load_stored_checkpoints(struct ctx *c, const char *dir, MDB_txn *txn, MDB_dbi dbi,
-				   struct eckey *const *keys, size_t nkeys)
+/* Stored checkpoints are parsed here; their signatures are checked by a second
+ * thread while the entries are walked (ECDSA verification costs about as much as
+ * hashing a thousand entries, so on two cores it comes for free). The texts stay
+ * valid: they live in the LMDB map for as long as the read transaction is open. */
+static int load_stored_checkpoints(struct ctx *c, const char *dir, MDB_txn *txn, MDB_dbi dbi)
 {
 	MDB_cursor *cur;
 	MDB_val k, v;
@@ -108,7 +120,7 @@ static int load_stored_checkpoints(struct ctx *c, const char *dir, MDB_txn *txn,
 			return fail_at(c->rep, 0, 0, "stored checkpoint with a malformed key");
 		}
 		uint64_t size = be64_get(k.mv_data);
-		if (ckpt_verify(v.mv_data, v.mv_size, keys, nkeys, &cp, err) != 0) {
+		if (ckpt_parse(v.mv_data, v.mv_size, &cp, err) != 0) {
 			mdb_cursor_close(cur);
 			return fail_at(c->rep, 0, 0, "stored checkpoint at size %llu: %s", (unsigned long long)size, err);
 		}
@@ -117,29 +129,137 @@ static int load_stored_checkpoints(struct ctx *c, const char *dir, MDB_txn *txn,
 			return fail_at(c->rep, 0, 0, "stored checkpoint under size %llu says size %llu",
 				       (unsigned long long)size, (unsigned long long)cp.size);
 		}
-		if (add_expect(c, &cp, 0, "stored signed checkpoint") != 0)
+		if (add_expect(c, &cp, 0, "stored signed checkpoint", v.mv_data, v.mv_size) != 0)
 			break;
-		c->rep->checkpoints++;
 	}
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND && rc != 0)
 		return fail_at(c->rep, 0, 0, "ledger file damaged while reading checkpoints: %s", mdb_strerror(rc));
 	/* The checkpoint file beside the environment, when present. */
 	char path[4200];
-	struct buf b;
 	snprintf(path, sizeof path, "%s/%s", dir, STORE_CKPT_FILE);
-	rc = file_read(path, CKPT_MAX, &b, err);
+	rc = file_read(path, CKPT_MAX, &c->file, err);
 	if (rc == AS_ENOTFOUND)
 		return 0;
 	if (rc != 0)
 		return fail_at(c->rep, 0, 0, "checkpoint file: %s", err);
 	struct checkpoint cp;
-	rc = ckpt_verify(b.p, b.len, keys, nkeys, &cp, err);
-	buf_free(&b);
-	if (rc != 0)
+	if (ckpt_parse(c->file.p, c->file.len, &cp, err) != 0)
 		return fail_at(c->rep, 0, 0, "checkpoint file %s: %s", path, err);
-	c->rep->checkpoints++;
-	return add_expect(c, &cp, 0, "checkpoint file") == 0 ? 0 : AS_ENOMEM;
+	return add_expect(c, &cp, 0, "checkpoint file", c->file.p, c->file.len) == 0 ? 0 : AS_ENOMEM;
+}
+
+static void *verify_signatures(void *arg)
+{
+	struct ctx *c = arg;
+	char err[AS_ERRLEN];
+	for (size_t i = 0; i < c->nex; i++) {
+		struct expect *e = &c->ex[i];
+		struct checkpoint cp;
+		if (!e->text)
+			continue;
+		if (ckpt_verify(e->text, e->len, c->keys->k, c->keys->n, &cp, err) != 0) {
+			as_fail(c->sig_err, 0, "%s at size %llu: %s", e->src, (unsigned long long)e->size, err);
+			return NULL;
+		}
+		c->rep->checkpoints++;
+	}
+	return NULL;
+}
+
+/* The walk is a two-stage pipeline: the caller's thread reads LMDB, decodes and
+ * checks each entry; a second thread hashes (leaf and interior nodes), checks the
+ * prev links and compares roots with the checkpoints. Hashing is most of the cost,
+ * and on two cores this keeps verification close to the speed of hashing alone.
+ * Items point into the LMDB map, valid while the read transaction is open. */
+#define PIPE_BATCH 512
+#define PIPE_DEPTH 8
+
+struct item {
+	const uint8_t *data, *prev;
+	size_t len;
+};
+
+struct pipeline {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct item (*b)[PIPE_BATCH];
+	size_t n[PIPE_DEPTH];
+	size_t head, tail; /* batches published by the reader, taken by the hasher */
+	int done;          /* the reader has published its last batch */
+	int stop;          /* the hasher found damage: the reader may stop */
+	struct ctx *c;
+	uint64_t total;    /* entries LMDB says it holds */
+	/* hasher state */
+	struct merkle m;
+	uint8_t prev[32];
+	uint64_t seq;
+	size_t ei;
+};
+
+static void hash_item(struct pipeline *p, const struct item *it)
+{
+	struct ctx *c = p->c;
+	uint8_t leaf[32], root[32];
+	if (memcmp(it->prev, p->prev, 32) != 0) {
+		/* The link is broken: the earlier entry changed, or this one's prev did. */
+		if (p->seq == 0)
+			fail_at(c->rep, 1, 0, "entry 0: prev is not 32 zero bytes");
+		else
+			fail_at(c->rep, 1, p->seq - 1, "entry %llu does not match the hash that entry %llu links to",
+				(unsigned long long)(p->seq - 1), (unsigned long long)p->seq);
+		return;
+	}
+	merkle_leaf_hash(it->data, it->len, leaf);
+	merkle_append(&p->m, leaf);
+	memcpy(p->prev, leaf, 32);
+	p->seq++;
+	if (p->ei < c->nex && c->ex[p->ei].size == p->seq) {
+		merkle_root(&p->m, root);
+		while (p->ei < c->nex && c->ex[p->ei].size == p->seq && c->rep->reason[0] == 0)
+			check_root(c, &c->ex[p->ei++], root, p->total);
+	}
+}
+
+static void *hasher(void *arg)
+{
+	struct pipeline *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->head == p->tail && !p->done)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->head == p->tail) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		size_t slot = p->tail % PIPE_DEPTH, n = p->n[slot];
+		pthread_mutex_unlock(&p->mu);
+		for (size_t i = 0; i < n && p->c->rep->reason[0] == 0; i++)
+			hash_item(p, &p->b[slot][i]);
+		pthread_mutex_lock(&p->mu);
+		p->tail++;
+		if (p->c->rep->reason[0])
+			p->stop = 1;
+		pthread_cond_broadcast(&p->cv);
+		int stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (stop)
+			return NULL;
+	}
+}
+
+/* Publish the batch in slot; returns 0 when the hasher asked to stop. */
+static int publish(struct pipeline *p, size_t n)
+{
+	pthread_mutex_lock(&p->mu);
+	p->n[p->head % PIPE_DEPTH] = n;
+	p->head++;
+	pthread_cond_broadcast(&p->cv);
+	while (p->head - p->tail == PIPE_DEPTH && !p->stop)
+		pthread_cond_wait(&p->cv, &p->mu);
+	int go = !p->stop;
+	pthread_mutex_unlock(&p->mu);
+	return go;
 }
 
 static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
@@ -147,82 +267,110 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	struct av_ledger_report *rep = c->rep;
 	MDB_stat st;
 	mdb_stat(txn, dbi, &st);
-	uint64_t total = st.ms_entries;
 	MDB_cursor *cur;
 	MDB_val k, v;
 	int rc = mdb_cursor_open(txn, dbi, &cur);
 	if (rc != 0)
 		return fail_at(rep, 0, 0, "cannot read entries: %s", mdb_strerror(rc));
-	struct merkle m;
-	merkle_init(&m);
+	struct pipeline *p = calloc(1, sizeof *p);
+	if (!p || !(p->b = calloc(PIPE_DEPTH, sizeof *p->b))) {
+		free(p);
+		mdb_cursor_close(cur);
+		return AS_ENOMEM;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->c = c;
+	p->total = st.ms_entries;
+	merkle_init(&p->m);
+	/* A checkpoint of the empty tree must carry the empty root. */
+	uint8_t root[32];
+	merkle_root(&p->m, root);
+	while (p->ei < c->nex && c->ex[p->ei].size == 0 && rep->reason[0] == 0)
+		check_root(c, &c->ex[p->ei++], root, p->total);
+	pthread_t th;
+	int threaded = rep->reason[0] == 0 && pthread_create(&th, NULL, hasher, p) == 0;
+
+	/* The reader's own verdict; the hasher's (earlier entries) takes precedence. */
+	struct av_ledger_report mine = {0};
 	struct cv_arena a;
 	cv_arena_init(&a, ENTRY_MAX);
-	uint8_t prev[32] = {0}, leaf[32], root[32];
 	char err[AS_ERRLEN];
-	size_t ei = 0;
-	/* A checkpoint of the empty tree must carry the empty root. */
-	merkle_root(&m, root);
-	while (ei < c->nex && c->ex[ei].size == 0 && rep->reason[0] == 0)
-		check_root(c, &c->ex[ei++], root, total);
 	uint64_t seq = 0;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && rep->reason[0] == 0;
+	size_t n = 0;
+	int go = rep->reason[0] == 0;
+	for (rc = go ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : MDB_NOTFOUND; go && rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seq++) {
 		if (k.mv_size != 8) {
-			fail_at(rep, 1, seq, "entry %llu: stored under a key of %zu bytes, not 8", (unsigned long long)seq,
+			fail_at(&mine, 1, seq, "entry %llu: stored under a key of %zu bytes, not 8", (unsigned long long)seq,
 				k.mv_size);
 			break;
 		}
 		uint64_t kseq = be64_get(k.mv_data);
 		if (kseq != seq) {
-			fail_at(rep, 1, seq, "entry %llu is missing (the next stored entry is %llu)",
+			fail_at(&mine, 1, seq, "entry %llu is missing (the next stored entry is %llu)",
 				(unsigned long long)seq, (unsigned long long)kseq);
 			break;
 		}
 		struct cv *e;
 		cv_arena_reset(&a);
 		if (v.mv_size > ENTRY_MAX) {
-			fail_at(rep, 1, seq, "entry %llu is %zu bytes, over the maximum", (unsigned long long)seq, v.mv_size);
+			fail_at(&mine, 1, seq, "entry %llu is %zu bytes, over the maximum", (unsigned long long)seq,
+				v.mv_size);
 			break;
 		}
 		if (cbor_decode(v.mv_data, v.mv_size, &a, &e, err) != 0 || entry_check(e, seq, NULL, err) != 0) {
-			fail_at(rep, 1, seq, "entry %llu: %s", (unsigned long long)seq, err);
+			fail_at(&mine, 1, seq, "entry %llu: %s", (unsigned long long)seq, err);
 			break;
 		}
-		const struct cv *p = cv_get(e, "prev");
-		if (memcmp(p->s, prev, 32) != 0) {
-			/* The link is broken: the earlier entry changed, or this one's prev did. */
-			if (seq == 0)
-				fail_at(rep, 1, 0, "entry 0: prev is not 32 zero bytes");
-			else
-				fail_at(rep, 1, seq - 1, "entry %llu does not match the hash that entry %llu links to",
-					(unsigned long long)(seq - 1), (unsigned long long)seq);
-			break;
+		struct item *it = &p->b[p->head % PIPE_DEPTH][n++];
+		it->data = v.mv_data;
+		it->len = v.mv_size;
+		it->prev = cv_get(e, "prev")->s;
+		if (n == PIPE_BATCH) {
+			if (threaded) {
+				go = publish(p, n);
+			} else {
+				for (size_t i = 0; i < n && rep->reason[0] == 0; i++)
+					hash_item(p, &p->b[0][i]);
+				go = rep->reason[0] == 0;
+			}
+			n = 0;
 		}
-		merkle_leaf_hash(v.mv_data, v.mv_size, leaf);
-		merkle_append(&m, leaf);
-		memcpy(prev, leaf, 32);
-		if (ei < c->nex && c->ex[ei].size == seq + 1) {
-			merkle_root(&m, root);
-			while (ei < c->nex && c->ex[ei].size == seq + 1 && rep->reason[0] == 0)
-				check_root(c, &c->ex[ei++], root, total);
-		}
+	}
+	if (rc != 0 && rc != MDB_NOTFOUND && !mine.reason[0])
+		fail_at(&mine, 1, seq, "ledger file damaged at entry %llu: %s", (unsigned long long)seq, mdb_strerror(rc));
+	if (threaded) {
+		pthread_mutex_lock(&p->mu);
+		p->n[p->head % PIPE_DEPTH] = n;
+		p->head++;
+		p->done = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(th, NULL);
+	} else {
+		for (size_t i = 0; i < n && rep->reason[0] == 0; i++)
+			hash_item(p, &p->b[0][i]);
 	}
 	mdb_cursor_close(cur);
 	cv_arena_free(&a);
-	if (rep->reason[0])
-		return 0;
-	if (rc != MDB_NOTFOUND)
-		return fail_at(rep, 1, seq, "ledger file damaged at entry %llu: %s", (unsigned long long)seq,
-			       mdb_strerror(rc));
-	if (ei < c->nex) {
-		const struct expect *e = &c->ex[ei];
-		return fail_at(rep, 1, seq, "the ledger has %llu entries but the %s covers %llu: truncated or rolled back",
-			       (unsigned long long)seq, e->src, (unsigned long long)e->size);
+	if (!rep->reason[0] && mine.reason[0])
+		fail_at(rep, mine.has_bad_seq, mine.bad_seq, "%s", mine.reason);
+	if (!rep->reason[0] && p->ei < c->nex) {
+		const struct expect *ex = &c->ex[p->ei];
+		fail_at(rep, 1, p->seq, "the ledger has %llu entries but the %s covers %llu: truncated or rolled back",
+			(unsigned long long)p->seq, ex->src, (unsigned long long)ex->size);
 	}
-	rep->entries = seq;
-	rep->head_seq = seq ? seq - 1 : 0;
-	memcpy(rep->head_leaf, prev, 32);
-	merkle_root(&m, rep->root);
+	if (!rep->reason[0]) {
+		rep->entries = p->seq;
+		rep->head_seq = p->seq ? p->seq - 1 : 0;
+		memcpy(rep->head_leaf, p->prev, 32);
+		merkle_root(&p->m, rep->root);
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p->b);
+	free(p);
 	return 0;
 }
 
@@ -231,6 +379,8 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 	memset(rep, 0, sizeof *rep);
 	struct ctx c = {.rep = rep};
 	struct vkeys keys;
+	c.keys = &keys;
+	buf_init(&c.file, CKPT_MAX);
 	int rc = vkeys_load(&keys, dir, o->key_paths, o->nkeys, rep->reason);
 	if (rc != 0)
 		return rc;
@@ -245,7 +395,7 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 			buf_free(&b);
 		}
 		if (rc == 0)
-			rc = add_expect(&c, &cp, 1, "trusted checkpoint");
+			rc = add_expect(&c, &cp, 1, "trusted checkpoint", NULL, 0);
 		if (rc != 0) {
 			as_fail(rep->reason, rc == AS_ENOTFOUND ? rc : AS_EINVAL, "trusted checkpoint %s: %s",
 				o->trusted_paths[i], err);
@@ -270,16 +420,26 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 		return rc;
 	}
 	rep->ok = 1;
-	rc = load_stored_checkpoints(&c, dir, txn, ckpts, keys.k, keys.n);
+	rc = load_stored_checkpoints(&c, dir, txn, ckpts);
 	if (rc == 0 && rep->reason[0] == 0) {
 		qsort(c.ex, c.nex, sizeof *c.ex, cmp_expect);
+		pthread_t th;
+		int threaded = pthread_create(&th, NULL, verify_signatures, &c) == 0;
+		if (!threaded)
+			verify_signatures(&c);
 		rc = walk_entries(&c, txn, entries);
+		if (threaded)
+			pthread_join(th, NULL);
+		/* A checkpoint that is not genuinely signed explains any root mismatch: report it first. */
+		if (c.sig_err[0])
+			fail_at(rep, 0, 0, "%s", c.sig_err);
 	}
 	if (rep->reason[0])
 		rep->ok = 0;
 	mdb_txn_abort(txn);
 	mdb_env_close(env);
 	vkeys_free(&keys);
+	buf_free(&c.file);
 	free(c.ex);
 	return rc;
 }
