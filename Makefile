@@ -11,23 +11,26 @@ DESTDIR ?=
 FUZZ_SECONDS ?= 30
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
-INCS     := -Iinclude -Icommon -Iledger -Iverify
+INCS     := -Iinclude -Icommon -Iledger -Iverify -Igateway
 HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection \
             -fcf-protection=full -fPIE -ftrivial-auto-var-init=zero
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
 SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,undefined \
             -fno-sanitize-recover=all -fno-omit-frame-pointer
-LIBS     := -llmdb -lmbedcrypto -ljansson -pthread
+LIBS     := -llmdb -lmbedcrypto -ljwt -ljansson -pthread
 TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
-LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c))
+GW_PROGS := gateway/assent.c gateway/assentd.c
+LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
+            $(filter-out $(GW_PROGS),$(wildcard gateway/*.c))
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
 PROGS    := build/assent-verify build/assent
 
+HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h gateway/*.h)
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 LIB_SAN_OBJ  := $(patsubst %.c,build/san/obj/%.o,$(LIB_SRC))
 LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
@@ -46,25 +49,31 @@ help:
 	@echo "make deps     install the Debian packages the build and tests need"
 
 # ---- objects ----
-build/obj/%.o: %.c $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h)
+build/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(HARDEN) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) -c $< -o $@
 
-build/san/obj/%.o: %.c $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h)
+build/san/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(SANFLAGS) -c $< -o $@
+	@echo "  CC san  $<"
+	@$(CC) $(CFLAGS_BASE) $(SANFLAGS) -c $< -o $@
 
-build/fuzz/obj/%.o: %.c $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h)
+build/fuzz/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	@echo "  CC fuzz $<"
+	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
 
 build/libassent.a: $(LIB_OBJ)
-	ar rcs $@ $^
+	@echo "  AR      $@"
+	@ar rcs $@ $^
 build/san/libassent.a: $(LIB_SAN_OBJ)
-	ar rcs $@ $^
+	@echo "  AR      $@"
+	@ar rcs $@ $^
 build/fuzz/libassent.a: $(LIB_FUZZ_OBJ)
-	ar rcs $@ $^
+	@echo "  AR      $@"
+	@ar rcs $@ $^
 
 # ---- programs ----
 build/assent-verify: build/obj/verify/main.o build/libassent.a
@@ -101,7 +110,7 @@ fuzz-smoke: deps $(FUZZ_BINS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz_smoke.sh $(FUZZERS)
 
 # ---- the whole test suite ----
-check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS)
+check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint
 	tests/run.sh
 test: check
 
@@ -140,3 +149,9 @@ clean:
 
 # Programs and tests are rebuilt when any source changes.
 .SECONDARY:
+
+# A test tool that issues tokens through the signer's issuance call (until the gateway exists).
+build/tests/mint: tests/tools/mint.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)

@@ -37,6 +37,7 @@ static int rng_init(void)
 	return 0;
 }
 
+static int rng_init(void);
 static struct eckey *eckey_new(void)
 {
 	struct eckey *k = calloc(1, sizeof *k);
@@ -124,33 +125,10 @@ int eckey_load_or_create(const char *priv_path, const char *pub_path, struct eck
 		return eckey_load_private(priv_path, out, err);
 	if (errno != ENOENT)
 		return as_fail(err, AS_EIO, "cannot stat %s: %s", priv_path, strerror(errno));
-	if (rng_init() != 0)
-		return as_fail(err, AS_ECRYPTO, "cannot seed the random generator");
-	struct eckey *k = eckey_new();
-	if (!k)
-		return as_fail(err, AS_ENOMEM, "out of memory");
-	int rc = AS_ECRYPTO;
-	unsigned char pem[1024];
-	struct buf pub;
-	buf_init(&pub, 4096);
-	if (mbedtls_pk_setup(&k->pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
-	    mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(k->pk), mbedtls_ctr_drbg_random, &g_drbg) != 0 ||
-	    mbedtls_pk_write_key_pem(&k->pk, pem, sizeof pem) != 0) {
-		rc = as_fail(err, AS_ECRYPTO, "cannot generate a P-256 key");
-		goto out;
-	}
-	k->has_private = 1;
-	if ((rc = eckey_public_pem(k, &pub)) != 0) {
-		as_fail(err, rc, "cannot export the public key");
-		goto out;
-	}
-	/* Public part first: a crash in between leaves no private key without its public one. */
-	if ((rc = file_write_atomic(pub_path, pub.p, pub.len, 0644, err)) != 0)
-		goto out;
-	rc = file_write_atomic(priv_path, pem, strlen((char *)pem), 0600, err);
-out:
-	explicit_bzero(pem, sizeof pem);
-	buf_free(&pub);
+	struct eckey *k;
+	if (eckey_generate(&k) != 0)
+		return as_fail(err, AS_ECRYPTO, "cannot generate a P-256 key");
+	int rc = eckey_save(k, priv_path, pub_path, err);
 	if (rc != 0) {
 		eckey_free(k);
 		return rc;
@@ -198,4 +176,120 @@ int eckey_verify(const struct eckey *k, const void *msg, size_t n, const uint8_t
 	if (mbedtls_pk_verify((mbedtls_pk_context *)&k->pk, MBEDTLS_MD_SHA256, h, 32, sig, siglen) != 0)
 		return AS_EBADSIG;
 	return 0;
+}
+
+int eckey_xy(const struct eckey *k, uint8_t x[32], uint8_t y[32])
+{
+	const mbedtls_ecp_keypair *ec = mbedtls_pk_ec(k->pk);
+	uint8_t pt[65];
+	size_t n = 0;
+	if (mbedtls_ecp_point_write_binary(&ec->grp, &ec->Q, MBEDTLS_ECP_PF_UNCOMPRESSED, &n, pt, sizeof pt) != 0 ||
+	    n != 65)
+		return AS_ECRYPTO;
+	memcpy(x, pt + 1, 32);
+	memcpy(y, pt + 33, 32);
+	return 0;
+}
+
+int eckey_from_xy(const uint8_t x[32], const uint8_t y[32], struct eckey **out)
+{
+	struct eckey *k = eckey_new();
+	if (!k)
+		return AS_ENOMEM;
+	uint8_t pt[65];
+	pt[0] = 4;
+	memcpy(pt + 1, x, 32);
+	memcpy(pt + 33, y, 32);
+	mbedtls_ecp_keypair *ec;
+	if (mbedtls_pk_setup(&k->pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
+	    (ec = mbedtls_pk_ec(k->pk), mbedtls_ecp_group_load(&ec->grp, MBEDTLS_ECP_DP_SECP256R1) != 0) ||
+	    mbedtls_ecp_point_read_binary(&ec->grp, &ec->Q, pt, sizeof pt) != 0 ||
+	    mbedtls_ecp_check_pubkey(&ec->grp, &ec->Q) != 0) {
+		eckey_free(k);
+		return AS_ECRYPTO;
+	}
+	*out = k;
+	return 0;
+}
+
+int eckey_jwk_kid(const struct eckey *k, char kid[44])
+{
+	uint8_t x[32], y[32], h[32];
+	GUARD(eckey_xy(k, x, y));
+	/* RFC 7638: the required members in lexicographic order, no whitespace. */
+	struct buf j, bx, by;
+	buf_init(&j, 512);
+	buf_init(&bx, 64);
+	buf_init(&by, 64);
+	int rc = b64url_encode(x, 32, &bx);
+	if (rc == 0)
+		rc = b64url_encode(y, 32, &by);
+	if (rc == 0)
+		rc = buf_printf(&j, "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%.*s\",\"y\":\"%.*s\"}", (int)bx.len,
+				(const char *)bx.p, (int)by.len, (const char *)by.p);
+	if (rc == 0) {
+		mbedtls_sha256_ret(j.p, j.len, h, 0);
+		struct buf o;
+		buf_init(&o, 64);
+		rc = b64url_encode(h, 32, &o);
+		if (rc == 0 && o.len == 43) {
+			memcpy(kid, o.p, 43);
+			kid[43] = 0;
+		} else if (rc == 0) {
+			rc = AS_ECRYPTO;
+		}
+		buf_free(&o);
+	}
+	buf_free(&j);
+	buf_free(&bx);
+	buf_free(&by);
+	return rc;
+}
+
+int eckey_private_pem(const struct eckey *k, struct buf *out)
+{
+	if (!k->has_private)
+		return AS_EINVAL;
+	unsigned char pem[1024];
+	int rc = mbedtls_pk_write_key_pem((mbedtls_pk_context *)&k->pk, pem, sizeof pem) == 0
+			 ? buf_put(out, pem, strlen((char *)pem))
+			 : AS_ECRYPTO;
+	explicit_bzero(pem, sizeof pem);
+	return rc;
+}
+
+int eckey_generate(struct eckey **out)
+{
+	GUARD(rng_init());
+	struct eckey *k = eckey_new();
+	if (!k)
+		return AS_ENOMEM;
+	if (mbedtls_pk_setup(&k->pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
+	    mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(k->pk), mbedtls_ctr_drbg_random, &g_drbg) != 0) {
+		eckey_free(k);
+		return AS_ECRYPTO;
+	}
+	k->has_private = 1;
+	*out = k;
+	return 0;
+}
+
+int eckey_save(const struct eckey *k, const char *priv_path, const char *pub_path, char *err)
+{
+	struct buf priv, pub;
+	buf_init(&priv, 4096);
+	buf_init(&pub, 4096);
+	int rc = eckey_private_pem(k, &priv);
+	if (rc == 0)
+		rc = eckey_public_pem(k, &pub);
+	if (rc != 0)
+		rc = as_fail(err, rc, "cannot export the key");
+	/* Public part first: a crash in between leaves no private key without its public one. */
+	if (rc == 0)
+		rc = file_write_atomic(pub_path, pub.p, pub.len, 0644, err);
+	if (rc == 0)
+		rc = file_write_atomic(priv_path, priv.p, priv.len, 0600, err);
+	buf_free_wipe(&priv);
+	buf_free(&pub);
+	return rc;
 }

@@ -31,4 +31,18 @@ int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, s
 /* 0 when sig is a valid signature of SHA-256(msg), AS_EBADSIG otherwise. */
 int eckey_verify(const struct eckey *k, const void *msg, size_t n, const uint8_t *sig, size_t siglen);
 
+
+/* The public point as JWK coordinates (32-byte big-endian x and y). */
+int eckey_xy(const struct eckey *k, uint8_t x[32], uint8_t y[32]);
+/* A public key from JWK coordinates; refuses points not on P-256. */
+int eckey_from_xy(const uint8_t x[32], const uint8_t y[32], struct eckey **out);
+/* RFC 7638 JWK thumbprint (SHA-256, base64url without padding): the token key's kid. */
+int eckey_jwk_kid(const struct eckey *k, char kid[44]);
+/* The private key as PEM (SEC1), for libjwt, which takes keys as PEM. Caller wipes. */
+int eckey_private_pem(const struct eckey *k, struct buf *out);
+/* Generate a key pair in memory. */
+int eckey_generate(struct eckey **out);
+/* Write the private key (0600) and public key (0644) files atomically. */
+int eckey_save(const struct eckey *k, const char *priv_path, const char *pub_path, char *err);
+
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <mbedtls/base64.h>
+#include <mbedtls/sha256.h>
 
 const char *as_strerror(int code)
 {
@@ -185,6 +186,56 @@ int b64_decode(const char *in, size_t inlen, uint8_t *out, size_t outmax, size_t
 		return AS_EINVAL;
 	*outlen = w;
 	return 0;
+}
+
+int b64url_encode(const uint8_t *in, size_t n, struct buf *out)
+{
+	size_t start = out->len;
+	GUARD(b64_encode(in, n, out));
+	while (out->len > start && out->p[out->len - 1] == '=')
+		out->len--;
+	for (size_t i = start; i < out->len; i++)
+		out->p[i] = out->p[i] == '+' ? '-' : out->p[i] == '/' ? '_' : out->p[i];
+	return 0;
+}
+
+int b64url_decode(const char *in, size_t inlen, uint8_t *out, size_t outmax, size_t *outlen)
+{
+	if (inlen % 4 == 1 || inlen > SIZE_MAX / 2)
+		return AS_EINVAL;
+	struct buf t;
+	buf_init(&t, inlen + 4);
+	if (buf_reserve(&t, inlen + 3) != 0)
+		return AS_ENOMEM;
+	for (size_t i = 0; i < inlen; i++) {
+		char c = in[i];
+		if (c == '+' || c == '/' || c == '=') { /* only the URL-safe alphabet, unpadded */
+			buf_free(&t);
+			return AS_EINVAL;
+		}
+		t.p[t.len++] = (uint8_t)(c == '-' ? '+' : c == '_' ? '/' : c);
+	}
+	while (t.len % 4)
+		t.p[t.len++] = '=';
+	int rc = t.len ? b64_decode((const char *)t.p, t.len, out, outmax, outlen) : 0;
+	if (t.len == 0)
+		*outlen = 0;
+	buf_free(&t);
+	return rc;
+}
+
+void hs256_kid(const uint8_t *secret, size_t n, char kid[24])
+{
+	mbedtls_sha256_context c;
+	uint8_t h[32];
+	mbedtls_sha256_init(&c);
+	mbedtls_sha256_starts_ret(&c, 0);
+	mbedtls_sha256_update_ret(&c, (const uint8_t *)"assent-kid", 10);
+	mbedtls_sha256_update_ret(&c, secret, n);
+	mbedtls_sha256_finish_ret(&c, h);
+	mbedtls_sha256_free(&c);
+	memcpy(kid, "hs256-", 6);
+	hex_encode(h, 8, kid + 6);
 }
 
 int parse_u64(const char *s, uint64_t *out)

@@ -87,6 +87,14 @@ int hex_decode(const char *in, size_t inlen, uint8_t *out, size_t n);
 int b64_encode(const uint8_t *in, size_t n, struct buf *out);
 int b64_decode(const char *in, size_t inlen, uint8_t *out, size_t outmax, size_t *outlen);
 
+/* base64url without padding (RFC 7515 section 2); decoding is strict. */
+int b64url_encode(const uint8_t *in, size_t n, struct buf *out);
+int b64url_decode(const char *in, size_t inlen, uint8_t *out, size_t outmax, size_t *outlen);
+
+/* kid of an HS256 token secret: "hs256-" and 16 hex digits of
+ * SHA-256("assent-kid" || secret); names the secret without revealing it. */
+void hs256_kid(const uint8_t *secret, size_t n, char kid[24]);
+
 /* Parse a decimal u64 with no sign, no leading zeros (except "0"), no junk. */
 int parse_u64(const char *s, uint64_t *out);
 

@@ -12,6 +12,7 @@
 #include "assent/ledger.h"
 #include "cbor.h"
 #include "entry.h"
+#include "token.h"
 #include "util.h"
 
 #define LINE_MAX_BYTES (ENTRY_MAX) /* one JSON line: at most 1 MiB */
@@ -26,6 +27,11 @@ static const char usage_text[] =
 	"      kind's fields (v, seq, time and prev are set by the ledger). Every line is\n"
 	"      checked before anything is written; entries are committed N per durable\n"
 	"      commit (default 256). Prints {\"seq\", \"leaf_hash\"} per entry.\n"
+	"  keygen [--rotate]\n"
+	"      Create the ES256 token signing key if there is none (STATE/keys/token-KID.key,\n"
+	"      0600; public keys as token-KID.pub and keys/jwks.json), or with --rotate make\n"
+	"      a new key the active one: the old private key is deleted and its public key\n"
+	"      stays in the JWKS until every token it signed has expired. Prints the kid.\n"
 	"  ledger checkpoint\n"
 	"      Sign a checkpoint of the current tree now (if it grew) and print it.\n"
 	"\n"
@@ -223,6 +229,41 @@ static int cmd_checkpoint(const char *state, int argc, char **argv)
 	return 0;
 }
 
+static int cmd_keygen(const char *state, int argc, char **argv)
+{
+	int rotate = argc == 2 && !strcmp(argv[1], "--rotate");
+	if (argc > 2 || (argc == 2 && !rotate))
+		return die(2, "usage: assent keygen [--rotate]");
+	char err[AS_ERRLEN], keys[4200];
+	struct tok_config cfg;
+	if (tok_config_from_env(&cfg, err) != 0)
+		return die(2, "%s", err);
+	if (cfg.mode != TOK_ES256) {
+		tok_config_clear(&cfg);
+		return die(1, "tokens are %s by FEEDBACK_SIGN_TOKENS: there is no ES256 key to make",
+			   cfg.mode == TOK_OFF ? "disabled" : "HS256-signed");
+	}
+	snprintf(keys, sizeof keys, "%s/keys", state);
+	struct ledger_opts o = {0};
+	struct ledger *l;
+	int rc = open_ledger(state, &o, &l);
+	if (rc != 0)
+		return rc;
+	char kid[TOK_KID_MAX];
+	struct tokkeys *tk = NULL;
+	if (rotate)
+		rc = tokkeys_rotate(keys, l, kid, err);
+	else if ((rc = tokkeys_open(keys, &cfg, l, &tk, err)) == 0)
+		snprintf(kid, sizeof kid, "%s", tokkeys_kid(tk));
+	tokkeys_free(tk);
+	tok_config_clear(&cfg);
+	ledger_close(l);
+	if (rc != 0)
+		return die(2, "%s", err);
+	printf("active token key: %s\npublic keys: %s/jwks.json and %s/token-%s.pub\n", kid, keys, keys, kid);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *state_flag = NULL;
@@ -244,6 +285,8 @@ int main(int argc, char **argv)
 	char state[4096], err[AS_ERRLEN];
 	if (state_dir_resolve(state_flag, state, sizeof state, err) != 0)
 		return die(2, "%s", err);
+	if (!strcmp(argv[i], "keygen"))
+		return cmd_keygen(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "ledger") && i + 1 < argc) {
 		if (!strcmp(argv[i + 1], "append"))
 			return cmd_append(state, argc - i - 1, argv + i + 1);

@@ -36,6 +36,14 @@ static const char usage_text[] =
 	"usage: assent-verify COMMAND [OPTIONS]\n"
 	"\n"
 	"Commands:\n"
+	"  token [TOKEN | -] --aud AUD [--key PUB.pem]... [--jwks FILE] [--secret-env VAR]\n"
+	"        [--iss ISS] [--subject FILE]... [--subject-sha256 HEX]... [--action-sha256 HEX]\n"
+	"        [--ledger DIR] [--leeway S] [--json]\n"
+	"      Verify an approval token (from the argument, or standard input with - or\n"
+	"      none): signature by a key you give (ES256 keys, or an HS256 secret read from\n"
+	"      the environment variable VAR), audience, issuer, time (leeway default 60 s),\n"
+	"      approved, each subject file's SHA-256, the action digest, and with --ledger\n"
+	"      the decision entry it names.\n"
 	"  ledger DIR [--key PUB.pem]... [--trusted FILE]... [--json]\n"
 	"      Check every entry, every link, every signed checkpoint, and that each\n"
 	"      --trusted checkpoint (one you saved earlier) is consistent with the ledger.\n"
@@ -357,15 +365,77 @@ static int proof_check_cmd(const char *file, const char *ckfile, const struct ke
 	return EXIT_HOLDS;
 }
 
+/* ---- token ---- */
+
+struct token_args {
+	struct av_token_opts o;
+	struct buf tok;
+	int json;
+};
+
+static int run_token(void *p)
+{
+	struct token_args *a = p;
+	struct av_token_result r;
+	int rc = av_verify_token((const char *)a->tok.p, a->tok.len, &a->o, &r);
+	if (rc == AS_EBADSIG)
+		return not_holds("token not valid: %s", r.reason);
+	if (rc != 0) {
+		fprintf(stderr, "%s: %s\n", prog, r.reason);
+		return EXIT_USAGE;
+	}
+	if (a->json) {
+		fputs(r.claims_json, stdout);
+		fputc('\n', stdout);
+	} else {
+		json_error_t je;
+		json_t *c = json_loads(r.claims_json, 0, &je);
+		const char *who = json_string_value(json_object_get(json_object_get(c, "reviewer"), "name"));
+		printf("token valid: session %s approved (%s%s%s) for %s, expires at %lld\n",
+		       json_string_value(json_object_get(c, "session_id")),
+		       json_string_value(json_object_get(c, "assurance")), who ? " by " : "", who ? who : "", a->o.aud,
+		       (long long)json_integer_value(json_object_get(c, "exp")));
+		json_decref(c);
+	}
+	free(r.claims_json);
+	return EXIT_HOLDS;
+}
+
+static int read_token(const char *arg, struct buf *out)
+{
+	buf_init(out, AV_TOKEN_MAX + 1);
+	if (arg && strcmp(arg, "-") != 0)
+		return buf_put(out, arg, strlen(arg)) == 0 ? 0 : -1; /* over the maximum: refused by the check */
+	uint8_t b[4096];
+	size_t n;
+	while ((n = fread(b, 1, sizeof b, stdin)) > 0) {
+		size_t room = out->max - out->len;
+		if (buf_put(out, b, n < room ? n : room) != 0)
+			return -1;
+		if (n > room)
+			break;
+	}
+	while (out->len && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' || out->p[out->len - 1] == ' '))
+		out->len--;
+	return 0;
+}
+
 /* ---- argument parsing ---- */
 
-enum { O_KEY = 1, O_TRUSTED, O_JSON, O_FROM, O_TO, O_SIZE, O_CHECK, O_CKPT, O_HELP };
+enum { O_KEY = 1, O_TRUSTED, O_JSON, O_FROM, O_TO, O_SIZE, O_CHECK, O_CKPT, O_HELP, O_AUD, O_JWKS, O_SECRET_ENV,
+       O_ISS, O_SUBJECT, O_SUBJECT_SHA, O_ACTION, O_LEDGER, O_LEEWAY };
 static const struct option longopts[] = {
 	{"key", required_argument, NULL, O_KEY},         {"trusted", required_argument, NULL, O_TRUSTED},
 	{"json", no_argument, NULL, O_JSON},             {"from", required_argument, NULL, O_FROM},
 	{"to", required_argument, NULL, O_TO},           {"size", required_argument, NULL, O_SIZE},
 	{"check", required_argument, NULL, O_CHECK},     {"checkpoint", required_argument, NULL, O_CKPT},
-	{"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
+	{"help", no_argument, NULL, O_HELP},             {"aud", required_argument, NULL, O_AUD},
+	{"jwks", required_argument, NULL, O_JWKS},       {"secret-env", required_argument, NULL, O_SECRET_ENV},
+	{"iss", required_argument, NULL, O_ISS},         {"subject", required_argument, NULL, O_SUBJECT},
+	{"subject-sha256", required_argument, NULL, O_SUBJECT_SHA},
+	{"action-sha256", required_argument, NULL, O_ACTION},
+	{"ledger", required_argument, NULL, O_LEDGER},   {"leeway", required_argument, NULL, O_LEEWAY},
+	{NULL, 0, NULL, 0},
 };
 
 int main(int argc, char **argv)
@@ -383,6 +453,12 @@ int main(int argc, char **argv)
 	size_t ntrusted = 0;
 	const char *check = NULL, *ckfile = NULL;
 	int have_size = 0;
+	struct token_args ta = {0};
+	const char *subjects[64], *subject_shas[64];
+	ta.o.subject_paths = subjects;
+	ta.o.subject_sha256 = subject_shas;
+	ta.o.leeway = -1;
+	uint64_t leeway;
 	optind = 2;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -411,6 +487,34 @@ int main(int argc, char **argv)
 				return usage_error("--size: '%s' is not a tree size", optarg);
 			have_size = 1;
 			break;
+		case O_AUD: ta.o.aud = optarg; break;
+		case O_JWKS: ta.o.jwks_path = optarg; break;
+		case O_SECRET_ENV: {
+			const char *v = getenv(optarg);
+			if (!v || !*v)
+				return usage_error("--secret-env: environment variable %s is not set", optarg);
+			ta.o.secret = (const uint8_t *)v;
+			ta.o.secret_len = strlen(v);
+			break;
+		}
+		case O_ISS: ta.o.iss = optarg; break;
+		case O_SUBJECT:
+			if (ta.o.nsubject_paths == 64)
+				return usage_error("at most 64 --subject options");
+			subjects[ta.o.nsubject_paths++] = optarg;
+			break;
+		case O_SUBJECT_SHA:
+			if (ta.o.nsubject_sha256 == 64)
+				return usage_error("at most 64 --subject-sha256 options");
+			subject_shas[ta.o.nsubject_sha256++] = optarg;
+			break;
+		case O_ACTION: ta.o.action_sha256 = optarg; break;
+		case O_LEDGER: ta.o.ledger_dir = optarg; break;
+		case O_LEEWAY:
+			if (parse_u64(optarg, &leeway) || leeway > 86400)
+				return usage_error("--leeway: '%s' is not a number of seconds up to 86400", optarg);
+			ta.o.leeway = (long)leeway;
+			break;
 		case O_CHECK: check = optarg; break;
 		case O_CKPT: ckfile = optarg; break;
 		case O_HELP:
@@ -420,6 +524,21 @@ int main(int argc, char **argv)
 	}
 	int npos = argc - optind;
 	char **pos = argv + optind;
+	if (!strcmp(cmd, "token")) {
+		if (npos > 1)
+			return usage_error("token takes one token (or - for standard input)");
+		if (!ta.o.aud)
+			return usage_error("token: --aud is required");
+		ta.o.key_paths = da.k.keys;
+		ta.o.nkeys = da.k.nkeys;
+		ta.json = la.json;
+		if (read_token(npos ? pos[0] : NULL, &ta.tok) != 0)
+			return usage_error("cannot read the token");
+		/* With --ledger an LMDB file is read: isolate it like the ledger commands. */
+		int rc = ta.o.ledger_dir ? isolated(run_token, &ta, ta.o.ledger_dir) : run_token(&ta);
+		buf_free(&ta.tok);
+		return rc;
+	}
 	if (!strcmp(cmd, "ledger")) {
 		if (npos != 1)
 			return usage_error("ledger takes one directory");

@@ -38,4 +38,40 @@ struct av_ledger_report {
  * process when the file may be hostile (assent-verify does). */
 int av_verify_ledger(const char *dir, const struct av_ledger_opts *opts, struct av_ledger_report *rep);
 
+/* ---- approval tokens ---- */
+
+#define AV_TOKEN_MAX 16384 /* larger tokens are refused unread */
+
+struct av_token_opts {
+	const char *aud;                  /* required */
+	const char *iss;                  /* checked when not NULL */
+	const char *const *key_paths;     /* PEM P-256 public keys: each allows ES256 only */
+	size_t nkeys;
+	const char *jwks_path;            /* RFC 7517 JWKS of P-256 keys (ES256 only); may be NULL */
+	const uint8_t *secret;            /* HS256 shared secret (allows HS256 only); may be NULL */
+	size_t secret_len;
+	const char *const *subject_paths; /* each file's SHA-256 must be a subject digest */
+	size_t nsubject_paths;
+	const char *const *subject_sha256; /* each hex digest must be a subject digest */
+	size_t nsubject_sha256;
+	const char *action_sha256;        /* must equal the action digest when not NULL */
+	const char *ledger_dir;           /* when not NULL: the decision entry must be on this ledger */
+	long leeway;                      /* seconds of clock skew allowed; < 0: 60 */
+	long long now;                    /* unix seconds; 0: the clock */
+};
+
+struct av_token_result {
+	char reason[AS_ERRLEN]; /* which check failed, or the usage/I/O error */
+	char *claims_json;      /* on success: the verified claims; the caller frees it */
+};
+
+/* Verify an approval token offline. Returns 0 when every check holds,
+ * AS_EBADSIG when one fails (reason says which), or AS_EINVAL / AS_EIO /
+ * AS_ENOTFOUND when the options or files are unusable. The key is chosen by the
+ * token's kid among the keys given (an unknown kid is refused), and each key
+ * allows exactly one algorithm: none and every other algorithm are refused.
+ * With ledger_dir the LMDB file is read in-process: run it in a child process
+ * if the file may be hostile (assent-verify does). */
+int av_verify_token(const char *token, size_t len, const struct av_token_opts *o, struct av_token_result *r);
+
 #endif

@@ -1,0 +1,429 @@
+/* av_verify_token: what a CI job or a `terraform apply` gate runs. libjwt checks
+ * the signature only; everything else is checked here, and the libjwt pitfalls of
+ * NOTES.md are closed before and after it is called (key chosen by kid among keys
+ * we trust, one algorithm per key, never a NULL key, alg re-checked after decode). */
+#define _GNU_SOURCE
+#include <jansson.h>
+#include <jwt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mbedtls/sha256.h>
+
+#include "assent/verify.h"
+#include "cbor.h"
+#include "eckey.h"
+#include "entry.h"
+#include "merkle.h"
+#include "store.h"
+#include "util.h"
+
+#define TOK_TYPE "assent/approval/v1"
+#define MAX_TKEYS 64
+
+struct tkey {
+	char kid[64];
+	jwt_alg_t alg;   /* the one algorithm this key allows */
+	struct buf mat;  /* PEM public key, or the secret */
+};
+
+struct tkeys {
+	struct tkey k[MAX_TKEYS];
+	size_t n;
+};
+
+static int bad(struct av_token_result *r, const char *fmt, ...) AS_PRINTF(2, 3);
+static int bad(struct av_token_result *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+	va_end(ap);
+	return AS_EBADSIG;
+}
+
+static void tkeys_free(struct tkeys *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		buf_free_wipe(&t->k[i].mat);
+	t->n = 0;
+}
+
+static struct tkey *tkeys_add(struct tkeys *t)
+{
+	if (t->n == MAX_TKEYS)
+		return NULL;
+	struct tkey *k = &t->k[t->n++];
+	memset(k, 0, sizeof *k);
+	buf_init(&k->mat, 8192);
+	return k;
+}
+
+static int add_ec(struct tkeys *t, const struct eckey *ec, const char *kid, char *err)
+{
+	struct tkey *k = tkeys_add(t);
+	if (!k)
+		return as_fail(err, AS_EINVAL, "more than %d token keys", MAX_TKEYS);
+	k->alg = JWT_ALG_ES256;
+	if (kid)
+		snprintf(k->kid, sizeof k->kid, "%s", kid);
+	else if (eckey_jwk_kid(ec, k->kid) != 0)
+		return as_fail(err, AS_ECRYPTO, "cannot compute a key's kid");
+	if (eckey_public_pem(ec, &k->mat) != 0 || buf_putc(&k->mat, 0) != 0)
+		return as_fail(err, AS_ECRYPTO, "cannot export a public key");
+	k->mat.len--; /* keep the NUL out of the length: libjwt/OpenSSL read PEM as text */
+	return 0;
+}
+
+static int load_jwks(struct tkeys *t, const char *path, char *err)
+{
+	struct buf b;
+	GUARD(file_read(path, 1 << 20, &b, err));
+	json_error_t je;
+	json_t *j = json_loadb((const char *)b.p, b.len, JSON_REJECT_DUPLICATES, &je);
+	buf_free(&b);
+	json_t *keys = json_object_get(j, "keys");
+	if (!json_is_array(keys)) {
+		json_decref(j);
+		return as_fail(err, AS_EINVAL, "%s is not a JWKS (an object with a \"keys\" array)", path);
+	}
+	size_t i;
+	json_t *e;
+	int rc = 0;
+	json_array_foreach(keys, i, e) {
+		const char *kty = json_string_value(json_object_get(e, "kty")),
+			   *crv = json_string_value(json_object_get(e, "crv")),
+			   *kid = json_string_value(json_object_get(e, "kid")),
+			   *x = json_string_value(json_object_get(e, "x")), *y = json_string_value(json_object_get(e, "y")),
+			   *alg = json_string_value(json_object_get(e, "alg"));
+		/* Only P-256 EC keys for ES256; anything else in the set is not ours to use. */
+		if (!kty || strcmp(kty, "EC") || !crv || strcmp(crv, "P-256") || !kid || !x || !y ||
+		    (alg && strcmp(alg, "ES256")))
+			continue;
+		uint8_t xb[32], yb[32];
+		size_t xl, yl;
+		struct eckey *ec;
+		if (b64url_decode(x, strlen(x), xb, sizeof xb, &xl) != 0 || xl != 32 ||
+		    b64url_decode(y, strlen(y), yb, sizeof yb, &yl) != 0 || yl != 32 || eckey_from_xy(xb, yb, &ec) != 0) {
+			rc = as_fail(err, AS_EINVAL, "%s: key %zu is not a valid P-256 point", path, i);
+			break;
+		}
+		rc = add_ec(t, ec, kid, err);
+		eckey_free(ec);
+		if (rc != 0)
+			break;
+	}
+	json_decref(j);
+	return rc;
+}
+
+static int load_keys(struct tkeys *t, const struct av_token_opts *o, char *err)
+{
+	for (size_t i = 0; i < o->nkeys; i++) {
+		struct eckey *ec;
+		int rc = eckey_load_public(o->key_paths[i], &ec, err);
+		if (rc != 0)
+			return rc;
+		rc = add_ec(t, ec, NULL, err);
+		eckey_free(ec);
+		GUARD(rc);
+	}
+	if (o->jwks_path)
+		GUARD(load_jwks(t, o->jwks_path, err));
+	if (o->secret) {
+		struct tkey *k = tkeys_add(t);
+		if (!k)
+			return as_fail(err, AS_EINVAL, "too many keys");
+		k->alg = JWT_ALG_HS256;
+		hs256_kid(o->secret, o->secret_len, k->kid);
+		GUARD(buf_put(&k->mat, o->secret, o->secret_len));
+	}
+	if (t->n == 0)
+		return as_fail(err, AS_EINVAL, "no key to verify with: give --key, --jwks or --secret-env");
+	return 0;
+}
+
+/* The header, decoded by us before libjwt sees the token: it names the key. */
+static int read_header(const char *tok, size_t len, char *alg, size_t algn, char *kid, size_t kidn,
+		       struct av_token_result *r)
+{
+	const char *d1 = memchr(tok, '.', len);
+	const char *d2 = d1 ? memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - tok)) : NULL;
+	if (!d1 || !d2 || memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - tok)))
+		return bad(r, "not a JWT: expected three dot-separated parts");
+	for (size_t i = 0; i < len; i++) {
+		char c = tok[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+		      c == '_' || c == '.'))
+			return bad(r, "not a JWT: character 0x%02x at %zu is not base64url", (unsigned char)c, i);
+	}
+	if (d2 + 1 == tok + len)
+		return bad(r, "token has no signature");
+	uint8_t h[1024];
+	size_t hl;
+	if ((size_t)(d1 - tok) > 1360 || b64url_decode(tok, (size_t)(d1 - tok), h, sizeof h, &hl) != 0)
+		return bad(r, "token header is not base64url");
+	json_error_t je;
+	json_t *j = json_loadb((const char *)h, hl, JSON_REJECT_DUPLICATES, &je);
+	const char *a = json_string_value(json_object_get(j, "alg"));
+	const char *k = json_string_value(json_object_get(j, "kid"));
+	int rc = 0;
+	if (!json_is_object(j))
+		rc = bad(r, "token header is not a JSON object");
+	else if (!a)
+		rc = bad(r, "token header has no alg");
+	else if (!k)
+		rc = bad(r, "token header has no kid");
+	else if (strlen(a) >= algn || strlen(k) >= kidn)
+		rc = bad(r, "token header: alg or kid too long");
+	else {
+		snprintf(alg, algn, "%s", a);
+		snprintf(kid, kidn, "%s", k);
+	}
+	json_decref(j);
+	return rc;
+}
+
+static int file_sha256(const char *path, char hex[65], char *err)
+{
+	FILE *f = fopen(path, "rbe");
+	if (!f)
+		return as_fail(err, AS_ENOTFOUND, "cannot open subject %s", path);
+	mbedtls_sha256_context c;
+	mbedtls_sha256_init(&c);
+	mbedtls_sha256_starts_ret(&c, 0);
+	uint8_t b[65536], h[32];
+	size_t n;
+	while ((n = fread(b, 1, sizeof b, f)) > 0)
+		mbedtls_sha256_update_ret(&c, b, n);
+	int e = ferror(f);
+	fclose(f);
+	mbedtls_sha256_finish_ret(&c, h);
+	mbedtls_sha256_free(&c);
+	if (e)
+		return as_fail(err, AS_EIO, "cannot read subject %s", path);
+	hex_encode(h, 32, hex);
+	return 0;
+}
+
+static int subject_has(json_t *subjects, const char *hex)
+{
+	size_t i;
+	json_t *s;
+	json_array_foreach(subjects, i, s) {
+		const char *d = json_string_value(json_object_get(json_object_get(s, "digest"), "sha256"));
+		if (d && strcmp(d, hex) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int get_time(json_t *c, const char *name, long long *out)
+{
+	json_t *v = json_object_get(c, name);
+	if (!json_is_integer(v))
+		return -1;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* The decision entry the token names: on the ledger, chained from entry 0,
+ * approving the same session with the same jti, with the leaf hash the token carries. */
+static int check_ledger(const char *dir, json_t *claims, struct av_token_result *r)
+{
+	json_t *lg = json_object_get(claims, "ledger");
+	json_t *seqj = json_object_get(lg, "seq");
+	const char *lh = json_string_value(json_object_get(lg, "leaf_hash"));
+	const char *sid = json_string_value(json_object_get(claims, "session_id"));
+	const char *jti = json_string_value(json_object_get(claims, "jti"));
+	uint8_t want[32];
+	if (!json_is_integer(seqj) || json_integer_value(seqj) < 0 || !lh || hex_decode(lh, strlen(lh), want, 32) != 0 ||
+	    !sid || !jti)
+		return bad(r, "token's ledger claim is malformed");
+	uint64_t seq = (uint64_t)json_integer_value(seqj);
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi ent, ck;
+	int nolock;
+	char err[AS_ERRLEN];
+	int rc = store_open_ro(dir, &env, &txn, &ent, &ck, &nolock, err);
+	if (rc == AS_ECORRUPT)
+		return bad(r, "ledger: %s", err);
+	if (rc != 0) {
+		snprintf(r->reason, sizeof r->reason, "%s", err);
+		return rc;
+	}
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct cv_arena a;
+	cv_arena_init(&a, ENTRY_MAX);
+	uint8_t prev[32] = {0}, leaf[32];
+	uint64_t i = 0;
+	int g;
+	rc = AS_EBADSIG;
+	mdb_cursor_open(txn, ent, &cur);
+	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0; g = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
+		struct cv *e;
+		cv_arena_reset(&a);
+		if (k.mv_size != 8 || be64_get(k.mv_data) != i) {
+			bad(r, "ledger: entry %llu is missing", (unsigned long long)i);
+			break;
+		}
+		if (v.mv_size > ENTRY_MAX || cbor_decode(v.mv_data, v.mv_size, &a, &e, err) != 0 ||
+		    entry_check(e, i, prev, err) != 0) {
+			bad(r, "ledger: the chain breaks at entry %llu: %s", (unsigned long long)i, err);
+			break;
+		}
+		merkle_leaf_hash(v.mv_data, v.mv_size, leaf);
+		memcpy(prev, leaf, 32);
+		if (i < seq)
+			continue;
+		const struct cv *tk = cv_get(e, "token"), *tj = cv_get(tk, "jti");
+		if (memcmp(leaf, want, 32) != 0)
+			bad(r, "ledger: entry %llu's leaf hash differs from the token's", (unsigned long long)seq);
+		else if (!cv_text_eq(cv_get(e, "kind"), "decision"))
+			bad(r, "ledger: entry %llu is not a decision", (unsigned long long)seq);
+		else if (!cv_text_eq(cv_get(e, "outcome"), "approved"))
+			bad(r, "ledger: entry %llu does not approve", (unsigned long long)seq);
+		else if (!cv_text_eq(cv_get(e, "session_id"), sid))
+			bad(r, "ledger: entry %llu decides another session", (unsigned long long)seq);
+		else if (!tj || !cv_text_eq(tj, jti))
+			bad(r, "ledger: entry %llu records another token (jti)", (unsigned long long)seq);
+		else
+			rc = 0;
+		break;
+	}
+	if (rc != 0 && !r->reason[0])
+		bad(r, g == MDB_NOTFOUND ? "ledger: no entry %llu (the ledger has %llu)" : "ledger: damaged near entry %llu",
+		    (unsigned long long)seq, (unsigned long long)i);
+	mdb_cursor_close(cur);
+	cv_arena_free(&a);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	return rc;
+}
+
+static int check_claims(json_t *c, const struct av_token_opts *o, struct av_token_result *r)
+{
+	const char *tt = json_string_value(json_object_get(c, "token_type"));
+	if (!tt || strcmp(tt, TOK_TYPE) != 0)
+		return bad(r, "not an assent approval token (token_type is not %s)", TOK_TYPE);
+	const char *iss = json_string_value(json_object_get(c, "iss"));
+	if (o->iss && (!iss || strcmp(iss, o->iss) != 0))
+		return bad(r, "wrong issuer: token has '%.64s', expected '%.64s'", iss ? iss : "(none)", o->iss);
+	json_t *aud = json_object_get(c, "aud");
+	int aud_ok = json_is_string(aud) && strcmp(json_string_value(aud), o->aud) == 0;
+	if (json_is_array(aud)) {
+		size_t i;
+		json_t *a;
+		json_array_foreach(aud, i, a) aud_ok |= json_is_string(a) && strcmp(json_string_value(a), o->aud) == 0;
+	}
+	if (!aud_ok)
+		return bad(r, "wrong audience: the token is not for '%.64s'", o->aud);
+	long long now = o->now ? o->now : (long long)time(NULL), leeway = o->leeway < 0 ? 60 : o->leeway;
+	long long exp, nbf, iat;
+	if (get_time(c, "exp", &exp) || get_time(c, "nbf", &nbf) || get_time(c, "iat", &iat))
+		return bad(r, "token lacks exp, nbf or iat");
+	if (now > exp + leeway)
+		return bad(r, "token expired %lld s ago", now - exp);
+	if (now + leeway < nbf)
+		return bad(r, "token not valid yet (nbf is %lld s ahead)", nbf - now);
+	if (now + leeway < iat)
+		return bad(r, "token issued in the future (iat is %lld s ahead)", iat - now);
+	if (!json_is_true(json_object_get(c, "approved")))
+		return bad(r, "token does not say approved: true");
+	json_t *subj = json_object_get(c, "subject");
+	char err[AS_ERRLEN];
+	for (size_t i = 0; i < o->nsubject_paths; i++) {
+		char hex[65];
+		int rc = file_sha256(o->subject_paths[i], hex, err);
+		if (rc != 0) {
+			snprintf(r->reason, sizeof r->reason, "%s", err);
+			return rc;
+		}
+		if (!subject_has(subj, hex))
+			return bad(r, "subject %.128s (sha256 %.16s...) is not what was approved", o->subject_paths[i], hex);
+	}
+	for (size_t i = 0; i < o->nsubject_sha256; i++)
+		if (!subject_has(subj, o->subject_sha256[i]))
+			return bad(r, "subject digest %.16s... is not what was approved", o->subject_sha256[i]);
+	if (o->action_sha256) {
+		const char *act = json_string_value(json_object_get(c, "action"));
+		const char *want = o->action_sha256;
+		if (!strncmp(want, "sha256:", 7))
+			want += 7;
+		if (!act || strncmp(act, "sha256:", 7) != 0 || strcmp(act + 7, want) != 0)
+			return bad(r, "action digest differs from --action-sha256");
+	}
+	if (o->ledger_dir)
+		return check_ledger(o->ledger_dir, c, r);
+	return 0;
+}
+
+int av_verify_token(const char *tok, size_t len, const struct av_token_opts *o, struct av_token_result *r)
+{
+	memset(r, 0, sizeof *r);
+	if (!o->aud || !*o->aud) {
+		snprintf(r->reason, sizeof r->reason, "an audience is required (--aud)");
+		return AS_EINVAL;
+	}
+	for (size_t i = 0; i < o->nsubject_sha256; i++) {
+		uint8_t tmp[32];
+		const char *h = o->subject_sha256[i];
+		if (hex_decode(h, strlen(h), tmp, 32) != 0) {
+			snprintf(r->reason, sizeof r->reason, "--subject-sha256 '%.70s' is not 64 lowercase hex digits", h);
+			return AS_EINVAL;
+		}
+	}
+	if (len > AV_TOKEN_MAX)
+		return bad(r, "token is %zu bytes, over the maximum of %d", len, AV_TOKEN_MAX);
+	if (len == 0)
+		return bad(r, "empty token");
+	struct tkeys keys = {0};
+	int rc = load_keys(&keys, o, r->reason);
+	if (rc != 0) {
+		tkeys_free(&keys);
+		return rc == AS_EBADSIG ? AS_EINVAL : rc;
+	}
+	char alg[32], kid[128];
+	rc = read_header(tok, len, alg, sizeof alg, kid, sizeof kid, r);
+	struct tkey *key = NULL;
+	for (size_t i = 0; rc == 0 && i < keys.n; i++)
+		if (strcmp(keys.k[i].kid, kid) == 0)
+			key = &keys.k[i];
+	if (rc == 0 && !key)
+		rc = bad(r, "unknown kid '%.64s': no key given has it", kid);
+	/* One algorithm per key, checked before libjwt runs: this is what stops an HS256
+	 * token keyed with the ES256 public key PEM (algorithm confusion) and alg none. */
+	if (rc == 0 && jwt_str_alg(alg) != key->alg)
+		rc = bad(r, "algorithm %.16s refused: key %.64s allows %s only", alg, kid, jwt_alg_str(key->alg));
+	jwt_t *jwt = NULL;
+	char *z = NULL;
+	if (rc == 0 && !(z = strndup(tok, len)))
+		rc = AS_ENOMEM;
+	if (rc == 0 && jwt_decode(&jwt, z, key->mat.p, (int)key->mat.len) != 0)
+		rc = bad(r, "signature does not verify");
+	if (rc == 0 && jwt_get_alg(jwt) != key->alg)
+		rc = bad(r, "algorithm changed under decode: refused");
+	json_t *claims = NULL;
+	if (rc == 0) {
+		char *g = jwt_get_grants_json(jwt, NULL);
+		json_error_t je;
+		claims = g ? json_loads(g, JSON_REJECT_DUPLICATES, &je) : NULL;
+		free(g);
+		if (!json_is_object(claims))
+			rc = bad(r, "token payload is not a JSON object");
+	}
+	if (rc == 0)
+		rc = check_claims(claims, o, r);
+	if (rc == 0)
+		r->claims_json = json_dumps(claims, JSON_COMPACT);
+	json_decref(claims);
+	jwt_free(jwt);
+	free(z);
+	tkeys_free(&keys);
+	return rc;
+}
