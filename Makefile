@@ -36,7 +36,7 @@ LIB_SAN_OBJ  := $(patsubst %.c,build/san/obj/%.o,$(LIB_SRC))
 LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 
 .PHONY: all check test unit-tests fuzz fuzz-smoke bench run install deps clean help format lint
-all: $(PROGS)
+all: $(PROGS) build/libassent-verify.a
 
 help:
 	@echo "make          build build/assent-verify and build/assent (hardened)"
@@ -64,6 +64,12 @@ build/fuzz/obj/%.o: %.c $(HDRS)
 	@echo "  CC fuzz $<"
 	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
+
+# The verify library other C programs link (pkg-config assent-verify): no gateway code.
+VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/%,$(LIB_OBJ))
+build/libassent-verify.a: $(VERIFY_LIB_OBJ)
+	@echo "  AR      $@"
+	@ar rcs $@ $^
 
 build/libassent.a: $(LIB_OBJ)
 	@echo "  AR      $@"
@@ -118,8 +124,13 @@ test: check
 build/bench/ledger_bench: tests/bench/ledger_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
-bench: deps all build/bench/ledger_bench
+build/bench/token_bench: tests/bench/token_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/tests/mint
 	build/bench/ledger_bench
+	build/bench/token_bench
 
 # ---- the main job: for now a demo ledger; later the gateway ----
 run: deps all
@@ -127,12 +138,13 @@ run: deps all
 
 # ---- install ----
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 build/assent-verify build/assent $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 include/assent/*.h $(DESTDIR)$(PREFIX)/include/assent/
-	install -m 0644 build/libassent.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 verify/assent-verify.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 include/assent/err.h include/assent/verify.h include/assent/ledger.h $(DESTDIR)$(PREFIX)/include/assent/
+	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
+	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
+	install -m 0644 verify/assent-verify.1 gateway/assent.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 deps:
 	@tests/deps.sh

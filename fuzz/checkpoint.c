@@ -56,8 +56,8 @@ static void check_spelling(const struct checkpoint *c, const uint8_t *data, size
 {
 	struct buf b;
 	buf_init(&b, CKPT_MAX);
-	if (buf_printf(&b, "%s\n%llu\n", c->origin, (unsigned long long)c->size) != 0 || b64_encode(c->root, 32, &b) != 0 ||
-	    buf_put(&b, "\n\n", 2) != 0)
+	if (buf_printf(&b, "%s\n%llu\n", c->origin, (unsigned long long)c->size) != 0 ||
+	    b64_encode(c->root, 32, &b) != 0 || buf_put(&b, "\n\n", 2) != 0)
 		abort();
 	if (b.len > size || memcmp(b.p, data, b.len) != 0)
 		fail("ckpt_parse accepted a body that is not spelled canonically", data, size);

@@ -49,15 +49,16 @@ static int replay_file(const char *path, size_t *count)
 	FILE *f = fopen(path, "rb");
 	struct stat st;
 	if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > REPLAY_MAX) {
-		fprintf(stderr, "replay: cannot read %s: %s\n", path, f ? "not a regular file of at most 64 MiB" : strerror(errno));
+		fprintf(stderr, "replay: cannot read %s: %s\n", path,
+			f ? "not a regular file of at most 64 MiB" : strerror(errno));
 		if (f)
 			fclose(f);
 		return -1;
 	}
 	size_t n = (size_t)st.st_size;
-	/* Exactly n bytes on the heap, so that AddressSanitizer sees a read past the end. */
-	uint8_t *p = malloc(n ? n : 1);
-	if (!p || fread(p, 1, n, f) != n) {
+	/* Exactly n bytes on the heap (even 0), so that AddressSanitizer sees a read past the end. */
+	uint8_t *p = malloc(n);
+	if ((!p && n) || fread(p, 1, n, f) != n) {
 		fprintf(stderr, "replay: cannot read %s\n", path);
 		free(p);
 		fclose(f);
@@ -112,6 +113,10 @@ int main(int argc, char **argv)
 		if ((S_ISDIR(st.st_mode) ? replay_dir(argv[i], &count) : replay_file(argv[i], &count)) != 0)
 			return 2;
 	}
+	if (count == 0) {
+		fprintf(stderr, "replay: no input to replay\n");
+		return 2;
+	}
 	fprintf(stderr, "replay: %zu inputs ran without a failure\n", count);
-	return count > 0 ? 0 : 2;
+	return 0;
 }

@@ -70,7 +70,8 @@ static int export_ok(const struct cv *v, const json_t *j)
 		return json_is_string(j) && json_string_length(j) > 1 && json_string_value(j)[0] == '-' &&
 		       dec_eq(json_string_value(j) + 1, json_string_length(j) - 1, (unsigned __int128)v->u + 1);
 	case CV_TEXT:
-		return json_is_string(j) && json_string_length(j) == v->n && memcmp(json_string_value(j), v->s, v->n) == 0;
+		return json_is_string(j) && json_string_length(j) == v->n &&
+		       memcmp(json_string_value(j), v->s, v->n) == 0;
 	case CV_BYTES: {
 		if (!json_is_string(j) || json_string_length(j) != 2 * v->n)
 			return 0;

@@ -364,7 +364,9 @@ static int enc_map(const struct cv *v, struct buf *b, int depth, char *err)
 
 static int enc_item(const struct cv *v, struct buf *b, int depth, char *err)
 {
-	if (depth > CBOR_MAX_DEPTH)
+	/* The decoder's limit exactly: a container inside 32 others is refused even when
+	 * empty, or a value built from JSON could be written and then refused by every reader. */
+	if (depth > CBOR_MAX_DEPTH || (depth == CBOR_MAX_DEPTH && (v->t == CV_ARRAY || v->t == CV_MAP)))
 		return as_fail(err, AS_EINVAL, "CBOR encode: nesting deeper than %d", CBOR_MAX_DEPTH);
 	int rc;
 	switch (v->t) {
@@ -384,9 +386,11 @@ static int enc_item(const struct cv *v, struct buf *b, int depth, char *err)
 		break;
 	case CV_ARRAY:
 		rc = enc_head(b, 4, v->n);
-		for (size_t i = 0; rc == 0 && i < v->n; i++)
-			rc = enc_item(&v->items[i], b, depth + 1, err);
-		break;
+		if (rc != 0)
+			break;
+		for (size_t i = 0; i < v->n; i++)
+			GUARD(enc_item(&v->items[i], b, depth + 1, err)); /* err already says what failed */
+		return 0;
 	case CV_MAP:
 		return enc_map(v, b, depth, err);
 	case CV_FALSE:

@@ -201,6 +201,8 @@ json_t *cv_to_json(const struct cv *v)
 			return json_sprintf("%llu", (unsigned long long)v->u); /* beyond JSON's safe range */
 		return json_integer((json_int_t)v->u);
 	case CV_NINT:
+		if (v->u == UINT64_MAX) /* -2^64: u + 1 would wrap to 0 and print "-0" */
+			return json_string("-18446744073709551616");
 		if (v->u > INT64_MAX)
 			return json_sprintf("-%llu", (unsigned long long)v->u + 1);
 		return json_integer(-(json_int_t)v->u - 1);

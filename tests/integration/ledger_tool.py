@@ -129,7 +129,8 @@ def mth(leaves):
 
 
 def env_open(d, readonly=False):
-    return lmdb.open(d, max_dbs=4, readonly=readonly, lock=not readonly, subdir=True)
+    # No fsync: these are scratch copies, and other processes see the pages anyway.
+    return lmdb.open(d, max_dbs=4, readonly=readonly, lock=not readonly, subdir=True, sync=False, metasync=False)
 
 
 def key(n):
@@ -213,6 +214,10 @@ def cmd_get(d, seq):
 
 
 def cmd_put(d, seq, hexval):
+    """HEX, or @FILE holding the hex (a large value does not fit in one argument)."""
+    if hexval.startswith("@"):
+        with open(hexval[1:]) as fh:
+            hexval = fh.read().strip()
     put_entry(d, int(seq), bytes.fromhex(hexval))
 
 
@@ -341,15 +346,23 @@ def cmd_root(d, size=None):
 
 
 def cmd_rawflip(path, text, mask="01"):
-    """Flip a byte of TEXT in data.mdb in place, without LMDB: a hex editor's attack.
-    TEXT must occur exactly once in the file."""
+    """Flip the first byte of every copy of TEXT in data.mdb in place, without LMDB:
+    a hex editor's attack. Copy-on-write may have left stale copies in free pages;
+    flipping all of them makes sure the live one is hit."""
     with open(path, "r+b") as fh:
-        data = fh.read()
-        i = data.find(text.encode())
-        if i < 0 or data.find(text.encode(), i + 1) >= 0:
-            sys.exit("text must occur exactly once in %s" % path)
-        fh.seek(i)
-        fh.write(bytes([data[i] ^ int(mask, 16)]))
+        data = bytearray(fh.read())
+        t = text.encode()
+        hits = []
+        i = data.find(t)
+        while i >= 0:
+            hits.append(i)
+            data[i] ^= int(mask, 16)
+            i = data.find(t, i + 1)
+        if not hits:
+            sys.exit("text %r not in %s" % (text, path))
+        fh.seek(0)
+        fh.write(data)
+    print("flipped %d copies" % len(hits))
 
 
 def cmd_reappend(export_path, seq, new_message, keep_first="no"):
@@ -375,6 +388,22 @@ def cmd_reappend(export_path, seq, new_message, keep_first="no"):
         sys.exit("no entry %d in the export" % seq)
 
 
+def cmd_entries_digest(d):
+    """SHA-256 over every (key, value) of the entries database, read without a lock."""
+    env = lmdb.open(d, max_dbs=4, readonly=True, lock=False, subdir=True)
+    db = env.open_db(b"entries", create=False)
+    h = hashlib.sha256()
+    with env.begin(db=db) as t:
+        for k, v in t.cursor():
+            h.update(struct.pack(">I", len(k)) + bytes(k) + struct.pack(">I", len(v)) + bytes(v))
+    print(h.hexdigest())
+
+
+def entries_digest(d):
+    p = subprocess.run([sys.executable, __file__, "entries_digest", d], capture_output=True, timeout=20)
+    return p.stdout.decode().strip() if p.returncode == 0 else None
+
+
 def cmd_bitflips(src, runs, seed, verify, keyfile, work):
     """Copies data.mdb of SRC into WORK, flips one random bit, runs `assent-verify
     ledger`, RUNS times. Prints one JSON summary: exit codes seen, runs killed by a
@@ -387,7 +416,8 @@ def cmd_bitflips(src, runs, seed, verify, keyfile, work):
     nonzero = [i for i, b in enumerate(orig) if b]
     os.makedirs(work, exist_ok=True)
     stats = {"codes": {}, "signal": [], "timeout": [], "bad_stderr": [], "reader_killed": 0, "crash_text": [],
-             "exit2": []}
+             "exit2": [], "missed": [], "unreadable_but_intact": []}
+    want = entries_digest(src)
     for i in range(int(runs)):
         pos = rng.randrange(len(orig)) if i % 2 else rng.choice(nonzero)
         bit = 1 << rng.randrange(8)
@@ -418,6 +448,14 @@ def cmd_bitflips(src, runs, seed, verify, keyfile, work):
             stats["bad_stderr"].append("%s: %r" % (where, err[:200]))
         if rc == 0 and lines:
             stats["bad_stderr"].append("%s (exit 0): %r" % (where, err[:200]))
+        if rc == 0:
+            # Intact must mean it: the entries as an independent reader sees them are
+            # the original ones (a flip in free space or a stale page changes nothing).
+            got = entries_digest(work)
+            if got is None:
+                stats["unreadable_but_intact"].append(where)
+            elif got != want:
+                stats["missed"].append(where)
         if rc == 2:
             stats["exit2"].append("%s: %s" % (where, err.strip()[:160]))
         if "killed the LMDB reader" in err:
@@ -446,6 +484,42 @@ def cmd_proofflips(proof, verify, keyfile, work, mask="01"):
         elif p.returncode != 1 or len([l for l in p.stderr.split(b"\n") if l]) != 1:
             odd.append("%d: exit %d %r" % (i, p.returncode, p.stderr[:120]))
     print(json.dumps({"bytes": len(orig), "codes": codes, "passed": passed, "odd": odd}))
+
+
+B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def b64_dirty(s):
+    """The same bytes in non-canonical base64: an unused padding bit set. None when
+    the text has no padding (then every bit carries data)."""
+    pad = len(s) - len(s.rstrip("="))
+    if pad == 0:
+        return None
+    i = len(s) - pad - 1
+    return s[:i] + B64[B64.index(s[i]) | 1] + s[i + 1:]
+
+
+def cmd_b64pad(proof, out, where):
+    """Writes PROOF to OUT with the base64 of WHERE (entry, or sig: the signature in
+    its checkpoint) re-spelled with a padding bit set. Exit 3 when it has no padding."""
+    with open(proof) as fh:
+        p = json.load(fh)
+    if where == "entry":
+        d = b64_dirty(p["entry"])
+        if d is None:
+            sys.exit(3)
+        assert base64.b64decode(d) == base64.b64decode(p["entry"])
+        p["entry"] = d
+    else:
+        lines = p["checkpoint"].split("\n")
+        head_, sig = lines[-2].rsplit(" ", 1)
+        d = b64_dirty(sig)
+        if d is None:
+            sys.exit(3)
+        lines[-2] = head_ + " " + d
+        p["checkpoint"] = "\n".join(lines)
+    with open(out, "w") as fh:
+        fh.write(json.dumps(p, separators=(",", ":"), ensure_ascii=False) + "\n")
 
 
 def cmd_proof_entry(proof):
