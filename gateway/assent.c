@@ -156,9 +156,14 @@ static int cmd_append(const char *state, int argc, char **argv)
 					   {NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c == '?' || parse_u64(optarg, &v) != 0 || v == 0 || v > UINT32_MAX)
-			return die(2, "ledger append: bad option (see assent --help)");
+	opterr = 0; /* our own one-line messages, not getopt's */
+	int li = 0;
+	while ((c = getopt_long(argc, argv, ":", lo, &li)) != -1) {
+		if (c == '?' || c == ':')
+			return die(2, "ledger append: %s option '%s' (see assent --help)",
+				   c == '?' ? "unknown" : "missing the value of", argv[optind - 1]);
+		if (parse_u64(optarg, &v) != 0 || v == 0 || v > UINT32_MAX)
+			return die(2, "ledger append: --%s: '%s' is not a positive number", lo[li].name, optarg);
 		if (c == 'b')
 			batch = v;
 		else if (c == 'e')

@@ -79,28 +79,6 @@ static int cmp_expect(const void *a, const void *b)
 	return y->trusted - x->trusted; /* trusted first: its verdict is the stronger one */
 }
 
-/* Check one expected root against the tree as computed up to its size. */
-static int check_root(struct ctx *c, const struct expect *e, const uint8_t root[32], uint64_t total)
-{
-	if (memcmp(e->root, root, 32) == 0) {
-		if (e->trusted)
-			c->rep->trusted++;
-		return 1;
-	}
-	if (e->trusted)
-		fail_at(c->rep, 0, 0,
-			"history rewritten or rolled back: the root at size %llu differs from the %s",
-			(unsigned long long)e->size, e->src);
-	else if (e->size == total && e->size > 0)
-		/* Every earlier entry is pinned by its successor's prev link; the last is not. */
-		fail_at(c->rep, 1, e->size - 1, "entry %llu does not match the %s (root at size %llu differs)",
-			(unsigned long long)(e->size - 1), e->src, (unsigned long long)e->size);
-	else
-		fail_at(c->rep, 0, 0, "the root at size %llu differs from the %s: history rewritten",
-			(unsigned long long)e->size, e->src);
-	return 0;
-}
-
 /* Stored checkpoints are parsed here; their signatures are checked by a second
  * thread while the entries are walked (ECDSA verification costs about as much as
  * hashing a thousand entries, so on two cores it comes for free). The texts stay
@@ -195,30 +173,83 @@ struct pipeline {
 	uint8_t prev[32];
 	uint64_t seq;
 	size_t ei;
+	/* Damage found but not yet blamed on one entry: the next entry tells which. */
+	int broken;                    /* the link into entry `broken_at` does not hold */
+	uint64_t broken_at;
+	const struct expect *mismatch; /* a checkpoint whose root differs at size p->seq */
 };
 
+/* Every entry but the last is pinned by the next entry's prev; so damage is blamed
+ * one entry late, when the next link says which entry changed:
+ *  - link into k broken, link into k+1 intact: entry k-1 changed (k still records
+ *    its old hash); both broken: entry k changed (its prev, and so its own hash);
+ *  - a checkpoint's root differs at size S and the link into S is broken: entry S-1
+ *    changed; the link holds: the chain was rewritten and recomputed. */
 static void hash_item(struct pipeline *p, const struct item *it)
 {
 	struct ctx *c = p->c;
-	uint8_t leaf[32], root[32];
-	if (memcmp(it->prev, p->prev, 32) != 0) {
-		/* The link is broken: the earlier entry changed, or this one's prev did. */
-		if (p->seq == 0)
-			fail_at(c->rep, 1, 0, "entry 0: prev is not 32 zero bytes");
+	struct av_ledger_report *rep = c->rep;
+	uint64_t k = p->seq;
+	int link_ok = memcmp(it->prev, p->prev, 32) == 0;
+	if (p->broken) {
+		uint64_t b = p->broken_at;
+		if (link_ok)
+			fail_at(rep, 1, b - 1, "entry %llu was altered: its hash no longer matches the one entry %llu records",
+				(unsigned long long)(b - 1), (unsigned long long)b);
 		else
-			fail_at(c->rep, 1, p->seq - 1, "entry %llu does not match the hash that entry %llu links to",
-				(unsigned long long)(p->seq - 1), (unsigned long long)p->seq);
+			fail_at(rep, 1, b, "entry %llu was altered: it no longer links to entry %llu, nor entry %llu to it",
+				(unsigned long long)b, (unsigned long long)(b - 1), (unsigned long long)(b + 1));
 		return;
 	}
+	if (p->mismatch) {
+		const struct expect *e = p->mismatch;
+		if (!link_ok)
+			fail_at(rep, 1, k - 1, "entry %llu was altered: it matches neither the %s at size %llu nor the hash entry %llu records",
+				(unsigned long long)(k - 1), e->src, (unsigned long long)e->size, (unsigned long long)k);
+		else
+			fail_at(rep, 0, 0, "history %s: the chain holds together but its root at size %llu differs from the %s",
+				e->trusted ? "rewritten or rolled back" : "rewritten", (unsigned long long)e->size, e->src);
+		return;
+	}
+	if (!link_ok) {
+		if (k == 0) {
+			fail_at(rep, 1, 0, "entry 0 was altered: its prev is not 32 zero bytes");
+			return;
+		}
+		p->broken = 1;
+		p->broken_at = k;
+	}
+	uint8_t leaf[32], root[32];
 	merkle_leaf_hash(it->data, it->len, leaf);
 	merkle_append(&p->m, leaf);
 	memcpy(p->prev, leaf, 32);
 	p->seq++;
 	if (p->ei < c->nex && c->ex[p->ei].size == p->seq) {
 		merkle_root(&p->m, root);
-		while (p->ei < c->nex && c->ex[p->ei].size == p->seq && c->rep->reason[0] == 0)
-			check_root(c, &c->ex[p->ei++], root, p->total);
+		for (; p->ei < c->nex && c->ex[p->ei].size == p->seq; p->ei++) {
+			const struct expect *e = &c->ex[p->ei];
+			if (memcmp(e->root, root, 32) != 0) {
+				if (!p->broken && !p->mismatch)
+					p->mismatch = e;
+			} else if (e->trusted) {
+				rep->trusted++;
+			}
+		}
 	}
+}
+
+/* After the last entry: damage still waiting for a next entry is blamed now. */
+static void hash_finish(struct pipeline *p)
+{
+	struct av_ledger_report *rep = p->c->rep;
+	if (rep->reason[0])
+		return;
+	if (p->broken)
+		fail_at(rep, 1, p->broken_at - 1, "the link between entries %llu and %llu is broken: one of them was altered",
+			(unsigned long long)(p->broken_at - 1), (unsigned long long)p->broken_at);
+	else if (p->mismatch)
+		fail_at(rep, 1, p->seq - 1, "entry %llu was altered: the root at size %llu differs from the %s",
+			(unsigned long long)(p->seq - 1), (unsigned long long)p->seq, p->mismatch->src);
 }
 
 static void *hasher(void *arg)
@@ -286,8 +317,9 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	/* A checkpoint of the empty tree must carry the empty root. */
 	uint8_t root[32];
 	merkle_root(&p->m, root);
-	while (p->ei < c->nex && c->ex[p->ei].size == 0 && rep->reason[0] == 0)
-		check_root(c, &c->ex[p->ei++], root, p->total);
+	for (; p->ei < c->nex && c->ex[p->ei].size == 0; p->ei++)
+		if (memcmp(c->ex[p->ei].root, root, 32) != 0 && !rep->reason[0])
+			fail_at(rep, 0, 0, "the %s of the empty tree has a wrong root", c->ex[p->ei].src);
 	pthread_t th;
 	int threaded = rep->reason[0] == 0 && pthread_create(&th, NULL, hasher, p) == 0;
 
@@ -354,6 +386,7 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	}
 	mdb_cursor_close(cur);
 	cv_arena_free(&a);
+	hash_finish(p);
 	if (!rep->reason[0] && mine.reason[0])
 		fail_at(rep, mine.has_bad_seq, mine.bad_seq, "%s", mine.reason);
 	if (!rep->reason[0] && p->ei < c->nex) {

@@ -404,8 +404,11 @@ static int run_token(void *p)
 static int read_token(const char *arg, struct buf *out)
 {
 	buf_init(out, AV_TOKEN_MAX + 1);
-	if (arg && strcmp(arg, "-") != 0)
-		return buf_put(out, arg, strlen(arg)) == 0 ? 0 : -1; /* over the maximum: refused by the check */
+	if (arg && strcmp(arg, "-") != 0) {
+		/* Keep at most one byte over the maximum: enough for the check to refuse it. */
+		size_t n = strlen(arg);
+		return buf_put(out, arg, n < out->max ? n : out->max) == 0 ? 0 : -1;
+	}
 	uint8_t b[4096];
 	size_t n;
 	while ((n = fread(b, 1, sizeof b, stdin)) > 0) {
@@ -460,8 +463,9 @@ int main(int argc, char **argv)
 	ta.o.leeway = -1;
 	uint64_t leeway;
 	optind = 2;
+	opterr = 0; /* our own one-line messages, not getopt's */
 	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_KEY:
 			if (add_key(&da.k, optarg))
@@ -519,7 +523,8 @@ int main(int argc, char **argv)
 		case O_CKPT: ckfile = optarg; break;
 		case O_HELP:
 		case 'h': fputs(usage_text, stdout); return EXIT_HOLDS;
-		default: return usage_error("unknown option");
+		case ':': return usage_error("option %s needs a value", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	int npos = argc - optind;

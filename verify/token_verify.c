@@ -379,7 +379,7 @@ int av_verify_token(const char *tok, size_t len, const struct av_token_opts *o, 
 		}
 	}
 	if (len > AV_TOKEN_MAX)
-		return bad(r, "token is %zu bytes, over the maximum of %d", len, AV_TOKEN_MAX);
+		return bad(r, "token is larger than the maximum of %d bytes", AV_TOKEN_MAX);
 	if (len == 0)
 		return bad(r, "empty token");
 	struct tkeys keys = {0};

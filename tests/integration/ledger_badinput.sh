@@ -64,8 +64,7 @@ tampered "an entry of 1.06 MiB, over the 1 MiB maximum" "$s/ledger" 4
 # ---- random bit flips in data.mdb ----
 requests 1 300 | "$ASSENT" --state "$T/flip" ledger append --batch 50 --checkpoint-every 100 >/dev/null
 R=$($TOOL bitflips "$T/flip/ledger" 150 4242 "$VERIFY" "$T/flip/keys/checkpoint.pub" "$T/flipwork")
-echo "# bit flips: $R" | head -c 2000
-echo
+printf '# bit flips: %.2000s\n' "$R"
 field() { printf '%s' "$R" | $PY -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 check "150 random bit flips in data.mdb: every run exits 0, 1 or 2, none killed by a signal or hung" \
 	[ "$(field 'len(r["signal"]) + len(r["timeout"]) + sum(v for k, v in r["codes"].items() if k not in ("0","1","2"))')" = 0 ]
@@ -115,16 +114,20 @@ rc=$? ERR=$(cat "$T/.err")
 check "an LMDB environment that is not a ledger: exit 1 or 2 (got $rc)" [ "$rc" = 1 -o "$rc" = 2 ]
 expect_err "no assent ledger|not a ledger|named databases" "an LMDB environment that is not a ledger: one line saying so"
 
-S=$(fresh "$T/base" locked)
-chmod 700 "$S" "$S/ledger"
-expect_exit 2 "unreadable ledger (0700 root) verified as uid 65534: exit 2" \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$VERIFY" ledger "$S/ledger" --key "$PUB"
-expect_err "Permission denied|cannot read" "unreadable ledger: one line saying it cannot be read"
-chmod 755 "$S" "$S/ledger"
-chmod 600 "$S/ledger/data.mdb"
-expect_exit 2 "data.mdb unreadable (0600 root) for uid 65534: exit 2" \
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$VERIFY" ledger "$S/ledger" --key "$PUB"
-expect_err "Permission denied|cannot read" "unreadable data.mdb: one line saying it cannot be read"
+if [ "$(id -u)" = 0 ]; then
+	S=$(fresh "$T/base" locked)
+	chmod 700 "$S" "$S/ledger"
+	expect_exit 2 "unreadable ledger (0700 root) verified as uid 65534: exit 2" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$VERIFY" ledger "$S/ledger" --key "$PUB"
+	expect_err "Permission denied|cannot read" "unreadable ledger: one line saying it cannot be read"
+	chmod 755 "$S" "$S/ledger"
+	chmod 600 "$S/ledger/data.mdb"
+	expect_exit 2 "data.mdb unreadable (0600 root) for uid 65534: exit 2" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$VERIFY" ledger "$S/ledger" --key "$PUB"
+	expect_err "Permission denied|cannot read" "unreadable data.mdb: one line saying it cannot be read"
+else
+	ok "unreadable ledger as another user # SKIP needs root for setpriv"
+fi
 
 # ---- checkpoints with bad signatures ----
 sigflip() { # FILE: change one character of the signature (last line) in place
@@ -182,7 +185,7 @@ expect_err "nokey.pem" "--key missing: one line naming the file"
 expect_exit 2 "assent-verify with an unknown command: exit 2" "$VERIFY" frobnicate "$T/base/ledger"
 expect_err "unknown command" "  ... one line"
 expect_exit 2 "assent-verify ledger with an unknown option: exit 2" "$VERIFY" ledger "$T/base/ledger" --frobnicate
-expect_err "unknown|unrecognized" "  ... one line"
+expect_err "unknown|unrecognized" "assent-verify ledger --frobnicate: one stderr line"
 expect_exit 2 "assent-verify without a command: exit 2" "$VERIFY"
 expect_err "." "  ... one line"
 expect_exit 2 "assent-verify ledger with two directories: exit 2" "$VERIFY" ledger "$T/base/ledger" "$T/base/ledger"
@@ -196,7 +199,7 @@ expect_err "unknown command" "  ... one line"
 expect_exit 2 "assent with an unknown option: exit 2" "$ASSENT" --frobnicate
 expect_err "unknown option" "  ... one line"
 expect_exit 2 "assent ledger append with an unknown option: exit 2" "$ASSENT" --state "$T/base" ledger append --frobnicate </dev/null
-expect_err "option" "  ... one line"
+expect_err "option" "assent ledger append --frobnicate: one stderr line"
 expect_exit 2 "assent ledger append --batch 0: exit 2" "$ASSENT" --state "$T/base" ledger append --batch 0 </dev/null
 expect_err "option|batch" "  ... one line"
 
@@ -204,15 +207,16 @@ expect_err "option|batch" "  ... one line"
 A=$T/app
 requests 1 3 | "$ASSENT" --state "$A" ledger append >/dev/null
 before_count=$(entry_count "$A/ledger")
-before_root=$($TOOL root "$A/ledger")
-before_ck=$(cat "$A/ledger/checkpoint")
+cp "$A/ledger/data.mdb" "$T/app-data.mdb"
+cp "$A/ledger/checkpoint" "$T/app-checkpoint"
 badline() { # DESC LINE PATTERN: LINE as line 3 after two good ones
 	printf '%s\n%s\n%s\n' '{"kind":"timeout","session_id":"s1","reason":"late"}' \
 		'{"kind":"cancelled","session_id":"s2","reason":"user"}' "$2" >"$T/bad.jsonl"
 	expect_exit 1 "append refuses $1: exit 1" "$ASSENT" --state "$A" ledger append <"$T/bad.jsonl"
 	expect_err "line 3.*($3)" "append refuses $1: one line naming line 3"
-	check "append refuses $1: ledger unchanged" [ "$(entry_count "$A/ledger")" = "$before_count" -a \
-		"$($TOOL root "$A/ledger")" = "$before_root" -a "$(cat "$A/ledger/checkpoint")" = "$before_ck" ]
+	if cmp -s "$A/ledger/data.mdb" "$T/app-data.mdb" && cmp -s "$A/ledger/checkpoint" "$T/app-checkpoint"; then
+		ok "append refuses $1: ledger unchanged (data.mdb and checkpoint byte for byte)"
+	else not_ok "append refuses $1: the ledger changed"; fi
 }
 badline "malformed JSON" '{"kind":"request","session_id":"x"' "JSON"
 badline "a JSON array" '["kind","request"]' "object"
@@ -226,6 +230,7 @@ badline "a reserved field prev" '{"kind":"timeout","session_id":"x","reason":"r"
 badline "a missing required field" '{"kind":"request","session_id":"x","type":"approval"}' "message"
 badline "a required field of the wrong type" '{"kind":"request","session_id":"x","type":"approval","message":7}' "message"
 badline "a duplicate key" '{"kind":"timeout","session_id":"x","reason":"r","reason":"s"}' "duplicate"
+check "after the refused appends the ledger still holds $before_count entries" [ "$(entry_count "$A/ledger")" = "$before_count" ]
 PUB=$A/keys/checkpoint.pub intact "the ledger after all the refused appends" "$A/ledger"
 printf '%s\n' '{"kind":"timeout","session_id":"x","reason":"r","seq":1}' >"$T/bad1.jsonl"
 expect_exit 1 "a refused append into a new state" "$ASSENT" --state "$T/newstate" ledger append <"$T/bad1.jsonl"

@@ -33,7 +33,7 @@ flip "flip in the length head of the message of entry 7" 7 field:message 7
 flip "flip in the seq value of entry 3" 3 field:seq 3
 flip "flip in the time value of entry 8" 8 field:time+3 8
 flip "flip in the key name 'kind' of entry 5" 5 key:kind 5
-flip "flip in the session_id of entry 2" 2 text:s2 2
+flip "flip in the session_id value of entry 2" 2 field:session_id+1 2
 # The edited entry is the one to blame, not its intact predecessor.
 flip "flip inside the prev hash of entry 9" 9 field:prev+5 9
 flip "flip in the message of the last entry (caught by the final checkpoint)" $LAST text:production $LAST
