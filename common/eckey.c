@@ -293,3 +293,19 @@ int eckey_save(const struct eckey *k, const char *priv_path, const char *pub_pat
 	buf_free(&pub);
 	return rc;
 }
+
+int eckey_verify_rs(const struct eckey *k, const uint8_t hash[32], const uint8_t rs[64])
+{
+	mbedtls_ecp_keypair *ec = mbedtls_pk_ec(k->pk);
+	mbedtls_mpi r, s;
+	mbedtls_mpi_init(&r);
+	mbedtls_mpi_init(&s);
+	/* mbedtls_ecdsa_verify refuses r or s outside [1, n-1]. */
+	int rc = mbedtls_mpi_read_binary(&r, rs, 32) == 0 && mbedtls_mpi_read_binary(&s, rs + 32, 32) == 0 &&
+			 mbedtls_ecdsa_verify(&ec->grp, hash, 32, &ec->Q, &r, &s) == 0
+		 ? 0
+		 : AS_EBADSIG;
+	mbedtls_mpi_free(&r);
+	mbedtls_mpi_free(&s);
+	return rc;
+}

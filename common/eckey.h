@@ -32,6 +32,10 @@ int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, s
 int eckey_verify(const struct eckey *k, const void *msg, size_t n, const uint8_t *sig, size_t siglen);
 
 
+/* ECDSA verification of a SHA-256 hash with the JWS form of the signature:
+ * 64 bytes, r then s, big-endian (RFC 7518 section 3.4). 0 or AS_EBADSIG. */
+int eckey_verify_rs(const struct eckey *k, const uint8_t hash[32], const uint8_t rs[64]);
+
 /* The public point as JWK coordinates (32-byte big-endian x and y). */
 int eckey_xy(const struct eckey *k, uint8_t x[32], uint8_t y[32]);
 /* A public key from JWK coordinates; refuses points not on P-256. */

@@ -23,7 +23,7 @@ struct ledger;
 struct ledger_opts {
 	const char *keys_dir;      /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
 	const char *origin;        /* checkpoint origin line; NULL: "assent/<key id hex>" */
-	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 1000 */
+	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 10000 */
 	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
 	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
 };
