@@ -14,22 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The checkpoint key of the seed corpus; the same PEM is in fuzz/checkpoint.c. */
-static const char fuzz_pub_pem[] = "-----BEGIN PUBLIC KEY-----\n"
-				   "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEMiWZkTVojEP1fnuzJCiaxJBguuq3\n"
-				   "4RfKCpidnOdvFT+UKy2gBH2sJQnc13P+9mDMbfnoRW6VbmOAW+ItdW0vlQ==\n"
-				   "-----END PUBLIC KEY-----\n";
-
-static struct eckey *fuzz_key(void)
-{
-	static struct eckey *k;
-	char err[AS_ERRLEN];
-	if (!k && eckey_parse_public((const uint8_t *)fuzz_pub_pem, sizeof fuzz_pub_pem - 1, &k, err) != 0) {
-		fprintf(stderr, "proof: cannot parse the embedded key: %s\n", err);
-		abort();
-	}
-	return k;
-}
+#include "fuzz_key.h"
 
 static void fail(const char *why, const char *err, const uint8_t *data, size_t size)
 {

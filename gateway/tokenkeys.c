@@ -12,6 +12,7 @@
 
 #include "cbor.h"
 #include "eckey.h"
+#include "entry.h"
 #include "token.h"
 
 struct tokkeys {
@@ -164,32 +165,15 @@ static int ledger_key_event(struct ledger *l, const char *kid, const char *event
 {
 	if (!l)
 		return 0;
-	struct cv_arena a;
-	cv_arena_init(&a, 64);
-	struct buf pem, enc;
-	buf_init(&pem, 4096);
+	struct buf enc;
 	buf_init(&enc, 8192);
-	int rc = k ? eckey_public_pem(k, &pem) : 0;
-	struct cv *m = cv_map(&a, k ? 5 : 4);
-	const char *kv[5][2] = {{"kind", "key"}, {"purpose", "token"}, {"kid", kid}, {"event", event}, {"public_key", NULL}};
-	for (size_t i = 0; rc == 0 && m && i < m->n; i++) {
-		rc = cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0]));
-		if (rc == 0)
-			rc = kv[i][1] ? cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1]))
-				      : cv_set_text(&a, &m->items[2 * i + 1], (const char *)pem.p, pem.len);
-	}
-	if (!m)
-		rc = AS_ENOMEM;
-	if (rc == 0)
-		rc = cbor_encode(m, &enc, err);
+	int rc = entry_key_fields("token", kid, event, k, &enc, err);
 	if (rc == 0) {
 		struct ledger_rec r = {enc.p, enc.len};
 		struct ledger_pos pos;
 		rc = ledger_append(l, &r, 1, &pos, err);
 	}
-	buf_free(&pem);
 	buf_free(&enc);
-	cv_arena_free(&a);
 	return rc;
 }
 

@@ -1,6 +1,8 @@
 /* Entry kinds, building and checking entries, and the JSON mapping. */
 #include "entry.h"
 
+#include "eckey.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +131,33 @@ int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const u
 	rc = cbor_encode(&m, out, err);
 	if (rc == 0 && out->len - start > ENTRY_MAX)
 		rc = as_fail(err, AS_ETOOBIG, "entry is %zu bytes, over the maximum of %u", out->len - start, ENTRY_MAX);
+	return rc;
+}
+
+int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k,
+		     struct buf *out, char *err)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct buf pem;
+	buf_init(&pem, 4096);
+	int rc = k ? eckey_public_pem(k, &pem) : 0;
+	struct cv *m = cv_map(&a, k ? 5 : 4);
+	const char *kv[5][2] = {{"kind", "key"}, {"purpose", purpose}, {"kid", kid}, {"event", event}, {"public_key", NULL}};
+	if (!m)
+		rc = AS_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < m->n; i++) {
+		rc = cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0]));
+		if (rc == 0)
+			rc = kv[i][1] ? cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1]))
+				      : cv_set_text(&a, &m->items[2 * i + 1], (const char *)pem.p, pem.len);
+	}
+	if (rc == 0)
+		rc = cbor_encode(m, out, err);
+	else
+		as_fail(err, rc, "cannot build a key entry: %s", as_strerror(rc));
+	buf_free(&pem);
+	cv_arena_free(&a);
 	return rc;
 }
 

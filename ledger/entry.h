@@ -21,6 +21,12 @@ int entry_check(const struct cv *e, uint64_t expect_seq, const uint8_t *expect_p
 int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const uint8_t prev[32],
 		struct buf *out, char *err);
 
+/* The canonical CBOR fields of a `key` entry: purpose (token | checkpoint), kid,
+ * event (created | rotated | retired), and the public key PEM when k is not NULL. */
+struct eckey;
+int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k,
+		     struct buf *out, char *err);
+
 /* JSON <-> CBOR values. JSON numbers must be integers (entries hold no floats).
  * Byte strings are exported as lowercase hex. */
 int cv_from_json(struct cv_arena *a, const json_t *j, struct cv **out, char *err);

@@ -252,37 +252,20 @@ static int open_key(struct ledger *l, const struct ledger_opts *o, int *created,
 /* Record a newly created checkpoint key as the ledger's `key` entry. */
 static int record_key(struct ledger *l, char *err)
 {
-	struct cv_arena a;
-	cv_arena_init(&a, 64);
-	struct buf pem, enc;
-	buf_init(&pem, 4096);
-	buf_init(&enc, 8192);
 	uint8_t id[4];
 	char hex[9];
+	struct buf enc;
+	buf_init(&enc, 8192);
 	int rc = note_key_id(l->key, id);
-	if (rc == 0)
-		rc = eckey_public_pem(l->key, &pem);
 	hex_encode(id, 4, hex);
-	struct cv *m = rc == 0 ? cv_map(&a, 5) : NULL;
-	if (!m)
-		rc = AS_ENOMEM;
-	const char *kv[5][2] = {{"kind", "key"}, {"purpose", "checkpoint"}, {"kid", hex}, {"event", "created"}, {"public_key", NULL}};
-	for (int i = 0; rc == 0 && i < 5; i++) {
-		rc = cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0]));
-		if (rc == 0)
-			rc = kv[i][1] ? cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1]))
-				      : cv_set_text(&a, &m->items[2 * i + 1], (const char *)pem.p, pem.len);
-	}
 	if (rc == 0)
-		rc = cbor_encode(m, &enc, err);
+		rc = entry_key_fields("checkpoint", hex, "created", l->key, &enc, err);
 	if (rc == 0) {
 		struct ledger_rec r = {enc.p, enc.len};
 		struct ledger_pos p;
 		rc = ledger_append(l, &r, 1, &p, err);
 	}
-	buf_free(&pem);
 	buf_free(&enc);
-	cv_arena_free(&a);
 	return rc;
 }
 
