@@ -2,7 +2,7 @@
 # Install the Debian packages that the build, the tests and the fuzzers need, when
 # any is missing. As root it runs apt-get; otherwise it prints the exact command.
 set -euo pipefail
-PKGS=(gcc make clang libclang-rt-14-dev pkg-config
+PKGS=(gcc make clang libclang-rt-14-dev pkg-config cppcheck
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb)
 missing=()

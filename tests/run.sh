@@ -46,6 +46,18 @@ replay() { # harness, corpus dir: one TAP line
 	if "$h" "$dir"; then echo "ok - replay $dir"; else echo "not ok - replay $dir"; fi
 }
 
+static_checks() {
+	# cppcheck over the product code, and curl's habit: functions we never call.
+	if make -s lint >"$LOG/cppcheck.out" 2>&1; then echo "ok - cppcheck clean"; else
+		echo "not ok - cppcheck: $(head -3 "$LOG/cppcheck.out" | tr '\n' ' ')"; fi
+	local banned
+	banned=$(grep -rnE '\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atoll|strtok|tmpnam|mktemp|alloca)[[:space:]]*\(' \
+		--include='*.c' --include='*.h' common ledger verify gateway policy fuzz tests/tools tests/bench 2>/dev/null)
+	if [ -z "$banned" ]; then echo "ok - no banned functions (strcpy, sprintf, atoi, ...)"; else
+		echo "not ok - banned functions used: $(echo "$banned" | head -3 | tr '\n' ' ')"; fi
+}
+run_one "static" static_checks
+
 for t in build/tests/*_test; do
 	[ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
 done

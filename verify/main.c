@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,14 @@ static int isolated(int (*fn)(void *), void *arg, const char *dir)
 	if (pid == 0) {
 		struct rlimit no_core = {0, 0};
 		setrlimit(RLIMIT_CORE, &no_core);
+		/* A damaged file can also send LMDB round a loop: bound the reader's CPU time
+		 * (a minute, plus a second per 8 MB of data.mdb, far above what reading takes). */
+		char path[4200];
+		struct stat st;
+		snprintf(path, sizeof path, "%s/data.mdb", dir);
+		rlim_t secs = 60 + (stat(path, &st) == 0 ? (rlim_t)st.st_size / (8u << 20) : 0);
+		struct rlimit cpu = {secs, secs + 5};
+		setrlimit(RLIMIT_CPU, &cpu);
 		int rc = fn(arg);
 		fflush(NULL);
 		_exit(rc);
