@@ -12,6 +12,7 @@
 #include "assent/ledger.h"
 #include "cbor.h"
 #include "entry.h"
+#include "registry.h"
 #include "token.h"
 #include "util.h"
 
@@ -32,6 +33,13 @@ static const char usage_text[] =
 	"      0600; public keys as token-KID.pub and keys/jwks.json), or with --rotate make\n"
 	"      a new key the active one: the old private key is deleted and its public key\n"
 	"      stays in the JWKS until every token it signed has expired. Prints the kid.\n"
+	"  reviewer add NAME [--uid UID]... [--group G]...\n"
+	"  reviewer list | reviewer remove NAME\n"
+	"      Register a reviewer: the Unix uids whose `assent` commands decide as NAME.\n"
+	"  agent add NAME [--audience A]...\n"
+	"  agent list | agent remove NAME\n"
+	"      Register an agent; add prints its API key once (only a hash is kept).\n"
+	"      Each change is an `identity` entry on the ledger.\n"
 	"  ledger checkpoint\n"
 	"      Sign a checkpoint of the current tree now (if it grew) and print it.\n"
 	"\n"
@@ -269,6 +277,115 @@ static int cmd_keygen(const char *state, int argc, char **argv)
 	return 0;
 }
 
+/* Record an identity change on the ledger (never a secret: name and groups only). */
+static int identity_entry(const char *state, const char *event, const char *name, const char *groups_json)
+{
+	char line[1024];
+	json_t *g = groups_json ? json_loads(groups_json, JSON_DECODE_ANY, NULL) : json_array();
+	json_t *e = json_pack("{s:s,s:s,s:s,s:o}", "kind", "identity", "event", event, "name", name, "groups",
+			      g ? g : json_array());
+	char *txt = json_dumps(e, JSON_COMPACT);
+	json_decref(e);
+	snprintf(line, sizeof line, "%s", txt ? txt : "");
+	free(txt);
+	struct buf enc;
+	struct ledger_opts o = {0};
+	struct ledger *l;
+	int rc = line_to_cbor(line, strlen(line), 0, &enc);
+	if (rc == 0)
+		rc = open_ledger(state, &o, &l);
+	if (rc == 0) {
+		char err[AS_ERRLEN];
+		struct ledger_rec r = {enc.p, enc.len};
+		struct ledger_pos pos;
+		if (ledger_append(l, &r, 1, &pos, err) != 0)
+			rc = die(2, "%s", err);
+		ledger_close(l);
+	}
+	buf_free(&enc);
+	return rc;
+}
+
+static int cmd_identity(const char *state, const char *kind, int argc, char **argv)
+{
+	char err[AS_ERRLEN];
+	if (argc < 2)
+		return die(2, "usage: assent %s add|list|remove ...", kind);
+	struct registry *r;
+	if (mkdir_p(state, 0700, err) != 0 || registry_load(state, &r, err) != 0)
+		return die(2, "%s", err);
+	const char *sub = argv[1];
+	int rc = 0;
+	if (!strcmp(sub, "list") && argc == 2) {
+		char *s = registry_list_json(r);
+		json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+		json_t *arr = json_object_get(j, !strcmp(kind, "agent") ? "agents" : "reviewers");
+		char *out = json_dumps(arr, JSON_INDENT(2) | JSON_ENCODE_ANY);
+		printf("%s\n", out ? out : "[]");
+		free(out);
+		free(s);
+		json_decref(j);
+	} else if (!strcmp(sub, "remove") && argc == 3) {
+		char *groups = NULL;
+		const char *g = registry_groups_json(r, kind, argv[2]);
+		if (g)
+			groups = strdup(g);
+		if (registry_remove(r, kind, argv[2], err) != 0)
+			rc = die(1, "%s", err);
+		else if (registry_save(r, state, err) != 0)
+			rc = die(2, "%s", err);
+		else
+			rc = identity_entry(state, !strcmp(kind, "agent") ? "agent removed" : "reviewer removed", argv[2],
+					    groups);
+		free(groups);
+		if (rc == 0)
+			printf("removed %s %s\n", kind, argv[2]);
+	} else if (!strcmp(sub, "add") && argc >= 3) {
+		const char *name = argv[2];
+		uid_t uids[32];
+		const char *multi[32];
+		size_t nu = 0, nm = 0;
+		for (int i = 3; i < argc && rc == 0; i++) {
+			const char *opt = argv[i];
+			const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+			uint64_t v;
+			if (!val)
+				rc = die(2, "%s add: %s needs a value", kind, opt);
+			else if (!strcmp(kind, "reviewer") && !strcmp(opt, "--uid") && nu < 32 && parse_u64(val, &v) == 0 &&
+				 v < 0xffffffffu)
+				uids[nu++] = (uid_t)v;
+			else if (((!strcmp(kind, "reviewer") && !strcmp(opt, "--group")) ||
+				  (!strcmp(kind, "agent") && !strcmp(opt, "--audience"))) &&
+				 nm < 32)
+				multi[nm++] = val;
+			else
+				rc = die(2, "%s add: bad option '%s %s' (see assent --help)", kind, opt, val);
+			i++;
+		}
+		char key[REG_KEY_LEN + 1];
+		if (rc == 0) {
+			int a = !strcmp(kind, "agent") ? registry_agent_add(r, name, multi, nm, key, err)
+						       : registry_reviewer_add(r, name, uids, nu, multi, nm, err);
+			if (a != 0)
+				rc = die(1, "%s", err);
+		}
+		if (rc == 0 && registry_save(r, state, err) != 0)
+			rc = die(2, "%s", err);
+		if (rc == 0)
+			rc = identity_entry(state, !strcmp(kind, "agent") ? "agent added" : "reviewer added", name,
+					    registry_groups_json(r, kind, name));
+		if (rc == 0 && !strcmp(kind, "agent"))
+			printf("agent %s added. Its API key, shown this once (only a hash is kept):\n%s\n", name, key);
+		else if (rc == 0)
+			printf("reviewer %s added\n", name);
+		explicit_bzero(key, sizeof key);
+	} else {
+		rc = die(2, "usage: assent %s add|list|remove ... (see assent --help)", kind);
+	}
+	registry_free(r);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *state_flag = NULL;
@@ -290,6 +407,8 @@ int main(int argc, char **argv)
 	char state[4096], err[AS_ERRLEN];
 	if (state_dir_resolve(state_flag, state, sizeof state, err) != 0)
 		return die(2, "%s", err);
+	if (!strcmp(argv[i], "reviewer") || !strcmp(argv[i], "agent"))
+		return cmd_identity(state, argv[i], argc - i, argv + i);
 	if (!strcmp(argv[i], "keygen"))
 		return cmd_keygen(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "ledger") && i + 1 < argc) {

@@ -1,0 +1,258 @@
+/* The identity registry as a JSON document held in memory. Read and written by
+ * the signer and by `assent reviewer|agent` only; workers never see it. */
+#define _GNU_SOURCE
+#include "registry.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "merkle.h"
+#include "util.h"
+
+struct registry {
+	json_t *doc; /* {"reviewers": [...], "agents": [...]} */
+	char *groups_cache;
+};
+
+static int name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > REG_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int registry_load(const char *state, struct registry **out, char *err)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", state, REG_FILE);
+	struct registry *r = calloc(1, sizeof *r);
+	if (!r)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	struct buf b;
+	int rc = file_read(path, 16 << 20, &b, err);
+	if (rc == AS_ENOTFOUND) {
+		r->doc = json_pack("{s:[],s:[]}", "reviewers", "agents");
+	} else if (rc == 0) {
+		json_error_t je;
+		r->doc = json_loadb((const char *)b.p, b.len, JSON_REJECT_DUPLICATES, &je);
+		buf_free(&b);
+		if (!r->doc || !json_is_array(json_object_get(r->doc, "reviewers")) ||
+		    !json_is_array(json_object_get(r->doc, "agents"))) {
+			json_decref(r->doc);
+			free(r);
+			return as_fail(err, AS_ECORRUPT, "%s is not an assent identity registry", path);
+		}
+	} else {
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int registry_save(const struct registry *r, const char *state, char *err)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", state, REG_FILE);
+	char *s = json_dumps(r->doc, JSON_INDENT(2));
+	if (!s)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	int rc = file_write_atomic(path, s, strlen(s), 0600, err);
+	free(s);
+	return rc;
+}
+
+void registry_free(struct registry *r)
+{
+	if (!r)
+		return;
+	json_decref(r->doc);
+	free(r->groups_cache);
+	free(r);
+}
+
+static json_t *find(const struct registry *r, const char *kind, const char *name, size_t *idx)
+{
+	json_t *arr = json_object_get(r->doc, kind);
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e) {
+		const char *n = json_string_value(json_object_get(e, "name"));
+		if (n && strcmp(n, name) == 0) {
+			if (idx)
+				*idx = i;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+static int taken(const struct registry *r, const char *name)
+{
+	return find(r, "reviewers", name, NULL) || find(r, "agents", name, NULL);
+}
+
+int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uids, size_t nuids,
+			  const char *const *groups, size_t ngroups, char *err)
+{
+	if (!name_ok(name))
+		return as_fail(err, AS_EINVAL, "reviewer name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", name);
+	if (taken(r, name))
+		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);
+	json_t *u = json_array(), *g = json_array();
+	for (size_t i = 0; i < nuids; i++) {
+		const json_t *e;
+		size_t k;
+		json_array_foreach(json_object_get(r->doc, "reviewers"), k, e) {
+			json_t *ou;
+			size_t m;
+			json_array_foreach(json_object_get(e, "uids"), m, ou) {
+				if ((uid_t)json_integer_value(ou) == uids[i]) {
+					json_decref(u);
+					json_decref(g);
+					return as_fail(err, AS_EEXIST, "uid %u already belongs to reviewer %s", (unsigned)uids[i],
+						       json_string_value(json_object_get(e, "name")));
+				}
+			}
+		}
+		json_array_append_new(u, json_integer((json_int_t)uids[i]));
+	}
+	for (size_t i = 0; i < ngroups; i++) {
+		if (!name_ok(groups[i])) {
+			json_decref(u);
+			json_decref(g);
+			return as_fail(err, AS_EINVAL, "group name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", groups[i]);
+		}
+		json_array_append_new(g, json_string(groups[i]));
+	}
+	json_array_append_new(json_object_get(r->doc, "reviewers"),
+			      json_pack("{s:s,s:o,s:o}", "name", name, "uids", u, "groups", g));
+	return 0;
+}
+
+int registry_agent_add(struct registry *r, const char *name, const char *const *aud, size_t naud,
+		       char key[REG_KEY_LEN + 1], char *err)
+{
+	if (!name_ok(name))
+		return as_fail(err, AS_EINVAL, "agent name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", name);
+	if (taken(r, name))
+		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);
+	json_t *a = json_array();
+	for (size_t i = 0; i < naud; i++) {
+		if (!name_ok(aud[i]) && !strchr(aud[i], '/')) {
+			json_decref(a);
+			return as_fail(err, AS_EINVAL, "audience '%.80s': use A-Z a-z 0-9 . _ - /", aud[i]);
+		}
+		json_array_append_new(a, json_string(aud[i]));
+	}
+	uint8_t raw[32], h[32];
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+		json_decref(a);
+		return as_fail(err, AS_EIO, "cannot read random bytes");
+	}
+	struct buf b;
+	buf_init(&b, 64);
+	buf_put(&b, "ak_", 3);
+	b64url_encode(raw, sizeof raw, &b);
+	explicit_bzero(raw, sizeof raw);
+	memcpy(key, b.p, REG_KEY_LEN);
+	key[REG_KEY_LEN] = 0;
+	buf_free_wipe(&b);
+	sha256(key, REG_KEY_LEN, h);
+	char hex[65];
+	hex_encode(h, 32, hex);
+	json_array_append_new(json_object_get(r->doc, "agents"),
+			      json_pack("{s:s,s:s,s:o}", "name", name, "key_sha256", hex, "audiences", a));
+	return 0;
+}
+
+int registry_remove(struct registry *r, const char *kind, const char *name, char *err)
+{
+	const char *arr = !strcmp(kind, "reviewer") ? "reviewers" : !strcmp(kind, "agent") ? "agents" : NULL;
+	size_t i;
+	if (!arr)
+		return as_fail(err, AS_EINVAL, "unknown identity kind '%.20s'", kind);
+	if (!find(r, arr, name, &i))
+		return as_fail(err, AS_ENOTFOUND, "no %s named '%.80s'", kind, name);
+	json_array_remove(json_object_get(r->doc, arr), i);
+	return 0;
+}
+
+const char *registry_reviewer_by_uid(const struct registry *r, uid_t uid)
+{
+	size_t i, k;
+	json_t *e, *u;
+	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e) {
+		json_array_foreach(json_object_get(e, "uids"), k, u) {
+			if (json_is_integer(u) && (uid_t)json_integer_value(u) == uid)
+				return json_string_value(json_object_get(e, "name"));
+		}
+	}
+	return NULL;
+}
+
+const char *registry_agent_by_key(const struct registry *r, const char *key, size_t len)
+{
+	uint8_t h[32], want[32];
+	sha256(key, len, h);
+	size_t i;
+	json_t *e;
+	const char *found = NULL;
+	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
+		const char *hex = json_string_value(json_object_get(e, "key_sha256"));
+		if (hex && hex_decode(hex, strlen(hex), want, 32) == 0 && ct_memcmp(h, want, 32) == 0)
+			found = json_string_value(json_object_get(e, "name"));
+	}
+	return found;
+}
+
+int registry_agent_allows(const struct registry *r, const char *agent, const char *audience)
+{
+	json_t *e = find(r, "agents", agent, NULL), *a;
+	size_t i;
+	json_array_foreach(json_object_get(e, "audiences"), i, a) {
+		if (json_is_string(a) && strcmp(json_string_value(a), audience) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+const char *registry_groups_json(const struct registry *r, const char *kind, const char *name)
+{
+	json_t *e = find(r, !strcmp(kind, "agent") ? "agents" : "reviewers", name, NULL);
+	if (!e)
+		return NULL;
+	struct registry *m = (struct registry *)r; /* a cache, not a change of the registry */
+	free(m->groups_cache);
+	json_t *g = json_object_get(e, "groups");
+	m->groups_cache = json_dumps(g ? g : json_object_get(e, "audiences"), JSON_COMPACT | JSON_ENCODE_ANY);
+	return m->groups_cache;
+}
+
+char *registry_list_json(const struct registry *r)
+{
+	json_t *out = json_pack("{s:[],s:[]}", "reviewers", "agents");
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e)
+		json_array_append_new(json_object_get(out, "reviewers"),
+				      json_pack("{s:O,s:O,s:O}", "name", json_object_get(e, "name"), "uids",
+						json_object_get(e, "uids"), "groups", json_object_get(e, "groups")));
+	json_array_foreach(json_object_get(r->doc, "agents"), i, e)
+		json_array_append_new(json_object_get(out, "agents"),
+				      json_pack("{s:O,s:O}", "name", json_object_get(e, "name"), "audiences",
+						json_object_get(e, "audiences")));
+	char *s = json_dumps(out, JSON_INDENT(2));
+	json_decref(out);
+	return s;
+}

@@ -1,0 +1,119 @@
+/* Unit tests for gateway/registry: reviewers by uid, agents by API key (hash only on
+ * disk), names checked, and the file written 0600 and read back. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "assent/err.h"
+#include "registry.h"
+#include "util.h"
+
+static void test_reviewers(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assent-reg.XXXXXX", err[AS_ERRLEN];
+	assert_non_null(mkdtemp(dir));
+	struct registry *r;
+	assert_int_equal(registry_load(dir, &r, err), 0);
+	uid_t u1[] = {1000, 1001}, u2[] = {1001};
+	const char *g[] = {"ops", "sre"};
+	assert_int_equal(registry_reviewer_add(r, "alice", u1, 2, g, 2, err), 0);
+	assert_int_equal(registry_reviewer_add(r, "bob", u2, 1, NULL, 0, err), AS_EEXIST); /* uid taken */
+	assert_non_null(strstr(err, "alice"));
+	assert_int_equal(registry_reviewer_add(r, "alice", NULL, 0, NULL, 0, err), AS_EEXIST);
+	assert_int_equal(registry_reviewer_add(r, "bad name", NULL, 0, NULL, 0, err), AS_EINVAL);
+	assert_int_equal(registry_reviewer_add(r, "", NULL, 0, NULL, 0, err), AS_EINVAL);
+	const char *badg[] = {"o ps"};
+	assert_int_equal(registry_reviewer_add(r, "carol", NULL, 0, badg, 1, err), AS_EINVAL);
+	assert_string_equal(registry_reviewer_by_uid(r, 1001), "alice");
+	assert_null(registry_reviewer_by_uid(r, 0));
+	assert_string_equal(registry_groups_json(r, "reviewer", "alice"), "[\"ops\",\"sre\"]");
+	assert_int_equal(registry_save(r, dir, err), 0);
+	registry_free(r);
+
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, REG_FILE);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(registry_load(dir, &r, err), 0);
+	assert_string_equal(registry_reviewer_by_uid(r, 1000), "alice");
+	assert_int_equal(registry_remove(r, "reviewer", "alice", err), 0);
+	assert_null(registry_reviewer_by_uid(r, 1000));
+	assert_int_equal(registry_remove(r, "reviewer", "alice", err), AS_ENOTFOUND);
+	registry_free(r);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_agents(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assent-reg.XXXXXX", err[AS_ERRLEN], key[REG_KEY_LEN + 1], key2[REG_KEY_LEN + 1];
+	assert_non_null(mkdtemp(dir));
+	struct registry *r;
+	assert_int_equal(registry_load(dir, &r, err), 0);
+	const char *aud[] = {"tf-prod", "ci/deploy"};
+	assert_int_equal(registry_agent_add(r, "ci", aud, 2, key, err), 0);
+	assert_int_equal(strlen(key), REG_KEY_LEN);
+	assert_memory_equal(key, "ak_", 3);
+	assert_int_equal(registry_agent_add(r, "ci2", NULL, 0, key2, err), 0);
+	assert_string_not_equal(key, key2);
+	assert_string_equal(registry_agent_by_key(r, key, strlen(key)), "ci");
+	key[10] ^= 1;
+	assert_null(registry_agent_by_key(r, key, strlen(key)));
+	key[10] ^= 1;
+	assert_true(registry_agent_allows(r, "ci", "tf-prod"));
+	assert_false(registry_agent_allows(r, "ci", "tf-staging"));
+	assert_false(registry_agent_allows(r, "ci2", "tf-prod"));
+	assert_int_equal(registry_save(r, dir, err), 0);
+	/* The key itself is never written: only its hash. */
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, REG_FILE);
+	struct buf b;
+	assert_int_equal(file_read(path, 1 << 20, &b, err), 0);
+	assert_null(memmem(b.p, b.len, key + 3, REG_KEY_LEN - 3));
+	buf_free(&b);
+	char *list = registry_list_json(r);
+	assert_null(strstr(list, "key_sha256"));
+	free(list);
+	registry_free(r);
+	assert_int_equal(registry_load(dir, &r, err), 0);
+	assert_string_equal(registry_agent_by_key(r, key, strlen(key)), "ci");
+	registry_free(r);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_damaged_file(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assent-reg.XXXXXX", err[AS_ERRLEN], path[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/%s", dir, REG_FILE);
+	assert_int_equal(file_write_atomic(path, "{\"reviewers\": 3}", 16, 0600, err), 0);
+	struct registry *r;
+	assert_int_equal(registry_load(dir, &r, err), AS_ECORRUPT);
+	assert_non_null(strstr(err, "identity registry"));
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reviewers),
+		cmocka_unit_test(test_agents),
+		cmocka_unit_test(test_damaged_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
