@@ -28,7 +28,7 @@ LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(filter-out verify/ma
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
-PROGS    := build/assent-verify build/assent
+PROGS    := build/assent-verify build/assent build/assentd
 
 HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h gateway/*.h)
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
@@ -62,7 +62,7 @@ build/san/obj/%.o: %.c $(HDRS)
 build/fuzz/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC fuzz $<"
-	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -Wno-missing-field-initializers -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
 
 # The verify library other C programs link (pkg-config assent-verify): no gateway code.
@@ -87,6 +87,9 @@ build/fuzz/libassent.a: $(LIB_FUZZ_OBJ)
 build/assent-verify: build/obj/verify/main.o build/libassent-verify.a
 	@echo "  CCLD    $@"
 	@$(CC) -static-pie -Wl,-z,relro,-z,now,-z,noexecstack -o $@ $^ -llmdb -lmbedcrypto -ljansson -pthread
+build/assentd: build/obj/gateway/assentd.o build/libassent.a
+	@echo "  CCLD    $@"
+	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
 build/assent: build/obj/gateway/assent.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)

@@ -3,11 +3,15 @@
  * the gateway's signer uses. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "assent/ledger.h"
 #include "cbor.h"
@@ -22,7 +26,17 @@
 static const char usage_text[] =
 	"usage: assent [--state DIR] COMMAND ...\n"
 	"\n"
-	"Commands:\n"
+	"Commands (reviewers; the daemon must run: assentd, or any assentd --stdio):\n"
+	"  pending [--json]          requests waiting for a decision\n"
+	"  show ID [--json]          one request with its full context\n"
+	"  approve ID [-m TEXT]      approve (approval or confirmation)\n"
+	"  reject ID -m TEXT         reject, with the reason the agent will read\n"
+	"  answer ID TEXT            answer an input request (\"\" takes its default)\n"
+	"  select ID N               pick option N (counting from 1, as show numbers them)\n"
+	"  review                    go through the pending requests one by one\n"
+	"  whoami                    the reviewer the daemon takes you for (by your uid)\n"
+	"\n"
+	"Commands (operators):\n"
 	"  ledger append [--batch N] [--checkpoint-every N] [--checkpoint-secs S] < ENTRIES.jsonl\n"
 	"      Append entries read as JSON lines, each an object with \"kind\" and the\n"
 	"      kind's fields (v, seq, time and prev are set by the ledger). Every line is\n"
@@ -386,6 +400,226 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 	return rc;
 }
 
+/* ---- reviewer commands over STATE/control.sock ---- */
+
+static int ctl_call(const char *state, json_t *req, json_t **rep)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/control.sock", state);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return die(2, "state directory path too long");
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		if (fd >= 0)
+			close(fd);
+		json_decref(req);
+		return die(2, "no daemon answers on %s (start it with: assentd --state %s)", path, state);
+	}
+	char *line = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	FILE *f = fdopen(fd, "r+");
+	if (!f || !line || fprintf(f, "%s\n", line) < 0 || fflush(f) != 0) {
+		free(line);
+		if (f)
+			fclose(f);
+		return die(2, "cannot talk to the daemon");
+	}
+	free(line);
+	char *resp = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&resp, &cap, f);
+	fclose(f);
+	json_error_t je;
+	*rep = n > 0 ? json_loads(resp, 0, &je) : NULL;
+	free(resp);
+	if (!*rep)
+		return die(2, "the daemon closed the connection without an answer");
+	if (!json_is_true(json_object_get(*rep, "ok"))) {
+		int rc = die(1, "%s", json_string_value(json_object_get(*rep, "error")) ?: "refused");
+		json_decref(*rep);
+		*rep = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+static void print_request(const json_t *r)
+{
+	printf("session  %s\n", json_string_value(json_object_get(r, "session_id")));
+	printf("type     %s\n", json_string_value(json_object_get(r, "type")));
+	const json_t *rq = json_object_get(r, "requester");
+	printf("from     uid %lld, client %s\n", (long long)json_integer_value(json_object_get(rq, "uid")),
+	       json_string_value(json_object_get(rq, "client")) ?: "?");
+	const char *aud = json_string_value(json_object_get(r, "audience"));
+	if (aud)
+		printf("audience %s\n", aud);
+	long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
+	printf("expires  in %lld s\n", left > 0 ? left : 0);
+	printf("action   %s\n\n", json_string_value(json_object_get(r, "action")));
+	printf("%s\n", json_string_value(json_object_get(r, "message")));
+	const json_t *ctx = json_object_get(r, "context");
+	if (ctx) {
+		char *c = json_is_string(ctx) ? strdup(json_string_value(ctx)) : json_dumps(ctx, JSON_INDENT(2));
+		printf("\ncontext:\n%s\n", c ? c : "");
+		free(c);
+	}
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(r, "options"), i, o) {
+		printf("  %zu. %s\n", i + 1, json_string_value(o));
+	}
+	const json_t *sub = json_object_get(r, "subject");
+	json_array_foreach(sub, i, o) {
+		printf("subject  %s sha256:%s (%s)\n", json_string_value(json_object_get(o, "name")),
+		       json_string_value(json_object_get(json_object_get(o, "digest"), "sha256")),
+		       json_is_true(json_object_get(o, "computed")) ? "computed by the gateway" : "asserted by the agent");
+	}
+}
+
+static int cmd_decide(const char *state, const char *sid, const char *outcome, const char *text, long n)
+{
+	json_t *req = json_pack("{s:s,s:s,s:s}", "cmd", "decide", "session_id", sid, "outcome", outcome);
+	if (text)
+		json_object_set_new(req, "text", json_string(text));
+	if (n > 0)
+		json_object_set_new(req, "option", json_integer(n));
+	json_t *rep;
+	int rc = ctl_call(state, req, &rep);
+	if (rc != 0)
+		return rc;
+	printf("%s %s%s\n", sid, outcome, json_is_true(json_object_get(rep, "token")) ? " (approval token issued)" : "");
+	json_decref(rep);
+	return 0;
+}
+
+static int cmd_review(const char *state)
+{
+	json_t *rep;
+	int rc = ctl_call(state, json_pack("{s:s}", "cmd", "pending"), &rep);
+	if (rc != 0)
+		return rc;
+	size_t i;
+	json_t *r;
+	json_t *reqs = json_object_get(rep, "requests");
+	if (json_array_size(reqs) == 0)
+		printf("nothing is pending\n");
+	json_array_foreach(reqs, i, r) {
+		printf("\n==== %zu of %zu ====\n", i + 1, json_array_size(reqs));
+		print_request(r);
+		const char *type = json_string_value(json_object_get(r, "type"));
+		const char *sid = json_string_value(json_object_get(r, "session_id"));
+		int sel = !strcmp(type, "selection"), input = !strcmp(type, "input");
+		printf("\n%s> ", sel ? "[number] select, [r]eject, [s]kip" : input ? "[a]nswer, [r]eject, [s]kip"
+										   : "[a]pprove, [r]eject, [s]kip");
+		fflush(stdout);
+		char *line = NULL;
+		size_t cap = 0;
+		if (getline(&line, &cap, stdin) <= 0) {
+			free(line);
+			break;
+		}
+		line[strcspn(line, "\n")] = 0;
+		char *text = NULL;
+		size_t tc = 0;
+		if (line[0] == 'r') {
+			printf("reason> ");
+			fflush(stdout);
+			if (getline(&text, &tc, stdin) > 0) {
+				text[strcspn(text, "\n")] = 0;
+				rc = cmd_decide(state, sid, "rejected", text, 0);
+			}
+		} else if (line[0] == 'a' && input) {
+			printf("answer> ");
+			fflush(stdout);
+			if (getline(&text, &tc, stdin) > 0) {
+				text[strcspn(text, "\n")] = 0;
+				rc = cmd_decide(state, sid, "answered", text, 0);
+			}
+		} else if (line[0] == 'a' && !sel) {
+			rc = cmd_decide(state, sid, "approved", NULL, 0);
+		} else if (sel && line[0] >= '1' && line[0] <= '9') {
+			rc = cmd_decide(state, sid, "selected", NULL, strtol(line, NULL, 10));
+		}
+		free(line);
+		free(text);
+	}
+	json_decref(rep);
+	return rc;
+}
+
+static int cmd_reviewer(const char *state, int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	int json = argc > 1 && !strcmp(argv[argc - 1], "--json");
+	if (json)
+		argc--;
+	json_t *rep;
+	int rc;
+	if (!strcmp(cmd, "pending") && argc == 1) {
+		if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "pending"), &rep)) != 0)
+			return rc;
+		json_t *reqs = json_object_get(rep, "requests");
+		if (json) {
+			char *s = json_dumps(reqs, JSON_INDENT(2));
+			printf("%s\n", s);
+			free(s);
+		} else {
+			size_t i;
+			json_t *r;
+			if (json_array_size(reqs) == 0)
+				printf("nothing is pending\n");
+			json_array_foreach(reqs, i, r) {
+				long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
+				printf("%s  %-12s %4llds left  %.70s\n", json_string_value(json_object_get(r, "session_id")),
+				       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0,
+				       json_string_value(json_object_get(r, "message")));
+			}
+		}
+		json_decref(rep);
+		return 0;
+	}
+	if (!strcmp(cmd, "show") && argc == 2) {
+		if ((rc = ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", argv[1]), &rep)) != 0)
+			return rc;
+		if (json) {
+			char *s = json_dumps(json_object_get(rep, "request"), JSON_INDENT(2));
+			printf("%s\n", s);
+			free(s);
+		} else {
+			print_request(json_object_get(rep, "request"));
+		}
+		json_decref(rep);
+		return 0;
+	}
+	if (!strcmp(cmd, "whoami") && argc == 1) {
+		if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "whoami"), &rep)) != 0)
+			return rc;
+		printf("%s (uid %lld)\n", json_string_value(json_object_get(rep, "reviewer")),
+		       (long long)json_integer_value(json_object_get(rep, "uid")));
+		json_decref(rep);
+		return 0;
+	}
+	if (!strcmp(cmd, "approve") && (argc == 2 || (argc == 4 && !strcmp(argv[2], "-m"))))
+		return cmd_decide(state, argv[1], "approved", argc == 4 ? argv[3] : NULL, 0);
+	if (!strcmp(cmd, "reject") && argc == 4 && !strcmp(argv[2], "-m"))
+		return cmd_decide(state, argv[1], "rejected", argv[3], 0);
+	if (!strcmp(cmd, "reject"))
+		return die(2, "reject needs a reason the agent will read: assent reject ID -m TEXT");
+	if (!strcmp(cmd, "answer") && argc == 3)
+		return cmd_decide(state, argv[1], "answered", argv[2], 0);
+	if (!strcmp(cmd, "select") && argc == 3) {
+		uint64_t n;
+		if (parse_u64(argv[2], &n) != 0 || n < 1 || n > 64)
+			return die(2, "select: '%s' is not an option number (1, 2, ...)", argv[2]);
+		return cmd_decide(state, argv[1], "selected", NULL, (long)n);
+	}
+	if (!strcmp(cmd, "review") && argc == 1)
+		return cmd_review(state);
+	return die(2, "usage: assent %s ... (see assent --help)", cmd);
+}
+
 int main(int argc, char **argv)
 {
 	const char *state_flag = NULL;
@@ -407,6 +641,11 @@ int main(int argc, char **argv)
 	char state[4096], err[AS_ERRLEN];
 	if (state_dir_resolve(state_flag, state, sizeof state, err) != 0)
 		return die(2, "%s", err);
+	static const char *const review_cmds[] = {"pending", "show", "approve", "reject", "answer",
+						  "select", "review", "whoami"};
+	for (size_t k = 0; k < sizeof review_cmds / sizeof *review_cmds; k++)
+		if (!strcmp(argv[i], review_cmds[k]))
+			return cmd_reviewer(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "reviewer") || !strcmp(argv[i], "agent"))
 		return cmd_identity(state, argv[i], argc - i, argv + i);
 	if (!strcmp(argv[i], "keygen"))

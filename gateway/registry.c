@@ -244,14 +244,16 @@ char *registry_list_json(const struct registry *r)
 	json_t *out = json_pack("{s:[],s:[]}", "reviewers", "agents");
 	size_t i;
 	json_t *e;
-	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e)
+	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e) {
 		json_array_append_new(json_object_get(out, "reviewers"),
 				      json_pack("{s:O,s:O,s:O}", "name", json_object_get(e, "name"), "uids",
 						json_object_get(e, "uids"), "groups", json_object_get(e, "groups")));
-	json_array_foreach(json_object_get(r->doc, "agents"), i, e)
+	}
+	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
 		json_array_append_new(json_object_get(out, "agents"),
 				      json_pack("{s:O,s:O}", "name", json_object_get(e, "name"), "audiences",
 						json_object_get(e, "audiences")));
+	}
 	char *s = json_dumps(out, JSON_INDENT(2));
 	json_decref(out);
 	return s;

@@ -5,16 +5,25 @@ set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev pkg-config cppcheck
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb)
+# The official MCP SDK client, pinned by tests/mcp/package-lock.json (npm registry).
+npm_deps() {
+	local dir
+	dir=$(cd "$(dirname "$0")" && pwd)/mcp
+	if [ -d "$dir" ] && [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] && command -v npm >/dev/null; then
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || { echo "deps: npm ci in $dir failed" >&2; exit 1; }
+	fi
+}
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && { npm_deps; exit 0; }
 echo "deps: missing Debian packages: ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	npm_deps
 else
 	echo "deps: run as root: sudo apt-get install -y ${missing[*]}" >&2
 	exit 1

@@ -1,0 +1,27 @@
+/* The frames the signer and its workers exchange (gateway/ipc.h carries them).
+ * Every field a worker sends is checked by the signer against its own state; a
+ * frame a worker may not send in its state is an attack (see signer.c). */
+#ifndef ASSENT_PROTO_H
+#define ASSENT_PROTO_H
+
+enum {
+	/* worker -> signer */
+	F_HELLO = 1,        /* {kind: "mcp" | "review"}: once, first */
+	F_CONN_CLOSED = 2,  /* {conn}: a client connection ended */
+	F_LOG = 3,          /* {level, text} */
+	F_REQUEST = 10,     /* mcp: {conn, rid, action (map), timeout, wait, client} */
+	F_COLLECT = 11,     /* mcp: {conn, rid, sid, wait} get_feedback */
+	F_LIST = 12,        /* mcp: {conn, rid} list_pending_feedback */
+	F_CANCEL = 13,      /* mcp: {conn, rid} notifications/cancelled */
+	F_CTL = 20,         /* review: {conn, cmd, sid?, text?, n?} a reviewer's command */
+	/* signer -> worker */
+	F_CONN_NEW = 100,   /* {conn} + the connection's descriptor */
+	F_RESULT = 101,     /* mcp: {conn, rid, json, iserror} the answer to a tool call */
+	F_CTL_REPLY = 102,  /* review: {conn, json} */
+};
+
+#define PROTO_RID_MAX 300      /* a JSON-RPC id, as JSON text */
+#define PROTO_JSON_MAX (4u << 20)
+#define PROTO_CONNS_MAX 256    /* client connections one worker serves */
+
+#endif

@@ -1,0 +1,1221 @@
+/* The signer: one event loop over the listening sockets, its two workers' IPC
+ * sockets, a signalfd and the queue's deadlines. The workers are started before
+ * any key or secret is read, with an empty environment; every frame they send is
+ * checked against the dispatch table and against state held here. */
+#define _GNU_SOURCE
+#include "signer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "assent/ledger.h"
+#include "bridge.h"
+#include "cbor.h"
+#include "entry.h"
+#include "ipc.h"
+#include "jail.h"
+#include "merkle.h"
+#include "proto.h"
+#include "queue.h"
+#include "registry.h"
+#include "token.h"
+#include "util.h"
+#include "worker.h"
+
+#define CONTROL_SOCK "control.sock"
+#define MAX_CONNS 1024
+#define MAX_DONE 4096
+#define TIMEOUT_MAX_S 86400
+#define MCP_AUD_MAX 128
+
+enum { W_MCP, W_REVIEW, NWORKERS };
+enum { S_NEW, S_READY }; /* a worker's state: before and after its hello */
+
+struct worker {
+	const char *kind;
+	pid_t pid;
+	int fd;
+	struct ipc_conn ipc;
+	uint32_t state;
+	uint64_t once;
+	unsigned restarts;
+	uint64_t start_at; /* when to (re)start it, unix ms; 0: running */
+};
+
+struct conn { /* a client connection the signer accepted and handed to a worker */
+	uint64_t id;
+	int worker; /* W_MCP (an agent) or W_REVIEW (a reviewer) */
+	uid_t uid;  /* measured with SO_PEERCRED, never taken from a worker */
+	pid_t pid;
+	int used;
+};
+
+struct req { /* what the signer keeps of a pending request (pq_item.data) */
+	uint64_t conn;
+	char rid[PROTO_RID_MAX + 1];
+	char type[16];
+	char audience[MCP_AUD_MAX + 1];
+	char action[72];    /* "sha256:" hex */
+	json_t *view;       /* what a reviewer is shown */
+	char **options;
+	size_t noptions;
+	json_t *subjects;   /* [{name, sha256, computed}] */
+	char client[160];
+};
+
+struct done { /* decided requests whose requester may still collect the answer */
+	char sid[PQ_SID_LEN + 1];
+	uint64_t owner_conn;
+	uid_t owner_uid;
+	json_t *result;
+	uint64_t until;
+};
+
+struct waiter { /* a get_feedback call waiting for a decision */
+	uint64_t conn;
+	char rid[PROTO_RID_MAX + 1];
+	char sid[PQ_SID_LEN + 9];
+	uint64_t until;
+	int used;
+};
+
+struct signer {
+	const struct signer_opts *o;
+	struct worker w[NWORKERS];
+	int agent_fd, control_fd, sig_fd;
+	struct conn conns[MAX_CONNS];
+	uint64_t next_conn;
+	struct pq *q;
+	struct done done[MAX_DONE];
+	size_t ndone;
+	struct waiter waiters[256];
+	struct ledger *ledger;
+	struct tokkeys *tk;
+	struct tok_config tcfg;
+	struct registry *reg;
+	time_t reg_mtime;
+	uint32_t timeout_s;
+	struct cv_arena arena;
+	int cur; /* the worker whose frame is being handled */
+	int stop;
+};
+
+static uint64_t now_ms(void) { return now_unix_ms(); }
+
+static void slog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
+static void slog(const char *level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	json_t *j = json_pack("{s:I,s:s,s:s}", "ts", (json_int_t)now_ms(), "level", level, "msg", msg);
+	char *s = json_dumps(j, JSON_COMPACT);
+	fprintf(stderr, "%s\n", s ? s : msg);
+	free(s);
+	json_decref(j);
+}
+
+/* ---- sockets and workers ---- */
+
+static int listen_unix(const char *state, const char *name, char *err)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", state, name);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return as_fail(err, AS_EINVAL, "socket path too long: %s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	unlink(path); /* we hold the state directory's lock: a socket left here is stale */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	mode_t old = umask(0077);
+	int rc = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 64) == 0 ? 0 : -1;
+	umask(old);
+	if (rc != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return as_fail(err, AS_EIO, "cannot listen on %s: %s", path, strerror(e));
+	}
+	return fd;
+}
+
+static int spawn_worker(struct signer *s, int k)
+{
+	struct worker *w = &s->w[k];
+	int sv[2];
+	char err[AS_ERRLEN];
+	if (ipc_socketpair(sv, err) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The worker starts from nothing: descriptor 3 is its IPC socket, 0-2 are
+		 * /dev/null, the environment is empty, and it is a fresh exec of this binary. */
+		sigset_t none; /* the signer blocks these for its signalfd; a worker must not inherit that */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL); /* SIGPIPE stays ignored: a gone client is EPIPE, not death */
+		int nul = open("/dev/null", O_RDWR);
+		if (nul < 0 || dup2(sv[1], WORKER_IPC_FD) < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+			_exit(127);
+		closefrom(WORKER_IPC_FD + 1);
+		char *argv[] = {"assentd", "--worker", (char *)w->kind, NULL};
+		char *envp[] = {NULL};
+		execve(s->o->self_exe, argv, envp);
+		_exit(127);
+	}
+	close(sv[1]);
+	w->pid = pid;
+	w->fd = sv[0];
+	w->state = S_NEW; /* until its hello */
+	w->once = 0;
+	w->start_at = 0;
+	ipc_conn_init(&w->ipc, w->fd, err);
+	return 0;
+}
+
+/* A worker died or misbehaved: drop its connections, fail what they waited for,
+ * and restart it with backoff. */
+static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
+
+static void worker_down(struct signer *s, int k, const char *why)
+{
+	struct worker *w = &s->w[k];
+	if (w->pid > 0) {
+		int st = 0;
+		if (waitpid(w->pid, &st, WNOHANG) == 0) {
+			kill(w->pid, SIGKILL);
+			waitpid(w->pid, &st, 0);
+		} else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
+			slog("security", "%s worker was killed by the seccomp filter (SIGSYS): a forbidden system call",
+			     w->kind);
+		} else if (WIFSIGNALED(st)) {
+			slog("warning", "%s worker died of signal %d", w->kind, WTERMSIG(st));
+		}
+	}
+	if (w->fd >= 0) {
+		ipc_conn_free(&w->ipc);
+		close(w->fd);
+	}
+	w->fd = -1;
+	w->pid = 0;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		if (s->conns[i].used && s->conns[i].worker == k) {
+			fail_conn_requests(s, s->conns[i].id, why);
+			s->conns[i].used = 0;
+		}
+	}
+	unsigned backoff = w->restarts < 5 ? 1000u << w->restarts : 30000u;
+	w->restarts++;
+	w->start_at = now_ms() + backoff;
+	slog("warning", "%s worker down (%s); restarting in %u ms", w->kind, why, backoff);
+}
+
+static void security_event(struct signer *s, int k, const char *what)
+{
+	slog("security", "%s worker: %s: killing it", s->w[k].kind, what);
+	worker_down(s, k, what);
+}
+
+/* ---- ledger helpers ---- */
+
+static int append_map(struct signer *s, const struct cv *m, struct ledger_pos *pos, char *err)
+{
+	struct buf enc;
+	buf_init(&enc, ENTRY_MAX);
+	int rc = cbor_encode(m, &enc, err);
+	if (rc == 0) {
+		struct ledger_rec r = {enc.p, enc.len};
+		rc = ledger_append(s->ledger, &r, 1, pos, err);
+	}
+	buf_free(&enc);
+	return rc;
+}
+
+static struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
+{
+	cv_set_text(a, &m->items[2 * *i], k, strlen(k));
+	return &m->items[2 * (*i)++ + 1];
+}
+
+static int append_simple(struct signer *s, const char *kind, const char *sid, const char *reason)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *m = cv_map(&a, 3);
+	size_t i = 0;
+	cv_set_text(&a, kv(&a, m, &i, "kind"), kind, strlen(kind));
+	cv_set_text(&a, kv(&a, m, &i, "session_id"), sid, strlen(sid));
+	cv_set_text(&a, kv(&a, m, &i, "reason"), reason, strlen(reason));
+	char err[AS_ERRLEN];
+	struct ledger_pos pos;
+	int rc = append_map(s, m, &pos, err);
+	if (rc != 0)
+		slog("error", "ledger: %s", err);
+	cv_arena_free(&a);
+	return rc;
+}
+
+/* ---- answering ---- */
+
+static void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror)
+{
+	struct worker *w = &s->w[W_MCP];
+	if (w->fd < 0)
+		return;
+	char *js = json_dumps(result, JSON_COMPACT);
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_RESULT, 4);
+	char err[AS_ERRLEN];
+	if (js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
+	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+}
+
+static void ctl_reply(struct signer *s, uint64_t conn, json_t *j)
+{
+	struct worker *w = &s->w[W_REVIEW];
+	char *js = json_dumps(j, JSON_COMPACT);
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 2);
+	char err[AS_ERRLEN];
+	if (w->fd >= 0 && js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "json", js, strlen(js)))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+	json_decref(j);
+}
+
+static struct conn *conn_get(struct signer *s, uint64_t id, int worker)
+{
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].used && s->conns[i].id == id && s->conns[i].worker == worker)
+			return &s->conns[i];
+	return NULL;
+}
+
+static void req_free(struct req *r)
+{
+	if (!r)
+		return;
+	json_decref(r->view);
+	json_decref(r->subjects);
+	for (size_t i = 0; i < r->noptions; i++)
+		free(r->options[i]);
+	free(r->options);
+	free(r);
+}
+
+static void remember_done(struct signer *s, const char *sid, uint64_t conn, uid_t uid, json_t *result)
+{
+	struct done *d = NULL;
+	uint64_t now = now_ms();
+	for (size_t i = 0; i < s->ndone; i++)
+		if (s->done[i].until < now) {
+			d = &s->done[i];
+			json_decref(d->result);
+			break;
+		}
+	if (!d && s->ndone < MAX_DONE)
+		d = &s->done[s->ndone++];
+	if (!d) { /* full: replace the oldest */
+		d = &s->done[0];
+		for (size_t i = 1; i < s->ndone; i++)
+			if (s->done[i].until < d->until)
+				d = &s->done[i];
+		json_decref(d->result);
+	}
+	snprintf(d->sid, sizeof d->sid, "%s", sid);
+	d->owner_conn = conn;
+	d->owner_uid = uid;
+	d->result = json_incref(result);
+	d->until = now + 3600 * 1000u;
+	/* A get_feedback already waiting for it gets it now. */
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
+		struct waiter *w = &s->waiters[i];
+		if (w->used && !strcmp(w->sid, sid)) {
+			send_result(s, w->conn, w->rid, result, 0);
+			w->used = 0;
+		}
+	}
+}
+
+/* Finish a request: the entry is on disk before anyone hears of it. */
+static void finish(struct signer *s, struct pq_item *it, json_t *result)
+{
+	struct req *r = it->data;
+	if (it->blocking)
+		send_result(s, r->conn, r->rid, result, 0);
+	remember_done(s, it->session_id, r->conn, it->requester_uid, result);
+	json_decref(result);
+	req_free(r);
+}
+
+static json_t *result_base(const char *sid, const char *status, int approved)
+{
+	return json_pack("{s:s,s:s,s:b,s:I}", "session_id", sid, "status", status, "approved", approved, "timestamp",
+			 (json_int_t)(now_ms() / 1000));
+}
+
+struct collect_ctx {
+	uint64_t conn;
+	char (*sids)[PQ_SID_LEN + 1];
+	size_t n, max;
+};
+
+static void collect_blocking(const struct pq_item *x, void *arg)
+{
+	struct collect_ctx *c = arg;
+	const struct req *r = x->data;
+	if (x->blocking && r->conn == c->conn && c->n < c->max)
+		snprintf(c->sids[c->n++], PQ_SID_LEN + 1, "%s", x->session_id);
+}
+
+static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
+{
+	/* Blocking requests whose caller went away are cancelled and ledgered as such;
+	 * a non-blocking request belongs to its requester and waits for its deadline. */
+	char sids[64][PQ_SID_LEN + 1];
+	struct collect_ctx c = {conn, sids, 0, 64};
+	do {
+		c.n = 0;
+		pq_each(s->q, collect_blocking, &c);
+		for (size_t i = 0; i < c.n; i++) {
+			struct pq_item out;
+			if (pq_remove(s->q, sids[i], &out) == 0) {
+				append_simple(s, "cancelled", out.session_id, reason);
+				req_free(out.data);
+			}
+		}
+	} while (c.n == c.max);
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++)
+		if (s->waiters[i].used && s->waiters[i].conn == conn)
+			s->waiters[i].used = 0;
+}
+
+/* ---- frames from the mcp worker ---- */
+
+static int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err)
+{
+	uint64_t id;
+	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
+	if (!(*c = conn_get(s, id, worker)))
+		return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given",
+			       (unsigned long long)id);
+	return 0;
+}
+
+static int text_of(const struct cv *v, char *out, size_t max)
+{
+	if (!v || v->t != CV_TEXT || v->n >= max)
+		return -1;
+	memcpy(out, v->s, v->n);
+	out[v->n] = 0;
+	return 0;
+}
+
+/* The action is the worker's claim of what the agent asked: check its shape here. */
+static int check_action(const struct cv *a, struct req *r, char *err)
+{
+	if (a->t != CV_MAP)
+		return as_fail(err, AS_ECORRUPT, "action is not a map");
+	if (text_of(cv_get(a, "type"), r->type, sizeof r->type) != 0 ||
+	    (strcmp(r->type, "approval") && strcmp(r->type, "input") && strcmp(r->type, "selection") &&
+	     strcmp(r->type, "confirmation")))
+		return as_fail(err, AS_ECORRUPT, "action.type is not approval, input, selection or confirmation");
+	const struct cv *m = cv_get(a, "message"), *o = cv_get(a, "options"), *aud = cv_get(a, "audience");
+	if (!m || m->t != CV_TEXT || m->n == 0 || m->n > 65536)
+		return as_fail(err, AS_ECORRUPT, "action.message missing or over 64 KiB");
+	r->audience[0] = 0;
+	if (aud && text_of(aud, r->audience, sizeof r->audience) != 0)
+		return as_fail(err, AS_ECORRUPT, "action.audience is not text of at most 128 bytes");
+	int is_sel = strcmp(r->type, "selection") == 0, has_opts = o && o->t == CV_ARRAY && o->n > 0 && o->n <= 32;
+	if (is_sel != has_opts || (o && !has_opts))
+		return as_fail(err, AS_ECORRUPT, "action.options must be 1-32 texts for a selection, and only then");
+	if (o) {
+		r->options = calloc(o->n, sizeof *r->options);
+		for (size_t i = 0; r->options && i < o->n; i++) {
+			if (o->items[i].t != CV_TEXT)
+				return as_fail(err, AS_ECORRUPT, "action.options[%zu] is not text", i);
+			r->options[i] = strndup((const char *)o->items[i].s, o->items[i].n);
+			r->noptions++;
+		}
+	}
+	r->subjects = json_array();
+	const struct cv *sub = cv_get(a, "subject");
+	for (size_t i = 0; sub && sub->t == CV_ARRAY && i < sub->n; i++) {
+		const struct cv *x = &sub->items[i], *d = cv_get(x, "digest");
+		char name[300], hex[65];
+		uint8_t tmp[32];
+		const struct cv *comp = cv_get(x, "computed");
+		if (text_of(cv_get(x, "name"), name, sizeof name) || text_of(cv_get(d, "sha256"), hex, sizeof hex) ||
+		    hex_decode(hex, strlen(hex), tmp, 32) != 0 || !comp || (comp->t != CV_TRUE && comp->t != CV_FALSE))
+			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] malformed", i);
+		json_array_append_new(r->subjects,
+				      json_pack("{s:s,s:s,s:b}", "name", name, "sha256", hex, "computed", comp->t == CV_TRUE));
+	}
+	if (sub && sub->t != CV_ARRAY)
+		return as_fail(err, AS_ECORRUPT, "action.subject is not an array");
+	return 0;
+}
+
+static int h_request(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *rid, *client;
+	size_t ridn, clientn;
+	uint64_t timeout;
+	int wait;
+	const struct cv *action;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
+	GUARD(ipc_get_text(f->body, "client", 300, &client, &clientn, err));
+	GUARD(ipc_get_uint(f->body, "timeout", TIMEOUT_MAX_S, &timeout, err));
+	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
+	GUARD(ipc_get(f->body, "action", CV_MAP, &action, err));
+	struct req *r = calloc(1, sizeof *r);
+	if (!r)
+		return AS_ENOMEM;
+	r->conn = c->id;
+	memcpy(r->rid, rid, ridn);
+	snprintf(r->client, sizeof r->client, "%.*s", (int)clientn, client);
+	int rc = check_action(action, r, err);
+	if (rc != 0) {
+		req_free(r);
+		return rc;
+	}
+	/* The digest covers the canonical action exactly as recorded and shown. */
+	struct buf enc;
+	buf_init(&enc, IPC_FRAME_MAX);
+	uint8_t h[32];
+	char hex[65];
+	if (cbor_encode(action, &enc, err) != 0) {
+		buf_free(&enc);
+		req_free(r);
+		return AS_ECORRUPT;
+	}
+	sha256(enc.p, enc.len, h);
+	buf_free(&enc);
+	hex_encode(h, 32, hex);
+	snprintf(r->action, sizeof r->action, "sha256:%s", hex);
+	struct pq_item it = {0};
+	pq_new_session_id(it.session_id);
+	it.created_ms = now_ms();
+	it.deadline_ms = it.created_ms + 1000u * (timeout ? timeout : s->timeout_s);
+	it.requester_id = c->id;
+	it.requester_uid = c->uid;
+	it.blocking = wait;
+	it.data = r;
+	/* The request entry: the action's fields, who asked (measured uid, declared client), digest, deadline. */
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, action->n + 5);
+	size_t i = 0;
+	for (size_t k = 0; k < action->n; k++) {
+		m->items[2 * i] = action->items[2 * k];
+		m->items[2 * i++ + 1] = action->items[2 * k + 1];
+	}
+	cv_set_text(a, kv(a, m, &i, "kind"), "request", 7);
+	cv_set_text(a, kv(a, m, &i, "session_id"), it.session_id, strlen(it.session_id));
+	struct cv *rq = kv(a, m, &i, "requester");
+	rq->t = CV_MAP;
+	rq->n = 2;
+	rq->items = cv_alloc(a, 4);
+	cv_set_text(a, &rq->items[0], "uid", 3);
+	cv_set_uint(&rq->items[1], (uint64_t)c->uid);
+	cv_set_text(a, &rq->items[2], "client", 6);
+	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
+	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
+	cv_set_uint(kv(a, m, &i, "deadline"), it.deadline_ms);
+	struct ledger_pos pos;
+	char e2[AS_ERRLEN];
+	if (append_map(s, m, &pos, e2) != 0 || pq_add(s->q, &it) != 0) {
+		json_t *j = json_pack("{s:s}", "error", "the gateway could not record the request");
+		slog("error", "request refused: %s", e2);
+		send_result(s, c->id, r->rid, j, 1);
+		json_decref(j);
+		req_free(r);
+		return 0;
+	}
+	r->view = cv_to_json(action);
+	json_object_set_new(r->view, "session_id", json_string(it.session_id));
+	json_object_set_new(r->view, "requester", json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client));
+	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
+	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
+	json_object_set_new(r->view, "action", json_string(r->action));
+	slog("info", "request %s (%s) from uid %u queued, deadline in %llu s", it.session_id, r->type, (unsigned)c->uid,
+	     (unsigned long long)((it.deadline_ms - it.created_ms) / 1000));
+	if (!wait) {
+		json_t *res = result_base(it.session_id, "pending", 0);
+		json_object_set_new(res, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
+		send_result(s, c->id, r->rid, res, 0);
+		json_decref(res);
+	}
+	return 0;
+}
+
+static int h_collect(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *rid, *sid;
+	size_t ridn, sidn;
+	uint64_t wait;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
+	GUARD(ipc_get_text(f->body, "sid", PQ_SID_LEN + 8, &sid, &sidn, err));
+	GUARD(ipc_get_uint(f->body, "wait", 60, &wait, err));
+	char r[PROTO_RID_MAX + 1], id[PQ_SID_LEN + 9];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	snprintf(id, sizeof id, "%.*s", (int)sidn, sid);
+	/* A request belongs to its requester (the measured uid), not to a connection. */
+	for (size_t i = 0; i < s->ndone; i++) {
+		struct done *d = &s->done[i];
+		if (d->result && !strcmp(d->sid, id) && d->owner_uid == c->uid) {
+			send_result(s, c->id, r, d->result, 0);
+			return 0;
+		}
+	}
+	struct pq_item *it = pq_find(s->q, id);
+	if (!it || it->requester_uid != c->uid) {
+		json_t *j = json_pack("{s:s}", "error", "no request of yours has this session_id");
+		send_result(s, c->id, r, j, 1);
+		json_decref(j);
+		return 0;
+	}
+	if (wait == 0) {
+		json_t *res = result_base(id, "pending", 0);
+		json_object_set_new(res, "deadline", json_integer((json_int_t)(it->deadline_ms / 1000)));
+		send_result(s, c->id, r, res, 0);
+		json_decref(res);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
+		struct waiter *w = &s->waiters[i];
+		if (w->used)
+			continue;
+		*w = (struct waiter){.conn = c->id, .until = now_ms() + 1000 * wait, .used = 1};
+		snprintf(w->rid, sizeof w->rid, "%s", r);
+		snprintf(w->sid, sizeof w->sid, "%s", id);
+		return 0;
+	}
+	json_t *j = json_pack("{s:s}", "error", "too many get_feedback calls waiting; try again");
+	send_result(s, c->id, r, j, 1);
+	json_decref(j);
+	return 0;
+}
+
+struct list_ctx {
+	uid_t uid; /* (uid_t)-1: everything (reviewers) */
+	json_t *arr;
+};
+
+static void list_one(const struct pq_item *it, void *arg)
+{
+	struct list_ctx *l = arg;
+	const struct req *r = it->data;
+	if (l->uid != (uid_t)-1 && it->requester_uid != l->uid)
+		return;
+	if (l->uid == (uid_t)-1) {
+		json_array_append(l->arr, r->view);
+		return;
+	}
+	json_t *v = json_pack("{s:s,s:s,s:O,s:I,s:I}", "session_id", it->session_id, "type", r->type, "message",
+			      json_object_get(r->view, "message"), "created", (json_int_t)(it->created_ms / 1000),
+			      "deadline", (json_int_t)(it->deadline_ms / 1000));
+	if (r->audience[0])
+		json_object_set_new(v, "audience", json_string(r->audience));
+	json_array_append_new(l->arr, v);
+}
+
+static int h_list(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *rid;
+	size_t ridn;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
+	char r[PROTO_RID_MAX + 1];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	struct list_ctx l = {c->uid, json_array()};
+	pq_each(s->q, list_one, &l);
+	json_t *res = json_pack("{s:o}", "requests", l.arr);
+	send_result(s, c->id, r, res, 0);
+	json_decref(res);
+	return 0;
+}
+
+struct find_ctx {
+	uint64_t conn;
+	const char *rid;
+	char sid[PQ_SID_LEN + 1];
+};
+
+static void find_rid(const struct pq_item *it, void *arg)
+{
+	struct find_ctx *fc = arg;
+	const struct req *r = it->data;
+	if (it->blocking && r->conn == fc->conn && !strcmp(r->rid, fc->rid))
+		snprintf(fc->sid, sizeof fc->sid, "%s", it->session_id);
+}
+
+static int h_cancel(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *rid;
+	size_t ridn;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
+	char r[PROTO_RID_MAX + 1];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	struct find_ctx fc = {c->id, r, ""};
+	pq_each(s->q, find_rid, &fc);
+	struct pq_item out;
+	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0) {
+		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call");
+		slog("info", "request %s cancelled by the agent", out.session_id);
+		req_free(out.data);
+	}
+	return 0;
+}
+
+static int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t id;
+	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
+	struct conn *c = conn_get(s, id, s->cur);
+	if (!c)
+		return as_fail(err, AS_ECORRUPT, "closes connection %llu, which it was never given", (unsigned long long)id);
+	if (s->cur == W_MCP)
+		fail_conn_requests(s, id, "the agent disconnected");
+	c->used = 0;
+	return 0;
+}
+
+static int h_log(void *ctx, struct ipc_frame *f, char *err)
+{
+	(void)ctx;
+	const char *lv, *txt;
+	size_t lvn, txtn;
+	GUARD(ipc_get_text(f->body, "level", 16, &lv, &lvn, err));
+	GUARD(ipc_get_text(f->body, "text", 1024, &txt, &txtn, err));
+	slog("worker", "%.*s: %.*s", (int)lvn, lv, (int)txtn, txt);
+	return 0;
+}
+
+static int h_hello(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	const char *kind;
+	size_t n;
+	GUARD(ipc_get_text(f->body, "kind", 16, &kind, &n, err));
+	if (strlen(s->w[s->cur].kind) != n || memcmp(kind, s->w[s->cur].kind, n) != 0)
+		return as_fail(err, AS_ECORRUPT, "hello from the %s worker says it is '%.*s'", s->w[s->cur].kind, (int)n, kind);
+	s->w[s->cur].state = S_READY;
+	s->w[s->cur].restarts = 0;
+	return 0;
+}
+
+/* ---- a reviewer's commands ---- */
+
+static void reload_registry(struct signer *s)
+{
+	char path[4200], err[AS_ERRLEN];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", s->o->state, REG_FILE);
+	time_t mt = stat(path, &st) == 0 ? st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0;
+	if (s->reg && mt == s->reg_mtime)
+		return;
+	struct registry *r;
+	if (registry_load(s->o->state, &r, err) != 0) {
+		slog("error", "identity registry: %s (keeping the one loaded)", err);
+		return;
+	}
+	registry_free(s->reg);
+	s->reg = r;
+	s->reg_mtime = mt;
+}
+
+static json_t *ctl_error(const char *fmt, ...) AS_PRINTF(1, 2);
+static json_t *ctl_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return json_pack("{s:b,s:s}", "ok", 0, "error", msg);
+}
+
+static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, const char *sid, const char *outcome,
+		      const char *text, uint64_t n)
+{
+	struct pq_item *it = pq_find(s->q, sid);
+	if (!it)
+		return ctl_error("no pending request %s (decided, timed out or cancelled?)", sid);
+	struct req *r = it->data;
+	const char *assurance = "reviewer";
+	if (c->uid == it->requester_uid) {
+		if (!s->o->single_user)
+			return ctl_error("refused: uid %u asked for %s itself; a decision must come from another person "
+					 "(single-user mode is off)",
+					 (unsigned)c->uid, sid);
+		assurance = "same-user";
+	}
+	int yesno = !strcmp(r->type, "approval") || !strcmp(r->type, "confirmation");
+	const char *response = text;
+	int approved = 0;
+	if (!strcmp(outcome, "approved") && yesno) {
+		approved = 1;
+	} else if (!strcmp(outcome, "rejected")) {
+		if (!text || !*text)
+			return ctl_error("a rejection needs a reason (-m TEXT)");
+	} else if (!strcmp(outcome, "answered") && !strcmp(r->type, "input")) {
+		if (!text)
+			return ctl_error("answer needs the text");
+		if (!*text && json_is_string(json_object_get(r->view, "default")))
+			response = json_string_value(json_object_get(r->view, "default"));
+	} else if (!strcmp(outcome, "selected") && !strcmp(r->type, "selection")) {
+		if (n < 1 || n > r->noptions)
+			return ctl_error("option %llu does not exist: choose 1 to %zu", (unsigned long long)n, r->noptions);
+		response = r->options[n - 1];
+	} else {
+		return ctl_error("a %s request cannot be %s", r->type, outcome);
+	}
+	/* The decision entry names the token it will carry (jti, kid, exp): prepare it first. */
+	struct tok_subject subj[16];
+	size_t ns = 0;
+	size_t k;
+	json_t *x;
+	json_array_foreach(r->subjects, k, x) {
+		if (ns == 16)
+			break;
+		subj[ns].name = json_string_value(json_object_get(x, "name"));
+		snprintf(subj[ns].sha256, sizeof subj[ns].sha256, "%s", json_string_value(json_object_get(x, "sha256")));
+		subj[ns++].computed = json_is_true(json_object_get(x, "computed"));
+	}
+	struct tok_request tr = {.aud = r->audience[0] ? r->audience : "assent",
+				 .session_id = sid,
+				 .reviewer_name = reviewer,
+				 .reviewer_channel = "cli",
+				 .subjects = subj,
+				 .nsubjects = ns,
+				 .assurance = assurance};
+	snprintf(tr.action_sha256, sizeof tr.action_sha256, "%s", r->action + 7);
+	struct tok_ticket t;
+	char err[AS_ERRLEN];
+	int with_token = approved && s->tcfg.mode != TOK_OFF;
+	if (with_token && tok_prepare(s->tk, &tr, &t, err) != 0)
+		return ctl_error("cannot prepare the token: %s", err);
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, 7 + (response ? 1 : 0) + (with_token ? 1 : 0));
+	size_t i = 0;
+	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
+	cv_set_text(a, kv(a, m, &i, "session_id"), sid, strlen(sid));
+	cv_set_text(a, kv(a, m, &i, "outcome"), outcome, strlen(outcome));
+	cv_set_text(a, kv(a, m, &i, "assurance"), assurance, strlen(assurance));
+	struct cv *rv = kv(a, m, &i, "reviewer");
+	*rv = *cv_map(a, 3);
+	cv_set_text(a, &rv->items[0], "name", 4);
+	cv_set_text(a, &rv->items[1], reviewer, strlen(reviewer));
+	cv_set_text(a, &rv->items[2], "channel", 7);
+	cv_set_text(a, &rv->items[3], "cli", 3);
+	cv_set_text(a, &rv->items[4], "uid", 3);
+	cv_set_uint(&rv->items[5], (uint64_t)c->uid);
+	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
+	cv_set_uint(kv(a, m, &i, "latency_ms"), now_ms() - it->created_ms);
+	if (response)
+		cv_set_text(a, kv(a, m, &i, "response"), response, strlen(response));
+	if (with_token) {
+		struct cv *tk = kv(a, m, &i, "token");
+		*tk = *cv_map(a, 3);
+		cv_set_text(a, &tk->items[0], "jti", 3);
+		cv_set_text(a, &tk->items[1], t.jti, strlen(t.jti));
+		cv_set_text(a, &tk->items[2], "kid", 3);
+		cv_set_text(a, &tk->items[3], t.kid, strlen(t.kid));
+		cv_set_text(a, &tk->items[4], "exp", 3);
+		cv_set_uint(&tk->items[5], t.exp);
+	}
+	m->n = i;
+	struct ledger_pos pos;
+	if (append_map(s, m, &pos, err) != 0)
+		return ctl_error("the decision could not be recorded: %s", err);
+	/* On disk: now the token, then the answer. */
+	char *jwt = NULL;
+	if (with_token && tok_issue(s->tk, &tr, &t, pos.seq, pos.leaf, &jwt, err) != 0)
+		slog("error", "token for %s: %s", sid, err);
+	json_t *res = result_base(sid, outcome, approved);
+	json_object_set_new(res, "response", response ? json_string(response) : json_null());
+	json_object_set_new(res, "reviewer", json_string(reviewer));
+	if (!strcmp(outcome, "selected"))
+		json_object_set_new(res, "selection", json_integer((json_int_t)n));
+	if (jwt)
+		json_object_set_new(res, "approval_token", json_string(jwt));
+	free(jwt);
+	slog("info", "request %s %s by %s (%s) after %llu ms", sid, outcome, reviewer, assurance,
+	     (unsigned long long)(now_ms() - it->created_ms));
+	struct pq_item out;
+	pq_remove(s->q, sid, &out);
+	finish(s, &out, res);
+	return json_pack("{s:b,s:s,s:s,s:b}", "ok", 1, "session_id", sid, "outcome", outcome, "token",
+			 with_token);
+}
+
+static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *cmd, *sid = NULL, *outcome = NULL, *text = NULL;
+	size_t cmdn, sidn = 0, outn = 0, textn = 0;
+	uint64_t n = 0;
+	GUARD(get_conn(s, f, W_REVIEW, &c, err));
+	GUARD(ipc_get_text(f->body, "cmd", 16, &cmd, &cmdn, err));
+	if (cv_get(f->body, "sid"))
+		GUARD(ipc_get_text(f->body, "sid", 64, &sid, &sidn, err));
+	if (cv_get(f->body, "outcome"))
+		GUARD(ipc_get_text(f->body, "outcome", 16, &outcome, &outn, err));
+	if (cv_get(f->body, "text"))
+		GUARD(ipc_get_text(f->body, "text", 16384, &text, &textn, err));
+	if (cv_get(f->body, "n"))
+		GUARD(ipc_get_uint(f->body, "n", 64, &n, err));
+	char cm[17], id[65] = "", oc[17] = "", *tx = text ? strndup(text, textn) : NULL;
+	snprintf(cm, sizeof cm, "%.*s", (int)cmdn, cmd);
+	if (sid)
+		snprintf(id, sizeof id, "%.*s", (int)sidn, sid);
+	if (outcome)
+		snprintf(oc, sizeof oc, "%.*s", (int)outn, outcome);
+	reload_registry(s);
+	const char *reviewer = registry_reviewer_by_uid(s->reg, c->uid);
+	json_t *rep;
+	if (!reviewer)
+		rep = ctl_error("uid %u is not a registered reviewer (an operator runs: assent reviewer add NAME --uid %u)",
+				(unsigned)c->uid, (unsigned)c->uid);
+	else if (!strcmp(cm, "whoami"))
+		rep = json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", reviewer, "uid", (json_int_t)c->uid);
+	else if (!strcmp(cm, "pending")) {
+		struct list_ctx l = {(uid_t)-1, json_array()};
+		pq_each(s->q, list_one, &l);
+		rep = json_pack("{s:b,s:o}", "ok", 1, "requests", l.arr);
+	} else if (!strcmp(cm, "show")) {
+		struct pq_item *it = id[0] ? pq_find(s->q, id) : NULL;
+		rep = it ? json_pack("{s:b,s:O}", "ok", 1, "request", ((struct req *)it->data)->view)
+			 : ctl_error("no pending request %s", id);
+	} else if (!strcmp(cm, "decide") && id[0] && oc[0]) {
+		rep = decide(s, c, reviewer, id, oc, tx, n);
+	} else {
+		rep = ctl_error("malformed command");
+	}
+	free(tx);
+	ctl_reply(s, c->id, rep);
+	return 0;
+}
+
+/* ---- deadlines ---- */
+
+static void expire(struct signer *s)
+{
+	uint64_t now = now_ms();
+	struct pq_item it;
+	while (pq_pop_expired(s->q, now, &it) == 0) {
+		append_simple(s, "timeout", it.session_id, "no decision before the deadline");
+		json_t *res = result_base(it.session_id, "timeout", 0);
+		json_object_set_new(res, "error", json_string("timeout"));
+		slog("info", "request %s timed out", it.session_id);
+		finish(s, &it, res);
+	}
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
+		struct waiter *w = &s->waiters[i];
+		if (!w->used || w->until > now)
+			continue;
+		struct pq_item *p = pq_find(s->q, w->sid);
+		json_t *res = result_base(w->sid, "pending", 0);
+		if (p)
+			json_object_set_new(res, "deadline", json_integer((json_int_t)(p->deadline_ms / 1000)));
+		send_result(s, w->conn, w->rid, res, 0);
+		json_decref(res);
+		w->used = 0;
+	}
+}
+
+/* ---- dispatch tables: which frames each worker may send, and when ---- */
+
+#define READY IPC_STATE(S_READY)
+static const struct ipc_rule mcp_rules[] = {
+	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+	{F_CONN_CLOSED, READY, 0, h_conn_closed},
+	{F_REQUEST, READY, 0, h_request},
+	{F_COLLECT, READY, 0, h_collect},
+	{F_LIST, READY, 0, h_list},
+	{F_CANCEL, READY, 0, h_cancel},
+};
+static const struct ipc_rule review_rules[] = {
+	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+	{F_CONN_CLOSED, READY, 0, h_conn_closed},
+	{F_CTL, READY, 0, h_ctl},
+};
+
+static void worker_input(struct signer *s, int k)
+{
+	struct worker *w = &s->w[k];
+	char err[AS_ERRLEN];
+	int r = ipc_read(&w->ipc, err);
+	if (r == AS_ECORRUPT) {
+		security_event(s, k, err);
+		return;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, IPC_FRAME_MAX);
+	for (;;) {
+		cv_arena_reset(&a);
+		struct ipc_frame f;
+		int g = ipc_next(&w->ipc, &a, &f, err);
+		if (g == AS_ENOTFOUND)
+			break;
+		if (g == AS_EIO) {
+			cv_arena_free(&a);
+			worker_down(s, k, "it exited");
+			return;
+		}
+		if (g != 0) {
+			cv_arena_free(&a);
+			security_event(s, k, err);
+			return;
+		}
+		s->cur = k;
+		int rc = k == W_MCP ? ipc_dispatch(mcp_rules, sizeof mcp_rules / sizeof *mcp_rules, IPC_STATE(w->state),
+						   &w->once, s, &f, err)
+				    : ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules,
+						   IPC_STATE(w->state), &w->once, s, &f, err);
+		if (rc != 0) {
+			cv_arena_free(&a);
+			security_event(s, k, err);
+			return;
+		}
+	}
+	cv_arena_free(&a);
+}
+
+static void accept_conn(struct signer *s, int lfd, int k)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct ucred cr;
+	socklen_t cl = sizeof cr;
+	struct worker *w = &s->w[k];
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || w->fd < 0 || w->state != S_READY) {
+		close(fd);
+		return;
+	}
+	struct conn *c = NULL;
+	for (size_t i = 0; i < MAX_CONNS && !c; i++)
+		if (!s->conns[i].used)
+			c = &s->conns[i];
+	if (!c) {
+		close(fd);
+		return;
+	}
+	*c = (struct conn){.id = ++s->next_conn, .worker = k, .uid = cr.uid, .pid = cr.pid, .used = 1};
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_CONN_NEW, 1);
+	char err[AS_ERRLEN];
+	if (!f || ipc_put_uint(&a, f, "conn", c->id) != 0 || ipc_conn_send(&w->ipc, f, fd, err) != 0)
+		c->used = 0;
+	cv_arena_free(&a);
+	close(fd); /* the worker has its own copy now */
+}
+
+static int write_info(struct signer *s, char *err)
+{
+	char path[4200], rp[4096], kid[24] = "";
+	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_INFO_FILE);
+	if (s->tcfg.mode == TOK_HS256)
+		hs256_kid(s->tcfg.secret, s->tcfg.secret_len, kid);
+	json_t *j = json_pack("{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
+			      "policy", s->o->policy && realpath(s->o->policy, rp) ? rp : s->o->policy, "token_mode",
+			      s->tcfg.mode == TOK_ES256 ? "ES256" : s->tcfg.mode == TOK_HS256 ? "HS256" : "off",
+			      "token_secret_kid", kid[0] ? kid : NULL, "single_user", s->o->single_user, "timeout_seconds",
+			      (json_int_t)s->timeout_s);
+	char *txt = json_dumps(j, JSON_INDENT(2));
+	json_decref(j);
+	int rc = txt ? file_write_atomic(path, txt, strlen(txt), 0644, err) : AS_ENOMEM;
+	free(txt);
+	return rc;
+}
+
+int signer_main(const struct signer_opts *o)
+{
+	static struct signer S;
+	struct signer *s = &S;
+	s->o = o;
+	char err[AS_ERRLEN], path[4200];
+	if (mkdir_p(o->state, 0700, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	/* One daemon per state directory. */
+	snprintf(path, sizeof path, "%s/assentd.lock", o->state);
+	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
+		slog("error", "another assentd already serves %s", o->state);
+		return 1;
+	}
+	s->w[W_MCP] = (struct worker){.kind = "mcp", .fd = -1};
+	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
+	if ((s->agent_fd = listen_unix(o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
+	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* Workers first: they are forked before any key or secret is in this process. */
+	if (spawn_worker(s, W_MCP) != 0 || spawn_worker(s, W_REVIEW) != 0) {
+		slog("error", "cannot start the workers");
+		return 2;
+	}
+	const char *t = getenv("FEEDBACK_TIMEOUT_SECONDS");
+	uint64_t tv = 300;
+	if (t && *t && (parse_u64(t, &tv) != 0 || tv == 0 || tv > TIMEOUT_MAX_S)) {
+		slog("error", "FEEDBACK_TIMEOUT_SECONDS must be 1 to %d, not '%.16s'", TIMEOUT_MAX_S, t);
+		return 2;
+	}
+	s->timeout_s = (uint32_t)tv;
+	char ldir[4200], kdir[4200];
+	snprintf(ldir, sizeof ldir, "%s/ledger", o->state);
+	snprintf(kdir, sizeof kdir, "%s/keys", o->state);
+	struct ledger_opts lo = {.keys_dir = kdir};
+	if (tok_config_from_env(&s->tcfg, err) != 0 || ledger_open(ldir, &lo, &s->ledger, err) != 0 ||
+	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(100000, &s->q) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	/* Secrets stay in the signer: clear them from the environment it may pass on. */
+	unsetenv("FEEDBACK_TOKEN_SECRET");
+	reload_registry(s);
+	cv_arena_init(&s->arena, 1u << 20);
+	if (write_info(s, err) != 0)
+		slog("warning", "%s", err);
+	if (o->single_user)
+		slog("warning", "SINGLE-USER MODE: a decision from the same uid as the requester is accepted and recorded "
+				"as assurance same-user. An agent running as your user can approve its own requests: this "
+				"protects against mistakes, not against a hostile agent.");
+	slog("info", "assentd %s serving %s (pid %d)", ASSENT_VERSION, o->state, (int)getpid());
+	while (!s->stop) {
+		struct pollfd pf[5];
+		size_t n = 0;
+		pf[n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
+		/* Connections wait in the listen backlog until their worker is ready for them. */
+		pf[n++] = (struct pollfd){.fd = s->w[W_MCP].state == S_READY && s->w[W_MCP].fd >= 0 ? s->agent_fd : -1,
+					  .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = s->w[W_REVIEW].state == S_READY && s->w[W_REVIEW].fd >= 0 ? s->control_fd : -1,
+					  .events = POLLIN};
+		for (int k = 0; k < NWORKERS; k++)
+			pf[n++] = (struct pollfd){.fd = s->w[k].fd,
+						  .events = (short)(POLLIN | (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
+		uint64_t now = now_ms(), next = now + 1000, d;
+		if (pq_next_deadline(s->q, &d) == 0 && d < next)
+			next = d;
+		for (int k = 0; k < NWORKERS; k++)
+			if (s->w[k].start_at && s->w[k].start_at < next)
+				next = s->w[k].start_at;
+		int ms = next > now ? (int)(next - now) : 0;
+		if (poll(pf, n, ms) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+					s->stop = 1;
+				if (si.ssi_signo == SIGCHLD) {
+					int st;
+					pid_t p;
+					while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+						for (int k = 0; k < NWORKERS; k++) {
+							if (s->w[k].pid != p)
+								continue;
+							s->w[k].pid = 0;
+							if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+								security_event(s, k, "killed by the seccomp filter (SIGSYS)");
+							else
+								worker_down(s, k, "it exited");
+						}
+					}
+				}
+			}
+		}
+		if (pf[1].revents & POLLIN)
+			accept_conn(s, s->agent_fd, W_MCP);
+		if (pf[2].revents & POLLIN)
+			accept_conn(s, s->control_fd, W_REVIEW);
+		for (int k = 0; k < NWORKERS; k++) {
+			if (s->w[k].fd < 0)
+				continue;
+			if (pf[3 + k].revents & POLLOUT)
+				ipc_flush(&s->w[k].ipc, err);
+			if (pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR))
+				worker_input(s, k);
+		}
+		now = now_ms();
+		for (int k = 0; k < NWORKERS; k++)
+			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
+				s->w[k].start_at = now + 5000;
+		expire(s);
+		if (ledger_tick(s->ledger, err) != 0)
+			slog("error", "checkpoint: %s", err);
+	}
+	slog("info", "assentd stopping: %zu requests stay pending", pq_count(s->q));
+	for (int k = 0; k < NWORKERS; k++)
+		if (s->w[k].pid > 0) { /* workers hold nothing worth flushing */
+			kill(s->w[k].pid, SIGKILL);
+			waitpid(s->w[k].pid, NULL, 0);
+		}
+	ledger_close(s->ledger); /* signs a final checkpoint */
+	tokkeys_free(s->tk);
+	tok_config_clear(&s->tcfg);
+	snprintf(path, sizeof path, "%s/%s", o->state, BRIDGE_AGENT_SOCK);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/%s", o->state, CONTROL_SOCK);
+	unlink(path);
+	return 0;
+}
