@@ -147,11 +147,11 @@ run: deps all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 build/assent-verify build/assent $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 build/assent-verify build/assent build/assentd $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 include/assent/err.h include/assent/verify.h include/assent/ledger.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
-	install -m 0644 verify/assent-verify.1 gateway/assent.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 verify/assent-verify.1 gateway/assent.1 gateway/assentd.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 deps:
 	@tests/deps.sh
