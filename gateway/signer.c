@@ -366,6 +366,26 @@ static void remember_done(struct signer *s, const char *sid, uint64_t conn, uid_
 	}
 }
 
+/* One structured JSON line per finished request (stderr, the daemon's log). */
+static void request_log(const struct pq_item *it, const struct req *r, const char *outcome, const char *reviewer)
+{
+	const char *msg = json_string_value(json_object_get(r->view, "message"));
+	char summary[121];
+	snprintf(summary, sizeof summary, "%s", msg ? msg : "");
+	for (char *p = summary; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	json_t *j = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "event", "request_finished", "session_id",
+			      it->session_id, "timestamp", (json_int_t)(now_ms() / 1000), "type", r->type, "outcome",
+			      outcome, "reviewer", reviewer, "latency_ms", (json_int_t)(now_ms() - it->created_ms),
+			      "summary", summary);
+	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (line)
+		fprintf(stderr, "%s\n", line);
+	free(line);
+	json_decref(j);
+}
+
 /* Finish a request: the entry is on disk before anyone hears of it. */
 static void finish(struct signer *s, struct pq_item *it, json_t *result)
 {
@@ -883,8 +903,7 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	if (jwt)
 		json_object_set_new(res, "approval_token", json_string(jwt));
 	free(jwt);
-	slog("info", "request %s %s by %s (%s) after %llu ms", sid, outcome, reviewer, assurance,
-	     (unsigned long long)(now_ms() - it->created_ms));
+	request_log(it, r, outcome, reviewer);
 	struct pq_item out;
 	pq_remove(s->q, sid, &out);
 	finish(s, &out, res);
@@ -951,7 +970,7 @@ static void expire(struct signer *s)
 		append_simple(s, "timeout", it.session_id, "no decision before the deadline");
 		json_t *res = result_base(it.session_id, "timeout", 0);
 		json_object_set_new(res, "error", json_string("timeout"));
-		slog("info", "request %s timed out", it.session_id);
+		request_log(&it, it.data, "timeout", NULL);
 		finish(s, &it, res);
 	}
 	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
@@ -1059,6 +1078,55 @@ static void accept_conn(struct signer *s, int lfd, int k)
 	close(fd); /* the worker has its own copy now */
 }
 
+/* Requests a previous run left pending: every request entry with no decision,
+ * timeout, cancelled or abandoned entry after it. They get an `abandoned` entry:
+ * their callers are gone with that run. One pass over the ledger at start. */
+struct open_scan {
+	json_t *open; /* session_id -> true */
+	struct cv_arena a;
+};
+
+static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
+{
+	(void)seq;
+	struct open_scan *o = arg;
+	struct cv *e;
+	cv_arena_reset(&o->a);
+	if (cbor_decode(cbor, len, &o->a, &e, NULL) != 0)
+		return 0; /* assent-verify reports damage; here we only look for open requests */
+	const struct cv *kind = cv_get(e, "kind"), *sid = cv_get(e, "session_id");
+	if (!kind || !sid || sid->t != CV_TEXT || sid->n > PQ_SID_LEN)
+		return 0;
+	char id[PQ_SID_LEN + 1];
+	memcpy(id, sid->s, sid->n);
+	id[sid->n] = 0;
+	if (cv_text_eq(kind, "request"))
+		json_object_set_new(o->open, id, json_true());
+	else
+		json_object_del(o->open, id);
+	return 0;
+}
+
+static void abandon_leftovers(struct signer *s)
+{
+	struct open_scan o = {.open = json_object()};
+	char err[AS_ERRLEN];
+	cv_arena_init(&o.a, ENTRY_MAX);
+	if (ledger_scan(s->ledger, scan_open, &o, err) != 0)
+		slog("error", "scanning the ledger for pending requests: %s", err);
+	const char *sid;
+	json_t *v;
+	size_t n = 0;
+	json_object_foreach(o.open, sid, v) {
+		if (append_simple(s, "abandoned", sid, "the daemon restarted; the caller is gone") == 0)
+			n++;
+	}
+	if (n)
+		slog("warning", "%zu requests left pending by a previous run were marked abandoned", n);
+	cv_arena_free(&o.a);
+	json_decref(o.open);
+}
+
 static int write_info(struct signer *s, char *err)
 {
 	char path[4200], rp[4096], kid[24] = "";
@@ -1134,6 +1202,7 @@ int signer_main(const struct signer_opts *o)
 	unsetenv("FEEDBACK_TOKEN_SECRET");
 	reload_registry(s);
 	cv_arena_init(&s->arena, 1u << 20);
+	abandon_leftovers(s);
 	if (write_info(s, err) != 0)
 		slog("warning", "%s", err);
 	if (o->single_user)

@@ -362,6 +362,29 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	return 0;
 }
 
+int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg), void *arg,
+		char *err)
+{
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, &txn);
+	if (rc != 0)
+		return lmdb_fail(err, rc, "begin");
+	if ((rc = mdb_cursor_open(txn, l->entries, &cur)) != 0) {
+		mdb_txn_abort(txn);
+		return lmdb_fail(err, rc, "cursor");
+	}
+	int out = 0;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && out == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		out = k.mv_size == 8 ? fn(be64_get(k.mv_data), v.mv_data, v.mv_size, arg) : AS_ECORRUPT;
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	if (out == 0 && rc != MDB_NOTFOUND)
+		return lmdb_fail(err, rc, "reading entries");
+	return out;
+}
+
 void ledger_close(struct ledger *l)
 {
 	if (!l)
