@@ -462,6 +462,11 @@ static void print_request(const json_t *r)
 	const json_t *ctx = json_object_get(r, "context");
 	if (ctx) {
 		char *c = json_is_string(ctx) ? strdup(json_string_value(ctx)) : json_dumps(ctx, JSON_INDENT(2));
+		/* An agent wrote this text: never let it drive the reviewer's terminal (escape
+		 * sequences could hide or fake what is being approved). */
+		for (unsigned char *p = (unsigned char *)c; p && *p; p++)
+			if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+				*p = '?';
 		printf("\ncontext:\n%s\n", c ? c : "");
 		free(c);
 	}
