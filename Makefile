@@ -123,7 +123,7 @@ fuzz-smoke: deps $(FUZZ_BINS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz_smoke.sh $(FUZZERS)
 
 # ---- the whole test suite ----
-check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint
+check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint build/tests/evil_worker
 	tests/run.sh
 test: check
 
@@ -171,6 +171,10 @@ clean:
 
 # A test tool that issues tokens through the signer's issuance call (until the gateway exists).
 build/tests/mint: tests/tools/mint.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+build/tests/evil_worker: tests/tools/evil_worker.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)

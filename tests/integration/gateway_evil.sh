@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A compromised mcp worker against the real signer: each hostile frame is refused,
+# logged as a security event, the worker is killed and restarted, nothing is
+# decided, and the ledger still verifies.
+. "$(dirname "$0")/../lib.sh"
+EVIL=$ROOT/build/tests/evil_worker
+for sc in hello-twice request-before-hello review-frame other-conn unknown-type over-max truncated bad-cbor; do
+	S=$T/$sc
+	mkdir -p "$S"
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$sc" >"$T/wrap-$sc"
+	chmod +x "$T/wrap-$sc"
+	"$EVIL" signer "$S" "$T/wrap-$sc" 2>"$T/$sc.log" &
+	pid=$!
+	for _ in $(seq 60); do grep -q '"security"\|worker down' "$T/$sc.log" 2>/dev/null && break; sleep 0.05; done
+	sleep 0.3
+	kill "$pid" 2>/dev/null
+	wait "$pid"
+	case $sc in
+	truncated) want='worker down|security' ;; # a frame cut by the worker's exit
+	*) want='"level":"security"' ;;
+	esac
+	check "$sc: the signer logs a security event (or a dead worker) and kills the worker" grep -qE "$want" "$T/$sc.log"
+	check "$sc: ... and restarts it" grep -q 'restarting in' "$T/$sc.log"
+	check "$sc: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
+	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
+done
+done_testing
