@@ -318,18 +318,19 @@ static int conn_read(struct mw *w, struct mconn *c)
 	for (size_t i = 0; i < (size_t)n; i++) {
 		if (tmp[i] != '\n')
 			continue;
-		if (c->skipping) {
-			size_t total = c->skipped + (i - start);
+		if (c->skipping || (c->in.len && buf_put(&c->in, tmp + start, i - start) != 0)) {
+			/* Over the limit: classified by its length alone, never parsed. */
+			size_t total = (c->skipping ? c->skipped : c->in.len) + (i - start);
 			struct mcp_msg m;
 			char err[AS_ERRLEN];
-			mcp_parse_line(NULL, total, &m, err); /* over the limit: classified without reading */
+			mcp_parse_line(NULL, total, &m, err);
 			if (m.answer)
 				mcp_line_invalid(&c->out, &m, err, NULL);
 			mcp_msg_free(&m);
 			c->skipping = 0;
+			buf_reset(&c->in);
 		} else if (c->in.len) {
-			if (buf_put(&c->in, tmp + start, i - start) == 0)
-				handle_line(w, c, (const char *)c->in.p, c->in.len);
+			handle_line(w, c, (const char *)c->in.p, c->in.len);
 			buf_reset(&c->in);
 		} else {
 			handle_line(w, c, tmp + start, i - start);

@@ -1,0 +1,62 @@
+"""Bad input on stdio, through the bridge and the daemon: each gets the right
+JSON-RPC error or isError result, and the server keeps serving. TAP out."""
+import json, os, subprocess, sys
+
+state, build = sys.argv[1], sys.argv[2]
+n = failed = 0
+def ok(cond, desc):
+    global n, failed
+    n += 1
+    failed += 0 if cond else 1
+    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
+
+p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def send_raw(b):
+    p.stdin.write(b + b"\n"); p.stdin.flush()
+def recv():
+    line = p.stdout.readline()
+    return json.loads(line) if line else None
+def call(obj):
+    send_raw(json.dumps(obj).encode()); return recv()
+ping_id = [1000]
+def still_serving():
+    ping_id[0] += 1
+    r = call({"jsonrpc": "2.0", "id": ping_id[0], "method": "ping"})
+    return r is not None and r.get("id") == ping_id[0] and r.get("result") == {}
+
+r = call({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+          "capabilities": {}, "clientInfo": {"name": "bad", "version": "1"}}})
+ok(r and r["result"]["protocolVersion"] == "2025-11-25", "initialize negotiates 2025-11-25")
+
+cases = [
+    ("malformed JSON", b'{"jsonrpc": "2.0", "id": 2, "method": ', -32700),
+    ("a non-object", b'[1, 2, 3]', -32600),
+    ("a string", b'"hello"', -32600),
+    ("wrong jsonrpc", b'{"jsonrpc": "1.0", "id": 3, "method": "ping"}', -32600),
+    ("unknown method", b'{"jsonrpc": "2.0", "id": 4, "method": "frobnicate"}', -32601),
+    ("deep nesting", b'{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"a": ' + b'[' * 5000 + b']' * 5000 + b'}}', -32600),
+    ("invalid UTF-8", b'{"jsonrpc": "2.0", "id": 6, "method": "p\xff\xfeng"}', -32700),
+    ("a line over 4 MiB", b'{"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"x": "' + b'a' * (4 << 20) + b'"}}', -32600),
+    ("an unknown tool", json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "rm_rf", "arguments": {}}}).encode(), -32602),
+]
+for desc, raw, code in cases:
+    send_raw(raw)
+    r = recv()
+    ok(r is not None and r.get("error", {}).get("code") == code, f"{desc}: JSON-RPC error {code} (got {r and r.get('error', {}).get('code')})")
+    ok(still_serving(), f"{desc}: the server keeps serving")
+
+for desc, args, word in [
+    ("message of the wrong type", {"type": "approval", "message": 42}, "message"),
+    ("an unknown type", {"type": "vote", "message": "x"}, "type"),
+    ("timeout_override as a string", {"type": "approval", "message": "x", "timeout_override": "10"}, "timeout_override"),
+    ("a bad digest", {"type": "approval", "message": "x", "subject": {"name": "f", "digest": {"sha256": "abc"}}}, "sha256"),
+]:
+    r = call({"jsonrpc": "2.0", "id": 50 + n, "method": "tools/call", "params": {"name": "request_feedback", "arguments": args}})
+    res = r and r.get("result", {})
+    ok(res and res.get("isError") is True and word in res["content"][0]["text"], f"{desc}: an isError result naming {word}")
+ok(still_serving(), "after all of it the server still serves")
+p.stdin.close()
+p.wait(timeout=10)
+print(f"1..{n}")
+sys.exit(1 if failed else 0)
