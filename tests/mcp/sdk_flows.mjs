@@ -117,6 +117,17 @@ for (let i = 0; i < 50 && !gone; i++) {
 }
 ok(gone, "cancel: an aborted call leaves the queue");
 
+// progress: a client that passes a progress token hears from the gateway while a person thinks
+const seen = [];
+p = call({ type: "approval", message: "Slow reviewer" },
+  { onprogress: (pr) => seen.push(pr), resetTimeoutOnProgress: true });
+sid = await pendingId("Slow reviewer");
+await sleep(11500);
+assent("approve", sid);
+sc = (await p).structuredContent;
+ok(seen.length >= 1 && seen[0].progress > 0 && sc?.approved === true,
+  `progress notifications while waiting (${seen.length} seen), then the answer`);
+
 // submit_feedback is refused for agents
 res = await client.callTool({ name: "submit_feedback", arguments: { session_id: later, approved: true } });
 ok(res.isError === true && /reviewer/.test(res.content?.[0]?.text ?? ""), "submit_feedback is refused for an agent");
