@@ -3,6 +3,8 @@
  * validation into the canonical action, and every outgoing line. No I/O. */
 #include "mcp.h"
 
+#include "entry.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1124,66 +1126,6 @@ int mcp_feedback_redact(struct mcp_feedback *f, const struct redact_rules *r, si
 
 /* ---- the canonical action ---- */
 
-/* Shortest text that reads back as the same double (C locale: the worker never
- * calls setlocale). */
-static void real_text(double d, char out[32])
-{
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(out, 32, "%.*g", prec, d);
-		if (strtod(out, NULL) == d)
-			return;
-	}
-}
-
-static int to_cv(struct cv_arena *a, const json_t *j, struct cv *v, int depth, char *err)
-{
-	if (depth > CBOR_MAX_DEPTH)
-		return as_fail(err, AS_EINVAL, "context: nested too deep for the ledger");
-	switch (json_typeof(j)) {
-	case JSON_OBJECT: {
-		size_t n = json_object_size(j), i = 0;
-		v->t = CV_MAP;
-		v->n = n;
-		if (n && !(v->items = cv_alloc(a, 2 * n)))
-			return as_fail(err, AS_ENOMEM, "context: too many items");
-		for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it), i++) {
-			GUARD(cv_set_text(a, &v->items[2 * i], json_object_iter_key(it), json_object_iter_key_len(it)));
-			GUARD(to_cv(a, json_object_iter_value(it), &v->items[2 * i + 1], depth + 1, err));
-		}
-		return 0;
-	}
-	case JSON_ARRAY: {
-		size_t n = json_array_size(j);
-		v->t = CV_ARRAY;
-		v->n = n;
-		if (n && !(v->items = cv_alloc(a, n)))
-			return as_fail(err, AS_ENOMEM, "context: too many items");
-		for (size_t i = 0; i < n; i++)
-			GUARD(to_cv(a, json_array_get(j, i), &v->items[i], depth + 1, err));
-		return 0;
-	}
-	case JSON_STRING:
-		return cv_set_text(a, v, json_string_value(j), json_string_length(j));
-	case JSON_INTEGER:
-		cv_set_int(v, (int64_t)json_integer_value(j));
-		return 0;
-	case JSON_REAL: {
-		char t[32];
-		real_text(json_real_value(j), t);
-		return cv_set_text(a, v, t, strlen(t));
-	}
-	case JSON_TRUE:
-		v->t = CV_TRUE;
-		return 0;
-	case JSON_FALSE:
-		v->t = CV_FALSE;
-		return 0;
-	case JSON_NULL:
-		v->t = CV_NULL;
-		return 0;
-	}
-	return as_fail(err, AS_EINVAL, "context: unknown JSON type");
-}
 
 static int put_text(struct cv_arena *a, struct cv *kv, const char *key, const char *val, size_t n)
 {
@@ -1206,7 +1148,7 @@ static int build_action(struct cv_arena *a, const struct mcp_feedback *f, struct
 	kv += 2;
 	if (f->context) {
 		GUARD(cv_set_text(a, &kv[0], "context", 7));
-		GUARD(to_cv(a, f->context, &kv[1], 1, err));
+		GUARD(cv_from_json_value(a, f->context, &kv[1], 1, 1, err)); /* reals become text */
 		kv += 2;
 	}
 	if (f->noptions) {

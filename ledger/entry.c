@@ -161,24 +161,31 @@ int entry_key_fields(const char *purpose, const char *kid, const char *event, co
 	return rc;
 }
 
-static int from_json(struct cv_arena *a, const json_t *j, struct cv *v, int depth, char *err)
+/* Shortest text that reads back as the same double (C locale). */
+static void real_text(double d, char out[32])
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(out, 32, "%.*g", prec, d);
+		if (strtod(out, NULL) == d)
+			return;
+	}
+}
+
+int cv_from_json_value(struct cv_arena *a, const json_t *j, struct cv *v, int depth, int reals_as_text, char *err)
 {
 	if (depth > CBOR_MAX_DEPTH)
 		return as_fail(err, AS_EINVAL, "JSON nested deeper than %d", CBOR_MAX_DEPTH);
 	switch (json_typeof(j)) {
 	case JSON_OBJECT: {
-		size_t n = json_object_size(j);
+		size_t n = json_object_size(j), i = 0;
 		v->t = CV_MAP;
 		v->n = n;
 		if (n && !(v->items = cv_alloc(a, 2 * n)))
 			return as_fail(err, AS_ENOMEM, "JSON object too large");
-		size_t i = 0;
-		const char *k;
-		json_t *val;
-		json_object_foreach((json_t *)j, k, val) {
-			GUARD(cv_set_text(a, &v->items[2 * i], k, strlen(k)));
-			GUARD(from_json(a, val, &v->items[2 * i + 1], depth + 1, err));
-			i++;
+		for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it), i++) {
+			GUARD(cv_set_text(a, &v->items[2 * i], json_object_iter_key(it), json_object_iter_key_len(it)));
+			GUARD(cv_from_json_value(a, json_object_iter_value(it), &v->items[2 * i + 1], depth + 1,
+						 reals_as_text, err));
 		}
 		return 0;
 	}
@@ -189,7 +196,7 @@ static int from_json(struct cv_arena *a, const json_t *j, struct cv *v, int dept
 		if (n && !(v->items = cv_alloc(a, n)))
 			return as_fail(err, AS_ENOMEM, "JSON array too large");
 		for (size_t i = 0; i < n; i++)
-			GUARD(from_json(a, json_array_get(j, i), &v->items[i], depth + 1, err));
+			GUARD(cv_from_json_value(a, json_array_get(j, i), &v->items[i], depth + 1, reals_as_text, err));
 		return 0;
 	}
 	case JSON_STRING:
@@ -197,8 +204,13 @@ static int from_json(struct cv_arena *a, const json_t *j, struct cv *v, int dept
 	case JSON_INTEGER:
 		cv_set_int(v, (int64_t)json_integer_value(j));
 		return 0;
-	case JSON_REAL:
-		return as_fail(err, AS_EINVAL, "JSON number %g: entries hold integers only", json_real_value(j));
+	case JSON_REAL: {
+		if (!reals_as_text)
+			return as_fail(err, AS_EINVAL, "JSON number %g: entries hold integers only", json_real_value(j));
+		char t[32];
+		real_text(json_real_value(j), t);
+		return cv_set_text(a, v, t, strlen(t));
+	}
 	case JSON_TRUE:
 		v->t = CV_TRUE;
 		return 0;
@@ -217,7 +229,7 @@ int cv_from_json(struct cv_arena *a, const json_t *j, struct cv **out, char *err
 	struct cv *v = cv_alloc(a, 1);
 	if (!v)
 		return as_fail(err, AS_ENOMEM, "out of memory");
-	GUARD(from_json(a, j, v, 0, err));
+	GUARD(cv_from_json_value(a, j, v, 0, 0, err));
 	*out = v;
 	return 0;
 }
