@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"  select ID N               pick option N (counting from 1, as show numbers them)\n"
 	"  review                    go through the pending requests one by one\n"
 	"  whoami                    the reviewer the daemon takes you for (by your uid)\n"
+	"  status [--json]           the daemon's pid, pending count, uptime, ledger size,\n"
+	"                            entries and commits this run, worker restarts\n"
 	"\n"
 	"Commands (operators):\n"
 	"  ledger append [--batch N] [--checkpoint-every N] [--checkpoint-secs S] < ENTRIES.jsonl\n"
@@ -606,6 +608,24 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 		json_decref(rep);
 		return 0;
 	}
+	if (!strcmp(cmd, "status") && argc == 1) {
+		if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "status"), &rep)) != 0)
+			return rc;
+		json_object_del(rep, "ok");
+		if (json) {
+			char *s = json_dumps(rep, JSON_INDENT(2));
+			printf("%s\n", s);
+			free(s);
+		} else {
+			const char *k;
+			json_t *v;
+			json_object_foreach(rep, k, v) {
+				printf("%-24s %lld\n", k, (long long)json_integer_value(v));
+			}
+		}
+		json_decref(rep);
+		return 0;
+	}
 	if (!strcmp(cmd, "approve") && (argc == 2 || (argc == 4 && !strcmp(argv[2], "-m"))))
 		return cmd_decide(state, argv[1], "approved", argc == 4 ? argv[3] : NULL, 0);
 	if (!strcmp(cmd, "reject") && argc == 4 && !strcmp(argv[2], "-m"))
@@ -647,7 +667,7 @@ int main(int argc, char **argv)
 	if (state_dir_resolve(state_flag, state, sizeof state, err) != 0)
 		return die(2, "%s", err);
 	static const char *const review_cmds[] = {"pending", "show", "approve", "reject", "answer",
-						  "select", "review", "whoami"};
+						  "select", "review", "whoami", "status"};
 	for (size_t k = 0; k < sizeof review_cmds / sizeof *review_cmds; k++)
 		if (!strcmp(argv[i], review_cmds[k]))
 			return cmd_reviewer(state, argc - i, argv + i);

@@ -53,7 +53,8 @@ struct worker {
 	struct ipc_conn ipc;
 	uint32_t state;
 	uint64_t once;
-	unsigned restarts;
+	unsigned restarts;       /* since it last said hello: the backoff */
+	unsigned restarts_total; /* since the daemon started */
 	uint64_t start_at; /* when to (re)start it, unix ms; 0: running */
 };
 
@@ -94,6 +95,21 @@ struct waiter { /* a get_feedback call waiting for a decision */
 	int used;
 };
 
+/* An entry waiting for the end of the event loop's turn, and what to do once it is
+ * on disk (pos) or could not be written (pos NULL, err says why). */
+struct op;
+struct signer;
+typedef void (*op_done)(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err);
+struct decision; /* below, with decide() */
+struct op {
+	struct buf enc;      /* the canonical entry */
+	op_done done;        /* NULL: nobody waits for it */
+	struct pq_item it;   /* the request the entry is about, when someone waits (it.data: struct req *) */
+	uint64_t conn;       /* who hears of it: the agent's connection, or the reviewer's */
+	int cancelled;       /* a request whose caller cancelled or left before it was on disk */
+	struct decision *d;
+};
+
 struct signer {
 	const struct signer_opts *o;
 	struct worker w[NWORKERS];
@@ -111,6 +127,10 @@ struct signer {
 	time_t reg_mtime;
 	uint32_t timeout_s;
 	struct cv_arena arena;
+	struct op **batch; /* entries for the next commit, in order */
+	size_t nbatch, batch_cap;
+	uint64_t commits, committed; /* durable commits, and the entries they carried */
+	uint64_t started_ms;
 	int cur; /* the worker whose frame is being handled */
 	int stop;
 };
@@ -227,6 +247,7 @@ static void worker_down(struct signer *s, int k, const char *why)
 	}
 	unsigned backoff = w->restarts < 5 ? 1000u << w->restarts : 30000u;
 	w->restarts++;
+	w->restarts_total++;
 	w->start_at = now_ms() + backoff;
 	slog("warning", "%s worker down (%s); restarting in %u ms", w->kind, why, backoff);
 }
@@ -237,19 +258,97 @@ static void security_event(struct signer *s, int k, const char *what)
 	worker_down(s, k, what);
 }
 
-/* ---- ledger helpers ---- */
+/* ---- the ledger, with group commit ----
+ * Entries wait in s->batch until the end of the event loop's turn and then go to
+ * disk together: one write transaction, one fsync. Only after that does anyone
+ * hear of them, so decisions that arrive together (several reviewers, a burst of
+ * timeouts) share a commit and still no answer precedes its entry. */
 
-static int append_map(struct signer *s, const struct cv *m, struct ledger_pos *pos, char *err)
+#define COMMIT_MAX 1024 /* entries per transaction */
+
+static struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err)
 {
-	struct buf enc;
-	buf_init(&enc, ENTRY_MAX);
-	int rc = cbor_encode(m, &enc, err);
-	if (rc == 0) {
-		struct ledger_rec r = {enc.p, enc.len};
-		rc = ledger_append(s->ledger, &r, 1, pos, err);
+	if (s->nbatch == s->batch_cap) {
+		size_t cap = s->batch_cap ? 2 * s->batch_cap : 64;
+		struct op **nb = realloc(s->batch, cap * sizeof *nb);
+		if (!nb) {
+			as_fail(err, AS_ENOMEM, "out of memory");
+			return NULL;
+		}
+		s->batch = nb;
+		s->batch_cap = cap;
 	}
-	buf_free(&enc);
-	return rc;
+	struct op *o = calloc(1, sizeof *o);
+	if (!o) {
+		as_fail(err, AS_ENOMEM, "out of memory");
+		return NULL;
+	}
+	buf_init(&o->enc, ENTRY_MAX);
+	if (cbor_encode(m, &o->enc, err) != 0) {
+		buf_free(&o->enc);
+		free(o);
+		return NULL;
+	}
+	o->done = done;
+	s->batch[s->nbatch++] = o;
+	return o;
+}
+
+static void op_finish(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	if (o->done)
+		o->done(s, o, pos, err);
+	else if (!pos)
+		slog("error", "ledger: %s", err);
+	buf_free(&o->enc);
+	free(o);
+}
+
+static void commit_batch(struct signer *s)
+{
+	/* Callbacks may add entries (a request whose caller left gets its `cancelled`):
+	 * they go to a fresh batch, committed by the next round of this loop. */
+	while (s->nbatch) {
+		struct op **ops = s->batch;
+		size_t n = s->nbatch;
+		s->batch = NULL;
+		s->nbatch = s->batch_cap = 0;
+		struct ledger_rec *recs = calloc(COMMIT_MAX, sizeof *recs);
+		struct ledger_pos *pos = calloc(COMMIT_MAX, sizeof *pos);
+		for (size_t at = 0; at < n;) {
+			size_t k = n - at < COMMIT_MAX ? n - at : COMMIT_MAX;
+			char err[AS_ERRLEN] = "out of memory";
+			int rc = AS_ENOMEM;
+			if (recs && pos) {
+				for (size_t i = 0; i < k; i++)
+					recs[i] = (struct ledger_rec){ops[at + i]->enc.p, ops[at + i]->enc.len};
+				rc = ledger_append(s->ledger, recs, k, pos, err);
+			}
+			if (rc == 0) {
+				s->commits++;
+				s->committed += k;
+				for (size_t i = 0; i < k; i++)
+					op_finish(s, ops[at + i], &pos[i], NULL);
+			} else if (k > 1 && recs && pos) {
+				/* One refused entry must not sink the others: commit them one by one. */
+				for (size_t i = 0; i < k; i++) {
+					rc = ledger_append(s->ledger, &recs[i], 1, &pos[0], err);
+					if (rc == 0) {
+						s->commits++;
+						s->committed++;
+					}
+					op_finish(s, ops[at + i], rc == 0 ? &pos[0] : NULL, err);
+				}
+			} else {
+				for (size_t i = 0; i < k; i++)
+					op_finish(s, ops[at + i], NULL, err);
+			}
+			at += k;
+		}
+		free(recs);
+		free(pos);
+		free(ops);
+	}
 }
 
 static struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
@@ -258,7 +357,7 @@ static struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
 	return &m->items[2 * (*i)++ + 1];
 }
 
-static int append_simple(struct signer *s, const char *kind, const char *sid, const char *reason)
+static struct op *append_simple(struct signer *s, const char *kind, const char *sid, const char *reason, op_done done)
 {
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
@@ -268,12 +367,11 @@ static int append_simple(struct signer *s, const char *kind, const char *sid, co
 	cv_set_text(&a, kv(&a, m, &i, "session_id"), sid, strlen(sid));
 	cv_set_text(&a, kv(&a, m, &i, "reason"), reason, strlen(reason));
 	char err[AS_ERRLEN];
-	struct ledger_pos pos;
-	int rc = append_map(s, m, &pos, err);
-	if (rc != 0)
-		slog("error", "ledger: %s", err);
+	struct op *o = op_add(s, m, done, err);
+	if (!o)
+		slog("error", "ledger: %s entry for %s: %s", kind, sid, err);
 	cv_arena_free(&a);
-	return rc;
+	return o;
 }
 
 /* ---- answering ---- */
@@ -429,11 +527,14 @@ static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reas
 		for (size_t i = 0; i < c.n; i++) {
 			struct pq_item out;
 			if (pq_remove(s->q, sids[i], &out) == 0) {
-				append_simple(s, "cancelled", out.session_id, reason);
+				append_simple(s, "cancelled", out.session_id, reason, NULL);
 				req_free(out.data);
 			}
 		}
 	} while (c.n == c.max);
+	for (size_t i = 0; i < s->nbatch; i++) /* requests not yet on disk: cancelled once they are */
+		if (s->batch[i]->it.data && s->batch[i]->it.blocking && s->batch[i]->conn == conn && !s->batch[i]->d)
+			s->batch[i]->cancelled = 1;
 	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++)
 		if (s->waiters[i].used && s->waiters[i].conn == conn)
 			s->waiters[i].used = 0;
@@ -505,6 +606,44 @@ static int check_action(const struct cv *a, struct req *r, char *err)
 	return 0;
 }
 
+static void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why)
+{
+	json_t *j = json_pack("{s:s}", "error", "the gateway could not record the request");
+	slog("error", "request refused: %s", why);
+	send_result(s, conn, r->rid, j, 1);
+	json_decref(j);
+	req_free(r);
+}
+
+/* The request entry is on disk: now it is pending, and a reviewer may see it. */
+static void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct req *r = o->it.data;
+	if (!pos) {
+		request_refused(s, o->conn, r, err);
+		return;
+	}
+	if (o->cancelled || (o->it.blocking && !conn_get(s, o->conn, W_MCP))) {
+		append_simple(s, "cancelled", o->it.session_id,
+			      o->cancelled ? "the agent cancelled the call" : "the agent disconnected", NULL);
+		req_free(r);
+		return;
+	}
+	if (pq_add(s->q, &o->it) != 0) {
+		append_simple(s, "cancelled", o->it.session_id, "the queue of pending requests is full", NULL);
+		request_refused(s, o->conn, r, "the queue of pending requests is full");
+		return;
+	}
+	slog("info", "request %s (%s) from uid %u queued, deadline in %llu s", o->it.session_id, r->type,
+	     (unsigned)o->it.requester_uid, (unsigned long long)((o->it.deadline_ms - o->it.created_ms) / 1000));
+	if (!o->it.blocking) {
+		json_t *res = result_base(o->it.session_id, "pending", 0);
+		json_object_set_new(res, "deadline", json_integer((json_int_t)(o->it.deadline_ms / 1000)));
+		send_result(s, o->conn, r->rid, res, 0);
+		json_decref(res);
+	}
+}
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -574,30 +713,20 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	cv_set_uint(kv(a, m, &i, "deadline"), it.deadline_ms);
-	struct ledger_pos pos;
-	char e2[AS_ERRLEN];
-	if (append_map(s, m, &pos, e2) != 0 || pq_add(s->q, &it) != 0) {
-		json_t *j = json_pack("{s:s}", "error", "the gateway could not record the request");
-		slog("error", "request refused: %s", e2);
-		send_result(s, c->id, r->rid, j, 1);
-		json_decref(j);
-		req_free(r);
-		return 0;
-	}
 	r->view = cv_to_json(action);
 	json_object_set_new(r->view, "session_id", json_string(it.session_id));
 	json_object_set_new(r->view, "requester", json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client));
 	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
 	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
 	json_object_set_new(r->view, "action", json_string(r->action));
-	slog("info", "request %s (%s) from uid %u queued, deadline in %llu s", it.session_id, r->type, (unsigned)c->uid,
-	     (unsigned long long)((it.deadline_ms - it.created_ms) / 1000));
-	if (!wait) {
-		json_t *res = result_base(it.session_id, "pending", 0);
-		json_object_set_new(res, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
-		send_result(s, c->id, r->rid, res, 0);
-		json_decref(res);
+	char e2[AS_ERRLEN];
+	struct op *o = op_add(s, m, request_done, e2);
+	if (!o) {
+		request_refused(s, c->id, r, e2);
+		return 0;
 	}
+	o->it = it;
+	o->conn = c->id;
 	return 0;
 }
 
@@ -721,9 +850,14 @@ static int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	pq_each(s->q, find_rid, &fc);
 	struct pq_item out;
 	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0) {
-		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call");
+		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call", NULL);
 		slog("info", "request %s cancelled by the agent", out.session_id);
 		req_free(out.data);
+	}
+	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */
+		struct op *o = s->batch[i];
+		if (o->it.data && o->it.blocking && !o->d && o->conn == c->id && !strcmp(((struct req *)o->it.data)->rid, r))
+			o->cancelled = 1;
 	}
 	return 0;
 }
@@ -797,6 +931,60 @@ static json_t *ctl_error(const char *fmt, ...)
 	return json_pack("{s:b,s:s}", "ok", 0, "error", msg);
 }
 
+struct decision {
+	char *reviewer, *response;
+	char outcome[16];
+	int approved, with_token;
+	uint64_t n;
+	struct tok_request tr;
+	struct tok_ticket t;
+	struct tok_subject subj[16];
+	size_t ns;
+};
+
+static void decision_free(struct decision *d)
+{
+	if (!d)
+		return;
+	free(d->reviewer);
+	free(d->response);
+	free(d);
+}
+
+/* The decision is on disk: now the token, then the answers (agent and reviewer). */
+static void decision_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct decision *d = o->d;
+	const char *sid = o->it.session_id;
+	if (!pos) {
+		slog("error", "decision on %s not recorded: %s", sid, err);
+		ctl_reply(s, o->conn, ctl_error("the decision could not be recorded: %s", err));
+		if (pq_add(s->q, &o->it) != 0) /* still pending; its deadline still holds */
+			req_free(o->it.data);
+		decision_free(d);
+		return;
+	}
+	struct req *r = o->it.data;
+	char *jwt = NULL;
+	char e2[AS_ERRLEN];
+	if (d->with_token && tok_issue(s->tk, &d->tr, &d->t, pos->seq, pos->leaf, &jwt, e2) != 0)
+		slog("error", "token for %s: %s", sid, e2);
+	json_t *res = result_base(sid, d->outcome, d->approved);
+	json_object_set_new(res, "response", d->response ? json_string(d->response) : json_null());
+	json_object_set_new(res, "reviewer", json_string(d->reviewer));
+	if (!strcmp(d->outcome, "selected"))
+		json_object_set_new(res, "selection", json_integer((json_int_t)d->n));
+	if (jwt)
+		json_object_set_new(res, "approval_token", json_string(jwt));
+	free(jwt);
+	request_log(&o->it, r, d->outcome, d->reviewer);
+	ctl_reply(s, o->conn,
+		  json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome, "token",
+			    d->with_token, "seq", (json_int_t)pos->seq));
+	finish(s, &o->it, res);
+	decision_free(d);
+}
+
 static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, const char *sid, const char *outcome,
 		      const char *text, uint64_t n)
 {
@@ -833,33 +1021,42 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 		return ctl_error("a %s request cannot be %s", r->type, outcome);
 	}
 	/* The decision entry names the token it will carry (jti, kid, exp): prepare it first. */
-	struct tok_subject subj[16];
-	size_t ns = 0;
+	struct decision *d = calloc(1, sizeof *d);
+	if (!d)
+		return ctl_error("out of memory");
+	d->reviewer = strdup(reviewer);
+	d->response = response ? strdup(response) : NULL;
+	snprintf(d->outcome, sizeof d->outcome, "%s", outcome);
+	d->approved = approved;
+	d->n = n;
 	size_t k;
 	json_t *x;
 	json_array_foreach(r->subjects, k, x) {
-		if (ns == 16)
+		if (d->ns == 16)
 			break;
-		subj[ns].name = json_string_value(json_object_get(x, "name"));
-		snprintf(subj[ns].sha256, sizeof subj[ns].sha256, "%s", json_string_value(json_object_get(x, "sha256")));
-		subj[ns++].computed = json_is_true(json_object_get(x, "computed"));
+		d->subj[d->ns].name = json_string_value(json_object_get(x, "name"));
+		snprintf(d->subj[d->ns].sha256, sizeof d->subj[0].sha256, "%s",
+			 json_string_value(json_object_get(x, "sha256")));
+		d->subj[d->ns++].computed = json_is_true(json_object_get(x, "computed"));
 	}
-	struct tok_request tr = {.aud = r->audience[0] ? r->audience : "assent",
-				 .session_id = sid,
-				 .reviewer_name = reviewer,
-				 .reviewer_channel = "cli",
-				 .subjects = subj,
-				 .nsubjects = ns,
-				 .assurance = assurance};
-	snprintf(tr.action_sha256, sizeof tr.action_sha256, "%s", r->action + 7);
-	struct tok_ticket t;
-	char err[AS_ERRLEN];
-	int with_token = approved && s->tcfg.mode != TOK_OFF;
-	if (with_token && tok_prepare(s->tk, &tr, &t, err) != 0)
-		return ctl_error("cannot prepare the token: %s", err);
+	d->tr = (struct tok_request){.aud = r->audience[0] ? r->audience : "assent",
+				     .reviewer_name = d->reviewer,
+				     .reviewer_channel = "cli",
+				     .subjects = d->subj,
+				     .nsubjects = d->ns,
+				     .assurance = assurance};
+	snprintf(d->tr.action_sha256, sizeof d->tr.action_sha256, "%s", r->action + 7);
+	char err[AS_ERRLEN] = "out of memory";
+	d->with_token = approved && s->tcfg.mode != TOK_OFF;
+	if (!d->reviewer || (response && !d->response) ||
+	    (d->with_token && tok_prepare(s->tk, &d->tr, &d->t, err) != 0)) {
+		json_t *e = ctl_error("cannot prepare the token: %s", d->reviewer ? err : "out of memory");
+		decision_free(d);
+		return e;
+	}
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
-	struct cv *m = cv_map(a, 7 + (response ? 1 : 0) + (with_token ? 1 : 0));
+	struct cv *m = cv_map(a, 7 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
 	size_t i = 0;
 	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
 	cv_set_text(a, kv(a, m, &i, "session_id"), sid, strlen(sid));
@@ -877,38 +1074,29 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	cv_set_uint(kv(a, m, &i, "latency_ms"), now_ms() - it->created_ms);
 	if (response)
 		cv_set_text(a, kv(a, m, &i, "response"), response, strlen(response));
-	if (with_token) {
+	if (d->with_token) {
 		struct cv *tk = kv(a, m, &i, "token");
 		*tk = *cv_map(a, 3);
 		cv_set_text(a, &tk->items[0], "jti", 3);
-		cv_set_text(a, &tk->items[1], t.jti, strlen(t.jti));
+		cv_set_text(a, &tk->items[1], d->t.jti, strlen(d->t.jti));
 		cv_set_text(a, &tk->items[2], "kid", 3);
-		cv_set_text(a, &tk->items[3], t.kid, strlen(t.kid));
+		cv_set_text(a, &tk->items[3], d->t.kid, strlen(d->t.kid));
 		cv_set_text(a, &tk->items[4], "exp", 3);
-		cv_set_uint(&tk->items[5], t.exp);
+		cv_set_uint(&tk->items[5], d->t.exp);
 	}
 	m->n = i;
-	struct ledger_pos pos;
-	if (append_map(s, m, &pos, err) != 0)
+	struct op *o = op_add(s, m, decision_done, err);
+	if (!o) {
+		decision_free(d);
 		return ctl_error("the decision could not be recorded: %s", err);
-	/* On disk: now the token, then the answer. */
-	char *jwt = NULL;
-	if (with_token && tok_issue(s->tk, &tr, &t, pos.seq, pos.leaf, &jwt, err) != 0)
-		slog("error", "token for %s: %s", sid, err);
-	json_t *res = result_base(sid, outcome, approved);
-	json_object_set_new(res, "response", response ? json_string(response) : json_null());
-	json_object_set_new(res, "reviewer", json_string(reviewer));
-	if (!strcmp(outcome, "selected"))
-		json_object_set_new(res, "selection", json_integer((json_int_t)n));
-	if (jwt)
-		json_object_set_new(res, "approval_token", json_string(jwt));
-	free(jwt);
-	request_log(it, r, outcome, reviewer);
-	struct pq_item out;
-	pq_remove(s->q, sid, &out);
-	finish(s, &out, res);
-	return json_pack("{s:b,s:s,s:s,s:b}", "ok", 1, "session_id", sid, "outcome", outcome, "token",
-			 with_token);
+	}
+	/* Out of the queue until the entry is on disk: nobody else can decide, cancel or
+	 * time it out meanwhile. The reviewer hears back from decision_done. */
+	pq_remove(s->q, sid, &o->it);
+	o->d = d;
+	o->conn = c->id;
+	d->tr.session_id = o->it.session_id;
+	return NULL;
 }
 
 static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
@@ -942,6 +1130,13 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 				(unsigned)c->uid, (unsigned)c->uid);
 	else if (!strcmp(cm, "whoami"))
 		rep = json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", reviewer, "uid", (json_int_t)c->uid);
+	else if (!strcmp(cm, "status"))
+		rep = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ok", 1, "pid", (json_int_t)getpid(), "pending",
+				(json_int_t)pq_count(s->q), "uptime_seconds", (json_int_t)((now_ms() - s->started_ms) / 1000),
+				"ledger_size", (json_int_t)ledger_size(s->ledger), "entries_written",
+				(json_int_t)s->committed, "commits", (json_int_t)s->commits, "mcp_worker_restarts",
+				(json_int_t)s->w[W_MCP].restarts_total, "review_worker_restarts",
+				(json_int_t)s->w[W_REVIEW].restarts_total);
 	else if (!strcmp(cm, "pending")) {
 		struct list_ctx l = {(uid_t)-1, json_array()};
 		pq_each(s->q, list_one, &l);
@@ -956,22 +1151,40 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 		rep = ctl_error("malformed command");
 	}
 	free(tx);
-	ctl_reply(s, c->id, rep);
+	if (rep) /* NULL: a decision, answered once it is on disk */
+		ctl_reply(s, c->id, rep);
 	return 0;
 }
 
 /* ---- deadlines ---- */
+
+static void timeout_answer(struct signer *s, struct pq_item *it)
+{
+	json_t *res = result_base(it->session_id, "timeout", 0);
+	json_object_set_new(res, "error", json_string("timeout"));
+	request_log(it, it->data, "timeout", NULL);
+	finish(s, it, res);
+}
+
+/* A passed deadline is answered even when its entry could not be written: the
+ * caller must not wait forever, and nothing was approved. */
+static void timeout_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	if (!pos)
+		slog("error", "ledger: timeout entry for %s: %s", o->it.session_id, err);
+	timeout_answer(s, &o->it);
+}
 
 static void expire(struct signer *s)
 {
 	uint64_t now = now_ms();
 	struct pq_item it;
 	while (pq_pop_expired(s->q, now, &it) == 0) {
-		append_simple(s, "timeout", it.session_id, "no decision before the deadline");
-		json_t *res = result_base(it.session_id, "timeout", 0);
-		json_object_set_new(res, "error", json_string("timeout"));
-		request_log(&it, it.data, "timeout", NULL);
-		finish(s, &it, res);
+		struct op *o = append_simple(s, "timeout", it.session_id, "no decision before the deadline", timeout_done);
+		if (o)
+			o->it = it;
+		else
+			timeout_answer(s, &it);
 	}
 	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
 		struct waiter *w = &s->waiters[i];
@@ -1010,10 +1223,16 @@ static void worker_input(struct signer *s, int k)
 {
 	struct worker *w = &s->w[k];
 	char err[AS_ERRLEN];
-	int r = ipc_read(&w->ipc, err);
-	if (r == AS_ECORRUPT) {
-		security_event(s, k, err);
-		return;
+	/* Take what is there (bounded, so that one worker cannot starve the other):
+	 * frames handled in one turn share the turn's commit. */
+	for (int m = 0; m < 64; m++) {
+		int r = ipc_read(&w->ipc, err);
+		if (r == AS_ECORRUPT) {
+			security_event(s, k, err);
+			return;
+		}
+		if (r != 0)
+			break;
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, IPC_FRAME_MAX);
@@ -1047,17 +1266,18 @@ static void worker_input(struct signer *s, int k)
 	cv_arena_free(&a);
 }
 
-static void accept_conn(struct signer *s, int lfd, int k)
+/* -1 when there was nothing to accept (the caller stops trying this turn). */
+static int accept_conn(struct signer *s, int lfd, int k)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
-		return;
+		return -1;
 	struct ucred cr;
 	socklen_t cl = sizeof cr;
 	struct worker *w = &s->w[k];
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || w->fd < 0 || w->state != S_READY) {
 		close(fd);
-		return;
+		return 0;
 	}
 	struct conn *c = NULL;
 	for (size_t i = 0; i < MAX_CONNS && !c; i++)
@@ -1065,7 +1285,7 @@ static void accept_conn(struct signer *s, int lfd, int k)
 			c = &s->conns[i];
 	if (!c) {
 		close(fd);
-		return;
+		return 0;
 	}
 	*c = (struct conn){.id = ++s->next_conn, .worker = k, .uid = cr.uid, .pid = cr.pid, .used = 1};
 	struct cv_arena a;
@@ -1076,6 +1296,7 @@ static void accept_conn(struct signer *s, int lfd, int k)
 		c->used = 0;
 	cv_arena_free(&a);
 	close(fd); /* the worker has its own copy now */
+	return 0;
 }
 
 /* Requests a previous run left pending: every request entry with no decision,
@@ -1118,9 +1339,10 @@ static void abandon_leftovers(struct signer *s)
 	json_t *v;
 	size_t n = 0;
 	json_object_foreach(o.open, sid, v) {
-		if (append_simple(s, "abandoned", sid, "the daemon restarted; the caller is gone") == 0)
+		if (append_simple(s, "abandoned", sid, "the daemon restarted; the caller is gone", NULL))
 			n++;
 	}
+	commit_batch(s);
 	if (n)
 		slog("warning", "%zu requests left pending by a previous run were marked abandoned", n);
 	cv_arena_free(&o.a);
@@ -1150,6 +1372,7 @@ int signer_main(const struct signer_opts *o)
 	static struct signer S;
 	struct signer *s = &S;
 	s->o = o;
+	s->started_ms = now_ms();
 	char err[AS_ERRLEN], path[4200];
 	if (mkdir_p(o->state, 0700, err) != 0) {
 		slog("error", "%s", err);
@@ -1253,10 +1476,10 @@ int signer_main(const struct signer_opts *o)
 				}
 			}
 		}
-		if (pf[1].revents & POLLIN)
-			accept_conn(s, s->agent_fd, W_MCP);
-		if (pf[2].revents & POLLIN)
-			accept_conn(s, s->control_fd, W_REVIEW);
+		for (int m = 0; m < 64 && (pf[1].revents & POLLIN) && accept_conn(s, s->agent_fd, W_MCP) == 0; m++)
+			;
+		for (int m = 0; m < 64 && (pf[2].revents & POLLIN) && accept_conn(s, s->control_fd, W_REVIEW) == 0; m++)
+			;
 		for (int k = 0; k < NWORKERS; k++) {
 			if (s->w[k].fd < 0)
 				continue;
@@ -1270,10 +1493,13 @@ int signer_main(const struct signer_opts *o)
 			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
 				s->w[k].start_at = now + 5000;
 		expire(s);
+		commit_batch(s); /* everything this turn brought, in one commit */
 		if (ledger_tick(s->ledger, err) != 0)
 			slog("error", "checkpoint: %s", err);
 	}
-	slog("info", "assentd stopping: %zu requests stay pending", pq_count(s->q));
+	commit_batch(s);
+	slog("info", "assentd stopping: %zu requests stay pending; this run wrote %llu ledger entries in %llu commits",
+	     pq_count(s->q), (unsigned long long)s->committed, (unsigned long long)s->commits);
 	for (int k = 0; k < NWORKERS; k++)
 		if (s->w[k].pid > 0) { /* workers hold nothing worth flushing */
 			kill(s->w[k].pid, SIGKILL);

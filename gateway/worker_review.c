@@ -58,9 +58,9 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 	const char *text = json_string_value(json_object_get(j, "text"));
 	json_t *opt = json_object_get(j, "option");
 	int ok = strcmp(cmd, "pending") == 0 || strcmp(cmd, "show") == 0 || strcmp(cmd, "decide") == 0 ||
-		 strcmp(cmd, "whoami") == 0;
+		 strcmp(cmd, "whoami") == 0 || strcmp(cmd, "status") == 0;
 	if (!ok)
-		reply_error(c, "unknown command (pending, show, decide, whoami)");
+		reply_error(c, "unknown command (pending, show, decide, whoami, status)");
 	else if ((sid && strlen(sid) > 64) || (text && strlen(text) > CTL_TEXT_MAX) || (outcome && strlen(outcome) > 16))
 		reply_error(c, "an argument is too long");
 	else if (opt && (!json_is_integer(opt) || json_integer_value(opt) < 1 || json_integer_value(opt) > 64))

@@ -91,6 +91,48 @@ ok(all(got[f"b-{i}"] and got[f"b-{i}"]["response"] == f"for b-{i}" and
    "the second bridge receives exactly its own four answers")
 b.close()
 
+# ---- concurrent decisions share durable commits ----
+# 32 reviewers' decisions sent at once on 32 control connections (raw, so that
+# process start-up does not spread them out): the signer commits what arrives in
+# one turn of its loop together, and still answers each caller only afterwards.
+import socket
+def status():
+    r = assent("status", "--json")
+    return json.loads(r.stdout) if r.returncode == 0 else {}
+d = Agent("agent-d")
+many = {d.ask(f"d-{i}"): f"d-{i}" for i in range(32)}
+p = wait_pending(32)
+sids = [r["session_id"] for r in p if r["message"].startswith("d-")]
+before = status()
+socks = []
+for sid in sids:
+    k = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    k.connect(f"{state}/control.sock")
+    socks.append((k, sid))
+for k, sid in socks:
+    k.sendall((json.dumps({"cmd": "decide", "session_id": sid, "outcome": "approved"}) + "\n").encode())
+replies = []
+for k, sid in socks:
+    k.settimeout(30)
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = k.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    replies.append(json.loads(buf) if buf else {})
+    k.close()
+answers = [d.wait(rid) for rid in many]
+after = status()
+ok(len(sids) == 32 and all(r.get("ok") for r in replies) and
+   all(a and a["result"]["structuredContent"]["approved"] and a["result"]["structuredContent"].get("approval_token")
+       for a in answers), "32 concurrent decisions: every reviewer and every caller hears back, each with a token")
+written = after.get("entries_written", 0) - before.get("entries_written", 0)
+commits = after.get("commits", 0) - before.get("commits", 0)
+ok(written == 32 and 0 < commits < 32,
+   f"the 32 concurrent decisions shared durable commits ({written} entries in {commits} commits)")
+d.close()
+
 # ---- kill -9 during a burst of decisions, then restart ----
 c = Agent("agent-c")
 burst = {c.ask(f"c-{i}"): f"c-{i}" for i in range(40)}
