@@ -447,6 +447,53 @@ static int ctl_call(const char *state, json_t *req, json_t **rep)
 	return 0;
 }
 
+#define SHOW_TEXT_MAX (16u << 10)
+#define SHOW_HEX_MAX 256u
+
+/* A subject's bytes as the agent sent them: text when it is UTF-8 (control
+ * characters replaced: they could drive the terminal), else a hex dump; long
+ * content is cut, and --json has all of it. */
+static void print_content(const json_t *o)
+{
+	const char *b = json_string_value(json_object_get(o, "content_base64"));
+	if (!b) {
+		if (json_object_get(o, "content_omitted"))
+			printf("         (its bytes are too large to show with the rest of the request)\n");
+		return;
+	}
+	size_t n = strlen(b), len = 0;
+	uint8_t *p = malloc(n / 4 * 3 + 3);
+	if (!p || b64_decode(b, n, p, n / 4 * 3 + 3, &len) != 0) {
+		printf("         (its bytes could not be decoded)\n");
+		free(p);
+		return;
+	}
+	int text = utf8_valid(p, len) && !memchr(p, 0, len);
+	size_t show = len > (text ? SHOW_TEXT_MAX : SHOW_HEX_MAX) ? (text ? SHOW_TEXT_MAX : SHOW_HEX_MAX) : len;
+	if (text) {
+		while (show < len && show > 0 && (p[show] & 0xC0) == 0x80)
+			show--;
+		printf("---- %zu bytes of text ----\n", len);
+		for (size_t k = 0; k < show; k++)
+			putchar((p[k] < 0x20 && p[k] != '\n' && p[k] != '\t') || p[k] == 0x7f ? '?' : p[k]);
+		if (show && p[show - 1] != '\n')
+			putchar('\n');
+	} else {
+		printf("---- %zu bytes, binary ----\n", len);
+		for (size_t k = 0; k < show; k += 16) {
+			printf("%08zx ", k);
+			for (size_t j = k; j < k + 16 && j < show; j++)
+				printf(" %02x", p[j]);
+			putchar('\n');
+		}
+	}
+	if (show < len)
+		printf("---- %zu more bytes not shown: `assent show ID --json` has them all ----\n", len - show);
+	else
+		printf("----\n");
+	free(p);
+}
+
 static void print_request(const json_t *r)
 {
 	printf("session  %s\n", json_string_value(json_object_get(r, "session_id")));
@@ -482,6 +529,7 @@ static void print_request(const json_t *r)
 		printf("subject  %s sha256:%s (%s)\n", json_string_value(json_object_get(o, "name")),
 		       json_string_value(json_object_get(json_object_get(o, "digest"), "sha256")),
 		       json_is_true(json_object_get(o, "computed")) ? "computed by the gateway" : "asserted by the agent");
+		print_content(o);
 	}
 }
 
@@ -513,8 +561,13 @@ static int cmd_review(const char *state)
 	if (json_array_size(reqs) == 0)
 		printf("nothing is pending\n");
 	json_array_foreach(reqs, i, r) {
+		json_t *full;
+		const char *id = json_string_value(json_object_get(r, "session_id"));
+		if (ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", id), &full) != 0)
+			continue; /* decided, timed out or cancelled since the list was made */
 		printf("\n==== %zu of %zu ====\n", i + 1, json_array_size(reqs));
-		print_request(r);
+		print_request(json_object_get(full, "request"));
+		json_decref(full);
 		const char *type = json_string_value(json_object_get(r, "type"));
 		const char *sid = json_string_value(json_object_get(r, "session_id"));
 		int sel = !strcmp(type, "selection"), input = !strcmp(type, "input");
@@ -583,6 +636,8 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 				       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0,
 				       json_string_value(json_object_get(r, "message")));
 			}
+			if (json_integer_value(json_object_get(rep, "more")) > 0)
+				printf("... and %lld more\n", (long long)json_integer_value(json_object_get(rep, "more")));
 		}
 		json_decref(rep);
 		return 0;

@@ -33,8 +33,9 @@
 #include "cbor.h"
 #include "util.h"
 
-/* Largest frame body: a 1 MiB payload (subject bytes) plus room for its fields. */
-#define IPC_FRAME_MAX ((1u << 20) + (64u << 10))
+/* Largest frame body: a request holds a 512 KiB action and 1 MiB of subject
+ * bytes; a reviewer's `show` reply holds both again as JSON and base64. */
+#define IPC_FRAME_MAX ((3u << 20) + (64u << 10))
 /* Largest seqpacket message either side sends or accepts; bigger is a violation. */
 #define IPC_MSG_MAX (64u << 10)
 /* Most descriptors one frame may carry; more is a violation (all are closed). */

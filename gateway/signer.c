@@ -76,6 +76,8 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	char **options;
 	size_t noptions;
 	json_t *subjects;   /* [{name, sha256, computed}] */
+	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
+	size_t content_len[16];
 	char client[160];
 };
 
@@ -382,6 +384,14 @@ static void send_result(struct signer *s, uint64_t conn, const char *rid, json_t
 	if (w->fd < 0)
 		return;
 	char *js = json_dumps(result, JSON_COMPACT);
+	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a result is one frame */
+		char msg[160];
+		snprintf(msg, sizeof msg, "{\"error\":\"the result would be %zu bytes, over the limit of %u\"}", strlen(js),
+			 IPC_FRAME_MAX - 1024);
+		free(js);
+		js = strdup(msg);
+		iserror = 1;
+	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
 	struct cv *f = ipc_frame_new(&a, F_RESULT, 4);
@@ -398,6 +408,13 @@ static void ctl_reply(struct signer *s, uint64_t conn, json_t *j)
 {
 	struct worker *w = &s->w[W_REVIEW];
 	char *js = json_dumps(j, JSON_COMPACT);
+	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a reply is one frame */
+		char msg[160];
+		snprintf(msg, sizeof msg, "{\"ok\":false,\"error\":\"the reply would be %zu bytes, over the limit of %u\"}",
+			 strlen(js), IPC_FRAME_MAX - 1024);
+		free(js);
+		js = strdup(msg);
+	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
 	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 2);
@@ -424,6 +441,8 @@ static void req_free(struct req *r)
 		return;
 	json_decref(r->view);
 	json_decref(r->subjects);
+	for (size_t i = 0; i < 16; i++)
+		free(r->content[i]);
 	for (size_t i = 0; i < r->noptions; i++)
 		free(r->options[i]);
 	free(r->options);
@@ -562,7 +581,7 @@ static int text_of(const struct cv *v, char *out, size_t max)
 }
 
 /* The action is the worker's claim of what the agent asked: check its shape here. */
-static int check_action(const struct cv *a, struct req *r, char *err)
+static int check_action(const struct cv *a, const struct cv *contents, struct req *r, char *err)
 {
 	if (a->t != CV_MAP)
 		return as_fail(err, AS_ECORRUPT, "action is not a map");
@@ -590,19 +609,36 @@ static int check_action(const struct cv *a, struct req *r, char *err)
 	}
 	r->subjects = json_array();
 	const struct cv *sub = cv_get(a, "subject");
-	for (size_t i = 0; sub && sub->t == CV_ARRAY && i < sub->n; i++) {
-		const struct cv *x = &sub->items[i], *d = cv_get(x, "digest");
+	if (sub && (sub->t != CV_ARRAY || sub->n == 0 || sub->n > 16))
+		return as_fail(err, AS_ECORRUPT, "action.subject is not an array of 1-16 subjects");
+	if ((sub != NULL) != (contents != NULL) || (contents && (contents->t != CV_ARRAY || contents->n != sub->n)))
+		return as_fail(err, AS_ECORRUPT, "contents must hold one item per action.subject, and only then");
+	for (size_t i = 0; sub && i < sub->n; i++) {
+		const struct cv *x = &sub->items[i], *d = cv_get(x, "digest"), *c = &contents->items[i];
 		char name[300], hex[65];
-		uint8_t tmp[32];
-		const struct cv *comp = cv_get(x, "computed");
+		uint8_t want[32], got[32];
+		const struct cv *comp = cv_get(x, "computed"), *size = cv_get(x, "size");
 		if (text_of(cv_get(x, "name"), name, sizeof name) || text_of(cv_get(d, "sha256"), hex, sizeof hex) ||
-		    hex_decode(hex, strlen(hex), tmp, 32) != 0 || !comp || (comp->t != CV_TRUE && comp->t != CV_FALSE))
+		    hex_decode(hex, strlen(hex), want, 32) != 0 || !comp || (comp->t != CV_TRUE && comp->t != CV_FALSE))
 			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] malformed", i);
+		/* "computed" is the worker's claim; the signer holds it true only for bytes it
+		 * hashed itself and that match the digest and size recorded. */
+		if (comp->t == CV_TRUE) {
+			if (c->t != CV_BYTES || !size || size->t != CV_UINT || size->u != c->n)
+				return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is computed but its bytes are missing", i);
+			sha256(c->s, c->n, got);
+			if (memcmp(got, want, 32) != 0)
+				return as_fail(err, AS_ECORRUPT, "action.subject[%zu]: the bytes do not hash to its digest", i);
+			if (!(r->content[i] = malloc(c->n ? c->n : 1)))
+				return as_fail(err, AS_ENOMEM, "out of memory");
+			memcpy(r->content[i], c->s, c->n);
+			r->content_len[i] = c->n;
+		} else if (c->t != CV_NULL || size) {
+			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is asserted yet comes with bytes or a size", i);
+		}
 		json_array_append_new(r->subjects,
 				      json_pack("{s:s,s:s,s:b}", "name", name, "sha256", hex, "computed", comp->t == CV_TRUE));
 	}
-	if (sub && sub->t != CV_ARRAY)
-		return as_fail(err, AS_ECORRUPT, "action.subject is not an array");
 	return 0;
 }
 
@@ -659,13 +695,14 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ipc_get_uint(f->body, "timeout", TIMEOUT_MAX_S, &timeout, err));
 	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
 	GUARD(ipc_get(f->body, "action", CV_MAP, &action, err));
+	const struct cv *contents = cv_get(f->body, "contents");
 	struct req *r = calloc(1, sizeof *r);
 	if (!r)
 		return AS_ENOMEM;
 	r->conn = c->id;
 	memcpy(r->rid, rid, ridn);
 	snprintf(r->client, sizeof r->client, "%.*s", (int)clientn, client);
-	int rc = check_action(action, r, err);
+	int rc = check_action(action, contents, r, err);
 	if (rc != 0) {
 		req_free(r);
 		return rc;
@@ -781,9 +818,15 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 	return 0;
 }
 
+/* Lists hold summaries, never whole requests: a reply is one frame, and a thousand
+ * 64 KiB messages would not fit. `show` (reviewers) has everything. */
+#define LIST_MAX 1000
+#define LIST_MESSAGE_MAX 512
+
 struct list_ctx {
 	uid_t uid; /* (uid_t)-1: everything (reviewers) */
 	json_t *arr;
+	size_t more;
 };
 
 static void list_one(const struct pq_item *it, void *arg)
@@ -792,16 +835,60 @@ static void list_one(const struct pq_item *it, void *arg)
 	const struct req *r = it->data;
 	if (l->uid != (uid_t)-1 && it->requester_uid != l->uid)
 		return;
-	if (l->uid == (uid_t)-1) {
-		json_array_append(l->arr, r->view);
+	if (json_array_size(l->arr) == LIST_MAX) {
+		l->more++;
 		return;
 	}
-	json_t *v = json_pack("{s:s,s:s,s:O,s:I,s:I}", "session_id", it->session_id, "type", r->type, "message",
-			      json_object_get(r->view, "message"), "created", (json_int_t)(it->created_ms / 1000),
-			      "deadline", (json_int_t)(it->deadline_ms / 1000));
+	const char *msg = json_string_value(json_object_get(r->view, "message"));
+	size_t n = strlen(msg);
+	if (n > LIST_MESSAGE_MAX) /* cut on a character boundary */
+		for (n = LIST_MESSAGE_MAX; n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80; n--)
+			;
+	json_t *v = json_pack("{s:s,s:s,s:s%,s:I,s:I}", "session_id", it->session_id, "type", r->type, "message", msg,
+			      n, "created", (json_int_t)(it->created_ms / 1000), "deadline",
+			      (json_int_t)(it->deadline_ms / 1000));
+	if (n < strlen(msg))
+		json_object_set_new(v, "message_truncated", json_true());
 	if (r->audience[0])
 		json_object_set_new(v, "audience", json_string(r->audience));
+	if (l->uid == (uid_t)-1)
+		json_object_set(v, "requester", json_object_get(r->view, "requester"));
 	json_array_append_new(l->arr, v);
+}
+
+static json_t *list_reply(struct signer *s, uid_t uid)
+{
+	struct list_ctx l = {uid, json_array(), 0};
+	pq_each(s->q, list_one, &l);
+	json_t *j = json_pack("{s:o}", "requests", l.arr);
+	if (l.more)
+		json_object_set_new(j, "more", json_integer((json_int_t)l.more));
+	return j;
+}
+
+/* A request as a reviewer sees it, with the subjects' bytes (base64) when they fit in a reply. */
+static json_t *show_reply(const struct req *r)
+{
+	json_t *v = json_deep_copy(r->view);
+	json_t *subs = json_object_get(v, "subject"), *x;
+	size_t i, total = 0;
+	for (i = 0; i < 16; i++)
+		total += r->content_len[i];
+	int fits = total / 3 * 4 < IPC_FRAME_MAX / 2; /* the rest of the view takes at most the other half */
+	json_array_foreach(subs, i, x) {
+		if (i >= 16 || !r->content[i])
+			continue;
+		if (!fits) {
+			json_object_set_new(x, "content_omitted", json_string("too large to show here with the rest"));
+			continue;
+		}
+		struct buf b;
+		buf_init(&b, IPC_FRAME_MAX);
+		if (b64_encode(r->content[i], r->content_len[i], &b) == 0)
+			json_object_set_new(x, "content_base64", json_stringn((const char *)b.p, b.len));
+		buf_free(&b);
+	}
+	return json_pack("{s:b,s:o}", "ok", 1, "request", v);
 }
 
 static int h_list(void *ctx, struct ipc_frame *f, char *err)
@@ -814,9 +901,7 @@ static int h_list(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
 	char r[PROTO_RID_MAX + 1];
 	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
-	struct list_ctx l = {c->uid, json_array()};
-	pq_each(s->q, list_one, &l);
-	json_t *res = json_pack("{s:o}", "requests", l.arr);
+	json_t *res = list_reply(s, c->uid);
 	send_result(s, c->id, r, res, 0);
 	json_decref(res);
 	return 0;
@@ -1138,13 +1223,11 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 				(json_int_t)s->w[W_MCP].restarts_total, "review_worker_restarts",
 				(json_int_t)s->w[W_REVIEW].restarts_total);
 	else if (!strcmp(cm, "pending")) {
-		struct list_ctx l = {(uid_t)-1, json_array()};
-		pq_each(s->q, list_one, &l);
-		rep = json_pack("{s:b,s:o}", "ok", 1, "requests", l.arr);
+		rep = list_reply(s, (uid_t)-1);
+		json_object_set_new(rep, "ok", json_true());
 	} else if (!strcmp(cm, "show")) {
 		struct pq_item *it = id[0] ? pq_find(s->q, id) : NULL;
-		rep = it ? json_pack("{s:b,s:O}", "ok", 1, "request", ((struct req *)it->data)->view)
-			 : ctl_error("no pending request %s", id);
+		rep = it ? show_reply(it->data) : ctl_error("no pending request %s", id);
 	} else if (!strcmp(cm, "decide") && id[0] && oc[0]) {
 		rep = decide(s, c, reviewer, id, oc, tx, n);
 	} else {

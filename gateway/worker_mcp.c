@@ -172,10 +172,24 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		if (rc == 0)
 			rc = cbor_decode(act.p, act.len, a, &action, err);
 		if (rc == 0) {
-			f = ipc_frame_new(a, F_REQUEST, 6);
+			f = ipc_frame_new(a, F_REQUEST, 7);
 			struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
 			if (slot)
 				*slot = *action;
+			/* The subjects' bytes, so that the signer hashes them itself and a
+			 * reviewer can read them: one item per subject, null for a digest only. */
+			struct cv *arr = slot && fb.nsubjects ? cv_array(a, fb.nsubjects) : NULL;
+			for (size_t i = 0; arr && i < fb.nsubjects; i++) {
+				if (!fb.subjects[i].content)
+					arr->items[i].t = CV_NULL;
+				else if (cv_set_bytes(a, &arr->items[i], fb.subjects[i].content, fb.subjects[i].content_len))
+					arr = NULL;
+			}
+			struct cv *cs = arr ? ipc_put(a, f, "contents") : NULL;
+			if (cs)
+				*cs = *arr;
+			else if (fb.nsubjects)
+				slot = NULL;
 			char client[2 * MCP_NAME_MAX + 2];
 			snprintf(client, sizeof client, "%s/%s", c->client.name, c->client.client_version);
 			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||

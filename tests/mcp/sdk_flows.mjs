@@ -56,6 +56,13 @@ let sid = await pendingId("Apply plan to prod?");
 const shown = JSON.parse(assent("show", sid, "--json"));
 ok(shown.context?.password === "[REDACTED]" && shown.context?.workspace === "prod",
   "the reviewer sees the context with the password redacted");
+const sub = shown.subject?.[0];
+ok(sub?.computed === true && sub.size === 21 &&
+  Buffer.from(sub.content_base64 ?? "", "base64").toString() === "terraform plan bytes\n",
+  "the reviewer gets the subject's bytes, hashed by the gateway");
+const text = assent("show", sid);
+ok(/computed by the gateway/.test(text) && /21 bytes of text/.test(text) && /^terraform plan bytes$/m.test(text),
+  "assent show prints the subject's bytes as text");
 assent("approve", sid, "-m", "go ahead");
 let res = await p;
 let sc = res.structuredContent;

@@ -4,7 +4,9 @@
  *   evil_worker SCENARIO --worker mcp  (through WRAPPER) plays a hostile mcp worker
  *   evil_worker SCENARIO --worker review  is the real review worker
  * Scenarios: hello-twice, request-before-hello, review-frame, other-conn, unknown-type,
- * over-max, truncated, bad-cbor. Each sends its hostile frame(s) and then idles: the
+ * over-max, truncated, bad-cbor; and, once a client connects to the agent socket,
+ * forged-digest (a "computed" subject whose bytes hash to something else) and
+ * computed-no-bytes (a "computed" subject without its bytes). Each sends its hostile frame(s) and then idles: the
  * signer must log a security event, kill it and restart it, and decide nothing. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -12,7 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <poll.h>
+
 #include "ipc.h"
+#include "merkle.h"
+#include "util.h"
 #include "proto.h"
 #include "signer.h"
 #include "worker.h"
@@ -28,6 +34,71 @@ static void raw(const void *p, size_t n)
 {
 	if (write(WORKER_IPC_FD, p, n) < 0)
 		_exit(1);
+}
+
+/* Wait for the signer to hand over a client connection; its id. */
+static uint64_t wait_conn(struct cv_arena *a)
+{
+	struct ipc_conn c;
+	char err[AS_ERRLEN];
+	ipc_conn_init(&c, WORKER_IPC_FD, err);
+	for (;;) {
+		struct pollfd p = {.fd = WORKER_IPC_FD, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			_exit(1);
+		ipc_read(&c, err);
+		struct ipc_frame f;
+		cv_arena_reset(a);
+		int g;
+		while ((g = ipc_next(&c, a, &f, err)) == 0) {
+			uint64_t id;
+			if (f.type == F_CONN_NEW && ipc_get_uint(f.body, "conn", UINT64_MAX, &id, err) == 0)
+				return id;
+		}
+		if (g != AS_ENOTFOUND)
+			_exit(1);
+	}
+}
+
+/* A request whose one subject claims to have been hashed here, from "hello". */
+static void subject_request(struct cv_arena *a, uint64_t conn, const char *digest_of, int with_bytes)
+{
+	uint8_t h[32];
+	char hex[65];
+	sha256((const uint8_t *)digest_of, strlen(digest_of), h);
+	hex_encode(h, 32, hex);
+	struct cv *act = cv_map(a, 3), *subs = cv_array(a, 1), *sub = cv_map(a, 4), *dg = cv_map(a, 1);
+	cv_set_text(a, &dg->items[0], "sha256", 6);
+	cv_set_text(a, &dg->items[1], hex, 64);
+	cv_set_text(a, &sub->items[0], "name", 4);
+	cv_set_text(a, &sub->items[1], "plan", 4);
+	cv_set_text(a, &sub->items[2], "digest", 6);
+	sub->items[3] = *dg;
+	cv_set_text(a, &sub->items[4], "computed", 8);
+	sub->items[5].t = CV_TRUE;
+	cv_set_text(a, &sub->items[6], "size", 4);
+	cv_set_uint(&sub->items[7], 5);
+	subs->items[0] = *sub;
+	cv_set_text(a, &act->items[0], "type", 4);
+	cv_set_text(a, &act->items[1], "approval", 8);
+	cv_set_text(a, &act->items[2], "message", 7);
+	cv_set_text(a, &act->items[3], "apply the plan", 14);
+	cv_set_text(a, &act->items[4], "subject", 7);
+	act->items[5] = *subs;
+	struct cv *contents = cv_array(a, 1);
+	if (with_bytes)
+		cv_set_bytes(a, &contents->items[0], (const uint8_t *)"hello", 5);
+	else
+		contents->items[0].t = CV_NULL;
+	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
+	*ipc_put(a, f, "action") = *act;
+	*ipc_put(a, f, "contents") = *contents;
+	ipc_put_uint(a, f, "conn", conn);
+	ipc_put_text(a, f, "rid", "1", 1);
+	ipc_put_uint(a, f, "timeout", 60);
+	ipc_put_bool(a, f, "wait", 1);
+	ipc_put_text(a, f, "client", "evil/1", 6);
+	ipc_send(WORKER_IPC_FD, f, -1, NULL);
 }
 
 int main(int argc, char **argv)
@@ -82,6 +153,12 @@ int main(int argc, char **argv)
 	} else if (!strcmp(sc, "bad-cbor")) {
 		hello(&a);
 		raw("\x00\x00\x00\x03\xa1\x61\x74", 7); /* a map with a key and no value */
+	} else if (!strcmp(sc, "forged-digest")) {
+		hello(&a);
+		subject_request(&a, wait_conn(&a), "not hello", 1);
+	} else if (!strcmp(sc, "computed-no-bytes")) {
+		hello(&a);
+		subject_request(&a, wait_conn(&a), "hello", 0);
 	} else {
 		return 2;
 	}
