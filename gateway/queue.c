@@ -17,10 +17,16 @@ struct slot {
 	size_t heappos;
 };
 
+/* The table starts small and doubles as the queue fills (at most half full),
+ * and halves again as it empties: a daemon that once held many requests does
+ * not keep their memory. */
+#define PQ_MIN_SLOTS 64
+
 struct pq {
 	struct slot *slots;
-	size_t nslots, count, tombs, max;
+	size_t nslots, count, tombs, max, max_slots;
 	size_t *heap; /* slot indexes */
+	size_t heap_cap;
 };
 
 static uint64_t sid_hash(const char *s)
@@ -39,13 +45,16 @@ int pq_new(size_t max, struct pq **out)
 	size_t n = 16;
 	while (n < 2 * max)
 		n <<= 1;
-	if (!q || !(q->slots = calloc(n, sizeof *q->slots)) || !(q->heap = calloc(max, sizeof *q->heap))) {
+	size_t start = n < PQ_MIN_SLOTS ? n : PQ_MIN_SLOTS, hcap = max < 32 ? max : 32;
+	if (!q || !(q->slots = calloc(start, sizeof *q->slots)) || !(q->heap = calloc(hcap, sizeof *q->heap))) {
 		if (q)
 			free(q->slots);
 		free(q);
 		return AS_ENOMEM;
 	}
-	q->nslots = n;
+	q->nslots = start;
+	q->max_slots = n;
+	q->heap_cap = hcap;
 	q->max = max;
 	*out = q;
 	return 0;
@@ -135,14 +144,15 @@ static size_t probe(const struct pq *q, const char *sid, int *found)
 	return first_tomb;
 }
 
-static void rehash(struct pq *q)
+/* Rebuild the table with n slots: to grow, to shrink, or to clear tombstones. */
+static int rehash(struct pq *q, size_t n)
 {
-	/* Tombstones only accumulate; rebuild in place when they crowd the table. */
 	struct slot *old = q->slots;
-	struct slot *fresh = calloc(q->nslots, sizeof *fresh);
+	struct slot *fresh = calloc(n, sizeof *fresh);
 	if (!fresh)
-		return; /* keep working with the tombstones; probing stays correct */
+		return AS_ENOMEM; /* keep the old table; probing stays correct */
 	q->slots = fresh;
+	q->nslots = n;
 	q->tombs = 0;
 	for (size_t h = 0; h < q->count; h++) {
 		const struct slot *s = &old[q->heap[h]];
@@ -153,6 +163,7 @@ static void rehash(struct pq *q)
 		q->heap[h] = i;
 	}
 	free(old);
+	return 0;
 }
 
 int pq_add(struct pq *q, const struct pq_item *it)
@@ -163,8 +174,25 @@ int pq_add(struct pq *q, const struct pq_item *it)
 	size_t i = probe(q, it->session_id, &found);
 	if (found)
 		return AS_EEXIST;
-	if (q->count == q->max || i == SIZE_MAX)
+	if (q->count == q->max)
 		return AS_ETOOBIG;
+	if (2 * (q->count + q->tombs + 1) > q->nslots) {
+		/* Keep the load at most half: grow, or just sweep the tombstones. */
+		size_t n = 2 * (q->count + 1) > q->nslots / 2 && q->nslots < q->max_slots ? 2 * q->nslots : q->nslots;
+		if (rehash(q, n) != 0 && i == SIZE_MAX)
+			return AS_ENOMEM;
+		i = probe(q, it->session_id, &found);
+	}
+	if (q->count == q->heap_cap) {
+		size_t cap = 2 * q->heap_cap < q->max ? 2 * q->heap_cap : q->max;
+		size_t *h = realloc(q->heap, cap * sizeof *h);
+		if (!h)
+			return AS_ENOMEM;
+		q->heap = h;
+		q->heap_cap = cap;
+	}
+	if (i == SIZE_MAX)
+		return AS_ENOMEM;
 	if (q->slots[i].used == 2)
 		q->tombs--;
 	q->slots[i].it = *it;
@@ -197,8 +225,10 @@ static void remove_slot(struct pq *q, size_t i, struct pq_item *out)
 	}
 	s->used = 2;
 	q->tombs++;
-	if (q->tombs > q->nslots / 4)
-		rehash(q);
+	if (q->nslots > PQ_MIN_SLOTS && 8 * q->count < q->nslots)
+		rehash(q, q->nslots / 2);
+	else if (q->tombs > q->nslots / 4)
+		rehash(q, q->nslots);
 }
 
 int pq_remove(struct pq *q, const char *sid, struct pq_item *out)

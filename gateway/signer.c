@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -133,6 +134,7 @@ struct signer {
 	size_t nbatch, batch_cap;
 	uint64_t commits, committed; /* durable commits, and the entries they carried */
 	uint64_t started_ms;
+	size_t peak; /* most requests pending since the heap was last trimmed */
 	int cur; /* the worker whose frame is being handled */
 	int stop;
 };
@@ -1018,7 +1020,7 @@ static json_t *ctl_error(const char *fmt, ...)
 
 struct decision {
 	char *reviewer, *response;
-	char outcome[16];
+	char outcome[17];
 	int approved, with_token;
 	uint64_t n;
 	struct tok_request tr;
@@ -1577,6 +1579,14 @@ int signer_main(const struct signer_opts *o)
 				s->w[k].start_at = now + 5000;
 		expire(s);
 		commit_batch(s); /* everything this turn brought, in one commit */
+		/* After a crowd of requests is gone, give the heap back: a long-running
+		 * daemon should sit at its idle size, not at its peak. */
+		if (pq_count(s->q) > s->peak)
+			s->peak = pq_count(s->q);
+		if (pq_count(s->q) == 0 && s->peak >= 64) {
+			malloc_trim(0);
+			s->peak = 0;
+		}
 		if (ledger_tick(s->ledger, err) != 0)
 			slog("error", "checkpoint: %s", err);
 	}

@@ -299,6 +299,11 @@ class Bench:
         c.p.stdin.flush()
         return ids
 
+    def still_pending(self, c):
+        if c.early:
+            raise Failed(f"{c.argv0}: {len(c.early)} of the held calls were answered while they were being "
+                         f"measured (is --pending-timeout too short?), e.g. {json.dumps(c.early[0])[:200]}")
+
     def count_pending(self):
         return len(json.loads(self.assent("pending", "--json")))
 
@@ -340,6 +345,7 @@ class Bench:
             raise Failed(f"only {got} of {a.pending} requests became pending within 120 s")
         R["a_busy"], R["a_busy_by"] = settled_rss(procs)
         R["a_lps_busy"] = self.lists_per_second(c, a.seconds)
+        self.still_pending(c)
         # closing the bridge cancels its blocking calls; what does the daemon keep?
         t0 = time.perf_counter()
         c.close()
@@ -365,6 +371,7 @@ class Bench:
             raise Failed(f"the reference answered {len(r.early)} calls at once, e.g. {json.dumps(r.early[0])[:300]}")
         R["r_busy"], _ = settled_rss(rprocs)
         R["r_lps_busy"] = self.lists_per_second(r, a.seconds)
+        self.still_pending(r)
         r.close()
         return R
 
@@ -384,7 +391,7 @@ def mib(k):
 def report(R, a, cmdline):
     rows = [
         (f"initialize, ms (median / p90; {a.runs} runs)", ms(R["warm"]) + "  warm", ms(R["ref"])),
-        (f"initialize, ms, no daemon ({a.cold_runs} runs)", ms(R["cold"]) + "  cold", "-"),
+        (f"initialize, ms, no daemon ({a.cold_runs} run{'s' if a.cold_runs != 1 else ''})", ms(R["cold"]) + "  cold", "-"),
         ("initialize, ms, empty state dir (1 run)", ms(R["fresh"]) + "  first", "-"),
         ("RSS idle, MiB", mib(R["a_idle"]), mib(R["r_idle"])),
         (f"RSS with {a.pending} pending, MiB", mib(R["a_busy"]), mib(R["r_busy"])),
