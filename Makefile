@@ -17,7 +17,7 @@ HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-prote
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
 SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,undefined \
             -fno-sanitize-recover=all -fno-omit-frame-pointer
-LIBS     := -llmdb -lmbedcrypto -ljwt -ljansson -lseccomp -pthread
+LIBS     := -llmdb -lmbedcrypto -ljwt -ljansson -lseccomp -lmicrohttpd -pthread
 TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)

@@ -15,10 +15,18 @@ enum {
 	F_LIST = 12,        /* mcp: {conn, rid} list_pending_feedback */
 	F_CANCEL = 13,      /* mcp: {conn, rid} notifications/cancelled */
 	F_CTL = 20,         /* review: {conn, cmd, sid?, text?, n?} a reviewer's command */
+	F_HTTP_AUTH = 30,   /* mcp: {hreq, bearer?, session?, init} + the TCP connection's fd:
+			     * may this HTTP request go on, and as which MCP session? */
+	F_SESSION_INFO = 31, /* mcp: {conn, client, protocol} what initialize declared */
+	F_SESSION_END = 32, /* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */
 	F_CONN_NEW = 100,   /* {conn} + the connection's descriptor */
 	F_RESULT = 101,     /* mcp: {conn, rid, json, iserror} the answer to a tool call */
 	F_CTL_REPLY = 102,  /* review: {conn, json} */
+	F_CONFIG = 103,     /* mcp: {http, anonymous, hosts, origins, limits...} first, before the jail */
+	F_HTTP_REPLY = 104, /* mcp: {hreq, status, error?} or {hreq, status 200, conn, session,
+			     * principal, client?, protocol?} */
+	F_STATS = 105,      /* mcp: {pending, uptime} for /health, about once a second */
 };
 
 #define PROTO_RID_MAX 300      /* a JSON-RPC id, as JSON text */

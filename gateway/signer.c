@@ -15,12 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +32,7 @@
 #include "bridge.h"
 #include "cbor.h"
 #include "entry.h"
+#include "httpcfg.h"
 #include "ipc.h"
 #include "jail.h"
 #include "merkle.h"
@@ -59,12 +64,19 @@ struct worker {
 	uint64_t start_at; /* when to (re)start it, unix ms; 0: running */
 };
 
-struct conn { /* a client connection the signer accepted and handed to a worker */
+struct conn { /* a client connection the signer accepted and handed to a worker, or an MCP session over HTTP */
 	uint64_t id;
 	int worker; /* W_MCP (an agent) or W_REVIEW (a reviewer) */
-	uid_t uid;  /* measured with SO_PEERCRED, never taken from a worker */
+	uid_t uid;  /* measured with SO_PEERCRED, never taken from a worker; (uid_t)-1 over HTTP */
 	pid_t pid;
 	int used;
+	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous" */
+	/* HTTP sessions only: they belong to the signer and outlive the worker. */
+	int http;
+	char agent[REG_NAME_MAX + 1]; /* the registered agent its API key named; "" when anonymous */
+	char session[33];             /* its Mcp-Session-Id */
+	char client[160], protocol[16]; /* what its initialize declared */
+	uint64_t last_ms;
 };
 
 struct req { /* what the signer keeps of a pending request (pq_item.data) */
@@ -77,6 +89,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	char **options;
 	size_t noptions;
 	json_t *subjects;   /* [{name, sha256, computed}] */
+	char owner[80];     /* the requester, as struct conn names it */
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
 	size_t content_len[16];
 	char client[160];
@@ -85,7 +98,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 struct done { /* decided requests whose requester may still collect the answer */
 	char sid[PQ_SID_LEN + 1];
 	uint64_t owner_conn;
-	uid_t owner_uid;
+	char owner[80];
 	json_t *result;
 	uint64_t until;
 };
@@ -117,6 +130,9 @@ struct signer {
 	const struct signer_opts *o;
 	struct worker w[NWORKERS];
 	int agent_fd, control_fd, sig_fd;
+	int http_fd; /* the agent HTTP listener, handed to the mcp worker; -1: none */
+	struct http_cfg http;
+	uint64_t next_stats, next_sweep;
 	struct conn conns[MAX_CONNS];
 	uint64_t next_conn;
 	struct pq *q;
@@ -202,7 +218,10 @@ static int spawn_worker(struct signer *s, int k)
 		int nul = open("/dev/null", O_RDWR);
 		if (nul < 0 || dup2(sv[1], WORKER_IPC_FD) < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
 			_exit(127);
-		closefrom(WORKER_IPC_FD + 1);
+		/* The mcp worker also gets the agent HTTP listener: it may accept, never bind. */
+		if (k == W_MCP && s->http_fd >= 0 && dup2(s->http_fd, WORKER_HTTP_FD) < 0)
+			_exit(127);
+		closefrom(k == W_MCP && s->http_fd >= 0 ? WORKER_HTTP_FD + 1 : WORKER_IPC_FD + 1);
 		char *argv[] = {"assentd", "--worker", (char *)w->kind, NULL};
 		char *envp[] = {NULL};
 		execve(s->o->self_exe, argv, envp);
@@ -215,6 +234,14 @@ static int spawn_worker(struct signer *s, int k)
 	w->once = 0;
 	w->start_at = 0;
 	ipc_conn_init(&w->ipc, w->fd, err);
+	if (k == W_MCP) { /* its configuration comes first: it starts its HTTP server before its jail */
+		struct cv_arena a;
+		cv_arena_init(&a, 256);
+		struct cv *f = ipc_frame_new(&a, F_CONFIG, 1), *c = http_cfg_to_cv(&s->http, &a), *slot;
+		if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, ipc_conn_send(&w->ipc, f, -1, err)) != 0)
+			slog("error", "cannot send the mcp worker its configuration: %s", err);
+		cv_arena_free(&a);
+	}
 	return 0;
 }
 
@@ -246,7 +273,10 @@ static void worker_down(struct signer *s, int k, const char *why)
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		if (s->conns[i].used && s->conns[i].worker == k) {
 			fail_conn_requests(s, s->conns[i].id, why);
-			s->conns[i].used = 0;
+			/* An MCP session over HTTP is the signer's: the restarted worker serves it
+			 * again (its blocking calls went with their streams). */
+			if (!s->conns[i].http)
+				s->conns[i].used = 0;
 		}
 	}
 	unsigned backoff = w->restarts < 5 ? 1000u << w->restarts : 30000u;
@@ -451,7 +481,7 @@ static void req_free(struct req *r)
 	free(r);
 }
 
-static void remember_done(struct signer *s, const char *sid, uint64_t conn, uid_t uid, json_t *result)
+static void remember_done(struct signer *s, const char *sid, uint64_t conn, const char *owner, json_t *result)
 {
 	struct done *d = NULL;
 	uint64_t now = now_ms();
@@ -472,7 +502,7 @@ static void remember_done(struct signer *s, const char *sid, uint64_t conn, uid_
 	}
 	snprintf(d->sid, sizeof d->sid, "%s", sid);
 	d->owner_conn = conn;
-	d->owner_uid = uid;
+	snprintf(d->owner, sizeof d->owner, "%s", owner);
 	d->result = json_incref(result);
 	d->until = now + 3600 * 1000u;
 	/* A get_feedback already waiting for it gets it now. */
@@ -511,7 +541,7 @@ static void finish(struct signer *s, struct pq_item *it, json_t *result)
 	struct req *r = it->data;
 	if (it->blocking)
 		send_result(s, r->conn, r->rid, result, 0);
-	remember_done(s, it->session_id, r->conn, it->requester_uid, result);
+	remember_done(s, it->session_id, r->conn, r->owner, result);
 	json_decref(result);
 	req_free(r);
 }
@@ -682,6 +712,8 @@ static void request_done(struct signer *s, struct op *o, const struct ledger_pos
 	}
 }
 
+static void reload_registry(struct signer *s);
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -704,10 +736,25 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	r->conn = c->id;
 	memcpy(r->rid, rid, ridn);
 	snprintf(r->client, sizeof r->client, "%.*s", (int)clientn, client);
+	snprintf(r->owner, sizeof r->owner, "%s", c->owner);
 	int rc = check_action(action, contents, r, err);
 	if (rc != 0) {
 		req_free(r);
 		return rc;
+	}
+	/* An agent's API key names the audiences it may ask for (a request without one is
+	 * for the default audience). Anonymous agents are loopback-only and recorded as such. */
+	if (c->http && c->agent[0] && r->audience[0]) {
+		reload_registry(s);
+		if (!registry_agent_allows(s->reg, c->agent, r->audience)) {
+			json_t *j = json_pack("{s:o}", "error", json_sprintf("agent %s may not ask for audience \"%s\" (an operator "
+								     "adds it: assent agent add NAME --audience A)",
+								     c->agent, r->audience));
+			send_result(s, c->id, r->rid, j, 1);
+			json_decref(j);
+			req_free(r);
+			return 0;
+		}
 	}
 	/* The digest covers the canonical action exactly as recorded and shown. */
 	struct buf enc;
@@ -746,15 +793,26 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	rq->t = CV_MAP;
 	rq->n = 2;
 	rq->items = cv_alloc(a, 4);
-	cv_set_text(a, &rq->items[0], "uid", 3);
-	cv_set_uint(&rq->items[1], (uint64_t)c->uid);
+	if (!c->http) { /* measured: SO_PEERCRED */
+		cv_set_text(a, &rq->items[0], "uid", 3);
+		cv_set_uint(&rq->items[1], (uint64_t)c->uid);
+	} else if (c->agent[0]) { /* authenticated: its API key */
+		cv_set_text(a, &rq->items[0], "agent", 5);
+		cv_set_text(a, &rq->items[1], c->agent, strlen(c->agent));
+	} else {
+		cv_set_text(a, &rq->items[0], "anonymous", 9);
+		rq->items[1].t = CV_TRUE;
+	}
 	cv_set_text(a, &rq->items[2], "client", 6);
 	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	cv_set_uint(kv(a, m, &i, "deadline"), it.deadline_ms);
 	r->view = cv_to_json(action);
 	json_object_set_new(r->view, "session_id", json_string(it.session_id));
-	json_object_set_new(r->view, "requester", json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client));
+	json_object_set_new(r->view, "requester",
+			    !c->http      ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
+			    : c->agent[0] ? json_pack("{s:s,s:s}", "agent", c->agent, "client", r->client)
+					  : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client));
 	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
 	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
 	json_object_set_new(r->view, "action", json_string(r->action));
@@ -786,13 +844,13 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 	/* A request belongs to its requester (the measured uid), not to a connection. */
 	for (size_t i = 0; i < s->ndone; i++) {
 		struct done *d = &s->done[i];
-		if (d->result && !strcmp(d->sid, id) && d->owner_uid == c->uid) {
+		if (d->result && !strcmp(d->sid, id) && !strcmp(d->owner, c->owner)) {
 			send_result(s, c->id, r, d->result, 0);
 			return 0;
 		}
 	}
 	struct pq_item *it = pq_find(s->q, id);
-	if (!it || it->requester_uid != c->uid) {
+	if (!it || strcmp(((struct req *)it->data)->owner, c->owner) != 0) {
 		json_t *j = json_pack("{s:s}", "error", "no request of yours has this session_id");
 		send_result(s, c->id, r, j, 1);
 		json_decref(j);
@@ -826,7 +884,7 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 #define LIST_MESSAGE_MAX 512
 
 struct list_ctx {
-	uid_t uid; /* (uid_t)-1: everything (reviewers) */
+	const char *owner; /* NULL: everything (reviewers) */
 	json_t *arr;
 	size_t more;
 };
@@ -835,7 +893,7 @@ static void list_one(const struct pq_item *it, void *arg)
 {
 	struct list_ctx *l = arg;
 	const struct req *r = it->data;
-	if (l->uid != (uid_t)-1 && it->requester_uid != l->uid)
+	if (l->owner && strcmp(r->owner, l->owner) != 0)
 		return;
 	if (json_array_size(l->arr) == LIST_MAX) {
 		l->more++;
@@ -853,14 +911,14 @@ static void list_one(const struct pq_item *it, void *arg)
 		json_object_set_new(v, "message_truncated", json_true());
 	if (r->audience[0])
 		json_object_set_new(v, "audience", json_string(r->audience));
-	if (l->uid == (uid_t)-1)
+	if (!l->owner)
 		json_object_set(v, "requester", json_object_get(r->view, "requester"));
 	json_array_append_new(l->arr, v);
 }
 
-static json_t *list_reply(struct signer *s, uid_t uid)
+static json_t *list_reply(struct signer *s, const char *owner)
 {
-	struct list_ctx l = {uid, json_array(), 0};
+	struct list_ctx l = {owner, json_array(), 0};
 	pq_each(s->q, list_one, &l);
 	json_t *j = json_pack("{s:o}", "requests", l.arr);
 	if (l.more)
@@ -903,7 +961,7 @@ static int h_list(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
 	char r[PROTO_RID_MAX + 1];
 	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
-	json_t *res = list_reply(s, c->uid);
+	json_t *res = list_reply(s, c->owner);
 	send_result(s, c->id, r, res, 0);
 	json_decref(res);
 	return 0;
@@ -1225,7 +1283,7 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 				(json_int_t)s->w[W_MCP].restarts_total, "review_worker_restarts",
 				(json_int_t)s->w[W_REVIEW].restarts_total);
 	else if (!strcmp(cm, "pending")) {
-		rep = list_reply(s, (uid_t)-1);
+		rep = list_reply(s, NULL);
 		json_object_set_new(rep, "ok", json_true());
 	} else if (!strcmp(cm, "show")) {
 		struct pq_item *it = id[0] ? pq_find(s->q, id) : NULL;
@@ -1285,6 +1343,258 @@ static void expire(struct signer *s)
 	}
 }
 
+/* ---- MCP sessions over HTTP ----
+ * The worker parses HTTP; the signer decides who is asking: it checks the bearer
+ * key against the registry's hashes, measures the peer address itself on the TCP
+ * connection the worker passes along (anonymous agents: loopback only), and holds
+ * the sessions, so a restarted worker loses none. */
+
+static int peer_is_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 32);
+	struct cv *f = ipc_frame_new(&a, F_HTTP_REPLY, 8);
+	char err[AS_ERRLEN];
+	int rc = !f || ipc_put_uint(&a, f, "hreq", hreq) || ipc_put_uint(&a, f, "status", status);
+	if (!rc && error)
+		rc = ipc_put_text(&a, f, "error", error, strlen(error));
+	if (!rc && c) {
+		const char *principal = c->agent[0] ? c->agent : "anonymous";
+		rc = ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "session", c->session, strlen(c->session)) ||
+		     ipc_put_text(&a, f, "principal", principal, strlen(principal)) ||
+		     ipc_put_text(&a, f, "client", c->client, strlen(c->client)) ||
+		     ipc_put_text(&a, f, "protocol", c->protocol, strlen(c->protocol));
+	}
+	if (!rc && ipc_conn_send(&s->w[W_MCP].ipc, f, -1, err) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	cv_arena_free(&a);
+}
+
+static struct conn *session_find(struct signer *s, const char *sid, size_t n)
+{
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].used && s->conns[i].http && strlen(s->conns[i].session) == n &&
+		    ct_memcmp(s->conns[i].session, sid, n) == 0)
+			return &s->conns[i];
+	return NULL;
+}
+
+static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t hreq;
+	int init;
+	const char *bearer = NULL, *sid = NULL;
+	size_t bn = 0, sn = 0;
+	GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
+	GUARD(ipc_get_bool(f->body, "init", &init, err));
+	if (cv_get(f->body, "bearer"))
+		GUARD(ipc_get_text(f->body, "bearer", 512, &bearer, &bn, err));
+	if (cv_get(f->body, "session"))
+		GUARD(ipc_get_text(f->body, "session", 64, &sid, &sn, err));
+	if (f->nfds != 1)
+		return as_fail(err, AS_ECORRUPT, "an HTTP request without its connection");
+	if (!s->http.on)
+		return as_fail(err, AS_ECORRUPT, "an HTTP request, but HTTP is off");
+	int loopback = peer_is_loopback(f->fds[0]);
+	char owner[80], agent[REG_NAME_MAX + 1] = "";
+	if (bearer) {
+		reload_registry(s);
+		const char *name = registry_agent_by_key(s->reg, bearer, bn);
+		if (!name) {
+			http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
+			return 0;
+		}
+		snprintf(agent, sizeof agent, "%s", name);
+		snprintf(owner, sizeof owner, "agent:%s", name);
+	} else if (s->http.anonymous && loopback) {
+		snprintf(owner, sizeof owner, "anonymous");
+	} else {
+		http_reply(s, hreq, 401,
+			   s->http.anonymous ? "an API key is required (Authorization: Bearer KEY) from other than loopback"
+					     : "an API key is required (Authorization: Bearer KEY; assent agent add NAME)",
+			   NULL);
+		return 0;
+	}
+	if (sid) {
+		struct conn *c = session_find(s, sid, sn);
+		/* Someone else's session is as unknown as an expired one: 404 either way. */
+		if (!c || strcmp(c->owner, owner) != 0) {
+			http_reply(s, hreq, 404, "unknown or expired session (initialize again)", NULL);
+			return 0;
+		}
+		c->last_ms = now_ms();
+		http_reply(s, hreq, 200, NULL, c);
+		return 0;
+	}
+	if (!init) {
+		http_reply(s, hreq, 400, "Mcp-Session-Id header required: call initialize first", NULL);
+		return 0;
+	}
+	size_t nsess = 0;
+	struct conn *c = NULL;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		nsess += s->conns[i].used && s->conns[i].http;
+		if (!c && !s->conns[i].used)
+			c = &s->conns[i];
+	}
+	if (!c || nsess >= s->http.sessions_max) {
+		http_reply(s, hreq, 503, "too many MCP sessions; try again later", NULL);
+		return 0;
+	}
+	uint8_t rnd[16];
+	char hex[33];
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+		http_reply(s, hreq, 500, "no randomness for a session id", NULL);
+		return 0;
+	}
+	hex_encode(rnd, sizeof rnd, hex);
+	*c = (struct conn){.id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1,
+			   .last_ms = now_ms()};
+	snprintf(c->owner, sizeof c->owner, "%s", owner);
+	snprintf(c->agent, sizeof c->agent, "%s", agent);
+	snprintf(c->session, sizeof c->session, "%s", hex);
+	slog("info", "MCP session %.8s... opened over HTTP by %s", c->session, owner);
+	http_reply(s, hreq, 200, NULL, c);
+	return 0;
+}
+
+static int h_session_info(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *cl, *pr;
+	size_t cn, pn;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "client", sizeof c->client - 1, &cl, &cn, err));
+	GUARD(ipc_get_text(f->body, "protocol", sizeof c->protocol - 1, &pr, &pn, err));
+	if (!c->http)
+		return as_fail(err, AS_ECORRUPT, "session info for a connection that is not an HTTP session");
+	snprintf(c->client, sizeof c->client, "%.*s", (int)cn, cl);
+	snprintf(c->protocol, sizeof c->protocol, "%.*s", (int)pn, pr);
+	return 0;
+}
+
+static void session_end(struct signer *s, struct conn *c, const char *why)
+{
+	slog("info", "MCP session %.8s... of %s ended: %s", c->session, c->owner, why);
+	fail_conn_requests(s, c->id, why);
+	c->used = 0;
+}
+
+static int h_session_end(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	if (!c->http)
+		return as_fail(err, AS_ECORRUPT, "ends a connection that is not an HTTP session");
+	session_end(s, c, "the agent ended it (DELETE)");
+	return 0;
+}
+
+struct busy_ctx {
+	uint64_t conn;
+	int busy;
+};
+
+static void is_busy(const struct pq_item *it, void *arg)
+{
+	struct busy_ctx *b = arg;
+	if (it->blocking && ((const struct req *)it->data)->conn == b->conn)
+		b->busy = 1;
+}
+
+/* Sessions unused for session_idle_s end, unless a call of theirs is still waiting. */
+static void sweep_sessions(struct signer *s, uint64_t now)
+{
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+		if (!c->used || !c->http || now - c->last_ms < 1000ull * s->http.session_idle_s)
+			continue;
+		struct busy_ctx b = {c->id, 0};
+		pq_each(s->q, is_busy, &b);
+		if (!b.busy)
+			session_end(s, c, "unused for too long");
+	}
+}
+
+static void send_stats(struct signer *s)
+{
+	struct worker *w = &s->w[W_MCP];
+	if (w->fd < 0 || w->state != S_READY || !s->http.on)
+		return;
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_STATS, 2);
+	char err[AS_ERRLEN];
+	if (f && !ipc_put_uint(&a, f, "pending", pq_count(s->q)) &&
+	    !ipc_put_uint(&a, f, "uptime", (now_ms() - s->started_ms) / 1000) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	cv_arena_free(&a);
+}
+
+/* The agent HTTP listener. A port set in FEEDBACK_SSE_PORT must be had; the default
+ * one may be taken (another state directory's daemon): then stdio agents are still
+ * served and the log says why HTTP is not. */
+static int http_listen(struct signer *s, char *err)
+{
+	s->http_fd = -1;
+	if (!s->http.on)
+		return 0;
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
+	struct addrinfo *ai = NULL;
+	char port[8];
+	snprintf(port, sizeof port, "%u", s->http.port);
+	const char *host = !strcmp(s->http.host, "localhost") ? "127.0.0.1" : s->http.host;
+	if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai)
+		return as_fail(err, AS_EINVAL, "FEEDBACK_SSE_HOST '%s' is not an IP address", s->http.host);
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, e = 0;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0)
+		e = errno;
+	freeaddrinfo(ai);
+	if (e) {
+		if (fd >= 0)
+			close(fd);
+		if (s->http.port_explicit)
+			return as_fail(err, AS_EIO, "cannot listen on %s:%u: %s", s->http.host, s->http.port, strerror(e));
+		slog("warning", "agent HTTP listener off: cannot listen on %s:%u (%s); set FEEDBACK_SSE_PORT to another "
+				"port (0: any free one). Agents on stdio are served as usual.",
+		     s->http.host, s->http.port, strerror(e));
+		s->http.on = 0;
+		return 0;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	unsigned bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							: ((struct sockaddr_in *)&ss)->sin_port);
+	http_cfg_finish(&s->http, bound);
+	s->http_fd = fd;
+	if (!s->http.nhosts)
+		slog("warning", "the agent listener on %s:%u accepts any Host header: set ASSENT_HTTP_ALLOWED_HOSTS to "
+				"the names clients use",
+		     s->http.host, bound);
+	return 0;
+}
+
 /* ---- dispatch tables: which frames each worker may send, and when ---- */
 
 #define READY IPC_STATE(S_READY)
@@ -1296,6 +1606,9 @@ static const struct ipc_rule mcp_rules[] = {
 	{F_COLLECT, READY, 0, h_collect},
 	{F_LIST, READY, 0, h_list},
 	{F_CANCEL, READY, 0, h_cancel},
+	{F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
+	{F_SESSION_INFO, READY, 0, h_session_info},
+	{F_SESSION_END, READY, 0, h_session_end},
 };
 static const struct ipc_rule review_rules[] = {
 	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
@@ -1373,6 +1686,7 @@ static int accept_conn(struct signer *s, int lfd, int k)
 		return 0;
 	}
 	*c = (struct conn){.id = ++s->next_conn, .worker = k, .uid = cr.uid, .pid = cr.pid, .used = 1};
+	snprintf(c->owner, sizeof c->owner, "uid:%u", (unsigned)cr.uid);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, F_CONN_NEW, 1);
@@ -1440,11 +1754,15 @@ static int write_info(struct signer *s, char *err)
 	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_INFO_FILE);
 	if (s->tcfg.mode == TOK_HS256)
 		hs256_kid(s->tcfg.secret, s->tcfg.secret_len, kid);
-	json_t *j = json_pack("{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
+	char http[300] = "";
+	if (s->http_fd >= 0)
+		snprintf(http, sizeof http, strchr(s->http.host, ':') ? "[%s]:%u" : "%s:%u", s->http.host, s->http.port);
+	json_t *j = json_pack("{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I,s:s?,s:b}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
 			      "policy", s->o->policy && realpath(s->o->policy, rp) ? rp : s->o->policy, "token_mode",
 			      s->tcfg.mode == TOK_ES256 ? "ES256" : s->tcfg.mode == TOK_HS256 ? "HS256" : "off",
 			      "token_secret_kid", kid[0] ? kid : NULL, "single_user", s->o->single_user, "timeout_seconds",
-			      (json_int_t)s->timeout_s);
+			      (json_int_t)s->timeout_s, "http", http[0] ? http : NULL, "anonymous",
+			      s->http_fd >= 0 && s->http.anonymous);
 	char *txt = json_dumps(j, JSON_INDENT(2));
 	json_decref(j);
 	int rc = txt ? file_write_atomic(path, txt, strlen(txt), 0644, err) : AS_ENOMEM;
@@ -1474,6 +1792,10 @@ int signer_main(const struct signer_opts *o)
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
 	if ((s->agent_fd = listen_unix(o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
 	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (http_cfg_from_env(&s->http, err) != 0 || http_listen(s, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
@@ -1518,6 +1840,9 @@ int signer_main(const struct signer_opts *o)
 				"as assurance same-user. An agent running as your user can approve its own requests: this "
 				"protects against mistakes, not against a hostile agent.");
 	slog("info", "assentd %s serving %s (pid %d)", ASSENT_VERSION, o->state, (int)getpid());
+	if (s->http_fd >= 0)
+		slog("info", "agents over HTTP: http://%s:%u/mcp (%s)", s->http.host, s->http.port,
+		     s->http.anonymous ? "API key, or none from loopback" : "API key required");
 	while (!s->stop) {
 		struct pollfd pf[5];
 		size_t n = 0;
@@ -1578,6 +1903,14 @@ int signer_main(const struct signer_opts *o)
 			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
 				s->w[k].start_at = now + 5000;
 		expire(s);
+		if (now >= s->next_stats) {
+			send_stats(s);
+			s->next_stats = now + 1000;
+		}
+		if (now >= s->next_sweep) {
+			sweep_sessions(s, now);
+			s->next_sweep = now + 10000;
+		}
 		commit_batch(s); /* everything this turn brought, in one commit */
 		/* After a crowd of requests is gone, give the heap back: a long-running
 		 * daemon should sit at its idle size, not at its peak. */

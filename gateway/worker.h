@@ -5,6 +5,7 @@
 
 #define ASSENT_VERSION "0.1.0"
 #define WORKER_IPC_FD 3
+#define WORKER_HTTP_FD 4 /* the mcp worker: the agent HTTP listener, when there is one */
 
 /* Each returns the process exit status. */
 int worker_mcp_main(int ipcfd);

@@ -6,6 +6,8 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <microhttpd.h>
+#include <seccomp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +15,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "httpcfg.h"
 #include "ipc.h"
 #include "jail.h"
 #include "mcp.h"
+#include "mhttp.h"
 #include "proto.h"
 #include "redact.h"
 
 #define PROGRESS_EVERY_MS 10000
+#define KEEPALIVE_EVERY_MS 15000 /* an SSE comment, so that proxies and idle timers see life */
 
 struct call { /* a blocking tool call waiting for the signer */
 	uint64_t conn;
@@ -31,12 +36,44 @@ struct call { /* a blocking tool call waiting for the signer */
 
 struct mconn {
 	uint64_t id;
-	int fd;
+	int fd;   /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
+	int http;
 	struct buf in, out;
 	int skipping; /* discarding the rest of an over-long line */
 	size_t skipped;
 	struct mcp_client client;
 	int used;
+};
+
+/* One HTTP request on the agent listener, from its headers to its last byte. */
+enum hstate {
+	HS_BODY,      /* reading the body */
+	HS_AUTH,      /* suspended: the signer decides who is asking */
+	HS_WAIT,      /* suspended: a JSON answer waits for the signer's result */
+	HS_RESPOND,   /* the answer is in out: queue it when MHD calls back */
+	HS_STREAM,    /* an SSE answer: queue the stream when MHD calls back */
+	HS_STREAMING, /* out feeds the stream; finished marks its end */
+	HS_DONE,
+};
+
+struct hreq {
+	uint64_t id;
+	struct MHD_Connection *mc;
+	struct mh_verdict v;
+	enum hstate st;
+	struct buf body;
+	int too_big;
+	struct mcp_msg m;
+	int have_msg;
+	uint64_t conn;                 /* the MCP session's connection id, once the signer said */
+	char rid[PROTO_RID_MAX + 1];   /* the JSON-RPC id whose answer this request waits for */
+	int waiting;                   /* an answer from the signer is due */
+	struct buf out;                /* the JSON body, or SSE bytes not yet sent */
+	unsigned status;
+	char session[MH_SESSION_LEN + 1]; /* Mcp-Session-Id to send back */
+	int finished, suspended;
+	uint64_t next_keepalive;
+	struct hreq *next;
 };
 
 struct mw {
@@ -46,6 +83,12 @@ struct mw {
 	struct mconn conns[PROTO_CONNS_MAX];
 	struct call calls[1024];
 	char err[AS_ERRLEN];
+	/* HTTP */
+	struct http_cfg cfg;
+	struct MHD_Daemon *mhd;
+	struct hreq *hreqs;
+	uint64_t next_hreq;
+	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
 };
 
 static uint64_t mono_ms(void)
@@ -122,7 +165,8 @@ static void conn_close(struct mw *w, struct mconn *c, int tell)
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
 		if (w->calls[i].used && w->calls[i].conn == c->id)
 			w->calls[i].used = 0;
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
 	buf_free(&c->in);
 	buf_free(&c->out);
 	memset(c, 0, sizeof *c);
@@ -256,17 +300,11 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 }
 
-static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t len)
+/* One parsed message from connection c; answers go to c->out. */
+static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 {
-	struct mcp_msg m;
 	char err[AS_ERRLEN];
-	int rc = mcp_parse_line(line, len, &m, err);
-	if (rc != 0) {
-		if (m.answer)
-			mcp_line_invalid(&c->out, &m, err, NULL);
-		mcp_msg_free(&m);
-		return;
-	}
+	const struct mcp_msg m = *mp;
 	if (m.kind == MCP_MSG_NOTIFICATION) {
 		if (m.m == MCP_M_CANCELLED) {
 			struct mcp_id rq;
@@ -280,13 +318,10 @@ static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t 
 					send_frame(w, f);
 			}
 		}
-		mcp_msg_free(&m);
 		return;
 	}
-	if (m.kind != MCP_MSG_REQUEST) {
-		mcp_msg_free(&m);
+	if (m.kind != MCP_MSG_REQUEST)
 		return;
-	}
 	json_t *res = NULL;
 	switch (m.m) {
 	case MCP_M_INITIALIZE:
@@ -314,6 +349,18 @@ static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t 
 		break;
 	default:
 		mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
+	}
+}
+
+static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t len)
+{
+	struct mcp_msg m;
+	char err[AS_ERRLEN];
+	if (mcp_parse_line(line, len, &m, err) != 0) {
+		if (m.answer)
+			mcp_line_invalid(&c->out, &m, err, NULL);
+	} else {
+		handle_msg(w, c, &m);
 	}
 	mcp_msg_free(&m);
 }
@@ -380,6 +427,458 @@ static int conn_flush(struct mconn *c)
 	return 0;
 }
 
+/* ---- the agent HTTP listener (Streamable HTTP) ----
+ * libmicrohttpd runs in this loop (external epoll, suspend/resume). Each POST
+ * carries one JSON-RPC message. The signer says who is asking (F_HTTP_AUTH: the
+ * bearer key, the session, and the TCP connection so it can read the peer address
+ * itself); then the message is handled like a stdio line on the session's
+ * virtual connection, and what that writes to c->out is routed to the HTTP
+ * request waiting for it: a JSON body, or events on an SSE stream (progress,
+ * keep-alive comments, then the result). */
+
+static struct hreq *hreq_find(struct mw *w, uint64_t id)
+{
+	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->id == id)
+			return h;
+	return NULL;
+}
+
+static void wake(struct hreq *h)
+{
+	if (h->suspended) {
+		h->suspended = 0;
+		MHD_resume_connection(h->mc);
+	}
+}
+
+static void sleep_on(struct hreq *h)
+{
+	if (!h->suspended) {
+		h->suspended = 1;
+		MHD_suspend_connection(h->mc);
+	}
+}
+
+/* Answer with status and a JSON body (len 0: none). */
+static void set_answer(struct hreq *h, unsigned status, const char *body, size_t len)
+{
+	h->status = status;
+	buf_reset(&h->out);
+	if (len && buf_put(&h->out, body, len) != 0) {
+		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"answer too large\"}}";
+		buf_reset(&h->out);
+		buf_put(&h->out, oom, sizeof oom - 1);
+		h->status = 500;
+	}
+	h->st = HS_RESPOND;
+}
+
+static void set_reject(struct hreq *h, unsigned status, int code, const char *msg)
+{
+	h->v.route = MH_REJECT;
+	h->v.status = status;
+	h->v.rpc_code = code;
+	snprintf(h->v.msg, sizeof h->v.msg, "%s", msg);
+	for (char *p = h->v.msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '"' || *p == '\\')
+			*p = '?';
+	char body[400];
+	size_t n = mh_error_body(&h->v, body, sizeof body);
+	set_answer(h, status, body, n);
+}
+
+static void sse_event(struct hreq *h, const char *json, size_t n)
+{
+	buf_put(&h->out, "event: message\ndata: ", 21);
+	buf_put(&h->out, json, n);
+	buf_put(&h->out, "\n\n", 2);
+}
+
+/* What handling a message wrote to c->out (lines) goes to the HTTP request that
+ * waits on (c, rid): events on its stream, or (final) its JSON body. */
+static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t ridn, int final)
+{
+	struct hreq *h = w->hreqs;
+	for (; h; h = h->next)
+		if (h->waiting && h->conn == c->id && strlen(h->rid) == ridn && !memcmp(h->rid, rid, ridn))
+			break;
+	if (h) {
+		const char *p = (const char *)c->out.p, *end = p + c->out.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			if (h->st == HS_STREAMING || h->st == HS_STREAM)
+				sse_event(h, p, n);
+			else if (final)
+				set_answer(h, 200, p, n);
+			p += n + 1;
+		}
+		if (final) {
+			h->waiting = 0;
+			h->finished = 1;
+		}
+		wake(h);
+	}
+	buf_reset(&c->out);
+}
+
+static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client, const char *protocol)
+{
+	struct mconn *c = conn_find(w, conn);
+	if (c)
+		return c;
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+		c = &w->conns[i];
+		if (c->used)
+			continue;
+		memset(c, 0, sizeof *c);
+		c->used = 1;
+		c->http = 1;
+		c->id = conn;
+		c->fd = -1;
+		buf_init(&c->in, 1);
+		buf_init(&c->out, 64u << 20);
+		/* A session this worker has not seen (it was restarted): what its
+		 * initialize declared, as the signer kept it. */
+		const char *slash = strchr(client, '/');
+		snprintf(c->client.name, sizeof c->client.name, "%.*s", (int)(slash ? slash - client : (long)strlen(client)), client);
+		snprintf(c->client.client_version, sizeof c->client.client_version, "%s", slash ? slash + 1 : "");
+		c->client.version = mcp_negotiate_version(protocol);
+		return c;
+	}
+	return NULL;
+}
+
+static void http_auth(struct mw *w, struct hreq *h, int init)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(h->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_HTTP_AUTH, 4);
+	int rc = !ci || !f || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_bool(&a, f, "init", init) ||
+		 (h->v.bearer && ipc_put_text(&a, f, "bearer", h->v.bearer, h->v.bearer_len)) ||
+		 (h->v.session[0] && ipc_put_text(&a, f, "session", h->v.session, strlen(h->v.session)));
+	if (!rc && ipc_send(w->ipcfd, f, ci->connect_fd, w->err) == 0) {
+		h->st = HS_AUTH;
+		sleep_on(h);
+	} else {
+		set_reject(h, 500, -32603, "the gateway could not check this request");
+	}
+	cv_arena_free(&a);
+}
+
+/* The signer's answer to F_HTTP_AUTH: go on as that session, or refuse. */
+static void on_http_reply(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t id, status, conn = 0;
+	char err[AS_ERRLEN];
+	const char *e = NULL, *sess = NULL, *client = "", *proto = "";
+	size_t en = 0, sn = 0, cn = 0, pn = 0;
+	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", 599, &status, err))
+		return;
+	struct hreq *h = hreq_find(w, id);
+	if (!h || h->st != HS_AUTH)
+		return; /* the client left meanwhile */
+	if (status != 200) {
+		if (ipc_get_text(f->body, "error", 200, &e, &en, err) != 0)
+			e = "refused", en = 7;
+		char msg[201];
+		snprintf(msg, sizeof msg, "%.*s", (int)en, e);
+		set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
+		wake(h);
+		return;
+	}
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) || ipc_get_text(f->body, "session", MH_SESSION_LEN, &sess, &sn, err) ||
+	    ipc_get_text(f->body, "client", 2 * MCP_NAME_MAX + 2, &client, &cn, err) ||
+	    ipc_get_text(f->body, "protocol", 15, &proto, &pn, err)) {
+		set_reject(h, 500, -32603, "the gateway could not check this request");
+		wake(h);
+		return;
+	}
+	char cl[2 * MCP_NAME_MAX + 3], pr[16];
+	snprintf(cl, sizeof cl, "%.*s", (int)cn, client);
+	snprintf(pr, sizeof pr, "%.*s", (int)pn, proto);
+	snprintf(h->session, sizeof h->session, "%.*s", (int)sn, sess);
+	h->conn = conn;
+	struct mconn *c = http_mconn(w, conn, cl, pr);
+	if (!c) {
+		set_reject(h, 503, -32603, "this worker serves too many sessions");
+		wake(h);
+		return;
+	}
+	if (h->v.route == MH_MCP_DELETE) {
+		struct cv_arena a;
+		cv_arena_init(&a, 8);
+		struct cv *fr = ipc_frame_new(&a, F_SESSION_END, 1);
+		if (fr && ipc_put_uint(&a, fr, "conn", conn) == 0)
+			send_frame(w, fr);
+		cv_arena_free(&a);
+		conn_close(w, c, 0);
+		h->session[0] = 0;
+		set_answer(h, 200, NULL, 0);
+		wake(h);
+		return;
+	}
+	if (h->m.kind != MCP_MSG_REQUEST) { /* notifications and responses: accepted, never answered */
+		handle_msg(w, c, &h->m);
+		buf_reset(&c->out);
+		set_answer(h, 202, NULL, 0);
+		wake(h);
+		return;
+	}
+	id_json(&h->m.id, h->rid);
+	buf_reset(&c->out);
+	handle_msg(w, c, &h->m);
+	if (h->m.m == MCP_M_INITIALIZE && c->client.version) {
+		char decl[2 * MCP_NAME_MAX + 2];
+		snprintf(decl, sizeof decl, "%s/%s", c->client.name, c->client.client_version);
+		struct cv_arena a;
+		cv_arena_init(&a, 8);
+		struct cv *fr = ipc_frame_new(&a, F_SESSION_INFO, 3);
+		if (fr && !ipc_put_uint(&a, fr, "conn", conn) && !ipc_put_text(&a, fr, "client", decl, strlen(decl)) &&
+		    !ipc_put_text(&a, fr, "protocol", c->client.version, strlen(c->client.version)))
+			send_frame(w, fr);
+		cv_arena_free(&a);
+	}
+	h->waiting = 1;
+	if (c->out.len) { /* answered here and now */
+		route_out(w, c, h->rid, strlen(h->rid), 1);
+		if (h->st != HS_RESPOND)
+			set_reject(h, 500, -32603, "no answer");
+	} else if (h->v.sse) { /* the signer answers later: stream progress until then */
+		h->st = HS_STREAM;
+		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+	} else {
+		h->st = HS_WAIT;
+		return; /* stays suspended until the result */
+	}
+	wake(h);
+}
+
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct hreq *h = cls;
+	if (h->out.len) {
+		size_t n = h->out.len < max ? h->out.len : max;
+		memcpy(buf, h->out.p, n);
+		memmove(h->out.p, h->out.p + n, h->out.len - n);
+		h->out.len -= n;
+		return (ssize_t)n;
+	}
+	if (h->finished)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	sleep_on(h); /* woken by an event, a keep-alive or the result */
+	return 0;
+}
+
+static enum MHD_Result queue(struct hreq *h)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	if (h->st == HS_STREAM) {
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, h, NULL);
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, "Content-Type", "text/event-stream");
+		MHD_add_response_header(r, "Cache-Control", "no-cache, no-store");
+		MHD_add_response_header(r, "X-Accel-Buffering", "no");
+		h->status = 200;
+		h->st = HS_STREAMING;
+	} else {
+		r = MHD_create_response_from_buffer(h->out.len, h->out.p, MHD_RESPMEM_MUST_COPY);
+		if (!r)
+			return MHD_NO;
+		if (h->out.len)
+			MHD_add_response_header(r, "Content-Type", "application/json");
+		MHD_add_response_header(r, "Cache-Control", "no-store");
+		if (h->status == 405 && h->v.allow)
+			MHD_add_response_header(r, "Allow", h->v.allow);
+		if (h->status == 401)
+			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent\"");
+		h->st = HS_DONE;
+	}
+	if (h->session[0])
+		MHD_add_response_header(r, "Mcp-Session-Id", h->session);
+	ret = MHD_queue_response(h->mc, h->status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct mw *w = cls;
+	struct hreq *h = *con_cls;
+	if (!h) {
+		if (!(h = calloc(1, sizeof *h)))
+			return MHD_NO;
+		h->id = ++w->next_hreq;
+		h->mc = mc;
+		buf_init(&h->body, w->cfg.body_max);
+		buf_init(&h->out, 64u << 20);
+		h->next = w->hreqs;
+		w->hreqs = h;
+		*con_cls = h;
+		struct mh_head hd = {
+			.method = method,
+			.path = url,
+			.host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host"),
+			.origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin"),
+			.content_type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Type"),
+			.accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
+			.session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
+			.protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
+			.authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
+		};
+		switch (mh_classify(&w->cfg, &hd, &h->v)) {
+		case MH_REJECT: {
+			char body[400];
+			size_t n = mh_error_body(&h->v, body, sizeof body);
+			set_answer(h, h->v.status, body, n);
+			return queue(h);
+		}
+		case MH_HEALTH: {
+			char body[160];
+			uint64_t up = w->uptime + (w->stats_at ? (mono_ms() - w->stats_at) / 1000 : 0);
+			int n = snprintf(body, sizeof body, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
+					 (unsigned long long)w->pending, (unsigned long long)up);
+			set_answer(h, 200, body, (size_t)n);
+			return queue(h);
+		}
+		case MH_LEGACY_SSE:
+		case MH_LEGACY_POST:
+			set_reject(h, 501, -32601, "the HTTP+SSE transport of 2024-11-05 is not served yet: use /mcp");
+			return queue(h);
+		default:
+			h->st = HS_BODY;
+			return MHD_YES;
+		}
+	}
+	switch (h->st) {
+	case HS_BODY:
+		if (*upload_size) {
+			if (!h->too_big && buf_put(&h->body, upload, *upload_size) != 0)
+				h->too_big = 1; /* read to its end, then answered 413 */
+			*upload_size = 0;
+			return MHD_YES;
+		}
+		if (h->too_big) {
+			char msg[120];
+			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)", w->cfg.body_max);
+			set_reject(h, 413, -32600, msg);
+			return queue(h);
+		}
+		if (h->v.route == MH_MCP_DELETE) {
+			http_auth(w, h, 0);
+			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+		}
+		{
+			char err[AS_ERRLEN];
+			if (mcp_parse_line((const char *)h->body.p, h->body.len, &h->m, err) != 0) {
+				struct buf line;
+				buf_init(&line, 1u << 16);
+				if (!h->m.answer)
+					snprintf(err, sizeof err, "the body is not one JSON-RPC message");
+				mcp_line_invalid(&line, &h->m, err, NULL);
+				mcp_msg_free(&h->m);
+				set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
+				buf_free(&line);
+				return queue(h);
+			}
+			h->have_msg = 1;
+			http_auth(w, h, h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE && !h->v.session[0]);
+			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+		}
+	case HS_RESPOND:
+	case HS_STREAM:
+		return queue(h);
+	default:
+		return MHD_YES;
+	}
+}
+
+static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)mc;
+	(void)toe;
+	struct mw *w = cls;
+	struct hreq *h = *con_cls;
+	if (!h)
+		return;
+	if (h->waiting) { /* its stream is gone before the answer: like a stdio client leaving */
+		struct cv_arena a;
+		cv_arena_init(&a, 8);
+		struct cv *f = ipc_frame_new(&a, F_CANCEL, 2);
+		if (f && !ipc_put_uint(&a, f, "conn", h->conn) && !ipc_put_text(&a, f, "rid", h->rid, strlen(h->rid)))
+			send_frame(w, f);
+		cv_arena_free(&a);
+		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+			if (w->calls[i].used && w->calls[i].conn == h->conn && !strcmp(w->calls[i].rid, h->rid))
+				w->calls[i].used = 0;
+	}
+	for (struct hreq **p = &w->hreqs; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			break;
+		}
+	if (h->have_msg)
+		mcp_msg_free(&h->m);
+	buf_free(&h->body);
+	buf_free(&h->out);
+	free(h);
+	*con_cls = NULL;
+}
+
+static void keepalive(struct mw *w, uint64_t now)
+{
+	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->st == HS_STREAMING && !h->finished && now >= h->next_keepalive) {
+			buf_put(&h->out, ": keep-alive\n\n", 14);
+			h->next_keepalive = now + KEEPALIVE_EVERY_MS;
+			wake(h);
+		}
+}
+
+/* Before the jail: the configuration frame, and libmicrohttpd on the listener. */
+static int http_start(struct mw *w, struct cv_arena *a, char *err)
+{
+	for (;;) {
+		struct pollfd p = {.fd = w->ipcfd, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			return as_fail(err, AS_EIO, "no configuration from the signer");
+		int r = ipc_read(&w->ipc, err);
+		if (r != 0 && r != AS_ENOTFOUND)
+			return r;
+		struct ipc_frame f;
+		cv_arena_reset(a);
+		int g = ipc_next(&w->ipc, a, &f, err);
+		if (g == AS_ENOTFOUND)
+			continue;
+		if (g != 0)
+			return g;
+		const struct cv *c = cv_get(f.body, "http");
+		int rc = f.type != F_CONFIG || !c ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
+						  : http_cfg_from_cv(c, &w->cfg, err);
+		ipc_frame_close_fds(&f);
+		if (rc != 0)
+			return rc;
+		break;
+	}
+	if (!w->cfg.on)
+		return 0;
+	w->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, w,
+				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
+				  (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.header_max,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_http_done, w, MHD_OPTION_END);
+	if (!w->mhd)
+		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the agent listener");
+	return 0;
+}
+
 static void on_frame(struct mw *w, struct ipc_frame *f)
 {
 	uint64_t conn = 0;
@@ -427,6 +926,22 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			res = mcp_tool_result(json_incref(s));
 		json_decref(s);
 		mcp_line_result(&c->out, &id, res, NULL);
+		if (c->http)
+			route_out(w, c, rid, ridn, 1);
+		return;
+	}
+	if (f->type == F_HTTP_REPLY) {
+		on_http_reply(w, f);
+		return;
+	}
+	if (f->type == F_STATS) {
+		uint64_t p, u;
+		if (ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err) == 0 &&
+		    ipc_get_uint(f->body, "uptime", UINT64_MAX, &u, err) == 0) {
+			w->pending = p;
+			w->uptime = u;
+			w->stats_at = mono_ms();
+		}
 	}
 }
 
@@ -440,6 +955,8 @@ static void progress(struct mw *w, uint64_t now)
 		if (c)
 			mcp_line_progress(&c->out, &k->token, (double)(now - k->started) / 1000.0, -1,
 					  "waiting for a reviewer", NULL);
+		if (c && c->http)
+			route_out(w, c, k->rid, strlen(k->rid), 0);
 		k->next_progress = now + PROGRESS_EVERY_MS;
 	}
 }
@@ -452,29 +969,46 @@ int worker_mcp_main(int ipcfd)
 	cv_arena_init(&w.arena, 1u << 20);
 	if (ipc_conn_init(&w.ipc, ipcfd, err) != 0)
 		return 2;
-	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16};
+	struct cv_arena a;
+	cv_arena_init(&a, 1u << 20);
+	if (http_start(&w, &a, err) != 0) {
+		wlog(&w, "error", "mcp worker: agent HTTP listener: %s", err);
+		return 2;
+	}
+	/* libmicrohttpd accepts on the listener it was handed and sets socket options;
+	 * it never creates a socket (socket, bind and listen stay forbidden). */
+	static const int http_calls[] = {SCMP_SYS(accept4), SCMP_SYS(accept), SCMP_SYS(setsockopt),
+					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w.mhd ? w.cfg.conns_max + 16 : 0),
+			       .extra_syscalls = w.mhd ? http_calls : NULL,
+			       .nextra = w.mhd ? sizeof http_calls / sizeof *http_calls : 0};
 	if (jail_enter(&jo, err) != 0) {
 		wlog(&w, "error", "mcp worker: cannot enter the jail: %s", err);
 		return 2;
 	}
-	struct cv_arena a;
-	cv_arena_init(&a, 1u << 20);
 	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
 	ipc_put_text(&a, hello, "kind", "mcp", 3);
 	send_frame(&w, hello);
-	struct pollfd pf[PROTO_CONNS_MAX + 1];
-	struct mconn *map[PROTO_CONNS_MAX + 1];
+	struct pollfd pf[PROTO_CONNS_MAX + 2];
+	struct mconn *map[PROTO_CONNS_MAX + 2];
+	const union MHD_DaemonInfo *di = w.mhd ? MHD_get_daemon_info(w.mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+	int mhd_fd = di ? di->epoll_fd : -1;
 	for (;;) {
 		size_t n = 0;
 		pf[n++] = (struct pollfd){.fd = ipcfd, .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = mhd_fd, .events = POLLIN}; /* MHD's own epoll set, nested */
+		int timeout = 1000;
+		MHD_UNSIGNED_LONG_LONG to;
+		if (w.mhd && MHD_get_timeout(w.mhd, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)timeout)
+			timeout = (int)to;
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
 			struct mconn *c = &w.conns[i];
-			if (!c->used)
+			if (!c->used || c->fd < 0)
 				continue;
 			map[n] = c;
 			pf[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
 		}
-		if (poll(pf, n, 1000) < 0 && errno != EINTR)
+		if (poll(pf, n, timeout) < 0 && errno != EINTR)
 			return 2;
 		if (pf[0].revents) {
 			int r = ipc_read(&w.ipc, err);
@@ -493,7 +1027,7 @@ int worker_mcp_main(int ipcfd)
 				ipc_frame_close_fds(&f);
 			}
 		}
-		for (size_t i = 1; i < n; i++) {
+		for (size_t i = 2; i < n; i++) {
 			struct mconn *c = map[i];
 			if (!c->used)
 				continue;
@@ -505,8 +1039,12 @@ int worker_mcp_main(int ipcfd)
 				conn_close(&w, c, 1);
 		}
 		progress(&w, mono_ms());
+		if (w.mhd) {
+			keepalive(&w, mono_ms());
+			MHD_run(w.mhd);
+		}
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++)
-			if (w.conns[i].used && w.conns[i].out.len && conn_flush(&w.conns[i]) != 0)
+			if (w.conns[i].used && w.conns[i].fd >= 0 && w.conns[i].out.len && conn_flush(&w.conns[i]) != 0)
 				conn_close(&w, &w.conns[i], 1);
 	}
 }

@@ -5,6 +5,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VERIFY=${VERIFY:-$ROOT/build/assent-verify}
 ASSENT=${ASSENT:-$ROOT/build/assent}
 PY=/usr/bin/python3 # Debian's interpreter: it sees python3-lmdb and python3-jwt
+# Daemons started by tests take any free port for agents over HTTP (their
+# assentd.json says which), never the 8765 a real daemon may hold.
+export FEEDBACK_SSE_PORT=${FEEDBACK_SSE_PORT:-0}
 T=$(mktemp -d /tmp/assent-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 _n=0 _fail=0
