@@ -5,11 +5,11 @@ set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev pkg-config cppcheck
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb)
-# The official MCP SDK client, pinned by tests/mcp/package-lock.json (npm registry).
+# The official MCP SDK client and the conformance suite (0.1.13: the newest that runs on Node 20), pinned by tests/mcp/package-lock.json (npm registry).
 npm_deps() {
 	local dir
 	dir=$(cd "$(dirname "$0")" && pwd)/mcp
-	if [ -d "$dir" ] && [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] && command -v npm >/dev/null; then
+	if [ -d "$dir" ] && { [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] || [ ! -d "$dir/node_modules/@modelcontextprotocol/conformance" ]; } && command -v npm >/dev/null; then
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || { echo "deps: npm ci in $dir failed" >&2; exit 1; }
 	fi
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Agents over HTTP: the official SDK client over Streamable HTTP with an agent key
+# (every flow, a long wait on SSE, stdio and HTTP agents in one queue, refusals),
+# and the MCP conformance suite against /mcp with anonymous access.
+. "$(dirname "$0")/../lib.sh"
+ASSENTD=$ROOT/build/assentd
+S=$T/state
+daemon_pid() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$1/assentd.json" 2>/dev/null; }
+http_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get("http") or "")' "$1/assentd.json" 2>/dev/null; }
+cleanup() { for d in "$S" "$T/anon"; do p=$(daemon_pid "$d"); [ -n "$p" ] && kill "$p" 2>/dev/null; done; sleep 0.2; rm -rf "$T"; }
+trap cleanup EXIT
+[ -n "${KEEP_T:-}" ] && trap - EXIT
+start_daemon() { # DIR [ENV=VALUE...]: start assentd on DIR, wait for its HTTP listener
+	local d=$1
+	shift
+	mkdir -p "$d"
+	env "$@" "$ASSENTD" --state "$d" >"$d.log" 2>&1 &
+	for _ in $(seq 100); do [ -n "$(http_of "$d")" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+if [ ! -d "$ROOT/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
+	not_ok "the MCP SDK is not installed in tests/mcp (make deps runs npm ci there)"
+	done_testing
+	exit 1
+fi
+"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
+KEY=$("$ASSENT" --state "$S" agent add ci-agent --audience tf-prod | tail -1)
+GONE=$("$ASSENT" --state "$S" agent add gone-agent | tail -1)
+"$ASSENT" --state "$S" agent remove gone-agent >/dev/null
+check "agent add prints an API key once" test "${#KEY}" -ge 40
+check "the registry keeps only its hash" sh -c "! grep -q '$KEY' '$S/identities.json'"
+if ! start_daemon "$S" ASSENT_SINGLE_USER=1; then # the stdio agent and the reviewer are one uid here
+	not_ok "the daemon did not open its HTTP listener: $(tail -3 "$S.log")"
+	done_testing
+	exit 1
+fi
+URL="http://$(http_of "$S")/mcp"
+node "$ROOT/tests/mcp/sdk_http_flows.mjs" "$S" "$ROOT/build" "$URL" "$KEY" "$GONE" >"$T/sdk.tap" 2>"$T/sdk.err"
+rc=$?
+while read -r line; do
+	case "$line" in
+	"ok "*) ok "SDK/HTTP: ${line#ok * - }" ;;
+	"not ok "*) not_ok "SDK/HTTP: ${line#not ok * - }" ;;
+	esac
+done <"$T/sdk.tap"
+[ "$rc" -eq 0 ] || not_ok "the SDK HTTP flows exited $rc: $(tail -3 "$T/sdk.err")"
+KEYPUB=$(ls "$S"/keys/token-*.pub | head -1)
+expect_exit 0 "the token an HTTP agent received verifies, bound to the plan bytes and the ledger" \
+	"$VERIFY" token - --aud tf-prod --key "$KEYPUB" --subject "$S/http-plan.bin" --ledger "$S/ledger" <"$S/http-approve.token"
+p=$(daemon_pid "$S")
+kill "$p"
+for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+expect_exit 0 "the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
+"$VERIFY" export "$S/ledger" >"$T/export.jsonl"
+check "HTTP requests are recorded with the agent's name as requester" grep -q '"agent":"ci-agent"' "$T/export.jsonl"
+
+# The conformance suite, anonymous access on (loopback only).
+CONF=$ROOT/tests/mcp/node_modules/.bin/conformance
+if [ -x "$CONF" ]; then
+	if start_daemon "$T/anon" FEEDBACK_ALLOW_ANONYMOUS=true; then
+		port=$(http_of "$T/anon")
+		port=${port##*:}
+		for sc in server-initialize ping tools-list dns-rebinding-protection; do
+			(cd "$T" && timeout 120 "$CONF" server --url "http://localhost:$port/mcp" --scenario "$sc") >"$T/conf-$sc.log" 2>&1
+			rc=$?
+			check "conformance: $sc passes (exit $rc; log ends: $(tail -1 "$T/conf-$sc.log" | tr -d '\r' | cut -c1-120))" \
+				sh -c "test $rc -eq 0 && grep -q 'Passed: [1-9][0-9]*/[1-9][0-9]*, 0 failed' '$T/conf-$sc.log'"
+		done
+	else
+		not_ok "the anonymous daemon did not start: $(tail -3 "$T/anon.log")"
+	fi
+else
+	not_ok "the conformance suite is not installed in tests/mcp (make deps runs npm ci there)"
+fi
+done_testing
