@@ -38,6 +38,7 @@ struct mconn {
 	uint64_t id;
 	int fd;   /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
 	int http;
+	struct hreq *legacy; /* FEEDBACK_TRANSPORT=sse: the GET /sse stream every answer goes to */
 	struct buf in, out;
 	int skipping; /* discarding the rest of an over-long line */
 	size_t skipped;
@@ -499,6 +500,18 @@ static void sse_event(struct hreq *h, const char *json, size_t n)
  * waits on (c, rid): events on its stream, or (final) its JSON body. */
 static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t ridn, int final)
 {
+	if (c->legacy) { /* the 2024-11-05 transport: everything goes down the one stream */
+		const char *p = (const char *)c->out.p, *end = p + c->out.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			sse_event(c->legacy, p, n);
+			p += n + 1;
+		}
+		wake(c->legacy);
+		buf_reset(&c->out);
+		return;
+	}
 	struct hreq *h = w->hreqs;
 	for (; h; h = h->next)
 		if (h->waiting && h->conn == c->id && strlen(h->rid) == ridn && !memcmp(h->rid, rid, ridn))
@@ -617,6 +630,36 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		conn_close(w, c, 0);
 		h->session[0] = 0;
 		set_answer(h, 200, NULL, 0);
+		wake(h);
+		return;
+	}
+	if (h->v.route == MH_LEGACY_SSE) { /* the stream is the session: tell the client where to post */
+		if (c->legacy) {
+			set_reject(h, 409, -32600, "this session already has its stream");
+			wake(h);
+			return;
+		}
+		c->legacy = h;
+		char ev[120];
+		int k = snprintf(ev, sizeof ev, "event: endpoint\ndata: /messages?session_id=%s\n\n", h->session);
+		buf_put(&h->out, ev, (size_t)k);
+		h->session[0] = 0; /* the old transport names it in the endpoint, not in a header */
+		h->st = HS_STREAM;
+		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+		wake(h);
+		return;
+	}
+	if (h->v.route == MH_LEGACY_POST) {
+		if (!c->legacy) {
+			set_reject(h, 404, -32001, "this session's event stream is closed: GET /sse again");
+			wake(h);
+			return;
+		}
+		buf_reset(&c->out);
+		handle_msg(w, c, &h->m);
+		route_out(w, c, NULL, 0, 0); /* to the stream; answers from the signer follow there */
+		h->session[0] = 0;
+		set_answer(h, 202, NULL, 0);
 		wake(h);
 		return;
 	}
@@ -749,9 +792,18 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			return queue(h);
 		}
 		case MH_LEGACY_SSE:
-		case MH_LEGACY_POST:
-			set_reject(h, 501, -32601, "the HTTP+SSE transport of 2024-11-05 is not served yet: use /mcp");
-			return queue(h);
+			http_auth(w, h, 1); /* the stream opens the session */
+			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+		case MH_LEGACY_POST: {
+			const char *q = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "session_id");
+			if (!q || strlen(q) != MH_SESSION_LEN || strspn(q, "0123456789abcdef") != MH_SESSION_LEN) {
+				set_reject(h, 404, -32001, "unknown session: post to the endpoint the /sse stream named");
+				return queue(h);
+			}
+			memcpy(h->v.session, q, MH_SESSION_LEN + 1);
+			h->st = HS_BODY;
+			return MHD_YES;
+		}
 		default:
 			h->st = HS_BODY;
 			return MHD_YES;
@@ -818,6 +870,19 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
 			if (w->calls[i].used && w->calls[i].conn == h->conn && !strcmp(w->calls[i].rid, h->rid))
 				w->calls[i].used = 0;
+	}
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) { /* a 2024-11-05 session lives as long as its stream */
+		struct mconn *c = &w->conns[i];
+		if (c->used && c->legacy == h) {
+			struct cv_arena a;
+			cv_arena_init(&a, 8);
+			struct cv *f = ipc_frame_new(&a, F_SESSION_END, 1);
+			if (f && ipc_put_uint(&a, f, "conn", c->id) == 0)
+				send_frame(w, f);
+			cv_arena_free(&a);
+			c->legacy = NULL;
+			conn_close(w, c, 0);
+		}
 	}
 	for (struct hreq **p = &w->hreqs; *p; p = &(*p)->next)
 		if (*p == h) {

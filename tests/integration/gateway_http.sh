@@ -58,7 +58,7 @@ check "HTTP requests are recorded with the agent's name as requester" grep -q '"
 # The conformance suite, anonymous access on (loopback only).
 CONF=$ROOT/tests/mcp/node_modules/.bin/conformance
 if [ -x "$CONF" ]; then
-	if start_daemon "$T/anon" FEEDBACK_ALLOW_ANONYMOUS=true; then
+	if start_daemon "$T/anon" FEEDBACK_ALLOW_ANONYMOUS=true FEEDBACK_TRANSPORT=sse ASSENT_SINGLE_USER=1; then
 		port=$(http_of "$T/anon")
 		port=${port##*:}
 		for sc in server-initialize ping tools-list dns-rebinding-protection; do
@@ -67,6 +67,17 @@ if [ -x "$CONF" ]; then
 			check "conformance: $sc passes (exit $rc; log ends: $(tail -1 "$T/conf-$sc.log" | tr -d '\r' | cut -c1-120))" \
 				sh -c "test $rc -eq 0 && grep -q 'Passed: [1-9][0-9]*/[1-9][0-9]*, 0 failed' '$T/conf-$sc.log'"
 		done
+		# FEEDBACK_TRANSPORT=sse: the older HTTP+SSE endpoints too, for clients configured with a /sse URL.
+		"$ASSENT" --state "$T/anon" reviewer add tester --uid "$(id -u)" >/dev/null
+		node "$ROOT/tests/mcp/sdk_sse_legacy.mjs" "$T/anon" "$ROOT/build" "http://127.0.0.1:$port" >"$T/sse.tap" 2>"$T/sse.err"
+		rc=$?
+		while read -r line; do
+			case "$line" in
+			"ok "*) ok "SDK/SSE: ${line#ok * - }" ;;
+			"not ok "*) not_ok "SDK/SSE: ${line#not ok * - }" ;;
+			esac
+		done <"$T/sse.tap"
+		[ "$rc" -eq 0 ] || not_ok "the SDK SSE flows exited $rc: $(tail -3 "$T/sse.err")"
 	else
 		not_ok "the anonymous daemon did not start: $(tail -3 "$T/anon.log")"
 	fi
