@@ -35,12 +35,13 @@ LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 LIB_SAN_OBJ  := $(patsubst %.c,build/san/obj/%.o,$(LIB_SRC))
 LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 
-.PHONY: all check test unit-tests fuzz fuzz-smoke bench run install deps clean help format lint
+.PHONY: all check test unit-tests fuzz fuzz-smoke bench run demo install deps clean help format lint
 all: $(PROGS) build/libassent-verify.a
 
 help:
 	@echo "make          build build/assent-verify and build/assent (hardened)"
-	@echo "make run      create, checkpoint and verify a demo ledger in ./var"
+	@echo "make run      start the daemon on ./var (agents: http://127.0.0.1:8765/mcp), first reviewer and agent key"
+	@echo "make demo     the ledger alone: append, checkpoint, verify, prove, export in ./var/demo"
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
@@ -142,7 +143,11 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/tests/min
 
 # ---- the main job: for now a demo ledger; later the gateway ----
 run: deps all
-	tests/demo.sh ./var
+	gateway/run.sh ./var
+
+# The ledger on its own: append, checkpoint, verify, prove, export (./var/demo).
+demo: deps all
+	tests/demo.sh ./var/demo
 
 # ---- install ----
 install: all

@@ -15,7 +15,8 @@ static const char usage_text[] =
 	"usage: assentd [--state DIR] [--policy FILE] [--single-user] [--stdio]\n"
 	"\n"
 	"  (no --stdio)  run the daemon for the state directory: agents reach it on\n"
-	"                STATE/agent.sock (through assentd --stdio), reviewers with `assent`\n"
+	"                STATE/agent.sock (through assentd --stdio) and over HTTP on\n"
+	"                127.0.0.1:8765/mcp, reviewers with `assent`\n"
 	"                on STATE/control.sock. Logs JSON lines on stderr.\n"
 	"  --stdio       what MCP client configurations run: relay stdin/stdout to the\n"
 	"                daemon, starting it (detached, log in STATE/assentd.log) when none\n"
@@ -25,7 +26,14 @@ static const char usage_text[] =
 	"\n"
 	"State directory: --state DIR, else $ASSENT_STATE_DIR, else $XDG_STATE_HOME/assent,\n"
 	"else ~/.local/state/assent (never the current directory).\n"
-	"Environment: FEEDBACK_TIMEOUT_SECONDS (300), FEEDBACK_SIGN_TOKENS, FEEDBACK_TOKEN_SECRET.\n";
+	"Environment: FEEDBACK_TIMEOUT_SECONDS (300), FEEDBACK_SIGN_TOKENS, FEEDBACK_TOKEN_SECRET.\n"
+	"Agents over HTTP (MCP Streamable HTTP on /mcp, Authorization: Bearer KEY from\n"
+	"`assent agent add`): FEEDBACK_SSE_HOST (127.0.0.1), FEEDBACK_SSE_PORT (8765; off: none;\n"
+	"0: any free port, see STATE/assentd.json), FEEDBACK_ALLOW_ANONYMOUS (false: loopback\n"
+	"agents without a key), FEEDBACK_TRANSPORT=sse (also /sse and /messages),\n"
+	"ASSENT_HTTP_ALLOWED_HOSTS, ASSENT_HTTP_ALLOWED_ORIGINS, ASSENT_HTTP_MAX_BODY,\n"
+	"ASSENT_HTTP_MAX_HEADER, ASSENT_HTTP_MAX_CONNECTIONS, ASSENT_HTTP_MAX_SESSIONS,\n"
+	"ASSENT_HTTP_IDLE_SECONDS, ASSENT_HTTP_SESSION_IDLE_SECONDS (see assentd(1)).\n";
 
 int main(int argc, char **argv)
 {

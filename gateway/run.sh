@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `make run`: the daemon on its embedded defaults, in the foreground (Ctrl-C stops
+# it). State in ./var (or $1), agents over HTTP on 127.0.0.1:8765 (FEEDBACK_SSE_*),
+# agents on this machine over `assentd --stdio`, reviewers with `assent`. The first
+# run registers you as a reviewer and creates a first agent key, shown once.
+set -euo pipefail
+STATE=${1:-./var}
+B=$(cd "$(dirname "$0")/.." && pwd)/build
+mkdir -p "$STATE"
+STATE=$(cd "$STATE" && pwd)
+A=("$B/assent" --state "$STATE")
+export FEEDBACK_SSE_HOST=${FEEDBACK_SSE_HOST:-127.0.0.1}
+export FEEDBACK_SSE_PORT=${FEEDBACK_SSE_PORT:-8765}
+if [ -f "$STATE/assentd.json" ] && pid=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' "$STATE/assentd.json") &&
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q assentd "/proc/$pid/cmdline" 2>/dev/null; then
+	echo "assentd already serves $STATE (pid $pid): stop it (kill $pid) to start it here in the foreground."
+	exit 1
+fi
+me=$(id -un)
+if ! "${A[@]}" reviewer list 2>/dev/null | grep -q '"name"'; then
+	"${A[@]}" reviewer add "$me" --uid "$(id -u)" >/dev/null
+	echo "Registered you ($me, uid $(id -u)) as the first reviewer."
+fi
+key=""
+if ! "${A[@]}" agent list 2>/dev/null | grep -q '"name"'; then
+	key=$("${A[@]}" agent add first-agent | tail -1)
+fi
+url="http://$FEEDBACK_SSE_HOST:$FEEDBACK_SSE_PORT/mcp"
+cat <<TXT
+
+assent: state in $STATE
+  Agents over HTTP:  $url
+TXT
+if [ -n "$key" ]; then
+	cat <<TXT
+  First agent key (shown this once; only its hash is kept):
+      $key
+  Claude Code:  claude mcp add --transport http assent $url --header "Authorization: Bearer $key"
+TXT
+else
+	echo "  Agent keys: ${A[*]} agent add NAME [--audience A]   (prints a new key once)"
+fi
+cat <<TXT
+  Agents on this machine (stdio): claude mcp add assent -- $B/assentd --stdio --state $STATE
+      (an agent running as you cannot be approved by you unless the daemon runs with
+       ASSENT_SINGLE_USER=1: see the README on single-user mode)
+  Review, as $me, in another terminal:
+      $B/assent --state $STATE pending      (then: show ID, approve ID, reject ID -m WHY, or: review)
+  Health: curl http://$FEEDBACK_SSE_HOST:$FEEDBACK_SSE_PORT/health
+
+Starting the daemon (JSON log lines below; Ctrl-C stops it).
+TXT
+exec "$B/assentd" --state "$STATE"
