@@ -42,9 +42,9 @@ static int env_list(const char *name, char (*out)[HTTPCFG_NAME_MAX + 1], size_t 
 		return 0;
 	while (*v) {
 		size_t k = strcspn(v, ",");
-		if (k == 0 || k > HTTPCFG_NAME_MAX || *n == HTTPCFG_LIST_MAX)
+		if (k == 0 || k > HTTPCFG_NAME_MAX || *n == HTTPCFG_ENV_MAX)
 			return as_fail(err, AS_EINVAL, "%s: at most %d comma-separated entries of 1 to %d characters",
-				       name, HTTPCFG_LIST_MAX, HTTPCFG_NAME_MAX);
+				       name, HTTPCFG_ENV_MAX, HTTPCFG_NAME_MAX);
 		for (size_t i = 0; i < k; i++)
 			if ((unsigned char)v[i] <= 0x20 || v[i] == 0x7f)
 				return as_fail(err, AS_EINVAL, "%s: entry %zu contains a space or control character",
@@ -94,25 +94,24 @@ int http_cfg_from_env(struct http_cfg *c, char *err)
 	return 0;
 }
 
-static int is_loopback_name(const char *h)
-{
-	return !strcmp(h, "127.0.0.1") || !strcmp(h, "localhost") || !strcmp(h, "::1") || !strncmp(h, "127.", 4);
-}
-
 static void add(char (*list)[HTTPCFG_NAME_MAX + 1], size_t *n, const char *prefix, const char *name, unsigned port)
 {
 	if (*n < HTTPCFG_LIST_MAX)
 		snprintf(list[(*n)++], HTTPCFG_NAME_MAX + 1, "%s%s:%u", prefix, name, port);
 }
 
-void http_cfg_finish(struct http_cfg *c, unsigned bound_port)
+void http_cfg_finish(struct http_cfg *c, unsigned bound_port, int loopback)
 {
 	c->port = bound_port;
-	if (!is_loopback_name(c->host))
+	if (!loopback)
 		return; /* remote clients use names we cannot guess: ASSENT_HTTP_ALLOWED_HOSTS */
-	/* Only the loopback names: a DNS-rebinding page arrives with its own host name. */
-	static const char *const names[] = {"localhost", "127.0.0.1", "[::1]"};
-	for (size_t i = 0; i < 3; i++) {
+	/* Only loopback names: a DNS-rebinding page arrives with its own host name. */
+	char own[80];
+	snprintf(own, sizeof own, strchr(c->host, ':') ? "[%s]" : "%s", c->host);
+	const char *names[] = {"localhost", "127.0.0.1", "[::1]", own};
+	for (size_t i = 0; i < 4; i++) {
+		if (i == 3 && (!strcmp(own, "localhost") || !strcmp(own, "127.0.0.1") || !strcmp(own, "[::1]")))
+			break;
 		add(c->hosts, &c->nhosts, "", names[i], bound_port);
 		add(c->origins, &c->norigins, "http://", names[i], bound_port);
 	}
@@ -157,10 +156,10 @@ struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 	return m;
 }
 
-static int get_u(const struct cv *m, const char *k, uint64_t max, uint64_t *out, char *err)
+static int get_u(const struct cv *m, const char *k, uint64_t min, uint64_t max, uint64_t *out, char *err)
 {
 	const struct cv *v = cv_get(m, k);
-	if (!v || v->t != CV_UINT || v->u > max)
+	if (!v || v->t != CV_UINT || v->u < min || v->u > max)
 		return as_fail(err, AS_ECORRUPT, "config: %s missing or out of range", k);
 	*out = v->u;
 	return 0;
@@ -172,8 +171,12 @@ static int get_list(const struct cv *m, const char *k, char (*out)[HTTPCFG_NAME_
 	if (!v || v->t != CV_ARRAY || v->n > HTTPCFG_LIST_MAX)
 		return as_fail(err, AS_ECORRUPT, "config: %s is not a list of at most %d", k, HTTPCFG_LIST_MAX);
 	for (size_t i = 0; i < v->n; i++) {
-		if (v->items[i].t != CV_TEXT || v->items[i].n == 0 || v->items[i].n > HTTPCFG_NAME_MAX)
+		const struct cv *x = &v->items[i];
+		if (x->t != CV_TEXT || x->n == 0 || x->n > HTTPCFG_NAME_MAX)
 			return as_fail(err, AS_ECORRUPT, "config: %s[%zu] is not a name", k, i);
+		for (size_t j = 0; j < x->n; j++) /* what the environment parser admits, no more */
+			if (x->s[j] <= 0x20 || x->s[j] == 0x7f)
+				return as_fail(err, AS_ECORRUPT, "config: %s[%zu] has a space or control byte", k, i);
 		memcpy(out[i], v->items[i].s, v->items[i].n);
 		out[i][v->items[i].n] = 0;
 	}
@@ -185,15 +188,15 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 {
 	memset(c, 0, sizeof *c);
 	uint64_t on, anon, legacy, body, header, conns, sess, idle, port;
-	GUARD(get_u(m, "on", 1, &on, err));
-	GUARD(get_u(m, "anonymous", 1, &anon, err));
-	GUARD(get_u(m, "legacy_sse", 1, &legacy, err));
-	GUARD(get_u(m, "body_max", 64u << 20, &body, err));
-	GUARD(get_u(m, "header_max", 1u << 20, &header, err));
-	GUARD(get_u(m, "conns_max", 900, &conns, err));
-	GUARD(get_u(m, "sessions_max", 4096, &sess, err));
-	GUARD(get_u(m, "idle_s", 3600, &idle, err));
-	GUARD(get_u(m, "port", 65535, &port, err));
+	GUARD(get_u(m, "on", 0, 1, &on, err));
+	GUARD(get_u(m, "anonymous", 0, 1, &anon, err));
+	GUARD(get_u(m, "legacy_sse", 0, 1, &legacy, err));
+	GUARD(get_u(m, "body_max", 1024, 64u << 20, &body, err));
+	GUARD(get_u(m, "header_max", 4096, 1u << 20, &header, err));
+	GUARD(get_u(m, "conns_max", 1, 900, &conns, err));
+	GUARD(get_u(m, "sessions_max", 1, 4096, &sess, err));
+	GUARD(get_u(m, "idle_s", 1, 3600, &idle, err));
+	GUARD(get_u(m, "port", 0, 65535, &port, err));
 	GUARD(get_list(m, "hosts", c->hosts, &c->nhosts, err));
 	GUARD(get_list(m, "origins", c->origins, &c->norigins, err));
 	c->on = (int)on;

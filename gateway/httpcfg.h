@@ -8,7 +8,8 @@
 
 #include "cbor.h"
 
-#define HTTPCFG_LIST_MAX 16
+#define HTTPCFG_ENV_MAX 16  /* entries an operator may list */
+#define HTTPCFG_LIST_MAX 24 /* room for those and the loopback names added to them */
 #define HTTPCFG_NAME_MAX 255
 
 struct http_cfg {
@@ -34,9 +35,11 @@ struct http_cfg {
 
 /* From the environment; err names the variable and what was wrong with it. */
 int http_cfg_from_env(struct http_cfg *c, char *err);
-/* Once the port is known (it may have been 0): the default Host and Origin lists
- * for a loopback listener, plus the configured extras. */
-void http_cfg_finish(struct http_cfg *c, unsigned bound_port);
+/* Once the listener is bound: its port (FEEDBACK_SSE_PORT may have been 0), and
+ * whether its address is loopback (decided from the bound address, not from how
+ * FEEDBACK_SSE_HOST spells it). A loopback listener accepts the loopback names and
+ * its own address as Host and Origin, plus the configured extras. */
+void http_cfg_finish(struct http_cfg *c, unsigned bound_port, int loopback);
 
 /* As a CBOR map for F_CONFIG, and back (checked: the worker trusts the signer,
  * but a bad frame still must not overflow anything). */

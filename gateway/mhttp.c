@@ -48,6 +48,22 @@ static int accepts(const char *accept, const char *type)
 		size_t n = strcspn(p, ",;");
 		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
 			n--;
+		/* "q=0" says "not this one" (RFC 9110 12.4.2). */
+		const char *end = p + strcspn(p, ","), *q = p + n;
+		int refused = 0;
+		while ((q = memchr(q, ';', (size_t)(end - q))) != NULL) {
+			q++;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if ((q[0] == 'q' || q[0] == 'Q') && q[1] == '=') {
+				const char *d = q + 2;
+				refused = *d == '0' && (d[1] != '.' || strspn(d + 2, "0") == strcspn(d + 2, ",; \t"));
+			}
+		}
+		if (refused) {
+			p = end;
+			continue;
+		}
 		if ((n == tl && strncasecmp(p, type, n) == 0) || (n == 3 && !strncmp(p, "*/*", 3)) ||
 		    (slash && n == (size_t)(slash - type) + 2 && strncasecmp(p, type, (size_t)(slash - type) + 1) == 0 &&
 		     p[n - 1] == '*'))
@@ -154,6 +170,8 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 
 size_t mh_error_body(const struct mh_verdict *v, char *out, size_t cap)
 {
+	if (cap == 0)
+		return 0;
 	int n = snprintf(out, cap, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,\"message\":\"%s\"}}",
 			 v->rpc_code, v->msg);
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;

@@ -1586,7 +1586,12 @@ static int http_listen(struct signer *s, char *err)
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	unsigned bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 							: ((struct sockaddr_in *)&ss)->sin_port);
-	http_cfg_finish(&s->http, bound);
+	int loopback = ss.ss_family == AF_INET
+			       ? (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127
+			       : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr) ||
+					 (IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&ss)->sin6_addr) &&
+					  ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr[12] == 127);
+	http_cfg_finish(&s->http, bound, loopback);
 	s->http_fd = fd;
 	if (!s->http.nhosts)
 		slog("warning", "the agent listener on %s:%u accepts any Host header: set ASSENT_HTTP_ALLOWED_HOSTS to "

@@ -35,7 +35,7 @@ static struct http_cfg make_cfg(enum which w)
 	c.sessions_max = 256;
 	c.idle_s = 30;
 	c.session_idle_s = 3600;
-	http_cfg_finish(&c, 8765);
+	http_cfg_finish(&c, 8765, w != REMOTE);
 	return c;
 }
 
@@ -58,6 +58,7 @@ struct row {
 	int json, sse; /* POST routes only */
 };
 
+/* clang-format off */
 static const struct row rows[] = {
     /* Host: the loopback names with the bound port, nothing else (DNS rebinding). */
     {"good post", LOOP, {POST_MCP}, MH_MCP_POST, 0, NULL, 1, 0},
@@ -187,6 +188,7 @@ static const struct row rows[] = {
      NULL, 0, 0},
     {"legacy keeps /mcp", LOOP_SSE, {POST_MCP}, MH_MCP_POST, 0, NULL, 1, 0},
 };
+/* clang-format on */
 
 /* The body of a rejection: one JSON-RPC error object whose code and message are v's. */
 static void check_body(const struct mh_verdict *v)
@@ -271,7 +273,7 @@ static void test_bearer(void **state)
 	const char *auth = "Bearer   ak_0123-xyz  ";
 	struct mh_head h = {POST_MCP, .authorization = auth};
 	assert_int_equal(mh_classify(&c, &h, &v), MH_MCP_POST);
-	assert_ptr_equal(v.bearer, auth + 9); /* into the header, leading spaces skipped */
+	assert_ptr_equal(v.bearer, auth + 9);		       /* into the header, leading spaces skipped */
 	assert_int_equal(v.bearer_len, strlen("ak_0123-xyz")); /* trailing spaces trimmed */
 	assert_memory_equal(v.bearer, "ak_0123-xyz", v.bearer_len);
 
@@ -405,16 +407,27 @@ static void test_finish_lists(void **state)
 	c = make_cfg(REMOTE);
 	assert_int_equal(c.nhosts, 0);
 	assert_int_equal(c.norigins, 0);
-	/* Other loopback spellings get the list too. */
-	static const char *const loop[] = {"localhost", "::1", "127.0.0.5"};
-	for (size_t i = 0; i < 3; i++) {
+	/* Whether the listener is loopback comes from its bound address, however the
+	 * host is spelled; a loopback address other than the usual names is added. */
+	static const char *const loop[] = {"localhost", "::1", "127.0.0.5", "0:0:0:0:0:0:0:1", "2130706433"};
+	static const size_t want[] = {3, 3, 4, 4, 4};
+	for (size_t i = 0; i < 5; i++) {
 		memset(&c, 0, sizeof c);
 		snprintf(c.host, sizeof c.host, "%s", loop[i]);
-		http_cfg_finish(&c, 40000);
+		http_cfg_finish(&c, 40000, 1);
 		assert_int_equal(c.port, 40000);
-		assert_int_equal(c.nhosts, 3);
+		assert_int_equal(c.nhosts, want[i]);
 		assert_string_equal(c.hosts[0], "localhost:40000");
 	}
+	memset(&c, 0, sizeof c);
+	snprintf(c.host, sizeof c.host, "127.0.0.2");
+	http_cfg_finish(&c, 8765, 1);
+	assert_string_equal(c.hosts[3], "127.0.0.2:8765");
+	assert_string_equal(c.origins[3], "http://127.0.0.2:8765");
+	memset(&c, 0, sizeof c);
+	snprintf(c.host, sizeof c.host, "::1");
+	http_cfg_finish(&c, 8765, 0); /* not loopback after all: no names */
+	assert_int_equal(c.nhosts, 0);
 }
 
 /* ---- the F_CONFIG round trip ---- */
@@ -578,10 +591,10 @@ static void test_cv_refusals(void **state)
 /* ---- http_cfg_from_env ---- */
 
 static const char *const env_names[] = {
-    "FEEDBACK_SSE_HOST",	     "FEEDBACK_SSE_PORT",	    "FEEDBACK_TRANSPORT",
-    "FEEDBACK_ALLOW_ANONYMOUS",	     "ASSENT_HTTP_ALLOWED_HOSTS",   "ASSENT_HTTP_ALLOWED_ORIGINS",
-    "ASSENT_HTTP_MAX_BODY",	     "ASSENT_HTTP_MAX_HEADER",	    "ASSENT_HTTP_MAX_CONNECTIONS",
-    "ASSENT_HTTP_MAX_SESSIONS",	     "ASSENT_HTTP_IDLE_SECONDS",    "ASSENT_HTTP_SESSION_IDLE_SECONDS",
+    "FEEDBACK_SSE_HOST",	"FEEDBACK_SSE_PORT",	     "FEEDBACK_TRANSPORT",
+    "FEEDBACK_ALLOW_ANONYMOUS", "ASSENT_HTTP_ALLOWED_HOSTS", "ASSENT_HTTP_ALLOWED_ORIGINS",
+    "ASSENT_HTTP_MAX_BODY",	"ASSENT_HTTP_MAX_HEADER",    "ASSENT_HTTP_MAX_CONNECTIONS",
+    "ASSENT_HTTP_MAX_SESSIONS", "ASSENT_HTTP_IDLE_SECONDS",  "ASSENT_HTTP_SESSION_IDLE_SECONDS",
 };
 
 static int env_clear(void **state)
@@ -714,7 +727,7 @@ static void test_env_lists(void **state)
 	assert_int_equal(c.norigins, 1);
 	assert_string_equal(c.origins[0], "https://a.example");
 	/* On loopback, the extras come first and the loopback names follow. */
-	http_cfg_finish(&c, 8765);
+	http_cfg_finish(&c, 8765, 1);
 	assert_int_equal(c.nhosts, 5);
 	assert_string_equal(c.hosts[2], "localhost:8765");
 	struct mh_verdict v;
@@ -727,7 +740,7 @@ static void test_env_lists(void **state)
 	/* A remote listener with a list checks Host against it alone. */
 	setenv("FEEDBACK_SSE_HOST", "192.0.2.10", 1);
 	c = from_env_ok();
-	http_cfg_finish(&c, 8765);
+	http_cfg_finish(&c, 8765, 0);
 	assert_int_equal(c.nhosts, 2);
 	h = (struct mh_head){POST_MCP, .host = "a.example:8765"};
 	assert_int_equal(mh_classify(&c, &h, &v), MH_MCP_POST);
@@ -736,13 +749,16 @@ static void test_env_lists(void **state)
 	assert_int_equal(v.status, 403);
 	unsetenv("FEEDBACK_SSE_HOST");
 
-	/* HTTPCFG_LIST_MAX entries are fine, one more is not. */
-	char list[HTTPCFG_LIST_MAX * 4 + 8] = "";
+	/* HTTPCFG_ENV_MAX entries are fine, one more is not; the loopback names still fit. */
+	char list[HTTPCFG_ENV_MAX * 4 + 8] = "";
 	size_t n = 0;
-	for (int i = 0; i < HTTPCFG_LIST_MAX; i++)
+	for (int i = 0; i < HTTPCFG_ENV_MAX; i++)
 		n += (size_t)snprintf(list + n, sizeof list - n, "%sh%d", i ? "," : "", i);
 	setenv("ASSENT_HTTP_ALLOWED_HOSTS", list, 1);
-	assert_int_equal(from_env_ok().nhosts, HTTPCFG_LIST_MAX);
+	c = from_env_ok();
+	assert_int_equal(c.nhosts, HTTPCFG_ENV_MAX);
+	http_cfg_finish(&c, 8765, 1);
+	assert_int_equal(c.nhosts, HTTPCFG_ENV_MAX + 3);
 	snprintf(list + n, sizeof list - n, ",hx");
 	refused("ASSENT_HTTP_ALLOWED_HOSTS", list, "at most");
 	/* A name of HTTPCFG_NAME_MAX characters is fine, one more is not. */
