@@ -89,6 +89,8 @@ int http_cfg_from_env(struct http_cfg *c, char *err)
 	c->sessions_max = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_IDLE_SECONDS", 1, 3600, 30, &v, err));
 	c->idle_s = (unsigned)v;
+	GUARD(env_uint("ASSENT_HTTP_REQUEST_SECONDS", 1, 3600, 30, &v, err));
+	c->request_s = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_SESSION_IDLE_SECONDS", 10, 7 * 86400, 3600, &v, err));
 	c->session_idle_s = (unsigned)v;
 	return 0;
@@ -124,7 +126,7 @@ static int put(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
 
 struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 {
-	struct cv *m = cv_map(a, 11), *h = cv_array(a, c->nhosts), *o = cv_array(a, c->norigins);
+	struct cv *m = cv_map(a, 12), *h = cv_array(a, c->nhosts), *o = cv_array(a, c->norigins);
 	if (!m || !h || !o)
 		return NULL;
 	for (size_t i = 0; i < c->nhosts; i++)
@@ -141,6 +143,7 @@ struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 		 {"body_max", c->body_max},		{"header_max", c->header_max},
 		 {"conns_max", c->conns_max},		{"idle_s", c->idle_s},
 		 {"on", (uint64_t)c->on},		{"port", c->port},
+		 {"request_s", c->request_s},
 		 {"sessions_max", c->sessions_max}};
 	for (size_t k = 0; k < sizeof u / sizeof u[0]; k++, i++) {
 		if (put(a, m, &i, u[k].k))
@@ -187,7 +190,7 @@ static int get_list(const struct cv *m, const char *k, char (*out)[HTTPCFG_NAME_
 int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 {
 	memset(c, 0, sizeof *c);
-	uint64_t on, anon, legacy, body, header, conns, sess, idle, port;
+	uint64_t on, anon, legacy, body, header, conns, sess, idle, port, req;
 	GUARD(get_u(m, "on", 0, 1, &on, err));
 	GUARD(get_u(m, "anonymous", 0, 1, &anon, err));
 	GUARD(get_u(m, "legacy_sse", 0, 1, &legacy, err));
@@ -197,6 +200,7 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 	GUARD(get_u(m, "sessions_max", 1, 4096, &sess, err));
 	GUARD(get_u(m, "idle_s", 1, 3600, &idle, err));
 	GUARD(get_u(m, "port", 0, 65535, &port, err));
+	GUARD(get_u(m, "request_s", 1, 3600, &req, err));
 	GUARD(get_list(m, "hosts", c->hosts, &c->nhosts, err));
 	GUARD(get_list(m, "origins", c->origins, &c->norigins, err));
 	c->on = (int)on;
@@ -207,6 +211,7 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 	c->conns_max = (unsigned)conns;
 	c->sessions_max = (unsigned)sess;
 	c->idle_s = (unsigned)idle;
+	c->request_s = (unsigned)req;
 	c->port = (unsigned)port;
 	return 0;
 }

@@ -30,6 +30,8 @@ struct http_cfg {
 	unsigned conns_max;      /* ASSENT_HTTP_MAX_CONNECTIONS (128) */
 	unsigned sessions_max;   /* ASSENT_HTTP_MAX_SESSIONS (256) */
 	unsigned idle_s;         /* ASSENT_HTTP_IDLE_SECONDS: a silent connection is closed (30) */
+	unsigned request_s;      /* ASSENT_HTTP_REQUEST_SECONDS: a request's head and body must arrive
+				  * within this, however slowly they trickle (30) */
 	unsigned session_idle_s; /* ASSENT_HTTP_SESSION_IDLE_SECONDS: an unused session ends (3600) */
 };
 

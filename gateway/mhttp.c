@@ -111,7 +111,7 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 	if (mcp && strcmp(m, "POST") && strcmp(m, "DELETE")) {
 		/* No server-initiated stream: every message we send answers a POST. */
 		v->allow = "POST, DELETE";
-		return reject(v, 405, -32600, "this server offers no GET stream on /mcp: POST messages to it");
+		return reject(v, 405, -32600, "/mcp answers POST (one message) and DELETE (end the session); there is no GET stream");
 	}
 	if (h->authorization) {
 		const char *a = h->authorization;
@@ -160,7 +160,7 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 	}
 	/* POST: one JSON-RPC message as application/json. */
 	if (!h->content_type || !media_is(h->content_type, "application/json"))
-		return reject(v, 415, -32700, "Content-Type must be application/json");
+		return reject(v, 415, -32600, "Content-Type must be application/json");
 	v->json = !h->accept || accepts(h->accept, "application/json");
 	v->sse = h->accept && accepts(h->accept, "text/event-stream");
 	if (!v->json && !v->sse)

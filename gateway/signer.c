@@ -133,6 +133,7 @@ struct signer {
 	int http_fd; /* the agent HTTP listener, handed to the mcp worker; -1: none */
 	struct http_cfg http;
 	uint64_t next_stats, next_sweep;
+	size_t stats_pending;
 	struct conn conns[MAX_CONNS];
 	uint64_t next_conn;
 	struct pq *q;
@@ -702,8 +703,8 @@ static void request_done(struct signer *s, struct op *o, const struct ledger_pos
 		request_refused(s, o->conn, r, "the queue of pending requests is full");
 		return;
 	}
-	slog("info", "request %s (%s) from uid %u queued, deadline in %llu s", o->it.session_id, r->type,
-	     (unsigned)o->it.requester_uid, (unsigned long long)((o->it.deadline_ms - o->it.created_ms) / 1000));
+	slog("info", "request %s (%s) from %s queued, deadline in %llu s", o->it.session_id, r->type, r->owner,
+	     (unsigned long long)((o->it.deadline_ms - o->it.created_ms) / 1000));
 	if (!o->it.blocking) {
 		json_t *res = result_base(o->it.session_id, "pending", 0);
 		json_object_set_new(res, "deadline", json_integer((json_int_t)(o->it.deadline_ms / 1000)));
@@ -1908,15 +1909,16 @@ int signer_main(const struct signer_opts *o)
 			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
 				s->w[k].start_at = now + 5000;
 		expire(s);
-		if (now >= s->next_stats) {
-			send_stats(s);
-			s->next_stats = now + 1000;
-		}
 		if (now >= s->next_sweep) {
 			sweep_sessions(s, now);
 			s->next_sweep = now + 10000;
 		}
 		commit_batch(s); /* everything this turn brought, in one commit */
+		if (now_ms() >= s->next_stats || pq_count(s->q) != s->stats_pending) { /* /health is never stale */
+			send_stats(s);
+			s->stats_pending = pq_count(s->q);
+			s->next_stats = now_ms() + 1000;
+		}
 		/* After a crowd of requests is gone, give the heap back: a long-running
 		 * daemon should sit at its idle size, not at its peak. */
 		if (pq_count(s->q) > s->peak)

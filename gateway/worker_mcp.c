@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +78,16 @@ struct hreq {
 	struct hreq *next;
 };
 
+/* One TCP connection on the agent listener. libmicrohttpd's timeout counts silence
+ * only, so a client trickling a byte a second would hold its slot for ever: each
+ * request's head and body must arrive within request_s, or the socket is shut. */
+struct pconn {
+	int fd;
+	uint64_t since;
+	int receiving; /* between the end of one request and the whole of the next */
+	struct pconn *next;
+};
+
 struct mw {
 	int ipcfd;
 	struct ipc_conn ipc;
@@ -88,6 +99,7 @@ struct mw {
 	struct http_cfg cfg;
 	struct MHD_Daemon *mhd;
 	struct hreq *hreqs;
+	struct pconn *pconns;
 	uint64_t next_hreq;
 	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
 };
@@ -749,6 +761,52 @@ static enum MHD_Result queue(struct hreq *h)
 	return ret;
 }
 
+static struct pconn *pconn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void received(struct MHD_Connection *mc)
+{
+	struct pconn *p = pconn_of(mc);
+	if (p)
+		p->receiving = 0;
+}
+
+static void on_conn(void *cls, struct MHD_Connection *mc, void **ctx, enum MHD_ConnectionNotificationCode toe)
+{
+	struct mw *w = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct pconn *p = calloc(1, sizeof *p);
+		if (!p || !ci) {
+			free(p);
+			return;
+		}
+		*p = (struct pconn){.fd = ci->connect_fd, .since = mono_ms(), .receiving = 1, .next = w->pconns};
+		w->pconns = p;
+		*ctx = p;
+		return;
+	}
+	for (struct pconn **q = &w->pconns; *q; q = &(*q)->next)
+		if (*q == *ctx) {
+			*q = (*q)->next;
+			break;
+		}
+	free(*ctx);
+	*ctx = NULL;
+}
+
+static void request_deadlines(struct mw *w, uint64_t now)
+{
+	for (struct pconn *p = w->pconns; p; p = p->next)
+		if (p->receiving && now - p->since > 1000ull * w->cfg.request_s) {
+			shutdown(p->fd, SHUT_RDWR); /* libmicrohttpd sees the end and closes it */
+			p->receiving = 0;
+		}
+}
+
 static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -776,7 +834,10 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			.protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
 			.authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
 		};
-		switch (mh_classify(&w->cfg, &hd, &h->v)) {
+		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
+		if (route != MH_MCP_POST && route != MH_LEGACY_POST)
+			received(mc); /* no body to wait for */
+		switch (route) {
 		case MH_REJECT: {
 			char body[400];
 			size_t n = mh_error_body(&h->v, body, sizeof body);
@@ -817,6 +878,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			*upload_size = 0;
 			return MHD_YES;
 		}
+		received(mc);
 		if (h->too_big) {
 			char msg[120];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)", w->cfg.body_max);
@@ -854,9 +916,13 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 
 static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-	(void)mc;
 	(void)toe;
 	struct mw *w = cls;
+	struct pconn *pc = pconn_of(mc);
+	if (pc) { /* the clock starts again for the next request on this connection */
+		pc->receiving = 1;
+		pc->since = mono_ms();
+	}
 	struct hreq *h = *con_cls;
 	if (!h)
 		return;
@@ -938,7 +1004,8 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
 				  (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.header_max,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_http_done, w, MHD_OPTION_END);
+				  MHD_OPTION_NOTIFY_COMPLETED, on_http_done, w, MHD_OPTION_NOTIFY_CONNECTION, on_conn, w,
+				  MHD_OPTION_END);
 	if (!w->mhd)
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the agent listener");
 	return 0;
@@ -1106,6 +1173,7 @@ int worker_mcp_main(int ipcfd)
 		progress(&w, mono_ms());
 		if (w.mhd) {
 			keepalive(&w, mono_ms());
+			request_deadlines(&w, mono_ms());
 			MHD_run(w.mhd);
 		}
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++)

@@ -34,6 +34,7 @@ static struct http_cfg make_cfg(enum which w)
 	c.conns_max = 128;
 	c.sessions_max = 256;
 	c.idle_s = 30;
+	c.request_s = 30;
 	c.session_idle_s = 3600;
 	http_cfg_finish(&c, 8765, w != REMOTE);
 	return c;
@@ -255,7 +256,7 @@ static void test_rpc_codes(void **state)
 	assert_int_equal(v.rpc_code, -32601);
 	h = (struct mh_head){POST_MCP, .content_type = NULL};
 	mh_classify(&c, &h, &v);
-	assert_int_equal(v.rpc_code, -32700);
+	assert_int_equal(v.rpc_code, -32600);
 	h = (struct mh_head){POST_MCP, .authorization = "Basic x"};
 	mh_classify(&c, &h, &v);
 	assert_int_equal(v.rpc_code, -32001);
@@ -452,6 +453,7 @@ static void assert_cfg_equal(const struct http_cfg *a, const struct http_cfg *b)
 	assert_int_equal(a->conns_max, b->conns_max);
 	assert_int_equal(a->sessions_max, b->sessions_max);
 	assert_int_equal(a->idle_s, b->idle_s);
+	assert_int_equal(a->request_s, b->request_s);
 	assert_int_equal(a->session_idle_s, b->session_idle_s);
 }
 
@@ -466,6 +468,7 @@ static struct http_cfg odd_cfg(void)
 	c.conns_max = 900;
 	c.sessions_max = 1;
 	c.idle_s = 3600;
+	c.request_s = 1;
 	c.session_idle_s = 10;
 	while (c.nhosts < HTTPCFG_LIST_MAX) {
 		memset(c.hosts[c.nhosts], 'a' + (int)c.nhosts, HTTPCFG_NAME_MAX);
@@ -533,6 +536,8 @@ static void test_cv_refusals(void **state)
 		    {"conns_max", 901},
 		    {"sessions_max", 4097},
 		    {"idle_s", 3601},
+		    {"request_s", 3601},
+		    {"request_s", 0},
 		    {"port", 65536},
 		    {"port", UINT64_MAX}};
 	for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
