@@ -91,6 +91,8 @@ int http_cfg_from_env(struct http_cfg *c, char *err)
 	c->idle_s = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_REQUEST_SECONDS", 1, 3600, 30, &v, err));
 	c->request_s = (unsigned)v;
+	GUARD(env_uint("FEEDBACK_SESSION_CLEANUP_INTERVAL", 1, 3600, 60, &v, err));
+	c->cleanup_s = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_SESSION_IDLE_SECONDS", 10, 7 * 86400, 3600, &v, err));
 	c->session_idle_s = (unsigned)v;
 	return 0;

@@ -33,6 +33,7 @@ struct http_cfg {
 	unsigned request_s;      /* ASSENT_HTTP_REQUEST_SECONDS: a request's head and body must arrive
 				  * within this, however slowly they trickle (30) */
 	unsigned session_idle_s; /* ASSENT_HTTP_SESSION_IDLE_SECONDS: an unused session ends (3600) */
+	unsigned cleanup_s;      /* FEEDBACK_SESSION_CLEANUP_INTERVAL: how often the signer looks (60) */
 };
 
 /* From the environment; err names the variable and what was wrong with it. */

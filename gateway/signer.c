@@ -1911,7 +1911,7 @@ int signer_main(const struct signer_opts *o)
 		expire(s);
 		if (now >= s->next_sweep) {
 			sweep_sessions(s, now);
-			s->next_sweep = now + 10000;
+			s->next_sweep = now + 1000ull * s->http.cleanup_s;
 		}
 		commit_batch(s); /* everything this turn brought, in one commit */
 		if (now_ms() >= s->next_stats || pq_count(s->q) != s->stats_pending) { /* /health is never stale */
