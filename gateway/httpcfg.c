@@ -83,7 +83,7 @@ int http_cfg_from_env(struct http_cfg *c, char *err)
 	c->body_max = v;
 	GUARD(env_uint("ASSENT_HTTP_MAX_HEADER", 4096, 1u << 20, 32u << 10, &v, err));
 	c->header_max = v;
-	GUARD(env_uint("ASSENT_HTTP_MAX_CONNECTIONS", 1, 900, 128, &v, err));
+	GUARD(env_uint("ASSENT_HTTP_MAX_CONNECTIONS", 1, 8192, 128, &v, err));
 	c->conns_max = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_MAX_SESSIONS", 1, 4096, 256, &v, err));
 	c->sessions_max = (unsigned)v;
@@ -198,7 +198,7 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 	GUARD(get_u(m, "legacy_sse", 0, 1, &legacy, err));
 	GUARD(get_u(m, "body_max", 1024, 64u << 20, &body, err));
 	GUARD(get_u(m, "header_max", 4096, 1u << 20, &header, err));
-	GUARD(get_u(m, "conns_max", 1, 900, &conns, err));
+	GUARD(get_u(m, "conns_max", 1, 8192, &conns, err));
 	GUARD(get_u(m, "sessions_max", 1, 4096, &sess, err));
 	GUARD(get_u(m, "idle_s", 1, 3600, &idle, err));
 	GUARD(get_u(m, "port", 0, 65535, &port, err));

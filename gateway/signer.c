@@ -580,6 +580,7 @@ static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reas
 			struct pq_item out;
 			if (pq_remove(s->q, sids[i], &out) == 0) {
 				append_simple(s, "cancelled", out.session_id, reason, NULL);
+				request_log(&out, out.data, "cancelled", NULL);
 				req_free(out.data);
 			}
 		}
@@ -997,7 +998,7 @@ static int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	struct pq_item out;
 	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0) {
 		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call", NULL);
-		slog("info", "request %s cancelled by the agent", out.session_id);
+		request_log(&out, out.data, "cancelled", NULL);
 		req_free(out.data);
 	}
 	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */

@@ -6,6 +6,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <seccomp.h>
 #include <poll.h>
@@ -914,6 +915,44 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 	}
 }
 
+/* The client of a call still waiting for its answer is gone: cancel it (the signer
+ * ledgers the request as cancelled, like a stdio client that leaves). */
+static void cancel_call(struct mw *w, struct hreq *h)
+{
+	if (!h->waiting)
+		return;
+	h->waiting = 0;
+	struct cv_arena a;
+	cv_arena_init(&a, 8);
+	struct cv *f = ipc_frame_new(&a, F_CANCEL, 2);
+	if (f && !ipc_put_uint(&a, f, "conn", h->conn) && !ipc_put_text(&a, f, "rid", h->rid, strlen(h->rid)))
+		send_frame(w, f);
+	cv_arena_free(&a);
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == h->conn && !strcmp(w->calls[i].rid, h->rid))
+			w->calls[i].used = 0;
+}
+
+/* libmicrohttpd does not watch a suspended connection: look at the sockets of the
+ * calls that wait, so that a client that left is cancelled within a second, not at
+ * the next keep-alive (or never, for a JSON answer). */
+static void hangups(struct mw *w)
+{
+	for (struct hreq *h = w->hreqs; h; h = h->next) {
+		if (!h->waiting || !h->suspended)
+			continue;
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(h->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = POLLRDHUP};
+		if (!ci || poll(&p, 1, 0) != 1 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		cancel_call(w, h);
+		if (h->st == HS_WAIT)
+			set_reject(h, 400, -32600, "the client left"); /* written to no one; ends the request */
+		h->finished = 1;
+		wake(h);
+	}
+}
+
 static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
 	(void)toe;
@@ -926,17 +965,7 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 	struct hreq *h = *con_cls;
 	if (!h)
 		return;
-	if (h->waiting) { /* its stream is gone before the answer: like a stdio client leaving */
-		struct cv_arena a;
-		cv_arena_init(&a, 8);
-		struct cv *f = ipc_frame_new(&a, F_CANCEL, 2);
-		if (f && !ipc_put_uint(&a, f, "conn", h->conn) && !ipc_put_text(&a, f, "rid", h->rid, strlen(h->rid)))
-			send_frame(w, f);
-		cv_arena_free(&a);
-		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
-			if (w->calls[i].used && w->calls[i].conn == h->conn && !strcmp(w->calls[i].rid, h->rid))
-				w->calls[i].used = 0;
-	}
+	cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
 	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) { /* a 2024-11-05 session lives as long as its stream */
 		struct mconn *c = &w->conns[i];
 		if (c->used && c->legacy == h) {
@@ -1125,6 +1154,7 @@ int worker_mcp_main(int ipcfd)
 	struct mconn *map[PROTO_CONNS_MAX + 2];
 	const union MHD_DaemonInfo *di = w.mhd ? MHD_get_daemon_info(w.mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	int mhd_fd = di ? di->epoll_fd : -1;
+	size_t peak = 0;
 	for (;;) {
 		size_t n = 0;
 		pf[n++] = (struct pollfd){.fd = ipcfd, .events = POLLIN};
@@ -1174,7 +1204,18 @@ int worker_mcp_main(int ipcfd)
 		if (w.mhd) {
 			keepalive(&w, mono_ms());
 			request_deadlines(&w, mono_ms());
+			hangups(&w);
 			MHD_run(w.mhd);
+			/* After a crowd of connections is gone, give their buffers back. */
+			size_t nconn = 0;
+			for (struct pconn *p = w.pconns; p; p = p->next)
+				nconn++;
+			if (nconn > peak)
+				peak = nconn;
+			if (nconn == 0 && peak >= 64) {
+				malloc_trim(0);
+				peak = 0;
+			}
 		}
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++)
 			if (w.conns[i].used && w.conns[i].fd >= 0 && w.conns[i].out.len && conn_flush(&w.conns[i]) != 0)

@@ -408,6 +408,35 @@ ok(good, f"the original session still works after the restart: tools/list with i
 # ---- nothing pending is lost ----
 def assent(*args):
     return subprocess.run([f"{build}/assent", "--state", state, *args], capture_output=True, text=True, timeout=20)
+# ---- a blocking call whose client leaves is cancelled, JSON and SSE alike ----
+for accept in ("application/json", "application/json, text/event-stream"):
+    msg = f"leaver ({accept})"
+    body = json.dumps({"jsonrpc": "2.0", "id": 777, "method": "tools/call", "params": {
+        "name": "request_feedback", "arguments": {"type": "approval", "message": msg}}}).encode()
+    h = hdrs(session=SESSION)
+    h["Accept"] = accept
+    k = socket.create_connection((HOST, PORT), timeout=5)
+    k.sendall(b"POST /mcp HTTP/1.1\r\n" + "".join(f"{a}: {b}\r\n" for a, b in h.items()).encode() +
+              f"Host: {HOST}:{PORT}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+    sid = None
+    for _ in range(100):
+        p = assent("pending", "--json")
+        sid = next((x["session_id"] for x in json.loads(p.stdout or "[]") if x.get("message") == msg), None)
+        if sid:
+            break
+        time.sleep(0.05)
+    k.close()
+    gone_after = None
+    t0 = time.monotonic()
+    while sid and time.monotonic() - t0 < 10:
+        if sid not in assent("pending", "--json").stdout:
+            gone_after = time.monotonic() - t0
+            break
+        time.sleep(0.1)
+    ok(sid and gone_after is not None,
+       f"a blocking call ({accept}) whose client leaves is cancelled "
+       f"({'after %.1f s' % gone_after if gone_after is not None else 'not within 10 s'}; the worker watches waiting sockets)")
+
 p = assent("pending", "--json")
 ok(p.returncode == 0 and SURVIVOR and SURVIVOR in p.stdout, f"the survivor {SURVIVOR} is still pending (assent pending: {p.stdout[:200]!r} {p.stderr[:200]!r})")
 r = rpc("tools/call", {"name": "list_pending_feedback", "arguments": {}}, session=SESSION)

@@ -533,7 +533,7 @@ static void test_cv_refusals(void **state)
 		    {"legacy_sse", 7},
 		    {"body_max", (64u << 20) + 1},
 		    {"header_max", (1u << 20) + 1},
-		    {"conns_max", 901},
+		    {"conns_max", 8193},
 		    {"sessions_max", 4097},
 		    {"idle_s", 3601},
 		    {"request_s", 3601},
@@ -791,7 +791,7 @@ static void test_env_limits(void **state)
 	} lim[] = {
 	    {"ASSENT_HTTP_MAX_BODY", "1024", "67108864", "1023", "67108865"},
 	    {"ASSENT_HTTP_MAX_HEADER", "4096", "1048576", "4095", "1048577"},
-	    {"ASSENT_HTTP_MAX_CONNECTIONS", "1", "900", "0", "901"},
+	    {"ASSENT_HTTP_MAX_CONNECTIONS", "1", "8192", "0", "8193"},
 	    {"ASSENT_HTTP_MAX_SESSIONS", "1", "4096", "0", "4097"},
 	    {"ASSENT_HTTP_IDLE_SECONDS", "1", "3600", "0", "3601"},
 	    {"ASSENT_HTTP_SESSION_IDLE_SECONDS", "10", "604800", "9", "604801"},
