@@ -136,6 +136,11 @@ struct signer {
 	size_t stats_pending;
 	struct conn conns[MAX_CONNS];
 	uint64_t next_conn;
+	/* Connections and sessions that ended lately. The worker may still be sending
+	 * about one (a cancel racing the end of its session): such a frame is stale, not
+	 * an attack, and is dropped. A connection never handed out is an attack. */
+	uint64_t ended[1024];
+	size_t ended_at;
 	struct pq *q;
 	struct done done[MAX_DONE];
 	size_t ndone;
@@ -595,14 +600,30 @@ static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reas
 
 /* ---- frames from the mcp worker ---- */
 
+static void conn_end(struct signer *s, struct conn *c)
+{
+	s->ended[s->ended_at++ % (sizeof s->ended / sizeof *s->ended)] = c->id;
+	c->used = 0;
+}
+
+static int conn_ended(const struct signer *s, uint64_t id)
+{
+	for (size_t i = 0; i < sizeof s->ended / sizeof *s->ended; i++)
+		if (s->ended[i] == id && id)
+			return 1;
+	return 0;
+}
+
 static int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err)
 {
 	uint64_t id;
 	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
-	if (!(*c = conn_get(s, id, worker)))
-		return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given",
+	if ((*c = conn_get(s, id, worker)))
+		return 0;
+	if (conn_ended(s, id))
+		return as_fail(err, AS_ENOTFOUND, "a frame about connection %llu, which has ended: dropped",
 			       (unsigned long long)id);
-	return 0;
+	return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given", (unsigned long long)id);
 }
 
 static int text_of(const struct cv *v, char *out, size_t max)
@@ -1015,11 +1036,13 @@ static int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
 	uint64_t id;
 	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
 	struct conn *c = conn_get(s, id, s->cur);
+	if (!c && conn_ended(s, id))
+		return 0;
 	if (!c)
 		return as_fail(err, AS_ECORRUPT, "closes connection %llu, which it was never given", (unsigned long long)id);
 	if (s->cur == W_MCP)
 		fail_conn_requests(s, id, "the agent disconnected");
-	c->used = 0;
+	conn_end(s, c);
 	return 0;
 }
 
@@ -1496,7 +1519,7 @@ static void session_end(struct signer *s, struct conn *c, const char *why)
 {
 	slog("info", "MCP session %.8s... of %s ended: %s", c->session, c->owner, why);
 	fail_conn_requests(s, c->id, why);
-	c->used = 0;
+	conn_end(s, c);
 }
 
 static int h_session_end(void *ctx, struct ipc_frame *f, char *err)
@@ -1662,6 +1685,10 @@ static void worker_input(struct signer *s, int k)
 						   &w->once, s, &f, err)
 				    : ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules,
 						   IPC_STATE(w->state), &w->once, s, &f, err);
+		if (rc == AS_ENOTFOUND) { /* stale: about a connection that ended meanwhile */
+			slog("info", "%s worker: %s", w->kind, err);
+			continue;
+		}
 		if (rc != 0) {
 			cv_arena_free(&a);
 			security_event(s, k, err);

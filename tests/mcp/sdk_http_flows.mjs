@@ -139,7 +139,7 @@ async function refusal(bearer) {
   try { await c.client.connect(c.transport); await c.client.close(); return null; } catch (e) { return String(e); }
 }
 let e = await refusal(null);
-ok(e && /401|API key/.test(e), "no bearer: refused (401)");
+ok(e && /401|API key/.test(e), `no bearer: refused (401) (${e})`);
 e = await refusal("ak_not-a-real-key-000000000000000000000000000000");
 ok(e && /401|invalid/.test(e), "a wrong bearer: refused (401)");
 e = await refusal(removedKey);
