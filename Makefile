@@ -140,6 +140,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/tests/min
 	build/bench/ledger_bench
 	build/bench/token_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
+	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
 
 # ---- the main job: for now a demo ledger; later the gateway ----
 run: deps all

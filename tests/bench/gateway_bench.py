@@ -15,6 +15,7 @@ Usage (from the repository root): python3 tests/bench/gateway_bench.py [--build 
 Stdlib only. Uses a temporary state directory and stops every daemon it started, even on error.
 """
 import argparse, json, math, os, select, shutil, signal, statistics, subprocess, sys, tempfile, time
+from benchlib import children_of, mib, proc_state, rss_kib, running, settled_rss, tree  # noqa: F401 (shared with the other bench)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -99,18 +100,6 @@ class Conn:
 
 # ---- processes ----
 
-def proc_state(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return None
-
-
-def running(pid):
-    return proc_state(pid) not in (None, "Z", "X")
-
-
 def is_assentd(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -119,59 +108,12 @@ def is_assentd(pid):
         return False
 
 
-def children_of(pid):
-    kids = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        kids.append(int(d))
-            except (OSError, IndexError, ValueError):
-                pass
-    return kids
-
-
-def tree(pid):
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        if running(p):
-            out.append(p)
-            todo.extend(children_of(p))
-    return out
-
-
-def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def cmd(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return " ".join(a.decode(errors="replace") for a in f.read().split(b"\0") if a)
     except OSError:
         return "?"
-
-
-def settled_rss(pids_fn, timeout=10.0):
-    """Sum of VmRSS (KiB) of pids_fn(), sampled every 250 ms until two samples agree within 1%."""
-    last, end = None, time.monotonic() + timeout
-    while True:
-        pids = pids_fn()
-        now = {p: rss_kib(p) for p in pids}
-        total = sum(now.values())
-        if last is not None and abs(total - last) <= 0.01 * max(last, 1) or time.monotonic() > end:
-            return total, now
-        last = total
-        time.sleep(0.25)
 
 
 # ---- the bench ----
@@ -383,10 +325,6 @@ def ms(xs):
     if len(xs) == 1:
         return f"{med:.1f}"
     return f"{med:.1f} / {xs[max(0, math.ceil(0.9 * len(xs)) - 1)] * 1000:.1f}"
-
-
-def mib(k):
-    return f"{k / 1024:.1f}"
 
 
 def report(R, a, cmdline):

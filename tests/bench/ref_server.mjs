@@ -8,15 +8,9 @@
 import { randomBytes } from "node:crypto";
 import { McpServer } from "../mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js";
 import { StdioServerTransport } from "../mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js";
-import * as z from "../mcp/node_modules/zod/index.js";
+import { TIMEOUT_MAX, inputSchema } from "./ref_tool.mjs";
 
-const TIMEOUT_MAX = 86400;
 const defaultTimeout = Number(process.env.FEEDBACK_TIMEOUT_SECONDS || 300);
-const subject = z.object({
-  name: z.string().min(1).max(256),
-  digest: z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/) }).strict().optional(),
-  content: z.string().optional(),
-}).strict();
 
 const pending = new Map(); // session_id -> { deadline, timer, resolve }
 
@@ -24,17 +18,8 @@ const server = new McpServer({ name: "assent-bench-reference", version: "0.0.1" 
 server.registerTool("request_feedback", {
   title: "Ask a human before acting",
   description: "Pause and ask a human reviewer before a consequential action. Proceed only if approved is true.",
-  inputSchema: {
-    type: z.enum(["approval", "input", "selection", "confirmation"]),
-    message: z.string().min(1).max(65536),
-    context: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
-    options: z.array(z.string().min(1).max(1024)).min(1).max(32).optional(),
-    default: z.string().max(4096).optional(),
-    timeout_override: z.number().int().min(1).max(TIMEOUT_MAX).optional(),
-    subject: z.union([subject, z.array(subject).min(1).max(16)]).optional(),
-    audience: z.string().regex(/^[A-Za-z0-9._:/-]{1,128}$/).optional(),
-    wait: z.boolean().optional(),
-  },
+  inputSchema,
+
 }, async (args) => {
   const session_id = "req-" + randomBytes(16).toString("hex");
   const seconds = args.timeout_override ?? defaultTimeout;
