@@ -11,7 +11,7 @@ DESTDIR ?=
 FUZZ_SECONDS ?= 30
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
-INCS     := -Iinclude -Icommon -Iledger -Iverify -Igateway
+INCS     := -Iinclude -Icommon -Iledger -Iverify -Igateway -Ipolicy
 HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection \
             -fcf-protection=full -fPIE -ftrivial-auto-var-init=zero
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
@@ -23,14 +23,14 @@ TESTLIBS := -lcmocka
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
 GW_PROGS := gateway/assent.c gateway/assentd.c
-LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
+LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
             $(filter-out $(GW_PROGS),$(wildcard gateway/*.c))
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
 PROGS    := build/assent-verify build/assent build/assentd
 
-HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h gateway/*.h)
+HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h gateway/*.h policy/*.h)
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 LIB_SAN_OBJ  := $(patsubst %.c,build/san/obj/%.o,$(LIB_SRC))
 LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
@@ -67,7 +67,7 @@ build/fuzz/obj/%.o: %.c $(HDRS)
 	  -fno-sanitize-recover=all -c $< -o $@
 
 # The verify library other C programs link (pkg-config assent-verify): no gateway code.
-VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/%,$(LIB_OBJ))
+VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/%,$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
 	@ar rcs $@ $^
@@ -159,6 +159,8 @@ install: all
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
 	install -m 0644 verify/assent-verify.1 gateway/assent.1 gateway/assentd.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 0644 policy/assent.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 deps:
 	@tests/deps.sh
@@ -168,7 +170,7 @@ format:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr $(INCS) \
-	  --suppress=missingIncludeSystem common ledger verify gateway
+	  --suppress=missingIncludeSystem common ledger verify gateway policy
 
 clean:
 	rm -rf build

@@ -1,0 +1,995 @@
+#define _GNU_SOURCE
+#include "policy.h"
+
+#include <fnmatch.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assent/err.h"
+#include "cbor.h" /* utf8_valid */
+#include "merkle.h" /* sha256 */
+#include "util.h"
+
+enum cond_kind {
+	C_TYPE,
+	C_AUDIENCE,
+	C_AGENT,
+	C_UID,
+	C_CLIENT,
+	C_SUBJECT,
+	C_SUBJECT_GIVEN,
+	C_SUBJECT_COMPUTED,
+	C_SUBJECT_ASSERTED,
+	C_CONTEXT,
+	C_MESSAGE,
+	C_RISK,
+};
+enum op { OP_EQ, OP_NE, OP_LT, OP_GT, OP_LE, OP_GE, OP_RE, OP_EXISTS };
+
+struct cond {
+	enum cond_kind k;
+	enum op op;
+	unsigned types; /* C_TYPE: bit per type */
+	char *s;        /* a glob, a name or the value to compare with */
+	long long n;    /* C_UID; C_RISK: the level */
+	int numeric;    /* s is a number: v */
+	double v;
+	regex_t re;
+	int has_re;
+	char *path[POL_PATH_MAX];
+	size_t npath;
+};
+
+struct rule {
+	unsigned line;
+	int shadow, is_default;
+	enum pol_action action;
+	struct cond *conds;
+	size_t nconds;
+	struct pol_decision opts; /* the options, ready to copy into a decision */
+	char *key;                /* the conditions as written, for "can never match" */
+};
+
+struct policy {
+	struct rule *rules;
+	size_t n;
+	int shadow_all;
+	char digest[65];
+};
+
+static const char *const type_names[] = {"approval", "input", "selection", "confirmation"};
+static const char *const risk_names[] = {"low", "medium", "high", "critical"};
+static const char *const action_names[] = {"allow", "deny", "ask"};
+
+const char *pol_action_name(enum pol_action a) { return (unsigned)a < 3 ? action_names[a] : "?"; }
+
+/* ---- diagnostics ---- */
+
+static void printable(char *dst, size_t cap, const char *s, size_t n)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < n && j + 1 < cap; i++)
+		dst[j++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	dst[j] = 0;
+}
+
+static void diag(struct pol_msgs *m, int warning, unsigned line, unsigned col, const char *text, size_t tn,
+		 const char *fmt, ...) AS_PRINTF(7, 8);
+static void diag(struct pol_msgs *m, int warning, unsigned line, unsigned col, const char *text, size_t tn,
+		 const char *fmt, ...)
+{
+	if (warning)
+		m->warnings++;
+	else
+		m->errors++;
+	if (m->n == POL_MSGS_MAX) {
+		m->dropped++;
+		return;
+	}
+	struct pol_msg *d = &m->m[m->n++];
+	memset(d, 0, sizeof *d);
+	d->line = line;
+	d->col = col;
+	d->warning = warning;
+	if (text)
+		printable(d->text, sizeof d->text, text, tn);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- words of a line ---- */
+
+struct word {
+	char *s; /* unquoted, NUL-terminated (owned by the line buffer) */
+	size_t n;
+	unsigned col;
+	int quoted;
+};
+
+/* Split one line into words: blanks separate, "..." quotes (with \" and \\), # starts a
+ * comment outside quotes. Returns the count, or -1 after a diagnostic. buf receives the
+ * unquoted words. */
+static int split(const char *line, size_t len, unsigned lineno, char *buf, struct word *w, struct pol_msgs *m)
+{
+	int nw = 0;
+	size_t i = 0, o = 0;
+	while (i < len) {
+		while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+			i++;
+		if (i == len || line[i] == '#')
+			break;
+		if (nw == POL_WORDS_MAX) {
+			diag(m, 0, lineno, (unsigned)i + 1, line + i, len - i, "more than %d words on one line", POL_WORDS_MAX);
+			return -1;
+		}
+		struct word *x = &w[nw++];
+		x->col = (unsigned)i + 1;
+		x->s = buf + o;
+		x->quoted = line[i] == '"';
+		if (x->quoted) {
+			size_t start = i++;
+			for (;;) {
+				if (i == len) {
+					diag(m, 0, lineno, (unsigned)start + 1, line + start, len - start, "unterminated quoted string");
+					return -1;
+				}
+				if (line[i] == '"')
+					break;
+				if (line[i] == '\\' && i + 1 < len && (line[i + 1] == '"' || line[i + 1] == '\\'))
+					i++;
+				buf[o++] = line[i++];
+			}
+			i++;
+			if (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '#') {
+				diag(m, 0, lineno, (unsigned)i + 1, line + i, 1, "a quoted string must be followed by a blank");
+				return -1;
+			}
+		} else {
+			while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '#')
+				buf[o++] = line[i++];
+		}
+		x->n = (size_t)(buf + o - x->s);
+		buf[o++] = 0;
+	}
+	return nw;
+}
+
+/* ---- parsing ---- */
+
+struct pstate {
+	struct pol_msgs *m;
+	unsigned line;
+	struct word *w;
+	int nw, i;
+	int failed;
+};
+
+static const struct word *next(struct pstate *p, const char *what)
+{
+	if (p->i >= p->nw) {
+		const struct word *last = &p->w[p->nw - 1];
+		diag(p->m, 0, p->line, last->col + (unsigned)last->n, NULL, 0, "%s expected after '%.40s'", what, last->s);
+		p->failed = 1;
+		return NULL;
+	}
+	return &p->w[p->i++];
+}
+
+static void bad(struct pstate *p, const struct word *x, const char *fmt, ...) AS_PRINTF(3, 4);
+static void bad(struct pstate *p, const struct word *x, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	diag(p->m, 0, p->line, x->col, x->s, x->n, "%s", msg);
+	p->failed = 1;
+}
+
+static int is_name(const char *s, size_t n)
+{
+	if (n == 0 || n > POL_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      strchr("._:/-", s[i])))
+			return 0;
+	return 1;
+}
+
+static int parse_uint(const struct word *x, unsigned long long min, unsigned long long max, unsigned long long *out)
+{
+	uint64_t v;
+	if (x->quoted || parse_u64(x->s, &v) != 0 || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_number(const char *s, double *v)
+{
+	char *end;
+	if (!*s || strchr(s, 'x') || strchr(s, 'X') || strpbrk(s, "nN")) /* no hex, inf, nan */
+		return -1;
+	*v = strtod(s, &end);
+	return *end ? -1 : 0;
+}
+
+/* A comma-separated list; each item checked by ok(). */
+static size_t list(struct pstate *p, const struct word *x, char out[][POL_NAME_MAX + 1], int (*ok)(const char *, size_t),
+		   const char *what)
+{
+	size_t n = 0;
+	const char *s = x->s;
+	for (;;) {
+		size_t k = strcspn(s, ",");
+		if (n == POL_LIST_MAX || k > POL_NAME_MAX || !ok(s, k)) {
+			bad(p, x, "%s: '%.*s' is not one", what, (int)(k > 60 ? 60 : k), s);
+			return 0;
+		}
+		memcpy(out[n], s, k);
+		out[n++][k] = 0;
+		if (!s[k])
+			return n;
+		s += k + 1;
+	}
+}
+
+static int ok_type(const char *s, size_t n)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (strlen(type_names[i]) == n && !strncmp(s, type_names[i], n))
+			return 1;
+	return 0;
+}
+static int ok_reviewer(const char *s, size_t n)
+{
+	return n > 6 && !strncmp(s, "group:", 6) ? is_name(s + 6, n - 6) && !memchr(s + 6, ':', n - 6) : is_name(s, n) && !memchr(s, ':', n);
+}
+static int ok_channel(const char *s, size_t n)
+{
+	return (n == 8 && !strncmp(s, "terminal", 8)) || (n == 3 && !strncmp(s, "web", 3)) ||
+	       (n == 6 && !strncmp(s, "client", 6));
+}
+
+static int parse_op(const char *s, enum op *op)
+{
+	static const struct {
+		const char *t;
+		enum op op;
+	} ops[] = {{"=", OP_EQ}, {"!=", OP_NE}, {"<", OP_LT}, {">", OP_GT}, {"<=", OP_LE}, {">=", OP_GE}, {"~", OP_RE}};
+	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+		if (!strcmp(s, ops[i].t)) {
+			*op = ops[i].op;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *re_too_costly(const char *s, size_t n)
+{
+	int prev_quant = 0, depth = 0, group_quant[12] = {0};
+	unsigned counts = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (ch == '\\') { /* an escaped character is an atom */
+			i++;
+			prev_quant = 0;
+			continue;
+		}
+		if (ch == '[') { /* a bracket expression is an atom: skip to its end */
+			size_t j = i + 1;
+			if (j < n && s[j] == '^')
+				j++;
+			if (j < n && s[j] == ']')
+				j++;
+			while (j < n && s[j] != ']') {
+				if (s[j] == '[' && j + 1 < n && (s[j + 1] == ':' || s[j + 1] == '.' || s[j + 1] == '=')) {
+					const char *e = strstr(s + j + 2, s[j + 1] == ':' ? ":]" : s[j + 1] == '.' ? ".]" : "=]");
+					if (!e || (size_t)(e - s) >= n)
+						return NULL; /* unterminated: regcomp says so */
+					j = (size_t)(e - s) + 2;
+				} else {
+					j++;
+				}
+			}
+			i = j;
+			prev_quant = 0;
+			continue;
+		}
+		if (ch == '(') {
+			if (++depth > 10)
+				return "groups nested more than 10 deep";
+			group_quant[depth] = 0;
+			prev_quant = 0;
+			continue;
+		}
+		if (ch == ')') {
+			/* a group that holds a quantifier, itself quantified, multiplies */
+			int inner = depth > 0 && depth < 12 ? group_quant[depth] : 0;
+			if (depth > 0)
+				depth--;
+			if (i + 1 < n && strchr("*+?{", s[i + 1]) && inner)
+				return "a repeated group that repeats inside ((a+)+, (a*){2})";
+			if (inner && depth < 12)
+				group_quant[depth] = 1;
+			prev_quant = 0;
+			continue;
+		}
+		if (ch == '*' || ch == '+' || ch == '?' || ch == '{') {
+			if (prev_quant)
+				return "stacked quantifiers (a++, a*{2})";
+			if (ch == '{') {
+				unsigned long a = 0, b = 0;
+				size_t j = i + 1;
+				while (j < n && s[j] >= '0' && s[j] <= '9' && a <= 1000)
+					a = a * 10 + (unsigned long)(s[j++] - '0');
+				b = a;
+				if (j < n && s[j] == ',') {
+					j++;
+					b = 0;
+					while (j < n && s[j] >= '0' && s[j] <= '9' && b <= 1000)
+						b = b * 10 + (unsigned long)(s[j++] - '0');
+				}
+				if (a > 100 || b > 100)
+					return "a repetition count over 100";
+				counts += (unsigned)(b > a ? b : a);
+				if (counts > 256)
+					return "repetition counts adding up to more than 256";
+				while (j < n && s[j] != '}')
+					j++;
+				i = j;
+			}
+			if (depth < 12)
+				group_quant[depth] = 1;
+			prev_quant = 1;
+			continue;
+		}
+		prev_quant = 0;
+	}
+	return NULL;
+}
+
+static int compile_re(struct pstate *p, const struct word *x, struct cond *c)
+{
+	if (x->n > POL_REGEX_MAX) {
+		bad(p, x, "a regular expression is at most %d bytes", POL_REGEX_MAX);
+		return -1;
+	}
+	/* glibc compiles a regular expression by expanding its repetitions: stacked
+	 * quantifiers (a++++, (a*)*), large or nested counts ((a{100}){100}) cost time and
+	 * memory without bound. The language keeps to what a rule needs. */
+	const char *why = re_too_costly(x->s, x->n);
+	if (why) {
+		bad(p, x, "regular expression refused: %s", why);
+		return -1;
+	}
+	/* Back-references make matching exponential: the language leaves them out. */
+	for (size_t i = 0; i + 1 < x->n; i++)
+		if (x->s[i] == '\\' && x->s[i + 1] >= '1' && x->s[i + 1] <= '9') {
+			bad(p, x, "back-references (\\%c) are not allowed in regular expressions", x->s[i + 1]);
+			return -1;
+		}
+	int rc = regcomp(&c->re, x->s, REG_EXTENDED | REG_NOSUB);
+	if (rc != 0) {
+		char e[120];
+		regerror(rc, &c->re, e, sizeof e);
+		bad(p, x, "bad regular expression: %s", e);
+		return -1;
+	}
+	c->has_re = 1;
+	return 0;
+}
+
+/* The value side of `context.PATH OP VALUE`, `message OP VALUE`. */
+static int value(struct pstate *p, struct cond *c, int allow_order)
+{
+	const struct word *o = next(p, "an operator (= != < > <= >= ~)");
+	if (!o)
+		return -1;
+	if (c->k == C_CONTEXT && !o->quoted && !strcmp(o->s, "exists")) {
+		c->op = OP_EXISTS;
+		return 0;
+	}
+	if (o->quoted || parse_op(o->s, &c->op) != 0) {
+		bad(p, o, "unknown operator (expected = != < > <= >= ~%s)", c->k == C_CONTEXT ? " or exists" : "");
+		return -1;
+	}
+	const struct word *v = next(p, "a value");
+	if (!v)
+		return -1;
+	if (!(c->s = strdup(v->s)))
+		return -1;
+	if (c->op == OP_RE)
+		return compile_re(p, v, c);
+	c->numeric = !v->quoted && parse_number(v->s, &c->v) == 0;
+	if (c->op >= OP_LT && c->op <= OP_GE && (!allow_order || !c->numeric)) {
+		bad(p, v, "%s compares numbers: '%.40s' is not one", o->s, v->s);
+		return -1;
+	}
+	return 0;
+}
+
+static int condition(struct pstate *p, const struct word *k, struct rule *r)
+{
+	struct cond *c = &r->conds[r->nconds];
+	memset(c, 0, sizeof *c);
+	const struct word *x;
+	if (!strcmp(k->s, "type")) {
+		char items[POL_LIST_MAX][POL_NAME_MAX + 1];
+		if (!(x = next(p, "a type (approval, input, selection, confirmation)")))
+			return -1;
+		size_t n = list(p, x, items, ok_type, "type");
+		for (size_t i = 0; i < n; i++)
+			for (unsigned t = 0; t < 4; t++)
+				if (!strcmp(items[i], type_names[t]))
+					c->types |= 1u << t;
+		if (!n)
+			return -1;
+		c->k = C_TYPE;
+	} else if (!strcmp(k->s, "audience") || !strcmp(k->s, "client")) {
+		if (!(x = next(p, "a name or glob")))
+			return -1;
+		c->k = k->s[0] == 'a' ? C_AUDIENCE : C_CLIENT;
+		c->s = strdup(x->s);
+	} else if (!strcmp(k->s, "agent")) {
+		if (!(x = next(p, "an agent's name")))
+			return -1;
+		if (!is_name(x->s, x->n)) {
+			bad(p, x, "not an agent name");
+			return -1;
+		}
+		c->k = C_AGENT;
+		c->s = strdup(x->s);
+	} else if (!strcmp(k->s, "uid")) {
+		unsigned long long v;
+		if (!(x = next(p, "a uid")))
+			return -1;
+		if (parse_uint(x, 0, 4294967294ull, &v) != 0) {
+			bad(p, x, "not a uid");
+			return -1;
+		}
+		c->k = C_UID;
+		c->n = (long long)v;
+	} else if (!strcmp(k->s, "subject")) {
+		if (!(x = next(p, "given, computed, asserted or a name glob")))
+			return -1;
+		if (!x->quoted && !strcmp(x->s, "given"))
+			c->k = C_SUBJECT_GIVEN;
+		else if (!x->quoted && !strcmp(x->s, "computed"))
+			c->k = C_SUBJECT_COMPUTED;
+		else if (!x->quoted && !strcmp(x->s, "asserted"))
+			c->k = C_SUBJECT_ASSERTED;
+		else {
+			c->k = C_SUBJECT;
+			c->s = strdup(x->s);
+		}
+	} else if (!strncmp(k->s, "context.", 8)) {
+		c->k = C_CONTEXT;
+		const char *s = k->s + 8;
+		for (;;) {
+			size_t n = strcspn(s, ".");
+			if (n == 0 || c->npath == POL_PATH_MAX) {
+				bad(p, k, "a context path is context.KEY[.KEY...] with at most %d keys", POL_PATH_MAX);
+				return -1;
+			}
+			c->path[c->npath++] = strndup(s, n);
+			if (!s[n])
+				break;
+			s += n + 1;
+		}
+		if (value(p, c, 1) != 0)
+			return -1;
+	} else if (!strcmp(k->s, "message")) {
+		c->k = C_MESSAGE;
+		if (value(p, c, 0) != 0)
+			return -1;
+	} else if (!strcmp(k->s, "risk")) {
+		c->k = C_RISK;
+		const struct word *o = next(p, "an operator");
+		if (!o)
+			return -1;
+		if (o->quoted || parse_op(o->s, &c->op) != 0 || c->op == OP_RE) {
+			bad(p, o, "risk compares with = != < > <= >=");
+			return -1;
+		}
+		if (!(x = next(p, "a risk level (low, medium, high, critical)")))
+			return -1;
+		c->n = -1;
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(x->s, risk_names[i]))
+				c->n = i;
+		if (c->n < 0) {
+			bad(p, x, "not a risk level (low, medium, high, critical)");
+			return -1;
+		}
+	} else {
+		return 1; /* not a condition */
+	}
+	r->nconds++;
+	return 0;
+}
+
+static int option(struct pstate *p, const struct word *k, struct rule *r)
+{
+	struct pol_decision *o = &r->opts;
+	const struct word *x;
+	unsigned long long v;
+	int ask = r->action == POL_ASK, allow = r->action == POL_ALLOW;
+#define ONLY(cond, what)                                                              \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			bad(p, k, "%s is an option of %s rules", k->s, what);         \
+			return -1;                                                    \
+		}                                                                     \
+	} while (0)
+	if (!strcmp(k->s, "reason")) {
+		ONLY(r->action == POL_DENY, "deny");
+		if (!(x = next(p, "a reason")))
+			return -1;
+		if (x->n == 0 || x->n > POL_REASON_MAX) {
+			bad(p, x, "a reason is 1 to %d bytes", POL_REASON_MAX);
+			return -1;
+		}
+		memcpy(o->reason, x->s, x->n + 1);
+	} else if (!strcmp(k->s, "reviewers")) {
+		ONLY(ask, "ask");
+		if (!(x = next(p, "reviewers (NAME or group:NAME, comma-separated)")) ||
+		    !(o->nreviewers = list(p, x, o->reviewers, ok_reviewer, "reviewer")))
+			return -1;
+	} else if (!strcmp(k->s, "quorum")) {
+		ONLY(ask, "ask");
+		if (!(x = next(p, "a number of reviewers")) || parse_uint(x, 1, 16, &v) != 0) {
+			if (x)
+				bad(p, x, "a quorum is 1 to 16 distinct reviewers");
+			return -1;
+		}
+		o->quorum = (unsigned)v;
+	} else if (!strcmp(k->s, "deadline") || !strcmp(k->s, "token-ttl")) {
+		int dl = k->s[0] == 'd';
+		ONLY(dl ? ask : ask || allow, dl ? "ask" : "allow and ask");
+		if (!(x = next(p, "seconds")) || parse_uint(x, 1, 86400, &v) != 0) {
+			if (x)
+				bad(p, x, "seconds from 1 to 86400");
+			return -1;
+		}
+		*(dl ? &o->deadline_s : &o->token_ttl_s) = (unsigned)v;
+	} else if (!strcmp(k->s, "on-timeout")) {
+		ONLY(ask, "ask");
+		if (!(x = next(p, "deny or timeout")))
+			return -1;
+		if (strcmp(x->s, "deny") && strcmp(x->s, "timeout")) {
+			bad(p, x, "on-timeout is deny or timeout");
+			return -1;
+		}
+		o->timeout_denies = x->s[0] == 'd';
+	} else if (!strcmp(k->s, "token-audience")) {
+		ONLY(ask || allow, "allow and ask");
+		if (!(x = next(p, "an audience")))
+			return -1;
+		if (!is_name(x->s, x->n)) {
+			bad(p, x, "not an audience name");
+			return -1;
+		}
+		memcpy(o->token_audience, x->s, x->n + 1);
+	} else if (!strcmp(k->s, "channels")) {
+		ONLY(ask, "ask");
+		char items[POL_LIST_MAX][POL_NAME_MAX + 1];
+		if (!(x = next(p, "channels (terminal, web, client)")))
+			return -1;
+		size_t n = list(p, x, items, ok_channel, "channel");
+		if (!n)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			o->channels |= items[i][0] == 't' ? POL_CH_TERMINAL : items[i][0] == 'w' ? POL_CH_WEB : POL_CH_CLIENT;
+	} else if (!strcmp(k->s, "same-user")) {
+		ONLY(ask, "ask");
+		if (!(x = next(p, "ok")))
+			return -1;
+		if (strcmp(x->s, "ok")) {
+			bad(p, x, "same-user takes ok");
+			return -1;
+		}
+		o->same_user_ok = 1;
+	} else {
+		bad(p, k, "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
+			  "message, risk) or an option (reason, reviewers, quorum, deadline, on-timeout, token-ttl, "
+			  "token-audience, channels, same-user)");
+		return -1;
+	}
+	return 0;
+#undef ONLY
+}
+
+static void cond_free(struct cond *c)
+{
+	free(c->s);
+	if (c->has_re)
+		regfree(&c->re);
+	for (size_t i = 0; i < c->npath; i++)
+		free(c->path[i]);
+}
+
+static void rule_free(struct rule *r)
+{
+	for (size_t i = 0; i < r->nconds; i++)
+		cond_free(&r->conds[i]);
+	free(r->conds);
+	free(r->key);
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		rule_free(&p->rules[i]);
+	free(p->rules);
+	free(p);
+}
+
+size_t policy_nrules(const struct policy *p) { return p->n; }
+const char *policy_digest(const struct policy *p) { return p->digest; }
+
+/* One rule line, words w[0..nw). 0, or -1 after a diagnostic. */
+static int parse_rule(struct pstate *p, struct rule *r)
+{
+	const struct word *x = next(p, "a rule");
+	if (!x)
+		return -1;
+	if (!x->quoted && !strcmp(x->s, "shadow")) {
+		r->shadow = 1;
+		if (!(x = next(p, "allow, deny or ask")))
+			return -1;
+	}
+	if (!x->quoted && !strcmp(x->s, "default")) {
+		r->is_default = 1;
+		if (!(x = next(p, "allow, deny or ask")))
+			return -1;
+	}
+	int a = -1;
+	for (int i = 0; i < 3; i++)
+		if (!x->quoted && !strcmp(x->s, action_names[i]))
+			a = i;
+	if (a < 0) {
+		bad(p, x, "a rule starts with allow, deny or ask (or default, shadow)");
+		return -1;
+	}
+	r->action = (enum pol_action)a;
+	r->opts.action = r->action;
+	r->opts.quorum = 1;
+	if (!(r->conds = calloc((size_t)p->nw, sizeof *r->conds)))
+		return -1;
+	struct buf key;
+	buf_init(&key, 1u << 16);
+	int rc = 0;
+	while (rc == 0 && p->i < p->nw) {
+		const struct word *k = &p->w[p->i++];
+		size_t before = r->nconds;
+		int start = p->i - 1;
+		rc = k->quoted ? 1 : condition(p, k, r);
+		if (rc < 0) /* what a half-read condition holds */
+			cond_free(&r->conds[r->nconds]);
+		if (rc == 1)
+			rc = option(p, k, r);
+		else if (rc == 0 && r->is_default) {
+			bad(p, k, "the default rule takes no conditions: it is what happens when no rule matches");
+			rc = -1;
+		}
+		if (rc == 0 && r->nconds > before) /* the condition's words, normalised, for duplicates */
+			for (int j = start; j < p->i; j++) {
+				buf_put(&key, p->w[j].s, p->w[j].n);
+				buf_putc(&key, 0x1f);
+			}
+		if (p->failed)
+			rc = -1;
+	}
+	if (rc == 0 && r->action == POL_DENY && !r->opts.reason[0]) {
+		diag(p->m, 0, p->line, p->w[0].col, p->w[0].s, p->w[0].n, "a deny rule needs a reason \"...\" for the agent");
+		rc = -1;
+	}
+	if (rc == 0 && r->opts.nreviewers && r->opts.quorum > 1) {
+		int groups = 0;
+		for (size_t i = 0; i < r->opts.nreviewers; i++)
+			groups |= !strncmp(r->opts.reviewers[i], "group:", 6);
+		if (!groups && r->opts.quorum > r->opts.nreviewers) {
+			diag(p->m, 0, p->line, p->w[0].col, p->w[0].s, p->w[0].n,
+			     "quorum %u needs at least %u reviewers; %zu are named", r->opts.quorum, r->opts.quorum,
+			     r->opts.nreviewers);
+			rc = -1;
+		}
+	}
+	buf_putc(&key, 0);
+	r->key = rc == 0 ? strndup((const char *)key.p, key.len) : NULL;
+	buf_free(&key);
+	return rc == 0 && r->key ? 0 : -1;
+}
+
+int policy_parse(const char *src, size_t len, struct policy **out, struct pol_msgs *m)
+{
+	memset(m, 0, sizeof *m);
+	*out = NULL;
+	if (len > POL_FILE_MAX) {
+		diag(m, 0, 0, 0, NULL, 0, "the policy is %zu bytes, over the limit of %u", len, POL_FILE_MAX);
+		return AS_EINVAL;
+	}
+	if (!utf8_valid((const uint8_t *)src, len) || memchr(src, 0, len)) {
+		diag(m, 0, 0, 0, NULL, 0, "the policy is not UTF-8 text");
+		return AS_EINVAL;
+	}
+	struct policy *p = calloc(1, sizeof *p);
+	char *buf = malloc(len + 1);
+	struct word *w = calloc(POL_WORDS_MAX, sizeof *w);
+	if (!p || !buf || !w) {
+		free(p);
+		free(buf);
+		free(w);
+		diag(m, 0, 0, 0, NULL, 0, "out of memory");
+		return AS_ENOMEM;
+	}
+	uint8_t h[32];
+	sha256(src, len, h);
+	hex_encode(h, 32, p->digest);
+	size_t cap = 0;
+	unsigned lineno = 0, seen_default = 0, catch_all = 0;
+	for (size_t at = 0; at < len || (at == len && len == 0 && lineno == 0);) {
+		const char *line = src + at;
+		const char *nl = memchr(line, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - line) : len - at;
+		at += n + 1;
+		lineno++;
+		if (len == 0)
+			break;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)line[i] < 0x20 && line[i] != '\t' && line[i] != '\r') {
+				diag(m, 0, lineno, (unsigned)i + 1, NULL, 0, "a control character in the policy");
+				goto next_line;
+			}
+		int nw = split(line, n, lineno, buf, w, m);
+		if (nw <= 0)
+			goto next_line;
+		if (!w[0].quoted && !strcmp(w[0].s, "policy")) {
+			if (nw != 2 || strcmp(w[1].s, "shadow"))
+				diag(m, 0, lineno, w[0].col, w[0].s, w[0].n, "the only file-wide setting is `policy shadow`");
+			else if (p->n)
+				diag(m, 0, lineno, w[0].col, w[0].s, w[0].n, "`policy shadow` must come before every rule");
+			else
+				p->shadow_all = 1;
+			goto next_line;
+		}
+		if (seen_default) {
+			diag(m, 0, lineno, w[0].col, w[0].s, w[0].n, "a rule after the default (line %u) would never be read",
+			     seen_default);
+			goto next_line;
+		}
+		if (p->n == POL_RULES_MAX) {
+			diag(m, 0, lineno, w[0].col, w[0].s, w[0].n, "more than %d rules", POL_RULES_MAX);
+			break;
+		}
+		if (p->n == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct rule *nr = realloc(p->rules, nc * sizeof *nr);
+			if (!nr) {
+				diag(m, 0, lineno, 0, NULL, 0, "out of memory");
+				break;
+			}
+			p->rules = nr;
+			cap = nc;
+		}
+		struct rule *r = &p->rules[p->n];
+		memset(r, 0, sizeof *r);
+		r->line = lineno;
+		struct pstate ps = {m, lineno, w, nw, 0, 0};
+		if (parse_rule(&ps, r) != 0) {
+			rule_free(r);
+			goto next_line;
+		}
+		p->n++;
+		if (r->is_default)
+			seen_default = lineno;
+		/* Rules that can never match: a warning, since the file still means what it says. */
+		if (!r->is_default && catch_all)
+			diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
+			     "can never match: the rule on line %u matches every request first", catch_all);
+		else if (!r->is_default)
+			for (size_t j = 0; j + 1 < p->n; j++)
+				if (!p->rules[j].shadow && !p->shadow_all && !strcmp(p->rules[j].key, r->key)) {
+					diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
+					     "can never match: line %u has the same conditions and comes first", p->rules[j].line);
+					break;
+				}
+		unsigned types = 0xf;
+		for (size_t j = 0; j < r->nconds; j++)
+			if (r->conds[j].k == C_TYPE)
+				types &= r->conds[j].types;
+		if (!types)
+			diag(m, 1, lineno, w[0].col, w[0].s, w[0].n, "can never match: its type conditions exclude each other");
+		if (!r->is_default && !r->nconds && !r->shadow && !catch_all)
+			catch_all = lineno;
+	next_line:;
+	}
+	if (!m->errors && !seen_default)
+		diag(m, 0, lineno, 0, NULL, 0, "no default rule: end the policy with `default ask` (or allow, deny)");
+	free(buf);
+	free(w);
+	if (m->errors) {
+		policy_free(p);
+		return AS_EINVAL;
+	}
+	*out = p;
+	return 0;
+}
+
+/* ---- evaluation ---- */
+
+static const json_t *ctx_get(const json_t *ctx, const struct cond *c)
+{
+	const json_t *v = ctx;
+	for (size_t i = 0; v && i < c->npath; i++) {
+		if (json_is_object(v)) {
+			v = json_object_get(v, c->path[i]);
+		} else if (json_is_array(v)) {
+			uint64_t k;
+			v = parse_u64(c->path[i], &k) == 0 && k < json_array_size(v) ? json_array_get(v, (size_t)k) : NULL;
+		} else {
+			v = NULL;
+		}
+	}
+	return v;
+}
+
+static int order(enum op op, double a, double b)
+{
+	switch (op) {
+	case OP_EQ: return a == b;
+	case OP_NE: return a != b;
+	case OP_LT: return a < b;
+	case OP_GT: return a > b;
+	case OP_LE: return a <= b;
+	case OP_GE: return a >= b;
+	default: return 0;
+	}
+}
+
+static int text_cmp(const struct cond *c, const char *s)
+{
+	if (c->op == OP_RE)
+		return regexec(&c->re, s, 0, NULL, 0) == 0;
+	int eq = !strcmp(s, c->s);
+	return c->op == OP_EQ ? eq : c->op == OP_NE ? !eq : 0;
+}
+
+static int cond_match(const struct cond *c, const struct pol_request *r)
+{
+	switch (c->k) {
+	case C_TYPE:
+		for (unsigned t = 0; t < 4; t++)
+			if (r->type && !strcmp(r->type, type_names[t]))
+				return (c->types >> t) & 1;
+		return 0;
+	case C_AUDIENCE: return fnmatch(c->s, r->audience ? r->audience : "", 0) == 0;
+	case C_CLIENT: return r->client && fnmatch(c->s, r->client, 0) == 0;
+	case C_AGENT: return r->agent && !strcmp(r->agent, c->s);
+	case C_UID: return r->uid >= 0 && r->uid == c->n;
+	case C_SUBJECT:
+		for (size_t i = 0; i < r->nsubjects; i++)
+			if (r->subject_names[i] && fnmatch(c->s, r->subject_names[i], 0) == 0)
+				return 1;
+		return 0;
+	case C_SUBJECT_GIVEN: return r->nsubjects > 0;
+	case C_SUBJECT_COMPUTED:
+		for (size_t i = 0; i < r->nsubjects; i++)
+			if (!r->subject_computed[i])
+				return 0;
+		return r->nsubjects > 0;
+	case C_SUBJECT_ASSERTED:
+		for (size_t i = 0; i < r->nsubjects; i++)
+			if (!r->subject_computed[i])
+				return 1;
+		return 0;
+	case C_MESSAGE: return r->message && text_cmp(c, r->message);
+	case C_RISK: {
+		const json_t *v = r->context ? json_object_get(r->context, "risk") : NULL;
+		const char *s = json_string_value(v);
+		for (int i = 0; s && i < 4; i++)
+			if (!strcmp(s, risk_names[i]))
+				return order(c->op, i, (double)c->n);
+		return 0;
+	}
+	case C_CONTEXT: {
+		const json_t *v = r->context ? ctx_get(r->context, c) : NULL;
+		if (!v) /* a condition on an absent field never matches, whatever its operator */
+			return 0;
+		if (c->op == OP_EXISTS)
+			return 1;
+		if (json_is_string(v))
+			return c->op >= OP_LT && c->op <= OP_GE ? 0 : text_cmp(c, json_string_value(v));
+		if (json_is_number(v)) {
+			if (c->op == OP_RE)
+				return 0;
+			return c->numeric && order(c->op, json_number_value(v), c->v);
+		}
+		if (json_is_boolean(v) || json_is_null(v)) {
+			const char *t = json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null";
+			return c->op == OP_EQ || c->op == OP_NE || c->op == OP_RE ? text_cmp(c, t) : 0;
+		}
+		return 0; /* objects and arrays: only `exists` */
+	}
+	}
+	return 0;
+}
+
+void pol_request_from_json(const json_t *j, struct pol_request *r, const char *names[16], int computed[16])
+{
+	size_t ns = 0, i;
+	const json_t *sub = json_object_get(j, "subject"), *x, *uid = json_object_get(j, "uid");
+	if (json_is_object(sub)) {
+		names[0] = json_string_value(json_object_get(sub, "name"));
+		computed[0] = json_object_get(sub, "content") != NULL;
+		ns = 1;
+	}
+	json_array_foreach(sub, i, x) {
+		if (ns < 16) {
+			names[ns] = json_string_value(json_object_get(x, "name"));
+			computed[ns++] = json_object_get(x, "content") != NULL;
+		}
+	}
+	*r = (struct pol_request){.type = json_string_value(json_object_get(j, "type")),
+				  .audience = json_string_value(json_object_get(j, "audience")),
+				  .message = json_string_value(json_object_get(j, "message")),
+				  .agent = json_string_value(json_object_get(j, "agent")),
+				  .uid = json_is_integer(uid) ? json_integer_value(uid) : -1,
+				  .client = json_string_value(json_object_get(j, "client")),
+				  .context = json_object_get(j, "context"),
+				  .nsubjects = ns,
+				  .subject_names = names,
+				  .subject_computed = computed};
+}
+
+void policy_eval(const struct policy *p, const struct pol_request *r, struct pol_decision *d)
+{
+	memset(d, 0, sizeof *d);
+	d->action = POL_ASK;
+	d->quorum = 1;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct rule *x = &p->rules[i];
+		size_t k = 0;
+		while (k < x->nconds && cond_match(&x->conds[k], r))
+			k++;
+		if (k < x->nconds)
+			continue;
+		if (x->shadow || p->shadow_all) {
+			/* Record what it would decide; a person is asked all the same. */
+			if (!d->shadowed) {
+				d->shadowed = 1;
+				d->shadow_action = x->action;
+				d->shadow_line = x->line;
+			}
+			if (!x->is_default && !p->shadow_all)
+				continue;
+		}
+		int shadowed = d->shadowed;
+		enum pol_action sa = d->shadow_action;
+		unsigned sl = d->shadow_line;
+		*d = x->opts;
+		d->line = x->line;
+		d->by_default = x->is_default;
+		d->shadowed = shadowed;
+		d->shadow_action = sa;
+		d->shadow_line = sl;
+		if (shadowed && d->action != POL_ASK) { /* asked all the same, with the default ask options */
+			memset(d->reason, 0, sizeof d->reason);
+			d->action = POL_ASK;
+			d->quorum = 1;
+			d->token_ttl_s = 0;
+			d->token_audience[0] = 0;
+		}
+		return;
+	}
+}

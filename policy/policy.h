@@ -1,0 +1,92 @@
+/* The policy language (assent.policy(5)): a line-oriented rule file read top to
+ * bottom, first match wins, an explicit `default` last. Parsing and evaluation are
+ * pure (no I/O): the signer loads files, the CLI checks and tests them, and both
+ * are fuzzed. Not yet wired into the signer (see policy/README.md). */
+#ifndef ASSENT_POLICY_H
+#define ASSENT_POLICY_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define POL_FILE_MAX (256u << 10) /* bytes of source */
+#define POL_RULES_MAX 4096
+#define POL_REGEX_MAX 256         /* bytes of one regular expression */
+#define POL_WORDS_MAX 128         /* words on one line */
+#define POL_PATH_MAX 16           /* keys in a context path */
+#define POL_LIST_MAX 16           /* items of a list (types, reviewers, channels) */
+#define POL_NAME_MAX 128
+#define POL_REASON_MAX 256
+#define POL_MSGS_MAX 32
+
+/* One diagnostic: an error, or a warning (a rule that can never match). */
+struct pol_msg {
+	unsigned line, col;         /* 1-based; col 0 when the whole line is meant */
+	int warning;
+	char text[64];              /* the offending text, printable */
+	char msg[200];
+};
+struct pol_msgs {
+	struct pol_msg m[POL_MSGS_MAX];
+	size_t n, dropped;
+	size_t errors, warnings;
+};
+
+enum pol_action { POL_ALLOW = 0, POL_DENY, POL_ASK };
+enum { POL_CH_TERMINAL = 1, POL_CH_WEB = 2, POL_CH_CLIENT = 4 };
+
+struct policy;
+
+/* Parse src (len bytes, at most POL_FILE_MAX). 0 with *out, or AS_EINVAL with every
+ * error (up to POL_MSGS_MAX) in msgs and *out NULL: a policy with an error is never
+ * half loaded. Warnings come with success too. */
+int policy_parse(const char *src, size_t len, struct policy **out, struct pol_msgs *msgs);
+void policy_free(struct policy *p);
+size_t policy_nrules(const struct policy *p);
+/* SHA-256 of the source, lowercase hex: decisions cite it. */
+const char *policy_digest(const struct policy *p);
+
+/* What a rule sees of a request. Any pointer may be NULL (absent). */
+struct pol_request {
+	const char *type, *audience, *message;
+	const char *agent;  /* the registered agent its API key names (HTTP) */
+	long long uid;      /* the measured uid of a unix peer, -1 when none */
+	const char *client; /* the client name it declared (never trusted) */
+	const json_t *context;
+	size_t nsubjects;
+	const char *const *subject_names;
+	const int *subject_computed; /* 1: the gateway hashed the bytes; 0: asserted */
+};
+
+struct pol_decision {
+	enum pol_action action;
+	unsigned line;        /* the rule that decided; 0: none matched, impossible with a default */
+	int by_default;       /* the `default` line decided */
+	char reason[POL_REASON_MAX + 1];       /* deny */
+	/* ask */
+	char reviewers[POL_LIST_MAX][POL_NAME_MAX + 1]; /* names, or "group:NAME"; none: any reviewer */
+	size_t nreviewers;
+	unsigned quorum;      /* distinct reviewers (people), >= 1 */
+	unsigned deadline_s;  /* 0: the daemon's FEEDBACK_TIMEOUT_SECONDS */
+	int timeout_denies;   /* on-timeout deny: a passed deadline is a denial, not a plain timeout */
+	unsigned token_ttl_s; /* 0: the default lifetime */
+	char token_audience[POL_NAME_MAX + 1]; /* "": the request's */
+	unsigned channels;    /* POL_CH_*; 0: every channel */
+	int same_user_ok;     /* same-user decisions count (still subject to the daemon's opt-in) */
+	/* shadow: a rule in shadow mode (or a shadow policy) matched first: what it would
+	 * have decided is recorded, and a person is asked all the same */
+	int shadowed;
+	enum pol_action shadow_action;
+	unsigned shadow_line;
+};
+
+/* A request from JSON shaped like request_feedback's arguments, plus "agent", "uid"
+ * and "client" for who asks (assent policy test; the fuzz harness). Strings point
+ * into j; names and computed hold up to 16 subjects (a content = computed). */
+void pol_request_from_json(const json_t *j, struct pol_request *r, const char *names[16], int computed[16]);
+
+/* Evaluate: first matching rule wins. Never fails: a policy always has a default. */
+void policy_eval(const struct policy *p, const struct pol_request *r, struct pol_decision *d);
+
+const char *pol_action_name(enum pol_action a);
+
+#endif
