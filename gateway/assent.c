@@ -65,7 +65,7 @@ static const char usage_text[] =
 	"  policy test FILE REQUEST.json\n"
 	"      The decision FILE makes for a request (request_feedback's arguments, plus\n"
 	"      \"agent\", \"uid\" or \"client\" for who asks) and the rule that made it.\n"
-	"      (The daemon does not load policies yet: every request waits for a person.)\n"
+	"      (assentd --policy FILE loads one; SIGHUP reloads it.)\n"
 	"\n"
 	"The state directory is --state DIR, else $ASSENT_STATE_DIR, else\n"
 	"$XDG_STATE_HOME/assent, else ~/.local/state/assent. The ledger is STATE/ledger,\n"

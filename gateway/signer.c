@@ -36,6 +36,7 @@
 #include "ipc.h"
 #include "jail.h"
 #include "merkle.h"
+#include "policy.h"
 #include "proto.h"
 #include "queue.h"
 #include "registry.h"
@@ -90,6 +91,9 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	size_t noptions;
 	json_t *subjects;   /* [{name, sha256, computed}] */
 	char owner[80];     /* the requester, as struct conn names it */
+	struct pol_decision pd; /* what the policy said (an ask, with its terms), when one is loaded */
+	int has_pd;
+	char pol_digest[65];    /* of the policy that said it (a reload does not change a pending request's terms) */
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
 	size_t content_len[16];
 	char client[160];
@@ -146,6 +150,7 @@ struct signer {
 	size_t ndone;
 	struct waiter waiters[256];
 	struct ledger *ledger;
+	struct policy *pol; /* NULL: no --policy, every request waits for a person */
 	struct tokkeys *tk;
 	struct tok_config tcfg;
 	struct registry *reg;
@@ -737,6 +742,233 @@ static void request_done(struct signer *s, struct op *o, const struct ledger_pos
 
 static void reload_registry(struct signer *s);
 
+/* ---- the policy (policy/): decide at once, or ask with its terms ---- */
+
+static void evaluate(struct signer *s, const struct conn *c, const struct req *r, const struct cv *action,
+		     struct pol_decision *d)
+{
+	json_t *view = cv_to_json(action);
+	const char *names[16];
+	int computed[16];
+	size_t ns = 0, k;
+	json_t *x;
+	json_array_foreach(r->subjects, k, x) {
+		if (ns < 16) {
+			names[ns] = json_string_value(json_object_get(x, "name"));
+			computed[ns++] = json_is_true(json_object_get(x, "computed"));
+		}
+	}
+	char client[160];
+	snprintf(client, sizeof client, "%s", r->client);
+	client[strcspn(client, "/")] = 0; /* "name/version": rules match the name */
+	struct pol_request q = {.type = r->type,
+				.audience = r->audience[0] ? r->audience : NULL,
+				.message = json_string_value(json_object_get(view, "message")),
+				.agent = c->http && c->agent[0] ? c->agent : NULL,
+				.uid = c->http ? -1 : (long long)c->uid,
+				.client = client,
+				.context = json_object_get(view, "context"),
+				.nsubjects = ns,
+				.subject_names = names,
+				.subject_computed = computed};
+	policy_eval(s->pol, &q, d);
+	json_decref(view);
+}
+
+/* The policy's citation in an entry: {rule, digest, decision[, shadow {rule, would}]}. */
+static void put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest)
+{
+	struct cv *m = cv_map(a, d->shadowed ? 4 : 3);
+	size_t i = 0;
+	cv_set_uint(kv(a, m, &i, "rule"), d->line);
+	cv_set_text(a, kv(a, m, &i, "digest"), digest, strlen(digest));
+	const char *act = pol_action_name(d->action);
+	cv_set_text(a, kv(a, m, &i, "decision"), act, strlen(act));
+	if (d->shadowed) {
+		struct cv *sh = cv_map(a, 2);
+		size_t j = 0;
+		cv_set_uint(kv(a, sh, &j, "rule"), d->shadow_line);
+		const char *w = pol_action_name(d->shadow_action);
+		cv_set_text(a, kv(a, sh, &j, "would"), w, strlen(w));
+		*kv(a, m, &i, "shadow") = *sh;
+	}
+	*slot = *m;
+}
+
+struct pdecided { /* a decision the policy made at once, waiting for its commit */
+	struct tok_request tr;
+	struct tok_ticket t;
+	struct tok_subject subj[16];
+	char rule[24];
+	int with_token;
+};
+
+static void finish(struct signer *s, struct pq_item *it, json_t *result);
+static void request_log(const struct pq_item *it, const struct req *r, const char *outcome, const char *reviewer);
+
+static void policy_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct req *r = o->it.data;
+	struct pdecided *pd = (struct pdecided *)o->d;
+	o->d = NULL;
+	int allow = r->pd.action == POL_ALLOW;
+	json_t *res;
+	if (!pos) {
+		slog("error", "policy decision on %s not recorded: %s", o->it.session_id, err);
+		res = json_pack("{s:s}", "error", "the gateway could not record the decision");
+		send_result(s, r->conn, r->rid, res, 1);
+		json_decref(res);
+		req_free(r);
+		free(pd);
+		return;
+	}
+	char *jwt = NULL;
+	char e2[AS_ERRLEN];
+	if (pd->with_token && tok_issue(s->tk, &pd->tr, &pd->t, pos->seq, pos->leaf, &jwt, e2) != 0)
+		slog("error", "token for %s: %s", o->it.session_id, e2);
+	res = result_base(o->it.session_id, allow ? "approved" : "denied", allow);
+	json_object_set_new(res, "response", allow ? json_null() : json_string(r->pd.reason));
+	json_object_set_new(res, "policy", json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest",
+						      r->pol_digest));
+	if (jwt)
+		json_object_set_new(res, "approval_token", json_string(jwt));
+	free(jwt);
+	request_log(&o->it, r, allow ? "approved" : "denied", NULL);
+	o->it.blocking = 1; /* decided at once: every caller hears now, waiting or not */
+	finish(s, &o->it, res);
+	free(pd);
+}
+
+static void policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r)
+{
+	(void)c;
+	int allow = r->pd.action == POL_ALLOW;
+	struct pdecided *pd = calloc(1, sizeof *pd);
+	char err[AS_ERRLEN] = "out of memory";
+	if (pd) {
+		snprintf(pd->rule, sizeof pd->rule, "line %u", r->pd.line);
+		size_t ns = 0, k;
+		json_t *x;
+		json_array_foreach(r->subjects, k, x) {
+			if (ns < 16) {
+				pd->subj[ns].name = json_string_value(json_object_get(x, "name"));
+				snprintf(pd->subj[ns].sha256, sizeof pd->subj[ns].sha256, "%s",
+					 json_string_value(json_object_get(x, "sha256")));
+				pd->subj[ns++].computed = json_is_true(json_object_get(x, "computed"));
+			}
+		}
+		pd->tr = (struct tok_request){.aud = r->pd.token_audience[0] ? r->pd.token_audience
+						     : r->audience[0]  ? r->audience
+								       : "assent",
+					      .session_id = it->session_id,
+					      .policy_rule = pd->rule,
+					      .policy_digest = r->pol_digest,
+					      .subjects = pd->subj,
+					      .nsubjects = ns,
+					      .assurance = "policy",
+					      .ttl = r->pd.token_ttl_s};
+		snprintf(pd->tr.action_sha256, sizeof pd->tr.action_sha256, "%s", r->action + 7);
+		pd->with_token = allow && s->tcfg.mode != TOK_OFF;
+	}
+	if (!pd || (pd->with_token && tok_prepare(s->tk, &pd->tr, &pd->t, err) != 0)) {
+		request_refused(s, r->conn, r, err);
+		free(pd);
+		return;
+	}
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, 8);
+	size_t i = 0;
+	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
+	cv_set_text(a, kv(a, m, &i, "session_id"), it->session_id, strlen(it->session_id));
+	cv_set_text(a, kv(a, m, &i, "outcome"), allow ? "approved" : "denied", allow ? 8 : 6);
+	cv_set_text(a, kv(a, m, &i, "assurance"), "policy", 6);
+	put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
+	if (!allow)
+		cv_set_text(a, kv(a, m, &i, "response"), r->pd.reason, strlen(r->pd.reason));
+	if (pd->with_token) {
+		struct cv *tk = kv(a, m, &i, "token");
+		*tk = *cv_map(a, 3);
+		cv_set_text(a, &tk->items[0], "jti", 3);
+		cv_set_text(a, &tk->items[1], pd->t.jti, strlen(pd->t.jti));
+		cv_set_text(a, &tk->items[2], "kid", 3);
+		cv_set_text(a, &tk->items[3], pd->t.kid, strlen(pd->t.kid));
+		cv_set_text(a, &tk->items[4], "exp", 3);
+		cv_set_uint(&tk->items[5], pd->t.exp);
+	}
+	m->n = i;
+	struct op *o = op_add(s, m, policy_done, err);
+	if (!o) {
+		request_refused(s, r->conn, r, err);
+		free(pd);
+		return;
+	}
+	o->it = *it;
+	o->conn = r->conn;
+	o->d = (struct decision *)pd; /* policy_done's own record; never a struct decision */
+	pd->tr.session_id = o->it.session_id; /* *it is the caller's, gone by the commit */
+}
+
+/* Load --policy FILE: at start (a bad one stops the daemon) and on SIGHUP (a bad one
+ * leaves the running one in force). Each load is a policy_load entry. */
+static int load_policy(struct signer *s, char *err)
+{
+	if (!s->o->policy)
+		return 0;
+	struct buf src;
+	buf_init(&src, POL_FILE_MAX + 1);
+	int rc = file_read(s->o->policy, POL_FILE_MAX, &src, err);
+	if (rc != 0) {
+		buf_free(&src);
+		return rc;
+	}
+	struct policy *p;
+	struct pol_msgs m;
+	rc = policy_parse((const char *)src.p, src.len, &p, &m);
+	for (size_t i = 0; i < m.n; i++)
+		slog(m.m[i].warning ? "warning" : "error", "policy %s:%u:%u: %s%s%s%s", s->o->policy, m.m[i].line,
+		     m.m[i].col, m.m[i].msg, m.m[i].text[0] ? ": '" : "", m.m[i].text, m.m[i].text[0] ? "'" : "");
+	unsigned line = 0;
+	if (rc == 0 && policy_uses(p, &line)) {
+		/* Enforcing less than a policy says would be a silently weaker policy. */
+		policy_free(p);
+		buf_free(&src);
+		return as_fail(err, AS_EINVAL,
+			       "policy %s: line %u asks for a quorum over 1, reviewer channels or same-user decisions, "
+			       "which this daemon does not enforce yet",
+			       s->o->policy, line);
+	}
+	if (rc != 0) {
+		buf_free(&src);
+		return as_fail(err, AS_EINVAL, "policy %s has %zu errors (above)", s->o->policy, m.errors);
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *e = cv_map(&a, 5);
+	size_t i = 0;
+	char path[4096];
+	snprintf(path, sizeof path, "%s", s->o->policy);
+	cv_set_text(&a, kv(&a, e, &i, "kind"), "policy_load", 11);
+	cv_set_text(&a, kv(&a, e, &i, "digest"), policy_digest(p), 64);
+	cv_set_text(&a, kv(&a, e, &i, "source"), (const char *)src.p, src.len);
+	cv_set_text(&a, kv(&a, e, &i, "path"), path, strlen(path));
+	cv_set_uint(kv(&a, e, &i, "rules"), policy_nrules(p));
+	rc = op_add(s, e, NULL, err) ? 0 : AS_ENOMEM;
+	cv_arena_free(&a);
+	buf_free(&src);
+	if (rc != 0) {
+		policy_free(p);
+		return rc;
+	}
+	commit_batch(s);
+	/* Requests already pending keep the terms they were asked under. */
+	policy_free(s->pol);
+	s->pol = p;
+	slog("info", "policy %s loaded: %zu rules, sha256 %s", s->o->policy, policy_nrules(p), policy_digest(p));
+	return 0;
+}
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -796,6 +1028,16 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	struct pq_item it = {0};
 	pq_new_session_id(it.session_id);
 	it.created_ms = now_ms();
+	struct pol_decision pd;
+	if (s->pol) {
+		evaluate(s, c, r, action, &pd);
+		r->pd = pd;
+		r->has_pd = 1;
+		snprintf(r->pol_digest, sizeof r->pol_digest, "%s", policy_digest(s->pol));
+		/* The policy's deadline bounds the agent's: an override may shorten it only. */
+		if (pd.deadline_s && (!timeout || timeout > pd.deadline_s))
+			timeout = pd.deadline_s;
+	}
 	it.deadline_ms = it.created_ms + 1000u * (timeout ? timeout : s->timeout_s);
 	it.requester_id = c->id;
 	it.requester_uid = c->uid;
@@ -804,7 +1046,7 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	/* The request entry: the action's fields, who asked (measured uid, declared client), digest, deadline. */
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
-	struct cv *m = cv_map(a, action->n + 5);
+	struct cv *m = cv_map(a, action->n + 6);
 	size_t i = 0;
 	for (size_t k = 0; k < action->n; k++) {
 		m->items[2 * i] = action->items[2 * k];
@@ -830,6 +1072,9 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	cv_set_uint(kv(a, m, &i, "deadline"), it.deadline_ms);
+	if (r->has_pd)
+		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+	m->n = i;
 	r->view = cv_to_json(action);
 	json_object_set_new(r->view, "session_id", json_string(it.session_id));
 	json_object_set_new(r->view, "requester",
@@ -839,10 +1084,25 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
 	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
 	json_object_set_new(r->view, "action", json_string(r->action));
+	if (r->has_pd) {
+		json_object_set_new(r->view, "policy", json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest",
+								 r->pol_digest));
+		if (r->pd.nreviewers) {
+			json_t *rv = json_array();
+			for (size_t k = 0; k < r->pd.nreviewers; k++)
+				json_array_append_new(rv, json_string(r->pd.reviewers[k]));
+			json_object_set_new(json_object_get(r->view, "policy"), "reviewers", rv);
+		}
+	}
 	char e2[AS_ERRLEN];
-	struct op *o = op_add(s, m, request_done, e2);
+	int decided = r->has_pd && r->pd.action != POL_ASK;
+	struct op *o = op_add(s, m, decided ? NULL : request_done, e2);
 	if (!o) {
 		request_refused(s, c->id, r, e2);
+		return 0;
+	}
+	if (decided) { /* allowed or denied at once: the decision follows in the same commit */
+		policy_decide(s, c, &it, r);
 		return 0;
 	}
 	o->it = it;
@@ -1102,6 +1362,7 @@ static json_t *ctl_error(const char *fmt, ...)
 }
 
 struct decision {
+	char rule[24];
 	char *reviewer, *response;
 	char outcome[17];
 	int approved, with_token;
@@ -1155,6 +1416,29 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	decision_free(d);
 }
 
+/* May this reviewer decide under the policy's terms: named, or in a named group? */
+static int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd)
+{
+	const char *gj = registry_groups_json(s->reg, "reviewer", reviewer);
+	json_t *groups = gj ? json_loads(gj, JSON_DECODE_ANY, NULL) : NULL;
+	int ok = 0;
+	for (size_t k = 0; k < pd->nreviewers && !ok; k++) {
+		const char *want = pd->reviewers[k];
+		if (strncmp(want, "group:", 6) != 0) {
+			ok = !strcmp(want, reviewer);
+			continue;
+		}
+		size_t i;
+		json_t *g;
+		json_array_foreach(groups, i, g) {
+			if (json_is_string(g) && !strcmp(json_string_value(g), want + 6))
+				ok = 1;
+		}
+	}
+	json_decref(groups);
+	return ok;
+}
+
 static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, const char *sid, const char *outcome,
 		      const char *text, uint64_t n)
 {
@@ -1169,6 +1453,12 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 					 "(single-user mode is off)",
 					 (unsigned)c->uid, sid);
 		assurance = "same-user";
+	}
+	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(s, reviewer, &r->pd)) {
+		char who[400] = "";
+		for (size_t k = 0; k < r->pd.nreviewers; k++)
+			snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s", k ? ", " : "", r->pd.reviewers[k]);
+		return ctl_error("refused: the policy (line %u) lets only %s decide %s", r->pd.line, who, sid);
 	}
 	int yesno = !strcmp(r->type, "approval") || !strcmp(r->type, "confirmation");
 	const char *response = text;
@@ -1209,12 +1499,20 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 			 json_string_value(json_object_get(x, "sha256")));
 		d->subj[d->ns++].computed = json_is_true(json_object_get(x, "computed"));
 	}
-	d->tr = (struct tok_request){.aud = r->audience[0] ? r->audience : "assent",
+	d->tr = (struct tok_request){.aud = r->has_pd && r->pd.token_audience[0] ? r->pd.token_audience
+					    : r->audience[0]			   ? r->audience
+										   : "assent",
 				     .reviewer_name = d->reviewer,
 				     .reviewer_channel = "cli",
 				     .subjects = d->subj,
 				     .nsubjects = d->ns,
-				     .assurance = assurance};
+				     .assurance = assurance,
+				     .ttl = r->has_pd ? r->pd.token_ttl_s : 0};
+	if (r->has_pd) { /* the token names the rule that sent the request to a person */
+		snprintf(d->rule, sizeof d->rule, "line %u", r->pd.line);
+		d->tr.policy_rule = d->rule;
+		d->tr.policy_digest = r->pol_digest;
+	}
 	snprintf(d->tr.action_sha256, sizeof d->tr.action_sha256, "%s", r->action + 7);
 	char err[AS_ERRLEN] = "out of memory";
 	d->with_token = approved && s->tcfg.mode != TOK_OFF;
@@ -1226,7 +1524,7 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	}
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
-	struct cv *m = cv_map(a, 7 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
+	struct cv *m = cv_map(a, 8 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
 	size_t i = 0;
 	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
 	cv_set_text(a, kv(a, m, &i, "session_id"), sid, strlen(sid));
@@ -1242,6 +1540,8 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	cv_set_uint(&rv->items[5], (uint64_t)c->uid);
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	cv_set_uint(kv(a, m, &i, "latency_ms"), now_ms() - it->created_ms);
+	if (r->has_pd)
+		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	if (response)
 		cv_set_text(a, kv(a, m, &i, "response"), response, strlen(response));
 	if (d->with_token) {
@@ -1328,9 +1628,11 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 
 static void timeout_answer(struct signer *s, struct pq_item *it)
 {
-	json_t *res = result_base(it->session_id, "timeout", 0);
+	const struct req *r = it->data;
+	int denies = r->has_pd && r->pd.timeout_denies;
+	json_t *res = result_base(it->session_id, denies ? "denied" : "timeout", 0);
 	json_object_set_new(res, "error", json_string("timeout"));
-	request_log(it, it->data, "timeout", NULL);
+	request_log(it, it->data, denies ? "denied" : "timeout", NULL);
 	finish(s, it, res);
 }
 
@@ -1348,6 +1650,27 @@ static void expire(struct signer *s)
 	uint64_t now = now_ms();
 	struct pq_item it;
 	while (pq_pop_expired(s->q, now, &it) == 0) {
+		struct req *r = it.data;
+		if (r->has_pd && r->pd.timeout_denies) { /* the policy says a passed deadline is a denial */
+			struct cv_arena *a = &s->arena;
+			cv_arena_reset(a);
+			struct cv *m = cv_map(a, 6);
+			size_t i = 0;
+			static const char why[] = "no decision before the deadline: the policy denies on timeout";
+			cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
+			cv_set_text(a, kv(a, m, &i, "session_id"), it.session_id, strlen(it.session_id));
+			cv_set_text(a, kv(a, m, &i, "outcome"), "denied", 6);
+			cv_set_text(a, kv(a, m, &i, "assurance"), "policy", 6);
+			cv_set_text(a, kv(a, m, &i, "response"), why, sizeof why - 1);
+			put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+			char err[AS_ERRLEN];
+			struct op *o = op_add(s, m, timeout_done, err);
+			if (o)
+				o->it = it;
+			else
+				timeout_answer(s, &it);
+			continue;
+		}
 		struct op *o = append_simple(s, "timeout", it.session_id, "no decision before the deadline", timeout_done);
 		if (o)
 			o->it = it;
@@ -1837,6 +2160,7 @@ int signer_main(const struct signer_opts *o)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -1867,6 +2191,10 @@ int signer_main(const struct signer_opts *o)
 	reload_registry(s);
 	cv_arena_init(&s->arena, 1u << 20);
 	abandon_leftovers(s);
+	if (load_policy(s, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
 	if (write_info(s, err) != 0)
 		slog("warning", "%s", err);
 	if (o->single_user)
@@ -1903,6 +2231,8 @@ int signer_main(const struct signer_opts *o)
 			while (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 					s->stop = 1;
+				if (si.ssi_signo == SIGHUP && s->o->policy && load_policy(s, err) != 0)
+					slog("error", "%s: the policy loaded before stays in force", err);
 				if (si.ssi_signo == SIGCHLD) {
 					int st;
 					pid_t p;
@@ -1969,6 +2299,7 @@ int signer_main(const struct signer_opts *o)
 	ledger_close(s->ledger); /* signs a final checkpoint */
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);
+	policy_free(s->pol);
 	snprintf(path, sizeof path, "%s/%s", o->state, BRIDGE_AGENT_SOCK);
 	unlink(path);
 	snprintf(path, sizeof path, "%s/%s", o->state, CONTROL_SOCK);

@@ -635,6 +635,21 @@ void policy_free(struct policy *p)
 }
 
 size_t policy_nrules(const struct policy *p) { return p->n; }
+
+unsigned policy_uses(const struct policy *p, unsigned *first_line)
+{
+	unsigned u = 0;
+	*first_line = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pol_decision *o = &p->rules[i].opts;
+		unsigned r = (o->quorum > 1 ? POL_USES_QUORUM : 0) | (o->channels ? POL_USES_CHANNELS : 0) |
+			     (o->same_user_ok ? POL_USES_SAME_USER : 0);
+		if (r && !*first_line)
+			*first_line = p->rules[i].line;
+		u |= r;
+	}
+	return u;
+}
 const char *policy_digest(const struct policy *p) { return p->digest; }
 
 /* One rule line, words w[0..nw). 0, or -1 after a diagnostic. */

@@ -1,0 +1,60 @@
+// The official SDK client against assentd --stdio with a policy: what the policy
+// allows comes back at once with a token, what it denies is refused with its reason,
+// what it asks waits for a reviewer it names, and an ask whose policy denies on
+// timeout is denied when the deadline passes. Prints TAP.
+// Usage: node sdk_policy.mjs STATE BUILD
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+
+const [state, build] = process.argv.slice(2);
+let n = 0, failed = 0;
+const ok = (cond, desc) => { n++; if (!cond) failed++; console.log(`${cond ? "ok" : "not ok"} ${n} - ${desc}`); };
+const assent = (...args) => {
+  try { return { out: execFileSync(`${build}/assent`, ["--state", state, ...args], { encoding: "utf8", stdio: "pipe" }), rc: 0 }; }
+  catch (e) { return { out: String(e.stderr ?? ""), rc: e.status }; }
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function pendingId(message) {
+  for (let i = 0; i < 100; i++) {
+    const hit = JSON.parse(assent("pending", "--json").out || "[]").find((r) => r.message === message);
+    if (hit) return hit.session_id;
+    await sleep(50);
+  }
+  return null;
+}
+
+const client = new Client({ name: "sdk-policy", version: "1.0.0" });
+await client.connect(new StdioClientTransport({ command: `${build}/assentd`, args: ["--stdio", "--state", state],
+  env: { ...process.env }, stderr: "inherit" }));
+const call = (args) => client.callTool({ name: "request_feedback", arguments: args }, undefined, { timeout: 60000 });
+
+const t0 = Date.now();
+let sc = (await call({ type: "confirmation", message: "list the bucket?", context: { readonly: true } })).structuredContent;
+ok(sc?.approved === true && sc.status === "approved" && sc.policy?.rule === 2 && sc.approval_token,
+  `allowed by the policy (rule ${sc?.policy?.rule}): approved at once, with a token (${Date.now() - t0} ms)`);
+writeFileSync(`${state}/policy-allow.token`, sc?.approval_token ?? "");
+
+sc = (await call({ type: "approval", message: "drop table users" })).structuredContent;
+ok(sc?.approved === false && sc.status === "denied" && sc.response === "no drops here" && !sc.approval_token,
+  `denied by the policy with its reason (${sc?.response})`);
+
+let p = call({ type: "approval", message: "apply the plan", audience: "tf-prod" });
+let sid = await pendingId("apply the plan");
+let r = assent("approve", sid);
+ok(sid && r.rc === 1 && /lets only alice/.test(r.out), "asked of alice only: another reviewer is refused");
+r = assent("reject", sid, "-m", "still no");
+ok(r.rc === 1, "... for a rejection too");
+const shown = JSON.parse(assent("show", sid, "--json").out || "{}");
+ok(shown.policy?.rule === 4 && shown.policy?.reviewers?.[0] === "alice", "the reviewer sees the rule and who may decide");
+await client.callTool({ name: "list_pending_feedback", arguments: {} });
+
+const t1 = Date.now();
+sc = (await call({ type: "input", message: "which branch?" })).structuredContent;
+ok(sc?.status === "denied" && sc.approved === false && sc.error === "timeout",
+  `an ask whose policy denies on timeout is denied when the deadline passes (${Date.now() - t1} ms)`);
+await client.close();
+p.catch(() => {});
+console.log(`1..${n}`);
+process.exit(failed ? 1 : 0);
