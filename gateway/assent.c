@@ -628,7 +628,12 @@ static int cmd_decide(const char *state, const char *sid, const char *outcome, c
 	int rc = ctl_call(state, req, &rep);
 	if (rc != 0)
 		return rc;
-	printf("%s %s%s\n", sid, outcome, json_is_true(json_object_get(rep, "token")) ? " (approval token issued)" : "");
+	if (json_is_true(json_object_get(rep, "pending")))
+		printf("%s: approval %lld of %lld recorded; it waits for more distinct reviewers\n", sid,
+		       (long long)json_integer_value(json_object_get(rep, "approvals")),
+		       (long long)json_integer_value(json_object_get(rep, "quorum")));
+	else
+		printf("%s %s%s\n", sid, outcome, json_is_true(json_object_get(rep, "token")) ? " (approval token issued)" : "");
 	json_decref(rep);
 	return 0;
 }

@@ -94,6 +94,8 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	struct pol_decision pd; /* what the policy said (an ask, with its terms), when one is loaded */
 	int has_pd;
 	char pol_digest[65];    /* of the policy that said it (a reload does not change a pending request's terms) */
+	char approvers[16][REG_NAME_MAX + 1]; /* a quorum's approvals so far: distinct people */
+	size_t napprovers;
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
 	size_t content_len[16];
 	char client[160];
@@ -930,13 +932,13 @@ static int load_policy(struct signer *s, char *err)
 		slog(m.m[i].warning ? "warning" : "error", "policy %s:%u:%u: %s%s%s%s", s->o->policy, m.m[i].line,
 		     m.m[i].col, m.m[i].msg, m.m[i].text[0] ? ": '" : "", m.m[i].text, m.m[i].text[0] ? "'" : "");
 	unsigned line = 0;
-	if (rc == 0 && policy_uses(p, &line)) {
+	if (rc == 0 && policy_uses(p, POL_USES_CHANNELS | POL_USES_SAME_USER, &line)) {
 		/* Enforcing less than a policy says would be a silently weaker policy. */
 		policy_free(p);
 		buf_free(&src);
 		return as_fail(err, AS_EINVAL,
-			       "policy %s: line %u asks for a quorum over 1, reviewer channels or same-user decisions, "
-			       "which this daemon does not enforce yet",
+			       "policy %s: line %u asks for reviewer channels or same-user decisions, which this daemon "
+			       "does not enforce yet",
 			       s->o->policy, line);
 	}
 	if (rc != 0) {
@@ -1480,6 +1482,25 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	} else {
 		return ctl_error("a %s request cannot be %s", r->type, outcome);
 	}
+	if (approved && r->has_pd && r->pd.quorum > 1) {
+		/* A quorum counts people: each reviewer once, whatever channel they use. The
+		 * approvals so far are kept here; the decision entry lists them all. */
+		for (size_t k = 0; k < r->napprovers; k++)
+			if (!strcmp(r->approvers[k], reviewer))
+				return ctl_error("%s has approved %s already; it needs %zu more distinct reviewer%s", reviewer,
+						 sid, (size_t)r->pd.quorum - r->napprovers,
+						 r->pd.quorum - r->napprovers == 1 ? "" : "s");
+		if (r->napprovers + 1 < r->pd.quorum && r->napprovers < 16) {
+			snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", reviewer);
+			json_t *ap = json_array();
+			for (size_t k = 0; k < r->napprovers; k++)
+				json_array_append_new(ap, json_string(r->approvers[k]));
+			json_object_set_new(r->view, "approvals", ap);
+			slog("info", "request %s: approval %zu of %u, by %s", sid, r->napprovers, r->pd.quorum, reviewer);
+			return json_pack("{s:b,s:s,s:s,s:b,s:I,s:I}", "ok", 1, "session_id", sid, "outcome", "approved", "pending",
+					 1, "approvals", (json_int_t)r->napprovers, "quorum", (json_int_t)r->pd.quorum);
+		}
+	}
 	/* The decision entry names the token it will carry (jti, kid, exp): prepare it first. */
 	struct decision *d = calloc(1, sizeof *d);
 	if (!d)
@@ -1524,7 +1545,7 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	}
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
-	struct cv *m = cv_map(a, 8 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
+	struct cv *m = cv_map(a, 9 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
 	size_t i = 0;
 	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
 	cv_set_text(a, kv(a, m, &i, "session_id"), sid, strlen(sid));
@@ -1553,6 +1574,13 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 		cv_set_text(a, &tk->items[3], d->t.kid, strlen(d->t.kid));
 		cv_set_text(a, &tk->items[4], "exp", 3);
 		cv_set_uint(&tk->items[5], d->t.exp);
+	}
+	if (approved && r->napprovers) { /* a quorum: everyone who approved, this reviewer last */
+		struct cv *ap = cv_array(a, r->napprovers + 1);
+		for (size_t v = 0; v < r->napprovers; v++)
+			cv_set_text(a, &ap->items[v], r->approvers[v], strlen(r->approvers[v]));
+		cv_set_text(a, &ap->items[r->napprovers], reviewer, strlen(reviewer));
+		*kv(a, m, &i, "approvers") = *ap;
 	}
 	m->n = i;
 	struct op *o = op_add(s, m, decision_done, err);

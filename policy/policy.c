@@ -636,7 +636,7 @@ void policy_free(struct policy *p)
 
 size_t policy_nrules(const struct policy *p) { return p->n; }
 
-unsigned policy_uses(const struct policy *p, unsigned *first_line)
+unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line)
 {
 	unsigned u = 0;
 	*first_line = 0;
@@ -644,6 +644,7 @@ unsigned policy_uses(const struct policy *p, unsigned *first_line)
 		const struct pol_decision *o = &p->rules[i].opts;
 		unsigned r = (o->quorum > 1 ? POL_USES_QUORUM : 0) | (o->channels ? POL_USES_CHANNELS : 0) |
 			     (o->same_user_ok ? POL_USES_SAME_USER : 0);
+		r &= mask;
 		if (r && !*first_line)
 			*first_line = p->rules[i].line;
 		u |= r;

@@ -82,7 +82,7 @@ struct pol_decision {
 /* Features a policy uses that its host may not enforce yet: the first rule (line)
  * using each. A host refuses to load a policy it cannot enforce in full. */
 enum { POL_USES_QUORUM = 1, POL_USES_CHANNELS = 2, POL_USES_SAME_USER = 4 };
-unsigned policy_uses(const struct policy *p, unsigned *first_line);
+unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line);
 
 /* A request from JSON shaped like request_feedback's arguments, plus "agent", "uid"
  * and "client" for who asks (assent policy test; the fuzz harness). Strings point

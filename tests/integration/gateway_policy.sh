@@ -20,21 +20,28 @@ allow type confirmation context.readonly = true token-ttl 120
 deny message ~ "drop" reason "no drops here"
 ask audience tf-prod reviewers alice deadline 60
 ask type input deadline 2 on-timeout deny
+ask audience db-prod reviewers group:dba quorum 2
 default ask
 POL
-printf 'ask reviewers alice,bob quorum 2\ndefault ask\n' >"$T/quorum.policy"
-expect_exit 2 "a policy asking for a quorum the daemon does not enforce yet is refused at start" \
-	env FEEDBACK_SSE_PORT=off "$ASSENTD" --state "$T/q" --policy "$T/quorum.policy"
-check "... saying which line and why" sh -c "printf '%s' \"\$1\" | grep -q 'line 1 asks for a quorum over 1'" _ "$ERR"
+printf 'ask reviewers alice channels web\ndefault ask\n' >"$T/channels.policy"
+expect_exit 2 "a policy asking for reviewer channels the daemon does not enforce yet is refused at start" \
+	env FEEDBACK_SSE_PORT=off "$ASSENTD" --state "$T/q" --policy "$T/channels.policy"
+check "... saying which line and why" sh -c "printf '%s' \"\$1\" | grep -q 'line 1 asks for reviewer channels'" _ "$ERR"
 printf 'allow colour red\ndefault ask\n' >"$T/bad.policy"
 expect_exit 2 "a policy with errors stops the daemon at start" env FEEDBACK_SSE_PORT=off "$ASSENTD" --state "$T/b" --policy "$T/bad.policy"
 check "... naming file:line:column" sh -c "printf '%s' \"\$1\" | grep -q 'bad.policy:1:7: unknown word'" _ "$ERR"
 
-"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
+"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" --group dba >/dev/null
+# A second person for the quorum: uid 65534 (nobody), reached by setpriv when this runs as root.
+"$ASSENT" --state "$S" reviewer add bob --uid 65534 --group dba >/dev/null
 mkdir -p "$S"
 cp "$T/p.policy" "$T/live.policy"
 ASSENT_SINGLE_USER=1 "$ASSENTD" --state "$S" --policy "$T/live.policy" >"$T/daemon.log" 2>&1 &
 for _ in $(seq 100); do [ -S "$S/agent.sock" ] && break; sleep 0.05; done
+if [ "$(id -u)" -eq 0 ]; then # let the second reviewer reach the control socket (the test's own dirs only)
+	chmod 0711 "$T" "$S"
+	chmod 0666 "$S/control.sock"
+fi
 node "$ROOT/tests/mcp/sdk_policy.mjs" "$S" "$ROOT/build" >"$T/sdk.tap" 2>"$T/sdk.err"
 rc=$?
 while read -r line; do
@@ -85,5 +92,8 @@ PY
 read -r loads cited denied <"$T/kinds"
 check "each load is a policy_load entry with its source and digest ($loads)" test "$loads" -eq 2
 check "decisions cite their rule and the policy's digest ($cited)" test "$cited" -ge 3
+if [ "$(id -u)" -eq 0 ]; then
+	check "the quorum's decision lists both approvers" grep -q '"approvers":\["tester","bob"\]' "$T/export.jsonl"
+fi
 check "the deny and the deadline that denies are denied decisions ($denied)" test "$denied" -eq 2
 done_testing

@@ -54,6 +54,28 @@ const t1 = Date.now();
 sc = (await call({ type: "input", message: "which branch?" })).structuredContent;
 ok(sc?.status === "denied" && sc.approved === false && sc.error === "timeout",
   `an ask whose policy denies on timeout is denied when the deadline passes (${Date.now() - t1} ms)`);
+// a quorum of two distinct people (group dba): the same reviewer twice counts once
+p = call({ type: "approval", message: "migrate db-prod", audience: "db-prod" });
+sid = await pendingId("migrate db-prod");
+r = assent("approve", sid);
+ok(sid && r.rc === 0 && /approval 1 of 2/.test(r.out), `the first approval of a quorum of 2 is recorded (${r.out.trim()})`);
+r = assent("approve", sid);
+ok(r.rc === 1 && /already/.test(r.out), "the same reviewer approving twice counts once");
+const stillPending = JSON.parse(assent("show", sid, "--json").out || "{}");
+ok(stillPending.approvals?.[0] === "tester", "the request waits, showing who has approved so far");
+if (process.getuid() === 0) {
+  let bob;
+  try {
+    bob = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", `${build}/assent`, "--state", state,
+      "approve", sid], { encoding: "utf8", stdio: "pipe" });
+  } catch (e) { bob = String(e.stderr ?? e); }
+  sc = (await p).structuredContent;
+  ok(sc?.approved === true && sc.approval_token && sc.reviewer === "bob",
+    `a second person completes the quorum: approved, with a token (${bob.trim()})`);
+} else {
+  console.log(`ok ${++n} - # SKIP the second reviewer needs another uid (run as root to test the quorum's end)`);
+  assent("reject", sid, "-m", "done");
+}
 await client.close();
 p.catch(() => {});
 console.log(`1..${n}`);
