@@ -932,14 +932,13 @@ static int load_policy(struct signer *s, char *err)
 		slog(m.m[i].warning ? "warning" : "error", "policy %s:%u:%u: %s%s%s%s", s->o->policy, m.m[i].line,
 		     m.m[i].col, m.m[i].msg, m.m[i].text[0] ? ": '" : "", m.m[i].text, m.m[i].text[0] ? "'" : "");
 	unsigned line = 0;
-	if (rc == 0 && policy_uses(p, POL_USES_CHANNELS | POL_USES_SAME_USER, &line)) {
-		/* Enforcing less than a policy says would be a silently weaker policy. */
+	/* Every option is enforced; a feature added to the language later and not yet here
+	 * is refused at load (never applied weaker): list it in the mask below. */
+	if (rc == 0 && policy_uses(p, 0, &line)) {
 		policy_free(p);
 		buf_free(&src);
-		return as_fail(err, AS_EINVAL,
-			       "policy %s: line %u asks for reviewer channels or same-user decisions, which this daemon "
-			       "does not enforce yet",
-			       s->o->policy, line);
+		return as_fail(err, AS_EINVAL, "policy %s: line %u uses what this daemon does not enforce", s->o->policy,
+			       line);
 	}
 	if (rc != 0) {
 		buf_free(&src);
@@ -1448,20 +1447,29 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	if (!it)
 		return ctl_error("no pending request %s (decided, timed out or cancelled?)", sid);
 	struct req *r = it->data;
-	const char *assurance = "reviewer";
-	if (c->uid == it->requester_uid) {
-		if (!s->o->single_user)
-			return ctl_error("refused: uid %u asked for %s itself; a decision must come from another person "
-					 "(single-user mode is off)",
-					 (unsigned)c->uid, sid);
-		assurance = "same-user";
-	}
 	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(s, reviewer, &r->pd)) {
 		char who[400] = "";
 		for (size_t k = 0; k < r->pd.nreviewers; k++)
 			snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s", k ? ", " : "", r->pd.reviewers[k]);
 		return ctl_error("refused: the policy (line %u) lets only %s decide %s", r->pd.line, who, sid);
 	}
+	const char *assurance = "reviewer";
+	if (c->uid == it->requester_uid) {
+		if (!s->o->single_user)
+			return ctl_error("refused: uid %u asked for %s itself; a decision must come from another person "
+					 "(single-user mode is off)",
+					 (unsigned)c->uid, sid);
+		/* With a policy, the rule must say so too: the daemon's opt-in alone is not enough. */
+		if (r->has_pd && !r->pd.same_user_ok)
+			return ctl_error("refused: uid %u asked for %s itself, and the policy (line %u) does not let the "
+					 "requester's own uid decide (same-user ok)",
+					 (unsigned)c->uid, sid, r->pd.line);
+		assurance = "same-user";
+	}
+	/* The terminal (this control socket) is one channel; a rule may leave it out. */
+	if (r->has_pd && r->pd.channels && !(r->pd.channels & POL_CH_TERMINAL))
+		return ctl_error("refused: the policy (line %u) takes decisions on %s from other channels than the terminal",
+				 r->pd.line, sid);
 	int yesno = !strcmp(r->type, "approval") || !strcmp(r->type, "confirmation");
 	const char *response = text;
 	int approved = 0;

@@ -54,6 +54,19 @@ const t1 = Date.now();
 sc = (await call({ type: "input", message: "which branch?" })).structuredContent;
 ok(sc?.status === "denied" && sc.approved === false && sc.error === "timeout",
   `an ask whose policy denies on timeout is denied when the deadline passes (${Date.now() - t1} ms)`);
+// channels: a rule that takes decisions on the web only refuses the terminal
+p = call({ type: "selection", message: "pick one", options: ["a", "b"] });
+sid = await pendingId("pick one");
+r = assent("select", sid, "1");
+ok(sid && r.rc === 1 && /other channels than the terminal/.test(r.out), "a rule for the web channel refuses a terminal decision");
+await p;
+// same-user: with a policy, the rule must allow the requester's own uid to decide
+p = call({ type: "confirmation", message: "restart the worker?" });
+sid = await pendingId("restart the worker?");
+r = assent("approve", sid);
+ok(sid && r.rc === 1 && /same-user ok/.test(r.out), "without `same-user ok` the requester's own uid is refused, single-user mode or not");
+await p;
+
 // a quorum of two distinct people (group dba): the same reviewer twice counts once
 p = call({ type: "approval", message: "migrate db-prod", audience: "db-prod" });
 sid = await pendingId("migrate db-prod");
