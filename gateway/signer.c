@@ -780,12 +780,14 @@ static void evaluate(struct signer *s, const struct conn *c, const struct req *r
 /* The policy's citation in an entry: {rule, digest, decision[, shadow {rule, would}]}. */
 static void put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest)
 {
-	struct cv *m = cv_map(a, d->shadowed ? 4 : 3);
+	struct cv *m = cv_map(a, 3 + (d->shadowed ? 1 : 0) + (d->on_declared ? 1 : 0));
 	size_t i = 0;
 	cv_set_uint(kv(a, m, &i, "rule"), d->line);
 	cv_set_text(a, kv(a, m, &i, "digest"), digest, strlen(digest));
 	const char *act = pol_action_name(d->action);
 	cv_set_text(a, kv(a, m, &i, "decision"), act, strlen(act));
+	if (d->on_declared) /* the rule matched a name the agent declared, not one anyone checked */
+		kv(a, m, &i, "on_declared_client")->t = CV_TRUE;
 	if (d->shadowed) {
 		struct cv *sh = cv_map(a, 2);
 		size_t j = 0;

@@ -826,6 +826,12 @@ int policy_parse(const char *src, size_t len, struct policy **out, struct pol_ms
 				types &= r->conds[j].types;
 		if (!types)
 			diag(m, 1, lineno, w[0].col, w[0].s, w[0].n, "can never match: its type conditions exclude each other");
+		for (size_t j = 0; j < r->nconds; j++)
+			if (r->conds[j].k == C_CLIENT && r->action == POL_ALLOW) {
+				diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
+				     "allows on the client name an agent declares: any agent can declare any name");
+				break;
+			}
 		if (!r->is_default && !r->nconds && !r->shadow && !catch_all)
 			catch_all = lineno;
 	next_line:;
@@ -996,6 +1002,8 @@ void policy_eval(const struct policy *p, const struct pol_request *r, struct pol
 		*d = x->opts;
 		d->line = x->line;
 		d->by_default = x->is_default;
+		for (size_t j = 0; j < x->nconds; j++)
+			d->on_declared |= x->conds[j].k == C_CLIENT;
 		d->shadowed = shadowed;
 		d->shadow_action = sa;
 		d->shadow_line = sl;

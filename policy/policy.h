@@ -61,6 +61,7 @@ struct pol_decision {
 	enum pol_action action;
 	unsigned line;        /* the rule that decided; 0: none matched, impossible with a default */
 	int by_default;       /* the `default` line decided */
+	int on_declared;      /* the deciding rule matched the client name the agent declared (not proven) */
 	char reason[POL_REASON_MAX + 1];       /* deny */
 	/* ask */
 	char reviewers[POL_LIST_MAX][POL_NAME_MAX + 1]; /* names, or "group:NAME"; none: any reviewer */

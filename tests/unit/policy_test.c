@@ -165,6 +165,16 @@ static void test_shadow(void **state)
 	assert_int_equal(d.action, POL_ASK);
 	assert_int_equal(d.shadow_action, POL_ALLOW);
 	policy_free(p);
+	/* a decision on a declared client name says so; check warns about allowing on it */
+	p = load("allow client claude*\ndefault ask\n", &m);
+	assert_int_equal(m.warnings, 1);
+	assert_non_null(strstr(m.m[0].msg, "declares"));
+	d = decide(p, "{\"client\":\"claude-code\"}");
+	assert_int_equal(d.action, POL_ALLOW);
+	assert_true(d.on_declared);
+	d = decide(p, "{\"client\":\"x\"}");
+	assert_false(d.on_declared);
+	policy_free(p);
 }
 
 /* Each row: a policy that must not load, the line and column of its first error,
