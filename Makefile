@@ -45,7 +45,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token and gateway performance figures"
+	@echo "make bench    print ledger, token, gateway and policy performance figures"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -136,11 +136,17 @@ build/bench/token_bench: tests/bench/token_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/tests/mint
+build/bench/policy_bench: tests/bench/policy_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/policy_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
+	build/bench/policy_bench
+	/usr/bin/python3 tests/bench/policy_e2e_bench.py --build build
 
 # ---- the main job: for now a demo ledger; later the gateway ----
 run: deps all

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <jwt.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -315,12 +316,8 @@ static int random_hex(char *out, size_t nbytes)
 	uint8_t r[32];
 	if (nbytes > sizeof r)
 		return AS_EINVAL;
-	FILE *f = fopen("/dev/urandom", "rbe");
-	if (!f)
-		return AS_EIO;
-	size_t got = fread(r, 1, nbytes, f);
-	fclose(f);
-	if (got != nbytes)
+	/* getrandom: one system call, where opening /dev/urandom per token cost five. */
+	if (getrandom(r, nbytes, 0) != (ssize_t)nbytes)
 		return AS_EIO;
 	hex_encode(r, nbytes, out);
 	return 0;
@@ -334,7 +331,7 @@ int tok_prepare(const struct tokkeys *k, const struct tok_request *r, struct tok
 	if (ttl > TOK_TTL_MAX)
 		return as_fail(err, AS_EINVAL, "token lifetime %u s is over the maximum of %d s", ttl, TOK_TTL_MAX);
 	if (random_hex(t->jti, 16) != 0)
-		return as_fail(err, AS_EIO, "cannot read /dev/urandom");
+		return as_fail(err, AS_EIO, "no randomness from the kernel (getrandom)");
 	snprintf(t->kid, sizeof t->kid, "%s", k->kid);
 	t->iat = r->now ? r->now : (uint64_t)time(NULL);
 	t->exp = t->iat + ttl;
