@@ -746,35 +746,63 @@ static void reload_registry(struct signer *s);
 
 /* ---- the policy (policy/): decide at once, or ask with its terms ---- */
 
-static void evaluate(struct signer *s, const struct conn *c, const struct req *r, const struct cv *action,
-		     struct pol_decision *d)
+/* The subjects of a request as a token and the policy name them (at most 16). */
+static size_t req_subjects(const struct req *r, struct tok_subject out[16])
 {
-	json_t *view = cv_to_json(action);
-	const char *names[16];
-	int computed[16];
 	size_t ns = 0, k;
 	json_t *x;
 	json_array_foreach(r->subjects, k, x) {
-		if (ns < 16) {
-			names[ns] = json_string_value(json_object_get(x, "name"));
-			computed[ns++] = json_is_true(json_object_get(x, "computed"));
-		}
+		if (ns == 16)
+			break;
+		out[ns].name = json_string_value(json_object_get(x, "name"));
+		snprintf(out[ns].sha256, sizeof out[ns].sha256, "%s", json_string_value(json_object_get(x, "sha256")));
+		out[ns++].computed = json_is_true(json_object_get(x, "computed"));
+	}
+	return ns;
+}
+
+/* Whom a token for r is for: the policy's token-audience, else the request's, else "assent". */
+static const char *req_token_aud(const struct req *r)
+{
+	return r->has_pd && r->pd.token_audience[0] ? r->pd.token_audience : r->audience[0] ? r->audience : "assent";
+}
+
+/* The token a decision entry names: {jti, kid, exp}. */
+static void put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t)
+{
+	*slot = *cv_map(a, 3);
+	cv_set_text(a, &slot->items[0], "jti", 3);
+	cv_set_text(a, &slot->items[1], t->jti, strlen(t->jti));
+	cv_set_text(a, &slot->items[2], "kid", 3);
+	cv_set_text(a, &slot->items[3], t->kid, strlen(t->kid));
+	cv_set_text(a, &slot->items[4], "exp", 3);
+	cv_set_uint(&slot->items[5], t->exp);
+}
+
+static void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d)
+{
+	struct tok_subject subj[16];
+	const char *names[16];
+	int computed[16];
+	size_t ns = req_subjects(r, subj);
+	for (size_t k = 0; k < ns; k++) {
+		names[k] = subj[k].name;
+		computed[k] = subj[k].computed;
 	}
 	char client[160];
 	snprintf(client, sizeof client, "%s", r->client);
 	client[strcspn(client, "/")] = 0; /* "name/version": rules match the name */
 	struct pol_request q = {.type = r->type,
 				.audience = r->audience[0] ? r->audience : NULL,
-				.message = json_string_value(json_object_get(view, "message")),
+				.message = json_string_value(json_object_get(r->view, "message")),
 				.agent = c->http && c->agent[0] ? c->agent : NULL,
 				.uid = c->http ? -1 : (long long)c->uid,
 				.client = client,
-				.context = json_object_get(view, "context"),
+				.context = json_object_get(r->view, "context"),
 				.nsubjects = ns,
 				.subject_names = names,
 				.subject_computed = computed};
 	policy_eval(s->pol, &q, d);
-	json_decref(view);
 }
 
 /* The policy's citation in an entry: {rule, digest, decision[, shadow {rule, would}]}. */
@@ -851,19 +879,8 @@ static void policy_decide(struct signer *s, const struct conn *c, const struct p
 	char err[AS_ERRLEN] = "out of memory";
 	if (pd) {
 		snprintf(pd->rule, sizeof pd->rule, "line %u", r->pd.line);
-		size_t ns = 0, k;
-		json_t *x;
-		json_array_foreach(r->subjects, k, x) {
-			if (ns < 16) {
-				pd->subj[ns].name = json_string_value(json_object_get(x, "name"));
-				snprintf(pd->subj[ns].sha256, sizeof pd->subj[ns].sha256, "%s",
-					 json_string_value(json_object_get(x, "sha256")));
-				pd->subj[ns++].computed = json_is_true(json_object_get(x, "computed"));
-			}
-		}
-		pd->tr = (struct tok_request){.aud = r->pd.token_audience[0] ? r->pd.token_audience
-						     : r->audience[0]  ? r->audience
-								       : "assent",
+		size_t ns = req_subjects(r, pd->subj);
+		pd->tr = (struct tok_request){.aud = req_token_aud(r),
 					      .session_id = it->session_id,
 					      .policy_rule = pd->rule,
 					      .policy_digest = r->pol_digest,
@@ -891,16 +908,8 @@ static void policy_decide(struct signer *s, const struct conn *c, const struct p
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	if (!allow)
 		cv_set_text(a, kv(a, m, &i, "response"), r->pd.reason, strlen(r->pd.reason));
-	if (pd->with_token) {
-		struct cv *tk = kv(a, m, &i, "token");
-		*tk = *cv_map(a, 3);
-		cv_set_text(a, &tk->items[0], "jti", 3);
-		cv_set_text(a, &tk->items[1], pd->t.jti, strlen(pd->t.jti));
-		cv_set_text(a, &tk->items[2], "kid", 3);
-		cv_set_text(a, &tk->items[3], pd->t.kid, strlen(pd->t.kid));
-		cv_set_text(a, &tk->items[4], "exp", 3);
-		cv_set_uint(&tk->items[5], pd->t.exp);
-	}
+	if (pd->with_token)
+		put_token(a, kv(a, m, &i, "token"), &pd->t);
 	m->n = i;
 	struct op *o = op_add(s, m, policy_done, err);
 	if (!o) {
@@ -1031,9 +1040,10 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	struct pq_item it = {0};
 	pq_new_session_id(it.session_id);
 	it.created_ms = now_ms();
+	r->view = cv_to_json(action); /* what a reviewer is shown, and what the policy reads */
 	struct pol_decision pd;
 	if (s->pol) {
-		evaluate(s, c, r, action, &pd);
+		evaluate(s, c, r, &pd);
 		r->pd = pd;
 		r->has_pd = 1;
 		snprintf(r->pol_digest, sizeof r->pol_digest, "%s", policy_digest(s->pol));
@@ -1078,7 +1088,6 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	if (r->has_pd)
 		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	m->n = i;
-	r->view = cv_to_json(action);
 	json_object_set_new(r->view, "session_id", json_string(it.session_id));
 	json_object_set_new(r->view, "requester",
 			    !c->http      ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
@@ -1520,19 +1529,8 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	snprintf(d->outcome, sizeof d->outcome, "%s", outcome);
 	d->approved = approved;
 	d->n = n;
-	size_t k;
-	json_t *x;
-	json_array_foreach(r->subjects, k, x) {
-		if (d->ns == 16)
-			break;
-		d->subj[d->ns].name = json_string_value(json_object_get(x, "name"));
-		snprintf(d->subj[d->ns].sha256, sizeof d->subj[0].sha256, "%s",
-			 json_string_value(json_object_get(x, "sha256")));
-		d->subj[d->ns++].computed = json_is_true(json_object_get(x, "computed"));
-	}
-	d->tr = (struct tok_request){.aud = r->has_pd && r->pd.token_audience[0] ? r->pd.token_audience
-					    : r->audience[0]			   ? r->audience
-										   : "assent",
+	d->ns = req_subjects(r, d->subj);
+	d->tr = (struct tok_request){.aud = req_token_aud(r),
 				     .reviewer_name = d->reviewer,
 				     .reviewer_channel = "cli",
 				     .subjects = d->subj,
@@ -1575,16 +1573,8 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	if (response)
 		cv_set_text(a, kv(a, m, &i, "response"), response, strlen(response));
-	if (d->with_token) {
-		struct cv *tk = kv(a, m, &i, "token");
-		*tk = *cv_map(a, 3);
-		cv_set_text(a, &tk->items[0], "jti", 3);
-		cv_set_text(a, &tk->items[1], d->t.jti, strlen(d->t.jti));
-		cv_set_text(a, &tk->items[2], "kid", 3);
-		cv_set_text(a, &tk->items[3], d->t.kid, strlen(d->t.kid));
-		cv_set_text(a, &tk->items[4], "exp", 3);
-		cv_set_uint(&tk->items[5], d->t.exp);
-	}
+	if (d->with_token)
+		put_token(a, kv(a, m, &i, "token"), &d->t);
 	if (approved && r->napprovers) { /* a quorum: everyone who approved, this reviewer last */
 		struct cv *ap = cv_array(a, r->napprovers + 1);
 		for (size_t v = 0; v < r->napprovers; v++)

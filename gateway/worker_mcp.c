@@ -166,16 +166,24 @@ static int id_parse(const char *txt, size_t n, struct mcp_id *id)
 	return rc;
 }
 
+static int send_frame(struct mw *w, struct cv *f);
+
+/* A frame about one connection: {conn} (F_CONN_CLOSED, F_SESSION_END), or {conn, rid}
+ * (F_CANCEL) when rid is given. */
+static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, type, 2);
+	if (f && ipc_put_uint(&a, f, "conn", conn) == 0 && (!rid || ipc_put_text(&a, f, "rid", rid, strlen(rid)) == 0))
+		send_frame(w, f);
+	cv_arena_free(&a);
+}
+
 static void conn_close(struct mw *w, struct mconn *c, int tell)
 {
-	if (tell) {
-		struct cv_arena a;
-		cv_arena_init(&a, 16);
-		struct cv *f = ipc_frame_new(&a, F_CONN_CLOSED, 1);
-		if (f && ipc_put_uint(&a, f, "conn", c->id) == 0)
-			ipc_send(w->ipcfd, f, -1, NULL);
-		cv_arena_free(&a);
-	}
+	if (tell)
+		send_about(w, F_CONN_CLOSED, c->id, NULL);
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
 		if (w->calls[i].used && w->calls[i].conn == c->id)
 			w->calls[i].used = 0;
@@ -325,11 +333,7 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 			char reason[MCP_REASON_MAX + 1], rid[PROTO_RID_MAX + 1];
 			if (mcp_cancelled(m.params, &rq, reason, err) == 0) {
 				id_json(&rq, rid);
-				cv_arena_reset(&w->arena);
-				struct cv *f = ipc_frame_new(&w->arena, F_CANCEL, 2);
-				if (f && ipc_put_uint(&w->arena, f, "conn", c->id) == 0 &&
-				    ipc_put_text(&w->arena, f, "rid", rid, strlen(rid)) == 0)
-					send_frame(w, f);
+				send_about(w, F_CANCEL, c->id, rid);
 			}
 		}
 		return;
@@ -634,12 +638,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		return;
 	}
 	if (h->v.route == MH_MCP_DELETE) {
-		struct cv_arena a;
-		cv_arena_init(&a, 8);
-		struct cv *fr = ipc_frame_new(&a, F_SESSION_END, 1);
-		if (fr && ipc_put_uint(&a, fr, "conn", conn) == 0)
-			send_frame(w, fr);
-		cv_arena_free(&a);
+		send_about(w, F_SESSION_END, conn, NULL);
 		conn_close(w, c, 0);
 		h->session[0] = 0;
 		set_answer(h, 200, NULL, 0);
@@ -922,12 +921,7 @@ static void cancel_call(struct mw *w, struct hreq *h)
 	if (!h->waiting)
 		return;
 	h->waiting = 0;
-	struct cv_arena a;
-	cv_arena_init(&a, 8);
-	struct cv *f = ipc_frame_new(&a, F_CANCEL, 2);
-	if (f && !ipc_put_uint(&a, f, "conn", h->conn) && !ipc_put_text(&a, f, "rid", h->rid, strlen(h->rid)))
-		send_frame(w, f);
-	cv_arena_free(&a);
+	send_about(w, F_CANCEL, h->conn, h->rid);
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
 		if (w->calls[i].used && w->calls[i].conn == h->conn && !strcmp(w->calls[i].rid, h->rid))
 			w->calls[i].used = 0;
@@ -969,12 +963,7 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) { /* a 2024-11-05 session lives as long as its stream */
 		struct mconn *c = &w->conns[i];
 		if (c->used && c->legacy == h) {
-			struct cv_arena a;
-			cv_arena_init(&a, 8);
-			struct cv *f = ipc_frame_new(&a, F_SESSION_END, 1);
-			if (f && ipc_put_uint(&a, f, "conn", c->id) == 0)
-				send_frame(w, f);
-			cv_arena_free(&a);
+			send_about(w, F_SESSION_END, c->id, NULL);
 			c->legacy = NULL;
 			conn_close(w, c, 0);
 		}

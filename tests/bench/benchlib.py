@@ -1,5 +1,5 @@
 """What the gateway benchmarks share: processes and their memory, read from /proc."""
-import os, time
+import os, shutil, sys, time
 
 
 def proc_state(pid):
@@ -63,3 +63,27 @@ def settled_rss(pids_fn, timeout=10.0):
 
 def mib(k):
     return f"{k / 1024:.1f}"
+
+
+def require(name, build, files):
+    """Exit with a clear message when a program the bench runs is missing."""
+    for f in files:
+        if not os.access(os.path.join(build, f), os.X_OK):
+            sys.exit(f"{name}: {build}/{f} is missing: run make all first")
+    if not shutil.which("node"):
+        sys.exit(f"{name}: node is not on the PATH")
+
+
+def finish(name, b, ok, keep, log=None):
+    """After a run: stop what it started, show the daemon log's tail on failure, keep or remove
+    the temporary directory; returns the exit status."""
+    b.cleanup()
+    if not ok and log and os.path.exists(log):
+        with open(log, errors="replace") as f:
+            tail = f.readlines()[-15:]
+        print("last lines of assentd.log:\n" + "".join("  " + l for l in tail), file=sys.stderr)
+    if keep or not ok:
+        print(f"{name}: files kept in {b.top}", file=sys.stderr)
+    else:
+        shutil.rmtree(b.top, ignore_errors=True)
+    return 0 if ok else 1

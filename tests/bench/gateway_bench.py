@@ -15,7 +15,7 @@ Usage (from the repository root): python3 tests/bench/gateway_bench.py [--build 
 Stdlib only. Uses a temporary state directory and stops every daemon it started, even on error.
 """
 import argparse, json, math, os, select, shutil, signal, statistics, subprocess, sys, tempfile, time
-from benchlib import children_of, mib, proc_state, rss_kib, running, settled_rss, tree  # noqa: F401 (shared with the other bench)
+from benchlib import children_of, finish, mib, proc_state, require, rss_kib, running, settled_rss, tree  # noqa: F401 (shared with the other bench)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -363,11 +363,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=2.0, help="length of each tools/list run, s (2)")
     ap.add_argument("--keep", action="store_true", help="keep the state directory")
     a = ap.parse_args()
-    for f in ("assentd", "assent"):
-        if not os.access(os.path.join(a.build, f), os.X_OK):
-            sys.exit(f"gateway_bench: {a.build}/{f} is missing: run make all first")
-    if not shutil.which("node"):
-        sys.exit("gateway_bench: node is not on the PATH")
+    require("gateway_bench", a.build, ("assentd", "assent"))
     b = Bench(a)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     ok = False
@@ -378,18 +374,8 @@ def main():
     except Failed as e:
         print(f"gateway_bench: FAILED: {e}", file=sys.stderr)
     finally:
-        b.cleanup()
-        if not ok:
-            log = os.path.join(b.state, "assentd.log")
-            if os.path.exists(log):
-                with open(log, errors="replace") as f:
-                    tail = f.readlines()[-15:]
-                print("last lines of assentd.log:\n" + "".join("  " + l for l in tail), file=sys.stderr)
-        if a.keep or not ok:
-            print(f"gateway_bench: state directory and stderr files kept in {b.top}", file=sys.stderr)
-        else:
-            shutil.rmtree(b.top, ignore_errors=True)
-    sys.exit(0 if ok else 1)
+        status = finish("gateway_bench", b, ok, a.keep, os.path.join(b.state, "assentd.log"))
+    sys.exit(status)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ Usage (from the repository root): python3 tests/bench/gateway_http_bench.py [--b
 Stdlib only. Uses a temporary state directory and stops every process it started, even on error.
 """
 import argparse, http.client, json, math, os, resource, select, shutil, signal, socket, subprocess, sys
-from benchlib import children_of, mib, proc_state, rss_kib, running, settled_rss, tree  # noqa: F401 (shared with the other bench)
+from benchlib import children_of, finish, mib, proc_state, require, rss_kib, running, settled_rss, tree  # noqa: F401 (shared with the other bench)
 import tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -697,11 +697,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the state directory and logs")
     a = ap.parse_args()
     a.clients = [int(x) for x in a.clients.split(",") if x]
-    for f in ("assentd", "assent"):
-        if not os.access(os.path.join(a.build, f), os.X_OK):
-            sys.exit(f"gateway_http_bench: {a.build}/{f} is missing: run make all first")
-    if not shutil.which("node"):
-        sys.exit("gateway_http_bench: node is not on the PATH")
+    require("gateway_http_bench", a.build, ("assentd", "assent"))
     if not os.path.isdir(os.path.join(ROOT, "tests", "mcp", "node_modules", "@modelcontextprotocol", "sdk")):
         sys.exit("gateway_http_bench: the MCP SDK is not installed in tests/mcp (make deps runs npm ci there)")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -725,18 +721,8 @@ def main():
     except (OSError, ValueError, http.client.HTTPException) as e:
         print(f"gateway_http_bench: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
     finally:
-        b.cleanup()
-        if not ok:
-            log = os.path.join(b.top, "assentd.log")
-            if os.path.exists(log):
-                with open(log, errors="replace") as f:
-                    tail = f.readlines()[-15:]
-                print("last lines of assentd.log:\n" + "".join("  " + l for l in tail), file=sys.stderr)
-        if a.keep or not ok:
-            print(f"gateway_http_bench: state directory and logs kept in {b.top}", file=sys.stderr)
-        else:
-            shutil.rmtree(b.top, ignore_errors=True)
-    sys.exit(0 if ok else 1)
+        status = finish("gateway_http_bench", b, ok, a.keep, os.path.join(b.top, "assentd.log"))
+    sys.exit(status)
 
 
 if __name__ == "__main__":

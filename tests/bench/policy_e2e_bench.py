@@ -20,7 +20,7 @@ Usage (from the repository root): python3 tests/bench/policy_e2e_bench.py [--bui
 Stdlib only. Uses a temporary directory and stops every process it started, even on error.
 """
 import argparse, json, os, resource, shutil, signal, subprocess, sys, tempfile, time
-from benchlib import mib, running, settled_rss, tree
+from benchlib import finish, mib, require, running, settled_rss, tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "tests", "bench")
@@ -260,11 +260,7 @@ def main():
                     "(default: $TMPDIR or /tmp; /dev/shm takes the disk out: fsync is then nearly free)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     a = ap.parse_args()
-    for f in ("assentd", "assent", "bench/policy_bench"):
-        if not os.access(os.path.join(a.build, f), os.X_OK):
-            sys.exit(f"policy_e2e_bench: {a.build}/{f} is missing: run make all build/bench/policy_bench first")
-    if not shutil.which("node"):
-        sys.exit("policy_e2e_bench: node is not on the PATH")
+    require("policy_e2e_bench", a.build, ("assentd", "assent", "bench/policy_bench"))
     b = Bench(a)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     ok = False
@@ -275,12 +271,8 @@ def main():
     except Failed as e:
         print(f"policy_e2e_bench: FAILED: {e}", file=sys.stderr)
     finally:
-        b.cleanup()
-        if a.keep or not ok:
-            print(f"policy_e2e_bench: files kept in {b.top}", file=sys.stderr)
-        else:
-            shutil.rmtree(b.top, ignore_errors=True)
-    sys.exit(0 if ok else 1)
+        status = finish("policy_e2e_bench", b, ok, a.keep, None)
+    sys.exit(status)
 
 
 if __name__ == "__main__":
