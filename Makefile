@@ -88,7 +88,14 @@ build/fuzz/libassent.a: $(LIB_FUZZ_OBJ)
 build/assent-verify: build/obj/verify/main.o build/libassent-verify.a
 	@echo "  CCLD    $@"
 	@$(CC) -static-pie -Wl,-z,relro,-z,now,-z,noexecstack -o $@ $^ -llmdb -lmbedcrypto -ljansson -pthread
-build/assentd: build/obj/gateway/assentd.o build/libassent.a
+# The reviewer's page, built into assentd as it is (no build step): gateway/web/assets.S
+# .incbin's the files, so editing one rebuilds the binary.
+WEB_ASSETS := gateway/web/review.html gateway/web/app.js gateway/web/app.css
+build/obj/gateway/web/assets.o: gateway/web/assets.S $(WEB_ASSETS)
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) -c $< -o $@
+build/assentd: build/obj/gateway/assentd.o build/obj/gateway/web/assets.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
 build/assent: build/obj/gateway/assent.o build/libassent.a

@@ -50,9 +50,13 @@ static const char usage_text[] =
 	"      0600; public keys as token-KID.pub and keys/jwks.json), or with --rotate make\n"
 	"      a new key the active one: the old private key is deleted and its public key\n"
 	"      stays in the JWKS until every token it signed has expired. Prints the kid.\n"
-	"  reviewer add NAME [--uid UID]... [--group G]...\n"
-	"  reviewer list | reviewer remove NAME\n"
-	"      Register a reviewer: the Unix uids whose `assent` commands decide as NAME.\n"
+	"  reviewer add NAME [--uid UID]... [--group G]... [--web] [--proxy-id ID]\n"
+	"  reviewer token NAME | reviewer list | reviewer remove NAME\n"
+	"      Register a reviewer: the Unix uids whose `assent` commands decide as NAME;\n"
+	"      --web (or `reviewer token NAME`) prints a token for the web page once;\n"
+	"      --proxy-id is the identity a trusted reverse proxy sends for NAME.\n"
+	"  admin add NAME | admin list | admin remove NAME\n"
+	"      An operator for the admin endpoints; add prints its token once.\n"
 	"  agent add NAME [--audience A]...\n"
 	"  agent list | agent remove NAME\n"
 	"      Register an agent; add prints its API key once (only a hash is kept).\n"
@@ -419,7 +423,7 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 	if (!strcmp(sub, "list") && argc == 2) {
 		char *s = registry_list_json(r);
 		json_t *j = s ? json_loads(s, 0, NULL) : NULL;
-		json_t *arr = json_object_get(j, !strcmp(kind, "agent") ? "agents" : "reviewers");
+		json_t *arr = json_object_get(j, !strcmp(kind, "agent") ? "agents" : !strcmp(kind, "admin") ? "admins" : "reviewers");
 		char *out = json_dumps(arr, JSON_INDENT(2) | JSON_ENCODE_ANY);
 		printf("%s\n", out ? out : "[]");
 		free(out);
@@ -435,25 +439,48 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 		else if (registry_save(r, state, err) != 0)
 			rc = die(2, "%s", err);
 		else
-			rc = identity_entry(state, !strcmp(kind, "agent") ? "agent removed" : "reviewer removed", argv[2],
-					    groups);
+		{
+			char what[32];
+			snprintf(what, sizeof what, "%s removed", kind);
+			rc = identity_entry(state, what, argv[2], groups);
+		}
 		free(groups);
 		if (rc == 0)
 			printf("removed %s %s\n", kind, argv[2]);
+	} else if (!strcmp(sub, "token") && !strcmp(kind, "reviewer") && argc == 3) {
+		char key[REG_KEY_LEN + 1];
+		if (registry_reviewer_token(r, argv[2], key, err) != 0)
+			rc = die(1, "%s", err);
+		else if (registry_save(r, state, err) != 0)
+			rc = die(2, "%s", err);
+		else
+			printf("reviewer %s: a new web token, shown this once (only a hash is kept; the old one no "
+			       "longer logs in):\n%s\n",
+			       argv[2], key);
+		explicit_bzero(key, sizeof key);
 	} else if (!strcmp(sub, "add") && argc >= 3) {
-		const char *name = argv[2];
+		const char *name = argv[2], *proxy_id = NULL;
 		uid_t uids[32];
 		const char *multi[32];
 		size_t nu = 0, nm = 0;
+		int web = 0;
 		for (int i = 3; i < argc && rc == 0; i++) {
 			const char *opt = argv[i];
 			const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 			uint64_t v;
-			if (!val)
+			if (!strcmp(kind, "reviewer") && !strcmp(opt, "--web")) {
+				web = 1;
+				continue;
+			}
+			if (!strcmp(kind, "admin"))
+				rc = die(2, "admin add NAME takes no options");
+			else if (!val)
 				rc = die(2, "%s add: %s needs a value", kind, opt);
 			else if (!strcmp(kind, "reviewer") && !strcmp(opt, "--uid") && nu < 32 && parse_u64(val, &v) == 0 &&
 				 v < 0xffffffffu)
 				uids[nu++] = (uid_t)v;
+			else if (!strcmp(kind, "reviewer") && !strcmp(opt, "--proxy-id"))
+				proxy_id = val;
 			else if (((!strcmp(kind, "reviewer") && !strcmp(opt, "--group")) ||
 				  (!strcmp(kind, "agent") && !strcmp(opt, "--audience"))) &&
 				 nm < 32)
@@ -464,18 +491,29 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 		}
 		char key[REG_KEY_LEN + 1];
 		if (rc == 0) {
-			int a = !strcmp(kind, "agent") ? registry_agent_add(r, name, multi, nm, key, err)
-						       : registry_reviewer_add(r, name, uids, nu, multi, nm, err);
+			int a = !strcmp(kind, "agent")	 ? registry_agent_add(r, name, multi, nm, key, err)
+				: !strcmp(kind, "admin") ? registry_admin_add(r, name, key, err)
+							 : registry_reviewer_add(r, name, uids, nu, multi, nm, err);
+			if (a == 0 && web)
+				a = registry_reviewer_token(r, name, key, err);
+			if (a == 0 && proxy_id)
+				a = registry_reviewer_proxy_id(r, name, proxy_id, err);
 			if (a != 0)
 				rc = die(1, "%s", err);
 		}
 		if (rc == 0 && registry_save(r, state, err) != 0)
 			rc = die(2, "%s", err);
-		if (rc == 0)
-			rc = identity_entry(state, !strcmp(kind, "agent") ? "agent added" : "reviewer added", name,
-					    registry_groups_json(r, kind, name));
+		if (rc == 0) {
+			char what[32];
+			snprintf(what, sizeof what, "%s added", kind);
+			rc = identity_entry(state, what, name, registry_groups_json(r, kind, name));
+		}
 		if (rc == 0 && !strcmp(kind, "agent"))
 			printf("agent %s added. Its API key, shown this once (only a hash is kept):\n%s\n", name, key);
+		else if (rc == 0 && !strcmp(kind, "admin"))
+			printf("admin %s added. Its token, shown this once (only a hash is kept):\n%s\n", name, key);
+		else if (rc == 0 && web)
+			printf("reviewer %s added. Its web token, shown this once (only a hash is kept):\n%s\n", name, key);
 		else if (rc == 0)
 			printf("reviewer %s added\n", name);
 		explicit_bzero(key, sizeof key);
@@ -815,7 +853,7 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < sizeof review_cmds / sizeof *review_cmds; k++)
 		if (!strcmp(argv[i], review_cmds[k]))
 			return cmd_reviewer(state, argc - i, argv + i);
-	if (!strcmp(argv[i], "reviewer") || !strcmp(argv[i], "agent"))
+	if (!strcmp(argv[i], "reviewer") || !strcmp(argv[i], "agent") || !strcmp(argv[i], "admin"))
 		return cmd_identity(state, argv[i], argc - i, argv + i);
 	if (!strcmp(argv[i], "policy"))
 		return cmd_policy(argc - i, argv + i);

@@ -58,27 +58,26 @@ static int env_list(const char *name, char (*out)[HTTPCFG_NAME_MAX + 1], size_t 
 	return 0;
 }
 
-int http_cfg_from_env(struct http_cfg *c, char *err)
+/* The agent listener and the reviewer listener read the same limits, each its own address. */
+static int from_env(struct http_cfg *c, const char *host_var, const char *port_var, unsigned dflt_port,
+		    const char *hosts_var, const char *origins_var, char *err)
 {
 	memset(c, 0, sizeof *c);
-	const char *host = getenv("FEEDBACK_SSE_HOST"), *port = getenv("FEEDBACK_SSE_PORT");
-	const char *tr = getenv("FEEDBACK_TRANSPORT");
+	const char *host = getenv(host_var), *port = getenv(port_var);
 	snprintf(c->host, sizeof c->host, "%s", host && *host ? host : "127.0.0.1");
 	if (host && strlen(host) >= sizeof c->host)
-		return as_fail(err, AS_EINVAL, "FEEDBACK_SSE_HOST is too long");
+		return as_fail(err, AS_EINVAL, "%s is too long", host_var);
 	c->on = 1;
 	c->port_explicit = port && *port;
 	uint64_t v;
 	if (port && (!strcmp(port, "off") || !strcmp(port, "none"))) {
 		c->on = 0;
 	} else {
-		GUARD(env_uint("FEEDBACK_SSE_PORT", 0, 65535, 8765, &v, err));
+		GUARD(env_uint(port_var, 0, 65535, dflt_port, &v, err));
 		c->port = (unsigned)v;
 	}
-	c->legacy_sse = tr && !strcmp(tr, "sse");
-	GUARD(env_bool("FEEDBACK_ALLOW_ANONYMOUS", &c->anonymous, err));
-	GUARD(env_list("ASSENT_HTTP_ALLOWED_HOSTS", c->hosts, &c->nhosts, err));
-	GUARD(env_list("ASSENT_HTTP_ALLOWED_ORIGINS", c->origins, &c->norigins, err));
+	GUARD(env_list(hosts_var, c->hosts, &c->nhosts, err));
+	GUARD(env_list(origins_var, c->origins, &c->norigins, err));
 	GUARD(env_uint("ASSENT_HTTP_MAX_BODY", 1024, 64u << 20, 4u << 20, &v, err));
 	c->body_max = v;
 	GUARD(env_uint("ASSENT_HTTP_MAX_HEADER", 4096, 1u << 20, 32u << 10, &v, err));
@@ -96,6 +95,21 @@ int http_cfg_from_env(struct http_cfg *c, char *err)
 	GUARD(env_uint("ASSENT_HTTP_SESSION_IDLE_SECONDS", 10, 7 * 86400, 3600, &v, err));
 	c->session_idle_s = (unsigned)v;
 	return 0;
+}
+
+int http_cfg_from_env(struct http_cfg *c, char *err)
+{
+	GUARD(from_env(c, "FEEDBACK_SSE_HOST", "FEEDBACK_SSE_PORT", 8765, "ASSENT_HTTP_ALLOWED_HOSTS",
+		       "ASSENT_HTTP_ALLOWED_ORIGINS", err));
+	const char *tr = getenv("FEEDBACK_TRANSPORT");
+	c->legacy_sse = tr && !strcmp(tr, "sse");
+	return env_bool("FEEDBACK_ALLOW_ANONYMOUS", &c->anonymous, err);
+}
+
+int http_cfg_review_from_env(struct http_cfg *c, char *err)
+{
+	return from_env(c, "ASSENT_REVIEW_HOST", "ASSENT_REVIEW_PORT", 8766, "ASSENT_REVIEW_ALLOWED_HOSTS",
+			"ASSENT_REVIEW_ALLOWED_ORIGINS", err);
 }
 
 static void add(char (*list)[HTTPCFG_NAME_MAX + 1], size_t *n, const char *prefix, const char *name, unsigned port)

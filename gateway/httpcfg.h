@@ -36,8 +36,11 @@ struct http_cfg {
 	unsigned cleanup_s;      /* FEEDBACK_SESSION_CLEANUP_INTERVAL: how often the signer looks (60) */
 };
 
-/* From the environment; err names the variable and what was wrong with it. */
+/* From the environment; err names the variable and what was wrong with it. The
+ * reviewer listener's: ASSENT_REVIEW_HOST, ASSENT_REVIEW_PORT (8766),
+ * ASSENT_REVIEW_ALLOWED_HOSTS and _ORIGINS, and the same ASSENT_HTTP_* limits. */
 int http_cfg_from_env(struct http_cfg *c, char *err);
+int http_cfg_review_from_env(struct http_cfg *c, char *err);
 /* Once the listener is bound: its port (FEEDBACK_SSE_PORT may have been 0), and
  * whether its address is loopback (decided from the bound address, not from how
  * FEEDBACK_SSE_HOST spells it). A loopback listener accepts the loopback names and

@@ -41,7 +41,7 @@ int registry_load(const char *state, struct registry **out, char *err)
 	struct buf b;
 	int rc = file_read(path, 16 << 20, &b, err);
 	if (rc == AS_ENOTFOUND) {
-		r->doc = json_pack("{s:[],s:[]}", "reviewers", "agents");
+		r->doc = json_pack("{s:[],s:[],s:[]}", "reviewers", "agents", "admins");
 	} else if (rc == 0) {
 		json_error_t je;
 		r->doc = json_loadb((const char *)b.p, b.len, JSON_REJECT_DUPLICATES, &je);
@@ -52,6 +52,8 @@ int registry_load(const char *state, struct registry **out, char *err)
 			free(r);
 			return as_fail(err, AS_ECORRUPT, "%s is not an assent identity registry", path);
 		}
+		if (!json_is_array(json_object_get(r->doc, "admins"))) /* registries written before admins existed */
+			json_object_set_new(r->doc, "admins", json_array());
 	} else {
 		free(r);
 		return rc;
@@ -99,7 +101,7 @@ static json_t *find(const struct registry *r, const char *kind, const char *name
 
 static int taken(const struct registry *r, const char *name)
 {
-	return find(r, "reviewers", name, NULL) || find(r, "agents", name, NULL);
+	return find(r, "reviewers", name, NULL) || find(r, "agents", name, NULL) || find(r, "admins", name, NULL);
 }
 
 int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uids, size_t nuids,
@@ -140,6 +142,25 @@ int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uid
 	return 0;
 }
 
+/* A secret shown once: PREFIX and 43 base64url characters of 32 random bytes; hex: its SHA-256. */
+static int new_secret(const char *prefix, char key[REG_KEY_LEN + 1], char hex[65])
+{
+	uint8_t raw[32], h[32];
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+		return -1;
+	struct buf b;
+	buf_init(&b, 64);
+	buf_put(&b, prefix, 3);
+	b64url_encode(raw, sizeof raw, &b);
+	explicit_bzero(raw, sizeof raw);
+	memcpy(key, b.p, REG_KEY_LEN);
+	key[REG_KEY_LEN] = 0;
+	buf_free_wipe(&b);
+	sha256(key, REG_KEY_LEN, h);
+	hex_encode(h, 32, hex);
+	return 0;
+}
+
 int registry_agent_add(struct registry *r, const char *name, const char *const *aud, size_t naud,
 		       char key[REG_KEY_LEN + 1], char *err)
 {
@@ -155,22 +176,11 @@ int registry_agent_add(struct registry *r, const char *name, const char *const *
 		}
 		json_array_append_new(a, json_string(aud[i]));
 	}
-	uint8_t raw[32], h[32];
-	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+	char hex[65];
+	if (new_secret("ak_", key, hex) != 0) {
 		json_decref(a);
 		return as_fail(err, AS_EIO, "cannot read random bytes");
 	}
-	struct buf b;
-	buf_init(&b, 64);
-	buf_put(&b, "ak_", 3);
-	b64url_encode(raw, sizeof raw, &b);
-	explicit_bzero(raw, sizeof raw);
-	memcpy(key, b.p, REG_KEY_LEN);
-	key[REG_KEY_LEN] = 0;
-	buf_free_wipe(&b);
-	sha256(key, REG_KEY_LEN, h);
-	char hex[65];
-	hex_encode(h, 32, hex);
 	json_array_append_new(json_object_get(r->doc, "agents"),
 			      json_pack("{s:s,s:s,s:o}", "name", name, "key_sha256", hex, "audiences", a));
 	return 0;
@@ -178,7 +188,10 @@ int registry_agent_add(struct registry *r, const char *name, const char *const *
 
 int registry_remove(struct registry *r, const char *kind, const char *name, char *err)
 {
-	const char *arr = !strcmp(kind, "reviewer") ? "reviewers" : !strcmp(kind, "agent") ? "agents" : NULL;
+	const char *arr = !strcmp(kind, "reviewer") ? "reviewers"
+			  : !strcmp(kind, "agent")  ? "agents"
+			  : !strcmp(kind, "admin")  ? "admins"
+						    : NULL;
 	size_t i;
 	if (!arr)
 		return as_fail(err, AS_EINVAL, "unknown identity kind '%.20s'", kind);
@@ -201,19 +214,101 @@ const char *registry_reviewer_by_uid(const struct registry *r, uid_t uid)
 	return NULL;
 }
 
-const char *registry_agent_by_key(const struct registry *r, const char *key, size_t len)
+/* The name of the entry of KIND whose FIELD holds the hash of key (compared in constant time, all entries). */
+static const char *by_hash(const struct registry *r, const char *kind, const char *field, const char *key, size_t len)
 {
 	uint8_t h[32], want[32];
 	sha256(key, len, h);
 	size_t i;
 	json_t *e;
 	const char *found = NULL;
-	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
-		const char *hex = json_string_value(json_object_get(e, "key_sha256"));
+	json_array_foreach(json_object_get(r->doc, kind), i, e) {
+		const char *hex = json_string_value(json_object_get(e, field));
 		if (hex && hex_decode(hex, strlen(hex), want, 32) == 0 && ct_memcmp(h, want, 32) == 0)
 			found = json_string_value(json_object_get(e, "name"));
 	}
 	return found;
+}
+
+const char *registry_agent_by_key(const struct registry *r, const char *key, size_t len)
+{
+	return len == REG_KEY_LEN && !strncmp(key, "ak_", 3) ? by_hash(r, "agents", "key_sha256", key, len) : NULL;
+}
+
+const char *registry_reviewer_by_token(const struct registry *r, const char *key, size_t len)
+{
+	return len == REG_KEY_LEN && !strncmp(key, "rt_", 3) ? by_hash(r, "reviewers", "web_token_sha256", key, len) : NULL;
+}
+
+const char *registry_admin_by_token(const struct registry *r, const char *key, size_t len)
+{
+	return len == REG_KEY_LEN && !strncmp(key, "at_", 3) ? by_hash(r, "admins", "token_sha256", key, len) : NULL;
+}
+
+const char *registry_reviewer_by_proxy_id(const struct registry *r, const char *id)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e) {
+		const char *p = json_string_value(json_object_get(e, "proxy_id"));
+		if (p && *p && !strcmp(p, id))
+			return json_string_value(json_object_get(e, "name"));
+	}
+	return NULL;
+}
+
+int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid)
+{
+	json_t *u;
+	size_t i;
+	json_array_foreach(json_object_get(find(r, "reviewers", name, NULL), "uids"), i, u) {
+		if (json_is_integer(u) && (uid_t)json_integer_value(u) == uid)
+			return 1;
+	}
+	return 0;
+}
+
+int registry_reviewer_token(struct registry *r, const char *name, char key[REG_KEY_LEN + 1], char *err)
+{
+	json_t *e = find(r, "reviewers", name, NULL);
+	char hex[65];
+	if (!e)
+		return as_fail(err, AS_ENOTFOUND, "no reviewer named '%.80s'", name);
+	if (new_secret("rt_", key, hex) != 0)
+		return as_fail(err, AS_EIO, "cannot read random bytes");
+	json_object_set_new(e, "web_token_sha256", json_string(hex));
+	return 0;
+}
+
+int registry_reviewer_proxy_id(struct registry *r, const char *name, const char *id, char *err)
+{
+	json_t *e = find(r, "reviewers", name, NULL);
+	size_t n = strlen(id);
+	if (!e)
+		return as_fail(err, AS_ENOTFOUND, "no reviewer named '%.80s'", name);
+	if (n == 0 || n > 254)
+		return as_fail(err, AS_EINVAL, "proxy identity: 1-254 characters");
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)id[i] <= 0x20 || (unsigned char)id[i] >= 0x7f)
+			return as_fail(err, AS_EINVAL, "proxy identity '%.80s': printable ASCII without spaces", id);
+	const char *other = registry_reviewer_by_proxy_id(r, id);
+	if (other && strcmp(other, name))
+		return as_fail(err, AS_EEXIST, "proxy identity %s already belongs to reviewer %s", id, other);
+	json_object_set_new(e, "proxy_id", json_string(id));
+	return 0;
+}
+
+int registry_admin_add(struct registry *r, const char *name, char key[REG_KEY_LEN + 1], char *err)
+{
+	char hex[65];
+	if (!name_ok(name))
+		return as_fail(err, AS_EINVAL, "admin name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", name);
+	if (taken(r, name))
+		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);
+	if (new_secret("at_", key, hex) != 0)
+		return as_fail(err, AS_EIO, "cannot read random bytes");
+	json_array_append_new(json_object_get(r->doc, "admins"), json_pack("{s:s,s:s}", "name", name, "token_sha256", hex));
+	return 0;
 }
 
 int registry_agent_allows(const struct registry *r, const char *agent, const char *audience)
@@ -241,18 +336,23 @@ const char *registry_groups_json(const struct registry *r, const char *kind, con
 
 char *registry_list_json(const struct registry *r)
 {
-	json_t *out = json_pack("{s:[],s:[]}", "reviewers", "agents");
+	json_t *out = json_pack("{s:[],s:[],s:[]}", "reviewers", "agents", "admins");
 	size_t i;
 	json_t *e;
 	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e) {
 		json_array_append_new(json_object_get(out, "reviewers"),
-				      json_pack("{s:O,s:O,s:O}", "name", json_object_get(e, "name"), "uids",
-						json_object_get(e, "uids"), "groups", json_object_get(e, "groups")));
+				      json_pack("{s:O,s:O,s:O,s:b,s:O?}", "name", json_object_get(e, "name"), "uids",
+						json_object_get(e, "uids"), "groups", json_object_get(e, "groups"), "web",
+						json_object_get(e, "web_token_sha256") != NULL, "proxy_id",
+						json_object_get(e, "proxy_id")));
 	}
 	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
 		json_array_append_new(json_object_get(out, "agents"),
 				      json_pack("{s:O,s:O}", "name", json_object_get(e, "name"), "audiences",
 						json_object_get(e, "audiences")));
+	}
+	json_array_foreach(json_object_get(r->doc, "admins"), i, e) {
+		json_array_append_new(json_object_get(out, "admins"), json_pack("{s:O}", "name", json_object_get(e, "name")));
 	}
 	char *s = json_dumps(out, JSON_INDENT(2));
 	json_decref(out);

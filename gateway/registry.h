@@ -1,5 +1,6 @@
 /* The identity registry (DESIGN.md "Identities"): every reviewer (name, groups,
- * Unix uids) and every agent (name, API key hash, allowed audiences), kept in
+ * Unix uids, web token hash, proxy identity), every agent (name, API key hash,
+ * allowed audiences) and every admin (name, token hash), kept in
  * STATE/identities.json (0600). Secrets are shown once and stored only as SHA-256
  * hashes. A person is one reviewer whatever channel they use. */
 #ifndef ASSENT_REGISTRY_H
@@ -25,13 +26,24 @@ int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uid
 			  const char *const *groups, size_t ngroups, char *err);
 int registry_agent_add(struct registry *r, const char *name, const char *const *audiences, size_t naud,
 		       char key[REG_KEY_LEN + 1], char *err);
-/* Remove a reviewer or an agent by name; AS_ENOTFOUND when neither has it. */
+/* Remove a reviewer, an agent or an admin ("admin") by name; AS_ENOTFOUND when neither has it. */
 int registry_remove(struct registry *r, const char *kind /* "reviewer" | "agent" */, const char *name, char *err);
 
 /* The reviewer a uid belongs to, or NULL. The string lives as long as r. */
 const char *registry_reviewer_by_uid(const struct registry *r, uid_t uid);
-/* The agent an API key belongs to (compared by hash, in constant time), or NULL. */
+/* The agent an API key ("ak_") belongs to (compared by hash, in constant time), or NULL. */
 const char *registry_agent_by_key(const struct registry *r, const char *key, size_t len);
+/* Reviewers' web tokens ("rt_") and admins' tokens ("at_") likewise. */
+const char *registry_reviewer_by_token(const struct registry *r, const char *key, size_t len);
+const char *registry_admin_by_token(const struct registry *r, const char *key, size_t len);
+/* The reviewer a trusted proxy's identity header names (`--proxy-id`), or NULL. */
+const char *registry_reviewer_by_proxy_id(const struct registry *r, const char *id);
+/* Whether uid is one of the reviewer's (the same person over another channel). */
+int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid);
+/* A new web token for a reviewer (replacing any earlier one), its proxy identity, an admin. */
+int registry_reviewer_token(struct registry *r, const char *name, char key[REG_KEY_LEN + 1], char *err);
+int registry_reviewer_proxy_id(struct registry *r, const char *name, const char *id, char *err);
+int registry_admin_add(struct registry *r, const char *name, char key[REG_KEY_LEN + 1], char *err);
 /* Whether the agent may ask for this audience. */
 int registry_agent_allows(const struct registry *r, const char *agent, const char *audience);
 /* The groups of a reviewer or agent, as a JSON array text for ledger entries; NULL when unknown. */

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
@@ -36,12 +38,14 @@
 #include "ipc.h"
 #include "jail.h"
 #include "merkle.h"
+#include "metrics.h"
 #include "policy.h"
 #include "proto.h"
 #include "queue.h"
 #include "registry.h"
 #include "token.h"
 #include "util.h"
+#include "websess.h"
 #include "worker.h"
 
 #define CONTROL_SOCK "control.sock"
@@ -129,7 +133,13 @@ struct op {
 	struct pq_item it;   /* the request the entry is about, when someone waits (it.data: struct req *) */
 	uint64_t conn;       /* who hears of it: the agent's connection, or the reviewer's */
 	int cancelled;       /* a request whose caller cancelled or left before it was on disk */
+	int web;             /* conn is a web request of the review worker (hreq), not a control connection */
 	struct decision *d;
+};
+
+struct recent { /* a decision, for the web page's "recent" list */
+	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[121];
+	uint64_t seq, at;
 };
 
 struct signer {
@@ -138,6 +148,17 @@ struct signer {
 	int agent_fd, control_fd, sig_fd;
 	int http_fd; /* the agent HTTP listener, handed to the mcp worker; -1: none */
 	struct http_cfg http;
+	/* The reviewer listener (TCP) and the reverse proxy's own (unix socket), both
+	 * handed to the review worker; -1: none. Only on the proxy's socket, or with the
+	 * proxy's shared secret, is an identity header believed. */
+	int review_fd, proxy_fd;
+	struct http_cfg review;
+	char proxy_path[108], proxy_header[64], proxy_secret[129];
+	struct web_sessions *ws;
+	struct metrics m;
+	struct recent recent[20];
+	size_t nrecent;
+	uint64_t web_bumps, web_sent; /* the queue's view changed without an entry (a quorum's approval); last pushed */
 	uint64_t next_stats, next_sweep;
 	size_t stats_pending;
 	struct conn conns[MAX_CONNS];
@@ -231,10 +252,15 @@ static int spawn_worker(struct signer *s, int k)
 		int nul = open("/dev/null", O_RDWR);
 		if (nul < 0 || dup2(sv[1], WORKER_IPC_FD) < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
 			_exit(127);
-		/* The mcp worker also gets the agent HTTP listener: it may accept, never bind. */
-		if (k == W_MCP && s->http_fd >= 0 && dup2(s->http_fd, WORKER_HTTP_FD) < 0)
+		/* The mcp worker also gets the agent HTTP listener, the review worker the
+		 * reviewer listener and the proxy's socket: they may accept, never bind.
+		 * Moved out of the way first, so that one dup2 cannot clobber the other. */
+		int l1 = k == W_MCP ? s->http_fd : s->review_fd, l2 = k == W_REVIEW ? s->proxy_fd : -1;
+		if ((l1 >= 0 && (l1 = fcntl(l1, F_DUPFD_CLOEXEC, 64)) < 0) || (l2 >= 0 && (l2 = fcntl(l2, F_DUPFD_CLOEXEC, 64)) < 0))
 			_exit(127);
-		closefrom(k == W_MCP && s->http_fd >= 0 ? WORKER_HTTP_FD + 1 : WORKER_IPC_FD + 1);
+		if ((l1 >= 0 && dup2(l1, WORKER_HTTP_FD) < 0) || (l2 >= 0 && dup2(l2, WORKER_PROXY_FD) < 0))
+			_exit(127);
+		closefrom(l2 >= 0 ? WORKER_PROXY_FD + 1 : l1 >= 0 ? WORKER_HTTP_FD + 1 : WORKER_IPC_FD + 1);
 		char *argv[] = {"assentd", "--worker", (char *)w->kind, NULL};
 		char *envp[] = {NULL};
 		execve(s->o->self_exe, argv, envp);
@@ -247,14 +273,17 @@ static int spawn_worker(struct signer *s, int k)
 	w->once = 0;
 	w->start_at = 0;
 	ipc_conn_init(&w->ipc, w->fd, err);
-	if (k == W_MCP) { /* its configuration comes first: it starts its HTTP server before its jail */
-		struct cv_arena a;
-		cv_arena_init(&a, 256);
-		struct cv *f = ipc_frame_new(&a, F_CONFIG, 1), *c = http_cfg_to_cv(&s->http, &a), *slot;
-		if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, ipc_conn_send(&w->ipc, f, -1, err)) != 0)
-			slog("error", "cannot send the mcp worker its configuration: %s", err);
-		cv_arena_free(&a);
-	}
+	/* Its configuration comes first: it starts its HTTP server before its jail. */
+	struct cv_arena a;
+	cv_arena_init(&a, 256);
+	int rv = k == W_REVIEW;
+	struct cv *f = ipc_frame_new(&a, F_CONFIG, rv ? 3 : 1), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
+	if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, 0) ||
+	    (rv && (ipc_put_uint(&a, f, "proxy", s->proxy_fd >= 0) ||
+		    ipc_put_text(&a, f, "proxy_header", s->proxy_header, strlen(s->proxy_header)))) ||
+	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		slog("error", "cannot send the %s worker its configuration: %s", w->kind, err);
+	cv_arena_free(&a);
 	return 0;
 }
 
@@ -472,6 +501,78 @@ static void ctl_reply(struct signer *s, uint64_t conn, json_t *j)
 	json_decref(j);
 }
 
+/* The answer to a web request of the review worker: an HTTP status and JSON (or,
+ * with text set, a text body of that content type). cookie: a new session's
+ * secret for Set-Cookie; clear: end the browser's cookie. */
+struct web_out {
+	unsigned status;
+	const char *cookie, *ctype;
+	int clear;
+	unsigned retry_s;
+	uint32_t wsid;
+	const char *text;
+	size_t textn;
+};
+
+static void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j)
+{
+	struct worker *wk = &s->w[W_REVIEW];
+	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	const char *body = w->text ? w->text : js;
+	size_t n = w->text ? w->textn : js ? strlen(js) : 0;
+	unsigned status = w->status;
+	if (!body || n > IPC_FRAME_MAX - 1024) {
+		free(js);
+		js = strdup("{\"error\":\"the answer would not fit in one frame\"}");
+		body = js;
+		n = js ? strlen(js) : 0;
+		status = 500;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_WEB_REPLY, 8);
+	char err[AS_ERRLEN];
+	if (wk->fd >= 0 && body && f && !ipc_put_uint(&a, f, "hreq", hreq) && !ipc_put_uint(&a, f, "status", status) &&
+	    !ipc_put_text(&a, f, "body", body, n) &&
+	    !(w->ctype && ipc_put_text(&a, f, "ctype", w->ctype, strlen(w->ctype))) &&
+	    !(w->cookie && ipc_put_text(&a, f, "cookie", w->cookie, strlen(w->cookie))) &&
+	    !(w->clear && ipc_put_bool(&a, f, "clear", 1)) && !(w->retry_s && ipc_put_uint(&a, f, "retry", w->retry_s)) &&
+	    !(w->wsid && ipc_put_uint(&a, f, "wsid", w->wsid)))
+		if (ipc_conn_send(&wk->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+}
+
+/* What a command's JSON answer means in HTTP. */
+static unsigned web_status(const json_t *j)
+{
+	if (json_is_true(json_object_get(j, "ok")) || !json_object_get(j, "error"))
+		return 200;
+	const char *e = json_string_value(json_object_get(j, "error"));
+	if (!e)
+		return 400;
+	if (!strncmp(e, "refused", 7))
+		return 403;
+	if (!strncmp(e, "no pending request", 18))
+		return 404;
+	if (strstr(e, "could not be recorded"))
+		return 503;
+	return 400;
+}
+
+/* Answer whoever issued a command: a control connection, or a web request. */
+static void reply_to(struct signer *s, uint64_t to, int web, json_t *j)
+{
+	if (!web) {
+		ctl_reply(s, to, j);
+		return;
+	}
+	struct web_out w = {.status = web_status(j)};
+	web_send(s, to, &w, j);
+	json_decref(j);
+}
+
 static struct conn *conn_get(struct signer *s, uint64_t id, int worker)
 {
 	for (size_t i = 0; i < MAX_CONNS; i++)
@@ -529,7 +630,9 @@ static void remember_done(struct signer *s, const char *sid, uint64_t conn, cons
 }
 
 /* One structured JSON line per finished request (stderr, the daemon's log). */
-static void request_log(const struct pq_item *it, const struct req *r, const char *outcome, const char *reviewer)
+/* A request left the queue: one log line, the metrics, and (decisions) the web page's recent list. */
+static void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
+			const char *reviewer, uint64_t seq)
 {
 	const char *msg = json_string_value(json_object_get(r->view, "message"));
 	char summary[121];
@@ -537,6 +640,19 @@ static void request_log(const struct pq_item *it, const struct req *r, const cha
 	for (char *p = summary; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
+	metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
+	if (seq && strcmp(outcome, "cancelled")) {
+		memmove(&s->recent[1], &s->recent[0], sizeof s->recent - sizeof s->recent[0]);
+		struct recent *x = &s->recent[0];
+		snprintf(x->sid, sizeof x->sid, "%s", it->session_id);
+		snprintf(x->outcome, sizeof x->outcome, "%s", outcome);
+		snprintf(x->by, sizeof x->by, "%s", reviewer ? reviewer : r->has_pd ? "policy" : "deadline");
+		memcpy(x->message, summary, sizeof x->message);
+		x->seq = seq;
+		x->at = now_ms() / 1000;
+		if (s->nrecent < sizeof s->recent / sizeof s->recent[0])
+			s->nrecent++;
+	}
 	json_t *j = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "event", "request_finished", "session_id",
 			      it->session_id, "timestamp", (json_int_t)(now_ms() / 1000), "type", r->type, "outcome",
 			      outcome, "reviewer", reviewer, "latency_ms", (json_int_t)(now_ms() - it->created_ms),
@@ -592,7 +708,7 @@ static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reas
 			struct pq_item out;
 			if (pq_remove(s->q, sids[i], &out) == 0) {
 				append_simple(s, "cancelled", out.session_id, reason, NULL);
-				request_log(&out, out.data, "cancelled", NULL);
+				request_log(s, &out, out.data, "cancelled", NULL, 0);
 				req_free(out.data);
 			}
 		}
@@ -836,7 +952,8 @@ struct pdecided { /* a decision the policy made at once, waiting for its commit 
 };
 
 static void finish(struct signer *s, struct pq_item *it, json_t *result);
-static void request_log(const struct pq_item *it, const struct req *r, const char *outcome, const char *reviewer);
+static void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
+			const char *reviewer, uint64_t seq);
 
 static void policy_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
 {
@@ -865,7 +982,7 @@ static void policy_done(struct signer *s, struct op *o, const struct ledger_pos 
 	if (jwt)
 		json_object_set_new(res, "approval_token", json_string(jwt));
 	free(jwt);
-	request_log(&o->it, r, allow ? "approved" : "denied", NULL);
+	request_log(s, &o->it, r, allow ? "approved" : "denied", NULL, pos->seq);
 	o->it.blocking = 1; /* decided at once: every caller hears now, waiting or not */
 	finish(s, &o->it, res);
 	free(pd);
@@ -1291,7 +1408,7 @@ static int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	struct pq_item out;
 	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0) {
 		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call", NULL);
-		request_log(&out, out.data, "cancelled", NULL);
+		request_log(s, &out, out.data, "cancelled", NULL, 0);
 		req_free(out.data);
 	}
 	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */
@@ -1401,7 +1518,7 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	const char *sid = o->it.session_id;
 	if (!pos) {
 		slog("error", "decision on %s not recorded: %s", sid, err);
-		ctl_reply(s, o->conn, ctl_error("the decision could not be recorded: %s", err));
+		reply_to(s, o->conn, o->web, ctl_error("the decision could not be recorded: %s", err));
 		if (pq_add(s->q, &o->it) != 0) /* still pending; its deadline still holds */
 			req_free(o->it.data);
 		decision_free(d);
@@ -1420,10 +1537,10 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	if (jwt)
 		json_object_set_new(res, "approval_token", json_string(jwt));
 	free(jwt);
-	request_log(&o->it, r, d->outcome, d->reviewer);
-	ctl_reply(s, o->conn,
-		  json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome, "token",
-			    d->with_token, "seq", (json_int_t)pos->seq));
+	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
+	reply_to(s, o->conn, o->web,
+		 json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome, "token",
+			   d->with_token, "seq", (json_int_t)pos->seq));
 	finish(s, &o->it, res);
 	decision_free(d);
 }
@@ -1451,9 +1568,22 @@ static int reviewer_allowed(struct signer *s, const char *reviewer, const struct
 	return ok;
 }
 
-static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, const char *sid, const char *outcome,
-		      const char *text, uint64_t n)
+/* Who decides, as the signer measured it: the reviewer's name, the channel (cli:
+ * the control socket, uid from SO_PEERCRED; web: the reviewer listener, by session
+ * cookie, proxy identity or reviewer token), and where the answer goes. */
+struct who {
+	const char *reviewer;
+	const char *channel; /* "cli" | "web" */
+	const char *via;     /* web: "session" | "proxy" | "token" */
+	uid_t uid;           /* cli only; (uid_t)-1 on the web */
+	uint64_t reply;      /* the control connection, or the web request */
+	int web;
+};
+
+static json_t *decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+		      uint64_t n)
 {
+	const char *reviewer = c->reviewer;
 	struct pq_item *it = pq_find(s->q, sid);
 	if (!it)
 		return ctl_error("no pending request %s (decided, timed out or cancelled?)", sid);
@@ -1465,7 +1595,16 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 		return ctl_error("refused: the policy (line %u) lets only %s decide %s", r->pd.line, who, sid);
 	}
 	const char *assurance = "reviewer";
-	if (c->uid == it->requester_uid) {
+	/* Separation of duties: the requester's uid is one person whatever channel they
+	 * decide on: measured here (cli), or one of the reviewer's registered uids (web). */
+	int same = (c->uid != (uid_t)-1 && c->uid == it->requester_uid) ||
+		   (it->requester_uid != (uid_t)-1 && registry_reviewer_has_uid(s->reg, reviewer, it->requester_uid));
+	if (same && c->web) {
+		if (!s->o->single_user || (r->has_pd && !r->pd.same_user_ok))
+			return ctl_error("refused: %s asked for %s (uid %u) and cannot decide it", reviewer, sid,
+					 (unsigned)it->requester_uid);
+		assurance = "same-user";
+	} else if (same) {
 		if (!s->o->single_user)
 			return ctl_error("refused: uid %u asked for %s itself; a decision must come from another person "
 					 "(single-user mode is off)",
@@ -1477,10 +1616,10 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 					 (unsigned)c->uid, sid, r->pd.line);
 		assurance = "same-user";
 	}
-	/* The terminal (this control socket) is one channel; a rule may leave it out. */
-	if (r->has_pd && r->pd.channels && !(r->pd.channels & POL_CH_TERMINAL))
-		return ctl_error("refused: the policy (line %u) takes decisions on %s from other channels than the terminal",
-				 r->pd.line, sid);
+	/* The terminal (the control socket) and the web are channels; a rule may leave one out. */
+	if (r->has_pd && r->pd.channels && !(r->pd.channels & (c->web ? POL_CH_WEB : POL_CH_TERMINAL)))
+		return ctl_error("refused: the policy (line %u) does not take decisions on %s from the %s", r->pd.line, sid,
+				 c->web ? "web" : "terminal");
 	int yesno = !strcmp(r->type, "approval") || !strcmp(r->type, "confirmation");
 	const char *response = text;
 	int approved = 0;
@@ -1515,6 +1654,7 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 			for (size_t k = 0; k < r->napprovers; k++)
 				json_array_append_new(ap, json_string(r->approvers[k]));
 			json_object_set_new(r->view, "approvals", ap);
+			s->web_bumps++; /* the page shows who approved so far */
 			slog("info", "request %s: approval %zu of %u, by %s", sid, r->napprovers, r->pd.quorum, reviewer);
 			return json_pack("{s:b,s:s,s:s,s:b,s:I,s:I}", "ok", 1, "session_id", sid, "outcome", "approved", "pending",
 					 1, "approvals", (json_int_t)r->napprovers, "quorum", (json_int_t)r->pd.quorum);
@@ -1532,7 +1672,7 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	d->ns = req_subjects(r, d->subj);
 	d->tr = (struct tok_request){.aud = req_token_aud(r),
 				     .reviewer_name = d->reviewer,
-				     .reviewer_channel = "cli",
+				     .reviewer_channel = c->channel,
 				     .subjects = d->subj,
 				     .nsubjects = d->ns,
 				     .assurance = assurance,
@@ -1564,9 +1704,14 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	cv_set_text(a, &rv->items[0], "name", 4);
 	cv_set_text(a, &rv->items[1], reviewer, strlen(reviewer));
 	cv_set_text(a, &rv->items[2], "channel", 7);
-	cv_set_text(a, &rv->items[3], "cli", 3);
-	cv_set_text(a, &rv->items[4], "uid", 3);
-	cv_set_uint(&rv->items[5], (uint64_t)c->uid);
+	cv_set_text(a, &rv->items[3], c->channel, strlen(c->channel));
+	if (c->web) { /* how the signer knew the person: session, proxy identity or token */
+		cv_set_text(a, &rv->items[4], "via", 3);
+		cv_set_text(a, &rv->items[5], c->via, strlen(c->via));
+	} else {
+		cv_set_text(a, &rv->items[4], "uid", 3);
+		cv_set_uint(&rv->items[5], (uint64_t)c->uid);
+	}
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	cv_set_uint(kv(a, m, &i, "latency_ms"), now_ms() - it->created_ms);
 	if (r->has_pd)
@@ -1592,7 +1737,8 @@ static json_t *decide(struct signer *s, struct conn *c, const char *reviewer, co
 	 * time it out meanwhile. The reviewer hears back from decision_done. */
 	pq_remove(s->q, sid, &o->it);
 	o->d = d;
-	o->conn = c->id;
+	o->conn = c->reply;
+	o->web = c->web;
 	d->tr.session_id = o->it.session_id;
 	return NULL;
 }
@@ -1642,7 +1788,8 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 		struct pq_item *it = id[0] ? pq_find(s->q, id) : NULL;
 		rep = it ? show_reply(it->data) : ctl_error("no pending request %s", id);
 	} else if (!strcmp(cm, "decide") && id[0] && oc[0]) {
-		rep = decide(s, c, reviewer, id, oc, tx, n);
+		struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
+		rep = decide(s, &w, id, oc, tx, n);
 	} else {
 		rep = ctl_error("malformed command");
 	}
@@ -1654,13 +1801,13 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 
 /* ---- deadlines ---- */
 
-static void timeout_answer(struct signer *s, struct pq_item *it)
+static void timeout_answer(struct signer *s, struct pq_item *it, uint64_t seq)
 {
 	const struct req *r = it->data;
 	int denies = r->has_pd && r->pd.timeout_denies;
 	json_t *res = result_base(it->session_id, denies ? "denied" : "timeout", 0);
 	json_object_set_new(res, "error", json_string("timeout"));
-	request_log(it, it->data, denies ? "denied" : "timeout", NULL);
+	request_log(s, it, it->data, denies ? "denied" : "timeout", NULL, seq);
 	finish(s, it, res);
 }
 
@@ -1670,7 +1817,7 @@ static void timeout_done(struct signer *s, struct op *o, const struct ledger_pos
 {
 	if (!pos)
 		slog("error", "ledger: timeout entry for %s: %s", o->it.session_id, err);
-	timeout_answer(s, &o->it);
+	timeout_answer(s, &o->it, pos ? pos->seq : 0);
 }
 
 static void expire(struct signer *s)
@@ -1696,14 +1843,14 @@ static void expire(struct signer *s)
 			if (o)
 				o->it = it;
 			else
-				timeout_answer(s, &it);
+				timeout_answer(s, &it, 0);
 			continue;
 		}
 		struct op *o = append_simple(s, "timeout", it.session_id, "no decision before the deadline", timeout_done);
 		if (o)
 			o->it = it;
 		else
-			timeout_answer(s, &it);
+			timeout_answer(s, &it, 0);
 	}
 	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
 		struct waiter *w = &s->waiters[i];
@@ -1792,7 +1939,16 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	if (bearer) {
 		reload_registry(s);
 		const char *name = registry_agent_by_key(s->reg, bearer, bn);
+		if (!name && (registry_reviewer_by_token(s->reg, bearer, bn) || registry_admin_by_token(s->reg, bearer, bn))) {
+			s->m.auth_fail_agent++;
+			http_reply(s, hreq, 403,
+				   "a reviewer's or admin's token is not accepted on the agent listener (reviewers use the "
+				   "reviewer listener)",
+				   NULL);
+			return 0;
+		}
 		if (!name) {
+			s->m.auth_fail_agent++;
 			http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
 			return 0;
 		}
@@ -1912,34 +2068,477 @@ static void sweep_sessions(struct signer *s, uint64_t now)
 
 static void send_stats(struct signer *s)
 {
-	struct worker *w = &s->w[W_MCP];
-	if (w->fd < 0 || w->state != S_READY || !s->http.on)
-		return;
-	struct cv_arena a;
-	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_STATS, 2);
-	char err[AS_ERRLEN];
-	if (f && !ipc_put_uint(&a, f, "pending", pq_count(s->q)) &&
-	    !ipc_put_uint(&a, f, "uptime", (now_ms() - s->started_ms) / 1000) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
-	cv_arena_free(&a);
+	for (int k = 0; k < NWORKERS; k++) {
+		struct worker *w = &s->w[k];
+		if (w->fd < 0 || w->state != S_READY || (k == W_MCP ? !s->http.on : s->review_fd < 0))
+			continue;
+		struct cv_arena a;
+		cv_arena_init(&a, 16);
+		struct cv *f = ipc_frame_new(&a, F_STATS, 2);
+		char err[AS_ERRLEN];
+		if (f && !ipc_put_uint(&a, f, "pending", pq_count(s->q)) &&
+		    !ipc_put_uint(&a, f, "uptime", (now_ms() - s->started_ms) / 1000) &&
+		    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, k, "its socket is stuck");
+		cv_arena_free(&a);
+	}
 }
 
-/* The agent HTTP listener. A port set in FEEDBACK_SSE_PORT must be had; the default
- * one may be taken (another state directory's daemon): then stdio agents are still
- * served and the log says why HTTP is not. */
-static int http_listen(struct signer *s, char *err)
+/* ---- the reviewer listener ----
+ * The review worker parses HTTP and sends each request it cannot answer alone as
+ * F_WEB {hreq, cmd, credentials, arguments} with the connection's descriptor. The
+ * signer decides who is asking: a session cookie (hash held here), a reviewer or
+ * admin token (hashes in the registry), or a proxy's identity header, believed only
+ * when the connection came through the proxy's own unix socket (measured here with
+ * getsockname) or carries the proxy's shared secret. */
+
+#define WEB_VIEWS_MAX 100          /* requests sent whole to the page; the rest are counted */
+#define WEB_CONTENT_BUDGET (1u << 20) /* subject bytes (base64) in one answer */
+
+struct web_req {
+	uint64_t hreq;
+	char cmd[17];
+	const char *cookie, *csrf, *bearer, *proxy_user, *proxy_secret, *token, *sid, *outcome, *text;
+	size_t cookien, csrfn, bearern, proxy_usern, proxy_secretn, tokenn, sidn, outcomen, textn;
+	uint64_t n;
+	int has_n, approved, has_approved;
+	int on_proxy;   /* the connection came in on the proxy's socket */
+	char peer[64];  /* its address, for the failed-login limiter */
+};
+
+static int opt_text(const struct cv *m, const char *k, size_t max, const char **v, size_t *n, char *err)
 {
-	s->http_fd = -1;
-	if (!s->http.on)
-		return 0;
+	*v = NULL;
+	*n = 0;
+	return cv_get(m, k) ? ipc_get_text(m, k, max, v, n, err) : 0;
+}
+
+static void web_error(struct signer *s, uint64_t hreq, unsigned status, const char *fmt, ...) AS_PRINTF(4, 5);
+static void web_error(struct signer *s, uint64_t hreq, unsigned status, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	json_t *j = json_pack("{s:s}", "error", msg);
+	struct web_out w = {.status = status};
+	web_send(s, hreq, &w, j);
+	json_decref(j);
+}
+
+static void web_auth_failed(struct signer *s, const struct web_req *q, unsigned status, const char *why)
+{
+	s->m.auth_fail_review++;
+	web_error(s, q->hreq, status, "%s", why);
+}
+
+/* A pending request as the page shows it (the subjects' bytes while the budget lasts). */
+static json_t *web_view(const struct req *r, size_t *budget)
+{
+	json_t *v = json_deep_copy(r->view), *x;
+	size_t i;
+	json_array_foreach(json_object_get(v, "subject"), i, x) {
+		if (i >= 16 || !r->content[i])
+			continue;
+		size_t need = (r->content_len[i] + 2) / 3 * 4;
+		if (need > *budget) {
+			json_object_set_new(x, "content_omitted", json_string("too large to show with the rest: assent show"));
+			continue;
+		}
+		struct buf b;
+		buf_init(&b, need + 4);
+		if (b64_encode(r->content[i], r->content_len[i], &b) == 0) {
+			json_object_set_new(x, "content_base64", json_stringn((const char *)b.p, b.len));
+			*budget -= need;
+		}
+		buf_free(&b);
+	}
+	if (r->has_pd && r->pd.quorum > 1)
+		json_object_set_new(v, "quorum", json_integer(r->pd.quorum));
+	const json_t *risk = json_object_get(json_object_get(v, "context"), "risk");
+	if (json_is_string(risk))
+		json_object_set_new(v, "risk", json_string(json_string_value(risk)));
+	return v;
+}
+
+struct web_list {
+	struct signer *s;
+	const char *reviewer;
+	json_t *arr;
+	size_t total, more, budget;
+};
+
+static void web_one(const struct pq_item *it, void *arg)
+{
+	struct web_list *l = arg;
+	const struct req *r = it->data;
+	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(l->s, l->reviewer, &r->pd))
+		return; /* everything this reviewer may decide, nothing else */
+	l->total++;
+	if (json_array_size(l->arr) >= WEB_VIEWS_MAX) {
+		l->more++;
+		return;
+	}
+	json_array_append_new(l->arr, web_view(r, &l->budget));
+}
+
+static json_t *web_pending(struct signer *s, const char *reviewer)
+{
+	struct web_list l = {s, reviewer, json_array(), 0, 0, WEB_CONTENT_BUDGET};
+	pq_each(s->q, web_one, &l);
+	json_t *rec = json_array();
+	for (size_t i = 0; i < s->nrecent; i++) {
+		const struct recent *x = &s->recent[i];
+		json_array_append_new(rec, json_pack("{s:s,s:s,s:s,s:I,s:I,s:s}", "session_id", x->sid, "outcome",
+						     x->outcome, "by", x->by, "seq", (json_int_t)x->seq, "at",
+						     (json_int_t)x->at, "message", x->message));
+	}
+	return json_pack("{s:I,s:I,s:o,s:o,s:I,s:s}", "pending", (json_int_t)l.total, "more", (json_int_t)l.more,
+			 "requests", l.arr, "recent", rec, "now", (json_int_t)(now_ms() / 1000), "reviewer", reviewer);
+}
+
+static int reviewer_alive(void *arg, const char *name)
+{
+	struct signer *s = arg;
+	return registry_groups_json(s->reg, "reviewer", name) != NULL; /* still registered */
+}
+
+/* Sessions that ended (logout, time, a reviewer removed): their event streams close. */
+static void web_push(struct signer *s, const uint32_t *ended, size_t nended)
+{
+	struct worker *w = &s->w[W_REVIEW];
+	if (w->fd < 0 || w->state != S_READY || s->review_fd < 0)
+		return;
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_WEB_PUSH, 3), *arr = cv_array(&a, nended > 64 ? 64 : nended), *slot;
+	char err[AS_ERRLEN];
+	for (size_t i = 0; arr && i < arr->n; i++)
+		cv_set_uint(&arr->items[i], ended[i]);
+	if (f && arr && !ipc_put_uint(&a, f, "version", s->committed + s->web_bumps) &&
+	    !ipc_put_uint(&a, f, "pending", pq_count(s->q)) && (slot = ipc_put(&a, f, "ended"))) {
+		*slot = *arr;
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	}
+	cv_arena_free(&a);
+	s->web_sent = s->committed + s->web_bumps;
+}
+
+static void web_sweep(struct signer *s, uint64_t now)
+{
+	uint32_t ended[64];
+	reload_registry(s);
+	size_t n = ws_sweep(s->ws, now, reviewer_alive, s, ended, 64);
+	if (n)
+		web_push(s, ended, n < 64 ? n : 64);
+}
+
+static json_t *metrics_reply(struct signer *s, struct buf *out)
+{
+	struct stat st;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/ledger/data.mdb", s->o->state);
+	size_t nws = 0;
+	for (size_t i = 0; i < WS_MAX; i++)
+		nws += s->ws->s[i].used;
+	struct metrics_gauges g = {pq_count(s->q),
+				   ledger_size(s->ledger),
+				   stat(path, &st) == 0 ? (uint64_t)st.st_size : 0,
+				   (now_ms() - s->started_ms) / 1000,
+				   s->w[W_MCP].restarts_total,
+				   s->w[W_REVIEW].restarts_total,
+				   nws};
+	buf_init(out, 1 << 16);
+	return metrics_text(&s->m, &g, out) == 0 ? NULL : json_pack("{s:s}", "error", "out of memory");
+}
+
+static void web_file(struct signer *s, uint64_t hreq, const char *rel, const char *ctype, const char *missing)
+{
+	char path[4200], err[AS_ERRLEN];
+	struct buf b;
+	snprintf(path, sizeof path, "%s/%s", s->o->state, rel);
+	if (file_read(path, 1 << 20, &b, err) != 0) {
+		web_error(s, hreq, 404, "%s", missing);
+		return;
+	}
+	struct web_out w = {.status = 200, .ctype = ctype, .text = (const char *)b.p, .textn = b.len};
+	web_send(s, hreq, &w, NULL);
+	buf_free(&b);
+}
+
+/* The session this browser request carries, refreshed; NULL when none (or expired). */
+static struct ws_session *web_session(struct signer *s, const struct web_req *q)
+{
+	struct ws_session *ss = q->cookie ? ws_find(s->ws, q->cookie, q->cookien, now_ms()) : NULL;
+	if (ss && !reviewer_alive(s, ss->reviewer)) { /* removed from the registry since */
+		ws_end(ss);
+		return NULL;
+	}
+	return ss;
+}
+
+static void web_login_reply(struct signer *s, const struct web_req *q, const char *reviewer, const char *via)
+{
+	char cookie[WS_COOKIE_LEN + 1];
+	struct ws_session *ss = ws_create(s->ws, reviewer, via, now_ms(), cookie);
+	if (!ss) {
+		web_error(s, q->hreq, 500, "cannot read random bytes for a session");
+		return;
+	}
+	slog("info", "web: %s logged in (%s, from %s)", reviewer, via, q->peer);
+	json_t *j = json_pack("{s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", via);
+	struct web_out w = {.status = 200, .cookie = cookie};
+	web_send(s, q->hreq, &w, j);
+	json_decref(j);
+	explicit_bzero(cookie, sizeof cookie);
+}
+
+static void web_command(struct signer *s, struct web_req *q)
+{
+	const char *cmd = q->cmd;
+	/* Open to anyone who reaches the listener: nothing secret, nothing changes. */
+	if (!strcmp(cmd, "metrics")) {
+		struct buf b;
+		json_t *e = metrics_reply(s, &b);
+		struct web_out w = {.status = e ? 500 : 200, .ctype = "text/plain; version=0.0.4; charset=utf-8",
+				    .text = e ? NULL : (const char *)b.p, .textn = b.len};
+		web_send(s, q->hreq, &w, e);
+		json_decref(e);
+		buf_free(&b);
+		return;
+	}
+	if (!strcmp(cmd, "jwks")) {
+		web_file(s, q->hreq, "keys/jwks.json", "application/json",
+			 "no public token keys: tokens are HS256 (shared secret) or off");
+		return;
+	}
+	if (!strcmp(cmd, "checkpoint")) {
+		web_file(s, q->hreq, "ledger/checkpoint", "text/plain; charset=utf-8", "no checkpoint signed yet");
+		return;
+	}
+	reload_registry(s);
+	/* Who is asking. Each credential is refused loudly when it is the wrong kind,
+	 * so a misconfigured client learns why instead of being treated as nobody. */
+	const char *reviewer = NULL, *admin = NULL, *via = NULL;
+	if (q->proxy_user) {
+		int secret_ok = s->proxy_secret[0] && q->proxy_secret && q->proxy_secretn == strlen(s->proxy_secret) &&
+				ct_memcmp(q->proxy_secret, s->proxy_secret, q->proxy_secretn) == 0;
+		if (!q->on_proxy && !secret_ok) {
+			web_auth_failed(s, q, 403,
+					"refused: a reviewer identity header is accepted only from the reverse proxy's own "
+					"listener (ASSENT_REVIEW_PROXY_SOCKET) or with its shared secret");
+			return;
+		}
+		char id[256];
+		snprintf(id, sizeof id, "%.*s", (int)q->proxy_usern, q->proxy_user);
+		reviewer = registry_reviewer_by_proxy_id(s->reg, id);
+		if (!reviewer) {
+			web_auth_failed(s, q, 403, "refused: the proxy's identity is not a registered reviewer's (assent "
+						   "reviewer add NAME --proxy-id ID)");
+			return;
+		}
+		via = "proxy";
+	} else if (q->bearer) {
+		if (registry_agent_by_key(s->reg, q->bearer, q->bearern)) {
+			web_auth_failed(s, q, 403, "refused: an agent's API key is not accepted on the reviewer listener");
+			return;
+		}
+		reviewer = registry_reviewer_by_token(s->reg, q->bearer, q->bearern);
+		admin = reviewer ? NULL : registry_admin_by_token(s->reg, q->bearer, q->bearern);
+		if (!reviewer && !admin) {
+			web_auth_failed(s, q, 401, "invalid or revoked token");
+			return;
+		}
+		via = "token";
+	}
+	struct ws_session *ss = web_session(s, q);
+	if (ss && reviewer && strcmp(ss->reviewer, reviewer))
+		ss = NULL; /* a cookie of someone else than the proxy or token names: not theirs */
+	if (!reviewer && !admin && ss) {
+		reviewer = ss->reviewer;
+		via = "session";
+	}
+	if (!strcmp(cmd, "login")) {
+		unsigned retry = 0;
+		if (!ws_login_allowed(s->ws, q->peer, now_ms(), &retry)) {
+			s->m.auth_fail_review++;
+			json_t *j = json_pack("{s:s}", "error", "too many failed logins: wait and try again");
+			struct web_out w = {.status = 429, .retry_s = retry};
+			web_send(s, q->hreq, &w, j);
+			json_decref(j);
+			return;
+		}
+		const char *who = via && !strcmp(via, "proxy") ? reviewer : NULL;
+		if (!who && q->token)
+			who = registry_reviewer_by_token(s->reg, q->token, q->tokenn);
+		if (!who) {
+			ws_login_failed(s->ws, q->peer, now_ms());
+			web_auth_failed(s, q, 401, "login refused: unknown or revoked reviewer token");
+			return;
+		}
+		web_login_reply(s, q, who, who == reviewer && via && !strcmp(via, "proxy") ? "proxy" : "token");
+		return;
+	}
+	if (!strcmp(cmd, "admin_clear")) {
+		if (!admin) {
+			web_auth_failed(s, q, admin || reviewer ? 403 : 401,
+					"refused: an admin endpoint needs an admin token (assent admin add NAME)");
+			return;
+		}
+		size_t before = pq_count(s->q), sessions = 0;
+		expire(s);
+		for (size_t i = 0; i < MAX_CONNS; i++)
+			sessions += s->conns[i].used && s->conns[i].http;
+		sweep_sessions(s, now_ms());
+		for (size_t i = 0; i < MAX_CONNS; i++)
+			sessions -= s->conns[i].used && s->conns[i].http;
+		web_sweep(s, now_ms());
+		slog("info", "admin %s cleared stale sessions: %zu requests past their deadline, %zu MCP sessions", admin,
+		     before - pq_count(s->q), sessions);
+		json_t *j = json_pack("{s:b,s:I,s:I}", "ok", 1, "expired_requests", (json_int_t)(before - pq_count(s->q)),
+				      "ended_sessions", (json_int_t)sessions);
+		reply_to(s, q->hreq, 1, j);
+		return;
+	}
+	if (!reviewer) {
+		web_auth_failed(s, q, admin ? 403 : 401,
+				admin ? "refused: an admin token is not a reviewer's" : "log in first (no or expired session)");
+		return;
+	}
+	/* A browser's state-changing request carries the CSRF token of its session; a
+	 * proxy-identified browser has a session too (made by "me"). A bearer token is
+	 * not ambient (no browser sends it by itself): no CSRF token. */
+	int browser = strcmp(via, "token") != 0;
+	int changes = !strcmp(cmd, "decide") || !strcmp(cmd, "logout") || !strcmp(cmd, "submit");
+	if (browser && changes && (!ss || !ws_csrf_ok(ss, q->csrf, q->csrfn))) {
+		web_auth_failed(s, q, 403, "refused: missing or wrong CSRF token (X-CSRF-Token)");
+		return;
+	}
+	if (!strcmp(cmd, "me")) {
+		if (!ss && !strcmp(via, "proxy")) { /* the page needs a session for its CSRF token */
+			web_login_reply(s, q, reviewer, "proxy");
+			return;
+		}
+		json_t *j = ss ? json_pack("{s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", ss->via)
+			       : json_pack("{s:s,s:s}", "reviewer", reviewer, "via", via);
+		reply_to(s, q->hreq, 1, j);
+	} else if (!strcmp(cmd, "logout")) {
+		uint32_t id = ss->id;
+		slog("info", "web: %s logged out", ss->reviewer);
+		ws_end(ss);
+		web_push(s, &id, 1);
+		struct web_out w = {.status = 200, .clear = 1};
+		json_t *j = json_pack("{s:b}", "ok", 1);
+		web_send(s, q->hreq, &w, j);
+		json_decref(j);
+	} else if (!strcmp(cmd, "events")) {
+		json_t *j = json_pack("{s:b,s:s}", "ok", 1, "reviewer", reviewer);
+		struct web_out w = {.status = 200, .wsid = ss ? ss->id : 0};
+		web_send(s, q->hreq, &w, j);
+		json_decref(j);
+	} else if (!strcmp(cmd, "pending")) {
+		reply_to(s, q->hreq, 1, web_pending(s, reviewer));
+	} else if (!strcmp(cmd, "list")) {
+		reply_to(s, q->hreq, 1, list_reply(s, NULL));
+	} else if ((!strcmp(cmd, "decide") && q->sid && q->outcome) || (!strcmp(cmd, "submit") && q->sid && q->has_approved)) {
+		char id[65], oc[17], *tx = q->text ? strndup(q->text, q->textn) : NULL;
+		snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
+		snprintf(oc, sizeof oc, "%.*s", (int)q->outcomen, q->outcome ? q->outcome : "");
+		if (!q->outcome) { /* submit: {approved, response, selection}, the outcome follows from the type */
+			struct pq_item *it = pq_find(s->q, id);
+			const char *type = it ? ((struct req *)it->data)->type : "";
+			snprintf(oc, sizeof oc, "%s",
+				 !q->approved			   ? "rejected"
+				 : !strcmp(type, "input")	   ? "answered"
+				 : !strcmp(type, "selection") ? "selected"
+							       : "approved");
+			if (!q->approved && !tx)
+				tx = strdup("rejected by the reviewer");
+			if (!strcmp(oc, "answered") && !tx)
+				tx = strdup("");
+		}
+		struct who w = {reviewer, "web", via, (uid_t)-1, q->hreq, 1};
+		json_t *rep = (q->text && !tx) ? ctl_error("out of memory") : decide(s, &w, id, oc, tx, q->has_n ? q->n : 0);
+		free(tx);
+		if (rep)
+			reply_to(s, q->hreq, 1, rep);
+	} else {
+		web_error(s, q->hreq, 400, "malformed command");
+	}
+}
+
+static int h_web(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q = {0};
+	const char *cmd;
+	size_t cmdn;
+	const struct cv *b = f->body;
+	GUARD(ipc_get_uint(b, "hreq", UINT64_MAX, &q.hreq, err));
+	GUARD(ipc_get_text(b, "cmd", 16, &cmd, &cmdn, err));
+	GUARD(opt_text(b, "cookie", 64, &q.cookie, &q.cookien, err));
+	GUARD(opt_text(b, "csrf", 64, &q.csrf, &q.csrfn, err));
+	GUARD(opt_text(b, "bearer", 512, &q.bearer, &q.bearern, err));
+	GUARD(opt_text(b, "proxy_user", 254, &q.proxy_user, &q.proxy_usern, err));
+	GUARD(opt_text(b, "proxy_secret", 256, &q.proxy_secret, &q.proxy_secretn, err));
+	GUARD(opt_text(b, "token", 512, &q.token, &q.tokenn, err));
+	GUARD(opt_text(b, "sid", 64, &q.sid, &q.sidn, err));
+	GUARD(opt_text(b, "outcome", 16, &q.outcome, &q.outcomen, err));
+	GUARD(opt_text(b, "text", 16384, &q.text, &q.textn, err));
+	if (cv_get(b, "n")) {
+		GUARD(ipc_get_uint(b, "n", 64, &q.n, err));
+		q.has_n = 1;
+	}
+	if (cv_get(b, "approved")) {
+		GUARD(ipc_get_bool(b, "approved", &q.approved, err));
+		q.has_approved = 1;
+	}
+	if (f->nfds != 1)
+		return as_fail(err, AS_ECORRUPT, "a web request without its connection");
+	if (s->review_fd < 0)
+		return as_fail(err, AS_ECORRUPT, "a web request, but the reviewer listener is off");
+	snprintf(q.cmd, sizeof q.cmd, "%.*s", (int)cmdn, cmd);
+	/* Which listener, and from where: measured on the connection, not said by the worker. */
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	if (getsockname(f->fds[0], (struct sockaddr *)&ss, &sl) != 0)
+		return as_fail(err, AS_ECORRUPT, "a web request's descriptor is not a socket");
+	if (ss.ss_family == AF_UNIX) {
+		const struct sockaddr_un *un = (const struct sockaddr_un *)&ss;
+		q.on_proxy = s->proxy_fd >= 0 && sl > offsetof(struct sockaddr_un, sun_path) &&
+			     !strncmp(un->sun_path, s->proxy_path, sizeof un->sun_path);
+		if (!q.on_proxy)
+			return as_fail(err, AS_ECORRUPT, "a web request on a unix socket that is not the proxy's");
+		snprintf(q.peer, sizeof q.peer, "proxy");
+	} else {
+		sl = sizeof ss;
+		char host[INET6_ADDRSTRLEN] = "?";
+		if (getpeername(f->fds[0], (struct sockaddr *)&ss, &sl) == 0)
+			getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0, NI_NUMERICHOST);
+		snprintf(q.peer, sizeof q.peer, "%s", host);
+	}
+	web_command(s, &q);
+	return 0;
+}
+
+/* A TCP listener (agents or reviewers). A port given explicitly must be had; the
+ * default one may be taken (another state directory's daemon): then that listener
+ * is off and the log says why. Returns the descriptor, or -1 (off). */
+static int tcp_listen(struct http_cfg *c, const char *what, const char *port_var, char *err)
+{
+	if (!c->on)
+		return -1;
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
 	struct addrinfo *ai = NULL;
 	char port[8];
-	snprintf(port, sizeof port, "%u", s->http.port);
-	const char *host = !strcmp(s->http.host, "localhost") ? "127.0.0.1" : s->http.host;
-	if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai)
-		return as_fail(err, AS_EINVAL, "FEEDBACK_SSE_HOST '%s' is not an IP address", s->http.host);
+	snprintf(port, sizeof port, "%u", c->port);
+	const char *host = !strcmp(c->host, "localhost") ? "127.0.0.1" : c->host;
+	if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai) {
+		as_fail(err, AS_EINVAL, "the %s listener's host '%s' is not an IP address", what, c->host);
+		return -2;
+	}
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, e = 0;
 	if (fd >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -1949,13 +2548,14 @@ static int http_listen(struct signer *s, char *err)
 	if (e) {
 		if (fd >= 0)
 			close(fd);
-		if (s->http.port_explicit)
-			return as_fail(err, AS_EIO, "cannot listen on %s:%u: %s", s->http.host, s->http.port, strerror(e));
-		slog("warning", "agent HTTP listener off: cannot listen on %s:%u (%s); set FEEDBACK_SSE_PORT to another "
-				"port (0: any free one). Agents on stdio are served as usual.",
-		     s->http.host, s->http.port, strerror(e));
-		s->http.on = 0;
-		return 0;
+		if (c->port_explicit) {
+			as_fail(err, AS_EIO, "cannot listen on %s:%u: %s", c->host, c->port, strerror(e));
+			return -2;
+		}
+		slog("warning", "%s listener off: cannot listen on %s:%u (%s); set %s to another port (0: any free one)",
+		     what, c->host, c->port, strerror(e), port_var);
+		c->on = 0;
+		return -1;
 	}
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
@@ -1967,12 +2567,61 @@ static int http_listen(struct signer *s, char *err)
 			       : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr) ||
 					 (IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&ss)->sin6_addr) &&
 					  ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr[12] == 127);
-	http_cfg_finish(&s->http, bound, loopback);
-	s->http_fd = fd;
-	if (!s->http.nhosts)
-		slog("warning", "the agent listener on %s:%u accepts any Host header: set ASSENT_HTTP_ALLOWED_HOSTS to "
-				"the names clients use",
-		     s->http.host, bound);
+	http_cfg_finish(c, bound, loopback);
+	if (!c->nhosts)
+		slog("warning", "the %s listener on %s:%u accepts any Host header: set its ALLOWED_HOSTS variable to the "
+				"names clients use",
+		     what, c->host, bound);
+	return fd;
+}
+
+/* The reviewer listener, and the reverse proxy's own socket when configured. */
+static int review_listen(struct signer *s, char *err)
+{
+	s->review_fd = s->proxy_fd = -1;
+	GUARD(http_cfg_review_from_env(&s->review, err));
+	if ((s->review_fd = tcp_listen(&s->review, "reviewer", "ASSENT_REVIEW_PORT", err)) == -2)
+		return AS_EIO;
+	const char *hdr = getenv("ASSENT_REVIEW_PROXY_HEADER"), *sec = getenv("ASSENT_REVIEW_PROXY_SECRET");
+	const char *sock = getenv("ASSENT_REVIEW_PROXY_SOCKET"), *grp = getenv("ASSENT_REVIEW_PROXY_GROUP");
+	snprintf(s->proxy_header, sizeof s->proxy_header, "%s", hdr && *hdr ? hdr : "X-Reviewer-Email");
+	for (const char *p = s->proxy_header; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return as_fail(err, AS_EINVAL, "ASSENT_REVIEW_PROXY_HEADER: a header name (A-Z a-z 0-9 -)");
+	if (sec && *sec) {
+		if (strlen(sec) < 32 || strlen(sec) >= sizeof s->proxy_secret)
+			return as_fail(err, AS_EINVAL, "ASSENT_REVIEW_PROXY_SECRET: 32 to 128 characters");
+		snprintf(s->proxy_secret, sizeof s->proxy_secret, "%s", sec);
+		unsetenv("ASSENT_REVIEW_PROXY_SECRET");
+	}
+	if (!sock || !*sock)
+		return 0;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(sock) >= sizeof sa.sun_path || sock[0] != '/')
+		return as_fail(err, AS_EINVAL, "ASSENT_REVIEW_PROXY_SOCKET: an absolute path under %zu bytes",
+			       sizeof sa.sun_path);
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	unlink(sock);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	mode_t old = umask(0077);
+	int rc = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 128) == 0 ? 0 : -1;
+	umask(old);
+	if (rc == 0 && grp && *grp) { /* only the proxy's group may connect: mode 0660 */
+		struct group *g = getgrnam(grp);
+		if (!g || chown(sock, (uid_t)-1, g->gr_gid) != 0 || chmod(sock, 0660) != 0) {
+			close(fd);
+			return as_fail(err, AS_EINVAL, "ASSENT_REVIEW_PROXY_GROUP '%s': %s", grp,
+				       g ? strerror(errno) : "no such group");
+		}
+	}
+	if (rc != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return as_fail(err, AS_EIO, "cannot listen on %s: %s", sock, strerror(e));
+	}
+	snprintf(s->proxy_path, sizeof s->proxy_path, "%s", sock);
+	s->proxy_fd = fd;
 	return 0;
 }
 
@@ -1996,6 +2645,7 @@ static const struct ipc_rule review_rules[] = {
 	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
 	{F_CONN_CLOSED, READY, 0, h_conn_closed},
 	{F_CTL, READY, 0, h_ctl},
+	{F_WEB, READY, IPC_FDS, h_web},
 };
 
 static void worker_input(struct signer *s, int k)
@@ -2139,15 +2789,22 @@ static int write_info(struct signer *s, char *err)
 	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_INFO_FILE);
 	if (s->tcfg.mode == TOK_HS256)
 		hs256_kid(s->tcfg.secret, s->tcfg.secret_len, kid);
-	char http[300] = "";
+	char http[300] = "", review[300] = "";
 	if (s->http_fd >= 0)
 		snprintf(http, sizeof http, strchr(s->http.host, ':') ? "[%s]:%u" : "%s:%u", s->http.host, s->http.port);
+	if (s->review_fd >= 0)
+		snprintf(review, sizeof review, strchr(s->review.host, ':') ? "[%s]:%u" : "%s:%u", s->review.host,
+			 s->review.port);
 	json_t *j = json_pack("{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I,s:s?,s:b}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
 			      "policy", s->o->policy && realpath(s->o->policy, rp) ? rp : s->o->policy, "token_mode",
 			      s->tcfg.mode == TOK_ES256 ? "ES256" : s->tcfg.mode == TOK_HS256 ? "HS256" : "off",
 			      "token_secret_kid", kid[0] ? kid : NULL, "single_user", s->o->single_user, "timeout_seconds",
 			      (json_int_t)s->timeout_s, "http", http[0] ? http : NULL, "anonymous",
 			      s->http_fd >= 0 && s->http.anonymous);
+	if (j && review[0])
+		json_object_set_new(j, "review", json_string(review));
+	if (j && s->proxy_fd >= 0)
+		json_object_set_new(j, "review_proxy", json_string(s->proxy_path));
 	char *txt = json_dumps(j, JSON_INDENT(2));
 	json_decref(j);
 	int rc = txt ? file_write_atomic(path, txt, strlen(txt), 0644, err) : AS_ENOMEM;
@@ -2174,13 +2831,18 @@ int signer_main(const struct signer_opts *o)
 		return 1;
 	}
 	s->w[W_MCP] = (struct worker){.kind = "mcp", .fd = -1};
+	if (!(s->ws = calloc(1, sizeof *s->ws))) {
+		slog("error", "out of memory");
+		return 2;
+	}
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
 	if ((s->agent_fd = listen_unix(o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
 	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
-	if (http_cfg_from_env(&s->http, err) != 0 || http_listen(s, err) != 0) {
+	if (http_cfg_from_env(&s->http, err) != 0 || (s->http_fd = tcp_listen(&s->http, "agent HTTP", "FEEDBACK_SSE_PORT", err)) == -2 ||
+	    review_listen(s, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
@@ -2233,6 +2895,10 @@ int signer_main(const struct signer_opts *o)
 	if (s->http_fd >= 0)
 		slog("info", "agents over HTTP: http://%s:%u/mcp (%s)", s->http.host, s->http.port,
 		     s->http.anonymous ? "API key, or none from loopback" : "API key required");
+	if (s->review_fd >= 0)
+		slog("info", "reviewers on the web: http://%s:%u/review", s->review.host, s->review.port);
+	if (s->proxy_fd >= 0)
+		slog("info", "reverse proxy's socket: %s (identity header %s)", s->proxy_path, s->proxy_header);
 	while (!s->stop) {
 		struct pollfd pf[5];
 		size_t n = 0;
@@ -2297,6 +2963,7 @@ int signer_main(const struct signer_opts *o)
 		expire(s);
 		if (now >= s->next_sweep) {
 			sweep_sessions(s, now);
+			web_sweep(s, now);
 			s->next_sweep = now + 1000ull * s->http.cleanup_s;
 		}
 		commit_batch(s); /* everything this turn brought, in one commit */
@@ -2305,6 +2972,8 @@ int signer_main(const struct signer_opts *o)
 			s->stats_pending = pq_count(s->q);
 			s->next_stats = now_ms() + 1000;
 		}
+		if (s->committed + s->web_bumps != s->web_sent) /* the reviewers' pages refresh */
+			web_push(s, NULL, 0);
 		/* After a crowd of requests is gone, give the heap back: a long-running
 		 * daemon should sit at its idle size, not at its peak. */
 		if (pq_count(s->q) > s->peak)
@@ -2332,5 +3001,7 @@ int signer_main(const struct signer_opts *o)
 	unlink(path);
 	snprintf(path, sizeof path, "%s/%s", o->state, CONTROL_SOCK);
 	unlink(path);
+	if (s->proxy_fd >= 0)
+		unlink(s->proxy_path);
 	return 0;
 }

@@ -5,7 +5,8 @@
 
 #define ASSENT_VERSION "0.1.0"
 #define WORKER_IPC_FD 3
-#define WORKER_HTTP_FD 4 /* the mcp worker: the agent HTTP listener, when there is one */
+#define WORKER_HTTP_FD 4 /* the agent HTTP listener (mcp worker), the reviewer listener (review worker) */
+#define WORKER_PROXY_FD 5 /* the review worker: the reverse proxy's unix socket, when configured */
 
 /* Each returns the process exit status. */
 int worker_mcp_main(int ipcfd);

@@ -4,6 +4,8 @@
  * nothing this worker says about identity is believed. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <seccomp.h>
+#include <stdarg.h>
 #include <jansson.h>
 #include <poll.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "jail.h"
 #include "proto.h"
 #include "worker.h"
+#include "worker_web.h"
 
 #define CTL_LINE_MAX 65536
 #define CTL_TEXT_MAX 16384
@@ -27,6 +30,22 @@ struct rconn {
 
 static struct rconn conns[PROTO_CONNS_MAX];
 static int g_ipc;
+
+static void wlog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
+static void wlog(const char *level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_LOG, 2);
+	if (f && !ipc_put_text(&a, f, "level", level, strlen(level)) && !ipc_put_text(&a, f, "text", msg, strlen(msg)))
+		ipc_send(g_ipc, f, -1, NULL);
+	cv_arena_free(&a);
+}
 
 static void reply_error(struct rconn *c, const char *msg)
 {
@@ -108,6 +127,10 @@ static void on_frame(struct ipc_frame *f)
 {
 	uint64_t conn;
 	char err[AS_ERRLEN];
+	if (f->type == F_WEB_REPLY || f->type == F_WEB_PUSH || f->type == F_STATS) {
+		web_frame(f);
+		return;
+	}
 	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0)
 		return;
 	if (f->type == F_CONN_NEW && f->nfds == 1) {
@@ -143,27 +166,40 @@ int worker_review_main(int ipcfd)
 	g_ipc = ipcfd;
 	if (ipc_conn_init(&ipc, ipcfd, err) != 0)
 		return 2;
-	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16};
-	if (jail_enter(&jo, err) != 0)
-		return 2;
 	struct cv_arena a;
 	cv_arena_init(&a, 1u << 16);
+	if (web_start(&ipc, ipcfd, &a, err) != 0) {
+		wlog("error", "review worker: reviewer listener: %s", err);
+		return 2;
+	}
+	/* libmicrohttpd accepts on the listeners it was handed and sets socket options;
+	 * it never creates a socket (socket, bind and listen stay forbidden). */
+	static const int http_calls[] = {SCMP_SYS(accept4), SCMP_SYS(accept), SCMP_SYS(setsockopt),
+					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + web_max_fds(),
+			       .extra_syscalls = web_on() ? http_calls : NULL,
+			       .nextra = web_on() ? sizeof http_calls / sizeof *http_calls : 0};
+	if (jail_enter(&jo, err) != 0) {
+		wlog("error", "review worker: cannot enter the jail: %s", err);
+		return 2;
+	}
 	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
 	ipc_put_text(&a, hello, "kind", "review", 6);
 	if (ipc_send(ipcfd, hello, -1, err) != 0)
 		return 2;
-	struct pollfd pf[PROTO_CONNS_MAX + 1];
-	size_t map[PROTO_CONNS_MAX + 1];
+	struct pollfd pf[PROTO_CONNS_MAX + 3];
+	size_t map[PROTO_CONNS_MAX + 3];
 	for (;;) {
 		size_t n = 0;
 		pf[n++] = (struct pollfd){.fd = ipcfd, .events = POLLIN};
+		size_t first = n += web_poll_fds(&pf[n]); /* libmicrohttpd's epoll sets, nested */
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
 			if (!conns[i].used)
 				continue;
 			map[n] = i;
 			pf[n++] = (struct pollfd){.fd = conns[i].fd, .events = (short)(POLLIN | (conns[i].out.len ? POLLOUT : 0))};
 		}
-		if (poll(pf, n, -1) < 0 && errno != EINTR)
+		if (poll(pf, n, web_on() ? web_timeout_ms(1000) : -1) < 0 && errno != EINTR)
 			return 2;
 		if (pf[0].revents) {
 			int r = ipc_read(&ipc, err);
@@ -181,7 +217,7 @@ int worker_review_main(int ipcfd)
 				ipc_frame_close_fds(&f);
 			}
 		}
-		for (size_t i = 1; i < n; i++) {
+		for (size_t i = first; i < n; i++) {
 			struct rconn *c = &conns[map[i]];
 			if (!c->used)
 				continue;
@@ -201,5 +237,7 @@ int worker_review_main(int ipcfd)
 				c->out.len -= (size_t)w;
 			}
 		}
+		if (web_on())
+			web_run();
 	}
 }

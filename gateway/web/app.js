@@ -1,0 +1,401 @@
+// The reviewer's page: log in with a reviewer token, watch the queue live (server-sent
+// events), decide. Everything a request carries was written by an agent, so it reaches
+// the page only as text nodes (textContent, append(string)), never as markup.
+"use strict";
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const S = { csrf: "", reviewer: "", offset: 0, es: null, debounce: 0, gen: 0, cards: new Map() };
+  const OUTCOME = { approve: "approved", reject: "rejected", answer: "answered", select: "selected" };
+  const LONG_CONTEXT = 1500; // characters of pretty JSON shown open; longer ones are collapsed
+  const TEXT_MAX = 65536;    // characters of a subject's text shown
+  const HEX_MAX = 256;       // bytes of a binary subject shown
+  let uid = 0;
+
+  // el("tag", {attr: value, class, text}, ...children): children that are strings become text.
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const k of kids) if (k !== null && k !== undefined && k !== false) e.append(k);
+    return e;
+  }
+
+  function status(msg, isError) {
+    const s = $("status");
+    s.textContent = msg;
+    s.classList.toggle("error", !!isError);
+  }
+
+  async function api(method, path, body) {
+    const headers = {};
+    const init = { method, headers, credentials: "same-origin", cache: "no-store" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    if (method === "POST" && S.csrf) headers["X-CSRF-Token"] = S.csrf;
+    let res, data = null;
+    try {
+      res = await fetch(path, init);
+    } catch (e) {
+      throw Object.assign(new Error("the gateway cannot be reached"), { status: 0 });
+    }
+    try { data = await res.json(); } catch (e) { /* not JSON: the status says enough */ }
+    if (!res.ok) {
+      const msg = data && typeof data.error === "string" ? data.error : `HTTP ${res.status}`;
+      throw Object.assign(new Error(msg), { status: res.status, retryAfter: res.headers.get("Retry-After") });
+    }
+    return data || {};
+  }
+
+  // ---- session ----
+  function signedIn(me) {
+    S.csrf = me.csrf || "";
+    S.reviewer = me.reviewer || "";
+    $("who").textContent = `Signed in as ${S.reviewer}` + (me.via === "proxy" ? " (through the proxy)" : "");
+    $("who").hidden = $("logout").hidden = $("app").hidden = false;
+    $("login").hidden = true;
+    openEvents();
+    refresh();
+  }
+
+  function signedOut(msg, isError) {
+    if (S.es) S.es.close();
+    S.es = null;
+    S.csrf = S.reviewer = "";
+    S.gen++;
+    for (const c of S.cards.values()) c.el.remove();
+    S.cards.clear();
+    $("recent").replaceChildren();
+    $("who").hidden = $("logout").hidden = $("app").hidden = true;
+    $("login").hidden = false;
+    if (msg) status(msg, isError);
+  }
+
+  async function checkSession() {
+    try {
+      signedIn(await api("GET", "/review/api/me"));
+    } catch (e) {
+      if (e.status === 401) signedOut(S.reviewer ? "Your session ended: log in again." : "");
+      else { signedOut(`Cannot reach the gateway: ${e.message}`, true); setTimeout(checkSession, 5000); }
+    }
+  }
+
+  $("login").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const form = ev.currentTarget, token = form.elements.token.value.trim();
+    if (!token) return status("Paste your reviewer token first.", true);
+    form.querySelector("button").disabled = true;
+    try {
+      const me = await api("POST", "/review/api/login", { token });
+      form.reset();
+      status(`Welcome, ${me.reviewer}.`);
+      signedIn(me);
+      $("pending-h").focus();
+    } catch (e) {
+      if (e.status === 429) status(`Too many failed logins: try again in ${e.retryAfter || "a few"} seconds.`, true);
+      else status(`Login refused: ${e.message}`, true);
+    } finally {
+      form.querySelector("button").disabled = false;
+    }
+  });
+
+  $("logout").addEventListener("click", async () => {
+    try {
+      await api("POST", "/review/api/logout", {});
+      signedOut("Logged out.");
+    } catch (e) {
+      if (e.status === 401) signedOut("Logged out.");
+      else status(`Logout failed: ${e.message}`, true);
+    }
+  });
+
+  // ---- live queue ----
+  function openEvents() {
+    if (S.es) S.es.close();
+    const es = new EventSource("/review/events");
+    S.es = es;
+    es.addEventListener("pending", () => {
+      clearTimeout(S.debounce);
+      S.debounce = setTimeout(refresh, 100);
+    });
+    es.onerror = () => { // the browser retries by itself unless the stream was refused
+      if (S.es === es && es.readyState === EventSource.CLOSED) { S.es = null; setTimeout(checkSession, 2000); }
+    };
+  }
+
+  async function refresh() {
+    const gen = ++S.gen;
+    let data;
+    try {
+      data = await api("GET", "/review/api/pending");
+    } catch (e) {
+      if (e.status === 401) return signedOut("Your session ended: log in again.");
+      return status(`Cannot load the queue: ${e.message}`, true);
+    }
+    if (gen !== S.gen) return; // a newer answer is on its way or was shown
+    S.offset = (Number(data.now) || Date.now() / 1000) - Date.now() / 1000;
+    renderQueue(data);
+    renderRecent(Array.isArray(data.recent) ? data.recent : []);
+  }
+
+  function renderQueue(data) {
+    const list = $("requests"), reqs = Array.isArray(data.requests) ? data.requests : [];
+    const seen = new Set();
+    let prev = null, lostFocus = false;
+    for (const r of reqs) {
+      if (typeof r.session_id !== "string") continue;
+      seen.add(r.session_id);
+      let card = S.cards.get(r.session_id);
+      if (!card) S.cards.set(r.session_id, (card = buildCard(r)));
+      updateCard(card, r);
+      const want = prev ? prev.nextSibling : list.firstChild;
+      if (card.el !== want) list.insertBefore(card.el, want);
+      prev = card.el;
+    }
+    for (const [sid, card] of S.cards) {
+      if (seen.has(sid)) continue;
+      if (card.el.contains(document.activeElement) || card.refocus) lostFocus = true;
+      card.el.remove();
+      S.cards.delete(sid);
+    }
+    const total = Number(data.pending) || reqs.length;
+    $("count").textContent = `(${total})`;
+    $("empty").hidden = reqs.length > 0;
+    $("more").hidden = !(data.more > 0);
+    $("more").textContent = `The oldest ${reqs.length} are shown; ${data.more} more wait behind them.`;
+    if (lostFocus) (list.querySelector("h3") || $("pending-h")).focus();
+    tick();
+  }
+
+  function renderRecent(recent) {
+    $("recent").replaceChildren(...recent.map((d) => el("li", { "data-sid": d.session_id },
+      el("span", { class: "seq", text: `seq ${d.seq}` }), " ",
+      el("span", { class: `outcome ${cls(d.outcome)}`, text: String(d.outcome) }),
+      d.by ? ` by ${d.by}` : "", d.at ? ` at ${new Date(d.at * 1000).toLocaleTimeString()}` : "",
+      d.message ? el("span", { class: "msg", text: String(d.message) }) : "")));
+  }
+
+  function tick() {
+    const now = Date.now() / 1000 + S.offset;
+    for (const c of S.cards.values()) {
+      if (!c.deadline) { c.left.textContent = "no deadline"; continue; }
+      const s = Math.floor(c.deadline - now);
+      c.left.textContent = s <= 0 ? "deadline passed" : `${clock(s)} left`;
+      c.left.classList.toggle("urgent", s < 60);
+    }
+  }
+  setInterval(tick, 1000);
+
+  const clock = (s) => {
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = String(s % 60).padStart(2, "0");
+    return h ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+  };
+  const cls = (v) => (/^[a-z]+$/.test(String(v)) ? String(v) : "other");
+
+  // ---- one request ----
+  function buildCard(r) {
+    const left = el("span", { class: "left" });
+    const approvals = el("dd", {});
+    const head = el("h3", { tabindex: "-1", text: String(r.message ?? "") });
+    const meta = el("p", { class: "meta" }, el("span", { class: "type", text: String(r.type) }), " ",
+      r.risk ? el("span", { class: `risk risk-${cls(r.risk)}`, text: `risk ${r.risk}` }) : "", " ", left);
+    const facts = el("dl", { class: "facts" },
+      el("dt", { text: "From" }), el("dd", { text: requester(r.requester) }),
+      el("dt", { text: "Audience" }), el("dd", { text: r.audience ? String(r.audience) : "any (none given)" }),
+      el("dt", { text: "Policy" }), el("dd", { text: policy(r.policy) }),
+      el("dt", { text: "Approvals" }), approvals,
+      el("dt", { text: "Asked" }), el("dd", { text: r.created ? new Date(r.created * 1000).toLocaleString() : "?" }),
+      el("dt", { text: "Session" }), el("dd", { class: "mono", text: r.session_id }));
+    const article = el("article", { class: "request", "data-sid": r.session_id }, head, meta, facts,
+      contextBlock(r.context), subjectsBlock(r.subject), decideForm(r));
+    return { el: article, left, approvals, deadline: Number(r.deadline) || 0 };
+  }
+
+  function updateCard(card, r) {
+    const q = Number(r.quorum) || 1, who = Array.isArray(r.approvals) ? r.approvals.map(String) : [];
+    card.approvals.textContent = `${who.length} of ${q}` + (who.length ? `: ${who.join(", ")}` : "") +
+      (who.includes(S.reviewer) && who.length < q ? " (yours is counted; waiting for another reviewer)" : "");
+    card.deadline = Number(r.deadline) || 0;
+  }
+
+  function requester(rq) {
+    if (!rq || typeof rq !== "object") return "unknown";
+    if (rq.agent !== undefined) return `agent ${rq.agent}`;
+    if (rq.uid !== undefined) return `local uid ${rq.uid}` + (rq.client ? `, client ${rq.client}` : "");
+    if (rq.anonymous) return "anonymous";
+    return JSON.stringify(rq);
+  }
+
+  function policy(p) {
+    if (!p || typeof p !== "object") return "no policy rule (every request waits for a person)";
+    const rule = p.rule === undefined || p.rule === null ? "default rule" : `rule ${p.rule}`;
+    const who = Array.isArray(p.reviewers) && p.reviewers.length ? `reviewers ${p.reviewers.join(", ")}` : "any reviewer";
+    return `${rule}; ${who}` + (p.digest ? `; policy ${String(p.digest).slice(0, 16)}` : "");
+  }
+
+  // ---- context: pretty JSON, diffs shown as diffs, long ones collapsed ----
+  const isDiff = (s) => typeof s === "string" && (/^@@ /m.test(s) || (/^--- /m.test(s) && /^\+\+\+ /m.test(s)));
+  const isCut = (v) => v && typeof v === "object" && v.truncated === true && "total_bytes" in v && "head" in v;
+
+  function diffBlock(s) {
+    return el("span", { class: "diff" }, ...s.split("\n").map((line) => {
+      const k = /^(\+\+\+ |--- )/.test(line) ? "file" : line.startsWith("@@") ? "hunk"
+        : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
+      return el("span", { class: k, text: line || " " });
+    }));
+  }
+
+  // Appends v as indented JSON text to out; collects truncation markers in marks.
+  function json(v, depth, out, marks) {
+    if (isCut(v)) {
+      const m = `…[truncated ${v.total_bytes} bytes]`;
+      marks.push(m);
+      const h = v.head; // a prefix of the value's text (of its compact JSON when not a string)
+      if (typeof h === "string") out.append(isDiff(h) ? diffBlock(h) : h);
+      out.append(el("span", { class: "trunc", text: ` ${m}` }));
+    } else if (isDiff(v)) {
+      out.append(diffBlock(v));
+    } else if (v !== null && typeof v === "object") {
+      const arr = Array.isArray(v), items = arr ? v.map((x) => [null, x]) : Object.entries(v);
+      if (!items.length) return out.append(arr ? "[]" : "{}");
+      out.append(arr ? "[\n" : "{\n");
+      items.forEach(([k, x], i) => {
+        out.append("  ".repeat(depth + 1) + (k === null ? "" : `${JSON.stringify(k)}: `));
+        json(x, depth + 1, out, marks);
+        out.append(i < items.length - 1 ? ",\n" : "\n");
+      });
+      out.append("  ".repeat(depth) + (arr ? "]" : "}"));
+    } else {
+      const t = JSON.stringify(v) ?? String(v);
+      const m = typeof v === "string" && v.match(/…\[truncated \d+ bytes\]/);
+      if (m) marks.push(m[0]);
+      out.append(t);
+    }
+  }
+
+  function contextBlock(ctx) {
+    if (ctx === undefined || ctx === null) return null;
+    const pre = el("pre", { class: "context" }), marks = [];
+    if (typeof ctx === "string" && !isDiff(ctx)) pre.append(ctx);
+    else json(ctx, 0, pre, marks);
+    const cut = marks.length ? el("p", { class: "trunc", text: `Cut by the gateway: ${marks.join(", ")}` }) : null;
+    const size = pre.textContent.length;
+    if (size <= LONG_CONTEXT && pre.textContent.split("\n").length <= 40)
+      return el("div", { class: "block" }, el("h4", { text: "Context" }), cut, pre);
+    return el("div", { class: "block" }, cut,
+      el("details", {}, el("summary", { text: `Context (${size} characters${marks.length ? ", cut" : ""})` }), pre));
+  }
+
+  // ---- subjects, with their bytes when the agent sent them ----
+  function subjectsBlock(subs) {
+    if (!Array.isArray(subs) || !subs.length) return null;
+    return el("div", { class: "block" }, el("h4", { text: "Subjects" }), el("ul", { class: "subjects" },
+      ...subs.map((s) => el("li", {},
+        el("span", { class: "name", text: String(s.name ?? "(unnamed)") }), " ",
+        el("span", { class: "mono", text: `sha256:${s.sha256 ?? "?"}` }), " ",
+        el("span", { class: s.computed ? "computed" : "asserted",
+          text: s.computed ? "computed by the gateway" : "asserted by the agent" }),
+        typeof s.content_base64 === "string" ? bytesBlock(s.content_base64) : null))));
+  }
+
+  function bytesBlock(b64) {
+    let bytes;
+    try { bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)); } catch (e) {
+      return el("p", { class: "error", text: "(its bytes could not be decoded)" });
+    }
+    let text = null;
+    try { text = new TextDecoder("utf-8", { fatal: true }).decode(bytes); } catch (e) { /* binary */ }
+    // Control characters and bidirectional overrides could hide what is approved: hex then.
+    if (text !== null && /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(text)) text = null;
+    const pre = el("pre", { class: "bytes" });
+    let label;
+    if (text !== null) {
+      label = `${bytes.length} bytes of text`;
+      pre.append(text.length > TEXT_MAX ? text.slice(0, TEXT_MAX) + `\n…[${text.length - TEXT_MAX} more characters not shown]` : text);
+    } else {
+      label = `${bytes.length} bytes, binary` + (bytes.length > HEX_MAX ? `, the first ${HEX_MAX} shown` : "");
+      const lines = [];
+      for (let i = 0; i < Math.min(bytes.length, HEX_MAX); i += 16) {
+        const row = bytes.subarray(i, Math.min(i + 16, bytes.length, HEX_MAX));
+        lines.push(i.toString(16).padStart(8, "0") + "  " + Array.from(row, (b) => b.toString(16).padStart(2, "0")).join(" ").padEnd(48) +
+          "  " + Array.from(row, (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : ".")).join(""));
+      }
+      pre.append(lines.join("\n"));
+    }
+    return el("details", { class: "bytes" }, el("summary", { text: label }), pre);
+  }
+
+  // ---- decisions ----
+  function decideForm(r) {
+    const id = `r${++uid}`, type = String(r.type);
+    const form = el("form", { class: "decide" });
+    const actions = el("div", { class: "actions" });
+    if (type === "input") {
+      form.append(el("label", { for: `${id}-a`, text: "Your answer" }),
+        el("input", { id: `${id}-a`, name: "answer", type: "text", value: r.default ?? "", autocomplete: "off" }));
+      actions.append(el("button", { type: "submit", "data-action": "answer", class: "primary", text: "Answer" }));
+    } else if (type === "selection") {
+      const opts = Array.isArray(r.options) ? r.options : [];
+      form.append(el("fieldset", {}, el("legend", { text: "Options" }), ...opts.map((o, i) =>
+        el("label", { class: "option" }, el("input", { type: "radio", name: "option", value: i + 1 }), ` ${i + 1}. `, String(o)))));
+      actions.append(el("button", { type: "submit", "data-action": "select", class: "primary", text: "Select" }));
+    } else {
+      actions.append(el("button", { type: "submit", "data-action": "approve", class: "primary", text: "Approve" }));
+    }
+    actions.append(el("button", { type: "submit", "data-action": "reject", class: "reject", text: "Reject" }));
+    const approving = type !== "input" && type !== "selection";
+    form.append(el("label", { for: `${id}-c`, text: approving ? "Comment (optional to approve; a reason is required to reject)" : "Reason (required to reject)" }),
+      el("textarea", { id: `${id}-c`, name: "comment", rows: "2" }), actions);
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const b = ev.submitter;
+      if (b && OUTCOME[b.dataset.action]) decide(r, form, b.dataset.action);
+    });
+    return form;
+  }
+
+  async function decide(r, form, action) {
+    const body = { session_id: r.session_id, outcome: OUTCOME[action] };
+    const comment = form.elements.comment.value.trim();
+    if (action === "reject") {
+      if (!comment) {
+        status("A reason is required to reject.", true);
+        return form.elements.comment.focus();
+      }
+      body.text = comment;
+    } else if (action === "approve" && comment) {
+      body.text = comment;
+    } else if (action === "answer") {
+      body.text = form.elements.answer.value;
+    } else if (action === "select") {
+      const c = form.querySelector('input[name="option"]:checked');
+      if (!c) return status("Pick an option first.", true);
+      body.option = Number(c.value);
+    }
+    const buttons = form.querySelectorAll("button"), focused = document.activeElement, card = S.cards.get(r.session_id);
+    if (card && form.contains(focused)) card.refocus = true; // disabled buttons drop focus: find it a home after
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      const a = await api("POST", "/review/api/decide", body);
+      if (a.pending) status(`approved by ${S.reviewer}, ${a.approvals} of ${a.quorum}: it waits for another reviewer.`);
+      else status(`${a.outcome || body.outcome}: "${short(r.message)}" (ledger seq ${a.seq}).`);
+    } catch (e) {
+      if (e.status === 401) return signedOut("Your session ended: log in again.", true);
+      status(`Not recorded: ${e.message}`, true);
+    } finally {
+      buttons.forEach((b) => (b.disabled = false));
+      if (card) card.refocus = false;
+      if (form.isConnected && document.activeElement === document.body && focused) focused.focus();
+    }
+    refresh();
+  }
+
+  const short = (s) => { s = String(s ?? ""); return s.length > 80 ? s.slice(0, 79) + "…" : s; };
+
+  checkSession();
+})();

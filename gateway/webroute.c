@@ -1,0 +1,121 @@
+#include "webroute.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct {
+	const char *path, *method, *cmd;
+	enum web_route r;
+} routes[] = {
+	{"/review", "GET", NULL, WR_PAGE},
+	{"/review/", "GET", NULL, WR_PAGE},
+	{"/review/app.js", "GET", NULL, WR_JS},
+	{"/review/app.css", "GET", NULL, WR_CSS},
+	{"/health", "GET", NULL, WR_HEALTH},
+	{"/metrics", "GET", "metrics", WR_METRICS},
+	{"/.well-known/jwks.json", "GET", "jwks", WR_JWKS},
+	{"/checkpoint", "GET", "checkpoint", WR_CHECKPOINT},
+	{"/review/api/me", "GET", "me", WR_ME},
+	{"/review/api/login", "POST", "login", WR_LOGIN},
+	{"/review/api/logout", "POST", "logout", WR_LOGOUT},
+	{"/review/api/pending", "GET", "pending", WR_API_PENDING},
+	{"/review/api/decide", "POST", "decide", WR_DECIDE},
+	{"/review/events", "GET", "events", WR_EVENTS},
+	{"/pending", "GET", "list", WR_PENDING},
+	{"/feedback/submit", "POST", "submit", WR_SUBMIT},
+	{"/review/mcp", "POST", "mcp", WR_MCP},
+	{"/admin/clear-stale-sessions", "POST", "admin_clear", WR_ADMIN_CLEAR},
+};
+
+static void refuse(struct wr_out *o, unsigned status, const char *error)
+{
+	o->status = status;
+	o->error = error;
+}
+
+static int listed(const char (*list)[HTTPCFG_NAME_MAX + 1], size_t n, const char *v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], v))
+			return 1;
+	return 0;
+}
+
+/* Behind the proxy the browser's origin is the proxy's: scheme://Host as the proxy passed them. */
+static int proxy_origin(const struct wr_in *in)
+{
+	if (!in->on_proxy || !in->host || !in->origin)
+		return 0;
+	const char *scheme = in->forwarded_proto && !strcmp(in->forwarded_proto, "https") ? "https" : "http";
+	char want[HTTPCFG_NAME_MAX + 16];
+	snprintf(want, sizeof want, "%s://%s", scheme, in->host);
+	return !strcmp(want, in->origin);
+}
+
+void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_out *o)
+{
+	memset(o, 0, sizeof *o);
+	size_t plen = strcspn(in->url ? in->url : "", "?#");
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+		if (strlen(routes[i].path) == plen && !strncmp(routes[i].path, in->url, plen)) {
+			o->route = routes[i].r;
+			o->cmd = routes[i].cmd;
+			o->post = !strcmp(routes[i].method, "POST");
+			if (!in->method || strcmp(in->method, routes[i].method)) {
+				o->allow = routes[i].method;
+				return refuse(o, 405, "method not allowed here");
+			}
+			break;
+		}
+	if (o->route == WR_NONE)
+		return refuse(o, 404, "no such endpoint on the reviewer listener");
+	/* DNS rebinding: a page from another name must not reach a loopback listener.
+	 * The proxy's socket is reached only through the proxy, which checked its own name. */
+	if (!in->on_proxy && c->nhosts && (!in->host || !listed(c->hosts, c->nhosts, in->host)))
+		return refuse(o, 403, "Host header not allowed on the reviewer listener");
+	int open = o->route <= WR_CHECKPOINT;
+	if (open)
+		return; /* a page may be linked from anywhere; it holds no data */
+	if (in->origin && !listed(c->origins, c->norigins, in->origin) && !proxy_origin(in))
+		return refuse(o, 403, "refused: a request from another origin");
+	if (in->sec_fetch_site && !strcmp(in->sec_fetch_site, "cross-site"))
+		return refuse(o, 403, "refused: a cross-site request");
+	if (o->post) {
+		/* Browsers send Origin with every POST; a POST without it is a program, which
+		 * authenticates with a bearer token, not with a cookie it happens to hold. */
+		if (!in->origin && !in->authorization)
+			return refuse(o, 403, "refused: a POST without Origin (browsers send it) or a bearer token");
+		if (!in->content_type || strncasecmp(in->content_type, "application/json", 16) != 0)
+			return refuse(o, 415, "the body must be application/json");
+	}
+}
+
+const char *web_cookie(const char *h, size_t *n)
+{
+	static const char name[] = "assent_session=";
+	while (h && *h) {
+		while (*h == ' ' || *h == '\t' || *h == ';')
+			h++;
+		size_t len = strcspn(h, ";");
+		if (len >= sizeof name - 1 && !strncmp(h, name, sizeof name - 1)) {
+			*n = len - (sizeof name - 1);
+			while (*n && (h[sizeof name - 1 + *n - 1] == ' ' || h[sizeof name - 1 + *n - 1] == '\t'))
+				(*n)--;
+			return *n ? h + sizeof name - 1 : NULL;
+		}
+		h += len;
+	}
+	return NULL;
+}
+
+const char *web_bearer(const char *h, size_t *n)
+{
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return NULL;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	*n = strcspn(h, " \t\r\n");
+	return *n ? h : NULL;
+}

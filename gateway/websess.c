@@ -1,0 +1,148 @@
+#define _GNU_SOURCE
+#include "websess.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "merkle.h"
+#include "util.h"
+
+static int random_text(const char *prefix, char *out, size_t chars)
+{
+	uint8_t raw[32];
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+		return -1;
+	struct buf b;
+	buf_init(&b, 64);
+	buf_put(&b, prefix, strlen(prefix));
+	b64url_encode(raw, sizeof raw, &b);
+	explicit_bzero(raw, sizeof raw);
+	int ok = b.len >= chars;
+	if (ok) {
+		memcpy(out, b.p, chars);
+		out[chars] = 0;
+	}
+	buf_free_wipe(&b);
+	return ok ? 0 : -1;
+}
+
+struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, uint64_t now,
+			     char cookie[WS_COOKIE_LEN + 1])
+{
+	struct ws_session *slot = &w->s[0];
+	for (size_t i = 0; i < WS_MAX && slot->used; i++) /* a free slot, else the least recently used */
+		if (!w->s[i].used || w->s[i].last < slot->last)
+			slot = &w->s[i];
+	memset(slot, 0, sizeof *slot);
+	if (random_text("ws_", cookie, WS_COOKIE_LEN) != 0 || random_text("", slot->csrf, WS_CSRF_LEN) != 0)
+		return NULL;
+	sha256(cookie, WS_COOKIE_LEN, slot->hash);
+	snprintf(slot->reviewer, sizeof slot->reviewer, "%s", reviewer);
+	snprintf(slot->via, sizeof slot->via, "%s", via);
+	if (++w->next_id == 0)
+		w->next_id = 1;
+	slot->id = w->next_id;
+	slot->created = slot->last = now;
+	slot->used = 1;
+	return slot;
+}
+
+struct ws_session *ws_find(struct web_sessions *w, const char *cookie, size_t n, uint64_t now)
+{
+	if (n != WS_COOKIE_LEN || strncmp(cookie, "ws_", 3))
+		return NULL;
+	uint8_t h[32];
+	sha256(cookie, n, h);
+	struct ws_session *found = NULL;
+	for (size_t i = 0; i < WS_MAX; i++) /* every slot, so the time taken says nothing */
+		if (w->s[i].used && ct_memcmp(w->s[i].hash, h, 32) == 0)
+			found = &w->s[i];
+	if (found && (now - found->last > WS_IDLE_MS || now - found->created > WS_LIFE_MS)) {
+		ws_end(found);
+		return NULL;
+	}
+	if (found)
+		found->last = now;
+	return found;
+}
+
+int ws_csrf_ok(const struct ws_session *s, const char *csrf, size_t n)
+{
+	return csrf && n == WS_CSRF_LEN && ct_memcmp(s->csrf, csrf, WS_CSRF_LEN) == 0;
+}
+
+void ws_end(struct ws_session *s)
+{
+	explicit_bzero(s, sizeof *s);
+}
+
+size_t ws_sweep(struct web_sessions *w, uint64_t now, int (*alive)(void *, const char *), void *arg, uint32_t *out,
+		size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < WS_MAX; i++) {
+		struct ws_session *s = &w->s[i];
+		if (!s->used)
+			continue;
+		if (now - s->last > WS_IDLE_MS || now - s->created > WS_LIFE_MS || (alive && !alive(arg, s->reviewer))) {
+			if (n < max)
+				out[n] = s->id;
+			n++;
+			ws_end(s);
+		}
+	}
+	return n;
+}
+
+static struct ws_peer *peer(struct web_sessions *w, const char *addr, uint64_t now, int make)
+{
+	struct ws_peer *oldest = &w->peers[0];
+	for (size_t i = 0; i < sizeof w->peers / sizeof w->peers[0]; i++) {
+		struct ws_peer *p = &w->peers[i];
+		if (p->addr[0] && !strcmp(p->addr, addr)) {
+			if (now - p->since > WS_FAIL_WINDOW_MS) {
+				p->since = now;
+				p->fails = 0;
+			}
+			return p;
+		}
+		if (p->since < oldest->since)
+			oldest = p;
+	}
+	if (!make)
+		return NULL;
+	memset(oldest, 0, sizeof *oldest);
+	snprintf(oldest->addr, sizeof oldest->addr, "%s", addr);
+	oldest->since = now;
+	return oldest;
+}
+
+int ws_login_allowed(struct web_sessions *w, const char *addr, uint64_t now, unsigned *retry_s)
+{
+	if (now - w->all_since > WS_FAIL_WINDOW_MS) {
+		w->all_since = now;
+		w->all_fails = 0;
+	}
+	struct ws_peer *p = peer(w, addr, now, 0);
+	if (p && p->fails >= WS_FAIL_PER_PEER) {
+		*retry_s = (unsigned)((p->since + WS_FAIL_WINDOW_MS - now) / 1000) + 1;
+		return 0;
+	}
+	if (w->all_fails >= WS_FAIL_TOTAL) {
+		*retry_s = (unsigned)((w->all_since + WS_FAIL_WINDOW_MS - now) / 1000) + 1;
+		return 0;
+	}
+	return 1;
+}
+
+void ws_login_failed(struct web_sessions *w, const char *addr, uint64_t now)
+{
+	struct ws_peer *p = peer(w, addr, now, 1);
+	p->fails++;
+	if (now - w->all_since > WS_FAIL_WINDOW_MS) {
+		w->all_since = now;
+		w->all_fails = 0;
+	}
+	w->all_fails++;
+}
