@@ -89,6 +89,12 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 			      h->host ? h->host : "(missing)", h->host && strlen(h->host) > 80 ? "..." : "");
 	if (h->origin && !in_list(h->origin, cfg->origins, cfg->norigins))
 		return reject(v, 403, -32600, "Origin %.80s is not allowed (ASSENT_HTTP_ALLOWED_ORIGINS)", h->origin);
+	/* Reviewers' credentials belong to the reviewer listener: refused here, loudly,
+	 * so that a misrouted proxy or client is noticed rather than treated as an agent. */
+	if (h->cookie && strstr(h->cookie, "assent_session="))
+		return reject(v, 403, -32001, "a reviewer's session cookie is not accepted on the agent listener");
+	if (h->identity)
+		return reject(v, 403, -32001, "a reviewer identity header is not accepted on the agent listener");
 	if (!strcmp(path, "/health")) {
 		if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
 			v->allow = "GET, HEAD";

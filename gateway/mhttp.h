@@ -26,6 +26,8 @@ enum mh_route {
 struct mh_head {
 	const char *method, *path;
 	const char *host, *origin, *content_type, *accept, *session, *protocol, *authorization;
+	const char *cookie;   /* refused when it carries a reviewer's session (assent_session) */
+	const char *identity; /* the reverse proxy's reviewer identity header: never on this listener */
 };
 
 struct mh_verdict {

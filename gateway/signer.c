@@ -277,10 +277,10 @@ static int spawn_worker(struct signer *s, int k)
 	struct cv_arena a;
 	cv_arena_init(&a, 256);
 	int rv = k == W_REVIEW;
-	struct cv *f = ipc_frame_new(&a, F_CONFIG, rv ? 3 : 1), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
+	struct cv *f = ipc_frame_new(&a, F_CONFIG, 3), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
 	if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, 0) ||
-	    (rv && (ipc_put_uint(&a, f, "proxy", s->proxy_fd >= 0) ||
-		    ipc_put_text(&a, f, "proxy_header", s->proxy_header, strlen(s->proxy_header)))) ||
+	    (rv && ipc_put_uint(&a, f, "proxy", s->proxy_fd >= 0)) ||
+	    ipc_put_text(&a, f, "proxy_header", s->proxy_header, strlen(s->proxy_header)) ||
 	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
 		slog("error", "cannot send the %s worker its configuration: %s", w->kind, err);
 	cv_arena_free(&a);

@@ -103,6 +103,7 @@ struct mw {
 	struct pconn *pconns;
 	uint64_t next_hreq;
 	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
+	char proxy_header[64]; /* the reviewer identity header a reverse proxy sets: refused here */
 };
 
 static uint64_t mono_ms(void)
@@ -833,6 +834,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			.session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
 			.protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
 			.authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
+			.cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
+			.identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
 		};
 		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
 		if (route != MH_MCP_POST && route != MH_LEGACY_POST)
@@ -1011,6 +1014,10 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 		const struct cv *c = cv_get(f.body, "http");
 		int rc = f.type != F_CONFIG || !c ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
 						  : http_cfg_from_cv(c, &w->cfg, err);
+		const char *ph;
+		size_t phn;
+		if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
+			snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
 		ipc_frame_close_fds(&f);
 		if (rc != 0)
 			return rc;

@@ -137,7 +137,8 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 	const char *csrf = hdr(mc, "X-CSRF-Token"), *pu = hdr(mc, W.proxy_header), *ps = hdr(mc, "X-Assent-Proxy-Secret");
 	int bad = !f || !ci || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd));
 	/* Bounds here are the signer's too: something longer is no credential of ours. */
-	if (!bad && cookie && n <= 64)
+	/* /review/mcp and the admin endpoint take bearer tokens only: no ambient cookie. */
+	if (!bad && cookie && n <= 64 && h->r.route != WR_MCP && h->r.route != WR_ADMIN_CLEAR)
 		bad = ipc_put_text(&a, f, "cookie", cookie, n);
 	if (!bad && csrf && strlen(csrf) <= 64)
 		bad = ipc_put_text(&a, f, "csrf", csrf, strlen(csrf));
