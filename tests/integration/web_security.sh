@@ -43,6 +43,15 @@ while read -r line; do
 	esac
 done <"$T/py.tap"
 [ "$rc" -eq 0 ] || not_ok "web_security.py exited $rc: $(tail -3 "$T/py.err")"
+node "$ROOT/tests/mcp/sdk_review_mcp.mjs" "$S" "$ROOT/build" "$R/review/mcp" "$TOKEN_ALICE" "$AGENT_KEY" >"$T/sdk.tap" 2>"$T/sdk.err"
+rc=$?
+while read -r line; do
+	case "$line" in
+	"ok "*) ok "reviewer MCP (SDK): ${line#ok * - }" ;;
+	"not ok "*) not_ok "reviewer MCP (SDK): ${line#not ok * - }" ;;
+	esac
+done <"$T/sdk.tap"
+[ "$rc" -eq 0 ] || not_ok "sdk_review_mcp.mjs exited $rc: $(tail -3 "$T/sdk.err")"
 check "no security event in the log" sh -c "! grep -q 'security' '$S.log'"
 p=$(daemon_pid "$S")
 kill "$p"
