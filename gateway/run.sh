@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make run`: the daemon on its embedded defaults, in the foreground (Ctrl-C stops
 # it). State in ./var (or $1), agents over HTTP on 127.0.0.1:8765 (FEEDBACK_SSE_*),
-# agents on this machine over `assentd --stdio`, reviewers with `assent`. The first
-# run registers you as a reviewer and creates a first agent key, shown once.
+# agents on this machine over `assentd --stdio`, reviewers with `assent` or in a
+# browser on 127.0.0.1:8766/review (ASSENT_REVIEW_*). The first run registers you
+# as a reviewer (terminal and web token) and creates a first agent key, shown once.
 set -euo pipefail
 STATE=${1:-./var}
 B=$(cd "$(dirname "$0")/.." && pwd)/build
@@ -11,15 +12,18 @@ STATE=$(cd "$STATE" && pwd)
 A=("$B/assent" --state "$STATE")
 export FEEDBACK_SSE_HOST=${FEEDBACK_SSE_HOST:-127.0.0.1}
 export FEEDBACK_SSE_PORT=${FEEDBACK_SSE_PORT:-8765}
+export ASSENT_REVIEW_HOST=${ASSENT_REVIEW_HOST:-127.0.0.1}
+export ASSENT_REVIEW_PORT=${ASSENT_REVIEW_PORT:-8766}
 if [ -f "$STATE/assentd.json" ] && pid=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' "$STATE/assentd.json") &&
 	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q assentd "/proc/$pid/cmdline" 2>/dev/null; then
 	echo "assentd already serves $STATE (pid $pid): stop it (kill $pid) to start it here in the foreground."
 	exit 1
 fi
 me=$(id -un)
+webtok=""
 if ! "${A[@]}" reviewer list 2>/dev/null | grep -q '"name"'; then
-	"${A[@]}" reviewer add "$me" --uid "$(id -u)" >/dev/null
-	echo "Registered you ($me, uid $(id -u)) as the first reviewer."
+	webtok=$("${A[@]}" reviewer add "$me" --uid "$(id -u)" --web | tail -1)
+	echo "Registered you ($me, uid $(id -u)) as the first reviewer, in the terminal and on the web."
 fi
 key=""
 if ! "${A[@]}" agent list 2>/dev/null | grep -q '"name"'; then
@@ -46,7 +50,18 @@ cat <<TXT
        ASSENT_SINGLE_USER=1: see the README on single-user mode)
   Review, as $me, in another terminal:
       $B/assent --state $STATE pending      (then: show ID, approve ID, reject ID -m WHY, or: review)
-  Health: curl http://$FEEDBACK_SSE_HOST:$FEEDBACK_SSE_PORT/health
+  Review in a browser: http://$ASSENT_REVIEW_HOST:$ASSENT_REVIEW_PORT/review
+TXT
+if [ -n "$webtok" ]; then
+	cat <<TXT
+      log in with this token (shown this once; only its hash is kept):
+      $webtok
+TXT
+else
+	echo "      log in with a reviewer's web token: ${A[*]} reviewer token NAME   (prints a new one once)"
+fi
+cat <<TXT
+  Health: curl http://$FEEDBACK_SSE_HOST:$FEEDBACK_SSE_PORT/health   Metrics: curl http://$ASSENT_REVIEW_HOST:$ASSENT_REVIEW_PORT/metrics
 
 Starting the daemon (JSON log lines below; Ctrl-C stops it).
 TXT
