@@ -72,13 +72,16 @@ build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
 	@ar rcs $@ $^
 
-build/libassent.a: $(LIB_OBJ)
+# The reviewer's page (gateway/web/assets.S) goes into every archive: whatever links the
+# review worker links its page.
+WEB_OBJ := build/obj/gateway/web/assets.o
+build/libassent.a: $(LIB_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
 	@ar rcs $@ $^
-build/san/libassent.a: $(LIB_SAN_OBJ)
+build/san/libassent.a: $(LIB_SAN_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
 	@ar rcs $@ $^
-build/fuzz/libassent.a: $(LIB_FUZZ_OBJ)
+build/fuzz/libassent.a: $(LIB_FUZZ_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
 	@ar rcs $@ $^
 
@@ -91,11 +94,11 @@ build/assent-verify: build/obj/verify/main.o build/libassent-verify.a
 # The reviewer's page, built into assentd as it is (no build step): gateway/web/assets.S
 # .incbin's the files, so editing one rebuilds the binary.
 WEB_ASSETS := gateway/web/review.html gateway/web/app.js gateway/web/app.css
-build/obj/gateway/web/assets.o: gateway/web/assets.S $(WEB_ASSETS)
+$(WEB_OBJ): gateway/web/assets.S $(WEB_ASSETS)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	@$(CC) -c $< -o $@
-build/assentd: build/obj/gateway/assentd.o build/obj/gateway/web/assets.o build/libassent.a
+build/assentd: build/obj/gateway/assentd.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
 build/assent: build/obj/gateway/assent.o build/libassent.a

@@ -8,6 +8,7 @@ PY=/usr/bin/python3 # Debian's interpreter: it sees python3-lmdb and python3-jwt
 # Daemons started by tests take any free port for agents over HTTP (their
 # assentd.json says which), never the 8765 a real daemon may hold.
 export FEEDBACK_SSE_PORT=${FEEDBACK_SSE_PORT:-0}
+export ASSENT_REVIEW_PORT=${ASSENT_REVIEW_PORT:-0} # and the same for reviewers (8766)
 T=$(mktemp -d /tmp/assent-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 _n=0 _fail=0

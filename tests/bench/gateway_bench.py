@@ -129,6 +129,7 @@ class Bench:
         os.mkdir(self.logs)
         self.env = {k: v for k, v in os.environ.items() if k not in ("ASSENT_SINGLE_USER", "ASSENT_STATE_DIR")}
         self.env["FEEDBACK_SSE_PORT"] = "0"  # any free port: never collide with a real daemon on 8765
+        self.env["ASSENT_REVIEW_PORT"] = "0"  # nor on 8766
         self.daemons = set()  # every daemon pid seen, to stop at the end
         self.conns = []
         self.nerr = 0

@@ -254,7 +254,7 @@ class Bench:
 
     # -- servers --
     def start_assentd(self):
-        env = dict(self.env, FEEDBACK_SSE_PORT="0", ASSENT_HTTP_MAX_CONNECTIONS=str(self.a.max_connections),
+        env = dict(self.env, FEEDBACK_SSE_PORT="0", ASSENT_REVIEW_PORT="0", ASSENT_HTTP_MAX_CONNECTIONS=str(self.a.max_connections),
                    ASSENT_HTTP_MAX_SESSIONS=str(self.a.max_sessions))
         log = open(os.path.join(self.top, "assentd.log"), "ab")  # both runs of the daemon log here
         p = subprocess.Popen([os.path.join(self.build, "assentd"), "--state", self.state], env=env,

@@ -74,6 +74,7 @@ class Bench:
         self.base = {k: v for k, v in os.environ.items()
                      if not k.startswith(("ASSENT_", "FEEDBACK_")) and k != "REF_ALG"}
         self.base["FEEDBACK_SSE_PORT"] = "off"
+        self.base["ASSENT_REVIEW_PORT"] = "off"
         self.daemon = None  # Popen of the running daemon
         self.clients = []
 
