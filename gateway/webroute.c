@@ -47,10 +47,20 @@ static int proxy_origin(const struct wr_in *in)
 {
 	if (!in->on_proxy || !in->host || !in->origin)
 		return 0;
-	const char *scheme = in->forwarded_proto && !strcmp(in->forwarded_proto, "https") ? "https" : "http";
-	char want[HTTPCFG_NAME_MAX + 16];
-	snprintf(want, sizeof want, "%s://%s", scheme, in->host);
-	return !strcmp(want, in->origin);
+	const char *scheme = in->forwarded_proto && !strcmp(in->forwarded_proto, "https") ? "https://" : "http://";
+	size_t sn = strlen(scheme);
+	return !strncmp(in->origin, scheme, sn) && !strcmp(in->origin + sn, in->host);
+}
+
+/* "application/json", alone or with parameters ("; charset=utf-8"), in any case. */
+static int is_json(const char *ct)
+{
+	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+		return 0;
+	ct += 16;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return *ct == 0 || *ct == ';';
 }
 
 void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_out *o)
@@ -87,7 +97,7 @@ void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_ou
 		 * (/review/mcp and the admin endpoint take bearer tokens only: they say so.) */
 		if (!in->origin && !in->authorization && o->route != WR_MCP && o->route != WR_ADMIN_CLEAR)
 			return refuse(o, 403, "refused: a POST without Origin (browsers send it) or a bearer token");
-		if (!in->content_type || strncasecmp(in->content_type, "application/json", 16) != 0)
+		if (!is_json(in->content_type))
 			return refuse(o, 415, "the body must be application/json");
 	}
 }

@@ -24,7 +24,8 @@
 #define WEB_BODY_MAX (64u << 10) /* a decision, a login, an MCP call: small */
 #define WEB_KEEPALIVE_MS 15000
 
-extern const char web_html[], web_html_end[], web_js[], web_js_end[], web_css[], web_css_end[];
+extern const char web_html[], web_js[], web_css[]; /* gateway/web/assets.S */
+extern const uint64_t web_html_len, web_js_len, web_css_len;
 
 static const char CSP[] = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
 			  "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -537,11 +538,11 @@ static void serve_static(struct wreq *h)
 {
 	switch (h->r.route) {
 	case WR_PAGE:
-		return answer(h, 200, "text/html; charset=utf-8", web_html, (size_t)(web_html_end - web_html));
+		return answer(h, 200, "text/html; charset=utf-8", web_html, (size_t)web_html_len);
 	case WR_JS:
-		return answer(h, 200, "text/javascript; charset=utf-8", web_js, (size_t)(web_js_end - web_js));
+		return answer(h, 200, "text/javascript; charset=utf-8", web_js, (size_t)web_js_len);
 	case WR_CSS:
-		return answer(h, 200, "text/css; charset=utf-8", web_css, (size_t)(web_css_end - web_css));
+		return answer(h, 200, "text/css; charset=utf-8", web_css, (size_t)web_css_len);
 	default: {
 		char b[160];
 		int n = snprintf(b, sizeof b, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",

@@ -226,7 +226,8 @@
   function requester(rq) {
     if (!rq || typeof rq !== "object") return "unknown";
     if (rq.agent !== undefined) return `agent ${rq.agent}`;
-    if (rq.uid !== undefined) return `local uid ${rq.uid}` + (rq.client ? `, client ${rq.client}` : "");
+    if (rq.uid !== undefined) // the uid is measured; the client name is only what the agent says it is
+      return `local uid ${rq.uid}` + (rq.client ? `, client ${rq.client}${/\(declared\)$/.test(rq.client) ? "" : " (declared)"}` : "");
     if (rq.anonymous) return "anonymous";
     return JSON.stringify(rq);
   }
@@ -297,7 +298,7 @@
     return el("div", { class: "block" }, el("h4", { text: "Subjects" }), el("ul", { class: "subjects" },
       ...subs.map((s) => el("li", {},
         el("span", { class: "name", text: String(s.name ?? "(unnamed)") }), " ",
-        el("span", { class: "mono", text: `sha256:${s.sha256 ?? "?"}` }), " ",
+        el("span", { class: "mono", text: `sha256:${s.digest?.sha256 ?? s.sha256 ?? "?"}` }), " ",
         el("span", { class: s.computed ? "computed" : "asserted",
           text: s.computed ? "computed by the gateway" : "asserted by the agent" }),
         typeof s.content_base64 === "string" ? bytesBlock(s.content_base64) : null))));

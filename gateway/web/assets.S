@@ -13,4 +13,13 @@ web_js_end:
 web_css:
 	.incbin "gateway/web/app.css"
 web_css_end:
+	/* the sizes, so that C never subtracts pointers to different objects */
+	.balign 8
+	.global web_html_len, web_js_len, web_css_len
+web_html_len:
+	.quad web_html_end - web_html
+web_js_len:
+	.quad web_js_end - web_js
+web_css_len:
+	.quad web_css_end - web_css
 	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,361 @@
+// The reviewer's page in headless Chromium (Debian's, driven by playwright-core)
+// against a running assentd: reviewers log in with their tokens, requests made by the
+// official MCP SDK client (stdio and HTTP) appear live, and every decision taken in
+// the browser reaches the client; a quorum is completed by two people in two browsers.
+// Prints TAP. Usage:
+//   node web_browser.mjs STATE BUILD REVIEW_BASE MCP_URL AGENT_KEY ALICE_TOKEN BOB_TOKEN POLICY
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { chromium } from "playwright-core";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readdirSync, writeFileSync } from "node:fs";
+
+const [state, build, base, mcpUrl, agentKey, aliceToken, bobToken, policyFile] = process.argv.slice(2);
+const WAIT = 30000; // generous: a condition, never a duration, is what is checked
+let n = 0, failed = 0;
+const ok = (cond, desc) => { n++; if (!cond) failed++; console.log(`${cond ? "ok" : "not ok"} ${n} - ${desc}`); return !!cond; };
+// step(desc, fn): one TAP line; fn returns true/false or throws (its message is shown).
+async function step(desc, fn) {
+  try {
+    const r = await fn();
+    return ok(r !== false, desc + (typeof r === "string" ? ` (${r})` : ""));
+  } catch (e) {
+    return ok(false, `${desc}: ${String(e?.message ?? e).split("\n")[0].slice(0, 300)}`);
+  }
+}
+const must = (cond, what) => { if (!cond) throw new Error(what); };
+const sha256 = (b) => createHash("sha256").update(b).digest("hex");
+const keyPub = () => `${state}/keys/${readdirSync(`${state}/keys`).find((f) => /^token-.*\.pub$/.test(f))}`;
+function verify(token, aud, ...extra) {
+  const r = spawnSync(`${build}/assent-verify`, ["token", "-", "--aud", aud, "--key", keyPub(), "--ledger", `${state}/ledger`, ...extra],
+    { input: token, encoding: "utf8" });
+  return { rc: r.status, err: (r.stderr || "").trim() };
+}
+const claims = (jwt) => JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString());
+
+// ---- the agents: the SDK over stdio (a local agent) and over HTTP (a key) ----
+const stdio = new Client({ name: "web-browser-test", version: "1.0.0" });
+await stdio.connect(new StdioClientTransport({ command: `${build}/assentd`, args: ["--stdio", "--state", state, "--policy", policyFile],
+  env: { ...process.env }, stderr: "inherit" }));
+const http = new Client({ name: "web-browser-http", version: "1.0.0" });
+await http.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${agentKey}` } } }));
+// ask(client, args): the call in flight; .settled says whether it has answered yet.
+function ask(client, args) {
+  const p = client.callTool({ name: "request_feedback", arguments: args }, undefined,
+    { timeout: 600000, resetTimeoutOnProgress: true, onprogress: () => {} });
+  const h = p.then((r) => r.structuredContent ?? r, (e) => ({ error: String(e) }));
+  h.settled = false;
+  h.then(() => { h.settled = true; });
+  return h;
+}
+// The call's answer, or an error when none comes in a long while (the test then moves on).
+const settle = (h) => Promise.race([h, new Promise((_, no) => setTimeout(() => no(new Error("the client's call never returned")), 4 * WAIT).unref())]);
+
+// ---- the browsers ----
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium",
+  args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
+const violations = [], pageErrors = [];
+async function newPage(name, opts = {}) {
+  const ctx = await browser.newContext(opts);
+  // Playwright's init scripts are not subject to the page's CSP: they only listen.
+  await ctx.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  const page = await ctx.newPage();
+  page.on("console", (m) => { if (/Content Security Policy|Refused to (execute|apply|load|connect)/i.test(m.text())) violations.push(`${name}: ${m.text()}`); });
+  page.on("pageerror", (e) => pageErrors.push(`${name}: ${e.message}`));
+  return { ctx, page };
+}
+const card = (page, sid) => page.locator(`article.request[data-sid="${sid}"]`);
+// The card of the request with this message, once it is on the page; its session id.
+async function cardOf(page, message) {
+  const c = page.locator("article.request", { has: page.locator("h3", { hasText: message }) });
+  await c.first().waitFor({ timeout: WAIT });
+  return { c: c.first(), sid: await c.first().getAttribute("data-sid") };
+}
+const gone = (page, sid) => card(page, sid).waitFor({ state: "detached", timeout: WAIT });
+async function login(page, token) {
+  await page.goto(`${base}/review`);
+  await page.locator("#login").waitFor({ timeout: WAIT });
+  await page.fill('#login input[name="token"]', token);
+  await page.press('#login input[name="token"]', "Enter");
+  await page.locator("#logout").waitFor({ timeout: WAIT });
+}
+
+// ---- the page and its headers ----
+const A = await newPage("alice");
+let resp;
+await step("GET /review: the page, with the strict CSP, X-Frame-Options DENY, nosniff and no-referrer", async () => {
+  resp = await A.page.goto(`${base}/review`);
+  const h = resp.headers(), csp = h["content-security-policy"] ?? "";
+  must(resp.status() === 200 && /text\/html/.test(h["content-type"] ?? ""), `status ${resp.status()} ${h["content-type"]}`);
+  for (const d of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"])
+    must(csp.includes(d), `the CSP lacks ${d}: "${csp}"`);
+  must(/unsafe-inline|unsafe-eval|\*/.test(csp) === false, `the CSP allows too much: "${csp}"`);
+  must(h["x-frame-options"] === "DENY" && h["x-content-type-options"] === "nosniff" && h["referrer-policy"] === "no-referrer",
+    `headers: ${JSON.stringify([h["x-frame-options"], h["x-content-type-options"], h["referrer-policy"]])}`);
+});
+await step("/review/app.js and /review/app.css are served with their types and the CSP", async () => {
+  for (const [p, type] of [["app.js", /javascript/], ["app.css", /text\/css/]]) {
+    const r = await fetch(`${base}/review/${p}`);
+    must(r.status === 200 && type.test(r.headers.get("content-type") ?? "") && /script-src 'self'/.test(r.headers.get("content-security-policy") ?? ""),
+      `${p}: ${r.status} ${r.headers.get("content-type")}`);
+  }
+});
+await step("without a session the page shows the login form and nothing of the queue", async () => {
+  await A.page.locator("#login").waitFor({ timeout: WAIT });
+  must(await A.page.locator("#app").isHidden() && await A.page.locator("#logout").isHidden(), "the queue or logout is visible");
+});
+await step("a wrong token is refused, with the server's error shown", async () => {
+  await A.page.fill('#login input[name="token"]', "rt_not-a-real-token-0000000000000000000000");
+  await A.page.click('#login button[type="submit"]');
+  await A.page.locator("#status.error").waitFor({ timeout: WAIT });
+  const t = await A.page.locator("#status").textContent();
+  must(/refused: \S/.test(t) && !/HTTP 401$/.test(t) && await A.page.locator("#login").isVisible(), `status: "${t}"`);
+  return t;
+});
+await step("the login form works with the keyboard alone: Tab to the token field, type, Enter", async () => {
+  await A.page.goto(`${base}/review`);
+  await A.page.locator("#login").waitFor({ timeout: WAIT });
+  await A.page.keyboard.press("Tab");
+  must(await A.page.evaluate(() => document.activeElement?.name) === "token", "Tab did not reach the token field first");
+  await A.page.keyboard.type(aliceToken);
+  await A.page.keyboard.press("Enter");
+  await A.page.locator("#who", { hasText: "alice" }).waitFor({ timeout: WAIT });
+  must(await A.page.locator("#login").isHidden(), "the login form is still shown");
+});
+await step("the session cookie is HttpOnly and SameSite=Strict, invisible to scripts", async () => {
+  const c = (await A.ctx.cookies()).find((x) => x.name === "assent_session");
+  must(c && c.httpOnly && c.sameSite === "Strict", `cookie: ${JSON.stringify(c && { httpOnly: c.httpOnly, sameSite: c.sameSite })}`);
+  must(!(await A.page.evaluate(() => document.cookie)).includes("assent_session"), "document.cookie shows it");
+});
+
+// ---- approve: a stdio agent's request with a diff and a subject's bytes ----
+const DIFF = "--- a/main.tf\n+++ b/main.tf\n@@ -1,3 +1,3 @@\n resource \"x\" {\n-  size = 1\n+  size = 2\n }\n";
+const PLAN = "terraform plan bytes\n";
+writeFileSync(`${state}/web-plan.tfplan`, PLAN);
+await A.page.evaluate(() => { window.__sameDocument = true; });
+let call = ask(stdio, { type: "approval", message: "web: apply the plan to prod?", audience: "tf-prod",
+  context: { workspace: "prod", risk: "high", diff: DIFF, note: "<img src=x onerror=alert(1)>" },
+  subject: { name: "plan.tfplan", content: Buffer.from(PLAN).toString("base64") } });
+let c, sid;
+await step("a request from the SDK client (stdio) appears on the page without a reload", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: apply the plan to prod?"));
+  must(await A.page.evaluate(() => window.__sameDocument) === true, "the page was reloaded");
+  return sid;
+});
+await step("its context is pretty JSON, the agent's markup shown as text, the diff with added and deleted lines coloured", async () => {
+  const pre = c.locator("pre.context");
+  const t = await pre.textContent();
+  must(t.includes('"workspace": "prod"') && t.includes("<img src=x onerror=alert(1)>"), `context text: ${t.slice(0, 200)}`);
+  must(await c.locator("img").count() === 0, "the agent's markup became an element");
+  const add = c.locator(".diff .add", { hasText: "+  size = 2" }), del = c.locator(".diff .del", { hasText: "-  size = 1" });
+  must(await add.count() === 1 && await del.count() === 1, "no added or deleted line");
+  const colour = (l) => l.evaluate((e) => getComputedStyle(e).color + getComputedStyle(e).backgroundColor);
+  const ctxLine = c.locator(".diff .ctx").first();
+  const [ca, cd, cc] = [await colour(add), await colour(del), await colour(ctxLine)];
+  must(ca !== cd && ca !== cc && cd !== cc, `colours: add ${ca}, del ${cd}, context ${cc}`);
+});
+await step("the subject: name, the gateway's sha256, computed by the gateway, and its bytes as text", async () => {
+  const s = c.locator(".subjects li").first(), t = await s.textContent();
+  must(t.includes("plan.tfplan") && t.includes(sha256(PLAN)) && t.includes("computed by the gateway"), `subject: ${t.slice(0, 200)}`);
+  await s.locator("summary").click();
+  must((await s.locator("pre.bytes").textContent()) === PLAN, "the bytes are not shown as the text they are");
+});
+await step("the request shows its audience, the requesting agent, the policy rule, its risk, quorum and the time left", async () => {
+  const t = await c.locator("dl.facts").textContent();
+  must(t.includes("tf-prod") && /local uid \d+, client web-browser-test\/1\.0\.0 \(declared\)/.test(t) && /rule|default rule/.test(t) && /0 of 1/.test(t), `facts: ${t}`);
+  must((await c.locator(".risk").textContent()) === "risk high", "no risk shown");
+  const left = c.locator(".left"), first = await left.textContent();
+  must(/^\d+:\d\d left$/.test(first), `time left: "${first}"`);
+  await A.page.waitForFunction(([s, was]) => document.querySelector(`article[data-sid="${s}"] .left`)?.textContent !== was,
+    [sid, first], { timeout: WAIT });
+  return `${first}, then ${await left.textContent()}`;
+});
+let seq;
+await step("approve in the browser: the SDK client's call returns approved, with an approval token", async () => {
+  await c.locator('textarea[name="comment"]').fill("looks right");
+  await c.locator('button[data-action="approve"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === true && sc.status === "approved" && sc.session_id === sid && typeof sc.approval_token === "string",
+    `the client got ${JSON.stringify(sc).slice(0, 300)}`);
+  call.token = sc.approval_token;
+});
+await step("the token verifies (assent-verify), bound to the plan's bytes and the ledger", async () => {
+  const v = verify(call.token ?? "", "tf-prod", "--subject", `${state}/web-plan.tfplan`);
+  must(v.rc === 0, `exit ${v.rc}: ${v.err}`);
+  seq = claims(call.token).ledger?.seq;
+  return `ledger seq ${seq}`;
+});
+await step("the request leaves the queue, and Recent decisions lists it with its ledger seq number", async () => {
+  await gone(A.page, sid);
+  const li = A.page.locator(`#recent li[data-sid="${sid}"]`);
+  await li.waitFor({ timeout: WAIT });
+  const t = await li.textContent();
+  must(new RegExp(`seq ${seq}\\b`).test(t) && /approved/.test(t) && /alice/.test(t), `recent: "${t}" (the token says seq ${seq})`);
+  must(new RegExp(`seq ${seq}\\b`).test(await A.page.locator("#status").textContent()), "the status does not give the seq");
+});
+
+// ---- reject: an HTTP agent's request with an asserted subject ----
+const HEX = sha256("an image the agent only names");
+call = ask(http, { type: "approval", message: "web: push the image?", subject: { name: "image.tar", digest: { sha256: HEX } } });
+await step("a request from the SDK client over HTTP appears, naming its agent and its subject as asserted", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: push the image?"));
+  const t = await c.textContent();
+  must(t.includes("agent web-agent") && t.includes(HEX) && t.includes("asserted by the agent"), `card: ${t.slice(0, 300)}`);
+});
+await step("reject without a reason is not sent: the page asks for one and the request stays", async () => {
+  await c.locator('button[data-action="reject"]').click();
+  await A.page.locator("#status.error", { hasText: "reason" }).waitFor({ timeout: WAIT });
+  must(await A.page.evaluate(() => document.activeElement?.name) === "comment", "the reason field is not focused");
+  must(!call.settled && await c.isVisible(), "the request was decided");
+});
+await step("reject with a reason: the client's call returns rejected with it, and no token", async () => {
+  await c.locator('textarea[name="comment"]').fill("not this image");
+  await c.locator('button[data-action="reject"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === false && sc.status === "rejected" && sc.response === "not this image" && !sc.approval_token,
+    JSON.stringify(sc).slice(0, 300));
+  await gone(A.page, sid);
+});
+
+// ---- input: the default prefilled; a binary subject as a hex dump ----
+const BIN = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
+call = ask(stdio, { type: "input", message: "web: which branch?", default: "main",
+  subject: { name: "blob.bin", content: BIN.toString("base64") } });
+await step("input: the answer field is prefilled with the default", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: which branch?"));
+  must(await c.locator('input[name="answer"]').inputValue() === "main", "not prefilled");
+});
+await step("a binary subject's bytes are a hex dump of the first 256 bytes, collapsed", async () => {
+  const d = c.locator("details.bytes");
+  must(await d.evaluate((e) => !e.open), "not collapsed");
+  const sum = await d.locator("summary").textContent();
+  await d.locator("summary").click();
+  const lines = (await d.locator("pre").textContent()).split("\n");
+  must(/512 bytes, binary/.test(sum) && lines.length === 16 && lines[0].startsWith("00000000  00 01 02 03") &&
+    lines[15].startsWith("000000f0  f0 f1"), `${sum}: ${lines[0]} ... ${lines.length} lines`);
+});
+await step("input: the answer typed in the browser comes back to the client", async () => {
+  await c.locator('input[name="answer"]').fill("release-2");
+  await c.locator('input[name="answer"]').press("Enter"); // Enter in the field answers
+  const sc = await settle(call);
+  must(sc?.status === "answered" && sc.response === "release-2" && sc.session_id === sid, JSON.stringify(sc).slice(0, 300));
+  await gone(A.page, sid);
+});
+
+// ---- selection, with the keyboard alone ----
+call = ask(http, { type: "selection", message: "web: pick a size", options: ["small", "medium", "large"] });
+await step("selection: one radio per option, counted from 1", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: pick a size"));
+  const v = await c.locator('input[type="radio"][name="option"]').evaluateAll((r) => r.map((x) => x.value).join(","));
+  must(v === "1,2,3", `options ${v}`);
+});
+await step("selection with the keyboard alone (Tab to the options, arrow, Tab to Select, Enter): the client gets the option", async () => {
+  await A.page.locator("#pending-h").focus();
+  for (let i = 0; i < 100; i++) {
+    await A.page.keyboard.press("Tab");
+    if (await A.page.evaluate((s) => document.activeElement?.name === "option" &&
+      document.activeElement.closest("article")?.dataset.sid === s, sid)) break;
+  }
+  must(await A.page.evaluate(() => document.activeElement?.name) === "option", "Tab never reached the options");
+  await A.page.keyboard.press("ArrowDown");
+  for (let i = 0; i < 5 && await A.page.evaluate(() => document.activeElement?.dataset?.action !== "select"); i++)
+    await A.page.keyboard.press("Tab");
+  must(await A.page.evaluate(() => document.activeElement?.dataset?.action) === "select", "Tab never reached Select");
+  const ring = await A.page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  must(ring !== "none", "the focused button has no visible focus ring");
+  await A.page.keyboard.press("Enter");
+  const sc = await settle(call);
+  must(sc?.status === "selected" && sc.response === "medium" && sc.selection === 2, JSON.stringify(sc).slice(0, 300));
+  await gone(A.page, sid);
+});
+
+// ---- a long context, cut by the gateway: collapsed, the marker in view ----
+call = ask(stdio, { type: "confirmation", message: "web: a long log", context: { log: "x".repeat(300000) } });
+await step("a context the gateway cut shows its truncation marker, the payload collapsed", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: a long log"));
+  const mark = c.locator("p.trunc");
+  must(await mark.isVisible() && /…\[truncated \d+ bytes\]/.test(await mark.textContent()), "no visible marker");
+  must(await c.locator("details pre.context").count() === 1 && await c.locator("details").first().evaluate((e) => !e.open), "not collapsed");
+  return await mark.textContent();
+});
+await step("confirmation: Approve returns approved", async () => {
+  await c.locator('button[data-action="approve"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === true && sc.session_id === sid, JSON.stringify(sc).slice(0, 300));
+  await gone(A.page, sid);
+});
+
+// ---- a quorum of two, completed by two people in two browsers ----
+const B = await newPage("bob");
+await step("a second reviewer (bob, re-issued token) logs in in a second browser", async () => {
+  await login(B.page, bobToken);
+  must(/bob/.test(await B.page.locator("#who").textContent()), "not bob");
+});
+call = ask(stdio, { type: "approval", message: "web: quorum deploy?" });
+let cb;
+await step("a quorum-2 request shows 0 of 2 approvals to both", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: quorum deploy?"));
+  ({ c: cb } = await cardOf(B.page, "web: quorum deploy?"));
+  for (const x of [c, cb]) await x.locator("dd", { hasText: "0 of 2" }).waitFor({ timeout: WAIT });
+});
+await step("alice approves: the page says 'approved by alice, 1 of 2', bob sees her approval live, the agent still waits", async () => {
+  await c.locator('button[data-action="approve"]').click();
+  await A.page.locator("#status", { hasText: "approved by alice, 1 of 2" }).waitFor({ timeout: WAIT });
+  await cb.locator("dd", { hasText: "1 of 2: alice" }).waitFor({ timeout: WAIT });
+  must(!call.settled, "the call returned after one approval");
+});
+await step("bob approves: the call returns approved, with a token that verifies", async () => {
+  await cb.locator('button[data-action="approve"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === true && sc.session_id === sid && sc.approval_token, JSON.stringify(sc).slice(0, 300));
+  const v = verify(sc.approval_token, "assent");
+  must(v.rc === 0, `verify exit ${v.rc}: ${v.err}`);
+  await gone(A.page, sid);
+  await gone(B.page, sid);
+  const t = await B.page.locator(`#recent li[data-sid="${sid}"]`).textContent({ timeout: WAIT });
+  must(/seq \d+/.test(t), `recent: ${t}`);
+});
+
+// ---- a phone ----
+const P = await newPage("phone", { viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+call = ask(http, { type: "approval", message: "web: from the phone?",
+  context: { diff: DIFF, path: "/a/very/long/path/" + "segment/".repeat(40) } });
+await step("on a phone (375 px): one column, nothing wider than the screen, and a decision works", async () => {
+  await login(P.page, bobToken);
+  ({ c, sid } = await cardOf(P.page, "web: from the phone?"));
+  const [sw, w] = await P.page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  must(sw <= w, `the page is ${sw} px wide on a ${w} px screen`);
+  const box = await c.boundingBox();
+  must(box && box.x >= 0 && box.x + box.width <= w, `the card spans ${JSON.stringify(box)}`);
+  await c.locator('textarea[name="comment"]').fill("not from a phone");
+  await c.locator('button[data-action="reject"]').tap();
+  const sc = await settle(call);
+  must(sc?.status === "rejected" && sc.response === "not from a phone", JSON.stringify(sc).slice(0, 300));
+});
+
+// ---- logout ----
+await step("logout: the login form comes back and the old session cookie is refused (401)", async () => {
+  const old = (await A.ctx.cookies()).find((x) => x.name === "assent_session")?.value;
+  await A.page.click("#logout");
+  await A.page.locator("#login").waitFor({ timeout: WAIT });
+  must(await A.page.locator("#app").isHidden(), "the queue is still shown");
+  const r = await fetch(`${base}/review/api/me`, { headers: { Cookie: `assent_session=${old}` } });
+  must(old && r.status === 401, `GET /review/api/me with the old cookie: ${r.status}`);
+});
+
+// ---- what the browser saw throughout ----
+await step("no Content-Security-Policy violation and no script error on any page", async () => {
+  for (const x of [A, B, P]) violations.push(...(await x.page.evaluate(() => window.__csp ?? [])));
+  must(!violations.length && !pageErrors.length, [...violations, ...pageErrors].join("; ").slice(0, 400));
+});
+
+await browser.close();
+await stdio.close();
+await http.close();
+console.log(`1..${n}`);
+process.exit(failed ? 1 : 0);
