@@ -1201,7 +1201,14 @@ int worker_mcp_main(int ipcfd)
 			keepalive(&w, mono_ms());
 			request_deadlines(&w, mono_ms());
 			hangups(&w);
-			MHD_run(w.mhd);
+			/* Again while it has more to do now: its epoll set is edge-triggered, so a
+			 * resumed call's answer or a second waiting connection may signal nothing. */
+			MHD_UNSIGNED_LONG_LONG to;
+			for (int k = 0; k < 8; k++) {
+				MHD_run(w.mhd);
+				if (MHD_get_timeout(w.mhd, &to) != MHD_YES || to != 0)
+					break;
+			}
 			/* After a crowd of connections is gone, give their buffers back. */
 			size_t nconn = 0;
 			for (struct pconn *p = w.pconns; p; p = p->next)

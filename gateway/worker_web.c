@@ -745,8 +745,16 @@ void web_run(void)
 			h->next_keepalive = now + WEB_KEEPALIVE_MS;
 			wake(h);
 		}
-	if (W.tcp)
-		MHD_run(W.tcp);
-	if (W.unix_)
-		MHD_run(W.unix_);
+	/* One MHD_run may leave work that no descriptor will signal again (a resumed
+	 * connection's answer to write, a second connection waiting on the listener:
+	 * its epoll set is edge-triggered): run again while it says it has more now. */
+	struct MHD_Daemon *ds[2] = {W.tcp, W.unix_};
+	for (int i = 0; i < 2; i++) {
+		MHD_UNSIGNED_LONG_LONG to;
+		for (int k = 0; ds[i] && k < 8; k++) {
+			MHD_run(ds[i]);
+			if (MHD_get_timeout(ds[i], &to) != MHD_YES || to != 0)
+				break;
+		}
+	}
 }

@@ -122,6 +122,16 @@ await sleep(1000);
 mem.streams = rssKiB();
 const eventsBefore = events;
 
+// ---- the page's data alone: GET /review/api/pending (100 whole requests, 1,000 counted) ----
+const apiMs = [];
+let apiBytes = 0;
+for (let i = 0; i < 5; i++) {
+  const s = performance.now();
+  const r = await fetch(`${base}/review/api/pending`, { headers: { Cookie: cookie } });
+  apiBytes = (await r.arrayBuffer()).byteLength;
+  apiMs.push(performance.now() - s);
+}
+
 // ---- the page ----
 browser = await chromium.launch({ executablePath: chromiumPath, args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
 const ctx = await browser.newContext();
@@ -164,6 +174,7 @@ const stat = (xs) => {
   return `${q(0.5).toFixed(0)} / ${q(0.9).toFixed(0)} ms`;
 };
 console.log(`\nweb reviewer (make bench): ${PENDING} requests pending, ${STREAMS} reviewer event streams open, headless Chromium ${browser.version()}`);
+console.log(`  GET /review/api/pending alone (${(apiBytes / 1024).toFixed(0)} KiB, median / p90 of 5):          ${stat(apiMs)}`);
 console.log(`  time to first render, first request shown (median / p90 of ${RENDERS}):   ${stat(first)}`);
 console.log(`  time to first render, the page's 100 requests shown:                  ${stat(all)}`);
 console.log(`  decision click -> the agent's call returns approved (of ${ROUNDS}):     ${stat(rtt)}`);
