@@ -1203,10 +1203,10 @@ int worker_mcp_main(int ipcfd)
 			hangups(&w);
 			/* Again while it has more to do now: its epoll set is edge-triggered, so a
 			 * resumed call's answer or a second waiting connection may signal nothing. */
-			MHD_UNSIGNED_LONG_LONG to;
+			MHD_UNSIGNED_LONG_LONG more;
 			for (int k = 0; k < 8; k++) {
 				MHD_run(w.mhd);
-				if (MHD_get_timeout(w.mhd, &to) != MHD_YES || to != 0)
+				if (MHD_get_timeout(w.mhd, &more) != MHD_YES || more != 0)
 					break;
 			}
 			/* After a crowd of connections is gone, give their buffers back. */
