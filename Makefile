@@ -45,7 +45,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, gateway and policy performance figures"
+	@echo "make bench    print ledger, token, gateway, policy and web reviewer performance figures"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -157,6 +157,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/pol
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
 	build/bench/policy_bench
 	/usr/bin/python3 tests/bench/policy_e2e_bench.py --build build
+	node tests/bench/web_bench.mjs --build build
 
 # ---- the main job: for now a demo ledger; later the gateway ----
 run: deps all
