@@ -2487,6 +2487,9 @@ static int h_web(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(opt_text(b, "sid", 64, &q.sid, &q.sidn, err));
 	GUARD(opt_text(b, "outcome", 16, &q.outcome, &q.outcomen, err));
 	GUARD(opt_text(b, "text", 16384, &q.text, &q.textn, err));
+	const char *ca;
+	size_t can;
+	GUARD(opt_text(b, "client_addr", 45, &ca, &can, err));
 	if (cv_get(b, "n")) {
 		GUARD(ipc_get_uint(b, "n", 64, &q.n, err));
 		q.has_n = 1;
@@ -2511,7 +2514,7 @@ static int h_web(void *ctx, struct ipc_frame *f, char *err)
 			     !strncmp(un->sun_path, s->proxy_path, sizeof un->sun_path);
 		if (!q.on_proxy)
 			return as_fail(err, AS_ECORRUPT, "a web request on a unix socket that is not the proxy's");
-		snprintf(q.peer, sizeof q.peer, "proxy");
+		snprintf(q.peer, sizeof q.peer, "proxy:%.*s", (int)can, ca ? ca : ""); /* its client (X-Real-IP) */
 	} else {
 		sl = sizeof ss;
 		char host[INET6_ADDRSTRLEN] = "?";

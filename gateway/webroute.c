@@ -36,8 +36,8 @@ static void refuse(struct wr_out *o, unsigned status, const char *error)
 
 static int listed(const char (*list)[HTTPCFG_NAME_MAX + 1], size_t n, const char *v)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(list[i], v))
+	for (size_t i = 0; i < n; i++) /* host names and schemes are case-insensitive (as in mhttp.c) */
+		if (!strcasecmp(list[i], v))
 			return 1;
 	return 0;
 }

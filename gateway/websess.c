@@ -30,13 +30,16 @@ static int random_text(const char *prefix, char *out, size_t chars)
 struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, uint64_t now,
 			     char cookie[WS_COOKIE_LEN + 1])
 {
+	char csrf[WS_CSRF_LEN + 1];
+	if (random_text("ws_", cookie, WS_COOKIE_LEN) != 0 || random_text("", csrf, WS_CSRF_LEN) != 0)
+		return NULL; /* before any slot is touched: a failure loses no one's session */
 	struct ws_session *slot = &w->s[0];
 	for (size_t i = 0; i < WS_MAX && slot->used; i++) /* a free slot, else the least recently used */
 		if (!w->s[i].used || w->s[i].last < slot->last)
 			slot = &w->s[i];
 	memset(slot, 0, sizeof *slot);
-	if (random_text("ws_", cookie, WS_COOKIE_LEN) != 0 || random_text("", slot->csrf, WS_CSRF_LEN) != 0)
-		return NULL;
+	memcpy(slot->csrf, csrf, sizeof csrf);
+	explicit_bzero(csrf, sizeof csrf);
 	sha256(cookie, WS_COOKIE_LEN, slot->hash);
 	snprintf(slot->reviewer, sizeof slot->reviewer, "%s", reviewer);
 	snprintf(slot->via, sizeof slot->via, "%s", via);

@@ -152,6 +152,11 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 	}
 	if (!bad && ps && strlen(ps) <= 256)
 		bad = ipc_put_text(&a, f, "proxy_secret", ps, strlen(ps));
+	/* Behind the proxy every connection comes from the proxy: the client's address it
+	 * passes (X-Real-IP) keys the failed-login limiter; believed on its socket only. */
+	const char *rip = h->on_proxy ? hdr(mc, "X-Real-IP") : NULL;
+	if (!bad && rip && *rip && strlen(rip) <= 45)
+		bad = ipc_put_text(&a, f, "client_addr", rip, strlen(rip));
 	const char *k;
 	json_t *v;
 	json_object_foreach(args, k, v) {

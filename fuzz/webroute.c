@@ -1,0 +1,396 @@
+/* Fuzz target: the reviewer listener's HTTP rules (gateway/webroute.c) and the web
+ * session lookup (gateway/websess.c). Input: two bytes whose low nine bits say which
+ * of method, URL, Host, Origin, Content-Type, Sec-Fetch-Site, Authorization,
+ * X-Forwarded-Proto and Cookie are present and whose tenth says the request came in
+ * on the proxy's socket, then those values in that order separated by NUL bytes.
+ * Each request is classified under a loopback listener, a remote one with Host and
+ * Origin lists, and an open remote one. The whole input is also a session cookie.
+ * Properties (abort when violated):
+ *   - the verdict is the one a model of the rules written from the header gives
+ *     (route table, 405, Host list off the proxy's socket, Origin list or the
+ *     proxy's scheme://Host, cross-site fetches, Origin or Authorization on a POST,
+ *     application/json bodies), and depends on nothing but its inputs;
+ *   - a refusal has a status of 403, 404, 405, 413 or 415 and a printable error
+ *     text; WR_NONE goes with 404 and only with it; Allow is set exactly on 405 and
+ *     is the method the path takes; a route comes from the URL's path (before any
+ *     '?' or '#'), with its command and POST flag;
+ *   - web_cookie's value lies inside the header, right after "assent_session=" at
+ *     the start of a cookie, and has no ';' and no trailing space or tab; it is the
+ *     first such cookie's value; web_bearer's token lies inside the header after
+ *     "Bearer " and spaces, 1 or more bytes, none a space, tab, CR or LF;
+ *   - ws_find finds no session for any bytes but a cookie ws_create gave out, and
+ *     ws_csrf_ok takes no token but the session's; the real ones still work. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "httpcfg.h"
+#include "webroute.h"
+#include "websess.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+static const uint8_t *cur_data;
+static size_t cur_size;
+
+static void fail(const char *why, const char *detail)
+{
+	fprintf(stderr, "webroute: property violated: %s\n", why);
+	if (detail)
+		fprintf(stderr, "webroute: detail: %.*s\n", 2048, detail);
+	fprintf(stderr, "input (%zu bytes): %.*s\n", cur_size, cur_size > 2048 ? 2048 : (int)cur_size,
+		(const char *)cur_data);
+	abort();
+}
+
+#define NFIELDS 9
+#define ON_PROXY (1u << NFIELDS)
+
+/* The header values as libmicrohttpd hands them over: each its own NUL-terminated
+ * allocation, so that AddressSanitizer sees a read past its end. */
+static void split(const uint8_t *data, size_t size, unsigned mask, char *f[NFIELDS])
+{
+	size_t i = size >= 2 ? 2 : size;
+	for (int k = 0; k < NFIELDS; k++) {
+		const uint8_t *end = i < size ? memchr(data + i, 0, size - i) : NULL;
+		size_t n = i < size ? (end ? (size_t)(end - data) : size) - i : 0;
+		f[k] = NULL;
+		if (mask & (1u << k)) {
+			f[k] = malloc(n + 1);
+			if (!f[k])
+				abort();
+			if (n)
+				memcpy(f[k], data + i, n);
+			f[k][n] = 0;
+		}
+		i += n + (i + n < size);
+	}
+}
+
+/* ---- the model: the rules as webroute.h states them ---- */
+
+static const struct {
+	const char *path, *method, *cmd;
+	enum web_route r;
+} spec[] = {
+    {"/review", "GET", NULL, WR_PAGE},
+    {"/review/", "GET", NULL, WR_PAGE},
+    {"/review/app.js", "GET", NULL, WR_JS},
+    {"/review/app.css", "GET", NULL, WR_CSS},
+    {"/health", "GET", NULL, WR_HEALTH},
+    {"/metrics", "GET", "metrics", WR_METRICS},
+    {"/.well-known/jwks.json", "GET", "jwks", WR_JWKS},
+    {"/checkpoint", "GET", "checkpoint", WR_CHECKPOINT},
+    {"/review/api/me", "GET", "me", WR_ME},
+    {"/review/api/login", "POST", "login", WR_LOGIN},
+    {"/review/api/logout", "POST", "logout", WR_LOGOUT},
+    {"/review/api/pending", "GET", "pending", WR_API_PENDING},
+    {"/review/api/decide", "POST", "decide", WR_DECIDE},
+    {"/review/events", "GET", "events", WR_EVENTS},
+    {"/pending", "GET", "list", WR_PENDING},
+    {"/feedback/submit", "POST", "submit", WR_SUBMIT},
+    {"/review/mcp", "POST", "mcp", WR_MCP},
+    {"/admin/clear-stale-sessions", "POST", "admin_clear", WR_ADMIN_CLEAR},
+};
+#define NSPEC (sizeof spec / sizeof spec[0])
+
+static int listed(const char *x, const char (*list)[HTTPCFG_NAME_MAX + 1], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(x, list[i]))
+			return 1;
+	return 0;
+}
+
+static int is_open(enum web_route r)
+{
+	return r == WR_PAGE || r == WR_JS || r == WR_CSS || r == WR_HEALTH || r == WR_METRICS || r == WR_JWKS ||
+	       r == WR_CHECKPOINT;
+}
+
+/* application/json, then white space and nothing or parameters. */
+static int media_json(const char *ct)
+{
+	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+		return 0;
+	size_t ws = strspn(ct + 16, " \t");
+	return ct[16 + ws] == 0 || ct[16 + ws] == ';';
+}
+
+/* Behind the proxy the page's origin is scheme://Host, compared whole. */
+static int proxy_origin(const struct wr_in *in)
+{
+	if (!in->on_proxy || !in->host || !in->origin)
+		return 0;
+	const char *scheme = in->forwarded_proto && !strcmp(in->forwarded_proto, "https") ? "https://" : "http://";
+	size_t s = strlen(scheme);
+	return !strncmp(in->origin, scheme, s) && !strcmp(in->origin + s, in->host);
+}
+
+/* The path: the URL before any '?' or '#'. Returns the spec entry, or NSPEC. */
+static size_t spec_of_url(const char *url)
+{
+	size_t plen = strcspn(url ? url : "", "?#");
+	for (size_t i = 0; i < NSPEC; i++)
+		if (strlen(spec[i].path) == plen && !strncmp(url, spec[i].path, plen))
+			return i;
+	return NSPEC;
+}
+
+static unsigned model(const struct http_cfg *c, const struct wr_in *in)
+{
+	size_t k = spec_of_url(in->url);
+	if (k == NSPEC)
+		return 404;
+	if (!in->method || strcmp(in->method, spec[k].method))
+		return 405;
+	if (!in->on_proxy && c->nhosts && !(in->host && listed(in->host, c->hosts, c->nhosts)))
+		return 403;
+	if (is_open(spec[k].r))
+		return 0;
+	if (in->origin && !listed(in->origin, c->origins, c->norigins) && !proxy_origin(in))
+		return 403;
+	if (in->sec_fetch_site && !strcmp(in->sec_fetch_site, "cross-site"))
+		return 403;
+	if (!strcmp(spec[k].method, "POST")) {
+		if (!in->origin && !in->authorization && spec[k].r != WR_MCP && spec[k].r != WR_ADMIN_CLEAR)
+			return 403;
+		if (!media_json(in->content_type))
+			return 415;
+	}
+	return 0;
+}
+
+static void check_out(const struct http_cfg *c, const struct wr_in *in, const struct wr_out *o)
+{
+	if ((unsigned)o->route > (unsigned)WR_ADMIN_CLEAR)
+		fail("not a route", NULL);
+	if (o->status != 0 && o->status != 403 && o->status != 404 && o->status != 405 && o->status != 413 &&
+	    o->status != 415)
+		fail("refused with an unexpected status", o->error);
+	if ((o->status != 0) != (o->error != NULL))
+		fail("an error text without a refusal, or a refusal without one", o->error);
+	if (o->error) {
+		if (!o->error[0])
+			fail("an empty error text", NULL);
+		for (const char *q = o->error; *q; q++)
+			if (*q < 0x20 || *q > 0x7e)
+				fail("an error text that is not printable ASCII", o->error);
+	}
+	if ((o->route == WR_NONE) != (o->status == 404))
+		fail("WR_NONE without 404, or 404 with a route", in->url);
+	if ((o->status == 405) != (o->allow != NULL))
+		fail("Allow is not set exactly on 405", o->allow);
+	size_t k = spec_of_url(in->url);
+	if (o->route == WR_NONE) {
+		if (k != NSPEC)
+			fail("no route for a path in the table", in->url);
+		if (o->cmd || o->post)
+			fail("a command or POST flag without a route", NULL);
+	} else {
+		if (k == NSPEC || spec[k].r != o->route)
+			fail("a route the URL's path does not name", in->url);
+		if ((spec[k].cmd == NULL) != (o->cmd == NULL) || (o->cmd && strcmp(o->cmd, spec[k].cmd)))
+			fail("the route's command is not the table's", o->cmd);
+		if (o->post != !strcmp(spec[k].method, "POST"))
+			fail("the POST flag is not the table's", in->url);
+		if (o->allow && (strcmp(o->allow, spec[k].method) || (in->method && !strcmp(in->method, o->allow))))
+			fail("Allow is not the path's method, or is the method asked", o->allow);
+	}
+	unsigned want = model(c, in);
+	if (o->status != want) {
+		char d[160];
+		snprintf(d, sizeof d, "status %u (%s), the rules say %u", o->status, o->error ? o->error : "-", want);
+		fail("the verdict is not the rules'", d);
+	}
+}
+
+/* Classify over two kinds of garbage: the verdict must not depend on it. */
+static void classify(const struct http_cfg *c, const struct wr_in *in)
+{
+	struct wr_out a, b;
+	memset(&a, 0xa5, sizeof a);
+	memset(&b, 0x00, sizeof b);
+	web_classify(c, in, &a);
+	web_classify(c, in, &b);
+	if (memcmp(&a, &b, sizeof a) != 0)
+		fail("the verdict depends on what out held before", NULL);
+	check_out(c, in, &a);
+}
+
+/* ---- Cookie and Authorization ---- */
+
+static const char cname[] = "assent_session=";
+#define CNAME_LEN (sizeof cname - 1)
+
+/* The first assent_session cookie's value, as RFC 6265 splits a Cookie header:
+ * pairs separated by ';', white space around them dropped. */
+static const char *cookie_model(const char *h, size_t *n)
+{
+	const char *p = h;
+	while (p && *p) {
+		size_t len = strcspn(p, ";");
+		const char *a = p, *z = p + len;
+		while (a < z && (*a == ' ' || *a == '\t'))
+			a++;
+		while (z > a && (z[-1] == ' ' || z[-1] == '\t'))
+			z--;
+		if ((size_t)(z - a) >= CNAME_LEN && !memcmp(a, cname, CNAME_LEN)) {
+			*n = (size_t)(z - a) - CNAME_LEN;
+			return *n ? a + CNAME_LEN : NULL;
+		}
+		p += len + (p[len] == ';');
+	}
+	return NULL;
+}
+
+static void check_cookie(const char *h)
+{
+	size_t n = 0, mn = 0;
+	const char *v = web_cookie(h, &n), *m = cookie_model(h, &mn);
+	if (!v) {
+		if (m)
+			fail("web_cookie found no value where there is one", h);
+		return;
+	}
+	if (!h || v < h + CNAME_LEN || n == 0 || v + n > h + strlen(h))
+		fail("web_cookie's value is not inside the header", h);
+	const char *name = v - CNAME_LEN;
+	if (memcmp(name, cname, CNAME_LEN) || (name > h && name[-1] != ';' && name[-1] != ' ' && name[-1] != '\t'))
+		fail("web_cookie's value does not follow assent_session= at the start of a cookie", h);
+	if (memchr(v, ';', n) || v[n - 1] == ' ' || v[n - 1] == '\t')
+		fail("web_cookie's value has a ';' or trailing white space", h);
+	if (m != v || mn != n)
+		fail("web_cookie's value is not the first assent_session cookie's", h);
+}
+
+static void check_bearer(const char *h)
+{
+	size_t n = 0;
+	const char *v = web_bearer(h, &n);
+	if (!v) {
+		if (h && !strncasecmp(h, "Bearer ", 7) && h[7 + strspn(h + 7, " ")] &&
+		    !strchr("\t\r\n", h[7 + strspn(h + 7, " ")]))
+			fail("web_bearer found no token where there is one", h);
+		return;
+	}
+	if (!h || strncasecmp(h, "Bearer ", 7) || v < h + 7 || n == 0 || v + n > h + strlen(h))
+		fail("web_bearer's token is not inside a Bearer header", h);
+	for (const char *q = h + 7; q < v; q++)
+		if (*q != ' ')
+			fail("web_bearer skipped something else than spaces", h);
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n')
+			fail("web_bearer's token has white space", h);
+	if (v[n] && !strchr(" \t\r\n", v[n]))
+		fail("web_bearer's token stops short", h);
+}
+
+/* ---- sessions ---- */
+
+#define T0 1000000ull
+#define NSESS 3
+
+static struct http_cfg cfg_loop, cfg_remote, cfg_open;
+static struct web_sessions *ws;
+static char cookies[NSESS][WS_COOKIE_LEN + 1];
+static struct ws_session *sess[NSESS];
+
+static struct http_cfg base_cfg(const char *host)
+{
+	struct http_cfg c;
+	memset(&c, 0, sizeof c);
+	c.on = 1;
+	snprintf(c.host, sizeof c.host, "%s", host);
+	return c;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	cfg_loop = base_cfg("127.0.0.1");
+	http_cfg_finish(&cfg_loop, 8766, 1);
+	cfg_remote = base_cfg("192.0.2.10");
+	snprintf(cfg_remote.hosts[0], sizeof cfg_remote.hosts[0], "review.example.com");
+	snprintf(cfg_remote.hosts[1], sizeof cfg_remote.hosts[1], "review.example.com:8766");
+	snprintf(cfg_remote.origins[0], sizeof cfg_remote.origins[0], "https://review.example.com");
+	cfg_remote.nhosts = 2;
+	cfg_remote.norigins = 1;
+	http_cfg_finish(&cfg_remote, 8766, 0);
+	cfg_open = base_cfg("192.0.2.10");
+	http_cfg_finish(&cfg_open, 8766, 0);
+	if (cfg_loop.nhosts != 3 || cfg_remote.nhosts != 2 || cfg_open.nhosts != 0)
+		abort();
+	if (!(ws = calloc(1, sizeof *ws)))
+		abort();
+	for (int i = 0; i < NSESS; i++)
+		if (!(sess[i] = ws_create(ws, "alice", "token", T0, cookies[i])))
+			abort();
+	return 0;
+}
+
+/* Bytes that are no cookie of ours find nothing; a cookie of ours finds its session. */
+static void check_find(const char *p, size_t n)
+{
+	int which = -1;
+	for (int i = 0; i < NSESS; i++)
+		if (n == WS_COOKIE_LEN && !memcmp(p, cookies[i], n))
+			which = i;
+	struct ws_session *s = ws_find(ws, p, n, T0);
+	if (which < 0 && s)
+		fail("ws_find found a session for bytes that are no cookie it gave out", NULL);
+	if (which >= 0 && s != sess[which])
+		fail("ws_find did not find the session of its own cookie", NULL);
+	int ok = ws_csrf_ok(sess[0], p, n);
+	if (ok != (n == WS_CSRF_LEN && !memcmp(p, sess[0]->csrf, n)))
+		fail("ws_csrf_ok took another token, or refused the session's", NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	cur_data = data;
+	cur_size = size;
+	if (!ws)
+		LLVMFuzzerInitialize(NULL, NULL);
+	unsigned mask = size >= 2 ? data[0] | (unsigned)data[1] << 8 : 0;
+	char *f[NFIELDS];
+	split(data, size, mask, f);
+	struct wr_in in = {.method = f[0],
+			   .url = f[1],
+			   .host = f[2],
+			   .origin = f[3],
+			   .content_type = f[4],
+			   .sec_fetch_site = f[5],
+			   .authorization = f[6],
+			   .forwarded_proto = f[7],
+			   .on_proxy = (mask & ON_PROXY) != 0};
+	classify(&cfg_loop, &in);
+	classify(&cfg_remote, &in);
+	classify(&cfg_open, &in);
+	/* The same request on the other socket. */
+	in.on_proxy = !in.on_proxy;
+	classify(&cfg_loop, &in);
+	classify(&cfg_remote, &in);
+	check_cookie(f[8]);
+	check_bearer(f[6]);
+	check_bearer(f[8]);
+	/* Sessions: the whole input, the Cookie value, and what web_cookie takes from it. */
+	check_find((const char *)data, size);
+	if (f[8]) {
+		check_find(f[8], strlen(f[8]));
+		size_t n;
+		const char *v = web_cookie(f[8], &n);
+		if (v)
+			check_find(v, n);
+	}
+	for (int i = 0; i < NSESS; i++)
+		if (ws_find(ws, cookies[i], WS_COOKIE_LEN, T0) != sess[i])
+			fail("a session was lost", NULL);
+	for (int k = 0; k < NFIELDS; k++)
+		free(f[k]);
+	return 0;
+}
