@@ -229,6 +229,33 @@ ok(r.status == 200 and res.get("response") == "eu-west-1" and res.get("reviewer"
 r = req("POST", "/feedback/submit", {"session_id": "x", "approved": "yes"}, origin=None, headers={"Authorization": f"Bearer {BOB}"})
 ok(r.status == 400 and "approved" in r.body.decode(), f"/feedback/submit with approved as a string: 400 naming it ({r})")
 
+# ---- the review worker killed (kill -9): sessions are the signer's, nothing is lost ----
+def review_worker_pid():
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            st = open(f"/proc/{d}/stat").read()
+            argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if int(st[st.rindex(")") + 2:].split()[1]) == info["pid"] and argv[1:3] == [b"--worker", b"review"]:
+            return int(d)
+    return None
+wpid = review_worker_pid()
+ok(wpid is not None, f"the review worker runs as its own process ({wpid})")
+if wpid:
+    os.kill(wpid, 9)
+    for _ in range(200):
+        try:
+            if review_worker_pid() not in (None, wpid) and req("GET", "/health", origin=None).status == 200:
+                break
+        except OSError:
+            pass
+        time.sleep(0.05)
+r = req("GET", "/review/api/me", headers={"Cookie": cookie}, origin=None)
+ok(r.status == 200 and (r.json() or {}).get("reviewer") == "alice", f"after a kill -9 of the review worker, the same cookie still logs alice in ({r})")
+
 # ---- the event stream: opened, told of a change, ended by logout ----
 s = socket.create_connection((RHOST, int(RPORT)), timeout=30)
 s.sendall(f"GET /review/events HTTP/1.1\r\nHost: {RHOST}:{RPORT}\r\nCookie: {cookie}\r\nAccept: text/event-stream\r\n\r\n".encode())
