@@ -21,6 +21,7 @@
 #include "ipc.h"
 #include "jail.h"
 #include "mcp.h"
+#include "mhdconn.h"
 #include "mhttp.h"
 #include "proto.h"
 #include "redact.h"
@@ -82,13 +83,6 @@ struct hreq {
 /* One TCP connection on the agent listener. libmicrohttpd's timeout counts silence
  * only, so a client trickling a byte a second would hold its slot for ever: each
  * request's head and body must arrive within request_s, or the socket is shut. */
-struct pconn {
-	int fd;
-	uint64_t since;
-	int receiving; /* between the end of one request and the whole of the next */
-	struct pconn *next;
-};
-
 struct mw {
 	int ipcfd;
 	struct ipc_conn ipc;
@@ -100,7 +94,7 @@ struct mw {
 	struct http_cfg cfg;
 	struct MHD_Daemon *mhd;
 	struct hreq *hreqs;
-	struct pconn *pconns;
+	struct mc_list pconns; /* every TCP connection, for the whole-request deadline */
 	uint64_t next_hreq;
 	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
 	char proxy_header[64]; /* the reviewer identity header a reverse proxy sets: refused here */
@@ -465,18 +459,12 @@ static struct hreq *hreq_find(struct mw *w, uint64_t id)
 
 static void wake(struct hreq *h)
 {
-	if (h->suspended) {
-		h->suspended = 0;
-		MHD_resume_connection(h->mc);
-	}
+	mc_wake(h->mc, &h->suspended);
 }
 
 static void sleep_on(struct hreq *h)
 {
-	if (!h->suspended) {
-		h->suspended = 1;
-		MHD_suspend_connection(h->mc);
-	}
+	mc_sleep(h->mc, &h->suspended);
 }
 
 /* Answer with status and a JSON body (len 0: none). */
@@ -762,51 +750,6 @@ static enum MHD_Result queue(struct hreq *h)
 	return ret;
 }
 
-static struct pconn *pconn_of(struct MHD_Connection *mc)
-{
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	return ci ? ci->socket_context : NULL;
-}
-
-static void received(struct MHD_Connection *mc)
-{
-	struct pconn *p = pconn_of(mc);
-	if (p)
-		p->receiving = 0;
-}
-
-static void on_conn(void *cls, struct MHD_Connection *mc, void **ctx, enum MHD_ConnectionNotificationCode toe)
-{
-	struct mw *w = cls;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-		struct pconn *p = calloc(1, sizeof *p);
-		if (!p || !ci) {
-			free(p);
-			return;
-		}
-		*p = (struct pconn){.fd = ci->connect_fd, .since = mono_ms(), .receiving = 1, .next = w->pconns};
-		w->pconns = p;
-		*ctx = p;
-		return;
-	}
-	for (struct pconn **q = &w->pconns; *q; q = &(*q)->next)
-		if (*q == *ctx) {
-			*q = (*q)->next;
-			break;
-		}
-	free(*ctx);
-	*ctx = NULL;
-}
-
-static void request_deadlines(struct mw *w, uint64_t now)
-{
-	for (struct pconn *p = w->pconns; p; p = p->next)
-		if (p->receiving && now - p->since > 1000ull * w->cfg.request_s) {
-			shutdown(p->fd, SHUT_RDWR); /* libmicrohttpd sees the end and closes it */
-			p->receiving = 0;
-		}
-}
 
 static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
@@ -839,7 +782,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		};
 		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
 		if (route != MH_MCP_POST && route != MH_LEGACY_POST)
-			received(mc); /* no body to wait for */
+			mc_received(mc); /* no body to wait for */
 		switch (route) {
 		case MH_REJECT: {
 			char body[400];
@@ -881,7 +824,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			*upload_size = 0;
 			return MHD_YES;
 		}
-		received(mc);
+		mc_received(mc);
 		if (h->too_big) {
 			char msg[120];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)", w->cfg.body_max);
@@ -954,11 +897,7 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 {
 	(void)toe;
 	struct mw *w = cls;
-	struct pconn *pc = pconn_of(mc);
-	if (pc) { /* the clock starts again for the next request on this connection */
-		pc->receiving = 1;
-		pc->since = mono_ms();
-	}
+	mc_request_done(mc); /* the clock starts again for the next request on this connection */
 	struct hreq *h = *con_cls;
 	if (!h)
 		return;
@@ -1029,7 +968,7 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
 				  (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.header_max,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_http_done, w, MHD_OPTION_NOTIFY_CONNECTION, on_conn, w,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_http_done, w, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &w->pconns,
 				  MHD_OPTION_END);
 	if (!w->mhd)
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the agent listener");
@@ -1199,20 +1138,11 @@ int worker_mcp_main(int ipcfd)
 		progress(&w, mono_ms());
 		if (w.mhd) {
 			keepalive(&w, mono_ms());
-			request_deadlines(&w, mono_ms());
+			mc_deadlines(&w.pconns, w.cfg.request_s);
 			hangups(&w);
-			/* Again while it has more to do now: its epoll set is edge-triggered, so a
-			 * resumed call's answer or a second waiting connection may signal nothing. */
-			MHD_UNSIGNED_LONG_LONG more;
-			for (int k = 0; k < 8; k++) {
-				MHD_run(w.mhd);
-				if (MHD_get_timeout(w.mhd, &more) != MHD_YES || more != 0)
-					break;
-			}
+			mc_run(w.mhd);
 			/* After a crowd of connections is gone, give their buffers back. */
-			size_t nconn = 0;
-			for (struct pconn *p = w.pconns; p; p = p->next)
-				nconn++;
+			size_t nconn = w.pconns.n;
 			if (nconn > peak)
 				peak = nconn;
 			if (nconn == 0 && peak >= 64) {

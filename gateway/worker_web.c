@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "httpcfg.h"
+#include "mhdconn.h"
 #include "proto.h"
 #include "util.h"
 #include "webroute.h"
@@ -57,31 +58,24 @@ static struct {
 	char proxy_header[64];
 	struct MHD_Daemon *tcp, *unix_;
 	struct wreq *reqs;
+	struct mc_list conns; /* both listeners' connections, for the whole-request deadline */
 	uint64_t next_id;
 	uint64_t pending, uptime, version;
 } W;
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return mc_mono_ms();
 }
 
 static void wake(struct wreq *h)
 {
-	if (h->suspended) {
-		h->suspended = 0;
-		MHD_resume_connection(h->mc);
-	}
+	mc_wake(h->mc, &h->suspended);
 }
 
 static void sleep_on(struct wreq *h)
 {
-	if (!h->suspended) {
-		h->suspended = 1;
-		MHD_suspend_connection(h->mc);
-	}
+	mc_sleep(h->mc, &h->suspended);
 }
 
 static void answer(struct wreq *h, unsigned status, const char *ctype, const char *body, size_t n)
@@ -559,6 +553,7 @@ static void serve_static(struct wreq *h)
 
 static void dispatch(struct wreq *h)
 {
+	mc_received(h->mc); /* head and body are in: the whole-request clock stops */
 	if (h->r.route == WR_MCP) {
 		if (!hdr(h->mc, MHD_HTTP_HEADER_AUTHORIZATION))
 			return rpc_error(h, 401, -32001, "a reviewer token is required (Authorization: Bearer rt_...)");
@@ -599,6 +594,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 				   .on_proxy = h->on_proxy};
 		web_classify(&W.cfg, &in, &h->r);
 		if (h->r.status) {
+			mc_received(mc);
 			if (h->r.route == WR_MCP)
 				rpc_error(h, h->r.status, -32600, h->r.error);
 			else
@@ -638,9 +634,9 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 static void on_done(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
-	(void)mc;
 	(void)toe;
 	struct wreq *h = *con_cls;
+	mc_request_done(mc); /* the clock starts again for the next request on this connection */
 	if (!h)
 		return;
 	for (struct wreq **p = &W.reqs; *p; p = &(*p)->next)
@@ -665,7 +661,7 @@ static struct MHD_Daemon *start_on(int fd, const int *proxy)
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned)W.cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)W.cfg.idle_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)W.cfg.header_max, MHD_OPTION_NOTIFY_COMPLETED,
-				on_done, NULL, MHD_OPTION_END);
+				on_done, NULL, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &W.conns, MHD_OPTION_END);
 }
 
 int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
@@ -750,16 +746,7 @@ void web_run(void)
 			h->next_keepalive = now + WEB_KEEPALIVE_MS;
 			wake(h);
 		}
-	/* One MHD_run may leave work that no descriptor will signal again (a resumed
-	 * connection's answer to write, a second connection waiting on the listener:
-	 * its epoll set is edge-triggered): run again while it says it has more now. */
-	struct MHD_Daemon *ds[2] = {W.tcp, W.unix_};
-	for (int i = 0; i < 2; i++) {
-		MHD_UNSIGNED_LONG_LONG to;
-		for (int k = 0; ds[i] && k < 8; k++) {
-			MHD_run(ds[i]);
-			if (MHD_get_timeout(ds[i], &to) != MHD_YES || to != 0)
-				break;
-		}
-	}
+	mc_deadlines(&W.conns, W.cfg.request_s);
+	mc_run(W.tcp);
+	mc_run(W.unix_);
 }

@@ -229,6 +229,32 @@ ok(r.status == 200 and res.get("response") == "eu-west-1" and res.get("reviewer"
 r = req("POST", "/feedback/submit", {"session_id": "x", "approved": "yes"}, origin=None, headers={"Authorization": f"Bearer {BOB}"})
 ok(r.status == 400 and "approved" in r.body.decode(), f"/feedback/submit with approved as a string: 400 naming it ({r})")
 
+# ---- a client that trickles its request (a header line a second) is cut off ----
+REQUEST_S = int(os.environ.get("ASSENT_HTTP_REQUEST_SECONDS", "30"))
+s = socket.create_connection((RHOST, int(RPORT)), timeout=REQUEST_S + 30)
+s.sendall(f"GET /review/api/me HTTP/1.1\r\nHost: {RHOST}:{RPORT}\r\n".encode())
+cut = False
+for i in range(REQUEST_S + 20):
+    try:
+        s.sendall(f"X-Slow-{i}: a\r\n".encode())
+        time.sleep(1)
+        s.setblocking(False)
+        try:
+            if s.recv(4096) == b"":
+                cut = True
+                break
+        except BlockingIOError:
+            pass
+        finally:
+            s.setblocking(True)
+    except OSError:
+        cut = True
+        break
+s.close()
+ok(cut, f"a request trickled a header line a second is cut off (ASSENT_HTTP_REQUEST_SECONDS={REQUEST_S}), not held for ever")
+r = req("GET", "/health", origin=None)
+ok(r.status == 200, "the listener still serves others")
+
 # ---- the review worker killed (kill -9): sessions are the signer's, nothing is lost ----
 def review_worker_pid():
     for d in os.listdir("/proc"):

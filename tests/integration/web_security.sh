@@ -22,6 +22,7 @@ check "reviewer tokens start rt_, admin tokens at_" sh -c "case '$TOKEN_ALICE$AD
 check "admin list names the admin, not its token" sh -c "'$ASSENT' --state '$S' admin list | grep -q '\"ops\"' && ! grep -q '$ADMIN' '$S/identities.json'"
 PROXY_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 mkdir -p "$S"
+export ASSENT_HTTP_REQUEST_SECONDS=3 # the whole-request deadline, short for the trickling client
 ASSENT_REVIEW_PROXY_SECRET=$PROXY_SECRET "$ASSENTD" --state "$S" >"$S.log" 2>&1 &
 for _ in $(seq 100); do [ -n "$(review_of "$S")" ] && break; sleep 0.05; done
 if [ -z "$(review_of "$S")" ]; then

@@ -1,0 +1,41 @@
+/* What both jailed HTTP workers need around libmicrohttpd: the whole-request
+ * deadline (its own timer counts silence only, so a client sending a byte a second
+ * would hold a connection slot for ever), and suspending a request until the
+ * signer answers. */
+#ifndef ASSENT_MHDCONN_H
+#define ASSENT_MHDCONN_H
+
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mc_conn { /* one TCP connection (MHD's socket context) */
+	int fd;
+	uint64_t since;
+	int receiving; /* between the end of one request and the whole of the next */
+	struct mc_conn *next;
+};
+
+struct mc_list {
+	struct mc_conn *head;
+	size_t n;
+};
+
+uint64_t mc_mono_ms(void);
+/* MHD_OPTION_NOTIFY_CONNECTION's callback with a struct mc_list * as its closure. */
+void mc_notify(void *cls, struct MHD_Connection *mc, void **ctx, enum MHD_ConnectionNotificationCode toe);
+/* A request's head and body are in (the clock stops), or it was answered (the clock
+ * starts again for the next one on the connection). */
+void mc_received(struct MHD_Connection *mc);
+void mc_request_done(struct MHD_Connection *mc);
+/* Shut the sockets whose request did not arrive whole within request_s. */
+void mc_deadlines(struct mc_list *l, unsigned request_s);
+/* Run the daemon, again while it has more to do now: its epoll set is edge-triggered,
+ * so a resumed answer or a second waiting connection may signal nothing. */
+void mc_run(struct MHD_Daemon *d);
+
+/* Suspend a request until woken (idempotent both ways). */
+void mc_sleep(struct MHD_Connection *mc, int *suspended);
+void mc_wake(struct MHD_Connection *mc, int *suspended);
+
+#endif
