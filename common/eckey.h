@@ -42,7 +42,7 @@ int eckey_xy(const struct eckey *k, uint8_t x[32], uint8_t y[32]);
 int eckey_from_xy(const uint8_t x[32], const uint8_t y[32], struct eckey **out);
 /* RFC 7638 JWK thumbprint (SHA-256, base64url without padding): the token key's kid. */
 int eckey_jwk_kid(const struct eckey *k, char kid[44]);
-/* The private key as PEM (SEC1), for libjwt, which takes keys as PEM. Caller wipes. */
+/* The private key as PEM (SEC1): the token signer hands it to OpenSSL once. Caller wipes. */
 int eckey_private_pem(const struct eckey *k, struct buf *out);
 /* Generate a key pair in memory. */
 int eckey_generate(struct eckey **out);

@@ -169,8 +169,10 @@ struct signer {
 	uint64_t ended[1024];
 	size_t ended_at;
 	struct pq *q;
+	/* A ring in the order of decision: every entry lives an hour from its insertion, so the
+	 * oldest, and the first to expire, is always at done_head (no scan per decision). */
 	struct done done[MAX_DONE];
-	size_t ndone;
+	size_t ndone, done_head;
 	struct waiter waiters[256];
 	struct ledger *ledger;
 	struct policy *pol; /* NULL: no --policy, every request waits for a person */
@@ -595,25 +597,19 @@ static void req_free(struct req *r)
 	free(r);
 }
 
+static struct done *done_at(struct signer *s, size_t i) { return &s->done[(s->done_head + i) % MAX_DONE]; }
+
 static void remember_done(struct signer *s, const char *sid, uint64_t conn, const char *owner, json_t *result)
 {
-	struct done *d = NULL;
 	uint64_t now = now_ms();
-	for (size_t i = 0; i < s->ndone; i++)
-		if (s->done[i].until < now) {
-			d = &s->done[i];
-			json_decref(d->result);
-			break;
-		}
-	if (!d && s->ndone < MAX_DONE)
-		d = &s->done[s->ndone++];
-	if (!d) { /* full: replace the oldest */
-		d = &s->done[0];
-		for (size_t i = 1; i < s->ndone; i++)
-			if (s->done[i].until < d->until)
-				d = &s->done[i];
-		json_decref(d->result);
+	/* Drop what expired, and the oldest when full. */
+	while (s->ndone && (done_at(s, 0)->until < now || s->ndone == MAX_DONE)) {
+		json_decref(done_at(s, 0)->result);
+		done_at(s, 0)->result = NULL;
+		s->done_head = (s->done_head + 1) % MAX_DONE;
+		s->ndone--;
 	}
+	struct done *d = done_at(s, s->ndone++);
 	snprintf(d->sid, sizeof d->sid, "%s", sid);
 	d->owner_conn = conn;
 	snprintf(d->owner, sizeof d->owner, "%s", owner);
@@ -1255,7 +1251,7 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 	snprintf(id, sizeof id, "%.*s", (int)sidn, sid);
 	/* A request belongs to its requester (the measured uid), not to a connection. */
 	for (size_t i = 0; i < s->ndone; i++) {
-		struct done *d = &s->done[i];
+		struct done *d = done_at(s, i);
 		if (d->result && !strcmp(d->sid, id) && !strcmp(d->owner, c->owner)) {
 			send_result(s, c->id, r, d->result, 0);
 			return 0;

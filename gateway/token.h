@@ -16,8 +16,9 @@
 #define TOK_TTL_DEFAULT 900        /* 15 minutes */
 #define TOK_TTL_MAX 86400          /* policies may lengthen it up to a day */
 #define TOK_SECRET_MIN 32
-#define TOK_TYPE "assent/approval/v1" /* libjwt forces typ=JWT: the token is typed by this claim */
+#define TOK_TYPE "assent/approval/v1" /* the typ header stays "JWT" (as libjwt wrote it): the token is typed by this claim */
 #define TOK_KID_MAX 48
+#define TOK_JWT_MAX (1u << 20) /* a token is far smaller: 16 subjects at most, each name bounded by the worker */
 
 enum tok_mode { TOK_ES256, TOK_HS256, TOK_OFF };
 

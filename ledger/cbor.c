@@ -68,6 +68,8 @@ struct cv *cv_alloc(struct cv_arena *a, size_t n)
 		}
 	}
 	size_t cap = n < 1024 ? 1024 : n;
+	if (cap > a->max) /* a small arena (a reply frame) needs no 1024-item chunk zeroed for it */
+		cap = a->max; /* >= n, checked above */
 	struct cv_chunk *c = calloc(1, sizeof *c + cap * sizeof(struct cv));
 	if (!c)
 		return NULL;

@@ -29,6 +29,7 @@ struct ledger {
 	uint64_t every;
 	uint32_t secs;
 	uint64_t size; /* as of our last transaction */
+	uint64_t ckpt_seen; /* unix ms of the newest checkpoint as of our last transaction; 0: none */
 	struct cv_arena arena;
 	struct buf enc;
 };
@@ -157,12 +158,23 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 		mdb_txn_abort(txn);
 	}
 	l->size = s.m.size;
+	if (rc == 0)
+		l->ckpt_seen = s.ckpt_time;
 	buf_free(&note);
 	return rc;
 }
 
 int ledger_checkpoint(struct ledger *l, char *err) { return checkpoint_txn(l, 1, err); }
-int ledger_tick(struct ledger *l, char *err) { return checkpoint_txn(l, 0, err); }
+int ledger_tick(struct ledger *l, char *err)
+{
+	/* Called every turn of the signer's loop: skip the write transaction while the newest
+	 * checkpoint we saw is younger than the interval. Checkpoints only move forward, so
+	 * one another writer signed meanwhile is younger still. */
+	uint64_t now = now_unix_ms();
+	if (l->ckpt_seen && now >= l->ckpt_seen && now - l->ckpt_seen < (uint64_t)l->secs * 1000u)
+		return 0;
+	return checkpoint_txn(l, 0, err);
+}
 uint64_t ledger_size(const struct ledger *l) { return l->size; }
 const char *ledger_origin(const struct ledger *l) { return l->origin; }
 
@@ -226,6 +238,7 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 	}
 	if (rc == 0) {
 		l->size = s.m.size;
+		l->ckpt_seen = s.ckpt_time;
 		if (did_ckpt)
 			write_ckpt_file(l, &note);
 	}

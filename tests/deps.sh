@@ -3,7 +3,7 @@
 # any is missing. As root it runs apt-get; otherwise it prints the exact command.
 set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev pkg-config cppcheck
-      libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libjwt-dev libjansson-dev
+      libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
       chromium nginx-light openssl curl)
 # The official MCP SDK client, the conformance suite (0.1.13: the newest that runs on Node 20) and

@@ -1,7 +1,7 @@
 /* av_verify_token: what a CI job or a `terraform apply` gate runs.
- * The JWS signature is checked here with mbedTLS, not with libjwt (which the signer
- * uses to issue): a CI step runs this once per job, and libjwt brings OpenSSL, whose
- * loading alone costs more than the whole check (make bench). It also closes the
+ * The JWS signature is checked here with mbedTLS, not with OpenSSL (which the signer
+ * uses to issue): a CI step runs this once per job, and loading OpenSSL alone costs
+ * more than the whole check (make bench). It also closes the
  * libjwt pitfalls of NOTES.md by construction: the key is chosen by kid among keys
  * the caller trusts, each key allows one algorithm, there is no key-less path, and
  * every claim is checked below. */

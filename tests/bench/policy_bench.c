@@ -11,7 +11,8 @@
  *   policy_bench --dump   prints the generated policy (assent policy check reads it).
  *   policy_bench --sign [SECONDS]
  *                         approval tokens signed per second through the signer's own issuance
- *                         (tok_prepare + tok_issue: libjwt, a fresh jti from /dev/urandom), ES256
+ *                         (tok_prepare + tok_issue: a fresh jti from getrandom, the claims, and
+ *                         OpenSSL's ES256 with the key held or mbedTLS's HMAC), ES256
  *                         and HS256, one JSON line: {"es256_per_s":N,"hs256_per_s":N}. The policy
  *                         end-to-end bench runs it to have "the ES256 signing rate alone".
  *

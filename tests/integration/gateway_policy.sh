@@ -49,6 +49,15 @@ while read -r line; do
 	esac
 done <"$T/sdk.tap"
 [ "$rc" -eq 0 ] || not_ok "the SDK policy flows exited $rc: $(tail -3 "$T/sdk.err")"
+node "$ROOT/tests/mcp/sdk_done_ring.mjs" "$S" "$ROOT/build" >"$T/ring.tap" 2>"$T/ring.err"
+rc=$?
+while read -r line; do
+	case "$line" in
+	"ok "*) ok "SDK/answers kept: ${line#ok * - }" ;;
+	"not ok "*) not_ok "SDK/answers kept: ${line#not ok * - }" ;;
+	esac
+done <"$T/ring.tap"
+[ "$rc" -eq 0 ] || not_ok "the SDK answers-kept check exited $rc: $(tail -3 "$T/ring.err")"
 KEY=$(ls "$S"/keys/token-*.pub | head -1)
 expect_exit 0 "the policy's approval token verifies offline, against the ledger" \
 	"$VERIFY" token - --aud assent --key "$KEY" --ledger "$S/ledger" <"$S/policy-allow.token"
