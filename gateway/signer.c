@@ -2512,6 +2512,10 @@ static int h_web(void *ctx, struct ipc_frame *f, char *err)
 			return as_fail(err, AS_ECORRUPT, "a web request on a unix socket that is not the proxy's");
 		snprintf(q.peer, sizeof q.peer, "proxy:%.*s", (int)can, ca ? ca : ""); /* its client (X-Real-IP) */
 	} else {
+		unsigned port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							       : ((struct sockaddr_in *)&ss)->sin_port);
+		if ((ss.ss_family != AF_INET && ss.ss_family != AF_INET6) || port != s->review.port)
+			return as_fail(err, AS_ECORRUPT, "a web request on a socket that is not the reviewer listener's");
 		sl = sizeof ss;
 		char host[INET6_ADDRSTRLEN] = "?";
 		if (getpeername(f->fds[0], (struct sockaddr *)&ss, &sl) == 0)
