@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# A compromised mcp worker against the real signer: each hostile frame is refused,
+# A compromised mcp worker (and, web-*, a compromised review worker) against the real signer: each hostile frame is refused,
 # logged as a security event, the worker is killed and restarted, nothing is
 # decided, and the ledger still verifies.
 . "$(dirname "$0")/../lib.sh"
 EVIL=$ROOT/build/tests/evil_worker
 for sc in hello-twice request-before-hello review-frame other-conn unknown-type over-max truncated bad-cbor \
-	forged-digest computed-no-bytes; do
+	forged-digest computed-no-bytes web-no-fd web-unix-fd web-other-port web-agent-frame; do
 	S=$T/$sc
 	mkdir -p "$S"
 	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$sc" >"$T/wrap-$sc"
@@ -31,6 +31,11 @@ for sc in hello-twice request-before-hello review-frame other-conn unknown-type 
 	forged-digest | computed-no-bytes)
 		check "$sc: the request was not recorded" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"request\"'"
 		check "$sc: the log names the subject's bytes" grep -qE 'bytes do not hash|bytes are missing' "$T/$sc.log" ;;
+	esac
+	case $sc in
+	web-no-fd) check "$sc: the log says why" grep -q 'without its connection' "$T/$sc.log" ;;
+	web-unix-fd) check "$sc: the log says why" grep -q "not the proxy's" "$T/$sc.log" ;;
+	web-other-port) check "$sc: the log says why" grep -q "not the reviewer listener's" "$T/$sc.log" ;;
 	esac
 	check "$sc: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"

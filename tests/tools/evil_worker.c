@@ -7,14 +7,21 @@
  * over-max, truncated, bad-cbor; and, once a client connects to the agent socket,
  * forged-digest (a "computed" subject whose bytes hash to something else) and
  * computed-no-bytes (a "computed" subject without its bytes). Each sends its hostile frame(s) and then idles: the
- * signer must log a security event, kill it and restart it, and decide nothing. */
+ * signer must log a security event, kill it and restart it, and decide nothing.
+ * Scenarios named web-* play a hostile review worker instead (the mcp worker is the real one):
+ * web-no-fd (a web request without its connection), web-unix-fd (a unix socket that is not the
+ * proxy's), web-other-port (a TCP connection that did not come in on the reviewer listener),
+ * web-agent-frame (an mcp worker's frame). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include "ipc.h"
 #include "merkle.h"
@@ -23,11 +30,37 @@
 #include "signer.h"
 #include "worker.h"
 
-static void hello(struct cv_arena *a)
+static void hello_as(struct cv_arena *a, const char *kind)
 {
 	struct cv *f = ipc_frame_new(a, F_HELLO, 1);
-	ipc_put_text(a, f, "kind", "mcp", 3);
+	ipc_put_text(a, f, "kind", kind, strlen(kind));
 	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+}
+
+static void hello(struct cv_arena *a)
+{
+	hello_as(a, "mcp");
+}
+
+/* A reviewer listener request ("me") carrying fd (-1: none). */
+static void web_request(struct cv_arena *a, int fd)
+{
+	struct cv *f = ipc_frame_new(a, F_WEB, 2);
+	ipc_put_uint(a, f, "hreq", 1);
+	ipc_put_text(a, f, "cmd", "me", 2);
+	ipc_send(WORKER_IPC_FD, f, fd, NULL);
+}
+
+/* A TCP connection on loopback that has nothing to do with the reviewer listener. */
+static int other_tcp(void)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sa;
+	int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&sa, &sl) || connect(c, (struct sockaddr *)&sa, sizeof sa))
+		_exit(1);
+	return c;
 }
 
 static void raw(const void *p, size_t n)
@@ -109,13 +142,30 @@ int main(int argc, char **argv)
 	}
 	if (argc < 4 || strcmp(argv[2], "--worker") != 0)
 		return 2;
-	if (!strcmp(argv[3], "review"))
-		return worker_review_main(WORKER_IPC_FD);
 	const char *sc = argv[1];
+	int web = !strncmp(sc, "web-", 4); /* which worker this scenario plays; the other is real */
+	if (!strcmp(argv[3], web ? "mcp" : "review"))
+		return web ? worker_mcp_main(WORKER_IPC_FD) : worker_review_main(WORKER_IPC_FD);
 	struct cv_arena a;
 	cv_arena_init(&a, 4096);
 	struct cv *f;
-	if (!strcmp(sc, "hello-twice")) {
+	if (web)
+		hello_as(&a, "review");
+	if (!strcmp(sc, "web-no-fd")) {
+		web_request(&a, -1);
+	} else if (!strcmp(sc, "web-unix-fd")) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+			return 1;
+		web_request(&a, sv[0]);
+	} else if (!strcmp(sc, "web-other-port")) {
+		web_request(&a, other_tcp());
+	} else if (!strcmp(sc, "web-agent-frame")) {
+		f = ipc_frame_new(&a, F_LIST, 2);
+		ipc_put_uint(&a, f, "conn", 1);
+		ipc_put_text(&a, f, "rid", "1", 1);
+		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	} else if (!strcmp(sc, "hello-twice")) {
 		hello(&a);
 		hello(&a);
 	} else if (!strcmp(sc, "request-before-hello")) {
