@@ -2283,6 +2283,8 @@ static void web_login_reply(struct signer *s, const struct web_req *q, const cha
 		web_error(s, q->hreq, 500, "cannot read random bytes for a session");
 		return;
 	}
+	if (s->ws->evicted) /* a session made room for this one: its event streams end too */
+		web_push(s, &s->ws->evicted, 1);
 	slog("info", "web: %s logged in (%s, from %s)", reviewer, via, q->peer);
 	json_t *j = json_pack("{s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", via);
 	struct web_out w = {.status = 200, .cookie = cookie};

@@ -33,10 +33,26 @@ struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const
 	char csrf[WS_CSRF_LEN + 1];
 	if (random_text("ws_", cookie, WS_COOKIE_LEN) != 0 || random_text("", csrf, WS_CSRF_LEN) != 0)
 		return NULL; /* before any slot is touched: a failure loses no one's session */
-	struct ws_session *slot = &w->s[0];
-	for (size_t i = 0; i < WS_MAX && slot->used; i++) /* a free slot, else the least recently used */
-		if (!w->s[i].used || w->s[i].last < slot->last)
+	struct ws_session *slot = NULL, *own = NULL;
+	size_t mine = 0;
+	for (size_t i = 0; i < WS_MAX; i++)
+		if (w->s[i].used && !strcmp(w->s[i].reviewer, reviewer)) {
+			mine++;
+			if (!own || w->s[i].last < own->last)
+				own = &w->s[i];
+		}
+	if (mine >= WS_PER_REVIEWER)
+		slot = own; /* their own least recently used */
+	for (size_t i = 0; i < WS_MAX && !slot; i++) /* else a free slot */
+		if (!w->s[i].used)
 			slot = &w->s[i];
+	if (!slot) { /* else the least recently used of all */
+		slot = &w->s[0];
+		for (size_t i = 1; i < WS_MAX; i++)
+			if (w->s[i].last < slot->last)
+				slot = &w->s[i];
+	}
+	w->evicted = slot->used ? slot->id : 0;
 	memset(slot, 0, sizeof *slot);
 	memcpy(slot->csrf, csrf, sizeof csrf);
 	explicit_bzero(csrf, sizeof csrf);

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #define WS_MAX 1024              /* sessions at once; the least recently used goes first */
+#define WS_PER_REVIEWER 32       /* one reviewer's at most: past it, their own oldest goes, so that
+				  * one reviewer (a script logging in again and again) evicts no one else */
 #define WS_COOKIE_LEN 46
 #define WS_CSRF_LEN 43
 #define WS_IDLE_MS (2ull * 3600 * 1000)   /* unused for two hours: logged out */
@@ -39,6 +41,7 @@ struct web_sessions {
 	uint64_t all_since;
 	unsigned all_fails;
 	uint32_t next_id;
+	uint32_t evicted; /* the id of the session the last ws_create evicted (its streams end); 0: none */
 };
 
 /* A new session; cookie gets its secret. NULL when no random bytes could be read. */

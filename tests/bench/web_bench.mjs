@@ -1,7 +1,7 @@
 // make bench: the web reviewer under load (issue 7). A daemon with 1,000 requests pending
 // (blocking request_feedback calls from the official SDK client over stdio, each with a
-// context and a small diff) and 50 reviewer event streams open (50 logged-in sessions reading
-// /review/events); then, in headless Chromium (Debian's, driven by playwright-core):
+// context and a small diff) and 50 reviewer event streams open (50 reviewers logged in, each
+// reading /review/events); then, in headless Chromium (Debian's, driven by playwright-core):
 //   - time to first render: navigation start to the first request shown, and to the last
 //     of the page's 100 (the page shows the oldest 100 whole and counts the rest), fresh page
 //     each time, with the session cookie already set;
@@ -79,9 +79,9 @@ await sleep(300);
 mem.idle = rssKiB();
 
 // ---- a session, and the API ----
-async function login() {
+async function login(tok = token) {
   const r = await fetch(`${base}/review/api/login`, { method: "POST", headers: { Origin: base, "Content-Type": "application/json" },
-    body: JSON.stringify({ token }) });
+    body: JSON.stringify({ token: tok }) });
   if (r.status !== 200) die(`login: ${r.status} ${await r.text()}`);
   return (r.headers.get("set-cookie") || "").split(";")[0];
 }
@@ -108,10 +108,11 @@ while ((await pendingCount()) < PENDING) {
 await sleep(500);
 mem.pending = rssKiB();
 
-// ---- 50 event streams, 50 sessions ----
+// ---- 50 event streams: 50 reviewers, each logged in ----
 let events = 0;
 for (let i = 0; i < STREAMS; i++) {
-  const c = await login();
+  const t = assent("reviewer", "add", `watcher-${i}`, "--web").trim().split("\n").pop();
+  const c = await login(t);
   const ac = new AbortController();
   streams.push(ac);
   const r = await fetch(`${base}/review/events`, { headers: { Cookie: c, Accept: "text/event-stream" }, signal: ac.signal });

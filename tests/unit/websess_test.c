@@ -54,6 +54,14 @@ static struct ws_session *make(struct web_sessions *w, const char *who, uint64_t
 	return s;
 }
 
+/* A reviewer name per session (WS_PER_REVIEWER bounds one reviewer's). */
+static const char *name_of(size_t i)
+{
+	static char names[WS_MAX][16];
+	snprintf(names[i % WS_MAX], sizeof names[0], "r%zu", i);
+	return names[i % WS_MAX];
+}
+
 static struct ws_session *find(struct web_sessions *w, const char *cookie, uint64_t now)
 {
 	return ws_find(w, cookie, strlen(cookie), now);
@@ -222,7 +230,7 @@ static void test_lru_eviction(void **state)
 	struct web_sessions *w = *state;
 	static char cookies[WS_MAX][WS_COOKIE_LEN + 1];
 	for (size_t i = 0; i < WS_MAX; i++)
-		make(w, "alice", T0 + i, cookies[i]);
+		make(w, name_of(i), T0 + i, cookies[i]);
 	assert_int_equal(used(w), WS_MAX);
 	/* The oldest two are used again: the third oldest is now the least recently used. */
 	assert_non_null(find(w, cookies[0], T0 + WS_MAX));
@@ -248,13 +256,31 @@ static void test_lru_eviction(void **state)
 				fail_msg("two sessions share id %u", w->s[i].id);
 }
 
+/* One reviewer holds at most WS_PER_REVIEWER sessions: past it their own oldest goes,
+ * never someone else's. */
+static void test_per_reviewer_cap(void **state)
+{
+	struct web_sessions *w = *state;
+	char other[WS_COOKIE_LEN + 1], c[WS_PER_REVIEWER + 8][WS_COOKIE_LEN + 1];
+	make(w, "bob", T0, other);
+	for (size_t i = 0; i < WS_PER_REVIEWER + 8; i++)
+		make(w, "mallory", T0 + 1 + i, c[i]);
+	assert_int_equal(used(w), WS_PER_REVIEWER + 1);
+	assert_true(w->evicted != 0); /* the signer ends the evicted session's streams */
+	assert_non_null(find(w, other, T0 + 100));
+	for (size_t i = 0; i < 8; i++)
+		assert_null(find(w, c[i], T0 + 100));
+	for (size_t i = 8; i < WS_PER_REVIEWER + 8; i++)
+		assert_non_null(find(w, c[i], T0 + 100));
+}
+
 /* A free slot anywhere is taken before anything is evicted. */
 static void test_free_slot_first(void **state)
 {
 	struct web_sessions *w = *state;
 	static char cookies[WS_MAX][WS_COOKIE_LEN + 1];
 	for (size_t i = 0; i < WS_MAX; i++)
-		make(w, "alice", T0 + 10 + i, cookies[i]);
+		make(w, name_of(i), T0 + 10 + i, cookies[i]);
 	ws_end(&w->s[WS_MAX - 1]);
 	char c[WS_COOKIE_LEN + 1];
 	assert_ptr_equal(make(w, "bob", T0 + 5000, c), &w->s[WS_MAX - 1]);
@@ -469,6 +495,7 @@ int main(void)
 	    T(test_absolute_expiry),
 	    T(test_end),
 	    T(test_lru_eviction),
+	    T(test_per_reviewer_cap),
 	    T(test_free_slot_first),
 	    T(test_sweep),
 	    T(test_sweep_overflow),
