@@ -3,6 +3,7 @@
  * format and the reasons for SOCK_SEQPACKET are in ipc.h. */
 #define _GNU_SOURCE
 #include "ipc.h"
+#include "proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -675,4 +676,19 @@ int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_
 	}
 	ipc_frame_close_fds(f);
 	return rc;
+}
+
+void ipc_log(int fd, const char *level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_LOG, 2);
+	if (f && !ipc_put_text(&a, f, "level", level, strlen(level)) && !ipc_put_text(&a, f, "text", msg, strlen(msg)))
+		ipc_send(fd, f, -1, NULL);
+	cv_arena_free(&a);
 }

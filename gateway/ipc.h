@@ -158,6 +158,8 @@ size_t ipc_pending(const struct ipc_conn *c);
  * the key is "t" or already present, or out of memory. Keys are copied. */
 struct cv *ipc_frame_new(struct cv_arena *a, uint32_t type, size_t npairs);
 struct cv *ipc_put(struct cv_arena *a, struct cv *frame, const char *key);
+/* A worker's log line, sent to the signer as F_LOG {level, text} (the signer writes it). */
+void ipc_log(int fd, const char *level, const char *fmt, ...) AS_PRINTF(3, 4);
 int ipc_put_uint(struct cv_arena *a, struct cv *frame, const char *key, uint64_t v);
 int ipc_put_text(struct cv_arena *a, struct cv *frame, const char *key, const char *s, size_t n);
 int ipc_put_bytes(struct cv_arena *a, struct cv *frame, const char *key, const uint8_t *p, size_t n);

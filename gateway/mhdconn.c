@@ -2,6 +2,7 @@
 #include "mhdconn.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -94,4 +95,20 @@ void mc_wake(struct MHD_Connection *mc, int *suspended)
 		*suspended = 0;
 		MHD_resume_connection(mc);
 	}
+}
+
+ssize_t mc_stream_read(struct buf *out, int finished, char *buf, size_t max, int *sleep)
+{
+	*sleep = 0;
+	if (out->len) {
+		size_t n = out->len < max ? out->len : max;
+		memcpy(buf, out->p, n);
+		memmove(out->p, out->p + n, out->len - n);
+		out->len -= n;
+		return (ssize_t)n;
+	}
+	if (finished)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	*sleep = 1;
+	return 0;
 }

@@ -8,6 +8,9 @@
 #include <microhttpd.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
 
 struct mc_conn { /* one TCP connection (MHD's socket context) */
 	int fd;
@@ -33,6 +36,10 @@ void mc_deadlines(struct mc_list *l, unsigned request_s);
 /* Run the daemon, again while it has more to do now: its epoll set is edge-triggered,
  * so a resumed answer or a second waiting connection may signal nothing. */
 void mc_run(struct MHD_Daemon *d);
+
+/* An endless response's (an event stream's) reader: what out holds, the end once finished,
+ * else 0 with *sleep set (the caller suspends the request until there is more). */
+ssize_t mc_stream_read(struct buf *out, int finished, char *buf, size_t max, int *sleep);
 
 /* Suspend a request until woken (idempotent both ways). */
 void mc_sleep(struct MHD_Connection *mc, int *suspended);

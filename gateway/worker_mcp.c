@@ -107,22 +107,7 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void wlog(struct mw *w, const char *level, const char *fmt, ...) AS_PRINTF(3, 4);
-static void wlog(struct mw *w, const char *level, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	struct cv_arena a;
-	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_LOG, 2);
-	if (f && ipc_put_text(&a, f, "level", level, strlen(level)) == 0 &&
-	    ipc_put_text(&a, f, "text", msg, strlen(msg)) == 0)
-		ipc_send(w->ipcfd, f, -1, NULL);
-	cv_arena_free(&a);
-}
+#define wlog(w, ...) ipc_log((w)->ipcfd, __VA_ARGS__) /* a log line to the signer */
 
 static struct mconn *conn_find(struct mw *w, uint64_t id)
 {
@@ -704,17 +689,11 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
 	struct hreq *h = cls;
-	if (h->out.len) {
-		size_t n = h->out.len < max ? h->out.len : max;
-		memcpy(buf, h->out.p, n);
-		memmove(h->out.p, h->out.p + n, h->out.len - n);
-		h->out.len -= n;
-		return (ssize_t)n;
-	}
-	if (h->finished)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	sleep_on(h); /* woken by an event, a keep-alive or the result */
-	return 0;
+	int sleep;
+	ssize_t n = mc_stream_read(&h->out, h->finished, buf, max, &sleep);
+	if (sleep)
+		sleep_on(h); /* woken by an event, a keep-alive or the result */
+	return n;
 }
 
 static enum MHD_Result queue(struct hreq *h)

@@ -31,22 +31,6 @@ struct rconn {
 static struct rconn conns[PROTO_CONNS_MAX];
 static int g_ipc;
 
-static void wlog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
-static void wlog(const char *level, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	struct cv_arena a;
-	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_LOG, 2);
-	if (f && !ipc_put_text(&a, f, "level", level, strlen(level)) && !ipc_put_text(&a, f, "text", msg, strlen(msg)))
-		ipc_send(g_ipc, f, -1, NULL);
-	cv_arena_free(&a);
-}
-
 static void reply_error(struct rconn *c, const char *msg)
 {
 	json_t *j = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
@@ -169,7 +153,7 @@ int worker_review_main(int ipcfd)
 	struct cv_arena a;
 	cv_arena_init(&a, 1u << 16);
 	if (web_start(&ipc, ipcfd, &a, err) != 0) {
-		wlog("error", "review worker: reviewer listener: %s", err);
+		ipc_log(g_ipc, "error", "review worker: reviewer listener: %s", err);
 		return 2;
 	}
 	/* libmicrohttpd accepts on the listeners it was handed and sets socket options;
@@ -180,7 +164,7 @@ int worker_review_main(int ipcfd)
 			       .extra_syscalls = web_on() ? http_calls : NULL,
 			       .nextra = web_on() ? sizeof http_calls / sizeof *http_calls : 0};
 	if (jail_enter(&jo, err) != 0) {
-		wlog("error", "review worker: cannot enter the jail: %s", err);
+		ipc_log(g_ipc, "error", "review worker: cannot enter the jail: %s", err);
 		return 2;
 	}
 	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);

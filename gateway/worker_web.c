@@ -467,17 +467,11 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
 	struct wreq *h = cls;
-	if (h->out.len) {
-		size_t n = h->out.len < max ? h->out.len : max;
-		memcpy(buf, h->out.p, n);
-		memmove(h->out.p, h->out.p + n, h->out.len - n);
-		h->out.len -= n;
-		return (ssize_t)n;
-	}
-	if (h->finished)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	sleep_on(h); /* woken by a push or a keep-alive */
-	return 0;
+	int sleep;
+	ssize_t n = mc_stream_read(&h->out, h->finished, buf, max, &sleep);
+	if (sleep)
+		sleep_on(h); /* woken by a push or a keep-alive */
+	return n;
 }
 
 static void security_headers(struct MHD_Response *r, int data)
