@@ -661,6 +661,74 @@ int mcp_line_tools_list(struct buf *out, const struct mcp_id *id, char *err)
 	return 0;
 }
 
+/* A JSON string's body for text that is valid UTF-8 JSON from jansson, escaped as jansson
+ * escapes (", \, the short forms, other controls as \u00XX; nothing else). */
+static int put_escaped(struct buf *out, const char *s, size_t n)
+{
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *e = NULL;
+		char u[8];
+		switch (c) {
+		case '"': e = "\\\""; break;
+		case '\\': e = "\\\\"; break;
+		case '\b': e = "\\b"; break;
+		case '\f': e = "\\f"; break;
+		case '\n': e = "\\n"; break;
+		case '\r': e = "\\r"; break;
+		case '\t': e = "\\t"; break;
+		default:
+			if (c < 0x20) {
+				snprintf(u, sizeof u, "\\u%04X", c);
+				e = u;
+			}
+		}
+		if (!e)
+			continue;
+		if (buf_put(out, s + run, i - run) || buf_put(out, e, strlen(e)))
+			return AS_ETOOBIG;
+		run = i + 1;
+	}
+	return buf_put(out, s + run, n - run);
+}
+
+int mcp_line_tool_json(struct buf *out, const struct mcp_id *id, const char *js, size_t jsn, char *err)
+{
+	if (!id || (id->t != MCP_ID_INT && id->t != MCP_ID_STR))
+		return as_fail(err, AS_EINVAL, "a result answers a request: it needs the request's id");
+	if (!jsn || js[0] != '{')
+		return as_fail(err, AS_EINVAL, "a structured result is a JSON object");
+	json_t *j = id_json(id);
+	char *idtext = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	if (!idtext)
+		return as_fail(err, AS_ENOMEM, "out of memory building a message");
+	static const char pre[] = "{\"jsonrpc\":\"2.0\",\"id\":",
+			  mid[] = ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
+			  mid2[] = "\"}],\"structuredContent\":", post[] = ",\"isError\":false}}\n";
+	size_t start = out->len;
+	int rc = buf_put(out, pre, sizeof pre - 1);
+	if (rc == 0)
+		rc = buf_put(out, idtext, strlen(idtext));
+	if (rc == 0)
+		rc = buf_put(out, mid, sizeof mid - 1);
+	if (rc == 0)
+		rc = put_escaped(out, js, jsn);
+	if (rc == 0)
+		rc = buf_put(out, mid2, sizeof mid2 - 1);
+	if (rc == 0)
+		rc = buf_put(out, js, jsn);
+	if (rc == 0)
+		rc = buf_put(out, post, sizeof post - 1);
+	free(idtext);
+	if (rc != 0) {
+		out->len = start;
+		return as_fail(err, rc, "tool result: %s", rc == AS_ETOOBIG ? "over the line limit" : as_strerror(rc));
+	}
+	return 0;
+}
+
 int mcp_tools_call(const json_t *params, enum mcp_tool *tool, const json_t **args, char *err)
 {
 	char qb[QBUF];

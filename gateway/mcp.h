@@ -308,6 +308,10 @@ json_t *mcp_tool_error(const char *msg);
  * none), so the '\n' is the only one. Strings that are not valid UTF-8 are made
  * printable ASCII rather than refused. */
 
+/* The line of a successful tool result whose structured content js is compact JSON text
+ * of an object as jansson prints it (the signer's): spliced, not parsed and printed again
+ * (the fast path: byte for byte what mcp_line_result makes of mcp_tool_result(js parsed)). */
+int mcp_line_tool_json(struct buf *out, const struct mcp_id *id, const char *js, size_t jsn, char *err);
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT}. Steals result. id: a string or integer. */
 int mcp_line_result(struct buf *out, const struct mcp_id *id, json_t *result, char *err);
 /* {"jsonrpc":"2.0","id":ID|null,"error":{"code","message","data"?}}. Steals data (may be NULL).

@@ -536,6 +536,47 @@ static void test_tools_list(void **state)
 	buf_free(&b);
 }
 
+/* The tool-result fast path splices the signer's JSON: it must write the very line the
+ * parse-and-print path writes, whatever the strings hold. */
+static void test_line_tool_json(void **state)
+{
+	(void)state;
+	static const char *const results[] = {
+		"{\"session_id\":\"req-1\",\"status\":\"approved\",\"approved\":true,\"timestamp\":1796024765}",
+		"{\"response\":\"a \\\"quoted\\\" word, a back\\\\slash, a\\nnew line, a\\ttab\",\"n\":null}",
+		"{\"ctl\":\"\\u0001\\u001F\\b\\f\\r\",\"del\":\"\x7f\",\"slash\":\"a/b\"}",
+		"{\"utf8\":\"Gr\xc3\xbc\xc3\x9f" "e \xe2\x9c\x93 \xf0\x9f\x94\x91\",\"nested\":{\"a\":[1,2,{\"b\":\"c\"}]}}",
+		"{}",
+	};
+	struct mcp_id ids[] = {{MCP_ID_STR, 0, 2, "t1"}, {MCP_ID_INT, 42, 0, ""}};
+	for (size_t i = 0; i < sizeof results / sizeof results[0]; i++)
+		for (size_t k = 0; k < 2; k++) {
+			/* the signer's text is jansson's compact print */
+			json_t *v = json_loads(results[i], 0, NULL);
+			assert_non_null(v);
+			char *js = json_dumps(v, JSON_COMPACT);
+			struct buf slow, fast;
+			buf_init(&slow, MCP_OUT_MAX);
+			buf_init(&fast, MCP_OUT_MAX);
+			assert_int_equal(mcp_line_result(&slow, &ids[k], mcp_tool_result(v), NULL), 0);
+			assert_int_equal(mcp_line_tool_json(&fast, &ids[k], js, strlen(js), NULL), 0);
+			if (fast.len != slow.len || memcmp(fast.p, slow.p, slow.len))
+				fail_msg("result %zu: fast %.*s\nslow %.*s", i, (int)fast.len, fast.p, (int)slow.len, slow.p);
+			free(js);
+			buf_free(&slow);
+			buf_free(&fast);
+		}
+	struct buf b;
+	buf_init(&b, 64);
+	struct mcp_id none = {MCP_ID_NULL, 0, 0, ""};
+	assert_int_equal(mcp_line_tool_json(&b, &none, "{}", 2, NULL), AS_EINVAL);
+	assert_int_equal(mcp_line_tool_json(&b, &ids[0], "[1]", 3, NULL), AS_EINVAL);
+	assert_int_equal(mcp_line_tool_json(&b, &ids[0], "{\"a\":\"0123456789012345678901234567890123456789\"}", 46, NULL),
+			 AS_ETOOBIG);
+	assert_int_equal(b.len, 0);
+	buf_free(&b);
+}
+
 static void test_tools_call_params(void **state)
 {
 	(void)state;
@@ -1295,6 +1336,7 @@ int main(void)
 	    cmocka_unit_test(test_initialize_result_shape),
 	    cmocka_unit_test(test_initialize_bad_params),
 	    cmocka_unit_test(test_tools_list),
+	    cmocka_unit_test(test_line_tool_json),
 	    cmocka_unit_test(test_tools_call_params),
 	    cmocka_unit_test(test_cancelled_params),
 	    cmocka_unit_test(test_log_set_level),
