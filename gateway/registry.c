@@ -257,6 +257,11 @@ const char *registry_reviewer_by_proxy_id(const struct registry *r, const char *
 	return NULL;
 }
 
+int registry_reviewer_exists(const struct registry *r, const char *name)
+{
+	return find(r, "reviewers", name, NULL) != NULL;
+}
+
 int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid)
 {
 	json_t *u;

@@ -38,6 +38,8 @@ const char *registry_reviewer_by_token(const struct registry *r, const char *key
 const char *registry_admin_by_token(const struct registry *r, const char *key, size_t len);
 /* The reviewer a trusted proxy's identity header names (`--proxy-id`), or NULL. */
 const char *registry_reviewer_by_proxy_id(const struct registry *r, const char *id);
+/* Whether a reviewer of that name is registered. */
+int registry_reviewer_exists(const struct registry *r, const char *name);
 /* Whether uid is one of the reviewer's (the same person over another channel). */
 int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid);
 /* A new web token for a reviewer (replacing any earlier one), its proxy identity, an admin. */

@@ -2197,7 +2197,7 @@ static json_t *web_pending(struct signer *s, const char *reviewer)
 static int reviewer_alive(void *arg, const char *name)
 {
 	struct signer *s = arg;
-	return registry_groups_json(s->reg, "reviewer", name) != NULL; /* still registered */
+	return registry_reviewer_exists(s->reg, name);
 }
 
 /* Sessions that ended (logout, time, a reviewer removed): their event streams close. */

@@ -120,6 +120,9 @@ static const char *hdr(struct MHD_Connection *mc, const char *name)
 /* Send the request to the signer with its connection: it decides who asks. */
 static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 {
+	const char *pu = hdr(h->mc, W.proxy_header);
+	if (pu && strlen(pu) > 254)
+		return answer_error(h, 400, "the proxy's identity header is too long");
 	struct cv_arena a;
 	cv_arena_init(&a, 256);
 	struct cv *f = ipc_frame_new(&a, F_WEB, 14);
@@ -129,7 +132,7 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 	const char *cookie = web_cookie(hdr(mc, "Cookie"), &n);
 	size_t bn;
 	const char *bearer = web_bearer(hdr(mc, MHD_HTTP_HEADER_AUTHORIZATION), &bn);
-	const char *csrf = hdr(mc, "X-CSRF-Token"), *pu = hdr(mc, W.proxy_header), *ps = hdr(mc, "X-Assent-Proxy-Secret");
+	const char *csrf = hdr(mc, "X-CSRF-Token"), *ps = hdr(mc, "X-Assent-Proxy-Secret");
 	int bad = !f || !ci || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd));
 	/* Bounds here are the signer's too: something longer is no credential of ours. */
 	/* /review/mcp and the admin endpoint take bearer tokens only: no ambient cookie. */
@@ -139,11 +142,8 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 		bad = ipc_put_text(&a, f, "csrf", csrf, strlen(csrf));
 	if (!bad && bearer && bn <= 512)
 		bad = ipc_put_text(&a, f, "bearer", bearer, bn);
-	if (!bad && pu && *pu) {
-		if (strlen(pu) > 254)
-			return answer_error(h, 400, "the proxy's identity header is too long");
+	if (!bad && pu && *pu)
 		bad = ipc_put_text(&a, f, "proxy_user", pu, strlen(pu));
-	}
 	if (!bad && ps && strlen(ps) <= 256)
 		bad = ipc_put_text(&a, f, "proxy_secret", ps, strlen(ps));
 	/* Behind the proxy every connection comes from the proxy: the client's address it

@@ -28,7 +28,10 @@ if [ "$(id -u)" -eq 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}"
 	# Debian starts nginx on port 80 when it installs it; the tests run their own on a free port.
 	case " ${missing[*]} " in *" nginx-light "*)
-		{ command -v systemctl >/dev/null && systemctl disable --now nginx 2>/dev/null; } || service nginx stop 2>/dev/null || true ;;
+		if command -v systemctl >/dev/null && systemctl disable --now nginx 2>/dev/null; then :
+		elif service nginx stop 2>/dev/null; then :
+		else echo "deps: nginx was installed; if its service runs on port 80, stop it (the tests start their own)" >&2
+		fi ;;
 	esac
 	npm_deps
 else

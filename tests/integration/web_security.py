@@ -184,6 +184,8 @@ ok(r.status == 403, f"... with a wrong proxy secret: 403 ({r})")
 r = req("GET", "/review/api/me", headers={"X-Reviewer-Email": "alice@example.com", "X-Assent-Proxy-Secret": PROXY_SECRET}, origin=None)
 ok(r.status == 200 and (r.json() or {}).get("reviewer") == "alice" and r.header("Set-Cookie"),
    f"... with the proxy's shared secret it names alice (and gives the page a session): {r}")
+r = req("GET", "/review/api/me", headers={"X-Reviewer-Email": "a" * 300 + "@example.com"}, origin=None)
+ok(r.status == 400 and "too long" in r.body.decode(), f"an identity header over 254 bytes: 400 naming it ({r})")
 r = req("POST", "/mcp", init, headers={"Authorization": f"Bearer {AGENT}", "X-Reviewer-Email": "alice@example.com", **mh}, port=APORT, host=AHOST, origin=None)
 ok(r.status == 403 and "identity" in r.body.decode(), f"X-Reviewer-Email on the agent listener: 403 ({r})")
 
