@@ -39,6 +39,7 @@
 #include "jail.h"
 #include "merkle.h"
 #include "metrics.h"
+#include "peeruid.h"
 #include "policy.h"
 #include "proto.h"
 #include "queue.h"
@@ -113,6 +114,16 @@ struct done { /* decided requests whose requester may still collect the answer *
 	uint64_t until;
 };
 
+/* The uid the signer measured on an HTTP request's TCP connection (F_HTTP_AUTH), kept
+ * until the request frame that request leads to (F_REQUEST names its hreq) takes it.
+ * One use each; as many as the mcp worker can have connections in flight. */
+#define MAX_MEASURED 8192
+struct measured {
+	uint64_t hreq, conn;
+	uid_t uid; /* (uid_t)-1: not a loopback peer, no uid to measure */
+	int used;
+};
+
 struct waiter { /* a get_feedback call waiting for a decision */
 	uint64_t conn;
 	char rid[PROTO_RID_MAX + 1];
@@ -174,6 +185,9 @@ struct signer {
 	struct done done[MAX_DONE];
 	size_t ndone, done_head;
 	struct waiter waiters[256];
+	struct measured measured[MAX_MEASURED];
+	size_t measured_at;
+	uid_t self_uid; /* the daemon's own: a requester with it could read the keys and the registry */
 	struct ledger *ledger;
 	struct policy *pol; /* NULL: no --policy, every request waits for a person */
 	struct tokkeys *tk;
@@ -1094,6 +1108,31 @@ static int load_policy(struct signer *s, char *err)
 	return 0;
 }
 
+static void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid)
+{
+	s->measured[s->measured_at] = (struct measured){.hreq = hreq, .conn = conn, .uid = uid, .used = 1};
+	s->measured_at = (s->measured_at + 1) % MAX_MEASURED;
+}
+
+/* The uid measured for HTTP request hreq of session conn, once. A request frame that
+ * names no request the signer authenticated for that session is an attack. */
+static int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err)
+{
+	for (size_t k = 1; k <= MAX_MEASURED; k++) { /* newest first: it is almost always the last one */
+		struct measured *m = &s->measured[(s->measured_at + MAX_MEASURED - k) % MAX_MEASURED];
+		if (!m->used)
+			break;
+		if (m->hreq == hreq && m->conn == conn) {
+			*uid = m->uid;
+			m->used = 0;
+			m->hreq = 0;
+			return 0;
+		}
+	}
+	return as_fail(err, AS_ECORRUPT, "a request over HTTP (hreq %llu) that the signer never authenticated for that session",
+		       (unsigned long long)hreq);
+}
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -1110,6 +1149,14 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
 	GUARD(ipc_get(f->body, "action", CV_MAP, &action, err));
 	const struct cv *contents = cv_get(f->body, "contents");
+	/* Who asked: measured on the unix socket (SO_PEERCRED), or on this HTTP request's
+	 * own TCP connection when it came over loopback (inet_diag, in h_http_auth). */
+	uid_t uid = c->uid;
+	if (c->http) {
+		uint64_t hreq;
+		GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
+		GUARD(measured_take(s, hreq, c->id, &uid, err));
+	}
 	struct req *r = calloc(1, sizeof *r);
 	if (!r)
 		return AS_ENOMEM;
@@ -1166,7 +1213,7 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	}
 	it.deadline_ms = it.created_ms + 1000u * (timeout ? timeout : s->timeout_s);
 	it.requester_id = c->id;
-	it.requester_uid = c->uid;
+	it.requester_uid = uid;
 	it.blocking = wait;
 	it.data = r;
 	/* The request entry: the action's fields, who asked (measured uid, declared client), digest, deadline. */
@@ -1183,7 +1230,7 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	struct cv *rq = kv(a, m, &i, "requester");
 	rq->t = CV_MAP;
 	rq->n = 2;
-	rq->items = cv_alloc(a, 4);
+	rq->items = cv_alloc(a, 6);
 	if (!c->http) { /* measured: SO_PEERCRED */
 		cv_set_text(a, &rq->items[0], "uid", 3);
 		cv_set_uint(&rq->items[1], (uint64_t)c->uid);
@@ -1196,16 +1243,23 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	}
 	cv_set_text(a, &rq->items[2], "client", 6);
 	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
+	if (c->http && uid != (uid_t)-1) { /* measured: the owner of its loopback connection */
+		cv_set_text(a, &rq->items[4], "uid", 3);
+		cv_set_uint(&rq->items[5], (uint64_t)uid);
+		rq->n = 3;
+	}
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	cv_set_uint(kv(a, m, &i, "deadline"), it.deadline_ms);
 	if (r->has_pd)
 		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	m->n = i;
 	json_object_set_new(r->view, "session_id", json_string(it.session_id));
-	json_object_set_new(r->view, "requester",
-			    !c->http      ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
-			    : c->agent[0] ? json_pack("{s:s,s:s}", "agent", c->agent, "client", r->client)
-					  : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client));
+	json_t *who = !c->http      ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
+		      : c->agent[0] ? json_pack("{s:s,s:s}", "agent", c->agent, "client", r->client)
+				    : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client);
+	if (c->http && uid != (uid_t)-1)
+		json_object_set_new(who, "uid", json_integer((json_int_t)uid));
+	json_object_set_new(r->view, "requester", who);
 	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
 	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
 	json_object_set_new(r->view, "action", json_string(r->action));
@@ -1592,9 +1646,21 @@ static json_t *decide(struct signer *s, const struct who *c, const char *sid, co
 	}
 	const char *assurance = "reviewer";
 	/* Separation of duties: the requester's uid is one person whatever channel they
-	 * decide on: measured here (cli), or one of the reviewer's registered uids (web). */
-	int same = (c->uid != (uid_t)-1 && c->uid == it->requester_uid) ||
-		   (it->requester_uid != (uid_t)-1 && registry_reviewer_has_uid(s->reg, reviewer, it->requester_uid));
+	 * decide on: measured here (cli), or one of the reviewer's registered uids (web).
+	 * A request from the daemon's own uid is everybody's: that uid reads the keys and
+	 * writes the registry, so it could have registered any reviewer for itself. */
+	uid_t ru = it->requester_uid;
+	int self = ru != (uid_t)-1 && ru == s->self_uid;
+	int same = self || (c->uid != (uid_t)-1 && c->uid == ru) ||
+		   (ru != (uid_t)-1 && registry_reviewer_has_uid(s->reg, reviewer, ru));
+	if (self && !s->o->single_user)
+		return ctl_error("refused: %s came from uid %u, the daemon's own (it can read the keys and register "
+				 "reviewers), so nobody can decide it as another person (single-user mode is off)",
+				 sid, (unsigned)ru);
+	if (self && r->has_pd && !r->pd.same_user_ok)
+		return ctl_error("refused: %s came from uid %u, the daemon's own, and the policy (line %u) does not let "
+				 "the requester's own uid decide (same-user ok)",
+				 sid, (unsigned)ru, r->pd.line);
 	if (same && c->web) {
 		if (!s->o->single_user || (r->has_pd && !r->pd.same_user_ok))
 			return ctl_error("refused: %s asked for %s (uid %u) and cannot decide it", reviewer, sid,
@@ -1931,6 +1997,18 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	if (!s->http.on)
 		return as_fail(err, AS_ECORRUPT, "an HTTP request, but HTTP is off");
 	int loopback = peer_is_loopback(f->fds[0]);
+	/* Who owns the agent's end of the connection, asked of the kernel: the same-person
+	 * rule needs it for HTTP agents as much as for stdio ones. A loopback peer whose
+	 * owner cannot be measured (it closed already) is not served. */
+	uid_t peer_uid = (uid_t)-1;
+	if (loopback) {
+		char e[AS_ERRLEN];
+		if (peeruid_tcp(f->fds[0], &peer_uid, e) != 0) {
+			slog("warning", "an HTTP request refused: the owner of its loopback connection cannot be measured (%s)", e);
+			http_reply(s, hreq, 403, "the gateway cannot tell which user owns this connection", NULL);
+			return 0;
+		}
+	}
 	char owner[80], agent[REG_NAME_MAX + 1] = "";
 	if (bearer) {
 		reload_registry(s);
@@ -1967,6 +2045,7 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 			return 0;
 		}
 		c->last_ms = now_ms();
+		measured_put(s, hreq, c->id, peer_uid);
 		http_reply(s, hreq, 200, NULL, c);
 		return 0;
 	}
@@ -1998,6 +2077,7 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	snprintf(c->agent, sizeof c->agent, "%s", agent);
 	snprintf(c->session, sizeof c->session, "%s", hex);
 	slog("info", "MCP session %.8s... opened over HTTP by %s", c->session, owner);
+	measured_put(s, hreq, c->id, peer_uid);
 	http_reply(s, hreq, 200, NULL, c);
 	return 0;
 }
@@ -2823,6 +2903,7 @@ int signer_main(const struct signer_opts *o)
 	struct signer *s = &S;
 	s->o = o;
 	s->started_ms = now_ms();
+	s->self_uid = getuid();
 	char err[AS_ERRLEN], path[4200];
 	if (mkdir_p(o->state, 0700, err) != 0) {
 		slog("error", "%s", err);

@@ -46,6 +46,7 @@ struct mconn {
 	int skipping; /* discarding the rest of an over-long line */
 	size_t skipped;
 	struct mcp_client client;
+	uint64_t hreq; /* HTTP: the request whose message is being handled (the signer measured its peer) */
 	int used;
 };
 
@@ -218,7 +219,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		if (rc == 0)
 			rc = cbor_decode(act.p, act.len, a, &action, err);
 		if (rc == 0) {
-			f = ipc_frame_new(a, F_REQUEST, 7);
+			f = ipc_frame_new(a, F_REQUEST, 8);
 			struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
 			if (slot)
 				*slot = *action;
@@ -240,7 +241,8 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			snprintf(client, sizeof client, "%s/%s", c->client.name, c->client.client_version);
 			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 			    ipc_put_uint(a, f, "timeout", fb.timeout) || ipc_put_bool(a, f, "wait", fb.wait) ||
-			    ipc_put_text(a, f, "client", client, strlen(client)))
+			    ipc_put_text(a, f, "client", client, strlen(client)) ||
+			    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
 				rc = as_fail(err, AS_ENOMEM, "request too large");
 		}
 		int wait = rc == 0 && fb.wait;
@@ -611,6 +613,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		wake(h);
 		return;
 	}
+	c->hreq = id; /* a request frame this message leads to names it (handled at once, below) */
 	if (h->v.route == MH_MCP_DELETE) {
 		send_about(w, F_SESSION_END, conn, NULL);
 		conn_close(w, c, 0);
