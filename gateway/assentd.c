@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "jail.h"
 #include "signer.h"
 #include "util.h"
 #include "worker.h"
@@ -47,7 +48,7 @@ static const char usage_text[] =
 
 int main(int argc, char **argv)
 {
-	const char *state_flag = NULL, *policy = NULL, *worker = NULL;
+	const char *state_flag = NULL, *policy = NULL, *worker = NULL, *worker_uid = NULL;
 	int stdio_mode = 0, single = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stdio"))
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
 			policy = argv[++i];
 		else if (!strcmp(argv[i], "--worker") && i + 1 < argc)
 			worker = argv[++i];
+		else if (!strcmp(argv[i], "--uid") && i + 1 < argc && worker)
+			worker_uid = argv[++i]; /* the worker's own uid and gid, from a signer running as root */
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
 			return 0;
@@ -69,6 +72,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (worker) {
+		uint64_t wu = 0;
+		if (worker_uid && (parse_u64(worker_uid, &wu) != 0 || wu == 0 || wu >= (uid_t)-1))
+			return 2;
+		if (wu)
+			jail_set_ids((uid_t)wu, (gid_t)wu);
 		if (!strcmp(worker, "mcp"))
 			return worker_mcp_main(WORKER_IPC_FD);
 		if (!strcmp(worker, "review"))

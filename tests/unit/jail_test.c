@@ -57,6 +57,9 @@
 #define WORKER_ARG "--jailed-worker"
 #define TIMEOUT_MS 5000
 #define NOBODY 65534
+/* The uid and gid a root child drops to, as assentd gives one to each worker kind: not
+ * nobody, not any account (the default worker range is 66000 and up). */
+#define TEST_UID 66100
 
 /* ---- running a child ---- */
 
@@ -72,6 +75,7 @@ struct spec {
 	int has_out; /* out_fd becomes the child's stdout (else /dev/null) */
 	int out_fd;
 	int pre_drop;	   /* become uid/gid NOBODY before jail_enter (the not-root path) */
+	int no_ids;	   /* root: give jail_enter no ids to drop to */
 	void (*pre)(void); /* run in the child just before jail_enter */
 };
 
@@ -154,6 +158,8 @@ static struct run start(const struct spec *s)
 			_exit(96);
 		if (s->pre)
 			s->pre();
+		if (!s->pre_drop && !s->no_ids && is_root())
+			jail_set_ids(TEST_UID, TEST_UID); /* as assentd --worker KIND --uid N does */
 		struct jail_opts def = {.max_fds = 64};
 		char err[AS_ERRLEN] = "";
 		int rc = jail_enter(s->o ? s->o : &def, err);
@@ -1003,8 +1009,8 @@ static void test_status_seccomp_nnp_uid(void **state)
 	assert_int_equal(nnp, 1);
 	if (is_root()) {
 		assert_int_not_equal(uid, 0);
-		assert_int_equal(uid, NOBODY);
-		assert_string_equal(gid, "65534\t65534\t65534\t65534");
+		assert_int_equal(uid, TEST_UID); /* its own, not nobody's */
+		assert_string_equal(gid, "66100\t66100\t66100\t66100");
 		assert_string_equal(groups, "");
 		assert_int_equal(fdst.st_uid, 0);
 	} else {
@@ -1159,6 +1165,8 @@ static int worker_main(void)
 {
 	struct jail_opts o = {.max_fds = 16};
 	char err[AS_ERRLEN];
+	if (geteuid() == 0)
+		jail_set_ids(TEST_UID, TEST_UID);
 	if (jail_enter(&o, err) != 0) {
 		dprintf(1, "jail: %s\n", err);
 		return 3;
