@@ -44,7 +44,8 @@ static const char usage_text[] =
 	"ASSENT_REVIEW_ALLOWED_HOSTS, ASSENT_REVIEW_ALLOWED_ORIGINS; a reverse proxy's identity\n"
 	"header (ASSENT_REVIEW_PROXY_HEADER, X-Reviewer-Email) only on ASSENT_REVIEW_PROXY_SOCKET\n"
 	"(ASSENT_REVIEW_PROXY_GROUP) or with ASSENT_REVIEW_PROXY_SECRET\n"
-	"(see assentd(1)).\n";
+	"(see assentd(1)).\n"
+	"Workers' uids when run as root: ASSENT_WORKER_UID (66000: mcp, +1: review).\n";
 
 int main(int argc, char **argv)
 {
