@@ -380,6 +380,16 @@ static int jail_landlock(const struct jail_plan *p, char *err)
 #endif
 }
 
+int jail_landlock_self(int *abi, char *err)
+{
+	struct jail_plan p = {.dirfd = -1};
+	if (!jail_ll_probe(&p))
+		return as_fail(err, AS_ENOTFOUND, "jail: landlock: none (%s)", strerror(p.ll_errno));
+	if (abi)
+		*abi = p.ll_abi;
+	return jail_landlock(&p, err);
+}
+
 /* Step 1's share of capabilities and Landlock: what will be needed, changing nothing. */
 static int jail_plan_caps(struct jail_plan *p, char *err)
 {

@@ -82,6 +82,11 @@ void jail_set_ids(uid_t uid, gid_t gid);
 #define JAIL_WORKER_KINDS 16u
 int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err);
 
+/* Step 7 alone, for tests: restrict the calling process (no_new_privs already set) with the
+ * Landlock ruleset jail_enter uses; *abi (may be NULL) gets the kernel's ABI version.
+ * AS_ENOTFOUND when the kernel has no Landlock. */
+int jail_landlock_self(int *abi, char *err);
+
 /* Read /proc/PID/status: the seccomp mode (2 = filter), no_new_privs, and the uid, reported
  * as 0 when any of the real, effective, saved or filesystem uids is 0. Any output may be
  * NULL. For the signer and tests, outside the jail. AS_ENOTFOUND when the process or a field

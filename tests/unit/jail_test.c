@@ -1629,6 +1629,56 @@ static void test_jail_status_reader(void **state)
 	assert_non_null(strstr(err, "/status"));
 }
 
+/* The Landlock ruleset alone (the seccomp filter would kill these calls before Landlock is
+ * asked): no path opened, created or removed, no TCP port bound or connected and, ABI 6+,
+ * no signal to a process outside the domain. Bit i of the exit status: attempt i refused. */
+static int landlock_child(void)
+{
+	int abi = 0;
+	char err[AS_ERRLEN];
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || jail_landlock_self(&abi, err) != 0)
+		return 200;
+	int r = 0;
+	if (open("/etc/passwd", O_RDONLY | O_CLOEXEC) < 0 && errno == EACCES)
+		r |= 1;
+	char d[64];
+	snprintf(d, sizeof d, "/tmp/jail-ll-%d", (int)getpid());
+	if (mkdir(d, 0700) != 0 && errno == EACCES)
+		r |= 2;
+	if (open("/proc/self/status", O_RDONLY | O_CLOEXEC) < 0 && errno == EACCES)
+		r |= 4;
+	int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (abi < 4 || (t >= 0 && bind(t, (struct sockaddr *)&a, sizeof a) != 0 && errno == EACCES))
+		r |= 8;
+	a.sin_port = htons(9);
+	if (abi < 4 || (t >= 0 && connect(t, (struct sockaddr *)&a, sizeof a) != 0 && errno == EACCES))
+		r |= 16;
+	if (abi < 6 || (kill(getppid(), 0) != 0 && errno == EPERM))
+		r |= 32;
+	return r;
+}
+
+static void test_landlock_allows_nothing(void **state)
+{
+	(void)state;
+	PLAIN_BUILD_ONLY();
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(landlock_child());
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 200)
+		fail_msg("jail_landlock_self failed: the kernel has no Landlock, or the ruleset was refused");
+	if (WEXITSTATUS(st) != 63)
+		fail_msg("Landlock let something through: refused mask %#x, want 0x3f "
+			 "(open, mkdir, /proc, TCP bind, TCP connect, signal)",
+			 WEXITSTATUS(st));
+}
+
 /* As root, no ids to drop to is refused: no silent fallback to a shared uid. */
 static void test_root_needs_own_ids(void **state)
 {
@@ -1702,6 +1752,7 @@ int main(int argc, char **argv)
 	    JAILED(test_not_root_still_filtered),
 	    JAILED(test_no_capabilities),
 	    JAILED(test_not_dumpable),
+	    JAILED(test_landlock_allows_nothing),
 	    JAILED(test_exec_worker_libraries),
 	    cmocka_unit_test(test_refuses_file_descriptors),
 	    cmocka_unit_test(test_refuses_fd_above_max_fds),
