@@ -306,9 +306,9 @@ static int jail_userns(const struct jail_plan *p, char *err)
 	if (unshare(CLONE_NEWUSER) != 0)
 		return as_fail(err, AS_EIO,
 			       "jail: capabilities: the bounding set is not empty and this process may not "
-			       "drop from it, nor make a user namespace to (%s): start assentd with an empty "
+			       "drop from it, nor make a user namespace to (%s%s): start assentd with an empty "
 			       "bounding set (systemd: CapabilityBoundingSet=; setpriv --bounding-set=-all)",
-			       strerror(errno));
+			       strerror(errno), errno == EINVAL ? ", it has threads" : "");
 	return jail_drop_bset(p->last_cap, err);
 }
 

@@ -48,8 +48,9 @@ struct jail_opts {
  *     bounding set (every cap up to /proc/sys/kernel/cap_last_cap), drop groups, gid and uid,
  *     then check that every uid and gid changed and that setuid(0) and setgid(0) fail. Not
  *     root: if the bounding set is not already empty, empty it inside a user namespace of
- *     the worker's own (unshare(CLONE_NEWUSER), mapping only its own uid and gid); refused
- *     if the kernel allows none. Both: clear the ambient, inheritable, permitted and
+ *     the worker's own (unshare(CLONE_NEWUSER), mapping no ids); refused if the kernel
+ *     allows none, or the process has threads (it must then be started with an empty
+ *     bounding set). Both: clear the ambient, inheritable, permitted and
  *     effective sets and check that all four and the bounding set are empty;
  *  5. non-dumpable, checked: no process of the same uid can ptrace it, read its memory or
  *     its /proc fd, root and cwd links (only CAP_SYS_PTRACE in the initial namespace can);

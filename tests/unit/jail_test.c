@@ -667,13 +667,25 @@ static void do_release_thread(const int *fds, void *arg)
 	pthread_join(early_thread, NULL);
 }
 
+static void proc_status_field(pid_t pid, const char *name, char *out, size_t n);
+
 static void test_other_threads_filtered(void **state)
 {
 	(void)state;
 	PLAIN_BUILD_ONLY();
 	struct spec s = {.pre = pre_thread, .body = do_release_thread};
 	struct outcome oc;
+	char bnd[64];
+	proc_status_field(getpid(), "CapBnd", bnd, sizeof bnd);
 	run_child(&s, &oc);
+	if (!is_root() && strcmp(bnd, "0000000000000000") != 0) {
+		/* Not root with a bounding set to empty: that takes a user namespace, which the
+		 * kernel refuses a process with threads, and the jail refuses to go on without. */
+		if (oc.jailed || !strstr(oc.err, "nor make a user namespace"))
+			fail_msg("threads, not root: expected the user-namespace refusal, got jailed %d '%s'", oc.jailed,
+				 oc.err);
+		return;
+	}
 	assert_killed_by(&oc, SIGSYS, "openat in a thread started before the jail");
 	assert_string_equal(oc.out, "B");
 }
@@ -1209,18 +1221,22 @@ static void test_root_is_deleted_empty_dir(void **state)
 	struct stat root, cwd;
 	snprintf(path, sizeof path, "/proc/%d/root", (int)w.r.pid);
 	ssize_t n = readlink(path, link, sizeof link - 1);
+	int rerr = errno;
 	int rs = stat(path, &root);
 	snprintf(path, sizeof path, "/proc/%d/cwd", (int)w.r.pid);
 	int cs = stat(path, &cwd);
 	finish_waiting(&w, &oc);
+	if (!is_root()) {
+		/* No chroot without privilege, and the link is out of reach: the child is not
+		 * dumpable, so even its own uid (ours) may not follow it. */
+		assert_true(n < 0);
+		assert_int_equal(rerr, EACCES);
+		return;
+	}
 	assert_true(n > 0);
 	link[n] = 0;
 	assert_int_equal(rs, 0);
 	assert_int_equal(cs, 0);
-	if (!is_root()) {
-		assert_string_equal(link, "/"); /* no chroot without privilege */
-		return;
-	}
 	if (strncmp(link, "/tmp/assent-jail-", 17) != 0 || !strstr(link, " (deleted)"))
 		fail_msg("root is '%s', expected a deleted /tmp/assent-jail-* directory", link);
 	assert_true(S_ISDIR(root.st_mode));
@@ -1316,7 +1332,8 @@ static void test_no_capabilities(void **state)
 	PLAIN_BUILD_ONLY();
 	char mine[64];
 	proc_status_field(getpid(), "CapBnd", mine, sizeof mine);
-	assert_string_not_equal(mine, "0000000000000000"); /* so the children had something to drop */
+	if (is_root()) /* so the children had something to drop */
+		assert_string_not_equal(mine, "0000000000000000");
 	caps_case(0);
 	if (is_root())
 		caps_case(1);
