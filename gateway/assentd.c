@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "jail.h"
 #include "signer.h"
 #include "util.h"
 #include "worker.h"
@@ -43,11 +44,12 @@ static const char usage_text[] =
 	"ASSENT_REVIEW_ALLOWED_HOSTS, ASSENT_REVIEW_ALLOWED_ORIGINS; a reverse proxy's identity\n"
 	"header (ASSENT_REVIEW_PROXY_HEADER, X-Reviewer-Email) only on ASSENT_REVIEW_PROXY_SOCKET\n"
 	"(ASSENT_REVIEW_PROXY_GROUP) or with ASSENT_REVIEW_PROXY_SECRET\n"
-	"(see assentd(1)).\n";
+	"(see assentd(1)).\n"
+	"Workers' uids when run as root: ASSENT_WORKER_UID (66000: mcp, +1: review).\n";
 
 int main(int argc, char **argv)
 {
-	const char *state_flag = NULL, *policy = NULL, *worker = NULL;
+	const char *state_flag = NULL, *policy = NULL, *worker = NULL, *worker_uid = NULL;
 	int stdio_mode = 0, single = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stdio"))
@@ -60,6 +62,8 @@ int main(int argc, char **argv)
 			policy = argv[++i];
 		else if (!strcmp(argv[i], "--worker") && i + 1 < argc)
 			worker = argv[++i];
+		else if (!strcmp(argv[i], "--uid") && i + 1 < argc && worker)
+			worker_uid = argv[++i]; /* the worker's own uid and gid, from a signer running as root */
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
 			return 0;
@@ -69,6 +73,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (worker) {
+		uint64_t wu = 0;
+		if (worker_uid && (parse_u64(worker_uid, &wu) != 0 || wu == 0 || wu >= (uid_t)-1))
+			return 2;
+		if (wu)
+			jail_set_ids((uid_t)wu, (gid_t)wu);
 		if (!strcmp(worker, "mcp"))
 			return worker_mcp_main(WORKER_IPC_FD);
 		if (!strcmp(worker, "review"))

@@ -1,6 +1,7 @@
-/* The worker jail: checks first, then library pre-initialisation, rlimits, chroot and uid drop,
- * no_new_privs, and a libseccomp allowlist whose default kills the process. jail.h gives the
- * order and the contract; DESIGN.md says why workers are jailed at all. */
+/* The worker jail: checks first, then library pre-initialisation, rlimits, chroot, capability
+ * and uid drop (or a user namespace of its own to empty the bounding set when not root),
+ * non-dumpable, no_new_privs, Landlock, and a libseccomp allowlist whose default kills the
+ * process. jail.h gives the order and the contract; DESIGN.md says why workers are jailed. */
 #define _GNU_SOURCE
 #include "jail.h"
 
@@ -9,7 +10,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
+#include <linux/capability.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,7 +26,9 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +40,21 @@ struct jail_plan {
 	int dirfd; /* the empty directory (root only), else -1 */
 	dev_t dir_dev;
 	ino_t dir_ino;
+	int last_cap;  /* the kernel's highest capability number */
+	int userns;    /* not root, bounding set not empty: empty it in a user namespace */
+	int ll_abi;    /* Landlock ABI version, 0: none */
+	int ll_errno;  /* why there is none */
 };
+
+/* Set by assentd's worker mode from its command line (jail_set_ids). */
+static uid_t jail_given_uid;
+static gid_t jail_given_gid;
+
+void jail_set_ids(uid_t uid, gid_t gid)
+{
+	jail_given_uid = uid;
+	jail_given_gid = gid;
+}
 
 /* Syscalls an extra list may not add: each would undo a promise of the jail (no files, no
  * processes, no new sockets, no signals to others, no privilege changes, no kernel attack
@@ -60,18 +82,17 @@ static const int jail_never[] = {
     SCMP_SYS(memfd_secret),
     /* argument-checked in the base list, or (mprotect) left out on purpose */
     SCMP_SYS(mmap), SCMP_SYS(mmap2), SCMP_SYS(mprotect), SCMP_SYS(pkey_mprotect), SCMP_SYS(fcntl), SCMP_SYS(fcntl64),
-    SCMP_SYS(sendto), SCMP_SYS(tgkill)};
+    SCMP_SYS(sendto), SCMP_SYS(tgkill), SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(recvfrom), SCMP_SYS(futex),
+    SCMP_SYS(madvise), SCMP_SYS(landlock_create_ruleset), SCMP_SYS(landlock_add_rule),
+    SCMP_SYS(landlock_restrict_self)};
 
 /* The base allowlist: what a worker that reads, writes and polls descriptors it was handed
- * needs, and no more. Argument-checked entries (mmap, fcntl, sendto, tgkill) are in
- * jail_seccomp_rules. */
+ * needs, and no more. Argument-checked entries (mmap, fcntl, sendto, sendmsg, recvfrom,
+ * recvmsg, futex, madvise, tgkill) are in jail_seccomp_rules. */
 /* clang-format off */
 static const int jail_allow[] = {
 	SCMP_SYS(read), SCMP_SYS(write),   /* I/O on descriptors the worker was handed */
 	SCMP_SYS(readv), SCMP_SYS(writev), /* the same, scattered (frame header + body) */
-	SCMP_SYS(recvfrom),        /* recv(): glibc implements it with recvfrom */
-	SCMP_SYS(recvmsg),         /* frames from the signer, and fds it passes with SCM_RIGHTS */
-	SCMP_SYS(sendmsg),         /* frames to the signer; no new sockets exist to address others */
 	SCMP_SYS(shutdown),        /* half-close a connection */
 	SCMP_SYS(close),           /* let go of a connection */
 	SCMP_SYS(poll), SCMP_SYS(ppoll), /* event loops: watching fds grants nothing new */
@@ -89,8 +110,6 @@ static const int jail_allow[] = {
 	SCMP_SYS(brk),             /* malloc grows the main heap */
 	SCMP_SYS(munmap),          /* free() gives large blocks back */
 	SCMP_SYS(mremap),          /* realloc() moves large blocks; keeps the protection, so never exec */
-	SCMP_SYS(madvise),         /* free() trims (MADV_DONTNEED) */
-	SCMP_SYS(futex),           /* glibc locks (stdio, malloc) wait on futexes under contention */
 	SCMP_SYS(getpid), SCMP_SYS(gettid), /* logs, and raise() inside abort() (see tgkill) */
 	SCMP_SYS(getrandom),       /* glibc's malloc and arc4random: entropy and nothing else */
 };
@@ -140,12 +159,14 @@ static int jail_plan_ids(const struct jail_opts *o, struct jail_plan *p, char *e
 	p->root = r == 0 || e == 0 || s == 0;
 	if (!p->root) {
 		/* An unprivileged process cannot change ids: accept only what it already is. */
-		if (o->uid && (o->uid != r || o->uid != e || o->uid != s))
+		uid_t want = o->uid ? o->uid : jail_given_uid;
+		gid_t wantg = o->gid ? o->gid : jail_given_gid;
+		if (want && (want != r || want != e || want != s))
 			return as_fail(err, AS_EINVAL, "jail: ids: not root (uid %u): cannot switch to uid %u",
-				       (unsigned)r, (unsigned)o->uid);
-		if (o->gid && o->gid != getgid())
+				       (unsigned)r, (unsigned)want);
+		if (wantg && wantg != getgid())
 			return as_fail(err, AS_EINVAL, "jail: ids: not root (gid %u): cannot switch to gid %u",
-				       (unsigned)getgid(), (unsigned)o->gid);
+				       (unsigned)getgid(), (unsigned)wantg);
 		p->uid = r;
 		p->gid = getgid();
 		return 0;
@@ -153,25 +174,244 @@ static int jail_plan_ids(const struct jail_opts *o, struct jail_plan *p, char *e
 	if (e != 0) /* setgroups needs an effective uid of 0 */
 		return as_fail(err, AS_EINVAL, "jail: ids: uids %u/%u/%u mix root and non-root", (unsigned)r,
 			       (unsigned)e, (unsigned)s);
-	p->uid = o->uid;
-	p->gid = o->gid;
-	if (!p->uid) {
-		const struct passwd *pw = getpwnam("nobody");
-		if (!pw)
-			return as_fail(err, AS_ENOTFOUND, "jail: ids: no user \"nobody\" to drop to; set uid");
-		p->uid = pw->pw_uid;
-	}
-	if (!p->gid) {
-		const struct group *gr = getgrnam("nogroup");
-		if (!gr)
-			gr = getgrnam("nobody");
-		if (!gr)
-			return as_fail(err, AS_ENOTFOUND, "jail: ids: no group \"nogroup\" or \"nobody\"; set gid");
-		p->gid = gr->gr_gid;
-	}
+	p->uid = o->uid ? o->uid : jail_given_uid;
+	p->gid = o->gid ? o->gid : jail_given_gid;
+	/* No silent fallback to nobody: a uid shared with other services lets them signal the
+	 * worker (and a worker escaping seccomp signal them). */
+	if (!p->uid || !p->gid)
+		return as_fail(err, AS_EINVAL, "jail: ids: running as root with no uid and gid of the worker's own "
+					       "to drop to (jail_opts or jail_set_ids)");
 	if (p->uid == 0 || p->gid == 0)
 		return as_fail(err, AS_EINVAL, "jail: ids: would drop to uid %u gid %u, which is root",
 			       (unsigned)p->uid, (unsigned)p->gid);
+	return 0;
+}
+
+int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err)
+{
+	uint64_t base = JAIL_WORKER_UID_DEFAULT;
+	if (base_text && *base_text && parse_u64(base_text, &base) != 0)
+		return as_fail(err, AS_EINVAL, "ASSENT_WORKER_UID must be a number, not '%.32s'", base_text);
+	if (index >= JAIL_WORKER_KINDS)
+		return as_fail(err, AS_EINVAL, "jail: worker kind %u, at most %u", index, JAIL_WORKER_KINDS - 1);
+	uint64_t top = base + JAIL_WORKER_KINDS - 1;
+	if (base == 0 || top >= (uint64_t)(uid_t)-1 || (base <= 65535 && top >= 65534))
+		return as_fail(err, AS_EINVAL,
+			       "ASSENT_WORKER_UID %llu: the workers' uids %llu-%llu must not include 0, 65534 (nobody), "
+			       "65535 or 4294967295",
+			       (unsigned long long)base, (unsigned long long)base, (unsigned long long)top);
+	uid_t u = (uid_t)(base + index);
+	/* An account of that number may have processes (or get some), which could signal the
+	 * worker: only accounts made for assent's workers, named assent*, are accepted. */
+	const struct passwd *pw = getpwuid(u);
+	if (pw && strncmp(pw->pw_name, "assent", 6) != 0)
+		return as_fail(err, AS_EINVAL,
+			       "worker uid %u is the account '%.32s': set ASSENT_WORKER_UID to a range no account "
+			       "uses (%u to %u are taken from it)",
+			       (unsigned)u, pw->pw_name, (unsigned)base, (unsigned)top);
+	const struct group *gr = getgrgid((gid_t)u);
+	if (gr && strncmp(gr->gr_name, "assent", 6) != 0)
+		return as_fail(err, AS_EINVAL,
+			       "worker gid %u is the group '%.32s': set ASSENT_WORKER_UID to a range no group uses",
+			       (unsigned)u, gr->gr_name);
+	*uid = u;
+	return 0;
+}
+
+/* ---- capabilities ---- */
+
+/* The kernel's highest capability: /proc/sys/kernel/cap_last_cap, checked against what
+ * PR_CAPBSET_READ answers (valid up to it, EINVAL past it), since a bounding set emptied only
+ * up to a stale number would keep the rest. Without /proc, the probe alone decides. */
+static int jail_last_cap(int *last, char *err)
+{
+	int n = -1;
+	int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		char b[16];
+		ssize_t r = read(fd, b, sizeof b - 1);
+		close(fd);
+		char *end;
+		if (r > 0) {
+			b[r] = 0;
+			long v = strtol(b, &end, 10);
+			if (end != b && (*end == '\n' || !*end) && v >= 0 && v < 64)
+				n = (int)v;
+		}
+		if (n < 0)
+			return as_fail(err, AS_EIO, "jail: capabilities: cannot read /proc/sys/kernel/cap_last_cap");
+	} else {
+		while (n < 63 && prctl(PR_CAPBSET_READ, n + 1, 0, 0, 0) >= 0)
+			n++;
+	}
+	if (n < 0 || prctl(PR_CAPBSET_READ, n, 0, 0, 0) < 0 ||
+	    (n < 63 && (prctl(PR_CAPBSET_READ, n + 1, 0, 0, 0) >= 0 || errno != EINVAL)))
+		return as_fail(err, AS_EIO, "jail: capabilities: cap_last_cap %d disagrees with PR_CAPBSET_READ", n);
+	*last = n;
+	return 0;
+}
+
+static int jail_bset_empty(int last)
+{
+	for (int c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 0)
+			return 0;
+	return 1;
+}
+
+/* Needs CAP_SETPCAP: as root before the uid drop, or inside the worker's user namespace. */
+static int jail_drop_bset(int last, char *err)
+{
+	for (int c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0)
+			return as_fail(err, AS_EIO, "jail: capabilities: PR_CAPBSET_DROP(%d): %s", c, strerror(errno));
+	return 0;
+}
+
+/* Clear the ambient, inheritable, permitted and effective sets, then check that they and the
+ * bounding set are all empty: trust what the kernel reports, not the calls' return codes. */
+static int jail_clear_caps(int last, char *err)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	memset(d, 0, sizeof d);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+		return as_fail(err, AS_EIO, "jail: capabilities: clear ambient: %s", strerror(errno));
+	if (syscall(SYS_capset, &h, d) != 0)
+		return as_fail(err, AS_EIO, "jail: capabilities: capset: %s", strerror(errno));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	h.pid = 0;
+	if (syscall(SYS_capget, &h, d) != 0)
+		return as_fail(err, AS_EIO, "jail: capabilities: capget: %s", strerror(errno));
+	for (size_t i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (d[i].effective || d[i].permitted || d[i].inheritable)
+			return as_fail(err, AS_EIO, "jail: capabilities: some remain after capset");
+	for (int c = 0; c <= last; c++)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) > 0)
+			return as_fail(err, AS_EIO, "jail: capabilities: ambient capability %d remains", c);
+	if (!jail_bset_empty(last))
+		return as_fail(err, AS_EIO, "jail: capabilities: the bounding set is not empty");
+	return 0;
+}
+
+/* Not root, bounding set not empty: an unprivileged process cannot drop from it, but in a
+ * user namespace of its own it holds CAP_SETPCAP there and can. No uid or gid is mapped into
+ * it (writing a map needs /proc/self, which a process made non-dumpable by an earlier uid
+ * change cannot write), so inside it getuid() reads 65534; the kernel's ids, which every
+ * check outside uses, stay the daemon's. Every capability the namespace gave is cleared
+ * again by jail_clear_caps, and it grants nothing outside: ptrace and /proc access to the
+ * worker are judged in the namespace it was exec'd in. */
+static int jail_userns(const struct jail_plan *p, char *err)
+{
+	if (unshare(CLONE_NEWUSER) != 0)
+		return as_fail(err, AS_EIO,
+			       "jail: capabilities: the bounding set is not empty and this process may not "
+			       "drop from it, nor make a user namespace to (%s%s): start assentd with an empty "
+			       "bounding set (systemd: CapabilityBoundingSet=; setpriv --bounding-set=-all)",
+			       strerror(errno), errno == EINVAL ? ", it has threads" : "");
+	return jail_drop_bset(p->last_cap, err);
+}
+
+/* ---- Landlock ----
+ * Debian 12's <linux/landlock.h> stops at ABI 2, so what is used is defined here, from the
+ * kernel's uapi (include/uapi/linux/landlock.h). */
+#define JAIL_LL_VERSION (1u << 0)   /* LANDLOCK_CREATE_RULESET_VERSION */
+#define JAIL_LL_FS_ABI1 ((1ull << 13) - 1) /* EXECUTE .. MAKE_SYM */
+#define JAIL_LL_FS_REFER (1ull << 13)      /* ABI 2 */
+#define JAIL_LL_FS_TRUNCATE (1ull << 14)   /* ABI 3 */
+#define JAIL_LL_FS_IOCTL_DEV (1ull << 15)  /* ABI 5 */
+#define JAIL_LL_NET_ALL (3ull)              /* ABI 4: BIND_TCP, CONNECT_TCP */
+#define JAIL_LL_SCOPE_ALL (3ull)            /* ABI 6: ABSTRACT_UNIX_SOCKET, SIGNAL */
+
+struct jail_ll_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;             /* ABI 6 */
+};
+
+static int jail_ll_probe(struct jail_plan *p)
+{
+#ifdef SYS_landlock_create_ruleset
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, JAIL_LL_VERSION);
+	p->ll_abi = v > 0 ? (int)v : 0;
+	p->ll_errno = v > 0 ? 0 : errno;
+#else
+	p->ll_abi = 0;
+	p->ll_errno = ENOSYS;
+#endif
+	return p->ll_abi;
+}
+
+/* A ruleset that handles every right this kernel knows and has no rule: no path can be
+ * opened, created, removed or executed, no TCP port bound or connected, and (ABI 6+) no
+ * signal or abstract unix socket reaches outside the worker's domain. */
+static int jail_landlock(const struct jail_plan *p, char *err)
+{
+	if (!p->ll_abi)
+		return 0; /* root: the chroot holds; not root was refused in step 1 */
+#ifdef SYS_landlock_create_ruleset
+	struct jail_ll_attr a = {.handled_access_fs = JAIL_LL_FS_ABI1};
+	size_t size = sizeof a.handled_access_fs;
+	if (p->ll_abi >= 2)
+		a.handled_access_fs |= JAIL_LL_FS_REFER;
+	if (p->ll_abi >= 3)
+		a.handled_access_fs |= JAIL_LL_FS_TRUNCATE;
+	if (p->ll_abi >= 4) {
+		a.handled_access_net = JAIL_LL_NET_ALL;
+		size = offsetof(struct jail_ll_attr, scoped);
+	}
+	if (p->ll_abi >= 5)
+		a.handled_access_fs |= JAIL_LL_FS_IOCTL_DEV;
+	if (p->ll_abi >= 6) {
+		a.scoped = JAIL_LL_SCOPE_ALL;
+		size = sizeof a;
+	}
+	long fd = syscall(SYS_landlock_create_ruleset, &a, size, 0);
+	if (fd < 0)
+		return as_fail(err, AS_EIO, "jail: landlock: create_ruleset (ABI %d): %s", p->ll_abi, strerror(errno));
+	long rc = syscall(SYS_landlock_restrict_self, (int)fd, 0);
+	int e = errno;
+	close((int)fd);
+	if (rc != 0)
+		return as_fail(err, AS_EIO, "jail: landlock: restrict_self: %s", strerror(e));
+	return 0;
+#else
+	return as_fail(err, AS_EIO, "jail: landlock: built without the landlock syscalls");
+#endif
+}
+
+int jail_landlock_self(int *abi, char *err)
+{
+	struct jail_plan p = {.dirfd = -1};
+	if (!jail_ll_probe(&p))
+		return as_fail(err, AS_ENOTFOUND, "jail: landlock: none (%s)", strerror(p.ll_errno));
+	if (abi)
+		*abi = p.ll_abi;
+	return jail_landlock(&p, err);
+}
+
+/* Step 1's share of capabilities and Landlock: what will be needed, changing nothing. */
+static int jail_plan_caps(struct jail_plan *p, char *err)
+{
+	GUARD(jail_last_cap(&p->last_cap, err));
+	p->userns = !p->root && !jail_bset_empty(p->last_cap);
+	if (!jail_ll_probe(p) && !p->root)
+		return as_fail(err, AS_EINVAL,
+			       "jail: landlock: the kernel offers none (%s); without root (and so without a "
+			       "chroot) a worker needs it to be kept from the filesystem: enable Landlock "
+			       "(Linux 5.13+, lsm=landlock,...) or start assentd as root",
+			       strerror(p->ll_errno));
+	return 0;
+}
+
+/* Non-dumpable: a process of the same uid can no longer ptrace the worker, read or write its
+ * memory (/proc/PID/mem) or follow its /proc fd, root and cwd links; only a holder of
+ * CAP_SYS_PTRACE in the initial user namespace can. A uid change sets it too (unless
+ * fs.suid_dumpable is 1), but the non-root worker changes no uid: set it always. */
+static int jail_nodump(char *err)
+{
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return as_fail(err, AS_EIO, "jail: PR_SET_DUMPABLE: %s", strerror(errno));
 	return 0;
 }
 
@@ -382,7 +622,8 @@ static int jail_chroot_drop(struct jail_plan *p, char *err)
 	if (stat("/", &st) != 0 || st.st_dev != p->dir_dev || st.st_ino != p->dir_ino)
 		return as_fail(err, AS_EIO, "jail: chroot: / is not the empty directory afterwards");
 
-	/* Groups first: after setresuid we could no longer change them. */
+	/* The bounding set and the groups first: after setresuid we could no longer change them. */
+	GUARD(jail_drop_bset(p->last_cap, err));
 	if (setgroups(0, NULL) != 0)
 		return as_fail(err, AS_EIO, "jail: drop: setgroups: %s", strerror(errno));
 	if (setresgid(p->gid, p->gid, p->gid) != 0)
@@ -401,10 +642,6 @@ static int jail_chroot_drop(struct jail_plan *p, char *err)
 		return as_fail(err, AS_EIO, "jail: drop: supplementary groups remain");
 	if (setuid(0) == 0 || setgid(0) == 0)
 		return as_fail(err, AS_EIO, "jail: drop: root could be regained");
-	/* The uid change made us non-dumpable unless fs.suid_dumpable is 1; make sure, so other
-	 * processes of the worker's uid can neither ptrace it nor read its /proc fd links. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
-		return as_fail(err, AS_EIO, "jail: drop: PR_SET_DUMPABLE: %s", strerror(errno));
 	return 0;
 }
 
@@ -417,6 +654,45 @@ static int jail_seccomp_add(scmp_filter_ctx ctx, int nr, unsigned n, const struc
 	as_fail(err, AS_EIO, "jail: seccomp: rule for %s: %s", name ? name : "?", strerror(-rc));
 	free(name);
 	return AS_EIO;
+}
+
+/* Argument `arg` has no bit outside `ok` (in its low 32 bits: the kernel reads an int). */
+#define JAIL_FLAGS_IN(arg, ok) SCMP_CMP((arg), SCMP_CMP_MASKED_EQ, 0xffffffffu & ~(scmp_datum_t)(ok), 0)
+
+/* Socket options libmicrohttpd sets on connections it accepted (TCP_NODELAY and TCP_CORK for
+ * its send buffering, SO_LINGER for a hard close), and the ones read back (the type and
+ * pending error of a socket): nothing that changes buffers, binds to a device, attaches a
+ * BPF program or marks packets. */
+static const int jail_setsockopt_ok[][2] = {
+    {IPPROTO_TCP, TCP_NODELAY}, {IPPROTO_TCP, TCP_CORK}, {SOL_SOCKET, SO_LINGER}};
+static const int jail_getsockopt_ok[][2] = {
+    {SOL_SOCKET, SO_TYPE}, {SOL_SOCKET, SO_DOMAIN}, {SOL_SOCKET, SO_ERROR}};
+
+static int jail_sockopt_rules(scmp_filter_ctx ctx, int nr, const int (*ok)[2], size_t n, char *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct scmp_arg_cmp lv[2] = {SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)ok[i][0]),
+						   SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)ok[i][1])};
+		GUARD(jail_seccomp_add(ctx, nr, 2, lv, err));
+	}
+	return 0;
+}
+
+/* An extra syscall: unconditional, except the ones whose arguments the jail checks itself
+ * (libseccomp ORs the rules of one syscall, so an unconditional one would undo them). */
+static int jail_seccomp_extra(scmp_filter_ctx ctx, int nr, char *err)
+{
+	if (nr == SCMP_SYS(setsockopt))
+		return jail_sockopt_rules(ctx, nr, jail_setsockopt_ok,
+					  sizeof jail_setsockopt_ok / sizeof jail_setsockopt_ok[0], err);
+	if (nr == SCMP_SYS(getsockopt))
+		return jail_sockopt_rules(ctx, nr, jail_getsockopt_ok,
+					  sizeof jail_getsockopt_ok / sizeof jail_getsockopt_ok[0], err);
+	if (nr == SCMP_SYS(accept4)) {
+		const struct scmp_arg_cmp fl = JAIL_FLAGS_IN(3, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		return jail_seccomp_add(ctx, nr, 1, &fl, err);
+	}
+	return jail_seccomp_add(ctx, nr, 0, NULL, err);
 }
 
 static int jail_seccomp_rules(scmp_filter_ctx ctx, const struct jail_opts *o, char *err)
@@ -442,9 +718,37 @@ static int jail_seccomp_rules(scmp_filter_ctx ctx, const struct jail_opts *o, ch
 	}
 
 	/* send() is sendto with no address; with one, an unconnected datagram socket could
-	 * reach anyone. */
-	const struct scmp_arg_cmp noaddr = SCMP_A4(SCMP_CMP_EQ, 0);
-	GUARD(jail_seccomp_add(ctx, SCMP_SYS(sendto), 1, &noaddr, err));
+	 * reach anyone. Flags: only not blocking, no SIGPIPE and "more to come" (MSG_MORE, from
+	 * libmicrohttpd): not MSG_OOB, MSG_ZEROCOPY, MSG_FASTOPEN (a connect in disguise)... */
+	const scmp_datum_t send_ok = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE;
+	const struct scmp_arg_cmp sendto_args[2] = {SCMP_A4(SCMP_CMP_EQ, 0), JAIL_FLAGS_IN(3, send_ok)};
+	GUARD(jail_seccomp_add(ctx, SCMP_SYS(sendto), 2, sendto_args, err));
+	/* sendmsg: frames (and SCM_RIGHTS) to the signer, responses from libmicrohttpd. Its
+	 * address is inside the msghdr, out of a filter's reach; the worker holds only
+	 * connected sockets (a socketpair, accepted TCP and unix streams), so none is needed. */
+	const struct scmp_arg_cmp sendmsg_flags = JAIL_FLAGS_IN(2, send_ok);
+	GUARD(jail_seccomp_add(ctx, SCMP_SYS(sendmsg), 1, &sendmsg_flags, err));
+	/* Receiving: not blocking, close-on-exec for passed fds; not MSG_ERRQUEUE, MSG_OOB. */
+	const struct scmp_arg_cmp recvfrom_flags = JAIL_FLAGS_IN(3, MSG_DONTWAIT);
+	GUARD(jail_seccomp_add(ctx, SCMP_SYS(recvfrom), 1, &recvfrom_flags, err));
+	const struct scmp_arg_cmp recvmsg_flags = JAIL_FLAGS_IN(2, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	GUARD(jail_seccomp_add(ctx, SCMP_SYS(recvmsg), 1, &recvmsg_flags, err));
+
+	/* futex: glibc's locks wait and wake (stdio, malloc under contention); not the
+	 * requeue and priority-inheritance operations, where the kernel's bugs have been. */
+	static const int futex_ops[] = {FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET};
+	for (size_t i = 0; i < sizeof futex_ops / sizeof futex_ops[0]; i++) {
+		const struct scmp_arg_cmp op =
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu & ~(scmp_datum_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME),
+			    (scmp_datum_t)futex_ops[i]);
+		GUARD(jail_seccomp_add(ctx, SCMP_SYS(futex), 1, &op, err));
+	}
+	/* madvise: free() trims with MADV_DONTNEED (or MADV_FREE); nothing else. */
+	static const int advice[] = {MADV_DONTNEED, MADV_FREE};
+	for (size_t i = 0; i < sizeof advice / sizeof advice[0]; i++) {
+		const struct scmp_arg_cmp adv = SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)advice[i]);
+		GUARD(jail_seccomp_add(ctx, SCMP_SYS(madvise), 1, &adv, err));
+	}
 
 	/* abort() (assert, malloc's corruption checks) raises SIGABRT with tgkill on itself.
 	 * Allowing exactly that keeps a crash a SIGABRT, so SIGSYS means the filter fired. */
@@ -453,7 +757,7 @@ static int jail_seccomp_rules(scmp_filter_ctx ctx, const struct jail_opts *o, ch
 	GUARD(jail_seccomp_add(ctx, SCMP_SYS(tgkill), 2, self, err));
 
 	for (size_t i = 0; i < o->nextra; i++)
-		GUARD(jail_seccomp_add(ctx, o->extra_syscalls[i], 0, NULL, err));
+		GUARD(jail_seccomp_extra(ctx, o->extra_syscalls[i], err));
 	return 0;
 }
 
@@ -490,6 +794,8 @@ int jail_enter(const struct jail_opts *o, char *err)
 	int rc = jail_check_opts(o, err);
 	if (rc == 0)
 		rc = jail_plan_ids(o, &p, err);
+	if (rc == 0)
+		rc = jail_plan_caps(&p, err);
 	if (rc == 0 && p.root)
 		rc = jail_plan_dir(o, &p, err);
 	if (rc == 0)
@@ -500,12 +806,20 @@ int jail_enter(const struct jail_opts *o, char *err)
 		rc = jail_rlimits(o->max_fds, err);
 	if (rc == 0 && p.root)
 		rc = jail_chroot_drop(&p, err);
+	if (rc == 0 && p.userns)
+		rc = jail_userns(&p, err);
+	if (rc == 0)
+		rc = jail_clear_caps(p.last_cap, err);
+	if (rc == 0)
+		rc = jail_nodump(err);
 	if (rc == 0) {
 		/* no_new_privs: no setuid binary or file capability can raise privileges again
-		 * (and an unprivileged process may load a filter only with it). */
+		 * (and an unprivileged process may load a filter or a Landlock ruleset only with it). */
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 			rc = as_fail(err, AS_EIO, "jail: no_new_privs: %s", strerror(errno));
 	}
+	if (rc == 0)
+		rc = jail_landlock(&p, err);
 	if (rc == 0)
 		rc = jail_seccomp(o, err);
 	if (p.dirfd >= 0)

@@ -251,6 +251,17 @@ static int spawn_worker(struct signer *s, int k)
 	struct worker *w = &s->w[k];
 	int sv[2];
 	char err[AS_ERRLEN];
+	/* As root, each kind of worker drops to a uid (and gid) of its own, never shared with
+	 * another service or with the other worker (jail_worker_uid says which and why). */
+	char uidarg[16] = "";
+	uid_t wuid;
+	if (geteuid() == 0) {
+		if (jail_worker_uid(getenv("ASSENT_WORKER_UID"), (unsigned)k, &wuid, err) != 0) {
+			slog("error", "%s", err);
+			return -1;
+		}
+		snprintf(uidarg, sizeof uidarg, "%u", (unsigned)wuid);
+	}
 	if (ipc_socketpair(sv, err) != 0)
 		return -1;
 	pid_t pid = fork();
@@ -277,7 +288,7 @@ static int spawn_worker(struct signer *s, int k)
 		if ((l1 >= 0 && dup2(l1, WORKER_HTTP_FD) < 0) || (l2 >= 0 && dup2(l2, WORKER_PROXY_FD) < 0))
 			_exit(127);
 		closefrom(l2 >= 0 ? WORKER_PROXY_FD + 1 : l1 >= 0 ? WORKER_HTTP_FD + 1 : WORKER_IPC_FD + 1);
-		char *argv[] = {"assentd", "--worker", (char *)w->kind, NULL};
+		char *argv[] = {"assentd", "--worker", (char *)w->kind, uidarg[0] ? "--uid" : NULL, uidarg, NULL};
 		char *envp[] = {NULL};
 		execve(s->o->self_exe, argv, envp);
 		_exit(127);

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "ipc.h"
+#include "jail.h"
 #include "merkle.h"
 #include "util.h"
 #include "proto.h"
@@ -144,6 +145,8 @@ int main(int argc, char **argv)
 		return 2;
 	const char *sc = argv[1];
 	int web = !strncmp(sc, "web-", 4); /* which worker this scenario plays; the other is real */
+	if (argc == 6 && !strcmp(argv[4], "--uid")) /* a signer running as root names the worker's uid */
+		jail_set_ids((uid_t)strtoul(argv[5], NULL, 10), (gid_t)strtoul(argv[5], NULL, 10));
 	if (!strcmp(argv[3], web ? "mcp" : "review"))
 		return web ? worker_mcp_main(WORKER_IPC_FD) : worker_review_main(WORKER_IPC_FD);
 	struct cv_arena a;

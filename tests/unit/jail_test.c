@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/ptrace.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -57,6 +60,9 @@
 #define WORKER_ARG "--jailed-worker"
 #define TIMEOUT_MS 5000
 #define NOBODY 65534
+/* The uid and gid a root child drops to, as assentd gives one to each worker kind: not
+ * nobody, not any account (the default worker range is 66000 and up). */
+#define TEST_UID 66100
 
 /* ---- running a child ---- */
 
@@ -72,6 +78,7 @@ struct spec {
 	int has_out; /* out_fd becomes the child's stdout (else /dev/null) */
 	int out_fd;
 	int pre_drop;	   /* become uid/gid NOBODY before jail_enter (the not-root path) */
+	int no_ids;	   /* root: give jail_enter no ids to drop to */
 	void (*pre)(void); /* run in the child just before jail_enter */
 };
 
@@ -154,6 +161,8 @@ static struct run start(const struct spec *s)
 			_exit(96);
 		if (s->pre)
 			s->pre();
+		if (!s->pre_drop && !s->no_ids && is_root())
+			jail_set_ids(TEST_UID, TEST_UID); /* as assentd --worker KIND --uid N does */
 		struct jail_opts def = {.max_fds = 64};
 		char err[AS_ERRLEN] = "";
 		int rc = jail_enter(s->o ? s->o : &def, err);
@@ -495,6 +504,143 @@ static void test_more_forbidden_killed(void **state)
 		expect_sigsys(&all[i]);
 }
 
+#define STEP(name, cond)                                                                                               \
+	do {                                                                                                           \
+		say(fds, name " ");                                                                                    \
+		if (!(cond))                                                                                           \
+			_exit(50);                                                                                     \
+	} while (0)
+
+/* ---- argument checks: the allowed syscalls with arguments the jail refuses ---- */
+
+static long call_sendmsg_oob(void)
+{
+	struct msghdr mh = {.msg_iov = &(struct iovec){"x", 1}, .msg_iovlen = 1};
+	return syscall(SYS_sendmsg, 3, &mh, MSG_OOB);
+}
+static long call_sendmsg_fastopen(void)
+{
+	struct msghdr mh = {.msg_iov = &(struct iovec){"x", 1}, .msg_iovlen = 1};
+	return syscall(SYS_sendmsg, 3, &mh, MSG_FASTOPEN | MSG_NOSIGNAL);
+}
+static long call_sendto_oob(void)
+{
+	return syscall(SYS_sendto, 3, "x", 1, MSG_OOB, NULL, 0);
+}
+static long call_recvmsg_errqueue(void)
+{
+	char b[4];
+	struct msghdr mh = {.msg_iov = &(struct iovec){b, 1}, .msg_iovlen = 1};
+	return syscall(SYS_recvmsg, 3, &mh, MSG_ERRQUEUE);
+}
+static long call_recvfrom_peek(void)
+{
+	char b[4];
+	return syscall(SYS_recvfrom, 3, b, 1, MSG_PEEK, NULL, NULL);
+}
+static long call_futex_requeue(void)
+{
+	int a = 0, b = 0;
+	return syscall(SYS_futex, &a, FUTEX_CMP_REQUEUE_PRIVATE, 1, 1, &b, 0);
+}
+static long call_futex_lock_pi(void)
+{
+	int a = 0;
+	return syscall(SYS_futex, &a, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+}
+static long call_madvise_dontfork(void)
+{
+	return syscall(SYS_madvise, mprotect_page, 4096, MADV_DONTFORK);
+}
+static long call_setsockopt_sndbuf(void)
+{
+	int v = 1 << 20;
+	return syscall(SYS_setsockopt, 3, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
+}
+static long call_setsockopt_bindtodevice(void)
+{
+	return syscall(SYS_setsockopt, 3, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3);
+}
+static long call_getsockopt_peercred(void)
+{
+	struct ucred c;
+	socklen_t n = sizeof c;
+	return syscall(SYS_getsockopt, 3, SOL_SOCKET, SO_PEERCRED, &c, &n);
+}
+static long call_accept4_bad_flag(void)
+{
+	return syscall(SYS_accept4, 3, NULL, NULL, SOCK_CLOEXEC | 0x100000);
+}
+
+/* The workers' extras (assentd's HTTP workers pass these): allowed only with the jail's
+ * own argument rules. */
+static const int http_extras[] = {SCMP_SYS(accept4), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt)};
+
+static void test_arguments_checked(void **state)
+{
+	(void)state;
+	PLAIN_BUILD_ONLY();
+	static const struct forbidden all[] = {
+		{"sendmsg MSG_OOB", call_sendmsg_oob},
+		{"sendmsg MSG_FASTOPEN", call_sendmsg_fastopen},
+		{"sendto MSG_OOB", call_sendto_oob},
+		{"recvmsg MSG_ERRQUEUE", call_recvmsg_errqueue},
+		{"recvfrom MSG_PEEK", call_recvfrom_peek},
+		{"futex FUTEX_CMP_REQUEUE", call_futex_requeue},
+		{"futex FUTEX_LOCK_PI", call_futex_lock_pi},
+		{"madvise MADV_DONTFORK", call_madvise_dontfork},
+		{"setsockopt SO_SNDBUF", call_setsockopt_sndbuf},
+		{"setsockopt SO_BINDTODEVICE", call_setsockopt_bindtodevice},
+		{"getsockopt SO_PEERCRED", call_getsockopt_peercred},
+		{"accept4 with an unknown flag", call_accept4_bad_flag},
+	};
+	struct jail_opts o = {.max_fds = 64, .extra_syscalls = http_extras, .nextra = 3};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		struct spec s = {.o = &o, .body = do_forbidden, .arg = (void *)&all[i]};
+		struct outcome oc;
+		run_child(&s, &oc);
+		assert_killed_by(&oc, SIGSYS, all[i].name);
+		if (strcmp(oc.out, "B") != 0)
+			fail_msg("%s: child reported '%s', expected just 'B'", all[i].name, oc.out);
+	}
+}
+
+/* ... and the values the workers use still work, on a real TCP socket. */
+static void do_sockopts(const int *fds, void *arg)
+{
+	(void)arg;
+	int t = fds[1], one = 1, type = 0;
+	struct linger lg = {1, 0};
+	socklen_t n = sizeof type;
+	STEP("TCP_NODELAY", setsockopt(t, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0);
+	STEP("TCP_CORK", setsockopt(t, IPPROTO_TCP, TCP_CORK, &one, sizeof one) == 0);
+	STEP("SO_LINGER", setsockopt(t, SOL_SOCKET, SO_LINGER, &lg, sizeof lg) == 0);
+	STEP("SO_TYPE", getsockopt(t, SOL_SOCKET, SO_TYPE, &type, &n) == 0 && type == SOCK_STREAM);
+	STEP("SO_ERROR", getsockopt(t, SOL_SOCKET, SO_ERROR, &type, &n) == 0);
+	struct msghdr mh = {.msg_iov = &(struct iovec){"g", 1}, .msg_iovlen = 1};
+	STEP("sendmsg MSG_DONTWAIT|MSG_NOSIGNAL|MSG_MORE",
+	     syscall(SYS_sendmsg, fds[2], &mh, MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE) == 1);
+	STEP("futex FUTEX_WAKE_PRIVATE", syscall(SYS_futex, &one, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0) == 0);
+	STEP("madvise MADV_FREE", syscall(SYS_madvise, mprotect_page, 4096, MADV_FREE) == 0);
+}
+
+static void test_arguments_allowed(void **state)
+{
+	(void)state;
+	PLAIN_BUILD_ONLY();
+	int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), sv[2];
+	assert_true(t >= 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	struct jail_opts o = {.max_fds = 64, .extra_syscalls = http_extras, .nextra = 3};
+	struct spec s = {.o = &o, .body = do_sockopts, .keep = {t, sv[1]}, .nkeep = 2};
+	struct outcome oc;
+	run_child(&s, &oc);
+	close(t);
+	close(sv[1]);
+	close(sv[0]);
+	assert_clean_exit(&oc, "socket options the workers use");
+}
+
 /* A thread started before the jail is under the filter too (TSYNC): its openat kills the
  * whole process. */
 static sem_t thread_go;
@@ -521,13 +667,25 @@ static void do_release_thread(const int *fds, void *arg)
 	pthread_join(early_thread, NULL);
 }
 
+static void proc_status_field(pid_t pid, const char *name, char *out, size_t n);
+
 static void test_other_threads_filtered(void **state)
 {
 	(void)state;
 	PLAIN_BUILD_ONLY();
 	struct spec s = {.pre = pre_thread, .body = do_release_thread};
 	struct outcome oc;
+	char bnd[64];
+	proc_status_field(getpid(), "CapBnd", bnd, sizeof bnd);
 	run_child(&s, &oc);
+	if (!is_root() && strcmp(bnd, "0000000000000000") != 0) {
+		/* Not root with a bounding set to empty: that takes a user namespace, which the
+		 * kernel refuses a process with threads, and the jail refuses to go on without. */
+		if (oc.jailed || !strstr(oc.err, "nor make a user namespace"))
+			fail_msg("threads, not root: expected the user-namespace refusal, got jailed %d '%s'", oc.jailed,
+				 oc.err);
+		return;
+	}
 	assert_killed_by(&oc, SIGSYS, "openat in a thread started before the jail");
 	assert_string_equal(oc.out, "B");
 }
@@ -721,13 +879,6 @@ static void pre_handler(void)
 	struct sigaction sa = {.sa_handler = on_usr2}; /* no SA_RESTART: read returns EINTR */
 	sigaction(SIGUSR2, &sa, NULL);
 }
-
-#define STEP(name, cond)                                                                                               \
-	do {                                                                                                           \
-		say(fds, name " ");                                                                                    \
-		if (!(cond))                                                                                           \
-			_exit(50);                                                                                     \
-	} while (0)
 
 static void do_allowlist(const int *fds, void *arg)
 {
@@ -1003,8 +1154,8 @@ static void test_status_seccomp_nnp_uid(void **state)
 	assert_int_equal(nnp, 1);
 	if (is_root()) {
 		assert_int_not_equal(uid, 0);
-		assert_int_equal(uid, NOBODY);
-		assert_string_equal(gid, "65534\t65534\t65534\t65534");
+		assert_int_equal(uid, TEST_UID); /* its own, not nobody's */
+		assert_string_equal(gid, "66100\t66100\t66100\t66100");
 		assert_string_equal(groups, "");
 		assert_int_equal(fdst.st_uid, 0);
 	} else {
@@ -1070,18 +1221,22 @@ static void test_root_is_deleted_empty_dir(void **state)
 	struct stat root, cwd;
 	snprintf(path, sizeof path, "/proc/%d/root", (int)w.r.pid);
 	ssize_t n = readlink(path, link, sizeof link - 1);
+	int rerr = errno;
 	int rs = stat(path, &root);
 	snprintf(path, sizeof path, "/proc/%d/cwd", (int)w.r.pid);
 	int cs = stat(path, &cwd);
 	finish_waiting(&w, &oc);
+	if (!is_root()) {
+		/* No chroot without privilege, and the link is out of reach: the child is not
+		 * dumpable, so even its own uid (ours) may not follow it. */
+		assert_true(n < 0);
+		assert_int_equal(rerr, EACCES);
+		return;
+	}
 	assert_true(n > 0);
 	link[n] = 0;
 	assert_int_equal(rs, 0);
 	assert_int_equal(cs, 0);
-	if (!is_root()) {
-		assert_string_equal(link, "/"); /* no chroot without privilege */
-		return;
-	}
 	if (strncmp(link, "/tmp/assent-jail-", 17) != 0 || !strstr(link, " (deleted)"))
 		fail_msg("root is '%s', expected a deleted /tmp/assent-jail-* directory", link);
 	assert_true(S_ISDIR(root.st_mode));
@@ -1151,6 +1306,112 @@ static void test_not_root_still_filtered(void **state)
 	assert_killed_by(&oc, SIGSYS, "openat (not root)");
 }
 
+/* No capabilities at all, in either path: not even in the bounding set (root's would let an
+ * exec'd file capability back in; the not-root child empties its own in a user namespace). */
+static void caps_case(int pre_drop)
+{
+	struct spec s = {.pre_drop = pre_drop};
+	struct waiting w;
+	struct outcome oc;
+	if (!start_waiting(&s, &w, &oc))
+		fail_msg("jail_enter failed (pre_drop %d): %s", pre_drop, oc.err);
+	static const char *const names[] = {"CapBnd", "CapEff", "CapPrm", "CapInh", "CapAmb"};
+	char v[5][64];
+	for (size_t i = 0; i < 5; i++)
+		proc_status_field(w.r.pid, names[i], v[i], sizeof v[i]);
+	finish_waiting(&w, &oc);
+	for (size_t i = 0; i < 5; i++)
+		if (strcmp(v[i], "0000000000000000") != 0)
+			fail_msg("%s child: %s is %s, expected 0000000000000000", pre_drop ? "not-root" : "default",
+				 names[i], v[i]);
+}
+
+static void test_no_capabilities(void **state)
+{
+	(void)state;
+	PLAIN_BUILD_ONLY();
+	char mine[64];
+	proc_status_field(getpid(), "CapBnd", mine, sizeof mine);
+	if (is_root()) /* so the children had something to drop */
+		assert_string_not_equal(mine, "0000000000000000");
+	caps_case(0);
+	if (is_root())
+		caps_case(1);
+}
+
+/* What an exec'd worker starts as: dumpable (execve resets it; the pre_drop uid change above
+ * had cleared it). */
+static void pre_dumpable(void)
+{
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+		_exit(95);
+}
+
+/* From another process running as `as` (the caller's uid when not root): PTRACE_SEIZE, then
+ * PTRACE_ATTACH, /proc/PID/root, /proc/PID/mem and kill(pid, 0). Bit i of the result is set
+ * when attempt i was refused. */
+static int probe_as(pid_t pid, uid_t as)
+{
+	fflush(NULL);
+	pid_t h = fork();
+	assert_true(h >= 0);
+	if (h == 0) {
+		if (is_root() && (setgroups(0, NULL) != 0 || setresgid(as, as, as) != 0 || setresuid(as, as, as) != 0))
+			_exit(255);
+		int refused = 0;
+		if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) != 0 && errno == EPERM)
+			refused |= 1;
+		if (ptrace(PTRACE_ATTACH, pid, NULL, NULL) != 0 && errno == EPERM)
+			refused |= 2;
+		char path[64], link[256];
+		snprintf(path, sizeof path, "/proc/%d/root", (int)pid);
+		if (readlink(path, link, sizeof link) < 0 && errno == EACCES)
+			refused |= 4;
+		snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			refused |= 8;
+		if (kill(pid, 0) != 0 && errno == EPERM)
+			refused |= 16;
+		_exit(refused);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(h, &st, 0), h);
+	assert_true(WIFEXITED(st));
+	assert_int_not_equal(WEXITSTATUS(st), 255);
+	return WEXITSTATUS(st);
+}
+
+/* A jailed child cannot be traced or looked into by a process of its own uid: the not-root
+ * path (the daemon as its own user, whose uid the workers keep), and as root by a process of
+ * the worker's uid; as root, a process of another uid (nobody) cannot signal it either. */
+static void test_not_dumpable(void **state)
+{
+	(void)state;
+	PLAIN_BUILD_ONLY();
+	uid_t same = is_root() ? NOBODY : getuid();
+	struct spec s = {.pre_drop = is_root(), .pre = pre_dumpable};
+	struct waiting w;
+	struct outcome oc;
+	if (!start_waiting(&s, &w, &oc))
+		fail_msg("jail_enter failed: %s", oc.err);
+	int r = probe_as(w.r.pid, same);
+	finish_waiting(&w, &oc);
+	if ((r & 15) != 15)
+		fail_msg("not-root child: a process of its uid %u got in (refused mask %#x, want 0xf)", (unsigned)same, r);
+	if (!is_root())
+		return;
+	struct spec d = {0};
+	if (!start_waiting(&d, &w, &oc))
+		fail_msg("jail_enter failed: %s", oc.err);
+	int own = probe_as(w.r.pid, TEST_UID), other = probe_as(w.r.pid, NOBODY);
+	finish_waiting(&w, &oc);
+	if ((own & 15) != 15)
+		fail_msg("root child: a process of its uid %u got in (refused mask %#x)", TEST_UID, own);
+	if (other != 31)
+		fail_msg("root child: nobody could trace, look into or signal it (refused mask %#x, want 0x1f)", other);
+}
+
 /* ---- an exec'd worker: fresh libraries, empty environment, as assentd starts one ---- */
 
 /* Worker mode of this binary: jail, then use what glibc and jansson would otherwise set up
@@ -1159,6 +1420,8 @@ static int worker_main(void)
 {
 	struct jail_opts o = {.max_fds = 16};
 	char err[AS_ERRLEN];
+	if (geteuid() == 0)
+		jail_set_ids(TEST_UID, TEST_UID);
 	if (jail_enter(&o, err) != 0) {
 		dprintf(1, "jail: %s\n", err);
 		return 3;
@@ -1383,6 +1646,91 @@ static void test_jail_status_reader(void **state)
 	assert_non_null(strstr(err, "/status"));
 }
 
+/* The Landlock ruleset alone (the seccomp filter would kill these calls before Landlock is
+ * asked): no path opened, created or removed, no TCP port bound or connected and, ABI 6+,
+ * no signal to a process outside the domain. Bit i of the exit status: attempt i refused. */
+static int landlock_child(void)
+{
+	int abi = 0;
+	char err[AS_ERRLEN];
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || jail_landlock_self(&abi, err) != 0)
+		return 200;
+	int r = 0;
+	if (open("/etc/passwd", O_RDONLY | O_CLOEXEC) < 0 && errno == EACCES)
+		r |= 1;
+	char d[64];
+	snprintf(d, sizeof d, "/tmp/jail-ll-%d", (int)getpid());
+	if (mkdir(d, 0700) != 0 && errno == EACCES)
+		r |= 2;
+	if (open("/proc/self/status", O_RDONLY | O_CLOEXEC) < 0 && errno == EACCES)
+		r |= 4;
+	int t = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (abi < 4 || (t >= 0 && bind(t, (struct sockaddr *)&a, sizeof a) != 0 && errno == EACCES))
+		r |= 8;
+	a.sin_port = htons(9);
+	if (abi < 4 || (t >= 0 && connect(t, (struct sockaddr *)&a, sizeof a) != 0 && errno == EACCES))
+		r |= 16;
+	if (abi < 6 || (kill(getppid(), 0) != 0 && errno == EPERM))
+		r |= 32;
+	return r;
+}
+
+static void test_landlock_allows_nothing(void **state)
+{
+	(void)state;
+	PLAIN_BUILD_ONLY();
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(landlock_child());
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 200)
+		fail_msg("jail_landlock_self failed: the kernel has no Landlock, or the ruleset was refused");
+	if (WEXITSTATUS(st) != 63)
+		fail_msg("Landlock let something through: refused mask %#x, want 0x3f "
+			 "(open, mkdir, /proc, TCP bind, TCP connect, signal)",
+			 WEXITSTATUS(st));
+}
+
+/* As root, no ids to drop to is refused: no silent fallback to a shared uid. */
+static void test_root_needs_own_ids(void **state)
+{
+	(void)state;
+	if (!is_root())
+		return; /* the ids are used only by root; CI runs this as root */
+	struct spec s = {.no_ids = 1};
+	struct outcome oc;
+	run_child(&s, &oc);
+	assert_refused(&oc, AS_EINVAL, "no uid and gid of the worker's own");
+}
+
+/* The signer's choice of worker uids. */
+static void test_worker_uid(void **state)
+{
+	(void)state;
+	uid_t u = 0;
+	char err[AS_ERRLEN];
+	assert_int_equal(jail_worker_uid(NULL, 0, &u, err), 0);
+	assert_int_equal(u, JAIL_WORKER_UID_DEFAULT);
+	assert_int_equal(jail_worker_uid("", 1, &u, err), 0);
+	assert_int_equal(u, JAIL_WORKER_UID_DEFAULT + 1);
+	assert_int_equal(jail_worker_uid("70000", 1, &u, err), 0);
+	assert_int_equal(u, 70001);
+	assert_int_equal(jail_worker_uid("65530", 0, &u, err), AS_EINVAL); /* would reach nobody */
+	assert_non_null(strstr(err, "65534"));
+	assert_int_equal(jail_worker_uid("0", 0, &u, err), AS_EINVAL);
+	assert_int_equal(jail_worker_uid("4294967290", 0, &u, err), AS_EINVAL);
+	assert_int_equal(jail_worker_uid("12x", 0, &u, err), AS_EINVAL);
+	assert_int_equal(jail_worker_uid(NULL, JAIL_WORKER_KINDS, &u, err), AS_EINVAL);
+	/* uid 1 is the account "daemon" on Debian: a uid other processes run as */
+	assert_int_equal(jail_worker_uid("1", 0, &u, err), AS_EINVAL);
+	assert_non_null(strstr(err, "is the account"));
+}
+
 #if JAIL_SAN
 #define JAILED(f)                                                                                                      \
 	{                                                                                                              \
@@ -1405,6 +1753,8 @@ int main(int argc, char **argv)
 	    JAILED(test_mmap_exec_killed),
 	    JAILED(test_fork_killed),
 	    JAILED(test_more_forbidden_killed),
+	    JAILED(test_arguments_checked),
+	    JAILED(test_arguments_allowed),
 	    JAILED(test_other_threads_filtered),
 	    JAILED(test_pipe_io_allowed),
 	    JAILED(test_scm_rights_allowed),
@@ -1417,6 +1767,9 @@ int main(int argc, char **argv)
 	    JAILED(test_root_is_deleted_empty_dir),
 	    JAILED(test_root_is_given_dir),
 	    JAILED(test_not_root_still_filtered),
+	    JAILED(test_no_capabilities),
+	    JAILED(test_not_dumpable),
+	    JAILED(test_landlock_allows_nothing),
 	    JAILED(test_exec_worker_libraries),
 	    cmocka_unit_test(test_refuses_file_descriptors),
 	    cmocka_unit_test(test_refuses_fd_above_max_fds),
@@ -1424,6 +1777,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_refuses_bad_empty_dir),
 	    cmocka_unit_test(test_refuses_id_change_when_not_root),
 	    cmocka_unit_test(test_jail_status_reader),
+	    cmocka_unit_test(test_root_needs_own_ids),
+	    cmocka_unit_test(test_worker_uid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
