@@ -5,8 +5,10 @@
  * CBOR map {v, seq, time, kind, prev, ...fields of the kind}. Leaf hash =
  * SHA-256(0x00 || entry bytes) (RFC 9162); prev = previous leaf hash (zeros for
  * entry 0). Named database "checkpoints" maps a big-endian tree size to a signed
- * checkpoint (C2SP tlog-checkpoint + signed note, ECDSA P-256), and the latest one
- * is also the file DIR/checkpoint.
+ * checkpoint (C2SP tlog-checkpoint + signed note, ECDSA P-256). Every append
+ * signs the new tree head in its own write transaction (the head checkpoint, which
+ * replaces the previous head); every N entries or seconds the head checkpoint is a
+ * periodic one, kept for good, and also written to the file DIR/checkpoint.
  *
  * One process writes at a time (LMDB's writer lock); every append re-reads the
  * tree state inside its write transaction, so two writers never fork the chain. */
@@ -26,7 +28,12 @@ struct ledger_opts {
 	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 10000 */
 	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
 	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
+	int demo;                  /* a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
+				    * a demo ledger and a gateway's ledger each refuse to be opened as the other */
 };
+
+/* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
+#define LEDGER_DEMO_PREFIX "assent-demo/"
 
 /* One entry to append: a canonical CBOR map holding `kind` and the kind's fields
  * (never v, seq, time or prev, which the ledger sets). */
@@ -51,7 +58,7 @@ int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger *
  * err names the entry that was refused. */
 int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err);
 
-/* Sign and store a checkpoint now if the tree grew since the last one. */
+/* Sign and store a periodic checkpoint now if the tree grew since the last periodic one. */
 int ledger_checkpoint(struct ledger *l, char *err);
 /* Call periodically: signs a checkpoint when checkpoint_secs passed with new entries. */
 int ledger_tick(struct ledger *l, char *err);
