@@ -399,7 +399,7 @@ static int is_demo(const char *origin) { return !strncmp(origin, LEDGER_DEMO_PRE
 /* The origin a ledger was made with is stored with it: a gateway never writes to a
  * demo ledger (whose entries anyone with the tool could have chosen), nor the demo
  * tool to a gateway's ledger. */
-static int check_origin(struct ledger *l, MDB_txn *txn, int given, uint64_t size, char *err)
+static int check_origin(struct ledger *l, MDB_txn *txn, int given, int either, uint64_t size, char *err)
 {
 	MDB_val v;
 	if (get_meta(txn, l->meta, "origin", &v) != 0) {
@@ -412,6 +412,8 @@ static int check_origin(struct ledger *l, MDB_txn *txn, int given, uint64_t size
 	char stored[CKPT_ORIGIN_MAX + 1];
 	snprintf(stored, sizeof stored, "%.*s", (int)(v.mv_size < CKPT_ORIGIN_MAX ? v.mv_size : CKPT_ORIGIN_MAX),
 		 (const char *)v.mv_data);
+	if (either)
+		l->demo = is_demo(stored);
 	if (is_demo(stored) && !l->demo)
 		return as_fail(err, AS_EINVAL,
 			       "ledger %s is a demo ledger (origin %s, written by `assent ledger append`): a gateway does not use it",
@@ -450,7 +452,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		char hex[9];
 		note_key_id(l->key, id);
 		hex_encode(id, 4, hex);
-		l->demo = o && o->demo;
+		l->demo = o && o->demo == 1;
 		if (o && o->origin)
 			snprintf(l->origin, sizeof l->origin, "%s", o->origin);
 		else
@@ -486,7 +488,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		struct tree_state s;
 		rc = load_state(l, txn, &s, err);
 		if (rc == 0)
-			rc = check_origin(l, txn, o && o->origin, s.m.size, err);
+			rc = check_origin(l, txn, o && o->origin, o && o->demo == LEDGER_EITHER, s.m.size, err);
 		if (rc == 0)
 			rc = state_trusted(l, txn, &s, err);
 		if (rc == 0 && s.m.size > 0) {

@@ -28,12 +28,14 @@ struct ledger_opts {
 	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 10000 */
 	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
 	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
-	int demo;                  /* a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
-				    * a demo ledger and a gateway's ledger each refuse to be opened as the other */
+	int demo;                  /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
+				    * 0: a gateway's ledger; each refuses to be opened as the other.
+				    * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
 };
 
 /* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
 #define LEDGER_DEMO_PREFIX "assent-demo/"
+#define LEDGER_EITHER 2
 
 /* One entry to append: a canonical CBOR map holding `kind` and the kind's fields
  * (never v, seq, time or prev, which the ledger sets). */
