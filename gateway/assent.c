@@ -181,7 +181,7 @@ static int open_ledger(const char *state, const struct ledger_opts *o, struct le
 	opts.keys_dir = keys;
 	int rc = ledger_open(dir, &opts, l, err);
 	if (rc != 0)
-		return die(rc == AS_ECORRUPT ? 1 : 2, "%s", err);
+		return die(rc == AS_ECORRUPT || rc == AS_EINVAL ? 1 : 2, "%s", err); /* EINVAL: demo vs gateway */
 	return 0;
 }
 

@@ -250,7 +250,8 @@ static void hash_finish(struct pipeline *p)
 		fail_at(rep, 1, p->broken_at - 1, "the link between entries %llu and %llu is broken: one of them was altered",
 			(unsigned long long)(p->broken_at - 1), (unsigned long long)p->broken_at);
 	else if (p->mismatch)
-		fail_at(rep, 1, p->seq - 1, "entry %llu was altered: the root at size %llu differs from the %s",
+		/* Nothing links to the last entry: it alone, or the whole chain, changed. */
+		fail_at(rep, 1, p->seq - 1, "entry %llu was altered, or the history before it rewritten: the root at size %llu differs from the %s",
 			(unsigned long long)(p->seq - 1), (unsigned long long)p->seq, p->mismatch->src);
 }
 
