@@ -734,7 +734,7 @@ static void test_av_verify_ledger_ok(void **state)
 	assert_int_equal(av_verify_ledger(t->dir, &vo2, &rep), 0);
 	if (!rep.ok)
 		fail_msg("av_verify_ledger with the state key: %s", rep.reason);
-	assert_int_equal(rep.key_from_state, 1);
+	assert_int_equal(rep.key_from_state, 0); /* the saved checkpoint pins the state directory's key */
 	assert_int_equal(rep.trusted, 1);
 	assert_int_equal(rep.entries, n);
 	assert_memory_equal(rep.root, root, 32);
@@ -836,6 +836,84 @@ static void test_verify_blames_altered_middle_entry(void **state)
 	batch_free(&b);
 }
 
+/* Every commit signs its head in its own transaction: after each append the newest
+ * stored checkpoint covers the whole tree with its root, and since a head signature
+ * replaces the previous head, the stored checkpoints stay the periodic ones plus one. */
+static void test_every_commit_signs_its_head(void **state)
+{
+	struct t *t = *state;
+	struct ledger_opts o = opts_every(1000000);
+	o.checkpoint_secs = 100000;
+	struct ledger *l = open_ok(t, &o);
+	char err[AS_ERRLEN] = "";
+	struct eckey *k = load_pub(t);
+	struct batch b;
+	batch_make(&b, 7, "head");
+	for (size_t i = 0; i < 7; i++) {
+		assert_int_equal(ledger_append(l, &b.recs[i], 1, &b.pos[i], err), 0);
+		struct rows cks, rs;
+		uint8_t(*leaves)[32];
+		read_db(t->dir, "checkpoints", &cks);
+		uint64_t n = check_chain(t, &leaves, &rs);
+		assert_int_equal(n, ledger_size(l));
+		assert_int_equal(cks.n, 2); /* the periodic one at size 1 (the key entry) and the head */
+		assert_int_equal(cks.r[0].key, 1);
+		assert_int_equal(cks.r[1].key, n);
+		struct checkpoint c;
+		if (ckpt_verify(cks.r[1].data, cks.r[1].len, &k, 1, &c, err) != 0)
+			fail_msg("head checkpoint at %llu: %s", (unsigned long long)n, err);
+		uint8_t root[32];
+		root_of((const uint8_t(*)[32])leaves, n, root);
+		assert_memory_equal(c.root, root, 32);
+		/* the checkpoint file stays periodic: it is the one at size 1 */
+		assert_int_equal(verify_ckpt_file(t).size, 1);
+		rows_free(&cks);
+		rows_free(&rs);
+		free(leaves);
+	}
+	/* a close makes the head a periodic checkpoint: nothing is re-signed twice */
+	ledger_close(l);
+	struct rows cks;
+	read_db(t->dir, "checkpoints", &cks);
+	assert_int_equal(cks.n, 2);
+	assert_int_equal(cks.r[1].key, 8);
+	assert_int_equal(verify_ckpt_file(t).size, 8);
+	rows_free(&cks);
+	eckey_free(k);
+	batch_free(&b);
+}
+
+/* A demo ledger (assent ledger append) and a gateway's ledger refuse to be opened as
+ * each other; LEDGER_EITHER opens both, keeping what each is. */
+static void test_demo_and_gateway_ledgers_stay_apart(void **state)
+{
+	struct t *t = *state;
+	struct ledger_opts o = opts_every(0), demo = opts_every(0), either = opts_every(0);
+	demo.demo = 1;
+	either.demo = LEDGER_EITHER;
+	struct ledger *l = open_ok(t, &demo);
+	assert_int_equal(strncmp(ledger_origin(l), LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX)), 0);
+	ledger_close(l);
+	char err[AS_ERRLEN] = "";
+	l = NULL;
+	assert_int_equal(ledger_open(t->dir, &o, &l, err), AS_EINVAL);
+	assert_non_null(strstr(err, "is a demo ledger"));
+	l = open_ok(t, &either);
+	assert_int_equal(strncmp(ledger_origin(l), LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX)), 0);
+	ledger_close(l);
+	rm_rf(t->dir);
+	l = open_ok(t, &o);
+	assert_int_equal(strncmp(ledger_origin(l), "assent/", 7), 0);
+	struct batch b;
+	batch_make(&b, 1, "gw");
+	assert_int_equal(ledger_append(l, b.recs, 1, b.pos, err), 0); /* the origin is stored with a commit */
+	batch_free(&b);
+	ledger_close(l);
+	l = NULL;
+	assert_int_equal(ledger_open(t->dir, &demo, &l, err), AS_EINVAL);
+	assert_non_null(strstr(err, "is a gateway's ledger"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -850,6 +928,8 @@ int main(void)
 	    T_(test_av_verify_ledger_ok),
 	    T_(test_open_refuses_altered_last_entry),
 	    T_(test_verify_blames_altered_middle_entry),
+	    T_(test_every_commit_signs_its_head),
+	    T_(test_demo_and_gateway_ledgers_stay_apart),
 #undef T_
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
