@@ -15,6 +15,7 @@
 #include "cbor.h"
 #include "eckey.h"
 #include "entry.h"
+#include "headsign.h"
 #include "merkle.h"
 #include "note.h"
 #include "store.h"
@@ -24,6 +25,7 @@ struct ledger {
 	MDB_env *env;
 	MDB_dbi entries, ckpts, meta;
 	struct eckey *key;
+	struct headsign *hs; /* the same key in OpenSSL: every commit signs, so signing must be cheap */
 	char dir[4096];
 	char origin[CKPT_ORIGIN_MAX + 1];
 	uint64_t every;
@@ -155,7 +157,7 @@ static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s,
 	c.size = s->m.size;
 	merkle_root(&s->m, c.root);
 	buf_reset(note);
-	GUARD(ckpt_sign(l->key, &c, note, err));
+	GUARD(ckpt_sign_with(l->key, headsign_sign, l->hs, &c, note, err));
 	uint8_t k[8];
 	be64_put(k, c.size);
 	MDB_val key = {8, k}, val = {note->len, note->p};
@@ -447,6 +449,8 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	int created = 0, rc = mkdir_p(dir, 0700, err);
 	if (rc == 0)
 		rc = open_key(l, o, &created, err);
+	if (rc == 0)
+		rc = headsign_open(l->key, &l->hs, err);
 	if (rc == 0) {
 		uint8_t id[4];
 		char hex[9];
@@ -516,6 +520,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	if (rc != 0) {
 		if (l->env)
 			mdb_env_close(l->env);
+		headsign_free(l->hs);
 		eckey_free(l->key);
 		cv_arena_free(&l->arena);
 		buf_free(&l->enc);
@@ -557,6 +562,7 @@ void ledger_close(struct ledger *l)
 	if (ledger_checkpoint(l, err) != 0)
 		fprintf(stderr, "assent: warning: final checkpoint: %s\n", err);
 	mdb_env_close(l->env);
+	headsign_free(l->hs);
 	eckey_free(l->key);
 	cv_arena_free(&l->arena);
 	buf_free(&l->enc);

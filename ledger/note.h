@@ -23,6 +23,11 @@ struct checkpoint {
 int note_key_id(const struct eckey *k, uint8_t id[4]);
 /* Body plus one signature line named after the origin. */
 int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err);
+/* The same with another signer of k's key: sign writes the DER ECDSA signature of
+ * SHA-256(msg) (at most ECKEY_SIG_MAX bytes); k gives the key ID. */
+typedef int (*note_sign_fn)(void *ctx, const void *msg, size_t n, uint8_t *sig, size_t *siglen);
+int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const struct checkpoint *c, struct buf *out,
+		   char *err);
 /* Parse the body only, without checking any signature (for display). */
 int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err);
 /* Parse and verify: at least one signature line by one of keys, named as the
