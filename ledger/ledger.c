@@ -46,7 +46,6 @@ struct tree_state {
 	uint64_t ckpt_size;   /* size of the last signed checkpoint */
 	uint64_t ckpt_time;   /* unix ms when it was signed */
 	uint64_t head_ck;     /* size of the head checkpoint when it is not a periodic one; 0: none */
-	int marked;           /* "headck" is stored: every commit signs its head (not an older ledger) */
 	uint64_t last_time;   /* time of the last entry: entry times never go backwards */
 };
 
@@ -110,10 +109,8 @@ static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char
 		s->ckpt_size = be64_get(v.mv_data);
 		s->ckpt_time = be64_get((const uint8_t *)v.mv_data + 8);
 	}
-	if ((rc = get_meta(txn, l->meta, "headck", &v)) == 0 && v.mv_size == 8) {
+	if ((rc = get_meta(txn, l->meta, "headck", &v)) == 0 && v.mv_size == 8)
 		s->head_ck = be64_get(v.mv_data);
-		s->marked = 1;
-	}
 	if ((rc = get_meta(txn, l->meta, "time", &v)) == 0 && v.mv_size == 8)
 		s->last_time = be64_get(v.mv_data);
 	else if (s->m.size > 0)
@@ -175,43 +172,105 @@ static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s,
 		s->ckpt_size = c.size;
 		s->ckpt_time = now_unix_ms();
 	}
-	s->marked = 1;
 	memcpy(l->root, c.root, 32);
 	l->known = 1;
 	return 0;
 }
 
+/* Adopting an unsigned tail: the stored entries must still be the tree the newest
+ * signed checkpoint covers (its root at its size) and the tree state the writer
+ * would extend (the same root and head at the end). One pass over the entries, once. */
+static int tail_consistent(struct ledger *l, MDB_txn *txn, const struct tree_state *s, const struct checkpoint *cp,
+			   int have_cp, char *e2, size_t e2n)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct merkle m;
+	uint8_t leaf[32] = {0}, root[32], want[32];
+	merkle_init(&m);
+	if (mdb_cursor_open(txn, l->entries, &cur) != 0)
+		return snprintf(e2, e2n, "cannot read the entries"), AS_EIO;
+	int rc = 0, g;
+	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0; g = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		merkle_leaf_hash(v.mv_data, v.mv_size, leaf);
+		merkle_append(&m, leaf);
+		if (have_cp && m.size == cp->size) {
+			merkle_root(&m, root);
+			if (memcmp(root, cp->root, 32) != 0) {
+				rc = AS_ECORRUPT;
+				snprintf(e2, e2n, "its entries no longer have the signed root at size %llu",
+					 (unsigned long long)cp->size);
+				break;
+			}
+		}
+	}
+	mdb_cursor_close(cur);
+	merkle_root(&m, root);
+	merkle_root(&s->m, want);
+	if (rc == 0 && (g != MDB_NOTFOUND || m.size != s->m.size || memcmp(root, want, 32) != 0 ||
+			memcmp(leaf, s->head, 32) != 0)) {
+		rc = AS_ECORRUPT;
+		snprintf(e2, e2n, "its stored tree state is not the tree of its entries");
+	}
+	return rc;
+}
+
 /* Before signing a tree we must have seen it signed: either it is the tree our own
- * last transaction left (size and root in memory), or another writer holding the key
- * (an `assent` command) signed it, and then the newest stored checkpoint verifies with
- * our key and covers exactly this tree. Otherwise someone without the key wrote the
- * ledger (entries or tree state), and signing would vouch for their history. */
-static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state *s, char *err)
+ * last transaction left (size and root in memory), or the newest stored checkpoint
+ * verifies with our key and covers exactly this tree (another writer holding the key,
+ * an `assent` command, signed it). Otherwise someone without the key wrote the ledger
+ * (entries or tree state), and signing would vouch for their history. Entries after
+ * the newest signature (an unsigned tail: an older assent, which signed only
+ * periodically, crashed; or someone without the key appended them) are signed only
+ * when the operator adopts that many (opts.adopt_unsigned_tail) and the rest of the
+ * ledger is still what was signed. */
+static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state *s, uint64_t adopt, char *err)
 {
 	uint8_t root[32];
 	merkle_root(&s->m, root);
 	if (l->known && l->size == s->m.size && memcmp(l->root, root, 32) == 0)
 		return 0;
-	if (!s->marked)
-		return 0; /* an older ledger, signed periodically: its tail is adopted (README) */
+	if (s->m.size == 0)
+		return 0; /* a new ledger */
 	MDB_cursor *cur;
 	MDB_val k, v;
 	struct checkpoint cp;
-	char e2[AS_ERRLEN] = "no stored checkpoint";
-	int rc = mdb_cursor_open(txn, l->ckpts, &cur), bad = 1;
+	char e2[AS_ERRLEN] = "";
+	int rc = mdb_cursor_open(txn, l->ckpts, &cur), have = 0;
 	if (rc != 0)
 		return lmdb_fail(err, rc, "reading checkpoints");
-	if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0 && v.mv_size <= CKPT_MAX &&
-	    ckpt_verify(v.mv_data, v.mv_size, &l->key, 1, &cp, e2) == 0) {
-		bad = cp.size != s->m.size || memcmp(cp.root, root, 32) != 0;
-		if (bad)
-			snprintf(e2, sizeof e2, "the newest signed checkpoint (size %llu) is not this tree (size %llu)",
+	if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0) {
+		have = 1;
+		if (v.mv_size > CKPT_MAX || ckpt_verify(v.mv_data, v.mv_size, &l->key, 1, &cp, e2) != 0) {
+			rc = AS_ECORRUPT;
+		} else if (cp.size > s->m.size) {
+			rc = AS_ECORRUPT;
+			snprintf(e2, sizeof e2, "the newest signed checkpoint covers %llu entries, the ledger has %llu",
 				 (unsigned long long)cp.size, (unsigned long long)s->m.size);
+		} else if (cp.size == s->m.size && memcmp(cp.root, root, 32) != 0) {
+			rc = AS_ECORRUPT;
+			snprintf(e2, sizeof e2, "its tree is not the one the newest signed checkpoint covers");
+		}
 	}
 	mdb_cursor_close(cur);
-	if (bad)
+	uint64_t tail = s->m.size - (have && rc == 0 ? cp.size : 0);
+	if (rc == 0 && !have && tail > adopt) {
+		rc = AS_ECORRUPT;
+		snprintf(e2, sizeof e2, "no signed checkpoint covers its %llu entries", (unsigned long long)s->m.size);
+	}
+	if (rc != 0)
 		return as_fail(err, AS_ECORRUPT,
-			       "ledger %s was written without the checkpoint key (%s): refusing to sign it; run assent-verify ledger",
+			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run assent-verify ledger",
+			       l->dir, e2);
+	if (tail > adopt)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s has an unsigned tail: %llu entries after its newest signed checkpoint (an older assent's "
+			       "crash, or written without the key); check them with assent-verify ledger, then adopt them with "
+			       "ASSENT_ADOPT_UNSIGNED_TAIL=%llu",
+			       l->dir, (unsigned long long)tail, (unsigned long long)tail);
+	if (tail > 0 && (rc = tail_consistent(l, txn, s, &cp, have, e2, sizeof e2)) != 0)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run assent-verify ledger",
 			       l->dir, e2);
 	memcpy(l->root, root, 32);
 	l->size = s->m.size;
@@ -243,7 +302,7 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 	rc = load_state(l, txn, &s, err);
 	if (rc == 0 && s.m.size > s.ckpt_size &&
 	    (force || now_unix_ms() - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
-		rc = state_trusted(l, txn, &s, err);
+		rc = state_trusted(l, txn, &s, 0, err);
 		if (rc == 0)
 			rc = sign_checkpoint(l, txn, &s, 1, &note, err);
 		if (rc == 0)
@@ -296,7 +355,7 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 	char e2[AS_ERRLEN] = "";
 	rc = load_state(l, txn, &s, err);
 	if (rc == 0)
-		rc = state_trusted(l, txn, &s, err);
+		rc = state_trusted(l, txn, &s, 0, err);
 	/* Entry times never go backwards, even when the clock does (the verifier checks). */
 	uint64_t now = now_unix_ms();
 	if (now < s.last_time)
@@ -494,7 +553,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		if (rc == 0)
 			rc = check_origin(l, txn, o && o->origin, o && o->demo == LEDGER_EITHER, s.m.size, err);
 		if (rc == 0)
-			rc = state_trusted(l, txn, &s, err);
+			rc = state_trusted(l, txn, &s, o ? o->adopt_unsigned_tail : 0, err);
 		if (rc == 0 && s.m.size > 0) {
 			uint8_t k[8], h[32];
 			be64_put(k, s.m.size - 1);

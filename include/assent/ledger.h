@@ -28,6 +28,8 @@ struct ledger_opts {
 	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 10000 */
 	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
 	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
+	uint64_t adopt_unsigned_tail; /* ledger_open: sign up to this many entries after the newest signed
+				    * checkpoint (an older assent's crash left them); 0: refuse any */
 	int demo;                  /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
 				    * 0: a gateway's ledger; each refuses to be opened as the other.
 				    * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
@@ -50,7 +52,10 @@ struct ledger_pos {
 };
 
 /* Open (creating when absent) the ledger in dir; generates the checkpoint key on
- * first use and then records it as the ledger's `key` entry. The caller frees the
+ * first use and then records it as the ledger's `key` entry. A ledger this key did
+ * not sign as it is (changed without the key, or with an unsigned tail longer than
+ * opts.adopt_unsigned_tail) is refused with AS_ECORRUPT; so is an append that finds
+ * the ledger changed that way since this process last wrote it. The caller frees the
  * ledger with ledger_close. err (AS_ERRLEN bytes, may be NULL) says what failed. */
 int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger **out, char *err);
 

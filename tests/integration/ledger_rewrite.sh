@@ -21,6 +21,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT
 
 # unsigned DESC DIR FROM: exit 1, one line naming the unsigned tail from seq FROM.
 unsigned() {
@@ -149,11 +150,11 @@ X=$(fresh "$S" resign)
 $TOOL rewrite "$X/ledger" "$APPROVED" reviewer.name '"alice"'
 expect_exit 2 "the daemon refuses to start on a rewritten ledger (checkpoints kept)" \
 	env ASSENT_SINGLE_USER=1 "$ASSENTD" --state "$X"
-check "  ... saying it was written without the checkpoint key" grep -q "written without the checkpoint key" "$T/.err"
+check "  ... saying it was changed without the checkpoint key" grep -q "changed without the checkpoint key" "$T/.err"
 $TOOL ckpt_keep "$X/ledger" none
 expect_exit 2 "the daemon refuses to start on a rewritten ledger (checkpoints deleted)" \
 	env ASSENT_SINGLE_USER=1 "$ASSENTD" --state "$X"
-check "  ... saying it was written without the checkpoint key" grep -q "written without the checkpoint key" "$T/.err"
+check "  ... saying it was changed without the checkpoint key" grep -q "changed without the checkpoint key" "$T/.err"
 expect_exit 1 "  ... and so does another writer with the key (assent reviewer add)" \
 	"$ASSENT" --state "$X" reviewer add bob --uid 12345
 check "  ... the rewritten ledger was not signed meanwhile" [ "$($TOOL ckpt_sizes "$X/ledger")" = "" ]
@@ -163,6 +164,34 @@ expect_exit 0 "another writer with the key on the genuine ledger (assent reviewe
 intact "  ... which signs its own head" "$X/ledger"
 check "  ... 0 entries after the last signed checkpoint (size 12)" \
 	grep -q "0 entries after the last signed checkpoint (size 12)" "$T/.out"
+
+# An unsigned tail is signed only when the operator adopts that many entries, and only
+# if the rest of the ledger is still what was signed.
+X=$(fresh "$S" adopt)
+rm -f "$X/assentd.json" "$X"/*.sock
+$TOOL rewrite "$X/ledger" 9 message '"please deploy build number 3 to staging"'
+$TOOL ckpt_keep "$X/ledger" but-newest
+expect_exit 2 "the daemon refuses to sign an unsigned tail of 9 entries" env ASSENT_SINGLE_USER=1 "$ASSENTD" --state "$X"
+check "  ... naming it and how to adopt it" grep -q "unsigned tail: 9 entries.*ASSENT_ADOPT_UNSIGNED_TAIL=9" "$T/.err"
+expect_exit 2 "  ... ASSENT_ADOPT_UNSIGNED_TAIL=8 is not enough" \
+	env ASSENT_SINGLE_USER=1 ASSENT_ADOPT_UNSIGNED_TAIL=8 "$ASSENTD" --state "$X"
+rm -f "$X"/*.sock # the refused starts left theirs
+ASSENT_SINGLE_USER=1 ASSENT_ADOPT_UNSIGNED_TAIL=9 "$ASSENTD" --state "$X" >"$T/adopt.log" 2>&1 &
+apid=$!
+for _ in $(seq 200); do grep -q '"assentd .* serving' "$T/adopt.log" && break; sleep 0.05; done
+check "with ASSENT_ADOPT_UNSIGNED_TAIL=9 the daemon starts" grep -q '"assentd .* serving' "$T/adopt.log"
+kill "$apid" 2>/dev/null
+wait "$apid"
+intact "  ... and its clean stop signs the adopted tail" "$X/ledger"
+check "  ... 0 entries after the last signed checkpoint (size $N)" \
+	grep -q "0 entries after the last signed checkpoint (size $N)" "$T/.out"
+X=$(fresh "$S" adopt-prefix)
+rm -f "$X/assentd.json" "$X"/*.sock
+$TOOL rewrite "$X/ledger" 1 name '"mallory"'
+$TOOL ckpt_keep "$X/ledger" but-newest
+expect_exit 2 "an adopted tail does not bless a rewritten signed prefix (entry 1 renamed, head checkpoint deleted)" \
+	env ASSENT_SINGLE_USER=1 ASSENT_ADOPT_UNSIGNED_TAIL=100 "$ASSENTD" --state "$X"
+check "  ... the signed root at size 2 no longer holds" grep -q "no longer have the signed root at size 2" "$T/.err"
 
 # ---- ledger times never go backwards ----
 X=$(fresh "$S" time)
