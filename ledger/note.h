@@ -1,6 +1,7 @@
 /* Checkpoints in the C2SP tlog-checkpoint format, signed as C2SP signed notes with
  * ECDSA P-256 (key type 0x02: key ID = first 4 bytes of SHA-256 of the DER
- * SubjectPublicKeyInfo; signature = DER ECDSA-Sig-Value, deterministic). */
+ * SubjectPublicKeyInfo; signature = DER ECDSA-Sig-Value: deterministic from ckpt_sign,
+ * low-s from the ledger writer's OpenSSL signer). */
 #ifndef ASSENT_NOTE_H
 #define ASSENT_NOTE_H
 
