@@ -158,6 +158,20 @@ check "  ... saying it was changed without the checkpoint key" grep -q "changed 
 expect_exit 1 "  ... and so does another writer with the key (assent reviewer add)" \
 	"$ASSENT" --state "$X" reviewer add bob --uid 12345
 check "  ... the rewritten ledger was not signed meanwhile" [ "$($TOOL ckpt_sizes "$X/ledger")" = "" ]
+# ... nor while it runs: history rewritten under a live daemon is not signed at its stop.
+X=$(fresh "$S" live)
+rm -f "$X/assentd.json" "$X"/*.sock
+ASSENT_SINGLE_USER=1 "$ASSENTD" --state "$X" >"$T/live.log" 2>&1 &
+lpid=$!
+for _ in $(seq 200); do grep -q '"assentd .* serving' "$T/live.log" && break; sleep 0.05; done
+before=$($TOOL ckpt_sizes "$X/ledger")
+$TOOL rewrite "$X/ledger" "$APPROVED" reviewer.name '"alice"'
+kill "$lpid" 2>/dev/null
+wait "$lpid"
+check "a live daemon does not sign history rewritten under it (its final checkpoint is refused)" \
+	grep -q "changed without the checkpoint key" "$T/live.log"
+check "  ... no checkpoint was added ($before)" [ "$($TOOL ckpt_sizes "$X/ledger")" = "$before" ]
+tampered_noseq "  ... and the rewrite is caught" "$X/ledger" "rewritten"
 X=$(fresh "$S" restart)
 expect_exit 0 "another writer with the key on the genuine ledger (assent reviewer add)" \
 	"$ASSENT" --state "$X" reviewer add bob --uid 12345
