@@ -254,8 +254,9 @@ static int run_checkpoint(void *p)
 {
 	struct dir_args *a = p;
 	struct vkeys keys;
-	if (load_keys(&keys, a->dir, &a->k))
-		return EXIT_USAGE;
+	int lk = load_keys(&keys, a->dir, &a->k);
+	if (lk)
+		return lk;
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi ent, ck;
@@ -360,8 +361,9 @@ static int run_proof(void *p)
 {
 	struct dir_args *a = p;
 	struct vkeys keys;
-	if (load_keys(&keys, a->dir, &a->k))
-		return EXIT_USAGE;
+	int lk = load_keys(&keys, a->dir, &a->k);
+	if (lk)
+		return lk;
 	struct buf out;
 	buf_init(&out, PROOF_MAX);
 	char err[AS_ERRLEN];

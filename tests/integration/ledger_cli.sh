@@ -131,6 +131,17 @@ assert t[3] == "" and t[4].startswith("\u2014 " + t[0] + " "), t
 check "  ... the same note as the checkpoint file" cmp -s "$T/ck11" "$L/checkpoint"
 expect_exit 0 "assent-verify checkpoint" "$VERIFY" checkpoint "$L" --key "$PUB"
 check "  ... prints the same note" [ "$OUT" = "$(cat "$T/ck11")" ]
+expect_exit 2 "assent-verify checkpoint without a pinned key is a usage error" "$VERIFY" checkpoint "$L"
+expect_err "pin" "  ... one line naming the ways to pin it"
+SHA=$($TOOL spki_sha256 "$PUB")
+expect_exit 0 "assent-verify checkpoint --key-sha256 (the key in the state directory, pinned)" \
+	"$VERIFY" checkpoint "$L" --key-sha256 "$SHA"
+check "  ... prints the same note, nothing on stderr" [ "$OUT" = "$(cat "$T/ck11")" -a -z "$ERR" ]
+expect_exit 1 "assent-verify checkpoint --key-sha256 of another key exits 1" \
+	"$VERIFY" checkpoint "$L" --key-sha256 "$(printf '%064d' 0)"
+expect_exit 0 "assent-verify checkpoint --key-from-state" "$VERIFY" checkpoint "$L" --key-from-state
+expect_err "note: .*state directory.*consistency only" "  ... with a note that this shows consistency only"
+expect_exit 2 "assent-verify proof without a pinned key is a usage error" "$VERIFY" proof "$L" 3
 
 requests 101 105 | "$ASSENT" --state "$S" ledger append >/dev/null
 read -r _ ROOT16 < <($TOOL chain "$L")
