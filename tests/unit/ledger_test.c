@@ -21,6 +21,7 @@
 #include "cbor.h"
 #include "eckey.h"
 #include "entry.h"
+#include "headsign.h"
 #include "merkle.h"
 #include "note.h"
 #include "util.h"
@@ -914,6 +915,58 @@ static void test_demo_and_gateway_ledgers_stay_apart(void **state)
 	assert_non_null(strstr(err, "is a gateway's ledger"));
 }
 
+/* The writer's OpenSSL signer makes signed notes that mbedTLS verifies, always with a
+ * low s (s <= n/2), and none that verifies for another body. */
+static void test_headsign_low_s_and_verifies(void **state)
+{
+	(void)state;
+	static const uint8_t half[32] = {0x7f, 0xff, 0xff, 0xff, 0x80, 0x00, 0x00, 0x00, 0x7f, 0xff, 0xff,
+					 0xff, 0xff, 0xff, 0xff, 0xff, 0xde, 0x73, 0x7d, 0x56, 0xd3, 0x8b,
+					 0xcf, 0x42, 0x79, 0xdc, 0xe5, 0x61, 0x7e, 0x31, 0x92, 0xa8};
+	struct eckey *k;
+	struct headsign *hs;
+	char err[AS_ERRLEN] = "";
+	assert_int_equal(eckey_generate(&k), 0);
+	assert_int_equal(headsign_open(k, &hs, err), 0);
+	struct checkpoint c = {.size = 1};
+	snprintf(c.origin, sizeof c.origin, "assent/test");
+	struct buf note;
+	buf_init(&note, CKPT_MAX);
+	for (int i = 0; i < 64; i++) {
+		c.size = (uint64_t)i + 1;
+		c.root[0] = (uint8_t)i;
+		buf_reset(&note);
+		assert_int_equal(ckpt_sign_with(k, headsign_sign, hs, &c, &note, err), 0);
+		struct checkpoint got;
+		if (ckpt_verify(note.p, note.len, &k, 1, &got, err) != 0)
+			fail_msg("note %d does not verify: %s", i, err);
+		assert_int_equal(got.size, c.size);
+		/* a signature of its own: DER SEQUENCE { INTEGER r, INTEGER s } */
+		uint8_t der[ECKEY_SIG_MAX];
+		size_t dl = 0;
+		assert_int_equal(headsign_sign(hs, note.p, 20, der, &dl), 0);
+		assert_true(dl > 8 && der[0] == 0x30 && der[2] == 0x02);
+		size_t rl = der[3], so = 4 + rl;
+		assert_true(so + 2 <= dl && der[so] == 0x02);
+		size_t sl = der[so + 1];
+		const uint8_t *sv = der + so + 2;
+		while (sl > 32 && *sv == 0) {
+			sv++;
+			sl--;
+		}
+		assert_true(sl <= 32);
+		uint8_t s32[32] = {0};
+		memcpy(s32 + 32 - sl, sv, sl);
+		if (memcmp(s32, half, 32) > 0)
+			fail_msg("signature %d has a high s", i);
+		assert_int_equal(eckey_verify(k, note.p, 20, der, dl), 0);
+		assert_int_not_equal(eckey_verify(k, note.p, 21, der, dl), 0);
+	}
+	buf_free(&note);
+	headsign_free(hs);
+	eckey_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -930,6 +983,7 @@ int main(void)
 	    T_(test_verify_blames_altered_middle_entry),
 	    T_(test_every_commit_signs_its_head),
 	    T_(test_demo_and_gateway_ledgers_stay_apart),
+	    T_(test_headsign_low_s_and_verifies),
 #undef T_
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
