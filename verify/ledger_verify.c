@@ -452,6 +452,22 @@ static void check_tail(struct ctx *c, const struct av_ledger_opts *o)
 			(unsigned long long)rep->unsigned_tail);
 }
 
+/* On another failure, the count still says how much no signature covers: the entries
+ * LMDB holds past the newest checkpoint whose signature verified. */
+static void count_tail(struct ctx *c, MDB_txn *txn, MDB_dbi entries)
+{
+	MDB_stat st;
+	uint64_t top = 0;
+	for (size_t i = 0; i < c->nex; i++)
+		if (c->ex[i].size > top)
+			top = c->ex[i].size;
+	if (mdb_stat(txn, entries, &st) != 0 || st.ms_entries < top)
+		return;
+	c->rep->signed_size = top;
+	c->rep->unsigned_tail = st.ms_entries - top;
+	c->rep->tail_known = 1;
+}
+
 static int pin_keys(const char *dir, const struct av_ledger_opts *o, struct vkeys *keys, struct av_ledger_report *rep)
 {
 	int pinned_by_state = o->key_sha256 || o->ntrusted || o->key_from_state;
@@ -553,6 +569,8 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 			fail_at(rep, 0, 0, "%s", c.sig_err);
 		if (rc == 0 && !rep->reason[0])
 			check_tail(&c, o);
+		else if (rc == 0 && !c.sig_err[0])
+			count_tail(&c, txn, entries);
 	}
 	if (rep->reason[0])
 		rep->ok = 0;

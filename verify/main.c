@@ -210,10 +210,15 @@ static int run_ledger(void *p)
 		json_decref(o);
 	}
 	if (!r.ok) {
+		/* How much no signature covers, when it can be told (the tail's own reason says it). */
+		char tail[96] = "";
+		if (r.tail_known && strncmp(r.reason, "unsigned tail", 13) != 0)
+			snprintf(tail, sizeof tail, " (%llu entries after the last signed checkpoint, size %llu)",
+				 (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size);
 		if (r.has_bad_seq)
-			return not_holds("ledger %s tampered at seq %llu: %s", a->dir, (unsigned long long)r.bad_seq,
-					 r.reason);
-		return not_holds("ledger %s tampered: %s", a->dir, r.reason);
+			return not_holds("ledger %s tampered at seq %llu: %s%s", a->dir, (unsigned long long)r.bad_seq,
+					 r.reason, tail);
+		return not_holds("ledger %s tampered: %s%s", a->dir, r.reason, tail);
 	}
 	if (!a->json) {
 		if (r.entries)
