@@ -41,10 +41,12 @@ static const char usage_text[] =
 	"\n"
 	"Commands (operators):\n"
 	"  ledger append [--batch N] [--checkpoint-every N] [--checkpoint-secs S] < ENTRIES.jsonl\n"
-	"      Append entries read as JSON lines, each an object with \"kind\" and the\n"
-	"      kind's fields (v, seq, time and prev are set by the ledger). Every line is\n"
-	"      checked before anything is written; entries are committed N per durable\n"
-	"      commit (default 256). Prints {\"seq\", \"leaf_hash\"} per entry.\n"
+	"      Demo ledgers only: append entries read as JSON lines, each an object with\n"
+	"      \"kind\" and the kind's fields (v, seq, time and prev are set by the ledger),\n"
+	"      to STATE/ledger when it is a demo ledger or new (its checkpoints' origin is\n"
+	"      assent-demo/KEYID, which assent-verify names). A gateway's ledger is refused.\n"
+	"      Every line is checked before anything is written; entries are committed N\n"
+	"      per durable commit (default 256). Prints {\"seq\", \"leaf_hash\"} per entry.\n"
 	"  keygen [--rotate]\n"
 	"      Create the ES256 token signing key if there is none (STATE/keys/token-KID.key,\n"
 	"      0600; public keys as token-KID.pub and keys/jwks.json), or with --rotate make\n"
@@ -62,7 +64,8 @@ static const char usage_text[] =
 	"      Register an agent; add prints its API key once (only a hash is kept).\n"
 	"      Each change is an `identity` entry on the ledger.\n"
 	"  ledger checkpoint\n"
-	"      Sign a checkpoint of the current tree now (if it grew) and print it.\n"
+	"      Sign a periodic checkpoint of the current tree now (if it grew since the\n"
+	"      last periodic one) and print it. (Every commit signs its head anyway.)\n"
 	"  policy check FILE\n"
 	"      Check a policy (assent.policy(5)): errors as FILE:LINE:COL with the offending\n"
 	"      text, warnings for rules that can never match. Exit 0 when it loads, 1 when not.\n"
@@ -178,13 +181,15 @@ static int open_ledger(const char *state, const struct ledger_opts *o, struct le
 	opts.keys_dir = keys;
 	int rc = ledger_open(dir, &opts, l, err);
 	if (rc != 0)
-		return die(rc == AS_ECORRUPT ? 1 : 2, "%s", err);
+		return die(rc == AS_ECORRUPT || rc == AS_EINVAL ? 1 : 2, "%s", err); /* EINVAL: demo vs gateway */
 	return 0;
 }
 
 static int cmd_append(const char *state, int argc, char **argv)
 {
-	struct ledger_opts o = {0};
+	/* A demo ledger only: entries chosen on the command line must never sit in a
+	 * gateway's ledger under its key (ledger_open refuses a gateway's ledger). */
+	struct ledger_opts o = {.demo = 1};
 	uint64_t batch = BATCH_DEFAULT, v;
 	static const struct option lo[] = {{"batch", required_argument, NULL, 'b'},
 					   {"checkpoint-every", required_argument, NULL, 'e'},
@@ -251,7 +256,7 @@ static int cmd_checkpoint(const char *state, int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return die(2, "ledger checkpoint takes no arguments");
-	struct ledger_opts o = {0};
+	struct ledger_opts o = {.demo = LEDGER_EITHER};
 	struct ledger *l;
 	int rc = open_ledger(state, &o, &l);
 	if (rc != 0)

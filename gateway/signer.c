@@ -2968,6 +2968,12 @@ int signer_main(const struct signer_opts *o)
 	snprintf(ldir, sizeof ldir, "%s/ledger", o->state);
 	snprintf(kdir, sizeof kdir, "%s/keys", o->state);
 	struct ledger_opts lo = {.keys_dir = kdir};
+	/* An unsigned tail (an older assent crashed) is signed only when the operator says how long it is. */
+	const char *adopt = getenv("ASSENT_ADOPT_UNSIGNED_TAIL");
+	if (adopt && *adopt && parse_u64(adopt, &lo.adopt_unsigned_tail) != 0) {
+		slog("error", "ASSENT_ADOPT_UNSIGNED_TAIL must be a number of entries, not '%.16s'", adopt);
+		return 2;
+	}
 	if (tok_config_from_env(&s->tcfg, err) != 0 || ledger_open(ldir, &lo, &s->ledger, err) != 0 ||
 	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(100000, &s->q) != 0) {
 		slog("error", "%s", err);

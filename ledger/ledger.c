@@ -15,6 +15,7 @@
 #include "cbor.h"
 #include "eckey.h"
 #include "entry.h"
+#include "headsign.h"
 #include "merkle.h"
 #include "note.h"
 #include "store.h"
@@ -24,12 +25,16 @@ struct ledger {
 	MDB_env *env;
 	MDB_dbi entries, ckpts, meta;
 	struct eckey *key;
+	struct headsign *hs; /* the same key in OpenSSL: every commit signs, so signing must be cheap */
 	char dir[4096];
 	char origin[CKPT_ORIGIN_MAX + 1];
 	uint64_t every;
 	uint32_t secs;
 	uint64_t size; /* as of our last transaction */
 	uint64_t ckpt_seen; /* unix ms of the newest checkpoint as of our last transaction; 0: none */
+	int demo;           /* a demo ledger (`assent ledger append`): origin assent-demo/... */
+	int known;          /* size and root below hold the tree we last signed or verified */
+	uint8_t root[32];
 	struct cv_arena arena;
 	struct buf enc;
 };
@@ -40,6 +45,8 @@ struct tree_state {
 	uint8_t head[32];     /* leaf hash of the last entry (prev of the next) */
 	uint64_t ckpt_size;   /* size of the last signed checkpoint */
 	uint64_t ckpt_time;   /* unix ms when it was signed */
+	uint64_t head_ck;     /* size of the head checkpoint when it is not a periodic one; 0: none */
+	uint64_t last_time;   /* time of the last entry: entry times never go backwards */
 };
 
 static int lmdb_fail(char *err, int rc, const char *what)
@@ -57,6 +64,25 @@ static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *data
 {
 	MDB_val k = {strlen(key), (void *)key}, v = {n, (void *)data};
 	return mdb_put(txn, dbi, &k, &v, 0);
+}
+
+/* A ledger written before entry times were kept in "meta": read the last entry's. */
+static int last_entry_time(struct ledger *l, MDB_txn *txn, uint64_t seq, uint64_t *t, char *err)
+{
+	uint8_t k[8];
+	be64_put(k, seq);
+	MDB_val key = {8, k}, val;
+	struct cv *e;
+	const struct cv *tv;
+	char e2[AS_ERRLEN];
+	cv_arena_reset(&l->arena);
+	if (mdb_get(txn, l->entries, &key, &val) != 0 || val.mv_size > ENTRY_MAX ||
+	    cbor_decode(val.mv_data, val.mv_size, &l->arena, &e, e2) != 0 || !(tv = cv_get(e, "time")) ||
+	    tv->t != CV_UINT)
+		return as_fail(err, AS_ECORRUPT, "ledger %s: the last entry (%llu) is unreadable; run assent-verify ledger",
+			       l->dir, (unsigned long long)seq);
+	*t = tv->u;
+	return 0;
 }
 
 static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err)
@@ -83,40 +109,172 @@ static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char
 		s->ckpt_size = be64_get(v.mv_data);
 		s->ckpt_time = be64_get((const uint8_t *)v.mv_data + 8);
 	}
+	if ((rc = get_meta(txn, l->meta, "headck", &v)) == 0 && v.mv_size == 8)
+		s->head_ck = be64_get(v.mv_data);
+	if ((rc = get_meta(txn, l->meta, "time", &v)) == 0 && v.mv_size == 8)
+		s->last_time = be64_get(v.mv_data);
+	else if (s->m.size > 0)
+		GUARD(last_entry_time(l, txn, s->m.size - 1, &s->last_time, err));
 	return 0;
 }
 
 static int save_state(struct ledger *l, MDB_txn *txn, const struct tree_state *s, char *err)
 {
-	uint8_t mbuf[8 + 64 * 32], c[16];
+	uint8_t mbuf[8 + 64 * 32], c[16], h[8], t[8];
 	size_t n = merkle_serialize(&s->m, mbuf);
 	be64_put(c, s->ckpt_size);
 	be64_put(c + 8, s->ckpt_time);
+	be64_put(h, s->head_ck);
+	be64_put(t, s->last_time);
 	int rc = put_meta(txn, l->meta, "merkle", mbuf, n);
 	if (rc == 0)
 		rc = put_meta(txn, l->meta, "head", s->head, 32);
 	if (rc == 0)
 		rc = put_meta(txn, l->meta, "ckpt", c, sizeof c);
+	if (rc == 0)
+		rc = put_meta(txn, l->meta, "headck", h, sizeof h);
+	if (rc == 0)
+		rc = put_meta(txn, l->meta, "time", t, sizeof t);
+	if (rc == 0)
+		rc = put_meta(txn, l->meta, "origin", l->origin, strlen(l->origin));
 	return rc ? lmdb_fail(err, rc, "writing tree state") : 0;
 }
 
-/* Sign a checkpoint of the current tree inside txn; the caller writes the file after commit. */
-static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s, struct buf *note, char *err)
+/* Sign a checkpoint of the current tree inside txn; the caller writes the file after commit.
+ * periodic: kept for good (every N entries or seconds, and on close); otherwise this is
+ * the head checkpoint, which replaces the previous head unless that one was periodic,
+ * so the stored checkpoints stay few however many commits there are. Being in the
+ * commit's own transaction, the signature is durable exactly when the entries are:
+ * a crash leaves no unsigned tail. */
+static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s, int periodic, struct buf *note,
+			   char *err)
 {
 	struct checkpoint c;
 	snprintf(c.origin, sizeof c.origin, "%s", l->origin);
 	c.size = s->m.size;
 	merkle_root(&s->m, c.root);
 	buf_reset(note);
-	GUARD(ckpt_sign(l->key, &c, note, err));
+	GUARD(ckpt_sign_with(l->key, headsign_sign, l->hs, &c, note, err));
 	uint8_t k[8];
 	be64_put(k, c.size);
 	MDB_val key = {8, k}, val = {note->len, note->p};
 	int rc = mdb_put(txn, l->ckpts, &key, &val, 0);
+	if (rc == 0 && s->head_ck && s->head_ck != c.size) {
+		be64_put(k, s->head_ck);
+		rc = mdb_del(txn, l->ckpts, &key, NULL);
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+	}
 	if (rc != 0)
 		return lmdb_fail(err, rc, "storing checkpoint");
-	s->ckpt_size = c.size;
-	s->ckpt_time = now_unix_ms();
+	s->head_ck = periodic ? 0 : c.size;
+	if (periodic) {
+		s->ckpt_size = c.size;
+		s->ckpt_time = now_unix_ms();
+	}
+	memcpy(l->root, c.root, 32);
+	l->known = 1;
+	return 0;
+}
+
+/* Adopting an unsigned tail: the stored entries must still be the tree the newest
+ * signed checkpoint covers (its root at its size) and the tree state the writer
+ * would extend (the same root and head at the end). One pass over the entries, once. */
+static int tail_consistent(struct ledger *l, MDB_txn *txn, const struct tree_state *s, const struct checkpoint *cp,
+			   int have_cp, char *e2, size_t e2n)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct merkle m;
+	uint8_t leaf[32] = {0}, root[32], want[32];
+	merkle_init(&m);
+	if (mdb_cursor_open(txn, l->entries, &cur) != 0)
+		return snprintf(e2, e2n, "cannot read the entries"), AS_EIO;
+	int rc = 0, g;
+	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0; g = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		merkle_leaf_hash(v.mv_data, v.mv_size, leaf);
+		merkle_append(&m, leaf);
+		if (have_cp && m.size == cp->size) {
+			merkle_root(&m, root);
+			if (memcmp(root, cp->root, 32) != 0) {
+				rc = AS_ECORRUPT;
+				snprintf(e2, e2n, "its entries no longer have the signed root at size %llu",
+					 (unsigned long long)cp->size);
+				break;
+			}
+		}
+	}
+	mdb_cursor_close(cur);
+	merkle_root(&m, root);
+	merkle_root(&s->m, want);
+	if (rc == 0 && (g != MDB_NOTFOUND || m.size != s->m.size || memcmp(root, want, 32) != 0 ||
+			memcmp(leaf, s->head, 32) != 0)) {
+		rc = AS_ECORRUPT;
+		snprintf(e2, e2n, "its stored tree state is not the tree of its entries");
+	}
+	return rc;
+}
+
+/* Before signing a tree we must have seen it signed: either it is the tree our own
+ * last transaction left (size and root in memory), or the newest stored checkpoint
+ * verifies with our key and covers exactly this tree (another writer holding the key,
+ * an `assent` command, signed it). Otherwise someone without the key wrote the ledger
+ * (entries or tree state), and signing would vouch for their history. Entries after
+ * the newest signature (an unsigned tail: an older assent, which signed only
+ * periodically, crashed; or someone without the key appended them) are signed only
+ * when the operator adopts that many (opts.adopt_unsigned_tail) and the rest of the
+ * ledger is still what was signed. */
+static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state *s, uint64_t adopt, char *err)
+{
+	uint8_t root[32];
+	merkle_root(&s->m, root);
+	if (l->known && l->size == s->m.size && memcmp(l->root, root, 32) == 0)
+		return 0;
+	if (s->m.size == 0)
+		return 0; /* a new ledger */
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct checkpoint cp;
+	char e2[AS_ERRLEN] = "";
+	int rc = mdb_cursor_open(txn, l->ckpts, &cur), have = 0;
+	if (rc != 0)
+		return lmdb_fail(err, rc, "reading checkpoints");
+	if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0) {
+		have = 1;
+		if (v.mv_size > CKPT_MAX || ckpt_verify(v.mv_data, v.mv_size, &l->key, 1, &cp, e2) != 0) {
+			rc = AS_ECORRUPT;
+		} else if (cp.size > s->m.size) {
+			rc = AS_ECORRUPT;
+			snprintf(e2, sizeof e2, "the newest signed checkpoint covers %llu entries, the ledger has %llu",
+				 (unsigned long long)cp.size, (unsigned long long)s->m.size);
+		} else if (cp.size == s->m.size && memcmp(cp.root, root, 32) != 0) {
+			rc = AS_ECORRUPT;
+			snprintf(e2, sizeof e2, "its tree is not the one the newest signed checkpoint covers");
+		}
+	}
+	mdb_cursor_close(cur);
+	uint64_t tail = s->m.size - (have && rc == 0 ? cp.size : 0);
+	if (rc == 0 && !have && tail > adopt) {
+		rc = AS_ECORRUPT;
+		snprintf(e2, sizeof e2, "no signed checkpoint covers its %llu entries", (unsigned long long)s->m.size);
+	}
+	if (rc != 0)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run assent-verify ledger",
+			       l->dir, e2);
+	if (tail > adopt)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s has an unsigned tail: %llu entries after its newest signed checkpoint (an older assent's "
+			       "crash, or written without the key); check them with assent-verify ledger, then adopt them with "
+			       "ASSENT_ADOPT_UNSIGNED_TAIL=%llu",
+			       l->dir, (unsigned long long)tail, (unsigned long long)tail);
+	if (tail > 0 && (rc = tail_consistent(l, txn, s, &cp, have, e2, sizeof e2)) != 0)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run assent-verify ledger",
+			       l->dir, e2);
+	memcpy(l->root, root, 32);
+	l->size = s->m.size;
+	l->known = 1;
 	return 0;
 }
 
@@ -144,7 +302,9 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 	rc = load_state(l, txn, &s, err);
 	if (rc == 0 && s.m.size > s.ckpt_size &&
 	    (force || now_unix_ms() - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
-		rc = sign_checkpoint(l, txn, &s, &note, err);
+		rc = state_trusted(l, txn, &s, 0, err);
+		if (rc == 0)
+			rc = sign_checkpoint(l, txn, &s, 1, &note, err);
 		if (rc == 0)
 			rc = save_state(l, txn, &s, err);
 		signed_one = rc == 0;
@@ -160,6 +320,8 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 	l->size = s.m.size;
 	if (rc == 0)
 		l->ckpt_seen = s.ckpt_time;
+	else
+		l->known = 0; /* what was signed in the aborted transaction is not on disk */
 	buf_free(&note);
 	return rc;
 }
@@ -192,7 +354,13 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 	int did_ckpt = 0;
 	char e2[AS_ERRLEN] = "";
 	rc = load_state(l, txn, &s, err);
+	if (rc == 0)
+		rc = state_trusted(l, txn, &s, 0, err);
+	/* Entry times never go backwards, even when the clock does (the verifier checks). */
 	uint64_t now = now_unix_ms();
+	if (now < s.last_time)
+		now = s.last_time;
+	s.last_time = now;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		struct cv *fields;
 		uint64_t seq = s.m.size;
@@ -223,9 +391,12 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 		pos[i].seq = seq;
 		memcpy(pos[i].leaf, s.head, 32);
 	}
-	if (rc == 0 && (s.m.size - s.ckpt_size >= l->every || now - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
-		rc = sign_checkpoint(l, txn, &s, &note, err);
-		did_ckpt = rc == 0;
+	if (rc == 0) {
+		/* Every commit signs its tree head (one signature per group commit); every N
+		 * entries or seconds that signature is a periodic checkpoint, kept for good. */
+		int periodic = s.m.size - s.ckpt_size >= l->every || now - s.ckpt_time >= (uint64_t)l->secs * 1000u;
+		rc = sign_checkpoint(l, txn, &s, periodic, &note, err);
+		did_ckpt = rc == 0 && periodic;
 	}
 	if (rc == 0)
 		rc = save_state(l, txn, &s, err);
@@ -241,6 +412,8 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 		l->ckpt_seen = s.ckpt_time;
 		if (did_ckpt)
 			write_ckpt_file(l, &note);
+	} else {
+		l->known = 0; /* what was signed in the aborted transaction is not on disk */
 	}
 	buf_free(&note);
 	return rc;
@@ -282,6 +455,40 @@ static int record_key(struct ledger *l, char *err)
 	return rc;
 }
 
+static int is_demo(const char *origin) { return !strncmp(origin, LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX)); }
+
+/* The origin a ledger was made with is stored with it: a gateway never writes to a
+ * demo ledger (whose entries anyone with the tool could have chosen), nor the demo
+ * tool to a gateway's ledger. */
+static int check_origin(struct ledger *l, MDB_txn *txn, int given, int either, uint64_t size, char *err)
+{
+	MDB_val v;
+	if (get_meta(txn, l->meta, "origin", &v) != 0) {
+		if (l->demo && size > 0)
+			return as_fail(err, AS_EINVAL,
+				       "ledger %s is not a demo ledger: `assent ledger append` writes only demo ledgers of its own",
+				       l->dir);
+		return 0; /* new, or written by an older assent: the origin is stored at the next commit */
+	}
+	char stored[CKPT_ORIGIN_MAX + 1];
+	snprintf(stored, sizeof stored, "%.*s", (int)(v.mv_size < CKPT_ORIGIN_MAX ? v.mv_size : CKPT_ORIGIN_MAX),
+		 (const char *)v.mv_data);
+	if (either)
+		l->demo = is_demo(stored);
+	if (is_demo(stored) && !l->demo)
+		return as_fail(err, AS_EINVAL,
+			       "ledger %s is a demo ledger (origin %s, written by `assent ledger append`): a gateway does not use it",
+			       l->dir, stored);
+	if (!is_demo(stored) && l->demo)
+		return as_fail(err, AS_EINVAL,
+			       "ledger %s is a gateway's ledger (origin %s): `assent ledger append` writes only demo ledgers",
+			       l->dir, stored);
+	if (given && strcmp(stored, l->origin) != 0)
+		return as_fail(err, AS_EINVAL, "ledger %s has origin %s, not %s", l->dir, stored, l->origin);
+	snprintf(l->origin, sizeof l->origin, "%s", stored);
+	return 0;
+}
+
 int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **out, char *err)
 {
 	struct ledger *l = calloc(1, sizeof *l);
@@ -301,15 +508,18 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	int created = 0, rc = mkdir_p(dir, 0700, err);
 	if (rc == 0)
 		rc = open_key(l, o, &created, err);
+	if (rc == 0)
+		rc = headsign_open(l->key, &l->hs, err);
 	if (rc == 0) {
 		uint8_t id[4];
 		char hex[9];
 		note_key_id(l->key, id);
 		hex_encode(id, 4, hex);
+		l->demo = o && o->demo == 1;
 		if (o && o->origin)
 			snprintf(l->origin, sizeof l->origin, "%s", o->origin);
 		else
-			snprintf(l->origin, sizeof l->origin, "assent/%s", hex);
+			snprintf(l->origin, sizeof l->origin, "%s%s", l->demo ? LEDGER_DEMO_PREFIX : "assent/", hex);
 	}
 	MDB_txn *txn = NULL;
 	if (rc == 0) {
@@ -340,6 +550,10 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		 * hash is the hash of the last stored entry. A full check is assent-verify's job. */
 		struct tree_state s;
 		rc = load_state(l, txn, &s, err);
+		if (rc == 0)
+			rc = check_origin(l, txn, o && o->origin, o && o->demo == LEDGER_EITHER, s.m.size, err);
+		if (rc == 0)
+			rc = state_trusted(l, txn, &s, o ? o->adopt_unsigned_tail : 0, err);
 		if (rc == 0 && s.m.size > 0) {
 			uint8_t k[8], h[32];
 			be64_put(k, s.m.size - 1);
@@ -365,6 +579,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	if (rc != 0) {
 		if (l->env)
 			mdb_env_close(l->env);
+		headsign_free(l->hs);
 		eckey_free(l->key);
 		cv_arena_free(&l->arena);
 		buf_free(&l->enc);
@@ -406,6 +621,7 @@ void ledger_close(struct ledger *l)
 	if (ledger_checkpoint(l, err) != 0)
 		fprintf(stderr, "assent: warning: final checkpoint: %s\n", err);
 	mdb_env_close(l->env);
+	headsign_free(l->hs);
 	eckey_free(l->key);
 	cv_arena_free(&l->arena);
 	buf_free(&l->enc);

@@ -39,7 +39,18 @@ static int body_write(const struct checkpoint *c, struct buf *out)
 	return buf_putc(out, '\n');
 }
 
+static int mbed_sign(void *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen)
+{
+	return eckey_sign(k, msg, n, sig, siglen);
+}
+
 int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err)
+{
+	return ckpt_sign_with(k, mbed_sign, (void *)k, c, out, err);
+}
+
+int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const struct checkpoint *c, struct buf *out,
+		   char *err)
 {
 	if (!origin_ok(c->origin, strlen(c->origin)))
 		return as_fail(err, AS_EINVAL, "checkpoint origin must be 1-255 printable characters without spaces or '+'");
@@ -50,7 +61,7 @@ int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out
 	if (rc == 0)
 		rc = note_key_id(k, blob);
 	if (rc == 0)
-		rc = eckey_sign(k, out->p + start, out->len - start, blob + 4, &siglen);
+		rc = sign(ctx, out->p + start, out->len - start, blob + 4, &siglen);
 	if (rc == 0)
 		rc = buf_printf(out, "\n%s%s ", EMDASH_SP, c->origin);
 	if (rc == 0)

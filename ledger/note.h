@@ -1,6 +1,7 @@
 /* Checkpoints in the C2SP tlog-checkpoint format, signed as C2SP signed notes with
  * ECDSA P-256 (key type 0x02: key ID = first 4 bytes of SHA-256 of the DER
- * SubjectPublicKeyInfo; signature = DER ECDSA-Sig-Value, deterministic). */
+ * SubjectPublicKeyInfo; signature = DER ECDSA-Sig-Value: deterministic from ckpt_sign,
+ * low-s from the ledger writer's OpenSSL signer). */
 #ifndef ASSENT_NOTE_H
 #define ASSENT_NOTE_H
 
@@ -23,6 +24,11 @@ struct checkpoint {
 int note_key_id(const struct eckey *k, uint8_t id[4]);
 /* Body plus one signature line named after the origin. */
 int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err);
+/* The same with another signer of k's key: sign writes the DER ECDSA signature of
+ * SHA-256(msg) (at most ECKEY_SIG_MAX bytes); k gives the key ID. */
+typedef int (*note_sign_fn)(void *ctx, const void *msg, size_t n, uint8_t *sig, size_t *siglen);
+int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const struct checkpoint *c, struct buf *out,
+		   char *err);
 /* Parse the body only, without checking any signature (for display). */
 int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err);
 /* Parse and verify: at least one signature line by one of keys, named as the

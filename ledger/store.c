@@ -40,9 +40,12 @@ int store_open_ro(const char *dir, MDB_env **env, MDB_txn **txn, MDB_dbi *entrie
 			       strerror(errno));
 	if (access(path, R_OK) != 0)
 		return as_fail(err, AS_EIO, "cannot read %s: %s", path, strerror(errno));
-	int rc = open_env(dir, MDB_RDONLY, env);
+	/* No lock.mdb: no process has the environment open (a writer creates it), and
+	 * LMDB would create it as ours with mode 0000, locking the daemon's user out. */
+	snprintf(path, sizeof path, "%s/lock.mdb", dir);
+	int rc = access(path, F_OK) != 0 ? EACCES : open_env(dir, MDB_RDONLY, env);
 	if (rc == EACCES || rc == EROFS || rc == EPERM) {
-		/* No write access to lock.mdb: read without LMDB's reader table. */
+		/* No lock.mdb, or no write access to it: read without LMDB's reader table. */
 		rc = open_env(dir, MDB_RDONLY | MDB_NOLOCK, env);
 		*nolock = 1;
 	}

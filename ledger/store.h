@@ -11,8 +11,8 @@
 #define STORE_MAXDBS 4
 #define STORE_CKPT_FILE "checkpoint"
 
-/* Open dir read-only. If lock.mdb cannot be opened for writing (an auditor
- * without write access), fall back to MDB_NOLOCK and set *nolock: that is safe on a
+/* Open dir read-only; never creates a file there. If lock.mdb is missing or cannot
+ * be opened for writing (an auditor without write access), use MDB_NOLOCK and set *nolock: that is safe on a
  * stopped ledger or a copy, not while a writer runs. Returns 0, AS_ENOTFOUND when
  * there is no ledger, AS_EIO when it cannot be read, AS_ECORRUPT when LMDB says the
  * file is not a valid environment. */

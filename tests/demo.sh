@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make run` for now: append a few realistic entries to the demo ledger in STATE
+# `make demo`: append a few realistic entries to the demo ledger in STATE (`assent ledger
+# append` writes demo ledgers only: origin assent-demo/KEYID, which the verifier names)
 # (default ./var), sign a checkpoint, and verify the ledger as an auditor would,
 # against the checkpoint saved by the previous run when there is one.
 set -euo pipefail

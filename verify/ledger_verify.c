@@ -24,6 +24,7 @@ struct expect {
 	uint8_t root[32];
 	int trusted; /* from an auditor's saved checkpoint, not from the ledger itself */
 	char src[64];
+	char origin[CKPT_ORIGIN_MAX + 1];
 	const uint8_t *text; /* signed note whose signature is still to be checked, or NULL */
 	size_t len;
 };
@@ -68,6 +69,7 @@ static int add_expect(struct ctx *c, const struct checkpoint *cp, int trusted, c
 	e->text = text;
 	e->len = len;
 	snprintf(e->src, sizeof e->src, "%s", src);
+	snprintf(e->origin, sizeof e->origin, "%s", cp->origin);
 	return 0;
 }
 
@@ -248,7 +250,8 @@ static void hash_finish(struct pipeline *p)
 		fail_at(rep, 1, p->broken_at - 1, "the link between entries %llu and %llu is broken: one of them was altered",
 			(unsigned long long)(p->broken_at - 1), (unsigned long long)p->broken_at);
 	else if (p->mismatch)
-		fail_at(rep, 1, p->seq - 1, "entry %llu was altered: the root at size %llu differs from the %s",
+		/* Nothing links to the last entry: it alone, or the whole chain, changed. */
+		fail_at(rep, 1, p->seq - 1, "entry %llu was altered, or the history before it rewritten: the root at size %llu differs from the %s",
 			(unsigned long long)(p->seq - 1), (unsigned long long)p->seq, p->mismatch->src);
 }
 
@@ -328,9 +331,9 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	struct cv_arena a;
 	cv_arena_init(&a, ENTRY_MAX);
 	char err[AS_ERRLEN];
-	uint64_t seq = 0;
+	uint64_t seq = 0, last_time = 0, t_seq = 0, t_prev = 0, t_cur = 0;
 	size_t n = 0;
-	int go = rep->reason[0] == 0;
+	int go = rep->reason[0] == 0, time_bad = 0;
 	for (rc = go ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : MDB_NOTFOUND; go && rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seq++) {
 		if (k.mv_size != 8) {
@@ -355,6 +358,16 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 			fail_at(&mine, 1, seq, "entry %llu: %s", (unsigned long long)seq, err);
 			break;
 		}
+		/* Blamed only when nothing else is wrong: an altered time also breaks a link,
+		 * and the hash chain says better which entry changed. */
+		uint64_t t = cv_get(e, "time")->u;
+		if (t < last_time && !time_bad) {
+			time_bad = 1;
+			t_seq = seq;
+			t_prev = last_time;
+			t_cur = t;
+		}
+		last_time = t;
 		struct item *it = &p->b[p->head % PIPE_DEPTH][n++];
 		it->data = v.mv_data;
 		it->len = v.mv_size;
@@ -389,6 +402,10 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	hash_finish(p);
 	if (!rep->reason[0] && mine.reason[0])
 		fail_at(rep, mine.has_bad_seq, mine.bad_seq, "%s", mine.reason);
+	if (!rep->reason[0] && time_bad)
+		fail_at(rep, 1, t_seq, "entry %llu: its time (%llu ms) is before entry %llu's (%llu ms): ledger times never go backwards",
+			(unsigned long long)t_seq, (unsigned long long)t_cur, (unsigned long long)(t_seq - 1),
+			(unsigned long long)t_prev);
 	if (!rep->reason[0] && p->ei < c->nex) {
 		const struct expect *ex = &c->ex[p->ei];
 		fail_at(rep, 1, p->seq, "the ledger has %llu entries but the %s covers %llu: truncated or rolled back",
@@ -407,17 +424,92 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	return 0;
 }
 
+/* Which key the ledger is checked with: a --key copy, or the state directory's key
+ * pinned by its digest or by the auditor's saved checkpoints, or (asked for) unpinned. */
+/* Every checkpoint left in c->ex was signed by a pinned key (or the check failed):
+ * the largest one must cover the head, but for the tail the caller allows. */
+static void check_tail(struct ctx *c, const struct av_ledger_opts *o)
+{
+	struct av_ledger_report *rep = c->rep;
+	const struct expect *top = NULL;
+	for (size_t i = 0; i < c->nex; i++) {
+		if (!top || c->ex[i].size >= top->size)
+			top = &c->ex[i];
+		if (!strncmp(c->ex[i].origin, "assent-demo/", 12))
+			rep->demo = 1;
+	}
+	rep->signed_size = top ? top->size : 0;
+	if (top)
+		snprintf(rep->origin, sizeof rep->origin, "%s", top->origin);
+	rep->unsigned_tail = rep->entries - rep->signed_size;
+	rep->tail_known = 1;
+	if (rep->unsigned_tail > o->allow_unsigned_tail)
+		fail_at(rep, 1, rep->signed_size,
+			"unsigned tail: entries %llu to %llu (%llu) come after the newest checkpoint a pinned key signed (size %llu); "
+			"--allow-unsigned-tail %llu accepts them",
+			(unsigned long long)rep->signed_size, (unsigned long long)(rep->entries - 1),
+			(unsigned long long)rep->unsigned_tail, (unsigned long long)rep->signed_size,
+			(unsigned long long)rep->unsigned_tail);
+}
+
+/* On another failure, the count still says how much no signature covers: the entries
+ * LMDB holds past the newest checkpoint whose signature verified. */
+static void count_tail(struct ctx *c, MDB_txn *txn, MDB_dbi entries)
+{
+	MDB_stat st;
+	uint64_t top = 0;
+	for (size_t i = 0; i < c->nex; i++)
+		if (c->ex[i].size > top)
+			top = c->ex[i].size;
+	if (mdb_stat(txn, entries, &st) != 0 || st.ms_entries < top)
+		return;
+	c->rep->signed_size = top;
+	c->rep->unsigned_tail = st.ms_entries - top;
+	c->rep->tail_known = 1;
+}
+
+static int pin_keys(const char *dir, const struct av_ledger_opts *o, struct vkeys *keys, struct av_ledger_report *rep)
+{
+	int pinned_by_state = o->key_sha256 || o->ntrusted || o->key_from_state;
+	int rc = vkeys_load(keys, o->nkeys == 0 && pinned_by_state ? dir : NULL, o->key_paths, o->nkeys, rep->reason);
+	if (rc != 0)
+		return rc;
+	int match = 0;
+	for (size_t i = 0; i < keys->n; i++) {
+		char hex[65];
+		if (vkeys_sha256(keys->k[i], hex) != 0) {
+			vkeys_free(keys);
+			return as_fail(rep->reason, AS_EINVAL, "cannot export a checkpoint key");
+		}
+		if (i == 0)
+			snprintf(rep->key_sha256, sizeof rep->key_sha256, "%s", hex);
+		if (o->key_sha256 && strcmp(o->key_sha256, hex) == 0) {
+			match = 1;
+			snprintf(rep->key_sha256, sizeof rep->key_sha256, "%s", hex);
+		}
+	}
+	if (o->key_sha256 && !match) {
+		fail_at(rep, 0, 0, "the checkpoint key %s is not the pinned one: its sha256 is %.16s..., not %.16s...",
+			keys->from_state ? "in the state directory" : "given", rep->key_sha256, o->key_sha256);
+		vkeys_free(keys);
+		return 1; /* the check ran and does not hold */
+	}
+	rep->key_from_state = keys->from_state && !o->key_sha256 && o->ntrusted == 0;
+	return 0;
+}
+
 int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_ledger_report *rep)
 {
 	memset(rep, 0, sizeof *rep);
 	struct ctx c = {.rep = rep};
 	struct vkeys keys;
 	c.keys = &keys;
-	buf_init(&c.file, CKPT_MAX);
-	int rc = vkeys_load(&keys, dir, o->key_paths, o->nkeys, rep->reason);
+	int rc = pin_keys(dir, o, &keys, rep);
+	if (rc == 1)
+		return 0;
 	if (rc != 0)
 		return rc;
-	rep->key_from_state = keys.from_state;
+	buf_init(&c.file, CKPT_MAX);
 	for (size_t i = 0; i < o->ntrusted; i++) {
 		struct buf b;
 		struct checkpoint cp;
@@ -426,6 +518,15 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 		if (rc == 0) {
 			rc = ckpt_verify(b.p, b.len, keys.k, keys.n, &cp, err);
 			buf_free(&b);
+			if (rc != 0 && keys.from_state) {
+				/* The saved checkpoint is what pins the state directory's key: the key
+				 * there did not sign it, so it is not the key the auditor saw. */
+				fail_at(rep, 0, 0, "trusted checkpoint %s is not signed by the key in the state directory (%s)",
+					o->trusted_paths[i], err);
+				vkeys_free(&keys);
+				free(c.ex);
+				return 0;
+			}
 		}
 		if (rc == 0)
 			rc = add_expect(&c, &cp, 1, "trusted checkpoint", NULL, 0);
@@ -466,6 +567,10 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 		/* A checkpoint that is not genuinely signed explains any root mismatch: report it first. */
 		if (c.sig_err[0])
 			fail_at(rep, 0, 0, "%s", c.sig_err);
+		if (rc == 0 && !rep->reason[0])
+			check_tail(&c, o);
+		else if (rc == 0 && !c.sig_err[0])
+			count_tail(&c, txn, entries);
 	}
 	if (rep->reason[0])
 		rep->ok = 0;

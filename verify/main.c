@@ -45,20 +45,28 @@ static const char usage_text[] =
 	"      the environment variable VAR), audience, issuer, time (leeway default 60 s),\n"
 	"      approved, each subject file's SHA-256, the action digest, and with --ledger\n"
 	"      the decision entry it names.\n"
-	"  ledger DIR [--key PUB.pem]... [--trusted FILE]... [--json]\n"
-	"      Check every entry, every link, every signed checkpoint, and that each\n"
-	"      --trusted checkpoint (one you saved earlier) is consistent with the ledger.\n"
-	"  checkpoint DIR [--key PUB.pem]...\n"
+	"  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--json]\n"
+	"      Check every entry, every link, that entry times never go backwards, every\n"
+	"      signed checkpoint, that each --trusted checkpoint (one you saved earlier) is\n"
+	"      consistent with the ledger, and that a checkpoint signed by the pinned key\n"
+	"      covers the head: entries after the newest one (an unsigned tail) fail\n"
+	"      unless there are at most N. Prints how many there are.\n"
+	"  checkpoint DIR KEYPIN\n"
 	"      Print the latest signed checkpoint, to save or hand to a witness.\n"
 	"  export DIR [--from SEQ] [--to SEQ]\n"
 	"      Print entries as JSON lines: {\"seq\", \"leaf_hash\", \"entry\"}; byte strings as hex.\n"
-	"  proof DIR SEQ [--size N] [--key PUB.pem]...\n"
+	"  proof DIR SEQ [--size N] KEYPIN\n"
 	"      Print an RFC 9162 inclusion proof of entry SEQ (default size: latest checkpoint).\n"
 	"  proof --check FILE --key PUB.pem... [--checkpoint FILE]\n"
 	"      Check a proof against its signed checkpoint (or one you give).\n"
 	"\n"
-	"DIR is the ledger directory (STATE/ledger). Without --key the checkpoint key is\n"
-	"read from DIR/../keys/checkpoint.pub; pass --key with a copy you trust.\n"
+	"DIR is the ledger directory (STATE/ledger). KEYPIN pins the checkpoint key:\n"
+	"  --key PUB.pem...    a copy of the key you trust\n"
+	"  --key-sha256 HEX    DIR/../keys/checkpoint.pub, if the SHA-256 of its DER\n"
+	"                      SubjectPublicKeyInfo is HEX\n"
+	"  --trusted FILE      (ledger) DIR/../keys/checkpoint.pub, if it signed FILE\n"
+	"  --key-from-state    DIR/../keys/checkpoint.pub unpinned: proves the ledger\n"
+	"                      consistent with itself only (a forged key passes)\n"
 	"Exit status: 0 holds, 1 does not hold (reason on stderr), 2 usage or I/O error.\n";
 
 static int usage_error(const char *fmt, ...) AS_PRINTF(1, 2);
@@ -122,6 +130,8 @@ static int isolated(int (*fn)(void *), void *arg, const char *dir)
 struct keyopts {
 	const char *keys[VKEYS_MAX];
 	size_t nkeys;
+	const char *sha256; /* --key-sha256 */
+	int from_state;     /* --key-from-state */
 };
 
 static int add_key(struct keyopts *k, const char *path)
@@ -134,12 +144,23 @@ static int add_key(struct keyopts *k, const char *path)
 
 static int load_keys(struct vkeys *v, const char *dir, const struct keyopts *k)
 {
-	char err[AS_ERRLEN];
-	int rc = vkeys_load(v, dir, k->keys, k->nkeys, err);
+	char err[AS_ERRLEN], hex[65];
+	int rc = vkeys_load(v, k->from_state || k->sha256 ? dir : NULL, k->keys, k->nkeys, err);
 	if (rc != 0) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return EXIT_USAGE;
 	}
+	if (k->sha256) {
+		for (size_t i = 0; i < v->n; i++)
+			if (vkeys_sha256(v->k[i], hex) == 0 && !strcmp(hex, k->sha256))
+				return 0;
+		vkeys_free(v);
+		fprintf(stderr, "%s: the checkpoint key is not the one --key-sha256 pins\n", prog);
+		return EXIT_NOT;
+	}
+	if (v->from_state)
+		fprintf(stderr, "%s: note: checkpoint key read from the state directory unpinned (--key-from-state): "
+				"this shows consistency only\n", prog);
 	return 0;
 }
 
@@ -173,10 +194,15 @@ static int run_ledger(void *p)
 			json_object_set_new(o, "root", json_string(root));
 			json_object_set_new(o, "checkpoints_verified", json_integer((json_int_t)r.checkpoints));
 			json_object_set_new(o, "trusted_consistent", json_integer((json_int_t)r.trusted));
+			json_object_set_new(o, "origin", json_string(r.origin));
 		} else {
 			json_object_set_new(o, "bad_seq", r.has_bad_seq ? json_integer((json_int_t)r.bad_seq) : json_null());
 			json_object_set_new(o, "reason", json_string(r.reason));
 		}
+		json_object_set_new(o, "signed_size", r.tail_known ? json_integer((json_int_t)r.signed_size) : json_null());
+		json_object_set_new(o, "unsigned_tail", r.tail_known ? json_integer((json_int_t)r.unsigned_tail) : json_null());
+		json_object_set_new(o, "demo", json_boolean(r.demo));
+		json_object_set_new(o, "key_sha256", json_string(r.key_sha256));
 		json_object_set_new(o, "key_from_state_dir", json_boolean(r.key_from_state));
 		json_object_set_new(o, "read_without_lock", json_boolean(r.nolock));
 		json_dumpf(o, stdout, JSON_COMPACT);
@@ -184,24 +210,39 @@ static int run_ledger(void *p)
 		json_decref(o);
 	}
 	if (!r.ok) {
+		/* How much no signature covers, when it can be told (the tail's own reason says it). */
+		char tail[96] = "";
+		if (r.tail_known && strncmp(r.reason, "unsigned tail", 13) != 0)
+			snprintf(tail, sizeof tail, " (%llu entries after the last signed checkpoint, size %llu)",
+				 (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size);
 		if (r.has_bad_seq)
-			return not_holds("ledger %s tampered at seq %llu: %s", a->dir, (unsigned long long)r.bad_seq,
-					 r.reason);
-		return not_holds("ledger %s tampered: %s", a->dir, r.reason);
+			return not_holds("ledger %s tampered at seq %llu: %s%s", a->dir, (unsigned long long)r.bad_seq,
+					 r.reason, tail);
+		return not_holds("ledger %s tampered: %s%s", a->dir, r.reason, tail);
 	}
 	if (!a->json) {
 		if (r.entries)
 			printf("ledger intact: %llu entries, head seq %llu, head leaf %s, root %s, %llu signed "
-			       "checkpoints verified, %llu trusted checkpoints consistent\n",
+			       "checkpoints verified, %llu trusted checkpoints consistent, %llu entries after the last "
+			       "signed checkpoint (size %llu)%s%s\n",
 			       (unsigned long long)r.entries, (unsigned long long)r.head_seq, leaf, root,
-			       (unsigned long long)r.checkpoints, (unsigned long long)r.trusted);
+			       (unsigned long long)r.checkpoints, (unsigned long long)r.trusted,
+			       (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size,
+			       r.demo ? ", a demo ledger: origin " : "", r.demo ? r.origin : "");
 		else
 			printf("ledger intact: 0 entries, root %s\n", root);
 	}
+	if (r.unsigned_tail)
+		fprintf(stderr, "%s: note: an unsigned tail of %llu entries (from seq %llu) passed by --allow-unsigned-tail: "
+				"no signature covers them\n", prog, (unsigned long long)r.unsigned_tail,
+			(unsigned long long)r.signed_size);
 	if (r.key_from_state)
-		fprintf(stderr, "%s: note: checkpoint key read from the state directory; pass --key for an independent check\n", prog);
+		fprintf(stderr, "%s: note: checkpoint key read from the state directory unpinned (--key-from-state): this "
+				"shows the ledger consistent with itself, not that it is the gateway's; pin the key with --key, "
+				"--key-sha256 %s or --trusted\n", prog, r.key_sha256);
 	if (r.nolock)
-		fprintf(stderr, "%s: note: no write access to lock.mdb, read without a lock; verify a stopped ledger or a copy\n", prog);
+		fprintf(stderr, "%s: note: read without LMDB's lock (lock.mdb missing or not writable); verify a stopped "
+				"ledger or a copy\n", prog);
 	return EXIT_HOLDS;
 }
 
@@ -218,8 +259,9 @@ static int run_checkpoint(void *p)
 {
 	struct dir_args *a = p;
 	struct vkeys keys;
-	if (load_keys(&keys, a->dir, &a->k))
-		return EXIT_USAGE;
+	int lk = load_keys(&keys, a->dir, &a->k);
+	if (lk)
+		return lk;
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi ent, ck;
@@ -324,8 +366,9 @@ static int run_proof(void *p)
 {
 	struct dir_args *a = p;
 	struct vkeys keys;
-	if (load_keys(&keys, a->dir, &a->k))
-		return EXIT_USAGE;
+	int lk = load_keys(&keys, a->dir, &a->k);
+	if (lk)
+		return lk;
 	struct buf out;
 	buf_init(&out, PROOF_MAX);
 	char err[AS_ERRLEN];
@@ -435,7 +478,8 @@ static int read_token(const char *arg, struct buf *out)
 /* ---- argument parsing ---- */
 
 enum { O_KEY = 1, O_TRUSTED, O_JSON, O_FROM, O_TO, O_SIZE, O_CHECK, O_CKPT, O_HELP, O_AUD, O_JWKS, O_SECRET_ENV,
-       O_ISS, O_SUBJECT, O_SUBJECT_SHA, O_ACTION, O_LEDGER, O_LEEWAY };
+       O_ISS, O_SUBJECT, O_SUBJECT_SHA, O_ACTION, O_LEDGER, O_LEEWAY,
+       O_KEY_FROM_STATE = 100, O_KEY_SHA256, O_ALLOW_TAIL };
 static const struct option longopts[] = {
 	{"key", required_argument, NULL, O_KEY},         {"trusted", required_argument, NULL, O_TRUSTED},
 	{"json", no_argument, NULL, O_JSON},             {"from", required_argument, NULL, O_FROM},
@@ -447,6 +491,10 @@ static const struct option longopts[] = {
 	{"subject-sha256", required_argument, NULL, O_SUBJECT_SHA},
 	{"action-sha256", required_argument, NULL, O_ACTION},
 	{"ledger", required_argument, NULL, O_LEDGER},   {"leeway", required_argument, NULL, O_LEEWAY},
+	/* ledger key pinning */
+	{"key-from-state", no_argument, NULL, O_KEY_FROM_STATE},
+	{"key-sha256", required_argument, NULL, O_KEY_SHA256},
+	{"allow-unsigned-tail", required_argument, NULL, O_ALLOW_TAIL},
 	{NULL, 0, NULL, 0},
 };
 
@@ -528,6 +576,16 @@ int main(int argc, char **argv)
 				return usage_error("--leeway: '%s' is not a number of seconds up to 86400", optarg);
 			ta.o.leeway = (long)leeway;
 			break;
+		case O_KEY_FROM_STATE: da.k.from_state = 1; break;
+		case O_KEY_SHA256:
+			if (strlen(optarg) != 64 || strspn(optarg, "0123456789abcdef") != 64)
+				return usage_error("--key-sha256: '%.80s' is not 64 lowercase hex digits", optarg);
+			da.k.sha256 = optarg;
+			break;
+		case O_ALLOW_TAIL:
+			if (parse_u64(optarg, &la.o.allow_unsigned_tail))
+				return usage_error("--allow-unsigned-tail: '%.80s' is not a number of entries", optarg);
+			break;
 		case O_CHECK: check = optarg; break;
 		case O_CKPT: ckfile = optarg; break;
 		case O_HELP:
@@ -561,6 +619,11 @@ int main(int argc, char **argv)
 		la.o.nkeys = da.k.nkeys;
 		la.o.trusted_paths = trusted;
 		la.o.ntrusted = ntrusted;
+		la.o.key_sha256 = da.k.sha256;
+		la.o.key_from_state = da.k.from_state;
+		if (!la.o.nkeys && !la.o.ntrusted && !la.o.key_sha256 && !la.o.key_from_state)
+			return usage_error("ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "
+					   "(--key-from-state proves consistency only)");
 		return isolated(run_ledger, &la, la.dir);
 	}
 	if (!strcmp(cmd, "checkpoint")) {

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "vkeys.h"
 
+#include "merkle.h"
+
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +24,9 @@ int vkeys_load(struct vkeys *v, const char *dir, const char *const *paths, size_
 	if (n > 0)
 		return 0;
 	if (!dir)
-		return as_fail(err, AS_EINVAL, "no checkpoint key: pass --key PUB.pem");
+		return as_fail(err, AS_EINVAL,
+			       "no checkpoint key pinned: pass --key PUB.pem, --key-sha256 HEX or --trusted SAVED.checkpoint "
+			       "(or --key-from-state, which proves consistency only)");
 	char tmp[4096], path[4200];
 	snprintf(tmp, sizeof tmp, "%s", dir);
 	snprintf(path, sizeof path, "%s/keys/checkpoint.pub", dirname(tmp));
@@ -40,4 +44,14 @@ void vkeys_free(struct vkeys *v)
 	for (size_t i = 0; i < v->n; i++)
 		eckey_free(v->k[i]);
 	v->n = 0;
+}
+
+int vkeys_sha256(const struct eckey *k, char hex[65])
+{
+	uint8_t spki[ECKEY_SPKI_MAX], h[32];
+	size_t n;
+	GUARD(eckey_spki(k, spki, &n));
+	sha256(spki, n, h);
+	hex_encode(h, 32, hex);
+	return 0;
 }

@@ -5,8 +5,10 @@
  * CBOR map {v, seq, time, kind, prev, ...fields of the kind}. Leaf hash =
  * SHA-256(0x00 || entry bytes) (RFC 9162); prev = previous leaf hash (zeros for
  * entry 0). Named database "checkpoints" maps a big-endian tree size to a signed
- * checkpoint (C2SP tlog-checkpoint + signed note, ECDSA P-256), and the latest one
- * is also the file DIR/checkpoint.
+ * checkpoint (C2SP tlog-checkpoint + signed note, ECDSA P-256). Every append
+ * signs the new tree head in its own write transaction (the head checkpoint, which
+ * replaces the previous head); every N entries or seconds the head checkpoint is a
+ * periodic one, kept for good, and also written to the file DIR/checkpoint.
  *
  * One process writes at a time (LMDB's writer lock); every append re-reads the
  * tree state inside its write transaction, so two writers never fork the chain. */
@@ -26,7 +28,16 @@ struct ledger_opts {
 	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 10000 */
 	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
 	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
+	uint64_t adopt_unsigned_tail; /* ledger_open: sign up to this many entries after the newest signed
+				    * checkpoint (an older assent's crash left them); 0: refuse any */
+	int demo;                  /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
+				    * 0: a gateway's ledger; each refuses to be opened as the other.
+				    * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
 };
+
+/* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
+#define LEDGER_DEMO_PREFIX "assent-demo/"
+#define LEDGER_EITHER 2
 
 /* One entry to append: a canonical CBOR map holding `kind` and the kind's fields
  * (never v, seq, time or prev, which the ledger sets). */
@@ -41,7 +52,10 @@ struct ledger_pos {
 };
 
 /* Open (creating when absent) the ledger in dir; generates the checkpoint key on
- * first use and then records it as the ledger's `key` entry. The caller frees the
+ * first use and then records it as the ledger's `key` entry. A ledger this key did
+ * not sign as it is (changed without the key, or with an unsigned tail longer than
+ * opts.adopt_unsigned_tail) is refused with AS_ECORRUPT; so is an append that finds
+ * the ledger changed that way since this process last wrote it. The caller frees the
  * ledger with ledger_close. err (AS_ERRLEN bytes, may be NULL) says what failed. */
 int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger **out, char *err);
 
@@ -51,7 +65,7 @@ int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger *
  * err names the entry that was refused. */
 int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err);
 
-/* Sign and store a checkpoint now if the tree grew since the last one. */
+/* Sign and store a periodic checkpoint now if the tree grew since the last periodic one. */
 int ledger_checkpoint(struct ledger *l, char *err);
 /* Call periodically: signs a checkpoint when checkpoint_secs passed with new entries. */
 int ledger_tick(struct ledger *l, char *err);

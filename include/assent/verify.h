@@ -8,11 +8,19 @@
 
 #include "assent/err.h"
 
+/* A verification pins its checkpoint key: key_paths (copies the auditor trusts), or
+ * else the key in DIR/../keys/checkpoint.pub accepted only when pinned by key_sha256
+ * (its SubjectPublicKeyInfo digest) or by the trusted checkpoints (it must have signed
+ * each), or with key_from_state (consistency only: a forged ledger with a forged key
+ * passes). Without any of these av_verify_ledger refuses to run (AS_EINVAL). */
 struct av_ledger_opts {
 	const char *const *key_paths; /* PEM P-256 public keys trusted for checkpoints */
 	size_t nkeys;
 	const char *const *trusted_paths; /* checkpoints an auditor saved earlier */
 	size_t ntrusted;
+	const char *key_sha256;       /* 64 lowercase hex digits: SHA-256 of the key's DER SubjectPublicKeyInfo */
+	int key_from_state;           /* use the state directory's key unpinned (consistency only) */
+	uint64_t allow_unsigned_tail; /* entries after the newest signed checkpoint that still pass */
 };
 
 struct av_ledger_report {
@@ -24,15 +32,22 @@ struct av_ledger_report {
 	uint64_t checkpoints;    /* signed checkpoints verified (stored, file and trusted) */
 	uint64_t trusted;        /* trusted checkpoints found consistent */
 	int nolock;              /* read without LMDB's lock (no write access to the directory) */
-	int key_from_state;      /* no key given: used DIR/../keys/checkpoint.pub */
+	int key_from_state;      /* key_from_state: DIR/../keys/checkpoint.pub unpinned (consistency only) */
+	uint64_t signed_size;    /* the largest tree a checkpoint signed by a pinned key covers */
+	uint64_t unsigned_tail;  /* entries after it (valid when ok, or when reason is the tail) */
+	int tail_known;          /* unsigned_tail was computed */
+	int demo;                /* the covering checkpoint's origin is a demo ledger's (assent-demo/) */
+	char origin[256];        /* origin of the covering checkpoint ("" when none) */
+	char key_sha256[65];     /* SHA-256 of the first pinned key's SubjectPublicKeyInfo */
 	int has_bad_seq;         /* on failure: whether one entry is to blame */
 	uint64_t bad_seq;
 	char reason[AS_ERRLEN];  /* on failure: what is wrong */
 };
 
 /* Check every entry of the ledger in dir: canonical CBOR, contiguous seq from 0,
- * every prev link, every stored checkpoint's root and signature, and each trusted
- * checkpoint's consistency. Returns 0 when the check ran (rep->ok says whether the
+ * entry times that never go backwards, every prev link, every stored checkpoint's
+ * root and signature, each trusted checkpoint's consistency, and that a checkpoint
+ * signed by a pinned key covers the head (up to allow_unsigned_tail entries after it). Returns 0 when the check ran (rep->ok says whether the
  * ledger is intact), AS_EIO/AS_ENOTFOUND/AS_EINVAL when it could not run (reason
  * in rep->reason). A damaged LMDB file can crash LMDB itself: run this in a child
  * process when the file may be hostile (assent-verify does). */

@@ -58,10 +58,16 @@ assert all(p["leaf_hash"] == dump[p["seq"]] for p in printed)
 ' "$T/append.out" "$T/dump.jsonl"
 
 # ---- verify ----
-expect_exit 0 "verify with the key from the state directory" "$VERIFY" ledger "$L"
+# A verification pins its key: the state directory's key only when asked for, and
+# then it says that this proves consistency only.
+expect_exit 2 "verify without a pinned key is a usage error" "$VERIFY" ledger "$L"
+expect_err "pin the checkpoint key.*--key.*--trusted.*--key-from-state" "  ... naming the ways to pin it"
+expect_exit 0 "verify with the key from the state directory (--key-from-state)" "$VERIFY" ledger "$L" --key-from-state
 check "  ... says intact, $((N + 1)) entries, head seq $N" grep -q "^ledger intact: $((N + 1)) entries, head seq $N," "$T/.out"
 check "  ... and the root we computed" grep -q "root $MROOT" "$T/.out"
-expect_err "note: .*key.*state directory" "  ... with one note that the key came from the state directory"
+check "  ... and 0 entries after the last signed checkpoint, a demo ledger" \
+	grep -q "0 entries after the last signed checkpoint (size $((N + 1))), a demo ledger: origin assent-demo/" "$T/.out"
+expect_err "note: .*key.*state directory.*consistent with itself" "  ... with one note that it proves consistency only"
 cp "$S/keys/checkpoint.pub" "$T/trusted.pub"
 chmod 644 "$T/trusted.pub"
 PUB=$T/trusted.pub
@@ -70,11 +76,12 @@ check "  ... prints nothing on stderr" [ -z "$ERR" ]
 expect_exit 0 "verify --json" "$VERIFY" ledger "$L" --key "$PUB" --json
 HEAD=$(tail -1 "$T/append.out" | $PY -c 'import json,sys; print(json.load(sys.stdin)["leaf_hash"])')
 json_is "--json: ok, entries, head_seq, head_leaf_hash, root, key and lock flags" "$OUT" ok=true entries=$((N + 1)) \
-	head_seq=$N "head_leaf_hash=\"$HEAD\"" "root=\"$MROOT\"" trusted_consistent=0 key_from_state_dir=false read_without_lock=false
+	head_seq=$N "head_leaf_hash=\"$HEAD\"" "root=\"$MROOT\"" trusted_consistent=0 key_from_state_dir=false read_without_lock=false \
+	signed_size=$((N + 1)) unsigned_tail=0 demo=true
 pyc "--json: at least the stored checkpoints at sizes 1 and $((N + 1)) verified" '
 import json, sys
 assert json.loads(sys.argv[1])["checkpoints_verified"] >= 2' "$OUT"
-expect_exit 0 "verify --json without --key" "$VERIFY" ledger "$L" --json
+expect_exit 0 "verify --json --key-from-state" "$VERIFY" ledger "$L" --json --key-from-state
 json_is "  ... reports key_from_state_dir true" "$OUT" ok=true key_from_state_dir=true
 
 # ---- export ----
@@ -112,10 +119,11 @@ expect_exit 2 "export --from 6 --to 3 is a usage error" "$VERIFY" export "$L" --
 # ---- checkpoints ----
 expect_exit 0 "assent ledger checkpoint" "$ASSENT" --state "$S" ledger checkpoint
 printf '%s\n' "$OUT" >"$T/ck11"
-pyc "  ... prints a signed note for size $((N + 1)) with our root and origin assent/<key id>" '
+# `assent ledger append` writes demo ledgers: their origin says so.
+pyc "  ... prints a signed note for size $((N + 1)) with our root and origin assent-demo/<key id>" '
 import base64, re, sys
 t = open(sys.argv[1]).read().split("\n")
-assert re.fullmatch("assent/[0-9a-f]{8}", t[0]), t[0]
+assert re.fullmatch("assent-demo/[0-9a-f]{8}", t[0]), t[0]
 assert t[1] == sys.argv[2], t[1]
 assert base64.b64decode(t[2]).hex() == sys.argv[3]
 assert t[3] == "" and t[4].startswith("\u2014 " + t[0] + " "), t
@@ -123,6 +131,17 @@ assert t[3] == "" and t[4].startswith("\u2014 " + t[0] + " "), t
 check "  ... the same note as the checkpoint file" cmp -s "$T/ck11" "$L/checkpoint"
 expect_exit 0 "assent-verify checkpoint" "$VERIFY" checkpoint "$L" --key "$PUB"
 check "  ... prints the same note" [ "$OUT" = "$(cat "$T/ck11")" ]
+expect_exit 2 "assent-verify checkpoint without a pinned key is a usage error" "$VERIFY" checkpoint "$L"
+expect_err "pin" "  ... one line naming the ways to pin it"
+SHA=$($TOOL spki_sha256 "$PUB")
+expect_exit 0 "assent-verify checkpoint --key-sha256 (the key in the state directory, pinned)" \
+	"$VERIFY" checkpoint "$L" --key-sha256 "$SHA"
+check "  ... prints the same note, nothing on stderr" [ "$OUT" = "$(cat "$T/ck11")" -a -z "$ERR" ]
+expect_exit 1 "assent-verify checkpoint --key-sha256 of another key exits 1" \
+	"$VERIFY" checkpoint "$L" --key-sha256 "$(printf '%064d' 0)"
+expect_exit 0 "assent-verify checkpoint --key-from-state" "$VERIFY" checkpoint "$L" --key-from-state
+expect_err "note: .*state directory.*consistency only" "  ... with a note that this shows consistency only"
+expect_exit 2 "assent-verify proof without a pinned key is a usage error" "$VERIFY" proof "$L" 3
 
 requests 101 105 | "$ASSENT" --state "$S" ledger append >/dev/null
 read -r _ ROOT16 < <($TOOL chain "$L")
@@ -185,7 +204,7 @@ if [ "$(id -u)" = 0 ]; then
 		asnobody "$VERIFY" ledger "$AUD/ledger" --key "$AUD/keys/checkpoint.pub" --trusted "$AUD/saved.ck" --json
 	json_is "  ... read_without_lock true, one trusted checkpoint consistent" "$OUT" ok=true entries=16 \
 		read_without_lock=true trusted_consistent=1 "root=\"$ROOT16\""
-	expect_exit 0 "auditor verify using the key beside the copy (DIR/../keys)" asnobody "$VERIFY" ledger "$AUD/ledger"
+	expect_exit 0 "auditor verify using the key beside the copy (DIR/../keys, --key-from-state)" asnobody "$VERIFY" ledger "$AUD/ledger" --key-from-state
 	expect_exit 0 "auditor exports the copy" asnobody "$VERIFY" export "$AUD/ledger"
 	check "  ... 16 lines, the same as the owner's export" [ "$OUT" = "$("$VERIFY" export "$L")" ]
 	expect_exit 0 "auditor makes a proof from the copy" asnobody "$VERIFY" proof "$AUD/ledger" 7 --key "$AUD/keys/checkpoint.pub"

@@ -407,7 +407,7 @@ usage_err "--leeway not a number" "$TOK" --aud "$AUD" --key "$PUB" --leeway soon
 
 # ---------------------------------------------------------------- 6. the ledgers still verify
 for d in es other hs; do
-	expect_exit 0 "assent-verify ledger $d/ledger after all the minting" "$VERIFY" ledger "$T/$d/ledger"
+	expect_exit 0 "assent-verify ledger $d/ledger after all the minting" "$VERIFY" ledger "$T/$d/ledger" --key "$T/$d/keys/checkpoint.pub"
 done
 
 done_testing

@@ -21,6 +21,7 @@
 #include "cbor.h"
 #include "eckey.h"
 #include "entry.h"
+#include "headsign.h"
 #include "merkle.h"
 #include "note.h"
 #include "util.h"
@@ -734,7 +735,7 @@ static void test_av_verify_ledger_ok(void **state)
 	assert_int_equal(av_verify_ledger(t->dir, &vo2, &rep), 0);
 	if (!rep.ok)
 		fail_msg("av_verify_ledger with the state key: %s", rep.reason);
-	assert_int_equal(rep.key_from_state, 1);
+	assert_int_equal(rep.key_from_state, 0); /* the saved checkpoint pins the state directory's key */
 	assert_int_equal(rep.trusted, 1);
 	assert_int_equal(rep.entries, n);
 	assert_memory_equal(rep.root, root, 32);
@@ -836,6 +837,136 @@ static void test_verify_blames_altered_middle_entry(void **state)
 	batch_free(&b);
 }
 
+/* Every commit signs its head in its own transaction: after each append the newest
+ * stored checkpoint covers the whole tree with its root, and since a head signature
+ * replaces the previous head, the stored checkpoints stay the periodic ones plus one. */
+static void test_every_commit_signs_its_head(void **state)
+{
+	struct t *t = *state;
+	struct ledger_opts o = opts_every(1000000);
+	o.checkpoint_secs = 100000;
+	struct ledger *l = open_ok(t, &o);
+	char err[AS_ERRLEN] = "";
+	struct eckey *k = load_pub(t);
+	struct batch b;
+	batch_make(&b, 7, "head");
+	for (size_t i = 0; i < 7; i++) {
+		assert_int_equal(ledger_append(l, &b.recs[i], 1, &b.pos[i], err), 0);
+		struct rows cks, rs;
+		uint8_t(*leaves)[32];
+		read_db(t->dir, "checkpoints", &cks);
+		uint64_t n = check_chain(t, &leaves, &rs);
+		assert_int_equal(n, ledger_size(l));
+		assert_int_equal(cks.n, 2); /* the periodic one at size 1 (the key entry) and the head */
+		assert_int_equal(cks.r[0].key, 1);
+		assert_int_equal(cks.r[1].key, n);
+		struct checkpoint c;
+		if (ckpt_verify(cks.r[1].data, cks.r[1].len, &k, 1, &c, err) != 0)
+			fail_msg("head checkpoint at %llu: %s", (unsigned long long)n, err);
+		uint8_t root[32];
+		root_of((const uint8_t(*)[32])leaves, n, root);
+		assert_memory_equal(c.root, root, 32);
+		/* the checkpoint file stays periodic: it is the one at size 1 */
+		assert_int_equal(verify_ckpt_file(t).size, 1);
+		rows_free(&cks);
+		rows_free(&rs);
+		free(leaves);
+	}
+	/* a close makes the head a periodic checkpoint: nothing is re-signed twice */
+	ledger_close(l);
+	struct rows cks;
+	read_db(t->dir, "checkpoints", &cks);
+	assert_int_equal(cks.n, 2);
+	assert_int_equal(cks.r[1].key, 8);
+	assert_int_equal(verify_ckpt_file(t).size, 8);
+	rows_free(&cks);
+	eckey_free(k);
+	batch_free(&b);
+}
+
+/* A demo ledger (assent ledger append) and a gateway's ledger refuse to be opened as
+ * each other; LEDGER_EITHER opens both, keeping what each is. */
+static void test_demo_and_gateway_ledgers_stay_apart(void **state)
+{
+	struct t *t = *state;
+	struct ledger_opts o = opts_every(0), demo = opts_every(0), either = opts_every(0);
+	demo.demo = 1;
+	either.demo = LEDGER_EITHER;
+	struct ledger *l = open_ok(t, &demo);
+	assert_int_equal(strncmp(ledger_origin(l), LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX)), 0);
+	ledger_close(l);
+	char err[AS_ERRLEN] = "";
+	l = NULL;
+	assert_int_equal(ledger_open(t->dir, &o, &l, err), AS_EINVAL);
+	assert_non_null(strstr(err, "is a demo ledger"));
+	l = open_ok(t, &either);
+	assert_int_equal(strncmp(ledger_origin(l), LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX)), 0);
+	ledger_close(l);
+	rm_rf(t->dir);
+	l = open_ok(t, &o);
+	assert_int_equal(strncmp(ledger_origin(l), "assent/", 7), 0);
+	struct batch b;
+	batch_make(&b, 1, "gw");
+	assert_int_equal(ledger_append(l, b.recs, 1, b.pos, err), 0); /* the origin is stored with a commit */
+	batch_free(&b);
+	ledger_close(l);
+	l = NULL;
+	assert_int_equal(ledger_open(t->dir, &demo, &l, err), AS_EINVAL);
+	assert_non_null(strstr(err, "is a gateway's ledger"));
+}
+
+/* The writer's OpenSSL signer makes signed notes that mbedTLS verifies, always with a
+ * low s (s <= n/2), and none that verifies for another body. */
+static void test_headsign_low_s_and_verifies(void **state)
+{
+	(void)state;
+	static const uint8_t half[32] = {0x7f, 0xff, 0xff, 0xff, 0x80, 0x00, 0x00, 0x00, 0x7f, 0xff, 0xff,
+					 0xff, 0xff, 0xff, 0xff, 0xff, 0xde, 0x73, 0x7d, 0x56, 0xd3, 0x8b,
+					 0xcf, 0x42, 0x79, 0xdc, 0xe5, 0x61, 0x7e, 0x31, 0x92, 0xa8};
+	struct eckey *k;
+	struct headsign *hs;
+	char err[AS_ERRLEN] = "";
+	assert_int_equal(eckey_generate(&k), 0);
+	assert_int_equal(headsign_open(k, &hs, err), 0);
+	struct checkpoint c = {.size = 1};
+	snprintf(c.origin, sizeof c.origin, "assent/test");
+	struct buf note;
+	buf_init(&note, CKPT_MAX);
+	for (int i = 0; i < 64; i++) {
+		c.size = (uint64_t)i + 1;
+		c.root[0] = (uint8_t)i;
+		buf_reset(&note);
+		assert_int_equal(ckpt_sign_with(k, headsign_sign, hs, &c, &note, err), 0);
+		struct checkpoint got;
+		if (ckpt_verify(note.p, note.len, &k, 1, &got, err) != 0)
+			fail_msg("note %d does not verify: %s", i, err);
+		assert_int_equal(got.size, c.size);
+		/* a signature of its own: DER SEQUENCE { INTEGER r, INTEGER s } */
+		uint8_t der[ECKEY_SIG_MAX];
+		size_t dl = 0;
+		assert_int_equal(headsign_sign(hs, note.p, 20, der, &dl), 0);
+		assert_true(dl > 8 && der[0] == 0x30 && der[2] == 0x02);
+		size_t rl = der[3], so = 4 + rl;
+		assert_true(so + 2 <= dl && der[so] == 0x02);
+		size_t sl = der[so + 1];
+		const uint8_t *sv = der + so + 2;
+		while (sl > 32 && *sv == 0) {
+			sv++;
+			sl--;
+		}
+		assert_true(sl <= 32);
+		uint8_t s32[32] = {0};
+		memcpy(s32 + 32 - sl, sv, sl);
+		if (memcmp(s32, half, 32) > 0)
+			fail_msg("signature %d has a high s", i);
+		assert_int_equal(eckey_verify(k, note.p, 20, der, dl), 0);
+		assert_int_not_equal(eckey_verify(k, note.p, 21, der, dl), 0);
+	}
+	buf_free(&note);
+	headsign_free(hs);
+	eckey_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -850,6 +981,9 @@ int main(void)
 	    T_(test_av_verify_ledger_ok),
 	    T_(test_open_refuses_altered_last_entry),
 	    T_(test_verify_blames_altered_middle_entry),
+	    T_(test_every_commit_signs_its_head),
+	    T_(test_demo_and_gateway_ledgers_stay_apart),
+	    T_(test_headsign_low_s_and_verifies),
 #undef T_
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
