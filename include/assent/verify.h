@@ -41,6 +41,7 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *opts, struct 
 /* ---- approval tokens ---- */
 
 #define AV_TOKEN_MAX 16384 /* larger tokens are refused unread */
+#define AV_SUBJECTS_MAX 128 /* subject files and digests one verification checks */
 
 struct av_token_opts {
 	const char *aud;                  /* required */
@@ -55,6 +56,7 @@ struct av_token_opts {
 	const char *const *subject_sha256; /* each hex digest must be a subject digest */
 	size_t nsubject_sha256;
 	const char *action_sha256;        /* must equal the action digest when not NULL */
+	int require_computed;             /* the subjects checked (or all, when none is) were computed, not asserted */
 	const char *ledger_dir;           /* when not NULL: the decision entry must be on this ledger */
 	long leeway;                      /* seconds of clock skew allowed; < 0: 60 */
 	long long now;                    /* unix seconds; 0: the clock */
