@@ -1103,9 +1103,9 @@ static int load_policy(struct signer *s, char *err)
  * nothing is recorded (as for an unknown key). NULL: allowed. */
 static json_t *audience_refusal(struct signer *s, const struct conn *c, const struct req *r)
 {
+	reload_registry(s); /* evaluate() reads it next: a stdio agent registered by uid is that agent */
 	if (!r->audience[0] || !strcmp(r->audience, POL_DEFAULT_AUDIENCE))
 		return NULL;
-	reload_registry(s);
 	const char *agent = !s->reg ? NULL : c->http ? (c->agent[0] ? c->agent : NULL) : registry_agent_by_uid(s->reg, c->uid);
 	if (agent && registry_agent_allows(s->reg, agent, r->audience))
 		return NULL;

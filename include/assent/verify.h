@@ -56,10 +56,10 @@ struct av_token_opts {
 	const char *const *subject_sha256; /* each hex digest must be a subject digest */
 	size_t nsubject_sha256;
 	const char *action_sha256;        /* must equal the action digest when not NULL */
-	int require_computed;             /* the subjects checked (or all, when none is) were computed, not asserted */
 	const char *ledger_dir;           /* when not NULL: the decision entry must be on this ledger */
 	long leeway;                      /* seconds of clock skew allowed; < 0: 60 */
 	long long now;                    /* unix seconds; 0: the clock */
+	int require_computed;             /* the subjects checked (or all, when none is) were computed, not asserted */
 };
 
 struct av_token_result {
@@ -72,6 +72,8 @@ struct av_token_result {
  * AS_ENOTFOUND when the options or files are unusable. The key is chosen by the
  * token's kid among the keys given (an unknown kid is refused), and each key
  * allows exactly one algorithm: none and every other algorithm are refused.
+ * Also refused: a high-s ES256 signature, a JWKS key not for verifying
+ * signatures (use, key_ops, alg), times outside 0..year 9999, no assurance.
  * With ledger_dir the LMDB file is read in-process: run it in a child process
  * if the file may be hostile (assent-verify does). */
 int av_verify_token(const char *token, size_t len, const struct av_token_opts *o, struct av_token_result *r);

@@ -117,15 +117,26 @@ if cmd == "owner":  # default ask same-user ok, single-user: only the owner rule
     info = json.load(open(f"{state}/assentd.json"))
     host, port = info["review"].rsplit(":", 1)
     tester_web, bob_web = sys.argv[4], sys.argv[5]
-    def web_decide(token, sid):
+    def post(path, token, body, extra=None):
         c = http.client.HTTPConnection(host, int(port), timeout=30)
-        c.request("POST", "/review/api/decide", body=json.dumps({"session_id": sid, "outcome": "approved"}),
+        c.request("POST", path, body=json.dumps(body),
                   headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                           "Origin": f"http://{host}:{port}"})
+                           "Accept": "application/json, text/event-stream", **(extra or {})})
         r = c.getresponse()
-        body = r.read().decode()
+        out = r.status, r.getheader("Mcp-Session-Id"), r.read().decode()
         c.close()
-        return r.status, body
+        return out
+    def web_decide(token, sid):
+        st, _, body = post("/review/api/decide", token, {"session_id": sid, "outcome": "approved"})
+        return st, body
+    def review_mcp_submit(token, sid):
+        """submit_feedback over /review/mcp (the reviewer's MCP channel): the answer's text"""
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "owner-test", "version": "1"}}
+        _, msid, _ = post("/review/mcp", token, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        h = {"Mcp-Session-Id": msid or "", "MCP-Protocol-Version": "2025-06-18"}
+        post("/review/mcp", token, {"jsonrpc": "2.0", "method": "notifications/initialized"}, h)
+        call = {"name": "submit_feedback", "arguments": {"session_id": sid, "approved": True}}
+        return post("/review/mcp", token, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}, h)[2]
     b = Bridge()
     i = b.ask(type="approval", message="owned 1")
     sid = pending_one("owned 1")
@@ -134,6 +145,9 @@ if cmd == "owner":  # default ask same-user ok, single-user: only the owner rule
        f"the agent's owner is refused in the terminal ({(r.stderr + r.stdout).strip()[:160]})")
     st, body = web_decide(tester_web, sid or "none")
     ok(st >= 400 and "owner of agent mine" in body, f"... and on the web ({st} {body[:160]})")
+    body = review_mcp_submit(tester_web, sid or "none")
+    ok('"error"' in body and "owner of agent mine" in body,
+       f"... and over /review/mcp (submit_feedback) ({body[:160]})")
     st, body = web_decide(bob_web, sid or "none")
     sc, _ = outcome(b.answer(i))
     ok(st == 200 and sc.get("approved") is True and sc.get("approval_token"), "someone else (bob, on the web) decides it")
