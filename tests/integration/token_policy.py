@@ -117,10 +117,10 @@ if cmd == "owner":  # default ask same-user ok, single-user: only the owner rule
     info = json.load(open(f"{state}/assentd.json"))
     host, port = info["review"].rsplit(":", 1)
     tester_web, bob_web = sys.argv[4], sys.argv[5]
-    def post(path, token, body, extra=None):
-        c = http.client.HTTPConnection(host, int(port), timeout=30)
+    def post(path, token, body, extra=None, at=(host, port)):
+        c = http.client.HTTPConnection(at[0], int(at[1]), timeout=30)
         c.request("POST", path, body=json.dumps(body),
-                  headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                  headers={**({"Authorization": f"Bearer {token}"} if token else {}), "Content-Type": "application/json",
                            "Accept": "application/json, text/event-stream", **(extra or {})})
         r = c.getresponse()
         out = r.status, r.getheader("Mcp-Session-Id"), r.read().decode()
@@ -129,14 +129,16 @@ if cmd == "owner":  # default ask same-user ok, single-user: only the owner rule
     def web_decide(token, sid):
         st, _, body = post("/review/api/decide", token, {"session_id": sid, "outcome": "approved"})
         return st, body
-    def review_mcp_submit(token, sid):
-        """submit_feedback over /review/mcp (the reviewer's MCP channel): the answer's text"""
+    def mcp_call(path, token, tool, args, at=(host, port)):
+        """One tools/call in a new MCP session over HTTP: the answer's text"""
         init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "owner-test", "version": "1"}}
-        _, msid, _ = post("/review/mcp", token, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        _, msid, _ = post(path, token, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, at=at)
         h = {"Mcp-Session-Id": msid or "", "MCP-Protocol-Version": "2025-06-18"}
-        post("/review/mcp", token, {"jsonrpc": "2.0", "method": "notifications/initialized"}, h)
-        call = {"name": "submit_feedback", "arguments": {"session_id": sid, "approved": True}}
-        return post("/review/mcp", token, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}, h)[2]
+        post(path, token, {"jsonrpc": "2.0", "method": "notifications/initialized"}, h, at=at)
+        call = {"name": tool, "arguments": args}
+        return post(path, token, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}, h, at=at)[2]
+    def review_mcp_submit(token, sid):
+        return mcp_call("/review/mcp", token, "submit_feedback", {"session_id": sid, "approved": True})
     b = Bridge()
     i = b.ask(type="approval", message="owned 1")
     sid = pending_one("owned 1")
@@ -152,5 +154,16 @@ if cmd == "owner":  # default ask same-user ok, single-user: only the owner rule
     sc, _ = outcome(b.answer(i))
     ok(st == 200 and sc.get("approved") is True and sc.get("approval_token"), "someone else (bob, on the web) decides it")
     b.close()
+    # An HTTP agent's owner, known by the agent's key; anonymous clients get the default audience only.
+    agent_at = tuple(info["http"].rsplit(":", 1))
+    body = mcp_call("/mcp", sys.argv[6], "request_feedback", {"type": "approval", "message": "owned http",
+                                                             "audience": "deploy", "wait": False}, at=agent_at)
+    sid = pending_one("owned http")
+    r = assent("approve", sid or "none")
+    ok(sid and r.returncode != 0 and "owner of agent http-bot" in r.stderr,
+       f"an HTTP agent's owner is refused in the terminal ({r.stderr.strip()[:120]} / {body[:80]})")
+    body = mcp_call("/mcp", "", "request_feedback", {"type": "approval", "message": "anon", "audience": "deploy",
+                                                     "wait": False}, at=agent_at)
+    ok('audience \\"deploy\\" refused: an anonymous client' in body, f"an anonymous client may not ask for deploy ({body[:160]})")
     sys.exit(1 if failed else 0)
 sys.exit(2)

@@ -55,8 +55,9 @@ expect_exit 1 "--owner must name a registered reviewer" "$ASSENT" --state "$O" a
 expect_exit 0 "assent agent add mine --uid UID --owner tester" "$ASSENT" --state "$O" agent add mine --uid "$(id -u)" --owner tester
 check "assent agent list shows the owner" sh -c "'$ASSENT' --state '$O' agent list | grep -q '\"owner\": \"tester\"'"
 expect_exit 1 "one uid is one stdio agent" "$ASSENT" --state "$O" agent add other --uid "$(id -u)"
+HK=$("$ASSENT" --state "$O" agent add http-bot --owner tester --audience deploy | tail -1)
 printf 'default ask same-user ok\n' >"$T/owner.policy"
-start "$O" "$T/owner.policy" ASSENT_SINGLE_USER=1 && run_py owner "$O" "$TW" "$BW"
+start "$O" "$T/owner.policy" ASSENT_SINGLE_USER=1 FEEDBACK_ALLOW_ANONYMOUS=true && run_py owner "$O" "$TW" "$BW" "$HK"
 stop "$O"
 "$VERIFY" export "$O/ledger" >"$T/owner.jsonl"
 check "the decision on the ledger is bob's, not the owner's" sh -c "grep '\"kind\":\"decision\"' '$T/owner.jsonl' | grep -q '\"name\":\"bob\"' && ! grep '\"kind\":\"decision\"' '$T/owner.jsonl' | grep -q '\"name\":\"tester\"'"
