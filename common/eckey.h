@@ -35,6 +35,12 @@ int eckey_verify(const struct eckey *k, const void *msg, size_t n, const uint8_t
 /* ECDSA verification of a SHA-256 hash with the JWS form of the signature:
  * 64 bytes, r then s, big-endian (RFC 7518 section 3.4). 0 or AS_EBADSIG. */
 int eckey_verify_rs(const struct eckey *k, const uint8_t hash[32], const uint8_t rs[64]);
+/* ECDSA signatures are malleable: (r, s) and (r, n - s) both verify. Tokens are
+ * issued with the low one (s <= n/2, P-256's n) and verifiers refuse the high one, so
+ * a token has one signature. eckey_s_high: whether s (32 bytes, big-endian) > n/2;
+ * eckey_s_low: replace a high s with n - s. */
+int eckey_s_high(const uint8_t s[32]);
+void eckey_s_low(uint8_t s[32]);
 
 /* The public point as JWK coordinates (32-byte big-endian x and y). */
 int eckey_xy(const struct eckey *k, uint8_t x[32], uint8_t y[32]);

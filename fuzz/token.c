@@ -2,7 +2,8 @@
  * selection by kid, the one-algorithm-per-key rule, libjwt's decode and our claim
  * checks. Keys: a fixed ES256 public key (the seed corpus in fuzz/corpus/token was
  * signed with its private half, which is not kept) and a fixed HS256 secret.
- * Property: whatever is accepted is a token of ours, for our audience, approved. */
+ * Property: whatever is accepted is a token of ours, for our audience, approved,
+ * saying what vouches for it (assurance). */
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <stdint.h>
@@ -52,7 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_t *aud = json_object_get(c, "aud");
 		int ours = json_is_true(json_object_get(c, "approved")) &&
 			   !strcmp(json_string_value(json_object_get(c, "token_type")) ?: "", "assent/approval/v1") &&
-			   (json_is_array(aud) || !strcmp(json_string_value(aud) ?: "", "fuzz"));
+			   (json_is_array(aud) || !strcmp(json_string_value(aud) ?: "", "fuzz")) &&
+			   json_is_string(json_object_get(c, "assurance"));
 		json_decref(c);
 		if (!ours)
 			abort();

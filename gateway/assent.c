@@ -59,9 +59,12 @@ static const char usage_text[] =
 	"      --proxy-id is the identity a trusted reverse proxy sends for NAME.\n"
 	"  admin add NAME | admin list | admin remove NAME\n"
 	"      An operator for the admin endpoints; add prints its token once.\n"
-	"  agent add NAME [--audience A]...\n"
+	"  agent add NAME [--uid UID]... [--owner REVIEWER] [--audience A]...\n"
 	"  agent list | agent remove NAME\n"
 	"      Register an agent; add prints its API key once (only a hash is kept).\n"
+	"      With --uid, a stdio agent known by that measured uid (no key). --audience:\n"
+	"      what it may ask for besides the default \"assent\"; --owner: the reviewer\n"
+	"      responsible for it, who can never decide its requests.\n"
 	"      Each change is an `identity` entry on the ledger.\n"
 	"  ledger checkpoint\n"
 	"      Sign a periodic checkpoint of the current tree now (if it grew since the\n"
@@ -464,7 +467,7 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 			       argv[2], key);
 		explicit_bzero(key, sizeof key);
 	} else if (!strcmp(sub, "add") && argc >= 3) {
-		const char *name = argv[2], *proxy_id = NULL;
+		const char *name = argv[2], *proxy_id = NULL, *owner = NULL;
 		uid_t uids[32];
 		const char *multi[32];
 		size_t nu = 0, nm = 0;
@@ -481,9 +484,11 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 				rc = die(2, "admin add NAME takes no options");
 			else if (!val)
 				rc = die(2, "%s add: %s needs a value", kind, opt);
-			else if (!strcmp(kind, "reviewer") && !strcmp(opt, "--uid") && nu < 32 && parse_u64(val, &v) == 0 &&
+			else if (strcmp(kind, "admin") && !strcmp(opt, "--uid") && nu < 32 && parse_u64(val, &v) == 0 &&
 				 v < 0xffffffffu)
 				uids[nu++] = (uid_t)v;
+			else if (!strcmp(kind, "agent") && !strcmp(opt, "--owner"))
+				owner = val;
 			else if (!strcmp(kind, "reviewer") && !strcmp(opt, "--proxy-id"))
 				proxy_id = val;
 			else if (((!strcmp(kind, "reviewer") && !strcmp(opt, "--group")) ||
@@ -496,7 +501,8 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 		}
 		char key[REG_KEY_LEN + 1];
 		if (rc == 0) {
-			int a = !strcmp(kind, "agent")	 ? registry_agent_add(r, name, multi, nm, key, err)
+			const struct reg_agent_opts ao = {.audiences = multi, .naud = nm, .uids = uids, .nuids = nu, .owner = owner};
+			int a = !strcmp(kind, "agent")	 ? registry_agent_add_opts(r, name, &ao, key, err)
 				: !strcmp(kind, "admin") ? registry_admin_add(r, name, key, err)
 							 : registry_reviewer_add(r, name, uids, nu, multi, nm, err);
 			if (a == 0 && web)
@@ -513,7 +519,9 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 			snprintf(what, sizeof what, "%s added", kind);
 			rc = identity_entry(state, what, name, registry_groups_json(r, kind, name));
 		}
-		if (rc == 0 && !strcmp(kind, "agent"))
+		if (rc == 0 && !strcmp(kind, "agent") && nu)
+			printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key)\n", name);
+		else if (rc == 0 && !strcmp(kind, "agent"))
 			printf("agent %s added. Its API key, shown this once (only a hash is kept):\n%s\n", name, key);
 		else if (rc == 0 && !strcmp(kind, "admin"))
 			printf("admin %s added. Its token, shown this once (only a hash is kept):\n%s\n", name, key);

@@ -164,26 +164,72 @@ static int new_secret(const char *prefix, char key[REG_KEY_LEN + 1], char hex[65
 int registry_agent_add(struct registry *r, const char *name, const char *const *aud, size_t naud,
 		       char key[REG_KEY_LEN + 1], char *err)
 {
+	const struct reg_agent_opts o = {.audiences = aud, .naud = naud};
+	return registry_agent_add_opts(r, name, &o, key, err);
+}
+
+int registry_agent_add_opts(struct registry *r, const char *name, const struct reg_agent_opts *o,
+			    char key[REG_KEY_LEN + 1], char *err)
+{
 	if (!name_ok(name))
 		return as_fail(err, AS_EINVAL, "agent name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", name);
 	if (taken(r, name))
 		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);
-	json_t *a = json_array();
-	for (size_t i = 0; i < naud; i++) {
-		if (!name_ok(aud[i]) && !strchr(aud[i], '/')) {
+	if (o->owner && !registry_reviewer_exists(r, o->owner))
+		return as_fail(err, AS_ENOTFOUND, "--owner %.80s: no reviewer of that name (assent reviewer add NAME)",
+			       o->owner);
+	/* One uid is one stdio agent: its audiences and owner must not depend on entry order. */
+	for (size_t i = 0; i < o->nuids; i++) {
+		const char *other = registry_agent_by_uid(r, o->uids[i]);
+		if (other)
+			return as_fail(err, AS_EEXIST, "uid %u already belongs to agent %s", (unsigned)o->uids[i], other);
+	}
+	json_t *a = json_array(), *u = json_array();
+	for (size_t i = 0; i < o->naud; i++) {
+		if (!name_ok(o->audiences[i]) && !strchr(o->audiences[i], '/')) {
 			json_decref(a);
-			return as_fail(err, AS_EINVAL, "audience '%.80s': use A-Z a-z 0-9 . _ - /", aud[i]);
+			json_decref(u);
+			return as_fail(err, AS_EINVAL, "audience '%.80s': use A-Z a-z 0-9 . _ - /", o->audiences[i]);
 		}
-		json_array_append_new(a, json_string(aud[i]));
+		json_array_append_new(a, json_string(o->audiences[i]));
 	}
-	char hex[65];
-	if (new_secret("ak_", key, hex) != 0) {
-		json_decref(a);
-		return as_fail(err, AS_EIO, "cannot read random bytes");
+	for (size_t i = 0; i < o->nuids; i++)
+		json_array_append_new(u, json_integer((json_int_t)o->uids[i]));
+	json_t *e = json_pack("{s:s,s:o}", "name", name, "audiences", a);
+	if (o->owner)
+		json_object_set_new(e, "owner", json_string(o->owner));
+	if (o->nuids) { /* a stdio agent: the signer measures its uid, no key to show */
+		json_object_set_new(e, "uids", u);
+		key[0] = 0;
+	} else {
+		char hex[65];
+		json_decref(u);
+		if (new_secret("ak_", key, hex) != 0) {
+			json_decref(e);
+			return as_fail(err, AS_EIO, "cannot read random bytes");
+		}
+		json_object_set_new(e, "key_sha256", json_string(hex));
 	}
-	json_array_append_new(json_object_get(r->doc, "agents"),
-			      json_pack("{s:s,s:s,s:o}", "name", name, "key_sha256", hex, "audiences", a));
+	json_array_append_new(json_object_get(r->doc, "agents"), e);
 	return 0;
+}
+
+const char *registry_agent_by_uid(const struct registry *r, uid_t uid)
+{
+	size_t i, k;
+	json_t *e, *u;
+	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
+		json_array_foreach(json_object_get(e, "uids"), k, u) {
+			if (json_is_integer(u) && (uid_t)json_integer_value(u) == uid)
+				return json_string_value(json_object_get(e, "name"));
+		}
+	}
+	return NULL;
+}
+
+const char *registry_agent_owner(const struct registry *r, const char *agent)
+{
+	return json_string_value(json_object_get(find(r, "agents", agent, NULL), "owner"));
 }
 
 int registry_remove(struct registry *r, const char *kind, const char *name, char *err)
@@ -353,8 +399,9 @@ char *registry_list_json(const struct registry *r)
 	}
 	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
 		json_array_append_new(json_object_get(out, "agents"),
-				      json_pack("{s:O,s:O}", "name", json_object_get(e, "name"), "audiences",
-						json_object_get(e, "audiences")));
+				      json_pack("{s:O,s:O,s:O?,s:O?}", "name", json_object_get(e, "name"), "audiences",
+						json_object_get(e, "audiences"), "uids", json_object_get(e, "uids"), "owner",
+						json_object_get(e, "owner")));
 	}
 	json_array_foreach(json_object_get(r->doc, "admins"), i, e) {
 		json_array_append_new(json_object_get(out, "admins"), json_pack("{s:O}", "name", json_object_get(e, "name")));

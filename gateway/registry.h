@@ -26,6 +26,21 @@ int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uid
 			  const char *const *groups, size_t ngroups, char *err);
 int registry_agent_add(struct registry *r, const char *name, const char *const *audiences, size_t naud,
 		       char key[REG_KEY_LEN + 1], char *err);
+/* An agent with more than audiences: uids register a stdio agent (the bridge's Unix
+ * uid, measured by the signer; it gets no API key, key[0] is 0), owner names the
+ * reviewer responsible for it, who may never decide its requests. */
+struct reg_agent_opts {
+	const char *const *audiences;
+	size_t naud;
+	const uid_t *uids;
+	size_t nuids;
+	const char *owner; /* a registered reviewer, or NULL */
+};
+int registry_agent_add_opts(struct registry *r, const char *name, const struct reg_agent_opts *o,
+			    char key[REG_KEY_LEN + 1], char *err);
+/* The agent registered for a stdio uid, or NULL; an agent's owner, or NULL. */
+const char *registry_agent_by_uid(const struct registry *r, uid_t uid);
+const char *registry_agent_owner(const struct registry *r, const char *agent);
 /* Remove a reviewer, an agent or an admin ("admin") by name; AS_ENOTFOUND when neither has it. */
 int registry_remove(struct registry *r, const char *kind /* "reviewer" | "agent" */, const char *name, char *err);
 

@@ -932,7 +932,9 @@ static void evaluate(struct signer *s, const struct conn *c, const struct req *r
 	struct pol_request q = {.type = r->type,
 				.audience = r->audience[0] ? r->audience : NULL,
 				.message = json_string_value(json_object_get(r->view, "message")),
-				.agent = c->http && c->agent[0] ? c->agent : NULL,
+				.agent = c->http ? (c->agent[0] ? c->agent : NULL)
+					 : s->reg ? registry_agent_by_uid(s->reg, c->uid) /* measured: as good as a key */
+						  : NULL,
 				.uid = c->http ? -1 : (long long)c->uid,
 				.client = client,
 				.context = json_object_get(r->view, "context"),
@@ -1144,6 +1146,37 @@ static int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *
 		       (unsigned long long)hreq);
 }
 
+/* The audiences an agent may ask for, on every path (allow, ask, deny): the default
+ * one, and those the registry lists for its API key (HTTP) or for the uid the signer
+ * measured (stdio, assent agent add --uid). Anonymous clients and unregistered uids
+ * get the default only. A refusal names the audience and what is allowed, and
+ * nothing is recorded (as for an unknown key). NULL: allowed. */
+static json_t *audience_refusal(struct signer *s, const struct conn *c, const struct req *r)
+{
+	reload_registry(s); /* evaluate() reads it next: a stdio agent registered by uid is that agent */
+	if (!r->audience[0] || !strcmp(r->audience, POL_DEFAULT_AUDIENCE))
+		return NULL;
+	const char *agent = !s->reg ? NULL : c->http ? (c->agent[0] ? c->agent : NULL) : registry_agent_by_uid(s->reg, c->uid);
+	if (agent && registry_agent_allows(s->reg, agent, r->audience))
+		return NULL;
+	json_t *e;
+	if (agent)
+		e = json_sprintf("audience \"%s\" refused: agent %s may ask for \"%s\" and %s only (an operator adds "
+				 "one: assent agent add NAME --audience A)",
+				 r->audience, agent, POL_DEFAULT_AUDIENCE, registry_groups_json(s->reg, "agent", agent));
+	else if (c->http)
+		e = json_sprintf("audience \"%s\" refused: an anonymous client may ask for the default audience \"%s\" "
+				 "only (an API key names more: assent agent add NAME --audience A)",
+				 r->audience, POL_DEFAULT_AUDIENCE);
+	else
+		e = json_sprintf("audience \"%s\" refused: uid %u is no registered agent, so it may ask for the default "
+				 "audience \"%s\" only (an operator registers it: assent agent add NAME --uid %u "
+				 "--audience %s)",
+				 r->audience, (unsigned)c->uid, POL_DEFAULT_AUDIENCE, (unsigned)c->uid, r->audience);
+	slog("warning", "request from %s refused: audience \"%s\" not allowed", c->owner, r->audience);
+	return json_pack("{s:o}", "error", e);
+}
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -1180,19 +1213,12 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 		req_free(r);
 		return rc;
 	}
-	/* An agent's API key names the audiences it may ask for (a request without one is
-	 * for the default audience). Anonymous agents are loopback-only and recorded as such. */
-	if (c->http && c->agent[0] && r->audience[0]) {
-		reload_registry(s);
-		if (!registry_agent_allows(s->reg, c->agent, r->audience)) {
-			json_t *j = json_pack("{s:o}", "error", json_sprintf("agent %s may not ask for audience \"%s\" (an operator "
-								     "adds it: assent agent add NAME --audience A)",
-								     c->agent, r->audience));
-			send_result(s, c->id, r->rid, j, 1);
-			json_decref(j);
-			req_free(r);
-			return 0;
-		}
+	json_t *refused = audience_refusal(s, c, r);
+	if (refused) {
+		send_result(s, c->id, r->rid, refused, 1);
+		json_decref(refused);
+		req_free(r);
+		return 0;
 	}
 	/* The digest covers the canonical action exactly as recorded and shown. */
 	struct buf enc;
@@ -1641,6 +1667,28 @@ struct who {
 	int web;
 };
 
+/* The reviewer an agent names as responsible for it (assent agent add --owner) never
+ * decides its requests, on any channel: an HTTP agent by its key, a stdio agent by the
+ * uid it was registered with. NULL: not the owner. */
+static json_t *owner_refusal(const struct signer *s, const struct req *r, const char *reviewer, const char *sid)
+{
+	const char *agent = NULL;
+	uint64_t uid;
+	if (!s->reg)
+		return NULL;
+	if (!strncmp(r->owner, "agent:", 6))
+		agent = r->owner + 6;
+	else if (!strncmp(r->owner, "uid:", 4) && parse_u64(r->owner + 4, &uid) == 0 && uid <= 0xffffffffu)
+		agent = registry_agent_by_uid(s->reg, (uid_t)uid);
+	const char *own = agent ? registry_agent_owner(s->reg, agent) : NULL;
+	if (!own || strcmp(own, reviewer) != 0)
+		return NULL;
+	slog("warning", "decision on %s by %s refused: the owner of agent %s", sid, reviewer, agent);
+	return ctl_error("refused: %s is the owner of agent %s, which asked for %s; a decision must come from "
+			 "someone else",
+			 reviewer, agent, sid);
+}
+
 static json_t *decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
 		      uint64_t n)
 {
@@ -1655,6 +1703,9 @@ static json_t *decide(struct signer *s, const struct who *c, const char *sid, co
 			snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s", k ? ", " : "", r->pd.reviewers[k]);
 		return ctl_error("refused: the policy (line %u) lets only %s decide %s", r->pd.line, who, sid);
 	}
+	json_t *owned = owner_refusal(s, r, reviewer, sid);
+	if (owned)
+		return owned;
 	const char *assurance = "reviewer";
 	/* Separation of duties: the requester's uid is one person whatever channel they
 	 * decide on: measured here (cli), or one of the reviewer's registered uids (web).

@@ -271,8 +271,10 @@ static int es256_sign_hash(const struct tokkeys *k, const uint8_t h[32], uint8_t
 		const BIGNUM *r, *s;
 		if (sig) {
 			ECDSA_SIG_get0(sig, &r, &s);
-			if (BN_bn2binpad(r, rs, 32) == 32 && BN_bn2binpad(s, rs + 32, 32) == 32)
+			if (BN_bn2binpad(r, rs, 32) == 32 && BN_bn2binpad(s, rs + 32, 32) == 32) {
+				eckey_s_low(rs + 32); /* OpenSSL gives either s; verifiers take the low one only */
 				rc = 0;
+			}
 			ECDSA_SIG_free(sig);
 		}
 	}

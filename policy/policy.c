@@ -974,6 +974,28 @@ void pol_request_from_json(const json_t *j, struct pol_request *r, const char *n
 				  .subject_computed = computed};
 }
 
+/* An allow rule issues a token without a person: for an audience only when the
+ * rule names it (an audience condition, or token-audience, which sets it). A rule
+ * about something else (a type, a context flag) never reaches another audience:
+ * it denies, saying why, instead of issuing a token the operator did not write. */
+static void allow_audience(const struct rule *x, const struct pol_request *r, struct pol_decision *d)
+{
+	if (d->action != POL_ALLOW || d->token_audience[0] || !r->audience || !*r->audience ||
+	    !strcmp(r->audience, POL_DEFAULT_AUDIENCE))
+		return;
+	for (size_t j = 0; j < x->nconds; j++)
+		if (x->conds[j].k == C_AUDIENCE)
+			return;
+	d->action = POL_DENY;
+	d->token_ttl_s = 0;
+	char aud[64];
+	printable(aud, sizeof aud, r->audience, strlen(r->audience));
+	snprintf(d->reason, sizeof d->reason,
+		 "the allow rule (line %u) names no audience: it allows only the default audience \"%s\", not \"%.63s\" "
+		 "(a rule must name it: audience %.63s)",
+		 x->line, POL_DEFAULT_AUDIENCE, aud, aud);
+}
+
 void policy_eval(const struct policy *p, const struct pol_request *r, struct pol_decision *d)
 {
 	memset(d, 0, sizeof *d);
@@ -1007,6 +1029,8 @@ void policy_eval(const struct policy *p, const struct pol_request *r, struct pol
 		d->shadowed = shadowed;
 		d->shadow_action = sa;
 		d->shadow_line = sl;
+		if (!shadowed)
+			allow_audience(x, r, d);
 		if (shadowed && d->action != POL_ASK) { /* asked all the same, with the default ask options */
 			memset(d->reason, 0, sizeof d->reason);
 			d->action = POL_ASK;

@@ -17,6 +17,9 @@
 #define POL_NAME_MAX 128
 #define POL_REASON_MAX 256
 #define POL_MSGS_MAX 32
+/* The audience of a request that names none, and of its token: what an allow rule
+ * without an audience condition (or token-audience) may issue a token for. */
+#define POL_DEFAULT_AUDIENCE "assent"
 
 /* One diagnostic: an error, or a warning (a rule that can never match). */
 struct pol_msg {
@@ -90,7 +93,10 @@ unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line
  * into j; names and computed hold up to 16 subjects (a content = computed). */
 void pol_request_from_json(const json_t *j, struct pol_request *r, const char *names[16], int computed[16]);
 
-/* Evaluate: first matching rule wins. Never fails: a policy always has a default. */
+/* Evaluate: first matching rule wins. Never fails: a policy always has a default.
+ * An allow rule that names no audience (no audience condition, no token-audience)
+ * allows the default audience only: for a request naming another audience it
+ * decides deny, with a reason naming both (no token says more than a rule said). */
 void policy_eval(const struct policy *p, const struct pol_request *r, struct pol_decision *d);
 
 const char *pol_action_name(enum pol_action a);

@@ -39,12 +39,14 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  token [TOKEN | -] --aud AUD [--key PUB.pem]... [--jwks FILE] [--secret-env VAR]\n"
 	"        [--iss ISS] [--subject FILE]... [--subject-sha256 HEX]... [--action-sha256 HEX]\n"
-	"        [--ledger DIR] [--leeway S] [--json]\n"
+	"        [--ledger DIR] [--leeway S] [--require-computed] [--json]\n"
 	"      Verify an approval token (from the argument, or standard input with - or\n"
-	"      none): signature by a key you give (ES256 keys, or an HS256 secret read from\n"
-	"      the environment variable VAR), audience, issuer, time (leeway default 60 s),\n"
-	"      approved, each subject file's SHA-256, the action digest, and with --ledger\n"
-	"      the decision entry it names.\n"
+	"      none): signature by a key you give (ES256 keys, low s only, or an HS256\n"
+	"      secret read from the environment variable VAR), audience, issuer, time\n"
+	"      (leeway default 60 s), approved, assurance, each subject file's SHA-256, the\n"
+	"      action digest, and with --ledger the decision entry it names.\n"
+	"      --require-computed: the subjects checked (all, when none is given) were\n"
+	"      hashed by the gateway from their bytes, not asserted by the agent.\n"
 	"  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--json]\n"
 	"      Check every entry, every link, that entry times never go backwards, every\n"
 	"      signed checkpoint, that each --trusted checkpoint (one you saved earlier) is\n"
@@ -479,7 +481,7 @@ static int read_token(const char *arg, struct buf *out)
 
 enum { O_KEY = 1, O_TRUSTED, O_JSON, O_FROM, O_TO, O_SIZE, O_CHECK, O_CKPT, O_HELP, O_AUD, O_JWKS, O_SECRET_ENV,
        O_ISS, O_SUBJECT, O_SUBJECT_SHA, O_ACTION, O_LEDGER, O_LEEWAY,
-       O_KEY_FROM_STATE = 100, O_KEY_SHA256, O_ALLOW_TAIL };
+       O_KEY_FROM_STATE = 100, O_KEY_SHA256, O_ALLOW_TAIL, O_REQUIRE_COMPUTED };
 static const struct option longopts[] = {
 	{"key", required_argument, NULL, O_KEY},         {"trusted", required_argument, NULL, O_TRUSTED},
 	{"json", no_argument, NULL, O_JSON},             {"from", required_argument, NULL, O_FROM},
@@ -490,6 +492,7 @@ static const struct option longopts[] = {
 	{"iss", required_argument, NULL, O_ISS},         {"subject", required_argument, NULL, O_SUBJECT},
 	{"subject-sha256", required_argument, NULL, O_SUBJECT_SHA},
 	{"action-sha256", required_argument, NULL, O_ACTION},
+	{"require-computed", no_argument, NULL, O_REQUIRE_COMPUTED},
 	{"ledger", required_argument, NULL, O_LEDGER},   {"leeway", required_argument, NULL, O_LEEWAY},
 	/* ledger key pinning */
 	{"key-from-state", no_argument, NULL, O_KEY_FROM_STATE},
@@ -570,6 +573,7 @@ int main(int argc, char **argv)
 			subject_shas[ta.o.nsubject_sha256++] = optarg;
 			break;
 		case O_ACTION: ta.o.action_sha256 = optarg; break;
+		case O_REQUIRE_COMPUTED: ta.o.require_computed = 1; break;
 		case O_LEDGER: ta.o.ledger_dir = optarg; break;
 		case O_LEEWAY:
 			if (parse_u64(optarg, &leeway) || leeway > 86400)

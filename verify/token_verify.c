@@ -32,6 +32,7 @@ static const char *const alg_names[] = {"ES256", "HS256"};
 
 struct tkey {
 	char kid[64];
+	char refused[160]; /* a JWKS key that may not verify signatures, and why; "" when usable */
 	enum talg alg;     /* the one algorithm this key allows */
 	struct eckey *ec;  /* ES256 */
 	struct buf secret; /* HS256 */
@@ -88,6 +89,47 @@ static int add_ec(struct tkeys *t, struct eckey *ec, const char *kid, char *err)
 	return 0;
 }
 
+/* Why a JWK may not verify an ES256 token, or NULL when it may (RFC 7517 4.2-4.4): a
+ * `use` other than "sig", `key_ops` without "verify" or of the wrong shape, an `alg`
+ * other than ES256, or `use` and `key_ops` that disagree. */
+static const char *jwk_refusal(const json_t *e, char *why, size_t n)
+{
+	const json_t *use = json_object_get(e, "use"), *ops = json_object_get(e, "key_ops"),
+		     *alg = json_object_get(e, "alg");
+	if (use && (!json_is_string(use) || strcmp(json_string_value(use), "sig") != 0)) {
+		snprintf(why, n, "its use is %.32s, not sig", json_is_string(use) ? json_string_value(use) : "not text");
+		return why;
+	}
+	if (alg && (!json_is_string(alg) || strcmp(json_string_value(alg), "ES256") != 0)) {
+		snprintf(why, n, "its alg is %.32s, not ES256", json_is_string(alg) ? json_string_value(alg) : "not text");
+		return why;
+	}
+	if (ops) {
+		size_t i;
+		const json_t *o;
+		int verify = 0, other = 0;
+		if (!json_is_array(ops)) {
+			snprintf(why, n, "its key_ops is not an array");
+			return why;
+		}
+		json_array_foreach(ops, i, o) {
+			if (!json_is_string(o)) {
+				snprintf(why, n, "its key_ops holds a value that is not text");
+				return why;
+			}
+			if (!strcmp(json_string_value(o), "verify"))
+				verify = 1;
+			else if (strcmp(json_string_value(o), "sign")) /* sign/verify belong together; anything else does not */
+				other = 1;
+		}
+		if (!verify || other) {
+			snprintf(why, n, "its key_ops %s", !verify ? "do not include verify" : "include more than sign and verify");
+			return why;
+		}
+	}
+	return NULL;
+}
+
 static int load_jwks(struct tkeys *t, const char *path, char *err)
 {
 	struct buf b;
@@ -107,12 +149,21 @@ static int load_jwks(struct tkeys *t, const char *path, char *err)
 		const char *kty = json_string_value(json_object_get(e, "kty")),
 			   *crv = json_string_value(json_object_get(e, "crv")),
 			   *kid = json_string_value(json_object_get(e, "kid")),
-			   *x = json_string_value(json_object_get(e, "x")), *y = json_string_value(json_object_get(e, "y")),
-			   *alg = json_string_value(json_object_get(e, "alg"));
-		/* Only P-256 EC keys for ES256; anything else in the set is not ours to use. */
-		if (!kty || strcmp(kty, "EC") || !crv || strcmp(crv, "P-256") || !kid || !x || !y ||
-		    (alg && strcmp(alg, "ES256")))
+			   *x = json_string_value(json_object_get(e, "x")), *y = json_string_value(json_object_get(e, "y"));
+		/* Only P-256 EC keys; anything else in the set is not ours to use. */
+		if (!kty || strcmp(kty, "EC") || !crv || strcmp(crv, "P-256") || !kid || !x || !y)
 			continue;
+		char why[128];
+		if (jwk_refusal(e, why, sizeof why)) { /* kept, so a token naming it hears why it is refused */
+			struct tkey *k = tkeys_add(t);
+			if (!k) {
+				rc = as_fail(err, AS_EINVAL, "more than %d token keys", MAX_TKEYS);
+				break;
+			}
+			snprintf(k->kid, sizeof k->kid, "%s", kid);
+			snprintf(k->refused, sizeof k->refused, "%s", why);
+			continue;
+		}
 		uint8_t xb[32], yb[32];
 		size_t xl, yl;
 		struct eckey *ec;
@@ -231,12 +282,67 @@ static int subject_has(json_t *subjects, const char *hex)
 	return 0;
 }
 
+/* Unix seconds up to the year 9999: beyond, adding a leeway could overflow. */
+#define TIME_CLAIM_MAX 253402300799LL
+
 static int get_time(json_t *c, const char *name, long long *out)
 {
 	json_t *v = json_object_get(c, name);
 	if (!json_is_integer(v))
 		return -1;
 	*out = json_integer_value(v);
+	return 0;
+}
+
+static const char *const assurances[] = {"reviewer", "policy", "same-user", "self-attested"};
+
+/* What vouches for the approval: a gate reads it, so a token without it says too little. */
+static int check_assurance(json_t *c, struct av_token_result *r)
+{
+	const char *a = json_string_value(json_object_get(c, "assurance"));
+	if (!a)
+		return bad(r, "token has no assurance claim (reviewer, policy, same-user or self-attested): it does not "
+			      "say what vouches for the approval");
+	for (size_t i = 0; i < sizeof assurances / sizeof *assurances; i++)
+		if (!strcmp(a, assurances[i]))
+			return 0;
+	return bad(r, "token's assurance '%.32s' is not reviewer, policy, same-user or self-attested", a);
+}
+
+/* --require-computed: the subjects the gate checks (or, when it names none, every
+ * subject of the token, at least one) were hashed by the gateway from their bytes,
+ * not asserted by the agent. */
+static int subject_computed(json_t *subjects, const char *hex)
+{
+	size_t i;
+	json_t *s;
+	int all = 1;
+	json_array_foreach(subjects, i, s) {
+		const char *d = json_string_value(json_object_get(json_object_get(s, "digest"), "sha256"));
+		const char *src = json_string_value(json_object_get(s, "digest_source"));
+		int computed = src && !strcmp(src, "computed");
+		if (hex && d && !strcmp(d, hex) && computed)
+			return 1;
+		all &= computed;
+	}
+	return hex ? 0 : all;
+}
+
+static int check_computed(json_t *subj, const char *const *hexes, size_t n, struct av_token_result *r)
+{
+	if (!n) {
+		if (json_array_size(subj) == 0)
+			return bad(r, "--require-computed: the token names no subject");
+		if (!subject_computed(subj, NULL))
+			return bad(r, "--require-computed: a subject's digest was asserted by the agent, not computed by "
+				      "the gateway");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!subject_computed(subj, hexes[i]))
+			return bad(r, "--require-computed: subject %.16s... was asserted by the agent, not computed by the "
+				      "gateway",
+				   hexes[i]);
 	return 0;
 }
 
@@ -337,6 +443,8 @@ static int check_claims(json_t *c, const struct av_token_opts *o, struct av_toke
 	long long exp, nbf, iat;
 	if (get_time(c, "exp", &exp) || get_time(c, "nbf", &nbf) || get_time(c, "iat", &iat))
 		return bad(r, "token lacks exp, nbf or iat");
+	if (exp < 0 || exp > TIME_CLAIM_MAX || nbf < 0 || nbf > TIME_CLAIM_MAX || iat < 0 || iat > TIME_CLAIM_MAX)
+		return bad(r, "token's exp, nbf or iat is outside 0 to %lld (year 9999)", TIME_CLAIM_MAX);
 	if (now > exp + leeway)
 		return bad(r, "token expired %lld s ago", now - exp);
 	if (now + leeway < nbf)
@@ -345,10 +453,16 @@ static int check_claims(json_t *c, const struct av_token_opts *o, struct av_toke
 		return bad(r, "token issued in the future (iat is %lld s ahead)", iat - now);
 	if (!json_is_true(json_object_get(c, "approved")))
 		return bad(r, "token does not say approved: true");
+	GUARD(check_assurance(c, r));
 	json_t *subj = json_object_get(c, "subject");
 	char err[AS_ERRLEN];
+	char hexes[AV_SUBJECTS_MAX][65];
+	const char *checked[AV_SUBJECTS_MAX];
+	size_t nchecked = 0;
+	if (o->nsubject_paths + o->nsubject_sha256 > AV_SUBJECTS_MAX)
+		return bad(r, "more than %d subjects to check", AV_SUBJECTS_MAX);
 	for (size_t i = 0; i < o->nsubject_paths; i++) {
-		char hex[65];
+		char *hex = hexes[nchecked];
 		int rc = file_sha256(o->subject_paths[i], hex, err);
 		if (rc != 0) {
 			snprintf(r->reason, sizeof r->reason, "%s", err);
@@ -356,10 +470,15 @@ static int check_claims(json_t *c, const struct av_token_opts *o, struct av_toke
 		}
 		if (!subject_has(subj, hex))
 			return bad(r, "subject %.128s (sha256 %.16s...) is not what was approved", o->subject_paths[i], hex);
+		checked[nchecked++] = hex;
 	}
-	for (size_t i = 0; i < o->nsubject_sha256; i++)
+	for (size_t i = 0; i < o->nsubject_sha256; i++) {
 		if (!subject_has(subj, o->subject_sha256[i]))
 			return bad(r, "subject digest %.16s... is not what was approved", o->subject_sha256[i]);
+		checked[nchecked++] = o->subject_sha256[i];
+	}
+	if (o->require_computed)
+		GUARD(check_computed(subj, checked, nchecked, r));
 	if (o->action_sha256) {
 		const char *act = json_string_value(json_object_get(c, "action"));
 		const char *want = o->action_sha256;
@@ -392,6 +511,10 @@ static int jws_check_signature(const char *input, size_t inlen, const char *sig6
 	}
 	if (n != 64)
 		return bad(r, "signature does not verify (ES256 signatures are 64 bytes, not %zu)", n);
+	/* (r, n - s) verifies as well as (r, s): the issuer signs with the low s, so a
+	 * high one is someone's altered copy (one token, one signature). */
+	if (eckey_s_high(sig + 32))
+		return bad(r, "ES256 signature has a high s (s > n/2): not the form assent issues (a malleated copy)");
 	mbedtls_sha256_ret((const uint8_t *)input, inlen, h, 0);
 	return eckey_verify_rs(key->ec, h, sig) == 0 ? 0 : bad(r, "signature does not verify");
 }
@@ -425,11 +548,13 @@ int av_verify_token(const char *tok, size_t len, const struct av_token_opts *o, 
 	size_t d1 = 0, d2 = 0;
 	rc = read_header(tok, len, alg, sizeof alg, kid, sizeof kid, &d1, &d2, r);
 	struct tkey *key = NULL;
-	for (size_t i = 0; rc == 0 && i < keys.n; i++)
-		if (strcmp(keys.k[i].kid, kid) == 0)
+	for (size_t i = 0; rc == 0 && i < keys.n; i++) /* a usable key of that kid before a refused one */
+		if (strcmp(keys.k[i].kid, kid) == 0 && (!key || key->refused[0]))
 			key = &keys.k[i];
 	if (rc == 0 && !key)
 		rc = bad(r, "unknown kid '%.64s': no key given has it", kid);
+	if (rc == 0 && key->refused[0])
+		rc = bad(r, "key %.64s in the JWKS may not verify signatures: %s", kid, key->refused);
 	/* One algorithm per key: this is what stops an HS256 token keyed with the ES256
 	 * public key PEM (algorithm confusion), alg none, and every other algorithm. */
 	if (rc == 0 && strcmp(alg, alg_names[key->alg]) != 0)

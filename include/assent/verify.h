@@ -56,6 +56,7 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *opts, struct 
 /* ---- approval tokens ---- */
 
 #define AV_TOKEN_MAX 16384 /* larger tokens are refused unread */
+#define AV_SUBJECTS_MAX 128 /* subject files and digests one verification checks */
 
 struct av_token_opts {
 	const char *aud;                  /* required */
@@ -73,6 +74,7 @@ struct av_token_opts {
 	const char *ledger_dir;           /* when not NULL: the decision entry must be on this ledger */
 	long leeway;                      /* seconds of clock skew allowed; < 0: 60 */
 	long long now;                    /* unix seconds; 0: the clock */
+	int require_computed;             /* the subjects checked (or all, when none is) were computed, not asserted */
 };
 
 struct av_token_result {
@@ -85,6 +87,8 @@ struct av_token_result {
  * AS_ENOTFOUND when the options or files are unusable. The key is chosen by the
  * token's kid among the keys given (an unknown kid is refused), and each key
  * allows exactly one algorithm: none and every other algorithm are refused.
+ * Also refused: a high-s ES256 signature, a JWKS key not for verifying
+ * signatures (use, key_ops, alg), times outside 0..year 9999, no assurance.
  * With ledger_dir the LMDB file is read in-process: run it in a child process
  * if the file may be hostile (assent-verify does). */
 int av_verify_token(const char *token, size_t len, const struct av_token_opts *o, struct av_token_result *r);

@@ -15,6 +15,8 @@ if [ ! -d "$ROOT/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
 	exit 1
 fi
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
+# The stdio agent asks for tf-prod: registered by its uid (unregistered, the default audience only).
+"$ASSENT" --state "$S" agent add local --uid "$(id -u)" --audience tf-prod >/dev/null
 # The SDK flows print their own TAP lines; renumber them into ours.
 node "$ROOT/tests/mcp/sdk_flows.mjs" "$S" "$ROOT/build" >"$T/sdk.tap" 2>"$T/sdk.err"
 sdk_rc=$?

@@ -5,6 +5,7 @@ S=$T/state
 daemon_pid() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$S/assentd.json" 2>/dev/null; }
 trap 'p=$(daemon_pid); [ -n "$p" ] && kill "$p" 2>/dev/null; sleep 0.2; rm -rf "$T"' EXIT
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
+"$ASSENT" --state "$S" agent add local --uid "$(id -u)" --audience multi >/dev/null # the bridges ask for "multi"
 $PY "$ROOT/tests/integration/gateway_multi.py" "$S" "$ROOT/build" >"$T/py.tap" 2>"$T/py.err"
 rc=$?
 while read -r line; do

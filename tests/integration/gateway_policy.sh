@@ -30,6 +30,8 @@ expect_exit 2 "a policy with errors stops the daemon at start" env FEEDBACK_SSE_
 check "... naming file:line:column" sh -c "printf '%s' \"\$1\" | grep -q 'bad.policy:1:7: unknown word'" _ "$ERR"
 
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" --group dba >/dev/null
+# The stdio agent asks for tf-prod and db-prod: registered by its uid (else the default audience only).
+"$ASSENT" --state "$S" agent add local --uid "$(id -u)" --audience tf-prod --audience db-prod >/dev/null
 # A second person for the quorum: uid 65534 (nobody), reached by setpriv when this runs as root.
 "$ASSENT" --state "$S" reviewer add bob --uid 65534 --group dba >/dev/null
 mkdir -p "$S"

@@ -337,6 +337,49 @@ refused "token naming an entry past the end of the ledger" "ledger" \
 refused "token with a malformed ledger claim" "ledger" \
 	"$(fx resign "$TOK" "$PRIV" "$KID" ledger='"3"')" --aud "$AUD" --key "$PUB" --ledger "$ES/ledger"
 
+# ---------------------------------------------------------------- 3b. one form per token, every claim a gate reads (issue 12)
+# The signer's ES256 signatures have a low s: 24 tokens, each with s <= n/2 (before the fix
+# OpenSSL gave a high s about half the time; all 24 low by chance is 1 in 16 million).
+high=0
+for i in $(seq 24); do
+	Mi=$("$MINT" --state "$T/lows" --aud "$AUD") || { high=99; break; }
+	[ "$(fx s-form "$(jget "$Mi" token)")" = low ] || high=$((high + 1))
+done
+check "the signer issues low-s ES256 signatures only (24 of 24 tokens; $high high)" test "$high" -eq 0
+HIGH=$(fx high-s "$TOK")
+PYC=$(fx pyverify-pem "$HIGH" "$PUB" "$AUD")
+check "a high-s copy of the token's signature is valid ECDSA (PyJWT accepts it)" test -n "$PYC"
+refused "... assent-verify refuses it: a high s" "high s" "$HIGH" --aud "$AUD" --key "$PUB"
+refused "... with --jwks too" "high s" "$HIGH" --aud "$AUD" --jwks "$JWKS"
+fx jwks-edit "$JWKS" "$T/enc.jwks" 'use="enc"' >/dev/null
+refused "a JWKS key whose use is enc" "use is enc" "$TOK" --aud "$AUD" --jwks "$T/enc.jwks"
+fx jwks-edit "$JWKS" "$T/ops.jwks" 'key_ops=["encrypt"]' >/dev/null
+refused "a JWKS key whose key_ops do not include verify" "key_ops" "$TOK" --aud "$AUD" --jwks "$T/ops.jwks"
+fx jwks-edit "$JWKS" "$T/alg.jwks" 'alg="ES384"' >/dev/null
+refused "a JWKS key whose alg is not ES256" "alg is ES384" "$TOK" --aud "$AUD" --jwks "$T/alg.jwks"
+fx jwks-edit "$JWKS" "$T/both.jwks" 'use="sig"' 'key_ops=["encrypt","verify"]' >/dev/null
+refused "a JWKS key with use sig but key_ops beyond sign and verify" "key_ops" "$TOK" --aud "$AUD" --jwks "$T/both.jwks"
+fx jwks-edit "$JWKS" "$T/sig.jwks" 'use="sig"' 'key_ops=["verify"]' >/dev/null
+accepted "control: use sig and key_ops [verify] verify" "$TOK" --aud "$AUD" --jwks "$T/sig.jwks"
+# Re-signed with the real key, one claim changed: DESCRIPTION | expected reason | edit.
+while IFS='|' read -r desc pat edit; do
+	refused "$desc" "$pat" "$(fx resign "$TOK" "$PRIV" "$KID" "$edit")" --aud "$AUD" --key "$PUB"
+done <<'EDITS'
+exp at INT64_MAX (adding the leeway would overflow)|outside|exp=9223372036854775807
+exp 30 s below INT64_MAX|outside|exp=9223372036854775777
+nbf far in the negative|outside|nbf=-9223372036854775807
+token without an assurance claim|no assurance|-assurance
+token with an unknown assurance|assurance 'admin'|assurance="admin"
+EDITS
+accepted "--require-computed with the plan the gateway hashed" "$TOK" --aud "$AUD" --key "$PUB" --subject "$T/plan.tfplan" --require-computed
+refused "--require-computed with the subject the agent only asserted (--subject)" "asserted" \
+	"$TOK" --aud "$AUD" --key "$PUB" --subject "$T/image.json" --require-computed
+refused "... (--subject-sha256)" "asserted" "$TOK" --aud "$AUD" --key "$PUB" --subject-sha256 "$ASSERTED" --require-computed
+refused "--require-computed without a subject option: every subject must be computed" "asserted" \
+	"$TOK" --aud "$AUD" --key "$PUB" --require-computed
+accepted "control: the asserted subject passes without --require-computed" "$TOK" --aud "$AUD" --key "$PUB" --subject "$T/image.json"
+refused "--require-computed on a token without subjects" "no subject" "$(jget "$M2" token)" --aud "$AUD" --key "$PUB" --require-computed
+
 # ---------------------------------------------------------------- 4. keys
 cp -a "$T/hs" "$T/hs-short"
 N0=$("$VERIFY" export "$T/hs-short/ledger" | wc -l)

@@ -70,6 +70,21 @@ def set_path(obj, path, value):
 _DELETE = object()
 
 
+# P-256's group order. (r, s) and (r, N - s) are both valid ECDSA signatures; assent
+# issues the low s and assent-verify refuses the high one. PyJWT signs with either.
+N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
+def with_s(tok, high):
+    """The token with its ES256 signature's s made high (N - s) or low, as asked."""
+    h, p, sig = tok.split(".")
+    raw = unb64u(sig)
+    r, s_ = raw[:32], int.from_bytes(raw[32:], "big")
+    if (s_ > N // 2) != high:
+        s_ = N - s_
+    return h + "." + p + "." + b64u(r + s_.to_bytes(32, "big"))
+
+
 def apply_edits(claims, edits):
     for e in edits:
         if e.startswith("-"):
@@ -106,12 +121,21 @@ def run(argv):
         _, claims, _ = parts(tok)
         apply_edits(claims, a[3:])
         key = open(keyfile, "rb").read()
-        return jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid})
+        return with_s(jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid}), False)
     elif cmd == "fresh-key-sign":
         tok, kid = a
         _, claims, _ = parts(tok)
         key = ec.generate_private_key(ec.SECP256R1())
-        return jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid})
+        return with_s(jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid}), False)
+    elif cmd == "high-s":  # the same signature, malleated: still valid ECDSA
+        return with_s(a[0], True)
+    elif cmd == "s-form":  # "low" or "high"
+        return "high" if int.from_bytes(unb64u(a[0].split(".")[2])[32:], "big") > N // 2 else "low"
+    elif cmd == "jwks-edit":  # JWKS IN OUT EDIT...: each edit applies to every key
+        j = json.load(open(a[0]))
+        for k in j["keys"]:
+            apply_edits(k, a[2:])
+        json.dump(j, open(a[1], "w"))
     elif cmd == "confuse":
         tok, pem, kid, mode = a
         secret = open(pem, "rb").read()

@@ -33,6 +33,7 @@ ALICE=$("$ASSENT" --state "$S" reviewer add alice --web | tail -1)
 BOB0=$("$ASSENT" --state "$S" reviewer add bob --web | tail -1)
 BOB=$("$ASSENT" --state "$S" reviewer token bob | tail -1)
 KEY=$("$ASSENT" --state "$S" agent add web-agent | tail -1)
+"$ASSENT" --state "$S" agent add local --uid "$(id -u)" --audience tf-prod >/dev/null # the stdio agent asks for tf-prod
 check "reviewer add --web prints a reviewer token (rt_...)" sh -c "case '$ALICE' in rt_?????*) exit 0;; esac; exit 1"
 check "reviewer token re-issues one: a new token, the registry keeps neither" \
 	sh -c "case '$BOB' in rt_?????*) ;; *) exit 1;; esac; [ '$BOB' != '$BOB0' ] && ! grep -qe '$BOB' -e '$BOB0' -e '$ALICE' '$S/identities.json'"

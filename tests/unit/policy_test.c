@@ -254,12 +254,50 @@ static void test_warnings(void **state)
 	policy_free(p);
 }
 
+/* An allow rule issues tokens only for an audience it names (issue 12, section 5). */
+static void test_allow_audience(void **state)
+{
+	(void)state;
+	struct pol_msgs m;
+	struct policy *p = load("allow type confirmation\n"
+				"allow agent ci audience staging\n"
+				"allow type approval token-audience build\n"
+				"ask audience production\n"
+				"default allow\n",
+				&m);
+	struct pol_decision d = decide(p, "{\"type\":\"confirmation\",\"audience\":\"production\"}");
+	assert_int_equal(d.action, POL_DENY); /* not the ask on line 4: the first match decides, and it may not issue */
+	assert_int_equal(d.line, 1);
+	assert_non_null(strstr(d.reason, "\"production\""));
+	assert_non_null(strstr(d.reason, "\"assent\""));
+	d = decide(p, "{\"type\":\"confirmation\"}");
+	assert_int_equal(d.action, POL_ALLOW);
+	d = decide(p, "{\"type\":\"confirmation\",\"audience\":\"assent\"}");
+	assert_int_equal(d.action, POL_ALLOW);
+	d = decide(p, "{\"type\":\"input\",\"agent\":\"ci\",\"audience\":\"staging\"}");
+	assert_int_equal(d.action, POL_ALLOW); /* the rule names it */
+	d = decide(p, "{\"type\":\"approval\",\"audience\":\"production\"}");
+	assert_int_equal(d.action, POL_ALLOW); /* token-audience sets the token's: build */
+	assert_string_equal(d.token_audience, "build");
+	d = decide(p, "{\"type\":\"input\",\"audience\":\"production\"}");
+	assert_int_equal(d.action, POL_ASK);
+	d = decide(p, "{\"type\":\"input\",\"audience\":\"other\"}");
+	assert_int_equal(d.action, POL_DENY); /* default allow names no audience either */
+	assert_int_equal(d.line, 5);
+	policy_free(p);
+	/* In shadow mode a person is asked all the same: nothing to refuse. */
+	p = load("shadow allow type confirmation\ndefault ask\n", &m);
+	d = decide(p, "{\"type\":\"confirmation\",\"audience\":\"production\"}");
+	assert_int_equal(d.action, POL_ASK);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conditions), cmocka_unit_test(test_actions_and_options),
 		cmocka_unit_test(test_shadow),	   cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_warnings),
+		cmocka_unit_test(test_warnings),  cmocka_unit_test(test_allow_audience),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

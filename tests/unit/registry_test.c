@@ -94,6 +94,43 @@ static void test_agents(void **state)
 	rmdir(dir);
 }
 
+/* Stdio agents by uid (no key), owners (issue 12). */
+static void test_stdio_agents_and_owners(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assent-reg.XXXXXX", err[AS_ERRLEN], key[REG_KEY_LEN + 1];
+	assert_non_null(mkdtemp(dir));
+	struct registry *r;
+	assert_int_equal(registry_load(dir, &r, err), 0);
+	uid_t u = 1234;
+	assert_int_equal(registry_reviewer_add(r, "alice", NULL, 0, NULL, 0, err), 0);
+	const char *aud[] = {"staging"};
+	struct reg_agent_opts o = {.audiences = aud, .naud = 1, .uids = &u, .nuids = 1, .owner = "nobody"};
+	assert_int_equal(registry_agent_add_opts(r, "local", &o, key, err), AS_ENOTFOUND); /* owner: a reviewer */
+	o.owner = "alice";
+	assert_int_equal(registry_agent_add_opts(r, "local", &o, key, err), 0);
+	assert_int_equal(key[0], 0); /* no API key for a stdio agent */
+	assert_int_equal(registry_agent_add_opts(r, "again", &o, key, err), AS_EEXIST); /* one uid, one agent */
+	assert_string_equal(registry_agent_by_uid(r, 1234), "local");
+	assert_null(registry_agent_by_uid(r, 1235));
+	assert_string_equal(registry_agent_owner(r, "local"), "alice");
+	assert_true(registry_agent_allows(r, "local", "staging"));
+	assert_int_equal(registry_agent_add(r, "keyed", NULL, 0, key, err), 0);
+	assert_null(registry_agent_owner(r, "keyed"));
+	char *list = registry_list_json(r);
+	assert_non_null(strstr(list, "\"owner\": \"alice\""));
+	free(list);
+	assert_int_equal(registry_save(r, dir, err), 0);
+	registry_free(r);
+	assert_int_equal(registry_load(dir, &r, err), 0);
+	assert_string_equal(registry_agent_by_uid(r, 1234), "local");
+	registry_free(r);
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, REG_FILE);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_damaged_file(void **state)
 {
 	(void)state;
@@ -113,6 +150,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reviewers),
 		cmocka_unit_test(test_agents),
+		cmocka_unit_test(test_stdio_agents_and_owners),
 		cmocka_unit_test(test_damaged_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
