@@ -45,3 +45,25 @@ done_testing() {
 	echo "1..$_n"
 	[ "$_fail" -eq 0 ]
 }
+
+# Agents as another Unix user than the daemon's, as in a real install: a request from
+# the daemon's own uid is same-user for every reviewer (that uid reads the keys and
+# writes the registry). As root: uid 65534 through setpriv, and the daemon's state
+# directory opened just enough for it to reach STATE/agent.sock (call once the daemon
+# listens). Not root there is no second user: the daemon then needs ASSENT_SINGLE_USER=1,
+# which agent_single_user says.
+AGENT_UID=$(id -u)
+AGENT_PREFIX=()
+if [ "$(id -u)" -eq 0 ]; then
+	AGENT_UID=65534
+	AGENT_PREFIX=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+export ASSENT_TEST_AGENT_PREFIX="${AGENT_PREFIX[*]}"
+agent_single_user() { [ "$(id -u)" -eq 0 ] && echo 0 || echo 1; }
+open_agent_sock() { # STATE
+	[ "$(id -u)" -eq 0 ] || return 0
+	local d=$1
+	while [ "$d" != / ] && [ "$d" != /tmp ]; do chmod o+x "$d"; d=$(dirname "$d"); done
+	chmod 0666 "$1/agent.sock"
+}
+

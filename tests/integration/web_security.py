@@ -64,7 +64,9 @@ def login(token):
 # ---- an agent over stdio, blocking calls answered on a thread ----
 class Agent:
     def __init__(self):
-        self.p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE,
+        # As another user than the daemon's (tests/lib.sh: ASSENT_TEST_AGENT_PREFIX).
+        prefix = os.environ.get("ASSENT_TEST_AGENT_PREFIX", "").split()
+        self.p = subprocess.Popen(prefix + [f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, bufsize=1)
         self.answers, self.lock, self.next = {}, threading.Lock(), 1
         threading.Thread(target=self.reader, daemon=True).start()

@@ -23,8 +23,9 @@ check "admin list names the admin, not its token" sh -c "'$ASSENT' --state '$S' 
 PROXY_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 mkdir -p "$S"
 export ASSENT_HTTP_REQUEST_SECONDS=3 # the whole-request deadline, short for the trickling client
-ASSENT_REVIEW_PROXY_SECRET=$PROXY_SECRET "$ASSENTD" --state "$S" >"$S.log" 2>&1 &
+ASSENT_SINGLE_USER=$(agent_single_user) ASSENT_REVIEW_PROXY_SECRET=$PROXY_SECRET "$ASSENTD" --state "$S" >"$S.log" 2>&1 &
 for _ in $(seq 100); do [ -n "$(review_of "$S")" ] && break; sleep 0.05; done
+open_agent_sock "$S"
 if [ -z "$(review_of "$S")" ]; then
 	not_ok "the daemon did not open its reviewer listener: $(tail -3 "$S.log")"
 	done_testing

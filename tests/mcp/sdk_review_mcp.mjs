@@ -26,7 +26,10 @@ for (const [what, bearer] of [["without a token", null], ["with an agent's API k
 }
 
 const agent = new Client({ name: "agent-under-review", version: "1.0.0" });
-await agent.connect(new StdioClientTransport({ command: `${build}/assentd`, args: ["--stdio", "--state", state] }));
+// As another user than the daemon's (tests/lib.sh: ASSENT_TEST_AGENT_PREFIX).
+const prefix = (process.env.ASSENT_TEST_AGENT_PREFIX || "").split(" ").filter(Boolean);
+const argv = [...prefix, `${build}/assentd`, "--stdio", "--state", state];
+await agent.connect(new StdioClientTransport({ command: argv[0], args: argv.slice(1) }));
 const { client, transport } = reviewer(token);
 await client.connect(transport);
 ok(client.getServerVersion()?.name === "assent-review", "the reviewer's SDK client connects with a reviewer token");
