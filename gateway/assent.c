@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,9 +551,17 @@ static int ctl_call(const char *state, json_t *req, json_t **rep)
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int e = errno;
 		if (fd >= 0)
 			close(fd);
 		json_decref(req);
+		/* A daemon that runs but is not this user's to reach is not a daemon that is down. */
+		if (e == EACCES || e == EPERM)
+			return die(2, "permission denied on %s: uid %u may not reach this daemon (the operator gives reviewers "
+				   "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(1))",
+				   path, (unsigned)getuid());
+		if (e != ENOENT && e != ECONNREFUSED)
+			return die(2, "cannot reach the daemon on %s: %s", path, strerror(e));
 		return die(2, "no daemon answers on %s (start it with: assentd --state %s)", path, state);
 	}
 	char *line = json_dumps(req, JSON_COMPACT);
@@ -561,7 +571,7 @@ static int ctl_call(const char *state, json_t *req, json_t **rep)
 		free(line);
 		if (f)
 			fclose(f);
-		return die(2, "cannot talk to the daemon");
+		return die(2, "cannot talk to the daemon: %s", strerror(errno));
 	}
 	free(line);
 	char *resp = NULL;
@@ -843,6 +853,9 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const char *state_flag = NULL;
+	/* A daemon that closes the control connection early (a worker restarting) is an
+	 * error to report, not a signal to die of silently. */
+	signal(SIGPIPE, SIG_IGN);
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

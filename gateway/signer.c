@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <netdb.h>
 #include <grp.h>
 #include <stddef.h>
@@ -43,6 +44,7 @@
 #include "policy.h"
 #include "proto.h"
 #include "queue.h"
+#include "redact.h"
 #include "registry.h"
 #include "token.h"
 #include "util.h"
@@ -208,8 +210,25 @@ struct signer {
 static uint64_t now_ms(void) { return now_unix_ms(); }
 
 static void slog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
+/* FEEDBACK_LOG_LEVEL: DEBUG, INFO (the default), WARNING or ERROR, any case. Security
+ * events are written whatever it says. */
+static int log_min = 1;
+static int log_rank(const char *level)
+{
+	static const char *const names[] = {"debug", "info", "warning", "error"};
+	for (int k = 0; k < 4; k++)
+		if (!strcasecmp(level, names[k]))
+			return k;
+	if (!strcasecmp(level, "warn"))
+		return 2;
+	return !strcmp(level, "security") ? 9 : -1;
+}
+
 static void slog(const char *level, const char *fmt, ...)
 {
+	int rank = log_rank(level);
+	if (rank >= 0 && rank < log_min)
+		return;
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
@@ -244,6 +263,35 @@ static int listen_unix(const char *state, const char *name, char *err)
 		return as_fail(err, AS_EIO, "cannot listen on %s: %s", path, strerror(e));
 	}
 	return fd;
+}
+
+/* A socket only its owner and one group may connect to: mode 0660, that group. */
+static int sock_group(const char *path, const char *grp, const char *var, char *err)
+{
+	struct group *g = getgrnam(grp);
+	if (!g || chown(path, (uid_t)-1, g->gr_gid) != 0 || chmod(path, 0660) != 0)
+		return as_fail(err, AS_EINVAL, "%s '%s': %s", var, grp, g ? strerror(errno) : "no such group");
+	return 0;
+}
+
+/* ASSENT_CONTROL_GROUP: reviewers in that group reach control.sock (the signer still
+ * measures each one's uid and checks it against the registry). The state directory
+ * gets that group with search permission only (0710): members can reach the socket
+ * by its name, not list or read anything; keys, ledger and registry stay the owner's. */
+static int control_group(const char *state, char *err)
+{
+	const char *grp = getenv("ASSENT_CONTROL_GROUP");
+	if (!grp || !*grp)
+		return 0;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", state, CONTROL_SOCK);
+	GUARD(sock_group(path, grp, "ASSENT_CONTROL_GROUP", err));
+	struct stat st;
+	struct group *g = getgrnam(grp);
+	if (stat(state, &st) != 0 || chown(state, (uid_t)-1, g->gr_gid) != 0 || chmod(state, (st.st_mode & 0700) | 0010) != 0)
+		return as_fail(err, AS_EIO, "ASSENT_CONTROL_GROUP: cannot open %s to group %s: %s", state, grp, strerror(errno));
+	slog("info", "control socket: members of group %s may connect (%s, mode 0660)", grp, path);
+	return 0;
 }
 
 static int spawn_worker(struct signer *s, int k)
@@ -1529,6 +1577,11 @@ static int h_log(void *ctx, struct ipc_frame *f, char *err)
 	size_t lvn, txtn;
 	GUARD(ipc_get_text(f->body, "level", 16, &lv, &lvn, err));
 	GUARD(ipc_get_text(f->body, "text", 1024, &txt, &txtn, err));
+	char lvl[17];
+	snprintf(lvl, sizeof lvl, "%.*s", (int)lvn, lv);
+	int rank = log_rank(lvl);
+	if (rank >= 0 && rank < 9 && rank < log_min) /* a worker's word cannot raise itself to a security event */
+		return 0;
 	slog("worker", "%.*s: %.*s", (int)lvn, lv, (int)txtn, txt);
 	return 0;
 }
@@ -1689,7 +1742,7 @@ static json_t *owner_refusal(const struct signer *s, const struct req *r, const 
 			 reviewer, agent, sid);
 }
 
-static json_t *decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+static json_t *decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
 		      uint64_t n)
 {
 	const char *reviewer = c->reviewer;
@@ -1840,8 +1893,18 @@ static json_t *decide(struct signer *s, const struct who *c, const char *sid, co
 	cv_set_uint(kv(a, m, &i, "latency_ms"), now_ms() - it->created_ms);
 	if (r->has_pd)
 		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+	/* What a reviewer typed goes to the ledger with secret-shaped values replaced, as a
+	 * request's text does; the agent still gets it as typed (an input may be the secret). */
+	struct buf red;
+	buf_init(&red, response ? 10 * strlen(response) + 16 : 16);
+	struct redact_stats rst = {0};
+	if (response && redact_text(response, strlen(response), NULL, &red, &rst) != 0) {
+		buf_free(&red);
+		decision_free(d);
+		return ctl_error("the response could not be recorded: too large");
+	}
 	if (response)
-		cv_set_text(a, kv(a, m, &i, "response"), response, strlen(response));
+		cv_set_text(a, kv(a, m, &i, "response"), red.len ? (const char *)red.p : "", red.len);
 	if (d->with_token)
 		put_token(a, kv(a, m, &i, "token"), &d->t);
 	if (approved && r->napprovers) { /* a quorum: everyone who approved, this reviewer last */
@@ -1853,6 +1916,7 @@ static json_t *decide(struct signer *s, const struct who *c, const char *sid, co
 	}
 	m->n = i;
 	struct op *o = op_add(s, m, decision_done, err);
+	buf_free(&red);
 	if (!o) {
 		decision_free(d);
 		return ctl_error("the decision could not be recorded: %s", err);
@@ -1865,6 +1929,18 @@ static json_t *decide(struct signer *s, const struct who *c, const char *sid, co
 	o->web = c->web;
 	d->tr.session_id = o->it.session_id;
 	return NULL;
+}
+
+/* Every refused decision is logged with who tried, on which channel, and why. */
+static json_t *decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+		      uint64_t n)
+{
+	json_t *rep = decide_checked(s, c, sid, outcome, text, n);
+	if (rep && json_is_false(json_object_get(rep, "ok")))
+		slog("warning", "decision %s on %s by %s (%s%s%s, uid %d) refused: %s", outcome, sid, c->reviewer, c->channel,
+		     c->web ? " via " : "", c->web ? c->via : "", c->uid == (uid_t)-1 ? -1 : (int)c->uid,
+		     json_string_value(json_object_get(rep, "error")) ?: "?");
+	return rep;
 }
 
 static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
@@ -2077,6 +2153,8 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		const char *name = registry_agent_by_key(s->reg, bearer, bn);
 		if (!name && (registry_reviewer_by_token(s->reg, bearer, bn) || registry_admin_by_token(s->reg, bearer, bn))) {
 			s->m.auth_fail_agent++;
+			slog("warning", "an HTTP agent refused (uid %d): a reviewer's or admin's token on the agent listener",
+			     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
 			http_reply(s, hreq, 403,
 				   "a reviewer's or admin's token is not accepted on the agent listener (reviewers use the "
 				   "reviewer listener)",
@@ -2085,6 +2163,8 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		}
 		if (!name) {
 			s->m.auth_fail_agent++;
+			slog("warning", "an HTTP agent refused (%s, uid %d): invalid or revoked API key",
+			     loopback ? "loopback" : "remote", peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
 			http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
 			return 0;
 		}
@@ -2268,6 +2348,7 @@ static void web_error(struct signer *s, uint64_t hreq, unsigned status, const ch
 static void web_auth_failed(struct signer *s, const struct web_req *q, unsigned status, const char *why)
 {
 	s->m.auth_fail_review++;
+	slog("warning", "a reviewer listener request refused (%u): %s", status, why);
 	web_error(s, q->hreq, status, "%s", why);
 }
 
@@ -2753,13 +2834,9 @@ static int review_listen(struct signer *s, char *err)
 	mode_t old = umask(0077);
 	int rc = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 128) == 0 ? 0 : -1;
 	umask(old);
-	if (rc == 0 && grp && *grp) { /* only the proxy's group may connect: mode 0660 */
-		struct group *g = getgrnam(grp);
-		if (!g || chown(sock, (uid_t)-1, g->gr_gid) != 0 || chmod(sock, 0660) != 0) {
-			close(fd);
-			return as_fail(err, AS_EINVAL, "ASSENT_REVIEW_PROXY_GROUP '%s': %s", grp,
-				       g ? strerror(errno) : "no such group");
-		}
+	if (rc == 0 && grp && *grp && sock_group(sock, grp, "ASSENT_REVIEW_PROXY_GROUP", err) != 0) {
+		close(fd); /* only the proxy's group may connect: mode 0660 */
+		return AS_EINVAL;
 	}
 	if (rc != 0) {
 		int e = errno;
@@ -2966,6 +3043,15 @@ int signer_main(const struct signer_opts *o)
 	s->o = o;
 	s->started_ms = now_ms();
 	s->self_uid = getuid();
+	const char *ll = getenv("FEEDBACK_LOG_LEVEL");
+	if (ll && *ll) {
+		int r = log_rank(ll);
+		if (r < 0 || r > 3) {
+			slog("error", "FEEDBACK_LOG_LEVEL: expected DEBUG, INFO, WARNING or ERROR, got '%.32s'", ll);
+			return 2;
+		}
+		log_min = r;
+	}
 	char err[AS_ERRLEN], path[4200];
 	if (mkdir_p(o->state, 0700, err) != 0) {
 		slog("error", "%s", err);
@@ -2985,7 +3071,7 @@ int signer_main(const struct signer_opts *o)
 	}
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
 	if ((s->agent_fd = listen_unix(o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
-	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0) {
+	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0 || control_group(o->state, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
