@@ -106,6 +106,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
 	size_t content_len[16];
 	char client[160];
+	uid_t uid; /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
@@ -983,7 +984,7 @@ static void evaluate(struct signer *s, const struct conn *c, const struct req *r
 				.agent = c->http ? (c->agent[0] ? c->agent : NULL)
 					 : s->reg ? registry_agent_by_uid(s->reg, c->uid) /* measured: as good as a key */
 						  : NULL,
-				.uid = c->http ? -1 : (long long)c->uid,
+				.uid = r->uid == (uid_t)-1 ? -1 : (long long)r->uid, /* measured, on either transport */
 				.client = client,
 				.context = json_object_get(r->view, "context"),
 				.nsubjects = ns,
@@ -1253,6 +1254,7 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	if (!r)
 		return AS_ENOMEM;
 	r->conn = c->id;
+	r->uid = uid;
 	memcpy(r->rid, rid, ridn);
 	snprintf(r->client, sizeof r->client, "%.*s", (int)clientn, client);
 	snprintf(r->owner, sizeof r->owner, "%s", c->owner);
