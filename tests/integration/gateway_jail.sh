@@ -125,9 +125,10 @@ else
 fi
 mkdir -p "$USER_S" && [ "$DU" -ne "$ME" ] && chown "$DU:$DU" "$USER_S"
 chmod 700 "$USER_S"
-# the reviewer is root when we are (another uid than the daemon's); else single-user
+# When we are root the agent is root and the reviewer uid 65534: neither is the daemon's
+# own uid, whose requests are same-user for everybody; else single-user.
 if [ "$ME" -eq 0 ]; then
-	as "$DU" "$ASSENT" --state "$USER_S" reviewer add tester --uid 0 >/dev/null
+	as "$DU" "$ASSENT" --state "$USER_S" reviewer add tester --uid 65534 >/dev/null
 	extra=()
 else
 	"$ASSENT" --state "$USER_S" reviewer add tester --uid "$ME" >/dev/null
@@ -156,7 +157,13 @@ for w in $W; do
 		ok "$m: worker $w: nobody cannot signal it # SKIP needs root for setpriv"
 	fi
 done
-end_to_end "service user" "$USER_S" "$DU" "$([ "$ME" -eq 0 ] && echo 0 || echo "$ME")"
+if [ "$ME" -eq 0 ]; then # the reviewer (uid 65534) reaches the service user's control socket
+	chmod 0711 "$USER_S"
+	chmod 0666 "$USER_S/control.sock"
+	end_to_end "service user" "$USER_S" 0 65534
+else
+	end_to_end "service user" "$USER_S" "$ME" "$ME"
+fi
 
 # ---- a daemon running as root ----
 if [ "$ME" -ne 0 ]; then
