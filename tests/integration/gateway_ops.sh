@@ -59,12 +59,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	stop_last
 	"$VERIFY" export "$S/ledger" >"$T/export.jsonl"
 	check "the ledger's response has the secrets replaced" \
-		$PY -c "import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)['entry']
-    if e.get('kind') == 'decision' and e.get('session_id') == sys.argv[2]:
-        r = e['response']; sys.exit(0 if 'hunter2' not in r and 'ghp_abc' not in r and '[REDACTED]' in r and r.startswith('no: ') else 1)
-sys.exit(1)" "$T/export.jsonl" "$SID"
+		$PY "$ROOT/tests/integration/entry_check.py" "$T/export.jsonl" decision "$SID" "'hunter2' not in e['response'] and 'ghp_abc' not in e['response'] and '[REDACTED]' in e['response'] and e['response'].startswith('no: ')"
 	check "no secret anywhere in the ledger" sh -c "! grep -q 'hunter2\|ghp_abcdef' '$T/export.jsonl'"
 else
 	ok "# SKIP not root: no second Unix user for the agent"

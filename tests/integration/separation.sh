@@ -74,19 +74,9 @@ kill "${daemons[0]}"
 for _ in $(seq 100); do kill -0 "${daemons[0]}" 2>/dev/null || break; sleep 0.05; done
 "$VERIFY" export "$S/ledger" >"$T/export.jsonl"
 check "the request entry records requester.uid 65534, measured, beside agent ci" \
-	$PY -c "import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)['entry']
-    if e.get('kind') == 'request' and e.get('session_id') == sys.argv[2]:
-        r = e['requester']; sys.exit(0 if r.get('uid') == 65534 and r.get('agent') == 'ci' else 1)
-sys.exit(1)" "$T/export.jsonl" "$SID"
+	$PY "$ROOT/tests/integration/entry_check.py" "$T/export.jsonl" request "$SID" "e['requester'].get('uid') == 65534 and e['requester'].get('agent') == 'ci'"
 check "bob's decision is recorded with assurance reviewer" \
-	$PY -c "import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)['entry']
-    if e.get('kind') == 'decision' and e.get('session_id') == sys.argv[2]:
-        sys.exit(0 if e['reviewer']['name'] == 'bob' and e['assurance'] == 'reviewer' else 1)
-sys.exit(1)" "$T/export.jsonl" "$SID"
+	$PY "$ROOT/tests/integration/entry_check.py" "$T/export.jsonl" decision "$SID" "e['reviewer']['name'] == 'bob' and e['assurance'] == 'reviewer'"
 
 # Single-user mode: a request from the daemon's own uid may be decided, as same-user.
 S2=$T/s2
@@ -101,10 +91,5 @@ kill "${daemons[1]}"
 for _ in $(seq 100); do kill -0 "${daemons[1]}" 2>/dev/null || break; sleep 0.05; done
 "$VERIFY" export "$S2/ledger" >"$T/export2.jsonl"
 check "... recorded as assurance same-user" \
-	$PY -c "import json,sys
-for l in open(sys.argv[1]):
-    e = json.loads(l)['entry']
-    if e.get('kind') == 'decision' and e.get('session_id') == sys.argv[2]:
-        sys.exit(0 if e['assurance'] == 'same-user' else 1)
-sys.exit(1)" "$T/export2.jsonl" "$SID3"
+	$PY "$ROOT/tests/integration/entry_check.py" "$T/export2.jsonl" decision "$SID3" "e['assurance'] == 'same-user'"
 done_testing
