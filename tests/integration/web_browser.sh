@@ -37,12 +37,16 @@ KEY=$("$ASSENT" --state "$S" agent add web-agent | tail -1)
 check "reviewer add --web prints a reviewer token (rt_...)" sh -c "case '$ALICE' in rt_?????*) exit 0;; esac; exit 1"
 check "reviewer token re-issues one: a new token, the registry keeps neither" \
 	sh -c "case '$BOB' in rt_?????*) ;; *) exit 1;; esac; [ '$BOB' != '$BOB0' ] && ! grep -qe '$BOB' -e '$BOB0' -e '$ALICE' '$S/identities.json'"
+# One node process drives the browser and both agents, as the daemon's own uid: every
+# request is then same-user (that uid could read the keys), so this test runs in
+# single-user mode with rules that take same-user decisions. Separation of duties
+# across real uids is tests/integration/separation.sh's.
 cat >"$T/web.policy" <<'POL'
 # the browser test's policy: two people for a quorum request, one for the rest
-ask type approval message ~ "quorum" quorum 2
-default ask
+ask type approval message ~ "quorum" quorum 2 same-user ok
+default ask same-user ok
 POL
-ASSENT_REVIEW_PORT=0 "$ASSENTD" --state "$S" --policy "$T/web.policy" >"$T/daemon.log" 2>&1 &
+ASSENT_SINGLE_USER=1 ASSENT_REVIEW_PORT=0 "$ASSENTD" --state "$S" --policy "$T/web.policy" >"$T/daemon.log" 2>&1 &
 for _ in $(seq 200); do [ -n "$(listener "$S" review)" ] && [ -n "$(listener "$S" http)" ] && break; sleep 0.05; done
 REVIEW=$(listener "$S" review)
 HTTP=$(listener "$S" http)
