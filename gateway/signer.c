@@ -37,6 +37,7 @@
 #include "httpcfg.h"
 #include "ipc.h"
 #include "jail.h"
+#include "lim.h"
 #include "merkle.h"
 #include "metrics.h"
 #include "policy.h"
@@ -189,6 +190,7 @@ struct signer {
 	size_t peak; /* most requests pending since the heap was last trimmed */
 	int cur; /* the worker whose frame is being handled */
 	int stop;
+	struct lim_state lim; /* limits per principal (lim.h) */
 };
 
 static uint64_t now_ms(void) { return now_unix_ms(); }
@@ -2704,6 +2706,65 @@ static void worker_input(struct signer *s, int k)
 	cv_arena_free(&a);
 }
 
+/* A limit was hit: logged at most once a minute per limit, with the hits since. */
+static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);
+static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)
+{
+	uint64_t more = 0;
+	if (!lim_hit(&s->lim, k, now_ms(), &more))
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (more)
+		slog("warn", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
+	else
+		slog("warn", "limit: %s", msg);
+}
+
+/* A slot for a connection on a unix socket, or NULL: the table is full, or this uid
+ * holds ASSENT_MAX_CONNECTIONS_PER_UID already. The client is told why in its own
+ * protocol (a JSON-RPC error for agents, a reply line for the assent CLI). */
+static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
+{
+	struct conn *c = NULL;
+	size_t mine = 0;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		if (!s->conns[i].used)
+			c = c ? c : &s->conns[i];
+		else if (!s->conns[i].http && s->conns[i].uid == uid)
+			mine++;
+	}
+	char why[200];
+	if (!c) {
+		snprintf(why, sizeof why, "the gateway serves %d connections already; try again later", MAX_CONNS);
+		lim_log(s, LIM_CONNS_TOTAL, "connection from uid %u refused: all %d connection slots are in use",
+			(unsigned)uid, MAX_CONNS);
+	} else if (mine >= s->lim.c.conns_per_uid) {
+		snprintf(why, sizeof why, "uid %u has %zu connections open, the limit (ASSENT_MAX_CONNECTIONS_PER_UID=%u)",
+			 (unsigned)uid, mine, s->lim.c.conns_per_uid);
+		lim_log(s, LIM_CONNS_UID, "connection refused: %s", why);
+		c = NULL;
+	} else {
+		return c;
+	}
+	json_t *j = k == W_MCP ? json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code", -32000,
+					   "message", why)
+			       : json_pack("{s:b,s:s}", "ok", 0, "error", why);
+	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (line) {
+		size_t n = strlen(line);
+		line[n] = '\n'; /* replaces the terminator: written with its length */
+		ssize_t w = write(fd, line, n + 1);
+		(void)w; /* a fresh socket takes a line; if not, the client sees the end only */
+	}
+	free(line);
+	json_decref(j);
+	return NULL;
+}
+
 /* -1 when there was nothing to accept (the caller stops trying this turn). */
 static int accept_conn(struct signer *s, int lfd, int k)
 {
@@ -2717,10 +2778,7 @@ static int accept_conn(struct signer *s, int lfd, int k)
 		close(fd);
 		return 0;
 	}
-	struct conn *c = NULL;
-	for (size_t i = 0; i < MAX_CONNS && !c; i++)
-		if (!s->conns[i].used)
-			c = &s->conns[i];
+	struct conn *c = conn_admit(s, fd, k, cr.uid);
 	if (!c) {
 		close(fd);
 		return 0;
@@ -2872,6 +2930,15 @@ int signer_main(const struct signer_opts *o)
 		return 2;
 	}
 	s->timeout_s = (uint32_t)tv;
+	if (lim_from_env(&s->lim.c, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (s->timeout_s > s->lim.c.max_timeout_s) { /* the cap holds for the default too */
+		slog("warn", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s", s->timeout_s,
+		     s->lim.c.max_timeout_s, s->lim.c.max_timeout_s);
+		s->timeout_s = s->lim.c.max_timeout_s;
+	}
 	char ldir[4200], kdir[4200];
 	snprintf(ldir, sizeof ldir, "%s/ledger", o->state);
 	snprintf(kdir, sizeof kdir, "%s/keys", o->state);

@@ -974,7 +974,9 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			buf_init(&c->out, 64u << 20);
 			return;
 		}
-		return; /* full: the descriptor is closed with the frame */
+		/* full: the descriptor is closed with the frame, and the signer frees its slot */
+		send_about(w, F_CONN_CLOSED, conn, NULL);
+		return;
 	}
 	if (f->type == F_RESULT) {
 		const char *rid, *js;

@@ -80,8 +80,21 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 	json_decref(j);
 }
 
+/* The signer holds a slot for every connection it handed over until it hears that
+ * the connection ended: tell it each time, or the slots run out. */
+static void tell_closed(uint64_t id)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_CONN_CLOSED, 1);
+	if (f && ipc_put_uint(&a, f, "conn", id) == 0 && ipc_send(g_ipc, f, -1, NULL) != 0)
+		_exit(3);
+	cv_arena_free(&a);
+}
+
 static void conn_close(struct rconn *c)
 {
+	tell_closed(c->id);
 	close(c->fd);
 	buf_free(&c->in);
 	buf_free(&c->out);
@@ -127,6 +140,7 @@ static void on_frame(struct ipc_frame *f)
 			buf_init(&conns[i].out, 64u << 20);
 			return;
 		}
+		tell_closed(conn); /* full: the descriptor is closed with the frame */
 		return;
 	}
 	if (f->type == F_CTL_REPLY) {

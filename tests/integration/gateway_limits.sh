@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# No one uses up what others need (see gateway_limits.py): connection slots are
+# released on every channel (thousands of connections opened and closed), and
+# the limits per principal answer with errors that name them; anonymous clients
+# are owners of their own; reviewers see only what they may decide; a big queue
+# never breaks a reviewer's view.
+. "$(dirname "$0")/../lib.sh"
+ASSENTD=${ASSENTD:-$ROOT/build/assentd}
+S=$T/state
+LOG=$T/state.log
+DPID=
+daemon_pid() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$S/assentd.json" 2>/dev/null; }
+http_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get("http") or "")' "$S/assentd.json" 2>/dev/null; }
+stop_daemon() {
+	local p
+	for p in "$DPID" "$(daemon_pid)"; do
+		if [ -z "$p" ] || ! kill -0 "$p" 2>/dev/null; then continue; fi
+		kill "$p" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
+	done
+	return 0
+}
+cleanup() { stop_daemon; sleep 0.1; rm -rf "$T"; }
+trap cleanup EXIT
+
+mkdir -p "$S"
+"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
+"$ASSENT" --state "$S" reviewer add outsider --uid 4000001 >/dev/null
+KEY1=$("$ASSENT" --state "$S" agent add greedy | tail -1)
+KEY2=$("$ASSENT" --state "$S" agent add modest | tail -1)
+cat >"$S/limits.policy" <<'POL'
+# Requests whose message starts with "only-tester" go to tester alone.
+ask when message ~ "^only-tester" reviewers tester
+ask
+POL
+env ASSENT_SINGLE_USER=1 FEEDBACK_ALLOW_ANONYMOUS=true ASSENT_MAX_PENDING_PER_AGENT=5 ASSENT_MAX_BLOCKING_PER_AGENT=2 \
+	ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=3 ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=4 ASSENT_HTTP_REQUEST_SECONDS=30 \
+	"$ASSENTD" --state "$S" ${LIMITS_POLICY:+--policy "$S/limits.policy"} >"$LOG" 2>&1 &
+DPID=$!
+for _ in $(seq 200); do [ -n "$(http_of)" ] && break; sleep 0.05; done
+if [ -z "$(http_of)" ]; then
+	not_ok "the daemon did not open its HTTP listener: $(tail -3 "$LOG")"
+	done_testing
+	exit 1
+fi
+ASSENT_TEST_KEY1=$KEY1 ASSENT_TEST_KEY2=$KEY2 $PY "$ROOT/tests/integration/gateway_limits.py" "$S" "$ROOT/build" "$LOG" \
+	>"$T/py.tap" 2>"$T/py.err"
+rc=$?
+while read -r line; do
+	case "$line" in
+	"ok "*) ok "${line#ok * - }" ;;
+	"not ok "*) not_ok "${line#not ok * - }" ;;
+	"#"*) echo "$line" ;;
+	esac
+done <"$T/py.tap"
+[ "$rc" -eq 0 ] || not_ok "the Python clients exited $rc: $(tail -3 "$T/py.err")"
+done_testing
