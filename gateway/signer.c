@@ -76,7 +76,7 @@ struct conn { /* a client connection the signer accepted and handed to a worker,
 	uid_t uid;  /* measured with SO_PEERCRED, never taken from a worker; (uid_t)-1 over HTTP */
 	pid_t pid;
 	int used;
-	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous" */
+	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous:CONN" (each its own) */
 	/* HTTP sessions only: they belong to the signer and outlive the worker. */
 	int http;
 	char agent[REG_NAME_MAX + 1]; /* the registered agent its API key named; "" when anonymous */
@@ -211,6 +211,24 @@ static void slog(const char *level, const char *fmt, ...)
 }
 
 /* ---- sockets and workers ---- */
+
+/* A limit was hit: logged at most once a minute per limit, with the hits since. */
+static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);
+static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)
+{
+	uint64_t more = 0;
+	if (!lim_hit(&s->lim, k, now_ms(), &more))
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (more)
+		slog("warn", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
+	else
+		slog("warn", "limit: %s", msg);
+}
 
 static int listen_unix(const char *state, const char *name, char *err)
 {
@@ -1096,6 +1114,56 @@ static int load_policy(struct signer *s, char *err)
 	return 0;
 }
 
+struct owner_count {
+	const char *owner;
+	size_t pending, blocking;
+};
+
+static void count_owner(const struct pq_item *it, void *arg)
+{
+	struct owner_count *oc = arg;
+	if (strcmp(((const struct req *)it->data)->owner, oc->owner) != 0)
+		return;
+	oc->pending++;
+	oc->blocking += it->blocking != 0;
+}
+
+/* One principal (a uid, an agent key, an anonymous client) may hold at most
+ * ASSENT_MAX_PENDING_PER_AGENT requests pending, ASSENT_MAX_BLOCKING_PER_AGENT of
+ * them as calls held open: past either, the call is answered with an error naming
+ * the limit (and logged), and the queue stays for everyone else. */
+static int request_over_limit(struct signer *s, const struct conn *c, const char *rid, size_t ridn, int wait)
+{
+	struct owner_count oc = {c->owner, 0, 0};
+	pq_each(s->q, count_owner, &oc);
+	for (size_t i = 0; i < s->nbatch; i++) { /* requests not yet on disk count too */
+		const struct op *o = s->batch[i];
+		if (o->it.data && !o->d && !strcmp(((const struct req *)o->it.data)->owner, c->owner)) {
+			oc.pending++;
+			oc.blocking += o->it.blocking != 0;
+		}
+	}
+	char msg[300];
+	if (oc.pending >= s->lim.c.pending_per_agent) {
+		snprintf(msg, sizeof msg, "%s has %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
+			 "for decisions or cancel some", c->owner, oc.pending, s->lim.c.pending_per_agent);
+		lim_log(s, LIM_PENDING, "request refused: %s", msg);
+	} else if (wait && oc.blocking >= s->lim.c.blocking_per_agent) {
+		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit "
+			 "(ASSENT_MAX_BLOCKING_PER_AGENT=%u): ask with wait: false and collect with get_feedback",
+			 c->owner, oc.blocking, s->lim.c.blocking_per_agent);
+		lim_log(s, LIM_BLOCKING, "request refused: %s", msg);
+	} else {
+		return 0;
+	}
+	char r[PROTO_RID_MAX + 1];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	json_t *j = json_pack("{s:s}", "error", msg);
+	send_result(s, c->id, r, j, 1);
+	json_decref(j);
+	return 1;
+}
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -1112,6 +1180,10 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
 	GUARD(ipc_get(f->body, "action", CV_MAP, &action, err));
 	const struct cv *contents = cv_get(f->body, "contents");
+	if (request_over_limit(s, c, rid, ridn, wait))
+		return 0;
+	if (timeout > s->lim.c.max_timeout_s) /* timeout_override is capped, never refused */
+		timeout = s->lim.c.max_timeout_s;
 	struct req *r = calloc(1, sizeof *r);
 	if (!r)
 		return AS_ENOMEM;
@@ -1885,15 +1957,37 @@ static int peer_is_loopback(int fd)
 	return 0;
 }
 
-static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c)
+/* Anonymous clients share no owner: each session is its own ("anonymous:ID"), so
+ * that one local process can neither list another's requests nor collect their
+ * tokens. Its session id is its only credential. An agent key is one owner. */
+static void session_set_owner(struct conn *c, const char *owner)
+{
+	if (!strcmp(owner, "anonymous"))
+		snprintf(c->owner, sizeof c->owner, "anonymous:%llu", (unsigned long long)c->id);
+	else
+		snprintf(c->owner, sizeof c->owner, "%s", owner);
+}
+
+static int session_owned_by(const struct conn *c, const char *owner)
+{
+	if (!strcmp(owner, "anonymous"))
+		return !c->agent[0] && !strncmp(c->owner, "anonymous:", 10);
+	return !strcmp(c->owner, owner);
+}
+
+/* retry_s: a refusal for a limit says when to try again (Retry-After). */
+static void http_reply_retry(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c,
+			     unsigned retry_s)
 {
 	struct cv_arena a;
 	cv_arena_init(&a, 32);
-	struct cv *f = ipc_frame_new(&a, F_HTTP_REPLY, 8);
+	struct cv *f = ipc_frame_new(&a, F_HTTP_REPLY, 9);
 	char err[AS_ERRLEN];
 	int rc = !f || ipc_put_uint(&a, f, "hreq", hreq) || ipc_put_uint(&a, f, "status", status);
 	if (!rc && error)
 		rc = ipc_put_text(&a, f, "error", error, strlen(error));
+	if (!rc && retry_s)
+		rc = ipc_put_uint(&a, f, "retry", retry_s);
 	if (!rc && c) {
 		const char *principal = c->agent[0] ? c->agent : "anonymous";
 		rc = ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "session", c->session, strlen(c->session)) ||
@@ -1904,6 +1998,37 @@ static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const c
 	if (!rc && ipc_conn_send(&s->w[W_MCP].ipc, f, -1, err) != 0)
 		worker_down(s, W_MCP, "its socket is stuck");
 	cv_arena_free(&a);
+}
+
+static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c)
+{
+	http_reply_retry(s, hreq, status, error, c, 0);
+}
+
+/* One agent key (or all anonymous clients together) holds at most
+ * ASSENT_HTTP_MAX_SESSIONS_PER_AGENT sessions, so that it cannot fill the table
+ * others need: past it, 429 with Retry-After (when its oldest idle session ends). */
+static int sessions_over_limit(struct signer *s, uint64_t hreq, const char *owner)
+{
+	size_t mine = 0;
+	uint64_t now = now_ms(), first_end = UINT64_MAX;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		const struct conn *c = &s->conns[i];
+		if (!c->used || !c->http || !session_owned_by(c, owner))
+			continue;
+		mine++;
+		uint64_t end = c->last_ms + 1000ull * s->http.session_idle_s;
+		first_end = end < first_end ? end : first_end;
+	}
+	if (mine < s->http.sessions_per_agent)
+		return 0;
+	unsigned retry = first_end > now ? (unsigned)((first_end - now + 999) / 1000) : 1;
+	char msg[200];
+	snprintf(msg, sizeof msg, "%s has %zu MCP sessions open, the limit (ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=%u): end "
+		 "one (DELETE /mcp) or wait", owner, mine, s->http.sessions_per_agent);
+	lim_log(s, LIM_SESSIONS, "initialize refused: %s", msg);
+	http_reply_retry(s, hreq, 429, msg, NULL, retry);
+	return 1;
 }
 
 static struct conn *session_find(struct signer *s, const char *sid, size_t n)
@@ -1964,7 +2089,7 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	if (sid) {
 		struct conn *c = session_find(s, sid, sn);
 		/* Someone else's session is as unknown as an expired one: 404 either way. */
-		if (!c || strcmp(c->owner, owner) != 0) {
+		if (!c || !session_owned_by(c, owner)) {
 			http_reply(s, hreq, 404, "unknown or expired session (initialize again)", NULL);
 			return 0;
 		}
@@ -1976,6 +2101,8 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		http_reply(s, hreq, 400, "Mcp-Session-Id header required: call initialize first", NULL);
 		return 0;
 	}
+	if (sessions_over_limit(s, hreq, owner))
+		return 0;
 	size_t nsess = 0;
 	struct conn *c = NULL;
 	for (size_t i = 0; i < MAX_CONNS; i++) {
@@ -1996,7 +2123,7 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	hex_encode(rnd, sizeof rnd, hex);
 	*c = (struct conn){.id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1,
 			   .last_ms = now_ms()};
-	snprintf(c->owner, sizeof c->owner, "%s", owner);
+	session_set_owner(c, owner);
 	snprintf(c->agent, sizeof c->agent, "%s", agent);
 	snprintf(c->session, sizeof c->session, "%s", hex);
 	slog("info", "MCP session %.8s... opened over HTTP by %s", c->session, owner);
@@ -2706,24 +2833,6 @@ static void worker_input(struct signer *s, int k)
 	cv_arena_free(&a);
 }
 
-/* A limit was hit: logged at most once a minute per limit, with the hits since. */
-static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);
-static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)
-{
-	uint64_t more = 0;
-	if (!lim_hit(&s->lim, k, now_ms(), &more))
-		return;
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (more)
-		slog("warn", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
-	else
-		slog("warn", "limit: %s", msg);
-}
-
 /* A slot for a connection on a unix socket, or NULL: the table is full, or this uid
  * holds ASSENT_MAX_CONNECTIONS_PER_UID already. The client is told why in its own
  * protocol (a JSON-RPC error for agents, a reply line for the assent CLI). */
@@ -2760,6 +2869,11 @@ static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
 		ssize_t w = write(fd, line, n + 1);
 		(void)w; /* a fresh socket takes a line; if not, the client sees the end only */
 	}
+	/* What the client sent already is read and dropped: closing with unread data
+	 * would reset the connection, and the client would not see the line. */
+	char junk[4096];
+	for (int m = 0; m < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; m++)
+		;
 	free(line);
 	json_decref(j);
 	return NULL;

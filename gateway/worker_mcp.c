@@ -75,6 +75,7 @@ struct hreq {
 	struct buf out;                /* the JSON body, or SSE bytes not yet sent */
 	unsigned status;
 	char session[MH_SESSION_LEN + 1]; /* Mcp-Session-Id to send back */
+	unsigned retry_s;                 /* Retry-After, for a refusal by a limit */
 	int finished, suspended;
 	uint64_t next_keepalive;
 	struct hreq *next;
@@ -589,7 +590,11 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 			e = "refused", en = 7;
 		char msg[201];
 		snprintf(msg, sizeof msg, "%.*s", (int)en, e);
+		uint64_t retry = 0;
+		if (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 86400, &retry, err) != 0)
+			retry = 0;
 		set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
+		h->retry_s = (unsigned)retry;
 		wake(h);
 		return;
 	}
@@ -605,6 +610,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	snprintf(pr, sizeof pr, "%.*s", (int)pn, proto);
 	snprintf(h->session, sizeof h->session, "%.*s", (int)sn, sess);
 	h->conn = conn;
+	mc_authed(h->mc); /* its connection no longer counts against its address */
 	struct mconn *c = http_mconn(w, conn, cl, pr);
 	if (!c) {
 		set_reject(h, 503, -32603, "this worker serves too many sessions");
@@ -720,6 +726,11 @@ static enum MHD_Result queue(struct hreq *h)
 			MHD_add_response_header(r, "Allow", h->v.allow);
 		if (h->status == 401)
 			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent\"");
+		if (h->retry_s) { /* a limit: when to try again */
+			char ra[16];
+			snprintf(ra, sizeof ra, "%u", h->retry_s);
+			MHD_add_response_header(r, "Retry-After", ra);
+		}
 		h->st = HS_DONE;
 	}
 	if (h->session[0])
@@ -943,6 +954,7 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	}
 	if (!w->cfg.on)
 		return 0;
+	w->pconns.unauth_max = w->cfg.unauth_per_addr;
 	w->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, w,
 				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
 				  (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
@@ -1121,6 +1133,7 @@ int worker_mcp_main(int ipcfd)
 		if (w.mhd) {
 			keepalive(&w, mono_ms());
 			mc_deadlines(&w.pconns, w.cfg.request_s);
+			mc_log_refused(&w.pconns, w.ipcfd, "agent");
 			hangups(&w);
 			mc_run(w.mhd);
 			/* After a crowd of connections is gone, give their buffers back. */

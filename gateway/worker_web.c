@@ -548,6 +548,9 @@ static void serve_static(struct wreq *h)
 static void dispatch(struct wreq *h)
 {
 	mc_received(h->mc); /* head and body are in: the whole-request clock stops */
+	/* A page's connections carry no credential of their own: past its first whole
+	 * request a connection is no slow head, and counts no longer per address. */
+	mc_authed(h->mc);
 	if (h->r.route == WR_MCP) {
 		if (!hdr(h->mc, MHD_HTTP_HEADER_AUTHORIZATION))
 			return rpc_error(h, 401, -32001, "a reviewer token is required (Authorization: Bearer rt_...)");
@@ -692,6 +695,7 @@ int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
 			return rc ? rc : AS_ECORRUPT;
 		break;
 	}
+	W.conns.unauth_max = W.cfg.unauth_per_addr;
 	if (W.cfg.on && !(W.tcp = start_on(WORKER_HTTP_FD, &on_tcp)))
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the reviewer listener");
 	if (W.proxy && !(W.unix_ = start_on(WORKER_PROXY_FD, &on_proxy_socket)))
@@ -741,6 +745,7 @@ void web_run(void)
 			wake(h);
 		}
 	mc_deadlines(&W.conns, W.cfg.request_s);
+	mc_log_refused(&W.conns, W.ipcfd, "reviewer");
 	mc_run(W.tcp);
 	mc_run(W.unix_);
 }

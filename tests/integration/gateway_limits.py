@@ -27,7 +27,10 @@ def ctl(cmd, timeout=10):
     k.settimeout(timeout)
     try:
         k.connect(f"{state}/control.sock")
-        k.sendall((json.dumps(cmd) + "\n").encode())
+        try:
+            k.sendall((json.dumps(cmd) + "\n").encode())
+        except OSError:
+            pass  # refused at once: its answer may still be there to read
         buf = b""
         while not buf.endswith(b"\n"):
             chunk = k.recv(1 << 20)
@@ -104,7 +107,199 @@ def cancel_all():
         for r in reqs:
             ctl({"cmd": "decide", "session_id": r["session_id"], "outcome": "rejected", "text": "cleanup"})
 
-# ---- 1. connection slots are released on every unix socket ----
+# ---- HTTP helpers ----
+class Resp:
+    def __init__(self, status, headers, body, err=None):
+        self.status, self.headers, self.body, self.err = status, headers, body, err
+    def header(self, name):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+    def json(self):
+        try:
+            if (self.header("Content-Type") or "").startswith("text/event-stream"):
+                datas = [l[5:].strip() for l in self.body.decode().splitlines() if l.startswith("data:")]
+                return json.loads(datas[-1]) if datas else None
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError):
+            return None
+    def __repr__(self):
+        return f"HTTP {self.status} {self.body[:200]!r}" if self.err is None else f"no answer ({self.err})"
+
+def send(method, body=None, headers=None, timeout=10, path="/mcp"):
+    c = http.client.HTTPConnection(HOST, PORT, timeout=timeout)
+    try:
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        return Resp(r.status, r.getheaders(), r.read())
+    except (OSError, http.client.HTTPException) as e:
+        return Resp(None, [], b"", repr(e))
+    finally:
+        c.close()
+
+def hdrs(key=None, session=None):
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if key:
+        h["Authorization"] = "Bearer " + key
+    if session:
+        h["Mcp-Session-Id"] = session
+        h["MCP-Protocol-Version"] = "2025-11-25"
+    return h
+
+def initialize(key=None, timeout=10):
+    r = send("POST", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "limits", "version": "1"}}}),
+        hdrs(key), timeout)
+    return r, r.header("Mcp-Session-Id")
+
+def http_tool(session, name, args, key=None):
+    r = send("POST", json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                 "params": {"name": name, "arguments": args}}), hdrs(key, session))
+    j = r.json() or {}
+    return r, (j.get("result") or {}), j
+
+def log_has(pat):
+    return re.search(pat, open(logpath, errors="replace").read()) is not None
+
+# ---- 2. timeout_override is capped by ASSENT_MAX_TIMEOUT_SECONDS (3600 by default) ----
+a = Stdio("timeouts")
+r = a.tool({"type": "approval", "message": "a day, please", "timeout_override": 86400, "wait": False})
+d = sc(r)
+ok(d.get("status") == "pending" and 3590 <= d.get("deadline", 0) - d.get("timestamp", 0) <= 3600,
+   f"timeout_override 86400 is capped at an hour: deadline - now = {d.get('deadline', 0) - d.get('timestamp', 0)} s")
+r = a.tool({"type": "approval", "message": "give the reviewer 10 minutes", "timeout_override": 600, "wait": False})
+d = sc(r)
+ok(d.get("status") == "pending" and 595 <= d.get("deadline", 0) - d.get("timestamp", 0) <= 600,
+   f"\"give the reviewer 10 minutes\" (600 s, over the 300 s default) still holds: {d.get('deadline', 0) - d.get('timestamp', 0)} s")
+cancel_all()
+
+# ---- 3. pending requests per principal ----
+queued = [sc(a.tool({"type": "approval", "message": f"p-{i}", "wait": False})).get("status") for i in range(5)]
+ok(queued == ["pending"] * 5, f"a stdio agent queues 5 requests, the limit ({queued})")
+r = a.tool({"type": "approval", "message": "p-6", "wait": False})
+ok((r or {}).get("result", {}).get("isError") and "ASSENT_MAX_PENDING_PER_AGENT" in tool_text(r),
+   f"the 6th is refused with an error naming ASSENT_MAX_PENDING_PER_AGENT ({tool_text(r)[:200]})")
+ok(log_has(r"limit: request refused: uid:\d+ has 5 requests pending"), "the refusal is in the daemon's log")
+rr, sess2 = initialize(KEY2)
+res = http_tool(sess2, "request_feedback", {"type": "approval", "message": "modest asks", "wait": False}, KEY2)[1]
+ok((res.get("structuredContent") or {}).get("status") == "pending",
+   f"another principal (agent modest over HTTP) still queues ({res or rr!r})")
+pend = ctl({"cmd": "pending"}) or {}
+ok(len(pend.get("requests") or []) == 6, f"the queue holds 5 + 1 ({len(pend.get('requests') or [])})")
+cancel_all()
+r = a.tool({"type": "approval", "message": "after decisions", "wait": False})
+ok(sc(r).get("status") == "pending", "once its requests are decided the agent may ask again")
+cancel_all()
+
+# ---- 4. calls held open per principal ----
+b1 = a.send("tools/call", {"name": "request_feedback", "arguments": {"type": "approval", "message": "block-1"}})
+b2 = a.send("tools/call", {"name": "request_feedback", "arguments": {"type": "approval", "message": "block-2"}})
+end = time.time() + 10
+while time.time() < end and len((ctl({"cmd": "pending"}) or {}).get("requests") or []) < 2:
+    time.sleep(0.05)
+r = a.tool({"type": "approval", "message": "block-3"}, timeout=10)
+ok(r is not None and (r.get("result") or {}).get("isError") and "ASSENT_MAX_BLOCKING_PER_AGENT" in tool_text(r),
+   f"with 2 calls waiting, a 3rd blocking call is answered at once with an error naming ASSENT_MAX_BLOCKING_PER_AGENT "
+   f"({tool_text(r)[:160] if r else 'no answer'})")
+r = a.tool({"type": "approval", "message": "not blocking", "wait": False})
+ok(sc(r).get("status") == "pending", "a non-blocking request is still taken")
+cancel_all()
+ok(a.wait(b1) is not None and a.wait(b2) is not None, "the two waiting calls get their decisions")
+a.close()
+
+# ---- 5. connections per uid on the unix sockets ----
+time.sleep(0.5)  # the bridges above are gone
+held = []
+for i in range(65):
+    k = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    k.connect(f"{state}/agent.sock")
+    held.append(k)
+time.sleep(0.5)
+refusals = []
+for k in held:
+    k.setblocking(False)
+    try:
+        data = k.recv(4096)
+    except BlockingIOError:
+        continue
+    try:
+        refusals.append(json.loads(data)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        refusals.append(data.decode(errors="replace"))
+ok(len(refusals) == 1 and "ASSENT_MAX_CONNECTIONS_PER_UID" in refusals[0],
+   f"65 agent connections of one uid: one is told the limit (64) in a JSON-RPC error ({refusals})")
+r = ctl({"cmd": "whoami"}) or {}
+ok(r.get("ok") is False and "ASSENT_MAX_CONNECTIONS_PER_UID" in r.get("error", ""),
+   f"... and so is the uid's control command, on the other socket ({r})")
+for k in held:
+    k.close()
+time.sleep(0.3)
+ok((ctl({"cmd": "whoami"}) or {}).get("ok") is True, "once they are closed the uid is served again")
+ok(log_has(r"limit: connection refused: uid \d+ has 64 connections open"), "the refusal is in the daemon's log")
+
+# ---- 6. sessions per agent key ----
+got = [initialize(KEY1) for _ in range(4)]
+ok([g[0].status for g in got[:3]] == [200, 200, 200], f"agent greedy opens 3 sessions ({[g[0].status for g in got[:3]]})")
+r = got[3][0]
+j = r.json() or {}
+ok(r.status == 429 and (r.header("Retry-After") or "").isdigit() and int(r.header("Retry-After")) > 0
+   and "ASSENT_HTTP_MAX_SESSIONS_PER_AGENT" in ((j.get("error") or {}).get("message") or ""),
+   f"its 4th initialize: 429 with Retry-After and a JSON-RPC error naming ASSENT_HTTP_MAX_SESSIONS_PER_AGENT ({r!r}, "
+   f"Retry-After {r.header('Retry-After')})")
+r2, s2b = initialize(KEY2)
+ok(r2.status == 200, f"another agent key still opens a session ({r2!r})")
+ok(log_has(r"limit: initialize refused: agent:greedy has 3 MCP sessions"), "the refusal is in the daemon's log")
+send("DELETE", headers=hdrs(KEY1, got[0][1]))
+r, _ = initialize(KEY1)
+ok(r.status == 200, f"after one is ended (DELETE) the agent opens another ({r!r})")
+
+# ---- 7. anonymous clients are owners of their own ----
+ra, anon_a = initialize()
+rb, anon_b = initialize()
+ok(ra.status == 200 and rb.status == 200 and anon_a and anon_b, f"two anonymous sessions ({ra!r} {rb!r})")
+res = http_tool(anon_a, "request_feedback", {"type": "approval", "message": "anon a's", "wait": False})[1]
+sid_a = (res.get("structuredContent") or {}).get("session_id", "")
+ok(sid_a.startswith("req-"), f"anonymous client A queues a request ({sid_a or res})")
+res = http_tool(anon_b, "list_pending_feedback", {})[1]
+listed = json.dumps(res)
+ok("anon a's" not in listed and sid_a not in listed, f"client B's list_pending_feedback does not show A's request ({listed[:200]})")
+res = http_tool(anon_b, "get_feedback", {"session_id": sid_a, "wait_seconds": 0})[1]
+ok(res.get("isError") is True, f"client B cannot collect A's request ({json.dumps(res)[:160]})")
+res = http_tool(anon_a, "get_feedback", {"session_id": sid_a, "wait_seconds": 0})[1]
+ok((res.get("structuredContent") or {}).get("status") == "pending", f"client A can ({json.dumps(res)[:160]})")
+res = http_tool(anon_a, "list_pending_feedback", {})[1]
+ok(sid_a in json.dumps(res), "and A's own list shows it")
+cancel_all()
+
+# ---- 8. unauthenticated connections per address (all of 127.0.0.0/8 is one) ----
+slow = []
+for i in range(8):
+    k = socket.create_connection((HOST, PORT), timeout=10)
+    slow.append(k)
+    time.sleep(0.05)
+# with all 8 connection slots (ASSENT_HTTP_MAX_CONNECTIONS) taken by silent clients, an agent would wait
+time.sleep(0.3)
+r, s_new = initialize(KEY2, timeout=10)
+ok(r.status == 200, f"8 silent connections from loopback on 8 slots: an agent still connects and initializes ({r!r})")
+# the four oldest were closed with a 429 as the newer ones came
+closed = 0
+for k in slow[:4]:
+    k.settimeout(5)
+    try:
+        data = k.recv(4096)
+    except OSError:
+        data = b""
+    closed += data.startswith(b"HTTP/1.1 429") and b"ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS" in data
+ok(closed == 4, f"... because the 4 oldest were closed with 429 naming ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS ({closed}/4)")
+for k in slow:
+    k.close()
+end = time.time() + 5
+while time.time() < end and not log_has(r"limit: agent listener: \d+ connections refused"):
+    time.sleep(0.1)
+ok(log_has(r"limit: agent listener: \d+ connections refused \(ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=4"), "the refusals are in the daemon's log")
+
+# ---- 9. connection slots are released on every unix socket (last: on old code it breaks the rest) ----
 N = 3000
 answered = 0
 for i in range(N):
