@@ -21,7 +21,7 @@ static int env_u(const char *name, uint64_t min, uint64_t max, uint64_t dflt, un
 int lim_from_env(struct lim_config *c, char *err)
 {
 	GUARD(env_u("ASSENT_MAX_PENDING_PER_AGENT", 1, 100000, 100, &c->pending_per_agent, err));
-	GUARD(env_u("ASSENT_MAX_BLOCKING_PER_AGENT", 1, 1024, 16, &c->blocking_per_agent, err));
+	GUARD(env_u("ASSENT_MAX_BLOCKING_PER_AGENT", 1, 1024, 64, &c->blocking_per_agent, err));
 	GUARD(env_u("ASSENT_MAX_CONNECTIONS_PER_UID", 1, 1024, 64, &c->conns_per_uid, err));
 	GUARD(env_u("ASSENT_MAX_TIMEOUT_SECONDS", 1, 86400, 3600, &c->max_timeout_s, err));
 	return 0;

@@ -9,7 +9,7 @@
 
 struct lim_config {
 	unsigned pending_per_agent;  /* ASSENT_MAX_PENDING_PER_AGENT (100): requests one principal has pending */
-	unsigned blocking_per_agent; /* ASSENT_MAX_BLOCKING_PER_AGENT (16): of those, calls held open waiting */
+	unsigned blocking_per_agent; /* ASSENT_MAX_BLOCKING_PER_AGENT (64): of those, calls held open waiting */
 	unsigned conns_per_uid;      /* ASSENT_MAX_CONNECTIONS_PER_UID (64): unix-socket connections of one uid */
 	unsigned max_timeout_s;      /* ASSENT_MAX_TIMEOUT_SECONDS (3600): the longest a request may wait */
 };

@@ -52,6 +52,7 @@
 #define CONTROL_SOCK "control.sock"
 #define MAX_CONNS 1024
 #define MAX_DONE 4096
+#define PQ_MAX 100000 /* requests pending in all */
 #define TIMEOUT_MAX_S 86400
 #define MCP_AUD_MAX 128
 
@@ -141,6 +142,8 @@ struct op {
 struct recent { /* a decision, for the web page's "recent" list */
 	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[121];
 	uint64_t seq, at;
+	struct pol_decision pd; /* its terms: shown only to reviewers who could have decided it */
+	int restricted;
 };
 
 struct signer {
@@ -666,6 +669,9 @@ static void request_log(struct signer *s, const struct pq_item *it, const struct
 		memcpy(x->message, summary, sizeof x->message);
 		x->seq = seq;
 		x->at = now_ms() / 1000;
+		x->restricted = r->has_pd && r->pd.nreviewers;
+		if (x->restricted)
+			x->pd = r->pd;
 		if (s->nrecent < sizeof s->recent / sizeof s->recent[0])
 			s->nrecent++;
 	}
@@ -1365,10 +1371,42 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 #define LIST_MAX 1000
 #define LIST_MESSAGE_MAX 512
 
+/* Reviewer and agent views are pages: items go in while their JSON fits in
+ * VIEW_PAGE_BYTES, so that an answer is one frame (IPC_FRAME_MAX) whatever the
+ * queue holds; the rest are counted ("more") and the next page starts at
+ * "next_offset". */
+#define VIEW_PAGE_BYTES (IPC_FRAME_MAX / 2)
+
+static size_t json_size(const json_t *j) { return json_dumpb(j, NULL, 0, JSON_COMPACT); }
+
+/* Add v to a page, or count it as one more when it does not fit (v is taken either way). */
+static void page_add(json_t *arr, json_t *v, size_t *used, size_t *more, size_t max_items)
+{
+	size_t n = json_size(v);
+	if (*more || json_array_size(arr) >= max_items || *used + n > VIEW_PAGE_BYTES) {
+		(*more)++;
+		json_decref(v);
+		return;
+	}
+	*used += n;
+	json_array_append_new(arr, v);
+}
+
+static int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);
+
+/* A reviewer sees what they may decide: a rule that names its reviewers hides its
+ * requests from everyone else (their existence too, in lists, show and recent). */
+static int reviewer_may_see(struct signer *s, const char *reviewer, const struct req *r)
+{
+	return !reviewer || !r->has_pd || !r->pd.nreviewers || reviewer_allowed(s, reviewer, &r->pd);
+}
+
 struct list_ctx {
-	const char *owner; /* NULL: everything (reviewers) */
+	struct signer *s;
+	const char *owner;    /* an agent's own list; NULL: a reviewer's */
+	const char *reviewer; /* a reviewer's list: only what they may decide */
 	json_t *arr;
-	size_t more;
+	size_t more, offset, skipped, used;
 };
 
 static void list_one(const struct pq_item *it, void *arg)
@@ -1377,7 +1415,13 @@ static void list_one(const struct pq_item *it, void *arg)
 	const struct req *r = it->data;
 	if (l->owner && strcmp(r->owner, l->owner) != 0)
 		return;
-	if (json_array_size(l->arr) == LIST_MAX) {
+	if (!l->owner && !reviewer_may_see(l->s, l->reviewer, r))
+		return;
+	if (l->skipped < l->offset) {
+		l->skipped++;
+		return;
+	}
+	if (l->more || json_array_size(l->arr) == LIST_MAX) {
 		l->more++;
 		return;
 	}
@@ -1395,17 +1439,36 @@ static void list_one(const struct pq_item *it, void *arg)
 		json_object_set_new(v, "audience", json_string(r->audience));
 	if (!l->owner)
 		json_object_set(v, "requester", json_object_get(r->view, "requester"));
-	json_array_append_new(l->arr, v);
+	page_add(l->arr, v, &l->used, &l->more, LIST_MAX);
 }
 
-static json_t *list_reply(struct signer *s, const char *owner)
+/* owner: an agent's own requests; else the reviewer's (what they may decide). From
+ * the offset-th on, in deadline order. */
+static json_t *list_reply_page(struct signer *s, const char *owner, const char *reviewer, size_t offset)
 {
-	struct list_ctx l = {owner, json_array(), 0};
+	struct list_ctx l = {.s = s, .owner = owner, .reviewer = reviewer, .arr = json_array(), .offset = offset};
 	pq_each(s->q, list_one, &l);
+	size_t shown = json_array_size(l.arr);
 	json_t *j = json_pack("{s:o}", "requests", l.arr);
-	if (l.more)
+	if (l.more) {
 		json_object_set_new(j, "more", json_integer((json_int_t)l.more));
+		json_object_set_new(j, "next_offset", json_integer((json_int_t)(offset + shown)));
+	}
 	return j;
+}
+
+static json_t *list_reply(struct signer *s, const char *owner) { return list_reply_page(s, owner, NULL, 0); }
+
+/* A view over max bytes of JSON (a context of escapes: each byte may print as six)
+ * loses its context, with a note saying so, so that it fits in an answer. */
+static void view_fit(json_t *v, size_t max)
+{
+	size_t n = json_size(v);
+	if (n <= max || !json_object_get(v, "context"))
+		return;
+	json_object_del(v, "context");
+	json_object_set_new(v, "context_omitted",
+			    json_sprintf("the context is too large to show here (the request is %zu bytes as JSON)", n));
 }
 
 /* A request as a reviewer sees it, with the subjects' bytes (base64) when they fit in a reply. */
@@ -1417,6 +1480,7 @@ static json_t *show_reply(const struct req *r)
 	for (i = 0; i < 16; i++)
 		total += r->content_len[i];
 	int fits = total / 3 * 4 < IPC_FRAME_MAX / 2; /* the rest of the view takes at most the other half */
+	view_fit(v, IPC_FRAME_MAX / 2);
 	json_array_foreach(subs, i, x) {
 		if (i >= 16 || !r->content[i])
 			continue;
@@ -1830,6 +1894,9 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 		GUARD(ipc_get_text(f->body, "text", 16384, &text, &textn, err));
 	if (cv_get(f->body, "n"))
 		GUARD(ipc_get_uint(f->body, "n", 64, &n, err));
+	uint64_t offset = 0; /* pending: the page from this request on */
+	if (cv_get(f->body, "offset"))
+		GUARD(ipc_get_uint(f->body, "offset", PQ_MAX, &offset, err));
 	char cm[17], id[65] = "", oc[17] = "", *tx = text ? strndup(text, textn) : NULL;
 	snprintf(cm, sizeof cm, "%.*s", (int)cmdn, cmd);
 	if (sid)
@@ -1852,11 +1919,11 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 				(json_int_t)s->w[W_MCP].restarts_total, "review_worker_restarts",
 				(json_int_t)s->w[W_REVIEW].restarts_total);
 	else if (!strcmp(cm, "pending")) {
-		rep = list_reply(s, NULL);
+		rep = list_reply_page(s, NULL, reviewer, (size_t)offset);
 		json_object_set_new(rep, "ok", json_true());
 	} else if (!strcmp(cm, "show")) {
 		struct pq_item *it = id[0] ? pq_find(s->q, id) : NULL;
-		rep = it ? show_reply(it->data) : ctl_error("no pending request %s", id);
+		rep = it && reviewer_may_see(s, reviewer, it->data) ? show_reply(it->data) : ctl_error("no pending request %s", id);
 	} else if (!strcmp(cm, "decide") && id[0] && oc[0]) {
 		struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
 		rep = decide(s, &w, id, oc, tx, n);
@@ -2225,8 +2292,8 @@ struct web_req {
 	char cmd[17];
 	const char *cookie, *csrf, *bearer, *proxy_user, *proxy_secret, *token, *sid, *outcome, *text;
 	size_t cookien, csrfn, bearern, proxy_usern, proxy_secretn, tokenn, sidn, outcomen, textn;
-	uint64_t n;
-	int has_n, approved, has_approved;
+	uint64_t n, offset;
+	int has_n, approved, has_approved, has_offset;
 	int on_proxy;   /* the connection came in on the proxy's socket */
 	char peer[64];  /* its address, for the failed-login limiter */
 };
@@ -2291,30 +2358,34 @@ struct web_list {
 	struct signer *s;
 	const char *reviewer;
 	json_t *arr;
-	size_t total, more, budget;
+	size_t total, more, budget, used;
 };
 
 static void web_one(const struct pq_item *it, void *arg)
 {
 	struct web_list *l = arg;
 	const struct req *r = it->data;
-	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(l->s, l->reviewer, &r->pd))
+	if (!reviewer_may_see(l->s, l->reviewer, r))
 		return; /* everything this reviewer may decide, nothing else */
 	l->total++;
-	if (json_array_size(l->arr) >= WEB_VIEWS_MAX) {
+	if (l->more || json_array_size(l->arr) >= WEB_VIEWS_MAX) {
 		l->more++;
 		return;
 	}
-	json_array_append_new(l->arr, web_view(r, &l->budget));
+	json_t *v = web_view(r, &l->budget);
+	view_fit(v, VIEW_PAGE_BYTES / 4); /* one huge request does not take the page */
+	page_add(l->arr, v, &l->used, &l->more, WEB_VIEWS_MAX);
 }
 
 static json_t *web_pending(struct signer *s, const char *reviewer)
 {
-	struct web_list l = {s, reviewer, json_array(), 0, 0, WEB_CONTENT_BUDGET};
+	struct web_list l = {s, reviewer, json_array(), 0, 0, WEB_CONTENT_BUDGET, 0};
 	pq_each(s->q, web_one, &l);
 	json_t *rec = json_array();
 	for (size_t i = 0; i < s->nrecent; i++) {
 		const struct recent *x = &s->recent[i];
+		if (x->restricted && !reviewer_allowed(s, reviewer, &x->pd))
+			continue;
 		json_array_append_new(rec, json_pack("{s:s,s:s,s:s,s:I,s:I,s:s}", "session_id", x->sid, "outcome",
 						     x->outcome, "by", x->by, "seq", (json_int_t)x->seq, "at",
 						     (json_int_t)x->at, "message", x->message));
@@ -2568,7 +2639,7 @@ static void web_command(struct signer *s, struct web_req *q)
 	} else if (!strcmp(cmd, "pending")) {
 		reply_to(s, q->hreq, 1, web_pending(s, reviewer));
 	} else if (!strcmp(cmd, "list")) {
-		reply_to(s, q->hreq, 1, list_reply(s, NULL));
+		reply_to(s, q->hreq, 1, list_reply_page(s, NULL, reviewer, q->has_offset ? q->offset : 0));
 	} else if ((!strcmp(cmd, "decide") && q->sid && q->outcome) || (!strcmp(cmd, "submit") && q->sid && q->has_approved)) {
 		char id[65], oc[17], *tx = q->text ? strndup(q->text, q->textn) : NULL;
 		snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
@@ -2620,6 +2691,10 @@ static int h_web(void *ctx, struct ipc_frame *f, char *err)
 	if (cv_get(b, "n")) {
 		GUARD(ipc_get_uint(b, "n", 64, &q.n, err));
 		q.has_n = 1;
+	}
+	if (cv_get(b, "offset")) {
+		GUARD(ipc_get_uint(b, "offset", PQ_MAX, &q.offset, err));
+		q.has_offset = 1;
 	}
 	if (cv_get(b, "approved")) {
 		GUARD(ipc_get_bool(b, "approved", &q.approved, err));
@@ -3058,7 +3133,7 @@ int signer_main(const struct signer_opts *o)
 	snprintf(kdir, sizeof kdir, "%s/keys", o->state);
 	struct ledger_opts lo = {.keys_dir = kdir};
 	if (tok_config_from_env(&s->tcfg, err) != 0 || ledger_open(ldir, &lo, &s->ledger, err) != 0 ||
-	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(100000, &s->q) != 0) {
+	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(PQ_MAX, &s->q) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}

@@ -125,7 +125,7 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 		return answer_error(h, 400, "the proxy's identity header is too long");
 	struct cv_arena a;
 	cv_arena_init(&a, 256);
-	struct cv *f = ipc_frame_new(&a, F_WEB, 14);
+	struct cv *f = ipc_frame_new(&a, F_WEB, 15);
 	struct MHD_Connection *mc = h->mc;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 	size_t n;
@@ -247,6 +247,17 @@ static void api_call(struct wreq *h)
 		if (submit_args(in, args, why))
 			goto bad;
 		break;
+	case WR_PENDING: { /* ?offset=N: the next page of a big queue */
+		const char *off = MHD_lookup_connection_value(h->mc, MHD_GET_ARGUMENT_KIND, "offset");
+		uint64_t o;
+		if (off && (strlen(off) > 6 || parse_u64(off, &o) != 0 || o > 100000)) {
+			snprintf(why, sizeof why, "offset must be a number from 0 to 100000");
+			goto bad;
+		}
+		if (off)
+			json_object_set_new(args, "offset", json_integer((json_int_t)o));
+		break;
+	}
 	default:
 		break;
 	}

@@ -5,6 +5,7 @@ import http.client, json, os, re, socket, subprocess, sys, threading, time
 
 state, build, logpath = sys.argv[1], sys.argv[2], sys.argv[3]
 KEY1, KEY2 = os.environ["ASSENT_TEST_KEY1"], os.environ["ASSENT_TEST_KEY2"]
+OUTSIDER, INSIDER = os.environ["ASSENT_TEST_OUTSIDER"], os.environ["ASSENT_TEST_INSIDER"]
 n = failed = 0
 def ok(cond, desc):
     global n, failed
@@ -16,6 +17,8 @@ def ok(cond, desc):
 info = json.load(open(f"{state}/assentd.json"))
 HOST, PORT = info["http"].rsplit(":", 1)
 PORT = int(PORT)
+RHOST, RPORT = info["review"].rsplit(":", 1)
+RPORT = int(RPORT)
 env = dict(os.environ, ASSENT_SINGLE_USER="1")
 
 def assent(*args):
@@ -46,7 +49,7 @@ def ctl(cmd, timeout=10):
 class Stdio:
     """A raw JSON-RPC client on its own `assentd --stdio` bridge."""
     def __init__(self, name="limits"):
-        self.p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE,
+        self.p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state, "--policy", f"{state}/limits.policy"], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, env=env)
         self.results, self.lock, self.next = {}, threading.Lock(), 1
         threading.Thread(target=self.reader, daemon=True).start()
@@ -175,18 +178,21 @@ ok(d.get("status") == "pending" and 595 <= d.get("deadline", 0) - d.get("timesta
 cancel_all()
 
 # ---- 3. pending requests per principal ----
-queued = [sc(a.tool({"type": "approval", "message": f"p-{i}", "wait": False})).get("status") for i in range(5)]
-ok(queued == ["pending"] * 5, f"a stdio agent queues 5 requests, the limit ({queued})")
-r = a.tool({"type": "approval", "message": "p-6", "wait": False})
+queued = [sc(a.tool({"type": "approval", "message": f"p-{i}", "wait": False})).get("status") for i in range(20)]
+ok(queued == ["pending"] * 20, f"a stdio agent queues 20 requests, the limit ({set(queued)})")
+r = a.tool({"type": "approval", "message": "p-21", "wait": False})
 ok((r or {}).get("result", {}).get("isError") and "ASSENT_MAX_PENDING_PER_AGENT" in tool_text(r),
-   f"the 6th is refused with an error naming ASSENT_MAX_PENDING_PER_AGENT ({tool_text(r)[:200]})")
-ok(log_has(r"limit: request refused: uid:\d+ has 5 requests pending"), "the refusal is in the daemon's log")
+   f"the 21st is refused with an error naming ASSENT_MAX_PENDING_PER_AGENT ({tool_text(r)[:200]})")
+ok(log_has(r"limit: request refused: uid:\d+ has 20 requests pending"), "the refusal is in the daemon's log")
 rr, sess2 = initialize(KEY2)
 res = http_tool(sess2, "request_feedback", {"type": "approval", "message": "modest asks", "wait": False}, KEY2)[1]
 ok((res.get("structuredContent") or {}).get("status") == "pending",
    f"another principal (agent modest over HTTP) still queues ({res or rr!r})")
 pend = ctl({"cmd": "pending"}) or {}
-ok(len(pend.get("requests") or []) == 6, f"the queue holds 5 + 1 ({len(pend.get('requests') or [])})")
+ok(len(pend.get("requests") or []) == 21, f"the queue holds 20 + 1 ({len(pend.get('requests') or [])})")
+p2 = ctl({"cmd": "pending", "offset": 15}) or {}
+ok([x["session_id"] for x in p2.get("requests") or []] == [x["session_id"] for x in pend.get("requests") or []][15:],
+   "a reviewer's list pages: offset 15 gives the 16th request on")
 cancel_all()
 r = a.tool({"type": "approval", "message": "after decisions", "wait": False})
 ok(sc(r).get("status") == "pending", "once its requests are decided the agent may ask again")
@@ -206,6 +212,68 @@ r = a.tool({"type": "approval", "message": "not blocking", "wait": False})
 ok(sc(r).get("status") == "pending", "a non-blocking request is still taken")
 cancel_all()
 ok(a.wait(b1) is not None and a.wait(b2) is not None, "the two waiting calls get their decisions")
+
+# ---- 4b. a big queue never breaks a view: 16 requests with 250 KB contexts ----
+def web(method, path, token, body=None):
+    c = http.client.HTTPConnection(RHOST, RPORT, timeout=30)
+    try:
+        h = {"Authorization": "Bearer " + token}
+        if body is not None:
+            h["Content-Type"] = "application/json"
+        c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+        r = c.getresponse()
+        return Resp(r.status, r.getheaders(), r.read())
+    except (OSError, http.client.HTTPException) as e:
+        return Resp(None, [], b"", repr(e))
+    finally:
+        c.close()
+big = [sc(a.tool({"type": "approval", "message": f"big-{i}", "context": {"diff": ("line of a diff %d\n" % i) * 14000},
+                  "wait": False})).get("status") for i in range(16)]
+ok(big == ["pending"] * 16, f"16 requests with ~250 KB contexts are queued ({set(big)})")
+r = web("GET", "/review/api/pending", INSIDER)
+j = r.json() or {}
+shown, more = len(j.get("requests") or []), j.get("more", -1)
+ok(r.status == 200 and j.get("pending") == 16 and shown >= 1 and shown + more == 16 and len(r.body) < 3 << 20,
+   f"/review/api/pending answers 200 with a page of them, the rest counted ({r.status}, {shown} shown + {more} more, "
+   f"{len(r.body)} bytes)")
+r = assent("pending", "--json")
+try:
+    listed = [x["message"] for x in json.loads(r.stdout)]
+except ValueError:
+    listed = []
+ok(r.returncode == 0 and sorted(m for m in listed if m.startswith("big-")) == sorted(f"big-{i}" for i in range(16)),
+   f"`assent pending` lists all 16 (exit {r.returncode}, {len(listed)} listed)")
+sid0 = next((x["session_id"] for x in (ctl({"cmd": "pending"}) or {}).get("requests", []) if x["message"] == "big-0"), "")
+r = assent("show", sid0, "--json")
+ok(r.returncode == 0 and "line of a diff 0" in r.stdout, f"`assent show` has one whole ({len(r.stdout)} bytes)")
+cancel_all()
+
+# ---- 4c. reviewers see only what they may decide ----
+r = a.tool({"type": "approval", "message": "only-outsider may decide this", "wait": False})
+only = sc(r).get("session_id", "")
+r = a.tool({"type": "approval", "message": "anyone may decide this", "wait": False})
+anyone = sc(r).get("session_id", "")
+mine = [x["session_id"] for x in (ctl({"cmd": "pending"}) or {}).get("requests", [])]
+ok(anyone in mine and only not in mine, f"tester's `pending` shows the open request and not outsider's ({len(mine)} listed)")
+r = assent("show", only)
+ok(r.returncode != 0 and "only-outsider" not in r.stdout, f"tester's `assent show` of outsider's request: not found (exit {r.returncode})")
+j = web("GET", "/review/api/pending", INSIDER).json() or {}
+ids = [x.get("session_id") for x in j.get("requests") or []]
+ok(anyone in ids and only not in ids and j.get("pending") == 1, f"insider's web page neither ({ids}, pending {j.get('pending')})")
+j = web("GET", "/pending", INSIDER).json() or {}
+ids = [x.get("session_id") for x in j.get("requests") or []]
+ok(anyone in ids and only not in ids, f"nor insider's /pending ({ids})")
+j = web("GET", "/review/api/pending", OUTSIDER).json() or {}
+ids = [x.get("session_id") for x in j.get("requests") or []]
+ok(only in ids and anyone in ids, f"outsider's page shows both ({ids})")
+r = web("POST", "/review/api/decide", OUTSIDER, {"session_id": only, "outcome": "rejected", "text": "not now"})
+ok(r.status == 200, f"outsider rejects theirs ({r!r})")
+time.sleep(0.3)
+j = web("GET", "/review/api/pending", INSIDER).json() or {}
+ok(only not in json.dumps(j.get("recent")), f"insider's recent list does not show outsider's decision ({json.dumps(j.get('recent'))[:200]})")
+j = web("GET", "/review/api/pending", OUTSIDER).json() or {}
+ok(only in json.dumps(j.get("recent")), "outsider's does")
+cancel_all()
 a.close()
 
 # ---- 5. connections per uid on the unix sockets ----

@@ -26,17 +26,18 @@ trap cleanup EXIT
 
 mkdir -p "$S"
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
-"$ASSENT" --state "$S" reviewer add outsider --uid 4000001 >/dev/null
+OUTSIDER=$("$ASSENT" --state "$S" reviewer add outsider --web | tail -1)
+INSIDER=$("$ASSENT" --state "$S" reviewer add insider --web | tail -1)
 KEY1=$("$ASSENT" --state "$S" agent add greedy | tail -1)
 KEY2=$("$ASSENT" --state "$S" agent add modest | tail -1)
 cat >"$S/limits.policy" <<'POL'
-# Requests whose message starts with "only-tester" go to tester alone.
-ask when message ~ "^only-tester" reviewers tester
-ask
+# Requests whose message starts with "only-outsider" are for outsider alone.
+ask message ~ "^only-outsider" reviewers outsider same-user ok
+default ask same-user ok
 POL
-env ASSENT_SINGLE_USER=1 FEEDBACK_ALLOW_ANONYMOUS=true ASSENT_MAX_PENDING_PER_AGENT=5 ASSENT_MAX_BLOCKING_PER_AGENT=2 \
+env ASSENT_SINGLE_USER=1 FEEDBACK_ALLOW_ANONYMOUS=true ASSENT_MAX_PENDING_PER_AGENT=20 ASSENT_MAX_BLOCKING_PER_AGENT=2 \
 	ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=3 ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=4 ASSENT_HTTP_MAX_CONNECTIONS=8 ASSENT_HTTP_REQUEST_SECONDS=30 \
-	"$ASSENTD" --state "$S" ${LIMITS_POLICY:+--policy "$S/limits.policy"} >"$LOG" 2>&1 &
+	"$ASSENTD" --state "$S" --policy "$S/limits.policy" >"$LOG" 2>&1 &
 DPID=$!
 for _ in $(seq 200); do [ -n "$(http_of)" ] && break; sleep 0.05; done
 if [ -z "$(http_of)" ]; then
@@ -44,7 +45,7 @@ if [ -z "$(http_of)" ]; then
 	done_testing
 	exit 1
 fi
-ASSENT_TEST_KEY1=$KEY1 ASSENT_TEST_KEY2=$KEY2 $PY "$ROOT/tests/integration/gateway_limits.py" "$S" "$ROOT/build" "$LOG" \
+ASSENT_TEST_KEY1=$KEY1 ASSENT_TEST_KEY2=$KEY2 ASSENT_TEST_OUTSIDER=$OUTSIDER ASSENT_TEST_INSIDER=$INSIDER $PY "$ROOT/tests/integration/gateway_limits.py" "$S" "$ROOT/build" "$LOG" \
 	>"$T/py.tap" 2>"$T/py.err"
 rc=$?
 while read -r line; do
