@@ -28,7 +28,7 @@ static const char usage_text[] =
 	"usage: assent [--state DIR] COMMAND ...\n"
 	"\n"
 	"Commands (reviewers; the daemon must run: assentd, or any assentd --stdio):\n"
-	"  pending [--json]          requests waiting for a decision\n"
+	"  pending [--json]          requests you may decide (every page of them)\n"
 	"  show ID [--json]          one request with its full context\n"
 	"  approve ID [-m TEXT]      approve (approval or confirmation)\n"
 	"  reject ID -m TEXT         reject, with the reason the agent will read\n"
