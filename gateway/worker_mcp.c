@@ -528,15 +528,49 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 	buf_reset(&c->out);
 }
 
+/* An MCP session over HTTP busy here: a request of it in flight, its stream, or a call. */
+static int http_busy(const struct mw *w, const struct mconn *c)
+{
+	if (c->legacy || c->out.len)
+		return 1;
+	for (const struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->conn == c->id)
+			return 1;
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == c->id)
+			return 1;
+	return 0;
+}
+
+/* A free slot. The sessions are the signer's (it ends them; this worker is not told
+ * when it sweeps idle ones), so an HTTP session's slot here is only a copy of what
+ * the signer keeps, made again from its answer when the session comes back: when
+ * the table is full, an idle one's slot is taken, or sessions the signer ended
+ * would hold the table for good. */
+static struct mconn *free_slot(struct mw *w)
+{
+	struct mconn *idle = NULL;
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+		struct mconn *c = &w->conns[i];
+		if (!c->used)
+			return c;
+		if (!idle && c->http && !http_busy(w, c))
+			idle = c;
+	}
+	if (idle) {
+		buf_free(&idle->in);
+		buf_free(&idle->out);
+		memset(idle, 0, sizeof *idle);
+	}
+	return idle;
+}
+
 static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client, const char *protocol)
 {
 	struct mconn *c = conn_find(w, conn);
 	if (c)
 		return c;
-	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
-		c = &w->conns[i];
-		if (c->used)
-			continue;
+	if ((c = free_slot(w))) {
 		memset(c, 0, sizeof *c);
 		c->used = 1;
 		c->http = 1;
@@ -973,10 +1007,8 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 	if (f->type == F_CONN_NEW) {
 		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0 || f->nfds != 1)
 			return;
-		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
-			struct mconn *c = &w->conns[i];
-			if (c->used)
-				continue;
+		struct mconn *c = free_slot(w);
+		if (c) {
 			memset(c, 0, sizeof *c);
 			c->used = 1;
 			c->id = conn;

@@ -56,4 +56,40 @@ while read -r line; do
 	esac
 done <"$T/py.tap"
 [ "$rc" -eq 0 ] || not_ok "the Python clients exited $rc: $(tail -3 "$T/py.err")"
+stop_daemon
+
+# HTTP sessions the signer ends (unused for too long) give their slots back in the
+# mcp worker too (256): 250 sessions, swept, then 250 more.
+S=$T/sweep LOG=$T/sweep.log DPID=
+mkdir -p "$S"
+env FEEDBACK_ALLOW_ANONYMOUS=true ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=4096 ASSENT_HTTP_SESSION_IDLE_SECONDS=10 \
+	FEEDBACK_SESSION_CLEANUP_INTERVAL=1 ASSENT_REVIEW_PORT=off "$ASSENTD" --state "$S" >"$LOG" 2>&1 &
+DPID=$!
+for _ in $(seq 200); do [ -n "$(http_of)" ] && break; sleep 0.05; done
+sessions() { # N: how many of N initialize calls open a session
+	$PY - "$(http_of)" "$1" <<'PY'
+import http.client, json, sys
+host, port = sys.argv[1].rsplit(":", 1)
+def init():
+    c = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        c.request("POST", "/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "sweep", "version": "1"}}}),
+            {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        r = c.getresponse()
+        r.read()
+        return r.status
+    except OSError:
+        return None
+    finally:
+        c.close()
+print([init() for _ in range(int(sys.argv[2]))].count(200))
+PY
+}
+first=$(sessions 250)
+check "250 anonymous sessions open ($first)" test "$first" = 250
+for _ in $(seq 300); do [ "$(grep -c 'unused for too long' "$LOG")" -ge 250 ] && break; sleep 0.1; done
+check "the signer ends them once unused ($(grep -c 'unused for too long' "$LOG") ended)" test "$(grep -c 'unused for too long' "$LOG")" -ge 250
+again=$(sessions 250)
+check "then 250 more open: the worker's 256 slots were given back ($again)" test "$again" = 250
 done_testing
