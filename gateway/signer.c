@@ -1149,15 +1149,20 @@ static int request_over_limit(struct signer *s, const struct conn *c, const char
 			oc.blocking += o->it.blocking != 0;
 		}
 	}
+	/* Over HTTP each waiting call holds one of ASSENT_HTTP_MAX_CONNECTIONS: one
+	 * principal gets a quarter of them at most. */
+	unsigned blocking_max = s->lim.c.blocking_per_agent;
+	if (c->http && s->http.conns_max / 4 < blocking_max)
+		blocking_max = s->http.conns_max / 4 ? s->http.conns_max / 4 : 1;
 	char msg[300];
 	if (oc.pending >= s->lim.c.pending_per_agent) {
 		snprintf(msg, sizeof msg, "%s has %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
 			 "for decisions or cancel some", c->owner, oc.pending, s->lim.c.pending_per_agent);
 		lim_log(s, LIM_PENDING, "request refused: %s", msg);
-	} else if (wait && oc.blocking >= s->lim.c.blocking_per_agent) {
-		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit "
-			 "(ASSENT_MAX_BLOCKING_PER_AGENT=%u): ask with wait: false and collect with get_feedback",
-			 c->owner, oc.blocking, s->lim.c.blocking_per_agent);
+	} else if (wait && oc.blocking >= blocking_max) {
+		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "ask with wait: false and collect with get_feedback", c->owner, oc.blocking, blocking_max,
+			 blocking_max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
 		lim_log(s, LIM_BLOCKING, "request refused: %s", msg);
 	} else {
 		return 0;

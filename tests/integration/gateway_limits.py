@@ -322,6 +322,25 @@ send("DELETE", headers=hdrs(KEY1, got[0][1]))
 r, _ = initialize(KEY1)
 ok(r.status == 200, f"after one is ended (DELETE) the agent opens another ({r!r})")
 
+# ---- 6b. calls held open over HTTP ----
+def hold_call(session, key, msg):
+    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "request_feedback", "arguments": {"type": "approval", "message": msg}}}).encode()
+    k = socket.create_connection((HOST, PORT), timeout=10)
+    k.sendall(b"POST /mcp HTTP/1.1\r\n" + "".join(f"{a}: {b}\r\n" for a, b in hdrs(key, session).items()).encode() +
+              f"Host: {HOST}:{PORT}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+    return k
+held_http = [hold_call(s2b, KEY2, f"held-{i}") for i in range(2)]
+end = time.time() + 10
+while time.time() < end and sum(x["message"].startswith("held-") for x in (ctl({"cmd": "pending"}) or {}).get("requests", [])) < 2:
+    time.sleep(0.05)
+r, res, _ = http_tool(s2b, "request_feedback", {"type": "approval", "message": "held-3"}, KEY2)
+ok(res.get("isError") is True and "ASSENT_MAX_BLOCKING_PER_AGENT" in json.dumps(res),
+   f"over HTTP too: with 2 calls held open, agent modest's 3rd is refused naming the limit ({json.dumps(res)[:200]})")
+cancel_all()
+for k in held_http:
+    k.close()
+
 # ---- 7. anonymous clients are owners of their own ----
 ra, anon_a = initialize()
 rb, anon_b = initialize()
