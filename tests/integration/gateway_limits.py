@@ -386,6 +386,26 @@ while time.time() < end and not log_has(r"limit: agent listener: \d+ connections
     time.sleep(0.1)
 ok(log_has(r"limit: agent listener: \d+ connections refused \(ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=4"), "the refusals are in the daemon's log")
 
+# ... and the same on the reviewer listener (its slow heads: no whole request yet)
+slow = []
+for i in range(8):
+    slow.append(socket.create_connection((RHOST, RPORT), timeout=10))
+    time.sleep(0.05)
+time.sleep(0.3)
+r = web("GET", "/health", INSIDER)
+ok(r.status == 200, f"8 silent connections on the reviewer listener's 8 slots: a reviewer is still answered ({r!r})")
+closed = 0
+for k in slow[:4]:
+    k.settimeout(5)
+    try:
+        data = k.recv(4096)
+    except OSError:
+        data = b""
+    closed += data.startswith(b"HTTP/1.1 429")
+ok(closed == 4, f"... because its 4 oldest were closed with 429 ({closed}/4)")
+for k in slow:
+    k.close()
+
 # ---- 9. connection slots are released on every unix socket (last: on old code it breaks the rest) ----
 N = 3000
 answered = 0
