@@ -145,7 +145,7 @@ void mc_log_refused(struct mc_list *l, int ipcfd, const char *listener)
 	uint64_t now = mc_mono_ms();
 	if (l->refused == l->logged || (l->logged_at && now - l->logged_at < 60000))
 		return;
-	ipc_log(ipcfd, "warn", "limit: %s listener: %llu connections refused (ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=%u: "
+	ipc_log(ipcfd, "warning", "limit: %s listener: %llu connections refused (ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=%u: "
 		"one address held that many not yet authenticated)", listener,
 		(unsigned long long)(l->refused - l->logged), l->unauth_max);
 	l->logged = l->refused;

@@ -228,9 +228,9 @@ static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	if (more)
-		slog("warn", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
+		slog("warning", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
 	else
-		slog("warn", "limit: %s", msg);
+		slog("warning", "limit: %s", msg);
 }
 
 static int listen_unix(const char *state, const char *name, char *err)
@@ -3129,7 +3129,7 @@ int signer_main(const struct signer_opts *o)
 		return 2;
 	}
 	if (s->timeout_s > s->lim.c.max_timeout_s) { /* the cap holds for the default too */
-		slog("warn", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s", s->timeout_s,
+		slog("warning", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s", s->timeout_s,
 		     s->lim.c.max_timeout_s, s->lim.c.max_timeout_s);
 		s->timeout_s = s->lim.c.max_timeout_s;
 	}
