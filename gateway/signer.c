@@ -2363,7 +2363,7 @@ struct web_list {
 	struct signer *s;
 	const char *reviewer;
 	json_t *arr;
-	size_t total, more, budget, used;
+	size_t total, more, budget, used, offset;
 };
 
 static void web_one(const struct pq_item *it, void *arg)
@@ -2372,7 +2372,8 @@ static void web_one(const struct pq_item *it, void *arg)
 	const struct req *r = it->data;
 	if (!reviewer_may_see(l->s, l->reviewer, r))
 		return; /* everything this reviewer may decide, nothing else */
-	l->total++;
+	if (l->total++ < l->offset)
+		return; /* on an earlier page */
 	if (l->more || json_array_size(l->arr) >= WEB_VIEWS_MAX) {
 		l->more++;
 		return;
@@ -2382,9 +2383,9 @@ static void web_one(const struct pq_item *it, void *arg)
 	page_add(l->arr, v, &l->used, &l->more, WEB_VIEWS_MAX);
 }
 
-static json_t *web_pending(struct signer *s, const char *reviewer)
+static json_t *web_pending(struct signer *s, const char *reviewer, size_t offset)
 {
-	struct web_list l = {s, reviewer, json_array(), 0, 0, WEB_CONTENT_BUDGET, 0};
+	struct web_list l = {s, reviewer, json_array(), 0, 0, WEB_CONTENT_BUDGET, 0, offset};
 	pq_each(s->q, web_one, &l);
 	json_t *rec = json_array();
 	for (size_t i = 0; i < s->nrecent; i++) {
@@ -2395,8 +2396,11 @@ static json_t *web_pending(struct signer *s, const char *reviewer)
 						     x->outcome, "by", x->by, "seq", (json_int_t)x->seq, "at",
 						     (json_int_t)x->at, "message", x->message));
 	}
-	return json_pack("{s:I,s:I,s:o,s:o,s:I,s:s}", "pending", (json_int_t)l.total, "more", (json_int_t)l.more,
-			 "requests", l.arr, "recent", rec, "now", (json_int_t)(now_ms() / 1000), "reviewer", reviewer);
+	json_t *j = json_pack("{s:I,s:I,s:o,s:o,s:I,s:s}", "pending", (json_int_t)l.total, "more", (json_int_t)l.more,
+			      "requests", l.arr, "recent", rec, "now", (json_int_t)(now_ms() / 1000), "reviewer", reviewer);
+	if (l.more) /* ?offset= this for the next page */
+		json_object_set_new(j, "next_offset", json_integer((json_int_t)(offset + json_array_size(l.arr))));
+	return j;
 }
 
 static int reviewer_alive(void *arg, const char *name)
@@ -2642,7 +2646,7 @@ static void web_command(struct signer *s, struct web_req *q)
 		web_send(s, q->hreq, &w, j);
 		json_decref(j);
 	} else if (!strcmp(cmd, "pending")) {
-		reply_to(s, q->hreq, 1, web_pending(s, reviewer));
+		reply_to(s, q->hreq, 1, web_pending(s, reviewer, q->has_offset ? q->offset : 0));
 	} else if (!strcmp(cmd, "list")) {
 		reply_to(s, q->hreq, 1, list_reply_page(s, NULL, reviewer, q->has_offset ? q->offset : 0));
 	} else if ((!strcmp(cmd, "decide") && q->sid && q->outcome) || (!strcmp(cmd, "submit") && q->sid && q->has_approved)) {

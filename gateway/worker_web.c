@@ -247,7 +247,8 @@ static void api_call(struct wreq *h)
 		if (submit_args(in, args, why))
 			goto bad;
 		break;
-	case WR_PENDING: { /* ?offset=N: the next page of a big queue */
+	case WR_PENDING:
+	case WR_API_PENDING: { /* ?offset=N: the next page of a big queue */
 		const char *off = MHD_lookup_connection_value(h->mc, MHD_GET_ARGUMENT_KIND, "offset");
 		uint64_t o;
 		if (off && (strlen(off) > 6 || parse_u64(off, &o) != 0 || o > 100000)) {

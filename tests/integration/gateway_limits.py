@@ -236,6 +236,14 @@ shown, more = len(j.get("requests") or []), j.get("more", -1)
 ok(r.status == 200 and j.get("pending") == 16 and shown >= 1 and shown + more == 16 and len(r.body) < 3 << 20,
    f"/review/api/pending answers 200 with a page of them, the rest counted ({r.status}, {shown} shown + {more} more, "
    f"{len(r.body)} bytes)")
+pages, off = [[x["message"] for x in j.get("requests") or []]], j.get("next_offset")
+while isinstance(off, int) and len(pages) < 20:
+    j = web("GET", f"/review/api/pending?offset={off}", INSIDER).json() or {}
+    pages.append([x["message"] for x in j.get("requests") or []])
+    off = j.get("next_offset")
+seen = [m for p in pages for m in p]
+ok(len(pages) > 1 and sorted(seen) == sorted(f"big-{i}" for i in range(16)),
+   f"... and the page goes through all of them with ?offset= ({[len(p) for p in pages]} a page)")
 r = assent("pending", "--json")
 try:
     listed = [x["message"] for x in json.loads(r.stdout)]
