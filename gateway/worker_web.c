@@ -277,10 +277,12 @@ bad:
 static json_t *tools_list(void)
 {
 	return json_pack(
-		"{s:[{s:s,s:s,s:{s:s,s:{}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
+		"{s:[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
 		"tools", "name", "list_pending_feedback", "description",
-		"The requests waiting for a decision that you may decide, oldest first, with their full context.",
-		"inputSchema", "type", "object", "properties", "name", "submit_feedback", "description",
+		"The requests waiting for a decision that you may decide, oldest first, with their full context: a page "
+		"of them, with more and next_offset when more wait (pass offset for the next page).",
+		"inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0, "name",
+		"submit_feedback", "description",
 		"Decide a pending request as yourself: approved true or false, a response (the reason for a rejection, "
 		"the answer to an input), and for a selection the option's number (from 1).",
 		"inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved", "type",
@@ -323,6 +325,13 @@ static void mcp_call(struct wreq *h)
 		snprintf(h->tool, sizeof h->tool, "%s", tool ? tool : "");
 		if (tool && !strcmp(tool, "list_pending_feedback")) {
 			cmd = "pending";
+			json_t *off = json_object_get(ta, "offset");
+			if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000)) {
+				rpc_error(h, 200, -32602, "offset must be a number from 0 to 100000");
+				goto out;
+			}
+			if (off)
+				json_object_set(args, "offset", off);
 		} else if (tool && !strcmp(tool, "submit_feedback")) {
 			cmd = "submit";
 			if (!json_is_object(ta) || submit_args(ta, args, why)) {

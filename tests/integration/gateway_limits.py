@@ -244,6 +244,20 @@ while isinstance(off, int) and len(pages) < 20:
 seen = [m for p in pages for m in p]
 ok(len(pages) > 1 and sorted(seen) == sorted(f"big-{i}" for i in range(16)),
    f"... and the page goes through all of them with ?offset= ({[len(p) for p in pages]} a page)")
+def review_mcp(args):
+    c = http.client.HTTPConnection(RHOST, RPORT, timeout=30)
+    try:
+        c.request("POST", "/review/mcp", json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                  "params": {"name": "list_pending_feedback", "arguments": args}}),
+                  {"Authorization": "Bearer " + INSIDER, "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+        r = c.getresponse()
+        return Resp(r.status, r.getheaders(), r.read())
+    finally:
+        c.close()
+j2 = ((review_mcp({"offset": len(pages[0])}).json() or {}).get("result") or {}).get("structuredContent") or {}
+ok([x.get("message") for x in j2.get("requests") or []] == pages[1],
+   f"/review/mcp list_pending_feedback takes the offset too ({[x.get('message') for x in j2.get('requests') or []]})")
 r = assent("pending", "--json")
 try:
     listed = [x["message"] for x in json.loads(r.stdout)]
