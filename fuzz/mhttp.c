@@ -237,6 +237,7 @@ static struct http_cfg base_cfg(const char *host, int legacy)
 	c.header_max = 32u << 10;
 	c.conns_max = 128;
 	c.sessions_max = 256;
+	c.unauth_per_addr = 16;
 	c.idle_s = 30;
 	c.request_s = 30;
 	c.session_idle_s = 3600;
@@ -294,7 +295,7 @@ static int cfg_equal(const struct http_cfg *a, const struct http_cfg *b)
 	    a->anonymous != b->anonymous || a->legacy_sse != b->legacy_sse || a->nhosts != b->nhosts ||
 	    a->norigins != b->norigins || a->body_max != b->body_max || a->header_max != b->header_max ||
 	    a->conns_max != b->conns_max || a->sessions_max != b->sessions_max || a->idle_s != b->idle_s ||
-	    a->request_s != b->request_s ||
+	    a->request_s != b->request_s || a->unauth_per_addr != b->unauth_per_addr ||
 	    a->session_idle_s != b->session_idle_s)
 		return 0;
 	for (size_t i = 0; i < a->nhosts; i++)

@@ -30,7 +30,7 @@ static const char usage_text[] =
 	"usage: assent [--state DIR] COMMAND ...\n"
 	"\n"
 	"Commands (reviewers; the daemon must run: assentd, or any assentd --stdio):\n"
-	"  pending [--json]          requests waiting for a decision\n"
+	"  pending [--json]          requests you may decide (every page of them)\n"
 	"  show ID [--json]          one request with its full context\n"
 	"  approve ID [-m TEXT]      approve (approval or confirmation)\n"
 	"  reject ID -m TEXT         reject, with the reason the agent will read\n"
@@ -699,10 +699,34 @@ static int cmd_decide(const char *state, const char *sid, const char *outcome, c
 	return 0;
 }
 
+/* Every request the reviewer may decide: the daemon answers in pages (each one
+ * frame), fetched here from next_offset until none is left. */
+static int pending_all(const char *state, json_t **rep)
+{
+	int rc = ctl_call(state, json_pack("{s:s}", "cmd", "pending"), rep);
+	json_t *all = rc == 0 ? json_object_get(*rep, "requests") : NULL;
+	for (int page = 0; rc == 0 && page < 100000 && json_is_integer(json_object_get(*rep, "next_offset")); page++) {
+		json_int_t off = json_integer_value(json_object_get(*rep, "next_offset"));
+		json_t *next;
+		if ((rc = ctl_call(state, json_pack("{s:s,s:I}", "cmd", "pending", "offset", off), &next)) != 0)
+			break;
+		json_array_extend(all, json_object_get(next, "requests"));
+		json_object_del(*rep, "next_offset");
+		json_object_del(*rep, "more");
+		json_t *no = json_object_get(next, "next_offset");
+		if (json_is_integer(no) && json_integer_value(no) > off) {
+			json_object_set(*rep, "next_offset", no);
+			json_object_set(*rep, "more", json_object_get(next, "more"));
+		}
+		json_decref(next);
+	}
+	return rc;
+}
+
 static int cmd_review(const char *state)
 {
 	json_t *rep;
-	int rc = ctl_call(state, json_pack("{s:s}", "cmd", "pending"), &rep);
+	int rc = pending_all(state, &rep);
 	if (rc != 0)
 		return rc;
 	size_t i;
@@ -768,7 +792,7 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 	json_t *rep;
 	int rc;
 	if (!strcmp(cmd, "pending") && argc == 1) {
-		if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "pending"), &rep)) != 0)
+		if ((rc = pending_all(state, &rep)) != 0)
 			return rc;
 		json_t *reqs = json_object_get(rep, "requests");
 		if (json) {

@@ -86,6 +86,10 @@ static int from_env(struct http_cfg *c, const char *host_var, const char *port_v
 	c->conns_max = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_MAX_SESSIONS", 1, 4096, 256, &v, err));
 	c->sessions_max = (unsigned)v;
+	GUARD(env_uint("ASSENT_HTTP_MAX_SESSIONS_PER_AGENT", 1, 4096, 32, &v, err));
+	c->sessions_per_agent = (unsigned)v;
+	GUARD(env_uint("ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS", 1, 8192, 16, &v, err));
+	c->unauth_per_addr = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_IDLE_SECONDS", 1, 3600, 30, &v, err));
 	c->idle_s = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_REQUEST_SECONDS", 1, 3600, 30, &v, err));
@@ -142,7 +146,7 @@ static int put(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
 
 struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 {
-	struct cv *m = cv_map(a, 12), *h = cv_array(a, c->nhosts), *o = cv_array(a, c->norigins);
+	struct cv *m = cv_map(a, 13), *h = cv_array(a, c->nhosts), *o = cv_array(a, c->norigins);
 	if (!m || !h || !o)
 		return NULL;
 	for (size_t i = 0; i < c->nhosts; i++)
@@ -160,7 +164,7 @@ struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 		 {"conns_max", c->conns_max},		{"idle_s", c->idle_s},
 		 {"on", (uint64_t)c->on},		{"port", c->port},
 		 {"request_s", c->request_s},
-		 {"sessions_max", c->sessions_max}};
+		 {"sessions_max", c->sessions_max},	{"unauth_per_addr", c->unauth_per_addr}};
 	for (size_t k = 0; k < sizeof u / sizeof u[0]; k++, i++) {
 		if (put(a, m, &i, u[k].k))
 			return NULL;
@@ -206,7 +210,7 @@ static int get_list(const struct cv *m, const char *k, char (*out)[HTTPCFG_NAME_
 int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 {
 	memset(c, 0, sizeof *c);
-	uint64_t on, anon, legacy, body, header, conns, sess, idle, port, req;
+	uint64_t on, anon, legacy, body, header, conns, sess, idle, port, req, unauth;
 	GUARD(get_u(m, "on", 0, 1, &on, err));
 	GUARD(get_u(m, "anonymous", 0, 1, &anon, err));
 	GUARD(get_u(m, "legacy_sse", 0, 1, &legacy, err));
@@ -217,6 +221,7 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 	GUARD(get_u(m, "idle_s", 1, 3600, &idle, err));
 	GUARD(get_u(m, "port", 0, 65535, &port, err));
 	GUARD(get_u(m, "request_s", 1, 3600, &req, err));
+	GUARD(get_u(m, "unauth_per_addr", 1, 8192, &unauth, err));
 	GUARD(get_list(m, "hosts", c->hosts, &c->nhosts, err));
 	GUARD(get_list(m, "origins", c->origins, &c->norigins, err));
 	c->on = (int)on;
@@ -228,6 +233,7 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 	c->sessions_max = (unsigned)sess;
 	c->idle_s = (unsigned)idle;
 	c->request_s = (unsigned)req;
+	c->unauth_per_addr = (unsigned)unauth;
 	c->port = (unsigned)port;
 	return 0;
 }

@@ -29,6 +29,9 @@ struct http_cfg {
 	size_t header_max;       /* ASSENT_HTTP_MAX_HEADER bytes of request head (32 KiB) */
 	unsigned conns_max;      /* ASSENT_HTTP_MAX_CONNECTIONS (128) */
 	unsigned sessions_max;   /* ASSENT_HTTP_MAX_SESSIONS (256) */
+	unsigned sessions_per_agent; /* ASSENT_HTTP_MAX_SESSIONS_PER_AGENT (32): of those, one agent key's */
+	unsigned unauth_per_addr; /* ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS (16): connections from one address
+				   * (all of 127.0.0.0/8 is one) not yet past the signer's check */
 	unsigned idle_s;         /* ASSENT_HTTP_IDLE_SECONDS: a silent connection is closed (30) */
 	unsigned request_s;      /* ASSENT_HTTP_REQUEST_SECONDS: a request's head and body must arrive
 				  * within this, however slowly they trickle (30) */

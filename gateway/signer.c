@@ -38,6 +38,7 @@
 #include "httpcfg.h"
 #include "ipc.h"
 #include "jail.h"
+#include "lim.h"
 #include "merkle.h"
 #include "metrics.h"
 #include "peeruid.h"
@@ -54,6 +55,7 @@
 #define CONTROL_SOCK "control.sock"
 #define MAX_CONNS 1024
 #define MAX_DONE 4096
+#define PQ_MAX 100000 /* requests pending in all */
 #define TIMEOUT_MAX_S 86400
 #define MCP_AUD_MAX 128
 
@@ -78,7 +80,7 @@ struct conn { /* a client connection the signer accepted and handed to a worker,
 	uid_t uid;  /* measured with SO_PEERCRED, never taken from a worker; (uid_t)-1 over HTTP */
 	pid_t pid;
 	int used;
-	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous" */
+	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous:CONN" (each its own) */
 	/* HTTP sessions only: they belong to the signer and outlive the worker. */
 	int http;
 	char agent[REG_NAME_MAX + 1]; /* the registered agent its API key named; "" when anonymous */
@@ -154,6 +156,8 @@ struct op {
 struct recent { /* a decision, for the web page's "recent" list */
 	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[121];
 	uint64_t seq, at;
+	struct pol_decision pd; /* its terms: shown only to reviewers who could have decided it */
+	int restricted;
 };
 
 struct signer {
@@ -206,6 +210,7 @@ struct signer {
 	size_t peak; /* most requests pending since the heap was last trimmed */
 	int cur; /* the worker whose frame is being handled */
 	int stop;
+	struct lim_state lim; /* limits per principal (lim.h) */
 };
 
 static uint64_t now_ms(void) { return now_unix_ms(); }
@@ -243,6 +248,24 @@ static void slog(const char *level, const char *fmt, ...)
 }
 
 /* ---- sockets and workers ---- */
+
+/* A limit was hit: logged at most once a minute per limit, with the hits since. */
+static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);
+static void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)
+{
+	uint64_t more = 0;
+	if (!lim_hit(&s->lim, k, now_ms(), &more))
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (more)
+		slog("warning", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
+	else
+		slog("warning", "limit: %s", msg);
+}
 
 static int listen_unix(const char *state, const char *name, char *err)
 {
@@ -720,6 +743,9 @@ static void request_log(struct signer *s, const struct pq_item *it, const struct
 		memcpy(x->message, summary, sizeof x->message);
 		x->seq = seq;
 		x->at = now_ms() / 1000;
+		x->restricted = r->has_pd && r->pd.nreviewers;
+		if (x->restricted)
+			x->pd = r->pd;
 		if (s->nrecent < sizeof s->recent / sizeof s->recent[0])
 			s->nrecent++;
 	}
@@ -1226,6 +1252,61 @@ static json_t *audience_refusal(struct signer *s, const struct conn *c, const st
 	return json_pack("{s:o}", "error", e);
 }
 
+struct owner_count {
+	const char *owner;
+	size_t pending, blocking;
+};
+
+static void count_owner(const struct pq_item *it, void *arg)
+{
+	struct owner_count *oc = arg;
+	if (strcmp(((const struct req *)it->data)->owner, oc->owner) != 0)
+		return;
+	oc->pending++;
+	oc->blocking += it->blocking != 0;
+}
+
+/* One principal (a uid, an agent key, an anonymous client) may hold at most
+ * ASSENT_MAX_PENDING_PER_AGENT requests pending, ASSENT_MAX_BLOCKING_PER_AGENT of
+ * them as calls held open: past either, the call is answered with an error naming
+ * the limit (and logged), and the queue stays for everyone else. */
+static int request_over_limit(struct signer *s, const struct conn *c, const char *rid, size_t ridn, int wait)
+{
+	struct owner_count oc = {c->owner, 0, 0};
+	pq_each(s->q, count_owner, &oc);
+	for (size_t i = 0; i < s->nbatch; i++) { /* requests not yet on disk count too */
+		const struct op *o = s->batch[i];
+		if (o->it.data && !o->d && !strcmp(((const struct req *)o->it.data)->owner, c->owner)) {
+			oc.pending++;
+			oc.blocking += o->it.blocking != 0;
+		}
+	}
+	/* Over HTTP each waiting call holds one of ASSENT_HTTP_MAX_CONNECTIONS: one
+	 * principal gets a quarter of them at most. */
+	unsigned blocking_max = s->lim.c.blocking_per_agent;
+	if (c->http && s->http.conns_max / 4 < blocking_max)
+		blocking_max = s->http.conns_max / 4 ? s->http.conns_max / 4 : 1;
+	char msg[300];
+	if (oc.pending >= s->lim.c.pending_per_agent) {
+		snprintf(msg, sizeof msg, "%s has %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
+			 "for decisions or cancel some", c->owner, oc.pending, s->lim.c.pending_per_agent);
+		lim_log(s, LIM_PENDING, "request refused: %s", msg);
+	} else if (wait && oc.blocking >= blocking_max) {
+		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "ask with wait: false and collect with get_feedback", c->owner, oc.blocking, blocking_max,
+			 blocking_max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
+		lim_log(s, LIM_BLOCKING, "request refused: %s", msg);
+	} else {
+		return 0;
+	}
+	char r[PROTO_RID_MAX + 1];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	json_t *j = json_pack("{s:s}", "error", msg);
+	send_result(s, c->id, r, j, 1);
+	json_decref(j);
+	return 1;
+}
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -1250,6 +1331,10 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 		GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
 		GUARD(measured_take(s, hreq, c->id, &uid, err));
 	}
+	if (request_over_limit(s, c, rid, ridn, wait))
+		return 0;
+	if (timeout > s->lim.c.max_timeout_s) /* timeout_override is capped, never refused */
+		timeout = s->lim.c.max_timeout_s;
 	struct req *r = calloc(1, sizeof *r);
 	if (!r)
 		return AS_ENOMEM;
@@ -1432,10 +1517,42 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 #define LIST_MAX 1000
 #define LIST_MESSAGE_MAX 512
 
+/* Reviewer and agent views are pages: items go in while their JSON fits in
+ * VIEW_PAGE_BYTES, so that an answer is one frame (IPC_FRAME_MAX) whatever the
+ * queue holds; the rest are counted ("more") and the next page starts at
+ * "next_offset". */
+#define VIEW_PAGE_BYTES (IPC_FRAME_MAX / 2)
+
+static size_t json_size(const json_t *j) { return json_dumpb(j, NULL, 0, JSON_COMPACT); }
+
+/* Add v to a page, or count it as one more when it does not fit (v is taken either way). */
+static void page_add(json_t *arr, json_t *v, size_t *used, size_t *more, size_t max_items)
+{
+	size_t n = json_size(v);
+	if (*more || json_array_size(arr) >= max_items || *used + n > VIEW_PAGE_BYTES) {
+		(*more)++;
+		json_decref(v);
+		return;
+	}
+	*used += n;
+	json_array_append_new(arr, v);
+}
+
+static int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);
+
+/* A reviewer sees what they may decide: a rule that names its reviewers hides its
+ * requests from everyone else (their existence too, in lists, show and recent). */
+static int reviewer_may_see(struct signer *s, const char *reviewer, const struct req *r)
+{
+	return !reviewer || !r->has_pd || !r->pd.nreviewers || reviewer_allowed(s, reviewer, &r->pd);
+}
+
 struct list_ctx {
-	const char *owner; /* NULL: everything (reviewers) */
+	struct signer *s;
+	const char *owner;    /* an agent's own list; NULL: a reviewer's */
+	const char *reviewer; /* a reviewer's list: only what they may decide */
 	json_t *arr;
-	size_t more;
+	size_t more, offset, skipped, used;
 };
 
 static void list_one(const struct pq_item *it, void *arg)
@@ -1444,7 +1561,13 @@ static void list_one(const struct pq_item *it, void *arg)
 	const struct req *r = it->data;
 	if (l->owner && strcmp(r->owner, l->owner) != 0)
 		return;
-	if (json_array_size(l->arr) == LIST_MAX) {
+	if (!l->owner && !reviewer_may_see(l->s, l->reviewer, r))
+		return;
+	if (l->skipped < l->offset) {
+		l->skipped++;
+		return;
+	}
+	if (l->more || json_array_size(l->arr) == LIST_MAX) {
 		l->more++;
 		return;
 	}
@@ -1462,17 +1585,36 @@ static void list_one(const struct pq_item *it, void *arg)
 		json_object_set_new(v, "audience", json_string(r->audience));
 	if (!l->owner)
 		json_object_set(v, "requester", json_object_get(r->view, "requester"));
-	json_array_append_new(l->arr, v);
+	page_add(l->arr, v, &l->used, &l->more, LIST_MAX);
 }
 
-static json_t *list_reply(struct signer *s, const char *owner)
+/* owner: an agent's own requests; else the reviewer's (what they may decide). From
+ * the offset-th on, in deadline order. */
+static json_t *list_reply_page(struct signer *s, const char *owner, const char *reviewer, size_t offset)
 {
-	struct list_ctx l = {owner, json_array(), 0};
+	struct list_ctx l = {.s = s, .owner = owner, .reviewer = reviewer, .arr = json_array(), .offset = offset};
 	pq_each(s->q, list_one, &l);
+	size_t shown = json_array_size(l.arr);
 	json_t *j = json_pack("{s:o}", "requests", l.arr);
-	if (l.more)
+	if (l.more) {
 		json_object_set_new(j, "more", json_integer((json_int_t)l.more));
+		json_object_set_new(j, "next_offset", json_integer((json_int_t)(offset + shown)));
+	}
 	return j;
+}
+
+static json_t *list_reply(struct signer *s, const char *owner) { return list_reply_page(s, owner, NULL, 0); }
+
+/* A view over max bytes of JSON (a context of escapes: each byte may print as six)
+ * loses its context, with a note saying so, so that it fits in an answer. */
+static void view_fit(json_t *v, size_t max)
+{
+	size_t n = json_size(v);
+	if (n <= max || !json_object_get(v, "context"))
+		return;
+	json_object_del(v, "context");
+	json_object_set_new(v, "context_omitted",
+			    json_sprintf("the context is too large to show here (the request is %zu bytes as JSON)", n));
 }
 
 /* A request as a reviewer sees it, with the subjects' bytes (base64) when they fit in a reply. */
@@ -1484,6 +1626,7 @@ static json_t *show_reply(const struct req *r)
 	for (i = 0; i < 16; i++)
 		total += r->content_len[i];
 	int fits = total / 3 * 4 < IPC_FRAME_MAX / 2; /* the rest of the view takes at most the other half */
+	view_fit(v, IPC_FRAME_MAX / 2);
 	json_array_foreach(subs, i, x) {
 		if (i >= 16 || !r->content[i])
 			continue;
@@ -1962,6 +2105,9 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 		GUARD(ipc_get_text(f->body, "text", 16384, &text, &textn, err));
 	if (cv_get(f->body, "n"))
 		GUARD(ipc_get_uint(f->body, "n", 64, &n, err));
+	uint64_t offset = 0; /* pending: the page from this request on */
+	if (cv_get(f->body, "offset"))
+		GUARD(ipc_get_uint(f->body, "offset", PQ_MAX, &offset, err));
 	char cm[17], id[65] = "", oc[17] = "", *tx = text ? strndup(text, textn) : NULL;
 	snprintf(cm, sizeof cm, "%.*s", (int)cmdn, cmd);
 	if (sid)
@@ -1984,11 +2130,11 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 				(json_int_t)s->w[W_MCP].restarts_total, "review_worker_restarts",
 				(json_int_t)s->w[W_REVIEW].restarts_total);
 	else if (!strcmp(cm, "pending")) {
-		rep = list_reply(s, NULL);
+		rep = list_reply_page(s, NULL, reviewer, (size_t)offset);
 		json_object_set_new(rep, "ok", json_true());
 	} else if (!strcmp(cm, "show")) {
 		struct pq_item *it = id[0] ? pq_find(s->q, id) : NULL;
-		rep = it ? show_reply(it->data) : ctl_error("no pending request %s", id);
+		rep = it && reviewer_may_see(s, reviewer, it->data) ? show_reply(it->data) : ctl_error("no pending request %s", id);
 	} else if (!strcmp(cm, "decide") && id[0] && oc[0]) {
 		struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
 		rep = decide(s, &w, id, oc, tx, n);
@@ -2089,15 +2235,37 @@ static int peer_is_loopback(int fd)
 	return 0;
 }
 
-static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c)
+/* Anonymous clients share no owner: each session is its own ("anonymous:ID"), so
+ * that one local process can neither list another's requests nor collect their
+ * tokens. Its session id is its only credential. An agent key is one owner. */
+static void session_set_owner(struct conn *c, const char *owner)
+{
+	if (!strcmp(owner, "anonymous"))
+		snprintf(c->owner, sizeof c->owner, "anonymous:%llu", (unsigned long long)c->id);
+	else
+		snprintf(c->owner, sizeof c->owner, "%s", owner);
+}
+
+static int session_owned_by(const struct conn *c, const char *owner)
+{
+	if (!strcmp(owner, "anonymous"))
+		return !c->agent[0] && !strncmp(c->owner, "anonymous:", 10);
+	return !strcmp(c->owner, owner);
+}
+
+/* retry_s: a refusal for a limit says when to try again (Retry-After). */
+static void http_reply_retry(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c,
+			     unsigned retry_s)
 {
 	struct cv_arena a;
 	cv_arena_init(&a, 32);
-	struct cv *f = ipc_frame_new(&a, F_HTTP_REPLY, 8);
+	struct cv *f = ipc_frame_new(&a, F_HTTP_REPLY, 9);
 	char err[AS_ERRLEN];
 	int rc = !f || ipc_put_uint(&a, f, "hreq", hreq) || ipc_put_uint(&a, f, "status", status);
 	if (!rc && error)
 		rc = ipc_put_text(&a, f, "error", error, strlen(error));
+	if (!rc && retry_s)
+		rc = ipc_put_uint(&a, f, "retry", retry_s);
 	if (!rc && c) {
 		const char *principal = c->agent[0] ? c->agent : "anonymous";
 		rc = ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "session", c->session, strlen(c->session)) ||
@@ -2108,6 +2276,37 @@ static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const c
 	if (!rc && ipc_conn_send(&s->w[W_MCP].ipc, f, -1, err) != 0)
 		worker_down(s, W_MCP, "its socket is stuck");
 	cv_arena_free(&a);
+}
+
+static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c)
+{
+	http_reply_retry(s, hreq, status, error, c, 0);
+}
+
+/* One agent key (or all anonymous clients together) holds at most
+ * ASSENT_HTTP_MAX_SESSIONS_PER_AGENT sessions, so that it cannot fill the table
+ * others need: past it, 429 with Retry-After (when its oldest idle session ends). */
+static int sessions_over_limit(struct signer *s, uint64_t hreq, const char *owner)
+{
+	size_t mine = 0;
+	uint64_t now = now_ms(), first_end = UINT64_MAX;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		const struct conn *c = &s->conns[i];
+		if (!c->used || !c->http || !session_owned_by(c, owner))
+			continue;
+		mine++;
+		uint64_t end = c->last_ms + 1000ull * s->http.session_idle_s;
+		first_end = end < first_end ? end : first_end;
+	}
+	if (mine < s->http.sessions_per_agent)
+		return 0;
+	unsigned retry = first_end > now ? (unsigned)((first_end - now + 999) / 1000) : 1;
+	char msg[200];
+	snprintf(msg, sizeof msg, "%s has %zu MCP sessions open, the limit (ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=%u): end "
+		 "one (DELETE /mcp) or wait", owner, mine, s->http.sessions_per_agent);
+	lim_log(s, LIM_SESSIONS, "initialize refused: %s", msg);
+	http_reply_retry(s, hreq, 429, msg, NULL, retry);
+	return 1;
 }
 
 static struct conn *session_find(struct signer *s, const char *sid, size_t n)
@@ -2184,7 +2383,7 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	if (sid) {
 		struct conn *c = session_find(s, sid, sn);
 		/* Someone else's session is as unknown as an expired one: 404 either way. */
-		if (!c || strcmp(c->owner, owner) != 0) {
+		if (!c || !session_owned_by(c, owner)) {
 			http_reply(s, hreq, 404, "unknown or expired session (initialize again)", NULL);
 			return 0;
 		}
@@ -2197,6 +2396,8 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		http_reply(s, hreq, 400, "Mcp-Session-Id header required: call initialize first", NULL);
 		return 0;
 	}
+	if (sessions_over_limit(s, hreq, owner))
+		return 0;
 	size_t nsess = 0;
 	struct conn *c = NULL;
 	for (size_t i = 0; i < MAX_CONNS; i++) {
@@ -2217,7 +2418,7 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	hex_encode(rnd, sizeof rnd, hex);
 	*c = (struct conn){.id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1,
 			   .last_ms = now_ms()};
-	snprintf(c->owner, sizeof c->owner, "%s", owner);
+	session_set_owner(c, owner);
 	snprintf(c->agent, sizeof c->agent, "%s", agent);
 	snprintf(c->session, sizeof c->session, "%s", hex);
 	slog("info", "MCP session %.8s... opened over HTTP by %s", c->session, owner);
@@ -2320,8 +2521,8 @@ struct web_req {
 	char cmd[17];
 	const char *cookie, *csrf, *bearer, *proxy_user, *proxy_secret, *token, *sid, *outcome, *text;
 	size_t cookien, csrfn, bearern, proxy_usern, proxy_secretn, tokenn, sidn, outcomen, textn;
-	uint64_t n;
-	int has_n, approved, has_approved;
+	uint64_t n, offset;
+	int has_n, approved, has_approved, has_offset;
 	int on_proxy;   /* the connection came in on the proxy's socket */
 	char peer[64];  /* its address, for the failed-login limiter */
 };
@@ -2387,36 +2588,44 @@ struct web_list {
 	struct signer *s;
 	const char *reviewer;
 	json_t *arr;
-	size_t total, more, budget;
+	size_t total, more, budget, used, offset;
 };
 
 static void web_one(const struct pq_item *it, void *arg)
 {
 	struct web_list *l = arg;
 	const struct req *r = it->data;
-	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(l->s, l->reviewer, &r->pd))
+	if (!reviewer_may_see(l->s, l->reviewer, r))
 		return; /* everything this reviewer may decide, nothing else */
-	l->total++;
-	if (json_array_size(l->arr) >= WEB_VIEWS_MAX) {
+	if (l->total++ < l->offset)
+		return; /* on an earlier page */
+	if (l->more || json_array_size(l->arr) >= WEB_VIEWS_MAX) {
 		l->more++;
 		return;
 	}
-	json_array_append_new(l->arr, web_view(r, &l->budget));
+	json_t *v = web_view(r, &l->budget);
+	view_fit(v, VIEW_PAGE_BYTES / 4); /* one huge request does not take the page */
+	page_add(l->arr, v, &l->used, &l->more, WEB_VIEWS_MAX);
 }
 
-static json_t *web_pending(struct signer *s, const char *reviewer)
+static json_t *web_pending(struct signer *s, const char *reviewer, size_t offset)
 {
-	struct web_list l = {s, reviewer, json_array(), 0, 0, WEB_CONTENT_BUDGET};
+	struct web_list l = {s, reviewer, json_array(), 0, 0, WEB_CONTENT_BUDGET, 0, offset};
 	pq_each(s->q, web_one, &l);
 	json_t *rec = json_array();
 	for (size_t i = 0; i < s->nrecent; i++) {
 		const struct recent *x = &s->recent[i];
+		if (x->restricted && !reviewer_allowed(s, reviewer, &x->pd))
+			continue;
 		json_array_append_new(rec, json_pack("{s:s,s:s,s:s,s:I,s:I,s:s}", "session_id", x->sid, "outcome",
 						     x->outcome, "by", x->by, "seq", (json_int_t)x->seq, "at",
 						     (json_int_t)x->at, "message", x->message));
 	}
-	return json_pack("{s:I,s:I,s:o,s:o,s:I,s:s}", "pending", (json_int_t)l.total, "more", (json_int_t)l.more,
-			 "requests", l.arr, "recent", rec, "now", (json_int_t)(now_ms() / 1000), "reviewer", reviewer);
+	json_t *j = json_pack("{s:I,s:I,s:o,s:o,s:I,s:s}", "pending", (json_int_t)l.total, "more", (json_int_t)l.more,
+			      "requests", l.arr, "recent", rec, "now", (json_int_t)(now_ms() / 1000), "reviewer", reviewer);
+	if (l.more) /* ?offset= this for the next page */
+		json_object_set_new(j, "next_offset", json_integer((json_int_t)(offset + json_array_size(l.arr))));
+	return j;
 }
 
 static int reviewer_alive(void *arg, const char *name)
@@ -2662,9 +2871,9 @@ static void web_command(struct signer *s, struct web_req *q)
 		web_send(s, q->hreq, &w, j);
 		json_decref(j);
 	} else if (!strcmp(cmd, "pending")) {
-		reply_to(s, q->hreq, 1, web_pending(s, reviewer));
+		reply_to(s, q->hreq, 1, web_pending(s, reviewer, q->has_offset ? q->offset : 0));
 	} else if (!strcmp(cmd, "list")) {
-		reply_to(s, q->hreq, 1, list_reply(s, NULL));
+		reply_to(s, q->hreq, 1, list_reply_page(s, NULL, reviewer, q->has_offset ? q->offset : 0));
 	} else if ((!strcmp(cmd, "decide") && q->sid && q->outcome) || (!strcmp(cmd, "submit") && q->sid && q->has_approved)) {
 		char id[65], oc[17], *tx = q->text ? strndup(q->text, q->textn) : NULL;
 		snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
@@ -2716,6 +2925,10 @@ static int h_web(void *ctx, struct ipc_frame *f, char *err)
 	if (cv_get(b, "n")) {
 		GUARD(ipc_get_uint(b, "n", 64, &q.n, err));
 		q.has_n = 1;
+	}
+	if (cv_get(b, "offset")) {
+		GUARD(ipc_get_uint(b, "offset", PQ_MAX, &q.offset, err));
+		q.has_offset = 1;
 	}
 	if (cv_get(b, "approved")) {
 		GUARD(ipc_get_bool(b, "approved", &q.approved, err));
@@ -2925,6 +3138,52 @@ static void worker_input(struct signer *s, int k)
 	cv_arena_free(&a);
 }
 
+/* A slot for a connection on a unix socket, or NULL: the table is full, or this uid
+ * holds ASSENT_MAX_CONNECTIONS_PER_UID already. The client is told why in its own
+ * protocol (a JSON-RPC error for agents, a reply line for the assent CLI). */
+static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
+{
+	struct conn *c = NULL;
+	size_t mine = 0;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		if (!s->conns[i].used)
+			c = c ? c : &s->conns[i];
+		else if (!s->conns[i].http && s->conns[i].uid == uid)
+			mine++;
+	}
+	char why[200];
+	if (!c) {
+		snprintf(why, sizeof why, "the gateway serves %d connections already; try again later", MAX_CONNS);
+		lim_log(s, LIM_CONNS_TOTAL, "connection from uid %u refused: all %d connection slots are in use",
+			(unsigned)uid, MAX_CONNS);
+	} else if (mine >= s->lim.c.conns_per_uid) {
+		snprintf(why, sizeof why, "uid %u has %zu connections open, the limit (ASSENT_MAX_CONNECTIONS_PER_UID=%u)",
+			 (unsigned)uid, mine, s->lim.c.conns_per_uid);
+		lim_log(s, LIM_CONNS_UID, "connection refused: %s", why);
+		c = NULL;
+	} else {
+		return c;
+	}
+	json_t *j = k == W_MCP ? json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code", -32000,
+					   "message", why)
+			       : json_pack("{s:b,s:s}", "ok", 0, "error", why);
+	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (line) {
+		size_t n = strlen(line);
+		line[n] = '\n'; /* replaces the terminator: written with its length */
+		ssize_t w = write(fd, line, n + 1);
+		(void)w; /* a fresh socket takes a line; if not, the client sees the end only */
+	}
+	/* What the client sent already is read and dropped: closing with unread data
+	 * would reset the connection, and the client would not see the line. */
+	char junk[4096];
+	for (int m = 0; m < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; m++)
+		;
+	free(line);
+	json_decref(j);
+	return NULL;
+}
+
 /* -1 when there was nothing to accept (the caller stops trying this turn). */
 static int accept_conn(struct signer *s, int lfd, int k)
 {
@@ -2938,10 +3197,7 @@ static int accept_conn(struct signer *s, int lfd, int k)
 		close(fd);
 		return 0;
 	}
-	struct conn *c = NULL;
-	for (size_t i = 0; i < MAX_CONNS && !c; i++)
-		if (!s->conns[i].used)
-			c = &s->conns[i];
+	struct conn *c = conn_admit(s, fd, k, cr.uid);
 	if (!c) {
 		close(fd);
 		return 0;
@@ -3103,6 +3359,15 @@ int signer_main(const struct signer_opts *o)
 		return 2;
 	}
 	s->timeout_s = (uint32_t)tv;
+	if (lim_from_env(&s->lim.c, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (s->timeout_s > s->lim.c.max_timeout_s) { /* the cap holds for the default too */
+		slog("warning", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s", s->timeout_s,
+		     s->lim.c.max_timeout_s, s->lim.c.max_timeout_s);
+		s->timeout_s = s->lim.c.max_timeout_s;
+	}
 	char ldir[4200], kdir[4200];
 	snprintf(ldir, sizeof ldir, "%s/ledger", o->state);
 	snprintf(kdir, sizeof kdir, "%s/keys", o->state);
@@ -3114,7 +3379,7 @@ int signer_main(const struct signer_opts *o)
 		return 2;
 	}
 	if (tok_config_from_env(&s->tcfg, err) != 0 || ledger_open(ldir, &lo, &s->ledger, err) != 0 ||
-	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(100000, &s->q) != 0) {
+	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(PQ_MAX, &s->q) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}

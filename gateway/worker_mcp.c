@@ -76,6 +76,7 @@ struct hreq {
 	struct buf out;                /* the JSON body, or SSE bytes not yet sent */
 	unsigned status;
 	char session[MH_SESSION_LEN + 1]; /* Mcp-Session-Id to send back */
+	unsigned retry_s;                 /* Retry-After, for a refusal by a limit */
 	int finished, suspended;
 	uint64_t next_keepalive;
 	struct hreq *next;
@@ -529,15 +530,49 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 	buf_reset(&c->out);
 }
 
+/* An MCP session over HTTP busy here: a request of it in flight, its stream, or a call. */
+static int http_busy(const struct mw *w, const struct mconn *c)
+{
+	if (c->legacy || c->out.len)
+		return 1;
+	for (const struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->conn == c->id)
+			return 1;
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == c->id)
+			return 1;
+	return 0;
+}
+
+/* A free slot. The sessions are the signer's (it ends them; this worker is not told
+ * when it sweeps idle ones), so an HTTP session's slot here is only a copy of what
+ * the signer keeps, made again from its answer when the session comes back: when
+ * the table is full, an idle one's slot is taken, or sessions the signer ended
+ * would hold the table for good. */
+static struct mconn *free_slot(struct mw *w)
+{
+	struct mconn *idle = NULL;
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+		struct mconn *c = &w->conns[i];
+		if (!c->used)
+			return c;
+		if (!idle && c->http && !http_busy(w, c))
+			idle = c;
+	}
+	if (idle) {
+		buf_free(&idle->in);
+		buf_free(&idle->out);
+		memset(idle, 0, sizeof *idle);
+	}
+	return idle;
+}
+
 static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client, const char *protocol)
 {
 	struct mconn *c = conn_find(w, conn);
 	if (c)
 		return c;
-	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
-		c = &w->conns[i];
-		if (c->used)
-			continue;
+	if ((c = free_slot(w))) {
 		memset(c, 0, sizeof *c);
 		c->used = 1;
 		c->http = 1;
@@ -591,7 +626,11 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 			e = "refused", en = 7;
 		char msg[201];
 		snprintf(msg, sizeof msg, "%.*s", (int)en, e);
+		uint64_t retry = 0;
+		if (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 86400, &retry, err) != 0)
+			retry = 0;
 		set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
+		h->retry_s = (unsigned)retry;
 		wake(h);
 		return;
 	}
@@ -607,6 +646,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	snprintf(pr, sizeof pr, "%.*s", (int)pn, proto);
 	snprintf(h->session, sizeof h->session, "%.*s", (int)sn, sess);
 	h->conn = conn;
+	mc_authed(h->mc); /* its connection no longer counts against its address */
 	struct mconn *c = http_mconn(w, conn, cl, pr);
 	if (!c) {
 		set_reject(h, 503, -32603, "this worker serves too many sessions");
@@ -723,6 +763,11 @@ static enum MHD_Result queue(struct hreq *h)
 			MHD_add_response_header(r, "Allow", h->v.allow);
 		if (h->status == 401)
 			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent\"");
+		if (h->retry_s) { /* a limit: when to try again */
+			char ra[16];
+			snprintf(ra, sizeof ra, "%u", h->retry_s);
+			MHD_add_response_header(r, "Retry-After", ra);
+		}
 		h->st = HS_DONE;
 	}
 	if (h->session[0])
@@ -946,6 +991,7 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	}
 	if (!w->cfg.on)
 		return 0;
+	w->pconns.unauth_max = w->cfg.unauth_per_addr;
 	w->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, w,
 				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
 				  (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
@@ -964,10 +1010,8 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 	if (f->type == F_CONN_NEW) {
 		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0 || f->nfds != 1)
 			return;
-		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
-			struct mconn *c = &w->conns[i];
-			if (c->used)
-				continue;
+		struct mconn *c = free_slot(w);
+		if (c) {
 			memset(c, 0, sizeof *c);
 			c->used = 1;
 			c->id = conn;
@@ -977,7 +1021,9 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			buf_init(&c->out, 64u << 20);
 			return;
 		}
-		return; /* full: the descriptor is closed with the frame */
+		/* full: the descriptor is closed with the frame, and the signer frees its slot */
+		send_about(w, F_CONN_CLOSED, conn, NULL);
+		return;
 	}
 	if (f->type == F_RESULT) {
 		const char *rid, *js;
@@ -1122,6 +1168,7 @@ int worker_mcp_main(int ipcfd)
 		if (w.mhd) {
 			keepalive(&w, mono_ms());
 			mc_deadlines(&w.pconns, w.cfg.request_s);
+			mc_log_refused(&w.pconns, w.ipcfd, "agent");
 			hangups(&w);
 			mc_run(w.mhd);
 			/* After a crowd of connections is gone, give their buffers back. */

@@ -55,11 +55,11 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_CTL, 6);
+	struct cv *f = ipc_frame_new(&a, F_CTL, 7);
 	const char *sid = json_string_value(json_object_get(j, "session_id"));
 	const char *outcome = json_string_value(json_object_get(j, "outcome"));
 	const char *text = json_string_value(json_object_get(j, "text"));
-	json_t *opt = json_object_get(j, "option");
+	json_t *opt = json_object_get(j, "option"), *off = json_object_get(j, "offset");
 	int ok = strcmp(cmd, "pending") == 0 || strcmp(cmd, "show") == 0 || strcmp(cmd, "decide") == 0 ||
 		 strcmp(cmd, "whoami") == 0 || strcmp(cmd, "status") == 0;
 	if (!ok)
@@ -68,11 +68,14 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 		reply_error(c, "an argument is too long");
 	else if (opt && (!json_is_integer(opt) || json_integer_value(opt) < 1 || json_integer_value(opt) > 64))
 		reply_error(c, "option must be a number from 1");
+	else if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000))
+		reply_error(c, "offset must be a number from 0 to 100000");
 	else if (!f || ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd)) ||
 		 (sid && ipc_put_text(&a, f, "sid", sid, strlen(sid))) ||
 		 (outcome && ipc_put_text(&a, f, "outcome", outcome, strlen(outcome))) ||
 		 (text && ipc_put_text(&a, f, "text", text, strlen(text))) ||
-		 (opt && ipc_put_uint(&a, f, "n", (uint64_t)json_integer_value(opt))))
+		 (opt && ipc_put_uint(&a, f, "n", (uint64_t)json_integer_value(opt))) ||
+		 (off && ipc_put_uint(&a, f, "offset", (uint64_t)json_integer_value(off))))
 		reply_error(c, "cannot forward the command");
 	else if (ipc_send(g_ipc, f, -1, NULL) != 0)
 		_exit(3);
@@ -80,8 +83,21 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 	json_decref(j);
 }
 
+/* The signer holds a slot for every connection it handed over until it hears that
+ * the connection ended: tell it each time, or the slots run out. */
+static void tell_closed(uint64_t id)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_CONN_CLOSED, 1);
+	if (f && ipc_put_uint(&a, f, "conn", id) == 0 && ipc_send(g_ipc, f, -1, NULL) != 0)
+		_exit(3);
+	cv_arena_free(&a);
+}
+
 static void conn_close(struct rconn *c)
 {
+	tell_closed(c->id);
 	close(c->fd);
 	buf_free(&c->in);
 	buf_free(&c->out);
@@ -127,6 +143,7 @@ static void on_frame(struct ipc_frame *f)
 			buf_init(&conns[i].out, 64u << 20);
 			return;
 		}
+		tell_closed(conn); /* full: the descriptor is closed with the frame */
 		return;
 	}
 	if (f->type == F_CTL_REPLY) {

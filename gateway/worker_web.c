@@ -125,7 +125,7 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 		return answer_error(h, 400, "the proxy's identity header is too long");
 	struct cv_arena a;
 	cv_arena_init(&a, 256);
-	struct cv *f = ipc_frame_new(&a, F_WEB, 14);
+	struct cv *f = ipc_frame_new(&a, F_WEB, 15);
 	struct MHD_Connection *mc = h->mc;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 	size_t n;
@@ -247,6 +247,18 @@ static void api_call(struct wreq *h)
 		if (submit_args(in, args, why))
 			goto bad;
 		break;
+	case WR_PENDING:
+	case WR_API_PENDING: { /* ?offset=N: the next page of a big queue */
+		const char *off = MHD_lookup_connection_value(h->mc, MHD_GET_ARGUMENT_KIND, "offset");
+		uint64_t o;
+		if (off && (strlen(off) > 6 || parse_u64(off, &o) != 0 || o > 100000)) {
+			snprintf(why, sizeof why, "offset must be a number from 0 to 100000");
+			goto bad;
+		}
+		if (off)
+			json_object_set_new(args, "offset", json_integer((json_int_t)o));
+		break;
+	}
 	default:
 		break;
 	}
@@ -265,10 +277,12 @@ bad:
 static json_t *tools_list(void)
 {
 	return json_pack(
-		"{s:[{s:s,s:s,s:{s:s,s:{}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
+		"{s:[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
 		"tools", "name", "list_pending_feedback", "description",
-		"The requests waiting for a decision that you may decide, oldest first, with their full context.",
-		"inputSchema", "type", "object", "properties", "name", "submit_feedback", "description",
+		"The requests waiting for a decision that you may decide, oldest first, with their full context: a page "
+		"of them, with more and next_offset when more wait (pass offset for the next page).",
+		"inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0, "name",
+		"submit_feedback", "description",
 		"Decide a pending request as yourself: approved true or false, a response (the reason for a rejection, "
 		"the answer to an input), and for a selection the option's number (from 1).",
 		"inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved", "type",
@@ -311,6 +325,13 @@ static void mcp_call(struct wreq *h)
 		snprintf(h->tool, sizeof h->tool, "%s", tool ? tool : "");
 		if (tool && !strcmp(tool, "list_pending_feedback")) {
 			cmd = "pending";
+			json_t *off = json_object_get(ta, "offset");
+			if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000)) {
+				rpc_error(h, 200, -32602, "offset must be a number from 0 to 100000");
+				goto out;
+			}
+			if (off)
+				json_object_set(args, "offset", off);
 		} else if (tool && !strcmp(tool, "submit_feedback")) {
 			cmd = "submit";
 			if (!json_is_object(ta) || submit_args(ta, args, why)) {
@@ -548,6 +569,9 @@ static void serve_static(struct wreq *h)
 static void dispatch(struct wreq *h)
 {
 	mc_received(h->mc); /* head and body are in: the whole-request clock stops */
+	/* A page's connections carry no credential of their own: past its first whole
+	 * request a connection is no slow head, and counts no longer per address. */
+	mc_authed(h->mc);
 	if (h->r.route == WR_MCP) {
 		if (!hdr(h->mc, MHD_HTTP_HEADER_AUTHORIZATION))
 			return rpc_error(h, 401, -32001, "a reviewer token is required (Authorization: Bearer rt_...)");
@@ -692,6 +716,7 @@ int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
 			return rc ? rc : AS_ECORRUPT;
 		break;
 	}
+	W.conns.unauth_max = W.cfg.unauth_per_addr;
 	if (W.cfg.on && !(W.tcp = start_on(WORKER_HTTP_FD, &on_tcp)))
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the reviewer listener");
 	if (W.proxy && !(W.unix_ = start_on(WORKER_PROXY_FD, &on_proxy_socket)))
@@ -741,6 +766,7 @@ void web_run(void)
 			wake(h);
 		}
 	mc_deadlines(&W.conns, W.cfg.request_s);
+	mc_log_refused(&W.conns, W.ipcfd, "reviewer");
 	mc_run(W.tcp);
 	mc_run(W.unix_);
 }

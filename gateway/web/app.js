@@ -4,7 +4,7 @@
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
-  const S = { csrf: "", reviewer: "", offset: 0, es: null, debounce: 0, gen: 0, cards: new Map() };
+  const S = { csrf: "", reviewer: "", offset: 0, from: 0, es: null, debounce: 0, gen: 0, cards: new Map() };
   const OUTCOME = { approve: "approved", reject: "rejected", answer: "answered", select: "selected" };
   const LONG_CONTEXT = 1500; // characters of pretty JSON shown open; longer ones are collapsed
   const TEXT_MAX = 65536;    // characters of a subject's text shown
@@ -132,12 +132,13 @@
     const gen = ++S.gen;
     let data;
     try {
-      data = await api("GET", "/review/api/pending");
+      data = await api("GET", "/review/api/pending" + (S.from ? `?offset=${S.from}` : "")); // a page of a big queue
     } catch (e) {
       if (e.status === 401) return signedOut("Your session ended: log in again.");
       return status(`Cannot load the queue: ${e.message}`, true);
     }
     if (gen !== S.gen) return; // a newer answer is on its way or was shown
+    if (S.from && !(Array.isArray(data.requests) && data.requests.length)) { S.from = 0; return refresh(); } // decided meanwhile
     S.offset = (Number(data.now) || Date.now() / 1000) - Date.now() / 1000;
     const t0 = performance.now();
     renderQueue(data);
@@ -172,8 +173,12 @@
     const total = Number(data.pending) || reqs.length;
     $("count").textContent = `(${total})`;
     $("empty").hidden = reqs.length > 0;
-    $("more").hidden = !(data.more > 0);
-    $("more").textContent = `The oldest ${reqs.length} are shown; ${data.more} more wait behind them.`;
+    const more = $("more"), page = (text, from) => el("button", { type: "button", text, "data-from": from });
+    more.hidden = !(data.more > 0 || S.from > 0);
+    more.replaceChildren(S.from ? `Requests ${S.from + 1} to ${S.from + reqs.length} of ${total} are shown. `
+      : `The oldest ${reqs.length} are shown; ${data.more} more wait behind them. `,
+    S.from > 0 ? page("First page", 0) : "", data.more > 0 ? page(`Next ${Math.min(data.more, reqs.length)}`, S.from + reqs.length) : "");
+    more.onclick = (ev) => { const f = ev.target.dataset?.from; if (f !== undefined) { S.from = Number(f); refresh(); } };
     if (lostFocus) (list.querySelector("h3") || $("pending-h")).focus();
     tick();
   }

@@ -130,6 +130,9 @@ class Bench:
         self.env = {k: v for k, v in os.environ.items() if k not in ("ASSENT_SINGLE_USER", "ASSENT_STATE_DIR")}
         self.env["FEEDBACK_SSE_PORT"] = "0"  # any free port: never collide with a real daemon on 8765
         self.env["ASSENT_REVIEW_PORT"] = "0"  # nor on 8766
+        # one bridge holds the whole load: past the limits per principal
+        self.env.update(ASSENT_MAX_PENDING_PER_AGENT="100000", ASSENT_MAX_BLOCKING_PER_AGENT="1024",
+                        ASSENT_MAX_CONNECTIONS_PER_UID="1024")
         self.daemons = set()  # every daemon pid seen, to stop at the end
         self.conns = []
         self.nerr = 0

@@ -75,6 +75,8 @@ class Bench:
                      if not k.startswith(("ASSENT_", "FEEDBACK_")) and k != "REF_ALG"}
         self.base["FEEDBACK_SSE_PORT"] = "off"
         self.base["ASSENT_REVIEW_PORT"] = "off"
+        self.base.update(ASSENT_MAX_PENDING_PER_AGENT="100000", ASSENT_MAX_BLOCKING_PER_AGENT="1024",
+                         ASSENT_MAX_CONNECTIONS_PER_UID="1024")  # one uid holds the whole load
         self.daemon = None  # Popen of the running daemon
         self.clients = []
 

@@ -34,7 +34,8 @@ const T = mkdtempSync(join(tmpdir(), "assent-webbench-"));
 const S = join(T, "state");
 const assent = (...a) => execFileSync(`${build}/assent`, ["--state", S, ...a], { encoding: "utf8" });
 const token = assent("reviewer", "add", "alice", "--web").trim().split("\n").pop();
-const env = { ...process.env, FEEDBACK_SSE_PORT: "off", ASSENT_REVIEW_PORT: "0", FEEDBACK_TIMEOUT_SECONDS: "3600" };
+const env = { ...process.env, FEEDBACK_SSE_PORT: "off", ASSENT_REVIEW_PORT: "0", FEEDBACK_TIMEOUT_SECONDS: "3600",
+  ASSENT_MAX_PENDING_PER_AGENT: "100000", ASSENT_MAX_BLOCKING_PER_AGENT: "1024" }; // one agent holds the whole queue
 const daemon = spawn(`${build}/assentd`, ["--state", S], { env, stdio: ["ignore", "ignore", "pipe"] });
 let daemonErr = "";
 daemon.stderr.on("data", (d) => { daemonErr = (daemonErr + d).slice(-4000); });

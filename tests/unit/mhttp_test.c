@@ -33,6 +33,8 @@ static struct http_cfg make_cfg(enum which w)
 	c.header_max = 32u << 10;
 	c.conns_max = 128;
 	c.sessions_max = 256;
+	c.sessions_per_agent = 32;
+	c.unauth_per_addr = 16;
 	c.idle_s = 30;
 	c.request_s = 30;
 	c.session_idle_s = 3600;
@@ -452,6 +454,8 @@ static void assert_cfg_equal(const struct http_cfg *a, const struct http_cfg *b)
 	assert_int_equal(a->header_max, b->header_max);
 	assert_int_equal(a->conns_max, b->conns_max);
 	assert_int_equal(a->sessions_max, b->sessions_max);
+	assert_int_equal(a->sessions_per_agent, b->sessions_per_agent);
+	assert_int_equal(a->unauth_per_addr, b->unauth_per_addr);
 	assert_int_equal(a->idle_s, b->idle_s);
 	assert_int_equal(a->request_s, b->request_s);
 	assert_int_equal(a->session_idle_s, b->session_idle_s);
@@ -510,6 +514,7 @@ static void test_cv_roundtrip(void **state)
 		memset(want.host, 0, sizeof want.host);
 		want.port_explicit = 0;
 		want.session_idle_s = 0;
+		want.sessions_per_agent = 0;
 		assert_cfg_equal(&out, &want);
 	}
 }
@@ -535,6 +540,8 @@ static void test_cv_refusals(void **state)
 		    {"header_max", (1u << 20) + 1},
 		    {"conns_max", 8193},
 		    {"sessions_max", 4097},
+		    {"unauth_per_addr", 0},
+		    {"unauth_per_addr", 8193},
 		    {"idle_s", 3601},
 		    {"request_s", 3601},
 		    {"request_s", 0},
@@ -600,6 +607,7 @@ static const char *const env_names[] = {
     "FEEDBACK_ALLOW_ANONYMOUS", "ASSENT_HTTP_ALLOWED_HOSTS", "ASSENT_HTTP_ALLOWED_ORIGINS",
     "ASSENT_HTTP_MAX_BODY",	"ASSENT_HTTP_MAX_HEADER",    "ASSENT_HTTP_MAX_CONNECTIONS",
     "ASSENT_HTTP_MAX_SESSIONS", "ASSENT_HTTP_IDLE_SECONDS",  "ASSENT_HTTP_SESSION_IDLE_SECONDS",
+    "ASSENT_HTTP_MAX_SESSIONS_PER_AGENT", "ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS",
 };
 
 static int env_clear(void **state)
@@ -648,6 +656,8 @@ static void test_env_defaults(void **state)
 	assert_int_equal(c.header_max, 32u << 10);
 	assert_int_equal(c.conns_max, 128);
 	assert_int_equal(c.sessions_max, 256);
+	assert_int_equal(c.sessions_per_agent, 32);
+	assert_int_equal(c.unauth_per_addr, 16);
 	assert_int_equal(c.idle_s, 30);
 	assert_int_equal(c.session_idle_s, 3600);
 	/* Empty values are unset ones. */
