@@ -12,6 +12,7 @@
 
 #include <mbedtls/sha256.h>
 
+#include "action.h"
 #include "cbor.h"
 
 #define STR_(x) #x
@@ -85,32 +86,15 @@ static size_t utf8_cut(const char *s, size_t n, size_t max)
 	return max;
 }
 
-/* The code point at s[i] (s valid UTF-8) and its length in bytes. Four-byte
- * characters are reported as 0x10000: none of them is refused anywhere here. */
+/* The code point at s[i] and its length in bytes (text.h: one definition). */
 static uint32_t cp_at(const char *s, size_t n, size_t i, size_t *len)
 {
-	const unsigned char *p = (const unsigned char *)s + i;
-	size_t l = p[0] < 0x80 ? 1 : p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
-	if (l > n - i)
-		l = n - i;
-	*len = l;
-	if (l == 1)
-		return p[0];
-	if (l == 2)
-		return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
-	if (l == 3)
-		return (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
-	return 0x10000;
+	return text_cp((const uint8_t *)s, n, i, len);
 }
 
-/* Characters a terminal acts on instead of showing, or that reorder what it shows:
- * C0 controls, DEL, C1 controls, and the bidirectional embeddings, overrides and
- * isolates ("Trojan Source"). */
-static int cp_hidden(uint32_t cp)
-{
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
-}
+/* Characters a terminal acts on instead of showing, or that reorder what it shows
+ * (text.h: the same set the signer refuses in frames). */
+static int cp_hidden(uint32_t cp) { return text_refused_cp(cp); }
 
 /* A JSON string of s[0..n) cut to max bytes: as is when it is UTF-8, otherwise as
  * printable ASCII (\xNN escapes), so a builder never fails on a bad byte. */
@@ -783,16 +767,13 @@ const char *mcp_fb_type_name(enum mcp_fb_type t)
  * bidirectional overrides and isolates ("Trojan Source"). s is valid UTF-8. */
 static int check_text(const char *what, const char *s, size_t n, int multiline, char *err)
 {
-	for (size_t i = 0, l; i < n; i += l) {
-		uint32_t cp = cp_at(s, n, i, &l);
-		int allowed_ws =
-		    multiline && (cp == '\t' || cp == '\n' || (cp == '\r' && i + 1 < n && s[i + 1] == '\n'));
-		if (cp_hidden(cp) && !allowed_ws)
-			return as_fail(err, AS_EINVAL,
-				       "%s: character U+%04X at byte %zu is not allowed (control and bidirectional "
-				       "override characters could hide text from the reviewer)",
-				       what, (unsigned)cp, i);
-	}
+	size_t i;
+	uint32_t cp;
+	if (text_check(multiline ? TEXT_MULTILINE : TEXT_LINE, s, n, &i, &cp) != 0)
+		return as_fail(err, AS_EINVAL,
+			       "%s: character U+%04X at byte %zu is not allowed (control and bidirectional "
+			       "override characters could hide text from the reviewer)",
+			       what, (unsigned)cp, i);
 	return 0;
 }
 
@@ -1280,6 +1261,8 @@ int mcp_feedback_action(const struct mcp_feedback *f, struct buf *out, char *err
 	int rc = build_action(&a, f, &m, err);
 	if (rc == AS_ENOMEM && err && !err[0])
 		as_fail(err, rc, "action: out of memory");
+	if (rc == 0) /* the signer's own check (action.c): what it would refuse is never sent */
+		rc = action_check(m, err);
 	if (rc == 0)
 		rc = cbor_encode(m, out, err);
 	if (rc != 0)
