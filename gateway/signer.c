@@ -299,6 +299,7 @@ static int spawn_worker(struct signer *s, int k)
  * and restart it with backoff. */
 static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 static void ctl_unwatch(struct signer *s, size_t i);
+static int ctl_gone(struct signer *s, struct conn *c);
 
 static void worker_down(struct signer *s, int k, const char *why)
 {
@@ -1768,6 +1769,9 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 	size_t cmdn, sidn = 0, outn = 0, textn = 0;
 	uint64_t n = 0;
 	GUARD(get_conn(s, f, W_REVIEW, &c, err));
+	if (ctl_gone(s, c))
+		return as_fail(err, AS_ENOTFOUND, "a command on connection %llu, whose reviewer has left: refused",
+			       (unsigned long long)c->id);
 	GUARD(ipc_get_text(f->body, "cmd", 16, &cmd, &cmdn, err));
 	if (cv_get(f->body, "sid"))
 		GUARD(ipc_get_text(f->body, "sid", 64, &sid, &sidn, err));
@@ -2764,6 +2768,19 @@ static int ctl_watch(struct signer *s, const struct conn *c, int fd)
 	s->ctl_fd[i] = d;
 	s->ctl_id[i] = c->id;
 	return 0;
+}
+
+/* Whether the reviewer behind c is still connected, asked of the socket itself at the
+ * moment a command is acted on: a frame the worker sent after the reviewer left is
+ * about a connection that has ended, even if the epoll turn has not come yet. */
+static int ctl_gone(struct signer *s, struct conn *c)
+{
+	size_t i = (size_t)(c - s->conns);
+	struct pollfd p = {.fd = s->ctl_fd[i], .events = POLLRDHUP};
+	if (s->ctl_fd[i] >= 0 && s->ctl_id[i] == c->id && poll(&p, 1, 0) == 0)
+		return 0;
+	conn_end(s, c);
+	return 1;
 }
 
 /* Connections whose reviewer hung up: ended here, whatever the worker says later. */
