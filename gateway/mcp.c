@@ -1421,6 +1421,142 @@ int mcp_line_error(struct buf *out, const struct mcp_id *id, int code, const cha
 	return emit(out, jobj("jsonrpc", json_string("2.0"), "id", id_json(id), "error", e, JEND), err);
 }
 
+/* ---- the id of a line too long to parse ---- */
+
+static size_t peek_ws(const char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+		i++;
+	return i;
+}
+
+/* End of the JSON string starting at s[i] == '"' (one past its closing quote), or 0. */
+static size_t peek_str_end(const char *s, size_t n, size_t i)
+{
+	for (i++; i < n; i++) {
+		if (s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			return i + 1;
+	}
+	return 0;
+}
+
+/* End of the value starting at s[i], or 0 when it does not end within n. */
+static size_t peek_value_end(const char *s, size_t n, size_t i)
+{
+	int depth = 0;
+	while (i < n) {
+		if (s[i] == '"') {
+			if (!(i = peek_str_end(s, n, i)))
+				return 0;
+			if (depth == 0)
+				return i;
+			continue;
+		}
+		if (s[i] == '{' || s[i] == '[')
+			depth++;
+		else if (s[i] == '}' || s[i] == ']') {
+			if (depth == 0)
+				return i; /* a scalar ended by its object */
+			if (--depth == 0)
+				return i + 1;
+		} else if (s[i] == ',' && depth == 0)
+			return i;
+		i++;
+	}
+	return 0;
+}
+
+/* s[a..b) as a JSON id. */
+static int peek_decode(const char *s, size_t a, size_t b, struct mcp_id *id)
+{
+	json_t *v = b > a && b - a <= 2 * MCP_ID_MAX + 8 ? json_loadb(s + a, b - a, JSON_DECODE_ANY, NULL) : NULL;
+	int ok = v && id_read(v, id);
+	json_decref(v);
+	return ok;
+}
+
+static int peek_head(const char *s, size_t n, struct mcp_id *id)
+{
+	size_t i = peek_ws(s, n, 0);
+	if (i >= n || s[i++] != '{')
+		return 0;
+	for (;;) {
+		i = peek_ws(s, n, i);
+		if (i >= n || s[i] != '"')
+			return 0;
+		size_t k = i, e = peek_str_end(s, n, i);
+		if (!e)
+			return 0;
+		i = peek_ws(s, n, e);
+		if (i >= n || s[i++] != ':')
+			return 0;
+		i = peek_ws(s, n, i);
+		size_t v = i, ve = peek_value_end(s, n, i);
+		if (!ve)
+			return 0;
+		if (e - k == 4 && !memcmp(s + k, "\"id\"", 4))
+			return peek_decode(s, v, ve, id);
+		i = peek_ws(s, n, ve);
+		if (i >= n || s[i++] != ',')
+			return 0;
+	}
+}
+
+/* Whether the quote at s[q] is escaped (an odd run of backslashes before it). */
+static int peek_escaped(const char *s, size_t q)
+{
+	size_t k = 0;
+	while (q > k && s[q - k - 1] == '\\')
+		k++;
+	return k % 2;
+}
+
+static int peek_tail(const char *s, size_t n, struct mcp_id *id)
+{
+	size_t e = n;
+	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
+		e--;
+	if (e == 0 || s[--e] != '}')
+		return 0;
+	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
+		e--;
+	size_t b = e; /* the value is s[b..e) */
+	if (b > 0 && s[b - 1] == '"' && !peek_escaped(s, b - 1)) {
+		for (b -= 1; b > 0 && !(s[b - 1] == '"' && !peek_escaped(s, b - 1)); b--)
+			;
+		if (b == 0)
+			return 0;
+		b--;
+	} else {
+		while (b > 0 && ((s[b - 1] >= '0' && s[b - 1] <= '9') || s[b - 1] == '-'))
+			b--;
+	}
+	size_t k = b;
+	while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r' || s[k - 1] == '\n'))
+		k--;
+	if (k < 5 || s[k - 1] != ':')
+		return 0;
+	k--;
+	while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r' || s[k - 1] == '\n'))
+		k--;
+	if (k < 4 || memcmp(s + k - 4, "\"id\"", 4) || peek_escaped(s, k - 4))
+		return 0;
+	return peek_decode(s, b, e, id);
+}
+
+int mcp_peek_id(const char *head, size_t hn, const char *tail, size_t tn, struct mcp_id *id)
+{
+	if (head && hn > MCP_PEEK_HEAD)
+		hn = MCP_PEEK_HEAD;
+	if (tail && tn > MCP_PEEK_TAIL) {
+		tail += tn - MCP_PEEK_TAIL;
+		tn = MCP_PEEK_TAIL;
+	}
+	return (head && peek_head(head, hn, id)) || (tail && peek_tail(tail, tn, id));
+}
+
 int mcp_line_invalid(struct buf *out, const struct mcp_msg *m, const char *detail, char *err)
 {
 	char msg[AS_ERRLEN + 32];

@@ -45,6 +45,8 @@ struct mconn {
 	struct buf in, out;
 	int skipping; /* discarding the rest of an over-long line */
 	size_t skipped;
+	char head[MCP_PEEK_HEAD], tail[MCP_PEEK_TAIL]; /* of the line being skipped: where its id may be */
+	size_t headn, tailn;
 	struct mcp_client client;
 	int used;
 };
@@ -363,8 +365,36 @@ static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t 
 	mcp_msg_free(&m);
 }
 
+/* Keep the last MCP_PEEK_TAIL bytes of a line being skipped. */
+static void keep_tail(struct mconn *c, const char *p, size_t n)
+{
+	if (n >= sizeof c->tail) {
+		memcpy(c->tail, p + n - sizeof c->tail, sizeof c->tail);
+		c->tailn = sizeof c->tail;
+		return;
+	}
+	size_t keep = c->tailn + n > sizeof c->tail ? sizeof c->tail - n : c->tailn;
+	memmove(c->tail, c->tail + c->tailn - keep, keep);
+	memcpy(c->tail + keep, p, n);
+	c->tailn = keep + n;
+}
+
+/* The line in c->in overflows: keep its head and tail, and skip the rest of it. */
+static void start_skipping(struct mconn *c, const char *more, size_t n)
+{
+	c->headn = c->in.len < sizeof c->head ? c->in.len : sizeof c->head;
+	memcpy(c->head, c->in.p, c->headn);
+	c->tailn = 0;
+	keep_tail(c, (const char *)c->in.p, c->in.len);
+	keep_tail(c, more, n);
+	c->skipping = 1;
+	c->skipped = c->in.len + n;
+	buf_reset(&c->in);
+}
+
 /* Split what arrived into lines; a line over MCP_LINE_MAX is skipped to its end and
- * answered with -32600, and the connection goes on. */
+ * answered with -32600 (with its id when its head or tail shows it), and the connection
+ * goes on. */
 static int conn_read(struct mw *w, struct mconn *c)
 {
 	char tmp[65536];
@@ -379,10 +409,19 @@ static int conn_read(struct mw *w, struct mconn *c)
 			continue;
 		if (c->skipping || (c->in.len && buf_put(&c->in, tmp + start, i - start) != 0)) {
 			/* Over the limit: classified by its length alone, never parsed. */
-			size_t total = (c->skipping ? c->skipped : c->in.len) + (i - start);
+			if (!c->skipping) {
+				start_skipping(c, tmp + start, i - start);
+			} else {
+				keep_tail(c, tmp + start, i - start);
+				c->skipped += i - start;
+			}
+			size_t total = c->skipped;
 			struct mcp_msg m;
 			char err[AS_ERRLEN];
 			mcp_parse_line(NULL, total, &m, err);
+			struct mcp_id id;
+			if (m.answer && mcp_peek_id(c->head, c->headn, c->tail, c->tailn, &id))
+				m.id = id;
 			if (m.answer)
 				mcp_line_invalid(&c->out, &m, err, NULL);
 			mcp_msg_free(&m);
@@ -400,10 +439,9 @@ static int conn_read(struct mw *w, struct mconn *c)
 		size_t rest = (size_t)n - start;
 		if (c->skipping) {
 			c->skipped += rest;
+			keep_tail(c, tmp + start, rest);
 		} else if (buf_put(&c->in, tmp + start, rest) != 0) {
-			c->skipping = 1;
-			c->skipped = c->in.len + rest;
-			buf_reset(&c->in);
+			start_skipping(c, tmp + start, rest);
 		}
 	}
 	return 0;

@@ -46,6 +46,22 @@ for desc, raw, code in cases:
     ok(r is not None and r.get("error", {}).get("code") == code, f"{desc}: JSON-RPC error {code} (got {r and r.get('error', {}).get('code')})")
     ok(still_serving(), f"{desc}: the server keeps serving")
 
+# A line over 4 MiB is never parsed, yet its answer carries its id when the line's start
+# shows it, or its end does (the official SDKs write "jsonrpc" and "id" last): a client
+# waiting for that id is answered instead of waiting for ever.
+big = b'a' * (4 << 20)
+for desc, raw, want in [
+    ("id first", b'{"jsonrpc": "2.0", "id": 71, "method": "ping", "params": {"x": "' + big + b'"}}', 71),
+    ("id last, as the SDK writes it", b'{"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"' + big + b'"}},"jsonrpc":"2.0","id":72}', 72),
+    ("a string id last", b'{"method":"ping","params":{"x":"' + big + b'"},"jsonrpc":"2.0","id" : "big \\"73\\""}\r', 'big "73"'),
+    ("an id inside params only", b'{"method":"ping","params":{"x":"' + big + b'","id":74}}', None),
+]:
+    send_raw(raw)
+    r = recv()
+    ok(r is not None and r.get("error", {}).get("code") == -32600 and r.get("id") == want,
+       f"a line over 4 MiB, {desc}: -32600 with id {want!r} (got {r and r.get('id')!r})")
+    ok(still_serving(), f"a line over 4 MiB, {desc}: the server keeps serving")
+
 for desc, args, word in [
     ("message of the wrong type", {"type": "approval", "message": 42}, "message"),
     ("an unknown type", {"type": "vote", "message": "x"}, "type"),
