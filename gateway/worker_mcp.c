@@ -518,6 +518,20 @@ static void set_reject(struct hreq *h, unsigned status, int code, const char *ms
 	set_answer(h, status, body, n);
 }
 
+/* A body over the limit is never parsed, but when its start shows the request's id
+ * the 413's JSON-RPC error carries it (as a stdio line's does). */
+static void too_big_id(struct hreq *h, const char *msg)
+{
+	struct mcp_id id;
+	struct buf line;
+	if (!mcp_peek_id((const char *)h->body.p, h->body.len, NULL, 0, &id))
+		return;
+	buf_init(&line, 1u << 12);
+	if (mcp_line_error(&line, &id, -32600, msg, NULL, NULL) == 0 && line.len > 1)
+		set_answer(h, 413, (const char *)line.p, line.len - 1);
+	buf_free(&line);
+}
+
 static void sse_event(struct hreq *h, const char *json, size_t n)
 {
 	buf_put(&h->out, "event: message\ndata: ", 21);
@@ -846,6 +860,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			char msg[120];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)", w->cfg.body_max);
 			set_reject(h, 413, -32600, msg);
+			too_big_id(h, msg);
 			return queue(h);
 		}
 		if (h->v.route == MH_MCP_DELETE) {
