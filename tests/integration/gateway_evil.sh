@@ -47,11 +47,11 @@ for sc in hello-twice request-before-hello review-frame other-conn unknown-type 
 	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
 done
 
-# Start the evil signer for scenario $1 in $T/$1 (a reviewer "tester" for this uid), wait until it serves.
+# Start the evil signer for scenario $1 in $2 (default $T/$1; a reviewer "tester" for this uid), wait until it serves.
 start_evil() {
-	S=$T/$1
+	S=${2:-$T/$1}
 	mkdir -p "$S"
-	"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
+	"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null 2>&1
 	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$1" >"$T/wrap-$1"
 	chmod +x "$T/wrap-$1"
 	"$EVIL" signer "$S" "$T/wrap-$1" 2>"$T/$1.log" &
@@ -109,4 +109,31 @@ kill "$agent" "$pid" 2>/dev/null
 wait "$pid"
 check "web-ctl-ended: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 check "web-ctl-ended: the request was recorded" sh -c "'$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"request\"'"
+
+# web-replay: a review worker that saw a reviewer's login replays the session cookie after logout.
+S=$T/web-replay
+mkdir -p "$S"
+TOKEN=$("$ASSENT" --state "$S" reviewer add alice --web | tail -1)
+start_evil "web-replay:$TOKEN" "$S"
+ask_ended() { # a non-blocking request from a stdio agent on $S/agent.sock; its answers in $1
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"replayed","wait":false}}}' |
+		(cat; sleep 8) | $PY -c '
+import socket,sys,threading
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+threading.Thread(target=lambda: [s.sendall(l.encode()) for l in sys.stdin], daemon=True).start()
+f=s.makefile("rb")
+for _ in range(2): sys.stdout.write(f.readline().decode())
+' "$S/agent.sock" >"$1" &
+	agent=$!
+}
+ask_ended "$T/replay-agent.out"
+for _ in $(seq 200); do grep -q 'replay after logout' "$T/web-replay:$TOKEN.log" 2>/dev/null && break; sleep 0.05; done
+L="$T/web-replay:$TOKEN.log"
+check "web-replay: the review worker logged in and saw the request" grep -q 'replay after logout: pending=seen logout=200' "$L"
+check "web-replay: the cookie after logout is refused (401)" grep -q 'replay after logout: .* me=401 ' "$L"
+check "web-replay: ... and so is a decision with it (401 or 403)" grep -qE 'replay after logout: .* decide=40[13]' "$L"
+kill "$agent" "$pid" 2>/dev/null
+wait "$pid"
+check "web-replay: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 done_testing

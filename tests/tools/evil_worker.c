@@ -20,7 +20,10 @@
  * web-ctl-ended plays a review worker that, once a reviewer has listed the queue on the
  * control socket and hung up, approves the first request over that connection anyway:
  * the signer must refuse it (not a security event: the reviewer may have left with a
- * command in flight). */
+ * command in flight).
+ * web-replay:TOKEN plays a review worker that logs in with a reviewer's web token it saw,
+ * logs out, then replays the session cookie (me, and a decision on the pending request):
+ * it logs what the signer answered (F_LOG "replay after logout: me=STATUS decide=STATUS"). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +251,98 @@ static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
 	ipc_send(WORKER_IPC_FD, f, -1, NULL);
 }
 
+/* A web request on the reviewer listener (a connection to itself, so that the signer sees
+ * the listener's port): its status; its body and cookie, when asked for. */
+struct web_call {
+	const char *cmd, *token, *cookie, *csrf, *sid, *outcome;
+	char *body, *set_cookie;
+};
+
+static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_t hreq, struct web_call *w)
+{
+	cv_arena_reset(a);
+	struct cv *f = ipc_frame_new(a, F_WEB, 8);
+	ipc_put_uint(a, f, "hreq", hreq);
+	ipc_put_text(a, f, "cmd", w->cmd, strlen(w->cmd));
+	const char *keys[] = {"token", "cookie", "csrf", "sid", "outcome"}, *vals[] = {w->token, w->cookie, w->csrf, w->sid, w->outcome};
+	for (size_t i = 0; i < 5; i++)
+		if (vals[i])
+			ipc_put_text(a, f, keys[i], vals[i], strlen(vals[i]));
+	ipc_send(WORKER_IPC_FD, f, fd, NULL);
+	char err[AS_ERRLEN];
+	for (;;) {
+		struct ipc_frame r;
+		int g;
+		cv_arena_reset(a);
+		while ((g = ipc_next(c, a, &r, err)) == 0) {
+			uint64_t h, st;
+			const char *t;
+			size_t n;
+			if (r.type != F_WEB_REPLY || ipc_get_uint(r.body, "hreq", UINT64_MAX, &h, err) || h != hreq ||
+			    ipc_get_uint(r.body, "status", 999, &st, err))
+				continue;
+			if (ipc_get_text(r.body, "body", PROTO_JSON_MAX, &t, &n, err) == 0)
+				w->body = strndup(t, n);
+			if (cv_get(r.body, "cookie") && ipc_get_text(r.body, "cookie", 128, &t, &n, err) == 0)
+				w->set_cookie = strndup(t, n);
+			return (unsigned)st;
+		}
+		if (g != AS_ENOTFOUND)
+			_exit(1);
+		struct pollfd p = {.fd = WORKER_IPC_FD, .events = POLLIN};
+		if (poll(&p, 1, 20000) <= 0)
+			return 0;
+		ipc_read(c, err);
+	}
+}
+
+static int web_replay(struct cv_arena *a, const char *token)
+{
+	struct ipc_conn c;
+	char err[AS_ERRLEN];
+	ipc_conn_init(&c, WORKER_IPC_FD, err);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int cl = socket(AF_INET, SOCK_STREAM, 0), fd;
+	if (getsockname(WORKER_HTTP_FD, (struct sockaddr *)&ss, &sl) || connect(cl, (struct sockaddr *)&ss, sl) ||
+	    (fd = accept(WORKER_HTTP_FD, NULL, NULL)) < 0)
+		return 1;
+	struct web_call in = {.cmd = "login", .token = token};
+	if (web_call(a, &c, fd, 1, &in) != 200 || !in.set_cookie || !in.body)
+		return 1;
+	json_t *j = json_loads(in.body, 0, NULL);
+	const char *csrf = json_string_value(json_object_get(j, "csrf"));
+	char *sid = NULL;
+	for (uint64_t h = 2; !sid && h < 400; h++) { /* the test's agent asks meanwhile */
+		struct web_call pe = {.cmd = "pending", .cookie = in.set_cookie};
+		if (web_call(a, &c, fd, h, &pe) == 200 && pe.body) {
+			json_t *pj = json_loads(pe.body, 0, NULL);
+			const char *x = json_string_value(json_object_get(json_array_get(json_object_get(pj, "requests"), 0), "session_id"));
+			sid = x ? strdup(x) : NULL;
+			json_decref(pj);
+		}
+		free(pe.body);
+		if (!sid)
+			usleep(50000);
+	}
+	struct web_call out = {.cmd = "logout", .cookie = in.set_cookie, .csrf = csrf};
+	unsigned lo = web_call(a, &c, fd, 500, &out);
+	struct web_call me = {.cmd = "me", .cookie = in.set_cookie};
+	unsigned st_me = web_call(a, &c, fd, 501, &me);
+	struct web_call de = {.cmd = "decide", .cookie = in.set_cookie, .csrf = csrf, .sid = sid ? sid : "req-none", .outcome = "approved"};
+	unsigned st_de = web_call(a, &c, fd, 502, &de);
+	cv_arena_reset(a);
+	struct cv *f = ipc_frame_new(a, F_LOG, 2);
+	char line[160];
+	snprintf(line, sizeof line, "replay after logout: pending=%s logout=%u me=%u decide=%u", sid ? "seen" : "none", lo, st_me, st_de);
+	ipc_put_text(a, f, "level", "warning", 7);
+	ipc_put_text(a, f, "text", line, strlen(line));
+	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	json_decref(j);
+	sleep(20);
+	return 0;
+}
+
 /* web-ctl-ended: list the queue for the reviewer, wait for them to hang up, then decide. */
 static int ctl_after_end(struct cv_arena *a)
 {
@@ -305,6 +400,8 @@ int main(int argc, char **argv)
 		hello_as(&a, "review");
 	if (!strcmp(sc, "web-ctl-ended")) {
 		return ctl_after_end(&a);
+	} else if (!strncmp(sc, "web-replay:", 11)) {
+		return web_replay(&a, sc + 11);
 	} else if (!strncmp(sc, "text-", 5)) {
 		hello(&a);
 		text_request(&a, wait_conn(&a), sc);
