@@ -33,6 +33,15 @@ uint32_t text_cp(const uint8_t *s, size_t n, size_t i, size_t *len)
 	return cp;
 }
 
+size_t text_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 int text_refused_cp(uint32_t cp)
 {
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||

@@ -26,6 +26,10 @@ int text_refused_cp(uint32_t cp);
  * zero-width ones (U+200B-200F, U+2060-2064, U+FEFF) and U+2028/2029. */
 int text_hidden_cp(uint32_t cp);
 
+/* Length of the longest prefix of s[0..n) of at most max bytes that does not end inside
+ * a UTF-8 character. */
+size_t text_cut(const char *s, size_t n, size_t max);
+
 /* Character classes of frame fields (gateway/action.h). */
 enum text_class {
 	TEXT_ANY = 0,	/* any UTF-8 (a context: the exact operation; neutralised when shown) */

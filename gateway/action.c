@@ -94,6 +94,16 @@ static int field_ok(const struct action_field *f, const struct cv *v, char *err)
 	return as_fail(err, AS_ECORRUPT, "action.%s: unknown shape", f->key);
 }
 
+size_t action_client(char *out, const char *name, const char *version)
+{
+	char full[2 * MCP_NAME_MAX + 2];
+	snprintf(full, sizeof full, "%s/%s", name, version);
+	size_t n = text_cut(full, strlen(full), ACTION_CLIENT_MAX);
+	memcpy(out, full, n);
+	out[n] = 0;
+	return n;
+}
+
 int action_check(const struct cv *a, char *err)
 {
 	if (!a || a->t != CV_MAP)

@@ -12,7 +12,9 @@
 #include "mcp.h"
 #include "text.h"
 
-#define ACTION_CLIENT_MAX (2 * MCP_NAME_MAX + 1) /* F_REQUEST client: "name/version", TEXT_LINE */
+/* F_REQUEST and F_SESSION_INFO client: "name/version" as initialize declared it, TEXT_LINE,
+ * cut by the worker (action_client) to what the signer keeps. */
+#define ACTION_CLIENT_MAX 159
 
 enum action_shape {
 	AF_TEXT,     /* a text of min..max bytes in class cls */
@@ -32,6 +34,10 @@ struct action_field {
 /* The table, in the order the worker builds the map. */
 extern const struct action_field action_fields[];
 extern const size_t action_nfields;
+
+/* The client field: "name/version" cut to ACTION_CLIENT_MAX bytes on a character boundary
+ * (out holds ACTION_CLIENT_MAX + 1); its length. */
+size_t action_client(char *out, const char *name, const char *version);
 
 /* 0 when a is an action the table allows (no unknown or repeated key, every field of
  * its shape, size and class); else AS_ECORRUPT with the field and offset in err. */

@@ -1104,6 +1104,9 @@ static int load_policy(struct signer *s, char *err)
 	return 0;
 }
 
+_Static_assert(ACTION_CLIENT_MAX < sizeof ((struct req *)0)->client && ACTION_CLIENT_MAX < sizeof ((struct conn *)0)->client,
+	       "the signer keeps every client name the table allows");
+
 /* A client name as declared (shown to reviewers): the worker turned what a terminal
  * would act on into '?', so anything else is an attack. */
 static int client_ok(const char *s, size_t n, char *err)
@@ -1126,7 +1129,7 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	const struct cv *action;
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
-	GUARD(ipc_get_text(f->body, "client", 300, &client, &clientn, err));
+	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &client, &clientn, err));
 	GUARD(client_ok(client, clientn, err));
 	GUARD(ipc_get_uint(f->body, "timeout", TIMEOUT_MAX_S, &timeout, err));
 	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
@@ -2034,7 +2037,7 @@ static int h_session_info(void *ctx, struct ipc_frame *f, char *err)
 	const char *cl, *pr;
 	size_t cn, pn;
 	GUARD(get_conn(s, f, W_MCP, &c, err));
-	GUARD(ipc_get_text(f->body, "client", sizeof c->client - 1, &cl, &cn, err));
+	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &cl, &cn, err));
 	GUARD(ipc_get_text(f->body, "protocol", sizeof c->protocol - 1, &pr, &pn, err));
 	GUARD(client_ok(cl, cn, err));
 	if (!c->http)

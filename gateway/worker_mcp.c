@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "action.h"
 #include "httpcfg.h"
 #include "ipc.h"
 #include "jail.h"
@@ -238,8 +239,8 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 				*cs = *arr;
 			else if (fb.nsubjects)
 				slot = NULL;
-			char client[2 * MCP_NAME_MAX + 2];
-			snprintf(client, sizeof client, "%s/%s", c->client.name, c->client.client_version);
+			char client[ACTION_CLIENT_MAX + 1];
+			action_client(client, c->client.name, c->client.client_version);
 			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 			    ipc_put_uint(a, f, "timeout", fb.timeout) || ipc_put_bool(a, f, "wait", fb.wait) ||
 			    ipc_put_text(a, f, "client", client, strlen(client)))
@@ -712,8 +713,8 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	buf_reset(&c->out);
 	handle_msg(w, c, &h->m);
 	if (h->m.m == MCP_M_INITIALIZE && c->client.version) {
-		char decl[2 * MCP_NAME_MAX + 2];
-		snprintf(decl, sizeof decl, "%s/%s", c->client.name, c->client.client_version);
+		char decl[ACTION_CLIENT_MAX + 1];
+		action_client(decl, c->client.name, c->client.client_version);
 		struct cv_arena a;
 		cv_arena_init(&a, 8);
 		struct cv *fr = ipc_frame_new(&a, F_SESSION_INFO, 3);

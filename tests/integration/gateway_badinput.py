@@ -71,6 +71,24 @@ for desc, args, word in [
     r = call({"jsonrpc": "2.0", "id": 50 + n, "method": "tools/call", "params": {"name": "request_feedback", "arguments": args}})
     res = r and r.get("result", {})
     ok(res and res.get("isError") is True and word in res["content"][0]["text"], f"{desc}: an isError result naming {word}")
+# A long declared client name (up to 256 bytes of name and of version, multi-byte characters at
+# the cut) is kept cut on a character boundary: it never takes the worker down for everyone.
+q = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def qcall(obj):
+    q.stdin.write(json.dumps(obj).encode() + b"\n"); q.stdin.flush()
+    line = q.stdout.readline()
+    return json.loads(line) if line else None
+qcall({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+       "capabilities": {}, "clientInfo": {"name": "n" * 100 + "\u00e9" * 78, "version": "v" * 256}}})
+r = qcall({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "request_feedback",
+           "arguments": {"type": "approval", "message": "long client", "wait": False}}})
+res = (r or {}).get("result", {}).get("structuredContent") or {}
+ok(res.get("status") == "pending", f"a client declaring a 512-byte name/version asks and is queued (got {str(r)[:200]})")
+ok(still_serving(), "... and the worker serving everyone else was not restarted for it")
+log = open(f"{state}/assentd.log", encoding="utf-8", errors="replace").read()
+ok('"security"' not in log, "no security event in the daemon's log")
+q.stdin.close()
+q.wait(timeout=10)
 ok(still_serving(), "after all of it the server still serves")
 p.stdin.close()
 p.wait(timeout=10)
