@@ -799,7 +799,7 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 			return rc;
 		json_t *reqs = json_object_get(rep, "requests");
 		if (json) {
-			char *s = json_dumps(reqs, JSON_INDENT(2));
+			char *s = json_dumps(reqs, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi or invisible character on a terminal */
 			printf("%s\n", s);
 			free(s);
 		} else {
@@ -828,7 +828,7 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 		if ((rc = ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", argv[1]), &rep)) != 0)
 			return rc;
 		if (json) {
-			char *s = json_dumps(json_object_get(rep, "request"), JSON_INDENT(2));
+			char *s = json_dumps(json_object_get(rep, "request"), JSON_INDENT(2) | JSON_ENSURE_ASCII);
 			printf("%s\n", s);
 			free(s);
 		} else {

@@ -75,7 +75,11 @@ first_pending
 check "text-context: the request is pending" test -n "$id"
 "$ASSENT" --state "$S" show "$id" >"$T/show.out" 2>&1
 "$ASSENT" --state "$S" pending >"$T/pending.out" 2>&1
-for f in show pending; do
+"$ASSENT" --state "$S" show "$id" --json >"$T/show-json.out" 2>&1
+"$ASSENT" --state "$S" pending --json >"$T/pending-json.out" 2>&1
+check "text-context: assent show --json is ASCII, and the same strings once parsed" \
+	$PY -c 'import json,sys; t=open(sys.argv[1],"rb").read(); t.decode("ascii"); sys.exit(0 if "\u202e" in json.loads(t)["context"]["command"] else 1)' "$T/show-json.out"
+for f in show pending show-json pending-json; do
 	check "text-context: assent $f prints no ESC, C1, bidirectional or invisible character" \
 		$PY -c 'import sys,re; t=open(sys.argv[1],encoding="utf-8").read(); sys.exit(1 if re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]", t) else 0)' "$T/$f.out"
 done
