@@ -367,6 +367,9 @@
     if (type === "input") {
       form.append(el("label", { for: `${id}-a`, text: "Your answer" }),
         el("input", { id: `${id}-a`, name: "answer", type: "text", value: r.default ?? "", autocomplete: "off" }));
+      // An input box cannot mark what it holds: a default with hidden characters is shown marked beside it.
+      if (HIDDEN.test(String(r.default ?? "")))
+        form.append(el("p", { class: "trunc" }, "The default holds hidden characters: ", ...shown(r.default, false)));
       actions.append(el("button", { type: "submit", "data-action": "answer", class: "primary", text: "Answer" }));
     } else if (type === "selection") {
       const opts = Array.isArray(r.options) ? r.options : [];

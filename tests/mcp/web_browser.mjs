@@ -358,6 +358,17 @@ await step("control, bidirectional and invisible characters in message, context,
   return `${marks.length} marks`;
 });
 
+call = ask(stdio, { type: "input", message: "web: hidden default", default: "yes\u200b" });
+await step("an input's default with an invisible character is shown marked beside the input box", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: hidden default"));
+  const marks = await c.locator("p.trunc span.hidden-char").allTextContents();
+  must(marks.includes("\\u200b"), `marks: ${JSON.stringify(marks)}`);
+  await c.locator('input[name="answer"]').fill("no");
+  await c.locator('button[data-action="answer"]').click();
+  const sc = await settle(call);
+  must(sc?.status === "answered" || sc?.response === "no", JSON.stringify(sc).slice(0, 300));
+});
+
 // ---- logout ----
 await step("logout: the login form comes back and the old session cookie is refused (401)", async () => {
   const old = (await A.ctx.cookies()).find((x) => x.name === "assent_session")?.value;
