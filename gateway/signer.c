@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -2741,6 +2742,13 @@ static void worker_input(struct signer *s, int k)
  * the peer's hang-up only, forgetting the connection the moment it ends. */
 static void ctl_init(struct signer *s)
 {
+	/* One descriptor per reviewer connection on top of the listeners, the workers' and
+	 * the ledger's: raise the soft limit toward the hard one if it is below that. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < MAX_CONNS + 256) {
+		rl.rlim_cur = rl.rlim_max < MAX_CONNS + 256 ? rl.rlim_max : MAX_CONNS + 256;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	s->ctl_ep = epoll_create1(EPOLL_CLOEXEC);
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		s->ctl_fd[i] = -1;
