@@ -2734,7 +2734,6 @@ static void worker_input(struct signer *s, int k)
 	cv_arena_free(&a);
 }
 
-/* -1 when there was nothing to accept (the caller stops trying this turn). */
 /* ---- a CLI reviewer's connection ends when its socket does ---- */
 /* The review worker serves the control socket's connections, but a compromised one
  * could keep deciding over them after the reviewer left (and never say it closed
@@ -2810,6 +2809,7 @@ static void ctl_ended(struct signer *s)
 	}
 }
 
+/* -1 when there was nothing to accept (the caller stops trying this turn). */
 static int accept_conn(struct signer *s, int lfd, int k)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
