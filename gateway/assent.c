@@ -580,7 +580,7 @@ static void show_text(const char *s, size_t n, int keep_lines)
 {
 	struct buf b;
 	int tty = isatty(STDOUT_FILENO);
-	buf_init(&b, 4 * n + 64);
+	buf_init(&b, 16 * n + 64); /* a byte becomes at most 15: \u001b between the two marks */
 	if (s && text_neutralise(s, n, keep_lines, tty ? "\033[7m" : "", tty ? "\033[27m" : "", &b, &shown_marked) == 0)
 		fwrite(b.p, 1, b.len, stdout);
 	buf_free(&b);
