@@ -588,6 +588,31 @@ static void show_text(const char *s, size_t n, int keep_lines)
 
 static void show_str(const char *s, int keep_lines) { show_text(s ? s : "?", s ? strlen(s) : 1, keep_lines); }
 
+/* A context dumped as JSON: jansson wrote its control characters as escapes (\u001b,
+ * \r, \b, \f), visible but easy to miss, so they are marked and counted like the rest;
+ * everything else goes through the neutraliser. */
+static void show_json(const char *js)
+{
+	int tty = isatty(STDOUT_FILENO);
+	size_t n = strlen(js), start = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (js[i] != '\\')
+			continue;
+		char e = js[i + 1];
+		size_t len = e == 'u' ? 6 : 2;
+		int ctl = e == 'b' || e == 'f' || e == 'r' ||
+			  (e == 'u' && i + 5 < n && js[i + 2] == '0' && js[i + 3] == '0' && (js[i + 4] == '0' || js[i + 4] == '1'));
+		if (ctl) {
+			show_text(js + start, i - start, 1);
+			printf("%s%.*s%s", tty ? "\033[7m" : "", (int)len, js + i, tty ? "\033[27m" : "");
+			shown_marked++;
+			start = i + len;
+		}
+		i += len - 1; /* past the escape, so that \\u001b stays the text it is */
+	}
+	show_text(js + start, n - start, 1);
+}
+
 /* Who asked, as the signer recorded it: the measured uid, the agent key, or anonymous. */
 static void show_requester(const json_t *rq)
 {
@@ -680,7 +705,10 @@ static void print_request(const json_t *r)
 		/* jansson escapes controls but leaves bidirectional and invisible characters as they are */
 		char *c = json_is_string(ctx) ? strdup(json_string_value(ctx)) : json_dumps(ctx, JSON_INDENT(2));
 		printf("\ncontext:\n");
-		show_str(c, 1);
+		if (json_is_string(ctx))
+			show_str(c, 1);
+		else if (c)
+			show_json(c);
 		printf("\n");
 		free(c);
 	}
