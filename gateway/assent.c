@@ -20,6 +20,7 @@
 #include "entry.h"
 #include "policy.h"
 #include "registry.h"
+#include "text.h"
 #include "token.h"
 #include "util.h"
 
@@ -592,6 +593,68 @@ static int ctl_call(const char *state, json_t *req, json_t **rep)
 	return 0;
 }
 
+/* What an agent wrote, as a reviewer's terminal may show it: control, bidirectional
+ * and invisible characters written as a marked \uXXXX (text.h), so no escape
+ * sequence drives the terminal and no text is shown reordered or hidden. shown_marked
+ * counts them for the note print_request ends with. */
+static size_t shown_marked;
+
+static void show_text(const char *s, size_t n, int keep_lines)
+{
+	struct buf b;
+	int tty = isatty(STDOUT_FILENO);
+	buf_init(&b, 16 * n + 64); /* a byte becomes at most 15: \u001b between the two marks */
+	if (s && text_neutralise(s, n, keep_lines, tty ? "\033[7m" : "", tty ? "\033[27m" : "", &b, &shown_marked) == 0)
+		fwrite(b.p, 1, b.len, stdout);
+	buf_free(&b);
+}
+
+static void show_str(const char *s, int keep_lines) { show_text(s ? s : "?", s ? strlen(s) : 1, keep_lines); }
+
+/* A context dumped as JSON: jansson wrote its control characters as escapes (\u001b,
+ * \r, \b, \f), visible but easy to miss, so they are marked and counted like the rest;
+ * everything else goes through the neutraliser. */
+static void show_json(const char *js)
+{
+	int tty = isatty(STDOUT_FILENO);
+	size_t n = strlen(js), start = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (js[i] != '\\')
+			continue;
+		char e = js[i + 1];
+		size_t len = e == 'u' ? 6 : 2;
+		int ctl = e == 'b' || e == 'f' || e == 'r' ||
+			  (e == 'u' && i + 5 < n && js[i + 2] == '0' && js[i + 3] == '0' && (js[i + 4] == '0' || js[i + 4] == '1'));
+		if (ctl) {
+			show_text(js + start, i - start, 1);
+			printf("%s%.*s%s", tty ? "\033[7m" : "", (int)len, js + i, tty ? "\033[27m" : "");
+			shown_marked++;
+			start = i + len;
+		}
+		i += len - 1; /* past the escape, so that \\u001b stays the text it is */
+	}
+	show_text(js + start, n - start, 1);
+}
+
+/* Who asked, as the signer recorded it: the measured uid, the agent key, or anonymous. */
+static void show_requester(const json_t *rq)
+{
+	const json_t *uid = json_object_get(rq, "uid");
+	const char *agent = json_string_value(json_object_get(rq, "agent"));
+	if (json_is_integer(uid))
+		printf("from     uid %lld (measured), client ", (long long)json_integer_value(uid));
+	else if (agent) {
+		printf("from     agent ");
+		show_str(agent, 0);
+		printf(" (its API key), client ");
+	} else if (json_is_true(json_object_get(rq, "anonymous")))
+		printf("from     an anonymous HTTP client, client ");
+	else
+		printf("from     (not recorded), client ");
+	show_str(json_string_value(json_object_get(rq, "client")), 0);
+	printf(" (declared)\n");
+}
+
 #define SHOW_TEXT_MAX (16u << 10)
 #define SHOW_HEX_MAX 256u
 
@@ -619,8 +682,7 @@ static void print_content(const json_t *o)
 		while (show < len && show > 0 && (p[show] & 0xC0) == 0x80)
 			show--;
 		printf("---- %zu bytes of text ----\n", len);
-		for (size_t k = 0; k < show; k++)
-			putchar((p[k] < 0x20 && p[k] != '\n' && p[k] != '\t') || p[k] == 0x7f ? '?' : p[k]);
+		show_text((const char *)p, show, 1);
 		if (show && p[show - 1] != '\n')
 			putchar('\n');
 	} else {
@@ -641,41 +703,57 @@ static void print_content(const json_t *o)
 
 static void print_request(const json_t *r)
 {
-	printf("session  %s\n", json_string_value(json_object_get(r, "session_id")));
-	printf("type     %s\n", json_string_value(json_object_get(r, "type")));
-	const json_t *rq = json_object_get(r, "requester");
-	printf("from     uid %lld, client %s\n", (long long)json_integer_value(json_object_get(rq, "uid")),
-	       json_string_value(json_object_get(rq, "client")) ?: "?");
+	shown_marked = 0;
+	printf("session  ");
+	show_str(json_string_value(json_object_get(r, "session_id")), 0);
+	printf("\ntype     ");
+	show_str(json_string_value(json_object_get(r, "type")), 0);
+	printf("\n");
+	show_requester(json_object_get(r, "requester"));
 	const char *aud = json_string_value(json_object_get(r, "audience"));
-	if (aud)
-		printf("audience %s\n", aud);
+	if (aud) {
+		printf("audience ");
+		show_str(aud, 0);
+		printf("\n");
+	}
 	long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
 	printf("expires  in %lld s\n", left > 0 ? left : 0);
-	printf("action   %s\n\n", json_string_value(json_object_get(r, "action")));
-	printf("%s\n", json_string_value(json_object_get(r, "message")));
+	printf("action   ");
+	show_str(json_string_value(json_object_get(r, "action")), 0);
+	printf("\n\n");
+	show_str(json_string_value(json_object_get(r, "message")), 1);
+	printf("\n");
 	const json_t *ctx = json_object_get(r, "context");
 	if (ctx) {
+		/* jansson escapes controls but leaves bidirectional and invisible characters as they are */
 		char *c = json_is_string(ctx) ? strdup(json_string_value(ctx)) : json_dumps(ctx, JSON_INDENT(2));
-		/* An agent wrote this text: never let it drive the reviewer's terminal (escape
-		 * sequences could hide or fake what is being approved). */
-		for (unsigned char *p = (unsigned char *)c; p && *p; p++)
-			if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
-				*p = '?';
-		printf("\ncontext:\n%s\n", c ? c : "");
+		printf("\ncontext:\n");
+		if (json_is_string(ctx))
+			show_str(c, 1);
+		else if (c)
+			show_json(c);
+		printf("\n");
 		free(c);
 	}
 	size_t i;
 	json_t *o;
 	json_array_foreach(json_object_get(r, "options"), i, o) {
-		printf("  %zu. %s\n", i + 1, json_string_value(o));
+		printf("  %zu. ", i + 1);
+		show_str(json_string_value(o), 0);
+		printf("\n");
 	}
 	const json_t *sub = json_object_get(r, "subject");
 	json_array_foreach(sub, i, o) {
-		printf("subject  %s sha256:%s (%s)\n", json_string_value(json_object_get(o, "name")),
-		       json_string_value(json_object_get(json_object_get(o, "digest"), "sha256")),
-		       json_is_true(json_object_get(o, "computed")) ? "computed by the gateway" : "asserted by the agent");
+		printf("subject  ");
+		show_str(json_string_value(json_object_get(o, "name")), 0);
+		printf(" sha256:");
+		show_str(json_string_value(json_object_get(json_object_get(o, "digest"), "sha256")), 0);
+		printf(" (%s)\n", json_is_true(json_object_get(o, "computed")) ? "computed by the gateway" : "asserted by the agent");
 		print_content(o);
 	}
+	if (shown_marked)
+		printf("\nnote: %zu control, bidirectional or invisible character%s in this request %s shown as \\uXXXX\n",
+		       shown_marked, shown_marked == 1 ? "" : "s", shown_marked == 1 ? "is" : "are");
 }
 
 static int cmd_decide(const char *state, const char *sid, const char *outcome, const char *text, long n)
@@ -796,7 +874,7 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 			return rc;
 		json_t *reqs = json_object_get(rep, "requests");
 		if (json) {
-			char *s = json_dumps(reqs, JSON_INDENT(2));
+			char *s = json_dumps(reqs, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi or invisible character on a terminal */
 			printf("%s\n", s);
 			free(s);
 		} else {
@@ -806,9 +884,14 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 				printf("nothing is pending\n");
 			json_array_foreach(reqs, i, r) {
 				long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
-				printf("%s  %-12s %4llds left  %.70s\n", json_string_value(json_object_get(r, "session_id")),
-				       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0,
-				       json_string_value(json_object_get(r, "message")));
+				printf("%s  %-12s %4llds left  ", json_string_value(json_object_get(r, "session_id")),
+				       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0);
+				const char *msg = json_string_value(json_object_get(r, "message"));
+				size_t mn = msg ? strlen(msg) : 0;
+				for (mn = mn > 70 ? 70 : mn; msg && mn > 0 && ((unsigned char)msg[mn] & 0xC0) == 0x80; mn--)
+					; /* cut on a character boundary */
+				show_text(msg ? msg : "", mn, 0);
+				printf("\n");
 			}
 			if (json_integer_value(json_object_get(rep, "more")) > 0)
 				printf("... and %lld more\n", (long long)json_integer_value(json_object_get(rep, "more")));
@@ -820,7 +903,7 @@ static int cmd_reviewer(const char *state, int argc, char **argv)
 		if ((rc = ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", argv[1]), &rep)) != 0)
 			return rc;
 		if (json) {
-			char *s = json_dumps(json_object_get(rep, "request"), JSON_INDENT(2));
+			char *s = json_dumps(json_object_get(rep, "request"), JSON_INDENT(2) | JSON_ENSURE_ASCII);
 			printf("%s\n", s);
 			free(s);
 		} else {

@@ -12,6 +12,7 @@
 
 #include <mbedtls/sha256.h>
 
+#include "action.h"
 #include "cbor.h"
 
 #define STR_(x) #x
@@ -85,32 +86,15 @@ static size_t utf8_cut(const char *s, size_t n, size_t max)
 	return max;
 }
 
-/* The code point at s[i] (s valid UTF-8) and its length in bytes. Four-byte
- * characters are reported as 0x10000: none of them is refused anywhere here. */
+/* The code point at s[i] and its length in bytes (text.h: one definition). */
 static uint32_t cp_at(const char *s, size_t n, size_t i, size_t *len)
 {
-	const unsigned char *p = (const unsigned char *)s + i;
-	size_t l = p[0] < 0x80 ? 1 : p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
-	if (l > n - i)
-		l = n - i;
-	*len = l;
-	if (l == 1)
-		return p[0];
-	if (l == 2)
-		return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
-	if (l == 3)
-		return (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
-	return 0x10000;
+	return text_cp((const uint8_t *)s, n, i, len);
 }
 
-/* Characters a terminal acts on instead of showing, or that reorder what it shows:
- * C0 controls, DEL, C1 controls, and the bidirectional embeddings, overrides and
- * isolates ("Trojan Source"). */
-static int cp_hidden(uint32_t cp)
-{
-	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
-}
+/* Characters a terminal acts on instead of showing, or that reorder what it shows
+ * (text.h: the same set the signer refuses in frames). */
+static int cp_hidden(uint32_t cp) { return text_refused_cp(cp); }
 
 /* A JSON string of s[0..n) cut to max bytes: as is when it is UTF-8, otherwise as
  * printable ASCII (\xNN escapes), so a builder never fails on a bad byte. */
@@ -783,16 +767,13 @@ const char *mcp_fb_type_name(enum mcp_fb_type t)
  * bidirectional overrides and isolates ("Trojan Source"). s is valid UTF-8. */
 static int check_text(const char *what, const char *s, size_t n, int multiline, char *err)
 {
-	for (size_t i = 0, l; i < n; i += l) {
-		uint32_t cp = cp_at(s, n, i, &l);
-		int allowed_ws =
-		    multiline && (cp == '\t' || cp == '\n' || (cp == '\r' && i + 1 < n && s[i + 1] == '\n'));
-		if (cp_hidden(cp) && !allowed_ws)
-			return as_fail(err, AS_EINVAL,
-				       "%s: character U+%04X at byte %zu is not allowed (control and bidirectional "
-				       "override characters could hide text from the reviewer)",
-				       what, (unsigned)cp, i);
-	}
+	size_t i;
+	uint32_t cp;
+	if (text_check(multiline ? TEXT_MULTILINE : TEXT_LINE, s, n, &i, &cp) != 0)
+		return as_fail(err, AS_EINVAL,
+			       "%s: character U+%04X at byte %zu is not allowed (control and bidirectional "
+			       "override characters could hide text from the reviewer)",
+			       what, (unsigned)cp, i);
 	return 0;
 }
 
@@ -1280,6 +1261,8 @@ int mcp_feedback_action(const struct mcp_feedback *f, struct buf *out, char *err
 	int rc = build_action(&a, f, &m, err);
 	if (rc == AS_ENOMEM && err && !err[0])
 		as_fail(err, rc, "action: out of memory");
+	if (rc == 0) /* the signer's own check (action.c): what it would refuse is never sent */
+		rc = action_check(m, err);
 	if (rc == 0)
 		rc = cbor_encode(m, out, err);
 	if (rc != 0)
@@ -1436,6 +1419,142 @@ int mcp_line_error(struct buf *out, const struct mcp_id *id, int code, const cha
 	if (!e)
 		return as_fail(err, AS_ENOMEM, "out of memory building an error");
 	return emit(out, jobj("jsonrpc", json_string("2.0"), "id", id_json(id), "error", e, JEND), err);
+}
+
+/* ---- the id of a line too long to parse ---- */
+
+static size_t peek_ws(const char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+		i++;
+	return i;
+}
+
+/* End of the JSON string starting at s[i] == '"' (one past its closing quote), or 0. */
+static size_t peek_str_end(const char *s, size_t n, size_t i)
+{
+	for (i++; i < n; i++) {
+		if (s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			return i + 1;
+	}
+	return 0;
+}
+
+/* End of the value starting at s[i], or 0 when it does not end within n. */
+static size_t peek_value_end(const char *s, size_t n, size_t i)
+{
+	int depth = 0;
+	while (i < n) {
+		if (s[i] == '"') {
+			if (!(i = peek_str_end(s, n, i)))
+				return 0;
+			if (depth == 0)
+				return i;
+			continue;
+		}
+		if (s[i] == '{' || s[i] == '[')
+			depth++;
+		else if (s[i] == '}' || s[i] == ']') {
+			if (depth == 0)
+				return i; /* a scalar ended by its object */
+			if (--depth == 0)
+				return i + 1;
+		} else if (s[i] == ',' && depth == 0)
+			return i;
+		i++;
+	}
+	return 0;
+}
+
+/* s[a..b) as a JSON id. */
+static int peek_decode(const char *s, size_t a, size_t b, struct mcp_id *id)
+{
+	json_t *v = b > a && b - a <= 2 * MCP_ID_MAX + 8 ? json_loadb(s + a, b - a, JSON_DECODE_ANY, NULL) : NULL;
+	int ok = v && id_read(v, id);
+	json_decref(v);
+	return ok;
+}
+
+static int peek_head(const char *s, size_t n, struct mcp_id *id)
+{
+	size_t i = peek_ws(s, n, 0);
+	if (i >= n || s[i++] != '{')
+		return 0;
+	for (;;) {
+		i = peek_ws(s, n, i);
+		if (i >= n || s[i] != '"')
+			return 0;
+		size_t k = i, e = peek_str_end(s, n, i);
+		if (!e)
+			return 0;
+		i = peek_ws(s, n, e);
+		if (i >= n || s[i++] != ':')
+			return 0;
+		i = peek_ws(s, n, i);
+		size_t v = i, ve = peek_value_end(s, n, i);
+		if (!ve)
+			return 0;
+		if (e - k == 4 && !memcmp(s + k, "\"id\"", 4))
+			return peek_decode(s, v, ve, id);
+		i = peek_ws(s, n, ve);
+		if (i >= n || s[i++] != ',')
+			return 0;
+	}
+}
+
+/* Whether the quote at s[q] is escaped (an odd run of backslashes before it). */
+static int peek_escaped(const char *s, size_t q)
+{
+	size_t k = 0;
+	while (q > k && s[q - k - 1] == '\\')
+		k++;
+	return k % 2;
+}
+
+static int peek_tail(const char *s, size_t n, struct mcp_id *id)
+{
+	size_t e = n;
+	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
+		e--;
+	if (e == 0 || s[--e] != '}')
+		return 0;
+	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
+		e--;
+	size_t b = e; /* the value is s[b..e) */
+	if (b > 0 && s[b - 1] == '"' && !peek_escaped(s, b - 1)) {
+		for (b -= 1; b > 0 && !(s[b - 1] == '"' && !peek_escaped(s, b - 1)); b--)
+			;
+		if (b == 0)
+			return 0;
+		b--;
+	} else {
+		while (b > 0 && ((s[b - 1] >= '0' && s[b - 1] <= '9') || s[b - 1] == '-'))
+			b--;
+	}
+	size_t k = b;
+	while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r' || s[k - 1] == '\n'))
+		k--;
+	if (k < 5 || s[k - 1] != ':')
+		return 0;
+	k--;
+	while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r' || s[k - 1] == '\n'))
+		k--;
+	if (k < 4 || memcmp(s + k - 4, "\"id\"", 4) || peek_escaped(s, k - 4))
+		return 0;
+	return peek_decode(s, b, e, id);
+}
+
+int mcp_peek_id(const char *head, size_t hn, const char *tail, size_t tn, struct mcp_id *id)
+{
+	if (head && hn > MCP_PEEK_HEAD)
+		hn = MCP_PEEK_HEAD;
+	if (tail && tn > MCP_PEEK_TAIL) {
+		tail += tn - MCP_PEEK_TAIL;
+		tn = MCP_PEEK_TAIL;
+	}
+	return (head && peek_head(head, hn, id)) || (tail && peek_tail(tail, tn, id));
 }
 
 int mcp_line_invalid(struct buf *out, const struct mcp_msg *m, const char *detail, char *err)

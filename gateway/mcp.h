@@ -320,6 +320,15 @@ int mcp_line_error(struct buf *out, const struct mcp_id *id, int code, const cha
 /* The error answering an invalid message (m->kind MCP_MSG_INVALID, m->answer set):
  * m->code with the standard phrase and detail, e.g. "Invalid Request: jsonrpc must be \"2.0\"". */
 int mcp_line_invalid(struct buf *out, const struct mcp_msg *m, const char *detail, char *err);
+
+/* The id of a line too long to parse, read from what was kept of it: the head (its first
+ * bytes: a top-level "id" member before anything longer than the head) or else the tail
+ * (its last bytes ending `"id": VALUE }`, as the official SDKs write it). 1 and *id
+ * set when found (a string or integer id), else 0. Either part may be NULL. The answer
+ * to an over-long request then carries its id, and the client does not wait for ever. */
+#define MCP_PEEK_HEAD 4096
+#define MCP_PEEK_TAIL 512
+int mcp_peek_id(const char *head, size_t hn, const char *tail, size_t tn, struct mcp_id *id);
 /* notifications/progress {progressToken, progress, total?, message?}. total < 0: absent;
  * progress and total must be finite and >= 0; message may be NULL. */
 int mcp_line_progress(struct buf *out, const struct mcp_id *token, double progress, double total, const char *message,

@@ -19,8 +19,10 @@
 #include <netdb.h>
 #include <grp.h>
 #include <stddef.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +34,7 @@
 #include <unistd.h>
 
 #include "assent/ledger.h"
+#include "action.h"
 #include "bridge.h"
 #include "cbor.h"
 #include "entry.h"
@@ -180,6 +183,10 @@ struct signer {
 	uint64_t next_stats, next_sweep;
 	size_t stats_pending;
 	struct conn conns[MAX_CONNS];
+	/* The signer's own copy of each CLI reviewer's connection, watched for its end only
+	 * (ctl_watch): slot i of conns, -1 when none. */
+	int ctl_ep, ctl_fd[MAX_CONNS];
+	uint64_t ctl_id[MAX_CONNS];
 	uint64_t next_conn;
 	/* Connections and sessions that ended lately. The worker may still be sending
 	 * about one (a cancel racing the end of its session): such a frame is stale, not
@@ -389,6 +396,8 @@ static int spawn_worker(struct signer *s, int k)
 /* A worker died or misbehaved: drop its connections, fail what they waited for,
  * and restart it with backoff. */
 static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
+static void ctl_unwatch(struct signer *s, size_t i);
+static int ctl_gone(struct signer *s, struct conn *c);
 
 static void worker_down(struct signer *s, int k, const char *why)
 {
@@ -416,8 +425,10 @@ static void worker_down(struct signer *s, int k, const char *why)
 			fail_conn_requests(s, s->conns[i].id, why);
 			/* An MCP session over HTTP is the signer's: the restarted worker serves it
 			 * again (its blocking calls went with their streams). */
-			if (!s->conns[i].http)
+			if (!s->conns[i].http) {
+				ctl_unwatch(s, i);
 				s->conns[i].used = 0;
+			}
 		}
 	}
 	unsigned backoff = w->restarts < 5 ? 1000u << w->restarts : 30000u;
@@ -821,6 +832,7 @@ static void fail_conn_requests(struct signer *s, uint64_t conn, const char *reas
 
 static void conn_end(struct signer *s, struct conn *c)
 {
+	ctl_unwatch(s, (size_t)(c - s->conns)); /* the reviewer sees the end too */
 	s->ended[s->ended_at++ % (sizeof s->ended / sizeof *s->ended)] = c->id;
 	c->used = 0;
 }
@@ -857,8 +869,7 @@ static int text_of(const struct cv *v, char *out, size_t max)
 /* The action is the worker's claim of what the agent asked: check its shape here. */
 static int check_action(const struct cv *a, const struct cv *contents, struct req *r, char *err)
 {
-	if (a->t != CV_MAP)
-		return as_fail(err, AS_ECORRUPT, "action is not a map");
+	GUARD(action_check(a, err)); /* the field table the worker built it by (action.c) */
 	if (text_of(cv_get(a, "type"), r->type, sizeof r->type) != 0 ||
 	    (strcmp(r->type, "approval") && strcmp(r->type, "input") && strcmp(r->type, "selection") &&
 	     strcmp(r->type, "confirmation")))
@@ -1307,6 +1318,20 @@ static int request_over_limit(struct signer *s, const struct conn *c, const char
 	return 1;
 }
 
+_Static_assert(ACTION_CLIENT_MAX < sizeof ((struct req *)0)->client && ACTION_CLIENT_MAX < sizeof ((struct conn *)0)->client,
+	       "the signer keeps every client name the table allows");
+
+/* A client name as declared (shown to reviewers): the worker turned what a terminal
+ * would act on into '?', so anything else is an attack. */
+static int client_ok(const char *s, size_t n, char *err)
+{
+	size_t at;
+	uint32_t cp;
+	if (text_check(TEXT_LINE, s, n, &at, &cp) != 0)
+		return as_fail(err, AS_ECORRUPT, "client: character U+%04X at byte %zu is not allowed", (unsigned)cp, at);
+	return 0;
+}
+
 static int h_request(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -1318,7 +1343,8 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	const struct cv *action;
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
-	GUARD(ipc_get_text(f->body, "client", 300, &client, &clientn, err));
+	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &client, &clientn, err));
+	GUARD(client_ok(client, clientn, err));
 	GUARD(ipc_get_uint(f->body, "timeout", TIMEOUT_MAX_S, &timeout, err));
 	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
 	GUARD(ipc_get(f->body, "action", CV_MAP, &action, err));
@@ -1707,6 +1733,16 @@ static int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
 	struct conn *c = conn_get(s, id, s->cur);
 	if (!c && conn_ended(s, id))
 		return 0;
+	/* The signer ends connections itself too (a reviewer hanging up, a swept session):
+	 * the worker's notice of one may come after more than the ended ring remembers.
+	 * A connection handed out once and live for no worker now is stale, not an attack. */
+	if (!c && id && id <= s->next_conn) {
+		int live = 0;
+		for (size_t i = 0; i < MAX_CONNS && !live; i++)
+			live = s->conns[i].used && s->conns[i].id == id;
+		if (!live)
+			return 0;
+	}
 	if (!c)
 		return as_fail(err, AS_ECORRUPT, "closes connection %llu, which it was never given", (unsigned long long)id);
 	if (s->cur == W_MCP)
@@ -2096,6 +2132,9 @@ static int h_ctl(void *ctx, struct ipc_frame *f, char *err)
 	size_t cmdn, sidn = 0, outn = 0, textn = 0;
 	uint64_t n = 0;
 	GUARD(get_conn(s, f, W_REVIEW, &c, err));
+	if (ctl_gone(s, c))
+		return as_fail(err, AS_ENOTFOUND, "a command on connection %llu, whose reviewer has left: refused",
+			       (unsigned long long)c->id);
 	GUARD(ipc_get_text(f->body, "cmd", 16, &cmd, &cmdn, err));
 	if (cv_get(f->body, "sid"))
 		GUARD(ipc_get_text(f->body, "sid", 64, &sid, &sidn, err));
@@ -2434,8 +2473,9 @@ static int h_session_info(void *ctx, struct ipc_frame *f, char *err)
 	const char *cl, *pr;
 	size_t cn, pn;
 	GUARD(get_conn(s, f, W_MCP, &c, err));
-	GUARD(ipc_get_text(f->body, "client", sizeof c->client - 1, &cl, &cn, err));
+	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &cl, &cn, err));
 	GUARD(ipc_get_text(f->body, "protocol", sizeof c->protocol - 1, &pr, &pn, err));
+	GUARD(client_ok(cl, cn, err));
 	if (!c->http)
 		return as_fail(err, AS_ECORRUPT, "session info for a connection that is not an HTTP session");
 	snprintf(c->client, sizeof c->client, "%.*s", (int)cn, cl);
@@ -3184,6 +3224,81 @@ static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
 	return NULL;
 }
 
+/* ---- a CLI reviewer's connection ends when its socket does ---- */
+/* The review worker serves the control socket's connections, but a compromised one
+ * could keep deciding over them after the reviewer left (and never say it closed
+ * them): the signer keeps its own copy of each, never reads it, and watches it for
+ * the peer's hang-up only, forgetting the connection the moment it ends. */
+static void ctl_init(struct signer *s)
+{
+	/* One descriptor per reviewer connection on top of the listeners, the workers' and
+	 * the ledger's: raise the soft limit toward the hard one if it is below that. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < MAX_CONNS + 256) {
+		rl.rlim_cur = rl.rlim_max < MAX_CONNS + 256 ? rl.rlim_max : MAX_CONNS + 256;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	s->ctl_ep = epoll_create1(EPOLL_CLOEXEC);
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		s->ctl_fd[i] = -1;
+}
+
+static void ctl_unwatch(struct signer *s, size_t i)
+{
+	if (s->ctl_fd[i] < 0)
+		return;
+	/* Deleted by hand: the worker's copy keeps the socket, and so the epoll entry, alive. */
+	epoll_ctl(s->ctl_ep, EPOLL_CTL_DEL, s->ctl_fd[i], NULL);
+	close(s->ctl_fd[i]);
+	s->ctl_fd[i] = -1;
+}
+
+static int ctl_watch(struct signer *s, const struct conn *c, int fd)
+{
+	size_t i = (size_t)(c - s->conns);
+	ctl_unwatch(s, i);
+	int d = s->ctl_ep < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	struct epoll_event ev = {.events = EPOLLRDHUP, .data.u64 = i};
+	if (d < 0 || epoll_ctl(s->ctl_ep, EPOLL_CTL_ADD, d, &ev) != 0) {
+		if (d >= 0)
+			close(d);
+		slog("error", "cannot watch a control connection (%s): refused", strerror(errno));
+		return -1;
+	}
+	s->ctl_fd[i] = d;
+	s->ctl_id[i] = c->id;
+	return 0;
+}
+
+/* Whether the reviewer behind c is still connected, asked of the socket itself at the
+ * moment a command is acted on: a frame the worker sent after the reviewer left is
+ * about a connection that has ended, even if the epoll turn has not come yet. */
+static int ctl_gone(struct signer *s, struct conn *c)
+{
+	size_t i = (size_t)(c - s->conns);
+	struct pollfd p = {.fd = s->ctl_fd[i], .events = POLLRDHUP};
+	if (s->ctl_fd[i] >= 0 && s->ctl_id[i] == c->id && poll(&p, 1, 0) == 0)
+		return 0;
+	conn_end(s, c);
+	return 1;
+}
+
+/* Connections whose reviewer hung up: ended here, whatever the worker says later. */
+static void ctl_ended(struct signer *s)
+{
+	struct epoll_event ev[64];
+	int n = epoll_wait(s->ctl_ep, ev, 64, 0);
+	for (int k = 0; k < n; k++) {
+		size_t i = (size_t)ev[k].data.u64;
+		if (i >= MAX_CONNS)
+			continue;
+		struct conn *c = &s->conns[i];
+		if (c->used && c->worker == W_REVIEW && c->id == s->ctl_id[i])
+			conn_end(s, c);
+		ctl_unwatch(s, i);
+	}
+}
+
 /* -1 when there was nothing to accept (the caller stops trying this turn). */
 static int accept_conn(struct signer *s, int lfd, int k)
 {
@@ -3204,6 +3319,11 @@ static int accept_conn(struct signer *s, int lfd, int k)
 	}
 	*c = (struct conn){.id = ++s->next_conn, .worker = k, .uid = cr.uid, .pid = cr.pid, .used = 1};
 	snprintf(c->owner, sizeof c->owner, "uid:%u", (unsigned)cr.uid);
+	if (k == W_REVIEW && ctl_watch(s, c, fd) != 0) {
+		c->used = 0;
+		close(fd);
+		return 0;
+	}
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, F_CONN_NEW, 1);
@@ -3328,6 +3448,7 @@ int signer_main(const struct signer_opts *o)
 		return 2;
 	}
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
+	ctl_init(s);
 	if ((s->agent_fd = listen_unix(o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
 	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0 || control_group(o->state, err) != 0) {
 		slog("error", "%s", err);
@@ -3407,7 +3528,7 @@ int signer_main(const struct signer_opts *o)
 	if (s->proxy_fd >= 0)
 		slog("info", "reverse proxy's socket: %s (identity header %s)", s->proxy_path, s->proxy_header);
 	while (!s->stop) {
-		struct pollfd pf[5];
+		struct pollfd pf[6];
 		size_t n = 0;
 		pf[n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
 		/* Connections wait in the listen backlog until their worker is ready for them. */
@@ -3418,6 +3539,7 @@ int signer_main(const struct signer_opts *o)
 		for (int k = 0; k < NWORKERS; k++)
 			pf[n++] = (struct pollfd){.fd = s->w[k].fd,
 						  .events = (short)(POLLIN | (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
+		pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN}; /* last: a worker's frames go first */
 		uint64_t now = now_ms(), next = now + 1000, d;
 		if (pq_next_deadline(s->q, &d) == 0 && d < next)
 			next = d;
@@ -3463,6 +3585,8 @@ int signer_main(const struct signer_opts *o)
 			if (pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR))
 				worker_input(s, k);
 		}
+		if (pf[3 + NWORKERS].revents & POLLIN)
+			ctl_ended(s);
 		now = now_ms();
 		for (int k = 0; k < NWORKERS; k++)
 			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "action.h"
 #include "httpcfg.h"
 #include "ipc.h"
 #include "jail.h"
@@ -45,6 +46,8 @@ struct mconn {
 	struct buf in, out;
 	int skipping; /* discarding the rest of an over-long line */
 	size_t skipped;
+	char head[MCP_PEEK_HEAD], tail[MCP_PEEK_TAIL]; /* of the line being skipped: where its id may be */
+	size_t headn, tailn;
 	struct mcp_client client;
 	uint64_t hreq; /* HTTP: the request whose message is being handled (the signer measured its peer) */
 	int used;
@@ -238,8 +241,8 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 				*cs = *arr;
 			else if (fb.nsubjects)
 				slot = NULL;
-			char client[2 * MCP_NAME_MAX + 2];
-			snprintf(client, sizeof client, "%s/%s", c->client.name, c->client.client_version);
+			char client[ACTION_CLIENT_MAX + 1];
+			action_client(client, c->client.name, c->client.client_version);
 			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 			    ipc_put_uint(a, f, "timeout", fb.timeout) || ipc_put_bool(a, f, "wait", fb.wait) ||
 			    ipc_put_text(a, f, "client", client, strlen(client)) ||
@@ -366,8 +369,36 @@ static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t 
 	mcp_msg_free(&m);
 }
 
+/* Keep the last MCP_PEEK_TAIL bytes of a line being skipped. */
+static void keep_tail(struct mconn *c, const char *p, size_t n)
+{
+	if (n >= sizeof c->tail) {
+		memcpy(c->tail, p + n - sizeof c->tail, sizeof c->tail);
+		c->tailn = sizeof c->tail;
+		return;
+	}
+	size_t keep = c->tailn + n > sizeof c->tail ? sizeof c->tail - n : c->tailn;
+	memmove(c->tail, c->tail + c->tailn - keep, keep);
+	memcpy(c->tail + keep, p, n);
+	c->tailn = keep + n;
+}
+
+/* The line in c->in overflows: keep its head and tail, and skip the rest of it. */
+static void start_skipping(struct mconn *c, const char *more, size_t n)
+{
+	c->headn = c->in.len < sizeof c->head ? c->in.len : sizeof c->head;
+	memcpy(c->head, c->in.p, c->headn);
+	c->tailn = 0;
+	keep_tail(c, (const char *)c->in.p, c->in.len);
+	keep_tail(c, more, n);
+	c->skipping = 1;
+	c->skipped = c->in.len + n;
+	buf_reset(&c->in);
+}
+
 /* Split what arrived into lines; a line over MCP_LINE_MAX is skipped to its end and
- * answered with -32600, and the connection goes on. */
+ * answered with -32600 (with its id when its head or tail shows it), and the connection
+ * goes on. */
 static int conn_read(struct mw *w, struct mconn *c)
 {
 	char tmp[65536];
@@ -382,10 +413,19 @@ static int conn_read(struct mw *w, struct mconn *c)
 			continue;
 		if (c->skipping || (c->in.len && buf_put(&c->in, tmp + start, i - start) != 0)) {
 			/* Over the limit: classified by its length alone, never parsed. */
-			size_t total = (c->skipping ? c->skipped : c->in.len) + (i - start);
+			if (!c->skipping) {
+				start_skipping(c, tmp + start, i - start);
+			} else {
+				keep_tail(c, tmp + start, i - start);
+				c->skipped += i - start;
+			}
+			size_t total = c->skipped;
 			struct mcp_msg m;
 			char err[AS_ERRLEN];
 			mcp_parse_line(NULL, total, &m, err);
+			struct mcp_id id;
+			if (m.answer && mcp_peek_id(c->head, c->headn, c->tail, c->tailn, &id))
+				m.id = id;
 			if (m.answer)
 				mcp_line_invalid(&c->out, &m, err, NULL);
 			mcp_msg_free(&m);
@@ -403,10 +443,9 @@ static int conn_read(struct mw *w, struct mconn *c)
 		size_t rest = (size_t)n - start;
 		if (c->skipping) {
 			c->skipped += rest;
+			keep_tail(c, tmp + start, rest);
 		} else if (buf_put(&c->in, tmp + start, rest) != 0) {
-			c->skipping = 1;
-			c->skipped = c->in.len + rest;
-			buf_reset(&c->in);
+			start_skipping(c, tmp + start, rest);
 		}
 	}
 	return 0;
@@ -481,6 +520,20 @@ static void set_reject(struct hreq *h, unsigned status, int code, const char *ms
 	char body[400];
 	size_t n = mh_error_body(&h->v, body, sizeof body);
 	set_answer(h, status, body, n);
+}
+
+/* A body over the limit is never parsed, but when its start shows the request's id
+ * the 413's JSON-RPC error carries it (as a stdio line's does). */
+static void too_big_id(struct hreq *h, const char *msg)
+{
+	struct mcp_id id;
+	struct buf line;
+	if (!mcp_peek_id((const char *)h->body.p, h->body.len, NULL, 0, &id))
+		return;
+	buf_init(&line, 1u << 12);
+	if (mcp_line_error(&line, &id, -32600, msg, NULL, NULL) == 0 && line.len > 1)
+		set_answer(h, 413, (const char *)line.p, line.len - 1);
+	buf_free(&line);
 }
 
 static void sse_event(struct hreq *h, const char *json, size_t n)
@@ -703,8 +756,8 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	buf_reset(&c->out);
 	handle_msg(w, c, &h->m);
 	if (h->m.m == MCP_M_INITIALIZE && c->client.version) {
-		char decl[2 * MCP_NAME_MAX + 2];
-		snprintf(decl, sizeof decl, "%s/%s", c->client.name, c->client.client_version);
+		char decl[ACTION_CLIENT_MAX + 1];
+		action_client(decl, c->client.name, c->client.client_version);
 		struct cv_arena a;
 		cv_arena_init(&a, 8);
 		struct cv *fr = ipc_frame_new(&a, F_SESSION_INFO, 3);
@@ -856,6 +909,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			char msg[120];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)", w->cfg.body_max);
 			set_reject(h, 413, -32600, msg);
+			too_big_id(h, msg);
 			return queue(h);
 		}
 		if (h->v.route == MH_MCP_DELETE) {

@@ -24,6 +24,28 @@
     return e;
   }
 
+  // Control, bidirectional and invisible characters (the set common/text.c neutralises for
+  // the CLI): text nodes cannot run them, but they reorder or hide what is approved. Each
+  // is shown as a marked \uXXXX instead (span.hidden-char, highlighted by app.css).
+  // shown(v, lines): the nodes to append for v; lines keeps newline, tab and \r\n.
+  const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+  function shown(v, lines) {
+    const s = String(v ?? ""), out = [];
+    let start = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s[i];
+      if (!HIDDEN.test(c) || (lines && (c === "\n" || c === "\t" || (c === "\r" && s[i + 1] === "\n")))) continue;
+      if (i > start) out.push(s.slice(start, i));
+      const code = "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+      out.push(el("span", { class: "hidden-char", title: `a hidden character (U+${code.slice(2).toUpperCase()}) was here`, text: code }));
+      start = i + 1;
+    }
+    if (start < s.length || !out.length) out.push(s.slice(start));
+    return out;
+  }
+  // el() with agent text as its content, neutralised.
+  const elShown = (tag, attrs, v, lines) => el(tag, attrs, ...shown(v, lines));
+
   function status(msg, isError) {
     const s = $("status");
     s.textContent = msg;
@@ -188,7 +210,7 @@
       el("span", { class: "seq", text: `seq ${d.seq}` }), " ",
       el("span", { class: `outcome ${cls(d.outcome)}`, text: String(d.outcome) }),
       d.by ? ` by ${d.by}` : "", d.at ? ` at ${new Date(d.at * 1000).toLocaleTimeString()}` : "",
-      d.message ? el("span", { class: "msg", text: String(d.message) }) : "")));
+      d.message ? elShown("span", { class: "msg" }, d.message, false) : "")));
   }
 
   function tick() {
@@ -212,12 +234,12 @@
   function buildCard(r) {
     const left = el("span", { class: "left" });
     const approvals = el("dd", {});
-    const head = el("h3", { tabindex: "-1", text: String(r.message ?? "") });
+    const head = elShown("h3", { tabindex: "-1" }, r.message, true);
     const meta = el("p", { class: "meta" }, el("span", { class: "type", text: String(r.type) }), " ",
-      r.risk ? el("span", { class: `risk risk-${cls(r.risk)}`, text: `risk ${r.risk}` }) : "", " ", left);
+      r.risk ? elShown("span", { class: `risk risk-${cls(r.risk)}` }, `risk ${r.risk}`, false) : "", " ", left);
     const facts = el("dl", { class: "facts" },
-      el("dt", { text: "From" }), el("dd", { text: requester(r.requester) }),
-      el("dt", { text: "Audience" }), el("dd", { text: r.audience ? String(r.audience) : "any (none given)" }),
+      el("dt", { text: "From" }), elShown("dd", {}, requester(r.requester), false),
+      el("dt", { text: "Audience" }), elShown("dd", {}, r.audience ? r.audience : "any (none given)", false),
       el("dt", { text: "Policy" }), el("dd", { text: policy(r.policy) }),
       el("dt", { text: "Approvals" }), approvals,
       el("dt", { text: "Asked" }), el("dd", { text: r.created ? new Date(r.created * 1000).toLocaleString() : "?" }),
@@ -258,7 +280,7 @@
     return el("span", { class: "diff" }, ...s.split("\n").map((line) => {
       const k = /^(\+\+\+ |--- )/.test(line) ? "file" : line.startsWith("@@") ? "hunk"
         : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
-      return el("span", { class: k, text: line || " " });
+      return elShown("span", { class: k }, line || " ", true);
     }));
   }
 
@@ -268,7 +290,7 @@
       const m = `…[truncated ${v.total_bytes} bytes]`;
       marks.push(m);
       const h = v.head; // a prefix of the value's text (of its compact JSON when not a string)
-      if (typeof h === "string") out.append(isDiff(h) ? diffBlock(h) : h);
+      if (typeof h === "string") out.append(isDiff(h) ? diffBlock(h) : el("span", {}, ...shown(h, true)));
       out.append(el("span", { class: "trunc", text: ` ${m}` }));
     } else if (isDiff(v)) {
       out.append(diffBlock(v));
@@ -277,7 +299,7 @@
       if (!items.length) return out.append(arr ? "[]" : "{}");
       out.append(arr ? "[\n" : "{\n");
       items.forEach(([k, x], i) => {
-        out.append("  ".repeat(depth + 1) + (k === null ? "" : `${JSON.stringify(k)}: `));
+        out.append("  ".repeat(depth + 1), ...shown(k === null ? "" : `${JSON.stringify(k)}: `, true));
         json(x, depth + 1, out, marks);
         out.append(i < items.length - 1 ? ",\n" : "\n");
       });
@@ -286,14 +308,14 @@
       const t = JSON.stringify(v) ?? String(v);
       const m = typeof v === "string" && v.match(/…\[truncated \d+ bytes\]/);
       if (m) marks.push(m[0]);
-      out.append(t);
+      out.append(...shown(t, true));
     }
   }
 
   function contextBlock(ctx) {
     if (ctx === undefined || ctx === null) return null;
     const pre = el("pre", { class: "context" }), marks = [];
-    if (typeof ctx === "string" && !isDiff(ctx)) pre.append(ctx);
+    if (typeof ctx === "string" && !isDiff(ctx)) pre.append(...shown(ctx, true));
     else json(ctx, 0, pre, marks);
     const cut = marks.length ? el("p", { class: "trunc", text: `Cut by the gateway: ${marks.join(", ")}` }) : null;
     const size = pre.textContent.length;
@@ -308,8 +330,8 @@
     if (!Array.isArray(subs) || !subs.length) return null;
     return el("div", { class: "block" }, el("h4", { text: "Subjects" }), el("ul", { class: "subjects" },
       ...subs.map((s) => el("li", {},
-        el("span", { class: "name", text: String(s.name ?? "(unnamed)") }), " ",
-        el("span", { class: "mono", text: `sha256:${s.digest?.sha256 ?? s.sha256 ?? "?"}` }), " ",
+        elShown("span", { class: "name" }, s.name ?? "(unnamed)", false), " ",
+        elShown("span", { class: "mono" }, `sha256:${s.digest?.sha256 ?? s.sha256 ?? "?"}`, false), " ",
         el("span", { class: s.computed ? "computed" : "asserted",
           text: s.computed ? "computed by the gateway" : "asserted by the agent" }),
         typeof s.content_base64 === "string" ? bytesBlock(s.content_base64) : null))));
@@ -350,11 +372,14 @@
     if (type === "input") {
       form.append(el("label", { for: `${id}-a`, text: "Your answer" }),
         el("input", { id: `${id}-a`, name: "answer", type: "text", value: r.default ?? "", autocomplete: "off" }));
+      // An input box cannot mark what it holds: a default with hidden characters is shown marked beside it.
+      if (HIDDEN.test(String(r.default ?? "")))
+        form.append(el("p", { class: "trunc" }, "The default holds hidden characters: ", ...shown(r.default, false)));
       actions.append(el("button", { type: "submit", "data-action": "answer", class: "primary", text: "Answer" }));
     } else if (type === "selection") {
       const opts = Array.isArray(r.options) ? r.options : [];
       form.append(el("fieldset", {}, el("legend", { text: "Options" }), ...opts.map((o, i) =>
-        el("label", { class: "option" }, el("input", { type: "radio", name: "option", value: i + 1 }), ` ${i + 1}. `, String(o)))));
+        el("label", { class: "option" }, el("input", { type: "radio", name: "option", value: i + 1 }), ` ${i + 1}. `, ...shown(o, false)))));
       actions.append(el("button", { type: "submit", "data-action": "select", class: "primary", text: "Select" }));
     } else {
       actions.append(el("button", { type: "submit", "data-action": "approve", class: "primary", text: "Approve" }));

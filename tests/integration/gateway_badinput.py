@@ -46,6 +46,22 @@ for desc, raw, code in cases:
     ok(r is not None and r.get("error", {}).get("code") == code, f"{desc}: JSON-RPC error {code} (got {r and r.get('error', {}).get('code')})")
     ok(still_serving(), f"{desc}: the server keeps serving")
 
+# A line over 4 MiB is never parsed, yet its answer carries its id when the line's start
+# shows it, or its end does (the official SDKs write "jsonrpc" and "id" last): a client
+# waiting for that id is answered instead of waiting for ever.
+big = b'a' * (4 << 20)
+for desc, raw, want in [
+    ("id first", b'{"jsonrpc": "2.0", "id": 71, "method": "ping", "params": {"x": "' + big + b'"}}', 71),
+    ("id last, as the SDK writes it", b'{"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"' + big + b'"}},"jsonrpc":"2.0","id":72}', 72),
+    ("a string id last", b'{"method":"ping","params":{"x":"' + big + b'"},"jsonrpc":"2.0","id" : "big \\"73\\""}\r', 'big "73"'),
+    ("an id inside params only", b'{"method":"ping","params":{"x":"' + big + b'","id":74}}', None),
+]:
+    send_raw(raw)
+    r = recv()
+    ok(r is not None and r.get("error", {}).get("code") == -32600 and r.get("id") == want,
+       f"a line over 4 MiB, {desc}: -32600 with id {want!r} (got {r and r.get('id')!r})")
+    ok(still_serving(), f"a line over 4 MiB, {desc}: the server keeps serving")
+
 for desc, args, word in [
     ("message of the wrong type", {"type": "approval", "message": 42}, "message"),
     ("an unknown type", {"type": "vote", "message": "x"}, "type"),
@@ -55,6 +71,24 @@ for desc, args, word in [
     r = call({"jsonrpc": "2.0", "id": 50 + n, "method": "tools/call", "params": {"name": "request_feedback", "arguments": args}})
     res = r and r.get("result", {})
     ok(res and res.get("isError") is True and word in res["content"][0]["text"], f"{desc}: an isError result naming {word}")
+# A long declared client name (up to 256 bytes of name and of version, multi-byte characters at
+# the cut) is kept cut on a character boundary: it never takes the worker down for everyone.
+q = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def qcall(obj):
+    q.stdin.write(json.dumps(obj).encode() + b"\n"); q.stdin.flush()
+    line = q.stdout.readline()
+    return json.loads(line) if line else None
+qcall({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+       "capabilities": {}, "clientInfo": {"name": "n" * 100 + "\u00e9" * 78, "version": "v" * 256}}})
+r = qcall({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "request_feedback",
+           "arguments": {"type": "approval", "message": "long client", "wait": False}}})
+res = (r or {}).get("result", {}).get("structuredContent") or {}
+ok(res.get("status") == "pending", f"a client declaring a 512-byte name/version asks and is queued (got {str(r)[:200]})")
+ok(still_serving(), "... and the worker serving everyone else was not restarted for it")
+log = open(f"{state}/assentd.log", encoding="utf-8", errors="replace").read()
+ok('"security"' not in log, "no security event in the daemon's log")
+q.stdin.close()
+q.wait(timeout=10)
 ok(still_serving(), "after all of it the server still serves")
 p.stdin.close()
 p.wait(timeout=10)

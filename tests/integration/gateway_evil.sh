@@ -5,7 +5,8 @@
 . "$(dirname "$0")/../lib.sh"
 EVIL=$ROOT/build/tests/evil_worker
 for sc in hello-twice request-before-hello review-frame other-conn unknown-type over-max truncated bad-cbor \
-	forged-digest computed-no-bytes web-no-fd web-unix-fd web-other-port web-agent-frame; do
+	forged-digest computed-no-bytes web-no-fd web-unix-fd web-other-port web-agent-frame \
+	text-message-esc text-message-bidi text-audience text-option text-default text-subject text-client; do
 	S=$T/$sc
 	mkdir -p "$S"
 	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$sc" >"$T/wrap-$sc"
@@ -13,7 +14,7 @@ for sc in hello-twice request-before-hello review-frame other-conn unknown-type 
 	"$EVIL" signer "$S" "$T/wrap-$sc" 2>"$T/$sc.log" &
 	pid=$!
 	case $sc in
-	forged-digest | computed-no-bytes) # these wait for an agent to connect
+	forged-digest | computed-no-bytes | text-*) # these wait for an agent to connect
 		for _ in $(seq 100); do [ -S "$S/agent.sock" ] && grep -q 'serving' "$T/$sc.log" && break; sleep 0.05; done
 		$PY -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(1.5)' "$S/agent.sock" & ;;
 	esac
@@ -33,6 +34,11 @@ for sc in hello-twice request-before-hello review-frame other-conn unknown-type 
 		check "$sc: the log names the subject's bytes" grep -qE 'bytes do not hash|bytes are missing' "$T/$sc.log" ;;
 	esac
 	case $sc in
+	text-*)
+		check "$sc: the request was not recorded" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"request\"'"
+		check "$sc: the log names the character" grep -qE 'character U\+(001B|202E|2066) at byte [0-9]+ is not allowed' "$T/$sc.log" ;;
+	esac
+	case $sc in
 	web-no-fd) check "$sc: the log says why" grep -q 'without its connection' "$T/$sc.log" ;;
 	web-unix-fd) check "$sc: the log says why" grep -q "not the proxy's" "$T/$sc.log" ;;
 	web-other-port) check "$sc: the log says why" grep -q "not the reviewer listener's" "$T/$sc.log" ;;
@@ -40,4 +46,98 @@ for sc in hello-twice request-before-hello review-frame other-conn unknown-type 
 	check "$sc: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
 done
+
+# Start the evil signer for scenario $1 in $2 (default $T/$1; a reviewer "tester" for this uid), wait until it serves.
+start_evil() {
+	S=${2:-$T/$1}
+	mkdir -p "$S"
+	"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null 2>&1
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$1" >"$T/wrap-$1"
+	chmod +x "$T/wrap-$1"
+	"$EVIL" signer "$S" "$T/wrap-$1" 2>"$T/$1.log" &
+	pid=$!
+	for _ in $(seq 100); do [ -S "$S/agent.sock" ] && grep -q 'serving' "$T/$1.log" && break; sleep 0.05; done
+}
+first_pending() {
+	for _ in $(seq 100); do
+		id=$("$ASSENT" --state "$S" pending --json 2>/dev/null | $PY -c 'import json,sys; r=json.load(sys.stdin); print(r[0]["session_id"] if r else "")')
+		[ -n "$id" ] && break
+		sleep 0.05
+	done
+}
+
+# text-context: what a compromised worker may still send (a context is the exact operation,
+# any text) reaches the reviewer only neutralised, in every field `assent show` prints.
+start_evil text-context
+$PY -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(20)' "$S/agent.sock" &
+agent=$!
+first_pending
+check "text-context: the request is pending" test -n "$id"
+"$ASSENT" --state "$S" show "$id" >"$T/show.out" 2>&1
+"$ASSENT" --state "$S" pending >"$T/pending.out" 2>&1
+"$ASSENT" --state "$S" show "$id" --json >"$T/show-json.out" 2>&1
+"$ASSENT" --state "$S" pending --json >"$T/pending-json.out" 2>&1
+check "text-context: assent show --json is ASCII, and the same strings once parsed" \
+	$PY -c 'import json,sys; t=open(sys.argv[1],"rb").read(); t.decode("ascii"); sys.exit(0 if "\u202e" in json.loads(t)["context"]["command"] else 1)' "$T/show-json.out"
+for f in show pending show-json pending-json; do
+	check "text-context: assent $f prints no ESC, C1, bidirectional or invisible character" \
+		$PY -c 'import sys,re; t=open(sys.argv[1],encoding="utf-8").read(); sys.exit(1 if re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]", t) else 0)' "$T/$f.out"
+done
+for want in '\\u001[bB]\[8m; rm -rf \\u202e/tsil \\u2066x' 'deploy\\u200e to\\u200b prod' 'keep\\ufeff it' 'plan\\u2060\.tf' \
+	'^from     uid [0-9]+ \(measured\), client evil/1' 'note: 7 control, bidirectional or invisible characters'; do
+	check "text-context: assent show marks it: $want" grep -qE "$want" "$T/show.out"
+done
+check "text-context: assent pending marks the message" grep -qF 'deploy\u200e to\u200b prod' "$T/pending.out"
+kill "$agent" "$pid" 2>/dev/null
+wait "$pid"
+
+# web-ctl-ended: the review worker decides over a CLI reviewer's connection after they hung up.
+start_evil web-ctl-ended
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"ended","wait":false}}}' |
+	(cat; sleep 8) | $PY -c '
+import socket,sys,threading
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+threading.Thread(target=lambda: [s.sendall(l.encode()) for l in sys.stdin], daemon=True).start()
+f=s.makefile("rb")
+for _ in range(2): sys.stdout.write(f.readline().decode())
+' "$S/agent.sock" >"$T/ended-agent.out" &
+agent=$!
+for _ in $(seq 100); do grep -q '"pending"' "$T/ended-agent.out" 2>/dev/null && break; sleep 0.05; done
+check "web-ctl-ended: the request is pending" grep -q '"pending"' "$T/ended-agent.out"
+$PY -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.makefile("rb").readline(); s.close()' "$S/control.sock"
+want='whose reviewer has left: refused|connection [0-9]+, which has ended: dropped'
+for _ in $(seq 100); do grep -qE "$want" "$T/web-ctl-ended.log" && break; sleep 0.05; done
+check "web-ctl-ended: the signer refuses the decision, saying why" grep -qE "$want" "$T/web-ctl-ended.log"
+kill "$agent" "$pid" 2>/dev/null
+wait "$pid"
+check "web-ctl-ended: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
+check "web-ctl-ended: the request was recorded" sh -c "'$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"request\"'"
+
+# web-replay: a review worker that saw a reviewer's login replays the session cookie after logout.
+S=$T/web-replay
+mkdir -p "$S"
+TOKEN=$("$ASSENT" --state "$S" reviewer add alice --web | tail -1)
+start_evil "web-replay:$TOKEN" "$S"
+ask_ended() { # a non-blocking request from a stdio agent on $S/agent.sock; its answers in $1
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"replayed","wait":false}}}' |
+		(cat; sleep 8) | $PY -c '
+import socket,sys,threading
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+threading.Thread(target=lambda: [s.sendall(l.encode()) for l in sys.stdin], daemon=True).start()
+f=s.makefile("rb")
+for _ in range(2): sys.stdout.write(f.readline().decode())
+' "$S/agent.sock" >"$1" &
+	agent=$!
+}
+ask_ended "$T/replay-agent.out"
+for _ in $(seq 200); do grep -q 'replay after logout' "$T/web-replay:$TOKEN.log" 2>/dev/null && break; sleep 0.05; done
+L="$T/web-replay:$TOKEN.log"
+check "web-replay: the review worker logged in and saw the request" grep -q 'replay after logout: pending=seen logout=200' "$L"
+check "web-replay: the cookie after logout is refused (401)" grep -q 'replay after logout: .* me=401 ' "$L"
+check "web-replay: ... and so is a decision with it (401 or 403)" grep -qE 'replay after logout: .* decide=40[13]' "$L"
+kill "$agent" "$pid" 2>/dev/null
+wait "$pid"
+check "web-replay: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 done_testing

@@ -45,6 +45,30 @@ while read -r line; do
 	esac
 done <"$T/sdk.tap"
 [ "$rc" -eq 0 ] || not_ok "the SDK HTTP flows exited $rc: $(tail -3 "$T/sdk.err")"
+# ask URL [KEY]: a non-blocking request over HTTP (initialize, then request_feedback); prints nothing.
+ask() {
+	$PY - "$@" <<'PY'
+import json, sys, urllib.request
+url, key = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
+h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+if key: h["Authorization"] = "Bearer " + key
+def post(body, extra={}):
+    r = urllib.request.urlopen(urllib.request.Request(url, json.dumps(body).encode(), {**h, **extra}), timeout=30)
+    return r.headers.get("Mcp-Session-Id"), r.read()
+sid, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sh-http", "version": "2"}}})
+post({"jsonrpc": "2.0", "method": "notifications/initialized"}, {"Mcp-Session-Id": sid})
+post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "request_feedback", "arguments": {"type": "approval", "message": "who asks?", "wait": False}}}, {"Mcp-Session-Id": sid})
+PY
+}
+# show_first STATE: assent show of the first pending request.
+show_first() {
+	id=$("$ASSENT" --state "$1" pending --json | $PY -c 'import json,sys; print([r for r in json.load(sys.stdin) if r["message"] == "who asks?"][0]["session_id"])')
+	"$ASSENT" --state "$1" show "$id"
+}
+ask "$URL" "$KEY" 2>"$T/ask.err"
+show_first "$S" >"$T/show-agent.out" 2>&1
+check "assent show names an HTTP agent by its key, not as uid 0" \
+	grep -qE '^from     agent ci-agent \(its API key\), client sh-http/2 \(declared\)$' "$T/show-agent.out"
 KEYPUB=$(ls "$S"/keys/token-*.pub | head -1)
 expect_exit 0 "the token an HTTP agent received verifies, bound to the plan bytes and the ledger" \
 	"$VERIFY" token - --aud tf-prod --key "$KEYPUB" --subject "$S/http-plan.bin" --ledger "$S/ledger" <"$S/http-approve.token"
@@ -69,6 +93,10 @@ if [ -x "$CONF" ]; then
 		done
 		# FEEDBACK_TRANSPORT=sse: the older HTTP+SSE endpoints too, for clients configured with a /sse URL.
 		"$ASSENT" --state "$T/anon" reviewer add tester --uid "$(id -u)" >/dev/null
+		ask "http://127.0.0.1:$port/mcp" 2>"$T/ask-anon.err"
+		show_first "$T/anon" >"$T/show-anon.out" 2>&1
+		check "assent show names an anonymous HTTP client as such, not as uid 0" \
+			grep -qE '^from     an anonymous HTTP client, client sh-http/2 \(declared\)$' "$T/show-anon.out"
 		node "$ROOT/tests/mcp/sdk_sse_legacy.mjs" "$T/anon" "$ROOT/build" "http://127.0.0.1:$port" >"$T/sse.tap" 2>"$T/sse.err"
 		rc=$?
 		while read -r line; do

@@ -155,7 +155,8 @@ cases = [
     ("malformed JSON", "POST", "/mcp", '{"jsonrpc": "2.0", "id": 2, "method": ', hdrs(session=SESSION), 400, -32700, None),
     ("a JSON array (a batch)", "POST", "/mcp", "[" + PING + "]", hdrs(session=SESSION), 400, -32600, None),
     (f"a body over ASSENT_HTTP_MAX_BODY ({MAX_BODY + 4096} bytes)", "POST", "/mcp",
-     '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"' + "a" * (MAX_BODY + 4096) + '"}}', hdrs(session=SESSION), 413, None, None),
+     '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"' + "a" * (MAX_BODY + 4096) + '"}}', hdrs(session=SESSION), 413, None,
+     lambda r: (r.json() or {}).get("id") == 3), # its id, read from the body's start
     ("an empty body", "POST", "/mcp", "", hdrs(session=SESSION), 400, None, None),
     ("Content-Type: text/plain", "POST", "/mcp", PING, hdrs(session=SESSION, Content_Type="text/plain"), 415, None, None),
     ("Accept: text/html", "POST", "/mcp", PING, hdrs(session=SESSION, Accept="text/html"), 406, None, None),

@@ -143,6 +143,21 @@ ok(res.isError === true && /reviewer/.test(res.content?.[0]?.text ?? ""), "submi
 res = await client.callTool({ name: "request_feedback", arguments: { type: "selection", message: "no options" } });
 ok(res.isError === true && /options/.test(res.content?.[0]?.text ?? ""), "a selection without options: isError naming options");
 
+// a call whose line is over 4 MiB is answered with its id (the SDK writes "id" last), so the
+// client hears of it at once instead of waiting for its timeout
+{
+  const t0 = Date.now();
+  let err = null;
+  try {
+    await client.callTool({ name: "request_feedback", arguments: { type: "approval", message: "x".repeat(5 << 20) } },
+      undefined, { timeout: 50000 });
+  } catch (e) { err = e; }
+  ok(err?.code === -32600 && /over the limit/.test(String(err?.message)),
+    `a 5 MiB call: the SDK client gets -32600 for its own request (got ${err?.code}: ${String(err?.message).slice(0, 120)}, after ${Date.now() - t0} ms)`);
+  res = await client.callTool({ name: "list_pending_feedback", arguments: {} });
+  ok(res.isError !== true, "... and the same connection goes on");
+}
+
 await client.close();
 console.log(`1..${n}`);
 process.exit(failed ? 1 : 0);

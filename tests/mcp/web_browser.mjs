@@ -338,6 +338,37 @@ await step("on a phone (375 px): one column, nothing wider than the screen, and 
   must(sc?.status === "rejected" && sc.response === "not from a phone", JSON.stringify(sc).slice(0, 300));
 });
 
+// ---- what an agent wrote is shown, never obeyed: hidden characters are marked ----
+call = ask(stdio, { type: "selection", message: "web: hidden\u200e chars\u200b here", options: ["keep\ufeff", "drop"],
+  context: { cmd: "echo \u001b[8m; rm -rf \u202e/tsil", note: "x\u2066y" },
+  subject: [{ name: "plan\u2060.tf", digest: { sha256: "a".repeat(64) } }] });
+await step("control, bidirectional and invisible characters in message, context, options and subject names are shown as marked \\uXXXX", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: hidden"));
+  const marks = await c.locator("span.hidden-char").allTextContents();
+  for (const want of ["\\u200e", "\\u200b", "\\u202e", "\\u2066", "\\ufeff", "\\u2060"])
+    must(marks.includes(want), `no marked ${want} among ${JSON.stringify(marks)}`);
+  const text = await c.evaluate((e) => e.textContent);
+  must(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/.test(text), "a hidden character is on the page as it is");
+  const bg = await c.locator("span.hidden-char").first().evaluate((e) => getComputedStyle(e).backgroundColor);
+  must(bg && bg !== "rgba(0, 0, 0, 0)", `the mark is not highlighted (background ${bg})`);
+  await c.locator('textarea[name="comment"]').fill("hidden text");
+  await c.locator('button[data-action="reject"]').click();
+  const sc = await settle(call);
+  must(sc?.status === "rejected", JSON.stringify(sc).slice(0, 300));
+  return `${marks.length} marks`;
+});
+
+call = ask(stdio, { type: "input", message: "web: hidden default", default: "yes\u200b" });
+await step("an input's default with an invisible character is shown marked beside the input box", async () => {
+  ({ c, sid } = await cardOf(A.page, "web: hidden default"));
+  const marks = await c.locator("p.trunc span.hidden-char").allTextContents();
+  must(marks.includes("\\u200b"), `marks: ${JSON.stringify(marks)}`);
+  await c.locator('input[name="answer"]').fill("no");
+  await c.locator('button[data-action="answer"]').click();
+  const sc = await settle(call);
+  must(sc?.status === "answered" || sc?.response === "no", JSON.stringify(sc).slice(0, 300));
+});
+
 // ---- logout ----
 await step("logout: the login form comes back and the old session cookie is refused (401)", async () => {
   const old = (await A.ctx.cookies()).find((x) => x.name === "assent_session")?.value;

@@ -11,7 +11,19 @@
  * Scenarios named web-* play a hostile review worker instead (the mcp worker is the real one):
  * web-no-fd (a web request without its connection), web-unix-fd (a unix socket that is not the
  * proxy's), web-other-port (a TCP connection that did not come in on the reviewer listener),
- * web-agent-frame (an mcp worker's frame). */
+ * web-agent-frame (an mcp worker's frame).
+ * Scenarios named text-* send, once an agent connects, a request with an escape sequence or a
+ * bidirectional override in one field a reviewer is shown (text-message-esc, text-message-bidi,
+ * text-audience, text-option, text-default, text-subject, text-client): refused as above.
+ * text-context sends one the signer must accept (wait false; then it idles): its context and
+ * other fields hold escape, bidirectional and invisible characters only shown neutralised.
+ * web-ctl-ended plays a review worker that, once a reviewer has listed the queue on the
+ * control socket and hung up, approves the first request over that connection anyway:
+ * the signer must refuse it (not a security event: the reviewer may have left with a
+ * command in flight).
+ * web-replay:TOKEN plays a review worker that logs in with a reviewer's web token it saw,
+ * logs out, then replays the session cookie (me, and a decision on the pending request):
+ * it logs what the signer answered (F_LOG "replay after logout: me=STATUS decide=STATUS"). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +32,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <jansson.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -68,6 +81,38 @@ static void raw(const void *p, size_t n)
 {
 	if (write(WORKER_IPC_FD, p, n) < 0)
 		_exit(1);
+}
+
+/* Wait for a frame of type want from the signer (fd: its descriptor, when one came); 0 on
+ * a timeout. F_CONN_NEW frames give their conn as the result. */
+static uint64_t wait_frame(struct cv_arena *a, struct ipc_conn *c, unsigned want, int *fd, char **json)
+{
+	char err[AS_ERRLEN];
+	for (;;) {
+		struct ipc_frame f;
+		cv_arena_reset(a);
+		int g;
+		while ((g = ipc_next(c, a, &f, err)) == 0) {
+			uint64_t id = 1;
+			const char *js;
+			size_t n;
+			if (f.type != want || (want == F_CONN_NEW && ipc_get_uint(f.body, "conn", UINT64_MAX, &id, err)))
+				continue;
+			if (fd && f.nfds) {
+				*fd = f.fds[0];
+				f.fds[0] = -1;
+			}
+			if (json && ipc_get_text(f.body, "json", PROTO_JSON_MAX, &js, &n, err) == 0)
+				*json = strndup(js, n);
+			return id;
+		}
+		if (g != AS_ENOTFOUND)
+			_exit(1);
+		struct pollfd p = {.fd = WORKER_IPC_FD, .events = POLLIN};
+		if (poll(&p, 1, 20000) <= 0)
+			return 0;
+		ipc_read(c, err);
+	}
 }
 
 /* Wait for the signer to hand over a client connection; its id. */
@@ -135,6 +180,208 @@ static void subject_request(struct cv_arena *a, uint64_t conn, const char *diges
 	ipc_send(WORKER_IPC_FD, f, -1, NULL);
 }
 
+/* A request with hostile text in the field named by sc (text-*); the rest ordinary. */
+static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
+{
+	const char *esc = "go \x1b[2J\x1b]0;owned\x07", *bidi = "rm -rf \xe2\x80\xae/ tsil";
+	/* Allowed in a request, shown neutralised: LRM, zero-width space, BOM, word joiner, and in
+	 * a context anything at all. */
+	const char *lrm = "deploy\xe2\x80\x8e to\xe2\x80\x8b prod", *ctx = "echo ok \x1b[8m; rm -rf \xe2\x80\xae/tsil \xe2\x81\xa6x";
+	int ctxok = !strcmp(sc, "text-context");
+	const char *type = !strcmp(sc, "text-option") || ctxok ? "selection" : !strcmp(sc, "text-default") ? "input" : "approval";
+	const char *msg = !strcmp(sc, "text-message-esc") ? esc : !strcmp(sc, "text-message-bidi") ? bidi : ctxok ? lrm : "ok?";
+	struct cv *act = cv_map(a, 7);
+	size_t i = 0;
+	cv_set_text(a, &act->items[i++], "type", 4);
+	cv_set_text(a, &act->items[i++], type, strlen(type));
+	cv_set_text(a, &act->items[i++], "message", 7);
+	cv_set_text(a, &act->items[i++], msg, strlen(msg));
+	if (ctxok) {
+		struct cv *m = cv_map(a, 1);
+		cv_set_text(a, &m->items[0], "command", 7);
+		cv_set_text(a, &m->items[1], ctx, strlen(ctx));
+		cv_set_text(a, &act->items[i++], "context", 7);
+		act->items[i++] = *m;
+	}
+	if (!strcmp(type, "selection")) {
+		const char *opt = ctxok ? "keep\xef\xbb\xbf it" : "de\xe2\x81\xa6lete all";
+		struct cv *o = cv_array(a, 2);
+		cv_set_text(a, &o->items[0], "none", 4);
+		cv_set_text(a, &o->items[1], opt, strlen(opt));
+		cv_set_text(a, &act->items[i++], "options", 7);
+		act->items[i++] = *o;
+	}
+	if (!strcmp(sc, "text-default")) {
+		cv_set_text(a, &act->items[i++], "default", 7);
+		cv_set_text(a, &act->items[i++], esc, strlen(esc));
+	}
+	int subj = !strcmp(sc, "text-subject") || ctxok;
+	if (subj) {
+		const char *name = ctxok ? "plan\xe2\x81\xa0.tf" : "plan\x1b[8m.tf";
+		struct cv *subs = cv_array(a, 1), *sub = cv_map(a, 3), *dg = cv_map(a, 1);
+		cv_set_text(a, &dg->items[0], "sha256", 6);
+		cv_set_text(a, &dg->items[1], "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", 64);
+		cv_set_text(a, &sub->items[0], "name", 4);
+		cv_set_text(a, &sub->items[1], name, strlen(name));
+		cv_set_text(a, &sub->items[2], "digest", 6);
+		sub->items[3] = *dg;
+		cv_set_text(a, &sub->items[4], "computed", 8);
+		sub->items[5].t = CV_FALSE;
+		subs->items[0] = *sub;
+		cv_set_text(a, &act->items[i++], "subject", 7);
+		act->items[i++] = *subs;
+	}
+	if (!strcmp(sc, "text-audience")) {
+		cv_set_text(a, &act->items[i++], "audience", 8);
+		cv_set_text(a, &act->items[i++], "tf\xe2\x80\xaeprod", 9);
+	}
+	act->n = i / 2;
+	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
+	*ipc_put(a, f, "action") = *act;
+	if (subj) {
+		struct cv *contents = cv_array(a, 1);
+		contents->items[0].t = CV_NULL;
+		*ipc_put(a, f, "contents") = *contents;
+	}
+	const char *client = !strcmp(sc, "text-client") ? "evil\x1b[31m/1" : "evil/1";
+	ipc_put_uint(a, f, "conn", conn);
+	ipc_put_text(a, f, "rid", "1", 1);
+	ipc_put_uint(a, f, "timeout", 600);
+	ipc_put_bool(a, f, "wait", !ctxok);
+	ipc_put_text(a, f, "client", client, strlen(client));
+	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+}
+
+/* A web request on the reviewer listener (a connection to itself, so that the signer sees
+ * the listener's port): its status; its body and cookie, when asked for. */
+struct web_call {
+	const char *cmd, *token, *cookie, *csrf, *sid, *outcome;
+	char *body, *set_cookie;
+};
+
+static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_t hreq, struct web_call *w)
+{
+	cv_arena_reset(a);
+	struct cv *f = ipc_frame_new(a, F_WEB, 8);
+	ipc_put_uint(a, f, "hreq", hreq);
+	ipc_put_text(a, f, "cmd", w->cmd, strlen(w->cmd));
+	const char *keys[] = {"token", "cookie", "csrf", "sid", "outcome"}, *vals[] = {w->token, w->cookie, w->csrf, w->sid, w->outcome};
+	for (size_t i = 0; i < 5; i++)
+		if (vals[i])
+			ipc_put_text(a, f, keys[i], vals[i], strlen(vals[i]));
+	ipc_send(WORKER_IPC_FD, f, fd, NULL);
+	char err[AS_ERRLEN];
+	for (;;) {
+		struct ipc_frame r;
+		int g;
+		cv_arena_reset(a);
+		while ((g = ipc_next(c, a, &r, err)) == 0) {
+			uint64_t h, st;
+			const char *t;
+			size_t n;
+			if (r.type != F_WEB_REPLY || ipc_get_uint(r.body, "hreq", UINT64_MAX, &h, err) || h != hreq ||
+			    ipc_get_uint(r.body, "status", 999, &st, err))
+				continue;
+			if (ipc_get_text(r.body, "body", PROTO_JSON_MAX, &t, &n, err) == 0)
+				w->body = strndup(t, n);
+			if (cv_get(r.body, "cookie") && ipc_get_text(r.body, "cookie", 128, &t, &n, err) == 0)
+				w->set_cookie = strndup(t, n);
+			return (unsigned)st;
+		}
+		if (g != AS_ENOTFOUND)
+			_exit(1);
+		struct pollfd p = {.fd = WORKER_IPC_FD, .events = POLLIN};
+		if (poll(&p, 1, 20000) <= 0)
+			return 0;
+		ipc_read(c, err);
+	}
+}
+
+static int web_replay(struct cv_arena *a, const char *token)
+{
+	struct ipc_conn c;
+	char err[AS_ERRLEN];
+	ipc_conn_init(&c, WORKER_IPC_FD, err);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int cl = socket(AF_INET, SOCK_STREAM, 0), fd;
+	if (getsockname(WORKER_HTTP_FD, (struct sockaddr *)&ss, &sl) || connect(cl, (struct sockaddr *)&ss, sl) ||
+	    (fd = accept(WORKER_HTTP_FD, NULL, NULL)) < 0)
+		return 1;
+	struct web_call in = {.cmd = "login", .token = token};
+	if (web_call(a, &c, fd, 1, &in) != 200 || !in.set_cookie || !in.body)
+		return 1;
+	json_t *j = json_loads(in.body, 0, NULL);
+	const char *csrf = json_string_value(json_object_get(j, "csrf"));
+	char *sid = NULL;
+	for (uint64_t h = 2; !sid && h < 400; h++) { /* the test's agent asks meanwhile */
+		struct web_call pe = {.cmd = "pending", .cookie = in.set_cookie};
+		if (web_call(a, &c, fd, h, &pe) == 200 && pe.body) {
+			json_t *pj = json_loads(pe.body, 0, NULL);
+			const char *x = json_string_value(json_object_get(json_array_get(json_object_get(pj, "requests"), 0), "session_id"));
+			sid = x ? strdup(x) : NULL;
+			json_decref(pj);
+		}
+		free(pe.body);
+		if (!sid)
+			usleep(50000);
+	}
+	struct web_call out = {.cmd = "logout", .cookie = in.set_cookie, .csrf = csrf};
+	unsigned lo = web_call(a, &c, fd, 500, &out);
+	struct web_call me = {.cmd = "me", .cookie = in.set_cookie};
+	unsigned st_me = web_call(a, &c, fd, 501, &me);
+	struct web_call de = {.cmd = "decide", .cookie = in.set_cookie, .csrf = csrf, .sid = sid ? sid : "req-none", .outcome = "approved"};
+	unsigned st_de = web_call(a, &c, fd, 502, &de);
+	cv_arena_reset(a);
+	struct cv *f = ipc_frame_new(a, F_LOG, 2);
+	char line[160];
+	snprintf(line, sizeof line, "replay after logout: pending=%s logout=%u me=%u decide=%u", sid ? "seen" : "none", lo, st_me, st_de);
+	ipc_put_text(a, f, "level", "warning", 7);
+	ipc_put_text(a, f, "text", line, strlen(line));
+	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	json_decref(j);
+	sleep(20);
+	return 0;
+}
+
+/* web-ctl-ended: list the queue for the reviewer, wait for them to hang up, then decide. */
+static int ctl_after_end(struct cv_arena *a)
+{
+	struct ipc_conn c;
+	char err[AS_ERRLEN], *js = NULL;
+	int fd = -1;
+	ipc_conn_init(&c, WORKER_IPC_FD, err);
+	uint64_t conn = wait_frame(a, &c, F_CONN_NEW, &fd, NULL);
+	if (!conn || fd < 0)
+		return 1;
+	struct cv *f = ipc_frame_new(a, F_CTL, 2);
+	ipc_put_uint(a, f, "conn", conn);
+	ipc_put_text(a, f, "cmd", "pending", 7);
+	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	if (!wait_frame(a, &c, F_CTL_REPLY, NULL, &js) || !js)
+		return 1;
+	json_t *j = json_loads(js, 0, NULL);
+	const char *sid = json_string_value(json_object_get(json_array_get(json_object_get(j, "requests"), 0), "session_id"));
+	if (!sid || write(fd, "listed\n", 7) != 7)
+		return 1;
+	char b;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (poll(&p, 1, 20000) == 1 && read(fd, &b, 1) == 1) /* the reviewer leaves */
+		;
+	cv_arena_reset(a);
+	f = ipc_frame_new(a, F_CTL, 4);
+	ipc_put_uint(a, f, "conn", conn);
+	ipc_put_text(a, f, "cmd", "decide", 6);
+	ipc_put_text(a, f, "sid", sid, strlen(sid));
+	ipc_put_text(a, f, "outcome", "approved", 8);
+	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	json_decref(j);
+	free(js);
+	close(fd);
+	sleep(20); /* answered or not, the test looks at the ledger */
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "signer")) {
@@ -154,7 +401,16 @@ int main(int argc, char **argv)
 	struct cv *f;
 	if (web)
 		hello_as(&a, "review");
-	if (!strcmp(sc, "web-no-fd")) {
+	if (!strcmp(sc, "web-ctl-ended")) {
+		return ctl_after_end(&a);
+	} else if (!strncmp(sc, "web-replay:", 11)) {
+		return web_replay(&a, sc + 11);
+	} else if (!strncmp(sc, "text-", 5)) {
+		hello(&a);
+		text_request(&a, wait_conn(&a), sc);
+		if (!strcmp(sc, "text-context"))
+			sleep(25); /* accepted: stays up while the test shows the request */
+	} else if (!strcmp(sc, "web-no-fd")) {
 		web_request(&a, -1);
 	} else if (!strcmp(sc, "web-unix-fd")) {
 		int sv[2];

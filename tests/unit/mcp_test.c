@@ -295,6 +295,54 @@ static void test_line_over_limit(void **state)
 	free(big);
 }
 
+/* mcp_peek_id on a head, a tail, or both: 1 and the id, or 0. */
+static int peek(const char *head, const char *tail, struct mcp_id *id)
+{
+	memset(id, 0, sizeof *id);
+	return mcp_peek_id(head, head ? strlen(head) : 0, tail, tail ? strlen(tail) : 0, id);
+}
+
+static void test_peek_id(void **state)
+{
+	(void)state;
+	struct mcp_id id;
+	/* the head: a top-level id before anything longer than the head */
+	assert_int_equal(peek("{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"ping\",\"params\":{\"x\":\"aaa", NULL, &id), 1);
+	assert_int_equal(id.t, MCP_ID_INT);
+	assert_int_equal(id.i, 42);
+	assert_int_equal(peek(" { \"a\" : [1, {\"id\": 9}, \"}\"] , \"id\" : \"x\\\"y\" , \"p\":", NULL, &id), 1);
+	assert_int_equal(id.t, MCP_ID_STR);
+	assert_string_equal(id.s, "x\"y");
+	/* a nested id is not the message's */
+	assert_int_equal(peek("{\"params\":{\"id\":3},\"method\":\"x\",\"params2\":\"aaaa", NULL, &id), 0);
+	assert_int_equal(peek("{\"method\":\"x\",\"params\":{\"x\":\"aaaaa", NULL, &id), 0);
+	assert_int_equal(peek("[{\"id\":1}", NULL, &id), 0);
+	assert_int_equal(peek("{\"id\":true,", NULL, &id), 0);
+	assert_int_equal(peek("{\"id\":1.5,", NULL, &id), 0);
+	assert_int_equal(peek("{\"id\":null,", NULL, &id), 0);
+	/* the tail, as the SDKs write it: "jsonrpc" and "id" last */
+	assert_int_equal(peek(NULL, "aaaa\"}},\"jsonrpc\":\"2.0\",\"id\":7}\r\n", &id), 1);
+	assert_int_equal(id.i, 7);
+	assert_int_equal(peek(NULL, "aa\"},\"id\" :  -3 }", &id), 1);
+	assert_int_equal(id.i, -3);
+	assert_int_equal(peek(NULL, "aa\"},\"id\":\"r-\\\"1\\\"\"}", &id), 1);
+	assert_string_equal(id.s, "r-\"1\"");
+	/* an id that closes an inner object, one inside a string, or one cut off: not read */
+	assert_int_equal(peek(NULL, "\"x\":{\"id\":3}}", &id), 0);
+	assert_int_equal(peek(NULL, "\"x\":\"say \\\"id\\\":3}", &id), 0);
+	assert_int_equal(peek(NULL, "\"id\":3", &id), 0);
+	assert_int_equal(peek(NULL, "id\":3}", &id), 0);
+	/* a string id over MCP_ID_MAX is not an id */
+	char tail[2 * MCP_ID_MAX];
+	snprintf(tail, sizeof tail, ",\"id\":\"%0*d\"}", MCP_ID_MAX + 1, 0);
+	assert_int_equal(peek(NULL, tail, &id), 0);
+	/* the head wins; the tail is tried when the head shows none */
+	assert_int_equal(peek("{\"id\":1,", ",\"id\":2}", &id), 1);
+	assert_int_equal(id.i, 1);
+	assert_int_equal(peek("{\"method\":\"aaaa", ",\"id\":2}", &id), 1);
+	assert_int_equal(id.i, 2);
+}
+
 static void test_deep_nesting(void **state)
 {
 	(void)state;
@@ -1328,6 +1376,7 @@ int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(test_parse_request),
+	    cmocka_unit_test(test_peek_id),
 	    cmocka_unit_test(test_parse_notification_and_response),
 	    cmocka_unit_test(test_line_over_limit),
 	    cmocka_unit_test(test_deep_nesting),
