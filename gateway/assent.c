@@ -641,14 +641,18 @@ static void show_requester(const json_t *rq)
 {
 	const json_t *uid = json_object_get(rq, "uid");
 	const char *agent = json_string_value(json_object_get(rq, "agent"));
-	if (json_is_integer(uid))
-		printf("from     uid %lld (measured), client ", (long long)json_integer_value(uid));
-	else if (agent) {
+	/* HTTP agents on loopback carry the uid measured on their connection as well. */
+	char measured[48] = "";
+	if (json_is_integer(uid) && (agent || json_is_true(json_object_get(rq, "anonymous"))))
+		snprintf(measured, sizeof measured, ", uid %lld (measured)", (long long)json_integer_value(uid));
+	if (agent) {
 		printf("from     agent ");
 		show_str(agent, 0);
-		printf(" (its API key), client ");
+		printf(" (its API key)%s, client ", measured);
 	} else if (json_is_true(json_object_get(rq, "anonymous")))
-		printf("from     an anonymous HTTP client, client ");
+		printf("from     an anonymous HTTP client%s, client ", measured);
+	else if (json_is_integer(uid))
+		printf("from     uid %lld (measured), client ", (long long)json_integer_value(uid));
 	else
 		printf("from     (not recorded), client ");
 	show_str(json_string_value(json_object_get(rq, "client")), 0);
