@@ -140,4 +140,28 @@ check "web-replay: ... and so is a decision with it (401 or 403)" grep -qE 'repl
 kill "$agent" "$pid" 2>/dev/null
 wait "$pid"
 check "web-replay: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
+
+# http-unmeasured / http-replay: an mcp worker that authenticated one real HTTP connection
+# (whose owner the signer measured) names another HTTP request, or the same one twice.
+for sc in http-unmeasured http-replay; do
+	S=$T/$sc
+	KEY=$("$ASSENT" --state "$S" agent add evil-agent | tail -1)
+	start_evil "$sc:$KEY" "$S"
+	H=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"])' "$S/assentd.json")
+	$PY -c 'import socket,sys,time; h,p=sys.argv[1].rsplit(":",1); s=socket.create_connection((h,int(p))); time.sleep(15)' "$H" &
+	client=$!
+	L="$T/$sc:$KEY.log"
+	for _ in $(seq 200); do grep -q 'security' "$L" 2>/dev/null && break; sleep 0.05; done
+	check "$sc: a security event naming an HTTP request the signer never authenticated" \
+		grep -q 'security.*a request over HTTP (hreq [0-9]*) that the signer never authenticated for that session' "$L"
+	kill "$client" "$pid" 2>/dev/null
+	wait "$pid"
+	n=$("$VERIFY" export "$S/ledger" 2>/dev/null | grep -c '"kind":"request"')
+	if [ "$sc" = http-replay ]; then
+		check "$sc: the measured request is recorded once, the replay not at all ($n)" test "$n" -eq 1
+		check "$sc: ... with the uid the signer measured" sh -c "'$VERIFY' export '$S/ledger' | grep '\"kind\":\"request\"' | grep -q '\"uid\":$(id -u)'"
+	else
+		check "$sc: nothing was recorded ($n requests)" test "$n" -eq 0
+	fi
+done
 done_testing

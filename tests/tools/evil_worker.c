@@ -23,7 +23,12 @@
  * command in flight).
  * web-replay:TOKEN plays a review worker that logs in with a reviewer's web token it saw,
  * logs out, then replays the session cookie (me, and a decision on the pending request):
- * it logs what the signer answered (F_LOG "replay after logout: me=STATUS decide=STATUS"). */
+ * it logs what the signer answered (F_LOG "replay after logout: me=STATUS decide=STATUS").
+ * http-unmeasured:KEY and http-replay:KEY play an mcp worker that authenticates one real
+ * HTTP connection with an agent's key (the signer measures its owner), then sends a
+ * request naming an HTTP request the signer never authenticated (unmeasured), or two
+ * requests naming the one it did (replay): the signer must take the measured uid once,
+ * for the request it measured, and treat anything else as an attack. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +302,64 @@ static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_
 	}
 }
 
+/* An ordinary approval on HTTP session conn, naming HTTP request hreq. */
+static void http_request(struct cv_arena *a, uint64_t conn, uint64_t hreq)
+{
+	cv_arena_reset(a);
+	struct cv *act = cv_map(a, 2);
+	cv_set_text(a, &act->items[0], "type", 4);
+	cv_set_text(a, &act->items[1], "approval", 8);
+	cv_set_text(a, &act->items[2], "message", 7);
+	cv_set_text(a, &act->items[3], "deploy over http", 16);
+	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
+	*ipc_put(a, f, "action") = *act;
+	ipc_put_uint(a, f, "conn", conn);
+	ipc_put_text(a, f, "rid", "1", 1);
+	ipc_put_uint(a, f, "timeout", 60);
+	ipc_put_bool(a, f, "wait", 0);
+	ipc_put_text(a, f, "client", "evil/1", 6);
+	ipc_put_uint(a, f, "hreq", hreq);
+	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+}
+
+static int http_measured(struct cv_arena *a, const char *key, int replay)
+{
+	hello(a);
+	struct pollfd p = {.fd = WORKER_HTTP_FD, .events = POLLIN};
+	if (poll(&p, 1, 20000) <= 0)
+		return 1;
+	int c = accept(WORKER_HTTP_FD, NULL, NULL); /* the test's client, held open */
+	if (c < 0)
+		return 1;
+	struct cv *f = ipc_frame_new(a, F_HTTP_AUTH, 3);
+	ipc_put_uint(a, f, "hreq", 1);
+	ipc_put_bool(a, f, "init", 1);
+	ipc_put_text(a, f, "bearer", key, strlen(key));
+	ipc_send(WORKER_IPC_FD, f, c, NULL);
+	struct ipc_conn ic;
+	char err[AS_ERRLEN];
+	ipc_conn_init(&ic, WORKER_IPC_FD, err);
+	uint64_t conn = 0;
+	for (int turns = 0; !conn && turns < 200; turns++) {
+		struct pollfd q = {.fd = WORKER_IPC_FD, .events = POLLIN};
+		if (poll(&q, 1, 10000) <= 0)
+			return 1;
+		ipc_read(&ic, err);
+		struct ipc_frame fr;
+		cv_arena_reset(a);
+		while (!conn && ipc_next(&ic, a, &fr, err) == 0)
+			if (fr.type == F_HTTP_REPLY && ipc_get_uint(fr.body, "conn", UINT64_MAX, &conn, err) != 0)
+				conn = 0;
+	}
+	if (!conn)
+		return 1;
+	http_request(a, conn, replay ? 1 : 777);
+	if (replay)
+		http_request(a, conn, 1);
+	sleep(20);
+	return 0;
+}
+
 static int web_replay(struct cv_arena *a, const char *token)
 {
 	struct ipc_conn c;
@@ -405,6 +468,10 @@ int main(int argc, char **argv)
 		return ctl_after_end(&a);
 	} else if (!strncmp(sc, "web-replay:", 11)) {
 		return web_replay(&a, sc + 11);
+	} else if (!strncmp(sc, "http-unmeasured:", 16)) {
+		return http_measured(&a, sc + 16, 0);
+	} else if (!strncmp(sc, "http-replay:", 12)) {
+		return http_measured(&a, sc + 12, 1);
 	} else if (!strncmp(sc, "text-", 5)) {
 		hello(&a);
 		text_request(&a, wait_conn(&a), sc);
