@@ -19,7 +19,11 @@
  *     first such cookie's value; web_bearer's token lies inside the header after
  *     "Bearer " and spaces, 1 or more bytes, none a space, tab, CR or LF;
  *   - ws_find finds no session for any bytes but a cookie ws_create gave out, and
- *     ws_csrf_ok takes no token but the session's; the real ones still work. */
+ *     ws_csrf_ok takes no token but the session's; the real ones still work;
+ *   - ws_login_source of any field is a terminated string under WS_SOURCE_MAX,
+ *     "loopback" (or "proxy:loopback") exactly for a loopback address, and the same
+ *     source again when asked again. */
+#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,6 +302,7 @@ static struct http_cfg cfg_loop, cfg_remote, cfg_open;
 static struct web_sessions *ws;
 static char cookies[NSESS][WS_COOKIE_LEN + 1];
 static struct ws_session *sess[NSESS];
+static const uint8_t cred0[32]; /* the credential the sessions are made with */
 
 static struct http_cfg base_cfg(const char *host)
 {
@@ -306,6 +311,26 @@ static struct http_cfg base_cfg(const char *host)
 	c.on = 1;
 	snprintf(c.host, sizeof c.host, "%s", host);
 	return c;
+}
+
+/* The limiter's source of an address: bounded, stable, and loopback only for loopback. */
+static void check_source(const char *addr)
+{
+	char a[WS_SOURCE_MAX + 1], b[WS_SOURCE_MAX + 1];
+	a[WS_SOURCE_MAX] = b[WS_SOURCE_MAX] = 'X';
+	ws_login_source(addr, a);
+	ws_login_source(addr, b);
+	if (a[WS_SOURCE_MAX] != 'X' || !memchr(a, 0, WS_SOURCE_MAX) || strcmp(a, b))
+		fail("ws_login_source overran its buffer or is not stable", addr);
+	const char *x = !strncmp(addr, "proxy:", 6) ? addr + 6 : addr;
+	struct in_addr v4;
+	struct in6_addr v6;
+	int loop = (inet_pton(AF_INET, x, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
+		   (inet_pton(AF_INET6, x, &v6) == 1 &&
+		    (IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127)));
+	const char *tail = !strncmp(a, "proxy:", 6) ? a + 6 : a;
+	if (loop != !strcmp(tail, "loopback") && strcmp(x, "loopback"))
+		fail("ws_login_source: loopback is not exactly the loopback addresses", addr);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -328,7 +353,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!(ws = calloc(1, sizeof *ws)))
 		abort();
 	for (int i = 0; i < NSESS; i++)
-		if (!(sess[i] = ws_create(ws, "alice", "token", T0, cookies[i])))
+		if (!(sess[i] = ws_create(ws, "alice", "token", cred0, T0, cookies[i])))
 			abort();
 	return 0;
 }
@@ -390,6 +415,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < NSESS; i++)
 		if (ws_find(ws, cookies[i], WS_COOKIE_LEN, T0) != sess[i])
 			fail("a session was lost", NULL);
+	for (int k = 0; k < NFIELDS; k++)
+		if (f[k])
+			check_source(f[k]);
 	for (int k = 0; k < NFIELDS; k++)
 		free(f[k]);
 	return 0;
