@@ -4,7 +4,7 @@
  * X-Forwarded-Proto and Cookie are present and whose tenth says the request came in
  * on the proxy's socket, then those values in that order separated by NUL bytes.
  * Each request is classified under a loopback listener, a remote one with Host and
- * Origin lists, and an open remote one. The whole input is also a session cookie.
+ * Origin lists, and an open remote one. The whole input is also a session secret.
  * Properties (abort when violated):
  *   - the verdict is the one a model of the rules written from the header gives
  *     (route table, 405, Host list off the proxy's socket, Origin list or the
@@ -14,9 +14,7 @@
  *     text; WR_NONE goes with 404 and only with it; Allow is set exactly on 405 and
  *     is the method the path takes; a route comes from the URL's path (before any
  *     '?' or '#'), with its command and POST flag;
- *   - web_cookie's value lies inside the header, right after "assent_session=" at
- *     the start of a cookie, and has no ';' and no trailing space or tab; it is the
- *     first such cookie's value; web_bearer's token lies inside the header after
+ *   - web_bearer's token lies inside the header after
  *     "Bearer " and spaces, 1 or more bytes, none a space, tab, CR or LF;
  *   - ws_find finds no session for any bytes but a cookie ws_create gave out, and
  *     ws_csrf_ok takes no token but the session's; the real ones still work;
@@ -225,51 +223,7 @@ static void classify(const struct http_cfg *c, const struct wr_in *in)
 	check_out(c, in, &a);
 }
 
-/* ---- Cookie and Authorization ---- */
-
-static const char cname[] = "assent_session=";
-#define CNAME_LEN (sizeof cname - 1)
-
-/* The first assent_session cookie's value, as RFC 6265 splits a Cookie header:
- * pairs separated by ';', white space around them dropped. */
-static const char *cookie_model(const char *h, size_t *n)
-{
-	const char *p = h;
-	while (p && *p) {
-		size_t len = strcspn(p, ";");
-		const char *a = p, *z = p + len;
-		while (a < z && (*a == ' ' || *a == '\t'))
-			a++;
-		while (z > a && (z[-1] == ' ' || z[-1] == '\t'))
-			z--;
-		if ((size_t)(z - a) >= CNAME_LEN && !memcmp(a, cname, CNAME_LEN)) {
-			*n = (size_t)(z - a) - CNAME_LEN;
-			return *n ? a + CNAME_LEN : NULL;
-		}
-		p += len + (p[len] == ';');
-	}
-	return NULL;
-}
-
-static void check_cookie(const char *h)
-{
-	size_t n = 0, mn = 0;
-	const char *v = web_cookie(h, &n), *m = cookie_model(h, &mn);
-	if (!v) {
-		if (m)
-			fail("web_cookie found no value where there is one", h);
-		return;
-	}
-	if (!h || v < h + CNAME_LEN || n == 0 || v + n > h + strlen(h))
-		fail("web_cookie's value is not inside the header", h);
-	const char *name = v - CNAME_LEN;
-	if (memcmp(name, cname, CNAME_LEN) || (name > h && name[-1] != ';' && name[-1] != ' ' && name[-1] != '\t'))
-		fail("web_cookie's value does not follow assent_session= at the start of a cookie", h);
-	if (memchr(v, ';', n) || v[n - 1] == ' ' || v[n - 1] == '\t')
-		fail("web_cookie's value has a ';' or trailing white space", h);
-	if (m != v || mn != n)
-		fail("web_cookie's value is not the first assent_session cookie's", h);
-}
+/* ---- Authorization ---- */
 
 static void check_bearer(const char *h)
 {
@@ -400,15 +354,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in.on_proxy = !in.on_proxy;
 	classify(&cfg_loop, &in);
 	classify(&cfg_remote, &in);
-	check_cookie(f[8]);
 	check_bearer(f[6]);
 	check_bearer(f[8]);
-	/* Sessions: the whole input, the Cookie value, and what web_cookie takes from it. */
+	/* Sessions: the whole input, the Cookie field, and the bearer token (the page's
+	 * session travels as Authorization: Bearer ws_...). */
 	check_find((const char *)data, size);
-	if (f[8]) {
+	if (f[8])
 		check_find(f[8], strlen(f[8]));
+	if (f[6]) {
 		size_t n;
-		const char *v = web_cookie(f[8], &n);
+		const char *v = web_bearer(f[6], &n);
 		if (v)
 			check_find(v, n);
 	}
