@@ -278,6 +278,11 @@ int registry_reviewer_credential(const struct registry *r, const char *name, con
 	return rc;
 }
 
+const char *registry_reviewer_name(const struct registry *r, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(r->doc, "reviewers"), i), "name"));
+}
+
 int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid)
 {
 	json_t *u;

@@ -47,6 +47,8 @@ int registry_reviewer_exists(const struct registry *r, const char *name);
  * while this still gives the hash it was made with: a rotated or removed token, a
  * changed proxy identity or a removed reviewer ends it. */
 int registry_reviewer_credential(const struct registry *r, const char *name, const char *via, uint8_t out[32]);
+/* The name of the i-th reviewer (from 0), or NULL past the last. The string lives as long as r. */
+const char *registry_reviewer_name(const struct registry *r, size_t i);
 /* Whether uid is one of the reviewer's (the same person over another channel). */
 int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid);
 /* A new web token for a reviewer (replacing any earlier one), its proxy identity, an admin. */

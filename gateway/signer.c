@@ -857,7 +857,7 @@ static void request_done(struct signer *s, struct op *o, const struct ledger_pos
 }
 
 static void reload_registry(struct signer *s);
-static void web_credentials_changed(struct signer *s);
+static void web_credentials_changed(struct signer *s, const struct registry *old);
 
 /* ---- the policy (policy/): decide at once, or ask with its terms ---- */
 
@@ -1473,10 +1473,12 @@ static void reload_registry(struct signer *s)
 		slog("error", "identity registry: %s (keeping the one loaded)", err);
 		return;
 	}
-	registry_free(s->reg);
+	struct registry *old = s->reg;
 	s->reg = r;
 	s->reg_mtime = mt;
-	web_credentials_changed(s);
+	if (old)
+		web_credentials_changed(s, old);
+	registry_free(old);
 }
 
 static json_t *ctl_error(const char *fmt, ...) AS_PRINTF(1, 2);
@@ -2249,9 +2251,29 @@ static void web_sweep(struct signer *s, uint64_t now)
 
 /* The registry was loaded anew: a reviewer removed, a token rotated or removed, a
  * proxy identity changed. Every session made with what is gone ends now, and its
- * event streams with it. */
-static void web_credentials_changed(struct signer *s)
+ * event streams with it; so do the streams opened with such a credential itself
+ * (a reviewer token as a bearer), named by ws_credential_stream_id. */
+static void web_credentials_changed(struct signer *s, const struct registry *old)
 {
+	static const char *const vias[] = {"token", "proxy"};
+	uint32_t gone[64];
+	size_t ngone = 0;
+	const char *name;
+	for (size_t i = 0; (name = registry_reviewer_name(old, i)) != NULL; i++)
+		for (size_t v = 0; v < 2; v++) {
+			uint8_t was[32], now[32];
+			if (registry_reviewer_credential(old, name, vias[v], was) != 0)
+				continue;
+			if (registry_reviewer_credential(s->reg, name, vias[v], now) == 0 && !ct_memcmp(was, now, 32))
+				continue;
+			gone[ngone++] = ws_credential_stream_id(was);
+			if (ngone == 64) {
+				web_push(s, gone, ngone);
+				ngone = 0;
+			}
+		}
+	if (ngone)
+		web_push(s, gone, ngone);
 	size_t n = s->ws ? web_end_sessions(s, now_ms()) : 0;
 	if (n)
 		slog("info", "web: %zu session%s ended: the credential %s made with changed in the registry", n,
@@ -2476,7 +2498,12 @@ static void web_command(struct signer *s, struct web_req *q)
 		/* The worker holds the streams: it keeps to these limits (they guard its own slots). */
 		json_t *j = json_pack("{s:b,s:s,s:I,s:I}", "ok", 1, "reviewer", reviewer, "streams_max",
 				      (json_int_t)s->web_streams_max, "stream_seconds", (json_int_t)s->web_stream_s);
-		struct web_out w = {.status = 200, .wsid = ss ? ss->id : 0};
+		/* A stream ends with what opened it: the session, or the credential itself. */
+		uint8_t cred[32];
+		uint32_t wsid = ss ? ss->id
+				   : registry_reviewer_credential(s->reg, reviewer, via, cred) == 0 ? ws_credential_stream_id(cred)
+												     : 0;
+		struct web_out w = {.status = 200, .wsid = wsid};
 		web_send(s, q->hreq, &w, j);
 		json_decref(j);
 	} else if (!strcmp(cmd, "pending")) {

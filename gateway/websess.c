@@ -28,6 +28,11 @@ static int random_text(const char *prefix, char *out, size_t chars)
 	return ok ? 0 : -1;
 }
 
+uint32_t ws_credential_stream_id(const uint8_t cred[32])
+{
+	return 0x80000000u | (uint32_t)cred[0] << 24 | (uint32_t)cred[1] << 16 | (uint32_t)cred[2] << 8 | cred[3];
+}
+
 struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, const uint8_t cred[32],
 			     uint64_t now, char cookie[WS_COOKIE_LEN + 1])
 {
@@ -61,7 +66,7 @@ struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const
 	memcpy(slot->cred, cred, sizeof slot->cred);
 	snprintf(slot->reviewer, sizeof slot->reviewer, "%s", reviewer);
 	snprintf(slot->via, sizeof slot->via, "%s", via);
-	if (++w->next_id == 0)
+	if (++w->next_id == 0 || w->next_id >= 0x80000000u) /* ids with the top bit are credentials' */
 		w->next_id = 1;
 	slot->id = w->next_id;
 	slot->created = slot->last = now;

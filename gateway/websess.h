@@ -32,7 +32,7 @@ struct ws_session {
 	char csrf[WS_CSRF_LEN + 1];
 	char via[8];             /* "token" or "proxy" */
 	uint8_t cred[32];        /* the hash of the credential it was made with (registry_reviewer_credential) */
-	uint32_t id;             /* names its event streams to the worker; never 0 */
+	uint32_t id;             /* names its event streams to the worker; never 0, below 2^31 */
 	uint64_t created, last;
 	int used;
 };
@@ -53,6 +53,11 @@ struct web_sessions {
 	uint32_t evicted; /* the id of the session the last ws_create evicted (its streams end); 0: none */
 };
 
+/* The id of the event streams opened with a credential itself (a reviewer token as a
+ * bearer, a proxy identity without a session): the credential's hash makes it, with the
+ * top bit set, so it never names a session (their ids stay below 2^31). When that
+ * credential ends, the streams with this id end. */
+uint32_t ws_credential_stream_id(const uint8_t cred[32]);
 /* A new session made with the credential whose hash is cred; cookie gets its
  * secret. NULL when no random bytes could be read. */
 struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, const uint8_t cred[32],

@@ -142,7 +142,9 @@ if mode == "main":
         time.sleep(0.05)
     ok(sid is not None, "the agent's request is pending")
     sa1, sa2, sb = a1.stream(), a2.stream(), b.stream()
-    ok(sa1.status == sa2.status == sb.status == 200, "each session opens an event stream")
+    sat = Stream({"Authorization": f"Bearer {token('alice')}"})  # with the token itself, no session
+    ok(sa1.status == sa2.status == sb.status == sat.status == 200,
+       "each session opens an event stream, and so does alice's token itself (a bearer)")
     r = assent("reviewer", "token", "alice")
     new_alice = r.stdout.strip().splitlines()[-1] if r.returncode == 0 else ""
     ok(new_alice.startswith("rt_"), f"alice's token is rotated ({r.returncode}: {r.stderr.strip()[:100]})")
@@ -150,6 +152,8 @@ if mode == "main":
     e1, e2 = sa1.read_to_end(WAIT), sa2.read_to_end(WAIT)
     ok(e1 is not None and b"event: logout" in e1 and e2 is not None and b"event: logout" in e2,
        "both of alice's event streams end at once, with a logout event")
+    et = sat.read_to_end(WAIT)
+    ok(et is not None and b"event: logout" in et, "... and so does the one opened with the old token itself")
     ok(a1.me()[0] == 401 and a2.me()[0] == 401, "both sessions made with the old token are over (401)")
     st, j, _ = req("POST", "/review/api/decide", {"session_id": sid, "outcome": "approved"}, auth=a1.auth, csrf=a1.csrf)
     ok(st == 401, f"a decision with an old session is refused ({st} {j})")
@@ -161,11 +165,12 @@ if mode == "main":
 
     # ---- removal: the reviewer's sessions and streams end; re-added under the same name, still over ----
     d = Session(token("dave"))
-    sd = d.stream()
+    sd, sdt = d.stream(), Stream({"Authorization": f"Bearer {token('dave')}"})
     r = assent("reviewer", "remove", "dave")
-    ed = sd.read_to_end(WAIT)
+    ed, edt = sd.read_to_end(WAIT), sdt.read_to_end(WAIT)
     ok(r.returncode == 0 and ed is not None and b"event: logout" in ed and d.me()[0] == 401,
        "removing a reviewer ends their session and its event stream at once")
+    ok(edt is not None and b"event: logout" in edt, "... and the stream opened with their token itself")
     c = Session(token("carol"))
     sc = c.stream()
     r1, r2 = assent("reviewer", "remove", "carol"), assent("reviewer", "add", "carol", "--web")

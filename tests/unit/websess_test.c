@@ -132,6 +132,15 @@ static void test_create_bounds(void **state)
 	assert_int_equal(s->id, 1);
 	s = make(w, "alice", T0, c);
 	assert_int_equal(s->id, 2);
+	/* Nor with the top bit, which ws_credential_stream_id's ids have (and 0 never is). */
+	w->next_id = 0x7fffffff;
+	s = make(w, "alice", T0, c);
+	assert_int_equal(s->id, 1);
+	uint8_t k[32] = {0};
+	assert_int_equal(ws_credential_stream_id(k), 0x80000000u);
+	k[0] = 0xff;
+	k[3] = 0x01;
+	assert_int_equal(ws_credential_stream_id(k), 0xff000001u);
 }
 
 static void test_find(void **state)
