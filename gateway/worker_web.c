@@ -391,9 +391,8 @@ static void stream_event(struct wreq *h)
 }
 
 /* The signer let a reviewer's event stream open, and said how many one reviewer may
- * hold and for how long: past the count, 429 with Retry-After (when their oldest
- * stream's lifetime ends), so that one reviewer's pages or script cannot hold the
- * listener's connections. */
+ * hold and for how long: past the count, 429 with Retry-After, so that one
+ * reviewer's pages or script cannot hold the listener's connections. */
 static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t n)
 {
 	json_t *j = json_loadb(body, n, 0, NULL);
@@ -418,7 +417,10 @@ static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t 
 			 "too many event streams: reviewer %s has %lld open, at most %lld at once "
 			 "(ASSENT_REVIEW_STREAMS_PER_REVIEWER)",
 			 who, (long long)open, (long long)max);
-		h->retry = (unsigned)((first > now ? first - now : 0) / 1000 + 1);
+		/* A slot frees when one of theirs ends: at the latest when the oldest one's
+		 * lifetime does, and a closed one is seen at its next keep-alive. */
+		uint64_t wait = first > now ? first - now : 0;
+		h->retry = (unsigned)((wait < WEB_KEEPALIVE_MS ? wait : WEB_KEEPALIVE_MS) / 1000 + 1);
 		json_decref(j);
 		return answer_error(h, 429, msg);
 	}

@@ -161,8 +161,9 @@
         if (res.status === 429) status(`Live updates paused: ${msg}; trying again in ${wait} s.`, true);
         return again(wait * 1000);
       }
+      if ($("status").textContent.startsWith("Live updates paused")) status("");
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buf = "";
+      let buf = "", lifetime = false;
       try {
         for (;;) {
           const { value, done } = await reader.read();
@@ -174,10 +175,11 @@
               clearTimeout(S.debounce);
               S.debounce = setTimeout(refresh, 100);
             }
+            lifetime ||= name === "end";
           }
         }
       } catch (e) { /* aborted, or the connection was cut */ }
-      again(2000);
+      again(lifetime ? 0 : 2000); // a stream that reached its lifetime is replaced at once
     })();
   }
 

@@ -3,14 +3,18 @@
 // port, so such a page can set an assent_session cookie for 127.0.0.1 with a longer
 // Path, which the browser sends before the real one. It must neither switch a
 // reviewer's page into another reviewer's session (decisions recorded as theirs) nor
-// lock the reviewer out of the page. Prints TAP. Usage:
-//   node web_plant.mjs STATE BUILD REVIEW_BASE ALICE_TOKEN BOB_TOKEN
+// lock the reviewer out of the page. The daemon runs with short event streams, which
+// the page must reopen by itself, and two streams per reviewer, past which the page
+// waits and tries again. Prints TAP. Usage:
+//   node web_plant.mjs STATE BUILD REVIEW_BASE ALICE_TOKEN BOB_TOKEN plant|streams
+// plant: against a daemon with ASSENT_REVIEW_STREAM_SECONDS=2; streams: with
+// ASSENT_REVIEW_STREAMS_PER_REVIEWER=2 (and long streams).
 import { chromium } from "playwright-core";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { createInterface } from "node:readline";
 
-const [state, build, base, aliceToken, bobToken] = process.argv.slice(2);
+const [state, build, base, aliceToken, bobToken, part] = process.argv.slice(2);
 const WAIT = 30000; // generous: a condition, never a duration, is what is checked
 let n = 0, failed = 0;
 const ok = (cond, desc) => { n++; if (!cond) failed++; console.log(`${cond ? "ok" : "not ok"} ${n} - ${desc}`); return !!cond; };
@@ -43,17 +47,6 @@ const ask = (message) => rpc("tools/call", { name: "request_feedback", arguments
   .then((m) => m.result?.structuredContent ?? m);
 const settle = (p) => Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error("the agent's call never returned")), 4 * WAIT).unref())]);
 
-// ---- bob's session, as a script gets it: its secret is what a hostile page plants ----
-async function sessionOf(token) {
-  const r = await fetch(`${base}/review/api/login`, { method: "POST", headers: { "Content-Type": "application/json", Origin: base },
-    body: JSON.stringify({ token }) });
-  const j = await r.json().catch(() => ({}));
-  const c = (r.headers.get("set-cookie") || "").split(";")[0];
-  return j.session || (c.startsWith("assent_session=") ? c.slice(15) : "");
-}
-const bobSession = await sessionOf(bobToken);
-ok(/^ws_/.test(bobSession), "bob logs in from a script: his session's secret is what the hostile page plants");
-
 // ---- the hostile page: another port of 127.0.0.1, cookies for the reviewer's paths ----
 let plant = "";
 const hostile = createServer((req, res) => {
@@ -66,7 +59,6 @@ const hostile = createServer((req, res) => {
 });
 await new Promise((r) => hostile.listen(0, "127.0.0.1", r));
 const evil = `http://127.0.0.1:${hostile.address().port}/`;
-
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
 async function plantIn(ctx, value) {
   plant = value;
@@ -84,6 +76,19 @@ async function login(page, token) {
   await page.locator("#who", { hasText: "alice" }).waitFor({ timeout: WAIT });
 }
 const who = (page) => page.locator("#who").textContent();
+if (part === "plant") {
+// ---- bob's session, as a script gets it: its secret is what a hostile page plants ----
+async function sessionOf(token) {
+  const r = await fetch(`${base}/review/api/login`, { method: "POST", headers: { "Content-Type": "application/json", Origin: base },
+    body: JSON.stringify({ token }) });
+  const j = await r.json().catch(() => ({}));
+  const c = (r.headers.get("set-cookie") || "").split(";")[0];
+  return j.session || (c.startsWith("assent_session=") ? c.slice(15) : "");
+}
+const bobSession = await sessionOf(bobToken);
+ok(/^ws_/.test(bobSession), "bob logs in from a script: his session's secret is what the hostile page plants");
+
+
 
 // ---- shadowing: bob's session planted over alice's ----
 const A = await browser.newContext();
@@ -142,6 +147,54 @@ await step("the page's requests carry no cookie at all, the session in its Autho
   for (const h of seen) must(!h.cookie && /^Bearer ws_/.test(h.authorization || ""), `headers: ${JSON.stringify(h).slice(0, 200)}`);
   return `${seen.length} requests`;
 });
+
+// ---- the stream's lifetime (ASSENT_REVIEW_STREAM_SECONDS=2 here): the page opens the next one ----
+await step("each event stream ends after its lifetime and the page opens the next, and stays live", async () => {
+  let opened = 0;
+  pc.on("request", (r) => { if (r.url() === `${base}/review/events`) opened++; });
+  for (let i = 0; i < WAIT / 100 && opened < 3; i++) await pc.waitForTimeout(100);
+  must(opened >= 3, `the page opened ${opened} streams`);
+  const call = ask("plant: still live?");
+  const c = pc.locator("article.request", { has: pc.locator("h3", { hasText: "plant: still live?" }) }).first();
+  await c.waitFor({ timeout: WAIT });
+  await c.locator('button[data-action="approve"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === true && sc.reviewer === "alice", `the agent got ${JSON.stringify(sc).slice(0, 200)}`);
+  return `${opened} streams`;
+});
+
+}
+
+if (part === "streams") {
+// ---- streams per reviewer (ASSENT_REVIEW_STREAMS_PER_REVIEWER=2 here): alice has two pages open ----
+const pa = await (await browser.newContext()).newPage(), pc = await (await browser.newContext()).newPage();
+await step("alice logs in on two pages (two sessions, a stream each)", async () => {
+  await login(pa, aliceToken);
+  await login(pc, aliceToken);
+});
+const pd = await (await browser.newContext()).newPage();
+const live = [];
+pd.on("response", (r) => { if (r.url() === `${base}/review/events`) live.push(r.status()); });
+await step("a third page of alice's: its stream is refused (429), and the page says live updates are paused", async () => {
+  await login(pd, aliceToken);
+  await pd.locator("#status.error", { hasText: "Live updates paused" }).waitFor({ timeout: WAIT });
+  must(live.includes(429), `stream answers: ${live}`);
+  return await pd.locator("#status").textContent();
+});
+await step("once another of her pages closes, the third gets its stream after Retry-After and is live", async () => {
+  await pa.close();
+  for (let i = 0; i < (4 * WAIT) / 100 && !live.includes(200); i++) await pd.waitForTimeout(100);
+  must(live.includes(200), `stream answers: ${live}`);
+  const call = ask("plant: live on the third page?");
+  const c = pd.locator("article.request", { has: pd.locator("h3", { hasText: "plant: live on the third page?" }) }).first();
+  await c.waitFor({ timeout: WAIT });
+  await c.locator('button[data-action="approve"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === true && sc.reviewer === "alice", `the agent got ${JSON.stringify(sc).slice(0, 200)}`);
+  return `stream answers: ${live.join(" ")}`;
+});
+
+}
 
 await browser.close();
 hostile.close();
