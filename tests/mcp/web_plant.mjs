@@ -76,6 +76,16 @@ async function login(page, token) {
   await page.locator("#who", { hasText: "alice" }).waitFor({ timeout: WAIT });
 }
 const who = (page) => page.locator("#who").textContent();
+// A new request, approved on this page once it shows there: the agent's answer must be alice's.
+async function approveAsAlice(page, message) {
+  const call = ask(message);
+  const c = page.locator("article.request", { has: page.locator("h3", { hasText: message }) }).first();
+  await c.waitFor({ timeout: WAIT });
+  await c.locator('button[data-action="approve"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === true && sc.reviewer === "alice", `the agent got ${JSON.stringify(sc).slice(0, 200)}`);
+  return sc;
+}
 if (part === "plant") {
 // ---- bob's session, as a script gets it: its secret is what a hostile page plants ----
 async function sessionOf(token) {
@@ -108,12 +118,7 @@ await step("alice reloads her page: still signed in as alice, not switched into 
   return t;
 });
 await step("a request alice approves on that page is recorded as alice's, not bob's", async () => {
-  const call = ask("plant: approve as whom?");
-  const c = pa.locator("article.request", { has: pa.locator("h3", { hasText: "plant: approve as whom?" }) }).first();
-  await c.waitFor({ timeout: WAIT });
-  await c.locator('button[data-action="approve"]').click();
-  const sc = await settle(call);
-  must(sc?.approved === true && sc.reviewer === "alice", `the agent got ${JSON.stringify(sc).slice(0, 200)}`);
+  const sc = await approveAsAlice(pa, "plant: approve as whom?");
   return `reviewer ${sc.reviewer}`;
 });
 
@@ -154,12 +159,7 @@ await step("each event stream ends after its lifetime and the page opens the nex
   pc.on("request", (r) => { if (r.url() === `${base}/review/events`) opened++; });
   for (let i = 0; i < WAIT / 100 && opened < 3; i++) await pc.waitForTimeout(100);
   must(opened >= 3, `the page opened ${opened} streams`);
-  const call = ask("plant: still live?");
-  const c = pc.locator("article.request", { has: pc.locator("h3", { hasText: "plant: still live?" }) }).first();
-  await c.waitFor({ timeout: WAIT });
-  await c.locator('button[data-action="approve"]').click();
-  const sc = await settle(call);
-  must(sc?.approved === true && sc.reviewer === "alice", `the agent got ${JSON.stringify(sc).slice(0, 200)}`);
+  const sc = await approveAsAlice(pc, "plant: still live?");
   return `${opened} streams`;
 });
 
@@ -185,12 +185,7 @@ await step("once another of her pages closes, the third gets its stream after Re
   await pa.close();
   for (let i = 0; i < (4 * WAIT) / 100 && !live.includes(200); i++) await pd.waitForTimeout(100);
   must(live.includes(200), `stream answers: ${live}`);
-  const call = ask("plant: live on the third page?");
-  const c = pd.locator("article.request", { has: pd.locator("h3", { hasText: "plant: live on the third page?" }) }).first();
-  await c.waitFor({ timeout: WAIT });
-  await c.locator('button[data-action="approve"]').click();
-  const sc = await settle(call);
-  must(sc?.approved === true && sc.reviewer === "alice", `the agent got ${JSON.stringify(sc).slice(0, 200)}`);
+  const sc = await approveAsAlice(pd, "plant: live on the third page?");
   return `stream answers: ${live.join(" ")}`;
 });
 
