@@ -2433,7 +2433,8 @@ static void web_command(struct signer *s, struct web_req *q)
 			s->m.auth_fail_review++;
 			json_t *j = json_pack("{s:s}", "error",
 					      "login refused: unknown or revoked reviewer token, and too many failed logins "
-					      "from this address: wait before trying again");
+					      "from this address in the last minute (all loopback addresses count as one): "
+					      "wait before trying again");
 			struct web_out w = {.status = 429, .retry_s = retry};
 			web_send(s, q->hreq, &w, j);
 			json_decref(j);
