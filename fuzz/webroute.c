@@ -4,7 +4,7 @@
  * X-Forwarded-Proto and Cookie are present and whose tenth says the request came in
  * on the proxy's socket, then those values in that order separated by NUL bytes.
  * Each request is classified under a loopback listener, a remote one with Host and
- * Origin lists, and an open remote one. The whole input is also a session cookie.
+ * Origin lists, and an open remote one. The whole input is also a session secret.
  * Properties (abort when violated):
  *   - the verdict is the one a model of the rules written from the header gives
  *     (route table, 405, Host list off the proxy's socket, Origin list or the
@@ -14,12 +14,14 @@
  *     text; WR_NONE goes with 404 and only with it; Allow is set exactly on 405 and
  *     is the method the path takes; a route comes from the URL's path (before any
  *     '?' or '#'), with its command and POST flag;
- *   - web_cookie's value lies inside the header, right after "assent_session=" at
- *     the start of a cookie, and has no ';' and no trailing space or tab; it is the
- *     first such cookie's value; web_bearer's token lies inside the header after
+ *   - web_bearer's token lies inside the header after
  *     "Bearer " and spaces, 1 or more bytes, none a space, tab, CR or LF;
  *   - ws_find finds no session for any bytes but a cookie ws_create gave out, and
- *     ws_csrf_ok takes no token but the session's; the real ones still work. */
+ *     ws_csrf_ok takes no token but the session's; the real ones still work;
+ *   - ws_login_source of any field is a terminated string under WS_SOURCE_MAX,
+ *     "loopback" (or "proxy:loopback") exactly for a loopback address, and the same
+ *     source again when asked again. */
+#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,51 +223,7 @@ static void classify(const struct http_cfg *c, const struct wr_in *in)
 	check_out(c, in, &a);
 }
 
-/* ---- Cookie and Authorization ---- */
-
-static const char cname[] = "assent_session=";
-#define CNAME_LEN (sizeof cname - 1)
-
-/* The first assent_session cookie's value, as RFC 6265 splits a Cookie header:
- * pairs separated by ';', white space around them dropped. */
-static const char *cookie_model(const char *h, size_t *n)
-{
-	const char *p = h;
-	while (p && *p) {
-		size_t len = strcspn(p, ";");
-		const char *a = p, *z = p + len;
-		while (a < z && (*a == ' ' || *a == '\t'))
-			a++;
-		while (z > a && (z[-1] == ' ' || z[-1] == '\t'))
-			z--;
-		if ((size_t)(z - a) >= CNAME_LEN && !memcmp(a, cname, CNAME_LEN)) {
-			*n = (size_t)(z - a) - CNAME_LEN;
-			return *n ? a + CNAME_LEN : NULL;
-		}
-		p += len + (p[len] == ';');
-	}
-	return NULL;
-}
-
-static void check_cookie(const char *h)
-{
-	size_t n = 0, mn = 0;
-	const char *v = web_cookie(h, &n), *m = cookie_model(h, &mn);
-	if (!v) {
-		if (m)
-			fail("web_cookie found no value where there is one", h);
-		return;
-	}
-	if (!h || v < h + CNAME_LEN || n == 0 || v + n > h + strlen(h))
-		fail("web_cookie's value is not inside the header", h);
-	const char *name = v - CNAME_LEN;
-	if (memcmp(name, cname, CNAME_LEN) || (name > h && name[-1] != ';' && name[-1] != ' ' && name[-1] != '\t'))
-		fail("web_cookie's value does not follow assent_session= at the start of a cookie", h);
-	if (memchr(v, ';', n) || v[n - 1] == ' ' || v[n - 1] == '\t')
-		fail("web_cookie's value has a ';' or trailing white space", h);
-	if (m != v || mn != n)
-		fail("web_cookie's value is not the first assent_session cookie's", h);
-}
+/* ---- Authorization ---- */
 
 static void check_bearer(const char *h)
 {
@@ -298,6 +256,7 @@ static struct http_cfg cfg_loop, cfg_remote, cfg_open;
 static struct web_sessions *ws;
 static char cookies[NSESS][WS_COOKIE_LEN + 1];
 static struct ws_session *sess[NSESS];
+static const uint8_t cred0[32]; /* the credential the sessions are made with */
 
 static struct http_cfg base_cfg(const char *host)
 {
@@ -306,6 +265,26 @@ static struct http_cfg base_cfg(const char *host)
 	c.on = 1;
 	snprintf(c.host, sizeof c.host, "%s", host);
 	return c;
+}
+
+/* The limiter's source of an address: bounded, stable, and loopback only for loopback. */
+static void check_source(const char *addr)
+{
+	char a[WS_SOURCE_MAX + 1], b[WS_SOURCE_MAX + 1];
+	a[WS_SOURCE_MAX] = b[WS_SOURCE_MAX] = 'X';
+	ws_login_source(addr, a);
+	ws_login_source(addr, b);
+	if (a[WS_SOURCE_MAX] != 'X' || !memchr(a, 0, WS_SOURCE_MAX) || strcmp(a, b))
+		fail("ws_login_source overran its buffer or is not stable", addr);
+	const char *x = !strncmp(addr, "proxy:", 6) ? addr + 6 : addr;
+	struct in_addr v4;
+	struct in6_addr v6;
+	int loop = (inet_pton(AF_INET, x, &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127) ||
+		   (inet_pton(AF_INET6, x, &v6) == 1 &&
+		    (IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127)));
+	const char *tail = !strncmp(a, "proxy:", 6) ? a + 6 : a;
+	if (loop != !strcmp(tail, "loopback") && strcmp(x, "loopback"))
+		fail("ws_login_source: loopback is not exactly the loopback addresses", addr);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -328,7 +307,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!(ws = calloc(1, sizeof *ws)))
 		abort();
 	for (int i = 0; i < NSESS; i++)
-		if (!(sess[i] = ws_create(ws, "alice", "token", T0, cookies[i])))
+		if (!(sess[i] = ws_create(ws, "alice", "token", cred0, T0, cookies[i])))
 			abort();
 	return 0;
 }
@@ -375,21 +354,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in.on_proxy = !in.on_proxy;
 	classify(&cfg_loop, &in);
 	classify(&cfg_remote, &in);
-	check_cookie(f[8]);
 	check_bearer(f[6]);
 	check_bearer(f[8]);
-	/* Sessions: the whole input, the Cookie value, and what web_cookie takes from it. */
+	/* Sessions: the whole input, the Cookie field, and the bearer token (the page's
+	 * session travels as Authorization: Bearer ws_...). */
 	check_find((const char *)data, size);
-	if (f[8]) {
+	if (f[8])
 		check_find(f[8], strlen(f[8]));
+	if (f[6]) {
 		size_t n;
-		const char *v = web_cookie(f[8], &n);
+		const char *v = web_bearer(f[6], &n);
 		if (v)
 			check_find(v, n);
 	}
 	for (int i = 0; i < NSESS; i++)
 		if (ws_find(ws, cookies[i], WS_COOKIE_LEN, T0) != sess[i])
 			fail("a session was lost", NULL);
+	for (int k = 0; k < NFIELDS; k++)
+		if (f[k])
+			check_source(f[k]);
 	for (int k = 0; k < NFIELDS; k++)
 		free(f[k]);
 	return 0;

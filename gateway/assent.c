@@ -466,7 +466,7 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 			rc = die(2, "%s", err);
 		else
 			printf("reviewer %s: a new web token, shown this once (only a hash is kept; the old one no "
-			       "longer logs in):\n%s\n",
+			       "longer logs in, and its web sessions end):\n%s\n",
 			       argv[2], key);
 		explicit_bzero(key, sizeof key);
 	} else if (!strcmp(sub, "add") && argc >= 3) {

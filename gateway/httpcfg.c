@@ -20,6 +20,11 @@ static int env_uint(const char *name, uint64_t min, uint64_t max, uint64_t dflt,
 	return 0;
 }
 
+int http_cfg_env_uint(const char *name, uint64_t min, uint64_t max, uint64_t dflt, uint64_t *out, char *err)
+{
+	return env_uint(name, min, max, dflt, out, err);
+}
+
 static int env_bool(const char *name, int *out, char *err)
 {
 	const char *v = getenv(name);

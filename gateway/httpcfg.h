@@ -5,6 +5,7 @@
 #define ASSENT_HTTPCFG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cbor.h"
 
@@ -44,6 +45,8 @@ struct http_cfg {
  * ASSENT_REVIEW_ALLOWED_HOSTS and _ORIGINS, and the same ASSENT_HTTP_* limits. */
 int http_cfg_from_env(struct http_cfg *c, char *err);
 int http_cfg_review_from_env(struct http_cfg *c, char *err);
+/* One numeric variable (unset or empty: dflt), with the same checks and message. */
+int http_cfg_env_uint(const char *name, uint64_t min, uint64_t max, uint64_t dflt, uint64_t *out, char *err);
 /* Once the listener is bound: its port (FEEDBACK_SSE_PORT may have been 0), and
  * whether its address is loopback (decided from the bound address, not from how
  * FEEDBACK_SSE_HOST spells it). A loopback listener accepts the loopback names and

@@ -308,6 +308,27 @@ int registry_reviewer_exists(const struct registry *r, const char *name)
 	return find(r, "reviewers", name, NULL) != NULL;
 }
 
+int registry_reviewer_credential(const struct registry *r, const char *name, const char *via, uint8_t out[32])
+{
+	const json_t *e = find(r, "reviewers", name, NULL);
+	int proxy = !strcmp(via, "proxy");
+	const char *v = json_string_value(json_object_get(e, proxy ? "proxy_id" : "web_token_sha256"));
+	if (!v || !*v)
+		return AS_ENOTFOUND;
+	struct buf b;
+	buf_init(&b, 512);
+	int rc = buf_printf(&b, "%s:%s", proxy ? "proxy" : "token", v) == 0 ? 0 : AS_ENOMEM;
+	if (rc == 0)
+		sha256(b.p, b.len, out);
+	buf_free(&b);
+	return rc;
+}
+
+const char *registry_reviewer_name(const struct registry *r, size_t i)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(r->doc, "reviewers"), i), "name"));
+}
+
 int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid)
 {
 	json_t *u;

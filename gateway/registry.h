@@ -7,6 +7,7 @@
 #define ASSENT_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define REG_FILE "identities.json"
@@ -55,6 +56,14 @@ const char *registry_admin_by_token(const struct registry *r, const char *key, s
 const char *registry_reviewer_by_proxy_id(const struct registry *r, const char *id);
 /* Whether a reviewer of that name is registered. */
 int registry_reviewer_exists(const struct registry *r, const char *name);
+/* The hash of the credential a reviewer's web session is made with: via "token", their
+ * web token (its stored hash, hashed again), via "proxy", their proxy identity.
+ * AS_ENOTFOUND when the reviewer or that credential is gone. A session lives only
+ * while this still gives the hash it was made with: a rotated or removed token, a
+ * changed proxy identity or a removed reviewer ends it. */
+int registry_reviewer_credential(const struct registry *r, const char *name, const char *via, uint8_t out[32]);
+/* The name of the i-th reviewer (from 0), or NULL past the last. The string lives as long as r. */
+const char *registry_reviewer_name(const struct registry *r, size_t i);
 /* Whether uid is one of the reviewer's (the same person over another channel). */
 int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t uid);
 /* A new web token for a reviewer (replacing any earlier one), its proxy identity, an admin. */

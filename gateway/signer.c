@@ -208,6 +208,8 @@ struct signer {
 	struct tok_config tcfg;
 	struct registry *reg;
 	time_t reg_mtime;
+	uint64_t next_regcheck; /* the registry is looked at once a second: a rotated token ends its sessions */
+	unsigned web_streams_max, web_stream_s; /* event streams per reviewer, and how long one lasts */
 	uint32_t timeout_s;
 	struct cv_arena arena;
 	struct op **batch; /* entries for the next commit, in order */
@@ -966,6 +968,7 @@ static void request_done(struct signer *s, struct op *o, const struct ledger_pos
 }
 
 static void reload_registry(struct signer *s);
+static void web_credentials_changed(struct signer *s, const struct registry *old);
 
 /* ---- the policy (policy/): decide at once, or ask with its terms ---- */
 
@@ -1795,9 +1798,12 @@ static void reload_registry(struct signer *s)
 		slog("error", "identity registry: %s (keeping the one loaded)", err);
 		return;
 	}
-	registry_free(s->reg);
+	struct registry *old = s->reg;
 	s->reg = r;
 	s->reg_mtime = mt;
+	if (old)
+		web_credentials_changed(s, old);
+	registry_free(old);
 }
 
 static json_t *ctl_error(const char *fmt, ...) AS_PRINTF(1, 2);
@@ -2668,10 +2674,14 @@ static json_t *web_pending(struct signer *s, const char *reviewer, size_t offset
 	return j;
 }
 
-static int reviewer_alive(void *arg, const char *name)
+/* A web session lives while the credential it was made with does: the reviewer is
+ * registered, and their token (or proxy identity) is still the one it came from. */
+static int session_alive(void *arg, const struct ws_session *ss)
 {
 	struct signer *s = arg;
-	return registry_reviewer_exists(s->reg, name);
+	uint8_t cred[32];
+	return registry_reviewer_credential(s->reg, ss->reviewer, ss->via, cred) == 0 &&
+	       ct_memcmp(cred, ss->cred, sizeof cred) == 0;
 }
 
 /* Sessions that ended (logout, time, a reviewer removed): their event streams close. */
@@ -2696,13 +2706,52 @@ static void web_push(struct signer *s, const uint32_t *ended, size_t nended)
 	s->web_sent = s->committed + s->web_bumps;
 }
 
+/* End the sessions that are past their time or whose credential ended, and their
+ * event streams (a push names at most 64: as many pushes as it takes). */
+static size_t web_end_sessions(struct signer *s, uint64_t now)
+{
+	uint32_t ended[WS_MAX];
+	size_t n = ws_sweep(s->ws, now, session_alive, s, ended, WS_MAX);
+	for (size_t i = 0; i < n; i += 64)
+		web_push(s, ended + i, n - i < 64 ? n - i : 64);
+	return n;
+}
+
 static void web_sweep(struct signer *s, uint64_t now)
 {
-	uint32_t ended[64];
-	reload_registry(s);
-	size_t n = ws_sweep(s->ws, now, reviewer_alive, s, ended, 64);
+	reload_registry(s); /* which ends what a changed registry ends */
+	web_end_sessions(s, now);
+}
+
+/* The registry was loaded anew: a reviewer removed, a token rotated or removed, a
+ * proxy identity changed. Every session made with what is gone ends now, and its
+ * event streams with it; so do the streams opened with such a credential itself
+ * (a reviewer token as a bearer), named by ws_credential_stream_id. */
+static void web_credentials_changed(struct signer *s, const struct registry *old)
+{
+	static const char *const vias[] = {"token", "proxy"};
+	uint32_t gone[64];
+	size_t ngone = 0;
+	const char *name;
+	for (size_t i = 0; (name = registry_reviewer_name(old, i)) != NULL; i++)
+		for (size_t v = 0; v < 2; v++) {
+			uint8_t was[32], now[32];
+			if (registry_reviewer_credential(old, name, vias[v], was) != 0)
+				continue;
+			if (registry_reviewer_credential(s->reg, name, vias[v], now) == 0 && !ct_memcmp(was, now, 32))
+				continue;
+			gone[ngone++] = ws_credential_stream_id(was);
+			if (ngone == 64) {
+				web_push(s, gone, ngone);
+				ngone = 0;
+			}
+		}
+	if (ngone)
+		web_push(s, gone, ngone);
+	size_t n = s->ws ? web_end_sessions(s, now_ms()) : 0;
 	if (n)
-		web_push(s, ended, n < 64 ? n : 64);
+		slog("info", "web: %zu session%s ended: the credential %s made with changed in the registry", n,
+		     n == 1 ? "" : "s", n == 1 ? "it was" : "they were");
 }
 
 static json_t *metrics_reply(struct signer *s, struct buf *out)
@@ -2742,7 +2791,7 @@ static void web_file(struct signer *s, uint64_t hreq, const char *rel, const cha
 static struct ws_session *web_session(struct signer *s, const struct web_req *q)
 {
 	struct ws_session *ss = q->cookie ? ws_find(s->ws, q->cookie, q->cookien, now_ms()) : NULL;
-	if (ss && !reviewer_alive(s, ss->reviewer)) { /* removed from the registry since */
+	if (ss && !session_alive(s, ss)) { /* its reviewer removed, or its token rotated, since */
 		ws_end(ss);
 		return NULL;
 	}
@@ -2752,16 +2801,23 @@ static struct ws_session *web_session(struct signer *s, const struct web_req *q)
 static void web_login_reply(struct signer *s, const struct web_req *q, const char *reviewer, const char *via)
 {
 	char cookie[WS_COOKIE_LEN + 1];
-	struct ws_session *ss = ws_create(s->ws, reviewer, via, now_ms(), cookie);
-	if (!ss) {
+	uint8_t cred[32];
+	struct ws_session *ss = NULL;
+	if (registry_reviewer_credential(s->reg, reviewer, via, cred) != 0) { /* just found by it: cannot be */
+		web_error(s, q->hreq, 500, "the reviewer's credential is not in the registry");
+		return;
+	}
+	if (!(ss = ws_create(s->ws, reviewer, via, cred, now_ms(), cookie))) {
 		web_error(s, q->hreq, 500, "cannot read random bytes for a session");
 		return;
 	}
 	if (s->ws->evicted) /* a session made room for this one: its event streams end too */
 		web_push(s, &s->ws->evicted, 1);
 	slog("info", "web: %s logged in (%s, from %s)", reviewer, via, q->peer);
-	json_t *j = json_pack("{s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", via);
-	struct web_out w = {.status = 200, .cookie = cookie};
+	/* The secret goes in the body, never in a cookie: the page holds it and sends it
+	 * in a header (gateway/web/README.md says why). */
+	json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", via, "session", cookie);
+	struct web_out w = {.status = 200};
 	web_send(s, q->hreq, &w, j);
 	json_decref(j);
 	explicit_bzero(cookie, sizeof cookie);
@@ -2833,21 +2889,29 @@ static void web_command(struct signer *s, struct web_req *q)
 		via = "session";
 	}
 	if (!strcmp(cmd, "login")) {
-		unsigned retry = 0;
-		if (!ws_login_allowed(s->ws, q->peer, now_ms(), &retry)) {
-			s->m.auth_fail_review++;
-			json_t *j = json_pack("{s:s}", "error", "too many failed logins: wait and try again");
-			struct web_out w = {.status = 429, .retry_s = retry};
-			web_send(s, q->hreq, &w, j);
-			json_decref(j);
-			return;
-		}
+		/* The token is checked first, whatever failed before: a right one always logs in
+		 * (websess.h says why); the limiter only decides how a wrong one is answered. */
 		const char *who = via && !strcmp(via, "proxy") ? reviewer : NULL;
 		if (!who && q->token)
 			who = registry_reviewer_by_token(s->reg, q->token, q->tokenn);
 		if (!who) {
-			ws_login_failed(s->ws, q->peer, now_ms());
-			web_auth_failed(s, q, 401, "login refused: unknown or revoked reviewer token");
+			unsigned retry = 0, all = 0;
+			int limited = ws_login_failed(s->ws, q->peer, now_ms(), &retry, &all);
+			if (all)
+				slog("warning", "web: %u failed logins in the last minute from all sources (the latest from %s)", all,
+				     q->peer);
+			if (!limited) {
+				web_auth_failed(s, q, 401, "login refused: unknown or revoked reviewer token");
+				return;
+			}
+			s->m.auth_fail_review++;
+			json_t *j = json_pack("{s:s}", "error",
+					      "login refused: unknown or revoked reviewer token, and too many failed logins "
+					      "from this address in the last minute (all loopback addresses count as one): "
+					      "wait before trying again");
+			struct web_out w = {.status = 429, .retry_s = retry};
+			web_send(s, q->hreq, &w, j);
+			json_decref(j);
 			return;
 		}
 		web_login_reply(s, q, who, who == reviewer && via && !strcmp(via, "proxy") ? "proxy" : "token");
@@ -2901,13 +2965,20 @@ static void web_command(struct signer *s, struct web_req *q)
 		slog("info", "web: %s logged out", ss->reviewer);
 		ws_end(ss);
 		web_push(s, &id, 1);
-		struct web_out w = {.status = 200, .clear = 1};
+		struct web_out w = {.status = 200};
 		json_t *j = json_pack("{s:b}", "ok", 1);
 		web_send(s, q->hreq, &w, j);
 		json_decref(j);
 	} else if (!strcmp(cmd, "events")) {
-		json_t *j = json_pack("{s:b,s:s}", "ok", 1, "reviewer", reviewer);
-		struct web_out w = {.status = 200, .wsid = ss ? ss->id : 0};
+		/* The worker holds the streams: it keeps to these limits (they guard its own slots). */
+		json_t *j = json_pack("{s:b,s:s,s:I,s:I}", "ok", 1, "reviewer", reviewer, "streams_max",
+				      (json_int_t)s->web_streams_max, "stream_seconds", (json_int_t)s->web_stream_s);
+		/* A stream ends with what opened it: the session, or the credential itself. */
+		uint8_t cred[32];
+		uint32_t wsid = ss ? ss->id
+				   : registry_reviewer_credential(s->reg, reviewer, via, cred) == 0 ? ws_credential_stream_id(cred)
+												     : 0;
+		struct web_out w = {.status = 200, .wsid = wsid};
 		web_send(s, q->hreq, &w, j);
 		json_decref(j);
 	} else if (!strcmp(cmd, "pending")) {
@@ -3063,6 +3134,11 @@ static int review_listen(struct signer *s, char *err)
 {
 	s->review_fd = s->proxy_fd = -1;
 	GUARD(http_cfg_review_from_env(&s->review, err));
+	uint64_t v;
+	GUARD(http_cfg_env_uint("ASSENT_REVIEW_STREAMS_PER_REVIEWER", 1, 1024, 8, &v, err));
+	s->web_streams_max = (unsigned)v;
+	GUARD(http_cfg_env_uint("ASSENT_REVIEW_STREAM_SECONDS", 1, 86400, 900, &v, err));
+	s->web_stream_s = (unsigned)v;
 	if ((s->review_fd = tcp_listen(&s->review, "reviewer", "ASSENT_REVIEW_PORT", err)) == -2)
 		return AS_EIO;
 	const char *hdr = getenv("ASSENT_REVIEW_PROXY_HEADER"), *sec = getenv("ASSENT_REVIEW_PROXY_SECRET");
@@ -3592,6 +3668,10 @@ int signer_main(const struct signer_opts *o)
 			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
 				s->w[k].start_at = now + 5000;
 		expire(s);
+		if (now >= s->next_regcheck) { /* a rotated token or a removed reviewer: their sessions end now */
+			reload_registry(s);
+			s->next_regcheck = now + 1000;
+		}
 		if (now >= s->next_sweep) {
 			sweep_sessions(s, now);
 			web_sweep(s, now);

@@ -93,31 +93,13 @@ void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_ou
 		return refuse(o, 403, "refused: a cross-site request");
 	if (o->post) {
 		/* Browsers send Origin with every POST; a POST without it is a program, which
-		 * authenticates with a bearer token, not with a cookie it happens to hold.
+		 * authenticates with a bearer token (a session's secret travels as one too).
 		 * (/review/mcp and the admin endpoint take bearer tokens only: they say so.) */
 		if (!in->origin && !in->authorization && o->route != WR_MCP && o->route != WR_ADMIN_CLEAR)
 			return refuse(o, 403, "refused: a POST without Origin (browsers send it) or a bearer token");
 		if (!is_json(in->content_type))
 			return refuse(o, 415, "the body must be application/json");
 	}
-}
-
-const char *web_cookie(const char *h, size_t *n)
-{
-	static const char name[] = "assent_session=";
-	while (h && *h) {
-		while (*h == ' ' || *h == '\t' || *h == ';')
-			h++;
-		size_t len = strcspn(h, ";");
-		if (len >= sizeof name - 1 && !strncmp(h, name, sizeof name - 1)) {
-			*n = len - (sizeof name - 1);
-			while (*n && (h[sizeof name - 1 + *n - 1] == ' ' || h[sizeof name - 1 + *n - 1] == '\t'))
-				(*n)--;
-			return *n ? h + sizeof name - 1 : NULL;
-		}
-		h += len;
-	}
-	return NULL;
 }
 
 const char *web_bearer(const char *h, size_t *n)

@@ -36,8 +36,6 @@ struct wr_out {
 
 void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_out *out);
 
-/* The value of the assent_session cookie in a Cookie header (n: its length), or NULL. */
-const char *web_cookie(const char *header, size_t *n);
 /* The token of "Authorization: Bearer TOKEN" (n: its length), or NULL. */
 const char *web_bearer(const char *header, size_t *n);
 

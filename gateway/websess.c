@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "websess.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -27,8 +28,13 @@ static int random_text(const char *prefix, char *out, size_t chars)
 	return ok ? 0 : -1;
 }
 
-struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, uint64_t now,
-			     char cookie[WS_COOKIE_LEN + 1])
+uint32_t ws_credential_stream_id(const uint8_t cred[32])
+{
+	return 0x80000000u | (uint32_t)cred[0] << 24 | (uint32_t)cred[1] << 16 | (uint32_t)cred[2] << 8 | cred[3];
+}
+
+struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, const uint8_t cred[32],
+			     uint64_t now, char cookie[WS_COOKIE_LEN + 1])
 {
 	char csrf[WS_CSRF_LEN + 1];
 	if (random_text("ws_", cookie, WS_COOKIE_LEN) != 0 || random_text("", csrf, WS_CSRF_LEN) != 0)
@@ -57,9 +63,10 @@ struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const
 	memcpy(slot->csrf, csrf, sizeof csrf);
 	explicit_bzero(csrf, sizeof csrf);
 	sha256(cookie, WS_COOKIE_LEN, slot->hash);
+	memcpy(slot->cred, cred, sizeof slot->cred);
 	snprintf(slot->reviewer, sizeof slot->reviewer, "%s", reviewer);
 	snprintf(slot->via, sizeof slot->via, "%s", via);
-	if (++w->next_id == 0)
+	if (++w->next_id == 0 || w->next_id >= 0x80000000u) /* ids with the top bit are credentials' */
 		w->next_id = 1;
 	slot->id = w->next_id;
 	slot->created = slot->last = now;
@@ -96,15 +103,15 @@ void ws_end(struct ws_session *s)
 	explicit_bzero(s, sizeof *s);
 }
 
-size_t ws_sweep(struct web_sessions *w, uint64_t now, int (*alive)(void *, const char *), void *arg, uint32_t *out,
-		size_t max)
+size_t ws_sweep(struct web_sessions *w, uint64_t now, int (*alive)(void *, const struct ws_session *), void *arg,
+		uint32_t *out, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < WS_MAX; i++) {
 		struct ws_session *s = &w->s[i];
 		if (!s->used)
 			continue;
-		if (now - s->last > WS_IDLE_MS || now - s->created > WS_LIFE_MS || (alive && !alive(arg, s->reviewer))) {
+		if (now - s->last > WS_IDLE_MS || now - s->created > WS_LIFE_MS || (alive && !alive(arg, s))) {
 			if (n < max)
 				out[n] = s->id;
 			n++;
@@ -114,7 +121,7 @@ size_t ws_sweep(struct web_sessions *w, uint64_t now, int (*alive)(void *, const
 	return n;
 }
 
-static struct ws_peer *peer(struct web_sessions *w, const char *addr, uint64_t now, int make)
+static struct ws_peer *peer(struct web_sessions *w, const char *addr, uint64_t now)
 {
 	struct ws_peer *oldest = &w->peers[0];
 	for (size_t i = 0; i < sizeof w->peers / sizeof w->peers[0]; i++) {
@@ -129,39 +136,58 @@ static struct ws_peer *peer(struct web_sessions *w, const char *addr, uint64_t n
 		if (p->since < oldest->since)
 			oldest = p;
 	}
-	if (!make)
-		return NULL;
 	memset(oldest, 0, sizeof *oldest);
 	snprintf(oldest->addr, sizeof oldest->addr, "%s", addr);
 	oldest->since = now;
 	return oldest;
 }
 
-int ws_login_allowed(struct web_sessions *w, const char *addr, uint64_t now, unsigned *retry_s)
+void ws_login_source(const char *addr, char out[WS_SOURCE_MAX])
 {
-	if (now - w->all_since > WS_FAIL_WINDOW_MS) {
-		w->all_since = now;
-		w->all_fails = 0;
+	const char *proxy = !strncmp(addr, "proxy:", 6) ? "proxy:" : "";
+	const char *a = addr + strlen(proxy);
+	struct in_addr v4;
+	struct in6_addr v6;
+	char text[INET6_ADDRSTRLEN];
+	if (inet_pton(AF_INET6, a, &v6) == 1 && IN6_IS_ADDR_V4MAPPED(&v6)) {
+		memcpy(&v4, &v6.s6_addr[12], 4);
+		a = inet_ntop(AF_INET, &v4, text, sizeof text) ? text : a;
 	}
-	struct ws_peer *p = peer(w, addr, now, 0);
-	if (p && p->fails >= WS_FAIL_PER_PEER) {
-		*retry_s = (unsigned)((p->since + WS_FAIL_WINDOW_MS - now) / 1000) + 1;
-		return 0;
+	if (inet_pton(AF_INET, a, &v4) == 1) {
+		if ((ntohl(v4.s_addr) >> 24) == 127)
+			a = "loopback";
+	} else if (inet_pton(AF_INET6, a, &v6) == 1) {
+		if (IN6_IS_ADDR_LOOPBACK(&v6)) {
+			a = "loopback";
+		} else { /* one host holds a /64: its addresses are one source */
+			memset(&v6.s6_addr[8], 0, 8);
+			char net[INET6_ADDRSTRLEN];
+			if (inet_ntop(AF_INET6, &v6, net, sizeof net)) {
+				snprintf(text, sizeof text, "%.42s/64", net);
+				a = text;
+			}
+		}
 	}
-	if (w->all_fails >= WS_FAIL_TOTAL) {
-		*retry_s = (unsigned)((w->all_since + WS_FAIL_WINDOW_MS - now) / 1000) + 1;
-		return 0;
-	}
-	return 1;
+	snprintf(out, WS_SOURCE_MAX, "%s%s", proxy, a);
 }
 
-void ws_login_failed(struct web_sessions *w, const char *addr, uint64_t now)
+int ws_login_failed(struct web_sessions *w, const char *addr, uint64_t now, unsigned *retry_s, unsigned *log_all)
 {
-	struct ws_peer *p = peer(w, addr, now, 1);
+	char src[WS_SOURCE_MAX];
+	ws_login_source(addr, src);
+	struct ws_peer *p = peer(w, src, now);
 	p->fails++;
 	if (now - w->all_since > WS_FAIL_WINDOW_MS) {
 		w->all_since = now;
 		w->all_fails = 0;
+		w->all_logged = 0;
 	}
 	w->all_fails++;
+	*log_all = 0;
+	if (w->all_fails >= WS_FAIL_LOG && !w->all_logged) {
+		w->all_logged = 1;
+		*log_all = w->all_fails;
+	}
+	*retry_s = (unsigned)((p->since + WS_FAIL_WINDOW_MS - now) / 1000) + 1;
+	return p->fails > WS_FAIL_PER_PEER;
 }

@@ -1,7 +1,9 @@
 /* Reviewers' web sessions and the failed-login limiter, held by the signer.
- * A session's cookie is a secret shown once to the browser ("ws_" + 43 base64url
- * characters of 32 random bytes); the table keeps only its SHA-256. Pure state:
- * no I/O but getrandom, so it is unit-tested directly. */
+ * A session's secret is shown once to the page ("ws_" + 43 base64url characters of
+ * 32 random bytes), which sends it back in a header (never a cookie: see
+ * gateway/web/README.md); the table keeps only its SHA-256, and the hash of the
+ * credential it was made with, so that it ends when that credential does. Pure
+ * state: no I/O but getrandom, so it is unit-tested directly. */
 #ifndef ASSENT_WEBSESS_H
 #define ASSENT_WEBSESS_H
 
@@ -16,21 +18,27 @@
 #define WS_IDLE_MS (2ull * 3600 * 1000)   /* unused for two hours: logged out */
 #define WS_LIFE_MS (12ull * 3600 * 1000)  /* and at most twelve hours in all */
 #define WS_FAIL_WINDOW_MS 60000ull
-#define WS_FAIL_PER_PEER 5       /* failed logins a minute from one address */
-#define WS_FAIL_TOTAL 30         /* and from everyone: a spread-out guesser is slowed too */
+#define WS_FAIL_PER_PEER 5       /* failed logins a minute from one source (see ws_login_source): past
+				  * it, a wrong token is answered 429. A right one always logs in: the
+				  * tokens are 256-bit random secrets, so no rate of guessing finds one,
+				  * and a limit that refused right tokens would let any local process
+				  * lock every reviewer out. The limit slows clients and is logged. */
+#define WS_FAIL_LOG 30           /* failed logins a minute from everyone: logged once, refuses no one */
+#define WS_SOURCE_MAX 64
 
 struct ws_session {
 	uint8_t hash[32];
 	char reviewer[65];
 	char csrf[WS_CSRF_LEN + 1];
 	char via[8];             /* "token" or "proxy" */
-	uint32_t id;             /* names its event streams to the worker; never 0 */
+	uint8_t cred[32];        /* the hash of the credential it was made with (registry_reviewer_credential) */
+	uint32_t id;             /* names its event streams to the worker; never 0, below 2^31 */
 	uint64_t created, last;
 	int used;
 };
 
 struct ws_peer {
-	char addr[64];
+	char addr[WS_SOURCE_MAX];
 	uint64_t since;
 	unsigned fails;
 };
@@ -40,24 +48,40 @@ struct web_sessions {
 	struct ws_peer peers[256];
 	uint64_t all_since;
 	unsigned all_fails;
+	int all_logged; /* this window's WS_FAIL_LOG line was written */
 	uint32_t next_id;
 	uint32_t evicted; /* the id of the session the last ws_create evicted (its streams end); 0: none */
 };
 
-/* A new session; cookie gets its secret. NULL when no random bytes could be read. */
-struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, uint64_t now,
-			     char cookie[WS_COOKIE_LEN + 1]);
+/* The id of the event streams opened with a credential itself (a reviewer token as a
+ * bearer, a proxy identity without a session): the credential's hash makes it, with the
+ * top bit set, so it never names a session (their ids stay below 2^31). When that
+ * credential ends, the streams with this id end. */
+uint32_t ws_credential_stream_id(const uint8_t cred[32]);
+/* A new session made with the credential whose hash is cred; cookie gets its
+ * secret. NULL when no random bytes could be read. */
+struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, const uint8_t cred[32],
+			     uint64_t now, char cookie[WS_COOKIE_LEN + 1]);
 /* The live session a cookie names (its use time refreshed), or NULL. */
 struct ws_session *ws_find(struct web_sessions *w, const char *cookie, size_t n, uint64_t now);
 /* Whether csrf is the session's token (constant time). */
 int ws_csrf_ok(const struct ws_session *s, const char *csrf, size_t n);
 void ws_end(struct ws_session *s);
-/* End sessions past their time, and every session of a reviewer no longer in the
- * registry (alive(name) == 0); ended ids go to out (at most max). Returns how many ended. */
-size_t ws_sweep(struct web_sessions *w, uint64_t now, int (*alive)(void *, const char *), void *arg, uint32_t *out,
-		size_t max);
-/* Failed logins: may this address try now? retry_s: when it may. */
-int ws_login_allowed(struct web_sessions *w, const char *addr, uint64_t now, unsigned *retry_s);
-void ws_login_failed(struct web_sessions *w, const char *addr, uint64_t now);
+/* End sessions past their time, and every session whose credential no longer holds
+ * (alive(arg, session) == 0: its reviewer removed, its token rotated or removed);
+ * ended ids go to out (at most max). Returns how many ended. */
+size_t ws_sweep(struct web_sessions *w, uint64_t now, int (*alive)(void *, const struct ws_session *), void *arg,
+		uint32_t *out, size_t max);
+
+/* The source a failed login is counted against, from a peer address as the signer
+ * measured it ("127.0.0.5", "::1", "2001:db8::7", "proxy:198.51.100.7"): every
+ * loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104) is one source, "loopback",
+ * so that other loopback source addresses count with the rest; an IPv6 address
+ * counts by its /64; anything else as given. */
+void ws_login_source(const char *addr, char out[WS_SOURCE_MAX]);
+/* A wrong token from addr at now. Returns 1 when the source is past WS_FAIL_PER_PEER
+ * this minute (answer 429; retry_s: when its window ends), else 0. *log_all is set
+ * once a window, when everyone's failures reach WS_FAIL_LOG (log it). */
+int ws_login_failed(struct web_sessions *w, const char *addr, uint64_t now, unsigned *retry_s, unsigned *log_all);
 
 #endif

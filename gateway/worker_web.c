@@ -18,8 +18,8 @@
 #include "mhdconn.h"
 #include "proto.h"
 #include "util.h"
+#include "registry.h"
 #include "webroute.h"
-#include "websess.h"
 #include "worker.h"
 
 #define WEB_BODY_MAX (64u << 10) /* a decision, a login, an MCP call: small */
@@ -37,14 +37,16 @@ struct wreq {
 	uint64_t id;
 	struct MHD_Connection *mc;
 	struct wr_out r;
-	int st, suspended, on_proxy, secure, finished;
+	int st, suspended, on_proxy, finished;
 	struct buf body, out;
 	unsigned status, retry;
 	char ctype[64];
-	char cookie[WS_COOKIE_LEN + 1];
-	int clear;
 	uint32_t wsid;
 	uint64_t next_keepalive;
+	/* an event stream: whose, and when its lifetime ends (then the page opens another,
+	 * authenticated again) */
+	char reviewer[REG_NAME_MAX + 1];
+	uint64_t stream_end;
 	/* /review/mcp: the JSON-RPC call being answered */
 	json_t *rpc_id;
 	char rpc_method[40], tool[40], protocol[16];
@@ -128,14 +130,21 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 	struct cv *f = ipc_frame_new(&a, F_WEB, 15);
 	struct MHD_Connection *mc = h->mc;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-	size_t n;
-	const char *cookie = web_cookie(hdr(mc, "Cookie"), &n);
-	size_t bn;
-	const char *bearer = web_bearer(hdr(mc, MHD_HTTP_HEADER_AUTHORIZATION), &bn);
+	/* A web session's secret comes in the header the page sets (Authorization: Bearer
+	 * ws_...), never from a cookie: any page on this host can plant a cookie (cookies
+	 * are not isolated by port), none can set our page's headers. A Cookie header is
+	 * ignored. The frame still calls the session secret "cookie". */
+	size_t n = 0, bn;
+	const char *bearer = web_bearer(hdr(mc, MHD_HTTP_HEADER_AUTHORIZATION), &bn), *cookie = NULL;
+	if (bearer && bn > 3 && !strncmp(bearer, "ws_", 3)) {
+		cookie = bearer;
+		n = bn;
+		bearer = NULL;
+	}
 	const char *csrf = hdr(mc, "X-CSRF-Token"), *ps = hdr(mc, "X-Assent-Proxy-Secret");
 	int bad = !f || !ci || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd));
 	/* Bounds here are the signer's too: something longer is no credential of ours. */
-	/* /review/mcp and the admin endpoint take bearer tokens only: no ambient cookie. */
+	/* /review/mcp and the admin endpoint take reviewer and admin tokens only, no session. */
 	if (!bad && cookie && n <= 64 && h->r.route != WR_MCP && h->r.route != WR_ADMIN_CLEAR)
 		bad = ipc_put_text(&a, f, "cookie", cookie, n);
 	if (!bad && csrf && strlen(csrf) <= 64)
@@ -402,18 +411,60 @@ static void stream_event(struct wreq *h)
 		   (unsigned long long)W.pending);
 }
 
+/* The signer let a reviewer's event stream open, and said how many one reviewer may
+ * hold and for how long: past the count, 429 with Retry-After, so that one
+ * reviewer's pages or script cannot hold the listener's connections. */
+static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t n)
+{
+	json_t *j = json_loadb(body, n, 0, NULL);
+	const char *who = json_string_value(json_object_get(j, "reviewer"));
+	json_int_t max = json_integer_value(json_object_get(j, "streams_max"));
+	json_int_t life = json_integer_value(json_object_get(j, "stream_seconds"));
+	if (!who || strlen(who) > REG_NAME_MAX || max < 1 || life < 1) {
+		json_decref(j);
+		return answer_error(h, 500, "the signer's answer to an event stream is not one");
+	}
+	uint64_t now = mono_ms(), first = UINT64_MAX;
+	json_int_t open = 0;
+	for (struct wreq *o = W.reqs; o; o = o->next)
+		if ((o->st == W_STREAM || o->st == W_STREAMING) && !o->finished && !strcmp(o->reviewer, who)) {
+			open++;
+			if (o->stream_end < first)
+				first = o->stream_end;
+		}
+	if (open >= max) {
+		char msg[200];
+		snprintf(msg, sizeof msg,
+			 "too many event streams: reviewer %s has %lld open, at most %lld at once "
+			 "(ASSENT_REVIEW_STREAMS_PER_REVIEWER)",
+			 who, (long long)open, (long long)max);
+		/* A slot frees when one of theirs ends: at the latest when the oldest one's
+		 * lifetime does, and a closed one is seen at its next keep-alive. */
+		uint64_t wait = first > now ? first - now : 0;
+		h->retry = (unsigned)((wait < WEB_KEEPALIVE_MS ? wait : WEB_KEEPALIVE_MS) / 1000 + 1);
+		json_decref(j);
+		return answer_error(h, 429, msg);
+	}
+	snprintf(h->reviewer, sizeof h->reviewer, "%s", who);
+	h->wsid = wsid;
+	h->stream_end = now + (uint64_t)life * 1000;
+	h->st = W_STREAM;
+	buf_reset(&h->out);
+	buf_printf(&h->out, "retry: 2000\n\n");
+	stream_event(h);
+	h->next_keepalive = now + WEB_KEEPALIVE_MS;
+	json_decref(j);
+}
+
 static void on_reply(const struct ipc_frame *f)
 {
 	uint64_t id, status, retry = 0, wsid = 0;
-	const char *body, *ct = NULL, *cookie = NULL;
-	size_t n, ctn = 0, cn = 0;
-	int clear = 0;
+	const char *body, *ct = NULL;
+	size_t n, ctn = 0;
 	char err[AS_ERRLEN];
 	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", 599, &status, err) ||
 	    ipc_get_text(f->body, "body", PROTO_JSON_MAX, &body, &n, err) ||
 	    (cv_get(f->body, "ctype") && ipc_get_text(f->body, "ctype", 63, &ct, &ctn, err)) ||
-	    (cv_get(f->body, "cookie") && ipc_get_text(f->body, "cookie", WS_COOKIE_LEN, &cookie, &cn, err)) ||
-	    (cv_get(f->body, "clear") && ipc_get_bool(f->body, "clear", &clear, err)) ||
 	    (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 3600, &retry, err)) ||
 	    (cv_get(f->body, "wsid") && ipc_get_uint(f->body, "wsid", UINT32_MAX, &wsid, err)))
 		return;
@@ -421,20 +472,12 @@ static void on_reply(const struct ipc_frame *f)
 	if (!h || h->st != W_WAIT)
 		return; /* the client left meanwhile */
 	h->retry = (unsigned)retry;
-	h->clear = clear;
-	if (cookie)
-		snprintf(h->cookie, sizeof h->cookie, "%.*s", (int)cn, cookie);
 	if (h->r.route == WR_MCP) {
 		json_t *j = json_loadb(body, n, 0, NULL);
 		mcp_reply(h, (unsigned)status, j);
 		json_decref(j);
 	} else if (h->r.route == WR_EVENTS && status == 200) {
-		h->wsid = (uint32_t)wsid;
-		h->st = W_STREAM;
-		buf_reset(&h->out);
-		buf_printf(&h->out, "retry: 2000\n\n");
-		stream_event(h);
-		h->next_keepalive = mono_ms() + WEB_KEEPALIVE_MS;
+		stream_open(h, (uint32_t)wsid, body, n);
 	} else {
 		char ctype[64];
 		if (ct)
@@ -535,14 +578,6 @@ static enum MHD_Result respond(struct wreq *h)
 		snprintf(v, sizeof v, "%u", h->retry);
 		MHD_add_response_header(r, "Retry-After", v);
 	}
-	/* The session cookie: never readable by script, never sent cross-site, and over
-	 * TLS only when the proxy says the browser came over TLS. */
-	if (h->cookie[0] || h->clear) {
-		snprintf(v, sizeof v, "assent_session=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%u%s", h->clear ? "" : h->cookie,
-			 h->clear ? 0u : (unsigned)(WS_LIFE_MS / 1000), h->secure ? "; Secure" : "");
-		MHD_add_response_header(r, "Set-Cookie", v);
-		explicit_bzero(v, sizeof v);
-	}
 	enum MHD_Result ret = MHD_queue_response(h->mc, h->status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -595,7 +630,6 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		h->mc = mc;
 		h->on_proxy = *proxy;
 		const char *xfp = h->on_proxy ? hdr(mc, "X-Forwarded-Proto") : NULL;
-		h->secure = xfp && !strcmp(xfp, "https");
 		buf_init(&h->body, WEB_BODY_MAX);
 		buf_init(&h->out, PROTO_JSON_MAX);
 		h->next = W.reqs;
@@ -664,8 +698,7 @@ static void on_done(void *cls, struct MHD_Connection *mc, void **con_cls, enum M
 		}
 	json_decref(h->rpc_id);
 	buf_free(&h->body);
-	buf_free(&h->out);
-	explicit_bzero(h->cookie, sizeof h->cookie);
+	buf_free_wipe(&h->out); /* a login's answer held a session's secret */
 	free(h);
 	*con_cls = NULL;
 }
@@ -759,12 +792,18 @@ int web_timeout_ms(int dflt)
 void web_run(void)
 {
 	uint64_t now = mono_ms();
-	for (struct wreq *h = W.reqs; h; h = h->next)
+	for (struct wreq *h = W.reqs; h; h = h->next) {
+		if (h->st == W_STREAMING && !h->finished && now >= h->stream_end) {
+			buf_printf(&h->out, "event: end\ndata: {\"reason\":\"lifetime\"}\n\n");
+			h->finished = 1; /* the page opens a new one, authenticated again */
+			wake(h);
+		}
 		if (h->st == W_STREAMING && !h->finished && now >= h->next_keepalive) {
 			buf_printf(&h->out, ": keep-alive\n\n");
 			h->next_keepalive = now + WEB_KEEPALIVE_MS;
 			wake(h);
 		}
+	}
 	mc_deadlines(&W.conns, W.cfg.request_s);
 	mc_log_refused(&W.conns, W.ipcfd, "reviewer");
 	mc_run(W.tcp);

@@ -5,6 +5,17 @@
 (() => {
   const $ = (id) => document.getElementById(id);
   const S = { csrf: "", reviewer: "", offset: 0, from: 0, es: null, debounce: 0, gen: 0, cards: new Map() };
+  // The session's secret lives in this tab's sessionStorage and travels in the
+  // Authorization header, never in a cookie: a page on any other port of this host
+  // can set cookies for it (cookies are not isolated by port), but none can read or
+  // write this origin's storage or set this page's headers. gateway/web/README.md.
+  const SESSION_KEY = "assent_session";
+  const session = {
+    get: () => { try { return sessionStorage.getItem(SESSION_KEY) || ""; } catch (e) { return ""; } },
+    set: (v) => { try { sessionStorage.setItem(SESSION_KEY, v); } catch (e) { /* private mode: this page only */ } },
+    clear: () => { try { sessionStorage.removeItem(SESSION_KEY); } catch (e) { /* nothing kept */ } },
+  };
+  const authHeaders = () => (session.get() ? { Authorization: `Bearer ${session.get()}` } : {});
   const OUTCOME = { approve: "approved", reject: "rejected", answer: "answered", select: "selected" };
   const LONG_CONTEXT = 1500; // characters of pretty JSON shown open; longer ones are collapsed
   const TEXT_MAX = 65536;    // characters of a subject's text shown
@@ -53,8 +64,9 @@
   }
 
   async function api(method, path, body) {
-    const headers = {};
-    const init = { method, headers, credentials: "same-origin", cache: "no-store" };
+    const headers = authHeaders();
+    // credentials "omit": no cookie goes out, so none planted by another page counts.
+    const init = { method, headers, credentials: "omit", cache: "no-store" };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
@@ -76,6 +88,7 @@
 
   // ---- session ----
   function signedIn(me) {
+    if (typeof me.session === "string" && me.session) session.set(me.session);
     S.csrf = me.csrf || "";
     S.reviewer = me.reviewer || "";
     $("who").textContent = `Signed in as ${S.reviewer}` + (me.via === "proxy" ? " (through the proxy)" : "");
@@ -86,8 +99,8 @@
   }
 
   function signedOut(msg, isError) {
-    if (S.es) S.es.close();
-    S.es = null;
+    closeEvents();
+    session.clear();
     S.csrf = S.reviewer = "";
     S.gen++;
     for (const c of S.cards.values()) c.el.remove();
@@ -119,7 +132,7 @@
       signedIn(me);
       $("pending-h").focus();
     } catch (e) {
-      if (e.status === 429) status(`Too many failed logins: try again in ${e.retryAfter || "a few"} seconds.`, true);
+      if (e.status === 429) status(`${e.message} (in ${e.retryAfter || "a few"} seconds).`, true);
       else status(`Login refused: ${e.message}`, true);
     } finally {
       form.querySelector("button").disabled = false;
@@ -137,17 +150,59 @@
   });
 
   // ---- live queue ----
+  // Server-sent events read with fetch: EventSource cannot send the session header.
+  // A stream ends at logout, when the session ends (a rotated token, a removed
+  // reviewer) and after its lifetime; the page then opens another, which the gateway
+  // authenticates again (401: the session is over; 429: too many streams, wait).
+  function closeEvents() {
+    if (S.es) S.es.abort();
+    S.es = null;
+  }
+
   function openEvents() {
-    if (S.es) S.es.close();
-    const es = new EventSource("/review/events");
-    S.es = es;
-    es.addEventListener("pending", () => {
-      clearTimeout(S.debounce);
-      S.debounce = setTimeout(refresh, 100);
-    });
-    es.onerror = () => { // the browser retries by itself unless the stream was refused
-      if (S.es === es && es.readyState === EventSource.CLOSED) { S.es = null; setTimeout(checkSession, 2000); }
-    };
+    closeEvents();
+    const ac = new AbortController();
+    S.es = ac;
+    const again = (ms) => setTimeout(() => { if (S.es === ac) openEvents(); }, ms);
+    (async () => {
+      let res;
+      try {
+        res = await fetch("/review/events", { headers: { ...authHeaders(), Accept: "text/event-stream" },
+          credentials: "omit", cache: "no-store", signal: ac.signal });
+      } catch (e) {
+        return again(2000);
+      }
+      if (res.status === 401) {
+        if (S.es === ac) { S.es = null; checkSession(); }
+        return;
+      }
+      if (!res.ok || !res.body) {
+        let msg = `HTTP ${res.status}`;
+        try { msg = (await res.json()).error || msg; } catch (e) { /* the status says enough */ }
+        const wait = Math.max(2, Number(res.headers.get("Retry-After")) || 2);
+        if (res.status === 429) status(`Live updates paused: ${msg}; trying again in ${wait} s.`, true);
+        return again(wait * 1000);
+      }
+      if ($("status").textContent.startsWith("Live updates paused")) status("");
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "", lifetime = false;
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf = (buf + value).replace(/\r\n?/g, "\n");
+          for (let i; (i = buf.indexOf("\n\n")) >= 0; buf = buf.slice(i + 2)) {
+            const name = (/^event: ?(.*)$/m.exec(buf.slice(0, i)) || [])[1];
+            if (name === "pending") {
+              clearTimeout(S.debounce);
+              S.debounce = setTimeout(refresh, 100);
+            }
+            lifetime ||= name === "end";
+          }
+        }
+      } catch (e) { /* aborted, or the connection was cut */ }
+      again(lifetime ? 0 : 2000); // a stream that reached its lifetime is replaced at once
+    })();
   }
 
   async function refresh() {

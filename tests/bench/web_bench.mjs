@@ -4,7 +4,7 @@
 // reading /review/events); then, in headless Chromium (Debian's, driven by playwright-core):
 //   - time to first render: navigation start to the first request shown, and to the last
 //     of the page's 100 (the page shows the oldest 100 whole and counts the rest), fresh page
-//     each time, with the session cookie already set;
+//     each time, with the session already in the tab's sessionStorage;
 //   - decision round trip: the reviewer clicks Approve on the oldest request; time until the
 //     agent's call returns approved (in this process, one clock);
 //   - resident memory of every assentd process (signer, mcp worker, review worker), idle, with
@@ -84,10 +84,11 @@ async function login(tok = token) {
   const r = await fetch(`${base}/review/api/login`, { method: "POST", headers: { Origin: base, "Content-Type": "application/json" },
     body: JSON.stringify({ token: tok }) });
   if (r.status !== 200) die(`login: ${r.status} ${await r.text()}`);
-  return (r.headers.get("set-cookie") || "").split(";")[0];
+  return (await r.json()).session; // the page sends it back as Authorization: Bearer
 }
-const cookie = await login();
-const pendingCount = async () => (await (await fetch(`${base}/review/api/pending`, { headers: { Cookie: cookie } })).json()).pending;
+const secret = await login();
+const auth = { Authorization: `Bearer ${secret}` };
+const pendingCount = async () => (await (await fetch(`${base}/review/api/pending`, { headers: auth })).json()).pending;
 
 // ---- 1,000 blocking calls from the SDK client ----
 agent = new Client({ name: "web-bench-agent", version: "1.0.0" });
@@ -116,7 +117,7 @@ for (let i = 0; i < STREAMS; i++) {
   const c = await login(t);
   const ac = new AbortController();
   streams.push(ac);
-  const r = await fetch(`${base}/review/events`, { headers: { Cookie: c, Accept: "text/event-stream" }, signal: ac.signal });
+  const r = await fetch(`${base}/review/events`, { headers: { Authorization: `Bearer ${c}`, Accept: "text/event-stream" }, signal: ac.signal });
   if (r.status !== 200) die(`event stream ${i}: ${r.status}`);
   (async () => { try { for await (const chunk of r.body) events += (String.fromCharCode(...chunk).match(/event: pending/g) || []).length; } catch {} })();
 }
@@ -129,7 +130,7 @@ const apiMs = [];
 let apiBytes = 0;
 for (let i = 0; i < 5; i++) {
   const s = performance.now();
-  const r = await fetch(`${base}/review/api/pending`, { headers: { Cookie: cookie } });
+  const r = await fetch(`${base}/review/api/pending`, { headers: auth });
   apiBytes = (await r.arrayBuffer()).byteLength;
   apiMs.push(performance.now() - s);
 }
@@ -137,8 +138,8 @@ for (let i = 0; i < 5; i++) {
 // ---- the page ----
 browser = await chromium.launch({ executablePath: chromiumPath, args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
 const ctx = await browser.newContext();
-const [cname, cval] = cookie.split("=");
-await ctx.addCookies([{ name: cname, value: cval, url: base, httpOnly: true, sameSite: "Strict" }]);
+// The tab holds the session as the page keeps it after a login (sessionStorage).
+await ctx.addInitScript((v) => sessionStorage.setItem("assent_session", v), secret);
 // Timed by the browser itself: navigation start to the first frame with requests in it (the
 // page marks "assent-first-render" in requestAnimationFrame after its first render with cards),
 // and how long that render took (its "assent-render" measure). Playwright's own polling is not

@@ -127,10 +127,15 @@ await step("the login form works with the keyboard alone: Tab to the token field
   await A.page.locator("#who", { hasText: "alice" }).waitFor({ timeout: WAIT });
   must(await A.page.locator("#login").isHidden(), "the login form is still shown");
 });
-await step("the session cookie is HttpOnly and SameSite=Strict, invisible to scripts", async () => {
-  const c = (await A.ctx.cookies()).find((x) => x.name === "assent_session");
-  must(c && c.httpOnly && c.sameSite === "Strict", `cookie: ${JSON.stringify(c && { httpOnly: c.httpOnly, sameSite: c.sameSite })}`);
-  must(!(await A.page.evaluate(() => document.cookie)).includes("assent_session"), "document.cookie shows it");
+await step("no session cookie: the session lives in this tab's sessionStorage, not in any other tab", async () => {
+  must(!(await A.ctx.cookies()).some((x) => x.name === "assent_session"), "a session cookie was set");
+  const v = await A.page.evaluate(() => sessionStorage.getItem("assent_session"));
+  must(/^ws_[A-Za-z0-9_-]{43}$/.test(v ?? ""), `sessionStorage holds ${String(v).slice(0, 8)}`);
+  const other = await A.ctx.newPage();
+  await other.goto(`${base}/review`);
+  await other.locator("#login").waitFor({ timeout: WAIT });
+  must(await other.evaluate(() => sessionStorage.getItem("assent_session")) === null, "another tab has it");
+  await other.close();
 });
 
 // ---- approve: a stdio agent's request with a diff and a subject's bytes ----
@@ -370,13 +375,14 @@ await step("an input's default with an invisible character is shown marked besid
 });
 
 // ---- logout ----
-await step("logout: the login form comes back and the old session cookie is refused (401)", async () => {
-  const old = (await A.ctx.cookies()).find((x) => x.name === "assent_session")?.value;
+await step("logout: the login form comes back, the tab forgets the session, and the old one is refused (401)", async () => {
+  const old = await A.page.evaluate(() => sessionStorage.getItem("assent_session"));
   await A.page.click("#logout");
   await A.page.locator("#login").waitFor({ timeout: WAIT });
   must(await A.page.locator("#app").isHidden(), "the queue is still shown");
-  const r = await fetch(`${base}/review/api/me`, { headers: { Cookie: `assent_session=${old}` } });
-  must(old && r.status === 401, `GET /review/api/me with the old cookie: ${r.status}`);
+  must(await A.page.evaluate(() => sessionStorage.getItem("assent_session")) === null, "the tab still holds it");
+  const r = await fetch(`${base}/review/api/me`, { headers: { Authorization: `Bearer ${old}` } });
+  must(old && r.status === 401, `GET /review/api/me with the old session: ${r.status}`);
 });
 
 // ---- what the browser saw throughout ----

@@ -145,12 +145,55 @@ static void test_damaged_file(void **state)
 	rmdir(dir);
 }
 
+/* The credential a web session is bound to: one per reviewer and channel, changed by a
+ * rotated token, gone with the token or the reviewer. */
+static void test_credential(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/assent-reg.XXXXXX", err[AS_ERRLEN], key[REG_KEY_LEN + 1];
+	assert_non_null(mkdtemp(dir));
+	struct registry *r;
+	assert_int_equal(registry_load(dir, &r, err), 0);
+	uint8_t a1[32], a2[32], again[32], b[32], p[32];
+	assert_int_equal(registry_reviewer_add(r, "alice", NULL, 0, NULL, 0, err), 0);
+	assert_int_equal(registry_reviewer_add(r, "bob", NULL, 0, NULL, 0, err), 0);
+	assert_int_equal(registry_reviewer_credential(r, "alice", "token", a1), AS_ENOTFOUND); /* no web token yet */
+	assert_int_equal(registry_reviewer_credential(r, "alice", "proxy", p), AS_ENOTFOUND);
+	assert_int_equal(registry_reviewer_token(r, "alice", key, err), 0);
+	assert_int_equal(registry_reviewer_token(r, "bob", key, err), 0);
+	assert_int_equal(registry_reviewer_credential(r, "alice", "token", a1), 0);
+	assert_int_equal(registry_reviewer_credential(r, "alice", "token", again), 0);
+	assert_memory_equal(a1, again, 32);
+	assert_int_equal(registry_reviewer_credential(r, "bob", "token", b), 0);
+	assert_memory_not_equal(a1, b, 32);
+	/* Rotation: another credential. */
+	assert_int_equal(registry_reviewer_token(r, "alice", key, err), 0);
+	assert_int_equal(registry_reviewer_credential(r, "alice", "token", a2), 0);
+	assert_memory_not_equal(a1, a2, 32);
+	/* A proxy identity is a credential of its own. */
+	assert_int_equal(registry_reviewer_proxy_id(r, "alice", "alice@example.com", err), 0);
+	assert_int_equal(registry_reviewer_credential(r, "alice", "proxy", p), 0);
+	assert_memory_not_equal(p, a2, 32);
+	/* Removed, then added again with a new token: not the old credential. */
+	assert_int_equal(registry_remove(r, "reviewer", "alice", err), 0);
+	assert_int_equal(registry_reviewer_credential(r, "alice", "token", again), AS_ENOTFOUND);
+	assert_int_equal(registry_reviewer_credential(r, "nobody", "token", again), AS_ENOTFOUND);
+	assert_int_equal(registry_reviewer_add(r, "alice", NULL, 0, NULL, 0, err), 0);
+	assert_int_equal(registry_reviewer_token(r, "alice", key, err), 0);
+	assert_int_equal(registry_reviewer_credential(r, "alice", "token", again), 0);
+	assert_memory_not_equal(again, a2, 32);
+	assert_memory_not_equal(again, a1, 32);
+	registry_free(r);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reviewers),
 		cmocka_unit_test(test_agents),
 		cmocka_unit_test(test_stdio_agents_and_owners),
+		cmocka_unit_test(test_credential),
 		cmocka_unit_test(test_damaged_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

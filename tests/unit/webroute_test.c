@@ -1,8 +1,8 @@
 /* Unit tests for gateway/webroute.c (the reviewer listener's HTTP rules): a table of
  * requests against a loopback listener, a remote one configured the way an operator
  * does (ASSENT_REVIEW_ALLOWED_HOSTS and _ORIGINS), an open remote one, and requests
- * on the reverse proxy's socket; the route table itself; and the Cookie and
- * Authorization extractors on the edge cases a browser or a client can send. */
+ * on the reverse proxy's socket; the route table itself; and the Authorization
+ * extractor on the edge cases a browser or a client can send. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -547,70 +547,6 @@ static void test_output_cleared(void **state)
 	assert_int_equal(b.post, 0);
 }
 
-/* ---- web_cookie ---- */
-
-static void cookie_is(const char *header, const char *want)
-{
-	size_t n = 12345;
-	const char *v = web_cookie(header, &n);
-	if (!want) {
-		if (v)
-			fail_msg("Cookie '%s': got '%.*s', want none", header ? header : "(null)", (int)n, v);
-		return;
-	}
-	if (!v)
-		fail_msg("Cookie '%s': got none, want '%s'", header, want);
-	if (v < header || v + n > header + strlen(header))
-		fail_msg("Cookie '%s': the value is not inside the header", header);
-	if (n != strlen(want) || memcmp(v, want, n))
-		fail_msg("Cookie '%s': got '%.*s', want '%s'", header, (int)n, v, want);
-}
-
-static void test_cookie(void **state)
-{
-	(void)state;
-	cookie_is("assent_session=ws_abc", "ws_abc");
-	cookie_is("a=1; assent_session=ws_abc; b=2", "ws_abc");
-	cookie_is("a=1;assent_session=ws_abc;b=2", "ws_abc");
-	cookie_is("a=1; b=2; assent_session=ws_abc", "ws_abc");
-	cookie_is("a=1;\tassent_session=ws_abc", "ws_abc");
-	cookie_is("  assent_session=ws_abc  ", "ws_abc");
-	cookie_is("assent_session=ws_abc \t; b=2", "ws_abc");
-	cookie_is(";;; assent_session=ws_abc;;;", "ws_abc");
-	/* Two of them (two paths): the first, as the browser orders them. */
-	cookie_is("assent_session=ws_first; assent_session=ws_second", "ws_first");
-	/* The name as a suffix or a prefix of another, or inside another's value. */
-	cookie_is("xassent_session=evil", NULL);
-	cookie_is("xassent_session=evil; assent_session=ws_good", "ws_good");
-	cookie_is("my_assent_session=evil", NULL);
-	cookie_is("assent_sessionx=evil", NULL);
-	cookie_is("assent_session_old=evil", NULL);
-	cookie_is("foo=assent_session=evil", NULL);
-	cookie_is("foo=bar assent_session=evil", NULL);
-	cookie_is("foo=assent_session=evil; assent_session=ws_good", "ws_good");
-	cookie_is("ASSENT_SESSION=evil", NULL);
-	cookie_is("assent_session =evil", NULL);
-	/* Nothing there. */
-	cookie_is(NULL, NULL);
-	cookie_is("", NULL);
-	cookie_is(";", NULL);
-	cookie_is(" ; ;\t", NULL);
-	cookie_is("a=1; b=2", NULL);
-	cookie_is("assent_session", NULL);
-	cookie_is("assent_session=", NULL);
-	cookie_is("assent_session=;", NULL);
-	cookie_is("assent_session=   ", NULL);
-	cookie_is("a=1; assent_session=; b=2", NULL);
-	/* A value with '=' in it is still the value (base64 padding). */
-	cookie_is("assent_session=ab==", "ab==");
-	/* A long header: the value found wherever it is. */
-	char big[8192];
-	size_t at = 0;
-	for (int i = 0; i < 500; i++)
-		at += (size_t)snprintf(big + at, sizeof big - at, "c%d=v%d; ", i, i);
-	snprintf(big + at, sizeof big - at, "assent_session=ws_far");
-	cookie_is(big, "ws_far");
-}
 
 /* ---- web_bearer ---- */
 
@@ -670,7 +606,6 @@ int main(void)
 	    cmocka_unit_test(test_content_type_exact),
 	    cmocka_unit_test(test_proxy_origin_long_host),
 	    cmocka_unit_test(test_output_cleared),
-	    cmocka_unit_test(test_cookie),
 	    cmocka_unit_test(test_bearer),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

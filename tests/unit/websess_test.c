@@ -49,7 +49,9 @@ static size_t used(const struct web_sessions *w)
 
 static struct ws_session *make(struct web_sessions *w, const char *who, uint64_t now, char cookie[WS_COOKIE_LEN + 1])
 {
-	struct ws_session *s = ws_create(w, who, "token", now, cookie);
+	uint8_t cred[32];
+	memset(cred, who[0], sizeof cred); /* a credential per reviewer's first letter */
+	struct ws_session *s = ws_create(w, who, "token", cred, now, cookie);
 	assert_non_null(s);
 	return s;
 }
@@ -74,8 +76,13 @@ static void test_create(void **state)
 	struct web_sessions *w = *state;
 	char c1[WS_COOKIE_LEN + 1], c2[WS_COOKIE_LEN + 1];
 	memset(c1, 'X', sizeof c1);
-	struct ws_session *s = ws_create(w, "alice", "proxy", T0, c1);
+	uint8_t cred[32];
+	for (size_t i = 0; i < sizeof cred; i++)
+		cred[i] = (uint8_t)(i * 7 + 1);
+	struct ws_session *s = ws_create(w, "alice", "proxy", cred, T0, c1);
 	assert_non_null(s);
+	/* The credential it was made with is kept, to end it when that credential ends. */
+	assert_memory_equal(s->cred, cred, sizeof cred);
 	/* "ws_" and 43 base64url characters, terminated. */
 	assert_int_equal(strlen(c1), WS_COOKIE_LEN);
 	assert_memory_equal(c1, "ws_", 3);
@@ -114,7 +121,8 @@ static void test_create_bounds(void **state)
 	memset(name, 'n', sizeof name - 1);
 	name[sizeof name - 1] = 0;
 	/* Names longer than the fields are cut, never overflowed. */
-	struct ws_session *s = ws_create(w, name, "a-long-via-name", T0, c);
+	static const uint8_t cred[32];
+	struct ws_session *s = ws_create(w, name, "a-long-via-name", cred, T0, c);
 	assert_non_null(s);
 	assert_int_equal(strlen(s->reviewer), sizeof s->reviewer - 1);
 	assert_int_equal(strlen(s->via), sizeof s->via - 1);
@@ -124,6 +132,15 @@ static void test_create_bounds(void **state)
 	assert_int_equal(s->id, 1);
 	s = make(w, "alice", T0, c);
 	assert_int_equal(s->id, 2);
+	/* Nor with the top bit, which ws_credential_stream_id's ids have (and 0 never is). */
+	w->next_id = 0x7fffffff;
+	s = make(w, "alice", T0, c);
+	assert_int_equal(s->id, 1);
+	uint8_t k[32] = {0};
+	assert_int_equal(ws_credential_stream_id(k), 0x80000000u);
+	k[0] = 0xff;
+	k[3] = 0x01;
+	assert_int_equal(ws_credential_stream_id(k), 0xff000001u);
 }
 
 static void test_find(void **state)
@@ -289,11 +306,15 @@ static void test_free_slot_first(void **state)
 			fail_msg("session %zu evicted while a slot was free", i);
 }
 
-static int alive_but_dave(void *arg, const char *name)
+/* dave's credential is gone (removed, or his token rotated: the session holds a hash
+ * that is no longer his). */
+static int alive_but_dave(void *arg, const struct ws_session *ss)
 {
 	int *calls = arg;
 	(*calls)++;
-	return strcmp(name, "dave") != 0;
+	uint8_t d[32];
+	memset(d, 'd', sizeof d);
+	return memcmp(ss->cred, d, sizeof d) != 0;
 }
 
 static void test_sweep(void **state)
@@ -386,70 +407,122 @@ static void test_csrf(void **state)
 
 /* ---- the failed-login limiter ---- */
 
+static int failed(struct web_sessions *w, const char *addr, uint64_t now, unsigned *retry)
+{
+	unsigned all = 0;
+	return ws_login_failed(w, addr, now, retry, &all);
+}
+
+/* Past WS_FAIL_PER_PEER failures a minute from one source, a wrong token is answered
+ * 429 (with when its window ends); nothing here ever refuses a right token: the
+ * signer checks the token before it asks. */
 static void test_login_per_peer(void **state)
 {
 	struct web_sessions *w = *state;
 	unsigned retry = 0;
 	const uint64_t t = T0;
-	for (int i = 0; i < WS_FAIL_PER_PEER; i++) {
-		if (!ws_login_allowed(w, "198.51.100.7", t + (uint64_t)i * 1000, &retry))
-			fail_msg("refused after %d failures, the limit is %d", i, WS_FAIL_PER_PEER);
-		ws_login_failed(w, "198.51.100.7", t + (uint64_t)i * 1000);
-	}
+	for (int i = 0; i < WS_FAIL_PER_PEER; i++)
+		if (failed(w, "198.51.100.7", t + (uint64_t)i * 1000, &retry))
+			fail_msg("limited after %d failures, the limit is %d", i + 1, WS_FAIL_PER_PEER);
 	/* The window began with the first failure: 60 s from t. */
-	retry = 0;
-	assert_false(ws_login_allowed(w, "198.51.100.7", t + 10000, &retry));
+	assert_true(failed(w, "198.51.100.7", t + 10000, &retry));
 	assert_int_equal(retry, 51);
-	assert_false(ws_login_allowed(w, "198.51.100.7", t + 59500, &retry));
+	assert_true(failed(w, "198.51.100.7", t + 59500, &retry));
 	assert_int_equal(retry, 1);
-	assert_false(ws_login_allowed(w, "198.51.100.7", t + WS_FAIL_WINDOW_MS, &retry));
-	assert_true(retry >= 1);
 	/* Another address is not held back by this one. */
-	assert_true(ws_login_allowed(w, "198.51.100.8", t + 10000, &retry));
-	assert_true(ws_login_allowed(w, "2001:db8::7", t + 10000, &retry));
-	/* Past the window: allowed, and the count starts again. */
-	assert_true(ws_login_allowed(w, "198.51.100.7", t + WS_FAIL_WINDOW_MS + 1, &retry));
+	assert_false(failed(w, "198.51.100.8", t + 10000, &retry));
+	assert_false(failed(w, "2001:db8:1::7", t + 10000, &retry));
+	/* Past the window the count starts again. */
 	uint64_t u = t + WS_FAIL_WINDOW_MS + 1;
-	for (int i = 0; i < WS_FAIL_PER_PEER - 1; i++)
-		ws_login_failed(w, "198.51.100.7", u);
-	assert_true(ws_login_allowed(w, "198.51.100.7", u, &retry));
-	ws_login_failed(w, "198.51.100.7", u);
-	assert_false(ws_login_allowed(w, "198.51.100.7", u, &retry));
+	for (int i = 0; i < WS_FAIL_PER_PEER; i++)
+		assert_false(failed(w, "198.51.100.7", u, &retry));
+	assert_true(failed(w, "198.51.100.7", u, &retry));
 	assert_int_equal(retry, WS_FAIL_WINDOW_MS / 1000 + 1);
 }
 
-static void test_login_total(void **state)
+/* Every loopback address is one source (other 127.0.0.0/8 addresses do not dodge the
+ * count), an IPv6 host's /64 is one, and a proxy's clients are counted apart. */
+static void test_login_source(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"127.0.0.1", "loopback"},
+		{"127.0.0.2", "loopback"},
+		{"127.255.255.254", "loopback"},
+		{"::1", "loopback"},
+		{"::ffff:127.3.4.5", "loopback"},
+		{"128.0.0.1", "128.0.0.1"},
+		{"126.255.255.255", "126.255.255.255"},
+		{"::ffff:192.0.2.9", "192.0.2.9"},
+		{"192.0.2.9", "192.0.2.9"},
+		{"2001:db8::7", "2001:db8::/64"},
+		{"2001:db8::1:2:3:4", "2001:db8::/64"},
+		{"2001:db8:0:1::7", "2001:db8:0:1::/64"},
+		{"proxy:127.0.0.9", "proxy:loopback"},
+		{"proxy:198.51.100.7", "proxy:198.51.100.7"},
+		{"proxy:", "proxy:"},
+		{"not an address", "not an address"},
+		{"", ""},
+	};
+	char out[WS_SOURCE_MAX];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memset(out, 'x', sizeof out);
+		ws_login_source(cases[i].in, out);
+		if (strcmp(out, cases[i].want))
+			fail_msg("source of '%s': got '%s', want '%s'", cases[i].in, out, cases[i].want);
+	}
+	char longer[200];
+	memset(longer, 'f', sizeof longer - 1);
+	longer[sizeof longer - 1] = 0;
+	ws_login_source(longer, out);
+	assert_int_equal(strlen(out), WS_SOURCE_MAX - 1);
+}
+
+static void test_login_loopback_one_source(void **state)
 {
 	struct web_sessions *w = *state;
 	unsigned retry = 0;
 	char addr[64];
-	/* A guesser spread over many addresses, each under its own limit. */
-	for (int i = 0; i < WS_FAIL_TOTAL; i++) {
-		snprintf(addr, sizeof addr, "203.0.113.%d", i);
-		if (!ws_login_allowed(w, addr, T0 + (uint64_t)i, &retry))
-			fail_msg("refused after %d failures in all, the limit is %d", i, WS_FAIL_TOTAL);
-		ws_login_failed(w, addr, T0 + (uint64_t)i);
+	for (int i = 0; i < WS_FAIL_PER_PEER; i++) {
+		snprintf(addr, sizeof addr, "127.0.0.%d", i + 2);
+		assert_false(failed(w, addr, T0, &retry));
 	}
-	/* Now everyone waits, even an address that never failed. */
-	assert_false(ws_login_allowed(w, "192.0.2.1", T0 + 30000, &retry));
-	assert_int_equal(retry, 31);
-	assert_false(ws_login_allowed(w, "203.0.113.0", T0 + 30000, &retry));
-	/* Until the window is over. */
-	assert_true(ws_login_allowed(w, "192.0.2.1", T0 + WS_FAIL_WINDOW_MS + 1, &retry));
-	assert_true(ws_login_allowed(w, "203.0.113.0", T0 + WS_FAIL_WINDOW_MS + 1, &retry));
-	/* And the total counts again from zero. */
-	for (int i = 0; i < WS_FAIL_TOTAL - 1; i++) {
-		snprintf(addr, sizeof addr, "198.18.0.%d", i);
-		ws_login_failed(w, addr, T0 + WS_FAIL_WINDOW_MS + 2);
-	}
-	assert_true(ws_login_allowed(w, "192.0.2.1", T0 + WS_FAIL_WINDOW_MS + 3, &retry));
-	ws_login_failed(w, "192.0.2.2", T0 + WS_FAIL_WINDOW_MS + 3);
-	assert_false(ws_login_allowed(w, "192.0.2.1", T0 + WS_FAIL_WINDOW_MS + 4, &retry));
+	assert_true(failed(w, "127.0.0.1", T0, &retry));
+	assert_true(failed(w, "::1", T0, &retry));
+	assert_false(failed(w, "192.0.2.1", T0, &retry));
 }
 
-/* Addresses as long as the table holds (an IPv6 address with a zone), and many more
- * addresses than the table has room for, one failure each: nothing overflows, the
- * limit stays per address, and the newest offender is counted. */
+/* Everyone's failures are counted for the log, once a window; they limit no one. */
+static void test_login_log_all(void **state)
+{
+	struct web_sessions *w = *state;
+	unsigned retry = 0, all = 0, logged = 0;
+	char addr[64];
+	for (int i = 0; i < 3 * WS_FAIL_LOG; i++) {
+		snprintf(addr, sizeof addr, "203.0.113.%d", i);
+		if (ws_login_failed(w, addr, T0 + (uint64_t)i, &retry, &all))
+			fail_msg("an address with one failure was limited after %d in all", i + 1);
+		if (all) {
+			logged++;
+			assert_int_equal(all, WS_FAIL_LOG);
+			assert_int_equal(i + 1, WS_FAIL_LOG);
+		}
+	}
+	assert_int_equal(logged, 1);
+	/* The next window logs again. */
+	for (int i = 0; i < WS_FAIL_LOG; i++) {
+		snprintf(addr, sizeof addr, "198.18.0.%d", i);
+		ws_login_failed(w, addr, T0 + WS_FAIL_WINDOW_MS + 200, &retry, &all);
+		logged += all != 0;
+	}
+	assert_int_equal(logged, 2);
+}
+
+/* Sources as long as the table holds, and many more sources than the table has room
+ * for, one failure each: nothing overflows, the limit stays per source, and the
+ * newest offender is counted. */
 static void test_login_table(void **state)
 {
 	struct web_sessions *w = *state;
@@ -457,31 +530,31 @@ static void test_login_table(void **state)
 	char addr[64], other[32];
 	for (int i = 0; i < 200; i++) {
 		snprintf(other, sizeof other, "10.0.%d.%d", i / 256, i % 256);
-		ws_login_failed(w, other, T0 + (uint64_t)i);
+		failed(w, other, T0 + (uint64_t)i, &retry);
 	}
 	memset(addr, 'f', sizeof addr - 1);
 	addr[sizeof addr - 1] = 0;
-	uint64_t t = T0 + 2 * WS_FAIL_WINDOW_MS; /* the total's window is over: it counts these 5 only */
+	uint64_t t = T0 + 2 * WS_FAIL_WINDOW_MS;
 	for (int i = 0; i < WS_FAIL_PER_PEER; i++)
-		ws_login_failed(w, addr, t);
-	assert_false(ws_login_allowed(w, addr, t + 1, &retry));
+		assert_false(failed(w, addr, t, &retry));
+	assert_true(failed(w, addr, t + 1, &retry));
 	assert_int_equal(retry, WS_FAIL_WINDOW_MS / 1000);
-	assert_true(ws_login_allowed(w, "192.0.2.1", t + 1, &retry));
-	assert_true(ws_login_allowed(w, "10.0.0.1", t + 1, &retry));
+	assert_false(failed(w, "192.0.2.1", t + 1, &retry));
+	assert_false(failed(w, "10.0.0.1", t + 1, &retry));
 	/* Thousands more: the table is reused; every slot keeps a terminated address. */
 	for (int i = 0; i < 5000; i++) {
 		snprintf(other, sizeof other, "10.1.%d.%d", i / 256, i % 256);
-		ws_login_failed(w, other, t + 1000 + (uint64_t)i);
+		failed(w, other, t + 1000 + (uint64_t)i, &retry);
 	}
 	for (size_t i = 0; i < sizeof w->peers / sizeof w->peers[0]; i++)
 		assert_non_null(memchr(w->peers[i].addr, 0, sizeof w->peers[i].addr));
-	/* Later, the last of them fails its five times: held back, and only it. */
+	/* Later, the last of them fails its five times: the sixth is limited, and only it. */
 	t += 10 * WS_FAIL_WINDOW_MS;
 	for (int i = 0; i < WS_FAIL_PER_PEER; i++)
-		ws_login_failed(w, "10.1.19.135", t);
-	assert_false(ws_login_allowed(w, "10.1.19.135", t + WS_FAIL_WINDOW_MS, &retry));
-	assert_true(ws_login_allowed(w, "10.1.19.134", t + WS_FAIL_WINDOW_MS, &retry));
-	assert_true(ws_login_allowed(w, "10.1.19.135", t + WS_FAIL_WINDOW_MS + 1, &retry));
+		failed(w, "10.1.19.135", t, &retry);
+	assert_true(failed(w, "10.1.19.135", t + WS_FAIL_WINDOW_MS, &retry));
+	assert_false(failed(w, "10.1.19.134", t + WS_FAIL_WINDOW_MS, &retry));
+	assert_false(failed(w, "10.1.19.135", t + 2 * WS_FAIL_WINDOW_MS + 2, &retry));
 }
 
 int main(void)
@@ -501,7 +574,9 @@ int main(void)
 	    T(test_sweep_overflow),
 	    T(test_csrf),
 	    T(test_login_per_peer),
-	    T(test_login_total),
+	    T(test_login_source),
+	    T(test_login_loopback_one_source),
+	    T(test_login_log_all),
 	    T(test_login_table),
 	};
 #undef T
