@@ -23,7 +23,9 @@ BOB=$("$ASSENT" --state "$S" reviewer add bob --web | tail -1)
 run() { # run PART ENV=VALUE...: a daemon with these settings, and that part of the browser flows
 	local part=$1
 	shift
-	env ASSENT_REVIEW_PORT=0 "$@" "$ASSENTD" --state "$S" >>"$T/daemon.log" 2>&1 &
+	# The node process that drives the browser is the agent too, as the daemon's own
+	# uid: single-user mode (separation of duties across uids is separation.sh's).
+	env ASSENT_SINGLE_USER=1 ASSENT_REVIEW_PORT=0 "$@" "$ASSENTD" --state "$S" >>"$T/daemon.log" 2>&1 &
 	local REVIEW=
 	for _ in $(seq 200); do REVIEW=$(listener "$S" review); [ -n "$REVIEW" ] && break; sleep 0.05; done
 	if [ -z "$REVIEW" ]; then
