@@ -3,12 +3,7 @@ JSON-RPC error or isError result, and the server keeps serving. TAP out."""
 import json, os, subprocess, sys
 
 state, build = sys.argv[1], sys.argv[2]
-n = failed = 0
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    failed += 0 if cond else 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
+from taplib import done, ok, plan
 
 p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 def send_raw(b):
@@ -62,13 +57,13 @@ for desc, raw, want in [
        f"a line over 4 MiB, {desc}: -32600 with id {want!r} (got {r and r.get('id')!r})")
     ok(still_serving(), f"a line over 4 MiB, {desc}: the server keeps serving")
 
-for desc, args, word in [
+for k, (desc, args, word) in enumerate([
     ("message of the wrong type", {"type": "approval", "message": 42}, "message"),
     ("an unknown type", {"type": "vote", "message": "x"}, "type"),
     ("timeout_override as a string", {"type": "approval", "message": "x", "timeout_override": "10"}, "timeout_override"),
     ("a bad digest", {"type": "approval", "message": "x", "subject": {"name": "f", "digest": {"sha256": "abc"}}}, "sha256"),
-]:
-    r = call({"jsonrpc": "2.0", "id": 50 + n, "method": "tools/call", "params": {"name": "request_feedback", "arguments": args}})
+]):
+    r = call({"jsonrpc": "2.0", "id": 50 + k, "method": "tools/call", "params": {"name": "request_feedback", "arguments": args}})
     res = r and r.get("result", {})
     ok(res and res.get("isError") is True and word in res["content"][0]["text"], f"{desc}: an isError result naming {word}")
 # A long declared client name (up to 256 bytes of name and of version, multi-byte characters at
@@ -92,5 +87,5 @@ q.wait(timeout=10)
 ok(still_serving(), "after all of it the server still serves")
 p.stdin.close()
 p.wait(timeout=10)
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+plan()
+done()

@@ -18,13 +18,7 @@ REQUEST = int(os.environ["ASSENT_TEST_REQUEST"])  # the daemon's ASSENT_HTTP_REQ
 MAX_SESSIONS = int(os.environ["ASSENT_TEST_SESSIONS"])
 MAX_BODY = int(os.environ["ASSENT_TEST_BODY"])
 
-n = failed = 0
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    failed += 0 if cond else 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
-    return cond
+from taplib import done, ok, plan
 def note(msg):
     print(f"# {msg}", flush=True)
 
@@ -452,5 +446,5 @@ ok(r.status == 200 and sc.get("approved") is True and isinstance(tok, str) and t
    f"get_feedback on the original session: approved true with an approval_token ({str(sc)[:200] if sc else r!r})")
 if tok:
     open(f"{state}/survivor.token", "w").write(tok)
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+plan()
+done()

@@ -6,13 +6,7 @@ import http.client, json, os, re, socket, subprocess, sys, threading, time
 state, build, logpath = sys.argv[1], sys.argv[2], sys.argv[3]
 KEY1, KEY2 = os.environ["ASSENT_TEST_KEY1"], os.environ["ASSENT_TEST_KEY2"]
 OUTSIDER, INSIDER = os.environ["ASSENT_TEST_OUTSIDER"], os.environ["ASSENT_TEST_INSIDER"]
-n = failed = 0
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    failed += 0 if cond else 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
-    return cond
+from taplib import done, ok, plan
 
 info = json.load(open(f"{state}/assentd.json"))
 HOST, PORT = info["http"].rsplit(":", 1)
@@ -449,5 +443,5 @@ r = assent("pending", "--json")
 ok(r.returncode == 0 and "after the slots" in r.stdout, f"... and `assent pending` shows it (exit {r.returncode}: {r.stderr.strip()[:200]})")
 cancel_all()
 
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+plan()
+done()

@@ -3,12 +3,7 @@ Prints TAP lines; run by gateway_multi.sh with: STATE BUILD_DIR."""
 import json, os, signal, subprocess, sys, threading, time
 
 state, build = sys.argv[1], sys.argv[2]
-n = failed = 0
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    failed += 0 if cond else 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
+from taplib import done, ok, plan
 
 env = dict(os.environ, ASSENT_SINGLE_USER="1")
 
@@ -170,5 +165,5 @@ d = Agent("agent-d")
 r = d.call("ping", {})
 ok(r is not None and r.get("result") == {}, "a new bridge starts a new daemon after the crash")
 d.close()
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+plan()
+done()

@@ -5,12 +5,7 @@ at a time: send, do what the test does meanwhile, then read the answer."""
 import http.client, json, os, subprocess, sys
 
 cmd, state, build = sys.argv[1], sys.argv[2], sys.argv[3]
-n = failed = 0
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    failed += 0 if cond else 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
+from taplib import done, ok
 
 def assent(*args):
     return subprocess.run([f"{build}/assent", "--state", state, *args], capture_output=True, text=True)
@@ -97,7 +92,7 @@ if cmd == "examples":  # assentd --policy policy/examples.policy, nothing regist
     sid = pending_one("deploy production")
     ok(sid is not None, "a request for production is asked (the ask rule for ci-bot), not allowed")
     b.close()
-    sys.exit(1 if failed else 0)
+    done()
 
 if cmd == "tiny":  # a tiny policy: `allow type approval` then `default deny`
     b = Bridge()
@@ -111,7 +106,7 @@ if cmd == "tiny":  # a tiny policy: `allow type approval` then `default deny`
     tok = sc.get("approval_token", "")
     ok(sc.get("approved") is True and verify(tok, "assent").returncode == 0, "... and the default audience is allowed, with a token")
     b.close()
-    sys.exit(1 if failed else 0)
+    done()
 
 if cmd == "owner":  # default ask same-user ok, single-user: only the owner rule can refuse
     info = json.load(open(f"{state}/assentd.json"))
@@ -165,5 +160,5 @@ if cmd == "owner":  # default ask same-user ok, single-user: only the owner rule
     body = mcp_call("/mcp", "", "request_feedback", {"type": "approval", "message": "anon", "audience": "deploy",
                                                      "wait": False}, at=agent_at)
     ok('audience \\"deploy\\" refused: an anonymous client' in body, f"an anonymous client may not ask for deploy ({body[:160]})")
-    sys.exit(1 if failed else 0)
+    done()
 sys.exit(2)

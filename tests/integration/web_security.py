@@ -19,13 +19,7 @@ AHOST, APORT = info["http"].rsplit(":", 1)
 ORIGIN = f"http://{RHOST}:{RPORT}"
 EVIL = "http://evil.example"
 
-n = failed = 0
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    failed += 0 if cond else 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
-    return cond
+from taplib import done, ok, plan
 
 class Resp:
     def __init__(self, r, body):
@@ -366,5 +360,5 @@ ok(r.status == 400 and "JSON" in r.body.decode(), f"a body that is not JSON: 400
 
 agent.p.stdin.close()
 agent.p.wait(timeout=30)
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+plan()
+done()

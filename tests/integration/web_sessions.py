@@ -11,13 +11,7 @@ RHOST, RPORT = info["review"].rsplit(":", 1)
 ORIGIN = f"http://{RHOST}:{RPORT}"
 WAIT = 60  # a condition is what is checked; this only bounds a wait that never ends
 
-n = failed = 0
-def ok(cond, desc):
-    global n, failed
-    n += 1
-    failed += 0 if cond else 1
-    print(("ok" if cond else "not ok") + f" {n} - {desc}", flush=True)
-    return cond
+from taplib import done, ok, plan
 
 def token(who):
     return open(f"{tmp}/{who}.token").read().strip()
@@ -235,5 +229,5 @@ elif mode == "lifetime":
     s2 = a.stream()
     ok(s2.status == 200, "and the page opens the next stream, authenticated again")
 
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+plan()
+done()
