@@ -1444,9 +1444,15 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 	}
 	cv_set_text(a, &rq->items[2], "client", 6);
 	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
+	/* A stdio agent registered by uid is that agent (assent agent add NAME --uid UID). */
+	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
 	if (c->http && uid != (uid_t)-1) { /* measured: the owner of its loopback connection */
 		cv_set_text(a, &rq->items[4], "uid", 3);
 		cv_set_uint(&rq->items[5], (uint64_t)uid);
+		rq->n = 3;
+	} else if (uid_agent) {
+		cv_set_text(a, &rq->items[4], "agent", 5);
+		cv_set_text(a, &rq->items[5], uid_agent, strlen(uid_agent));
 		rq->n = 3;
 	}
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
@@ -1460,6 +1466,8 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 				    : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client);
 	if (c->http && uid != (uid_t)-1)
 		json_object_set_new(who, "uid", json_integer((json_int_t)uid));
+	else if (uid_agent)
+		json_object_set_new(who, "agent", json_string(uid_agent));
 	json_object_set_new(r->view, "requester", who);
 	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
 	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
@@ -1937,12 +1945,11 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 	if (!it)
 		return ctl_error("no pending request %s (decided, timed out or cancelled?)", sid);
 	struct req *r = it->data;
-	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(s, reviewer, &r->pd)) {
-		char who[400] = "";
-		for (size_t k = 0; k < r->pd.nreviewers; k++)
-			snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s", k ? ", " : "", r->pd.reviewers[k]);
-		return ctl_error("refused: the policy (line %u) lets only %s decide %s", r->pd.line, who, sid);
-	}
+	/* A reviewer outside the rule's set is not shown the request either: they learn no more here. */
+	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(s, reviewer, &r->pd))
+		return ctl_error("no pending request %s that %s may decide (the policy names other reviewers, or it "
+				 "was decided, timed out or cancelled)",
+				 sid, reviewer);
 	json_t *owned = owner_refusal(s, r, reviewer, sid);
 	if (owned)
 		return owned;

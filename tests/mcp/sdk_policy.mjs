@@ -49,7 +49,7 @@ for (let i = 0; i < 100 && !sid; i++) {
   if (!sid) await sleep(50);
 }
 let r = assent("approve", sid);
-ok(sid && r.rc === 1 && /lets only alice/.test(r.out), "asked of alice only: another reviewer is refused");
+ok(sid && r.rc === 1 && /that \S+ may decide \(the policy names other reviewers/.test(r.out), "asked of alice only: another reviewer is refused, and learns no more of it than that it is not theirs");
 r = assent("reject", sid, "-m", "still no");
 ok(r.rc === 1, "... for a rejection too");
 const listed = JSON.parse(assent("pending", "--json").out || "[]").some((x) => x.session_id === sid);
