@@ -114,7 +114,7 @@ wait "$pid"
 check "web-ctl-ended: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 check "web-ctl-ended: the request was recorded" sh -c "'$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"request\"'"
 
-# web-replay: a review worker that saw a reviewer's login replays the session cookie after logout.
+# web-replay: a review worker that saw a reviewer's login replays the session secret after logout.
 S=$T/web-replay
 mkdir -p "$S"
 TOKEN=$("$ASSENT" --state "$S" reviewer add alice --web | tail -1)
@@ -135,7 +135,7 @@ ask_ended "$T/replay-agent.out"
 for _ in $(seq 200); do grep -q 'replay after logout' "$T/web-replay:$TOKEN.log" 2>/dev/null && break; sleep 0.05; done
 L="$T/web-replay:$TOKEN.log"
 check "web-replay: the review worker logged in and saw the request" grep -q 'replay after logout: pending=seen logout=200' "$L"
-check "web-replay: the cookie after logout is refused (401)" grep -q 'replay after logout: .* me=401 ' "$L"
+check "web-replay: the session secret after logout is refused (401)" grep -q 'replay after logout: .* me=401 ' "$L"
 check "web-replay: ... and so is a decision with it (401 or 403)" grep -qE 'replay after logout: .* decide=40[13]' "$L"
 kill "$agent" "$pid" 2>/dev/null
 wait "$pid"
