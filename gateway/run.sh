@@ -14,6 +14,11 @@ export FEEDBACK_SSE_HOST=${FEEDBACK_SSE_HOST:-127.0.0.1}
 export FEEDBACK_SSE_PORT=${FEEDBACK_SSE_PORT:-8765}
 export ASSENT_REVIEW_HOST=${ASSENT_REVIEW_HOST:-127.0.0.1}
 export ASSENT_REVIEW_PORT=${ASSENT_REVIEW_PORT:-8766}
+# One person on one machine: the agents run as you, the daemon's own uid, whose requests
+# nobody can decide as another person (that uid reads the keys). So `make run` is in
+# single-user mode (decisions recorded as same-user) unless ASSENT_SINGLE_USER=0; a real
+# install runs assentd as its own user (README, "Running it as a service").
+export ASSENT_SINGLE_USER=${ASSENT_SINGLE_USER:-1}
 if [ -f "$STATE/assentd.json" ] && pid=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' "$STATE/assentd.json") &&
 	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q assentd "/proc/$pid/cmdline" 2>/dev/null; then
 	echo "assentd already serves $STATE (pid $pid): stop it (kill $pid) to start it here in the foreground."
@@ -46,8 +51,9 @@ else
 fi
 cat <<TXT
   Agents on this machine (stdio): claude mcp add assent -- $B/assentd --stdio --state $STATE
-      (an agent running as you cannot be approved by you unless the daemon runs with
-       ASSENT_SINGLE_USER=1: see the README on single-user mode)
+      (SINGLE-USER MODE: agents run as you, the daemon's own user, so your decisions on them
+       are recorded as assurance same-user; ASSENT_SINGLE_USER=0 turns it off, and then no one
+       can decide them. Against a hostile agent run assentd as its own user: see the README.)
   Review, as $me, in another terminal:
       $B/assent --state $STATE pending      (then: show ID, approve ID, reject ID -m WHY, or: review)
   Review in a browser: http://$ASSENT_REVIEW_HOST:$ASSENT_REVIEW_PORT/review
