@@ -644,11 +644,13 @@ static void show_requester(const json_t *rq)
 	/* HTTP agents on loopback carry the uid measured on their connection as well. */
 	char measured[48] = "";
 	if (json_is_integer(uid) && (agent || json_is_true(json_object_get(rq, "anonymous"))))
+		/* HTTP on loopback, or a stdio agent registered by uid */
 		snprintf(measured, sizeof measured, ", uid %lld (measured)", (long long)json_integer_value(uid));
 	if (agent) {
 		printf("from     agent ");
 		show_str(agent, 0);
-		printf(" (its API key)%s, client ", measured);
+		printf(" (%s)%s, client ",
+		       json_is_string(json_object_get(rq, "agent_by")) ? "registered for its uid" : "its API key", measured);
 	} else if (json_is_true(json_object_get(rq, "anonymous")))
 		printf("from     an anonymous HTTP client%s, client ", measured);
 	else if (json_is_integer(uid))

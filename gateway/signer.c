@@ -1466,8 +1466,10 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 				    : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client);
 	if (c->http && uid != (uid_t)-1)
 		json_object_set_new(who, "uid", json_integer((json_int_t)uid));
-	else if (uid_agent)
+	else if (uid_agent) { /* known by its measured uid, not by a key */
 		json_object_set_new(who, "agent", json_string(uid_agent));
+		json_object_set_new(who, "agent_by", json_string("uid"));
+	}
 	json_object_set_new(r->view, "requester", who);
 	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
 	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));

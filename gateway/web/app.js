@@ -311,13 +311,16 @@
     card.deadline = Number(r.deadline) || 0;
   }
 
+  // Who asked: the agent's key (or the agent its uid is registered as), or anonymous; the uid the
+  // signer measured (stdio, and HTTP on loopback); then the client name, only what the agent says.
   function requester(rq) {
     if (!rq || typeof rq !== "object") return "unknown";
-    if (rq.agent !== undefined) return `agent ${rq.agent}`;
-    if (rq.uid !== undefined) // the uid is measured; the client name is only what the agent says it is
-      return `local uid ${rq.uid}` + (rq.client ? `, client ${rq.client}${/\(declared\)$/.test(rq.client) ? "" : " (declared)"}` : "");
-    if (rq.anonymous) return "anonymous";
-    return JSON.stringify(rq);
+    const who = [];
+    if (rq.agent !== undefined) who.push(`agent ${rq.agent}`);
+    else if (rq.anonymous) who.push("anonymous");
+    if (rq.uid !== undefined) who.push(`local uid ${rq.uid}`);
+    if (!who.length) return JSON.stringify(rq);
+    return who.join(", ") + (rq.client ? `, client ${rq.client}${/\(declared\)$/.test(rq.client) ? "" : " (declared)"}` : "");
   }
 
   function policy(p) {

@@ -68,6 +68,20 @@ check "bob cannot approve a request from the daemon's own uid ($R)" answered 403
 expect_exit 1 "nor alice in the terminal" as_nobody "$ASSENT" --state "$S" approve "$SID2"
 check "... told why (the daemon's own uid)" sh -c "printf '%s' \"\$1\" | grep -q \"daemon's own\"" _ "$ERR"
 
+# A stdio agent registered by uid (assent agent add NAME --uid UID) is named as that agent.
+"$ASSENT" --state "$S" agent add localbot --uid 65534 >/dev/null
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"from localbot","wait":false}}}' |
+	(cat; sleep 3) | as_nobody "$ROOT/build/assentd" --stdio --state "$S" >"$T/stdio.out" 2>"$T/stdio.err"
+SID4=$($PY -c 'import json,sys
+for l in open(sys.argv[1]):
+    m = json.loads(l)
+    if m.get("id") == 2: print(m["result"]["structuredContent"]["session_id"])' "$T/stdio.out" 2>/dev/null)
+check "a stdio agent as uid 65534 asks ($SID4)" test -n "$SID4"
+as_nobody "$ASSENT" --state "$S" show "$SID4" >"$T/show4.out" 2>&1
+check "assent show names it as the agent registered for its uid, with the uid measured" \
+	grep -qE '^from     agent localbot \(registered for its uid\), uid 65534 \(measured\), client sh/1 \(declared\)$' "$T/show4.out"
+
 # The ledger records what was measured: requester.uid beside the agent's key name.
 "$ASSENT" --state "$S" reject "$SID2" -m "not from the daemon's user" >/dev/null 2>&1
 kill "${daemons[0]}"
@@ -75,6 +89,8 @@ for _ in $(seq 100); do kill -0 "${daemons[0]}" 2>/dev/null || break; sleep 0.05
 "$VERIFY" export "$S/ledger" >"$T/export.jsonl"
 check "the request entry records requester.uid 65534, measured, beside agent ci" \
 	$PY "$ROOT/tests/integration/entry_check.py" "$T/export.jsonl" request "$SID" "e['requester'].get('uid') == 65534 and e['requester'].get('agent') == 'ci'"
+check "the stdio agent's request entry names agent localbot beside uid 65534" \
+	$PY "$ROOT/tests/integration/entry_check.py" "$T/export.jsonl" request "$SID4" "e['requester'].get('uid') == 65534 and e['requester'].get('agent') == 'localbot'"
 check "bob's decision is recorded with assurance reviewer" \
 	$PY "$ROOT/tests/integration/entry_check.py" "$T/export.jsonl" decision "$SID" "e['reviewer']['name'] == 'bob' and e['assurance'] == 'reviewer'"
 
