@@ -50,8 +50,15 @@ int text_refused_cp(uint32_t cp)
 
 int text_hidden_cp(uint32_t cp)
 {
-	return text_refused_cp(cp) || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) || cp == 0x2028 ||
-	       cp == 0x2029 || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff;
+	/* Plus every default-ignorable or format character a terminal or browser draws as
+	 * nothing: soft hyphen, combining grapheme joiner, Hangul fillers, Mongolian and
+	 * other variation selectors, interlinear annotation, and the tag characters, which
+	 * can spell hidden ASCII ("ASCII smuggling"). */
+	return text_refused_cp(cp) || cp == 0x00ad || cp == 0x034f || cp == 0x061c || cp == 0x115f || cp == 0x1160 ||
+	       cp == 0x17b4 || cp == 0x17b5 || (cp >= 0x180b && cp <= 0x180f) || (cp >= 0x200b && cp <= 0x200f) ||
+	       cp == 0x2028 || cp == 0x2029 || (cp >= 0x2060 && cp <= 0x206f) || cp == 0x3164 ||
+	       (cp >= 0xfe00 && cp <= 0xfe0f) || cp == 0xfeff || cp == 0xffa0 || (cp >= 0xfff0 && cp <= 0xfffb) ||
+	       (cp >= 0x1bca0 && cp <= 0x1bca3) || (cp >= 0x1d173 && cp <= 0x1d17a) || (cp >= 0xe0000 && cp <= 0xe0fff);
 }
 
 static int token_char(uint32_t c)
@@ -92,7 +99,7 @@ int text_neutralise(const char *s, size_t n, int keep_lines, const char *mark_on
 			continue;
 		GUARD(buf_put(out, p + start, i - start));
 		GUARD(x == TEXT_BAD_BYTE ? buf_printf(out, "%s\\x%02x%s", mark_on, p[i], mark_off)
-					 : buf_printf(out, "%s\\u%04x%s", mark_on, (unsigned)x, mark_off));
+					 : buf_printf(out, x > 0xffff ? "%s\\u{%x}%s" : "%s\\u%04x%s", mark_on, (unsigned)x, mark_off));
 		start = i + l;
 		if (marked)
 			(*marked)++;

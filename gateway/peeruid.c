@@ -58,8 +58,8 @@ int peeruid_tcp(int fd, uid_t *uid, char *err)
 	socklen_t ml = sizeof me, pl = sizeof peer;
 	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml) != 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0)
 		return as_fail(err, AS_EINVAL, "not a connected socket");
-	if ((peer.ss_family != AF_INET && peer.ss_family != AF_INET6) || !is_loopback(&peer))
-		return as_fail(err, AS_EINVAL, "not a loopback TCP connection");
+	if (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)
+		return as_fail(err, AS_EINVAL, "not a TCP connection");
 	struct {
 		struct nlmsghdr nh;
 		struct inet_diag_req_v2 r;
@@ -123,4 +123,40 @@ int peeruid_tcp(int fd, uid_t *uid, char *err)
 		return 0;
 	}
 	return as_fail(err, AS_ENOTFOUND, "the kernel knows no socket at the connection's other end");
+}
+
+int peeruid_peer_is_local(int fd)
+{
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof peer;
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0)
+		return 0;
+	if (is_loopback(&peer))
+		return 1;
+	/* One of this host's addresses is one a socket can be bound to (port 0: any). */
+	uint8_t family;
+	__be32 a[4];
+	__be16 port;
+	diag_addr(&peer, &family, a, &port);
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof ss);
+	socklen_t sl;
+	if (family == AF_INET) {
+		struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+		v4->sin_family = AF_INET;
+		memcpy(&v4->sin_addr, a, 4);
+		sl = sizeof *v4;
+	} else {
+		struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+		v6->sin6_family = AF_INET6;
+		memcpy(&v6->sin6_addr, a, 16);
+		v6->sin6_scope_id = ((struct sockaddr_in6 *)&peer)->sin6_scope_id;
+		sl = sizeof *v6;
+	}
+	int t = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (t < 0)
+		return 1; /* cannot tell: the caller then refuses rather than trusts */
+	int local = bind(t, (struct sockaddr *)&ss, sl) == 0 || errno != EADDRNOTAVAIL;
+	close(t);
+	return local;
 }

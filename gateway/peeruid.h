@@ -6,11 +6,16 @@
 
 #include <sys/types.h>
 
-/* The uid that owns the peer socket of the connected TCP socket fd, which must be a
- * loopback connection (both ends on this machine). 0 and *uid on success;
- * AS_ENOTFOUND when the kernel knows no live socket for that end (it closed, or it is
- * not on this machine); AS_EINVAL when fd is not a TCP loopback connection; AS_EIO
- * when the kernel could not be asked. err says which. */
+/* The uid that owns the peer socket of the connected TCP socket fd, whatever address
+ * the peer used (a local process may connect from any of the host's addresses, not
+ * only loopback). 0 and *uid on success; AS_ENOTFOUND when the kernel knows no live
+ * socket for that end (it closed, or it is on another machine); AS_EINVAL when fd is
+ * not a connected TCP socket; AS_EIO when the kernel could not be asked. */
 int peeruid_tcp(int fd, uid_t *uid, char *err);
+
+/* 1 when the peer address of fd is one of this host's own (loopback, or an address of
+ * one of its interfaces: binding a socket to it works), else 0. A peer at such an
+ * address is a local process, whose owner must then be measured. */
+int peeruid_peer_is_local(int fd);
 
 #endif

@@ -2394,12 +2394,18 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	 * rule needs it for HTTP agents as much as for stdio ones. A loopback peer whose
 	 * owner cannot be measured (it closed already) is not served. */
 	uid_t peer_uid = (uid_t)-1;
-	if (loopback) {
+	{
+		/* Asked of the kernel whatever the peer's address: a local process may connect
+		 * from any of the host's addresses (binding its source), not only loopback. No
+		 * socket known for that end is a remote peer, unless its address is this host's. */
 		char e[AS_ERRLEN];
 		if (peeruid_tcp(f->fds[0], &peer_uid, e) != 0) {
-			slog("warning", "an HTTP request refused: the owner of its loopback connection cannot be measured (%s)", e);
-			http_reply(s, hreq, 403, "the gateway cannot tell which user owns this connection", NULL);
-			return 0;
+			peer_uid = (uid_t)-1;
+			if (loopback || peeruid_peer_is_local(f->fds[0])) {
+				slog("warning", "an HTTP request refused: the owner of its local connection cannot be measured (%s)", e);
+				http_reply(s, hreq, 403, "the gateway cannot tell which user owns this connection", NULL);
+				return 0;
+			}
 		}
 	}
 	char owner[80], agent[REG_NAME_MAX + 1] = "";
@@ -2419,7 +2425,8 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		if (!name) {
 			s->m.auth_fail_agent++;
 			slog("warning", "an HTTP agent refused (%s, uid %d): invalid or revoked API key",
-			     loopback ? "loopback" : "remote", peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
+			     loopback ? "loopback" : peer_uid != (uid_t)-1 ? "local" : "remote",
+			     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
 			http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
 			return 0;
 		}

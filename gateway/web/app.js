@@ -39,17 +39,23 @@
   // the CLI): text nodes cannot run them, but they reorder or hide what is approved. Each
   // is shown as a marked \uXXXX instead (span.hidden-char, highlighted by app.css).
   // shown(v, lines): the nodes to append for v; lines keeps newline, tab and \r\n.
-  const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+  // The same set as common/text.c's text_hidden_cp: controls, bidi, zero-width, and every
+  // default-ignorable or format character (tag characters spell hidden ASCII), by code point.
+  const HIDDEN_SET = "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f" +
+    "\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb" +
+    "\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}\\u{e0000}-\\u{e0fff}";
+  const HIDDEN = new RegExp(`[${HIDDEN_SET}]`, "u"), HIDDEN_ONE = new RegExp(`^[${HIDDEN_SET}]$`, "u");
   function shown(v, lines) {
     const s = String(v ?? ""), out = [];
-    let start = 0;
-    for (let i = 0; i < s.length; i++) {
-      const c = s[i];
-      if (!HIDDEN.test(c) || (lines && (c === "\n" || c === "\t" || (c === "\r" && s[i + 1] === "\n")))) continue;
-      if (i > start) out.push(s.slice(start, i));
-      const code = "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
-      out.push(el("span", { class: "hidden-char", title: `a hidden character (U+${code.slice(2).toUpperCase()}) was here`, text: code }));
-      start = i + 1;
+    let start = 0, i = 0;
+    for (const c of s) { // by code point: a tag character is two UTF-16 units
+      const at = i;
+      i += c.length;
+      if (!HIDDEN_ONE.test(c) || (lines && (c === "\n" || c === "\t" || (c === "\r" && s[i] === "\n")))) continue;
+      if (at > start) out.push(s.slice(start, at));
+      const hex = c.codePointAt(0).toString(16), code = hex.length > 4 ? `\\u{${hex}}` : "\\u" + hex.padStart(4, "0");
+      out.push(el("span", { class: "hidden-char", title: `a hidden character (U+${hex.toUpperCase().padStart(4, "0")}) was here`, text: code }));
+      start = i;
     }
     if (start < s.length || !out.length) out.push(s.slice(start));
     return out;
@@ -408,7 +414,8 @@
     let label;
     if (text !== null) {
       label = `${bytes.length} bytes of text`;
-      pre.append(text.length > TEXT_MAX ? text.slice(0, TEXT_MAX) + `\n…[${text.length - TEXT_MAX} more characters not shown]` : text);
+      // The text being approved: zero-width, LRM/RLM and other invisible characters marked too.
+      pre.append(...shown(text.length > TEXT_MAX ? text.slice(0, TEXT_MAX) + `\n…[${text.length - TEXT_MAX} more characters not shown]` : text, true));
     } else {
       label = `${bytes.length} bytes, binary` + (bytes.length > HEX_MAX ? `, the first ${HEX_MAX} shown` : "");
       const lines = [];

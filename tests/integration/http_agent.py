@@ -2,14 +2,16 @@
 """A minimal MCP agent over Streamable HTTP, for tests that need it to run as some
 Unix user (setpriv): initialize with an API key, then one request_feedback with
 wait false. Prints the session_id, or the error, as one JSON line.
-Usage: http_agent.py HOST:PORT KEY MESSAGE [AUDIENCE]"""
-import http.client, json, sys
+Usage: http_agent.py HOST:PORT KEY MESSAGE [AUDIENCE]
+ASSENT_TEST_SOURCE_ADDR: the local address to connect from (default: the kernel's choice)."""
+import http.client, json, os, sys
 
 addr, key, message = sys.argv[1], sys.argv[2], sys.argv[3]
 host, port = addr.rsplit(":", 1)
 
 def post(body, session=None):
-    c = http.client.HTTPConnection(host, int(port), timeout=30)
+    src = os.environ.get("ASSENT_TEST_SOURCE_ADDR")
+    c = http.client.HTTPConnection(host, int(port), timeout=30, source_address=(src, 0) if src else None)
     h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
          "Authorization": f"Bearer {key}"}
     if session:

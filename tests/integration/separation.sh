@@ -58,6 +58,20 @@ check "alice cannot approve it on the web either ($R)" answered 403 'cannot deci
 R=$(web_submit "$S" "$BOB" "$SID")
 check "bob (web, no uid) approves it: its uid is no reviewer of his ($R)" answered 200 '"ok":true' "$R"
 
+# The same agent connecting to 127.0.0.1 from one of the host's other addresses (it binds
+# its source address): still a local process, still measured, still refused to alice.
+SRC=$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1)
+if [ -n "$SRC" ]; then
+	OUT=$(ASSENT_TEST_SOURCE_ADDR=$SRC as_nobody $PY "$ROOT/tests/integration/http_agent.py" "$H" "$KEY" "from $SRC")
+	SID5=$(printf '%s' "$OUT" | sid_of)
+	check "an HTTP agent as uid 65534 connecting from $SRC makes a request" test -n "$SID5"
+	expect_exit 1 "... which alice cannot approve: measured as uid 65534, not taken for a remote peer" \
+		as_nobody "$ASSENT" --state "$S" approve "$SID5"
+	check "... told that it is her own request" sh -c "printf '%s' \"\$1\" | grep -q 'asked for $SID5 itself'" _ "$ERR"
+else
+	ok "# SKIP this host has no address but loopback to connect from"
+fi
+
 # An agent running as the daemon's own uid (root here): it could read the keys and
 # register any reviewer, so nobody decides its requests as another person.
 OUT=$($PY "$ROOT/tests/integration/http_agent.py" "$H" "$KEY" "deploy as the daemon's own user")

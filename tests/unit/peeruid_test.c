@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -114,6 +115,42 @@ static void test_other_uid(void **state)
 	close(l);
 }
 
+/* A local process connecting to 127.0.0.1 from another of the host's addresses is
+ * measured all the same, and that address counts as the host's own. */
+static void test_other_local_address(void **state)
+{
+	(void)state;
+	struct ifaddrs *ifs, *x;
+	struct sockaddr_in src = {0};
+	assert_int_equal(getifaddrs(&ifs), 0);
+	for (x = ifs; x; x = x->ifa_next)
+		if (x->ifa_addr && x->ifa_addr->sa_family == AF_INET &&
+		    (ntohl(((struct sockaddr_in *)x->ifa_addr)->sin_addr.s_addr) >> 24) != 127) {
+			src = *(struct sockaddr_in *)x->ifa_addr;
+			break;
+		}
+	freeifaddrs(ifs);
+	if (!src.sin_family)
+		skip(); /* only loopback here */
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int l = listener(AF_INET, &ss, &sl);
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	src.sin_port = 0;
+	assert_int_equal(bind(c, (struct sockaddr *)&src, sizeof src), 0);
+	assert_int_equal(connect(c, (struct sockaddr *)&ss, sl), 0);
+	int a = accept(l, NULL, NULL);
+	assert_true(a >= 0);
+	char err[AS_ERRLEN];
+	uid_t u = 12345;
+	assert_int_equal(peeruid_tcp(a, &u, err), 0);
+	assert_int_equal(u, getuid());
+	assert_int_equal(peeruid_peer_is_local(a), 1);
+	close(c);
+	close(a);
+	close(l);
+}
+
 static void test_not_tcp_loopback(void **state)
 {
 	(void)state;
@@ -133,6 +170,7 @@ int main(void)
 	    cmocka_unit_test(test_own_uid_v4),
 	    cmocka_unit_test(test_own_uid_v6),
 	    cmocka_unit_test(test_other_uid),
+	    cmocka_unit_test(test_other_local_address),
 	    cmocka_unit_test(test_not_tcp_loopback),
 	};
 	return cmocka_run_group_tests(t, NULL, NULL);

@@ -42,6 +42,11 @@ static void test_neutralise_every_class(void **st)
 	    {"\xe2\x81\xa0\xef\xbb\xbf", "\\u2060\\ufeff"},
 	    {"l\xe2\x80\xa8m\xe2\x80\xa9", "l\\u2028m\\u2029"},
 	    {"bad \xff byte", "bad \\xff byte"},
+	    /* default-ignorable and format characters: soft hyphen, variation selector, tag
+	     * characters spelling hidden ASCII ("ASCII smuggling"), Hangul filler */
+	    {"de\xc2\xadploy\xef\xb8\x8f", "de\\u00adploy\\ufe0f"},
+	    {"ok\xf3\xa0\x81\x84\xf3\xa0\x81\xb2", "ok\\u{e0044}\\u{e0072}"},
+	    {"\xe3\x85\xa4\xcd\x8f", "\\u3164\\u034f"},
 	    {"caf\xc3\xa9 \xf0\x9f\x99\x82 ok", "caf\xc3\xa9 \xf0\x9f\x99\x82 ok"}, /* ordinary text stays */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
