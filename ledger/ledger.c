@@ -34,6 +34,7 @@ struct ledger {
 	uint64_t ckpt_seen; /* unix ms of the newest checkpoint as of our last transaction; 0: none */
 	int demo;           /* a demo ledger (`assent ledger append`): origin assent-demo/... */
 	int known;          /* size and root below hold the tree we last signed or verified */
+	uint64_t high;      /* the largest tree this process saw signed: a ledger never shrinks under it */
 	uint8_t root[32];
 	struct cv_arena arena;
 	struct buf enc;
@@ -174,6 +175,8 @@ static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s,
 	}
 	memcpy(l->root, c.root, 32);
 	l->known = 1;
+	if (c.size > l->high)
+		l->high = c.size;
 	return 0;
 }
 
@@ -230,6 +233,13 @@ static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state
 	merkle_root(&s->m, root);
 	if (l->known && l->size == s->m.size && memcmp(l->root, root, 32) == 0)
 		return 0;
+	/* Cut back under us to an older signed size (every commit's head is signed, so one
+	 * exists for each): the checkpoints below would accept it; what we saw signed does not. */
+	if (s->m.size < l->high)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s shrank from %llu to %llu entries under this process (cut back to an older signed "
+			       "size without the checkpoint key): refusing to sign it; run assent-verify ledger --trusted",
+			       l->dir, (unsigned long long)l->high, (unsigned long long)s->m.size);
 	if (s->m.size == 0)
 		return 0; /* a new ledger */
 	MDB_cursor *cur;
@@ -275,6 +285,8 @@ static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state
 	memcpy(l->root, root, 32);
 	l->size = s->m.size;
 	l->known = 1;
+	if (s->m.size > l->high)
+		l->high = s->m.size;
 	return 0;
 }
 

@@ -172,6 +172,25 @@ check "a live daemon does not sign history rewritten under it (its final checkpo
 	grep -q "changed without the checkpoint key" "$T/live.log"
 check "  ... no checkpoint was added ($before)" [ "$($TOOL ckpt_sizes "$X/ledger")" = "$before" ]
 tampered_noseq "  ... and the rewrite is caught" "$X/ledger" "rewritten"
+# ... nor one cut back under it to an older signed size (every commit's head is signed, so
+# one exists for each): the checkpoints stored there would accept it; the daemon does not.
+X=$(fresh "$S" cutback)
+rm -f "$X/assentd.json" "$X"/*.sock
+printf 'default ask\n' >"$T/cutback.policy"
+ASSENT_SINGLE_USER=1 "$ASSENTD" --state "$X" --policy "$T/cutback.policy" >"$T/cutback.log" 2>&1 &
+lpid=$!
+for _ in $(seq 200); do grep -q '"assentd .* serving' "$T/cutback.log" && break; sleep 0.05; done
+older=$($TOOL ckpt_sizes "$X/ledger" | tr ' ' '\n' | sort -n | tail -2 | head -1)
+$TOOL truncate "$X/ledger" "$older"
+$TOOL drop "$X/ledger" # the stored tree state recomputed for what is left
+kill -HUP "$lpid" # a policy reload is an entry to commit
+for _ in $(seq 200); do grep -q 'shrank' "$T/cutback.log" && break; sleep 0.05; done
+kill "$lpid" 2>/dev/null
+wait "$lpid"
+check "a live daemon refuses a ledger cut back under it to an older signed size ($older)" \
+	grep -q "shrank from [0-9]* to $older entries under this process" "$T/cutback.log"
+check "  ... and signs nothing more ($($TOOL ckpt_sizes "$X/ledger"))" \
+	[ "$($TOOL ckpt_sizes "$X/ledger" | tr ' ' '\n' | sort -n | tail -1)" = "$older" ]
 X=$(fresh "$S" restart)
 expect_exit 0 "another writer with the key on the genuine ledger (assent reviewer add)" \
 	"$ASSENT" --state "$X" reviewer add bob --uid 12345
