@@ -1931,6 +1931,16 @@ static json_t *owner_refusal(const struct signer *s, const struct req *r, const 
 	else if (!strncmp(r->owner, "uid:", 4) && parse_u64(r->owner + 4, &uid) == 0 && uid <= 0xffffffffu)
 		agent = registry_agent_by_uid(s->reg, (uid_t)uid);
 	const char *own = agent ? registry_agent_owner(s->reg, agent) : NULL;
+	/* The agent registered for the uid measured on an HTTP request is the same agent,
+	 * whatever key it used: its owner is held to it too. */
+	if ((!own || strcmp(own, reviewer) != 0) && r->uid != (uid_t)-1 && strncmp(r->owner, "uid:", 4) != 0) {
+		const char *by_uid = registry_agent_by_uid(s->reg, r->uid);
+		const char *own2 = by_uid ? registry_agent_owner(s->reg, by_uid) : NULL;
+		if (own2 && !strcmp(own2, reviewer)) {
+			agent = by_uid;
+			own = own2;
+		}
+	}
 	if (!own || strcmp(own, reviewer) != 0)
 		return NULL;
 	slog("warning", "decision on %s by %s refused: the owner of agent %s", sid, reviewer, agent);

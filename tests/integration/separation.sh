@@ -83,7 +83,7 @@ expect_exit 1 "nor alice in the terminal" as_nobody "$ASSENT" --state "$S" appro
 check "... told why (the daemon's own uid)" sh -c "printf '%s' \"\$1\" | grep -q \"daemon's own\"" _ "$ERR"
 
 # A stdio agent registered by uid (assent agent add NAME --uid UID) is named as that agent.
-"$ASSENT" --state "$S" agent add localbot --uid 65534 >/dev/null
+"$ASSENT" --state "$S" agent add localbot --uid 65534 --owner bob >/dev/null
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
 	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"from localbot","wait":false}}}' |
 	(cat; sleep 3) | as_nobody "$ROOT/build/assentd" --stdio --state "$S" >"$T/stdio.out" 2>"$T/stdio.err"
@@ -95,6 +95,14 @@ check "a stdio agent as uid 65534 asks ($SID4)" test -n "$SID4"
 as_nobody "$ASSENT" --state "$S" show "$SID4" >"$T/show4.out" 2>&1
 check "assent show names it as the agent registered for its uid, with the uid measured" \
 	grep -qE '^from     agent localbot \(registered for its uid\), uid 65534 \(measured\), client sh/1 \(declared\)$' "$T/show4.out"
+
+# bob owns the agent registered for uid 65534: a request of that uid is that agent's,
+# whatever key it came with, so bob does not decide it.
+OUT=$(as_nobody $PY "$ROOT/tests/integration/http_agent.py" "$H" "$KEY" "uid 65534 with key ci")
+SID6=$(printf '%s' "$OUT" | sid_of)
+R=$(web_submit "$S" "$BOB" "$SID6")
+check "bob, owner of the agent registered for uid 65534, cannot decide its request made with another key ($R)" \
+	answered 403 'is the owner of agent localbot' "$R"
 
 # The ledger records what was measured: requester.uid beside the agent's key name.
 "$ASSENT" --state "$S" reject "$SID2" -m "not from the daemon's user" >/dev/null 2>&1
