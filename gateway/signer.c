@@ -134,6 +134,7 @@ struct measured {
 
 struct waiter { /* a get_feedback call waiting for a decision */
 	uint64_t conn;
+	char owner[80]; /* whose call it is (struct conn's owner): it counts in their blocking limit */
 	char rid[PROTO_RID_MAX + 1];
 	char sid[PQ_SID_LEN + 9];
 	uint64_t until;
@@ -198,7 +199,7 @@ struct signer {
 	 * oldest, and the first to expire, is always at done_head (no scan per decision). */
 	struct done done[MAX_DONE];
 	size_t ndone, done_head;
-	struct waiter waiters[256];
+	struct waiter waiters[MAX_CONNS];
 	struct measured measured[MAX_MEASURED];
 	size_t measured_at;
 	uid_t self_uid; /* the daemon's own: a requester with it could read the keys and the registry */
@@ -1284,10 +1285,30 @@ static void count_owner(const struct pq_item *it, void *arg)
  * ASSENT_MAX_PENDING_PER_AGENT requests pending, ASSENT_MAX_BLOCKING_PER_AGENT of
  * them as calls held open: past either, the call is answered with an error naming
  * the limit (and logged), and the queue stays for everyone else. */
+/* get_feedback calls of this owner waiting now. */
+static size_t waiters_of(const struct signer *s, const char *owner)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++)
+		n += s->waiters[i].used && !strcmp(s->waiters[i].owner, owner);
+	return n;
+}
+
+/* How many calls one principal may hold open: ASSENT_MAX_BLOCKING_PER_AGENT; over HTTP,
+ * where each holds one of ASSENT_HTTP_MAX_CONNECTIONS, a quarter of them at most. */
+static unsigned blocking_limit(const struct signer *s, const struct conn *c)
+{
+	unsigned max = s->lim.c.blocking_per_agent;
+	if (c->http && s->http.conns_max / 4 < max)
+		max = s->http.conns_max / 4 ? s->http.conns_max / 4 : 1;
+	return max;
+}
+
 static int request_over_limit(struct signer *s, const struct conn *c, const char *rid, size_t ridn, int wait)
 {
 	struct owner_count oc = {c->owner, 0, 0};
 	pq_each(s->q, count_owner, &oc);
+	oc.blocking += waiters_of(s, c->owner); /* get_feedback calls held open count too */
 	for (size_t i = 0; i < s->nbatch; i++) { /* requests not yet on disk count too */
 		const struct op *o = s->batch[i];
 		if (o->it.data && !o->d && !strcmp(((const struct req *)o->it.data)->owner, c->owner)) {
@@ -1297,9 +1318,7 @@ static int request_over_limit(struct signer *s, const struct conn *c, const char
 	}
 	/* Over HTTP each waiting call holds one of ASSENT_HTTP_MAX_CONNECTIONS: one
 	 * principal gets a quarter of them at most. */
-	unsigned blocking_max = s->lim.c.blocking_per_agent;
-	if (c->http && s->http.conns_max / 4 < blocking_max)
-		blocking_max = s->http.conns_max / 4 ? s->http.conns_max / 4 : 1;
+	unsigned blocking_max = blocking_limit(s, c);
 	char msg[300];
 	if (oc.pending >= s->lim.c.pending_per_agent) {
 		snprintf(msg, sizeof msg, "%s has %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
@@ -1536,11 +1555,29 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 		json_decref(res);
 		return 0;
 	}
+	/* A waiting get_feedback is a call held open: it counts in its principal's blocking
+	 * limit, so one agent cannot take every waiter slot (or connection) from the others. */
+	struct owner_count oc = {c->owner, 0, 0};
+	pq_each(s->q, count_owner, &oc);
+	size_t held = oc.blocking + waiters_of(s, c->owner);
+	unsigned max = blocking_limit(s, c);
+	if (held >= max) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "call get_feedback with wait_seconds 0, or fewer at once", c->owner, held, max,
+			 max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
+		lim_log(s, LIM_BLOCKING, "get_feedback refused: %s", msg);
+		json_t *j = json_pack("{s:s}", "error", msg);
+		send_result(s, c->id, r, j, 1);
+		json_decref(j);
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
 		struct waiter *w = &s->waiters[i];
 		if (w->used)
 			continue;
 		*w = (struct waiter){.conn = c->id, .until = now_ms() + 1000 * wait, .used = 1};
+		snprintf(w->owner, sizeof w->owner, "%s", c->owner);
 		snprintf(w->rid, sizeof w->rid, "%s", r);
 		snprintf(w->sid, sizeof w->sid, "%s", id);
 		return 0;

@@ -206,6 +206,21 @@ r = a.tool({"type": "approval", "message": "not blocking", "wait": False})
 ok(sc(r).get("status") == "pending", "a non-blocking request is still taken")
 cancel_all()
 ok(a.wait(b1) is not None and a.wait(b2) is not None, "the two waiting calls get their decisions")
+# get_feedback calls held open count in the same limit: one agent cannot take every waiter slot.
+r = a.tool({"type": "approval", "message": "collect me", "wait": False})
+sid = sc(r).get("session_id")
+gf = [a.send("tools/call", {"name": "get_feedback", "arguments": {"session_id": sid, "wait_seconds": 30}}) for _ in range(2)]
+time.sleep(0.5)
+r = a.call("tools/call", {"name": "get_feedback", "arguments": {"session_id": sid, "wait_seconds": 30}}, timeout=10)
+ok(r is not None and (r.get("result") or {}).get("isError") and "ASSENT_MAX_BLOCKING_PER_AGENT" in tool_text(r),
+   f"with 2 get_feedback calls waiting, a 3rd is refused at once naming ASSENT_MAX_BLOCKING_PER_AGENT ({tool_text(r)[:160] if r else 'no answer'})")
+other = Stdio("other-agent")
+r2 = other.tool({"type": "approval", "message": "another agent's", "wait": False})
+r3 = other.call("tools/call", {"name": "get_feedback", "arguments": {"session_id": sc(r2).get("session_id"), "wait_seconds": 0}}, timeout=10)
+ok(sc(r3).get("status") == "pending", "... while a get_feedback that does not wait is still answered")
+other.close()
+cancel_all()
+ok(all(a.wait(i) is not None for i in gf), "the waiting get_feedback calls get the decision")
 
 # ---- 4b. a big queue never breaks a view: 16 requests with 250 KB contexts ----
 def web(method, path, token, body=None):
