@@ -58,6 +58,7 @@
 #define CONTROL_SOCK "control.sock"
 #define MAX_CONNS 1024
 #define MAX_DONE 4096
+#define DONE_PER_OWNER (MAX_DONE / 4)
 #define PQ_MAX 100000 /* requests pending in all */
 #define TIMEOUT_MAX_S 86400
 #define MCP_AUD_MAX 128
@@ -713,14 +714,35 @@ static struct done *done_at(struct signer *s, size_t i) { return &s->done[(s->do
 static void remember_done(struct signer *s, const char *sid, uint64_t conn, const char *owner, json_t *result)
 {
 	uint64_t now = now_ms();
-	/* Drop what expired, and the oldest when full. */
-	while (s->ndone && (done_at(s, 0)->until < now || s->ndone == MAX_DONE)) {
+	/* Drop what expired. */
+	while (s->ndone && done_at(s, 0)->until < now) {
 		json_decref(done_at(s, 0)->result);
 		done_at(s, 0)->result = NULL;
 		s->done_head = (s->done_head + 1) % MAX_DONE;
 		s->ndone--;
 	}
-	struct done *d = done_at(s, s->ndone++);
+	/* One owner keeps at most DONE_PER_OWNER answers: past it their own oldest gives way
+	 * (in its slot: it then outlives its hour a little), so one agent flooding decisions
+	 * never pushes another's approval out. Only when the ring is full of many owners'
+	 * does the oldest of all go. */
+	struct done *d = NULL;
+	size_t mine = 0;
+	for (size_t i = 0; i < s->ndone; i++) { /* by `until`: a slot reused in place is younger than its place */
+		struct done *x = done_at(s, i);
+		if (x->result && !strcmp(x->owner, owner) && (mine++, !d || x->until < d->until))
+			d = x;
+	}
+	if (mine >= DONE_PER_OWNER) {
+		json_decref(d->result);
+	} else {
+		if (s->ndone == MAX_DONE) {
+			json_decref(done_at(s, 0)->result);
+			done_at(s, 0)->result = NULL;
+			s->done_head = (s->done_head + 1) % MAX_DONE;
+			s->ndone--;
+		}
+		d = done_at(s, s->ndone++);
+	}
 	snprintf(d->sid, sizeof d->sid, "%s", sid);
 	d->owner_conn = conn;
 	snprintf(d->owner, sizeof d->owner, "%s", owner);

@@ -1,14 +1,15 @@
 // The signer keeps the answers of the last 4,096 decided requests for get_feedback (an
-// hour each), oldest dropped first. Through the official SDK: 4,200 requests the policy
-// allows at once, then get_feedback for the newest, the oldest kept, and the two
-// just before it, which must be gone. Prints TAP.
+// hour each), and of those at most 1,024 per requester, its own oldest dropped first (so
+// one agent's flood never pushes out another's approval). Through the official SDK:
+// 4,200 requests the policy allows at once, then get_feedback for the newest, the oldest
+// kept, and the two just before it, which must be gone. Prints TAP.
 // Usage: node sdk_done_ring.mjs STATE BUILD (the daemon runs, its policy allows
 // `type confirmation` with context.readonly = true)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const [state, build] = process.argv.slice(2);
-const KEPT = 4096, N = 4200;
+const KEPT = 1024, N = 4200; // one requester's share (DONE_PER_OWNER in gateway/signer.c)
 let n = 0, failed = 0;
 const ok = (cond, desc) => { n++; if (!cond) failed++; console.log(`${cond ? "ok" : "not ok"} ${n} - ${desc}`); };
 
@@ -28,7 +29,7 @@ const status = async (i) => {
 };
 ok(await status(N - 1) === "approved", "get_feedback: the newest answer is kept");
 ok(await status(N - KEPT) === "approved", `get_feedback: the ${KEPT}th newest is kept`);
-ok(await status(N - KEPT - 1) === "gone", `get_feedback: the one before it is gone (the oldest goes first)`);
+ok(await status(N - KEPT - 1) === "gone", `get_feedback: the one before it is gone (its own oldest goes first)`);
 ok(await status(0) === "gone", "get_feedback: the first of all is gone");
 await client.close();
 console.log(`1..${n}`);
