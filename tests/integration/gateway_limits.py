@@ -221,6 +221,24 @@ ok(sc(r3).get("status") == "pending", "... while a get_feedback that does not wa
 other.close()
 cancel_all()
 ok(all(a.wait(i) is not None for i in gf), "the waiting get_feedback calls get the decision")
+# The answers kept for get_feedback: one requester's flood of decisions pushes out only its own.
+_, vs = initialize(KEY2)
+_, res, _ = http_tool(vs, "request_feedback", {"type": "approval", "message": "victim's deploy", "wait": False}, KEY2)
+vsid = (res.get("structuredContent") or {}).get("session_id")
+dec = ctl({"cmd": "decide", "session_id": vsid, "outcome": "approved"}) if vsid else None
+ok((dec or {}).get("ok") is True, f"the victim agent's request is approved ({dec})")
+first = None
+for k in range(0, 4200, 100):  # 4,200 requests denied at once: more than the 4,096 answers kept in all
+    ids = [a.send("tools/call", {"name": "request_feedback", "arguments": {"type": "approval", "message": f"flood {k + j}", "wait": False}})
+           for j in range(100)]
+    rs = [a.wait(i) for i in ids]
+    first = first or sc(rs[0]).get("session_id")
+_, res, _ = http_tool(vs, "get_feedback", {"session_id": vsid, "wait_seconds": 0}, KEY2)
+ok((res.get("structuredContent") or {}).get("approved") is True,
+   f"after another agent's 4,200 decided requests, agent modest still collects its approval ({str(res)[:160]})")
+r = a.call("tools/call", {"name": "get_feedback", "arguments": {"session_id": first, "wait_seconds": 0}})
+ok((r.get("result") or {}).get("isError") is True, "... while the flooding agent's own oldest answer has given way")
+send("DELETE", None, hdrs(KEY2, vs))  # its session back: the session limit is tested below
 
 # ---- 4b. a big queue never breaks a view: 16 requests with 250 KB contexts ----
 def web(method, path, token, body=None):

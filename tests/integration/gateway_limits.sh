@@ -33,6 +33,7 @@ KEY2=$("$ASSENT" --state "$S" agent add modest | tail -1)
 cat >"$S/limits.policy" <<'POL'
 # Requests whose message starts with "only-outsider" are for outsider alone.
 ask message ~ "^only-outsider" reviewers outsider same-user ok
+deny message ~ "^flood" reason "decided at once, so its answer waits for get_feedback"
 default ask same-user ok
 POL
 env ASSENT_SINGLE_USER=1 FEEDBACK_ALLOW_ANONYMOUS=true ASSENT_MAX_PENDING_PER_AGENT=20 ASSENT_MAX_BLOCKING_PER_AGENT=2 \
