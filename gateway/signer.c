@@ -1292,12 +1292,22 @@ static json_t *audience_refusal(struct signer *s, const struct conn *c, const st
 struct owner_count {
 	const char *owner;
 	size_t pending, blocking;
+	uid_t anon_uid; /* an anonymous client: all anonymous sessions of this measured uid count as one */
 };
+
+/* Each anonymous session owns its requests (listing, collecting), but sessions cost
+ * nothing to make: for the limits, anonymous clients count by the uid the signer measured. */
+static int same_principal(const struct req *r, const struct owner_count *oc)
+{
+	if (!strcmp(r->owner, oc->owner))
+		return 1;
+	return oc->anon_uid != (uid_t)-1 && r->uid == oc->anon_uid && !strncmp(r->owner, "anonymous", 9);
+}
 
 static void count_owner(const struct pq_item *it, void *arg)
 {
 	struct owner_count *oc = arg;
-	if (strcmp(((const struct req *)it->data)->owner, oc->owner) != 0)
+	if (!same_principal(it->data, oc))
 		return;
 	oc->pending++;
 	oc->blocking += it->blocking != 0;
@@ -1326,14 +1336,14 @@ static unsigned blocking_limit(const struct signer *s, const struct conn *c)
 	return max;
 }
 
-static int request_over_limit(struct signer *s, const struct conn *c, const char *rid, size_t ridn, int wait)
+static int request_over_limit(struct signer *s, const struct conn *c, uid_t uid, const char *rid, size_t ridn, int wait)
 {
-	struct owner_count oc = {c->owner, 0, 0};
+	struct owner_count oc = {c->owner, 0, 0, !strncmp(c->owner, "anonymous", 9) ? uid : (uid_t)-1};
 	pq_each(s->q, count_owner, &oc);
 	oc.blocking += waiters_of(s, c->owner); /* get_feedback calls held open count too */
 	for (size_t i = 0; i < s->nbatch; i++) { /* requests not yet on disk count too */
 		const struct op *o = s->batch[i];
-		if (o->it.data && !o->d && !strcmp(((const struct req *)o->it.data)->owner, c->owner)) {
+		if (o->it.data && !o->d && same_principal(o->it.data, &oc)) {
 			oc.pending++;
 			oc.blocking += o->it.blocking != 0;
 		}
@@ -1341,14 +1351,18 @@ static int request_over_limit(struct signer *s, const struct conn *c, const char
 	/* Over HTTP each waiting call holds one of ASSENT_HTTP_MAX_CONNECTIONS: one
 	 * principal gets a quarter of them at most. */
 	unsigned blocking_max = blocking_limit(s, c);
-	char msg[300];
+	char msg[300], who[96];
+	if (oc.anon_uid != (uid_t)-1)
+		snprintf(who, sizeof who, "the anonymous clients of uid %u", (unsigned)oc.anon_uid);
+	else
+		snprintf(who, sizeof who, "%s", c->owner);
 	if (oc.pending >= s->lim.c.pending_per_agent) {
-		snprintf(msg, sizeof msg, "%s has %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
-			 "for decisions or cancel some", c->owner, oc.pending, s->lim.c.pending_per_agent);
+		snprintf(msg, sizeof msg, "%s: %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
+			 "for decisions or cancel some", who, oc.pending, s->lim.c.pending_per_agent);
 		lim_log(s, LIM_PENDING, "request refused: %s", msg);
 	} else if (wait && oc.blocking >= blocking_max) {
-		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
-			 "ask with wait: false and collect with get_feedback", c->owner, oc.blocking, blocking_max,
+		snprintf(msg, sizeof msg, "%s: %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "ask with wait: false and collect with get_feedback", who, oc.blocking, blocking_max,
 			 blocking_max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
 		lim_log(s, LIM_BLOCKING, "request refused: %s", msg);
 	} else {
@@ -1401,7 +1415,7 @@ static int h_request(void *ctx, struct ipc_frame *f, char *err)
 		GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
 		GUARD(measured_take(s, hreq, c->id, &uid, err));
 	}
-	if (request_over_limit(s, c, rid, ridn, wait))
+	if (request_over_limit(s, c, uid, rid, ridn, wait))
 		return 0;
 	if (timeout > s->lim.c.max_timeout_s) /* timeout_override is capped, never refused */
 		timeout = s->lim.c.max_timeout_s;
@@ -1579,7 +1593,7 @@ static int h_collect(void *ctx, struct ipc_frame *f, char *err)
 	}
 	/* A waiting get_feedback is a call held open: it counts in its principal's blocking
 	 * limit, so one agent cannot take every waiter slot (or connection) from the others. */
-	struct owner_count oc = {c->owner, 0, 0};
+	struct owner_count oc = {c->owner, 0, 0, (uid_t)-1};
 	pq_each(s->q, count_owner, &oc);
 	size_t held = oc.blocking + waiters_of(s, c->owner);
 	unsigned max = blocking_limit(s, c);

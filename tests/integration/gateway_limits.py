@@ -177,7 +177,7 @@ ok(queued == ["pending"] * 20, f"a stdio agent queues 20 requests, the limit ({s
 r = a.tool({"type": "approval", "message": "p-21", "wait": False})
 ok((r or {}).get("result", {}).get("isError") and "ASSENT_MAX_PENDING_PER_AGENT" in tool_text(r),
    f"the 21st is refused with an error naming ASSENT_MAX_PENDING_PER_AGENT ({tool_text(r)[:200]})")
-ok(log_has(r"limit: request refused: uid:\d+ has 20 requests pending"), "the refusal is in the daemon's log")
+ok(log_has(r"limit: request refused: uid:\d+: 20 requests pending"), "the refusal is in the daemon's log")
 rr, sess2 = initialize(KEY2)
 res = http_tool(sess2, "request_feedback", {"type": "approval", "message": "modest asks", "wait": False}, KEY2)[1]
 ok((res.get("structuredContent") or {}).get("status") == "pending",
@@ -406,6 +406,14 @@ res = http_tool(anon_a, "get_feedback", {"session_id": sid_a, "wait_seconds": 0}
 ok((res.get("structuredContent") or {}).get("status") == "pending", f"client A can ({json.dumps(res)[:160]})")
 res = http_tool(anon_a, "list_pending_feedback", {})[1]
 ok(sid_a in json.dumps(res), "and A's own list shows it")
+cancel_all()
+# ... but for the limits, a uid's anonymous sessions are one principal: new sessions are free.
+got = 0
+for m in range(21):
+    res = http_tool(anon_a if m % 2 else anon_b, "request_feedback", {"type": "approval", "message": f"anon {m}", "wait": False})[1]
+    got += (res.get("structuredContent") or {}).get("status") == "pending"
+ok(got == 20 and "ASSENT_MAX_PENDING_PER_AGENT" in json.dumps(res) and "anonymous clients of uid" in json.dumps(res),
+   f"two anonymous sessions of one uid share ASSENT_MAX_PENDING_PER_AGENT=20: the 21st is refused ({got}; {json.dumps(res)[:200]})")
 cancel_all()
 
 # ---- 8. unauthenticated connections per address (all of 127.0.0.0/8 is one) ----
