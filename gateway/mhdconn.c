@@ -55,7 +55,9 @@ void mc_addr_key(const struct sockaddr *sa, uint8_t key[9])
 
 /* Past the limit, the oldest unauthenticated connection of that address goes, not
  * the new one: a client that sends its request at once gets through while slow
- * heads are held, and whoever holds them loses them as fast as others arrive. */
+ * heads are held, and whoever holds them loses them as fast as others arrive. A
+ * connection whose whole request is in (waiting for the signer's check) is no slow
+ * head and never goes: else opening connections in a loop would evict real clients. */
 static struct mc_conn *over_address_limit(const struct mc_list *l, const struct mc_conn *p)
 {
 	if (!l->unauth_max || !p->addr[0])
@@ -63,7 +65,7 @@ static struct mc_conn *over_address_limit(const struct mc_list *l, const struct 
 	size_t same = 0;
 	struct mc_conn *oldest = NULL;
 	for (struct mc_conn *q = l->head; q; q = q->next) /* newest first */
-		if (q != p && !q->authed && !q->refused && !memcmp(q->addr, p->addr, sizeof q->addr)) {
+		if (q != p && !q->authed && !q->refused && q->receiving && !memcmp(q->addr, p->addr, sizeof q->addr)) {
 			same++;
 			oldest = q;
 		}
