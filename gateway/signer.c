@@ -3363,8 +3363,8 @@ static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		if (!s->conns[i].used)
 			c = c ? c : &s->conns[i];
-		else if (!s->conns[i].http && s->conns[i].uid == uid)
-			mine++;
+		else if (!s->conns[i].http && s->conns[i].uid == uid && s->conns[i].worker == k)
+			mine++; /* per socket: a uid's agents holding agent.sock never lock its reviewer out of control.sock */
 	}
 	char why[200];
 	if (!c) {
@@ -3372,8 +3372,8 @@ static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
 		lim_log(s, LIM_CONNS_TOTAL, "connection from uid %u refused: all %d connection slots are in use",
 			(unsigned)uid, MAX_CONNS);
 	} else if (mine >= s->lim.c.conns_per_uid) {
-		snprintf(why, sizeof why, "uid %u has %zu connections open, the limit (ASSENT_MAX_CONNECTIONS_PER_UID=%u)",
-			 (unsigned)uid, mine, s->lim.c.conns_per_uid);
+		snprintf(why, sizeof why, "uid %u has %zu connections open on %s, the limit (ASSENT_MAX_CONNECTIONS_PER_UID=%u)",
+			 (unsigned)uid, mine, k == W_MCP ? "agent.sock" : "control.sock", s->lim.c.conns_per_uid);
 		lim_log(s, LIM_CONNS_UID, "connection refused: %s", why);
 		c = NULL;
 	} else {
