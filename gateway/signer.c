@@ -76,6 +76,8 @@ struct worker {
 	unsigned restarts;       /* since it last said hello: the backoff */
 	unsigned restarts_total; /* since the daemon started */
 	uint64_t start_at; /* when to (re)start it, unix ms; 0: running */
+	int backlog;       /* frames read but not yet handled: its queue of answers was too full */
+	int rx_full;       /* and its receive buffer is full too: read again once answers drain */
 };
 
 struct conn { /* a client connection the signer accepted and handed to a worker, or an MCP session over HTTP */
@@ -3302,24 +3304,40 @@ static const struct ipc_rule review_rules[] = {
 	{F_WEB, READY, IPC_FDS, h_web},
 };
 
+static int worker_throttled(const struct signer *s, int k)
+{
+	return s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) > IPC_TXQ_MAX / 2;
+}
+
 static void worker_input(struct signer *s, int k)
 {
 	struct worker *w = &s->w[k];
 	char err[AS_ERRLEN];
 	/* Take what is there (bounded, so that one worker cannot starve the other):
 	 * frames handled in one turn share the turn's commit. */
+	w->rx_full = 0;
 	for (int m = 0; m < 64; m++) {
 		int r = ipc_read(&w->ipc, err);
 		if (r == AS_ECORRUPT) {
 			security_event(s, k, err);
 			return;
 		}
+		w->rx_full = r == AS_ETOOBIG;
 		if (r != 0)
 			break;
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, IPC_FRAME_MAX);
+	w->backlog = 0;
 	for (;;) {
+		/* Answers go out as fast as the worker reads them; a client that pipelines
+		 * thousands of calls must not pile more than that up in one turn (past
+		 * IPC_TXQ_MAX the worker would count as stuck, and everyone's calls with it).
+		 * The rest waits, read but not handled, for the next turns. */
+		if (worker_throttled(s, k)) {
+			w->backlog = 1;
+			break;
+		}
 		cv_arena_reset(&a);
 		struct ipc_frame f;
 		int g = ipc_next(&w->ipc, &a, &f, err);
@@ -3713,7 +3731,9 @@ int signer_main(const struct signer_opts *o)
 					  .events = POLLIN};
 		for (int k = 0; k < NWORKERS; k++)
 			pf[n++] = (struct pollfd){.fd = s->w[k].fd,
-						  .events = (short)(POLLIN | (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
+						  /* a worker whose answers back up is read again once they drain */
+						  .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
+								    (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
 		pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN}; /* last: a worker's frames go first */
 		uint64_t now = now_ms(), next = now + 1000, d;
 		if (pq_next_deadline(s->q, &d) == 0 && d < next)
@@ -3722,6 +3742,9 @@ int signer_main(const struct signer_opts *o)
 			if (s->w[k].start_at && s->w[k].start_at < next)
 				next = s->w[k].start_at;
 		int ms = next > now ? (int)(next - now) : 0;
+		for (int k = 0; k < NWORKERS; k++)
+			if (s->w[k].fd >= 0 && s->w[k].backlog && !worker_throttled(s, k))
+				ms = 0; /* frames wait to be handled: only look what else came */
 		if (poll(pf, n, ms) < 0 && errno != EINTR)
 			break;
 		if (pf[0].revents & POLLIN) {
@@ -3757,7 +3780,7 @@ int signer_main(const struct signer_opts *o)
 				continue;
 			if (pf[3 + k].revents & POLLOUT)
 				ipc_flush(&s->w[k].ipc, err);
-			if (pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR))
+			if ((pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR)) || (s->w[k].backlog && !worker_throttled(s, k)))
 				worker_input(s, k);
 		}
 		if (pf[3 + NWORKERS].revents & POLLIN)

@@ -93,6 +93,17 @@ else
 	ok "# SKIP not root: cannot make a group and a second user"
 fi
 
+# ---- a client that pipelines thousands of calls and reads nothing ----
+S3=$T/flood
+"$ASSENT" --state "$S3" reviewer add rev --uid "$(id -u)" >/dev/null
+start "$S3" ASSENT_SINGLE_USER=1
+timeout 120 $PY "$ROOT/tests/integration/pipeline_flood.py" "$ASSENTD" "$S3" >"$T/flood.out" 2>&1
+check "a stdio agent pipelining 3,000 calls without reading them does not get the mcp worker killed" \
+	sh -c "! grep -q 'socket is stuck' '$S3.log' && ! grep -q 'bridge closed' '$T/flood.out'"
+expect_exit 0 "... and the daemon still serves: assent pending lists the 90 requests" "$ASSENT" --state "$S3" pending --json
+check "... all of them" sh -c "printf '%s' \"\$1\" | $PY -c 'import json,sys; sys.exit(0 if len(json.load(sys.stdin)) == 90 else 1)'" _ "$OUT"
+stop_last
+
 # ---- a daemon that hangs up: an error, never a death by SIGPIPE ----
 F=$T/fake
 mkdir -p "$F"
