@@ -91,18 +91,22 @@ check "text-context: assent pending marks the message" grep -qF 'deploy\u200e to
 kill "$agent" "$pid" 2>/dev/null
 wait "$pid"
 
-# web-ctl-ended: the review worker decides over a CLI reviewer's connection after they hung up.
-start_evil web-ctl-ended
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
-	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"ended","wait":false}}}' |
-	(cat; sleep 8) | $PY -c '
+ask_ended() { # MESSAGE OUT: a non-blocking request from a stdio agent on $S/agent.sock; its answers in OUT
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"request_feedback\",\"arguments\":{\"type\":\"approval\",\"message\":\"$1\",\"wait\":false}}}" |
+		(cat; sleep 8) | $PY -c '
 import socket,sys,threading
 s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 threading.Thread(target=lambda: [s.sendall(l.encode()) for l in sys.stdin], daemon=True).start()
 f=s.makefile("rb")
 for _ in range(2): sys.stdout.write(f.readline().decode())
-' "$S/agent.sock" >"$T/ended-agent.out" &
-agent=$!
+' "$S/agent.sock" >"$2" &
+	agent=$!
+}
+
+# web-ctl-ended: the review worker decides over a CLI reviewer's connection after they hung up.
+start_evil web-ctl-ended
+ask_ended ended "$T/ended-agent.out"
 for _ in $(seq 100); do grep -q '"pending"' "$T/ended-agent.out" 2>/dev/null && break; sleep 0.05; done
 check "web-ctl-ended: the request is pending" grep -q '"pending"' "$T/ended-agent.out"
 $PY -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.makefile("rb").readline(); s.close()' "$S/control.sock"
@@ -119,19 +123,7 @@ S=$T/web-replay
 mkdir -p "$S"
 TOKEN=$("$ASSENT" --state "$S" reviewer add alice --web | tail -1)
 start_evil "web-replay:$TOKEN" "$S"
-ask_ended() { # a non-blocking request from a stdio agent on $S/agent.sock; its answers in $1
-	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
-		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"replayed","wait":false}}}' |
-		(cat; sleep 8) | $PY -c '
-import socket,sys,threading
-s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-threading.Thread(target=lambda: [s.sendall(l.encode()) for l in sys.stdin], daemon=True).start()
-f=s.makefile("rb")
-for _ in range(2): sys.stdout.write(f.readline().decode())
-' "$S/agent.sock" >"$1" &
-	agent=$!
-}
-ask_ended "$T/replay-agent.out"
+ask_ended replayed "$T/replay-agent.out"
 for _ in $(seq 200); do grep -q 'replay after logout' "$T/web-replay:$TOKEN.log" 2>/dev/null && break; sleep 0.05; done
 L="$T/web-replay:$TOKEN.log"
 check "web-replay: the review worker logged in and saw the request" grep -q 'replay after logout: pending=seen logout=200' "$L"

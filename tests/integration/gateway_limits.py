@@ -156,6 +156,18 @@ def http_tool(session, name, args, key=None):
     j = r.json() or {}
     return r, (j.get("result") or {}), j
 
+def refused_429(socks, naming=b""):
+    """How many of socks were answered 429 (naming the limit, when given) and closed."""
+    n = 0
+    for k in socks:
+        k.settimeout(5)
+        try:
+            data = k.recv(4096)
+        except OSError:
+            data = b""
+        n += data.startswith(b"HTTP/1.1 429") and naming in data
+    return n
+
 def log_has(pat):
     return re.search(pat, open(logpath, errors="replace").read()) is not None
 
@@ -434,14 +446,7 @@ time.sleep(0.3)
 r, s_new = initialize(KEY2, timeout=10)
 ok(r.status == 200, f"8 silent connections from loopback on 8 slots: an agent still connects and initializes ({r!r})")
 # the four oldest were closed with a 429 as the newer ones came
-closed = 0
-for k in slow[:4]:
-    k.settimeout(5)
-    try:
-        data = k.recv(4096)
-    except OSError:
-        data = b""
-    closed += data.startswith(b"HTTP/1.1 429") and b"ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS" in data
+closed = refused_429(slow[:4], b"ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS")
 ok(closed == 4, f"... because the 4 oldest were closed with 429 naming ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS ({closed}/4)")
 for k in slow:
     k.close()
@@ -458,14 +463,7 @@ for i in range(8):
 time.sleep(0.3)
 r = web("GET", "/health", INSIDER)
 ok(r.status == 200, f"8 silent connections on the reviewer listener's 8 slots: a reviewer is still answered ({r!r})")
-closed = 0
-for k in slow[:4]:
-    k.settimeout(5)
-    try:
-        data = k.recv(4096)
-    except OSError:
-        data = b""
-    closed += data.startswith(b"HTTP/1.1 429")
+closed = refused_429(slow[:4])
 ok(closed == 4, f"... because its 4 oldest were closed with 429 ({closed}/4)")
 for k in slow:
     k.close()
