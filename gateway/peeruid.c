@@ -125,6 +125,13 @@ int peeruid_tcp(int fd, uid_t *uid, char *err)
 	return as_fail(err, AS_ENOTFOUND, "the kernel knows no socket at the connection's other end");
 }
 
+int peeruid_peer_is_loopback(int fd)
+{
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof peer;
+	return fd >= 0 && getpeername(fd, (struct sockaddr *)&peer, &pl) == 0 && is_loopback(&peer);
+}
+
 int peeruid_peer_is_local(int fd)
 {
 	struct sockaddr_storage peer;

@@ -13,6 +13,9 @@
  * not a connected TCP socket; AS_EIO when the kernel could not be asked. */
 int peeruid_tcp(int fd, uid_t *uid, char *err);
 
+/* 1 when the peer address of fd is a loopback one (127.0.0.0/8, ::1, v4-mapped 127/8). */
+int peeruid_peer_is_loopback(int fd);
+
 /* 1 when the peer address of fd is one of this host's own (loopback, or an address of
  * one of its interfaces: binding a socket to it works), else 0. A peer at such an
  * address is a local process, whose owner must then be measured. */

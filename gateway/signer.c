@@ -2359,21 +2359,6 @@ static void expire(struct signer *s)
  * connection the worker passes along (anonymous agents: loopback only), and holds
  * the sessions, so a restarted worker loses none. */
 
-static int peer_is_loopback(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
-		return 0;
-	if (ss.ss_family == AF_INET)
-		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
-	if (ss.ss_family == AF_INET6) {
-		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
-	return 0;
-}
-
 /* Anonymous clients share no owner: each session is its own ("anonymous:ID"), so
  * that one local process can neither list another's requests nor collect their
  * tokens. Its session id is its only credential. An agent key is one owner. */
@@ -2474,7 +2459,7 @@ static int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		return as_fail(err, AS_ECORRUPT, "an HTTP request without its connection");
 	if (!s->http.on)
 		return as_fail(err, AS_ECORRUPT, "an HTTP request, but HTTP is off");
-	int loopback = peer_is_loopback(f->fds[0]);
+	int loopback = peeruid_peer_is_loopback(f->fds[0]);
 	/* Who owns the agent's end of the connection, asked of the kernel: the same-person
 	 * rule needs it for HTTP agents as much as for stdio ones. A loopback peer whose
 	 * owner cannot be measured (it closed already) is not served. */

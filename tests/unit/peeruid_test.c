@@ -56,6 +56,7 @@ static void own_uid(int family)
 	uid_t u = 12345;
 	assert_int_equal(peeruid_tcp(a, &u, err), 0);
 	assert_int_equal(u, getuid());
+	assert_int_equal(peeruid_peer_is_loopback(a), 1);
 	/* The peer closes: no owner any more, never a uid of 0 from a TIME_WAIT entry. */
 	close(c);
 	usleep(20000);
@@ -146,6 +147,7 @@ static void test_other_local_address(void **state)
 	assert_int_equal(peeruid_tcp(a, &u, err), 0);
 	assert_int_equal(u, getuid());
 	assert_int_equal(peeruid_peer_is_local(a), 1);
+	assert_int_equal(peeruid_peer_is_loopback(a), 0); /* local, though not loopback */
 	close(c);
 	close(a);
 	close(l);
