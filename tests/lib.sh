@@ -57,6 +57,14 @@ AGENT_PREFIX=()
 if [ "$(id -u)" -eq 0 ]; then
 	AGENT_UID=65534
 	AGENT_PREFIX=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	# Those other users run the checkout's programs and scripts: a checkout below a
+	# directory only root may enter (mktemp -d makes them 0700) gets search permission
+	# added on the way down (o+x only: nothing becomes listable or readable that was not).
+	_d=$ROOT
+	while [ "$_d" != / ]; do
+		[ -n "$(find "$_d" -maxdepth 0 ! -perm -o+x)" ] && chmod o+x "$_d"
+		_d=$(dirname "$_d")
+	done
 fi
 export ASSENT_TEST_AGENT_PREFIX="${AGENT_PREFIX[*]}"
 agent_single_user() { [ "$(id -u)" -eq 0 ] && echo 0 || echo 1; }
