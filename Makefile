@@ -11,7 +11,9 @@ DESTDIR ?=
 FUZZ_SECONDS ?= 30
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
-INCS     := -Iinclude -Icommon -Iledger -Iverify -Igateway -Ipolicy
+# One include root: every #include names its folder ("gateway/proto/ipc.h"); the
+# installed headers in include/assent/ include each other by bare name.
+INCS     := -I.
 HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection \
             -fcf-protection=full -fPIE -ftrivial-auto-var-init=zero
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
@@ -22,15 +24,15 @@ TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
-GW_PROGS := gateway/assent.c gateway/assentd.c
+GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c
 LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
-            $(filter-out $(GW_PROGS),$(wildcard gateway/*.c))
+            $(filter-out $(GW_PROGS),$(shell find gateway -name '*.c' | sort))
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
 PROGS    := build/assent-verify build/assent build/assentd
 
-HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h gateway/*.h policy/*.h)
+HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h policy/*.h fuzz/*.h) $(shell find gateway -name '*.h')
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 LIB_SAN_OBJ  := $(patsubst %.c,build/san/obj/%.o,$(LIB_SRC))
 LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
@@ -98,15 +100,15 @@ $(WEB_OBJ): gateway/web/assets.S $(WEB_ASSETS)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	@$(CC) -c $< -o $@
-build/assentd: build/obj/gateway/assentd.o build/libassent.a
+build/assentd: build/obj/gateway/cli/assentd.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
-build/assent: build/obj/gateway/assent.o build/libassent.a
+build/assent: build/obj/gateway/cli/assent.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
 build/san/assent-verify: build/san/obj/verify/main.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
-build/san/assent: build/san/obj/gateway/assent.o build/san/libassent.a
+build/san/assent: build/san/obj/gateway/cli/assent.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
 # ---- unit tests: each under the plain build and under the sanitizers ----
@@ -131,11 +133,11 @@ build/san/replay/%: build/san/obj/fuzz/%.o build/san/obj/fuzz/driver.o build/san
 fuzz: $(FUZZ_BINS)
 
 fuzz-smoke: deps $(FUZZ_BINS)
-	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz_smoke.sh $(FUZZERS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/scripts/fuzz_smoke.sh $(FUZZERS)
 
 # ---- the whole test suite ----
 check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint build/tests/evil_worker
-	tests/run.sh
+	tests/scripts/run.sh
 test: check
 
 # ---- benchmarks ----
@@ -167,26 +169,26 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 
 # ---- the main job: for now a demo ledger; later the gateway ----
 run: deps all
-	gateway/run.sh ./var
+	gateway/cli/run.sh ./var
 
 # The ledger on its own: append, checkpoint, verify, prove, export (./var/demo).
 demo: deps all
-	tests/demo.sh ./var/demo
+	tests/scripts/demo.sh ./var/demo
 
 # ---- install ----
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 build/assent-verify build/assent build/assentd $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 include/assent/err.h include/assent/verify.h include/assent/ledger.h $(DESTDIR)$(PREFIX)/include/assent/
+	install -m 0644 include/assent/err.h include/assent/verify.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
-	install -m 0644 verify/assent-verify.1 gateway/assent.1 gateway/assentd.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 verify/assent-verify.1 gateway/cli/assent.1 gateway/cli/assentd.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 0644 policy/assent.policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 deps:
-	@tests/deps.sh
+	@tests/scripts/deps.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,5 +1,5 @@
 /* P-256 keys with mbedTLS 2.28 (the 2.x `_ret` APIs; see NOTES.md). */
-#include "eckey.h"
+#include "common/eckey.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define ECKEY_SPKI_MAX 128
 #define ECKEY_SIG_MAX 80 /* DER ECDSA-Sig-Value for P-256 is at most 72 bytes */

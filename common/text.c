@@ -1,6 +1,6 @@
 /* Character classes of agents' text and the neutraliser the CLI shows text through
  * (see text.h). */
-#include "text.h"
+#include "common/text.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* What text from agents may hold, and how it is shown to people. One definition of the
  * character classes, used by the mcp worker to validate, by the signer to check frames
- * (gateway/action.c) and by the CLI to show text (the page has the same rules in
+ * (gateway/proto/action.c) and by the CLI to show text (the page has the same rules in
  * gateway/web/app.js). Internal to assent; not installed. */
 #ifndef ASSENT_TEXT_H
 #define ASSENT_TEXT_H
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define TEXT_BAD_BYTE 0xffffffffu /* text_cp: not a UTF-8 character (one byte consumed) */
 
@@ -30,7 +30,7 @@ int text_hidden_cp(uint32_t cp);
  * a UTF-8 character. */
 size_t text_cut(const char *s, size_t n, size_t max);
 
-/* Character classes of frame fields (gateway/action.h). */
+/* Character classes of frame fields (gateway/proto/action.h). */
 enum text_class {
 	TEXT_ANY = 0,	/* any UTF-8 (a context: the exact operation; neutralised when shown) */
 	TEXT_MULTILINE, /* no refused character but tab, newline, and \r before \n */

@@ -1,6 +1,6 @@
 /* Shared helpers: bounded buffers and reader, strict hex/base64, atomic files. */
 #define _GNU_SOURCE
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "assent/err.h"
+#include "include/assent/err.h"
 
 #define AS_UNUSED __attribute__((unused))
 #define AS_PRINTF(a, b) __attribute__((format(printf, a, b)))

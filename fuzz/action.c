@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "action.h"
-#include "cbor.h"
-#include "mcp.h"
-#include "text.h"
+#include "gateway/proto/action.h"
+#include "common/cbor.h"
+#include "gateway/worker/mcp/mcp.h"
+#include "common/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

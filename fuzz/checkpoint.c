@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eckey.h"
-#include "note.h"
-#include "util.h"
+#include "common/eckey.h"
+#include "ledger/note.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#include "fuzz_key.h"
+#include "fuzz/fuzz_key.h"
 
 static void fail(const char *why, const uint8_t *data, size_t size)
 {

@@ -1,5 +1,5 @@
 /* Fuzz target: one JSON line of `assent ledger append`, through the same steps
- * (gateway/assent.c line_to_cbor, then ledger_append): JSON to CBOR fields, the
+ * (gateway/cli/assent.c line_to_cbor, then ledger_append): JSON to CBOR fields, the
  * canonical encoding the tool hands to ledger_append, and the entry built from it.
  * Properties: whatever the tool's check accepts, ledger_append accepts too, and
  * the entry it writes is canonical and passes entry_check (so a verifier never
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbor.h"
-#include "entry.h"
-#include "util.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "eckey.h"
+#include "common/eckey.h"
 
 static const char fuzz_pub_pem[] = "-----BEGIN PUBLIC KEY-----\n"
 				   "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEMiWZkTVojEP1fnuzJCiaxJBguuq3\n"

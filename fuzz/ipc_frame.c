@@ -1,5 +1,5 @@
 /* Fuzz target: the bytes a compromised worker writes on its IPC socket, read
- * exactly as the signer reads them (gateway/ipc.c over a real SOCK_SEQPACKET
+ * exactly as the signer reads them (gateway/proto/ipc.c over a real SOCK_SEQPACKET
  * socketpair). The input is the byte stream; how it is cut into messages, and
  * which messages carry descriptors, comes from a PRNG seeded by the input, so
  * corpus files are plain frame streams. Every frame decoded goes through the
@@ -25,9 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cbor.h"
-#include "ipc.h"
-#include "util.h"
+#include "common/cbor.h"
+#include "gateway/proto/ipc.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbor.h"
-#include "entry.h"
-#include "util.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbor.h"
-#include "mcp.h"
-#include "redact.h"
+#include "common/cbor.h"
+#include "gateway/worker/mcp/mcp.h"
+#include "common/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
-/* Fuzz target: the agent listener's request classifier (gateway/mhttp.c) and the
- * listener configuration's CBOR form (gateway/httpcfg.c). Input: two bytes whose low
+/* Fuzz target: the agent listener's request classifier (gateway/worker/mcp/mhttp.c) and the
+ * listener configuration's CBOR form (gateway/proto/httpcfg.c). Input: two bytes whose low
  * nine bits say which of method, path, Host, Origin, Content-Type, Accept,
  * Mcp-Session-Id, MCP-Protocol-Version and Authorization are present, then those
  * values in that order separated by NUL bytes. The whole input is also decoded as
@@ -25,10 +25,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "assent/err.h"
-#include "cbor.h"
-#include "httpcfg.h"
-#include "mhttp.h"
+#include "include/assent/err.h"
+#include "common/cbor.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/worker/mcp/mhttp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

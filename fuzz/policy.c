@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "assent/err.h"
-#include "policy.h"
+#include "include/assent/err.h"
+#include "policy/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

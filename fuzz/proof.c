@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eckey.h"
-#include "proof.h"
-#include "util.h"
+#include "common/eckey.h"
+#include "verify/proof.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#include "fuzz_key.h"
+#include "fuzz/fuzz_key.h"
 
 static void fail(const char *why, const char *err, const uint8_t *data, size_t size)
 {

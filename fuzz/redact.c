@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbor.h"
-#include "redact.h"
+#include "common/cbor.h"
+#include "common/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

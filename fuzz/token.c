@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "assent/verify.h"
+#include "include/assent/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

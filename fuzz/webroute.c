@@ -1,5 +1,5 @@
-/* Fuzz target: the reviewer listener's HTTP rules (gateway/webroute.c) and the web
- * session lookup (gateway/websess.c). Input: two bytes whose low nine bits say which
+/* Fuzz target: the reviewer listener's HTTP rules (gateway/worker/review/webroute.c) and the web
+ * session lookup (gateway/signer/websess.c). Input: two bytes whose low nine bits say which
  * of method, URL, Host, Origin, Content-Type, Sec-Fetch-Site, Authorization,
  * X-Forwarded-Proto and Cookie are present and whose tenth says the request came in
  * on the proxy's socket, then those values in that order separated by NUL bytes.
@@ -28,9 +28,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "httpcfg.h"
-#include "webroute.h"
-#include "websess.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/worker/review/webroute.h"
+#include "gateway/signer/websess.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

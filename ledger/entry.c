@@ -1,7 +1,7 @@
 /* Entry kinds, building and checking entries, and the JSON mapping. */
-#include "entry.h"
+#include "ledger/entry.h"
 
-#include "eckey.h"
+#include "common/eckey.h"
 
 #include <stdio.h>
 #include <stdlib.h>

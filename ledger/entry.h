@@ -7,7 +7,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "cbor.h"
+#include "common/cbor.h"
 
 #define ENTRY_VERSION 1
 #define ENTRY_MAX (1u << 20) /* largest encoded entry: 1 MiB */

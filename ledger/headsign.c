@@ -1,5 +1,5 @@
 /* OpenSSL signing of checkpoints for the ledger writer (see headsign.h). */
-#include "headsign.h"
+#include "ledger/headsign.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 #include <openssl/obj_mac.h>
 #include <openssl/pem.h>
 
-#include "merkle.h"
+#include "ledger/merkle.h"
 
 struct headsign {
 	EVP_PKEY *pkey;

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "eckey.h"
+#include "common/eckey.h"
 
 struct headsign;
 

@@ -1,7 +1,7 @@
 /* The ledger writer: group-committed appends, incremental Merkle root, signed
- * checkpoints. See include/assent/ledger.h for the format. */
+ * checkpoints. See ledger/ledger.h for the format. */
 #define _GNU_SOURCE
-#include "assent/ledger.h"
+#include "ledger/ledger.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -12,14 +12,14 @@
 
 #include <lmdb.h>
 
-#include "cbor.h"
-#include "eckey.h"
-#include "entry.h"
-#include "headsign.h"
-#include "merkle.h"
-#include "note.h"
-#include "store.h"
-#include "util.h"
+#include "common/cbor.h"
+#include "common/eckey.h"
+#include "ledger/entry.h"
+#include "ledger/headsign.h"
+#include "ledger/merkle.h"
+#include "ledger/note.h"
+#include "ledger/store.h"
+#include "common/util.h"
 
 struct ledger {
 	MDB_env *env;

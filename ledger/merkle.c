@@ -1,12 +1,12 @@
 /* RFC 9162 Merkle tree: incremental root and inclusion proofs. */
-#include "merkle.h"
+#include "ledger/merkle.h"
 
 #include <string.h>
 
 #include <mbedtls/sha256.h>
 
-#include "assent/err.h"
-#include "util.h"
+#include "include/assent/err.h"
+#include "common/util.h"
 
 void sha256(const void *data, size_t n, uint8_t out[32])
 {

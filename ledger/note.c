@@ -1,11 +1,11 @@
 /* Signed checkpoints (C2SP tlog-checkpoint in a C2SP signed note). Parsing is
  * strict: one spelling per checkpoint, every line bounded. */
-#include "note.h"
+#include "ledger/note.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "merkle.h"
+#include "ledger/merkle.h"
 
 static const char EMDASH_SP[] = "\xe2\x80\x94 ";
 

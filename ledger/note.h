@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "eckey.h"
-#include "util.h"
+#include "common/eckey.h"
+#include "common/util.h"
 
 #define CKPT_MAX 4096      /* largest checkpoint text we parse */
 #define CKPT_ORIGIN_MAX 255

@@ -1,5 +1,5 @@
 /* Read-only access to a ledger's LMDB environment. */
-#include "store.h"
+#include "ledger/store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "common/util.h"
 
 static int open_env(const char *dir, unsigned flags, MDB_env **env)
 {

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "policy.h"
+#include "policy/policy.h"
 
 #include <fnmatch.h>
 #include <regex.h>
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "assent/err.h"
-#include "cbor.h" /* utf8_valid */
-#include "merkle.h" /* sha256 */
-#include "util.h"
+#include "include/assent/err.h"
+#include "common/cbor.h" /* utf8_valid */
+#include "ledger/merkle.h" /* sha256 */
+#include "common/util.h"
 
 enum cond_kind {
 	C_TYPE,

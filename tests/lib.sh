@@ -1,5 +1,5 @@
 # Helpers for integration tests: source it, call the checks, end with `done_testing`.
-# Each check prints one TAP line; tests/run.sh counts them.
+# Each check prints one TAP line; tests/scripts/run.sh counts them.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VERIFY=${VERIFY:-$ROOT/build/assent-verify}

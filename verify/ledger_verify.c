@@ -8,15 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "assent/verify.h"
-#include "cbor.h"
-#include "eckey.h"
-#include "entry.h"
-#include "merkle.h"
-#include "note.h"
-#include "store.h"
-#include "util.h"
-#include "vkeys.h"
+#include "include/assent/verify.h"
+#include "common/cbor.h"
+#include "common/eckey.h"
+#include "ledger/entry.h"
+#include "ledger/merkle.h"
+#include "ledger/note.h"
+#include "ledger/store.h"
+#include "common/util.h"
+#include "verify/vkeys.h"
 
 /* A root the ledger must have at a given size, and who says so. */
 struct expect {

@@ -17,15 +17,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "assent/verify.h"
-#include "cbor.h"
-#include "entry.h"
-#include "merkle.h"
-#include "note.h"
-#include "proof.h"
-#include "store.h"
-#include "util.h"
-#include "vkeys.h"
+#include "include/assent/verify.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "ledger/merkle.h"
+#include "ledger/note.h"
+#include "verify/proof.h"
+#include "ledger/store.h"
+#include "common/util.h"
+#include "verify/vkeys.h"
 
 #define EXIT_HOLDS 0
 #define EXIT_NOT 1

@@ -1,16 +1,16 @@
 /* RFC 9162 inclusion proofs of ledger entries, made from and checked against
  * signed checkpoints. */
-#include "proof.h"
+#include "verify/proof.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbor.h"
-#include "entry.h"
-#include "merkle.h"
-#include "note.h"
-#include "store.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "ledger/merkle.h"
+#include "ledger/note.h"
+#include "ledger/store.h"
 
 int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const *keys, size_t nkeys,
 	       struct buf *out, char *err)

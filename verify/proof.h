@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "eckey.h"
-#include "util.h"
+#include "common/eckey.h"
+#include "common/util.h"
 
 #define PROOF_MAX 65536 + 2 * (1u << 20) /* JSON proof: path, checkpoint, a base64 entry */
 

@@ -16,13 +16,13 @@
 #include <mbedtls/md.h>
 #include <mbedtls/sha256.h>
 
-#include "assent/verify.h"
-#include "cbor.h"
-#include "eckey.h"
-#include "entry.h"
-#include "merkle.h"
-#include "store.h"
-#include "util.h"
+#include "include/assent/verify.h"
+#include "common/cbor.h"
+#include "common/eckey.h"
+#include "ledger/entry.h"
+#include "ledger/merkle.h"
+#include "ledger/store.h"
+#include "common/util.h"
 
 #define TOK_TYPE "assent/approval/v1"
 #define MAX_TKEYS 64

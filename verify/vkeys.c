@@ -1,8 +1,8 @@
 /* Loading the checkpoint keys a verifier trusts. */
 #define _GNU_SOURCE
-#include "vkeys.h"
+#include "verify/vkeys.h"
 
-#include "merkle.h"
+#include "ledger/merkle.h"
 
 #include <libgen.h>
 #include <stdio.h>

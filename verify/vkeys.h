@@ -4,7 +4,7 @@
 #ifndef ASSENT_VKEYS_H
 #define ASSENT_VKEYS_H
 
-#include "eckey.h"
+#include "common/eckey.h"
 
 #define VKEYS_MAX 16
 

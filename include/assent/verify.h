@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "assent/err.h"
+#include "err.h"
 
 /* A verification pins its checkpoint key: key_paths (copies the auditor trusts), or
  * else the key in DIR/../keys/checkpoint.pub accepted only when pinned by key_sha256

@@ -15,14 +15,14 @@
 
 #include <lmdb.h>
 
-#include "assent/ledger.h"
-#include "cbor.h"
-#include "eckey.h"
-#include "headsign.h"
-#include "merkle.h"
-#include "note.h"
-#include "store.h"
-#include "util.h"
+#include "ledger/ledger.h"
+#include "common/cbor.h"
+#include "common/eckey.h"
+#include "ledger/headsign.h"
+#include "ledger/merkle.h"
+#include "ledger/note.h"
+#include "ledger/store.h"
+#include "common/util.h"
 
 static double now_s(void)
 {

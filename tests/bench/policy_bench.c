@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "assent/err.h"
-#include "policy.h"
-#include "token.h"
+#include "include/assent/err.h"
+#include "policy/policy.h"
+#include "gateway/signer/token.h"
 
 #define NRULES 1000 /* rules, the default included */
 

@@ -29,7 +29,7 @@
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* The claims of a token for a policy-approved request with no subject, as tok_issue writes them
  * (about 600 bytes; what the policy end-to-end bench issues). */

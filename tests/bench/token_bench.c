@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "assent/verify.h"
-#include "util.h"
+#include "include/assent/verify.h"
+#include "common/util.h"
 
 extern char **environ;
 

@@ -1,5 +1,5 @@
 # Shared by the ledger_*.sh integration scripts (sourced after tests/lib.sh; named
-# .bash so tests/run.sh does not run it as a test of its own).
+# .bash so tests/scripts/run.sh does not run it as a test of its own).
 TOOL="$PY $ROOT/tests/integration/ledger_tool.py"
 
 # requests FROM TO: JSON lines of request entries, each with a distinct message.

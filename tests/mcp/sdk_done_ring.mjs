@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const [state, build] = process.argv.slice(2);
-const KEPT = 1024, N = 4200; // one requester's share (DONE_PER_OWNER in gateway/signer.c)
+const KEPT = 1024, N = 4200; // one requester's share (DONE_PER_OWNER in gateway/signer/signer.c)
 let n = 0, failed = 0;
 const ok = (cond, desc) => { n++; if (!cond) failed++; console.log(`${cond ? "ok" : "not ok"} ${n} - ${desc}`); };
 

@@ -41,13 +41,13 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "ipc.h"
-#include "jail.h"
-#include "merkle.h"
-#include "util.h"
-#include "proto.h"
-#include "signer.h"
-#include "worker.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "ledger/merkle.h"
+#include "common/util.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/signer.h"
+#include "gateway/worker/worker.h"
 
 static void hello_as(struct cv_arena *a, const char *kind)
 {

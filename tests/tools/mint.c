@@ -13,11 +13,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "assent/ledger.h"
-#include "cbor.h"
-#include "merkle.h"
-#include "token.h"
-#include "util.h"
+#include "ledger/ledger.h"
+#include "common/cbor.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
 
 static void die(const char *what, const char *err)
 {

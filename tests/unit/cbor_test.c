@@ -1,4 +1,4 @@
-/* Unit tests for ledger/cbor.c: exact canonical encodings (RFC 8949 Appendix A),
+/* Unit tests for common/cbor.c: exact canonical encodings (RFC 8949 Appendix A),
  * round trips, and refusal of every non-canonical or unsupported input form. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "cbor.h"
+#include "common/cbor.h"
 
 static struct cv_arena A; /* builders for expected values; reset per test */
 

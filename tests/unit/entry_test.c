@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "cbor.h"
-#include "entry.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
 
 static struct cv_arena A;
 

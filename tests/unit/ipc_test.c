@@ -1,4 +1,4 @@
-/* Unit tests for gateway/ipc.c over real SOCK_SEQPACKET socketpairs: round trips
+/* Unit tests for gateway/proto/ipc.c over real SOCK_SEQPACKET socketpairs: round trips
  * (several frames per message, one frame over many messages, 1 MiB frames,
  * descriptors that work on arrival), each protocol violation refused with
  * AS_ECORRUPT and a message that names it, senders that never block on a peer
@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "cbor.h"
-#include "ipc.h"
+#include "common/cbor.h"
+#include "gateway/proto/ipc.h"
 
 /* The test plays the peer on `peer`; the code under test reads `c` on the other end. */
 struct fx {

@@ -1,4 +1,4 @@
-/* Unit tests for gateway/jail.c. Each test forks; the child enters the jail and does one thing;
+/* Unit tests for gateway/worker/jail.c. Each test forks; the child enters the jail and does one thing;
  * the parent judges how the child ended and what /proc says about it. Jailing runs only in the
  * plain build: under AddressSanitizer the runtime's own calls would trip the filter (NOTES.md),
  * so those tests report "# SKIP" there, while the refusals (which load no filter) still run. */
@@ -40,7 +40,7 @@
 
 #include <cmocka.h>
 
-#include "jail.h"
+#include "gateway/worker/jail.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define JAIL_SAN 1
@@ -49,7 +49,7 @@
 #endif
 
 /* First line of every test that jails: under ASan it returns at once, and main() names the
- * test "# SKIP" (cmocka 1.1.5's own skip() prints "not ok ... # SKIP", which tests/run.sh
+ * test "# SKIP" (cmocka 1.1.5's own skip() prints "not ok ... # SKIP", which tests/scripts/run.sh
  * would count as a failure). */
 #define PLAIN_BUILD_ONLY()                                                                                             \
 	do {                                                                                                           \

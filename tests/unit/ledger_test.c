@@ -16,15 +16,15 @@
 #include <cmocka.h>
 #include <lmdb.h>
 
-#include "assent/ledger.h"
-#include "assent/verify.h"
-#include "cbor.h"
-#include "eckey.h"
-#include "entry.h"
-#include "headsign.h"
-#include "merkle.h"
-#include "note.h"
-#include "util.h"
+#include "ledger/ledger.h"
+#include "include/assent/verify.h"
+#include "common/cbor.h"
+#include "common/eckey.h"
+#include "ledger/entry.h"
+#include "ledger/headsign.h"
+#include "ledger/merkle.h"
+#include "ledger/note.h"
+#include "common/util.h"
 
 /* ---- per-test state directory: STATE/ledger and STATE/keys ---- */
 

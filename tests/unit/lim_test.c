@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "assent/err.h"
-#include "lim.h"
+#include "include/assent/err.h"
+#include "gateway/signer/lim.h"
 
 static const char *const names[] = {"ASSENT_MAX_PENDING_PER_AGENT", "ASSENT_MAX_BLOCKING_PER_AGENT",
 				    "ASSENT_MAX_CONNECTIONS_PER_UID", "ASSENT_MAX_TIMEOUT_SECONDS"};

@@ -1,4 +1,4 @@
-/* Unit tests for gateway/mcp.c: every kind of bad line with its JSON-RPC code (one
+/* Unit tests for gateway/worker/mcp/mcp.c: every kind of bad line with its JSON-RPC code (one
  * named test per case), the method table, initialize negotiation, tools/list
  * schemas, request_feedback argument errors each naming the argument (one named
  * test per case), the canonical action, and the outgoing line builders. */
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "cbor.h"
-#include "mcp.h"
+#include "common/cbor.h"
+#include "gateway/worker/mcp/mcp.h"
 
 /* ---- helpers ---- */
 

@@ -11,8 +11,8 @@
 #include <cmocka.h>
 #include <mbedtls/sha256.h>
 
-#include "assent/err.h"
-#include "merkle.h"
+#include "include/assent/err.h"
+#include "ledger/merkle.h"
 
 #define MAXLEAVES 4200
 

@@ -11,7 +11,7 @@
 #include <netinet/in.h>
 #include <sys/un.h>
 
-#include "mhdconn.h"
+#include "gateway/worker/mhdconn.h"
 
 static void key4(const char *ip, uint8_t k[9])
 {

@@ -1,5 +1,5 @@
-/* Unit tests for gateway/mhttp.c (the agent listener's request classifier) and
- * gateway/httpcfg.c (its configuration): a table of requests against a loopback
+/* Unit tests for gateway/worker/mcp/mhttp.c (the agent listener's request classifier) and
+ * gateway/proto/httpcfg.c (its configuration): a table of requests against a loopback
  * listener and an open remote one, the shape checks of bearer keys, sessions and
  * protocol versions, error bodies that stay JSON whatever the client sent, the
  * CBOR round trip to the worker, and the environment variables with their refusals. */
@@ -15,10 +15,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "assent/err.h"
-#include "cbor.h"
-#include "httpcfg.h"
-#include "mhttp.h"
+#include "include/assent/err.h"
+#include "common/cbor.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/worker/mcp/mhttp.h"
 
 enum which { LOOP, LOOP_SSE, REMOTE };
 

@@ -14,9 +14,9 @@
 #include <mbedtls/base64.h>
 #include <mbedtls/sha256.h>
 
-#include "eckey.h"
-#include "note.h"
-#include "util.h"
+#include "common/eckey.h"
+#include "ledger/note.h"
+#include "common/util.h"
 
 #define EMDASH "\xe2\x80\x94"
 

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "assent/err.h"
-#include "peeruid.h"
+#include "include/assent/err.h"
+#include "gateway/signer/peeruid.h"
 
 static int listener(int family, struct sockaddr_storage *ss, socklen_t *sl)
 {

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "assent/err.h"
-#include "policy.h"
+#include "include/assent/err.h"
+#include "policy/policy.h"
 
 static struct policy *load(const char *src, struct pol_msgs *m)
 {

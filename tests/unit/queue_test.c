@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "assent/err.h"
-#include "queue.h"
+#include "include/assent/err.h"
+#include "gateway/signer/queue.h"
 
 static struct pq_item item(const char *sid, uint64_t deadline)
 {

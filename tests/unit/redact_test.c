@@ -1,4 +1,4 @@
-/* Unit tests for gateway/redact.c: every secret key name and every text pattern in
+/* Unit tests for common/redact.c: every secret key name and every text pattern in
  * a test of its own (secret gone, surrounding text kept, exact output), the prose
  * that must survive, operator rules, idempotence, linear time on hostile input,
  * and the exact truncation marker. */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "redact.h"
+#include "common/redact.h"
 
 /* ---- helpers ---- */
 

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "assent/err.h"
-#include "registry.h"
-#include "util.h"
+#include "include/assent/err.h"
+#include "gateway/signer/registry.h"
+#include "common/util.h"
 
 static void test_reviewers(void **state)
 {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "text.h"
+#include "common/text.h"
 
 /* s neutralised (no marks unless given), as a NUL-terminated string in out. */
 static size_t neut(const char *s, size_t n, int lines, const char *on, const char *off, char *out, size_t max)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "util.h"
+#include "common/util.h"
 
 static char dir[64];
 

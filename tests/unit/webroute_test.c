@@ -1,4 +1,4 @@
-/* Unit tests for gateway/webroute.c (the reviewer listener's HTTP rules): a table of
+/* Unit tests for gateway/worker/review/webroute.c (the reviewer listener's HTTP rules): a table of
  * requests against a loopback listener, a remote one configured the way an operator
  * does (ASSENT_REVIEW_ALLOWED_HOSTS and _ORIGINS), an open remote one, and requests
  * on the reverse proxy's socket; the route table itself; and the Authorization
@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "assent/err.h"
-#include "httpcfg.h"
-#include "webroute.h"
+#include "include/assent/err.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/worker/review/webroute.h"
 
 enum which { LOOP, REMOTE, OPEN };
 

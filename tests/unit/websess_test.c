@@ -1,4 +1,4 @@
-/* Unit tests for gateway/websess.c: web sessions (the cookie's shape, only its hash
+/* Unit tests for gateway/signer/websess.c: web sessions (the cookie's shape, only its hash
  * kept, lookup by the exact cookie, idle and absolute expiry, least-recently-used
  * eviction when the table is full, ending, sweeping with the registry's say, the CSRF
  * token) and the failed-login limiter (per address, in all, and its window). Times
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "merkle.h"
-#include "websess.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/websess.h"
 
 #define T0 1000000ull /* an arbitrary start: the monotonic clock is not at zero */
 

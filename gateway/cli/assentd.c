@@ -1,0 +1,114 @@
+/* assentd: the daemon for one state directory (no flags), the stdio bridge MCP
+ * clients start (--stdio), or, started by the daemon itself, a jailed worker. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gateway/cli/bridge.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/signer.h"
+#include "common/util.h"
+#include "gateway/worker/worker.h"
+
+static const char usage_text[] =
+	"usage: assentd [--state DIR] [--policy FILE] [--single-user] [--stdio]\n"
+	"\n"
+	"  (no --stdio)  run the daemon for the state directory: agents reach it on\n"
+	"                STATE/agent.sock (through assentd --stdio) and over HTTP on\n"
+	"                127.0.0.1:8765/mcp, reviewers with `assent`\n"
+	"                on STATE/control.sock. Logs JSON lines on stderr.\n"
+	"  --stdio       what MCP client configurations run: relay stdin/stdout to the\n"
+	"                daemon, starting it (detached, log in STATE/assentd.log) when none\n"
+	"                runs. FEEDBACK_TRANSPORT=stdio means the same.\n"
+	"  --policy FILE decide with a policy (assent.policy(5)): allowed and denied requests\n"
+	"                are answered at once, the rest wait for the reviewers a rule names;\n"
+	"                SIGHUP reloads it. Without it every request waits for a person.\n"
+	"  --single-user accept a decision from the requester's own uid (recorded as\n"
+	"                assurance same-user); ASSENT_SINGLE_USER=1 means the same.\n"
+	"\n"
+	"State directory: --state DIR, else $ASSENT_STATE_DIR, else $XDG_STATE_HOME/assent,\n"
+	"else ~/.local/state/assent (never the current directory).\n"
+	"Environment: FEEDBACK_TIMEOUT_SECONDS (300), FEEDBACK_SIGN_TOKENS, FEEDBACK_TOKEN_SECRET.\n"
+	"Agents over HTTP (MCP Streamable HTTP on /mcp, Authorization: Bearer KEY from\n"
+	"`assent agent add`): FEEDBACK_SSE_HOST (127.0.0.1), FEEDBACK_SSE_PORT (8765; off: none;\n"
+	"0: any free port, see STATE/assentd.json), FEEDBACK_ALLOW_ANONYMOUS (false: loopback\n"
+	"agents without a key), FEEDBACK_TRANSPORT=sse (also /sse and /messages),\n"
+	"ASSENT_HTTP_ALLOWED_HOSTS, ASSENT_HTTP_ALLOWED_ORIGINS, ASSENT_HTTP_MAX_BODY,\n"
+	"ASSENT_HTTP_MAX_HEADER, ASSENT_HTTP_MAX_CONNECTIONS, ASSENT_HTTP_MAX_SESSIONS,\n"
+	"ASSENT_HTTP_IDLE_SECONDS, ASSENT_HTTP_REQUEST_SECONDS, ASSENT_HTTP_SESSION_IDLE_SECONDS,\n"
+	"FEEDBACK_SESSION_CLEANUP_INTERVAL.\n"
+	"Reviewers on the web (/review, /review/mcp, /pending, /feedback/submit, /metrics, ...):\n"
+	"ASSENT_REVIEW_HOST (127.0.0.1), ASSENT_REVIEW_PORT (8766; off: none; 0: any free port),\n"
+	"ASSENT_REVIEW_ALLOWED_HOSTS, ASSENT_REVIEW_ALLOWED_ORIGINS; a reverse proxy's identity\n"
+	"header (ASSENT_REVIEW_PROXY_HEADER, X-Reviewer-Email) only on ASSENT_REVIEW_PROXY_SOCKET\n"
+	"(ASSENT_REVIEW_PROXY_GROUP) or with ASSENT_REVIEW_PROXY_SECRET\n"
+	"(see assentd(1)).\n"
+	"Workers' uids when run as root: ASSENT_WORKER_UID (66000: mcp, +1: review).\n";
+
+int main(int argc, char **argv)
+{
+	const char *state_flag = NULL, *policy = NULL, *worker = NULL, *worker_uid = NULL;
+	int stdio_mode = 0, single = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stdio"))
+			stdio_mode = 1;
+		else if (!strcmp(argv[i], "--single-user"))
+			single = 1;
+		else if (!strcmp(argv[i], "--state") && i + 1 < argc)
+			state_flag = argv[++i];
+		else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
+			policy = argv[++i];
+		else if (!strcmp(argv[i], "--worker") && i + 1 < argc)
+			worker = argv[++i];
+		else if (!strcmp(argv[i], "--uid") && i + 1 < argc && worker)
+			worker_uid = argv[++i]; /* the worker's own uid and gid, from a signer running as root */
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "assentd: unknown option '%s' (see assentd --help)\n", argv[i]);
+			return 2;
+		}
+	}
+	if (worker) {
+		uint64_t wu = 0;
+		if (worker_uid && (parse_u64(worker_uid, &wu) != 0 || wu == 0 || wu >= (uid_t)-1))
+			return 2;
+		if (wu)
+			jail_set_ids((uid_t)wu, (gid_t)wu);
+		if (!strcmp(worker, "mcp"))
+			return worker_mcp_main(WORKER_IPC_FD);
+		if (!strcmp(worker, "review"))
+			return worker_review_main(WORKER_IPC_FD);
+		return 2;
+	}
+	const char *tr = getenv("FEEDBACK_TRANSPORT");
+	if (tr && !strcmp(tr, "stdio"))
+		stdio_mode = 1;
+	const char *su = getenv("ASSENT_SINGLE_USER");
+	if (su && (!strcmp(su, "1") || !strcmp(su, "true")))
+		single = 1;
+	char state[4096], err[AS_ERRLEN], self[4096];
+	if (state_dir_resolve(state_flag, state, sizeof state, err) != 0) {
+		fprintf(stderr, "assentd: %s\n", err);
+		return 2;
+	}
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0) {
+		fprintf(stderr, "assentd: cannot find its own binary\n");
+		return 2;
+	}
+	self[n] = 0;
+	if (policy && access(policy, R_OK) != 0) {
+		fprintf(stderr, "assentd: cannot read the policy file %s\n", policy);
+		return 2;
+	}
+	if (stdio_mode) {
+		struct bridge_opts b = {.state = state, .policy = policy, .daemon_path = self};
+		return bridge_run(&b);
+	}
+	struct signer_opts o = {.state = state, .policy = policy, .self_exe = self, .single_user = single};
+	return signer_main(&o);
+}

@@ -1,0 +1,31 @@
+/* The counters behind /metrics (Prometheus text exposition format 0.0.4), kept by
+ * the signer. Pure: counting and formatting, no I/O. */
+#ifndef ASSENT_METRICS_H
+#define ASSENT_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/util.h"
+
+#define METRICS_BUCKETS 11
+#define METRICS_OUTCOMES 8
+
+struct metrics {
+	uint64_t decisions[METRICS_OUTCOMES]; /* by outcome, in metrics.c's order */
+	uint64_t lat_bucket[METRICS_BUCKETS]; /* decision latency, cumulative as Prometheus wants */
+	uint64_t lat_count;
+	double lat_sum_s;
+	uint64_t auth_fail_agent, auth_fail_review; /* refused credentials, by listener */
+};
+
+/* A request left the queue: outcome approved|rejected|answered|selected|denied|
+ * timeout|cancelled|abandoned, latency_ms since it was made. */
+void metrics_decided(struct metrics *m, const char *outcome, uint64_t latency_ms);
+
+struct metrics_gauges {
+	uint64_t pending, ledger_entries, ledger_bytes, uptime_s, mcp_restarts, review_restarts, web_sessions;
+};
+int metrics_text(const struct metrics *m, const struct metrics_gauges *g, struct buf *out);
+
+#endif

@@ -1,0 +1,1241 @@
+/* The mcp worker: jailed, it parses what agents send (JSON-RPC lines on the
+ * connections the signer hands it), answers the protocol's own methods itself,
+ * and turns tool calls into typed frames for the signer. It holds no key, no
+ * file, no identity: a compromised worker can only send frames the signer checks. */
+#define _GNU_SOURCE
+#include "gateway/worker/worker.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <microhttpd.h>
+#include <seccomp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/proto/action.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/worker/mcp/mcp.h"
+#include "gateway/worker/mhdconn.h"
+#include "gateway/worker/mcp/mhttp.h"
+#include "gateway/proto/proto.h"
+#include "common/redact.h"
+
+#define PROGRESS_EVERY_MS 10000
+#define KEEPALIVE_EVERY_MS 15000 /* an SSE comment, so that proxies and idle timers see life */
+
+struct call { /* a blocking tool call waiting for the signer */
+	uint64_t conn;
+	char rid[PROTO_RID_MAX + 1];
+	struct mcp_id token; /* progress token, MCP_ID_NONE when the client gave none */
+	uint64_t started, next_progress;
+	int used;
+};
+
+struct mconn {
+	uint64_t id;
+	int fd;   /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
+	int http;
+	struct hreq *legacy; /* FEEDBACK_TRANSPORT=sse: the GET /sse stream every answer goes to */
+	struct buf in, out;
+	int skipping; /* discarding the rest of an over-long line */
+	size_t skipped;
+	char head[MCP_PEEK_HEAD], tail[MCP_PEEK_TAIL]; /* of the line being skipped: where its id may be */
+	size_t headn, tailn;
+	struct mcp_client client;
+	uint64_t hreq; /* HTTP: the request whose message is being handled (the signer measured its peer) */
+	int used;
+};
+
+/* One HTTP request on the agent listener, from its headers to its last byte. */
+enum hstate {
+	HS_BODY,      /* reading the body */
+	HS_AUTH,      /* suspended: the signer decides who is asking */
+	HS_WAIT,      /* suspended: a JSON answer waits for the signer's result */
+	HS_RESPOND,   /* the answer is in out: queue it when MHD calls back */
+	HS_STREAM,    /* an SSE answer: queue the stream when MHD calls back */
+	HS_STREAMING, /* out feeds the stream; finished marks its end */
+	HS_DONE,
+};
+
+struct hreq {
+	uint64_t id;
+	struct MHD_Connection *mc;
+	struct mh_verdict v;
+	enum hstate st;
+	struct buf body;
+	int too_big;
+	struct mcp_msg m;
+	int have_msg;
+	uint64_t conn;                 /* the MCP session's connection id, once the signer said */
+	char rid[PROTO_RID_MAX + 1];   /* the JSON-RPC id whose answer this request waits for */
+	int waiting;                   /* an answer from the signer is due */
+	struct buf out;                /* the JSON body, or SSE bytes not yet sent */
+	unsigned status;
+	char session[MH_SESSION_LEN + 1]; /* Mcp-Session-Id to send back */
+	unsigned retry_s;                 /* Retry-After, for a refusal by a limit */
+	int finished, suspended;
+	uint64_t next_keepalive;
+	struct hreq *next;
+};
+
+/* One TCP connection on the agent listener. libmicrohttpd's timeout counts silence
+ * only, so a client trickling a byte a second would hold its slot for ever: each
+ * request's head and body must arrive within request_s, or the socket is shut. */
+struct mw {
+	int ipcfd;
+	struct ipc_conn ipc;
+	struct cv_arena arena;
+	struct mconn conns[PROTO_CONNS_MAX];
+	struct call calls[1024];
+	char err[AS_ERRLEN];
+	/* HTTP */
+	struct http_cfg cfg;
+	struct MHD_Daemon *mhd;
+	struct hreq *hreqs;
+	struct mc_list pconns; /* every TCP connection, for the whole-request deadline */
+	uint64_t next_hreq;
+	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
+	char proxy_header[64]; /* the reviewer identity header a reverse proxy sets: refused here */
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+#define wlog(w, ...) ipc_log((w)->ipcfd, __VA_ARGS__) /* a log line to the signer */
+
+static struct mconn *conn_find(struct mw *w, uint64_t id)
+{
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++)
+		if (w->conns[i].used && w->conns[i].id == id)
+			return &w->conns[i];
+	return NULL;
+}
+
+static void id_json(const struct mcp_id *id, char out[PROTO_RID_MAX + 1])
+{
+	json_t *j = id->t == MCP_ID_INT ? json_integer(id->i) : json_stringn(id->s, id->len);
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	snprintf(out, PROTO_RID_MAX + 1, "%s", s ? s : "null");
+	free(s);
+	json_decref(j);
+}
+
+static int id_parse(const char *txt, size_t n, struct mcp_id *id)
+{
+	json_error_t je;
+	json_t *j = json_loadb(txt, n, JSON_DECODE_ANY, &je);
+	int rc = 0;
+	memset(id, 0, sizeof *id);
+	if (j && json_is_integer(j)) {
+		id->t = MCP_ID_INT;
+		id->i = json_integer_value(j);
+	} else if (j && json_is_string(j) && json_string_length(j) <= MCP_ID_MAX) {
+		id->t = MCP_ID_STR;
+		id->len = json_string_length(j);
+		memcpy(id->s, json_string_value(j), id->len);
+	} else {
+		rc = AS_EINVAL;
+	}
+	json_decref(j);
+	return rc;
+}
+
+static int send_frame(struct mw *w, struct cv *f);
+
+/* A frame about one connection: {conn} (F_CONN_CLOSED, F_SESSION_END), or {conn, rid}
+ * (F_CANCEL) when rid is given. */
+static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, type, 2);
+	if (f && ipc_put_uint(&a, f, "conn", conn) == 0 && (!rid || ipc_put_text(&a, f, "rid", rid, strlen(rid)) == 0))
+		send_frame(w, f);
+	cv_arena_free(&a);
+}
+
+static void conn_close(struct mw *w, struct mconn *c, int tell)
+{
+	if (tell)
+		send_about(w, F_CONN_CLOSED, c->id, NULL);
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == c->id)
+			w->calls[i].used = 0;
+	if (c->fd >= 0)
+		close(c->fd);
+	buf_free(&c->in);
+	buf_free(&c->out);
+	memset(c, 0, sizeof *c);
+}
+
+/* Send a frame for a tool call; returns 0 or an error the caller answers with. */
+static int send_frame(struct mw *w, struct cv *f)
+{
+	int rc = ipc_send(w->ipcfd, f, -1, w->err);
+	if (rc == AS_EIO)
+		_exit(3); /* the signer is gone or stuck: nothing can be decided here; be restarted */
+	if (rc != 0)
+		wlog(w, "error", "mcp worker: cannot send a frame: %s", w->err);
+	return rc;
+}
+
+static void answer_tool_error(struct mconn *c, const struct mcp_id *id, const char *msg)
+{
+	mcp_line_result(&c->out, id, mcp_tool_error(msg), NULL);
+}
+
+static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+{
+	enum mcp_tool tool;
+	const json_t *args;
+	char err[AS_ERRLEN];
+	if (mcp_tools_call(m->params, &tool, &args, err) != 0) {
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		return;
+	}
+	char rid[PROTO_RID_MAX + 1];
+	id_json(&m->id, rid);
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = NULL;
+	switch (tool) {
+	case MCP_TOOL_REQUEST_FEEDBACK: {
+		struct mcp_feedback fb;
+		struct buf act;
+		buf_init(&act, MCP_ACTION_MAX);
+		struct cv *action = NULL;
+		int rc = mcp_check_request_feedback(args, &fb, err);
+		if (rc == 0)
+			rc = mcp_feedback_redact(&fb, NULL, 0, err);
+		if (rc == 0)
+			rc = mcp_feedback_action(&fb, &act, err);
+		if (rc == 0)
+			rc = cbor_decode(act.p, act.len, a, &action, err);
+		if (rc == 0) {
+			f = ipc_frame_new(a, F_REQUEST, 8);
+			struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
+			if (slot)
+				*slot = *action;
+			/* The subjects' bytes, so that the signer hashes them itself and a
+			 * reviewer can read them: one item per subject, null for a digest only. */
+			struct cv *arr = slot && fb.nsubjects ? cv_array(a, fb.nsubjects) : NULL;
+			for (size_t i = 0; arr && i < fb.nsubjects; i++) {
+				if (!fb.subjects[i].content)
+					arr->items[i].t = CV_NULL;
+				else if (cv_set_bytes(a, &arr->items[i], fb.subjects[i].content, fb.subjects[i].content_len))
+					arr = NULL;
+			}
+			struct cv *cs = arr ? ipc_put(a, f, "contents") : NULL;
+			if (cs)
+				*cs = *arr;
+			else if (fb.nsubjects)
+				slot = NULL;
+			char client[ACTION_CLIENT_MAX + 1];
+			action_client(client, c->client.name, c->client.client_version);
+			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+			    ipc_put_uint(a, f, "timeout", fb.timeout) || ipc_put_bool(a, f, "wait", fb.wait) ||
+			    ipc_put_text(a, f, "client", client, strlen(client)) ||
+			    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
+				rc = as_fail(err, AS_ENOMEM, "request too large");
+		}
+		int wait = rc == 0 && fb.wait;
+		mcp_feedback_free(&fb);
+		if (rc != 0) {
+			buf_free(&act);
+			answer_tool_error(c, &m->id, err);
+			return;
+		}
+		send_frame(w, f); /* before act is freed: the decoded action points into it */
+		buf_free(&act);
+		if (wait) {
+			for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
+				struct call *k = &w->calls[i];
+				if (k->used)
+					continue;
+				k->used = 1;
+				k->conn = c->id;
+				snprintf(k->rid, sizeof k->rid, "%s", rid);
+				k->token = m->progress_token;
+				k->started = mono_ms();
+				k->next_progress = k->started + PROGRESS_EVERY_MS;
+				break;
+			}
+		}
+		return;
+	}
+	case MCP_TOOL_GET_FEEDBACK: {
+		char sid[MCP_SESSION_ID_MAX + 1];
+		uint32_t secs;
+		if (mcp_check_get_feedback(args, sid, &secs, err) != 0) {
+			answer_tool_error(c, &m->id, err);
+			return;
+		}
+		f = ipc_frame_new(a, F_COLLECT, 4);
+		if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+		    ipc_put_text(a, f, "sid", sid, strlen(sid)) || ipc_put_uint(a, f, "wait", secs))
+			return;
+		send_frame(w, f);
+		return;
+	}
+	case MCP_TOOL_LIST_PENDING:
+		if (mcp_check_list_pending(args, err) != 0) {
+			answer_tool_error(c, &m->id, err);
+			return;
+		}
+		f = ipc_frame_new(a, F_LIST, 2);
+		if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)))
+			return;
+		send_frame(w, f);
+		return;
+	case MCP_TOOL_SUBMIT_FEEDBACK:
+		answer_tool_error(c, &m->id,
+				  "submit_feedback is for reviewers: an agent cannot decide its own request (a reviewer "
+				  "answers with `assent approve|reject|answer|select` or the review UI)");
+		return;
+	default:
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "unknown tool", NULL, NULL);
+	}
+}
+
+/* One parsed message from connection c; answers go to c->out. */
+static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
+{
+	char err[AS_ERRLEN];
+	const struct mcp_msg m = *mp;
+	if (m.kind == MCP_MSG_NOTIFICATION) {
+		if (m.m == MCP_M_CANCELLED) {
+			struct mcp_id rq;
+			char reason[MCP_REASON_MAX + 1], rid[PROTO_RID_MAX + 1];
+			if (mcp_cancelled(m.params, &rq, reason, err) == 0) {
+				id_json(&rq, rid);
+				send_about(w, F_CANCEL, c->id, rid);
+			}
+		}
+		return;
+	}
+	if (m.kind != MCP_MSG_REQUEST)
+		return;
+	json_t *res = NULL;
+	switch (m.m) {
+	case MCP_M_INITIALIZE:
+		if (mcp_initialize(m.params, ASSENT_VERSION, &c->client, &res, err) != 0)
+			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		else
+			mcp_line_result(&c->out, &m.id, res, NULL);
+		break;
+	case MCP_M_PING:
+		mcp_line_result(&c->out, &m.id, json_object(), NULL);
+		break;
+	case MCP_M_TOOLS_LIST:
+		mcp_line_tools_list(&c->out, &m.id, NULL); /* pre-built: no parse and print per call */
+		break;
+	case MCP_M_LOGGING_SET_LEVEL: {
+		enum mcp_log_level lv;
+		if (mcp_log_set_level(m.params, &lv, err) != 0)
+			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		else
+			mcp_line_result(&c->out, &m.id, json_object(), NULL);
+		break;
+	}
+	case MCP_M_TOOLS_CALL:
+		tools_call(w, c, &m);
+		break;
+	default:
+		mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
+	}
+}
+
+static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t len)
+{
+	struct mcp_msg m;
+	char err[AS_ERRLEN];
+	if (mcp_parse_line(line, len, &m, err) != 0) {
+		if (m.answer)
+			mcp_line_invalid(&c->out, &m, err, NULL);
+	} else {
+		handle_msg(w, c, &m);
+	}
+	mcp_msg_free(&m);
+}
+
+/* Keep the last MCP_PEEK_TAIL bytes of a line being skipped. */
+static void keep_tail(struct mconn *c, const char *p, size_t n)
+{
+	if (n >= sizeof c->tail) {
+		memcpy(c->tail, p + n - sizeof c->tail, sizeof c->tail);
+		c->tailn = sizeof c->tail;
+		return;
+	}
+	size_t keep = c->tailn + n > sizeof c->tail ? sizeof c->tail - n : c->tailn;
+	memmove(c->tail, c->tail + c->tailn - keep, keep);
+	memcpy(c->tail + keep, p, n);
+	c->tailn = keep + n;
+}
+
+/* The line in c->in overflows: keep its head and tail, and skip the rest of it. */
+static void start_skipping(struct mconn *c, const char *more, size_t n)
+{
+	c->headn = c->in.len < sizeof c->head ? c->in.len : sizeof c->head;
+	memcpy(c->head, c->in.p, c->headn);
+	c->tailn = 0;
+	keep_tail(c, (const char *)c->in.p, c->in.len);
+	keep_tail(c, more, n);
+	c->skipping = 1;
+	c->skipped = c->in.len + n;
+	buf_reset(&c->in);
+}
+
+/* Split what arrived into lines; a line over MCP_LINE_MAX is skipped to its end and
+ * answered with -32600 (with its id when its head or tail shows it), and the connection
+ * goes on. */
+static int conn_read(struct mw *w, struct mconn *c)
+{
+	char tmp[65536];
+	ssize_t n = read(c->fd, tmp, sizeof tmp);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0)
+		return -1;
+	size_t start = 0;
+	for (size_t i = 0; i < (size_t)n; i++) {
+		if (tmp[i] != '\n')
+			continue;
+		if (c->skipping || (c->in.len && buf_put(&c->in, tmp + start, i - start) != 0)) {
+			/* Over the limit: classified by its length alone, never parsed. */
+			if (!c->skipping) {
+				start_skipping(c, tmp + start, i - start);
+			} else {
+				keep_tail(c, tmp + start, i - start);
+				c->skipped += i - start;
+			}
+			size_t total = c->skipped;
+			struct mcp_msg m;
+			char err[AS_ERRLEN];
+			mcp_parse_line(NULL, total, &m, err);
+			struct mcp_id id;
+			if (m.answer && mcp_peek_id(c->head, c->headn, c->tail, c->tailn, &id))
+				m.id = id;
+			if (m.answer)
+				mcp_line_invalid(&c->out, &m, err, NULL);
+			mcp_msg_free(&m);
+			c->skipping = 0;
+			buf_reset(&c->in);
+		} else if (c->in.len) {
+			handle_line(w, c, (const char *)c->in.p, c->in.len);
+			buf_reset(&c->in);
+		} else {
+			handle_line(w, c, tmp + start, i - start);
+		}
+		start = i + 1;
+	}
+	if (start < (size_t)n) {
+		size_t rest = (size_t)n - start;
+		if (c->skipping) {
+			c->skipped += rest;
+			keep_tail(c, tmp + start, rest);
+		} else if (buf_put(&c->in, tmp + start, rest) != 0) {
+			start_skipping(c, tmp + start, rest);
+		}
+	}
+	return 0;
+}
+
+static int conn_flush(struct mconn *c)
+{
+	while (c->out.len) {
+		ssize_t n = write(c->fd, c->out.p, c->out.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n <= 0)
+			return -1;
+		memmove(c->out.p, c->out.p + n, c->out.len - (size_t)n);
+		c->out.len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- the agent HTTP listener (Streamable HTTP) ----
+ * libmicrohttpd runs in this loop (external epoll, suspend/resume). Each POST
+ * carries one JSON-RPC message. The signer says who is asking (F_HTTP_AUTH: the
+ * bearer key, the session, and the TCP connection so it can read the peer address
+ * itself); then the message is handled like a stdio line on the session's
+ * virtual connection, and what that writes to c->out is routed to the HTTP
+ * request waiting for it: a JSON body, or events on an SSE stream (progress,
+ * keep-alive comments, then the result). */
+
+static struct hreq *hreq_find(struct mw *w, uint64_t id)
+{
+	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->id == id)
+			return h;
+	return NULL;
+}
+
+static void wake(struct hreq *h)
+{
+	mc_wake(h->mc, &h->suspended);
+}
+
+static void sleep_on(struct hreq *h)
+{
+	mc_sleep(h->mc, &h->suspended);
+}
+
+/* Answer with status and a JSON body (len 0: none). */
+static void set_answer(struct hreq *h, unsigned status, const char *body, size_t len)
+{
+	h->status = status;
+	buf_reset(&h->out);
+	if (len && buf_put(&h->out, body, len) != 0) {
+		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"answer too large\"}}";
+		buf_reset(&h->out);
+		buf_put(&h->out, oom, sizeof oom - 1);
+		h->status = 500;
+	}
+	h->st = HS_RESPOND;
+}
+
+static void set_reject(struct hreq *h, unsigned status, int code, const char *msg)
+{
+	h->v.route = MH_REJECT;
+	h->v.status = status;
+	h->v.rpc_code = code;
+	snprintf(h->v.msg, sizeof h->v.msg, "%s", msg);
+	for (char *p = h->v.msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e || *p == '"' || *p == '\\')
+			*p = '?';
+	char body[400];
+	size_t n = mh_error_body(&h->v, body, sizeof body);
+	set_answer(h, status, body, n);
+}
+
+/* A body over the limit is never parsed, but when its start shows the request's id
+ * the 413's JSON-RPC error carries it (as a stdio line's does). */
+static void too_big_id(struct hreq *h, const char *msg)
+{
+	struct mcp_id id;
+	struct buf line;
+	if (!mcp_peek_id((const char *)h->body.p, h->body.len, NULL, 0, &id))
+		return;
+	buf_init(&line, 1u << 12);
+	if (mcp_line_error(&line, &id, -32600, msg, NULL, NULL) == 0 && line.len > 1)
+		set_answer(h, 413, (const char *)line.p, line.len - 1);
+	buf_free(&line);
+}
+
+static void sse_event(struct hreq *h, const char *json, size_t n)
+{
+	buf_put(&h->out, "event: message\ndata: ", 21);
+	buf_put(&h->out, json, n);
+	buf_put(&h->out, "\n\n", 2);
+}
+
+/* What handling a message wrote to c->out (lines) goes to the HTTP request that
+ * waits on (c, rid): events on its stream, or (final) its JSON body. */
+static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t ridn, int final)
+{
+	if (c->legacy) { /* the 2024-11-05 transport: everything goes down the one stream */
+		const char *p = (const char *)c->out.p, *end = p + c->out.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			sse_event(c->legacy, p, n);
+			p += n + 1;
+		}
+		wake(c->legacy);
+		buf_reset(&c->out);
+		return;
+	}
+	struct hreq *h = w->hreqs;
+	for (; h; h = h->next)
+		if (h->waiting && h->conn == c->id && strlen(h->rid) == ridn && !memcmp(h->rid, rid, ridn))
+			break;
+	if (h) {
+		const char *p = (const char *)c->out.p, *end = p + c->out.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			if (h->st == HS_STREAMING || h->st == HS_STREAM)
+				sse_event(h, p, n);
+			else if (final)
+				set_answer(h, 200, p, n);
+			p += n + 1;
+		}
+		if (final) {
+			h->waiting = 0;
+			h->finished = 1;
+		}
+		wake(h);
+	}
+	buf_reset(&c->out);
+}
+
+/* An MCP session over HTTP busy here: a request of it in flight, its stream, or a call. */
+static int http_busy(const struct mw *w, const struct mconn *c)
+{
+	if (c->legacy || c->out.len)
+		return 1;
+	for (const struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->conn == c->id)
+			return 1;
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == c->id)
+			return 1;
+	return 0;
+}
+
+/* A free slot. The sessions are the signer's (it ends them; this worker is not told
+ * when it sweeps idle ones), so an HTTP session's slot here is only a copy of what
+ * the signer keeps, made again from its answer when the session comes back: when
+ * the table is full, an idle one's slot is taken, or sessions the signer ended
+ * would hold the table for good. */
+static struct mconn *free_slot(struct mw *w)
+{
+	struct mconn *idle = NULL;
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+		struct mconn *c = &w->conns[i];
+		if (!c->used)
+			return c;
+		if (!idle && c->http && !http_busy(w, c))
+			idle = c;
+	}
+	if (idle) {
+		buf_free(&idle->in);
+		buf_free(&idle->out);
+		memset(idle, 0, sizeof *idle);
+	}
+	return idle;
+}
+
+static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client, const char *protocol)
+{
+	struct mconn *c = conn_find(w, conn);
+	if (c)
+		return c;
+	if ((c = free_slot(w))) {
+		memset(c, 0, sizeof *c);
+		c->used = 1;
+		c->http = 1;
+		c->id = conn;
+		c->fd = -1;
+		buf_init(&c->in, 1);
+		buf_init(&c->out, 64u << 20);
+		/* A session this worker has not seen (it was restarted): what its
+		 * initialize declared, as the signer kept it. */
+		const char *slash = strchr(client, '/');
+		snprintf(c->client.name, sizeof c->client.name, "%.*s", (int)(slash ? slash - client : (long)strlen(client)), client);
+		snprintf(c->client.client_version, sizeof c->client.client_version, "%s", slash ? slash + 1 : "");
+		c->client.version = mcp_negotiate_version(protocol);
+		return c;
+	}
+	return NULL;
+}
+
+static void http_auth(struct mw *w, struct hreq *h, int init)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(h->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_HTTP_AUTH, 4);
+	int rc = !ci || !f || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_bool(&a, f, "init", init) ||
+		 (h->v.bearer && ipc_put_text(&a, f, "bearer", h->v.bearer, h->v.bearer_len)) ||
+		 (h->v.session[0] && ipc_put_text(&a, f, "session", h->v.session, strlen(h->v.session)));
+	if (!rc && ipc_send(w->ipcfd, f, ci->connect_fd, w->err) == 0) {
+		h->st = HS_AUTH;
+		sleep_on(h);
+	} else {
+		set_reject(h, 500, -32603, "the gateway could not check this request");
+	}
+	cv_arena_free(&a);
+}
+
+/* The signer's answer to F_HTTP_AUTH: go on as that session, or refuse. */
+static void on_http_reply(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t id, status, conn = 0;
+	char err[AS_ERRLEN];
+	const char *e = NULL, *sess = NULL, *client = "", *proto = "";
+	size_t en = 0, sn = 0, cn = 0, pn = 0;
+	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", 599, &status, err))
+		return;
+	struct hreq *h = hreq_find(w, id);
+	if (!h || h->st != HS_AUTH)
+		return; /* the client left meanwhile */
+	if (status != 200) {
+		if (ipc_get_text(f->body, "error", 200, &e, &en, err) != 0)
+			e = "refused", en = 7;
+		char msg[201];
+		snprintf(msg, sizeof msg, "%.*s", (int)en, e);
+		uint64_t retry = 0;
+		if (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 86400, &retry, err) != 0)
+			retry = 0;
+		set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
+		h->retry_s = (unsigned)retry;
+		wake(h);
+		return;
+	}
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) || ipc_get_text(f->body, "session", MH_SESSION_LEN, &sess, &sn, err) ||
+	    ipc_get_text(f->body, "client", 2 * MCP_NAME_MAX + 2, &client, &cn, err) ||
+	    ipc_get_text(f->body, "protocol", 15, &proto, &pn, err)) {
+		set_reject(h, 500, -32603, "the gateway could not check this request");
+		wake(h);
+		return;
+	}
+	char cl[2 * MCP_NAME_MAX + 3], pr[16];
+	snprintf(cl, sizeof cl, "%.*s", (int)cn, client);
+	snprintf(pr, sizeof pr, "%.*s", (int)pn, proto);
+	snprintf(h->session, sizeof h->session, "%.*s", (int)sn, sess);
+	h->conn = conn;
+	mc_authed(h->mc); /* its connection no longer counts against its address */
+	struct mconn *c = http_mconn(w, conn, cl, pr);
+	if (!c) {
+		set_reject(h, 503, -32603, "this worker serves too many sessions");
+		wake(h);
+		return;
+	}
+	c->hreq = id; /* a request frame this message leads to names it (handled at once, below) */
+	if (h->v.route == MH_MCP_DELETE) {
+		send_about(w, F_SESSION_END, conn, NULL);
+		conn_close(w, c, 0);
+		h->session[0] = 0;
+		set_answer(h, 200, NULL, 0);
+		wake(h);
+		return;
+	}
+	if (h->v.route == MH_LEGACY_SSE) { /* the stream is the session: tell the client where to post */
+		if (c->legacy) {
+			set_reject(h, 409, -32600, "this session already has its stream");
+			wake(h);
+			return;
+		}
+		c->legacy = h;
+		char ev[120];
+		int k = snprintf(ev, sizeof ev, "event: endpoint\ndata: /messages?session_id=%s\n\n", h->session);
+		buf_put(&h->out, ev, (size_t)k);
+		h->session[0] = 0; /* the old transport names it in the endpoint, not in a header */
+		h->st = HS_STREAM;
+		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+		wake(h);
+		return;
+	}
+	if (h->v.route == MH_LEGACY_POST) {
+		if (!c->legacy) {
+			set_reject(h, 404, -32001, "this session's event stream is closed: GET /sse again");
+			wake(h);
+			return;
+		}
+		buf_reset(&c->out);
+		handle_msg(w, c, &h->m);
+		route_out(w, c, NULL, 0, 0); /* to the stream; answers from the signer follow there */
+		h->session[0] = 0;
+		set_answer(h, 202, NULL, 0);
+		wake(h);
+		return;
+	}
+	if (h->m.kind != MCP_MSG_REQUEST) { /* notifications and responses: accepted, never answered */
+		handle_msg(w, c, &h->m);
+		buf_reset(&c->out);
+		set_answer(h, 202, NULL, 0);
+		wake(h);
+		return;
+	}
+	id_json(&h->m.id, h->rid);
+	buf_reset(&c->out);
+	handle_msg(w, c, &h->m);
+	if (h->m.m == MCP_M_INITIALIZE && c->client.version) {
+		char decl[ACTION_CLIENT_MAX + 1];
+		action_client(decl, c->client.name, c->client.client_version);
+		struct cv_arena a;
+		cv_arena_init(&a, 8);
+		struct cv *fr = ipc_frame_new(&a, F_SESSION_INFO, 3);
+		if (fr && !ipc_put_uint(&a, fr, "conn", conn) && !ipc_put_text(&a, fr, "client", decl, strlen(decl)) &&
+		    !ipc_put_text(&a, fr, "protocol", c->client.version, strlen(c->client.version)))
+			send_frame(w, fr);
+		cv_arena_free(&a);
+	}
+	h->waiting = 1;
+	if (c->out.len) { /* answered here and now */
+		route_out(w, c, h->rid, strlen(h->rid), 1);
+		if (h->st != HS_RESPOND)
+			set_reject(h, 500, -32603, "no answer");
+	} else if (h->v.sse) { /* the signer answers later: stream progress until then */
+		h->st = HS_STREAM;
+		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+	} else {
+		h->st = HS_WAIT;
+		return; /* stays suspended until the result */
+	}
+	wake(h);
+}
+
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct hreq *h = cls;
+	int sleep;
+	ssize_t n = mc_stream_read(&h->out, h->finished, buf, max, &sleep);
+	if (sleep)
+		sleep_on(h); /* woken by an event, a keep-alive or the result */
+	return n;
+}
+
+static enum MHD_Result queue(struct hreq *h)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	if (h->st == HS_STREAM) {
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, h, NULL);
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, "Content-Type", "text/event-stream");
+		MHD_add_response_header(r, "Cache-Control", "no-cache, no-store");
+		MHD_add_response_header(r, "X-Accel-Buffering", "no");
+		h->status = 200;
+		h->st = HS_STREAMING;
+	} else {
+		r = MHD_create_response_from_buffer(h->out.len, h->out.p, MHD_RESPMEM_MUST_COPY);
+		if (!r)
+			return MHD_NO;
+		if (h->out.len)
+			MHD_add_response_header(r, "Content-Type", "application/json");
+		MHD_add_response_header(r, "Cache-Control", "no-store");
+		if (h->status == 405 && h->v.allow)
+			MHD_add_response_header(r, "Allow", h->v.allow);
+		if (h->status == 401)
+			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent\"");
+		if (h->retry_s) { /* a limit: when to try again */
+			char ra[16];
+			snprintf(ra, sizeof ra, "%u", h->retry_s);
+			MHD_add_response_header(r, "Retry-After", ra);
+		}
+		h->st = HS_DONE;
+	}
+	if (h->session[0])
+		MHD_add_response_header(r, "Mcp-Session-Id", h->session);
+	ret = MHD_queue_response(h->mc, h->status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+
+static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct mw *w = cls;
+	struct hreq *h = *con_cls;
+	if (!h) {
+		if (!(h = calloc(1, sizeof *h)))
+			return MHD_NO;
+		h->id = ++w->next_hreq;
+		h->mc = mc;
+		buf_init(&h->body, w->cfg.body_max);
+		buf_init(&h->out, 64u << 20);
+		h->next = w->hreqs;
+		w->hreqs = h;
+		*con_cls = h;
+		struct mh_head hd = {
+			.method = method,
+			.path = url,
+			.host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host"),
+			.origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin"),
+			.content_type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Type"),
+			.accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
+			.session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
+			.protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
+			.authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
+			.cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
+			.identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
+		};
+		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
+		if (route != MH_MCP_POST && route != MH_LEGACY_POST)
+			mc_received(mc); /* no body to wait for */
+		switch (route) {
+		case MH_REJECT: {
+			char body[400];
+			size_t n = mh_error_body(&h->v, body, sizeof body);
+			set_answer(h, h->v.status, body, n);
+			return queue(h);
+		}
+		case MH_HEALTH: {
+			char body[160];
+			uint64_t up = w->uptime + (w->stats_at ? (mono_ms() - w->stats_at) / 1000 : 0);
+			int n = snprintf(body, sizeof body, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
+					 (unsigned long long)w->pending, (unsigned long long)up);
+			set_answer(h, 200, body, (size_t)n);
+			return queue(h);
+		}
+		case MH_LEGACY_SSE:
+			http_auth(w, h, 1); /* the stream opens the session */
+			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+		case MH_LEGACY_POST: {
+			const char *q = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "session_id");
+			if (!q || strlen(q) != MH_SESSION_LEN || strspn(q, "0123456789abcdef") != MH_SESSION_LEN) {
+				set_reject(h, 404, -32001, "unknown session: post to the endpoint the /sse stream named");
+				return queue(h);
+			}
+			memcpy(h->v.session, q, MH_SESSION_LEN + 1);
+			h->st = HS_BODY;
+			return MHD_YES;
+		}
+		default:
+			h->st = HS_BODY;
+			return MHD_YES;
+		}
+	}
+	switch (h->st) {
+	case HS_BODY:
+		if (*upload_size) {
+			if (!h->too_big && buf_put(&h->body, upload, *upload_size) != 0)
+				h->too_big = 1; /* read to its end, then answered 413 */
+			*upload_size = 0;
+			return MHD_YES;
+		}
+		mc_received(mc);
+		if (h->too_big) {
+			char msg[120];
+			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)", w->cfg.body_max);
+			set_reject(h, 413, -32600, msg);
+			too_big_id(h, msg);
+			return queue(h);
+		}
+		if (h->v.route == MH_MCP_DELETE) {
+			http_auth(w, h, 0);
+			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+		}
+		{
+			char err[AS_ERRLEN];
+			if (mcp_parse_line((const char *)h->body.p, h->body.len, &h->m, err) != 0) {
+				struct buf line;
+				buf_init(&line, 1u << 16);
+				if (!h->m.answer)
+					snprintf(err, sizeof err, "the body is not one JSON-RPC message");
+				mcp_line_invalid(&line, &h->m, err, NULL);
+				mcp_msg_free(&h->m);
+				set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
+				buf_free(&line);
+				return queue(h);
+			}
+			h->have_msg = 1;
+			http_auth(w, h, h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE && !h->v.session[0]);
+			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+		}
+	case HS_RESPOND:
+	case HS_STREAM:
+		return queue(h);
+	default:
+		return MHD_YES;
+	}
+}
+
+/* The client of a call still waiting for its answer is gone: cancel it (the signer
+ * ledgers the request as cancelled, like a stdio client that leaves). */
+static void cancel_call(struct mw *w, struct hreq *h)
+{
+	if (!h->waiting)
+		return;
+	h->waiting = 0;
+	send_about(w, F_CANCEL, h->conn, h->rid);
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == h->conn && !strcmp(w->calls[i].rid, h->rid))
+			w->calls[i].used = 0;
+}
+
+/* libmicrohttpd does not watch a suspended connection: look at the sockets of the
+ * calls that wait, so that a client that left is cancelled within a second, not at
+ * the next keep-alive (or never, for a JSON answer). */
+static void hangups(struct mw *w)
+{
+	for (struct hreq *h = w->hreqs; h; h = h->next) {
+		if (!h->waiting || !h->suspended)
+			continue;
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(h->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = POLLRDHUP};
+		if (!ci || poll(&p, 1, 0) != 1 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		cancel_call(w, h);
+		if (h->st == HS_WAIT)
+			set_reject(h, 400, -32600, "the client left"); /* written to no one; ends the request */
+		h->finished = 1;
+		wake(h);
+	}
+}
+
+static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)toe;
+	struct mw *w = cls;
+	mc_request_done(mc); /* the clock starts again for the next request on this connection */
+	struct hreq *h = *con_cls;
+	if (!h)
+		return;
+	cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) { /* a 2024-11-05 session lives as long as its stream */
+		struct mconn *c = &w->conns[i];
+		if (c->used && c->legacy == h) {
+			send_about(w, F_SESSION_END, c->id, NULL);
+			c->legacy = NULL;
+			conn_close(w, c, 0);
+		}
+	}
+	for (struct hreq **p = &w->hreqs; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			break;
+		}
+	if (h->have_msg)
+		mcp_msg_free(&h->m);
+	buf_free(&h->body);
+	buf_free(&h->out);
+	free(h);
+	*con_cls = NULL;
+}
+
+static void keepalive(struct mw *w, uint64_t now)
+{
+	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->st == HS_STREAMING && !h->finished && now >= h->next_keepalive) {
+			buf_put(&h->out, ": keep-alive\n\n", 14);
+			h->next_keepalive = now + KEEPALIVE_EVERY_MS;
+			wake(h);
+		}
+}
+
+/* Before the jail: the configuration frame, and libmicrohttpd on the listener. */
+static int http_start(struct mw *w, struct cv_arena *a, char *err)
+{
+	for (;;) {
+		struct pollfd p = {.fd = w->ipcfd, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			return as_fail(err, AS_EIO, "no configuration from the signer");
+		int r = ipc_read(&w->ipc, err);
+		if (r != 0 && r != AS_ENOTFOUND)
+			return r;
+		struct ipc_frame f;
+		cv_arena_reset(a);
+		int g = ipc_next(&w->ipc, a, &f, err);
+		if (g == AS_ENOTFOUND)
+			continue;
+		if (g != 0)
+			return g;
+		const struct cv *c = cv_get(f.body, "http");
+		int rc = f.type != F_CONFIG || !c ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
+						  : http_cfg_from_cv(c, &w->cfg, err);
+		const char *ph;
+		size_t phn;
+		if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
+			snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
+		ipc_frame_close_fds(&f);
+		if (rc != 0)
+			return rc;
+		break;
+	}
+	if (!w->cfg.on)
+		return 0;
+	w->pconns.unauth_max = w->cfg.unauth_per_addr;
+	w->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, w,
+				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
+				  (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.header_max,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_http_done, w, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &w->pconns,
+				  MHD_OPTION_END);
+	if (!w->mhd)
+		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the agent listener");
+	return 0;
+}
+
+static void on_frame(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t conn = 0;
+	char err[AS_ERRLEN];
+	if (f->type == F_CONN_NEW) {
+		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0 || f->nfds != 1)
+			return;
+		struct mconn *c = free_slot(w);
+		if (c) {
+			memset(c, 0, sizeof *c);
+			c->used = 1;
+			c->id = conn;
+			c->fd = f->fds[0];
+			f->fds[0] = -1;
+			buf_init(&c->in, MCP_LINE_MAX);
+			buf_init(&c->out, 64u << 20);
+			return;
+		}
+		/* full: the descriptor is closed with the frame, and the signer frees its slot */
+		send_about(w, F_CONN_CLOSED, conn, NULL);
+		return;
+	}
+	if (f->type == F_RESULT) {
+		const char *rid, *js;
+		size_t ridn, jsn;
+		int iserr = 0;
+		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) || ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
+		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || ipc_get_bool(f->body, "iserror", &iserr, err))
+			return;
+		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
+			struct call *k = &w->calls[i];
+			if (k->used && k->conn == conn && strlen(k->rid) == ridn && !memcmp(k->rid, rid, ridn))
+				k->used = 0;
+		}
+		struct mconn *c = conn_find(w, conn);
+		struct mcp_id id;
+		if (!c || id_parse(rid, ridn, &id) != 0)
+			return;
+		/* A result is spliced as the signer printed it: parsing and printing it again
+		 * was ~40% of this worker's CPU per call. An error is parsed for its message. */
+		if (iserr || mcp_line_tool_json(&c->out, &id, js, jsn, NULL) != 0) {
+			json_error_t je;
+			json_t *s = json_loadb(js, jsn, 0, &je);
+			json_t *res = iserr ? mcp_tool_error(json_string_value(json_object_get(s, "error")) ?: "refused")
+					    : mcp_tool_result(json_incref(s));
+			json_decref(s);
+			mcp_line_result(&c->out, &id, res, NULL);
+		}
+		if (c->http)
+			route_out(w, c, rid, ridn, 1);
+		return;
+	}
+	if (f->type == F_HTTP_REPLY) {
+		on_http_reply(w, f);
+		return;
+	}
+	if (f->type == F_STATS) {
+		uint64_t p, u;
+		if (ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err) == 0 &&
+		    ipc_get_uint(f->body, "uptime", UINT64_MAX, &u, err) == 0) {
+			w->pending = p;
+			w->uptime = u;
+			w->stats_at = mono_ms();
+		}
+	}
+}
+
+static void progress(struct mw *w, uint64_t now)
+{
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
+		struct call *k = &w->calls[i];
+		if (!k->used || k->token.t == MCP_ID_NONE || now < k->next_progress)
+			continue;
+		struct mconn *c = conn_find(w, k->conn);
+		if (c)
+			mcp_line_progress(&c->out, &k->token, (double)(now - k->started) / 1000.0, -1,
+					  "waiting for a reviewer", NULL);
+		if (c && c->http)
+			route_out(w, c, k->rid, strlen(k->rid), 0);
+		k->next_progress = now + PROGRESS_EVERY_MS;
+	}
+}
+
+int worker_mcp_main(int ipcfd)
+{
+	static struct mw w; /* large: keep it off the stack */
+	w.ipcfd = ipcfd;
+	char err[AS_ERRLEN];
+	cv_arena_init(&w.arena, 1u << 20);
+	if (ipc_conn_init(&w.ipc, ipcfd, err) != 0)
+		return 2;
+	struct cv_arena a;
+	cv_arena_init(&a, 1u << 20);
+	if (http_start(&w, &a, err) != 0) {
+		wlog(&w, "error", "mcp worker: agent HTTP listener: %s", err);
+		return 2;
+	}
+	/* libmicrohttpd accepts on the listener it was handed and sets socket options;
+	 * it never creates a socket (socket, bind and listen stay forbidden). */
+	static const int http_calls[] = {SCMP_SYS(accept4), SCMP_SYS(accept), SCMP_SYS(setsockopt),
+					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w.mhd ? w.cfg.conns_max + 16 : 0),
+			       .extra_syscalls = w.mhd ? http_calls : NULL,
+			       .nextra = w.mhd ? sizeof http_calls / sizeof *http_calls : 0};
+	if (jail_enter(&jo, err) != 0) {
+		wlog(&w, "error", "mcp worker: cannot enter the jail: %s", err);
+		return 2;
+	}
+	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
+	ipc_put_text(&a, hello, "kind", "mcp", 3);
+	send_frame(&w, hello);
+	struct pollfd pf[PROTO_CONNS_MAX + 2];
+	struct mconn *map[PROTO_CONNS_MAX + 2];
+	const union MHD_DaemonInfo *di = w.mhd ? MHD_get_daemon_info(w.mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+	int mhd_fd = di ? di->epoll_fd : -1;
+	size_t peak = 0;
+	for (;;) {
+		size_t n = 0;
+		pf[n++] = (struct pollfd){.fd = ipcfd, .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = mhd_fd, .events = POLLIN}; /* MHD's own epoll set, nested */
+		int timeout = 1000;
+		MHD_UNSIGNED_LONG_LONG to;
+		if (w.mhd && MHD_get_timeout(w.mhd, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)timeout)
+			timeout = (int)to;
+		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+			struct mconn *c = &w.conns[i];
+			if (!c->used || c->fd < 0)
+				continue;
+			map[n] = c;
+			pf[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
+		}
+		if (poll(pf, n, timeout) < 0 && errno != EINTR)
+			return 2;
+		if (pf[0].revents) {
+			int r = ipc_read(&w.ipc, err);
+			if (r == AS_ECORRUPT)
+				return 2;
+			struct ipc_frame f;
+			for (;;) {
+				cv_arena_reset(&a);
+				int g = ipc_next(&w.ipc, &a, &f, err);
+				if (g != 0) {
+					if (g == AS_EIO || g == AS_ECORRUPT)
+						return 0; /* the signer went away: nothing left to do */
+					break;
+				}
+				on_frame(&w, &f);
+				ipc_frame_close_fds(&f);
+			}
+		}
+		for (size_t i = 2; i < n; i++) {
+			struct mconn *c = map[i];
+			if (!c->used)
+				continue;
+			if ((pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && conn_read(&w, c) != 0) {
+				conn_close(&w, c, 1);
+				continue;
+			}
+			if (c->out.len && conn_flush(c) != 0)
+				conn_close(&w, c, 1);
+		}
+		progress(&w, mono_ms());
+		if (w.mhd) {
+			keepalive(&w, mono_ms());
+			mc_deadlines(&w.pconns, w.cfg.request_s);
+			mc_log_refused(&w.pconns, w.ipcfd, "agent");
+			hangups(&w);
+			mc_run(w.mhd);
+			/* After a crowd of connections is gone, give their buffers back. */
+			size_t nconn = w.pconns.n;
+			if (nconn > peak)
+				peak = nconn;
+			if (nconn == 0 && peak >= 64) {
+				malloc_trim(0);
+				peak = 0;
+			}
+		}
+		for (size_t i = 0; i < PROTO_CONNS_MAX; i++)
+			if (w.conns[i].used && w.conns[i].fd >= 0 && w.conns[i].out.len && conn_flush(&w.conns[i]) != 0)
+				conn_close(&w, &w.conns[i], 1);
+	}
+}

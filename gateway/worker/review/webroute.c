@@ -1,0 +1,114 @@
+#include "gateway/worker/review/webroute.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct {
+	const char *path, *method, *cmd;
+	enum web_route r;
+} routes[] = {
+	{"/review", "GET", NULL, WR_PAGE},
+	{"/review/", "GET", NULL, WR_PAGE},
+	{"/review/app.js", "GET", NULL, WR_JS},
+	{"/review/app.css", "GET", NULL, WR_CSS},
+	{"/health", "GET", NULL, WR_HEALTH},
+	{"/metrics", "GET", "metrics", WR_METRICS},
+	{"/.well-known/jwks.json", "GET", "jwks", WR_JWKS},
+	{"/checkpoint", "GET", "checkpoint", WR_CHECKPOINT},
+	{"/review/api/me", "GET", "me", WR_ME},
+	{"/review/api/login", "POST", "login", WR_LOGIN},
+	{"/review/api/logout", "POST", "logout", WR_LOGOUT},
+	{"/review/api/pending", "GET", "pending", WR_API_PENDING},
+	{"/review/api/decide", "POST", "decide", WR_DECIDE},
+	{"/review/events", "GET", "events", WR_EVENTS},
+	{"/pending", "GET", "list", WR_PENDING},
+	{"/feedback/submit", "POST", "submit", WR_SUBMIT},
+	{"/review/mcp", "POST", "mcp", WR_MCP},
+	{"/admin/clear-stale-sessions", "POST", "admin_clear", WR_ADMIN_CLEAR},
+};
+
+static void refuse(struct wr_out *o, unsigned status, const char *error)
+{
+	o->status = status;
+	o->error = error;
+}
+
+static int listed(const char (*list)[HTTPCFG_NAME_MAX + 1], size_t n, const char *v)
+{
+	for (size_t i = 0; i < n; i++) /* host names and schemes are case-insensitive (as in mhttp.c) */
+		if (!strcasecmp(list[i], v))
+			return 1;
+	return 0;
+}
+
+/* Behind the proxy the browser's origin is the proxy's: scheme://Host as the proxy passed them. */
+static int proxy_origin(const struct wr_in *in)
+{
+	if (!in->on_proxy || !in->host || !in->origin)
+		return 0;
+	const char *scheme = in->forwarded_proto && !strcmp(in->forwarded_proto, "https") ? "https://" : "http://";
+	size_t sn = strlen(scheme);
+	return !strncmp(in->origin, scheme, sn) && !strcmp(in->origin + sn, in->host);
+}
+
+/* "application/json", alone or with parameters ("; charset=utf-8"), in any case. */
+static int is_json(const char *ct)
+{
+	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+		return 0;
+	ct += 16;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return *ct == 0 || *ct == ';';
+}
+
+void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_out *o)
+{
+	memset(o, 0, sizeof *o);
+	size_t plen = strcspn(in->url ? in->url : "", "?#");
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+		if (strlen(routes[i].path) == plen && !strncmp(routes[i].path, in->url, plen)) {
+			o->route = routes[i].r;
+			o->cmd = routes[i].cmd;
+			o->post = !strcmp(routes[i].method, "POST");
+			if (!in->method || strcmp(in->method, routes[i].method)) {
+				o->allow = routes[i].method;
+				return refuse(o, 405, "method not allowed here");
+			}
+			break;
+		}
+	if (o->route == WR_NONE)
+		return refuse(o, 404, "no such endpoint on the reviewer listener");
+	/* DNS rebinding: a page from another name must not reach a loopback listener.
+	 * The proxy's socket is reached only through the proxy, which checked its own name. */
+	if (!in->on_proxy && c->nhosts && (!in->host || !listed(c->hosts, c->nhosts, in->host)))
+		return refuse(o, 403, "Host header not allowed on the reviewer listener");
+	int open = o->route <= WR_CHECKPOINT;
+	if (open)
+		return; /* a page may be linked from anywhere; it holds no data */
+	if (in->origin && !listed(c->origins, c->norigins, in->origin) && !proxy_origin(in))
+		return refuse(o, 403, "refused: a request from another origin");
+	if (in->sec_fetch_site && !strcmp(in->sec_fetch_site, "cross-site"))
+		return refuse(o, 403, "refused: a cross-site request");
+	if (o->post) {
+		/* Browsers send Origin with every POST; a POST without it is a program, which
+		 * authenticates with a bearer token (a session's secret travels as one too).
+		 * (/review/mcp and the admin endpoint take bearer tokens only: they say so.) */
+		if (!in->origin && !in->authorization && o->route != WR_MCP && o->route != WR_ADMIN_CLEAR)
+			return refuse(o, 403, "refused: a POST without Origin (browsers send it) or a bearer token");
+		if (!is_json(in->content_type))
+			return refuse(o, 415, "the body must be application/json");
+	}
+}
+
+const char *web_bearer(const char *h, size_t *n)
+{
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return NULL;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	*n = strcspn(h, " \t\r\n");
+	return *n ? h : NULL;
+}

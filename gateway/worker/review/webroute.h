@@ -1,0 +1,42 @@
+/* The reviewer listener's HTTP rules, as a pure function of a request's head: which
+ * endpoint, and whether the method, Host, Origin, fetch site and content type let
+ * it go on. Credentials are not judged here (the signer does that). Unit-tested
+ * and fuzzed (fuzz/webroute.c). */
+#ifndef ASSENT_WEBROUTE_H
+#define ASSENT_WEBROUTE_H
+
+#include <stddef.h>
+
+#include "gateway/proto/httpcfg.h"
+
+enum web_route {
+	WR_NONE,
+	/* open to anyone who reaches the listener */
+	WR_PAGE, WR_JS, WR_CSS, WR_HEALTH, WR_METRICS, WR_JWKS, WR_CHECKPOINT,
+	/* the page's API and the reviewers' endpoints (credentials checked by the signer) */
+	WR_ME, WR_LOGIN, WR_LOGOUT, WR_API_PENDING, WR_DECIDE, WR_EVENTS, WR_PENDING, WR_SUBMIT, WR_MCP,
+	WR_ADMIN_CLEAR,
+};
+
+struct wr_in {
+	const char *method, *url;
+	const char *host, *origin, *content_type, *sec_fetch_site, *authorization;
+	const char *forwarded_proto; /* X-Forwarded-Proto, believed on the proxy's socket only */
+	int on_proxy;                /* the request came in on the reverse proxy's own socket */
+};
+
+struct wr_out {
+	enum web_route route;
+	unsigned status;   /* 0: go on; else refuse with this status and error */
+	const char *error;
+	const char *allow; /* 405: the methods the path takes */
+	const char *cmd;   /* the signer command it becomes (NULL: the worker answers alone) */
+	int post;
+};
+
+void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_out *out);
+
+/* The token of "Authorization: Bearer TOKEN" (n: its length), or NULL. */
+const char *web_bearer(const char *header, size_t *n);
+
+#endif

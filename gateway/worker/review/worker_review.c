@@ -1,0 +1,244 @@
+/* The review worker: jailed, it parses the commands reviewers send over the
+ * control socket (one JSON object a line, from the `assent` CLI) and forwards them
+ * as typed frames. Who the reviewer is, the signer measured at accept (SO_PEERCRED):
+ * nothing this worker says about identity is believed. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/proto/proto.h"
+#include "gateway/worker/worker.h"
+#include "gateway/worker/review/worker_web.h"
+
+#define CTL_LINE_MAX 65536
+#define CTL_TEXT_MAX 16384
+
+struct rconn {
+	uint64_t id;
+	int fd, used;
+	struct buf in, out;
+};
+
+static struct rconn conns[PROTO_CONNS_MAX];
+static int g_ipc;
+
+static void reply_error(struct rconn *c, const char *msg)
+{
+	json_t *j = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
+	char *s = json_dumps(j, JSON_COMPACT);
+	if (s) {
+		buf_put(&c->out, s, strlen(s));
+		buf_putc(&c->out, '\n');
+	}
+	free(s);
+	json_decref(j);
+}
+
+static void handle_line(struct rconn *c, const char *line, size_t len)
+{
+	json_error_t je;
+	json_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	const char *cmd = json_string_value(json_object_get(j, "cmd"));
+	if (!j || !json_is_object(j) || !cmd) {
+		reply_error(c, "expected a JSON object with a \"cmd\"");
+		json_decref(j);
+		return;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_CTL, 7);
+	const char *sid = json_string_value(json_object_get(j, "session_id"));
+	const char *outcome = json_string_value(json_object_get(j, "outcome"));
+	const char *text = json_string_value(json_object_get(j, "text"));
+	json_t *opt = json_object_get(j, "option"), *off = json_object_get(j, "offset");
+	int ok = strcmp(cmd, "pending") == 0 || strcmp(cmd, "show") == 0 || strcmp(cmd, "decide") == 0 ||
+		 strcmp(cmd, "whoami") == 0 || strcmp(cmd, "status") == 0;
+	if (!ok)
+		reply_error(c, "unknown command (pending, show, decide, whoami, status)");
+	else if ((sid && strlen(sid) > 64) || (text && strlen(text) > CTL_TEXT_MAX) || (outcome && strlen(outcome) > 16))
+		reply_error(c, "an argument is too long");
+	else if (opt && (!json_is_integer(opt) || json_integer_value(opt) < 1 || json_integer_value(opt) > 64))
+		reply_error(c, "option must be a number from 1");
+	else if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000))
+		reply_error(c, "offset must be a number from 0 to 100000");
+	else if (!f || ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd)) ||
+		 (sid && ipc_put_text(&a, f, "sid", sid, strlen(sid))) ||
+		 (outcome && ipc_put_text(&a, f, "outcome", outcome, strlen(outcome))) ||
+		 (text && ipc_put_text(&a, f, "text", text, strlen(text))) ||
+		 (opt && ipc_put_uint(&a, f, "n", (uint64_t)json_integer_value(opt))) ||
+		 (off && ipc_put_uint(&a, f, "offset", (uint64_t)json_integer_value(off))))
+		reply_error(c, "cannot forward the command");
+	else if (ipc_send(g_ipc, f, -1, NULL) != 0)
+		_exit(3);
+	cv_arena_free(&a);
+	json_decref(j);
+}
+
+/* The signer holds a slot for every connection it handed over until it hears that
+ * the connection ended: tell it each time, or the slots run out. */
+static void tell_closed(uint64_t id)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_CONN_CLOSED, 1);
+	if (f && ipc_put_uint(&a, f, "conn", id) == 0 && ipc_send(g_ipc, f, -1, NULL) != 0)
+		_exit(3);
+	cv_arena_free(&a);
+}
+
+static void conn_close(struct rconn *c)
+{
+	tell_closed(c->id);
+	close(c->fd);
+	buf_free(&c->in);
+	buf_free(&c->out);
+	memset(c, 0, sizeof *c);
+}
+
+static int conn_read(struct rconn *c)
+{
+	char tmp[16384];
+	ssize_t n = read(c->fd, tmp, sizeof tmp);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0)
+		return -1;
+	for (ssize_t i = 0; i < n; i++) {
+		if (tmp[i] == '\n') {
+			handle_line(c, (const char *)c->in.p, c->in.len);
+			buf_reset(&c->in);
+		} else if (buf_putc(&c->in, (uint8_t)tmp[i]) != 0) {
+			return -1; /* a reviewer's command over 64 KiB: not one of ours */
+		}
+	}
+	return 0;
+}
+
+static void on_frame(struct ipc_frame *f)
+{
+	uint64_t conn;
+	char err[AS_ERRLEN];
+	if (f->type == F_WEB_REPLY || f->type == F_WEB_PUSH || f->type == F_STATS) {
+		web_frame(f);
+		return;
+	}
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0)
+		return;
+	if (f->type == F_CONN_NEW && f->nfds == 1) {
+		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+			if (conns[i].used)
+				continue;
+			conns[i] = (struct rconn){.id = conn, .fd = f->fds[0], .used = 1};
+			f->fds[0] = -1;
+			buf_init(&conns[i].in, CTL_LINE_MAX);
+			buf_init(&conns[i].out, 64u << 20);
+			return;
+		}
+		tell_closed(conn); /* full: the descriptor is closed with the frame */
+		return;
+	}
+	if (f->type == F_CTL_REPLY) {
+		const char *js;
+		size_t n;
+		if (ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &n, err) != 0)
+			return;
+		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+			if (conns[i].used && conns[i].id == conn) {
+				buf_put(&conns[i].out, js, n);
+				buf_putc(&conns[i].out, '\n');
+			}
+		}
+	}
+}
+
+int worker_review_main(int ipcfd)
+{
+	char err[AS_ERRLEN];
+	struct ipc_conn ipc;
+	g_ipc = ipcfd;
+	if (ipc_conn_init(&ipc, ipcfd, err) != 0)
+		return 2;
+	struct cv_arena a;
+	cv_arena_init(&a, 1u << 16);
+	if (web_start(&ipc, ipcfd, &a, err) != 0) {
+		ipc_log(g_ipc, "error", "review worker: reviewer listener: %s", err);
+		return 2;
+	}
+	/* libmicrohttpd accepts on the listeners it was handed and sets socket options;
+	 * it never creates a socket (socket, bind and listen stay forbidden). */
+	static const int http_calls[] = {SCMP_SYS(accept4), SCMP_SYS(accept), SCMP_SYS(setsockopt),
+					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + web_max_fds(),
+			       .extra_syscalls = web_on() ? http_calls : NULL,
+			       .nextra = web_on() ? sizeof http_calls / sizeof *http_calls : 0};
+	if (jail_enter(&jo, err) != 0) {
+		ipc_log(g_ipc, "error", "review worker: cannot enter the jail: %s", err);
+		return 2;
+	}
+	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
+	ipc_put_text(&a, hello, "kind", "review", 6);
+	if (ipc_send(ipcfd, hello, -1, err) != 0)
+		return 2;
+	struct pollfd pf[PROTO_CONNS_MAX + 3];
+	size_t map[PROTO_CONNS_MAX + 3];
+	for (;;) {
+		size_t n = 0;
+		pf[n++] = (struct pollfd){.fd = ipcfd, .events = POLLIN};
+		size_t first = n += web_poll_fds(&pf[n]); /* libmicrohttpd's epoll sets, nested */
+		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+			if (!conns[i].used)
+				continue;
+			map[n] = i;
+			pf[n++] = (struct pollfd){.fd = conns[i].fd, .events = (short)(POLLIN | (conns[i].out.len ? POLLOUT : 0))};
+		}
+		if (poll(pf, n, web_on() ? web_timeout_ms(1000) : -1) < 0 && errno != EINTR)
+			return 2;
+		if (pf[0].revents) {
+			int r = ipc_read(&ipc, err);
+			if (r == AS_ECORRUPT)
+				return 2;
+			struct ipc_frame f;
+			for (;;) {
+				cv_arena_reset(&a);
+				int g = ipc_next(&ipc, &a, &f, err);
+				if (g == AS_EIO || g == AS_ECORRUPT)
+					return 0;
+				if (g != 0)
+					break;
+				on_frame(&f);
+				ipc_frame_close_fds(&f);
+			}
+		}
+		for (size_t i = first; i < n; i++) {
+			struct rconn *c = &conns[map[i]];
+			if (!c->used)
+				continue;
+			if ((pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && conn_read(c) != 0) {
+				conn_close(c);
+				continue;
+			}
+			while (c->out.len) {
+				ssize_t w = write(c->fd, c->out.p, c->out.len);
+				if (w <= 0) {
+					if (w < 0 && errno == EAGAIN)
+						break;
+					conn_close(c);
+					break;
+				}
+				memmove(c->out.p, c->out.p + w, c->out.len - (size_t)w);
+				c->out.len -= (size_t)w;
+			}
+		}
+		if (web_on())
+			web_run();
+	}
+}

@@ -1,0 +1,811 @@
+/* The reviewer listener, served in the jailed review worker (see worker_web.h).
+ * This side parses HTTP and JSON and keeps the event streams; every credential
+ * (cookie, CSRF token, reviewer or admin token, proxy identity) goes to the signer
+ * in an F_WEB frame with the connection itself, and the signer's answer is what the
+ * client gets. The rules on the request's head are webroute.c's. */
+#define _GNU_SOURCE
+#include "gateway/worker/review/worker_web.h"
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/proto/httpcfg.h"
+#include "gateway/worker/mhdconn.h"
+#include "gateway/proto/proto.h"
+#include "common/util.h"
+#include "gateway/signer/registry.h"
+#include "gateway/worker/review/webroute.h"
+#include "gateway/worker/worker.h"
+
+#define WEB_BODY_MAX (64u << 10) /* a decision, a login, an MCP call: small */
+#define WEB_KEEPALIVE_MS 15000
+
+extern const char web_html[], web_js[], web_css[]; /* gateway/web/assets.S */
+extern const uint64_t web_html_len, web_js_len, web_css_len;
+
+static const char CSP[] = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+			  "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+enum { W_NEW, W_BODY, W_WAIT, W_READY, W_STREAM, W_STREAMING };
+
+struct wreq {
+	uint64_t id;
+	struct MHD_Connection *mc;
+	struct wr_out r;
+	int st, suspended, on_proxy, finished;
+	struct buf body, out;
+	unsigned status, retry;
+	char ctype[64];
+	uint32_t wsid;
+	uint64_t next_keepalive;
+	/* an event stream: whose, and when its lifetime ends (then the page opens another,
+	 * authenticated again) */
+	char reviewer[REG_NAME_MAX + 1];
+	uint64_t stream_end;
+	/* /review/mcp: the JSON-RPC call being answered */
+	json_t *rpc_id;
+	char rpc_method[40], tool[40], protocol[16];
+	struct wreq *next;
+};
+
+static struct {
+	int ipcfd;
+	struct http_cfg cfg;
+	int proxy;
+	char proxy_header[64];
+	struct MHD_Daemon *tcp, *unix_;
+	struct wreq *reqs;
+	struct mc_list conns; /* both listeners' connections, for the whole-request deadline */
+	uint64_t next_id;
+	uint64_t pending, uptime, version;
+} W;
+
+static uint64_t mono_ms(void)
+{
+	return mc_mono_ms();
+}
+
+static void wake(struct wreq *h)
+{
+	mc_wake(h->mc, &h->suspended);
+}
+
+static void sleep_on(struct wreq *h)
+{
+	mc_sleep(h->mc, &h->suspended);
+}
+
+static void answer(struct wreq *h, unsigned status, const char *ctype, const char *body, size_t n)
+{
+	h->status = status;
+	snprintf(h->ctype, sizeof h->ctype, "%s", ctype);
+	buf_reset(&h->out);
+	if (n && buf_put(&h->out, body, n) != 0) {
+		buf_reset(&h->out);
+		h->status = 500;
+	}
+	h->st = W_READY;
+}
+
+static void answer_json(struct wreq *h, unsigned status, json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	answer(h, s ? status : 500, "application/json", s ? s : "{\"error\":\"out of memory\"}",
+	       s ? strlen(s) : 25);
+	free(s);
+	json_decref(j);
+}
+
+static void answer_error(struct wreq *h, unsigned status, const char *msg)
+{
+	answer_json(h, status, json_pack("{s:s}", "error", msg));
+}
+
+/* An MCP error for /review/mcp: JSON-RPC shape, in the HTTP status it deserves. */
+static void rpc_error(struct wreq *h, unsigned status, int code, const char *msg)
+{
+	answer_json(h, status,
+		    json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", h->rpc_id ? h->rpc_id : json_null(),
+			      "error", "code", code, "message", msg));
+}
+
+static const char *hdr(struct MHD_Connection *mc, const char *name)
+{
+	return MHD_lookup_connection_value(mc, MHD_HEADER_KIND, name);
+}
+
+/* Send the request to the signer with its connection: it decides who asks. */
+static void to_signer(struct wreq *h, const char *cmd, json_t *args)
+{
+	const char *pu = hdr(h->mc, W.proxy_header);
+	if (pu && strlen(pu) > 254)
+		return answer_error(h, 400, "the proxy's identity header is too long");
+	struct cv_arena a;
+	cv_arena_init(&a, 256);
+	struct cv *f = ipc_frame_new(&a, F_WEB, 15);
+	struct MHD_Connection *mc = h->mc;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	/* A web session's secret comes in the header the page sets (Authorization: Bearer
+	 * ws_...), never from a cookie: any page on this host can plant a cookie (cookies
+	 * are not isolated by port), none can set our page's headers. A Cookie header is
+	 * ignored. The frame still calls the session secret "cookie". */
+	size_t n = 0, bn;
+	const char *bearer = web_bearer(hdr(mc, MHD_HTTP_HEADER_AUTHORIZATION), &bn), *cookie = NULL;
+	if (bearer && bn > 3 && !strncmp(bearer, "ws_", 3)) {
+		cookie = bearer;
+		n = bn;
+		bearer = NULL;
+	}
+	const char *csrf = hdr(mc, "X-CSRF-Token"), *ps = hdr(mc, "X-Assent-Proxy-Secret");
+	int bad = !f || !ci || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd));
+	/* Bounds here are the signer's too: something longer is no credential of ours. */
+	/* /review/mcp and the admin endpoint take reviewer and admin tokens only, no session. */
+	if (!bad && cookie && n <= 64 && h->r.route != WR_MCP && h->r.route != WR_ADMIN_CLEAR)
+		bad = ipc_put_text(&a, f, "cookie", cookie, n);
+	if (!bad && csrf && strlen(csrf) <= 64)
+		bad = ipc_put_text(&a, f, "csrf", csrf, strlen(csrf));
+	if (!bad && bearer && bn <= 512)
+		bad = ipc_put_text(&a, f, "bearer", bearer, bn);
+	if (!bad && pu && *pu)
+		bad = ipc_put_text(&a, f, "proxy_user", pu, strlen(pu));
+	if (!bad && ps && strlen(ps) <= 256)
+		bad = ipc_put_text(&a, f, "proxy_secret", ps, strlen(ps));
+	/* Behind the proxy every connection comes from the proxy: the client's address it
+	 * passes (X-Real-IP) keys the failed-login limiter; believed on its socket only. */
+	const char *rip = h->on_proxy ? hdr(mc, "X-Real-IP") : NULL;
+	if (!bad && rip && *rip && strlen(rip) <= 45)
+		bad = ipc_put_text(&a, f, "client_addr", rip, strlen(rip));
+	const char *k;
+	json_t *v;
+	json_object_foreach(args, k, v) {
+		if (bad)
+			break;
+		if (json_is_string(v))
+			bad = ipc_put_text(&a, f, k, json_string_value(v), json_string_length(v));
+		else if (json_is_integer(v))
+			bad = ipc_put_uint(&a, f, k, (uint64_t)json_integer_value(v));
+		else if (json_is_boolean(v))
+			bad = ipc_put_bool(&a, f, k, json_is_true(v));
+	}
+	char err[AS_ERRLEN];
+	if (bad) {
+		answer_error(h, 500, "cannot forward the request");
+	} else if (ipc_send(W.ipcfd, f, ci->connect_fd, err) != 0) {
+		_exit(3); /* the signer is gone or stuck: nothing to serve */
+	} else {
+		h->st = W_WAIT;
+		sleep_on(h);
+	}
+	cv_arena_free(&a);
+}
+
+/* ---- the page's JSON bodies, checked before anything goes to the signer ---- */
+
+static int str_arg(json_t *body, const char *k, size_t max, int required, json_t *args, const char *as, char *why)
+{
+	json_t *v = json_object_get(body, k);
+	if (!v || json_is_null(v)) {
+		if (required)
+			snprintf(why, 160, "\"%s\" is required", k);
+		return required ? -1 : 0;
+	}
+	if (!json_is_string(v) || json_string_length(v) > max) {
+		snprintf(why, 160, "\"%s\" must be a string of at most %zu bytes", k, max);
+		return -1;
+	}
+	json_object_set(args, as, v);
+	return 0;
+}
+
+static int int_arg(json_t *body, const char *k, json_t *args, char *why)
+{
+	json_t *v = json_object_get(body, k);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 64) {
+		snprintf(why, 160, "\"%s\" must be a number from 1 (as the options are numbered)", k);
+		return -1;
+	}
+	json_object_set(args, "n", v);
+	return 0;
+}
+
+/* {"session_id", "approved": bool, "response"?, "selection"?}: the seed's submit shape. */
+static int submit_args(json_t *in, json_t *args, char *why)
+{
+	json_t *ap = json_object_get(in, "approved");
+	if (!json_is_boolean(ap)) {
+		snprintf(why, 160, "\"approved\" must be true or false");
+		return -1;
+	}
+	json_object_set(args, "approved", ap);
+	if (str_arg(in, "session_id", 64, 1, args, "sid", why) || str_arg(in, "response", 16384, 0, args, "text", why) ||
+	    int_arg(in, "selection", args, why))
+		return -1;
+	return 0;
+}
+
+static void api_call(struct wreq *h)
+{
+	json_t *args = json_object(), *in = NULL;
+	char why[160] = "";
+	if (h->r.post) {
+		json_error_t je;
+		in = json_loadb((const char *)h->body.p, h->body.len, JSON_REJECT_DUPLICATES, &je);
+		if (!json_is_object(in)) {
+			snprintf(why, sizeof why, "the body is not a JSON object: %.100s", in ? "another JSON value" : je.text);
+			goto bad;
+		}
+	}
+	switch (h->r.route) {
+	case WR_LOGIN:
+		if (str_arg(in, "token", 128, 0, args, "token", why))
+			goto bad;
+		break;
+	case WR_DECIDE:
+		if (str_arg(in, "session_id", 64, 1, args, "sid", why) || str_arg(in, "outcome", 16, 1, args, "outcome", why) ||
+		    str_arg(in, "text", 16384, 0, args, "text", why) || int_arg(in, "option", args, why))
+			goto bad;
+		break;
+	case WR_SUBMIT:
+		if (submit_args(in, args, why))
+			goto bad;
+		break;
+	case WR_PENDING:
+	case WR_API_PENDING: { /* ?offset=N: the next page of a big queue */
+		const char *off = MHD_lookup_connection_value(h->mc, MHD_GET_ARGUMENT_KIND, "offset");
+		uint64_t o;
+		if (off && (strlen(off) > 6 || parse_u64(off, &o) != 0 || o > 100000)) {
+			snprintf(why, sizeof why, "offset must be a number from 0 to 100000");
+			goto bad;
+		}
+		if (off)
+			json_object_set_new(args, "offset", json_integer((json_int_t)o));
+		break;
+	}
+	default:
+		break;
+	}
+	to_signer(h, h->r.cmd, args);
+	json_decref(args);
+	json_decref(in);
+	return;
+bad:
+	answer_error(h, 400, why);
+	json_decref(args);
+	json_decref(in);
+}
+
+/* ---- /review/mcp: a reviewer's own MCP client (JSON answers, no MCP session) ---- */
+
+static json_t *tools_list(void)
+{
+	return json_pack(
+		"{s:[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
+		"tools", "name", "list_pending_feedback", "description",
+		"The requests waiting for a decision that you may decide, oldest first, with their full context: a page "
+		"of them, with more and next_offset when more wait (pass offset for the next page).",
+		"inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0, "name",
+		"submit_feedback", "description",
+		"Decide a pending request as yourself: approved true or false, a response (the reason for a rejection, "
+		"the answer to an input), and for a selection the option's number (from 1).",
+		"inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved", "type",
+		"boolean", "response", "type", "string", "selection", "type", "integer", "minimum", 1, "required",
+		"session_id", "approved");
+}
+
+static void mcp_call(struct wreq *h)
+{
+	json_error_t je;
+	json_t *in = json_loadb((const char *)h->body.p, h->body.len, JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(in)) {
+		rpc_error(h, 400, -32700, json_is_array(in) ? "batches are not accepted" : "not a JSON-RPC message");
+		json_decref(in);
+		return;
+	}
+	const char *method = json_string_value(json_object_get(in, "method"));
+	json_t *id = json_object_get(in, "id");
+	if (id && !json_is_string(id) && !json_is_integer(id)) {
+		rpc_error(h, 400, -32600, "id must be a string or a number");
+		json_decref(in);
+		return;
+	}
+	h->rpc_id = id ? json_incref(id) : NULL;
+	if (!method || strcmp(json_string_value(json_object_get(in, "jsonrpc")) ?: "", "2.0")) {
+		rpc_error(h, 400, -32600, "not a JSON-RPC 2.0 request");
+		json_decref(in);
+		return;
+	}
+	snprintf(h->rpc_method, sizeof h->rpc_method, "%s", method);
+	const char *pv = json_string_value(json_object_get(json_object_get(in, "params"), "protocolVersion"));
+	snprintf(h->protocol, sizeof h->protocol, "%s", pv && strlen(pv) < sizeof h->protocol ? pv : "");
+	json_t *args = json_object();
+	const char *cmd = "me"; /* everything is authenticated, even initialize */
+	if (!strcmp(method, "tools/call")) {
+		json_t *p = json_object_get(in, "params");
+		const char *tool = json_string_value(json_object_get(p, "name"));
+		json_t *ta = json_object_get(p, "arguments");
+		char why[160] = "";
+		snprintf(h->tool, sizeof h->tool, "%s", tool ? tool : "");
+		if (tool && !strcmp(tool, "list_pending_feedback")) {
+			cmd = "pending";
+			json_t *off = json_object_get(ta, "offset");
+			if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000)) {
+				rpc_error(h, 200, -32602, "offset must be a number from 0 to 100000");
+				goto out;
+			}
+			if (off)
+				json_object_set(args, "offset", off);
+		} else if (tool && !strcmp(tool, "submit_feedback")) {
+			cmd = "submit";
+			if (!json_is_object(ta) || submit_args(ta, args, why)) {
+				rpc_error(h, 200, -32602, why[0] ? why : "arguments must be an object");
+				goto out;
+			}
+		} else {
+			rpc_error(h, 200, -32602, "unknown tool (list_pending_feedback, submit_feedback)");
+			goto out;
+		}
+	}
+	to_signer(h, cmd, args);
+out:
+	json_decref(args);
+	json_decref(in);
+}
+
+static void mcp_reply(struct wreq *h, unsigned status, json_t *j)
+{
+	if (status == 401 || status == 403) {
+		rpc_error(h, status, -32001, json_string_value(json_object_get(j, "error")) ?: "refused");
+		return;
+	}
+	if (!h->rpc_id) { /* a notification */
+		answer(h, 202, "application/json", NULL, 0);
+		return;
+	}
+	json_t *res;
+	if (!strcmp(h->rpc_method, "initialize")) {
+		static const char *const known[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+		const char *v = "2025-06-18";
+		for (size_t i = 0; i < 4; i++)
+			if (!strcmp(h->protocol, known[i]))
+				v = known[i];
+		res = json_pack("{s:s,s:{s:{}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities", "tools",
+				"serverInfo", "name", "assent-review", "version", ASSENT_VERSION, "instructions",
+				"Reviewer tools of assent: list what waits for you, and decide it.");
+	} else if (!strcmp(h->rpc_method, "tools/list")) {
+		res = tools_list();
+	} else if (!strcmp(h->rpc_method, "ping")) {
+		res = json_object();
+	} else if (!strcmp(h->rpc_method, "tools/call")) {
+		int iserr = status != 200;
+		char *txt = json_dumps(j, JSON_COMPACT);
+		res = json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", txt ? txt : "", "structuredContent",
+				j, "isError", iserr);
+		free(txt);
+	} else {
+		rpc_error(h, 200, -32601, "method not found");
+		return;
+	}
+	answer_json(h, 200, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", h->rpc_id, "result", res));
+}
+
+/* ---- the signer's answers and pushes ---- */
+
+static struct wreq *find(uint64_t id)
+{
+	for (struct wreq *h = W.reqs; h; h = h->next)
+		if (h->id == id)
+			return h;
+	return NULL;
+}
+
+static void stream_event(struct wreq *h)
+{
+	buf_printf(&h->out, "event: pending\ndata: {\"version\":%llu,\"pending\":%llu}\n\n", (unsigned long long)W.version,
+		   (unsigned long long)W.pending);
+}
+
+/* The signer let a reviewer's event stream open, and said how many one reviewer may
+ * hold and for how long: past the count, 429 with Retry-After, so that one
+ * reviewer's pages or script cannot hold the listener's connections. */
+static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t n)
+{
+	json_t *j = json_loadb(body, n, 0, NULL);
+	const char *who = json_string_value(json_object_get(j, "reviewer"));
+	json_int_t max = json_integer_value(json_object_get(j, "streams_max"));
+	json_int_t life = json_integer_value(json_object_get(j, "stream_seconds"));
+	if (!who || strlen(who) > REG_NAME_MAX || max < 1 || life < 1) {
+		json_decref(j);
+		return answer_error(h, 500, "the signer's answer to an event stream is not one");
+	}
+	uint64_t now = mono_ms(), first = UINT64_MAX;
+	json_int_t open = 0;
+	for (struct wreq *o = W.reqs; o; o = o->next)
+		if ((o->st == W_STREAM || o->st == W_STREAMING) && !o->finished && !strcmp(o->reviewer, who)) {
+			open++;
+			if (o->stream_end < first)
+				first = o->stream_end;
+		}
+	if (open >= max) {
+		char msg[200];
+		snprintf(msg, sizeof msg,
+			 "too many event streams: reviewer %s has %lld open, at most %lld at once "
+			 "(ASSENT_REVIEW_STREAMS_PER_REVIEWER)",
+			 who, (long long)open, (long long)max);
+		/* A slot frees when one of theirs ends: at the latest when the oldest one's
+		 * lifetime does, and a closed one is seen at its next keep-alive. */
+		uint64_t wait = first > now ? first - now : 0;
+		h->retry = (unsigned)((wait < WEB_KEEPALIVE_MS ? wait : WEB_KEEPALIVE_MS) / 1000 + 1);
+		json_decref(j);
+		return answer_error(h, 429, msg);
+	}
+	snprintf(h->reviewer, sizeof h->reviewer, "%s", who);
+	h->wsid = wsid;
+	h->stream_end = now + (uint64_t)life * 1000;
+	h->st = W_STREAM;
+	buf_reset(&h->out);
+	buf_printf(&h->out, "retry: 2000\n\n");
+	stream_event(h);
+	h->next_keepalive = now + WEB_KEEPALIVE_MS;
+	json_decref(j);
+}
+
+static void on_reply(const struct ipc_frame *f)
+{
+	uint64_t id, status, retry = 0, wsid = 0;
+	const char *body, *ct = NULL;
+	size_t n, ctn = 0;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", 599, &status, err) ||
+	    ipc_get_text(f->body, "body", PROTO_JSON_MAX, &body, &n, err) ||
+	    (cv_get(f->body, "ctype") && ipc_get_text(f->body, "ctype", 63, &ct, &ctn, err)) ||
+	    (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 3600, &retry, err)) ||
+	    (cv_get(f->body, "wsid") && ipc_get_uint(f->body, "wsid", UINT32_MAX, &wsid, err)))
+		return;
+	struct wreq *h = find(id);
+	if (!h || h->st != W_WAIT)
+		return; /* the client left meanwhile */
+	h->retry = (unsigned)retry;
+	if (h->r.route == WR_MCP) {
+		json_t *j = json_loadb(body, n, 0, NULL);
+		mcp_reply(h, (unsigned)status, j);
+		json_decref(j);
+	} else if (h->r.route == WR_EVENTS && status == 200) {
+		stream_open(h, (uint32_t)wsid, body, n);
+	} else {
+		char ctype[64];
+		if (ct)
+			snprintf(ctype, sizeof ctype, "%.*s", (int)ctn, ct);
+		else
+			snprintf(ctype, sizeof ctype, "application/json");
+		answer(h, (unsigned)status, ctype, body, n);
+	}
+	wake(h);
+}
+
+static void on_push(const struct ipc_frame *f)
+{
+	char err[AS_ERRLEN];
+	uint64_t v, p;
+	if (ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) || ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err))
+		return;
+	W.version = v;
+	W.pending = p;
+	const struct cv *ended = cv_get(f->body, "ended");
+	for (struct wreq *h = W.reqs; h; h = h->next) {
+		if (h->st != W_STREAMING || h->finished)
+			continue;
+		for (size_t i = 0; ended && ended->t == CV_ARRAY && i < ended->n; i++)
+			if (ended->items[i].t == CV_UINT && h->wsid && ended->items[i].u == h->wsid) {
+				buf_printf(&h->out, "event: logout\ndata: {}\n\n");
+				h->finished = 1;
+			}
+		if (!h->finished)
+			stream_event(h);
+		wake(h);
+	}
+}
+
+void web_frame(const struct ipc_frame *f)
+{
+	char err[AS_ERRLEN];
+	if (f->type == F_WEB_REPLY)
+		on_reply(f);
+	else if (f->type == F_WEB_PUSH)
+		on_push(f);
+	else if (f->type == F_STATS) {
+		ipc_get_uint(f->body, "pending", UINT64_MAX, &W.pending, err);
+		ipc_get_uint(f->body, "uptime", UINT64_MAX, &W.uptime, err);
+	}
+}
+
+/* ---- libmicrohttpd ---- */
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct wreq *h = cls;
+	int sleep;
+	ssize_t n = mc_stream_read(&h->out, h->finished, buf, max, &sleep);
+	if (sleep)
+		sleep_on(h); /* woken by a push or a keep-alive */
+	return n;
+}
+
+static void security_headers(struct MHD_Response *r, int data)
+{
+	MHD_add_response_header(r, "Content-Security-Policy", CSP);
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Cache-Control", data ? "no-store" : "no-cache");
+}
+
+static enum MHD_Result respond(struct wreq *h)
+{
+	struct MHD_Response *r;
+	if (h->st == W_STREAM) {
+		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, h, NULL);
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, "Content-Type", "text/event-stream");
+		MHD_add_response_header(r, "X-Accel-Buffering", "no");
+		security_headers(r, 1);
+		h->st = W_STREAMING;
+		enum MHD_Result ret = MHD_queue_response(h->mc, 200, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	r = MHD_create_response_from_buffer(h->out.len, h->out.p, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	if (h->ctype[0] && (h->out.len || h->status != 202))
+		MHD_add_response_header(r, "Content-Type", h->ctype);
+	int data = h->r.route > WR_CSS;
+	security_headers(r, data);
+	if (h->status == 405 && h->r.allow)
+		MHD_add_response_header(r, "Allow", h->r.allow);
+	if (h->status == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent-review\"");
+	char v[200];
+	if (h->retry) {
+		snprintf(v, sizeof v, "%u", h->retry);
+		MHD_add_response_header(r, "Retry-After", v);
+	}
+	enum MHD_Result ret = MHD_queue_response(h->mc, h->status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static void serve_static(struct wreq *h)
+{
+	switch (h->r.route) {
+	case WR_PAGE:
+		return answer(h, 200, "text/html; charset=utf-8", web_html, (size_t)web_html_len);
+	case WR_JS:
+		return answer(h, 200, "text/javascript; charset=utf-8", web_js, (size_t)web_js_len);
+	case WR_CSS:
+		return answer(h, 200, "text/css; charset=utf-8", web_css, (size_t)web_css_len);
+	default: {
+		char b[160];
+		int n = snprintf(b, sizeof b, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
+				 (unsigned long long)W.pending, (unsigned long long)W.uptime);
+		return answer(h, 200, "application/json", b, (size_t)n);
+	}
+	}
+}
+
+static void dispatch(struct wreq *h)
+{
+	mc_received(h->mc); /* head and body are in: the whole-request clock stops */
+	/* A page's connections carry no credential of their own: past its first whole
+	 * request a connection is no slow head, and counts no longer per address. */
+	mc_authed(h->mc);
+	if (h->r.route == WR_MCP) {
+		if (!hdr(h->mc, MHD_HTTP_HEADER_AUTHORIZATION))
+			return rpc_error(h, 401, -32001, "a reviewer token is required (Authorization: Bearer rt_...)");
+		return mcp_call(h);
+	}
+	if (!h->r.cmd)
+		return serve_static(h);
+	api_call(h);
+}
+
+static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	const int *proxy = cls;
+	struct wreq *h = *con_cls;
+	if (!h) {
+		if (!(h = calloc(1, sizeof *h)))
+			return MHD_NO;
+		h->id = ++W.next_id;
+		h->mc = mc;
+		h->on_proxy = *proxy;
+		const char *xfp = h->on_proxy ? hdr(mc, "X-Forwarded-Proto") : NULL;
+		buf_init(&h->body, WEB_BODY_MAX);
+		buf_init(&h->out, PROTO_JSON_MAX);
+		h->next = W.reqs;
+		W.reqs = h;
+		*con_cls = h;
+		struct wr_in in = {.method = method,
+				   .url = url,
+				   .host = hdr(mc, MHD_HTTP_HEADER_HOST),
+				   .origin = hdr(mc, "Origin"),
+				   .content_type = hdr(mc, MHD_HTTP_HEADER_CONTENT_TYPE),
+				   .sec_fetch_site = hdr(mc, "Sec-Fetch-Site"),
+				   .authorization = hdr(mc, MHD_HTTP_HEADER_AUTHORIZATION),
+				   .forwarded_proto = xfp,
+				   .on_proxy = h->on_proxy};
+		web_classify(&W.cfg, &in, &h->r);
+		if (h->r.status) {
+			mc_received(mc);
+			if (h->r.route == WR_MCP)
+				rpc_error(h, h->r.status, -32600, h->r.error);
+			else
+				answer_error(h, h->r.status, h->r.error);
+			return respond(h);
+		}
+		if (h->r.post) {
+			h->st = W_BODY;
+			return MHD_YES;
+		}
+		dispatch(h);
+		if (h->st == W_READY)
+			return respond(h);
+		return MHD_YES;
+	}
+	if (h->st == W_BODY) {
+		if (*upload_size) {
+			if (buf_put(&h->body, upload, *upload_size) != 0) {
+				*upload_size = 0;
+				answer_error(h, 413, "the body is over 64 KiB");
+				return MHD_YES; /* answered once the body is read */
+			}
+			*upload_size = 0;
+			return MHD_YES;
+		}
+		dispatch(h);
+	}
+	if (*upload_size) { /* the rest of a body already refused */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (h->st == W_READY || h->st == W_STREAM)
+		return respond(h);
+	return MHD_YES; /* still with the signer */
+}
+
+static void on_done(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)toe;
+	struct wreq *h = *con_cls;
+	mc_request_done(mc); /* the clock starts again for the next request on this connection */
+	if (!h)
+		return;
+	for (struct wreq **p = &W.reqs; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			break;
+		}
+	json_decref(h->rpc_id);
+	buf_free(&h->body);
+	buf_free_wipe(&h->out); /* a login's answer held a session's secret */
+	free(h);
+	*con_cls = NULL;
+}
+
+/* The access handler learns which listener a request came in on from its closure. */
+static const int on_tcp = 0, on_proxy_socket = 1;
+
+static struct MHD_Daemon *start_on(int fd, const int *proxy)
+{
+	return MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, (void *)proxy,
+				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
+				(unsigned)W.cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)W.cfg.idle_s,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)W.cfg.header_max, MHD_OPTION_NOTIFY_COMPLETED,
+				on_done, NULL, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &W.conns, MHD_OPTION_END);
+}
+
+int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
+{
+	W.ipcfd = ipcfd;
+	for (;;) {
+		struct pollfd p = {.fd = ipcfd, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			return as_fail(err, AS_EIO, "no configuration from the signer");
+		int r = ipc_read(ipc, err);
+		if (r != 0 && r != AS_ENOTFOUND)
+			return r;
+		struct ipc_frame f;
+		cv_arena_reset(a);
+		int g = ipc_next(ipc, a, &f, err);
+		if (g == AS_ENOTFOUND)
+			continue;
+		if (g != 0)
+			return g;
+		const struct cv *c = cv_get(f.body, "http");
+		uint64_t proxy = 0;
+		const char *ph;
+		size_t phn;
+		int rc = f.type != F_CONFIG || !c ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
+						  : http_cfg_from_cv(c, &W.cfg, err);
+		if (rc == 0)
+			rc = ipc_get_uint(f.body, "proxy", 1, &proxy, err) ||
+			     ipc_get_text(f.body, "proxy_header", sizeof W.proxy_header - 1, &ph, &phn, err);
+		if (rc == 0)
+			snprintf(W.proxy_header, sizeof W.proxy_header, "%.*s", (int)phn, ph);
+		W.proxy = (int)proxy;
+		ipc_frame_close_fds(&f);
+		if (rc != 0)
+			return rc ? rc : AS_ECORRUPT;
+		break;
+	}
+	W.conns.unauth_max = W.cfg.unauth_per_addr;
+	if (W.cfg.on && !(W.tcp = start_on(WORKER_HTTP_FD, &on_tcp)))
+		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the reviewer listener");
+	if (W.proxy && !(W.unix_ = start_on(WORKER_PROXY_FD, &on_proxy_socket)))
+		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the proxy's socket");
+	return 0;
+}
+
+unsigned web_max_fds(void)
+{
+	return (W.tcp ? W.cfg.conns_max + 8 : 0) + (W.unix_ ? W.cfg.conns_max + 8 : 0);
+}
+
+int web_on(void)
+{
+	return W.tcp || W.unix_;
+}
+
+size_t web_poll_fds(struct pollfd *pf)
+{
+	size_t n = 0;
+	struct MHD_Daemon *ds[2] = {W.tcp, W.unix_};
+	for (int i = 0; i < 2; i++) {
+		const union MHD_DaemonInfo *di = ds[i] ? MHD_get_daemon_info(ds[i], MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+		if (di)
+			pf[n++] = (struct pollfd){.fd = di->epoll_fd, .events = POLLIN};
+	}
+	return n;
+}
+
+int web_timeout_ms(int dflt)
+{
+	struct MHD_Daemon *ds[2] = {W.tcp, W.unix_};
+	MHD_UNSIGNED_LONG_LONG to;
+	for (int i = 0; i < 2; i++)
+		if (ds[i] && MHD_get_timeout(ds[i], &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)dflt)
+			dflt = (int)to;
+	return dflt;
+}
+
+void web_run(void)
+{
+	uint64_t now = mono_ms();
+	for (struct wreq *h = W.reqs; h; h = h->next) {
+		if (h->st == W_STREAMING && !h->finished && now >= h->stream_end) {
+			buf_printf(&h->out, "event: end\ndata: {\"reason\":\"lifetime\"}\n\n");
+			h->finished = 1; /* the page opens a new one, authenticated again */
+			wake(h);
+		}
+		if (h->st == W_STREAMING && !h->finished && now >= h->next_keepalive) {
+			buf_printf(&h->out, ": keep-alive\n\n");
+			h->next_keepalive = now + WEB_KEEPALIVE_MS;
+			wake(h);
+		}
+	}
+	mc_deadlines(&W.conns, W.cfg.request_s);
+	mc_log_refused(&W.conns, W.ipcfd, "reviewer");
+	mc_run(W.tcp);
+	mc_run(W.unix_);
+}

@@ -1,0 +1,86 @@
+/* assent ledger: an append-only, hash-chained LMDB ledger with signed checkpoints.
+ *
+ * Layout (DESIGN.md): an LMDB environment in a directory; named database
+ * "entries" maps a big-endian u64 sequence number (from 0) to a deterministic
+ * CBOR map {v, seq, time, kind, prev, ...fields of the kind}. Leaf hash =
+ * SHA-256(0x00 || entry bytes) (RFC 9162); prev = previous leaf hash (zeros for
+ * entry 0). Named database "checkpoints" maps a big-endian tree size to a signed
+ * checkpoint (C2SP tlog-checkpoint + signed note, ECDSA P-256). Every append
+ * signs the new tree head in its own write transaction (the head checkpoint, which
+ * replaces the previous head); every N entries or seconds the head checkpoint is a
+ * periodic one, kept for good, and also written to the file DIR/checkpoint.
+ *
+ * One process writes at a time (LMDB's writer lock); every append re-reads the
+ * tree state inside its write transaction, so two writers never fork the chain. */
+#ifndef ASSENT_LEDGER_H
+#define ASSENT_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "include/assent/err.h"
+
+struct ledger;
+
+struct ledger_opts {
+	const char *keys_dir;      /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
+	const char *origin;        /* checkpoint origin line; NULL: "assent/<key id hex>" */
+	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 10000 */
+	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
+	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
+	uint64_t adopt_unsigned_tail; /* ledger_open: sign up to this many entries after the newest signed
+				    * checkpoint (an older assent's crash left them); 0: refuse any */
+	int demo;                  /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
+				    * 0: a gateway's ledger; each refuses to be opened as the other.
+				    * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
+};
+
+/* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
+#define LEDGER_DEMO_PREFIX "assent-demo/"
+#define LEDGER_EITHER 2
+
+/* One entry to append: a canonical CBOR map holding `kind` and the kind's fields
+ * (never v, seq, time or prev, which the ledger sets). */
+struct ledger_rec {
+	const uint8_t *cbor;
+	size_t len;
+};
+
+struct ledger_pos {
+	uint64_t seq;
+	uint8_t leaf[32];
+};
+
+/* Open (creating when absent) the ledger in dir; generates the checkpoint key on
+ * first use and then records it as the ledger's `key` entry. A ledger this key did
+ * not sign as it is (changed without the key, or with an unsigned tail longer than
+ * opts.adopt_unsigned_tail) is refused with AS_ECORRUPT; so is an append that finds
+ * the ledger changed that way since this process last wrote it. The caller frees the
+ * ledger with ledger_close. err (AS_ERRLEN bytes, may be NULL) says what failed. */
+int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger **out, char *err);
+
+/* Append n entries in one write transaction with one durable commit (group
+ * commit). On return 0 every entry is on disk and pos[i] (n of them, owned by the
+ * caller) holds its sequence number and leaf hash. On error nothing is appended;
+ * err names the entry that was refused. */
+int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err);
+
+/* Sign and store a periodic checkpoint now if the tree grew since the last periodic one. */
+int ledger_checkpoint(struct ledger *l, char *err);
+/* Call periodically: signs a checkpoint when checkpoint_secs passed with new entries. */
+int ledger_tick(struct ledger *l, char *err);
+
+/* Number of entries (the tree size) as of the last transaction of this process. */
+uint64_t ledger_size(const struct ledger *l);
+/* The checkpoint key's origin line. Valid until ledger_close. */
+const char *ledger_origin(const struct ledger *l);
+
+/* Call fn for every entry in order (seq, canonical CBOR bytes valid during the
+ * call), in one read transaction; fn returns non-zero to stop, which is returned. */
+int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg), void *arg,
+		char *err);
+
+/* Writes a final checkpoint when the tree grew (clean shutdown), then frees l. */
+void ledger_close(struct ledger *l);
+
+#endif

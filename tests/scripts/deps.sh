@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install the Debian packages that the build, the tests and the fuzzers need, when
+# any is missing. As root it runs apt-get; otherwise it prints the exact command.
+set -euo pipefail
+PKGS=(gcc make clang libclang-rt-14-dev pkg-config cppcheck
+      libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
+      libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
+      chromium nginx-light openssl curl)
+# The official MCP SDK client, the conformance suite (0.1.13: the newest that runs on Node 20) and
+# playwright-core (drives Debian's chromium for the web reviewer's tests), pinned by
+# tests/mcp/package-lock.json (npm registry).
+npm_deps() {
+	local dir
+	dir=$(cd "$(dirname "$0")/.." && pwd)/mcp
+	if [ -d "$dir" ] && { [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] || [ ! -d "$dir/node_modules/@modelcontextprotocol/conformance" ] || [ ! -d "$dir/node_modules/playwright-core" ]; } && command -v npm >/dev/null; then
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || { echo "deps: npm ci in $dir failed" >&2; exit 1; }
+	fi
+}
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && { npm_deps; exit 0; }
+echo "deps: missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	# Debian starts nginx on port 80 when it installs it; the tests run their own on a free port.
+	case " ${missing[*]} " in *" nginx-light "*)
+		if command -v systemctl >/dev/null && systemctl disable --now nginx 2>/dev/null; then :
+		elif service nginx stop 2>/dev/null; then :
+		else echo "deps: nginx was installed; if its service runs on port 80, stop it (the tests start their own)" >&2
+		fi ;;
+	esac
+	npm_deps
+else
+	echo "deps: run as root: sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
