@@ -1,0 +1,169 @@
+/* The ledger, with group commit: entries wait in a batch written in one transaction per turn. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+/* ---- the ledger, with group commit ----
+ * Entries wait in s->batch until the end of the event loop's turn and then go to
+ * disk together: one write transaction, one fsync. Only after that does anyone
+ * hear of them, so decisions that arrive together (several reviewers, a burst of
+ * timeouts) share a commit and still no answer precedes its entry. */
+
+#define COMMIT_MAX 1024 /* entries per transaction */
+
+struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err)
+{
+	if (s->nbatch == s->batch_cap) {
+		size_t cap = s->batch_cap ? 2 * s->batch_cap : 64;
+		struct op **nb = realloc(s->batch, cap * sizeof *nb);
+		if (!nb) {
+			as_fail(err, AS_ENOMEM, "out of memory");
+			return NULL;
+		}
+		s->batch = nb;
+		s->batch_cap = cap;
+	}
+	struct op *o = calloc(1, sizeof *o);
+	if (!o) {
+		as_fail(err, AS_ENOMEM, "out of memory");
+		return NULL;
+	}
+	buf_init(&o->enc, ENTRY_MAX);
+	if (cbor_encode(m, &o->enc, err) != 0) {
+		buf_free(&o->enc);
+		free(o);
+		return NULL;
+	}
+	o->done = done;
+	s->batch[s->nbatch++] = o;
+	return o;
+}
+
+static void op_finish(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	if (o->done)
+		o->done(s, o, pos, err);
+	else if (!pos)
+		slog("error", "ledger: %s", err);
+	buf_free(&o->enc);
+	free(o);
+}
+
+void commit_batch(struct signer *s)
+{
+	/* Callbacks may add entries (a request whose caller left gets its `cancelled`):
+	 * they go to a fresh batch, committed by the next round of this loop. */
+	while (s->nbatch) {
+		struct op **ops = s->batch;
+		size_t n = s->nbatch;
+		s->batch = NULL;
+		s->nbatch = s->batch_cap = 0;
+		struct ledger_rec *recs = calloc(COMMIT_MAX, sizeof *recs);
+		struct ledger_pos *pos = calloc(COMMIT_MAX, sizeof *pos);
+		for (size_t at = 0; at < n;) {
+			size_t k = n - at < COMMIT_MAX ? n - at : COMMIT_MAX;
+			char err[AS_ERRLEN] = "out of memory";
+			int rc = AS_ENOMEM;
+			if (recs && pos) {
+				for (size_t i = 0; i < k; i++)
+					recs[i] = (struct ledger_rec){ops[at + i]->enc.p, ops[at + i]->enc.len};
+				rc = ledger_append(s->ledger, recs, k, pos, err);
+			}
+			if (rc == 0) {
+				s->commits++;
+				s->committed += k;
+				for (size_t i = 0; i < k; i++)
+					op_finish(s, ops[at + i], &pos[i], NULL);
+			} else if (k > 1 && recs && pos) {
+				/* One refused entry must not sink the others: commit them one by one. */
+				for (size_t i = 0; i < k; i++) {
+					rc = ledger_append(s->ledger, &recs[i], 1, &pos[0], err);
+					if (rc == 0) {
+						s->commits++;
+						s->committed++;
+					}
+					op_finish(s, ops[at + i], rc == 0 ? &pos[0] : NULL, err);
+				}
+			} else {
+				for (size_t i = 0; i < k; i++)
+					op_finish(s, ops[at + i], NULL, err);
+			}
+			at += k;
+		}
+		free(recs);
+		free(pos);
+		free(ops);
+	}
+}
+
+struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
+{
+	cv_set_text(a, &m->items[2 * *i], k, strlen(k));
+	return &m->items[2 * (*i)++ + 1];
+}
+
+struct op *append_simple(struct signer *s, const char *kind, const char *sid, const char *reason, op_done done)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *m = cv_map(&a, 3);
+	size_t i = 0;
+	cv_set_text(&a, kv(&a, m, &i, "kind"), kind, strlen(kind));
+	cv_set_text(&a, kv(&a, m, &i, "session_id"), sid, strlen(sid));
+	cv_set_text(&a, kv(&a, m, &i, "reason"), reason, strlen(reason));
+	char err[AS_ERRLEN];
+	struct op *o = op_add(s, m, done, err);
+	if (!o)
+		slog("error", "ledger: %s entry for %s: %s", kind, sid, err);
+	cv_arena_free(&a);
+	return o;
+}

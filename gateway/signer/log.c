@@ -1,0 +1,103 @@
+/* The signer's log lines (stderr, by level) and the security events it records. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+uint64_t now_ms(void) { return now_unix_ms(); }
+
+/* FEEDBACK_LOG_LEVEL: DEBUG, INFO (the default), WARNING or ERROR, any case. Security
+ * events are written whatever it says. */
+int log_min = 1; /* the lowest level logged (FEEDBACK_LOG_LEVEL); requests.c drops workers' lines below it */
+
+int log_rank(const char *level)
+{
+	static const char *const names[] = {"debug", "info", "warning", "error"};
+	for (int k = 0; k < 4; k++)
+		if (!strcasecmp(level, names[k]))
+			return k;
+	if (!strcasecmp(level, "warn"))
+		return 2;
+	return !strcmp(level, "security") ? 9 : -1;
+}
+
+void slog(const char *level, const char *fmt, ...)
+{
+	int rank = log_rank(level);
+	if (rank >= 0 && rank < log_min)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	json_t *j = json_pack("{s:I,s:s,s:s}", "ts", (json_int_t)now_ms(), "level", level, "msg", msg);
+	char *s = json_dumps(j, JSON_COMPACT);
+	fprintf(stderr, "%s\n", s ? s : msg);
+	free(s);
+	json_decref(j);
+}
+
+void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)
+{
+	uint64_t more = 0;
+	if (!lim_hit(&s->lim, k, now_ms(), &more))
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (more)
+		slog("warning", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
+	else
+		slog("warning", "limit: %s", msg);
+}

@@ -1,0 +1,617 @@
+/* The signer: one event loop over the listening sockets, its two workers' IPC
+ * sockets, a signalfd and the queue's deadlines. The workers are started before
+ * any key or secret is read, with an empty environment; every frame they send is
+ * checked against the dispatch table and against state held here. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+/* ---- dispatch tables: which frames each worker may send, and when ---- */
+
+#define READY IPC_STATE(S_READY)
+
+static const struct ipc_rule mcp_rules[] = {
+	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+	{F_CONN_CLOSED, READY, 0, h_conn_closed},
+	{F_REQUEST, READY, 0, h_request},
+	{F_COLLECT, READY, 0, h_collect},
+	{F_LIST, READY, 0, h_list},
+	{F_CANCEL, READY, 0, h_cancel},
+	{F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
+	{F_SESSION_INFO, READY, 0, h_session_info},
+	{F_SESSION_END, READY, 0, h_session_end},
+};
+
+static const struct ipc_rule review_rules[] = {
+	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+	{F_CONN_CLOSED, READY, 0, h_conn_closed},
+	{F_CTL, READY, 0, h_ctl},
+	{F_WEB, READY, IPC_FDS, h_web},
+};
+
+static int worker_throttled(const struct signer *s, int k)
+{
+	return s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) > IPC_TXQ_MAX / 2;
+}
+
+static void worker_input(struct signer *s, int k)
+{
+	struct worker *w = &s->w[k];
+	char err[AS_ERRLEN];
+	/* Take what is there (bounded, so that one worker cannot starve the other):
+	 * frames handled in one turn share the turn's commit. */
+	w->rx_full = 0;
+	for (int m = 0; m < 64; m++) {
+		int r = ipc_read(&w->ipc, err);
+		if (r == AS_ECORRUPT) {
+			security_event(s, k, err);
+			return;
+		}
+		w->rx_full = r == AS_ETOOBIG;
+		if (r != 0)
+			break;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, IPC_FRAME_MAX);
+	w->backlog = 0;
+	for (;;) {
+		/* Answers go out as fast as the worker reads them; a client that pipelines
+		 * thousands of calls must not pile more than that up in one turn (past
+		 * IPC_TXQ_MAX the worker would count as stuck, and everyone's calls with it).
+		 * The rest waits, read but not handled, for the next turns. */
+		if (worker_throttled(s, k)) {
+			w->backlog = 1;
+			break;
+		}
+		cv_arena_reset(&a);
+		struct ipc_frame f;
+		int g = ipc_next(&w->ipc, &a, &f, err);
+		if (g == AS_ENOTFOUND)
+			break;
+		if (g == AS_EIO) {
+			cv_arena_free(&a);
+			worker_down(s, k, "it exited");
+			return;
+		}
+		if (g != 0) {
+			cv_arena_free(&a);
+			security_event(s, k, err);
+			return;
+		}
+		s->cur = k;
+		int rc = k == W_MCP ? ipc_dispatch(mcp_rules, sizeof mcp_rules / sizeof *mcp_rules, IPC_STATE(w->state),
+						   &w->once, s, &f, err)
+				    : ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules,
+						   IPC_STATE(w->state), &w->once, s, &f, err);
+		if (rc == AS_ENOTFOUND) { /* stale: about a connection that ended meanwhile */
+			slog("info", "%s worker: %s", w->kind, err);
+			continue;
+		}
+		if (rc != 0) {
+			cv_arena_free(&a);
+			security_event(s, k, err);
+			return;
+		}
+	}
+	cv_arena_free(&a);
+}
+
+/* A slot for a connection on a unix socket, or NULL: the table is full, or this uid
+ * holds ASSENT_MAX_CONNECTIONS_PER_UID already. The client is told why in its own
+ * protocol (a JSON-RPC error for agents, a reply line for the assent CLI). */
+static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
+{
+	struct conn *c = NULL;
+	size_t mine = 0;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		if (!s->conns[i].used)
+			c = c ? c : &s->conns[i];
+		else if (!s->conns[i].http && s->conns[i].uid == uid && s->conns[i].worker == k)
+			mine++; /* per socket: a uid's agents holding agent.sock never lock its reviewer out of control.sock */
+	}
+	char why[200];
+	if (!c) {
+		snprintf(why, sizeof why, "the gateway serves %d connections already; try again later", MAX_CONNS);
+		lim_log(s, LIM_CONNS_TOTAL, "connection from uid %u refused: all %d connection slots are in use",
+			(unsigned)uid, MAX_CONNS);
+	} else if (mine >= s->lim.c.conns_per_uid) {
+		snprintf(why, sizeof why, "uid %u has %zu connections open on %s, the limit (ASSENT_MAX_CONNECTIONS_PER_UID=%u)",
+			 (unsigned)uid, mine, k == W_MCP ? "agent.sock" : "control.sock", s->lim.c.conns_per_uid);
+		lim_log(s, LIM_CONNS_UID, "connection refused: %s", why);
+		c = NULL;
+	} else {
+		return c;
+	}
+	json_t *j = k == W_MCP ? json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code", -32000,
+					   "message", why)
+			       : json_pack("{s:b,s:s}", "ok", 0, "error", why);
+	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (line) {
+		size_t n = strlen(line);
+		line[n] = '\n'; /* replaces the terminator: written with its length */
+		ssize_t w = write(fd, line, n + 1);
+		(void)w; /* a fresh socket takes a line; if not, the client sees the end only */
+	}
+	/* What the client sent already is read and dropped: closing with unread data
+	 * would reset the connection, and the client would not see the line. */
+	char junk[4096];
+	for (int m = 0; m < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; m++)
+		;
+	free(line);
+	json_decref(j);
+	return NULL;
+}
+
+/* ---- a CLI reviewer's connection ends when its socket does ---- */
+
+/* The review worker serves the control socket's connections, but a compromised one
+ * could keep deciding over them after the reviewer left (and never say it closed
+ * them): the signer keeps its own copy of each, never reads it, and watches it for
+ * the peer's hang-up only, forgetting the connection the moment it ends. */
+static void ctl_init(struct signer *s)
+{
+	/* One descriptor per reviewer connection on top of the listeners, the workers' and
+	 * the ledger's: raise the soft limit toward the hard one if it is below that. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < MAX_CONNS + 256) {
+		rl.rlim_cur = rl.rlim_max < MAX_CONNS + 256 ? rl.rlim_max : MAX_CONNS + 256;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	s->ctl_ep = epoll_create1(EPOLL_CLOEXEC);
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		s->ctl_fd[i] = -1;
+}
+
+void ctl_unwatch(struct signer *s, size_t i)
+{
+	if (s->ctl_fd[i] < 0)
+		return;
+	/* Deleted by hand: the worker's copy keeps the socket, and so the epoll entry, alive. */
+	epoll_ctl(s->ctl_ep, EPOLL_CTL_DEL, s->ctl_fd[i], NULL);
+	close(s->ctl_fd[i]);
+	s->ctl_fd[i] = -1;
+}
+
+static int ctl_watch(struct signer *s, const struct conn *c, int fd)
+{
+	size_t i = (size_t)(c - s->conns);
+	ctl_unwatch(s, i);
+	int d = s->ctl_ep < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	struct epoll_event ev = {.events = EPOLLRDHUP, .data.u64 = i};
+	if (d < 0 || epoll_ctl(s->ctl_ep, EPOLL_CTL_ADD, d, &ev) != 0) {
+		if (d >= 0)
+			close(d);
+		slog("error", "cannot watch a control connection (%s): refused", strerror(errno));
+		return -1;
+	}
+	s->ctl_fd[i] = d;
+	s->ctl_id[i] = c->id;
+	return 0;
+}
+
+/* Whether the reviewer behind c is still connected, asked of the socket itself at the
+ * moment a command is acted on: a frame the worker sent after the reviewer left is
+ * about a connection that has ended, even if the epoll turn has not come yet. */
+int ctl_gone(struct signer *s, struct conn *c)
+{
+	size_t i = (size_t)(c - s->conns);
+	struct pollfd p = {.fd = s->ctl_fd[i], .events = POLLRDHUP};
+	if (s->ctl_fd[i] >= 0 && s->ctl_id[i] == c->id && poll(&p, 1, 0) == 0)
+		return 0;
+	conn_end(s, c);
+	return 1;
+}
+
+/* Connections whose reviewer hung up: ended here, whatever the worker says later. */
+static void ctl_ended(struct signer *s)
+{
+	struct epoll_event ev[64];
+	int n = epoll_wait(s->ctl_ep, ev, 64, 0);
+	for (int k = 0; k < n; k++) {
+		size_t i = (size_t)ev[k].data.u64;
+		if (i >= MAX_CONNS)
+			continue;
+		struct conn *c = &s->conns[i];
+		if (c->used && c->worker == W_REVIEW && c->id == s->ctl_id[i])
+			conn_end(s, c);
+		ctl_unwatch(s, i);
+	}
+}
+
+/* -1 when there was nothing to accept (the caller stops trying this turn). */
+static int accept_conn(struct signer *s, int lfd, int k)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	struct ucred cr;
+	socklen_t cl = sizeof cr;
+	struct worker *w = &s->w[k];
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || w->fd < 0 || w->state != S_READY) {
+		close(fd);
+		return 0;
+	}
+	struct conn *c = conn_admit(s, fd, k, cr.uid);
+	if (!c) {
+		close(fd);
+		return 0;
+	}
+	*c = (struct conn){.id = ++s->next_conn, .worker = k, .uid = cr.uid, .pid = cr.pid, .used = 1};
+	snprintf(c->owner, sizeof c->owner, "uid:%u", (unsigned)cr.uid);
+	if (k == W_REVIEW && ctl_watch(s, c, fd) != 0) {
+		c->used = 0;
+		close(fd);
+		return 0;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_CONN_NEW, 1);
+	char err[AS_ERRLEN];
+	if (!f || ipc_put_uint(&a, f, "conn", c->id) != 0 || ipc_conn_send(&w->ipc, f, fd, err) != 0)
+		c->used = 0;
+	cv_arena_free(&a);
+	close(fd); /* the worker has its own copy now */
+	return 0;
+}
+
+/* Requests a previous run left pending: every request entry with no decision,
+ * timeout, cancelled or abandoned entry after it. They get an `abandoned` entry:
+ * their callers are gone with that run. One pass over the ledger at start. */
+struct open_scan {
+	json_t *open; /* session_id -> true */
+	struct cv_arena a;
+};
+
+static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
+{
+	(void)seq;
+	struct open_scan *o = arg;
+	struct cv *e;
+	cv_arena_reset(&o->a);
+	if (cbor_decode(cbor, len, &o->a, &e, NULL) != 0)
+		return 0; /* assent-verify reports damage; here we only look for open requests */
+	const struct cv *kind = cv_get(e, "kind"), *sid = cv_get(e, "session_id");
+	if (!kind || !sid || sid->t != CV_TEXT || sid->n > PQ_SID_LEN)
+		return 0;
+	char id[PQ_SID_LEN + 1];
+	memcpy(id, sid->s, sid->n);
+	id[sid->n] = 0;
+	if (cv_text_eq(kind, "request"))
+		json_object_set_new(o->open, id, json_true());
+	else
+		json_object_del(o->open, id);
+	return 0;
+}
+
+static void abandon_leftovers(struct signer *s)
+{
+	struct open_scan o = {.open = json_object()};
+	char err[AS_ERRLEN];
+	cv_arena_init(&o.a, ENTRY_MAX);
+	if (ledger_scan(s->ledger, scan_open, &o, err) != 0)
+		slog("error", "scanning the ledger for pending requests: %s", err);
+	const char *sid;
+	json_t *v;
+	size_t n = 0;
+	json_object_foreach(o.open, sid, v) {
+		if (append_simple(s, "abandoned", sid, "the daemon restarted; the caller is gone", NULL))
+			n++;
+	}
+	commit_batch(s);
+	if (n)
+		slog("warning", "%zu requests left pending by a previous run were marked abandoned", n);
+	cv_arena_free(&o.a);
+	json_decref(o.open);
+}
+
+static int write_info(struct signer *s, char *err)
+{
+	char path[4200], rp[4096], kid[24] = "";
+	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_INFO_FILE);
+	if (s->tcfg.mode == TOK_HS256)
+		hs256_kid(s->tcfg.secret, s->tcfg.secret_len, kid);
+	char http[300] = "", review[300] = "";
+	if (s->http_fd >= 0)
+		snprintf(http, sizeof http, strchr(s->http.host, ':') ? "[%s]:%u" : "%s:%u", s->http.host, s->http.port);
+	if (s->review_fd >= 0)
+		snprintf(review, sizeof review, strchr(s->review.host, ':') ? "[%s]:%u" : "%s:%u", s->review.host,
+			 s->review.port);
+	json_t *j = json_pack("{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I,s:s?,s:b}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
+			      "policy", s->o->policy && realpath(s->o->policy, rp) ? rp : s->o->policy, "token_mode",
+			      s->tcfg.mode == TOK_ES256 ? "ES256" : s->tcfg.mode == TOK_HS256 ? "HS256" : "off",
+			      "token_secret_kid", kid[0] ? kid : NULL, "single_user", s->o->single_user, "timeout_seconds",
+			      (json_int_t)s->timeout_s, "http", http[0] ? http : NULL, "anonymous",
+			      s->http_fd >= 0 && s->http.anonymous);
+	if (j && review[0])
+		json_object_set_new(j, "review", json_string(review));
+	if (j && s->proxy_fd >= 0)
+		json_object_set_new(j, "review_proxy", json_string(s->proxy_path));
+	char *txt = json_dumps(j, JSON_INDENT(2));
+	json_decref(j);
+	int rc = txt ? file_write_atomic(path, txt, strlen(txt), 0644, err) : AS_ENOMEM;
+	free(txt);
+	return rc;
+}
+
+int signer_main(const struct signer_opts *o)
+{
+	static struct signer S;
+	struct signer *s = &S;
+	s->o = o;
+	s->started_ms = now_ms();
+	s->self_uid = getuid();
+	const char *ll = getenv("FEEDBACK_LOG_LEVEL");
+	if (ll && *ll) {
+		int r = log_rank(ll);
+		if (r < 0 || r > 3) {
+			slog("error", "FEEDBACK_LOG_LEVEL: expected DEBUG, INFO, WARNING or ERROR, got '%.32s'", ll);
+			return 2;
+		}
+		log_min = r;
+	}
+	char err[AS_ERRLEN], path[4200];
+	if (mkdir_p(o->state, 0700, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	/* One daemon per state directory. */
+	snprintf(path, sizeof path, "%s/assentd.lock", o->state);
+	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
+		slog("error", "another assentd already serves %s", o->state);
+		return 1;
+	}
+	s->w[W_MCP] = (struct worker){.kind = "mcp", .fd = -1};
+	if (!(s->ws = calloc(1, sizeof *s->ws))) {
+		slog("error", "out of memory");
+		return 2;
+	}
+	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
+	ctl_init(s);
+	if ((s->agent_fd = listen_unix(o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
+	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0 || control_group(o->state, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (http_cfg_from_env(&s->http, err) != 0 || (s->http_fd = tcp_listen(&s->http, "agent HTTP", "FEEDBACK_SSE_PORT", err)) == -2 ||
+	    review_listen(s, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* Workers first: they are forked before any key or secret is in this process. */
+	if (spawn_worker(s, W_MCP) != 0 || spawn_worker(s, W_REVIEW) != 0) {
+		slog("error", "cannot start the workers");
+		return 2;
+	}
+	const char *t = getenv("FEEDBACK_TIMEOUT_SECONDS");
+	uint64_t tv = 300;
+	if (t && *t && (parse_u64(t, &tv) != 0 || tv == 0 || tv > TIMEOUT_MAX_S)) {
+		slog("error", "FEEDBACK_TIMEOUT_SECONDS must be 1 to %d, not '%.16s'", TIMEOUT_MAX_S, t);
+		return 2;
+	}
+	s->timeout_s = (uint32_t)tv;
+	if (lim_from_env(&s->lim.c, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (s->timeout_s > s->lim.c.max_timeout_s) { /* the cap holds for the default too */
+		slog("warning", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s", s->timeout_s,
+		     s->lim.c.max_timeout_s, s->lim.c.max_timeout_s);
+		s->timeout_s = s->lim.c.max_timeout_s;
+	}
+	char ldir[4200], kdir[4200];
+	snprintf(ldir, sizeof ldir, "%s/ledger", o->state);
+	snprintf(kdir, sizeof kdir, "%s/keys", o->state);
+	struct ledger_opts lo = {.keys_dir = kdir};
+	/* An unsigned tail (an older assent crashed) is signed only when the operator says how long it is. */
+	const char *adopt = getenv("ASSENT_ADOPT_UNSIGNED_TAIL");
+	if (adopt && *adopt && parse_u64(adopt, &lo.adopt_unsigned_tail) != 0) {
+		slog("error", "ASSENT_ADOPT_UNSIGNED_TAIL must be a number of entries, not '%.16s'", adopt);
+		return 2;
+	}
+	if (tok_config_from_env(&s->tcfg, err) != 0 || ledger_open(ldir, &lo, &s->ledger, err) != 0 ||
+	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(PQ_MAX, &s->q) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	/* Secrets stay in the signer: clear them from the environment it may pass on. */
+	unsetenv("FEEDBACK_TOKEN_SECRET");
+	reload_registry(s);
+	cv_arena_init(&s->arena, 1u << 20);
+	abandon_leftovers(s);
+	if (load_policy(s, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (write_info(s, err) != 0)
+		slog("warning", "%s", err);
+	if (o->single_user)
+		slog("warning", "SINGLE-USER MODE: a decision from the same uid as the requester is accepted and recorded "
+				"as assurance same-user. An agent running as your user can approve its own requests: this "
+				"protects against mistakes, not against a hostile agent.");
+	slog("info", "assentd %s serving %s (pid %d)", ASSENT_VERSION, o->state, (int)getpid());
+	if (s->http_fd >= 0)
+		slog("info", "agents over HTTP: http://%s:%u/mcp (%s)", s->http.host, s->http.port,
+		     s->http.anonymous ? "API key, or none from loopback" : "API key required");
+	if (s->review_fd >= 0)
+		slog("info", "reviewers on the web: http://%s:%u/review", s->review.host, s->review.port);
+	if (s->proxy_fd >= 0)
+		slog("info", "reverse proxy's socket: %s (identity header %s)", s->proxy_path, s->proxy_header);
+	while (!s->stop) {
+		struct pollfd pf[6];
+		size_t n = 0;
+		pf[n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
+		/* Connections wait in the listen backlog until their worker is ready for them. */
+		pf[n++] = (struct pollfd){.fd = s->w[W_MCP].state == S_READY && s->w[W_MCP].fd >= 0 ? s->agent_fd : -1,
+					  .events = POLLIN};
+		pf[n++] = (struct pollfd){.fd = s->w[W_REVIEW].state == S_READY && s->w[W_REVIEW].fd >= 0 ? s->control_fd : -1,
+					  .events = POLLIN};
+		for (int k = 0; k < NWORKERS; k++)
+			pf[n++] = (struct pollfd){.fd = s->w[k].fd,
+						  /* a worker whose answers back up is read again once they drain */
+						  .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
+								    (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
+		pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN}; /* last: a worker's frames go first */
+		uint64_t now = now_ms(), next = now + 1000, d;
+		if (pq_next_deadline(s->q, &d) == 0 && d < next)
+			next = d;
+		for (int k = 0; k < NWORKERS; k++)
+			if (s->w[k].start_at && s->w[k].start_at < next)
+				next = s->w[k].start_at;
+		int ms = next > now ? (int)(next - now) : 0;
+		for (int k = 0; k < NWORKERS; k++)
+			if (s->w[k].fd >= 0 && s->w[k].backlog && !worker_throttled(s, k))
+				ms = 0; /* frames wait to be handled: only look what else came */
+		if (poll(pf, n, ms) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+					s->stop = 1;
+				if (si.ssi_signo == SIGHUP && s->o->policy && load_policy(s, err) != 0)
+					slog("error", "%s: the policy loaded before stays in force", err);
+				if (si.ssi_signo == SIGCHLD) {
+					int st;
+					pid_t p;
+					while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+						for (int k = 0; k < NWORKERS; k++) {
+							if (s->w[k].pid != p)
+								continue;
+							s->w[k].pid = 0;
+							if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+								security_event(s, k, "killed by the seccomp filter (SIGSYS)");
+							else
+								worker_down(s, k, "it exited");
+						}
+					}
+				}
+			}
+		}
+		for (int m = 0; m < 64 && (pf[1].revents & POLLIN) && accept_conn(s, s->agent_fd, W_MCP) == 0; m++)
+			;
+		for (int m = 0; m < 64 && (pf[2].revents & POLLIN) && accept_conn(s, s->control_fd, W_REVIEW) == 0; m++)
+			;
+		for (int k = 0; k < NWORKERS; k++) {
+			if (s->w[k].fd < 0)
+				continue;
+			if (pf[3 + k].revents & POLLOUT)
+				ipc_flush(&s->w[k].ipc, err);
+			if ((pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR)) || (s->w[k].backlog && !worker_throttled(s, k)))
+				worker_input(s, k);
+		}
+		if (pf[3 + NWORKERS].revents & POLLIN)
+			ctl_ended(s);
+		now = now_ms();
+		for (int k = 0; k < NWORKERS; k++)
+			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
+				s->w[k].start_at = now + 5000;
+		expire(s);
+		if (now >= s->next_regcheck) { /* a rotated token or a removed reviewer: their sessions end now */
+			reload_registry(s);
+			s->next_regcheck = now + 1000;
+		}
+		if (now >= s->next_sweep) {
+			sweep_sessions(s, now);
+			web_sweep(s, now);
+			s->next_sweep = now + 1000ull * s->http.cleanup_s;
+		}
+		commit_batch(s); /* everything this turn brought, in one commit */
+		if (now_ms() >= s->next_stats || pq_count(s->q) != s->stats_pending) { /* /health is never stale */
+			send_stats(s);
+			s->stats_pending = pq_count(s->q);
+			s->next_stats = now_ms() + 1000;
+		}
+		if (s->committed + s->web_bumps != s->web_sent) /* the reviewers' pages refresh */
+			web_push(s, NULL, 0);
+		/* After a crowd of requests is gone, give the heap back: a long-running
+		 * daemon should sit at its idle size, not at its peak. */
+		if (pq_count(s->q) > s->peak)
+			s->peak = pq_count(s->q);
+		if (pq_count(s->q) == 0 && s->peak >= 64) {
+			malloc_trim(0);
+			s->peak = 0;
+		}
+		if (ledger_tick(s->ledger, err) != 0)
+			slog("error", "checkpoint: %s", err);
+	}
+	commit_batch(s);
+	slog("info", "assentd stopping: %zu requests stay pending; this run wrote %llu ledger entries in %llu commits",
+	     pq_count(s->q), (unsigned long long)s->committed, (unsigned long long)s->commits);
+	for (int k = 0; k < NWORKERS; k++)
+		if (s->w[k].pid > 0) { /* workers hold nothing worth flushing */
+			kill(s->w[k].pid, SIGKILL);
+			waitpid(s->w[k].pid, NULL, 0);
+		}
+	ledger_close(s->ledger); /* signs a final checkpoint */
+	tokkeys_free(s->tk);
+	tok_config_clear(&s->tcfg);
+	policy_free(s->pol);
+	snprintf(path, sizeof path, "%s/%s", o->state, BRIDGE_AGENT_SOCK);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/%s", o->state, CONTROL_SOCK);
+	unlink(path);
+	if (s->proxy_fd >= 0)
+		unlink(s->proxy_path);
+	return 0;
+}

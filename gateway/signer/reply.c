@@ -1,0 +1,330 @@
+/* Answers to agents and reviewers, the ring of decided requests their requesters may still collect. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+/* ---- answering ---- */
+
+void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror)
+{
+	struct worker *w = &s->w[W_MCP];
+	if (w->fd < 0)
+		return;
+	char *js = json_dumps(result, JSON_COMPACT);
+	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a result is one frame */
+		char msg[160];
+		snprintf(msg, sizeof msg, "{\"error\":\"the result would be %zu bytes, over the limit of %u\"}", strlen(js),
+			 IPC_FRAME_MAX - 1024);
+		free(js);
+		js = strdup(msg);
+		iserror = 1;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_RESULT, 4);
+	char err[AS_ERRLEN];
+	if (js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
+	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+}
+
+void ctl_reply(struct signer *s, uint64_t conn, json_t *j)
+{
+	struct worker *w = &s->w[W_REVIEW];
+	char *js = json_dumps(j, JSON_COMPACT);
+	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a reply is one frame */
+		char msg[160];
+		snprintf(msg, sizeof msg, "{\"ok\":false,\"error\":\"the reply would be %zu bytes, over the limit of %u\"}",
+			 strlen(js), IPC_FRAME_MAX - 1024);
+		free(js);
+		js = strdup(msg);
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 2);
+	char err[AS_ERRLEN];
+	if (w->fd >= 0 && js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "json", js, strlen(js)))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+	json_decref(j);
+}
+
+void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j)
+{
+	struct worker *wk = &s->w[W_REVIEW];
+	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	const char *body = w->text ? w->text : js;
+	size_t n = w->text ? w->textn : js ? strlen(js) : 0;
+	unsigned status = w->status;
+	if (!body || n > IPC_FRAME_MAX - 1024) {
+		free(js);
+		js = strdup("{\"error\":\"the answer would not fit in one frame\"}");
+		body = js;
+		n = js ? strlen(js) : 0;
+		status = 500;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_WEB_REPLY, 8);
+	char err[AS_ERRLEN];
+	if (wk->fd >= 0 && body && f && !ipc_put_uint(&a, f, "hreq", hreq) && !ipc_put_uint(&a, f, "status", status) &&
+	    !ipc_put_text(&a, f, "body", body, n) &&
+	    !(w->ctype && ipc_put_text(&a, f, "ctype", w->ctype, strlen(w->ctype))) &&
+	    !(w->cookie && ipc_put_text(&a, f, "cookie", w->cookie, strlen(w->cookie))) &&
+	    !(w->clear && ipc_put_bool(&a, f, "clear", 1)) && !(w->retry_s && ipc_put_uint(&a, f, "retry", w->retry_s)) &&
+	    !(w->wsid && ipc_put_uint(&a, f, "wsid", w->wsid)))
+		if (ipc_conn_send(&wk->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+}
+
+/* What a command's JSON answer means in HTTP. */
+static unsigned web_status(const json_t *j)
+{
+	if (json_is_true(json_object_get(j, "ok")) || !json_object_get(j, "error"))
+		return 200;
+	const char *e = json_string_value(json_object_get(j, "error"));
+	if (!e)
+		return 400;
+	if (!strncmp(e, "refused", 7))
+		return 403;
+	if (!strncmp(e, "no pending request", 18))
+		return 404;
+	if (strstr(e, "could not be recorded"))
+		return 503;
+	return 400;
+}
+
+/* Answer whoever issued a command: a control connection, or a web request. */
+void reply_to(struct signer *s, uint64_t to, int web, json_t *j)
+{
+	if (!web) {
+		ctl_reply(s, to, j);
+		return;
+	}
+	struct web_out w = {.status = web_status(j)};
+	web_send(s, to, &w, j);
+	json_decref(j);
+}
+
+struct conn *conn_get(struct signer *s, uint64_t id, int worker)
+{
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].used && s->conns[i].id == id && s->conns[i].worker == worker)
+			return &s->conns[i];
+	return NULL;
+}
+
+void req_free(struct req *r)
+{
+	if (!r)
+		return;
+	json_decref(r->view);
+	json_decref(r->subjects);
+	for (size_t i = 0; i < 16; i++)
+		free(r->content[i]);
+	for (size_t i = 0; i < r->noptions; i++)
+		free(r->options[i]);
+	free(r->options);
+	free(r);
+}
+
+struct done *done_at(struct signer *s, size_t i) { return &s->done[(s->done_head + i) % MAX_DONE]; }
+
+static void remember_done(struct signer *s, const char *sid, uint64_t conn, const char *owner, json_t *result)
+{
+	uint64_t now = now_ms();
+	/* Drop what expired. */
+	while (s->ndone && done_at(s, 0)->until < now) {
+		json_decref(done_at(s, 0)->result);
+		done_at(s, 0)->result = NULL;
+		s->done_head = (s->done_head + 1) % MAX_DONE;
+		s->ndone--;
+	}
+	/* One owner keeps at most DONE_PER_OWNER answers: past it their own oldest gives way
+	 * (in its slot: it then outlives its hour a little), so one agent flooding decisions
+	 * never pushes another's approval out. Only when the ring is full of many owners'
+	 * does the oldest of all go. */
+	struct done *d = NULL;
+	size_t mine = 0;
+	for (size_t i = 0; i < s->ndone; i++) { /* by `until`: a slot reused in place is younger than its place */
+		struct done *x = done_at(s, i);
+		if (x->result && !strcmp(x->owner, owner) && (mine++, !d || x->until < d->until))
+			d = x;
+	}
+	if (mine >= DONE_PER_OWNER) {
+		json_decref(d->result);
+	} else {
+		if (s->ndone == MAX_DONE) {
+			json_decref(done_at(s, 0)->result);
+			done_at(s, 0)->result = NULL;
+			s->done_head = (s->done_head + 1) % MAX_DONE;
+			s->ndone--;
+		}
+		d = done_at(s, s->ndone++);
+	}
+	snprintf(d->sid, sizeof d->sid, "%s", sid);
+	d->owner_conn = conn;
+	snprintf(d->owner, sizeof d->owner, "%s", owner);
+	d->result = json_incref(result);
+	d->until = now + 3600 * 1000u;
+	/* A get_feedback already waiting for it gets it now. */
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
+		struct waiter *w = &s->waiters[i];
+		if (w->used && !strcmp(w->sid, sid)) {
+			send_result(s, w->conn, w->rid, result, 0);
+			w->used = 0;
+		}
+	}
+}
+
+/* One structured JSON line per finished request (stderr, the daemon's log). */
+
+/* A request left the queue: one log line, the metrics, and (decisions) the web page's recent list. */
+void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
+			const char *reviewer, uint64_t seq)
+{
+	const char *msg = json_string_value(json_object_get(r->view, "message"));
+	char summary[121];
+	snprintf(summary, sizeof summary, "%s", msg ? msg : "");
+	for (char *p = summary; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
+	if (seq && strcmp(outcome, "cancelled")) {
+		memmove(&s->recent[1], &s->recent[0], sizeof s->recent - sizeof s->recent[0]);
+		struct recent *x = &s->recent[0];
+		snprintf(x->sid, sizeof x->sid, "%s", it->session_id);
+		snprintf(x->outcome, sizeof x->outcome, "%s", outcome);
+		snprintf(x->by, sizeof x->by, "%s", reviewer ? reviewer : r->has_pd ? "policy" : "deadline");
+		memcpy(x->message, summary, sizeof x->message);
+		x->seq = seq;
+		x->at = now_ms() / 1000;
+		x->restricted = r->has_pd && r->pd.nreviewers;
+		if (x->restricted)
+			x->pd = r->pd;
+		if (s->nrecent < sizeof s->recent / sizeof s->recent[0])
+			s->nrecent++;
+	}
+	json_t *j = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "event", "request_finished", "session_id",
+			      it->session_id, "timestamp", (json_int_t)(now_ms() / 1000), "type", r->type, "outcome",
+			      outcome, "reviewer", reviewer, "latency_ms", (json_int_t)(now_ms() - it->created_ms),
+			      "summary", summary);
+	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (line)
+		fprintf(stderr, "%s\n", line);
+	free(line);
+	json_decref(j);
+}
+
+/* Finish a request: the entry is on disk before anyone hears of it. */
+void finish(struct signer *s, struct pq_item *it, json_t *result)
+{
+	struct req *r = it->data;
+	if (it->blocking)
+		send_result(s, r->conn, r->rid, result, 0);
+	remember_done(s, it->session_id, r->conn, r->owner, result);
+	json_decref(result);
+	req_free(r);
+}
+
+json_t *result_base(const char *sid, const char *status, int approved)
+{
+	return json_pack("{s:s,s:s,s:b,s:I}", "session_id", sid, "status", status, "approved", approved, "timestamp",
+			 (json_int_t)(now_ms() / 1000));
+}
+
+struct collect_ctx {
+	uint64_t conn;
+	char (*sids)[PQ_SID_LEN + 1];
+	size_t n, max;
+};
+
+static void collect_blocking(const struct pq_item *x, void *arg)
+{
+	struct collect_ctx *c = arg;
+	const struct req *r = x->data;
+	if (x->blocking && r->conn == c->conn && c->n < c->max)
+		snprintf(c->sids[c->n++], PQ_SID_LEN + 1, "%s", x->session_id);
+}
+
+void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
+{
+	/* Blocking requests whose caller went away are cancelled and ledgered as such;
+	 * a non-blocking request belongs to its requester and waits for its deadline. */
+	char sids[64][PQ_SID_LEN + 1];
+	struct collect_ctx c = {conn, sids, 0, 64};
+	do {
+		c.n = 0;
+		pq_each(s->q, collect_blocking, &c);
+		for (size_t i = 0; i < c.n; i++) {
+			struct pq_item out;
+			if (pq_remove(s->q, sids[i], &out) == 0) {
+				append_simple(s, "cancelled", out.session_id, reason, NULL);
+				request_log(s, &out, out.data, "cancelled", NULL, 0);
+				req_free(out.data);
+			}
+		}
+	} while (c.n == c.max);
+	for (size_t i = 0; i < s->nbatch; i++) /* requests not yet on disk: cancelled once they are */
+		if (s->batch[i]->it.data && s->batch[i]->it.blocking && s->batch[i]->conn == conn && !s->batch[i]->d)
+			s->batch[i]->cancelled = 1;
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++)
+		if (s->waiters[i].used && s->waiters[i].conn == conn)
+			s->waiters[i].used = 0;
+}

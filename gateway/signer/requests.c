@@ -1,0 +1,677 @@
+/* Requests from the mcp worker: checked against the signer's own state, limited per principal, queued. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+/* ---- frames from the mcp worker ---- */
+
+void conn_end(struct signer *s, struct conn *c)
+{
+	ctl_unwatch(s, (size_t)(c - s->conns)); /* the reviewer sees the end too */
+	s->ended[s->ended_at++ % (sizeof s->ended / sizeof *s->ended)] = c->id;
+	c->used = 0;
+}
+
+static int conn_ended(const struct signer *s, uint64_t id)
+{
+	for (size_t i = 0; i < sizeof s->ended / sizeof *s->ended; i++)
+		if (s->ended[i] == id && id)
+			return 1;
+	return 0;
+}
+
+int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err)
+{
+	uint64_t id;
+	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
+	if ((*c = conn_get(s, id, worker)))
+		return 0;
+	if (conn_ended(s, id))
+		return as_fail(err, AS_ENOTFOUND, "a frame about connection %llu, which has ended: dropped",
+			       (unsigned long long)id);
+	return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given", (unsigned long long)id);
+}
+
+static int text_of(const struct cv *v, char *out, size_t max)
+{
+	if (!v || v->t != CV_TEXT || v->n >= max)
+		return -1;
+	memcpy(out, v->s, v->n);
+	out[v->n] = 0;
+	return 0;
+}
+
+/* The action is the worker's claim of what the agent asked: check its shape here. */
+static int check_action(const struct cv *a, const struct cv *contents, struct req *r, char *err)
+{
+	GUARD(action_check(a, err)); /* the field table the worker built it by (action.c) */
+	if (text_of(cv_get(a, "type"), r->type, sizeof r->type) != 0 ||
+	    (strcmp(r->type, "approval") && strcmp(r->type, "input") && strcmp(r->type, "selection") &&
+	     strcmp(r->type, "confirmation")))
+		return as_fail(err, AS_ECORRUPT, "action.type is not approval, input, selection or confirmation");
+	const struct cv *m = cv_get(a, "message"), *o = cv_get(a, "options"), *aud = cv_get(a, "audience");
+	if (!m || m->t != CV_TEXT || m->n == 0 || m->n > 65536)
+		return as_fail(err, AS_ECORRUPT, "action.message missing or over 64 KiB");
+	r->audience[0] = 0;
+	if (aud && text_of(aud, r->audience, sizeof r->audience) != 0)
+		return as_fail(err, AS_ECORRUPT, "action.audience is not text of at most 128 bytes");
+	int is_sel = strcmp(r->type, "selection") == 0, has_opts = o && o->t == CV_ARRAY && o->n > 0 && o->n <= 32;
+	if (is_sel != has_opts || (o && !has_opts))
+		return as_fail(err, AS_ECORRUPT, "action.options must be 1-32 texts for a selection, and only then");
+	if (o) {
+		r->options = calloc(o->n, sizeof *r->options);
+		for (size_t i = 0; r->options && i < o->n; i++) {
+			if (o->items[i].t != CV_TEXT)
+				return as_fail(err, AS_ECORRUPT, "action.options[%zu] is not text", i);
+			r->options[i] = strndup((const char *)o->items[i].s, o->items[i].n);
+			r->noptions++;
+		}
+	}
+	r->subjects = json_array();
+	const struct cv *sub = cv_get(a, "subject");
+	if (sub && (sub->t != CV_ARRAY || sub->n == 0 || sub->n > 16))
+		return as_fail(err, AS_ECORRUPT, "action.subject is not an array of 1-16 subjects");
+	if ((sub != NULL) != (contents != NULL) || (contents && (contents->t != CV_ARRAY || contents->n != sub->n)))
+		return as_fail(err, AS_ECORRUPT, "contents must hold one item per action.subject, and only then");
+	for (size_t i = 0; sub && i < sub->n; i++) {
+		const struct cv *x = &sub->items[i], *d = cv_get(x, "digest"), *c = &contents->items[i];
+		char name[300], hex[65];
+		uint8_t want[32], got[32];
+		const struct cv *comp = cv_get(x, "computed"), *size = cv_get(x, "size");
+		if (text_of(cv_get(x, "name"), name, sizeof name) || text_of(cv_get(d, "sha256"), hex, sizeof hex) ||
+		    hex_decode(hex, strlen(hex), want, 32) != 0 || !comp || (comp->t != CV_TRUE && comp->t != CV_FALSE))
+			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] malformed", i);
+		/* "computed" is the worker's claim; the signer holds it true only for bytes it
+		 * hashed itself and that match the digest and size recorded. */
+		if (comp->t == CV_TRUE) {
+			if (c->t != CV_BYTES || !size || size->t != CV_UINT || size->u != c->n)
+				return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is computed but its bytes are missing", i);
+			sha256(c->s, c->n, got);
+			if (memcmp(got, want, 32) != 0)
+				return as_fail(err, AS_ECORRUPT, "action.subject[%zu]: the bytes do not hash to its digest", i);
+			if (!(r->content[i] = malloc(c->n ? c->n : 1)))
+				return as_fail(err, AS_ENOMEM, "out of memory");
+			memcpy(r->content[i], c->s, c->n);
+			r->content_len[i] = c->n;
+		} else if (c->t != CV_NULL || size) {
+			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is asserted yet comes with bytes or a size", i);
+		}
+		json_array_append_new(r->subjects,
+				      json_pack("{s:s,s:s,s:b}", "name", name, "sha256", hex, "computed", comp->t == CV_TRUE));
+	}
+	return 0;
+}
+
+void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why)
+{
+	json_t *j = json_pack("{s:s}", "error", "the gateway could not record the request");
+	slog("error", "request refused: %s", why);
+	send_result(s, conn, r->rid, j, 1);
+	json_decref(j);
+	req_free(r);
+}
+
+/* The request entry is on disk: now it is pending, and a reviewer may see it. */
+static void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct req *r = o->it.data;
+	if (!pos) {
+		request_refused(s, o->conn, r, err);
+		return;
+	}
+	if (o->cancelled || (o->it.blocking && !conn_get(s, o->conn, W_MCP))) {
+		append_simple(s, "cancelled", o->it.session_id,
+			      o->cancelled ? "the agent cancelled the call" : "the agent disconnected", NULL);
+		req_free(r);
+		return;
+	}
+	if (pq_add(s->q, &o->it) != 0) {
+		append_simple(s, "cancelled", o->it.session_id, "the queue of pending requests is full", NULL);
+		request_refused(s, o->conn, r, "the queue of pending requests is full");
+		return;
+	}
+	slog("info", "request %s (%s) from %s queued, deadline in %llu s", o->it.session_id, r->type, r->owner,
+	     (unsigned long long)((o->it.deadline_ms - o->it.created_ms) / 1000));
+	if (!o->it.blocking) {
+		json_t *res = result_base(o->it.session_id, "pending", 0);
+		json_object_set_new(res, "deadline", json_integer((json_int_t)(o->it.deadline_ms / 1000)));
+		send_result(s, o->conn, r->rid, res, 0);
+		json_decref(res);
+	}
+}
+
+void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid)
+{
+	s->measured[s->measured_at] = (struct measured){.hreq = hreq, .conn = conn, .uid = uid, .used = 1};
+	s->measured_at = (s->measured_at + 1) % MAX_MEASURED;
+}
+
+/* The uid measured for HTTP request hreq of session conn, once. A request frame that
+ * names no request the signer authenticated for that session is an attack. */
+static int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err)
+{
+	for (size_t k = 1; k <= MAX_MEASURED; k++) { /* newest first: it is almost always the last one */
+		struct measured *m = &s->measured[(s->measured_at + MAX_MEASURED - k) % MAX_MEASURED];
+		if (!m->used)
+			break;
+		if (m->hreq == hreq && m->conn == conn) {
+			*uid = m->uid;
+			m->used = 0;
+			m->hreq = 0;
+			return 0;
+		}
+	}
+	return as_fail(err, AS_ECORRUPT, "a request over HTTP (hreq %llu) that the signer never authenticated for that session",
+		       (unsigned long long)hreq);
+}
+
+/* The audiences an agent may ask for, on every path (allow, ask, deny): the default
+ * one, and those the registry lists for its API key (HTTP) or for the uid the signer
+ * measured (stdio, assent agent add --uid). Anonymous clients and unregistered uids
+ * get the default only. A refusal names the audience and what is allowed, and
+ * nothing is recorded (as for an unknown key). NULL: allowed. */
+static json_t *audience_refusal(struct signer *s, const struct conn *c, const struct req *r)
+{
+	reload_registry(s); /* evaluate() reads it next: a stdio agent registered by uid is that agent */
+	if (!r->audience[0] || !strcmp(r->audience, POL_DEFAULT_AUDIENCE))
+		return NULL;
+	const char *agent = !s->reg ? NULL : c->http ? (c->agent[0] ? c->agent : NULL) : registry_agent_by_uid(s->reg, c->uid);
+	if (agent && registry_agent_allows(s->reg, agent, r->audience))
+		return NULL;
+	json_t *e;
+	if (agent)
+		e = json_sprintf("audience \"%s\" refused: agent %s may ask for \"%s\" and %s only (an operator adds "
+				 "one: assent agent add NAME --audience A)",
+				 r->audience, agent, POL_DEFAULT_AUDIENCE, registry_groups_json(s->reg, "agent", agent));
+	else if (c->http)
+		e = json_sprintf("audience \"%s\" refused: an anonymous client may ask for the default audience \"%s\" "
+				 "only (an API key names more: assent agent add NAME --audience A)",
+				 r->audience, POL_DEFAULT_AUDIENCE);
+	else
+		e = json_sprintf("audience \"%s\" refused: uid %u is no registered agent, so it may ask for the default "
+				 "audience \"%s\" only (an operator registers it: assent agent add NAME --uid %u "
+				 "--audience %s)",
+				 r->audience, (unsigned)c->uid, POL_DEFAULT_AUDIENCE, (unsigned)c->uid, r->audience);
+	slog("warning", "request from %s refused: audience \"%s\" not allowed", c->owner, r->audience);
+	return json_pack("{s:o}", "error", e);
+}
+
+struct owner_count {
+	const char *owner;
+	size_t pending, blocking;
+	uid_t anon_uid; /* an anonymous client: all anonymous sessions of this measured uid count as one */
+};
+
+/* Each anonymous session owns its requests (listing, collecting), but sessions cost
+ * nothing to make: for the limits, anonymous clients count by the uid the signer measured. */
+static int same_principal(const struct req *r, const struct owner_count *oc)
+{
+	if (!strcmp(r->owner, oc->owner))
+		return 1;
+	return oc->anon_uid != (uid_t)-1 && r->uid == oc->anon_uid && !strncmp(r->owner, "anonymous", 9);
+}
+
+static void count_owner(const struct pq_item *it, void *arg)
+{
+	struct owner_count *oc = arg;
+	if (!same_principal(it->data, oc))
+		return;
+	oc->pending++;
+	oc->blocking += it->blocking != 0;
+}
+
+/* One principal (a uid, an agent key, an anonymous client) may hold at most
+ * ASSENT_MAX_PENDING_PER_AGENT requests pending, ASSENT_MAX_BLOCKING_PER_AGENT of
+ * them as calls held open: past either, the call is answered with an error naming
+ * the limit (and logged), and the queue stays for everyone else. */
+
+/* get_feedback calls of this owner waiting now. */
+static size_t waiters_of(const struct signer *s, const char *owner)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++)
+		n += s->waiters[i].used && !strcmp(s->waiters[i].owner, owner);
+	return n;
+}
+
+/* How many calls one principal may hold open: ASSENT_MAX_BLOCKING_PER_AGENT; over HTTP,
+ * where each holds one of ASSENT_HTTP_MAX_CONNECTIONS, a quarter of them at most. */
+static unsigned blocking_limit(const struct signer *s, const struct conn *c)
+{
+	unsigned max = s->lim.c.blocking_per_agent;
+	if (c->http && s->http.conns_max / 4 < max)
+		max = s->http.conns_max / 4 ? s->http.conns_max / 4 : 1;
+	return max;
+}
+
+static int request_over_limit(struct signer *s, const struct conn *c, uid_t uid, const char *rid, size_t ridn, int wait)
+{
+	struct owner_count oc = {c->owner, 0, 0, !strncmp(c->owner, "anonymous", 9) ? uid : (uid_t)-1};
+	pq_each(s->q, count_owner, &oc);
+	oc.blocking += waiters_of(s, c->owner); /* get_feedback calls held open count too */
+	for (size_t i = 0; i < s->nbatch; i++) { /* requests not yet on disk count too */
+		const struct op *o = s->batch[i];
+		if (o->it.data && !o->d && same_principal(o->it.data, &oc)) {
+			oc.pending++;
+			oc.blocking += o->it.blocking != 0;
+		}
+	}
+	/* Over HTTP each waiting call holds one of ASSENT_HTTP_MAX_CONNECTIONS: one
+	 * principal gets a quarter of them at most. */
+	unsigned blocking_max = blocking_limit(s, c);
+	char msg[300], who[96];
+	if (oc.anon_uid != (uid_t)-1)
+		snprintf(who, sizeof who, "the anonymous clients of uid %u", (unsigned)oc.anon_uid);
+	else
+		snprintf(who, sizeof who, "%s", c->owner);
+	if (oc.pending >= s->lim.c.pending_per_agent) {
+		snprintf(msg, sizeof msg, "%s: %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
+			 "for decisions or cancel some", who, oc.pending, s->lim.c.pending_per_agent);
+		lim_log(s, LIM_PENDING, "request refused: %s", msg);
+	} else if (wait && oc.blocking >= blocking_max) {
+		snprintf(msg, sizeof msg, "%s: %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "ask with wait: false and collect with get_feedback", who, oc.blocking, blocking_max,
+			 blocking_max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
+		lim_log(s, LIM_BLOCKING, "request refused: %s", msg);
+	} else {
+		return 0;
+	}
+	char r[PROTO_RID_MAX + 1];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	json_t *j = json_pack("{s:s}", "error", msg);
+	send_result(s, c->id, r, j, 1);
+	json_decref(j);
+	return 1;
+}
+
+_Static_assert(ACTION_CLIENT_MAX < sizeof ((struct req *)0)->client && ACTION_CLIENT_MAX < sizeof ((struct conn *)0)->client,
+	       "the signer keeps every client name the table allows");
+
+/* A client name as declared (shown to reviewers): the worker turned what a terminal
+ * would act on into '?', so anything else is an attack. */
+int client_ok(const char *s, size_t n, char *err)
+{
+	size_t at;
+	uint32_t cp;
+	if (text_check(TEXT_LINE, s, n, &at, &cp) != 0)
+		return as_fail(err, AS_ECORRUPT, "client: character U+%04X at byte %zu is not allowed", (unsigned)cp, at);
+	return 0;
+}
+
+int h_request(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *rid, *client;
+	size_t ridn, clientn;
+	uint64_t timeout;
+	int wait;
+	const struct cv *action;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
+	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &client, &clientn, err));
+	GUARD(client_ok(client, clientn, err));
+	GUARD(ipc_get_uint(f->body, "timeout", TIMEOUT_MAX_S, &timeout, err));
+	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
+	GUARD(ipc_get(f->body, "action", CV_MAP, &action, err));
+	const struct cv *contents = cv_get(f->body, "contents");
+	/* Who asked: measured on the unix socket (SO_PEERCRED), or on this HTTP request's
+	 * own TCP connection when it came over loopback (inet_diag, in h_http_auth). */
+	uid_t uid = c->uid;
+	if (c->http) {
+		uint64_t hreq;
+		GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
+		GUARD(measured_take(s, hreq, c->id, &uid, err));
+	}
+	if (request_over_limit(s, c, uid, rid, ridn, wait))
+		return 0;
+	if (timeout > s->lim.c.max_timeout_s) /* timeout_override is capped, never refused */
+		timeout = s->lim.c.max_timeout_s;
+	struct req *r = calloc(1, sizeof *r);
+	if (!r)
+		return AS_ENOMEM;
+	r->conn = c->id;
+	r->uid = uid;
+	memcpy(r->rid, rid, ridn);
+	snprintf(r->client, sizeof r->client, "%.*s", (int)clientn, client);
+	snprintf(r->owner, sizeof r->owner, "%s", c->owner);
+	int rc = check_action(action, contents, r, err);
+	if (rc != 0) {
+		req_free(r);
+		return rc;
+	}
+	json_t *refused = audience_refusal(s, c, r);
+	if (refused) {
+		send_result(s, c->id, r->rid, refused, 1);
+		json_decref(refused);
+		req_free(r);
+		return 0;
+	}
+	/* The digest covers the canonical action exactly as recorded and shown. */
+	struct buf enc;
+	buf_init(&enc, IPC_FRAME_MAX);
+	uint8_t h[32];
+	char hex[65];
+	if (cbor_encode(action, &enc, err) != 0) {
+		buf_free(&enc);
+		req_free(r);
+		return AS_ECORRUPT;
+	}
+	sha256(enc.p, enc.len, h);
+	buf_free(&enc);
+	hex_encode(h, 32, hex);
+	snprintf(r->action, sizeof r->action, "sha256:%s", hex);
+	struct pq_item it = {0};
+	pq_new_session_id(it.session_id);
+	it.created_ms = now_ms();
+	r->view = cv_to_json(action); /* what a reviewer is shown, and what the policy reads */
+	struct pol_decision pd;
+	if (s->pol) {
+		evaluate(s, c, r, &pd);
+		r->pd = pd;
+		r->has_pd = 1;
+		snprintf(r->pol_digest, sizeof r->pol_digest, "%s", policy_digest(s->pol));
+		/* The policy's deadline bounds the agent's: an override may shorten it only. */
+		if (pd.deadline_s && (!timeout || timeout > pd.deadline_s))
+			timeout = pd.deadline_s;
+	}
+	it.deadline_ms = it.created_ms + 1000u * (timeout ? timeout : s->timeout_s);
+	it.requester_id = c->id;
+	it.requester_uid = uid;
+	it.blocking = wait;
+	it.data = r;
+	/* The request entry: the action's fields, who asked (measured uid, declared client), digest, deadline. */
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, action->n + 6);
+	size_t i = 0;
+	for (size_t k = 0; k < action->n; k++) {
+		m->items[2 * i] = action->items[2 * k];
+		m->items[2 * i++ + 1] = action->items[2 * k + 1];
+	}
+	cv_set_text(a, kv(a, m, &i, "kind"), "request", 7);
+	cv_set_text(a, kv(a, m, &i, "session_id"), it.session_id, strlen(it.session_id));
+	struct cv *rq = kv(a, m, &i, "requester");
+	rq->t = CV_MAP;
+	rq->n = 2;
+	rq->items = cv_alloc(a, 6);
+	if (!c->http) { /* measured: SO_PEERCRED */
+		cv_set_text(a, &rq->items[0], "uid", 3);
+		cv_set_uint(&rq->items[1], (uint64_t)c->uid);
+	} else if (c->agent[0]) { /* authenticated: its API key */
+		cv_set_text(a, &rq->items[0], "agent", 5);
+		cv_set_text(a, &rq->items[1], c->agent, strlen(c->agent));
+	} else {
+		cv_set_text(a, &rq->items[0], "anonymous", 9);
+		rq->items[1].t = CV_TRUE;
+	}
+	cv_set_text(a, &rq->items[2], "client", 6);
+	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
+	/* A stdio agent registered by uid is that agent (assent agent add NAME --uid UID). */
+	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
+	if (c->http && uid != (uid_t)-1) { /* measured: the owner of its loopback connection */
+		cv_set_text(a, &rq->items[4], "uid", 3);
+		cv_set_uint(&rq->items[5], (uint64_t)uid);
+		rq->n = 3;
+	} else if (uid_agent) {
+		cv_set_text(a, &rq->items[4], "agent", 5);
+		cv_set_text(a, &rq->items[5], uid_agent, strlen(uid_agent));
+		rq->n = 3;
+	}
+	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
+	cv_set_uint(kv(a, m, &i, "deadline"), it.deadline_ms);
+	if (r->has_pd)
+		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+	m->n = i;
+	json_object_set_new(r->view, "session_id", json_string(it.session_id));
+	json_t *who = !c->http      ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
+		      : c->agent[0] ? json_pack("{s:s,s:s}", "agent", c->agent, "client", r->client)
+				    : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client);
+	if (c->http && uid != (uid_t)-1)
+		json_object_set_new(who, "uid", json_integer((json_int_t)uid));
+	else if (uid_agent) { /* known by its measured uid, not by a key */
+		json_object_set_new(who, "agent", json_string(uid_agent));
+		json_object_set_new(who, "agent_by", json_string("uid"));
+	}
+	json_object_set_new(r->view, "requester", who);
+	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
+	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
+	json_object_set_new(r->view, "action", json_string(r->action));
+	if (r->has_pd) {
+		json_object_set_new(r->view, "policy", json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest",
+								 r->pol_digest));
+		if (r->pd.nreviewers) {
+			json_t *rv = json_array();
+			for (size_t k = 0; k < r->pd.nreviewers; k++)
+				json_array_append_new(rv, json_string(r->pd.reviewers[k]));
+			json_object_set_new(json_object_get(r->view, "policy"), "reviewers", rv);
+		}
+	}
+	char e2[AS_ERRLEN];
+	int decided = r->has_pd && r->pd.action != POL_ASK;
+	struct op *o = op_add(s, m, decided ? NULL : request_done, e2);
+	if (!o) {
+		request_refused(s, c->id, r, e2);
+		return 0;
+	}
+	if (decided) { /* allowed or denied at once: the decision follows in the same commit */
+		policy_decide(s, c, &it, r);
+		return 0;
+	}
+	o->it = it;
+	o->conn = c->id;
+	return 0;
+}
+
+int h_collect(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *rid, *sid;
+	size_t ridn, sidn;
+	uint64_t wait;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
+	GUARD(ipc_get_text(f->body, "sid", PQ_SID_LEN + 8, &sid, &sidn, err));
+	GUARD(ipc_get_uint(f->body, "wait", 60, &wait, err));
+	char r[PROTO_RID_MAX + 1], id[PQ_SID_LEN + 9];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	snprintf(id, sizeof id, "%.*s", (int)sidn, sid);
+	/* A request belongs to its requester (the measured uid), not to a connection. */
+	for (size_t i = 0; i < s->ndone; i++) {
+		struct done *d = done_at(s, i);
+		if (d->result && !strcmp(d->sid, id) && !strcmp(d->owner, c->owner)) {
+			send_result(s, c->id, r, d->result, 0);
+			return 0;
+		}
+	}
+	struct pq_item *it = pq_find(s->q, id);
+	if (!it || strcmp(((struct req *)it->data)->owner, c->owner) != 0) {
+		json_t *j = json_pack("{s:s}", "error", "no request of yours has this session_id");
+		send_result(s, c->id, r, j, 1);
+		json_decref(j);
+		return 0;
+	}
+	if (wait == 0) {
+		json_t *res = result_base(id, "pending", 0);
+		json_object_set_new(res, "deadline", json_integer((json_int_t)(it->deadline_ms / 1000)));
+		send_result(s, c->id, r, res, 0);
+		json_decref(res);
+		return 0;
+	}
+	/* A waiting get_feedback is a call held open: it counts in its principal's blocking
+	 * limit, so one agent cannot take every waiter slot (or connection) from the others. */
+	struct owner_count oc = {c->owner, 0, 0, (uid_t)-1};
+	pq_each(s->q, count_owner, &oc);
+	size_t held = oc.blocking + waiters_of(s, c->owner);
+	unsigned max = blocking_limit(s, c);
+	if (held >= max) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "call get_feedback with wait_seconds 0, or fewer at once", c->owner, held, max,
+			 max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
+		lim_log(s, LIM_BLOCKING, "get_feedback refused: %s", msg);
+		json_t *j = json_pack("{s:s}", "error", msg);
+		send_result(s, c->id, r, j, 1);
+		json_decref(j);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
+		struct waiter *w = &s->waiters[i];
+		if (w->used)
+			continue;
+		*w = (struct waiter){.conn = c->id, .until = now_ms() + 1000 * wait, .used = 1};
+		snprintf(w->owner, sizeof w->owner, "%s", c->owner);
+		snprintf(w->rid, sizeof w->rid, "%s", r);
+		snprintf(w->sid, sizeof w->sid, "%s", id);
+		return 0;
+	}
+	json_t *j = json_pack("{s:s}", "error", "too many get_feedback calls waiting; try again");
+	send_result(s, c->id, r, j, 1);
+	json_decref(j);
+	return 0;
+}
+
+struct find_ctx {
+	uint64_t conn;
+	const char *rid;
+	char sid[PQ_SID_LEN + 1];
+};
+
+static void find_rid(const struct pq_item *it, void *arg)
+{
+	struct find_ctx *fc = arg;
+	const struct req *r = it->data;
+	if (it->blocking && r->conn == fc->conn && !strcmp(r->rid, fc->rid))
+		snprintf(fc->sid, sizeof fc->sid, "%s", it->session_id);
+}
+
+int h_cancel(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *rid;
+	size_t ridn;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
+	char r[PROTO_RID_MAX + 1];
+	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	struct find_ctx fc = {c->id, r, ""};
+	pq_each(s->q, find_rid, &fc);
+	struct pq_item out;
+	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0) {
+		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call", NULL);
+		request_log(s, &out, out.data, "cancelled", NULL, 0);
+		req_free(out.data);
+	}
+	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */
+		struct op *o = s->batch[i];
+		if (o->it.data && o->it.blocking && !o->d && o->conn == c->id && !strcmp(((struct req *)o->it.data)->rid, r))
+			o->cancelled = 1;
+	}
+	return 0;
+}
+
+int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t id;
+	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
+	struct conn *c = conn_get(s, id, s->cur);
+	if (!c && conn_ended(s, id))
+		return 0;
+	/* The signer ends connections itself too (a reviewer hanging up, a swept session):
+	 * the worker's notice of one may come after more than the ended ring remembers.
+	 * A connection handed out once and live for no worker now is stale, not an attack. */
+	if (!c && id && id <= s->next_conn) {
+		int live = 0;
+		for (size_t i = 0; i < MAX_CONNS && !live; i++)
+			live = s->conns[i].used && s->conns[i].id == id;
+		if (!live)
+			return 0;
+	}
+	if (!c)
+		return as_fail(err, AS_ECORRUPT, "closes connection %llu, which it was never given", (unsigned long long)id);
+	if (s->cur == W_MCP)
+		fail_conn_requests(s, id, "the agent disconnected");
+	conn_end(s, c);
+	return 0;
+}
+
+int h_log(void *ctx, struct ipc_frame *f, char *err)
+{
+	(void)ctx;
+	const char *lv, *txt;
+	size_t lvn, txtn;
+	GUARD(ipc_get_text(f->body, "level", 16, &lv, &lvn, err));
+	GUARD(ipc_get_text(f->body, "text", 1024, &txt, &txtn, err));
+	char lvl[17];
+	snprintf(lvl, sizeof lvl, "%.*s", (int)lvn, lv);
+	int rank = log_rank(lvl);
+	if (rank >= 0 && rank < 9 && rank < log_min) /* a worker's word cannot raise itself to a security event */
+		return 0;
+	slog("worker", "%.*s: %.*s", (int)lvn, lv, (int)txtn, txt);
+	return 0;
+}
+
+int h_hello(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	const char *kind;
+	size_t n;
+	GUARD(ipc_get_text(f->body, "kind", 16, &kind, &n, err));
+	if (strlen(s->w[s->cur].kind) != n || memcmp(kind, s->w[s->cur].kind, n) != 0)
+		return as_fail(err, AS_ECORRUPT, "hello from the %s worker says it is '%.*s'", s->w[s->cur].kind, (int)n, kind);
+	s->w[s->cur].state = S_READY;
+	s->w[s->cur].restarts = 0;
+	return 0;
+}

@@ -1,0 +1,337 @@
+/* MCP sessions over HTTP: authentication of each HTTP request, measured peers, session ends. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+/* ---- MCP sessions over HTTP ----
+ * The worker parses HTTP; the signer decides who is asking: it checks the bearer
+ * key against the registry's hashes, measures the peer address itself on the TCP
+ * connection the worker passes along (anonymous agents: loopback only), and holds
+ * the sessions, so a restarted worker loses none. */
+
+/* Anonymous clients share no owner: each session is its own ("anonymous:ID"), so
+ * that one local process can neither list another's requests nor collect their
+ * tokens. Its session id is its only credential. An agent key is one owner. */
+static void session_set_owner(struct conn *c, const char *owner)
+{
+	if (!strcmp(owner, "anonymous"))
+		snprintf(c->owner, sizeof c->owner, "anonymous:%llu", (unsigned long long)c->id);
+	else
+		snprintf(c->owner, sizeof c->owner, "%s", owner);
+}
+
+static int session_owned_by(const struct conn *c, const char *owner)
+{
+	if (!strcmp(owner, "anonymous"))
+		return !c->agent[0] && !strncmp(c->owner, "anonymous:", 10);
+	return !strcmp(c->owner, owner);
+}
+
+/* retry_s: a refusal for a limit says when to try again (Retry-After). */
+static void http_reply_retry(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c,
+			     unsigned retry_s)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 32);
+	struct cv *f = ipc_frame_new(&a, F_HTTP_REPLY, 9);
+	char err[AS_ERRLEN];
+	int rc = !f || ipc_put_uint(&a, f, "hreq", hreq) || ipc_put_uint(&a, f, "status", status);
+	if (!rc && error)
+		rc = ipc_put_text(&a, f, "error", error, strlen(error));
+	if (!rc && retry_s)
+		rc = ipc_put_uint(&a, f, "retry", retry_s);
+	if (!rc && c) {
+		const char *principal = c->agent[0] ? c->agent : "anonymous";
+		rc = ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "session", c->session, strlen(c->session)) ||
+		     ipc_put_text(&a, f, "principal", principal, strlen(principal)) ||
+		     ipc_put_text(&a, f, "client", c->client, strlen(c->client)) ||
+		     ipc_put_text(&a, f, "protocol", c->protocol, strlen(c->protocol));
+	}
+	if (!rc && ipc_conn_send(&s->w[W_MCP].ipc, f, -1, err) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	cv_arena_free(&a);
+}
+
+static void http_reply(struct signer *s, uint64_t hreq, unsigned status, const char *error, const struct conn *c)
+{
+	http_reply_retry(s, hreq, status, error, c, 0);
+}
+
+/* One agent key (or all anonymous clients together) holds at most
+ * ASSENT_HTTP_MAX_SESSIONS_PER_AGENT sessions, so that it cannot fill the table
+ * others need: past it, 429 with Retry-After (when its oldest idle session ends). */
+static int sessions_over_limit(struct signer *s, uint64_t hreq, const char *owner)
+{
+	size_t mine = 0;
+	uint64_t now = now_ms(), first_end = UINT64_MAX;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		const struct conn *c = &s->conns[i];
+		if (!c->used || !c->http || !session_owned_by(c, owner))
+			continue;
+		mine++;
+		uint64_t end = c->last_ms + 1000ull * s->http.session_idle_s;
+		first_end = end < first_end ? end : first_end;
+	}
+	if (mine < s->http.sessions_per_agent)
+		return 0;
+	unsigned retry = first_end > now ? (unsigned)((first_end - now + 999) / 1000) : 1;
+	char msg[200];
+	snprintf(msg, sizeof msg, "%s has %zu MCP sessions open, the limit (ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=%u): end "
+		 "one (DELETE /mcp) or wait", owner, mine, s->http.sessions_per_agent);
+	lim_log(s, LIM_SESSIONS, "initialize refused: %s", msg);
+	http_reply_retry(s, hreq, 429, msg, NULL, retry);
+	return 1;
+}
+
+static struct conn *session_find(struct signer *s, const char *sid, size_t n)
+{
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].used && s->conns[i].http && strlen(s->conns[i].session) == n &&
+		    ct_memcmp(s->conns[i].session, sid, n) == 0)
+			return &s->conns[i];
+	return NULL;
+}
+
+int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t hreq;
+	int init;
+	const char *bearer = NULL, *sid = NULL;
+	size_t bn = 0, sn = 0;
+	GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
+	GUARD(ipc_get_bool(f->body, "init", &init, err));
+	if (cv_get(f->body, "bearer"))
+		GUARD(ipc_get_text(f->body, "bearer", 512, &bearer, &bn, err));
+	if (cv_get(f->body, "session"))
+		GUARD(ipc_get_text(f->body, "session", 64, &sid, &sn, err));
+	if (f->nfds != 1)
+		return as_fail(err, AS_ECORRUPT, "an HTTP request without its connection");
+	if (!s->http.on)
+		return as_fail(err, AS_ECORRUPT, "an HTTP request, but HTTP is off");
+	int loopback = peeruid_peer_is_loopback(f->fds[0]);
+	/* Who owns the agent's end of the connection, asked of the kernel: the same-person
+	 * rule needs it for HTTP agents as much as for stdio ones. A loopback peer whose
+	 * owner cannot be measured (it closed already) is not served. */
+	uid_t peer_uid = (uid_t)-1;
+	{
+		/* Asked of the kernel whatever the peer's address: a local process may connect
+		 * from any of the host's addresses (binding its source), not only loopback. No
+		 * socket known for that end is a remote peer, unless its address is this host's. */
+		char e[AS_ERRLEN];
+		if (peeruid_tcp(f->fds[0], &peer_uid, e) != 0) {
+			peer_uid = (uid_t)-1;
+			if (loopback || peeruid_peer_is_local(f->fds[0])) {
+				slog("warning", "an HTTP request refused: the owner of its local connection cannot be measured (%s)", e);
+				http_reply(s, hreq, 403, "the gateway cannot tell which user owns this connection", NULL);
+				return 0;
+			}
+		}
+	}
+	char owner[80], agent[REG_NAME_MAX + 1] = "";
+	if (bearer) {
+		reload_registry(s);
+		const char *name = registry_agent_by_key(s->reg, bearer, bn);
+		if (!name && (registry_reviewer_by_token(s->reg, bearer, bn) || registry_admin_by_token(s->reg, bearer, bn))) {
+			s->m.auth_fail_agent++;
+			slog("warning", "an HTTP agent refused (uid %d): a reviewer's or admin's token on the agent listener",
+			     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
+			http_reply(s, hreq, 403,
+				   "a reviewer's or admin's token is not accepted on the agent listener (reviewers use the "
+				   "reviewer listener)",
+				   NULL);
+			return 0;
+		}
+		if (!name) {
+			s->m.auth_fail_agent++;
+			slog("warning", "an HTTP agent refused (%s, uid %d): invalid or revoked API key",
+			     loopback ? "loopback" : peer_uid != (uid_t)-1 ? "local" : "remote",
+			     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
+			http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
+			return 0;
+		}
+		snprintf(agent, sizeof agent, "%s", name);
+		snprintf(owner, sizeof owner, "agent:%s", name);
+	} else if (s->http.anonymous && loopback) {
+		snprintf(owner, sizeof owner, "anonymous");
+	} else {
+		http_reply(s, hreq, 401,
+			   s->http.anonymous ? "an API key is required (Authorization: Bearer KEY) from other than loopback"
+					     : "an API key is required (Authorization: Bearer KEY; assent agent add NAME)",
+			   NULL);
+		return 0;
+	}
+	if (sid) {
+		struct conn *c = session_find(s, sid, sn);
+		/* Someone else's session is as unknown as an expired one: 404 either way. */
+		if (!c || !session_owned_by(c, owner)) {
+			http_reply(s, hreq, 404, "unknown or expired session (initialize again)", NULL);
+			return 0;
+		}
+		c->last_ms = now_ms();
+		measured_put(s, hreq, c->id, peer_uid);
+		http_reply(s, hreq, 200, NULL, c);
+		return 0;
+	}
+	if (!init) {
+		http_reply(s, hreq, 400, "Mcp-Session-Id header required: call initialize first", NULL);
+		return 0;
+	}
+	if (sessions_over_limit(s, hreq, owner))
+		return 0;
+	size_t nsess = 0;
+	struct conn *c = NULL;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		nsess += s->conns[i].used && s->conns[i].http;
+		if (!c && !s->conns[i].used)
+			c = &s->conns[i];
+	}
+	if (!c || nsess >= s->http.sessions_max) {
+		http_reply(s, hreq, 503, "too many MCP sessions; try again later", NULL);
+		return 0;
+	}
+	uint8_t rnd[16];
+	char hex[33];
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+		http_reply(s, hreq, 500, "no randomness for a session id", NULL);
+		return 0;
+	}
+	hex_encode(rnd, sizeof rnd, hex);
+	*c = (struct conn){.id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1,
+			   .last_ms = now_ms()};
+	session_set_owner(c, owner);
+	snprintf(c->agent, sizeof c->agent, "%s", agent);
+	snprintf(c->session, sizeof c->session, "%s", hex);
+	slog("info", "MCP session %.8s... opened over HTTP by %s", c->session, owner);
+	measured_put(s, hreq, c->id, peer_uid);
+	http_reply(s, hreq, 200, NULL, c);
+	return 0;
+}
+
+int h_session_info(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *cl, *pr;
+	size_t cn, pn;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &cl, &cn, err));
+	GUARD(ipc_get_text(f->body, "protocol", sizeof c->protocol - 1, &pr, &pn, err));
+	GUARD(client_ok(cl, cn, err));
+	if (!c->http)
+		return as_fail(err, AS_ECORRUPT, "session info for a connection that is not an HTTP session");
+	snprintf(c->client, sizeof c->client, "%.*s", (int)cn, cl);
+	snprintf(c->protocol, sizeof c->protocol, "%.*s", (int)pn, pr);
+	return 0;
+}
+
+static void session_end(struct signer *s, struct conn *c, const char *why)
+{
+	slog("info", "MCP session %.8s... of %s ended: %s", c->session, c->owner, why);
+	fail_conn_requests(s, c->id, why);
+	conn_end(s, c);
+}
+
+int h_session_end(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	if (!c->http)
+		return as_fail(err, AS_ECORRUPT, "ends a connection that is not an HTTP session");
+	session_end(s, c, "the agent ended it (DELETE)");
+	return 0;
+}
+
+struct busy_ctx {
+	uint64_t conn;
+	int busy;
+};
+
+static void is_busy(const struct pq_item *it, void *arg)
+{
+	struct busy_ctx *b = arg;
+	if (it->blocking && ((const struct req *)it->data)->conn == b->conn)
+		b->busy = 1;
+}
+
+/* Sessions unused for session_idle_s end, unless a call of theirs is still waiting. */
+void sweep_sessions(struct signer *s, uint64_t now)
+{
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+		if (!c->used || !c->http || now - c->last_ms < 1000ull * s->http.session_idle_s)
+			continue;
+		struct busy_ctx b = {c->id, 0};
+		pq_each(s->q, is_busy, &b);
+		if (!b.busy)
+			session_end(s, c, "unused for too long");
+	}
+}
+
+void send_stats(struct signer *s)
+{
+	for (int k = 0; k < NWORKERS; k++) {
+		struct worker *w = &s->w[k];
+		if (w->fd < 0 || w->state != S_READY || (k == W_MCP ? !s->http.on : s->review_fd < 0))
+			continue;
+		struct cv_arena a;
+		cv_arena_init(&a, 16);
+		struct cv *f = ipc_frame_new(&a, F_STATS, 2);
+		char err[AS_ERRLEN];
+		if (f && !ipc_put_uint(&a, f, "pending", pq_count(s->q)) &&
+		    !ipc_put_uint(&a, f, "uptime", (now_ms() - s->started_ms) / 1000) &&
+		    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, k, "its socket is stuck");
+		cv_arena_free(&a);
+	}
+}

@@ -1,0 +1,347 @@
+/* The signer's state and what its modules share (issue 13 split signer.c by role:
+ * log, listen, supervise, commit, reply, requests, policyglue, view, decide, session,
+ * ctl, web, loop). Internal to gateway/signer/: nothing outside it includes this. */
+#ifndef ASSENT_SIGNER_STATE_H
+#define ASSENT_SIGNER_STATE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gateway/signer/signer.h"
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+#define CONTROL_SOCK "control.sock"
+#define MAX_CONNS 1024
+#define MAX_DONE 4096
+#define DONE_PER_OWNER (MAX_DONE / 4)
+#define PQ_MAX 100000 /* requests pending in all */
+#define TIMEOUT_MAX_S 86400
+#define MCP_AUD_MAX 128
+
+enum { W_MCP, W_REVIEW, NWORKERS };
+enum { S_NEW, S_READY }; /* a worker's state: before and after its hello */
+
+struct worker {
+	const char *kind;
+	pid_t pid;
+	int fd;
+	struct ipc_conn ipc;
+	uint32_t state;
+	uint64_t once;
+	unsigned restarts;       /* since it last said hello: the backoff */
+	unsigned restarts_total; /* since the daemon started */
+	uint64_t start_at; /* when to (re)start it, unix ms; 0: running */
+	int backlog;       /* frames read but not yet handled: its queue of answers was too full */
+	int rx_full;       /* and its receive buffer is full too: read again once answers drain */
+};
+
+struct conn { /* a client connection the signer accepted and handed to a worker, or an MCP session over HTTP */
+	uint64_t id;
+	int worker; /* W_MCP (an agent) or W_REVIEW (a reviewer) */
+	uid_t uid;  /* measured with SO_PEERCRED, never taken from a worker; (uid_t)-1 over HTTP */
+	pid_t pid;
+	int used;
+	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous:CONN" (each its own) */
+	/* HTTP sessions only: they belong to the signer and outlive the worker. */
+	int http;
+	char agent[REG_NAME_MAX + 1]; /* the registered agent its API key named; "" when anonymous */
+	char session[33];             /* its Mcp-Session-Id */
+	char client[160], protocol[16]; /* what its initialize declared */
+	uint64_t last_ms;
+};
+
+struct req { /* what the signer keeps of a pending request (pq_item.data) */
+	uint64_t conn;
+	char rid[PROTO_RID_MAX + 1];
+	char type[16];
+	char audience[MCP_AUD_MAX + 1];
+	char action[72];    /* "sha256:" hex */
+	json_t *view;       /* what a reviewer is shown */
+	char **options;
+	size_t noptions;
+	json_t *subjects;   /* [{name, sha256, computed}] */
+	char owner[80];     /* the requester, as struct conn names it */
+	struct pol_decision pd; /* what the policy said (an ask, with its terms), when one is loaded */
+	int has_pd;
+	char pol_digest[65];    /* of the policy that said it (a reload does not change a pending request's terms) */
+	char approvers[16][REG_NAME_MAX + 1]; /* a quorum's approvals so far: distinct people */
+	size_t napprovers;
+	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
+	size_t content_len[16];
+	char client[160];
+	uid_t uid; /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
+};
+
+struct done { /* decided requests whose requester may still collect the answer */
+	char sid[PQ_SID_LEN + 1];
+	uint64_t owner_conn;
+	char owner[80];
+	json_t *result;
+	uint64_t until;
+};
+
+/* The uid the signer measured on an HTTP request's TCP connection (F_HTTP_AUTH), kept
+ * until the request frame that request leads to (F_REQUEST names its hreq) takes it.
+ * One use each; as many as the mcp worker can have connections in flight. */
+#define MAX_MEASURED 8192
+struct measured {
+	uint64_t hreq, conn;
+	uid_t uid; /* (uid_t)-1: not a loopback peer, no uid to measure */
+	int used;
+};
+
+struct waiter { /* a get_feedback call waiting for a decision */
+	uint64_t conn;
+	char owner[80]; /* whose call it is (struct conn's owner): it counts in their blocking limit */
+	char rid[PROTO_RID_MAX + 1];
+	char sid[PQ_SID_LEN + 9];
+	uint64_t until;
+	int used;
+};
+
+/* An entry waiting for the end of the event loop's turn, and what to do once it is
+ * on disk (pos) or could not be written (pos NULL, err says why). */
+struct op;
+struct signer;
+typedef void (*op_done)(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err);
+struct decision; /* below, with decide() */
+struct op {
+	struct buf enc;      /* the canonical entry */
+	op_done done;        /* NULL: nobody waits for it */
+	struct pq_item it;   /* the request the entry is about, when someone waits (it.data: struct req *) */
+	uint64_t conn;       /* who hears of it: the agent's connection, or the reviewer's */
+	int cancelled;       /* a request whose caller cancelled or left before it was on disk */
+	int web;             /* conn is a web request of the review worker (hreq), not a control connection */
+	struct decision *d;
+};
+
+struct recent { /* a decision, for the web page's "recent" list */
+	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[121];
+	uint64_t seq, at;
+	struct pol_decision pd; /* its terms: shown only to reviewers who could have decided it */
+	int restricted;
+};
+
+struct signer {
+	const struct signer_opts *o;
+	struct worker w[NWORKERS];
+	int agent_fd, control_fd, sig_fd;
+	int http_fd; /* the agent HTTP listener, handed to the mcp worker; -1: none */
+	struct http_cfg http;
+	/* The reviewer listener (TCP) and the reverse proxy's own (unix socket), both
+	 * handed to the review worker; -1: none. Only on the proxy's socket, or with the
+	 * proxy's shared secret, is an identity header believed. */
+	int review_fd, proxy_fd;
+	struct http_cfg review;
+	char proxy_path[108], proxy_header[64], proxy_secret[129];
+	struct web_sessions *ws;
+	struct metrics m;
+	struct recent recent[20];
+	size_t nrecent;
+	uint64_t web_bumps, web_sent; /* the queue's view changed without an entry (a quorum's approval); last pushed */
+	uint64_t next_stats, next_sweep;
+	size_t stats_pending;
+	struct conn conns[MAX_CONNS];
+	/* The signer's own copy of each CLI reviewer's connection, watched for its end only
+	 * (ctl_watch): slot i of conns, -1 when none. */
+	int ctl_ep, ctl_fd[MAX_CONNS];
+	uint64_t ctl_id[MAX_CONNS];
+	uint64_t next_conn;
+	/* Connections and sessions that ended lately. The worker may still be sending
+	 * about one (a cancel racing the end of its session): such a frame is stale, not
+	 * an attack, and is dropped. A connection never handed out is an attack. */
+	uint64_t ended[1024];
+	size_t ended_at;
+	struct pq *q;
+	/* A ring in the order of decision: every entry lives an hour from its insertion, so the
+	 * oldest, and the first to expire, is always at done_head (no scan per decision). */
+	struct done done[MAX_DONE];
+	size_t ndone, done_head;
+	struct waiter waiters[MAX_CONNS];
+	struct measured measured[MAX_MEASURED];
+	size_t measured_at;
+	uid_t self_uid; /* the daemon's own: a requester with it could read the keys and the registry */
+	struct ledger *ledger;
+	struct policy *pol; /* NULL: no --policy, every request waits for a person */
+	struct tokkeys *tk;
+	struct tok_config tcfg;
+	struct registry *reg;
+	time_t reg_mtime;
+	uint64_t next_regcheck; /* the registry is looked at once a second: a rotated token ends its sessions */
+	unsigned web_streams_max, web_stream_s; /* event streams per reviewer, and how long one lasts */
+	uint32_t timeout_s;
+	struct cv_arena arena;
+	struct op **batch; /* entries for the next commit, in order */
+	size_t nbatch, batch_cap;
+	uint64_t commits, committed; /* durable commits, and the entries they carried */
+	uint64_t started_ms;
+	size_t peak; /* most requests pending since the heap was last trimmed */
+	int cur; /* the worker whose frame is being handled */
+	int stop;
+	struct lim_state lim; /* limits per principal (lim.h) */
+};
+
+/* Lists hold summaries, never whole requests: a reply is one frame, and a thousand
+ * 64 KiB messages would not fit. `show` (reviewers) has everything. */
+#define LIST_MAX 1000
+#define LIST_MESSAGE_MAX 512
+/* Reviewer and agent views are pages: items go in while their JSON fits in
+ * VIEW_PAGE_BYTES, so that an answer is one frame (IPC_FRAME_MAX) whatever the
+ * queue holds; the rest are counted ("more") and the next page starts at
+ * "next_offset". */
+#define VIEW_PAGE_BYTES (IPC_FRAME_MAX / 2)
+
+/* The answer to a web request of the review worker: an HTTP status and JSON (or,
+ * with text set, a text body of that content type). cookie: a new session's
+ * secret for Set-Cookie; clear: end the browser's cookie. */
+struct web_out {
+	unsigned status;
+	const char *cookie, *ctype;
+	int clear;
+	unsigned retry_s;
+	uint32_t wsid;
+	const char *text;
+	size_t textn;
+};
+struct decision {
+	char rule[24];
+	char *reviewer, *response;
+	char outcome[17];
+	int approved, with_token;
+	uint64_t n;
+	struct tok_request tr;
+	struct tok_ticket t;
+	struct tok_subject subj[16];
+	size_t ns;
+};
+/* Who decides, as the signer measured it: the reviewer's name, the channel (cli:
+ * the control socket, uid from SO_PEERCRED; web: the reviewer listener, by session
+ * cookie, proxy identity or reviewer token), and where the answer goes. */
+struct who {
+	const char *reviewer;
+	const char *channel; /* "cli" | "web" */
+	const char *via;     /* web: "session" | "proxy" | "token" */
+	uid_t uid;           /* cli only; (uid_t)-1 on the web */
+	uint64_t reply;      /* the control connection, or the web request */
+	int web;
+};
+
+/* log.c */
+extern int log_min;
+uint64_t now_ms(void);
+int log_rank(const char *level);
+void slog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
+void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);
+
+/* listen.c */
+int listen_unix(const char *state, const char *name, char *err);
+int control_group(const char *state, char *err);
+int review_listen(struct signer *s, char *err);
+int tcp_listen(struct http_cfg *c, const char *what, const char *port_var, char *err);
+
+/* supervise.c */
+int spawn_worker(struct signer *s, int k);
+void worker_down(struct signer *s, int k, const char *why);
+void security_event(struct signer *s, int k, const char *what);
+
+/* commit.c */
+struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err);
+void commit_batch(struct signer *s);
+struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k);
+struct op *append_simple(struct signer *s, const char *kind, const char *sid, const char *reason, op_done done);
+
+/* reply.c */
+void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
+void ctl_reply(struct signer *s, uint64_t conn, json_t *j);
+void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j);
+void reply_to(struct signer *s, uint64_t to, int web, json_t *j);
+struct conn *conn_get(struct signer *s, uint64_t id, int worker);
+void req_free(struct req *r);
+struct done *done_at(struct signer *s, size_t i);
+void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
+			const char *reviewer, uint64_t seq);
+void finish(struct signer *s, struct pq_item *it, json_t *result);
+json_t *result_base(const char *sid, const char *status, int approved);
+void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
+
+/* requests.c */
+void conn_end(struct signer *s, struct conn *c);
+int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err);
+void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why);
+void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid);
+int client_ok(const char *s, size_t n, char *err);
+int h_request(void *ctx, struct ipc_frame *f, char *err);
+int h_collect(void *ctx, struct ipc_frame *f, char *err);
+int h_cancel(void *ctx, struct ipc_frame *f, char *err);
+int h_conn_closed(void *ctx, struct ipc_frame *f, char *err);
+int h_log(void *ctx, struct ipc_frame *f, char *err);
+int h_hello(void *ctx, struct ipc_frame *f, char *err);
+
+/* policyglue.c */
+size_t req_subjects(const struct req *r, struct tok_subject out[16]);
+const char *req_token_aud(const struct req *r);
+void put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t);
+void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d);
+void put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest);
+void policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r);
+int load_policy(struct signer *s, char *err);
+
+/* view.c */
+void page_add(json_t *arr, json_t *v, size_t *used, size_t *more, size_t max_items);
+int reviewer_may_see(struct signer *s, const char *reviewer, const struct req *r);
+json_t *list_reply_page(struct signer *s, const char *owner, const char *reviewer, size_t offset);
+void view_fit(json_t *v, size_t max);
+json_t *show_reply(const struct req *r);
+int h_list(void *ctx, struct ipc_frame *f, char *err);
+
+/* decide.c */
+int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);
+json_t *decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+		      uint64_t n);
+void expire(struct signer *s);
+
+/* session.c */
+int h_http_auth(void *ctx, struct ipc_frame *f, char *err);
+int h_session_info(void *ctx, struct ipc_frame *f, char *err);
+int h_session_end(void *ctx, struct ipc_frame *f, char *err);
+void sweep_sessions(struct signer *s, uint64_t now);
+void send_stats(struct signer *s);
+
+/* ctl.c */
+void reload_registry(struct signer *s);
+json_t *ctl_error(const char *fmt, ...) AS_PRINTF(1, 2);
+int h_ctl(void *ctx, struct ipc_frame *f, char *err);
+
+/* web.c */
+void web_push(struct signer *s, const uint32_t *ended, size_t nended);
+void web_sweep(struct signer *s, uint64_t now);
+void web_credentials_changed(struct signer *s, const struct registry *old);
+int h_web(void *ctx, struct ipc_frame *f, char *err);
+
+/* loop.c */
+void ctl_unwatch(struct signer *s, size_t i);
+int ctl_gone(struct signer *s, struct conn *c);
+
+#endif

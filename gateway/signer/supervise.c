@@ -1,0 +1,166 @@
+/* Supervision of the two jailed workers: start, restart, and what their death cancels. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <netdb.h>
+#include <grp.h>
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger/ledger.h"
+#include "gateway/proto/action.h"
+#include "gateway/cli/bridge.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "gateway/proto/httpcfg.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/worker/jail.h"
+#include "gateway/signer/lim.h"
+#include "ledger/merkle.h"
+#include "gateway/signer/metrics.h"
+#include "gateway/signer/peeruid.h"
+#include "policy/policy.h"
+#include "gateway/proto/proto.h"
+#include "gateway/signer/queue.h"
+#include "common/redact.h"
+#include "gateway/signer/registry.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+#include "gateway/signer/websess.h"
+#include "gateway/worker/worker.h"
+
+int spawn_worker(struct signer *s, int k)
+{
+	struct worker *w = &s->w[k];
+	int sv[2];
+	char err[AS_ERRLEN];
+	/* As root, each kind of worker drops to a uid (and gid) of its own, never shared with
+	 * another service or with the other worker (jail_worker_uid says which and why). */
+	char uidarg[16] = "";
+	uid_t wuid;
+	if (geteuid() == 0) {
+		if (jail_worker_uid(getenv("ASSENT_WORKER_UID"), (unsigned)k, &wuid, err) != 0) {
+			slog("error", "%s", err);
+			return -1;
+		}
+		snprintf(uidarg, sizeof uidarg, "%u", (unsigned)wuid);
+	}
+	if (ipc_socketpair(sv, err) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The worker starts from nothing: descriptor 3 is its IPC socket, 0-2 are
+		 * /dev/null, the environment is empty, and it is a fresh exec of this binary. */
+		sigset_t none; /* the signer blocks these for its signalfd; a worker must not inherit that */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL); /* SIGPIPE stays ignored: a gone client is EPIPE, not death */
+		int nul = open("/dev/null", O_RDWR);
+		if (nul < 0 || dup2(sv[1], WORKER_IPC_FD) < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+			_exit(127);
+		/* The mcp worker also gets the agent HTTP listener, the review worker the
+		 * reviewer listener and the proxy's socket: they may accept, never bind.
+		 * Moved out of the way first, so that one dup2 cannot clobber the other. */
+		int l1 = k == W_MCP ? s->http_fd : s->review_fd, l2 = k == W_REVIEW ? s->proxy_fd : -1;
+		if ((l1 >= 0 && (l1 = fcntl(l1, F_DUPFD_CLOEXEC, 64)) < 0) || (l2 >= 0 && (l2 = fcntl(l2, F_DUPFD_CLOEXEC, 64)) < 0))
+			_exit(127);
+		if ((l1 >= 0 && dup2(l1, WORKER_HTTP_FD) < 0) || (l2 >= 0 && dup2(l2, WORKER_PROXY_FD) < 0))
+			_exit(127);
+		closefrom(l2 >= 0 ? WORKER_PROXY_FD + 1 : l1 >= 0 ? WORKER_HTTP_FD + 1 : WORKER_IPC_FD + 1);
+		char *argv[] = {"assentd", "--worker", (char *)w->kind, uidarg[0] ? "--uid" : NULL, uidarg, NULL};
+		char *envp[] = {NULL};
+		execve(s->o->self_exe, argv, envp);
+		_exit(127);
+	}
+	close(sv[1]);
+	w->pid = pid;
+	w->fd = sv[0];
+	w->state = S_NEW; /* until its hello */
+	w->once = 0;
+	w->start_at = 0;
+	ipc_conn_init(&w->ipc, w->fd, err);
+	/* Its configuration comes first: it starts its HTTP server before its jail. */
+	struct cv_arena a;
+	cv_arena_init(&a, 256);
+	int rv = k == W_REVIEW;
+	struct cv *f = ipc_frame_new(&a, F_CONFIG, 3), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
+	if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, 0) ||
+	    (rv && ipc_put_uint(&a, f, "proxy", s->proxy_fd >= 0)) ||
+	    ipc_put_text(&a, f, "proxy_header", s->proxy_header, strlen(s->proxy_header)) ||
+	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		slog("error", "cannot send the %s worker its configuration: %s", w->kind, err);
+	cv_arena_free(&a);
+	return 0;
+}
+
+void worker_down(struct signer *s, int k, const char *why)
+{
+	struct worker *w = &s->w[k];
+	if (w->pid > 0) {
+		int st = 0;
+		if (waitpid(w->pid, &st, WNOHANG) == 0) {
+			kill(w->pid, SIGKILL);
+			waitpid(w->pid, &st, 0);
+		} else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
+			slog("security", "%s worker was killed by the seccomp filter (SIGSYS): a forbidden system call",
+			     w->kind);
+		} else if (WIFSIGNALED(st)) {
+			slog("warning", "%s worker died of signal %d", w->kind, WTERMSIG(st));
+		}
+	}
+	if (w->fd >= 0) {
+		ipc_conn_free(&w->ipc);
+		close(w->fd);
+	}
+	w->fd = -1;
+	w->pid = 0;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		if (s->conns[i].used && s->conns[i].worker == k) {
+			fail_conn_requests(s, s->conns[i].id, why);
+			/* An MCP session over HTTP is the signer's: the restarted worker serves it
+			 * again (its blocking calls went with their streams). */
+			if (!s->conns[i].http) {
+				ctl_unwatch(s, i);
+				s->conns[i].used = 0;
+			}
+		}
+	}
+	unsigned backoff = w->restarts < 5 ? 1000u << w->restarts : 30000u;
+	w->restarts++;
+	w->restarts_total++;
+	w->start_at = now_ms() + backoff;
+	slog("warning", "%s worker down (%s); restarting in %u ms", w->kind, why, backoff);
+}
+
+void security_event(struct signer *s, int k, const char *what)
+{
+	slog("security", "%s worker: %s: killing it", s->w[k].kind, what);
+	worker_down(s, k, what);
+}
