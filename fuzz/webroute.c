@@ -75,27 +75,28 @@ static void split(const uint8_t *data, size_t size, unsigned mask, char *f[NFIEL
 /* ---- the model: the rules as webroute.h states them ---- */
 
 static const struct {
-	const char *path, *method, *cmd;
+	const char *path, *method;
+	uint32_t frame;
 	enum web_route r;
 } spec[] = {
-    {"/review", "GET", NULL, WR_PAGE},
-    {"/review/", "GET", NULL, WR_PAGE},
-    {"/review/app.js", "GET", NULL, WR_JS},
-    {"/review/app.css", "GET", NULL, WR_CSS},
-    {"/health", "GET", NULL, WR_HEALTH},
-    {"/metrics", "GET", "metrics", WR_METRICS},
-    {"/.well-known/jwks.json", "GET", "jwks", WR_JWKS},
-    {"/checkpoint", "GET", "checkpoint", WR_CHECKPOINT},
-    {"/review/api/me", "GET", "me", WR_ME},
-    {"/review/api/login", "POST", "login", WR_LOGIN},
-    {"/review/api/logout", "POST", "logout", WR_LOGOUT},
-    {"/review/api/pending", "GET", "pending", WR_API_PENDING},
-    {"/review/api/decide", "POST", "decide", WR_DECIDE},
-    {"/review/events", "GET", "events", WR_EVENTS},
-    {"/pending", "GET", "list", WR_PENDING},
-    {"/feedback/submit", "POST", "submit", WR_SUBMIT},
-    {"/review/mcp", "POST", "mcp", WR_MCP},
-    {"/admin/clear-stale-sessions", "POST", "admin_clear", WR_ADMIN_CLEAR},
+    {"/review", "GET", 0, WR_PAGE},
+    {"/review/", "GET", 0, WR_PAGE},
+    {"/review/app.js", "GET", 0, WR_JS},
+    {"/review/app.css", "GET", 0, WR_CSS},
+    {"/health", "GET", 0, WR_HEALTH},
+    {"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
+    {"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},
+    {"/checkpoint", "GET", F_WEB_CHECKPOINT, WR_CHECKPOINT},
+    {"/review/api/me", "GET", F_WEB_ME, WR_ME},
+    {"/review/api/login", "POST", F_WEB_LOGIN, WR_LOGIN},
+    {"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
+    {"/review/api/pending", "GET", F_WEB_PENDING, WR_API_PENDING},
+    {"/review/api/decide", "POST", F_WEB_DECIDE, WR_DECIDE},
+    {"/review/events", "GET", F_WEB_EVENTS, WR_EVENTS},
+    {"/pending", "GET", F_WEB_LIST, WR_PENDING},
+    {"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},
+    {"/review/mcp", "POST", F_WEB_ME, WR_MCP},
+    {"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
@@ -190,13 +191,13 @@ static void check_out(const struct http_cfg *c, const struct wr_in *in, const st
 	if (o->route == WR_NONE) {
 		if (k != NSPEC)
 			fail("no route for a path in the table", in->url);
-		if (o->cmd || o->post)
+		if (o->frame || o->post)
 			fail("a command or POST flag without a route", NULL);
 	} else {
 		if (k == NSPEC || spec[k].r != o->route)
 			fail("a route the URL's path does not name", in->url);
-		if ((spec[k].cmd == NULL) != (o->cmd == NULL) || (o->cmd && strcmp(o->cmd, spec[k].cmd)))
-			fail("the route's command is not the table's", o->cmd);
+		if (o->frame != spec[k].frame)
+			fail("the route's frame type is not the table's", NULL);
 		if (o->post != !strcmp(spec[k].method, "POST"))
 			fail("the POST flag is not the table's", in->url);
 		if (o->allow && (strcmp(o->allow, spec[k].method) || (in->method && !strcmp(in->method, o->allow))))

@@ -1,4 +1,5 @@
-/* A reviewer's commands over the control socket (the review worker's F_CTL frames). */
+/* A reviewer's commands over the control socket: one handler per F_CTL_* frame type
+ * (gateway/proto/proto.h), each a row of the review worker's dispatch table (loop.c). */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
@@ -51,76 +52,155 @@
 #include "common/util.h"
 #include "gateway/signer/websess.h"
 
-int h_ctl(void *ctx, struct ipc_frame *f, char *err)
+/* Every key of frame f is "t" or one of keys (NULL-terminated): a field its type
+ * does not have is a violation, not something to ignore. */
+int fields_known(const struct ipc_frame *f, const char *const *keys, char *err)
+{
+	const struct cv *m = f->body;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct cv *k = &m->items[2 * i];
+		size_t j = 0;
+		while (keys[j] && !cv_text_eq(k, keys[j]))
+			j++;
+		if (!keys[j] && !cv_text_eq(k, "t"))
+			return as_fail(err, AS_ECORRUPT, "a frame of type %u with a field it does not have ('%.*s')",
+				       (unsigned)f->type, k->n > 32 ? 32 : (int)k->n, k->s);
+	}
+	return 0;
+}
+
+/* A command on a control connection: its fields are among its type's, and the
+ * connection is one the signer handed over whose reviewer is still there. */
+static int ctl_begin(struct signer *s, struct ipc_frame *f, const char *const *keys, struct conn **c, char *err)
+{
+	GUARD(fields_known(f, keys, err));
+	GUARD(get_conn(s, f, W_REVIEW, c, err));
+	if (ctl_gone(s, *c))
+		return as_fail(err, AS_ENOTFOUND, "a command on connection %llu, whose reviewer has left: refused",
+			       (unsigned long long)(*c)->id);
+	return 0;
+}
+
+/* The registered reviewer of the uid measured on c; NULL: none, and c is told so. */
+static const char *ctl_reviewer(struct signer *s, const struct conn *c)
+{
+	reload_registry(s);
+	const char *reviewer = registry_reviewer_by_uid(s->reg, c->uid);
+	if (!reviewer)
+		ctl_reply(s, c->id,
+			  ctl_error(PS_UNAUTHORIZED,
+				    "uid %u is not a registered reviewer (an operator runs: assent reviewer add NAME --uid %u)",
+				    (unsigned)c->uid, (unsigned)c->uid));
+	return reviewer;
+}
+
+/* The request id a command names (the "sid" field), as a string. */
+static int ctl_sid(const struct cv *b, char id[65], char *err)
+{
+	const char *sid;
+	size_t n;
+	GUARD(ipc_get_text(b, "sid", 64, &sid, &n, err));
+	snprintf(id, 65, "%.*s", (int)n, sid);
+	return 0;
+}
+
+static const char *const ctl_keys_conn[] = {"conn", NULL};
+
+int h_ctl_whoami(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const char *cmd, *sid = NULL, *outcome = NULL, *text = NULL;
-	size_t cmdn, sidn = 0, outn = 0, textn = 0;
+	GUARD(ctl_begin(s, f, ctl_keys_conn, &c, err));
+	const char *reviewer = ctl_reviewer(s, c);
+	if (reviewer)
+		ctl_reply(s, c->id,
+			  answer_ok(json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", reviewer, "uid", (json_int_t)c->uid)));
+	return 0;
+}
+
+/* The daemon's counters, for `assent status`. */
+static json_t *status_reply(const struct signer *s)
+{
+	return json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ok", 1, "pid", (json_int_t)getpid(), "pending",
+			 (json_int_t)pq_count(s->q), "uptime_seconds", (json_int_t)((now_ms() - s->started_ms) / 1000),
+			 "ledger_size", (json_int_t)ledger_size(s->ledger), "entries_written", (json_int_t)s->committed,
+			 "commits", (json_int_t)s->commits, "mcp_worker_restarts", (json_int_t)s->w[W_MCP].restarts_total,
+			 "review_worker_restarts", (json_int_t)s->w[W_REVIEW].restarts_total);
+}
+
+int h_ctl_status(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	GUARD(ctl_begin(s, f, ctl_keys_conn, &c, err));
+	if (ctl_reviewer(s, c))
+		ctl_reply(s, c->id, answer_ok(status_reply(s)));
+	return 0;
+}
+
+int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err)
+{
+	static const char *const keys[] = {"conn", "offset", NULL};
+	struct signer *s = ctx;
+	struct conn *c;
+	uint64_t offset = 0; /* the page from this request on */
+	GUARD(ctl_begin(s, f, keys, &c, err));
+	if (cv_get(f->body, "offset"))
+		GUARD(ipc_get_uint(f->body, "offset", PQ_MAX, &offset, err));
+	const char *reviewer = ctl_reviewer(s, c);
+	if (!reviewer)
+		return 0;
+	json_t *rep = list_reply_page(s, NULL, reviewer, (size_t)offset);
+	json_object_set_new(rep, "ok", json_true());
+	ctl_reply(s, c->id, answer_ok(rep));
+	return 0;
+}
+
+int h_ctl_show(void *ctx, struct ipc_frame *f, char *err)
+{
+	static const char *const keys[] = {"conn", "sid", NULL};
+	struct signer *s = ctx;
+	struct conn *c;
+	char id[65];
+	GUARD(ctl_begin(s, f, keys, &c, err));
+	GUARD(ctl_sid(f->body, id, err));
+	const char *reviewer = ctl_reviewer(s, c);
+	if (!reviewer)
+		return 0;
+	struct pq_item *it = pq_find(s->q, id);
+	ctl_reply(s, c->id,
+		  it && reviewer_may_see(s, reviewer, it->data) ? answer_ok(show_reply(it->data))
+								: ctl_error(PS_NOT_FOUND, "no pending request %s", id));
+	return 0;
+}
+
+int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err)
+{
+	static const char *const keys[] = {"conn", "sid", "outcome", "text", "n", NULL};
+	struct signer *s = ctx;
+	struct conn *c;
+	const char *outcome, *text = NULL;
+	size_t outn, textn = 0;
 	uint64_t n = 0;
-	GUARD(get_conn(s, f, W_REVIEW, &c, err));
-	if (ctl_gone(s, c))
-		return as_fail(err, AS_ENOTFOUND, "a command on connection %llu, whose reviewer has left: refused",
-			       (unsigned long long)c->id);
-	GUARD(ipc_get_text(f->body, "cmd", 16, &cmd, &cmdn, err));
-	if (cv_get(f->body, "sid"))
-		GUARD(ipc_get_text(f->body, "sid", 64, &sid, &sidn, err));
-	if (cv_get(f->body, "outcome"))
-		GUARD(ipc_get_text(f->body, "outcome", 16, &outcome, &outn, err));
+	char id[65], oc[17];
+	GUARD(ctl_begin(s, f, keys, &c, err));
+	GUARD(ctl_sid(f->body, id, err));
+	GUARD(ipc_get_text(f->body, "outcome", 16, &outcome, &outn, err));
 	if (cv_get(f->body, "text"))
 		GUARD(ipc_get_text(f->body, "text", 16384, &text, &textn, err));
 	if (cv_get(f->body, "n"))
 		GUARD(ipc_get_uint(f->body, "n", 64, &n, err));
-	uint64_t offset = 0; /* pending: the page from this request on */
-	if (cv_get(f->body, "offset"))
-		GUARD(ipc_get_uint(f->body, "offset", PQ_MAX, &offset, err));
-	char cm[17], id[65] = "", oc[17] = "", *tx = text ? strndup(text, textn) : NULL;
-	snprintf(cm, sizeof cm, "%.*s", (int)cmdn, cmd);
-	if (sid)
-		snprintf(id, sizeof id, "%.*s", (int)sidn, sid);
-	if (outcome)
-		snprintf(oc, sizeof oc, "%.*s", (int)outn, outcome);
-	reload_registry(s);
-	const char *reviewer = registry_reviewer_by_uid(s->reg, c->uid);
-	json_t *rep;
+	const char *reviewer = ctl_reviewer(s, c);
 	if (!reviewer)
-		rep = ctl_error("uid %u is not a registered reviewer (an operator runs: assent reviewer add NAME --uid %u)",
-				(unsigned)c->uid, (unsigned)c->uid);
-	else if (!strcmp(cm, "whoami"))
-		rep = json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", reviewer, "uid", (json_int_t)c->uid);
-	else if (!strcmp(cm, "status"))
-		rep = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ok", 1, "pid", (json_int_t)getpid(), "pending",
-				(json_int_t)pq_count(s->q), "uptime_seconds", (json_int_t)((now_ms() - s->started_ms) / 1000),
-				"ledger_size", (json_int_t)ledger_size(s->ledger), "entries_written",
-				(json_int_t)s->committed, "commits", (json_int_t)s->commits, "mcp_worker_restarts",
-				(json_int_t)s->w[W_MCP].restarts_total, "review_worker_restarts",
-				(json_int_t)s->w[W_REVIEW].restarts_total);
-	else if (!strcmp(cm, "pending")) {
-		rep = list_reply_page(s, NULL, reviewer, (size_t)offset);
-		json_object_set_new(rep, "ok", json_true());
-	} else if (!strcmp(cm, "show")) {
-		struct pq_item *it = id[0] ? pq_find(s->q, id) : NULL;
-		rep = it && reviewer_may_see(s, reviewer, it->data) ? show_reply(it->data) : ctl_error("no pending request %s", id);
-	} else if (!strcmp(cm, "decide") && id[0] && oc[0]) {
-		struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
-		rep = decide(s, &w, id, oc, tx, n);
-	} else {
-		rep = ctl_error("malformed command");
-	}
+		return 0;
+	snprintf(oc, sizeof oc, "%.*s", (int)outn, outcome);
+	char *tx = text ? strndup(text, textn) : NULL;
+	struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
+	struct answer rep = text && !tx ? ctl_error(PS_INTERNAL, "out of memory") : decide(s, &w, id, oc, tx, n);
 	free(tx);
-	if (rep) /* NULL: a decision, answered once it is on disk */
+	if (rep.j) /* none: a decision, answered once it is on disk */
 		ctl_reply(s, c->id, rep);
 	return 0;
-}
-
-json_t *ctl_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return json_pack("{s:b,s:s}", "ok", 0, "error", msg);
 }
 
 void reload_registry(struct signer *s)

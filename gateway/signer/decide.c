@@ -70,7 +70,7 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	const char *sid = o->it.session_id;
 	if (!pos) {
 		slog("error", "decision on %s not recorded: %s", sid, err);
-		reply_to(s, o->conn, o->web, ctl_error("the decision could not be recorded: %s", err));
+		reply_to(s, o->conn, o->web, ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err));
 		if (pq_add(s->q, &o->it) != 0) /* still pending; its deadline still holds */
 			req_free(o->it.data);
 		decision_free(d);
@@ -91,8 +91,8 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	free(jwt);
 	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
 	reply_to(s, o->conn, o->web,
-		 json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome, "token",
-			   d->with_token, "seq", (json_int_t)pos->seq));
+		 answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome, "token",
+				     d->with_token, "seq", (json_int_t)pos->seq)));
 	finish(s, &o->it, res);
 	decision_free(d);
 }
@@ -122,13 +122,13 @@ int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_de
 
 /* The reviewer an agent names as responsible for it (assent agent add --owner) never
  * decides its requests, on any channel: an HTTP agent by its key, a stdio agent by the
- * uid it was registered with. NULL: not the owner. */
-static json_t *owner_refusal(const struct signer *s, const struct req *r, const char *reviewer, const char *sid)
+ * uid it was registered with. j NULL: not the owner. */
+static struct answer owner_refusal(const struct signer *s, const struct req *r, const char *reviewer, const char *sid)
 {
 	const char *agent = NULL;
 	uint64_t uid;
 	if (!s->reg)
-		return NULL;
+		return (struct answer){PS_OK, NULL};
 	if (!strncmp(r->owner, "agent:", 6))
 		agent = r->owner + 6;
 	else if (!strncmp(r->owner, "uid:", 4) && parse_u64(r->owner + 4, &uid) == 0 && uid <= 0xffffffffu)
@@ -145,28 +145,28 @@ static json_t *owner_refusal(const struct signer *s, const struct req *r, const 
 		}
 	}
 	if (!own || strcmp(own, reviewer) != 0)
-		return NULL;
+		return (struct answer){PS_OK, NULL};
 	slog("warning", "decision on %s by %s refused: the owner of agent %s", sid, reviewer, agent);
-	return ctl_error("refused: %s is the owner of agent %s, which asked for %s; a decision must come from "
+	return ctl_error(PS_FORBIDDEN, "refused: %s is the owner of agent %s, which asked for %s; a decision must come from "
 			 "someone else",
 			 reviewer, agent, sid);
 }
 
-static json_t *decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+static struct answer decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
 		      uint64_t n)
 {
 	const char *reviewer = c->reviewer;
 	struct pq_item *it = pq_find(s->q, sid);
 	if (!it)
-		return ctl_error("no pending request %s (decided, timed out or cancelled?)", sid);
+		return ctl_error(PS_NOT_FOUND, "no pending request %s (decided, timed out or cancelled?)", sid);
 	struct req *r = it->data;
 	/* A reviewer outside the rule's set is not shown the request either: they learn no more here. */
 	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(s, reviewer, &r->pd))
-		return ctl_error("no pending request %s that %s may decide (the policy names other reviewers, or it "
+		return ctl_error(PS_NOT_FOUND, "no pending request %s that %s may decide (the policy names other reviewers, or it "
 				 "was decided, timed out or cancelled)",
 				 sid, reviewer);
-	json_t *owned = owner_refusal(s, r, reviewer, sid);
-	if (owned)
+	struct answer owned = owner_refusal(s, r, reviewer, sid);
+	if (owned.j)
 		return owned;
 	const char *assurance = "reviewer";
 	/* Separation of duties: the requester's uid is one person whatever channel they
@@ -178,33 +178,33 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 	int same = self || (c->uid != (uid_t)-1 && c->uid == ru) ||
 		   (ru != (uid_t)-1 && registry_reviewer_has_uid(s->reg, reviewer, ru));
 	if (self && !s->o->single_user)
-		return ctl_error("refused: %s came from uid %u, the daemon's own (it can read the keys and register "
+		return ctl_error(PS_FORBIDDEN, "refused: %s came from uid %u, the daemon's own (it can read the keys and register "
 				 "reviewers), so nobody can decide it as another person (single-user mode is off)",
 				 sid, (unsigned)ru);
 	if (self && r->has_pd && !r->pd.same_user_ok)
-		return ctl_error("refused: %s came from uid %u, the daemon's own, and the policy (line %u) does not let "
+		return ctl_error(PS_FORBIDDEN, "refused: %s came from uid %u, the daemon's own, and the policy (line %u) does not let "
 				 "the requester's own uid decide (same-user ok)",
 				 sid, (unsigned)ru, r->pd.line);
 	if (same && c->web) {
 		if (!s->o->single_user || (r->has_pd && !r->pd.same_user_ok))
-			return ctl_error("refused: %s asked for %s (uid %u) and cannot decide it", reviewer, sid,
+			return ctl_error(PS_FORBIDDEN, "refused: %s asked for %s (uid %u) and cannot decide it", reviewer, sid,
 					 (unsigned)it->requester_uid);
 		assurance = "same-user";
 	} else if (same) {
 		if (!s->o->single_user)
-			return ctl_error("refused: uid %u asked for %s itself; a decision must come from another person "
+			return ctl_error(PS_FORBIDDEN, "refused: uid %u asked for %s itself; a decision must come from another person "
 					 "(single-user mode is off)",
 					 (unsigned)c->uid, sid);
 		/* With a policy, the rule must say so too: the daemon's opt-in alone is not enough. */
 		if (r->has_pd && !r->pd.same_user_ok)
-			return ctl_error("refused: uid %u asked for %s itself, and the policy (line %u) does not let the "
+			return ctl_error(PS_FORBIDDEN, "refused: uid %u asked for %s itself, and the policy (line %u) does not let the "
 					 "requester's own uid decide (same-user ok)",
 					 (unsigned)c->uid, sid, r->pd.line);
 		assurance = "same-user";
 	}
 	/* The terminal (the control socket) and the web are channels; a rule may leave one out. */
 	if (r->has_pd && r->pd.channels && !(r->pd.channels & (c->web ? POL_CH_WEB : POL_CH_TERMINAL)))
-		return ctl_error("refused: the policy (line %u) does not take decisions on %s from the %s", r->pd.line, sid,
+		return ctl_error(PS_FORBIDDEN, "refused: the policy (line %u) does not take decisions on %s from the %s", r->pd.line, sid,
 				 c->web ? "web" : "terminal");
 	int yesno = !strcmp(r->type, "approval") || !strcmp(r->type, "confirmation");
 	const char *response = text;
@@ -213,25 +213,25 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 		approved = 1;
 	} else if (!strcmp(outcome, "rejected")) {
 		if (!text || !*text)
-			return ctl_error("a rejection needs a reason (-m TEXT)");
+			return ctl_error(PS_BAD_REQUEST, "a rejection needs a reason (-m TEXT)");
 	} else if (!strcmp(outcome, "answered") && !strcmp(r->type, "input")) {
 		if (!text)
-			return ctl_error("answer needs the text");
+			return ctl_error(PS_BAD_REQUEST, "answer needs the text");
 		if (!*text && json_is_string(json_object_get(r->view, "default")))
 			response = json_string_value(json_object_get(r->view, "default"));
 	} else if (!strcmp(outcome, "selected") && !strcmp(r->type, "selection")) {
 		if (n < 1 || n > r->noptions)
-			return ctl_error("option %llu does not exist: choose 1 to %zu", (unsigned long long)n, r->noptions);
+			return ctl_error(PS_BAD_REQUEST, "option %llu does not exist: choose 1 to %zu", (unsigned long long)n, r->noptions);
 		response = r->options[n - 1];
 	} else {
-		return ctl_error("a %s request cannot be %s", r->type, outcome);
+		return ctl_error(PS_BAD_REQUEST, "a %s request cannot be %s", r->type, outcome);
 	}
 	if (approved && r->has_pd && r->pd.quorum > 1) {
 		/* A quorum counts people: each reviewer once, whatever channel they use. The
 		 * approvals so far are kept here; the decision entry lists them all. */
 		for (size_t k = 0; k < r->napprovers; k++)
 			if (!strcmp(r->approvers[k], reviewer))
-				return ctl_error("%s has approved %s already; it needs %zu more distinct reviewer%s", reviewer,
+				return ctl_error(PS_BAD_REQUEST, "%s has approved %s already; it needs %zu more distinct reviewer%s", reviewer,
 						 sid, (size_t)r->pd.quorum - r->napprovers,
 						 r->pd.quorum - r->napprovers == 1 ? "" : "s");
 		if (r->napprovers + 1 < r->pd.quorum && r->napprovers < 16) {
@@ -242,14 +242,15 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 			json_object_set_new(r->view, "approvals", ap);
 			s->web_bumps++; /* the page shows who approved so far */
 			slog("info", "request %s: approval %zu of %u, by %s", sid, r->napprovers, r->pd.quorum, reviewer);
-			return json_pack("{s:b,s:s,s:s,s:b,s:I,s:I}", "ok", 1, "session_id", sid, "outcome", "approved", "pending",
-					 1, "approvals", (json_int_t)r->napprovers, "quorum", (json_int_t)r->pd.quorum);
+			return answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I,s:I}", "ok", 1, "session_id", sid, "outcome",
+						   "approved", "pending", 1, "approvals", (json_int_t)r->napprovers, "quorum",
+						   (json_int_t)r->pd.quorum));
 		}
 	}
 	/* The decision entry names the token it will carry (jti, kid, exp): prepare it first. */
 	struct decision *d = calloc(1, sizeof *d);
 	if (!d)
-		return ctl_error("out of memory");
+		return ctl_error(PS_INTERNAL, "out of memory");
 	d->reviewer = strdup(reviewer);
 	d->response = response ? strdup(response) : NULL;
 	snprintf(d->outcome, sizeof d->outcome, "%s", outcome);
@@ -273,7 +274,7 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 	d->with_token = approved && s->tcfg.mode != TOK_OFF;
 	if (!d->reviewer || (response && !d->response) ||
 	    (d->with_token && tok_prepare(s->tk, &d->tr, &d->t, err) != 0)) {
-		json_t *e = ctl_error("cannot prepare the token: %s", d->reviewer ? err : "out of memory");
+		struct answer e = ctl_error(PS_INTERNAL, "cannot prepare the token: %s", d->reviewer ? err : "out of memory");
 		decision_free(d);
 		return e;
 	}
@@ -310,7 +311,7 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 	if (response && redact_text(response, strlen(response), NULL, &red, &rst) != 0) {
 		buf_free(&red);
 		decision_free(d);
-		return ctl_error("the response could not be recorded: too large");
+		return ctl_error(PS_UNAVAILABLE, "the response could not be recorded: too large");
 	}
 	if (response)
 		cv_set_text(a, kv(a, m, &i, "response"), red.len ? (const char *)red.p : "", red.len);
@@ -328,7 +329,7 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 	buf_free(&red);
 	if (!o) {
 		decision_free(d);
-		return ctl_error("the decision could not be recorded: %s", err);
+		return ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err);
 	}
 	/* Out of the queue until the entry is on disk: nobody else can decide, cancel or
 	 * time it out meanwhile. The reviewer hears back from decision_done. */
@@ -337,18 +338,18 @@ static json_t *decide_checked(struct signer *s, const struct who *c, const char 
 	o->conn = c->reply;
 	o->web = c->web;
 	d->tr.session_id = o->it.session_id;
-	return NULL;
+	return (struct answer){PS_OK, NULL};
 }
 
 /* Every refused decision is logged with who tried, on which channel, and why. */
-json_t *decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+struct answer decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
 		      uint64_t n)
 {
-	json_t *rep = decide_checked(s, c, sid, outcome, text, n);
-	if (rep && json_is_false(json_object_get(rep, "ok")))
+	struct answer rep = decide_checked(s, c, sid, outcome, text, n);
+	if (rep.j && rep.st != PS_OK)
 		slog("warning", "decision %s on %s by %s (%s%s%s, uid %d) refused: %s", outcome, sid, c->reviewer, c->channel,
 		     c->web ? " via " : "", c->web ? c->via : "", c->uid == (uid_t)-1 ? -1 : (int)c->uid,
-		     json_string_value(json_object_get(rep, "error")) ?: "?");
+		     json_string_value(json_object_get(rep.j, "error")) ?: "?");
 	return rep;
 }
 

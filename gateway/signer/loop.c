@@ -76,8 +76,25 @@ static const struct ipc_rule review_rules[] = {
 	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
 	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
 	{F_CONN_CLOSED, READY, 0, h_conn_closed},
-	{F_CTL, READY, 0, h_ctl},
-	{F_WEB, READY, IPC_FDS, h_web},
+	/* a reviewer's commands on the control socket (ctl.c) */
+	{F_CTL_WHOAMI, READY, 0, h_ctl_whoami},
+	{F_CTL_STATUS, READY, 0, h_ctl_status},
+	{F_CTL_PENDING, READY, 0, h_ctl_pending},
+	{F_CTL_SHOW, READY, 0, h_ctl_show},
+	{F_CTL_DECIDE, READY, 0, h_ctl_decide},
+	/* the reviewer listener's requests, each with its HTTP connection (web.c) */
+	{F_WEB_METRICS, READY, IPC_FDS, h_web_metrics},
+	{F_WEB_JWKS, READY, IPC_FDS, h_web_jwks},
+	{F_WEB_CHECKPOINT, READY, IPC_FDS, h_web_checkpoint},
+	{F_WEB_LOGIN, READY, IPC_FDS, h_web_login},
+	{F_WEB_ME, READY, IPC_FDS, h_web_me},
+	{F_WEB_LOGOUT, READY, IPC_FDS, h_web_logout},
+	{F_WEB_EVENTS, READY, IPC_FDS, h_web_events},
+	{F_WEB_PENDING, READY, IPC_FDS, h_web_pending},
+	{F_WEB_LIST, READY, IPC_FDS, h_web_list},
+	{F_WEB_DECIDE, READY, IPC_FDS, h_web_decide},
+	{F_WEB_SUBMIT, READY, IPC_FDS, h_web_submit},
+	{F_WEB_ADMIN_CLEAR, READY, IPC_FDS, h_web_admin_clear},
 };
 
 static int worker_throttled(const struct signer *s, int k)

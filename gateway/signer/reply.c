@@ -80,27 +80,47 @@ void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *resul
 	cv_arena_free(&a);
 }
 
-void ctl_reply(struct signer *s, uint64_t conn, json_t *j)
+struct answer answer_ok(json_t *j)
+{
+	return (struct answer){PS_OK, j};
+}
+
+struct answer ctl_error(enum proto_status st, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return (struct answer){st, json_pack("{s:b,s:s}", "ok", 0, "error", msg)};
+}
+
+void ctl_reply(struct signer *s, uint64_t conn, struct answer ans)
 {
 	struct worker *w = &s->w[W_REVIEW];
-	char *js = json_dumps(j, JSON_COMPACT);
+	char *js = ans.j ? json_dumps(ans.j, JSON_COMPACT) : NULL;
+	enum proto_status st = js ? ans.st : PS_INTERNAL;
+	if (!js) /* json_pack or json_dumps out of memory */
+		js = strdup("{\"ok\":false,\"error\":\"out of memory\"}");
 	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a reply is one frame */
 		char msg[160];
 		snprintf(msg, sizeof msg, "{\"ok\":false,\"error\":\"the reply would be %zu bytes, over the limit of %u\"}",
 			 strlen(js), IPC_FRAME_MAX - 1024);
 		free(js);
 		js = strdup(msg);
+		st = PS_INTERNAL;
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 2);
+	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 3);
 	char err[AS_ERRLEN];
-	if (w->fd >= 0 && js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "json", js, strlen(js)))
+	if (w->fd >= 0 && js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_uint(&a, f, "status", st) &&
+	    !ipc_put_text(&a, f, "json", js, strlen(js)))
 		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
 			worker_down(s, W_REVIEW, "its socket is stuck");
 	free(js);
 	cv_arena_free(&a);
-	json_decref(j);
+	json_decref(ans.j);
 }
 
 void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j)
@@ -109,13 +129,13 @@ void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *
 	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	const char *body = w->text ? w->text : js;
 	size_t n = w->text ? w->textn : js ? strlen(js) : 0;
-	unsigned status = w->status;
+	enum proto_status status = w->status;
 	if (!body || n > IPC_FRAME_MAX - 1024) {
 		free(js);
 		js = strdup("{\"error\":\"the answer would not fit in one frame\"}");
 		body = js;
 		n = js ? strlen(js) : 0;
-		status = 500;
+		status = PS_INTERNAL;
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
@@ -133,33 +153,16 @@ void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *
 	cv_arena_free(&a);
 }
 
-/* What a command's JSON answer means in HTTP. */
-static unsigned web_status(const json_t *j)
-{
-	if (json_is_true(json_object_get(j, "ok")) || !json_object_get(j, "error"))
-		return 200;
-	const char *e = json_string_value(json_object_get(j, "error"));
-	if (!e)
-		return 400;
-	if (!strncmp(e, "refused", 7))
-		return 403;
-	if (!strncmp(e, "no pending request", 18))
-		return 404;
-	if (strstr(e, "could not be recorded"))
-		return 503;
-	return 400;
-}
-
 /* Answer whoever issued a command: a control connection, or a web request. */
-void reply_to(struct signer *s, uint64_t to, int web, json_t *j)
+void reply_to(struct signer *s, uint64_t to, int web, struct answer ans)
 {
 	if (!web) {
-		ctl_reply(s, to, j);
+		ctl_reply(s, to, ans);
 		return;
 	}
-	struct web_out w = {.status = web_status(j)};
-	web_send(s, to, &w, j);
-	json_decref(j);
+	struct web_out w = {.status = ans.st};
+	web_send(s, to, &w, ans.j);
+	json_decref(ans.j);
 }
 
 struct conn *conn_get(struct signer *s, uint64_t id, int worker)

@@ -213,17 +213,23 @@ struct signer {
  * "next_offset". */
 #define VIEW_PAGE_BYTES (IPC_FRAME_MAX / 2)
 
-/* The answer to a web request of the review worker: an HTTP status and JSON (or,
+/* The answer to a web request of the review worker: a typed status and JSON (or,
  * with text set, a text body of that content type). cookie: a new session's
  * secret for Set-Cookie; clear: end the browser's cookie. */
 struct web_out {
-	unsigned status;
+	enum proto_status status; /* the review worker maps it to HTTP */
 	const char *cookie, *ctype;
 	int clear;
 	unsigned retry_s;
 	uint32_t wsid;
 	const char *text;
 	size_t textn;
+};
+/* A reviewer command's answer: how it went (typed: nobody matches its words) and its
+ * JSON body, owned by whoever holds the struct; j NULL: nothing to send (yet). */
+struct answer {
+	enum proto_status st;
+	json_t *j;
 };
 struct decision {
 	char rule[24];
@@ -274,9 +280,11 @@ struct op *append_simple(struct signer *s, const char *kind, const char *sid, co
 
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
-void ctl_reply(struct signer *s, uint64_t conn, json_t *j);
+struct answer answer_ok(json_t *j);
+struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2, 3);
+void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);
 void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j);
-void reply_to(struct signer *s, uint64_t to, int web, json_t *j);
+void reply_to(struct signer *s, uint64_t to, int web, struct answer ans);
 struct conn *conn_get(struct signer *s, uint64_t id, int worker);
 void req_free(struct req *r);
 struct done *done_at(struct signer *s, size_t i);
@@ -318,7 +326,7 @@ int h_list(void *ctx, struct ipc_frame *f, char *err);
 
 /* decide.c */
 int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);
-json_t *decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+struct answer decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
 		      uint64_t n);
 void expire(struct signer *s);
 
@@ -329,16 +337,32 @@ int h_session_end(void *ctx, struct ipc_frame *f, char *err);
 void sweep_sessions(struct signer *s, uint64_t now);
 void send_stats(struct signer *s);
 
-/* ctl.c */
+/* ctl.c: one handler per F_CTL_* frame type */
 void reload_registry(struct signer *s);
-json_t *ctl_error(const char *fmt, ...) AS_PRINTF(1, 2);
-int h_ctl(void *ctx, struct ipc_frame *f, char *err);
+int fields_known(const struct ipc_frame *f, const char *const *keys, char *err);
+int h_ctl_whoami(void *ctx, struct ipc_frame *f, char *err);
+int h_ctl_status(void *ctx, struct ipc_frame *f, char *err);
+int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err);
+int h_ctl_show(void *ctx, struct ipc_frame *f, char *err);
+int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err);
 
 /* web.c */
 void web_push(struct signer *s, const uint32_t *ended, size_t nended);
 void web_sweep(struct signer *s, uint64_t now);
 void web_credentials_changed(struct signer *s, const struct registry *old);
-int h_web(void *ctx, struct ipc_frame *f, char *err);
+/* one handler per F_WEB_* frame type */
+int h_web_metrics(void *ctx, struct ipc_frame *f, char *err);
+int h_web_jwks(void *ctx, struct ipc_frame *f, char *err);
+int h_web_checkpoint(void *ctx, struct ipc_frame *f, char *err);
+int h_web_login(void *ctx, struct ipc_frame *f, char *err);
+int h_web_me(void *ctx, struct ipc_frame *f, char *err);
+int h_web_logout(void *ctx, struct ipc_frame *f, char *err);
+int h_web_events(void *ctx, struct ipc_frame *f, char *err);
+int h_web_pending(void *ctx, struct ipc_frame *f, char *err);
+int h_web_list(void *ctx, struct ipc_frame *f, char *err);
+int h_web_decide(void *ctx, struct ipc_frame *f, char *err);
+int h_web_submit(void *ctx, struct ipc_frame *f, char *err);
+int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
 
 /* loop.c */
 void ctl_unwatch(struct signer *s, size_t i);

@@ -53,8 +53,9 @@
 #include "gateway/worker/worker.h"
 
 /* ---- the reviewer listener ----
- * The review worker parses HTTP and sends each request it cannot answer alone as
- * F_WEB {hreq, cmd, credentials, arguments} with the connection's descriptor. The
+ * The review worker parses HTTP and sends each request it cannot answer alone as a
+ * frame of the endpoint's own type (F_WEB_*: {hreq, credentials, its fields}) with the
+ * connection's descriptor; each type has its handler here (h_web_*). The
  * signer decides who is asking: a session cookie (hash held here), a reviewer or
  * admin token (hashes in the registry), or a proxy's identity header, believed only
  * when the connection came through the proxy's own unix socket (measured here with
@@ -66,13 +67,16 @@
 
 struct web_req {
 	uint64_t hreq;
-	char cmd[17];
 	const char *cookie, *csrf, *bearer, *proxy_user, *proxy_secret, *token, *sid, *outcome, *text;
 	size_t cookien, csrfn, bearern, proxy_usern, proxy_secretn, tokenn, sidn, outcomen, textn;
-	uint64_t n, offset;
-	int has_n, approved, has_approved, has_offset;
+	uint64_t n, offset; /* 0 when absent */
+	int approved, has_approved;
 	int on_proxy;   /* the connection came in on the proxy's socket */
 	char peer[64];  /* its address, for the failed-login limiter */
+	/* who asks, as web_identify found: a reviewer (via "session", "proxy" or "token")
+	 * or an admin token's name; the session the request carries, if any */
+	const char *reviewer, *admin, *via;
+	struct ws_session *ss;
 };
 
 static int opt_text(const struct cv *m, const char *k, size_t max, const char **v, size_t *n, char *err)
@@ -82,9 +86,9 @@ static int opt_text(const struct cv *m, const char *k, size_t max, const char **
 	return cv_get(m, k) ? ipc_get_text(m, k, max, v, n, err) : 0;
 }
 
-static void web_error(struct signer *s, uint64_t hreq, unsigned status, const char *fmt, ...) AS_PRINTF(4, 5);
+static void web_error(struct signer *s, uint64_t hreq, enum proto_status status, const char *fmt, ...) AS_PRINTF(4, 5);
 
-static void web_error(struct signer *s, uint64_t hreq, unsigned status, const char *fmt, ...)
+static void web_error(struct signer *s, uint64_t hreq, enum proto_status status, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -97,10 +101,11 @@ static void web_error(struct signer *s, uint64_t hreq, unsigned status, const ch
 	json_decref(j);
 }
 
-static void web_auth_failed(struct signer *s, const struct web_req *q, unsigned status, const char *why)
+static void web_auth_failed(struct signer *s, const struct web_req *q, enum proto_status status, const char *why)
 {
 	s->m.auth_fail_review++;
-	slog("warning", "a reviewer listener request refused (%u): %s", status, why);
+	slog("warning", "a reviewer listener request refused (%s): %s", status == PS_UNAUTHORIZED ? "unauthorized" : "forbidden",
+	     why);
 	web_error(s, q->hreq, status, "%s", why);
 }
 
@@ -282,10 +287,10 @@ static void web_file(struct signer *s, uint64_t hreq, const char *rel, const cha
 	struct buf b;
 	snprintf(path, sizeof path, "%s/%s", s->o->state, rel);
 	if (file_read(path, 1 << 20, &b, err) != 0) {
-		web_error(s, hreq, 404, "%s", missing);
+		web_error(s, hreq, PS_NOT_FOUND, "%s", missing);
 		return;
 	}
-	struct web_out w = {.status = 200, .ctype = ctype, .text = (const char *)b.p, .textn = b.len};
+	struct web_out w = {.status = PS_OK, .ctype = ctype, .text = (const char *)b.p, .textn = b.len};
 	web_send(s, hreq, &w, NULL);
 	buf_free(&b);
 }
@@ -307,11 +312,11 @@ static void web_login_reply(struct signer *s, const struct web_req *q, const cha
 	uint8_t cred[32];
 	struct ws_session *ss = NULL;
 	if (registry_reviewer_credential(s->reg, reviewer, via, cred) != 0) { /* just found by it: cannot be */
-		web_error(s, q->hreq, 500, "the reviewer's credential is not in the registry");
+		web_error(s, q->hreq, PS_INTERNAL, "the reviewer's credential is not in the registry");
 		return;
 	}
 	if (!(ss = ws_create(s->ws, reviewer, via, cred, now_ms(), cookie))) {
-		web_error(s, q->hreq, 500, "cannot read random bytes for a session");
+		web_error(s, q->hreq, PS_INTERNAL, "cannot read random bytes for a session");
 		return;
 	}
 	if (s->ws->evicted) /* a session made room for this one: its event streams end too */
@@ -320,262 +325,417 @@ static void web_login_reply(struct signer *s, const struct web_req *q, const cha
 	/* The secret goes in the body, never in a cookie: the page holds it and sends it
 	 * in a header (gateway/web/README.md says why). */
 	json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", via, "session", cookie);
-	struct web_out w = {.status = 200};
+	struct web_out w = {.status = PS_OK};
 	web_send(s, q->hreq, &w, j);
 	json_decref(j);
 	explicit_bzero(cookie, sizeof cookie);
 }
 
-static void web_command(struct signer *s, struct web_req *q)
+/* ---- one request: its fields, its connection, who asks ---- */
+
+static const char *const web_keys[] = {"hreq", PROTO_WEB_CREDENTIALS, NULL};
+static const char *const web_keys_login[] = {"hreq", PROTO_WEB_CREDENTIALS, "token", NULL};
+static const char *const web_keys_page[] = {"hreq", PROTO_WEB_CREDENTIALS, "offset", NULL};
+static const char *const web_keys_decide[] = {"hreq", PROTO_WEB_CREDENTIALS, "sid", "outcome", "text", "n", NULL};
+static const char *const web_keys_submit[] = {"hreq", PROTO_WEB_CREDENTIALS, "sid", "approved", "text", "n", NULL};
+
+/* The fields of a web frame: only those of its type (keys), each within its bound. */
+static int web_fields(const struct ipc_frame *f, const char *const *keys, struct web_req *q, char *err)
 {
-	const char *cmd = q->cmd;
-	/* Open to anyone who reaches the listener: nothing secret, nothing changes. */
-	if (!strcmp(cmd, "metrics")) {
-		struct buf b;
-		json_t *e = metrics_reply(s, &b);
-		struct web_out w = {.status = e ? 500 : 200, .ctype = "text/plain; version=0.0.4; charset=utf-8",
-				    .text = e ? NULL : (const char *)b.p, .textn = b.len};
-		web_send(s, q->hreq, &w, e);
-		json_decref(e);
-		buf_free(&b);
-		return;
+	const struct cv *b = f->body;
+	GUARD(fields_known(f, keys, err));
+	GUARD(ipc_get_uint(b, "hreq", UINT64_MAX, &q->hreq, err));
+	GUARD(opt_text(b, "cookie", 64, &q->cookie, &q->cookien, err));
+	GUARD(opt_text(b, "csrf", 64, &q->csrf, &q->csrfn, err));
+	GUARD(opt_text(b, "bearer", 512, &q->bearer, &q->bearern, err));
+	GUARD(opt_text(b, "proxy_user", 254, &q->proxy_user, &q->proxy_usern, err));
+	GUARD(opt_text(b, "proxy_secret", 256, &q->proxy_secret, &q->proxy_secretn, err));
+	GUARD(opt_text(b, "token", 512, &q->token, &q->tokenn, err));
+	GUARD(opt_text(b, "sid", 64, &q->sid, &q->sidn, err));
+	GUARD(opt_text(b, "outcome", 16, &q->outcome, &q->outcomen, err));
+	GUARD(opt_text(b, "text", 16384, &q->text, &q->textn, err));
+	if (cv_get(b, "n"))
+		GUARD(ipc_get_uint(b, "n", 64, &q->n, err));
+	if (cv_get(b, "offset"))
+		GUARD(ipc_get_uint(b, "offset", PQ_MAX, &q->offset, err));
+	if (cv_get(b, "approved")) {
+		GUARD(ipc_get_bool(b, "approved", &q->approved, err));
+		q->has_approved = 1;
 	}
-	if (!strcmp(cmd, "jwks")) {
-		web_file(s, q->hreq, "keys/jwks.json", "application/json",
-			 "no public token keys: tokens are HS256 (shared secret) or off");
-		return;
-	}
-	if (!strcmp(cmd, "checkpoint")) {
-		web_file(s, q->hreq, "ledger/checkpoint", "text/plain; charset=utf-8", "no checkpoint signed yet");
-		return;
-	}
-	reload_registry(s);
-	/* Who is asking. Each credential is refused loudly when it is the wrong kind,
-	 * so a misconfigured client learns why instead of being treated as nobody. */
-	const char *reviewer = NULL, *admin = NULL, *via = NULL;
-	if (q->proxy_user) {
-		int secret_ok = s->proxy_secret[0] && q->proxy_secret && q->proxy_secretn == strlen(s->proxy_secret) &&
-				ct_memcmp(q->proxy_secret, s->proxy_secret, q->proxy_secretn) == 0;
-		if (!q->on_proxy && !secret_ok) {
-			web_auth_failed(s, q, 403,
-					"refused: a reviewer identity header is accepted only from the reverse proxy's own "
-					"listener (ASSENT_REVIEW_PROXY_SOCKET) or with its shared secret");
-			return;
-		}
-		char id[256];
-		snprintf(id, sizeof id, "%.*s", (int)q->proxy_usern, q->proxy_user);
-		reviewer = registry_reviewer_by_proxy_id(s->reg, id);
-		if (!reviewer) {
-			web_auth_failed(s, q, 403, "refused: the proxy's identity is not a registered reviewer's (assent "
-						   "reviewer add NAME --proxy-id ID)");
-			return;
-		}
-		via = "proxy";
-	} else if (q->bearer) {
-		if (registry_agent_by_key(s->reg, q->bearer, q->bearern)) {
-			web_auth_failed(s, q, 403, "refused: an agent's API key is not accepted on the reviewer listener");
-			return;
-		}
-		reviewer = registry_reviewer_by_token(s->reg, q->bearer, q->bearern);
-		admin = reviewer ? NULL : registry_admin_by_token(s->reg, q->bearer, q->bearern);
-		if (!reviewer && !admin) {
-			web_auth_failed(s, q, 401, "invalid or revoked token");
-			return;
-		}
-		via = "token";
-	}
-	struct ws_session *ss = web_session(s, q);
-	if (ss && reviewer && strcmp(ss->reviewer, reviewer))
-		ss = NULL; /* a cookie of someone else than the proxy or token names: not theirs */
-	if (!reviewer && !admin && ss) {
-		reviewer = ss->reviewer;
-		via = "session";
-	}
-	if (!strcmp(cmd, "login")) {
-		/* The token is checked first, whatever failed before: a right one always logs in
-		 * (websess.h says why); the limiter only decides how a wrong one is answered. */
-		const char *who = via && !strcmp(via, "proxy") ? reviewer : NULL;
-		if (!who && q->token)
-			who = registry_reviewer_by_token(s->reg, q->token, q->tokenn);
-		if (!who) {
-			unsigned retry = 0, all = 0;
-			int limited = ws_login_failed(s->ws, q->peer, now_ms(), &retry, &all);
-			if (all)
-				slog("warning", "web: %u failed logins in the last minute from all sources (the latest from %s)", all,
-				     q->peer);
-			if (!limited) {
-				web_auth_failed(s, q, 401, "login refused: unknown or revoked reviewer token");
-				return;
-			}
-			s->m.auth_fail_review++;
-			json_t *j = json_pack("{s:s}", "error",
-					      "login refused: unknown or revoked reviewer token, and too many failed logins "
-					      "from this address in the last minute (all loopback addresses count as one): "
-					      "wait before trying again");
-			struct web_out w = {.status = 429, .retry_s = retry};
-			web_send(s, q->hreq, &w, j);
-			json_decref(j);
-			return;
-		}
-		web_login_reply(s, q, who, who == reviewer && via && !strcmp(via, "proxy") ? "proxy" : "token");
-		return;
-	}
-	if (!strcmp(cmd, "admin_clear")) {
-		if (!admin) {
-			web_auth_failed(s, q, admin || reviewer ? 403 : 401,
-					"refused: an admin endpoint needs an admin token (assent admin add NAME)");
-			return;
-		}
-		size_t before = pq_count(s->q), sessions = 0;
-		expire(s);
-		for (size_t i = 0; i < MAX_CONNS; i++)
-			sessions += s->conns[i].used && s->conns[i].http;
-		sweep_sessions(s, now_ms());
-		for (size_t i = 0; i < MAX_CONNS; i++)
-			sessions -= s->conns[i].used && s->conns[i].http;
-		web_sweep(s, now_ms());
-		slog("info", "admin %s cleared stale sessions: %zu requests past their deadline, %zu MCP sessions", admin,
-		     before - pq_count(s->q), sessions);
-		json_t *j = json_pack("{s:b,s:I,s:I}", "ok", 1, "expired_requests", (json_int_t)(before - pq_count(s->q)),
-				      "ended_sessions", (json_int_t)sessions);
-		reply_to(s, q->hreq, 1, j);
-		return;
-	}
-	if (!reviewer) {
-		web_auth_failed(s, q, admin ? 403 : 401,
-				admin ? "refused: an admin token is not a reviewer's" : "log in first (no or expired session)");
-		return;
-	}
-	/* A browser's state-changing request carries the CSRF token of its session; a
-	 * proxy-identified browser has a session too (made by "me"). A bearer token is
-	 * not ambient (no browser sends it by itself): no CSRF token. */
-	int browser = strcmp(via, "token") != 0;
-	int changes = !strcmp(cmd, "decide") || !strcmp(cmd, "logout") || !strcmp(cmd, "submit");
-	if (browser && changes && (!ss || !ws_csrf_ok(ss, q->csrf, q->csrfn))) {
-		web_auth_failed(s, q, 403, "refused: missing or wrong CSRF token (X-CSRF-Token)");
-		return;
-	}
-	if (!strcmp(cmd, "me")) {
-		if (!ss && !strcmp(via, "proxy")) { /* the page needs a session for its CSRF token */
-			web_login_reply(s, q, reviewer, "proxy");
-			return;
-		}
-		json_t *j = ss ? json_pack("{s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", ss->via)
-			       : json_pack("{s:s,s:s}", "reviewer", reviewer, "via", via);
-		reply_to(s, q->hreq, 1, j);
-	} else if (!strcmp(cmd, "logout")) {
-		uint32_t id = ss->id;
-		slog("info", "web: %s logged out", ss->reviewer);
-		ws_end(ss);
-		web_push(s, &id, 1);
-		struct web_out w = {.status = 200};
-		json_t *j = json_pack("{s:b}", "ok", 1);
-		web_send(s, q->hreq, &w, j);
-		json_decref(j);
-	} else if (!strcmp(cmd, "events")) {
-		/* The worker holds the streams: it keeps to these limits (they guard its own slots). */
-		json_t *j = json_pack("{s:b,s:s,s:I,s:I}", "ok", 1, "reviewer", reviewer, "streams_max",
-				      (json_int_t)s->web_streams_max, "stream_seconds", (json_int_t)s->web_stream_s);
-		/* A stream ends with what opened it: the session, or the credential itself. */
-		uint8_t cred[32];
-		uint32_t wsid = ss ? ss->id
-				   : registry_reviewer_credential(s->reg, reviewer, via, cred) == 0 ? ws_credential_stream_id(cred)
-												     : 0;
-		struct web_out w = {.status = 200, .wsid = wsid};
-		web_send(s, q->hreq, &w, j);
-		json_decref(j);
-	} else if (!strcmp(cmd, "pending")) {
-		reply_to(s, q->hreq, 1, web_pending(s, reviewer, q->has_offset ? q->offset : 0));
-	} else if (!strcmp(cmd, "list")) {
-		reply_to(s, q->hreq, 1, list_reply_page(s, NULL, reviewer, q->has_offset ? q->offset : 0));
-	} else if ((!strcmp(cmd, "decide") && q->sid && q->outcome) || (!strcmp(cmd, "submit") && q->sid && q->has_approved)) {
-		char id[65], oc[17], *tx = q->text ? strndup(q->text, q->textn) : NULL;
-		snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
-		snprintf(oc, sizeof oc, "%.*s", (int)q->outcomen, q->outcome ? q->outcome : "");
-		if (!q->outcome) { /* submit: {approved, response, selection}, the outcome follows from the type */
-			struct pq_item *it = pq_find(s->q, id);
-			const char *type = it ? ((struct req *)it->data)->type : "";
-			snprintf(oc, sizeof oc, "%s",
-				 !q->approved			   ? "rejected"
-				 : !strcmp(type, "input")	   ? "answered"
-				 : !strcmp(type, "selection") ? "selected"
-							       : "approved");
-			if (!q->approved && !tx)
-				tx = strdup("rejected by the reviewer");
-			if (!strcmp(oc, "answered") && !tx)
-				tx = strdup("");
-		}
-		struct who w = {reviewer, "web", via, (uid_t)-1, q->hreq, 1};
-		json_t *rep = (q->text && !tx) ? ctl_error("out of memory") : decide(s, &w, id, oc, tx, q->has_n ? q->n : 0);
-		free(tx);
-		if (rep)
-			reply_to(s, q->hreq, 1, rep);
-	} else {
-		web_error(s, q->hreq, 400, "malformed command");
-	}
+	return 0;
 }
 
-int h_web(void *ctx, struct ipc_frame *f, char *err)
+/* Which listener, and from where: measured on the connection, not said by the worker. */
+static int web_peer(struct signer *s, const struct ipc_frame *f, struct web_req *q, char *err)
 {
-	struct signer *s = ctx;
-	struct web_req q = {0};
-	const char *cmd;
-	size_t cmdn;
-	const struct cv *b = f->body;
-	GUARD(ipc_get_uint(b, "hreq", UINT64_MAX, &q.hreq, err));
-	GUARD(ipc_get_text(b, "cmd", 16, &cmd, &cmdn, err));
-	GUARD(opt_text(b, "cookie", 64, &q.cookie, &q.cookien, err));
-	GUARD(opt_text(b, "csrf", 64, &q.csrf, &q.csrfn, err));
-	GUARD(opt_text(b, "bearer", 512, &q.bearer, &q.bearern, err));
-	GUARD(opt_text(b, "proxy_user", 254, &q.proxy_user, &q.proxy_usern, err));
-	GUARD(opt_text(b, "proxy_secret", 256, &q.proxy_secret, &q.proxy_secretn, err));
-	GUARD(opt_text(b, "token", 512, &q.token, &q.tokenn, err));
-	GUARD(opt_text(b, "sid", 64, &q.sid, &q.sidn, err));
-	GUARD(opt_text(b, "outcome", 16, &q.outcome, &q.outcomen, err));
-	GUARD(opt_text(b, "text", 16384, &q.text, &q.textn, err));
 	const char *ca;
 	size_t can;
-	GUARD(opt_text(b, "client_addr", 45, &ca, &can, err));
-	if (cv_get(b, "n")) {
-		GUARD(ipc_get_uint(b, "n", 64, &q.n, err));
-		q.has_n = 1;
-	}
-	if (cv_get(b, "offset")) {
-		GUARD(ipc_get_uint(b, "offset", PQ_MAX, &q.offset, err));
-		q.has_offset = 1;
-	}
-	if (cv_get(b, "approved")) {
-		GUARD(ipc_get_bool(b, "approved", &q.approved, err));
-		q.has_approved = 1;
-	}
+	GUARD(opt_text(f->body, "client_addr", 45, &ca, &can, err));
 	if (f->nfds != 1)
 		return as_fail(err, AS_ECORRUPT, "a web request without its connection");
 	if (s->review_fd < 0)
 		return as_fail(err, AS_ECORRUPT, "a web request, but the reviewer listener is off");
-	snprintf(q.cmd, sizeof q.cmd, "%.*s", (int)cmdn, cmd);
-	/* Which listener, and from where: measured on the connection, not said by the worker. */
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
 	if (getsockname(f->fds[0], (struct sockaddr *)&ss, &sl) != 0)
 		return as_fail(err, AS_ECORRUPT, "a web request's descriptor is not a socket");
 	if (ss.ss_family == AF_UNIX) {
 		const struct sockaddr_un *un = (const struct sockaddr_un *)&ss;
-		q.on_proxy = s->proxy_fd >= 0 && sl > offsetof(struct sockaddr_un, sun_path) &&
-			     !strncmp(un->sun_path, s->proxy_path, sizeof un->sun_path);
-		if (!q.on_proxy)
+		q->on_proxy = s->proxy_fd >= 0 && sl > offsetof(struct sockaddr_un, sun_path) &&
+			      !strncmp(un->sun_path, s->proxy_path, sizeof un->sun_path);
+		if (!q->on_proxy)
 			return as_fail(err, AS_ECORRUPT, "a web request on a unix socket that is not the proxy's");
-		snprintf(q.peer, sizeof q.peer, "proxy:%.*s", (int)can, ca ? ca : ""); /* its client (X-Real-IP) */
-	} else {
-		unsigned port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-							       : ((struct sockaddr_in *)&ss)->sin_port);
-		if ((ss.ss_family != AF_INET && ss.ss_family != AF_INET6) || port != s->review.port)
-			return as_fail(err, AS_ECORRUPT, "a web request on a socket that is not the reviewer listener's");
-		sl = sizeof ss;
-		char host[INET6_ADDRSTRLEN] = "?";
-		if (getpeername(f->fds[0], (struct sockaddr *)&ss, &sl) == 0)
-			getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0, NI_NUMERICHOST);
-		snprintf(q.peer, sizeof q.peer, "%s", host);
+		snprintf(q->peer, sizeof q->peer, "proxy:%.*s", (int)can, ca ? ca : ""); /* its client (X-Real-IP) */
+		return 0;
 	}
-	web_command(s, &q);
+	unsigned port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						       : ((struct sockaddr_in *)&ss)->sin_port);
+	if ((ss.ss_family != AF_INET && ss.ss_family != AF_INET6) || port != s->review.port)
+		return as_fail(err, AS_ECORRUPT, "a web request on a socket that is not the reviewer listener's");
+	sl = sizeof ss;
+	char host[INET6_ADDRSTRLEN] = "?";
+	if (getpeername(f->fds[0], (struct sockaddr *)&ss, &sl) == 0)
+		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, NULL, 0, NI_NUMERICHOST);
+	snprintf(q->peer, sizeof q->peer, "%s", host);
+	return 0;
+}
+
+/* Every web handler starts here: the frame's fields, then its connection. */
+static int web_begin(struct signer *s, const struct ipc_frame *f, const char *const *keys, struct web_req *q,
+		     char *err)
+{
+	*q = (struct web_req){0};
+	GUARD(web_fields(f, keys, q, err));
+	return web_peer(s, f, q, err);
+}
+
+/* A proxy's identity header: believed only on its own socket or with its secret. */
+static int web_identify_proxy(struct signer *s, struct web_req *q)
+{
+	int secret_ok = s->proxy_secret[0] && q->proxy_secret && q->proxy_secretn == strlen(s->proxy_secret) &&
+			ct_memcmp(q->proxy_secret, s->proxy_secret, q->proxy_secretn) == 0;
+	if (!q->on_proxy && !secret_ok) {
+		web_auth_failed(s, q, PS_FORBIDDEN,
+				"refused: a reviewer identity header is accepted only from the reverse proxy's own "
+				"listener (ASSENT_REVIEW_PROXY_SOCKET) or with its shared secret");
+		return -1;
+	}
+	char id[256];
+	snprintf(id, sizeof id, "%.*s", (int)q->proxy_usern, q->proxy_user);
+	q->reviewer = registry_reviewer_by_proxy_id(s->reg, id);
+	if (!q->reviewer) {
+		web_auth_failed(s, q, PS_FORBIDDEN, "refused: the proxy's identity is not a registered reviewer's (assent "
+						    "reviewer add NAME --proxy-id ID)");
+		return -1;
+	}
+	q->via = "proxy";
+	return 0;
+}
+
+/* A bearer token: a reviewer's or an admin's, never an agent's. */
+static int web_identify_bearer(struct signer *s, struct web_req *q)
+{
+	if (registry_agent_by_key(s->reg, q->bearer, q->bearern)) {
+		web_auth_failed(s, q, PS_FORBIDDEN, "refused: an agent's API key is not accepted on the reviewer listener");
+		return -1;
+	}
+	q->reviewer = registry_reviewer_by_token(s->reg, q->bearer, q->bearern);
+	q->admin = q->reviewer ? NULL : registry_admin_by_token(s->reg, q->bearer, q->bearern);
+	if (!q->reviewer && !q->admin) {
+		web_auth_failed(s, q, PS_UNAUTHORIZED, "invalid or revoked token");
+		return -1;
+	}
+	q->via = "token";
+	return 0;
+}
+
+/* Who is asking. Each credential is refused loudly when it is the wrong kind, so a
+ * misconfigured client learns why instead of being treated as nobody. 0, or -1:
+ * refused (and answered). */
+static int web_identify(struct signer *s, struct web_req *q)
+{
+	reload_registry(s);
+	if (q->proxy_user && web_identify_proxy(s, q) != 0)
+		return -1;
+	if (!q->proxy_user && q->bearer && web_identify_bearer(s, q) != 0)
+		return -1;
+	q->ss = web_session(s, q);
+	if (q->ss && q->reviewer && strcmp(q->ss->reviewer, q->reviewer))
+		q->ss = NULL; /* a cookie of someone else than the proxy or token names: not theirs */
+	if (!q->reviewer && !q->admin && q->ss) {
+		q->reviewer = q->ss->reviewer;
+		q->via = "session";
+	}
+	return 0;
+}
+
+/* A reviewer's request (after web_begin): a reviewer behind it, and for one that
+ * changes something, from a browser, its session's CSRF token. 1: go on; 0: refused,
+ * and answered. */
+static int web_reviewer_ok(struct signer *s, struct web_req *q, int changes)
+{
+	if (web_identify(s, q) != 0)
+		return 0;
+	if (!q->reviewer) {
+		web_auth_failed(s, q, q->admin ? PS_FORBIDDEN : PS_UNAUTHORIZED,
+				q->admin ? "refused: an admin token is not a reviewer's" : "log in first (no or expired session)");
+		return 0;
+	}
+	/* A browser's state-changing request carries the CSRF token of its session; a
+	 * proxy-identified browser has a session too (made by "me"). A bearer token is
+	 * not ambient (no browser sends it by itself): no CSRF token. */
+	int browser = strcmp(q->via, "token") != 0;
+	if (browser && changes && (!q->ss || !ws_csrf_ok(q->ss, q->csrf, q->csrfn))) {
+		web_auth_failed(s, q, PS_FORBIDDEN, "refused: missing or wrong CSRF token (X-CSRF-Token)");
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- open to anyone who reaches the listener: nothing secret, nothing changes ---- */
+
+int h_web_metrics(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys, &q, err));
+	struct buf b;
+	json_t *e = metrics_reply(s, &b);
+	struct web_out w = {.status = e ? PS_INTERNAL : PS_OK, .ctype = "text/plain; version=0.0.4; charset=utf-8",
+			    .text = e ? NULL : (const char *)b.p, .textn = b.len};
+	web_send(s, q.hreq, &w, e);
+	json_decref(e);
+	buf_free(&b);
+	return 0;
+}
+
+int h_web_jwks(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct web_req q;
+	GUARD(web_begin(ctx, f, web_keys, &q, err));
+	web_file(ctx, q.hreq, "keys/jwks.json", "application/json",
+		 "no public token keys: tokens are HS256 (shared secret) or off");
+	return 0;
+}
+
+int h_web_checkpoint(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct web_req q;
+	GUARD(web_begin(ctx, f, web_keys, &q, err));
+	web_file(ctx, q.hreq, "ledger/checkpoint", "text/plain; charset=utf-8", "no checkpoint signed yet");
+	return 0;
+}
+
+/* ---- sessions ---- */
+
+/* A wrong token, counted by the failed-login limiter: 401, or 429 past its limit. */
+static void web_login_refused(struct signer *s, const struct web_req *q)
+{
+	unsigned retry = 0, all = 0;
+	int limited = ws_login_failed(s->ws, q->peer, now_ms(), &retry, &all);
+	if (all)
+		slog("warning", "web: %u failed logins in the last minute from all sources (the latest from %s)", all, q->peer);
+	if (!limited) {
+		web_auth_failed(s, q, PS_UNAUTHORIZED, "login refused: unknown or revoked reviewer token");
+		return;
+	}
+	s->m.auth_fail_review++;
+	json_t *j = json_pack("{s:s}", "error",
+			      "login refused: unknown or revoked reviewer token, and too many failed logins "
+			      "from this address in the last minute (all loopback addresses count as one): "
+			      "wait before trying again");
+	struct web_out w = {.status = PS_TOO_MANY, .retry_s = retry};
+	web_send(s, q->hreq, &w, j);
+	json_decref(j);
+}
+
+int h_web_login(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys_login, &q, err));
+	if (web_identify(s, &q) != 0)
+		return 0;
+	/* The token is checked first, whatever failed before: a right one always logs in
+	 * (websess.h says why); the limiter only decides how a wrong one is answered. */
+	int by_proxy = q.via && !strcmp(q.via, "proxy");
+	const char *who = by_proxy ? q.reviewer : NULL;
+	if (!who && q.token)
+		who = registry_reviewer_by_token(s->reg, q.token, q.tokenn);
+	if (!who)
+		web_login_refused(s, &q);
+	else
+		web_login_reply(s, &q, who, who == q.reviewer && by_proxy ? "proxy" : "token");
+	return 0;
+}
+
+int h_web_me(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys, &q, err));
+	if (!web_reviewer_ok(s, &q, 0))
+		return 0;
+	if (!q.ss && !strcmp(q.via, "proxy")) { /* the page needs a session for its CSRF token */
+		web_login_reply(s, &q, q.reviewer, "proxy");
+		return 0;
+	}
+	json_t *j = q.ss ? json_pack("{s:s,s:s,s:s}", "reviewer", q.reviewer, "csrf", q.ss->csrf, "via", q.ss->via)
+			 : json_pack("{s:s,s:s}", "reviewer", q.reviewer, "via", q.via);
+	reply_to(s, q.hreq, 1, answer_ok(j));
+	return 0;
+}
+
+int h_web_logout(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys, &q, err));
+	if (!web_reviewer_ok(s, &q, 1))
+		return 0;
+	uint32_t id = q.ss->id; /* a browser's (it has a session), or a token's: refused before without one */
+	slog("info", "web: %s logged out", q.ss->reviewer);
+	ws_end(q.ss);
+	web_push(s, &id, 1);
+	reply_to(s, q.hreq, 1, answer_ok(json_pack("{s:b}", "ok", 1)));
+	return 0;
+}
+
+int h_web_events(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys, &q, err));
+	if (!web_reviewer_ok(s, &q, 0))
+		return 0;
+	/* The worker holds the streams: it keeps to these limits (they guard its own slots). */
+	json_t *j = json_pack("{s:b,s:s,s:I,s:I}", "ok", 1, "reviewer", q.reviewer, "streams_max",
+			      (json_int_t)s->web_streams_max, "stream_seconds", (json_int_t)s->web_stream_s);
+	/* A stream ends with what opened it: the session, or the credential itself. */
+	uint8_t cred[32];
+	uint32_t wsid = q.ss ? q.ss->id
+			     : registry_reviewer_credential(s->reg, q.reviewer, q.via, cred) == 0 ? ws_credential_stream_id(cred)
+												   : 0;
+	struct web_out w = {.status = PS_OK, .wsid = wsid};
+	web_send(s, q.hreq, &w, j);
+	json_decref(j);
+	return 0;
+}
+
+/* ---- the queue and decisions ---- */
+
+int h_web_pending(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys_page, &q, err));
+	if (web_reviewer_ok(s, &q, 0))
+		reply_to(s, q.hreq, 1, answer_ok(web_pending(s, q.reviewer, q.offset)));
+	return 0;
+}
+
+int h_web_list(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys_page, &q, err));
+	if (web_reviewer_ok(s, &q, 0))
+		reply_to(s, q.hreq, 1, answer_ok(list_reply_page(s, NULL, q.reviewer, q.offset)));
+	return 0;
+}
+
+/* Decide q's request as its reviewer; text: the response, or NULL (NULL tx of a
+ * non-NULL text: out of memory). */
+static void web_decide_as(struct signer *s, const struct web_req *q, const char *outcome, const char *text, char *tx)
+{
+	char id[65];
+	snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
+	struct who w = {q->reviewer, "web", q->via, (uid_t)-1, q->hreq, 1};
+	struct answer rep = text && !tx ? ctl_error(PS_INTERNAL, "out of memory") : decide(s, &w, id, outcome, tx, q->n);
+	if (rep.j) /* none: a decision, answered once it is on disk */
+		reply_to(s, q->hreq, 1, rep);
+}
+
+int h_web_decide(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys_decide, &q, err));
+	if (!q.sid || !q.outcome)
+		return as_fail(err, AS_ECORRUPT, "a web decision without %s", q.sid ? "its outcome" : "the request's id");
+	if (!web_reviewer_ok(s, &q, 1))
+		return 0;
+	char oc[17], *tx = q.text ? strndup(q.text, q.textn) : NULL;
+	snprintf(oc, sizeof oc, "%.*s", (int)q.outcomen, q.outcome);
+	web_decide_as(s, &q, oc, q.text, tx);
+	free(tx);
+	return 0;
+}
+
+/* submit_feedback's {approved, response, selection}: the outcome follows from the
+ * request's type (an unknown request: "approved", which decide() refuses as such). */
+static const char *submit_outcome(struct signer *s, const struct web_req *q)
+{
+	char id[65];
+	snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
+	const struct pq_item *it = pq_find(s->q, id);
+	const char *type = it ? ((const struct req *)it->data)->type : "";
+	return !q->approved ? "rejected" : !strcmp(type, "input") ? "answered" : !strcmp(type, "selection") ? "selected" : "approved";
+}
+
+int h_web_submit(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys_submit, &q, err));
+	if (!q.sid || !q.has_approved)
+		return as_fail(err, AS_ECORRUPT, "a web submission without %s", q.sid ? "approved" : "the request's id");
+	if (!web_reviewer_ok(s, &q, 1))
+		return 0;
+	const char *oc = submit_outcome(s, &q);
+	/* A rejection needs a reason and an answer a text: these stand in when none came. */
+	const char *text = q.text ? NULL : !q.approved ? "rejected by the reviewer" : !strcmp(oc, "answered") ? "" : NULL;
+	char *tx = q.text ? strndup(q.text, q.textn) : text ? strdup(text) : NULL;
+	web_decide_as(s, &q, oc, q.text ? q.text : text, tx);
+	free(tx);
+	return 0;
+}
+
+/* ---- operators ---- */
+
+/* Requests past their deadline and MCP sessions past their idle time, ended now. */
+static void clear_stale(struct signer *s, size_t *expired, size_t *sessions)
+{
+	size_t before = pq_count(s->q), n = 0;
+	expire(s);
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		n += s->conns[i].used && s->conns[i].http;
+	sweep_sessions(s, now_ms());
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		n -= s->conns[i].used && s->conns[i].http;
+	web_sweep(s, now_ms());
+	*expired = before - pq_count(s->q);
+	*sessions = n;
+}
+
+int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, web_keys, &q, err));
+	if (web_identify(s, &q) != 0)
+		return 0;
+	if (!q.admin) {
+		web_auth_failed(s, &q, q.reviewer ? PS_FORBIDDEN : PS_UNAUTHORIZED,
+				"refused: an admin endpoint needs an admin token (assent admin add NAME)");
+		return 0;
+	}
+	size_t expired, sessions;
+	clear_stale(s, &expired, &sessions);
+	slog("info", "admin %s cleared stale sessions: %zu requests past their deadline, %zu MCP sessions", q.admin,
+	     expired, sessions);
+	reply_to(s, q.hreq, 1,
+		 answer_ok(json_pack("{s:b,s:I,s:I}", "ok", 1, "expired_requests", (json_int_t)expired, "ended_sessions",
+				     (json_int_t)sessions)));
 	return 0;
 }

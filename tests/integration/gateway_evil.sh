@@ -4,8 +4,9 @@
 # decided, and the ledger still verifies.
 . "$(dirname "$0")/../lib.sh"
 EVIL=$ROOT/build/tests/evil_worker
-for sc in hello-twice request-before-hello review-frame other-conn unknown-type over-max truncated bad-cbor \
+for sc in hello-twice request-before-hello review-frame review-web-frame other-conn unknown-type over-max truncated bad-cbor \
 	forged-digest computed-no-bytes web-no-fd web-unix-fd web-other-port web-agent-frame \
+	web-before-hello web-old-cmd web-extra-field web-ctl-fd web-decide-no-sid \
 	text-message-esc text-message-bidi text-audience text-option text-default text-subject text-client; do
 	S=$T/$sc
 	mkdir -p "$S"
@@ -42,6 +43,13 @@ for sc in hello-twice request-before-hello review-frame other-conn unknown-type 
 	web-no-fd) check "$sc: the log says why" grep -q 'without its connection' "$T/$sc.log" ;;
 	web-unix-fd) check "$sc: the log says why" grep -q "not the proxy's" "$T/$sc.log" ;;
 	web-other-port) check "$sc: the log says why" grep -q "not the reviewer listener's" "$T/$sc.log" ;;
+	review-frame) check "$sc: the log says why" grep -q "frame type 44 is not a known type" "$T/$sc.log" ;;
+	review-web-frame) check "$sc: the log says why" grep -q "frame type 60 is not a known type" "$T/$sc.log" ;;
+	web-before-hello) check "$sc: the log says why" grep -q "frame type 40 is not allowed in state" "$T/$sc.log" ;;
+	web-old-cmd) check "$sc: the log says why" grep -q "frame type 20 is not a known type" "$T/$sc.log" ;;
+	web-extra-field) check "$sc: the log says why" grep -q "frame of type 43 with a field it does not have ('outcome')" "$T/$sc.log" ;;
+	web-ctl-fd) check "$sc: the log says why" grep -q "frame type 41 may not carry descriptors" "$T/$sc.log" ;;
+	web-decide-no-sid) check "$sc: the log says why" grep -q "a web decision without the request's id" "$T/$sc.log" ;;
 	esac
 	check "$sc: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"

@@ -11,7 +11,11 @@
  * Scenarios named web-* play a hostile review worker instead (the mcp worker is the real one):
  * web-no-fd (a web request without its connection), web-unix-fd (a unix socket that is not the
  * proxy's), web-other-port (a TCP connection that did not come in on the reviewer listener),
- * web-agent-frame (an mcp worker's frame).
+ * web-agent-frame (an mcp worker's frame), web-before-hello (a reviewer's command before hello),
+ * web-old-cmd (the retired F_CTL frame with a "cmd" string), web-extra-field (a field the frame
+ * type does not have), web-ctl-fd (a control command with a descriptor), web-decide-no-sid (a web
+ * decision without the request's id); review-frame and review-web-frame: an mcp worker sending a
+ * reviewer's control or web command.
  * Scenarios named text-* send, once an agent connects, a request with an escape sequence or a
  * bidirectional override in one field a reviewer is shown (text-message-esc, text-message-bidi,
  * text-audience, text-option, text-default, text-subject, text-client): refused as above.
@@ -48,6 +52,7 @@
 #include "gateway/proto/proto.h"
 #include "gateway/signer/signer.h"
 #include "gateway/worker/worker.h"
+#include "gateway/worker/review/webroute.h"
 
 static void hello_as(struct cv_arena *a, const char *kind)
 {
@@ -61,13 +66,24 @@ static void hello(struct cv_arena *a)
 	hello_as(a, "mcp");
 }
 
-/* A reviewer listener request ("me") carrying fd (-1: none). */
+/* A reviewer listener request (F_WEB_ME) carrying fd (-1: none). */
 static void web_request(struct cv_arena *a, int fd)
 {
-	struct cv *f = ipc_frame_new(a, F_WEB, 2);
+	struct cv *f = ipc_frame_new(a, F_WEB_ME, 1);
 	ipc_put_uint(a, f, "hreq", 1);
-	ipc_put_text(a, f, "cmd", "me", 2);
 	ipc_send(WORKER_IPC_FD, f, fd, NULL);
+}
+
+/* A connection to the reviewer listener itself, accepted (the signer sees its port). */
+static int listener_conn(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int cl = socket(AF_INET, SOCK_STREAM, 0), fd;
+	if (getsockname(WORKER_HTTP_FD, (struct sockaddr *)&ss, &sl) || connect(cl, (struct sockaddr *)&ss, sl) ||
+	    (fd = accept(WORKER_HTTP_FD, NULL, NULL)) < 0)
+		_exit(1);
+	return fd;
 }
 
 /* A TCP connection on loopback that has nothing to do with the reviewer listener. */
@@ -258,18 +274,18 @@ static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
 }
 
 /* A web request on the reviewer listener (a connection to itself, so that the signer sees
- * the listener's port): its status; its body and cookie, when asked for. */
+ * the listener's port): its HTTP status; its body and cookie, when asked for. */
 struct web_call {
-	const char *cmd, *token, *cookie, *csrf, *sid, *outcome;
+	uint32_t type;
+	const char *token, *cookie, *csrf, *sid, *outcome;
 	char *body, *set_cookie;
 };
 
 static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_t hreq, struct web_call *w)
 {
 	cv_arena_reset(a);
-	struct cv *f = ipc_frame_new(a, F_WEB, 8);
+	struct cv *f = ipc_frame_new(a, w->type, 8);
 	ipc_put_uint(a, f, "hreq", hreq);
-	ipc_put_text(a, f, "cmd", w->cmd, strlen(w->cmd));
 	const char *keys[] = {"token", "cookie", "csrf", "sid", "outcome"}, *vals[] = {w->token, w->cookie, w->csrf, w->sid, w->outcome};
 	for (size_t i = 0; i < 5; i++)
 		if (vals[i])
@@ -285,13 +301,13 @@ static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_
 			const char *t;
 			size_t n;
 			if (r.type != F_WEB_REPLY || ipc_get_uint(r.body, "hreq", UINT64_MAX, &h, err) || h != hreq ||
-			    ipc_get_uint(r.body, "status", 999, &st, err))
+			    ipc_get_uint(r.body, "status", PS_COUNT - 1, &st, err))
 				continue;
 			if (ipc_get_text(r.body, "body", PROTO_JSON_MAX, &t, &n, err) == 0)
 				w->body = strndup(t, n);
 			if (cv_get(r.body, "cookie") && ipc_get_text(r.body, "cookie", 128, &t, &n, err) == 0)
 				w->set_cookie = strndup(t, n);
-			return (unsigned)st;
+			return web_http_status(st); /* as the real review worker answers the client */
 		}
 		if (g != AS_ENOTFOUND)
 			_exit(1);
@@ -365,13 +381,8 @@ static int web_replay(struct cv_arena *a, const char *token)
 	struct ipc_conn c;
 	char err[AS_ERRLEN];
 	ipc_conn_init(&c, WORKER_IPC_FD, err);
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	int cl = socket(AF_INET, SOCK_STREAM, 0), fd;
-	if (getsockname(WORKER_HTTP_FD, (struct sockaddr *)&ss, &sl) || connect(cl, (struct sockaddr *)&ss, sl) ||
-	    (fd = accept(WORKER_HTTP_FD, NULL, NULL)) < 0)
-		return 1;
-	struct web_call in = {.cmd = "login", .token = token};
+	int fd = listener_conn();
+	struct web_call in = {.type = F_WEB_LOGIN, .token = token};
 	if (web_call(a, &c, fd, 1, &in) != 200 || !in.body)
 		return 1;
 	json_t *j = json_loads(in.body, 0, NULL);
@@ -385,7 +396,7 @@ static int web_replay(struct cv_arena *a, const char *token)
 		return 1;
 	char *sid = NULL;
 	for (uint64_t h = 2; !sid && h < 400; h++) { /* the test's agent asks meanwhile */
-		struct web_call pe = {.cmd = "pending", .cookie = in.set_cookie};
+		struct web_call pe = {.type = F_WEB_PENDING, .cookie = in.set_cookie};
 		if (web_call(a, &c, fd, h, &pe) == 200 && pe.body) {
 			json_t *pj = json_loads(pe.body, 0, NULL);
 			const char *x = json_string_value(json_object_get(json_array_get(json_object_get(pj, "requests"), 0), "session_id"));
@@ -396,11 +407,11 @@ static int web_replay(struct cv_arena *a, const char *token)
 		if (!sid)
 			usleep(50000);
 	}
-	struct web_call out = {.cmd = "logout", .cookie = in.set_cookie, .csrf = csrf};
+	struct web_call out = {.type = F_WEB_LOGOUT, .cookie = in.set_cookie, .csrf = csrf};
 	unsigned lo = web_call(a, &c, fd, 500, &out);
-	struct web_call me = {.cmd = "me", .cookie = in.set_cookie};
+	struct web_call me = {.type = F_WEB_ME, .cookie = in.set_cookie};
 	unsigned st_me = web_call(a, &c, fd, 501, &me);
-	struct web_call de = {.cmd = "decide", .cookie = in.set_cookie, .csrf = csrf, .sid = sid ? sid : "req-none", .outcome = "approved"};
+	struct web_call de = {.type = F_WEB_DECIDE, .cookie = in.set_cookie, .csrf = csrf, .sid = sid ? sid : "req-none", .outcome = "approved"};
 	unsigned st_de = web_call(a, &c, fd, 502, &de);
 	cv_arena_reset(a);
 	struct cv *f = ipc_frame_new(a, F_LOG, 2);
@@ -424,9 +435,8 @@ static int ctl_after_end(struct cv_arena *a)
 	uint64_t conn = wait_frame(a, &c, F_CONN_NEW, &fd, NULL);
 	if (!conn || fd < 0)
 		return 1;
-	struct cv *f = ipc_frame_new(a, F_CTL, 2);
+	struct cv *f = ipc_frame_new(a, F_CTL_PENDING, 1);
 	ipc_put_uint(a, f, "conn", conn);
-	ipc_put_text(a, f, "cmd", "pending", 7);
 	ipc_send(WORKER_IPC_FD, f, -1, NULL);
 	if (!wait_frame(a, &c, F_CTL_REPLY, NULL, &js) || !js)
 		return 1;
@@ -439,9 +449,8 @@ static int ctl_after_end(struct cv_arena *a)
 	while (poll(&p, 1, 20000) == 1 && read(fd, &b, 1) == 1) /* the reviewer leaves */
 		;
 	cv_arena_reset(a);
-	f = ipc_frame_new(a, F_CTL, 4);
+	f = ipc_frame_new(a, F_CTL_DECIDE, 3);
 	ipc_put_uint(a, f, "conn", conn);
-	ipc_put_text(a, f, "cmd", "decide", 6);
 	ipc_put_text(a, f, "sid", sid, strlen(sid));
 	ipc_put_text(a, f, "outcome", "approved", 8);
 	ipc_send(WORKER_IPC_FD, f, -1, NULL);
@@ -469,7 +478,7 @@ int main(int argc, char **argv)
 	struct cv_arena a;
 	cv_arena_init(&a, 4096);
 	struct cv *f;
-	if (web)
+	if (web && strcmp(sc, "web-before-hello"))
 		hello_as(&a, "review");
 	if (!strcmp(sc, "web-ctl-ended")) {
 		return ctl_after_end(&a);
@@ -498,6 +507,40 @@ int main(int argc, char **argv)
 		ipc_put_uint(&a, f, "conn", 1);
 		ipc_put_text(&a, f, "rid", "1", 1);
 		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	} else if (!strcmp(sc, "review-web-frame")) {
+		/* Nor a web submission (which would also need the reviewer listener's connection). */
+		hello(&a);
+		f = ipc_frame_new(&a, F_WEB_SUBMIT, 3);
+		ipc_put_uint(&a, f, "hreq", 1);
+		ipc_put_text(&a, f, "sid", "req-x", 5);
+		ipc_put_bool(&a, f, "approved", 1);
+		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	} else if (!strcmp(sc, "web-before-hello")) {
+		f = ipc_frame_new(&a, F_CTL_WHOAMI, 1); /* a reviewer's command before the worker said hello */
+		ipc_put_uint(&a, f, "conn", 1);
+		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	} else if (!strcmp(sc, "web-old-cmd")) {
+		f = ipc_frame_new(&a, 20, 4); /* the retired F_CTL {conn, cmd, ...}: no type of the table */
+		ipc_put_uint(&a, f, "conn", 1);
+		ipc_put_text(&a, f, "cmd", "decide", 6);
+		ipc_put_text(&a, f, "sid", "req-x", 5);
+		ipc_put_text(&a, f, "outcome", "approved", 8);
+		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	} else if (!strcmp(sc, "web-extra-field")) {
+		f = ipc_frame_new(&a, F_CTL_SHOW, 3); /* a field F_CTL_SHOW does not have, smuggled in */
+		ipc_put_uint(&a, f, "conn", 1);
+		ipc_put_text(&a, f, "sid", "req-x", 5);
+		ipc_put_text(&a, f, "outcome", "approved", 8);
+		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	} else if (!strcmp(sc, "web-ctl-fd")) {
+		f = ipc_frame_new(&a, F_CTL_STATUS, 1); /* a control command carries no descriptor */
+		ipc_put_uint(&a, f, "conn", 1);
+		ipc_send(WORKER_IPC_FD, f, other_tcp(), NULL);
+	} else if (!strcmp(sc, "web-decide-no-sid")) {
+		f = ipc_frame_new(&a, F_WEB_DECIDE, 2); /* on the listener's own connection, without its id */
+		ipc_put_uint(&a, f, "hreq", 1);
+		ipc_put_text(&a, f, "outcome", "approved", 8);
+		ipc_send(WORKER_IPC_FD, f, listener_conn(), NULL);
 	} else if (!strcmp(sc, "hello-twice")) {
 		hello(&a);
 		hello(&a);
@@ -509,9 +552,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(sc, "review-frame")) {
 		/* A decision is a reviewer's frame: the mcp worker may never send it. */
 		hello(&a);
-		f = ipc_frame_new(&a, F_CTL, 4);
+		f = ipc_frame_new(&a, F_CTL_DECIDE, 3);
 		ipc_put_uint(&a, f, "conn", 1);
-		ipc_put_text(&a, f, "cmd", "decide", 6);
 		ipc_put_text(&a, f, "sid", "req-x", 5);
 		ipc_put_text(&a, f, "outcome", "approved", 8);
 		ipc_send(WORKER_IPC_FD, f, -1, NULL);

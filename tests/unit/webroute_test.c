@@ -304,29 +304,30 @@ static const struct row rows[] = {
 };
 /* clang-format on */
 
-/* The route table, as the header documents it: path, method, signer command. */
+/* The route table, as the header documents it: path, method, the frame type it goes as. */
 static const struct {
-	const char *path, *method, *cmd;
+	const char *path, *method;
+	uint32_t frame;
 	enum web_route r;
 } spec[] = {
-    {"/review", "GET", NULL, WR_PAGE},
-    {"/review/", "GET", NULL, WR_PAGE},
-    {"/review/app.js", "GET", NULL, WR_JS},
-    {"/review/app.css", "GET", NULL, WR_CSS},
-    {"/health", "GET", NULL, WR_HEALTH},
-    {"/metrics", "GET", "metrics", WR_METRICS},
-    {"/.well-known/jwks.json", "GET", "jwks", WR_JWKS},
-    {"/checkpoint", "GET", "checkpoint", WR_CHECKPOINT},
-    {"/review/api/me", "GET", "me", WR_ME},
-    {"/review/api/login", "POST", "login", WR_LOGIN},
-    {"/review/api/logout", "POST", "logout", WR_LOGOUT},
-    {"/review/api/pending", "GET", "pending", WR_API_PENDING},
-    {"/review/api/decide", "POST", "decide", WR_DECIDE},
-    {"/review/events", "GET", "events", WR_EVENTS},
-    {"/pending", "GET", "list", WR_PENDING},
-    {"/feedback/submit", "POST", "submit", WR_SUBMIT},
-    {"/review/mcp", "POST", "mcp", WR_MCP},
-    {"/admin/clear-stale-sessions", "POST", "admin_clear", WR_ADMIN_CLEAR},
+    {"/review", "GET", 0, WR_PAGE},
+    {"/review/", "GET", 0, WR_PAGE},
+    {"/review/app.js", "GET", 0, WR_JS},
+    {"/review/app.css", "GET", 0, WR_CSS},
+    {"/health", "GET", 0, WR_HEALTH},
+    {"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
+    {"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},
+    {"/checkpoint", "GET", F_WEB_CHECKPOINT, WR_CHECKPOINT},
+    {"/review/api/me", "GET", F_WEB_ME, WR_ME},
+    {"/review/api/login", "POST", F_WEB_LOGIN, WR_LOGIN},
+    {"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
+    {"/review/api/pending", "GET", F_WEB_PENDING, WR_API_PENDING},
+    {"/review/api/decide", "POST", F_WEB_DECIDE, WR_DECIDE},
+    {"/review/events", "GET", F_WEB_EVENTS, WR_EVENTS},
+    {"/pending", "GET", F_WEB_LIST, WR_PENDING},
+    {"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},
+    {"/review/mcp", "POST", F_WEB_ME, WR_MCP},
+    {"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
 };
 
 static size_t spec_of(enum web_route r)
@@ -354,15 +355,13 @@ static void check_out(const char *name, const struct wr_out *o)
 	if ((o->status == 405) != (o->allow != NULL))
 		fail_msg("%s: Allow '%s' with status %u", name, o->allow ? o->allow : "(none)", o->status);
 	if (o->route == WR_NONE) {
-		if (o->status != 404 || o->cmd || o->post)
-			fail_msg("%s: no route, but status %u cmd %s post %d", name, o->status, o->cmd ? o->cmd : "-",
-				 o->post);
+		if (o->status != 404 || o->frame || o->post)
+			fail_msg("%s: no route, but status %u frame %u post %d", name, o->status, (unsigned)o->frame, o->post);
 		return;
 	}
 	size_t k = spec_of(o->route);
-	if ((spec[k].cmd == NULL) != (o->cmd == NULL) || (o->cmd && strcmp(o->cmd, spec[k].cmd)))
-		fail_msg("%s: cmd '%s', want '%s'", name, o->cmd ? o->cmd : "(none)",
-			 spec[k].cmd ? spec[k].cmd : "(none)");
+	if (o->frame != spec[k].frame)
+		fail_msg("%s: frame type %u, want %u", name, (unsigned)o->frame, (unsigned)spec[k].frame);
 	if (o->post != !strcmp(spec[k].method, "POST"))
 		fail_msg("%s: post %d for a %s route", name, o->post, spec[k].method);
 	if (o->allow && strcmp(o->allow, spec[k].method))
@@ -543,12 +542,30 @@ static void test_output_cleared(void **state)
 	assert_int_equal(b.status, 0);
 	assert_null(b.error);
 	assert_null(b.allow);
-	assert_null(b.cmd);
+	assert_int_equal(b.frame, 0);
 	assert_int_equal(b.post, 0);
 }
 
 
 /* ---- web_bearer ---- */
+
+/* The one table from the signer's typed status to HTTP: each status its code, every
+ * value past the enum (a worker never trusts the number) 500. */
+static void test_http_status(void **state)
+{
+	(void)state;
+	static const struct {
+		enum proto_status st;
+		unsigned http;
+	} want[] = {{PS_OK, 200},	  {PS_BAD_REQUEST, 400}, {PS_UNAUTHORIZED, 401}, {PS_FORBIDDEN, 403},
+		    {PS_NOT_FOUND, 404}, {PS_TOO_MANY, 429},	 {PS_UNAVAILABLE, 503},	 {PS_INTERNAL, 500}};
+	assert_int_equal(sizeof want / sizeof want[0], PS_COUNT); /* a new status needs its code here */
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (web_http_status(want[i].st) != want[i].http)
+			fail_msg("status %d: HTTP %u, want %u", (int)want[i].st, web_http_status(want[i].st), want[i].http);
+	assert_int_equal(web_http_status(PS_COUNT), 500);
+	assert_int_equal(web_http_status(UINT64_MAX), 500);
+}
 
 static void bearer_is(const char *header, const char *want)
 {
@@ -607,6 +624,7 @@ int main(void)
 	    cmocka_unit_test(test_proxy_origin_long_host),
 	    cmocka_unit_test(test_output_cleared),
 	    cmocka_unit_test(test_bearer),
+	    cmocka_unit_test(test_http_status),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

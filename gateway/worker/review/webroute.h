@@ -6,8 +6,10 @@
 #define ASSENT_WEBROUTE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gateway/proto/httpcfg.h"
+#include "gateway/proto/proto.h"
 
 enum web_route {
 	WR_NONE,
@@ -30,11 +32,16 @@ struct wr_out {
 	unsigned status;   /* 0: go on; else refuse with this status and error */
 	const char *error;
 	const char *allow; /* 405: the methods the path takes */
-	const char *cmd;   /* the signer command it becomes (NULL: the worker answers alone) */
+	uint32_t frame;    /* the frame type it goes to the signer as (F_WEB_*; 0: the worker answers
+			    * alone); /review/mcp: F_WEB_ME, tools/call by its tool */
 	int post;
 };
 
 void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_out *out);
+
+/* The HTTP status of a signer's answer (F_WEB_REPLY's enum proto_status): the one
+ * place a typed status becomes HTTP; anything else is 500. */
+unsigned web_http_status(uint64_t st);
 
 /* The token of "Authorization: Bearer TOKEN" (n: its length), or NULL. */
 const char *web_bearer(const char *header, size_t *n);

@@ -1,6 +1,6 @@
 /* The review worker: jailed, it parses the commands reviewers send over the
- * control socket (one JSON object a line, from the `assent` CLI) and forwards them
- * as typed frames. Who the reviewer is, the signer measured at accept (SO_PEERCRED):
+ * control socket (one JSON object a line, from the `assent` CLI) and forwards each
+ * as a frame of its command's own type (F_CTL_*). Who the reviewer is, the signer measured at accept (SO_PEERCRED):
  * nothing this worker says about identity is believed. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +43,42 @@ static void reply_error(struct rconn *c, const char *msg)
 	json_decref(j);
 }
 
+/* The commands, each its own frame type: what it takes besides the connection. */
+enum { CA_SID = 1, CA_DECIDE = 2, CA_OFFSET = 4 };
+static const struct {
+	const char *name;
+	uint32_t type;
+	unsigned args;
+} ctl_cmds[] = {
+	{"pending", F_CTL_PENDING, CA_OFFSET},
+	{"show", F_CTL_SHOW, CA_SID},
+	{"decide", F_CTL_DECIDE, CA_SID | CA_DECIDE},
+	{"whoami", F_CTL_WHOAMI, 0},
+	{"status", F_CTL_STATUS, 0},
+};
+
+struct ctl_args {
+	const char *sid, *outcome, *text;
+	json_t *opt, *off;
+};
+
+/* The frame for command k with its arguments (only those its type has, checked
+ * before); NULL when the arena is full. */
+static struct cv *ctl_frame(struct cv_arena *a, size_t k, uint64_t conn, const struct ctl_args *x)
+{
+	unsigned args = ctl_cmds[k].args;
+	const char *sid = x->sid, *outcome = x->outcome, *text = x->text;
+	json_t *opt = x->opt, *off = x->off;
+	struct cv *f = ipc_frame_new(a, ctl_cmds[k].type, 5);
+	if (!f || ipc_put_uint(a, f, "conn", conn) || ((args & CA_SID) && ipc_put_text(a, f, "sid", sid, strlen(sid))) ||
+	    ((args & CA_DECIDE) && ipc_put_text(a, f, "outcome", outcome, strlen(outcome))) ||
+	    ((args & CA_DECIDE) && text && ipc_put_text(a, f, "text", text, strlen(text))) ||
+	    ((args & CA_DECIDE) && opt && ipc_put_uint(a, f, "n", (uint64_t)json_integer_value(opt))) ||
+	    ((args & CA_OFFSET) && off && ipc_put_uint(a, f, "offset", (uint64_t)json_integer_value(off))))
+		return NULL;
+	return f;
+}
+
 static void handle_line(struct rconn *c, const char *line, size_t len)
 {
 	json_error_t je;
@@ -53,16 +89,18 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 		json_decref(j);
 		return;
 	}
+	size_t k = 0;
+	while (k < sizeof ctl_cmds / sizeof *ctl_cmds && strcmp(cmd, ctl_cmds[k].name))
+		k++;
+	struct ctl_args x = {json_string_value(json_object_get(j, "session_id")),
+			     json_string_value(json_object_get(j, "outcome")), json_string_value(json_object_get(j, "text")),
+			     json_object_get(j, "option"), json_object_get(j, "offset")};
+	const char *sid = x.sid, *outcome = x.outcome, *text = x.text;
+	json_t *opt = x.opt, *off = x.off;
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_CTL, 7);
-	const char *sid = json_string_value(json_object_get(j, "session_id"));
-	const char *outcome = json_string_value(json_object_get(j, "outcome"));
-	const char *text = json_string_value(json_object_get(j, "text"));
-	json_t *opt = json_object_get(j, "option"), *off = json_object_get(j, "offset");
-	int ok = strcmp(cmd, "pending") == 0 || strcmp(cmd, "show") == 0 || strcmp(cmd, "decide") == 0 ||
-		 strcmp(cmd, "whoami") == 0 || strcmp(cmd, "status") == 0;
-	if (!ok)
+	struct cv *f;
+	if (k == sizeof ctl_cmds / sizeof *ctl_cmds)
 		reply_error(c, "unknown command (pending, show, decide, whoami, status)");
 	else if ((sid && strlen(sid) > 64) || (text && strlen(text) > CTL_TEXT_MAX) || (outcome && strlen(outcome) > 16))
 		reply_error(c, "an argument is too long");
@@ -70,12 +108,9 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 		reply_error(c, "option must be a number from 1");
 	else if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000))
 		reply_error(c, "offset must be a number from 0 to 100000");
-	else if (!f || ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd)) ||
-		 (sid && ipc_put_text(&a, f, "sid", sid, strlen(sid))) ||
-		 (outcome && ipc_put_text(&a, f, "outcome", outcome, strlen(outcome))) ||
-		 (text && ipc_put_text(&a, f, "text", text, strlen(text))) ||
-		 (opt && ipc_put_uint(&a, f, "n", (uint64_t)json_integer_value(opt))) ||
-		 (off && ipc_put_uint(&a, f, "offset", (uint64_t)json_integer_value(off))))
+	else if (((ctl_cmds[k].args & CA_SID) && !sid) || ((ctl_cmds[k].args & CA_DECIDE) && !outcome))
+		reply_error(c, "malformed command"); /* a decision names its request and outcome; show its request */
+	else if (!(f = ctl_frame(&a, k, c->id, &x)))
 		reply_error(c, "cannot forward the command");
 	else if (ipc_send(g_ipc, f, -1, NULL) != 0)
 		_exit(3);
@@ -149,7 +184,9 @@ static void on_frame(struct ipc_frame *f)
 	if (f->type == F_CTL_REPLY) {
 		const char *js;
 		size_t n;
-		if (ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &n, err) != 0)
+		uint64_t st; /* the line the CLI reads is the JSON, which says what went wrong */
+		if (ipc_get_uint(f->body, "status", PS_COUNT - 1, &st, err) != 0 ||
+		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &n, err) != 0)
 			return;
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
 			if (conns[i].used && conns[i].id == conn) {

@@ -1,7 +1,8 @@
 /* The reviewer listener, served in the jailed review worker (see worker_web.h).
  * This side parses HTTP and JSON and keeps the event streams; every credential
  * (cookie, CSRF token, reviewer or admin token, proxy identity) goes to the signer
- * in an F_WEB frame with the connection itself, and the signer's answer is what the
+ * in a frame of the endpoint's own type (F_WEB_*) with the connection itself, and the
+ * signer's answer (its typed status mapped to HTTP by web_http_status) is what the
  * client gets. The rules on the request's head are webroute.c's. */
 #define _GNU_SOURCE
 #include "gateway/worker/review/worker_web.h"
@@ -120,14 +121,14 @@ static const char *hdr(struct MHD_Connection *mc, const char *name)
 }
 
 /* Send the request to the signer with its connection: it decides who asks. */
-static void to_signer(struct wreq *h, const char *cmd, json_t *args)
+static void to_signer(struct wreq *h, uint32_t type, json_t *args)
 {
 	const char *pu = hdr(h->mc, W.proxy_header);
 	if (pu && strlen(pu) > 254)
 		return answer_error(h, 400, "the proxy's identity header is too long");
 	struct cv_arena a;
 	cv_arena_init(&a, 256);
-	struct cv *f = ipc_frame_new(&a, F_WEB, 15);
+	struct cv *f = ipc_frame_new(&a, type, 15);
 	struct MHD_Connection *mc = h->mc;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 	/* A web session's secret comes in the header the page sets (Authorization: Bearer
@@ -142,7 +143,7 @@ static void to_signer(struct wreq *h, const char *cmd, json_t *args)
 		bearer = NULL;
 	}
 	const char *csrf = hdr(mc, "X-CSRF-Token"), *ps = hdr(mc, "X-Assent-Proxy-Secret");
-	int bad = !f || !ci || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_text(&a, f, "cmd", cmd, strlen(cmd));
+	int bad = !f || !ci || ipc_put_uint(&a, f, "hreq", h->id);
 	/* Bounds here are the signer's too: something longer is no credential of ours. */
 	/* /review/mcp and the admin endpoint take reviewer and admin tokens only, no session. */
 	if (!bad && cookie && n <= 64 && h->r.route != WR_MCP && h->r.route != WR_ADMIN_CLEAR)
@@ -271,7 +272,7 @@ static void api_call(struct wreq *h)
 	default:
 		break;
 	}
-	to_signer(h, h->r.cmd, args);
+	to_signer(h, h->r.frame, args);
 	json_decref(args);
 	json_decref(in);
 	return;
@@ -325,7 +326,7 @@ static void mcp_call(struct wreq *h)
 	const char *pv = json_string_value(json_object_get(json_object_get(in, "params"), "protocolVersion"));
 	snprintf(h->protocol, sizeof h->protocol, "%s", pv && strlen(pv) < sizeof h->protocol ? pv : "");
 	json_t *args = json_object();
-	const char *cmd = "me"; /* everything is authenticated, even initialize */
+	uint32_t type = F_WEB_ME; /* everything is authenticated, even initialize */
 	if (!strcmp(method, "tools/call")) {
 		json_t *p = json_object_get(in, "params");
 		const char *tool = json_string_value(json_object_get(p, "name"));
@@ -333,7 +334,7 @@ static void mcp_call(struct wreq *h)
 		char why[160] = "";
 		snprintf(h->tool, sizeof h->tool, "%s", tool ? tool : "");
 		if (tool && !strcmp(tool, "list_pending_feedback")) {
-			cmd = "pending";
+			type = F_WEB_PENDING;
 			json_t *off = json_object_get(ta, "offset");
 			if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000)) {
 				rpc_error(h, 200, -32602, "offset must be a number from 0 to 100000");
@@ -342,7 +343,7 @@ static void mcp_call(struct wreq *h)
 			if (off)
 				json_object_set(args, "offset", off);
 		} else if (tool && !strcmp(tool, "submit_feedback")) {
-			cmd = "submit";
+			type = F_WEB_SUBMIT;
 			if (!json_is_object(ta) || submit_args(ta, args, why)) {
 				rpc_error(h, 200, -32602, why[0] ? why : "arguments must be an object");
 				goto out;
@@ -352,7 +353,7 @@ static void mcp_call(struct wreq *h)
 			goto out;
 		}
 	}
-	to_signer(h, cmd, args);
+	to_signer(h, type, args);
 out:
 	json_decref(args);
 	json_decref(in);
@@ -458,11 +459,11 @@ static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t 
 
 static void on_reply(const struct ipc_frame *f)
 {
-	uint64_t id, status, retry = 0, wsid = 0;
+	uint64_t id, st, retry = 0, wsid = 0;
 	const char *body, *ct = NULL;
 	size_t n, ctn = 0;
 	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", 599, &status, err) ||
+	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", PS_COUNT - 1, &st, err) ||
 	    ipc_get_text(f->body, "body", PROTO_JSON_MAX, &body, &n, err) ||
 	    (cv_get(f->body, "ctype") && ipc_get_text(f->body, "ctype", 63, &ct, &ctn, err)) ||
 	    (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 3600, &retry, err)) ||
@@ -471,10 +472,11 @@ static void on_reply(const struct ipc_frame *f)
 	struct wreq *h = find(id);
 	if (!h || h->st != W_WAIT)
 		return; /* the client left meanwhile */
+	unsigned status = web_http_status(st);
 	h->retry = (unsigned)retry;
 	if (h->r.route == WR_MCP) {
 		json_t *j = json_loadb(body, n, 0, NULL);
-		mcp_reply(h, (unsigned)status, j);
+		mcp_reply(h, status, j);
 		json_decref(j);
 	} else if (h->r.route == WR_EVENTS && status == 200) {
 		stream_open(h, (uint32_t)wsid, body, n);
@@ -484,7 +486,7 @@ static void on_reply(const struct ipc_frame *f)
 			snprintf(ctype, sizeof ctype, "%.*s", (int)ctn, ct);
 		else
 			snprintf(ctype, sizeof ctype, "application/json");
-		answer(h, (unsigned)status, ctype, body, n);
+		answer(h, status, ctype, body, n);
 	}
 	wake(h);
 }
@@ -612,7 +614,7 @@ static void dispatch(struct wreq *h)
 			return rpc_error(h, 401, -32001, "a reviewer token is required (Authorization: Bearer rt_...)");
 		return mcp_call(h);
 	}
-	if (!h->r.cmd)
+	if (!h->r.frame)
 		return serve_static(h);
 	api_call(h);
 }
