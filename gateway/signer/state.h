@@ -346,10 +346,13 @@ int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_show(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err);
 
-/* web.c */
+/* webpush.c */
+int web_session_alive(void *arg, const struct ws_session *ss);
 void web_push(struct signer *s, const uint32_t *ended, size_t nended);
 void web_sweep(struct signer *s, uint64_t now);
 void web_credentials_changed(struct signer *s, const struct registry *old);
+
+/* web.c */
 /* one handler per F_WEB_* frame type */
 int h_web_metrics(void *ctx, struct ipc_frame *f, char *err);
 int h_web_jwks(void *ctx, struct ipc_frame *f, char *err);
@@ -363,6 +366,12 @@ int h_web_list(void *ctx, struct ipc_frame *f, char *err);
 int h_web_decide(void *ctx, struct ipc_frame *f, char *err);
 int h_web_submit(void *ctx, struct ipc_frame *f, char *err);
 int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
+
+/* start.c */
+int start_state(const struct signer_opts *o);
+int start_limits(struct signer *s);
+int start_keys(struct signer *s);
+void start_banner(const struct signer *s);
 
 /* loop.c */
 void ctl_unwatch(struct signer *s, size_t i);

@@ -45,6 +45,12 @@ while read -r line; do
 	esac
 done <"$T/py.tap"
 [ "$rc" -eq 0 ] || not_ok "web_security.py exited $rc: $(tail -3 "$T/py.err")"
+# A reviewer token is no session: logging out with one is refused, and the daemon stays up (the
+# signer followed a NULL session here before and died).
+code=$(curl -s -o "$T/logout.out" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN_BOB" \
+	-H 'Content-Type: application/json' -d '{}' "$R/review/api/logout")
+check "logout with a reviewer token is refused: no session to end ($code)" sh -c "test '$code' = 400 && grep -q 'no web session to end' '$T/logout.out'"
+check "... and the daemon still serves" sh -c "kill -0 $(daemon_pid "$S") && curl -sf '$R/health' >/dev/null"
 node "$ROOT/tests/mcp/sdk_review_mcp.mjs" "$S" "$ROOT/build" "$R/review/mcp" "$TOKEN_ALICE" "$AGENT_KEY" >"$T/sdk.tap" 2>"$T/sdk.err"
 rc=$?
 while read -r line; do
