@@ -102,6 +102,18 @@ static int worker_throttled(const struct signer *s, int k)
 	return s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) > IPC_TXQ_MAX / 2;
 }
 
+/* Frame f of worker k, through that worker's table. */
+static int dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
+{
+	struct worker *w = &s->w[k];
+	s->cur = k;
+	if (k == W_MCP)
+		return ipc_dispatch(mcp_rules, sizeof mcp_rules / sizeof *mcp_rules, IPC_STATE(w->state), &w->once, s, f,
+				    err);
+	return ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules, IPC_STATE(w->state), &w->once, s,
+			    f, err);
+}
+
 static void worker_input(struct signer *s, int k)
 {
 	struct worker *w = &s->w[k];
@@ -146,11 +158,7 @@ static void worker_input(struct signer *s, int k)
 			security_event(s, k, err);
 			return;
 		}
-		s->cur = k;
-		int rc = k == W_MCP ? ipc_dispatch(mcp_rules, sizeof mcp_rules / sizeof *mcp_rules, IPC_STATE(w->state),
-						   &w->once, s, &f, err)
-				    : ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules,
-						   IPC_STATE(w->state), &w->once, s, &f, err);
+		int rc = dispatch(s, k, &f, err);
 		if (rc == AS_ENOTFOUND) { /* stale: about a connection that ended meanwhile */
 			slog("info", "%s worker: %s", w->kind, err);
 			continue;
@@ -322,113 +330,11 @@ static int accept_conn(struct signer *s, int lfd, int k)
 	return 0;
 }
 
-/* Requests a previous run left pending: every request entry with no decision,
- * timeout, cancelled or abandoned entry after it. They get an `abandoned` entry:
- * their callers are gone with that run. One pass over the ledger at start. */
-struct open_scan {
-	json_t *open; /* session_id -> true */
-	struct cv_arena a;
-};
-
-static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
+/* The listening sockets, the signals, then the workers: they are forked before any
+ * key or secret is in this process. */
+static int start_workers(struct signer *s)
 {
-	(void)seq;
-	struct open_scan *o = arg;
-	struct cv *e;
-	cv_arena_reset(&o->a);
-	if (cbor_decode(cbor, len, &o->a, &e, NULL) != 0)
-		return 0; /* assent-verify reports damage; here we only look for open requests */
-	const struct cv *kind = cv_get(e, "kind"), *sid = cv_get(e, "session_id");
-	if (!kind || !sid || sid->t != CV_TEXT || sid->n > PQ_SID_LEN)
-		return 0;
-	char id[PQ_SID_LEN + 1];
-	memcpy(id, sid->s, sid->n);
-	id[sid->n] = 0;
-	if (cv_text_eq(kind, "request"))
-		json_object_set_new(o->open, id, json_true());
-	else
-		json_object_del(o->open, id);
-	return 0;
-}
-
-static void abandon_leftovers(struct signer *s)
-{
-	struct open_scan o = {.open = json_object()};
 	char err[AS_ERRLEN];
-	cv_arena_init(&o.a, ENTRY_MAX);
-	if (ledger_scan(s->ledger, scan_open, &o, err) != 0)
-		slog("error", "scanning the ledger for pending requests: %s", err);
-	const char *sid;
-	json_t *v;
-	size_t n = 0;
-	json_object_foreach(o.open, sid, v) {
-		if (append_simple(s, "abandoned", sid, "the daemon restarted; the caller is gone", NULL))
-			n++;
-	}
-	commit_batch(s);
-	if (n)
-		slog("warning", "%zu requests left pending by a previous run were marked abandoned", n);
-	cv_arena_free(&o.a);
-	json_decref(o.open);
-}
-
-static int write_info(struct signer *s, char *err)
-{
-	char path[4200], rp[4096], kid[24] = "";
-	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_INFO_FILE);
-	if (s->tcfg.mode == TOK_HS256)
-		hs256_kid(s->tcfg.secret, s->tcfg.secret_len, kid);
-	char http[300] = "", review[300] = "";
-	if (s->http_fd >= 0)
-		snprintf(http, sizeof http, strchr(s->http.host, ':') ? "[%s]:%u" : "%s:%u", s->http.host, s->http.port);
-	if (s->review_fd >= 0)
-		snprintf(review, sizeof review, strchr(s->review.host, ':') ? "[%s]:%u" : "%s:%u", s->review.host,
-			 s->review.port);
-	json_t *j = json_pack("{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I,s:s?,s:b}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
-			      "policy", s->o->policy && realpath(s->o->policy, rp) ? rp : s->o->policy, "token_mode",
-			      s->tcfg.mode == TOK_ES256 ? "ES256" : s->tcfg.mode == TOK_HS256 ? "HS256" : "off",
-			      "token_secret_kid", kid[0] ? kid : NULL, "single_user", s->o->single_user, "timeout_seconds",
-			      (json_int_t)s->timeout_s, "http", http[0] ? http : NULL, "anonymous",
-			      s->http_fd >= 0 && s->http.anonymous);
-	if (j && review[0])
-		json_object_set_new(j, "review", json_string(review));
-	if (j && s->proxy_fd >= 0)
-		json_object_set_new(j, "review_proxy", json_string(s->proxy_path));
-	char *txt = json_dumps(j, JSON_INDENT(2));
-	json_decref(j);
-	int rc = txt ? file_write_atomic(path, txt, strlen(txt), 0644, err) : AS_ENOMEM;
-	free(txt);
-	return rc;
-}
-
-int signer_main(const struct signer_opts *o)
-{
-	static struct signer S;
-	struct signer *s = &S;
-	s->o = o;
-	s->started_ms = now_ms();
-	s->self_uid = getuid();
-	const char *ll = getenv("FEEDBACK_LOG_LEVEL");
-	if (ll && *ll) {
-		int r = log_rank(ll);
-		if (r < 0 || r > 3) {
-			slog("error", "FEEDBACK_LOG_LEVEL: expected DEBUG, INFO, WARNING or ERROR, got '%.32s'", ll);
-			return 2;
-		}
-		log_min = r;
-	}
-	char err[AS_ERRLEN], path[4200];
-	if (mkdir_p(o->state, 0700, err) != 0) {
-		slog("error", "%s", err);
-		return 2;
-	}
-	/* One daemon per state directory. */
-	snprintf(path, sizeof path, "%s/assentd.lock", o->state);
-	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
-		slog("error", "another assentd already serves %s", o->state);
-		return 1;
-	}
 	s->w[W_MCP] = (struct worker){.kind = "mcp", .fd = -1};
 	if (!(s->ws = calloc(1, sizeof *s->ws))) {
 		slog("error", "out of memory");
@@ -436,8 +342,8 @@ int signer_main(const struct signer_opts *o)
 	}
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
 	ctl_init(s);
-	if ((s->agent_fd = listen_unix(o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
-	    (s->control_fd = listen_unix(o->state, CONTROL_SOCK, err)) < 0 || control_group(o->state, err) != 0) {
+	if ((s->agent_fd = listen_unix(s->o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
+	    (s->control_fd = listen_unix(s->o->state, CONTROL_SOCK, err)) < 0 || control_group(s->o->state, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
@@ -455,163 +361,154 @@ int signer_main(const struct signer_opts *o)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	/* Workers first: they are forked before any key or secret is in this process. */
 	if (spawn_worker(s, W_MCP) != 0 || spawn_worker(s, W_REVIEW) != 0) {
 		slog("error", "cannot start the workers");
 		return 2;
 	}
-	const char *t = getenv("FEEDBACK_TIMEOUT_SECONDS");
-	uint64_t tv = 300;
-	if (t && *t && (parse_u64(t, &tv) != 0 || tv == 0 || tv > TIMEOUT_MAX_S)) {
-		slog("error", "FEEDBACK_TIMEOUT_SECONDS must be 1 to %d, not '%.16s'", TIMEOUT_MAX_S, t);
-		return 2;
-	}
-	s->timeout_s = (uint32_t)tv;
-	if (lim_from_env(&s->lim.c, err) != 0) {
-		slog("error", "%s", err);
-		return 2;
-	}
-	if (s->timeout_s > s->lim.c.max_timeout_s) { /* the cap holds for the default too */
-		slog("warning", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s", s->timeout_s,
-		     s->lim.c.max_timeout_s, s->lim.c.max_timeout_s);
-		s->timeout_s = s->lim.c.max_timeout_s;
-	}
-	char ldir[4200], kdir[4200];
-	snprintf(ldir, sizeof ldir, "%s/ledger", o->state);
-	snprintf(kdir, sizeof kdir, "%s/keys", o->state);
-	struct ledger_opts lo = {.keys_dir = kdir};
-	/* An unsigned tail (an older assent crashed) is signed only when the operator says how long it is. */
-	const char *adopt = getenv("ASSENT_ADOPT_UNSIGNED_TAIL");
-	if (adopt && *adopt && parse_u64(adopt, &lo.adopt_unsigned_tail) != 0) {
-		slog("error", "ASSENT_ADOPT_UNSIGNED_TAIL must be a number of entries, not '%.16s'", adopt);
-		return 2;
-	}
-	if (tok_config_from_env(&s->tcfg, err) != 0 || ledger_open(ldir, &lo, &s->ledger, err) != 0 ||
-	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(PQ_MAX, &s->q) != 0) {
-		slog("error", "%s", err);
-		return 2;
-	}
-	/* Secrets stay in the signer: clear them from the environment it may pass on. */
-	unsetenv("FEEDBACK_TOKEN_SECRET");
-	reload_registry(s);
-	cv_arena_init(&s->arena, 1u << 20);
-	abandon_leftovers(s);
-	if (load_policy(s, err) != 0) {
-		slog("error", "%s", err);
-		return 2;
-	}
-	if (write_info(s, err) != 0)
-		slog("warning", "%s", err);
-	if (o->single_user)
-		slog("warning", "SINGLE-USER MODE: a decision from the same uid as the requester is accepted and recorded "
-				"as assurance same-user. An agent running as your user can approve its own requests: this "
-				"protects against mistakes, not against a hostile agent.");
-	slog("info", "assentd %s serving %s (pid %d)", ASSENT_VERSION, o->state, (int)getpid());
-	if (s->http_fd >= 0)
-		slog("info", "agents over HTTP: http://%s:%u/mcp (%s)", s->http.host, s->http.port,
-		     s->http.anonymous ? "API key, or none from loopback" : "API key required");
-	if (s->review_fd >= 0)
-		slog("info", "reviewers on the web: http://%s:%u/review", s->review.host, s->review.port);
-	if (s->proxy_fd >= 0)
-		slog("info", "reverse proxy's socket: %s (identity header %s)", s->proxy_path, s->proxy_header);
-	while (!s->stop) {
-		struct pollfd pf[6];
-		size_t n = 0;
-		pf[n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
-		/* Connections wait in the listen backlog until their worker is ready for them. */
-		pf[n++] = (struct pollfd){.fd = s->w[W_MCP].state == S_READY && s->w[W_MCP].fd >= 0 ? s->agent_fd : -1,
-					  .events = POLLIN};
-		pf[n++] = (struct pollfd){.fd = s->w[W_REVIEW].state == S_READY && s->w[W_REVIEW].fd >= 0 ? s->control_fd : -1,
-					  .events = POLLIN};
-		for (int k = 0; k < NWORKERS; k++)
-			pf[n++] = (struct pollfd){.fd = s->w[k].fd,
-						  /* a worker whose answers back up is read again once they drain */
-						  .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
-								    (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
-		pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN}; /* last: a worker's frames go first */
-		uint64_t now = now_ms(), next = now + 1000, d;
-		if (pq_next_deadline(s->q, &d) == 0 && d < next)
-			next = d;
-		for (int k = 0; k < NWORKERS; k++)
-			if (s->w[k].start_at && s->w[k].start_at < next)
-				next = s->w[k].start_at;
-		int ms = next > now ? (int)(next - now) : 0;
-		for (int k = 0; k < NWORKERS; k++)
-			if (s->w[k].fd >= 0 && s->w[k].backlog && !worker_throttled(s, k))
-				ms = 0; /* frames wait to be handled: only look what else came */
-		if (poll(pf, n, ms) < 0 && errno != EINTR)
-			break;
-		if (pf[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			while (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
-				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-					s->stop = 1;
-				if (si.ssi_signo == SIGHUP && s->o->policy && load_policy(s, err) != 0)
-					slog("error", "%s: the policy loaded before stays in force", err);
-				if (si.ssi_signo == SIGCHLD) {
-					int st;
-					pid_t p;
-					while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
-						for (int k = 0; k < NWORKERS; k++) {
-							if (s->w[k].pid != p)
-								continue;
-							s->w[k].pid = 0;
-							if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
-								security_event(s, k, "killed by the seccomp filter (SIGSYS)");
-							else
-								worker_down(s, k, "it exited");
-						}
-					}
-				}
-			}
-		}
-		for (int m = 0; m < 64 && (pf[1].revents & POLLIN) && accept_conn(s, s->agent_fd, W_MCP) == 0; m++)
-			;
-		for (int m = 0; m < 64 && (pf[2].revents & POLLIN) && accept_conn(s, s->control_fd, W_REVIEW) == 0; m++)
-			;
+	return 0;
+}
+
+/* ---- one turn of the event loop ---- */
+
+/* What to wait for: signals, the listeners whose worker is ready, the workers, the
+ * control connections' ends (pf[3 + NWORKERS], last: a worker's frames go first). */
+static size_t turn_fds(struct signer *s, struct pollfd pf[6])
+{
+	size_t n = 0;
+	pf[n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
+	/* Connections wait in the listen backlog until their worker is ready for them. */
+	pf[n++] = (struct pollfd){.fd = s->w[W_MCP].state == S_READY && s->w[W_MCP].fd >= 0 ? s->agent_fd : -1,
+				  .events = POLLIN};
+	pf[n++] = (struct pollfd){.fd = s->w[W_REVIEW].state == S_READY && s->w[W_REVIEW].fd >= 0 ? s->control_fd : -1,
+				  .events = POLLIN};
+	for (int k = 0; k < NWORKERS; k++)
+		pf[n++] = (struct pollfd){.fd = s->w[k].fd,
+					  /* a worker whose answers back up is read again once they drain */
+					  .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
+							    (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
+	pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN};
+	return n;
+}
+
+/* How long to wait: until the next deadline or worker start, at most a second. */
+static int turn_timeout(struct signer *s)
+{
+	uint64_t now = now_ms(), next = now + 1000, d;
+	if (pq_next_deadline(s->q, &d) == 0 && d < next)
+		next = d;
+	for (int k = 0; k < NWORKERS; k++)
+		if (s->w[k].start_at && s->w[k].start_at < next)
+			next = s->w[k].start_at;
+	int ms = next > now ? (int)(next - now) : 0;
+	for (int k = 0; k < NWORKERS; k++)
+		if (s->w[k].fd >= 0 && s->w[k].backlog && !worker_throttled(s, k))
+			ms = 0; /* frames wait to be handled: only look what else came */
+	return ms;
+}
+
+/* A worker exited: a security event when its seccomp filter killed it. */
+static void reap_workers(struct signer *s)
+{
+	int st;
+	pid_t p;
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 		for (int k = 0; k < NWORKERS; k++) {
-			if (s->w[k].fd < 0)
+			if (s->w[k].pid != p)
 				continue;
-			if (pf[3 + k].revents & POLLOUT)
-				ipc_flush(&s->w[k].ipc, err);
-			if ((pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR)) || (s->w[k].backlog && !worker_throttled(s, k)))
-				worker_input(s, k);
+			s->w[k].pid = 0;
+			if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+				security_event(s, k, "killed by the seccomp filter (SIGSYS)");
+			else
+				worker_down(s, k, "it exited");
 		}
-		if (pf[3 + NWORKERS].revents & POLLIN)
-			ctl_ended(s);
-		now = now_ms();
-		for (int k = 0; k < NWORKERS; k++)
-			if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
-				s->w[k].start_at = now + 5000;
-		expire(s);
-		if (now >= s->next_regcheck) { /* a rotated token or a removed reviewer: their sessions end now */
-			reload_registry(s);
-			s->next_regcheck = now + 1000;
-		}
-		if (now >= s->next_sweep) {
-			sweep_sessions(s, now);
-			web_sweep(s, now);
-			s->next_sweep = now + 1000ull * s->http.cleanup_s;
-		}
-		commit_batch(s); /* everything this turn brought, in one commit */
-		if (now_ms() >= s->next_stats || pq_count(s->q) != s->stats_pending) { /* /health is never stale */
-			send_stats(s);
-			s->stats_pending = pq_count(s->q);
-			s->next_stats = now_ms() + 1000;
-		}
-		if (s->committed + s->web_bumps != s->web_sent) /* the reviewers' pages refresh */
-			web_push(s, NULL, 0);
-		/* After a crowd of requests is gone, give the heap back: a long-running
-		 * daemon should sit at its idle size, not at its peak. */
-		if (pq_count(s->q) > s->peak)
-			s->peak = pq_count(s->q);
-		if (pq_count(s->q) == 0 && s->peak >= 64) {
-			malloc_trim(0);
-			s->peak = 0;
-		}
-		if (ledger_tick(s->ledger, err) != 0)
-			slog("error", "checkpoint: %s", err);
 	}
+}
+
+static void on_signals(struct signer *s)
+{
+	char err[AS_ERRLEN];
+	struct signalfd_siginfo si;
+	while (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			s->stop = 1;
+		if (si.ssi_signo == SIGHUP && s->o->policy && load_policy(s, err) != 0)
+			slog("error", "%s: the policy loaded before stays in force", err);
+		if (si.ssi_signo == SIGCHLD)
+			reap_workers(s);
+	}
+}
+
+/* What is due whatever came: restarts, deadlines, the registry, idle sessions, the
+ * turn's commit, /health's figures, the pages' refresh, the heap, checkpoints. */
+static void turn_chores(struct signer *s)
+{
+	char err[AS_ERRLEN];
+	uint64_t now = now_ms();
+	for (int k = 0; k < NWORKERS; k++)
+		if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
+			s->w[k].start_at = now + 5000;
+	expire(s);
+	if (now >= s->next_regcheck) { /* a rotated token or a removed reviewer: their sessions end now */
+		reload_registry(s);
+		s->next_regcheck = now + 1000;
+	}
+	if (now >= s->next_sweep) {
+		sweep_sessions(s, now);
+		web_sweep(s, now);
+		s->next_sweep = now + 1000ull * s->http.cleanup_s;
+	}
+	commit_batch(s); /* everything this turn brought, in one commit */
+	if (now_ms() >= s->next_stats || pq_count(s->q) != s->stats_pending) { /* /health is never stale */
+		send_stats(s);
+		s->stats_pending = pq_count(s->q);
+		s->next_stats = now_ms() + 1000;
+	}
+	if (s->committed + s->web_bumps != s->web_sent) /* the reviewers' pages refresh */
+		web_push(s, NULL, 0);
+	/* After a crowd of requests is gone, give the heap back: a long-running
+	 * daemon should sit at its idle size, not at its peak. */
+	if (pq_count(s->q) > s->peak)
+		s->peak = pq_count(s->q);
+	if (pq_count(s->q) == 0 && s->peak >= 64) {
+		malloc_trim(0);
+		s->peak = 0;
+	}
+	if (ledger_tick(s->ledger, err) != 0)
+		slog("error", "checkpoint: %s", err);
+}
+
+/* One turn: wait, then handle what came; -1 when poll fails. */
+static int turn(struct signer *s)
+{
+	char err[AS_ERRLEN];
+	struct pollfd pf[6];
+	size_t n = turn_fds(s, pf);
+	if (poll(pf, n, turn_timeout(s)) < 0 && errno != EINTR)
+		return -1;
+	if (pf[0].revents & POLLIN)
+		on_signals(s);
+	for (int m = 0; m < 64 && (pf[1].revents & POLLIN) && accept_conn(s, s->agent_fd, W_MCP) == 0; m++)
+		;
+	for (int m = 0; m < 64 && (pf[2].revents & POLLIN) && accept_conn(s, s->control_fd, W_REVIEW) == 0; m++)
+		;
+	for (int k = 0; k < NWORKERS; k++) {
+		if (s->w[k].fd < 0)
+			continue;
+		if (pf[3 + k].revents & POLLOUT)
+			ipc_flush(&s->w[k].ipc, err);
+		if ((pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR)) || (s->w[k].backlog && !worker_throttled(s, k)))
+			worker_input(s, k);
+	}
+	if (pf[3 + NWORKERS].revents & POLLIN)
+		ctl_ended(s);
+	turn_chores(s);
+	return 0;
+}
+
+/* The last commit, the workers, the final checkpoint, the keys, the sockets. */
+static void stop_all(struct signer *s)
+{
+	char path[4200];
 	commit_batch(s);
 	slog("info", "assentd stopping: %zu requests stay pending; this run wrote %llu ledger entries in %llu commits",
 	     pq_count(s->q), (unsigned long long)s->committed, (unsigned long long)s->commits);
@@ -624,11 +521,33 @@ int signer_main(const struct signer_opts *o)
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);
 	policy_free(s->pol);
-	snprintf(path, sizeof path, "%s/%s", o->state, BRIDGE_AGENT_SOCK);
+	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_AGENT_SOCK);
 	unlink(path);
-	snprintf(path, sizeof path, "%s/%s", o->state, CONTROL_SOCK);
+	snprintf(path, sizeof path, "%s/%s", s->o->state, CONTROL_SOCK);
 	unlink(path);
 	if (s->proxy_fd >= 0)
 		unlink(s->proxy_path);
+}
+
+int signer_main(const struct signer_opts *o)
+{
+	static struct signer S;
+	struct signer *s = &S;
+	s->o = o;
+	s->started_ms = now_ms();
+	s->self_uid = getuid();
+	int rc = start_state(o);
+	if (!rc)
+		rc = start_workers(s);
+	if (!rc)
+		rc = start_limits(s);
+	if (!rc)
+		rc = start_keys(s);
+	if (rc)
+		return rc;
+	start_banner(s);
+	while (!s->stop && turn(s) == 0)
+		;
+	stop_all(s);
 	return 0;
 }
