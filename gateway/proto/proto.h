@@ -1,6 +1,7 @@
 /* The frames the signer and its workers exchange (gateway/proto/ipc.h carries them).
  * Every field a worker sends is checked by the signer against its own state; a
- * frame a worker may not send in its state is an attack (see signer.c). */
+ * frame a worker may not send in its state is an attack (see gateway/signer/loop.c,
+ * whose dispatch tables have one row per type a worker may send). */
 #ifndef ASSENT_PROTO_H
 #define ASSENT_PROTO_H
 

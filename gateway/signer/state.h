@@ -1,6 +1,6 @@
 /* The signer's state and what its modules share (issue 13 split signer.c by role:
  * log, listen, supervise, commit, reply, requests, policyglue, view, decide, session,
- * ctl, web, loop). Internal to gateway/signer/: nothing outside it includes this. */
+ * ctl, web, webpush, start, loop). Internal to gateway/signer/: nothing outside it includes this. */
 #ifndef ASSENT_SIGNER_STATE_H
 #define ASSENT_SIGNER_STATE_H
 

@@ -158,6 +158,28 @@ static int conn_read(struct rconn *c)
 	return 0;
 }
 
+/* A reviewer's connection after poll: read its commands, write what waits for it. */
+static void conn_serve(struct rconn *c, short revents)
+{
+	if (!c->used)
+		return;
+	if ((revents & (POLLIN | POLLHUP | POLLERR)) && conn_read(c) != 0) {
+		conn_close(c);
+		return;
+	}
+	while (c->out.len) {
+		ssize_t w = write(c->fd, c->out.p, c->out.len);
+		if (w <= 0) {
+			if (w < 0 && errno == EAGAIN)
+				break;
+			conn_close(c);
+			break;
+		}
+		memmove(c->out.p, c->out.p + w, c->out.len - (size_t)w);
+		c->out.len -= (size_t)w;
+	}
+}
+
 static void on_frame(struct ipc_frame *f)
 {
 	uint64_t conn;
@@ -255,26 +277,8 @@ int worker_review_main(int ipcfd)
 				ipc_frame_close_fds(&f);
 			}
 		}
-		for (size_t i = first; i < n; i++) {
-			struct rconn *c = &conns[map[i]];
-			if (!c->used)
-				continue;
-			if ((pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && conn_read(c) != 0) {
-				conn_close(c);
-				continue;
-			}
-			while (c->out.len) {
-				ssize_t w = write(c->fd, c->out.p, c->out.len);
-				if (w <= 0) {
-					if (w < 0 && errno == EAGAIN)
-						break;
-					conn_close(c);
-					break;
-				}
-				memmove(c->out.p, c->out.p + w, c->out.len - (size_t)w);
-				c->out.len -= (size_t)w;
-			}
-		}
+		for (size_t i = first; i < n; i++)
+			conn_serve(&conns[map[i]], pf[i].revents);
 		if (web_on())
 			web_run();
 	}
