@@ -207,6 +207,16 @@ ok(r.status == 200 and "expired_requests" in (r.json() or {}), f"the admin endpo
 
 # ---- still pending after all that; alice approves over the web ----
 ok(sid in pending_sids(cookie)[0], "the request survived every refused attempt")
+# Each refusal's HTTP status follows from its typed status (the signer's words are not matched).
+h = {"Authorization": cookie, "X-CSRF-Token": csrf}
+r = req("POST", "/review/api/decide", {"session_id": "req-nosuch", "outcome": "approved"}, headers=h)
+ok(r.status == 404 and (r.json() or {}).get("ok") is False and "no pending request req-nosuch" in (r.json() or {}).get("error", ""),
+   f"a decision on an unknown request: 404, saying so ({r})")
+r = req("POST", "/review/api/decide", {"session_id": sid, "outcome": "rejected"}, headers=h)
+ok(r.status == 400 and "needs a reason" in (r.json() or {}).get("error", ""), f"a rejection without a reason: 400 ({r})")
+r = req("POST", "/review/api/decide", {"session_id": sid, "outcome": "selected", "option": 1}, headers=h)
+ok(r.status == 400 and "cannot be selected" in (r.json() or {}).get("error", ""), f"an approval request selected: 400 ({r})")
+ok(sid in pending_sids(cookie)[0], "... and the request is still pending")
 r = req("POST", "/review/api/decide", d, headers={"Authorization": cookie, "X-CSRF-Token": csrf})
 j = r.json() or {}
 ok(r.status == 200 and j.get("outcome") == "approved" and j.get("seq"), f"alice approves over the web: the answer names the ledger seq ({r})")
