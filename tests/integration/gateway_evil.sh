@@ -55,6 +55,24 @@ for sc in hello-twice request-before-hello review-frame review-web-frame other-c
 	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
 done
 
+# Every reviewer command's frame type (gateway/proto/proto.h's F_CTL_* and F_WEB_* a worker
+# sends), sent by the mcp worker: none is in its table, each is a security event.
+types=$(sed -n 's/^[[:space:]]*F_\(CTL\|WEB\)_[A-Z_]* = \([0-9]*\),.*/\2/p' "$ROOT/gateway/proto/proto.h" | awk '$1 < 100')
+check "proto.h names the 17 reviewer command types ($(echo $types))" test "$(echo "$types" | wc -w)" -eq 17
+for ty in $types; do
+	sc=mcp-sends:$ty
+	S=$T/mcp-sends-$ty
+	mkdir -p "$S"
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$sc" >"$T/wrap-$ty"
+	chmod +x "$T/wrap-$ty"
+	"$EVIL" signer "$S" "$T/wrap-$ty" 2>"$T/$ty.log" &
+	pid=$!
+	for _ in $(seq 60); do grep -q '"security"' "$T/$ty.log" 2>/dev/null && break; sleep 0.05; done
+	kill "$pid" 2>/dev/null
+	wait "$pid"
+	check "$sc: a security event, the type not in the mcp worker's table" grep -q "security.*frame type $ty is not a known type" "$T/$ty.log"
+done
+
 # Start the evil signer for scenario $1 in $2 (default $T/$1; a reviewer "tester" for this uid), wait until it serves.
 start_evil() {
 	S=${2:-$T/$1}

@@ -15,7 +15,7 @@
  * web-old-cmd (the retired F_CTL frame with a "cmd" string), web-extra-field (a field the frame
  * type does not have), web-ctl-fd (a control command with a descriptor), web-decide-no-sid (a web
  * decision without the request's id); review-frame and review-web-frame: an mcp worker sending a
- * reviewer's control or web command.
+ * reviewer's control or web command; mcp-sends:TYPE, an mcp worker sending a frame of TYPE {conn}.
  * Scenarios named text-* send, once an agent connects, a request with an escape sequence or a
  * bidirectional override in one field a reviewer is shown (text-message-esc, text-message-bidi,
  * text-audience, text-option, text-default, text-subject, text-client): refused as above.
@@ -514,6 +514,11 @@ int main(int argc, char **argv)
 		ipc_put_uint(&a, f, "hreq", 1);
 		ipc_put_text(&a, f, "sid", "req-x", 5);
 		ipc_put_bool(&a, f, "approved", 1);
+		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	} else if (!strncmp(sc, "mcp-sends:", 10)) {
+		hello(&a); /* a reviewer's command of this type, from the mcp worker */
+		f = ipc_frame_new(&a, (uint32_t)strtoul(sc + 10, NULL, 10), 1);
+		ipc_put_uint(&a, f, "conn", 1);
 		ipc_send(WORKER_IPC_FD, f, -1, NULL);
 	} else if (!strcmp(sc, "web-before-hello")) {
 		f = ipc_frame_new(&a, F_CTL_WHOAMI, 1); /* a reviewer's command before the worker said hello */
