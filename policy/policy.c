@@ -1,3 +1,5 @@
+/* The policy language: parser (FILE:LINE:COL diagnostics, warnings for rules that never match) and
+ * evaluator (first matching rule decides), with a cost guard on its regular expressions. */
 #define _GNU_SOURCE
 #include "policy/policy.h"
 

@@ -1,3 +1,5 @@
+/* Web sessions of reviewers: secrets kept only as hashes, bound to the credential that opened them,
+ * and the login limiter (per address, never locking out the right token). */
 #define _GNU_SOURCE
 #include "gateway/signer/websess.h"
 

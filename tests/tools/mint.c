@@ -1,5 +1,5 @@
-/* mint: issue an approval token the way the signer will, for tests until the
- * gateway exists: append a request and its approving decision (naming the token's
+/* mint: issue an approval token the way the signer does, for tests that need tokens
+ * without a daemon: append a request and its approving decision (naming the token's
  * jti, kid and exp) in one group commit, then sign the token naming that entry.
  *   mint --state DIR --aud AUD [--subject FILE]... [--asserted NAME=HEX]...
  *        [--ttl S] [--now UNIX] [--session ID] [--reviewer NAME]
