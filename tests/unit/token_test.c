@@ -22,6 +22,7 @@
 #include "gateway/signer/token.h"
 #include "ledger/merkle.h"
 #include "common/util.h"
+#include "tests/unit/scratch.h"
 
 #define AUD "deploy/prod"
 #define ISS "assent-test"
@@ -44,26 +45,6 @@ struct t {
 	char *jwt;
 	const char *keyv[1]; /* {pub}: what a gate pins */
 };
-
-static void rm_rf(const char *p)
-{
-	DIR *d = opendir(p);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char q[600];
-		snprintf(q, sizeof q, "%s/%s", p, e->d_name);
-		struct stat st;
-		if (lstat(q, &st) == 0 && S_ISDIR(st.st_mode))
-			rm_rf(q);
-		else
-			unlink(q);
-	}
-	if (d)
-		closedir(d);
-	rmdir(p);
-}
 
 /* The token a reviewer's approval of a policy-routed request gets. */
 static void request_init(struct t *t)
@@ -133,7 +114,7 @@ static void close_keys(struct t *t)
 {
 	free(t->jwt);
 	tokkeys_free(t->tk);
-	rm_rf(t->dir);
+	scratch_rm(t->dir);
 	free(t);
 }
 
