@@ -611,7 +611,9 @@ static void test_rotation_and_jwks(void **state)
 	assert_non_null(j);
 	size_t i;
 	json_t *e;
-	json_array_foreach(json_object_get(j, "keys"), i, e) json_object_set_new(e, "use", json_string("enc"));
+	json_array_foreach(json_object_get(j, "keys"), i, e) {
+		json_object_set_new(e, "use", json_string("enc"));
+	}
 	char bad[160];
 	snprintf(bad, sizeof bad, "%s/enc-jwks.json", t->dir);
 	assert_int_equal(json_dump_file(j, bad, 0), 0);

@@ -74,8 +74,10 @@ static int setup(void **state)
 		return -1;
 	snprintf(t->state, sizeof t->state, "/tmp/assent-verify-test.XXXXXX");
 	snprintf(t->other_state, sizeof t->other_state, "/tmp/assent-verify-other.XXXXXX");
-	if (!mkdtemp(t->state) || !mkdtemp(t->other_state))
+	if (!mkdtemp(t->state) || !mkdtemp(t->other_state)) {
+		free(t);
 		return -1;
+	}
 	snprintf(t->dir, sizeof t->dir, "%s/ledger", t->state);
 	snprintf(t->pub, sizeof t->pub, "%s/keys/checkpoint.pub", t->state);
 	snprintf(t->ckfile, sizeof t->ckfile, "%s/checkpoint", t->dir);
@@ -85,8 +87,10 @@ static int setup(void **state)
 	make_ledger(t->other_dir, 1); /* another ledger, another key */
 	char err[AS_ERRLEN];
 	const char *p[] = {t->pub}, *q[] = {t->other_pub};
-	if (vkeys_load(&t->keys, NULL, p, 1, err) != 0 || vkeys_load(&t->other, NULL, q, 1, err) != 0)
+	if (vkeys_load(&t->keys, NULL, p, 1, err) != 0 || vkeys_load(&t->other, NULL, q, 1, err) != 0) {
+		free(t);
 		return -1;
+	}
 	*state = t;
 	return 0;
 }
