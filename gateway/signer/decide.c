@@ -160,7 +160,7 @@ static void decision_inputs(const struct signer *s, const struct who *c, const s
 	in->options = r->options;
 	in->noptions = r->noptions;
 	in->input_default = json_is_string(def) ? json_string_value(def) : NULL;
-	in->approvers = (const char(*)[REG_NAME_MAX + 1])r->approvers;
+	in->approvers = r->approvers;
 	in->napprovers = r->napprovers;
 	in->reviewer = c->reviewer;
 	in->web = c->web;
