@@ -20,6 +20,8 @@
 
 #include "include/assent/verify.h"
 #include "gateway/signer/token.h"
+#include "common/cbor.h"
+#include "ledger/ledger.h"
 #include "ledger/merkle.h"
 #include "common/util.h"
 #include "tests/unit/scratch.h"
@@ -545,6 +547,155 @@ static void test_hs256_crafted(void **state)
 	close_keys(t);
 }
 
+/* ---- the decision entry a token names (av_token_opts.ledger_dir) ---- */
+
+static void put_entry(struct ledger *l, const char *const (*kv)[2], size_t n, struct ledger_pos *pos)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 256);
+	struct cv *m = cv_map(&a, n);
+	for (size_t k = 0; k < n; k++) {
+		assert_int_equal(cv_set_text(&a, &m->items[2 * k], kv[k][0], strlen(kv[k][0])), 0);
+		assert_int_equal(cv_set_text(&a, &m->items[2 * k + 1], kv[k][1], strlen(kv[k][1])), 0);
+	}
+	struct buf b;
+	char err[AS_ERRLEN] = "";
+	buf_init(&b, 4096);
+	assert_int_equal(cbor_encode(m, &b, err), 0);
+	struct ledger_rec r = {b.p, b.len};
+	if (ledger_append(l, &r, 1, pos, err) != 0)
+		fail_msg("append: %s", err);
+	buf_free(&b);
+	cv_arena_free(&a);
+}
+
+/* DIR/ledger after its key entry: a request, its approval recording the token's jti
+ * (pos[1]), and another request's rejection (pos[2]). */
+static void decision_ledger(const struct t *t, struct ledger_pos pos[3])
+{
+	char dir[128], err[AS_ERRLEN] = "";
+	snprintf(dir, sizeof dir, "%s/ledger", t->dir);
+	struct ledger_opts lo = {.map_size = (size_t)16 << 20};
+	struct ledger *l;
+	if (ledger_open(dir, &lo, &l, err) != 0)
+		fail_msg("ledger_open: %s", err);
+	const char *sid = t->rq.session_id;
+	const char *const req[][2] = {
+		{"kind", "request"}, {"session_id", sid}, {"type", "approval"}, {"message", "deploy?"}};
+	put_entry(l, req, 4, &pos[0]);
+	/* the approval, with its token as the signer records it ({jti, kid, exp}) */
+	struct cv_arena a;
+	cv_arena_init(&a, 256);
+	struct cv *m = cv_map(&a, 4), *tk = cv_map(&a, 3);
+	const char *const dec[][2] = {{"kind", "decision"}, {"session_id", sid}, {"outcome", "approved"}};
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(cv_set_text(&a, &m->items[2 * k], dec[k][0], strlen(dec[k][0])), 0);
+		assert_int_equal(cv_set_text(&a, &m->items[2 * k + 1], dec[k][1], strlen(dec[k][1])), 0);
+	}
+	assert_int_equal(cv_set_text(&a, &tk->items[0], "jti", 3), 0);
+	assert_int_equal(cv_set_text(&a, &tk->items[1], t->tt.jti, strlen(t->tt.jti)), 0);
+	assert_int_equal(cv_set_text(&a, &tk->items[2], "kid", 3), 0);
+	assert_int_equal(cv_set_text(&a, &tk->items[3], t->tt.kid, strlen(t->tt.kid)), 0);
+	assert_int_equal(cv_set_text(&a, &tk->items[4], "exp", 3), 0);
+	cv_set_uint(&tk->items[5], t->tt.exp);
+	assert_int_equal(cv_set_text(&a, &m->items[6], "token", 5), 0);
+	m->items[7] = *tk;
+	struct buf b;
+	buf_init(&b, 4096);
+	assert_int_equal(cbor_encode(m, &b, err), 0);
+	struct ledger_rec r = {b.p, b.len};
+	if (ledger_append(l, &r, 1, &pos[1], err) != 0)
+		fail_msg("append: %s", err);
+	buf_free(&b);
+	cv_arena_free(&a);
+	const char *const rej[][2] = {{"kind", "decision"}, {"session_id", "fb_other"}, {"outcome", "rejected"}};
+	put_entry(l, rej, 3, &pos[2]);
+	ledger_close(l);
+}
+
+/* The token's claims with ledger, jti and session_id replaced, signed with the secret. */
+static char *ledger_token(const struct t *t, json_t *base, json_t *ledger, const char *jti, const char *sid)
+{
+	json_t *m = json_deep_copy(base);
+	json_object_set_new(m, "ledger", ledger);
+	json_object_set_new(m, "jti", json_string(jti ? jti : t->tt.jti));
+	json_object_set_new(m, "session_id", json_string(sid ? sid : t->rq.session_id));
+	char *js = json_dumps(m, JSON_COMPACT);
+	char *x = hs_token(t, js);
+	free(js);
+	json_decref(m);
+	return x;
+}
+
+static json_t *ledger_claim(const struct ledger_pos *p)
+{
+	char lh[65];
+	hex_encode(p->leaf, 32, lh);
+	return json_pack("{s:I,s:s}", "seq", (json_int_t)p->seq, "leaf_hash", lh);
+}
+
+static void test_ledger_entry(void **state)
+{
+	(void)state;
+	struct t *t = issued(TOK_HS256);
+	struct ledger_pos pos[3];
+	decision_ledger(t, pos);
+	char dir[128];
+	snprintf(dir, sizeof dir, "%s/ledger", t->dir);
+	struct av_token_opts o = opts_for(t);
+	o.ledger_dir = dir;
+	char *pl = decoded_part(t->jwt, 1);
+	json_t *base = json_loads(pl, 0, NULL);
+	assert_non_null(base);
+	/* the token as tok_issue signs it for the approval at pos[1] */
+	free(t->jwt);
+	t->jwt = NULL;
+	char err[AS_ERRLEN] = "";
+	if (tok_issue(t->tk, &t->rq, &t->tt, pos[1].seq, pos[1].leaf, &t->jwt, err) != 0)
+		fail_msg("issue: %s", err);
+	struct av_token_result r;
+	if (verify(t->jwt, &o, &r) != 0)
+		fail_msg("refused with --ledger: %s", r.reason);
+	free(r.claims_json);
+	char *x;
+	struct ledger_pos wrong_leaf = pos[1];
+	wrong_leaf.leaf[31] ^= 1;
+	struct ledger_pos past = {.seq = 99};
+	memcpy(past.leaf, pos[1].leaf, 32);
+	const struct {
+		const struct ledger_pos *at;
+		const char *jti, *sid, *why;
+	} c[] = {
+		{&wrong_leaf, NULL, NULL, "leaf hash differs from the token's"},
+		{&pos[0], NULL, NULL, "is not a decision"},
+		{&pos[2], NULL, NULL, "does not approve"},
+		{&pos[1], NULL, "fb_someone_else", "decides another session"},
+		{&pos[1], "00000000000000000000000000000000", NULL, "records another token (jti)"},
+		{&past, NULL, NULL, "no entry 99 (the ledger has 4)"},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		x = ledger_token(t, base, ledger_claim(c[i].at), c[i].jti, c[i].sid);
+		refused(x, &o, c[i].why);
+		free(x);
+	}
+	x = ledger_token(t, base, json_pack("{s:i,s:s}", "seq", -1, "leaf_hash", "00"), NULL, NULL);
+	refused(x, &o, "ledger claim is malformed");
+	free(x);
+	x = ledger_token(t, base, json_string("3"), NULL, NULL);
+	refused(x, &o, "ledger claim is malformed");
+	free(x);
+	/* no ledger there: an error, not a verdict */
+	char absent[160];
+	snprintf(absent, sizeof absent, "%s/absent", t->dir);
+	o.ledger_dir = absent;
+	int rc = verify(t->jwt, &o, &r);
+	assert_int_not_equal(rc, 0);
+	assert_int_not_equal(rc, AS_EBADSIG);
+	json_decref(base);
+	free(pl);
+	close_keys(t);
+}
+
 /* Issuance refuses what it cannot sign truthfully. */
 static void test_issue_refusals(void **state)
 {
@@ -630,7 +781,7 @@ int main(void)
 		cmocka_unit_test(test_es256_round_trip), cmocka_unit_test(test_hs256_round_trip),
 		cmocka_unit_test(test_es256_altered),    cmocka_unit_test(test_claims_checked),
 		cmocka_unit_test(test_hs256_crafted),    cmocka_unit_test(test_issue_refusals),
-		cmocka_unit_test(test_rotation_and_jwks),
+		cmocka_unit_test(test_rotation_and_jwks), cmocka_unit_test(test_ledger_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
