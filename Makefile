@@ -167,7 +167,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 	/usr/bin/python3 tests/bench/policy_e2e_bench.py --build build
 	node tests/bench/web_bench.mjs --build build
 
-# ---- the main job: for now a demo ledger; later the gateway ----
+# ---- the main job: the gateway on ./var (gateway/cli/run.sh) ----
 run: deps all
 	gateway/cli/run.sh ./var
 
@@ -203,7 +203,8 @@ clean:
 # Programs and tests are rebuilt when any source changes.
 .SECONDARY:
 
-# A test tool that issues tokens through the signer's issuance call (until the gateway exists).
+# Test tools: mint issues tokens through the signer's issuance call over a scratch ledger (no daemon);
+# evil_worker plays a compromised worker against a real signer.
 build/tests/mint: tests/tools/mint.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"

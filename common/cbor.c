@@ -209,7 +209,8 @@ static int dec_item(struct dec *d, struct cv *v, int depth)
 			return dec_fail(d, off, "string length exceeds the input");
 		v->t = major == 2 ? CV_BYTES : CV_TEXT;
 		v->n = (size_t)arg;
-		rd_take(&d->r, v->n, &v->s);
+		if (rd_take(&d->r, v->n, &v->s) != 0) /* cannot fail: checked against rd_left above */
+			return dec_fail(d, off, "string length exceeds the input");
 		if (major == 3 && !utf8_valid(v->s, v->n))
 			return dec_fail(d, off, "text string is not valid UTF-8");
 		return 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/util.h"
+#include "common/attr.h"
 
 enum cv_type { CV_UINT, CV_NINT, CV_BYTES, CV_TEXT, CV_ARRAY, CV_MAP, CV_FALSE, CV_TRUE, CV_NULL };
 
@@ -43,25 +44,25 @@ struct cv *cv_alloc(struct cv_arena *a, size_t n); /* zeroed; NULL past max */
 
 /* Decode exactly one canonical item filling all of data[0..len). Errors name the
  * offset and what was wrong. Strings in the result point into data. */
-int cbor_decode(const uint8_t *data, size_t len, struct cv_arena *a, struct cv **out, char *err);
+int cbor_decode(const uint8_t *data, size_t len, struct cv_arena *a, struct cv **out, char *err) AS_MUST_USE;
 
 /* Encode v canonically (shortest heads, map keys sorted by their encoding,
  * duplicate keys refused) and append to out. */
-int cbor_encode(const struct cv *v, struct buf *out, char *err);
+int cbor_encode(const struct cv *v, struct buf *out, char *err) AS_MUST_USE;
 
 /* Builders (strings are copied into the arena). */
 struct cv *cv_map(struct cv_arena *a, size_t npairs);
 struct cv *cv_array(struct cv_arena *a, size_t n);
 void cv_set_uint(struct cv *v, uint64_t u);
 void cv_set_int(struct cv *v, int64_t i);
-int cv_set_text(struct cv_arena *a, struct cv *v, const char *s, size_t n);
-int cv_set_bytes(struct cv_arena *a, struct cv *v, const uint8_t *s, size_t n);
+int cv_set_text(struct cv_arena *a, struct cv *v, const char *s, size_t n) AS_MUST_USE;
+int cv_set_bytes(struct cv_arena *a, struct cv *v, const uint8_t *s, size_t n) AS_MUST_USE;
 
 /* Map lookup by text key; NULL when absent or when m is not a map. */
 const struct cv *cv_get(const struct cv *m, const char *key);
-int cv_text_eq(const struct cv *v, const char *s);
+int cv_text_eq(const struct cv *v, const char *s) AS_MUST_USE;
 
 /* RFC 3629 UTF-8 well-formedness. */
-int utf8_valid(const uint8_t *s, size_t n);
+int utf8_valid(const uint8_t *s, size_t n) AS_MUST_USE;
 
 #endif

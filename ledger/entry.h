@@ -8,32 +8,33 @@
 #include <stdint.h>
 
 #include "common/cbor.h"
+#include "common/attr.h"
 
 #define ENTRY_VERSION 1
 #define ENTRY_MAX (1u << 20) /* largest encoded entry: 1 MiB */
 
 /* Check a decoded entry: a map with v == 1, seq == expect_seq, time, a known kind
  * with its required fields, and prev == expect_prev (when expect_prev is not NULL). */
-int entry_check(const struct cv *e, uint64_t expect_seq, const uint8_t *expect_prev, char *err);
+int entry_check(const struct cv *e, uint64_t expect_seq, const uint8_t *expect_prev, char *err) AS_MUST_USE;
 
 /* Check the caller's fields (a map with `kind` and the kind's fields, and none of
  * v, seq, time, prev), then encode the full entry canonically into out. */
 int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const uint8_t prev[32],
-		struct buf *out, char *err);
+		struct buf *out, char *err) AS_MUST_USE;
 
 /* The canonical CBOR fields of a `key` entry: purpose (token | checkpoint), kid,
  * event (created | rotated | retired), and the public key PEM when k is not NULL. */
 struct eckey;
 int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k,
-		     struct buf *out, char *err);
+		     struct buf *out, char *err) AS_MUST_USE;
 
 /* JSON <-> CBOR values. JSON numbers must be integers (entries hold no floats).
  * Byte strings are exported as lowercase hex. */
-int cv_from_json(struct cv_arena *a, const json_t *j, struct cv **out, char *err);
+int cv_from_json(struct cv_arena *a, const json_t *j, struct cv **out, char *err) AS_MUST_USE;
 /* The same into *v, starting at nesting depth `depth`. reals_as_text: a JSON real
  * becomes the text of its shortest round-trip decimal form (what an agent's context
  * needs: the ledger holds no floats) instead of being refused. */
-int cv_from_json_value(struct cv_arena *a, const json_t *j, struct cv *v, int depth, int reals_as_text, char *err);
+int cv_from_json_value(struct cv_arena *a, const json_t *j, struct cv *v, int depth, int reals_as_text, char *err) AS_MUST_USE;
 json_t *cv_to_json(const struct cv *v);
 
 #endif

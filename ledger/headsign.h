@@ -10,14 +10,15 @@
 #include <stdint.h>
 
 #include "common/eckey.h"
+#include "common/attr.h"
 
 struct headsign;
 
 /* Load k's private key into OpenSSL and check that a signature made there verifies
  * under k with mbedTLS. The caller frees with headsign_free (which clears the key). */
-int headsign_open(const struct eckey *k, struct headsign **out, char *err);
+int headsign_open(const struct eckey *k, struct headsign **out, char *err) AS_MUST_USE;
 /* Sign SHA-256(msg) into sig (ECKEY_SIG_MAX bytes): the note_sign_fn for ckpt_sign_with. */
-int headsign_sign(void *hs, const void *msg, size_t n, uint8_t *sig, size_t *siglen);
+int headsign_sign(void *hs, const void *msg, size_t n, uint8_t *sig, size_t *siglen) AS_MUST_USE;
 void headsign_free(struct headsign *hs);
 
 #endif

@@ -522,10 +522,11 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		rc = open_key(l, o, &created, err);
 	if (rc == 0)
 		rc = headsign_open(l->key, &l->hs, err);
+	uint8_t id[4];
+	if (rc == 0 && note_key_id(l->key, id) != 0)
+		rc = as_fail(err, AS_EIO, "cannot compute the checkpoint key's id");
 	if (rc == 0) {
-		uint8_t id[4];
 		char hex[9];
-		note_key_id(l->key, id);
 		hex_encode(id, 4, hex);
 		l->demo = o && o->demo == 1;
 		if (o && o->origin)

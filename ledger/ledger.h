@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "include/assent/err.h"
+#include "common/attr.h"
 
 struct ledger;
 
@@ -57,18 +58,18 @@ struct ledger_pos {
  * opts.adopt_unsigned_tail) is refused with AS_ECORRUPT; so is an append that finds
  * the ledger changed that way since this process last wrote it. The caller frees the
  * ledger with ledger_close. err (AS_ERRLEN bytes, may be NULL) says what failed. */
-int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger **out, char *err);
+int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger **out, char *err) AS_MUST_USE;
 
 /* Append n entries in one write transaction with one durable commit (group
  * commit). On return 0 every entry is on disk and pos[i] (n of them, owned by the
  * caller) holds its sequence number and leaf hash. On error nothing is appended;
  * err names the entry that was refused. */
-int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err);
+int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err) AS_MUST_USE;
 
 /* Sign and store a periodic checkpoint now if the tree grew since the last periodic one. */
-int ledger_checkpoint(struct ledger *l, char *err);
+int ledger_checkpoint(struct ledger *l, char *err) AS_MUST_USE;
 /* Call periodically: signs a checkpoint when checkpoint_secs passed with new entries. */
-int ledger_tick(struct ledger *l, char *err);
+int ledger_tick(struct ledger *l, char *err) AS_MUST_USE;
 
 /* Number of entries (the tree size) as of the last transaction of this process. */
 uint64_t ledger_size(const struct ledger *l);
@@ -78,7 +79,7 @@ const char *ledger_origin(const struct ledger *l);
 /* Call fn for every entry in order (seq, canonical CBOR bytes valid during the
  * call), in one read transaction; fn returns non-zero to stop, which is returned. */
 int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg), void *arg,
-		char *err);
+		char *err) AS_MUST_USE;
 
 /* Writes a final checkpoint when the tree grew (clean shutdown), then frees l. */
 void ledger_close(struct ledger *l);

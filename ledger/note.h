@@ -10,6 +10,7 @@
 
 #include "common/eckey.h"
 #include "common/util.h"
+#include "common/attr.h"
 
 #define CKPT_MAX 4096      /* largest checkpoint text we parse */
 #define CKPT_ORIGIN_MAX 255
@@ -21,20 +22,20 @@ struct checkpoint {
 	uint8_t root[32];
 };
 
-int note_key_id(const struct eckey *k, uint8_t id[4]);
+int note_key_id(const struct eckey *k, uint8_t id[4]) AS_MUST_USE;
 /* Body plus one signature line named after the origin. */
-int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err);
+int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err) AS_MUST_USE;
 /* The same with another signer of k's key: sign writes the DER ECDSA signature of
  * SHA-256(msg) (at most ECKEY_SIG_MAX bytes); k gives the key ID. */
 typedef int (*note_sign_fn)(void *ctx, const void *msg, size_t n, uint8_t *sig, size_t *siglen);
 int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const struct checkpoint *c, struct buf *out,
-		   char *err);
+		   char *err) AS_MUST_USE;
 /* Parse the body only, without checking any signature (for display). */
-int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err);
+int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err) AS_MUST_USE;
 /* Parse and verify: at least one signature line by one of keys, named as the
  * origin, must verify; a line whose key ID matches a key but does not verify
  * fails the whole note. Lines by unknown keys (witnesses) are ignored. */
 int ckpt_verify(const uint8_t *text, size_t n, struct eckey *const *keys, size_t nkeys, struct checkpoint *out,
-		char *err);
+		char *err) AS_MUST_USE;
 
 #endif

@@ -4,6 +4,7 @@
 #define ASSENT_STORE_H
 
 #include <lmdb.h>
+#include "common/attr.h"
 
 #define STORE_DB_ENTRIES "entries"
 #define STORE_DB_CHECKPOINTS "checkpoints"
@@ -17,6 +18,6 @@
  * there is no ledger, AS_EIO when it cannot be read, AS_ECORRUPT when LMDB says the
  * file is not a valid environment. */
 int store_open_ro(const char *dir, MDB_env **env, MDB_txn **txn, MDB_dbi *entries, MDB_dbi *ckpts, int *nolock,
-		  char *err);
+		  char *err) AS_MUST_USE;
 
 #endif

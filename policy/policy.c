@@ -1,3 +1,5 @@
+/* The policy language: parser (FILE:LINE:COL diagnostics, warnings for rules that never match) and
+ * evaluator (first matching rule decides), with a cost guard on its regular expressions. */
 #define _GNU_SOURCE
 #include "policy/policy.h"
 
@@ -699,10 +701,9 @@ static int parse_rule(struct pstate *p, struct rule *r)
 			rc = -1;
 		}
 		if (rc == 0 && r->nconds > before) /* the condition's words, normalised, for duplicates */
-			for (int j = start; j < p->i; j++) {
-				buf_put(&key, p->w[j].s, p->w[j].n);
-				buf_putc(&key, 0x1f);
-			}
+			for (int j = start; j < p->i && rc == 0; j++)
+				if (buf_put(&key, p->w[j].s, p->w[j].n) != 0 || buf_putc(&key, 0x1f) != 0)
+					rc = -1; /* out of memory: the rule is dropped, and strndup below is not reached */
 		if (p->failed)
 			rc = -1;
 	}
@@ -721,7 +722,8 @@ static int parse_rule(struct pstate *p, struct rule *r)
 			rc = -1;
 		}
 	}
-	buf_putc(&key, 0);
+	if (buf_putc(&key, 0) != 0)
+		rc = -1;
 	r->key = rc == 0 ? strndup((const char *)key.p, key.len) : NULL;
 	buf_free(&key);
 	return rc == 0 && r->key ? 0 : -1;

@@ -1,7 +1,7 @@
 /* The policy language (assent.policy(5)): a line-oriented rule file read top to
  * bottom, first match wins, an explicit `default` last. Parsing and evaluation are
  * pure (no I/O): the signer loads files, the CLI checks and tests them, and both
- * are fuzzed. Not yet wired into the signer (see policy/README.md). */
+ * are fuzzed. */
 #ifndef ASSENT_POLICY_H
 #define ASSENT_POLICY_H
 

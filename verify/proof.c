@@ -50,7 +50,10 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 			rc = AS_ECORRUPT;
 			goto out;
 		}
-		buf_put(&note, v.mv_data, v.mv_size);
+		if (buf_put(&note, v.mv_data, v.mv_size) != 0) {
+			rc = as_fail(err, AS_ENOMEM, "out of memory");
+			goto out;
+		}
 		size = cp.size;
 	} else if (size == 0) {
 		rc = as_fail(err, AS_ENOTFOUND, "the ledger has no checkpoint yet; pass --size");
@@ -84,8 +87,10 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 		}
 		merkle_leaf_hash(v.mv_data, v.mv_size, leaves[i]);
 		memcpy(prev, leaves[i], 32);
-		if (i == seq)
-			buf_put(&entry, v.mv_data, v.mv_size);
+		if (i == seq && buf_put(&entry, v.mv_data, v.mv_size) != 0) {
+			rc = as_fail(err, AS_ENOMEM, "out of memory");
+			goto out;
+		}
 	}
 	if (i < size) {
 		rc = as_fail(err, AS_ECORRUPT, "the ledger has %llu entries, fewer than the tree size %llu",
@@ -94,7 +99,11 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	}
 	uint8_t path[MERKLE_MAX_PROOF][32], root[32];
 	size_t np;
-	merkle_inclusion_proof((const uint8_t(*)[32])leaves, size, seq, path, &np);
+	if (merkle_inclusion_proof((const uint8_t(*)[32])leaves, size, seq, path, &np) != 0) {
+		rc = as_fail(err, AS_EINVAL, "no inclusion proof for entry %llu in a tree of size %llu",
+			     (unsigned long long)seq, (unsigned long long)size);
+		goto out;
+	}
 	struct merkle m;
 	merkle_init(&m);
 	for (uint64_t j = 0; j < size; j++)
@@ -114,7 +123,8 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	json_object_set_new(o, "leaf_hash", json_string(hex));
 	struct buf b64;
 	buf_init(&b64, 2 * ENTRY_MAX);
-	b64_encode(entry.p, entry.len, &b64);
+	if (b64_encode(entry.p, entry.len, &b64) != 0)
+		rc = as_fail(err, AS_ENOMEM, "out of memory");
 	json_object_set_new(o, "entry", json_stringn((const char *)b64.p, b64.len));
 	buf_free(&b64);
 	for (size_t j = 0; j < np; j++) {
@@ -127,7 +137,7 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	json_object_set_new(o, "checkpoint", note.len ? json_stringn((const char *)note.p, note.len) : json_null());
 	char *s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
-	if (!s || buf_put(out, s, strlen(s)) != 0 || buf_putc(out, '\n') != 0)
+	if (rc == 0 && (!s || buf_put(out, s, strlen(s)) != 0 || buf_putc(out, '\n') != 0))
 		rc = as_fail(err, AS_ENOMEM, "out of memory");
 	free(s);
 out:

@@ -1,3 +1,4 @@
+/* The agent HTTP listener's configuration: from the environment (signer), to and from CBOR (F_CONFIG). */
 #define _GNU_SOURCE
 #include "gateway/proto/httpcfg.h"
 

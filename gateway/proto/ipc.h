@@ -32,6 +32,7 @@
 
 #include "common/cbor.h"
 #include "common/util.h"
+#include "common/attr.h"
 
 /* Largest frame body: a request holds a 512 KiB action and 1 MiB of subject
  * bytes; a reviewer's `show` reply holds both again as JSON and base64. */
@@ -46,7 +47,7 @@
 #define IPC_SEND_TIMEOUT_MS 5000
 
 /* Create a SOCK_SEQPACKET | SOCK_CLOEXEC socketpair for one worker. */
-int ipc_socketpair(int sv[2], char *err);
+int ipc_socketpair(int sv[2], char *err) AS_MUST_USE;
 
 /* ---- one end of a connection ----
  * The caller allocates the struct (e.g. inside its worker record); fields are
@@ -80,7 +81,7 @@ struct ipc_conn {
 
 /* Set up c on fd, which must be an AF_UNIX SOCK_SEQPACKET socket (AS_EINVAL
  * otherwise). Allocates nothing until data arrives. */
-int ipc_conn_init(struct ipc_conn *c, int fd, char *err);
+int ipc_conn_init(struct ipc_conn *c, int fd, char *err) AS_MUST_USE;
 /* Free the buffers and close every descriptor c still holds (received and not
  * yet returned, or queued for sending). Does not close c->fd. */
 void ipc_conn_free(struct ipc_conn *c);
@@ -99,7 +100,7 @@ void ipc_conn_free(struct ipc_conn *c);
  *                control message other than SCM_RIGHTS (received descriptors are closed)
  *   AS_ETOOBIG   the caller did not drain ipc_next (buffer or descriptor queue full);
  *                nothing was read */
-int ipc_read(struct ipc_conn *c, char *err);
+int ipc_read(struct ipc_conn *c, char *err) AS_MUST_USE;
 
 /* A received frame. body, raw and type live in the arena passed to ipc_next and
  * stay valid until that arena is reset or freed (the frame bytes are copied out
@@ -124,7 +125,7 @@ struct ipc_frame {
  *                missing, not an unsigned integer or over 2^32-1
  *   AS_EIO       the peer closed and nothing is left
  *   AS_ENOMEM    out of memory */
-int ipc_next(struct ipc_conn *c, struct cv_arena *a, struct ipc_frame *f, char *err);
+int ipc_next(struct ipc_conn *c, struct cv_arena *a, struct ipc_frame *f, char *err) AS_MUST_USE;
 
 /* Close f->fds[0..nfds) that are not -1, set them to -1 and nfds to 0. */
 void ipc_frame_close_fds(struct ipc_frame *f);
@@ -138,15 +139,15 @@ void ipc_frame_close_fds(struct ipc_frame *f);
  * that does not read (AS_EIO then, as for a closed peer; no SIGPIPE). Meant for
  * workers, whose signer always reads; after an error the stream may hold part of
  * a frame, so the connection must be dropped. The signer uses ipc_conn_send. */
-int ipc_send(int fd, const struct cv *body, int passfd, char *err);
+int ipc_send(int fd, const struct cv *body, int passfd, char *err) AS_MUST_USE;
 
 /* Queue one frame on c (passfd is duplicated) and send what the socket takes now,
  * never blocking. AS_ETOOBIG when the queue would exceed IPC_TXQ_MAX bytes or
  * IPC_TX_FDS descriptors: a peer that stopped reading, to be treated as stuck.
  * AS_EIO when the peer is gone. */
-int ipc_conn_send(struct ipc_conn *c, const struct cv *body, int passfd, char *err);
+int ipc_conn_send(struct ipc_conn *c, const struct cv *body, int passfd, char *err) AS_MUST_USE;
 /* Send more of the queue without blocking (call when c->fd is writable). 0 or AS_EIO. */
-int ipc_flush(struct ipc_conn *c, char *err);
+int ipc_flush(struct ipc_conn *c, char *err) AS_MUST_USE;
 /* Bytes still queued: while non-zero, poll c->fd for POLLOUT and call ipc_flush. */
 size_t ipc_pending(const struct ipc_conn *c);
 
@@ -160,22 +161,22 @@ struct cv *ipc_frame_new(struct cv_arena *a, uint32_t type, size_t npairs);
 struct cv *ipc_put(struct cv_arena *a, struct cv *frame, const char *key);
 /* A worker's log line, sent to the signer as F_LOG {level, text} (the signer writes it). */
 void ipc_log(int fd, const char *level, const char *fmt, ...) AS_PRINTF(3, 4);
-int ipc_put_uint(struct cv_arena *a, struct cv *frame, const char *key, uint64_t v);
-int ipc_put_text(struct cv_arena *a, struct cv *frame, const char *key, const char *s, size_t n);
-int ipc_put_bytes(struct cv_arena *a, struct cv *frame, const char *key, const uint8_t *p, size_t n);
-int ipc_put_bool(struct cv_arena *a, struct cv *frame, const char *key, int v);
+int ipc_put_uint(struct cv_arena *a, struct cv *frame, const char *key, uint64_t v) AS_MUST_USE;
+int ipc_put_text(struct cv_arena *a, struct cv *frame, const char *key, const char *s, size_t n) AS_MUST_USE;
+int ipc_put_bytes(struct cv_arena *a, struct cv *frame, const char *key, const uint8_t *p, size_t n) AS_MUST_USE;
+int ipc_put_bool(struct cv_arena *a, struct cv *frame, const char *key, int v) AS_MUST_USE;
 
 /* ---- reading fields: the peer is never trusted ----
  * Each returns 0 and fills its outputs, or AS_ECORRUPT naming the field when it
  * is absent, of another type, or over its maximum (outputs untouched). m is a
  * frame body or any map inside one. Strings point into the frame's arena; text
  * is valid UTF-8 (the decoder checked) but not NUL-terminated and may hold NUL. */
-int ipc_get_uint(const struct cv *m, const char *key, uint64_t max, uint64_t *out, char *err);
-int ipc_get_text(const struct cv *m, const char *key, size_t maxlen, const char **s, size_t *n, char *err);
-int ipc_get_bytes(const struct cv *m, const char *key, size_t maxlen, const uint8_t **p, size_t *n, char *err);
-int ipc_get_bool(const struct cv *m, const char *key, int *out, char *err);
+int ipc_get_uint(const struct cv *m, const char *key, uint64_t max, uint64_t *out, char *err) AS_MUST_USE;
+int ipc_get_text(const struct cv *m, const char *key, size_t maxlen, const char **s, size_t *n, char *err) AS_MUST_USE;
+int ipc_get_bytes(const struct cv *m, const char *key, size_t maxlen, const uint8_t **p, size_t *n, char *err) AS_MUST_USE;
+int ipc_get_bool(const struct cv *m, const char *key, int *out, char *err) AS_MUST_USE;
 /* Any value of type t (e.g. CV_MAP or CV_ARRAY for nested values). */
-int ipc_get(const struct cv *m, const char *key, enum cv_type t, const struct cv **out, char *err);
+int ipc_get(const struct cv *m, const char *key, enum cv_type t, const struct cv **out, char *err) AS_MUST_USE;
 
 /* ---- dispatch (OpenSSH monitor style) ----
  * A table of the frame types a peer may send. A peer's state is one bit,
@@ -201,6 +202,6 @@ struct ipc_rule {
  * type again, unexpected descriptors) is AS_ECORRUPT and calls no handler. Either
  * way every descriptor left in f is closed. */
 int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_t *once, void *ctx, struct ipc_frame *f,
-		 char *err);
+		 char *err) AS_MUST_USE;
 
 #endif

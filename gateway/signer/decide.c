@@ -1,56 +1,13 @@
-/* A reviewer's decisions (who may decide, the ledger entry, the answer) and deadlines. */
+/* A reviewer's decisions: what the rule (decision.c) needs to know, then the ledger entry,
+ * the token and the answers; and deadlines. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+#include "gateway/signer/decision.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <malloc.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <netdb.h>
-#include <grp.h>
-#include <stddef.h>
-#include <sys/epoll.h>
-#include <sys/file.h>
-#include <sys/random.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "ledger/ledger.h"
-#include "gateway/proto/action.h"
-#include "gateway/cli/bridge.h"
-#include "common/cbor.h"
-#include "ledger/entry.h"
-#include "gateway/proto/httpcfg.h"
-#include "gateway/proto/ipc.h"
-#include "gateway/worker/jail.h"
-#include "gateway/signer/lim.h"
-#include "ledger/merkle.h"
-#include "gateway/signer/metrics.h"
-#include "gateway/signer/peeruid.h"
-#include "policy/policy.h"
-#include "gateway/proto/proto.h"
-#include "gateway/signer/queue.h"
-#include "common/redact.h"
-#include "gateway/signer/registry.h"
-#include "gateway/signer/token.h"
-#include "common/util.h"
-#include "gateway/signer/websess.h"
-#include "gateway/worker/worker.h"
 
 /* ---- a reviewer's commands ---- */
 
@@ -97,164 +54,108 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	decision_free(d);
 }
 
+/* The reviewer's groups, as the registry lists them: *g points into *doc; the caller
+ * frees both. */
+static void reviewer_groups(const struct signer *s, const char *reviewer, json_t **doc, const char ***g, size_t *n)
+{
+	const char *gj = s->reg ? registry_groups_json(s->reg, "reviewer", reviewer) : NULL;
+	*doc = gj ? json_loads(gj, JSON_DECODE_ANY, NULL) : NULL;
+	*n = 0;
+	*g = json_array_size(*doc) ? calloc(json_array_size(*doc), sizeof **g) : NULL;
+	size_t i;
+	json_t *e;
+	if (*g)
+		json_array_foreach(*doc, i, e) {
+			if (json_is_string(e))
+				(*g)[(*n)++] = json_string_value(e);
+		}
+}
+
 /* May this reviewer decide under the policy's terms: named, or in a named group? */
 int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd)
 {
-	const char *gj = registry_groups_json(s->reg, "reviewer", reviewer);
-	json_t *groups = gj ? json_loads(gj, JSON_DECODE_ANY, NULL) : NULL;
-	int ok = 0;
-	for (size_t k = 0; k < pd->nreviewers && !ok; k++) {
-		const char *want = pd->reviewers[k];
-		if (strncmp(want, "group:", 6) != 0) {
-			ok = !strcmp(want, reviewer);
-			continue;
-		}
-		size_t i;
-		json_t *g;
-		json_array_foreach(groups, i, g) {
-			if (json_is_string(g) && !strcmp(json_string_value(g), want + 6))
-				ok = 1;
-		}
-	}
-	json_decref(groups);
+	json_t *doc;
+	const char **g;
+	size_t n;
+	reviewer_groups(s, reviewer, &doc, &g, &n);
+	int ok = decision_reviewer_named(pd, reviewer, g, n);
+	free(g);
+	json_decref(doc);
 	return ok;
 }
 
-/* The reviewer an agent names as responsible for it (assent agent add --owner) never
- * decides its requests, on any channel: an HTTP agent by its key, a stdio agent by the
- * uid it was registered with. j NULL: not the owner. */
-static struct answer owner_refusal(const struct signer *s, const struct req *r, const char *reviewer, const char *sid)
+/* The agents a request came from, and the reviewer each names as its owner: an HTTP
+ * agent by its key, a stdio agent by the uid it was registered with. */
+static void owner_facts(const struct signer *s, const struct req *r, struct decision_in *in)
 {
-	const char *agent = NULL;
 	uint64_t uid;
 	if (!s->reg)
-		return (struct answer){PS_OK, NULL};
+		return;
 	if (!strncmp(r->owner, "agent:", 6))
-		agent = r->owner + 6;
+		in->agents[0] = r->owner + 6;
 	else if (!strncmp(r->owner, "uid:", 4) && parse_u64(r->owner + 4, &uid) == 0 && uid <= 0xffffffffu)
-		agent = registry_agent_by_uid(s->reg, (uid_t)uid);
-	const char *own = agent ? registry_agent_owner(s->reg, agent) : NULL;
+		in->agents[0] = registry_agent_by_uid(s->reg, (uid_t)uid);
 	/* The agent registered for the uid measured on an HTTP request is the same agent,
 	 * whatever key it used: its owner is held to it too. */
-	if ((!own || strcmp(own, reviewer) != 0) && r->uid != (uid_t)-1 && strncmp(r->owner, "uid:", 4) != 0) {
-		const char *by_uid = registry_agent_by_uid(s->reg, r->uid);
-		const char *own2 = by_uid ? registry_agent_owner(s->reg, by_uid) : NULL;
-		if (own2 && !strcmp(own2, reviewer)) {
-			agent = by_uid;
-			own = own2;
-		}
-	}
-	if (!own || strcmp(own, reviewer) != 0)
-		return (struct answer){PS_OK, NULL};
-	slog("warning", "decision on %s by %s refused: the owner of agent %s", sid, reviewer, agent);
-	return ctl_error(PS_FORBIDDEN, "refused: %s is the owner of agent %s, which asked for %s; a decision must come from "
-			 "someone else",
-			 reviewer, agent, sid);
+	if (r->uid != (uid_t)-1 && strncmp(r->owner, "uid:", 4) != 0)
+		in->agents[1] = registry_agent_by_uid(s->reg, r->uid);
+	for (size_t i = 0; i < DECISION_AGENTS; i++)
+		in->agent_owners[i] = in->agents[i] ? registry_agent_owner(s->reg, in->agents[i]) : NULL;
 }
 
-static struct answer decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
-		      uint64_t n)
+/* What the rule needs to know (decision.h), from the request, the reviewer as the
+ * signer measured them, the daemon's options and the registry. */
+static void decision_inputs(const struct signer *s, const struct who *c, const struct pq_item *it,
+			    struct decision_in *in)
 {
-	const char *reviewer = c->reviewer;
-	struct pq_item *it = pq_find(s->q, sid);
-	if (!it)
-		return ctl_error(PS_NOT_FOUND, "no pending request %s (decided, timed out or cancelled?)", sid);
-	struct req *r = it->data;
-	/* A reviewer outside the rule's set is not shown the request either: they learn no more here. */
-	if (r->has_pd && r->pd.nreviewers && !reviewer_allowed(s, reviewer, &r->pd))
-		return ctl_error(PS_NOT_FOUND, "no pending request %s that %s may decide (the policy names other reviewers, or it "
-				 "was decided, timed out or cancelled)",
-				 sid, reviewer);
-	struct answer owned = owner_refusal(s, r, reviewer, sid);
-	if (owned.j)
-		return owned;
-	const char *assurance = "reviewer";
-	/* Separation of duties: the requester's uid is one person whatever channel they
-	 * decide on: measured here (cli), or one of the reviewer's registered uids (web).
-	 * A request from the daemon's own uid is everybody's: that uid reads the keys and
-	 * writes the registry, so it could have registered any reviewer for itself. */
-	uid_t ru = it->requester_uid;
-	int self = ru != (uid_t)-1 && ru == s->self_uid;
-	int same = self || (c->uid != (uid_t)-1 && c->uid == ru) ||
-		   (ru != (uid_t)-1 && registry_reviewer_has_uid(s->reg, reviewer, ru));
-	if (self && !s->o->single_user)
-		return ctl_error(PS_FORBIDDEN, "refused: %s came from uid %u, the daemon's own (it can read the keys and register "
-				 "reviewers), so nobody can decide it as another person (single-user mode is off)",
-				 sid, (unsigned)ru);
-	if (self && r->has_pd && !r->pd.same_user_ok)
-		return ctl_error(PS_FORBIDDEN, "refused: %s came from uid %u, the daemon's own, and the policy (line %u) does not let "
-				 "the requester's own uid decide (same-user ok)",
-				 sid, (unsigned)ru, r->pd.line);
-	if (same && c->web) {
-		if (!s->o->single_user || (r->has_pd && !r->pd.same_user_ok))
-			return ctl_error(PS_FORBIDDEN, "refused: %s asked for %s (uid %u) and cannot decide it", reviewer, sid,
-					 (unsigned)it->requester_uid);
-		assurance = "same-user";
-	} else if (same) {
-		if (!s->o->single_user)
-			return ctl_error(PS_FORBIDDEN, "refused: uid %u asked for %s itself; a decision must come from another person "
-					 "(single-user mode is off)",
-					 (unsigned)c->uid, sid);
-		/* With a policy, the rule must say so too: the daemon's opt-in alone is not enough. */
-		if (r->has_pd && !r->pd.same_user_ok)
-			return ctl_error(PS_FORBIDDEN, "refused: uid %u asked for %s itself, and the policy (line %u) does not let the "
-					 "requester's own uid decide (same-user ok)",
-					 (unsigned)c->uid, sid, r->pd.line);
-		assurance = "same-user";
-	}
-	/* The terminal (the control socket) and the web are channels; a rule may leave one out. */
-	if (r->has_pd && r->pd.channels && !(r->pd.channels & (c->web ? POL_CH_WEB : POL_CH_TERMINAL)))
-		return ctl_error(PS_FORBIDDEN, "refused: the policy (line %u) does not take decisions on %s from the %s", r->pd.line, sid,
-				 c->web ? "web" : "terminal");
-	int yesno = !strcmp(r->type, "approval") || !strcmp(r->type, "confirmation");
-	const char *response = text;
-	int approved = 0;
-	if (!strcmp(outcome, "approved") && yesno) {
-		approved = 1;
-	} else if (!strcmp(outcome, "rejected")) {
-		if (!text || !*text)
-			return ctl_error(PS_BAD_REQUEST, "a rejection needs a reason (-m TEXT)");
-	} else if (!strcmp(outcome, "answered") && !strcmp(r->type, "input")) {
-		if (!text)
-			return ctl_error(PS_BAD_REQUEST, "answer needs the text");
-		if (!*text && json_is_string(json_object_get(r->view, "default")))
-			response = json_string_value(json_object_get(r->view, "default"));
-	} else if (!strcmp(outcome, "selected") && !strcmp(r->type, "selection")) {
-		if (n < 1 || n > r->noptions)
-			return ctl_error(PS_BAD_REQUEST, "option %llu does not exist: choose 1 to %zu", (unsigned long long)n, r->noptions);
-		response = r->options[n - 1];
-	} else {
-		return ctl_error(PS_BAD_REQUEST, "a %s request cannot be %s", r->type, outcome);
-	}
-	if (approved && r->has_pd && r->pd.quorum > 1) {
-		/* A quorum counts people: each reviewer once, whatever channel they use. The
-		 * approvals so far are kept here; the decision entry lists them all. */
-		for (size_t k = 0; k < r->napprovers; k++)
-			if (!strcmp(r->approvers[k], reviewer))
-				return ctl_error(PS_BAD_REQUEST, "%s has approved %s already; it needs %zu more distinct reviewer%s", reviewer,
-						 sid, (size_t)r->pd.quorum - r->napprovers,
-						 r->pd.quorum - r->napprovers == 1 ? "" : "s");
-		if (r->napprovers + 1 < r->pd.quorum && r->napprovers < 16) {
-			snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", reviewer);
-			json_t *ap = json_array();
-			for (size_t k = 0; k < r->napprovers; k++)
-				json_array_append_new(ap, json_string(r->approvers[k]));
-			json_object_set_new(r->view, "approvals", ap);
-			s->web_bumps++; /* the page shows who approved so far */
-			slog("info", "request %s: approval %zu of %u, by %s", sid, r->napprovers, r->pd.quorum, reviewer);
-			return answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I,s:I}", "ok", 1, "session_id", sid, "outcome",
-						   "approved", "pending", 1, "approvals", (json_int_t)r->napprovers, "quorum",
-						   (json_int_t)r->pd.quorum));
-		}
-	}
-	/* The decision entry names the token it will carry (jti, kid, exp): prepare it first. */
+	const struct req *r = it->data;
+	json_t *def = json_object_get(r->view, "default");
+	in->type = r->type;
+	in->requester_uid = it->requester_uid;
+	in->pd = r->has_pd ? &r->pd : NULL;
+	in->options = r->options;
+	in->noptions = r->noptions;
+	in->input_default = json_is_string(def) ? json_string_value(def) : NULL;
+	in->approvers = r->approvers;
+	in->napprovers = r->napprovers;
+	in->reviewer = c->reviewer;
+	in->web = c->web;
+	in->reviewer_uid = c->uid;
+	in->self_uid = s->self_uid;
+	in->single_user = s->o->single_user;
+	if (s->reg && it->requester_uid != (uid_t)-1)
+		in->reviewer_has_requester_uid = registry_reviewer_has_uid(s->reg, c->reviewer, it->requester_uid);
+	owner_facts(s, r, in);
+}
+
+/* One approval of a quorum, counted: the request stays pending for the others. */
+static json_t *quorum_count(struct signer *s, struct req *r, const char *sid, const char *reviewer)
+{
+	snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", reviewer);
+	json_t *ap = json_array();
+	for (size_t k = 0; k < r->napprovers; k++)
+		json_array_append_new(ap, json_string(r->approvers[k]));
+	json_object_set_new(r->view, "approvals", ap);
+	s->web_bumps++; /* the page shows who approved so far */
+	slog("info", "request %s: approval %zu of %u, by %s", sid, r->napprovers, r->pd.quorum, reviewer);
+	return json_pack("{s:b,s:s,s:s,s:b,s:I,s:I}", "ok", 1, "session_id", sid, "outcome", "approved", "pending", 1,
+			 "approvals", (json_int_t)r->napprovers, "quorum", (json_int_t)r->pd.quorum);
+}
+
+/* The decision and its token's ticket: the entry names the token it will carry (jti,
+ * kid, exp), so the ticket comes first. NULL: *rep says why. */
+static struct decision *decision_new(struct signer *s, const struct who *c, const struct req *r,
+				     const struct decision_verdict *v, const char *outcome, uint64_t n, struct answer *rep)
+{
 	struct decision *d = calloc(1, sizeof *d);
-	if (!d)
-		return ctl_error(PS_INTERNAL, "out of memory");
-	d->reviewer = strdup(reviewer);
-	d->response = response ? strdup(response) : NULL;
+	if (!d) {
+		*rep = ctl_error(PS_INTERNAL, "out of memory");
+		return NULL;
+	}
+	d->reviewer = strdup(c->reviewer);
+	d->response = v->response ? strdup(v->response) : NULL;
 	snprintf(d->outcome, sizeof d->outcome, "%s", outcome);
-	d->approved = approved;
+	d->approved = v->approved;
 	d->n = n;
 	d->ns = req_subjects(r, d->subj);
 	d->tr = (struct tok_request){.aud = req_token_aud(r),
@@ -262,7 +163,7 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 				     .reviewer_channel = c->channel,
 				     .subjects = d->subj,
 				     .nsubjects = d->ns,
-				     .assurance = assurance,
+				     .assurance = v->assurance,
 				     .ttl = r->has_pd ? r->pd.token_ttl_s : 0};
 	if (r->has_pd) { /* the token names the rule that sent the request to a person */
 		snprintf(d->rule, sizeof d->rule, "line %u", r->pd.line);
@@ -271,34 +172,49 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 	}
 	snprintf(d->tr.action_sha256, sizeof d->tr.action_sha256, "%s", r->action + 7);
 	char err[AS_ERRLEN] = "out of memory";
-	d->with_token = approved && s->tcfg.mode != TOK_OFF;
-	if (!d->reviewer || (response && !d->response) ||
+	d->with_token = v->approved && s->tcfg.mode != TOK_OFF;
+	if (!d->reviewer || (v->response && !d->response) ||
 	    (d->with_token && tok_prepare(s->tk, &d->tr, &d->t, err) != 0)) {
-		struct answer e = ctl_error(PS_INTERNAL, "cannot prepare the token: %s", d->reviewer ? err : "out of memory");
+		*rep = ctl_error(PS_INTERNAL, "cannot prepare the token: %s", d->reviewer ? err : "out of memory");
 		decision_free(d);
-		return e;
+		return NULL;
 	}
-	struct cv_arena *a = &s->arena;
-	cv_arena_reset(a);
-	struct cv *m = cv_map(a, 9 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
-	size_t i = 0;
-	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
-	cv_set_text(a, kv(a, m, &i, "session_id"), sid, strlen(sid));
-	cv_set_text(a, kv(a, m, &i, "outcome"), outcome, strlen(outcome));
-	cv_set_text(a, kv(a, m, &i, "assurance"), assurance, strlen(assurance));
-	struct cv *rv = kv(a, m, &i, "reviewer");
+	return d;
+}
+
+/* The reviewer as the entry names them: name, channel, and how the signer knew them. */
+static void put_reviewer(struct cv_arena *a, struct cv *rv, const struct who *c)
+{
 	*rv = *cv_map(a, 3);
 	cv_set_text(a, &rv->items[0], "name", 4);
-	cv_set_text(a, &rv->items[1], reviewer, strlen(reviewer));
+	cv_set_text(a, &rv->items[1], c->reviewer, strlen(c->reviewer));
 	cv_set_text(a, &rv->items[2], "channel", 7);
 	cv_set_text(a, &rv->items[3], c->channel, strlen(c->channel));
-	if (c->web) { /* how the signer knew the person: session, proxy identity or token */
+	if (c->web) { /* session, proxy identity or token */
 		cv_set_text(a, &rv->items[4], "via", 3);
 		cv_set_text(a, &rv->items[5], c->via, strlen(c->via));
 	} else {
 		cv_set_text(a, &rv->items[4], "uid", 3);
 		cv_set_uint(&rv->items[5], (uint64_t)c->uid);
 	}
+}
+
+/* The decision entry, queued for the next commit (*o). j NULL, or the reviewer's answer
+ * when it cannot be. */
+static struct answer decision_entry(struct signer *s, const struct who *c, const char *sid, const struct pq_item *it,
+			      const struct decision *d, const char *assurance, struct op **o)
+{
+	const struct req *r = it->data;
+	const char *response = d->response;
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, 9 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
+	size_t i = 0;
+	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
+	cv_set_text(a, kv(a, m, &i, "session_id"), sid, strlen(sid));
+	cv_set_text(a, kv(a, m, &i, "outcome"), d->outcome, strlen(d->outcome));
+	cv_set_text(a, kv(a, m, &i, "assurance"), assurance, strlen(assurance));
+	put_reviewer(a, kv(a, m, &i, "reviewer"), c);
 	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
 	cv_set_uint(kv(a, m, &i, "latency_ms"), now_ms() - it->created_ms);
 	if (r->has_pd)
@@ -310,35 +226,101 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 	struct redact_stats rst = {0};
 	if (response && redact_text(response, strlen(response), NULL, &red, &rst) != 0) {
 		buf_free(&red);
-		decision_free(d);
 		return ctl_error(PS_UNAVAILABLE, "the response could not be recorded: too large");
 	}
 	if (response)
 		cv_set_text(a, kv(a, m, &i, "response"), red.len ? (const char *)red.p : "", red.len);
 	if (d->with_token)
 		put_token(a, kv(a, m, &i, "token"), &d->t);
-	if (approved && r->napprovers) { /* a quorum: everyone who approved, this reviewer last */
+	if (d->approved && r->napprovers) { /* a quorum: everyone who approved, this reviewer last */
 		struct cv *ap = cv_array(a, r->napprovers + 1);
 		for (size_t v = 0; v < r->napprovers; v++)
 			cv_set_text(a, &ap->items[v], r->approvers[v], strlen(r->approvers[v]));
-		cv_set_text(a, &ap->items[r->napprovers], reviewer, strlen(reviewer));
+		cv_set_text(a, &ap->items[r->napprovers], c->reviewer, strlen(c->reviewer));
 		*kv(a, m, &i, "approvers") = *ap;
 	}
 	m->n = i;
-	struct op *o = op_add(s, m, decision_done, err);
+	char err[AS_ERRLEN] = "out of memory";
+	*o = op_add(s, m, decision_done, err);
 	buf_free(&red);
-	if (!o) {
+	return *o ? (struct answer){PS_OK, NULL} : ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err);
+}
+
+/* An accepted decision: prepared, queued for the ledger, and out of the queue until
+ * the entry is on disk. j NULL: the reviewer hears back from decision_done. */
+static struct answer decision_record(struct signer *s, const struct who *c, const char *sid, const struct pq_item *it,
+			       const struct decision_verdict *v, const char *outcome, uint64_t n)
+{
+	struct answer rep = {PS_OK, NULL};
+	struct decision *d = decision_new(s, c, it->data, v, outcome, n, &rep);
+	if (!d)
+		return rep;
+	struct op *o = NULL;
+	rep = decision_entry(s, c, sid, it, d, v->assurance, &o);
+	if (rep.j) {
 		decision_free(d);
-		return ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err);
+		return rep;
 	}
-	/* Out of the queue until the entry is on disk: nobody else can decide, cancel or
-	 * time it out meanwhile. The reviewer hears back from decision_done. */
+	/* Nobody else can decide, cancel or time it out meanwhile. */
 	pq_remove(s->q, sid, &o->it);
 	o->d = d;
 	o->conn = c->reply;
 	o->web = c->web;
 	d->tr.session_id = o->it.session_id;
 	return (struct answer){PS_OK, NULL};
+}
+
+/* What a refusal is, typed (the answer's words are decision_message's): a reviewer the
+ * rule does not name learns no more than of a request that is not there. */
+static enum proto_status refusal_status(enum decision_reason r)
+{
+	switch (r) {
+	case DECISION_NOT_NAMED:
+		return PS_NOT_FOUND;
+	case DECISION_OWNER:
+	case DECISION_SELF_SINGLE:
+	case DECISION_SELF_POLICY:
+	case DECISION_SAME_WEB:
+	case DECISION_SAME_SINGLE:
+	case DECISION_SAME_POLICY:
+	case DECISION_CHANNEL:
+		return PS_FORBIDDEN;
+	default: /* the decision itself cannot be done as asked */
+		return PS_BAD_REQUEST;
+	}
+}
+
+static struct answer decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
+		      uint64_t n)
+{
+	struct pq_item *it = pq_find(s->q, sid);
+	if (!it)
+		return ctl_error(PS_NOT_FOUND, "no pending request %s (decided, timed out or cancelled?)", sid);
+	struct req *r = it->data;
+	struct decision_in in = {.sid = sid, .outcome = outcome, .text = text, .n = n};
+	json_t *groups_doc = NULL;
+	const char **groups = NULL;
+	if (r->has_pd && r->pd.nreviewers) /* only a rule that names reviewers asks for groups */
+		reviewer_groups(s, c->reviewer, &groups_doc, &groups, &in.ngroups);
+	in.groups = groups;
+	decision_inputs(s, c, it, &in);
+	struct decision_verdict v;
+	decision_make(&in, &v);
+	struct answer rep;
+	if (v.reason == DECISION_OWNER)
+		slog("warning", "decision on %s by %s refused: the owner of agent %s", sid, c->reviewer, v.agent);
+	if (decision_refused(&v)) {
+		char msg[DECISION_MSG_MAX];
+		decision_message(&in, &v, msg, sizeof msg);
+		rep = ctl_error(refusal_status(v.reason), "%s", msg);
+	} else if (v.reason == DECISION_QUORUM_WAIT) {
+		rep = answer_ok(quorum_count(s, r, sid, c->reviewer));
+	} else {
+		rep = decision_record(s, c, sid, it, &v, outcome, n);
+	}
+	free(groups);
+	json_decref(groups_doc);
+	return rep;
 }
 
 /* Every refused decision is logged with who tried, on which channel, and why. */

@@ -1,3 +1,4 @@
+/* The counters behind /metrics, kept by the signer (see metrics.h): counting and formatting only. */
 #include "gateway/signer/metrics.h"
 
 #include <stdio.h>

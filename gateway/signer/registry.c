@@ -150,9 +150,12 @@ static int new_secret(const char *prefix, char key[REG_KEY_LEN + 1], char hex[65
 		return -1;
 	struct buf b;
 	buf_init(&b, 64);
-	buf_put(&b, prefix, 3);
-	b64url_encode(raw, sizeof raw, &b);
+	int rc = buf_put(&b, prefix, 3) != 0 || b64url_encode(raw, sizeof raw, &b) != 0 || b.len < REG_KEY_LEN ? -1 : 0;
 	explicit_bzero(raw, sizeof raw);
+	if (rc != 0) {
+		buf_free_wipe(&b);
+		return -1;
+	}
 	memcpy(key, b.p, REG_KEY_LEN);
 	key[REG_KEY_LEN] = 0;
 	buf_free_wipe(&b);

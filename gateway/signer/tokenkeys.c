@@ -153,9 +153,13 @@ static int jwks_write(const char *dir, json_t *index, uint64_t now, char *err)
 		struct buf bx, by;
 		buf_init(&bx, 64);
 		buf_init(&by, 64);
-		eckey_xy(k, x, y);
-		b64url_encode(x, 32, &bx);
-		b64url_encode(y, 32, &by);
+		if (eckey_xy(k, x, y) != 0 || b64url_encode(x, 32, &bx) != 0 || b64url_encode(y, 32, &by) != 0) {
+			rc = as_fail(err, AS_EIO, "cannot encode the public key %s", pub);
+			buf_free(&bx);
+			buf_free(&by);
+			eckey_free(k);
+			break;
+		}
 		json_array_append_new(keys, json_pack("{s:s,s:s,s:s%,s:s%,s:s,s:s,s:s}", "kty", "EC", "crv", "P-256", "x",
 						      (const char *)bx.p, bx.len, "y", (const char *)by.p, by.len, "kid",
 						      kid, "alg", "ES256", "use", "sig"));

@@ -1,3 +1,5 @@
+/* Web sessions of reviewers: secrets kept only as hashes, bound to the credential that opened them,
+ * and the login limiter (per address, never locking out the right token). */
 #define _GNU_SOURCE
 #include "gateway/signer/websess.h"
 
@@ -16,10 +18,8 @@ static int random_text(const char *prefix, char *out, size_t chars)
 		return -1;
 	struct buf b;
 	buf_init(&b, 64);
-	buf_put(&b, prefix, strlen(prefix));
-	b64url_encode(raw, sizeof raw, &b);
+	int ok = buf_put(&b, prefix, strlen(prefix)) == 0 && b64url_encode(raw, sizeof raw, &b) == 0 && b.len >= chars;
 	explicit_bzero(raw, sizeof raw);
-	int ok = b.len >= chars;
 	if (ok) {
 		memcpy(out, b.p, chars);
 		out[chars] = 0;

@@ -1,3 +1,5 @@
+/* What both jailed HTTP workers need around libmicrohttpd (see mhdconn.h): the whole-request
+ * deadline and suspending a request until the signer answers. */
 #define _GNU_SOURCE
 #include "gateway/worker/mhdconn.h"
 

@@ -1,5 +1,5 @@
-/* mint: issue an approval token the way the signer will, for tests until the
- * gateway exists: append a request and its approving decision (naming the token's
+/* mint: issue an approval token the way the signer does, for tests that need tokens
+ * without a daemon: append a request and its approving decision (naming the token's
  * jti, kid and exp) in one group commit, then sign the token naming that entry.
  *   mint --state DIR --aud AUD [--subject FILE]... [--asserted NAME=HEX]...
  *        [--ttl S] [--now UNIX] [--session ID] [--reviewer NAME]
@@ -25,10 +25,16 @@ static void die(const char *what, const char *err)
 	exit(2);
 }
 
+static void put(struct cv_arena *a, struct cv *slot, const char *s, size_t n)
+{
+	if (cv_set_text(a, slot, s, n) != 0)
+		die("encode", "out of memory");
+}
+
 static void set_text(struct cv_arena *a, struct cv *kv, const char *k, const char *v)
 {
-	cv_set_text(a, &kv[0], k, strlen(k));
-	cv_set_text(a, &kv[1], v, strlen(v));
+	put(a, &kv[0], k, strlen(k));
+	put(a, &kv[1], v, strlen(v));
 }
 
 int main(int argc, char **argv)
@@ -117,7 +123,7 @@ int main(int argc, char **argv)
 		set_text(&a, &m->items[2], "sha256", subj[i].sha256);
 		set_text(&a, &m->items[4], "source", subj[i].computed ? "computed" : "asserted");
 	}
-	cv_set_text(&a, &req->items[10], "subject", 7);
+	put(&a, &req->items[10], "subject", 7);
 	req->items[11] = *sa;
 	struct buf reqb, decb;
 	buf_init(&reqb, 1 << 20);
@@ -142,14 +148,14 @@ int main(int argc, char **argv)
 	struct cv *rv = cv_map(&a, 2);
 	set_text(&a, &rv->items[0], "name", reviewer);
 	set_text(&a, &rv->items[2], "channel", "cli");
-	cv_set_text(&a, &dec->items[8], "reviewer", 8);
+	put(&a, &dec->items[8], "reviewer", 8);
 	dec->items[9] = *rv;
 	struct cv *tkm = cv_map(&a, 3);
 	set_text(&a, &tkm->items[0], "jti", t.jti);
 	set_text(&a, &tkm->items[2], "kid", t.kid);
-	cv_set_text(&a, &tkm->items[4], "exp", 3);
+	put(&a, &tkm->items[4], "exp", 3);
 	cv_set_uint(&tkm->items[5], t.exp);
-	cv_set_text(&a, &dec->items[10], "token", 5);
+	put(&a, &dec->items[10], "token", 5);
 	dec->items[11] = *tkm;
 	if (cbor_encode(dec, &decb, err) != 0)
 		die("encode", err);

@@ -1,3 +1,5 @@
+/* The agent listener's HTTP rules: classifies each request (method, path, headers, Host and Origin)
+ * before anything else looks at it. Runs in the mcp worker. */
 #define _GNU_SOURCE
 #include "gateway/worker/mcp/mhttp.h"
 

@@ -1,3 +1,4 @@
+/* The reviewer listener's HTTP rules: which method and path go to which command, and what each may carry. */
 #include "gateway/worker/review/webroute.h"
 
 #include <stdio.h>
