@@ -378,6 +378,8 @@ int start_keys(struct signer *s);
 void start_banner(const struct signer *s);
 
 /* loop.c */
+/* One frame of worker k through its dispatch table (in worker k's state). */
+int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err);
 void ctl_unwatch(struct signer *s, size_t i);
 int ctl_gone(struct signer *s, struct conn *c);
 
