@@ -1,6 +1,9 @@
 /* The bounded reader's text operations (declared with struct rd in common/util.h):
  * lines, tokens, whitespace and expected words, so that every text parser reads
- * through the same bounds checks as the binary ones. */
+ * through the same bounds checks as the binary ones. Unit-tested in tests/unit/rd_test.c;
+ * fuzzed through the parsers that read with it: fuzz/checkpoint.c (ledger/note.c),
+ * fuzz/mhttp.c, fuzz/webroute.c, fuzz/mcp_line.c and fuzz/action.c (the id peek in
+ * gateway/worker/mcp/mcp.c). */
 #include <string.h>
 
 #include "common/util.h"

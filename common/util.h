@@ -1,5 +1,6 @@
-/* Small shared helpers: bounded buffers, a bounded reader for untrusted bytes,
- * hex/base64, error messages, files. Internal to assent; not installed. */
+/* Small shared helpers: bounded buffers, a bounded reader for untrusted bytes and
+ * text (its text operations in common/rd.c), hex/base64, error messages, files.
+ * Internal to assent; not installed. */
 #ifndef ASSENT_UTIL_H
 #define ASSENT_UTIL_H
 
