@@ -50,8 +50,9 @@ static int proxy_origin(const struct wr_in *in)
 	if (!in->on_proxy || !in->host || !in->origin)
 		return 0;
 	const char *scheme = in->forwarded_proto && !strcmp(in->forwarded_proto, "https") ? "https://" : "http://";
-	size_t sn = strlen(scheme);
-	return !strncmp(in->origin, scheme, sn) && !strcmp(in->origin + sn, in->host);
+	struct rd r;
+	rd_init(&r, in->origin, strlen(in->origin));
+	return rd_expect(&r, scheme) == 0 && rd_cmp(&r, in->host) == 0;
 }
 
 /* "application/json", alone or with parameters ("; charset=utf-8"), in any case. */
