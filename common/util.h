@@ -97,7 +97,8 @@ AS_MUST_USE static inline int rd_peek(const struct rd *r, uint8_t *out)
  *   - a set (ws, stop) is a C string of the bytes in it; its terminating NUL is not a
  *     member, so a NUL in the input is never whitespace nor a delimiter (strchr would
  *     have found the terminator): it is an ordinary byte, for the caller to refuse;
- *   - a line ends at LF; CR is an ordinary byte (no format here allows CRLF);
+ *   - a line ends at LF; CR is an ordinary byte: a CR before the LF stays in the line
+ *     (JSON counts it as whitespace, a signed note refuses it);
  *   - a sub-reader (line, tok) points into the input and starts at its offset 0;
  *   - on failure the cursor has not moved; nothing reads outside [off, len). */
 #define RD_OWS " \t"         /* HTTP optional whitespace (RFC 9110 section 5.6.3) */
@@ -109,7 +110,8 @@ AS_MUST_USE int rd_line(struct rd *r, struct rd *line);
 /* The longest run of at least one byte not in stop, into tok; the stop byte is left.
  * An empty run: AS_EINVAL, tok the empty reader at the cursor. */
 AS_MUST_USE int rd_token(struct rd *r, const char *stop, struct rd *tok);
-/* Skips the bytes in ws at the cursor; returns how many (it cannot fail). */
+/* Skips the bytes in ws at the cursor; returns how many. It cannot fail, so it is no
+ * AS_MUST_USE: a result that is fine to ignore must not need a cast (gcc keeps warning). */
 size_t rd_skip_ws(struct rd *r, const char *ws);
 /* Drops the bytes in ws from the end of the unread bytes; returns how many. */
 size_t rd_trim_end(struct rd *r, const char *ws);
