@@ -13,9 +13,6 @@
 
 #define AS_UNUSED __attribute__((unused))
 #define AS_PRINTF(a, b) __attribute__((format(printf, a, b)))
-/* A result the caller must look at: ignoring it is a compile error under -Werror.
- * (gcc is not silenced by a (void) cast: a result that may be ignored is no AS_MUST_USE.) */
-#define AS_MUST_USE __attribute__((warn_unused_result))
 
 /* Guard macro: return the error of a call that failed, so happy paths read straight down. */
 #define GUARD(x)                         \
