@@ -41,6 +41,7 @@
 #include <cmocka.h>
 
 #include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define JAIL_SAN 1
