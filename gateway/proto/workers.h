@@ -8,9 +8,12 @@
 
 #define ASSENT_VERSION "0.1.0"
 
-/* The signer starts each worker as `assentd --worker KIND [--uid N]` (KIND mcp or review;
- * N the uid and gid to drop to, given only by a signer running as root), with an empty
- * environment, 0-2 on /dev/null and these descriptors: */
+/* The workers' own binary (gateway/worker/main.c), which assentd finds in its own
+ * directory: `make install` puts both in PREFIX/bin. The signer starts each worker as
+ * `assent-worker KIND [--uid N]` (KIND mcp or review; N the uid and gid to drop to,
+ * given only by a signer running as root), with an empty environment, 0-2 on
+ * /dev/null and these descriptors: */
+#define WORKER_EXE "assent-worker"
 #define WORKER_IPC_FD 3
 #define WORKER_HTTP_FD 4 /* the agent HTTP listener (mcp worker), the reviewer listener (review worker) */
 #define WORKER_PROXY_FD 5 /* the review worker: the reverse proxy's unix socket, when configured */

@@ -17,8 +17,8 @@ struct jail_opts {
 	 * nobody else, and empty. NULL: a fresh directory made under /tmp and removed again before
 	 * the chroot, so the root is a deleted directory in which nothing can ever be created. */
 	const char *empty_dir;
-	/* Ids to drop to when running as root. 0 means the ids given to jail_set_ids (assentd
-	 * --worker KIND --uid N); with neither, a root caller is refused: a shared uid such as
+	/* Ids to drop to when running as root. 0 means the ids given to jail_set_ids (assent-worker
+	 * KIND --uid N); with neither, a root caller is refused: a shared uid such as
 	 * nobody would let every other process of that uid signal the worker. Not root: must be 0
 	 * or the current ids, since an unprivileged process cannot change them. */
 	uid_t uid;

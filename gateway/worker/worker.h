@@ -1,5 +1,5 @@
-/* The jailed workers of assentd, each started by the signer with an empty environment
- * and only its descriptors (gateway/proto/workers.h). */
+/* The jailed workers, each started by the signer as assent-worker (gateway/worker/main.c)
+ * with an empty environment and only its descriptors (gateway/proto/workers.h). */
 #ifndef ASSENT_WORKER_H
 #define ASSENT_WORKER_H
 
