@@ -68,24 +68,31 @@ build/fuzz/obj/%.o: %.c $(HDRS)
 	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -Wno-missing-field-initializers -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
 
-# The verify library other C programs link (pkg-config assent-verify): no gateway code.
-VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/%,$(LIB_OBJ))
+# The verify library other C programs link (pkg-config assent-verify), and so the static
+# assent-verify: verify-only objects. No gateway or policy code, and none that writes the
+# ledger or holds a private key: the ledger writer (ledger.c), its head signer (headsign.c,
+# OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c) stay out
+# (tests/integration/binaries.sh checks with nm).
+SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
+                  build/obj/common/eckey_priv.o
+VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 
+# Each archive is made anew (rm first): ar would keep a member whose object left the list.
 # The reviewer's page (gateway/web/assets.S) goes into every archive: whatever links the
 # review worker links its page.
 WEB_OBJ := build/obj/gateway/web/assets.o
 build/libassent.a: $(LIB_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 build/san/libassent.a: $(LIB_SAN_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 build/fuzz/libassent.a: $(LIB_FUZZ_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 
 # ---- programs ----
 # assent-verify runs once per CI job: it is a static PIE (no libjwt or OpenSSL in it
@@ -111,7 +118,7 @@ WORKER_LIB_OBJ := $(filter build/obj/common/% build/obj/gateway/proto/% build/ob
 WORKER_LIBS    := -lmbedcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 build/libassent-worker.a: $(WORKER_LIB_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 build/assent-worker: build/obj/gateway/worker/main.o build/libassent-worker.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(WORKER_LIBS)
