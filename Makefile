@@ -24,13 +24,13 @@ TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
-GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c
+GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c
 LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
             $(filter-out $(GW_PROGS),$(shell find gateway -name '*.c' | sort))
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
-PROGS    := build/assent-verify build/assent build/assentd
+PROGS    := build/assent-verify build/assent build/assentd build/assent-worker
 
 HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h policy/*.h fuzz/*.h) $(shell find gateway -name '*.h')
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
@@ -41,7 +41,7 @@ LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 all: $(PROGS) build/libassent-verify.a
 
 help:
-	@echo "make          build build/assent-verify and build/assent (hardened)"
+	@echo "make          build build/assentd, build/assent-worker, build/assent, build/assent-verify (hardened)"
 	@echo "make run      start the daemon on ./var (agents: http://127.0.0.1:8765/mcp), first reviewer and agent key"
 	@echo "make demo     the ledger alone: append, checkpoint, verify, prove, export in ./var/demo"
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
@@ -68,24 +68,31 @@ build/fuzz/obj/%.o: %.c $(HDRS)
 	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -Wno-missing-field-initializers -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
 
-# The verify library other C programs link (pkg-config assent-verify): no gateway code.
-VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/%,$(LIB_OBJ))
+# The verify library other C programs link (pkg-config assent-verify), and so the static
+# assent-verify: verify-only objects. No gateway or policy code, and none that writes the
+# ledger or holds a private key: the ledger writer (ledger.c), its head signer (headsign.c,
+# OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c) stay out
+# (tests/integration/binaries.sh checks with nm).
+SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
+                  build/obj/common/eckey_priv.o
+VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 
+# Each archive is made anew (rm first): ar would keep a member whose object left the list.
 # The reviewer's page (gateway/web/assets.S) goes into every archive: whatever links the
 # review worker links its page.
 WEB_OBJ := build/obj/gateway/web/assets.o
 build/libassent.a: $(LIB_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 build/san/libassent.a: $(LIB_SAN_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 build/fuzz/libassent.a: $(LIB_FUZZ_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 
 # ---- programs ----
 # assent-verify runs once per CI job: it is a static PIE (no libjwt or OpenSSL in it
@@ -103,6 +110,18 @@ $(WEB_OBJ): gateway/web/assets.S $(WEB_ASSETS)
 build/assentd: build/obj/gateway/cli/assentd.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
+# The jailed workers' binary, which assentd's signer executes (it must sit beside
+# assentd): linked from common/, gateway/proto/ and gateway/worker/ only, and without
+# OpenSSL or LMDB, so a worker has no key, ledger, registry or policy code to run
+# (tests/integration/binaries.sh checks with nm and ldd).
+WORKER_LIB_OBJ := $(filter build/obj/common/% build/obj/gateway/proto/% build/obj/gateway/worker/%,$(LIB_OBJ))
+WORKER_LIBS    := -lmbedcrypto -ljansson -lseccomp -lmicrohttpd -pthread
+build/libassent-worker.a: $(WORKER_LIB_OBJ) $(WEB_OBJ)
+	@echo "  AR      $@"
+	@rm -f $@; ar rcs $@ $^
+build/assent-worker: build/obj/gateway/worker/main.o build/libassent-worker.a
+	@echo "  CCLD    $@"
+	@$(CC) $(LDHARDEN) -o $@ $^ $(WORKER_LIBS)
 build/assent: build/obj/gateway/cli/assent.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
@@ -179,7 +198,7 @@ demo: deps all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 build/assent-verify build/assent build/assentd $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 include/assent/err.h include/assent/verify.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc

@@ -1,13 +1,12 @@
-/* Signed checkpoints (C2SP tlog-checkpoint in a C2SP signed note). Parsing is
- * strict: one spelling per checkpoint, every line bounded. */
+/* Signed checkpoints (C2SP tlog-checkpoint in a C2SP signed note): parsing and
+ * verifying, strict: one spelling per checkpoint, every line bounded. Signing is
+ * note_sign.c, which the verify library leaves out. */
 #include "ledger/note.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "ledger/merkle.h"
-
-static const char EMDASH_SP[] = "\xe2\x80\x94 ";
 
 int note_key_id(const struct eckey *k, uint8_t id[4])
 {
@@ -19,7 +18,7 @@ int note_key_id(const struct eckey *k, uint8_t id[4])
 	return 0;
 }
 
-static int origin_ok(const char *s, size_t n)
+int ckpt_origin_ok(const char *s, size_t n)
 {
 	if (n == 0 || n > CKPT_ORIGIN_MAX)
 		return 0;
@@ -30,47 +29,6 @@ static int origin_ok(const char *s, size_t n)
 			return 0;
 	}
 	return 1;
-}
-
-static int body_write(const struct checkpoint *c, struct buf *out)
-{
-	GUARD(buf_printf(out, "%s\n%llu\n", c->origin, (unsigned long long)c->size));
-	GUARD(b64_encode(c->root, 32, out));
-	return buf_putc(out, '\n');
-}
-
-static int mbed_sign(void *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen)
-{
-	return eckey_sign(k, msg, n, sig, siglen);
-}
-
-int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err)
-{
-	return ckpt_sign_with(k, mbed_sign, (void *)k, c, out, err);
-}
-
-int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const struct checkpoint *c, struct buf *out,
-		   char *err)
-{
-	if (!origin_ok(c->origin, strlen(c->origin)))
-		return as_fail(err, AS_EINVAL, "checkpoint origin must be 1-255 printable characters without spaces or '+'");
-	size_t start = out->len;
-	int rc = body_write(c, out);
-	uint8_t blob[4 + ECKEY_SIG_MAX];
-	size_t siglen = 0;
-	if (rc == 0)
-		rc = note_key_id(k, blob);
-	if (rc == 0)
-		rc = sign(ctx, out->p + start, out->len - start, blob + 4, &siglen);
-	if (rc == 0)
-		rc = buf_printf(out, "\n%s%s ", EMDASH_SP, c->origin);
-	if (rc == 0)
-		rc = b64_encode(blob, 4 + siglen, out);
-	if (rc == 0)
-		rc = buf_putc(out, '\n');
-	if (rc != 0)
-		return as_fail(err, rc, "cannot sign checkpoint: %s", as_strerror(rc));
-	return 0;
 }
 
 /* The body's three lines and the blank line after it, from r (over the whole note),
@@ -85,7 +43,7 @@ static int parse_body(struct rd *r, size_t *body_end, struct checkpoint *out, ch
 		if (t[i] < 0x20 && t[i] != '\n')
 			return as_fail(err, AS_EINVAL, "checkpoint contains a control character at byte %zu", i);
 	struct rd line;
-	if (rd_line(r, &line) != 0 || !origin_ok((const char *)line.p, line.len))
+	if (rd_line(r, &line) != 0 || !ckpt_origin_ok((const char *)line.p, line.len))
 		return as_fail(err, AS_EINVAL, "checkpoint line 1: expected an origin (printable, no spaces)");
 	memcpy(out->origin, line.p, line.len);
 	out->origin[line.len] = 0;
@@ -133,7 +91,7 @@ int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nk
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line without a final newline");
 		if (++nsigs > CKPT_MAX_SIGS)
 			return as_fail(err, AS_EINVAL, "checkpoint: more than %d signature lines", CKPT_MAX_SIGS);
-		if (rd_expect(&line, EMDASH_SP) != 0)
+		if (rd_expect(&line, NOTE_SIG_PREFIX) != 0)
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu does not start with an em dash", nsigs);
 		int named = rd_token(&line, " ", &name) == 0;
 		if (rd_expect(&line, " ") != 0)
@@ -141,7 +99,7 @@ int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nk
 		const uint8_t *sig = NULL;
 		size_t siglen = rd_left(&line), bl = 0;
 		uint8_t blob[4 + ECKEY_SIG_MAX + 8];
-		if (!named || !origin_ok((const char *)name.p, name.len) || rd_take(&line, siglen, &sig) != 0 ||
+		if (!named || !ckpt_origin_ok((const char *)name.p, name.len) || rd_take(&line, siglen, &sig) != 0 ||
 		    b64_decode((const char *)sig, siglen, blob, sizeof blob, &bl) != 0 || bl < 5)
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu is malformed", nsigs);
 		for (size_t k = 0; k < nkeys; k++) {

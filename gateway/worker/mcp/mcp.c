@@ -3,7 +3,7 @@
  * validation into the canonical action, and every outgoing line. No I/O. */
 #include "gateway/worker/mcp/mcp.h"
 
-#include "ledger/entry.h"
+#include "common/cvjson.h"
 
 #include <math.h>
 #include <stdio.h>
