@@ -111,24 +111,31 @@ build/san/assent-verify: build/san/obj/verify/main.o build/san/libassent.a
 build/san/assent: build/san/obj/gateway/cli/assent.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
+# Independent decoders as test oracles, linked only by the tests and harnesses that
+# use them (ORACLE_LIBS_<name>); the product links neither (README, "Why it is built
+# this way"): libcbor checks our strict CBOR decoder, libjwt our tokens.
+ORACLE_LIBS_ledger_entry      := -lcbor
+ORACLE_LIBS_token             := -ljwt
+ORACLE_LIBS_token_oracle_test := -ljwt
+
 # ---- unit tests: each under the plain build and under the sanitizers ----
 UNIT_BINS     := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,build/san/tests/%,$(UNIT_SRC))
 build/tests/%: build/obj/tests/unit/%.o build/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS)
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
 build/san/tests/%: build/san/obj/tests/unit/%.o build/san/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
 
 # ---- fuzz harnesses: libFuzzer (clang) and a replay driver (gcc + sanitizers) ----
 FUZZ_BINS   := $(patsubst %,build/fuzz/%,$(FUZZERS))
 REPLAY_BINS := $(patsubst %,build/san/replay/%,$(FUZZERS))
 build/fuzz/%: fuzz/%.c build/fuzz/libassent.a
-	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(LIBS)
+	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(LIBS) $(ORACLE_LIBS_$*)
 build/san/replay/%: build/san/obj/fuzz/%.o build/san/obj/fuzz/driver.o build/san/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(ORACLE_LIBS_$*)
 
 fuzz: $(FUZZ_BINS)
 
