@@ -47,7 +47,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, gateway, policy and web reviewer performance figures"
+	@echo "make bench    print ledger, token, CBOR, gateway, policy and web reviewer performance figures"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -160,14 +160,20 @@ build/bench/sign_bench: tests/bench/sign_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) -ljwt
+# cbor_bench compares our decoder with libcbor's, so it alone links libcbor.
+build/bench/cbor_bench: tests/bench/cbor_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) -lcbor
 build/bench/policy_bench: tests/bench/policy_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/policy_bench build/tests/mint
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/cbor_bench build/bench/policy_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	build/bench/sign_bench
+	build/bench/cbor_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
 	build/bench/policy_bench
