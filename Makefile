@@ -47,7 +47,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, gateway, policy and web reviewer performance figures"
+	@echo "make bench    print ledger, token, CBOR, gateway, policy and web reviewer performance figures"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -130,24 +130,31 @@ build/san/assent-verify: build/san/obj/verify/main.o build/san/libassent.a
 build/san/assent: build/san/obj/gateway/cli/assent.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
+# Independent decoders as test oracles, linked only by the tests and harnesses that
+# use them (ORACLE_LIBS_<name>); the product links neither (README, "Why it is built
+# this way"): libcbor checks our strict CBOR decoder, libjwt our tokens.
+ORACLE_LIBS_ledger_entry      := -lcbor
+ORACLE_LIBS_token             := -ljwt
+ORACLE_LIBS_token_oracle_test := -ljwt
+
 # ---- unit tests: each under the plain build and under the sanitizers ----
 UNIT_BINS     := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,build/san/tests/%,$(UNIT_SRC))
 build/tests/%: build/obj/tests/unit/%.o build/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS)
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
 build/san/tests/%: build/san/obj/tests/unit/%.o build/san/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
 
 # ---- fuzz harnesses: libFuzzer (clang) and a replay driver (gcc + sanitizers) ----
 FUZZ_BINS   := $(patsubst %,build/fuzz/%,$(FUZZERS))
 REPLAY_BINS := $(patsubst %,build/san/replay/%,$(FUZZERS))
 build/fuzz/%: fuzz/%.c build/fuzz/libassent.a
-	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(LIBS)
+	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(LIBS) $(ORACLE_LIBS_$*)
 build/san/replay/%: build/san/obj/fuzz/%.o build/san/obj/fuzz/driver.o build/san/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(ORACLE_LIBS_$*)
 
 fuzz: $(FUZZ_BINS)
 
@@ -172,14 +179,20 @@ build/bench/sign_bench: tests/bench/sign_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) -ljwt
+# cbor_bench compares our decoder with libcbor's, so it alone links libcbor.
+build/bench/cbor_bench: tests/bench/cbor_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) -lcbor
 build/bench/policy_bench: tests/bench/policy_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/policy_bench build/tests/mint
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/cbor_bench build/bench/policy_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	build/bench/sign_bench
+	build/bench/cbor_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
 	build/bench/policy_bench
