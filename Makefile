@@ -24,13 +24,13 @@ TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
-GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c
+GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c
 LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
             $(filter-out $(GW_PROGS),$(shell find gateway -name '*.c' | sort))
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
-PROGS    := build/assent-verify build/assent build/assentd
+PROGS    := build/assent-verify build/assent build/assentd build/assent-worker
 
 HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h policy/*.h fuzz/*.h) $(shell find gateway -name '*.h')
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
@@ -41,13 +41,13 @@ LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 all: $(PROGS) build/libassent-verify.a
 
 help:
-	@echo "make          build build/assent-verify and build/assent (hardened)"
+	@echo "make          build build/assentd, build/assent-worker, build/assent, build/assent-verify (hardened)"
 	@echo "make run      start the daemon on ./var (agents: http://127.0.0.1:8765/mcp), first reviewer and agent key"
 	@echo "make demo     the ledger alone: append, checkpoint, verify, prove, export in ./var/demo"
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, gateway, policy and web reviewer performance figures"
+	@echo "make bench    print ledger, token, CBOR, gateway, policy and web reviewer performance figures"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -68,24 +68,31 @@ build/fuzz/obj/%.o: %.c $(HDRS)
 	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -Wno-missing-field-initializers -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
 
-# The verify library other C programs link (pkg-config assent-verify): no gateway code.
-VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/%,$(LIB_OBJ))
+# The verify library other C programs link (pkg-config assent-verify), and so the static
+# assent-verify: verify-only objects. No gateway or policy code, and none that writes the
+# ledger or holds a private key: the ledger writer (ledger.c), its head signer (headsign.c,
+# OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c) stay out
+# (tests/integration/binaries.sh checks with nm).
+SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
+                  build/obj/common/eckey_priv.o
+VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 
+# Each archive is made anew (rm first): ar would keep a member whose object left the list.
 # The reviewer's page (gateway/web/assets.S) goes into every archive: whatever links the
 # review worker links its page.
 WEB_OBJ := build/obj/gateway/web/assets.o
 build/libassent.a: $(LIB_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 build/san/libassent.a: $(LIB_SAN_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 build/fuzz/libassent.a: $(LIB_FUZZ_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
-	@ar rcs $@ $^
+	@rm -f $@; ar rcs $@ $^
 
 # ---- programs ----
 # assent-verify runs once per CI job: it is a static PIE (no libjwt or OpenSSL in it
@@ -103,6 +110,18 @@ $(WEB_OBJ): gateway/web/assets.S $(WEB_ASSETS)
 build/assentd: build/obj/gateway/cli/assentd.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
+# The jailed workers' binary, which assentd's signer executes (it must sit beside
+# assentd): linked from common/, gateway/proto/ and gateway/worker/ only, and without
+# OpenSSL or LMDB, so a worker has no key, ledger, registry or policy code to run
+# (tests/integration/binaries.sh checks with nm and ldd).
+WORKER_LIB_OBJ := $(filter build/obj/common/% build/obj/gateway/proto/% build/obj/gateway/worker/%,$(LIB_OBJ))
+WORKER_LIBS    := -lmbedcrypto -ljansson -lseccomp -lmicrohttpd -pthread
+build/libassent-worker.a: $(WORKER_LIB_OBJ) $(WEB_OBJ)
+	@echo "  AR      $@"
+	@rm -f $@; ar rcs $@ $^
+build/assent-worker: build/obj/gateway/worker/main.o build/libassent-worker.a
+	@echo "  CCLD    $@"
+	@$(CC) $(LDHARDEN) -o $@ $^ $(WORKER_LIBS)
 build/assent: build/obj/gateway/cli/assent.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
@@ -111,24 +130,31 @@ build/san/assent-verify: build/san/obj/verify/main.o build/san/libassent.a
 build/san/assent: build/san/obj/gateway/cli/assent.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
+# Independent decoders as test oracles, linked only by the tests and harnesses that
+# use them (ORACLE_LIBS_<name>); the product links neither (README, "Why it is built
+# this way"): libcbor checks our strict CBOR decoder, libjwt our tokens.
+ORACLE_LIBS_ledger_entry      := -lcbor
+ORACLE_LIBS_token             := -ljwt
+ORACLE_LIBS_token_oracle_test := -ljwt
+
 # ---- unit tests: each under the plain build and under the sanitizers ----
 UNIT_BINS     := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,build/san/tests/%,$(UNIT_SRC))
 build/tests/%: build/obj/tests/unit/%.o build/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS)
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
 build/san/tests/%: build/san/obj/tests/unit/%.o build/san/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
 
 # ---- fuzz harnesses: libFuzzer (clang) and a replay driver (gcc + sanitizers) ----
 FUZZ_BINS   := $(patsubst %,build/fuzz/%,$(FUZZERS))
 REPLAY_BINS := $(patsubst %,build/san/replay/%,$(FUZZERS))
 build/fuzz/%: fuzz/%.c build/fuzz/libassent.a
-	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(LIBS)
+	$(CLANG) $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(LIBS) $(ORACLE_LIBS_$*)
 build/san/replay/%: build/san/obj/fuzz/%.o build/san/obj/fuzz/driver.o build/san/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(ORACLE_LIBS_$*)
 
 fuzz: $(FUZZ_BINS)
 
@@ -153,14 +179,20 @@ build/bench/sign_bench: tests/bench/sign_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) -ljwt
+# cbor_bench compares our decoder with libcbor's, so it alone links libcbor.
+build/bench/cbor_bench: tests/bench/cbor_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) -lcbor
 build/bench/policy_bench: tests/bench/policy_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/policy_bench build/tests/mint
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/cbor_bench build/bench/policy_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	build/bench/sign_bench
+	build/bench/cbor_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
 	build/bench/policy_bench
@@ -179,7 +211,7 @@ demo: deps all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 build/assent-verify build/assent build/assentd $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 include/assent/err.h include/assent/verify.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc

@@ -1,44 +1,17 @@
-/* P-256 keys with mbedTLS 2.28 (the 2.x `_ret` APIs; see NOTES.md). */
+/* P-256 public keys with mbedTLS 2.28 (the 2.x `_ret` APIs; see NOTES.md): parse, load,
+ * export, verify. Everything that needs a private key is in eckey_priv.c, which the
+ * verify library leaves out. */
 #include "common/eckey.h"
+#include "common/eckey_impl.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include <mbedtls/ctr_drbg.h>
 #include <mbedtls/ecdsa.h>
-#include <mbedtls/entropy.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/sha256.h>
 
-struct eckey {
-	mbedtls_pk_context pk;
-	int has_private;
-};
-
-static mbedtls_entropy_context g_entropy;
-static mbedtls_ctr_drbg_context g_drbg;
-static int g_rng_ready;
-
-/* One DRBG per process, seeded from the kernel on first use. The signer seeds it
- * before its workers are started only in the sense that workers never hold keys. */
-static int rng_init(void)
-{
-	if (g_rng_ready)
-		return 0;
-	mbedtls_entropy_init(&g_entropy);
-	mbedtls_ctr_drbg_init(&g_drbg);
-	static const char pers[] = "assent-eckey";
-	if (mbedtls_ctr_drbg_seed(&g_drbg, mbedtls_entropy_func, &g_entropy, (const unsigned char *)pers,
-				  sizeof pers - 1) != 0)
-		return AS_ECRYPTO;
-	g_rng_ready = 1;
-	return 0;
-}
-
-static int rng_init(void);
-static struct eckey *eckey_new(void)
+struct eckey *eckey_new(void)
 {
 	struct eckey *k = calloc(1, sizeof *k);
 	if (k)
@@ -54,7 +27,7 @@ void eckey_free(struct eckey *k)
 	free(k);
 }
 
-static int is_p256(const mbedtls_pk_context *pk)
+int eckey_is_p256(const mbedtls_pk_context *pk)
 {
 	return mbedtls_pk_get_type(pk) == MBEDTLS_PK_ECKEY && mbedtls_pk_ec(*pk)->grp.id == MBEDTLS_ECP_DP_SECP256R1;
 }
@@ -73,7 +46,7 @@ int eckey_parse_public(const uint8_t *pem, size_t n, struct eckey **out, char *e
 	z[n] = 0;
 	int rc = mbedtls_pk_parse_public_key(&k->pk, z, n + 1);
 	free(z);
-	if (rc != 0 || !is_p256(&k->pk)) {
+	if (rc != 0 || !eckey_is_p256(&k->pk)) {
 		eckey_free(k);
 		return as_fail(err, AS_ECRYPTO, "not a P-256 public key in PEM form");
 	}
@@ -92,49 +65,12 @@ int eckey_load_public(const char *path, struct eckey **out, char *err)
 	return 0;
 }
 
-int eckey_load_private(const char *path, struct eckey **out, char *err)
-{
-	struct buf b;
-	GUARD(file_read(path, 16384, &b, err));
-	struct eckey *k = eckey_new();
-	int rc = k ? buf_putc(&b, 0) : AS_ENOMEM;
-	if (rc == 0 && (mbedtls_pk_parse_key(&k->pk, b.p, b.len, NULL, 0) != 0 || !is_p256(&k->pk)))
-		rc = as_fail(err, AS_ECRYPTO, "%s: not a P-256 private key in PEM form", path);
-	buf_free_wipe(&b);
-	if (rc != 0) {
-		eckey_free(k);
-		return rc == AS_ENOMEM ? as_fail(err, rc, "out of memory") : rc;
-	}
-	k->has_private = 1;
-	*out = k;
-	return 0;
-}
-
 int eckey_public_pem(const struct eckey *k, struct buf *out)
 {
 	unsigned char pem[512];
 	if (mbedtls_pk_write_pubkey_pem((mbedtls_pk_context *)&k->pk, pem, sizeof pem) != 0)
 		return AS_ECRYPTO;
 	return buf_put(out, pem, strlen((char *)pem));
-}
-
-int eckey_load_or_create(const char *priv_path, const char *pub_path, struct eckey **out, char *err)
-{
-	struct stat st;
-	if (stat(priv_path, &st) == 0)
-		return eckey_load_private(priv_path, out, err);
-	if (errno != ENOENT)
-		return as_fail(err, AS_EIO, "cannot stat %s: %s", priv_path, strerror(errno));
-	struct eckey *k;
-	if (eckey_generate(&k) != 0)
-		return as_fail(err, AS_ECRYPTO, "cannot generate a P-256 key");
-	int rc = eckey_save(k, priv_path, pub_path, err);
-	if (rc != 0) {
-		eckey_free(k);
-		return rc;
-	}
-	*out = k;
-	return 0;
 }
 
 int eckey_spki(const struct eckey *k, uint8_t *out, size_t *n)
@@ -146,26 +82,6 @@ int eckey_spki(const struct eckey *k, uint8_t *out, size_t *n)
 	/* mbedTLS writes DER at the end of the buffer. */
 	memcpy(out, der + sizeof der - (size_t)len, (size_t)len);
 	*n = (size_t)len;
-	return 0;
-}
-
-int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen)
-{
-	if (!k->has_private)
-		return AS_EINVAL;
-	GUARD(rng_init());
-	uint8_t h[32];
-	mbedtls_sha256_ret(msg, n, h, 0);
-	/* With MBEDTLS_ECDSA_DETERMINISTIC (Debian's build) the nonce follows RFC 6979;
-	 * the RNG only blinds the computation. */
-	size_t len = 0;
-	unsigned char tmp[MBEDTLS_ECDSA_MAX_LEN];
-	if (mbedtls_pk_sign((mbedtls_pk_context *)&k->pk, MBEDTLS_MD_SHA256, h, 32, tmp, &len,
-			    mbedtls_ctr_drbg_random, &g_drbg) != 0 ||
-	    len > ECKEY_SIG_MAX)
-		return AS_ECRYPTO;
-	memcpy(sig, tmp, len);
-	*siglen = len;
 	return 0;
 }
 
@@ -243,54 +159,6 @@ int eckey_jwk_kid(const struct eckey *k, char kid[44])
 	buf_free(&j);
 	buf_free(&bx);
 	buf_free(&by);
-	return rc;
-}
-
-int eckey_private_pem(const struct eckey *k, struct buf *out)
-{
-	if (!k->has_private)
-		return AS_EINVAL;
-	unsigned char pem[1024];
-	int rc = mbedtls_pk_write_key_pem((mbedtls_pk_context *)&k->pk, pem, sizeof pem) == 0
-			 ? buf_put(out, pem, strlen((char *)pem))
-			 : AS_ECRYPTO;
-	explicit_bzero(pem, sizeof pem);
-	return rc;
-}
-
-int eckey_generate(struct eckey **out)
-{
-	GUARD(rng_init());
-	struct eckey *k = eckey_new();
-	if (!k)
-		return AS_ENOMEM;
-	if (mbedtls_pk_setup(&k->pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
-	    mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(k->pk), mbedtls_ctr_drbg_random, &g_drbg) != 0) {
-		eckey_free(k);
-		return AS_ECRYPTO;
-	}
-	k->has_private = 1;
-	*out = k;
-	return 0;
-}
-
-int eckey_save(const struct eckey *k, const char *priv_path, const char *pub_path, char *err)
-{
-	struct buf priv, pub;
-	buf_init(&priv, 4096);
-	buf_init(&pub, 4096);
-	int rc = eckey_private_pem(k, &priv);
-	if (rc == 0)
-		rc = eckey_public_pem(k, &pub);
-	if (rc != 0)
-		rc = as_fail(err, rc, "cannot export the key");
-	/* Public part first: a crash in between leaves no private key without its public one. */
-	if (rc == 0)
-		rc = file_write_atomic(pub_path, pub.p, pub.len, 0644, err);
-	if (rc == 0)
-		rc = file_write_atomic(priv_path, priv.p, priv.len, 0600, err);
-	buf_free_wipe(&priv);
-	buf_free(&pub);
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* ECDSA P-256 keys through mbedTLS: generate, store (PEM, private part 0600),
  * load, export the DER SubjectPublicKeyInfo, sign (deterministic, RFC 6979) and verify.
- * Used for checkpoint signing now and token signing later. */
+ * Used for checkpoints and tokens. Public-key code is eckey.c; private-key code is
+ * eckey_priv.c (the last section here), which the verify library leaves out. */
 #ifndef ASSENT_ECKEY_H
 #define ASSENT_ECKEY_H
 
@@ -15,10 +16,6 @@
 
 struct eckey; /* opaque; holds either a key pair or a public key only */
 
-/* Load the private key at priv_path, or when it does not exist generate a new
- * key pair and write it (0600) and its public PEM at pub_path (0644). */
-int eckey_load_or_create(const char *priv_path, const char *pub_path, struct eckey **out, char *err) AS_MUST_USE;
-int eckey_load_private(const char *path, struct eckey **out, char *err) AS_MUST_USE;
 /* Parse a public key from PEM text; refuses anything that is not a P-256 EC key. */
 int eckey_parse_public(const uint8_t *pem, size_t n, struct eckey **out, char *err) AS_MUST_USE;
 int eckey_load_public(const char *path, struct eckey **out, char *err) AS_MUST_USE;
@@ -27,11 +24,8 @@ void eckey_free(struct eckey *k); /* wipes private parts */
 /* DER SubjectPublicKeyInfo of the public part. */
 int eckey_spki(const struct eckey *k, uint8_t *out, size_t *n) AS_MUST_USE;
 int eckey_public_pem(const struct eckey *k, struct buf *out) AS_MUST_USE;
-/* Sign SHA-256(msg); sig is a DER ECDSA-Sig-Value. */
-int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen) AS_MUST_USE;
 /* 0 when sig is a valid signature of SHA-256(msg), AS_EBADSIG otherwise. */
 int eckey_verify(const struct eckey *k, const void *msg, size_t n, const uint8_t *sig, size_t siglen) AS_MUST_USE;
-
 
 /* ECDSA verification of a SHA-256 hash with the JWS form of the signature:
  * 64 bytes, r then s, big-endian (RFC 7518 section 3.4). 0 or AS_EBADSIG. */
@@ -49,6 +43,15 @@ int eckey_xy(const struct eckey *k, uint8_t x[32], uint8_t y[32]) AS_MUST_USE;
 int eckey_from_xy(const uint8_t x[32], const uint8_t y[32], struct eckey **out) AS_MUST_USE;
 /* RFC 7638 JWK thumbprint (SHA-256, base64url without padding): the token key's kid. */
 int eckey_jwk_kid(const struct eckey *k, char kid[44]) AS_MUST_USE;
+
+/* ---- private keys: common/eckey_priv.c, never in libassent-verify.a ---- */
+
+/* Load the private key at priv_path, or when it does not exist generate a new
+ * key pair and write it (0600) and its public PEM at pub_path (0644). */
+int eckey_load_or_create(const char *priv_path, const char *pub_path, struct eckey **out, char *err) AS_MUST_USE;
+int eckey_load_private(const char *path, struct eckey **out, char *err) AS_MUST_USE;
+/* Sign SHA-256(msg); sig is a DER ECDSA-Sig-Value. */
+int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen) AS_MUST_USE;
 /* The private key as PEM (SEC1): the token signer hands it to OpenSSL once. Caller wipes. */
 int eckey_private_pem(const struct eckey *k, struct buf *out) AS_MUST_USE;
 /* Generate a key pair in memory. */

@@ -1,5 +1,6 @@
-/* Small shared helpers: bounded buffers, a bounded reader for untrusted bytes,
- * hex/base64, error messages, files. Internal to assent; not installed. */
+/* Small shared helpers: bounded buffers, a bounded reader for untrusted bytes and
+ * text (its text operations in common/rd.c), hex/base64, error messages, files.
+ * Internal to assent; not installed. */
 #ifndef ASSENT_UTIL_H
 #define ASSENT_UTIL_H
 
@@ -78,6 +79,49 @@ static inline AS_MUST_USE int rd_take(struct rd *r, size_t n, const uint8_t **ou
 	r->off += n;
 	return 0;
 }
+/* The next byte without consuming it. */
+AS_MUST_USE static inline int rd_peek(const struct rd *r, uint8_t *out)
+{
+	if (r->off >= r->len)
+		return AS_EINVAL;
+	*out = r->p[r->off];
+	return 0;
+}
+
+/* Text on the same cursor (common/rd.c), for the line- and token-shaped formats:
+ * signed notes, HTTP header values, JSON-RPC lines. The rules, everywhere:
+ *   - bytes are bytes: no locale; "_ci" folds ASCII A-Z/a-z only (as strncasecmp
+ *     does in the C locale the programs run in);
+ *   - a set (ws, stop) is a C string of the bytes in it; its terminating NUL is not a
+ *     member, so a NUL in the input is never whitespace nor a delimiter (strchr would
+ *     have found the terminator): it is an ordinary byte, for the caller to refuse;
+ *   - a line ends at LF; CR is an ordinary byte: a CR before the LF stays in the line
+ *     (JSON counts it as whitespace, a signed note refuses it);
+ *   - a sub-reader (line, tok) points into the input and starts at its offset 0;
+ *   - on failure the cursor has not moved; nothing reads outside [off, len). */
+#define RD_OWS " \t"         /* HTTP optional whitespace (RFC 9110 section 5.6.3) */
+#define RD_JSON_WS " \t\r\n" /* JSON insignificant whitespace (RFC 8259 section 2) */
+
+/* The bytes before the next LF, into line; the LF is consumed, not included. No LF
+ * left: AS_EINVAL (a last line without its newline is not a line). */
+AS_MUST_USE int rd_line(struct rd *r, struct rd *line);
+/* The longest run of at least one byte not in stop, into tok; the stop byte is left.
+ * An empty run: AS_EINVAL, tok the empty reader at the cursor. */
+AS_MUST_USE int rd_token(struct rd *r, const char *stop, struct rd *tok);
+/* Skips the bytes in ws at the cursor; returns how many. It cannot fail, so it is no
+ * AS_MUST_USE: a result that is fine to ignore must not need a cast (gcc keeps warning). */
+size_t rd_skip_ws(struct rd *r, const char *ws);
+/* Drops the bytes in ws from the end of the unread bytes; returns how many. */
+size_t rd_trim_end(struct rd *r, const char *ws);
+/* Consumes s (a C string) when the unread bytes start with it, else AS_EINVAL. */
+AS_MUST_USE int rd_expect(struct rd *r, const char *s);
+AS_MUST_USE int rd_expect_ci(struct rd *r, const char *s);
+/* Drops s from the end when the unread bytes end with it, else AS_EINVAL. */
+AS_MUST_USE int rd_expect_end(struct rd *r, const char *s);
+/* 0 when the unread bytes are exactly s (rd_cmp) or s up to ASCII case (rd_casecmp),
+ * else AS_EINVAL; reads without consuming. */
+AS_MUST_USE int rd_cmp(const struct rd *r, const char *s);
+AS_MUST_USE int rd_casecmp(const struct rd *r, const char *s);
 
 /* Lowercase hex. hex_decode is strict: exactly 2*n lowercase hex digits. */
 void hex_encode(const uint8_t *in, size_t n, char *out /* 2n+1 */);

@@ -1,5 +1,5 @@
 /* Fuzz target: one JSON line of `assent ledger append`, through the same steps
- * (gateway/cli/assent.c line_to_cbor, then ledger_append): JSON to CBOR fields, the
+ * (gateway/cli/cmd_ledger.c line_to_cbor, then ledger_append): JSON to CBOR fields, the
  * canonical encoding the tool hands to ledger_append, and the entry built from it.
  * Properties: whatever the tool's check accepts, ledger_append accepts too, and
  * the entry it writes is canonical and passes entry_check (so a verifier never

@@ -1,8 +1,10 @@
 /* Fuzz target: stored ledger entries, i.e. the bytes assent-verify reads from LMDB.
  * The whole input is one entry value, so stored entries are seeds as they are.
  * Properties: the decoder accepts only canonical CBOR (decode then encode gives
- * the input back), the JSON export says what the value says, and an entry that
- * entry_check accepts is exactly what entry_build writes for its fields. */
+ * the input back), libcbor's cbor_load reads whatever it accepts as the same item
+ * (an independent decoder as oracle: fuzz/cbor_oracle.h), the JSON export says
+ * what the value says, and an entry that entry_check accepts is exactly what
+ * entry_build writes for its fields. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,8 +12,9 @@
 #include <string.h>
 
 #include "common/cbor.h"
-#include "ledger/entry.h"
 #include "common/util.h"
+#include "fuzz/cbor_oracle.h"
+#include "ledger/entry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -178,6 +181,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("decode then encode is not the identity", data, size);
 	}
 	buf_free(&out);
+
+	const char *why = NULL;
+	if (!cbor_oracle_check(e, data, size, &why)) {
+		fprintf(stderr, "libcbor: %s\n", why);
+		fail("libcbor does not read what cbor_decode accepted as the same item", data, size);
+	}
 
 	json_t *j = cv_to_json(e);
 	if (!export_ok(e, j))

@@ -1,13 +1,13 @@
 /* Ledger entries: the kinds of DESIGN.md, how an entry is built around the
- * fields a caller gives, and how a stored entry is checked. Also the JSON
- * mapping used by the append tool and by `assent-verify export`. */
+ * fields a caller gives, and how a stored entry is checked. The JSON mapping used
+ * by the append tool and by `assent-verify export` is common/cvjson.h. */
 #ifndef ASSENT_ENTRY_H
 #define ASSENT_ENTRY_H
 
-#include <jansson.h>
 #include <stdint.h>
 
 #include "common/cbor.h"
+#include "common/cvjson.h" /* the JSON mapping, which the ledger tools use with entries */
 #include "common/attr.h"
 
 #define ENTRY_VERSION 1
@@ -27,14 +27,5 @@ int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const u
 struct eckey;
 int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k,
 		     struct buf *out, char *err) AS_MUST_USE;
-
-/* JSON <-> CBOR values. JSON numbers must be integers (entries hold no floats).
- * Byte strings are exported as lowercase hex. */
-int cv_from_json(struct cv_arena *a, const json_t *j, struct cv **out, char *err) AS_MUST_USE;
-/* The same into *v, starting at nesting depth `depth`. reals_as_text: a JSON real
- * becomes the text of its shortest round-trip decimal form (what an agent's context
- * needs: the ledger holds no floats) instead of being refused. */
-int cv_from_json_value(struct cv_arena *a, const json_t *j, struct cv *v, int depth, int reals_as_text, char *err) AS_MUST_USE;
-json_t *cv_to_json(const struct cv *v);
 
 #endif

@@ -79,7 +79,7 @@ const char *ledger_origin(const struct ledger *l);
 /* Call fn for every entry in order (seq, canonical CBOR bytes valid during the
  * call), in one read transaction; fn returns non-zero to stop, which is returned. */
 int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg), void *arg,
-		char *err) AS_MUST_USE;
+		char *err) AS_MUST_USE AS_MUST_USE;
 
 /* Writes a final checkpoint when the tree grew (clean shutdown), then frees l. */
 void ledger_close(struct ledger *l);

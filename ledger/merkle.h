@@ -30,9 +30,9 @@ int merkle_deserialize(struct merkle *m, const uint8_t *in, size_t n) AS_MUST_US
 /* Inclusion proof of leaf `index` in the tree of the first `size` leaves.
  * leaves holds those `size` leaf hashes. Writes up to MERKLE_MAX_PROOF hashes. */
 int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t index,
-			   uint8_t (*path)[32], size_t *npath) AS_MUST_USE;
+			   uint8_t (*path)[32], size_t *npath) AS_MUST_USE AS_MUST_USE;
 /* RFC 9162 section 2.1.3.2. Returns 0 when the proof leads to root, AS_ECORRUPT otherwise. */
 int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32],
-			    const uint8_t (*path)[32], size_t npath, const uint8_t root[32]) AS_MUST_USE;
+			    const uint8_t (*path)[32], size_t npath, const uint8_t root[32]) AS_MUST_USE AS_MUST_USE;
 
 #endif

@@ -1,13 +1,12 @@
-/* Signed checkpoints (C2SP tlog-checkpoint in a C2SP signed note). Parsing is
- * strict: one spelling per checkpoint, every line bounded. */
+/* Signed checkpoints (C2SP tlog-checkpoint in a C2SP signed note): parsing and
+ * verifying, strict: one spelling per checkpoint, every line bounded. Signing is
+ * note_sign.c, which the verify library leaves out. */
 #include "ledger/note.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "ledger/merkle.h"
-
-static const char EMDASH_SP[] = "\xe2\x80\x94 ";
 
 int note_key_id(const struct eckey *k, uint8_t id[4])
 {
@@ -19,7 +18,7 @@ int note_key_id(const struct eckey *k, uint8_t id[4])
 	return 0;
 }
 
-static int origin_ok(const char *s, size_t n)
+int ckpt_origin_ok(const char *s, size_t n)
 {
 	if (n == 0 || n > CKPT_ORIGIN_MAX)
 		return 0;
@@ -32,132 +31,81 @@ static int origin_ok(const char *s, size_t n)
 	return 1;
 }
 
-static int body_write(const struct checkpoint *c, struct buf *out)
+/* The body's three lines and the blank line after it, from r (over the whole note),
+ * leaving r at the first signature line. */
+static int parse_body(struct rd *r, size_t *body_end, struct checkpoint *out, char *err)
 {
-	GUARD(buf_printf(out, "%s\n%llu\n", c->origin, (unsigned long long)c->size));
-	GUARD(b64_encode(c->root, 32, out));
-	return buf_putc(out, '\n');
-}
-
-static int mbed_sign(void *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen)
-{
-	return eckey_sign(k, msg, n, sig, siglen);
-}
-
-int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err)
-{
-	return ckpt_sign_with(k, mbed_sign, (void *)k, c, out, err);
-}
-
-int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const struct checkpoint *c, struct buf *out,
-		   char *err)
-{
-	if (!origin_ok(c->origin, strlen(c->origin)))
-		return as_fail(err, AS_EINVAL, "checkpoint origin must be 1-255 printable characters without spaces or '+'");
-	size_t start = out->len;
-	int rc = body_write(c, out);
-	uint8_t blob[4 + ECKEY_SIG_MAX];
-	size_t siglen = 0;
-	if (rc == 0)
-		rc = note_key_id(k, blob);
-	if (rc == 0)
-		rc = sign(ctx, out->p + start, out->len - start, blob + 4, &siglen);
-	if (rc == 0)
-		rc = buf_printf(out, "\n%s%s ", EMDASH_SP, c->origin);
-	if (rc == 0)
-		rc = b64_encode(blob, 4 + siglen, out);
-	if (rc == 0)
-		rc = buf_putc(out, '\n');
-	if (rc != 0)
-		return as_fail(err, rc, "cannot sign checkpoint: %s", as_strerror(rc));
-	return 0;
-}
-
-/* Next line of text[off..n) ending in '\n'; returns its length without the newline. */
-static int next_line(const uint8_t *t, size_t n, size_t *off, const uint8_t **line, size_t *len)
-{
-	if (*off >= n)
-		return AS_EINVAL;
-	const uint8_t *nl = memchr(t + *off, '\n', n - *off);
-	if (!nl)
-		return AS_EINVAL;
-	*line = t + *off;
-	*len = (size_t)(nl - (t + *off));
-	*off += *len + 1;
-	return 0;
-}
-
-static int parse_body(const uint8_t *t, size_t n, size_t *body_end, struct checkpoint *out, char *err)
-{
+	size_t n = rd_left(r);
+	const uint8_t *t = r->p;
 	if (n > CKPT_MAX)
 		return as_fail(err, AS_ETOOBIG, "checkpoint is %zu bytes, over the maximum of %d", n, CKPT_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (t[i] < 0x20 && t[i] != '\n')
 			return as_fail(err, AS_EINVAL, "checkpoint contains a control character at byte %zu", i);
-	size_t off = 0, len;
-	const uint8_t *line;
-	if (next_line(t, n, &off, &line, &len) != 0 || !origin_ok((const char *)line, len))
+	struct rd line;
+	if (rd_line(r, &line) != 0 || !ckpt_origin_ok((const char *)line.p, line.len))
 		return as_fail(err, AS_EINVAL, "checkpoint line 1: expected an origin (printable, no spaces)");
-	memcpy(out->origin, line, len);
-	out->origin[len] = 0;
+	memcpy(out->origin, line.p, line.len);
+	out->origin[line.len] = 0;
 	char num[24];
-	if (next_line(t, n, &off, &line, &len) != 0 || len == 0 || len >= sizeof num)
+	if (rd_line(r, &line) != 0 || line.len == 0 || line.len >= sizeof num)
 		return as_fail(err, AS_EINVAL, "checkpoint line 2: expected a tree size");
-	memcpy(num, line, len);
-	num[len] = 0;
+	memcpy(num, line.p, line.len);
+	num[line.len] = 0;
 	if (parse_u64(num, &out->size) != 0)
 		return as_fail(err, AS_EINVAL, "checkpoint line 2: tree size '%.23s' is not a decimal number", num);
 	size_t rl = 0;
 	uint8_t root[48];
-	if (next_line(t, n, &off, &line, &len) != 0 || b64_decode((const char *)line, len, root, sizeof root, &rl) != 0 ||
+	if (rd_line(r, &line) != 0 || b64_decode((const char *)line.p, line.len, root, sizeof root, &rl) != 0 ||
 	    rl != 32)
 		return as_fail(err, AS_EINVAL, "checkpoint line 3: expected a base64 SHA-256 root hash");
 	memcpy(out->root, root, 32);
-	if (next_line(t, n, &off, &line, &len) != 0 || len != 0)
+	if (rd_line(r, &line) != 0 || line.len != 0)
 		return as_fail(err, AS_EINVAL, "checkpoint: expected a blank line after the root hash");
-	*body_end = off - 1; /* the body is signed with its final newline, without the blank line */
+	*body_end = r->off - 1; /* the body is signed with its final newline, without the blank line */
 	return 0;
 }
 
 int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err)
 {
+	struct rd r;
 	size_t end;
-	return parse_body(text, n, &end, out, err);
+	rd_init(&r, text, n);
+	return parse_body(&r, &end, out, err);
 }
 
 int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nkeys, struct checkpoint *out, char *err)
 {
+	struct rd r, line, name;
 	size_t body_end;
-	GUARD(parse_body(t, n, &body_end, out, err));
+	rd_init(&r, t, n);
+	GUARD(parse_body(&r, &body_end, out, err));
 	uint8_t ids[16][4];
 	if (nkeys > 16)
 		nkeys = 16;
 	for (size_t i = 0; i < nkeys; i++)
 		GUARD(note_key_id(keys[i], ids[i]));
-	size_t off = body_end + 1, nsigs = 0, verified = 0, len;
-	const uint8_t *line;
-	size_t prefix = sizeof EMDASH_SP - 1;
-	while (off < n) {
-		if (next_line(t, n, &off, &line, &len) != 0)
+	size_t nsigs = 0, verified = 0;
+	while (rd_left(&r) > 0) {
+		if (rd_line(&r, &line) != 0)
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line without a final newline");
 		if (++nsigs > CKPT_MAX_SIGS)
 			return as_fail(err, AS_EINVAL, "checkpoint: more than %d signature lines", CKPT_MAX_SIGS);
-		if (len < prefix || memcmp(line, EMDASH_SP, prefix) != 0)
+		if (rd_expect(&line, NOTE_SIG_PREFIX) != 0)
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu does not start with an em dash", nsigs);
-		const uint8_t *name = line + prefix;
-		const uint8_t *sp = memchr(name, ' ', len - prefix);
-		if (!sp)
+		int named = rd_token(&line, " ", &name) == 0;
+		if (rd_expect(&line, " ") != 0)
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu has no signature", nsigs);
-		size_t namelen = (size_t)(sp - name);
+		const uint8_t *sig = NULL;
+		size_t siglen = rd_left(&line), bl = 0;
 		uint8_t blob[4 + ECKEY_SIG_MAX + 8];
-		size_t bl = 0;
-		if (!origin_ok((const char *)name, namelen) ||
-		    b64_decode((const char *)sp + 1, len - prefix - namelen - 1, blob, sizeof blob, &bl) != 0 || bl < 5)
+		if (!named || !ckpt_origin_ok((const char *)name.p, name.len) || rd_take(&line, siglen, &sig) != 0 ||
+		    b64_decode((const char *)sig, siglen, blob, sizeof blob, &bl) != 0 || bl < 5)
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu is malformed", nsigs);
 		for (size_t k = 0; k < nkeys; k++) {
 			if (memcmp(blob, ids[k], 4) != 0)
 				continue;
-			if (namelen != strlen(out->origin) || memcmp(name, out->origin, namelen) != 0)
+			if (name.len != strlen(out->origin) || memcmp(name.p, out->origin, name.len) != 0)
 				return as_fail(err, AS_EBADSIG, "checkpoint: signature by a trusted key under another name");
 			if (eckey_verify(keys[k], t, body_end, blob + 4, bl - 4) != 0)
 				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature does not verify",

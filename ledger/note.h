@@ -22,7 +22,15 @@ struct checkpoint {
 	uint8_t root[32];
 };
 
+/* A signature line starts with an em dash and a space, then the key name (the origin). */
+#define NOTE_SIG_PREFIX "\xe2\x80\x94 "
+
 int note_key_id(const struct eckey *k, uint8_t id[4]) AS_MUST_USE;
+/* Whether s (n bytes) may be an origin: 1-255 printable ASCII characters, no space or '+'
+ * (it doubles as the signature's key name). */
+int ckpt_origin_ok(const char *s, size_t n) AS_MUST_USE;
+
+/* ---- signing: ledger/note_sign.c, never in libassent-verify.a ---- */
 /* Body plus one signature line named after the origin. */
 int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out, char *err) AS_MUST_USE;
 /* The same with another signer of k's key: sign writes the DER ECDSA signature of
@@ -30,6 +38,8 @@ int ckpt_sign(const struct eckey *k, const struct checkpoint *c, struct buf *out
 typedef int (*note_sign_fn)(void *ctx, const void *msg, size_t n, uint8_t *sig, size_t *siglen);
 int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const struct checkpoint *c, struct buf *out,
 		   char *err) AS_MUST_USE;
+
+/* ---- parsing and verifying: ledger/note.c ---- */
 /* Parse the body only, without checking any signature (for display). */
 int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err) AS_MUST_USE;
 /* Parse and verify: at least one signature line by one of keys, named as the

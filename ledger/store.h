@@ -18,6 +18,6 @@
  * there is no ledger, AS_EIO when it cannot be read, AS_ECORRUPT when LMDB says the
  * file is not a valid environment. */
 int store_open_ro(const char *dir, MDB_env **env, MDB_txn **txn, MDB_dbi *entries, MDB_dbi *ckpts, int *nolock,
-		  char *err) AS_MUST_USE;
+		  char *err) AS_MUST_USE AS_MUST_USE;
 
 #endif

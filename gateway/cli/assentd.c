@@ -1,5 +1,6 @@
-/* assentd: the daemon for one state directory (no flags), the stdio bridge MCP
- * clients start (--stdio), or, started by the daemon itself, a jailed worker. */
+/* assentd: the daemon for one state directory (no flags) or the stdio bridge MCP
+ * clients start (--stdio). Its jailed workers are another binary, assent-worker,
+ * which the daemon finds beside this one. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +8,9 @@
 #include <unistd.h>
 
 #include "gateway/cli/bridge.h"
-#include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 #include "gateway/signer/signer.h"
 #include "common/util.h"
-#include "gateway/worker/worker.h"
 
 static const char usage_text[] =
 	"usage: assentd [--state DIR] [--policy FILE] [--single-user] [--stdio]\n"
@@ -45,11 +45,12 @@ static const char usage_text[] =
 	"header (ASSENT_REVIEW_PROXY_HEADER, X-Reviewer-Email) only on ASSENT_REVIEW_PROXY_SOCKET\n"
 	"(ASSENT_REVIEW_PROXY_GROUP) or with ASSENT_REVIEW_PROXY_SECRET\n"
 	"(see assentd(1)).\n"
-	"Workers' uids when run as root: ASSENT_WORKER_UID (66000: mcp, +1: review).\n";
+	"Workers: assent-worker in the directory of assentd; their uids when run as root:\n"
+	"ASSENT_WORKER_UID (66000: mcp, +1: review).\n";
 
 int main(int argc, char **argv)
 {
-	const char *state_flag = NULL, *policy = NULL, *worker = NULL, *worker_uid = NULL;
+	const char *state_flag = NULL, *policy = NULL;
 	int stdio_mode = 0, single = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stdio"))
@@ -60,10 +61,6 @@ int main(int argc, char **argv)
 			state_flag = argv[++i];
 		else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
 			policy = argv[++i];
-		else if (!strcmp(argv[i], "--worker") && i + 1 < argc)
-			worker = argv[++i];
-		else if (!strcmp(argv[i], "--uid") && i + 1 < argc && worker)
-			worker_uid = argv[++i]; /* the worker's own uid and gid, from a signer running as root */
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
 			return 0;
@@ -72,25 +69,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (worker) {
-		uint64_t wu = 0;
-		if (worker_uid && (parse_u64(worker_uid, &wu) != 0 || wu == 0 || wu >= (uid_t)-1))
-			return 2;
-		if (wu)
-			jail_set_ids((uid_t)wu, (gid_t)wu);
-		if (!strcmp(worker, "mcp"))
-			return worker_mcp_main(WORKER_IPC_FD);
-		if (!strcmp(worker, "review"))
-			return worker_review_main(WORKER_IPC_FD);
-		return 2;
-	}
 	const char *tr = getenv("FEEDBACK_TRANSPORT");
 	if (tr && !strcmp(tr, "stdio"))
 		stdio_mode = 1;
 	const char *su = getenv("ASSENT_SINGLE_USER");
 	if (su && (!strcmp(su, "1") || !strcmp(su, "true")))
 		single = 1;
-	char state[4096], err[AS_ERRLEN], self[4096];
+	char state[4096], err[AS_ERRLEN], self[4096], worker[4096 + sizeof WORKER_EXE];
 	if (state_dir_resolve(state_flag, state, sizeof state, err) != 0) {
 		fprintf(stderr, "assentd: %s\n", err);
 		return 2;
@@ -109,6 +94,14 @@ int main(int argc, char **argv)
 		struct bridge_opts b = {.state = state, .policy = policy, .daemon_path = self};
 		return bridge_run(&b);
 	}
-	struct signer_opts o = {.state = state, .policy = policy, .self_exe = self, .single_user = single};
+	/* /proc/self/exe names the real file (symlinks resolved): its directory holds the workers' binary. */
+	const char *slash = strrchr(self, '/');
+	snprintf(worker, sizeof worker, "%.*s/%s", slash ? (int)(slash - self) : 1, slash ? self : ".", WORKER_EXE);
+	if (access(worker, X_OK) != 0) {
+		fprintf(stderr, "assentd: cannot run the workers' binary %s (assent-worker belongs beside assentd)\n",
+			worker);
+		return 2;
+	}
+	struct signer_opts o = {.state = state, .policy = policy, .worker_exe = worker, .single_user = single};
 	return signer_main(&o);
 }

@@ -202,6 +202,6 @@ struct ipc_rule {
  * type again, unexpected descriptors) is AS_ECORRUPT and calls no handler. Either
  * way every descriptor left in f is closed. */
 int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_t *once, void *ctx, struct ipc_frame *f,
-		 char *err) AS_MUST_USE;
+		 char *err) AS_MUST_USE AS_MUST_USE;
 
 #endif

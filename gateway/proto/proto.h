@@ -79,5 +79,6 @@ enum proto_status {
 #define PROTO_RID_MAX 300      /* a JSON-RPC id, as JSON text */
 #define PROTO_JSON_MAX (4u << 20)
 #define PROTO_CONNS_MAX 256    /* client connections one worker serves */
+#define PROTO_NAME_MAX 64      /* a reviewer's or agent's name (the registry's REG_NAME_MAX) */
 
 #endif

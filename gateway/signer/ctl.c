@@ -38,7 +38,7 @@
 #include "ledger/entry.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
-#include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 #include "gateway/signer/lim.h"
 #include "ledger/merkle.h"
 #include "gateway/signer/metrics.h"

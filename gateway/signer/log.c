@@ -37,7 +37,7 @@
 #include "ledger/entry.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
-#include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 #include "gateway/signer/lim.h"
 #include "ledger/merkle.h"
 #include "gateway/signer/metrics.h"
@@ -50,7 +50,6 @@
 #include "gateway/signer/token.h"
 #include "common/util.h"
 #include "gateway/signer/websess.h"
-#include "gateway/worker/worker.h"
 
 uint64_t now_ms(void) { return now_unix_ms(); }
 

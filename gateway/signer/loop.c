@@ -40,7 +40,7 @@
 #include "ledger/entry.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
-#include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 #include "gateway/signer/lim.h"
 #include "ledger/merkle.h"
 #include "gateway/signer/metrics.h"
@@ -53,7 +53,6 @@
 #include "gateway/signer/token.h"
 #include "common/util.h"
 #include "gateway/signer/websess.h"
-#include "gateway/worker/worker.h"
 
 /* ---- dispatch tables: which frames each worker may send, and when ---- */
 

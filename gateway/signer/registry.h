@@ -10,8 +10,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gateway/proto/proto.h"
+
 #define REG_FILE "identities.json"
-#define REG_NAME_MAX 64
+#define REG_NAME_MAX PROTO_NAME_MAX /* the review worker holds names of this size too */
 #define REG_KEY_LEN 46 /* "ak_" and 43 base64url characters of 32 random bytes */
 
 struct registry;

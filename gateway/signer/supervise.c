@@ -37,7 +37,7 @@
 #include "ledger/entry.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
-#include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 #include "gateway/signer/lim.h"
 #include "ledger/merkle.h"
 #include "gateway/signer/metrics.h"
@@ -50,7 +50,6 @@
 #include "gateway/signer/token.h"
 #include "common/util.h"
 #include "gateway/signer/websess.h"
-#include "gateway/worker/worker.h"
 
 int spawn_worker(struct signer *s, int k)
 {
@@ -78,7 +77,8 @@ int spawn_worker(struct signer *s, int k)
 	}
 	if (pid == 0) {
 		/* The worker starts from nothing: descriptor 3 is its IPC socket, 0-2 are
-		 * /dev/null, the environment is empty, and it is a fresh exec of this binary. */
+		 * /dev/null, the environment is empty, and it is a fresh exec of assent-worker,
+		 * a binary with no key, ledger, registry or policy code in it. */
 		sigset_t none; /* the signer blocks these for its signalfd; a worker must not inherit that */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL); /* SIGPIPE stays ignored: a gone client is EPIPE, not death */
@@ -94,9 +94,9 @@ int spawn_worker(struct signer *s, int k)
 		if ((l1 >= 0 && dup2(l1, WORKER_HTTP_FD) < 0) || (l2 >= 0 && dup2(l2, WORKER_PROXY_FD) < 0))
 			_exit(127);
 		closefrom(l2 >= 0 ? WORKER_PROXY_FD + 1 : l1 >= 0 ? WORKER_HTTP_FD + 1 : WORKER_IPC_FD + 1);
-		char *argv[] = {"assentd", "--worker", (char *)w->kind, uidarg[0] ? "--uid" : NULL, uidarg, NULL};
+		char *argv[] = {WORKER_EXE, (char *)w->kind, uidarg[0] ? "--uid" : NULL, uidarg, NULL};
 		char *envp[] = {NULL};
-		execve(s->o->self_exe, argv, envp);
+		execve(s->o->worker_exe, argv, envp);
 		_exit(127);
 	}
 	close(sv[1]);

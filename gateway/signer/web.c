@@ -37,7 +37,7 @@
 #include "ledger/entry.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
-#include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 #include "gateway/signer/lim.h"
 #include "ledger/merkle.h"
 #include "gateway/signer/metrics.h"
@@ -50,7 +50,6 @@
 #include "gateway/signer/token.h"
 #include "common/util.h"
 #include "gateway/signer/websess.h"
-#include "gateway/worker/worker.h"
 
 /* ---- the reviewer listener ----
  * The review worker parses HTTP and sends each request it cannot answer alone as a

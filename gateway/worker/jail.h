@@ -17,8 +17,8 @@ struct jail_opts {
 	 * nobody else, and empty. NULL: a fresh directory made under /tmp and removed again before
 	 * the chroot, so the root is a deleted directory in which nothing can ever be created. */
 	const char *empty_dir;
-	/* Ids to drop to when running as root. 0 means the ids given to jail_set_ids (assentd
-	 * --worker KIND --uid N); with neither, a root caller is refused: a shared uid such as
+	/* Ids to drop to when running as root. 0 means the ids given to jail_set_ids (assent-worker
+	 * KIND --uid N); with neither, a root caller is refused: a shared uid such as
 	 * nobody would let every other process of that uid signal the worker. Not root: must be 0
 	 * or the current ids, since an unprivileged process cannot change them. */
 	uid_t uid;
@@ -68,20 +68,10 @@ struct jail_opts {
  * localtime() call). Not under AddressSanitizer: its runtime makes calls the filter kills. */
 int jail_enter(const struct jail_opts *o, char *err);
 
-/* The ids jail_enter drops to when root and jail_opts leave uid and gid 0. For assentd's
- * worker mode, which gets them from the signer on its command line. */
+/* The ids jail_enter drops to when root and jail_opts leave uid and gid 0. For assent-worker,
+ * which gets them from the signer on its command line (jail_worker_uid in
+ * gateway/proto/workers.h chose them). */
 void jail_set_ids(uid_t uid, gid_t gid);
-
-/* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, ...), for a
- * signer running as root: base + index, base from `base_text` (ASSENT_WORKER_UID) or
- * JAIL_WORKER_UID_DEFAULT when NULL or empty. Refused (AS_EINVAL, err names why) when the
- * range base .. base + JAIL_WORKER_KINDS - 1 includes 0, 65534, 65535 or (uid_t)-1, or when
- * the uid or gid is an account or group of the user database whose name does not start
- * with "assent": a uid that another process may run as would let it signal the worker.
- * Each kind has its own uid, so one compromised worker cannot signal the other either. */
-#define JAIL_WORKER_UID_DEFAULT 66000u
-#define JAIL_WORKER_KINDS 16u
-int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err);
 
 /* Step 7 alone, for tests: restrict the calling process (no_new_privs already set) with the
  * Landlock ruleset jail_enter uses; *abi (may be NULL) gets the kernel's ABI version.

@@ -1,5 +1,5 @@
-/* The jailed workers of assentd, each started as `assentd --worker KIND` by the
- * signer with an empty environment and only its IPC socket (descriptor 3). */
+/* The jailed workers, each started by the signer as assent-worker (gateway/worker/main.c)
+ * with an empty environment and only its descriptors (gateway/proto/workers.h). */
 #ifndef ASSENT_WORKER_H
 #define ASSENT_WORKER_H
 
@@ -7,10 +7,7 @@
  * warn here instead of failing the build. Removed when their call sites are fixed. */
 #pragma GCC diagnostic warning "-Wunused-result"
 
-#define ASSENT_VERSION "0.1.0"
-#define WORKER_IPC_FD 3
-#define WORKER_HTTP_FD 4 /* the agent HTTP listener (mcp worker), the reviewer listener (review worker) */
-#define WORKER_PROXY_FD 5 /* the review worker: the reverse proxy's unix socket, when configured */
+#include "gateway/proto/workers.h"
 
 /* Each returns the process exit status. */
 int worker_mcp_main(int ipcfd);

@@ -28,7 +28,7 @@ HOST, PORT = info["http"].rsplit(":", 1)
 PORT = int(PORT)
 
 def mcp_worker_pid():
-    """The child of the daemon whose command line is `assentd --worker mcp`."""
+    """The child of the daemon whose command line is `assent-worker mcp`."""
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -38,7 +38,7 @@ def mcp_worker_pid():
             argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == DAEMON and len(argv) >= 3 and os.path.basename(argv[0]) == b"assentd" and argv[1:3] == [b"--worker", b"mcp"]:
+        if ppid == DAEMON and len(argv) >= 2 and os.path.basename(argv[0]) == b"assent-worker" and argv[1:2] == [b"mcp"]:
             return int(d)
     return None
 

@@ -184,7 +184,7 @@ for w in $W; do
 	jailed "$m" "$w"
 	u=$(field "$w" Uid | cut -f1)
 	uids="$uids $u"
-	kind=$(tr '\0' ' ' <"/proc/$w/cmdline" | awk '{print $3}')
+	kind=$(tr '\0' ' ' <"/proc/$w/cmdline" | awk '{print $2}') # assent-worker KIND --uid N
 	want=$((66000 + $([ "$kind" = review ] && echo 1 || echo 0)))
 	check "$m: $kind worker $w: uid and gid $want, its own (not nobody)" \
 		test "$(field "$w" Uid)/$(field "$w" Gid)" = "$want	$want	$want	$want/$want	$want	$want	$want"

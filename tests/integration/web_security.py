@@ -279,7 +279,7 @@ def review_worker_pid():
             argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
         except OSError:
             continue
-        if int(st[st.rindex(")") + 2:].split()[1]) == info["pid"] and argv[1:3] == [b"--worker", b"review"]:
+        if int(st[st.rindex(")") + 2:].split()[1]) == info["pid"] and os.path.basename(argv[0]) == b"assent-worker" and argv[1:2] == [b"review"]:
             return int(d)
     return None
 wpid = review_worker_pid()

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Install the Debian packages that the build, the tests and the fuzzers need, when
 # any is missing. As root it runs apt-get; otherwise it prints the exact command.
+# libcbor-dev and libjwt-dev are for the tests alone: independent decoders as oracles
+# (fuzz/ledger_entry.c checks our strict CBOR decoder against libcbor's cbor_load;
+# tests/unit/token_oracle_test.c and fuzz/token.c check every token we issue or accept
+# against libjwt under the key's one algorithm) and the benches that compare them
+# (cbor_bench, sign_bench). The product links neither (README, "Why it is built this way").
 set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev pkg-config cppcheck
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev

@@ -1,8 +1,9 @@
 /* A compromised mcp worker, against the real signer.
  *   evil_worker signer STATE WRAPPER   runs the real signer (signer_main), whose workers
- *                                      are started as WRAPPER --worker KIND
- *   evil_worker SCENARIO --worker mcp  (through WRAPPER) plays a hostile mcp worker
- *   evil_worker SCENARIO --worker review  is the real review worker
+ *                                      are started as WRAPPER KIND [--uid N], the way
+ *                                      it starts assent-worker
+ *   evil_worker SCENARIO mcp           (through WRAPPER) plays a hostile mcp worker
+ *   evil_worker SCENARIO review        is the real review worker
  * Scenarios: hello-twice, request-before-hello, review-frame, other-conn, unknown-type,
  * over-max, truncated, bad-cbor; and, once a client connects to the agent socket,
  * forged-digest (a "computed" subject whose bytes hash to something else) and
@@ -464,16 +465,16 @@ static int ctl_after_end(struct cv_arena *a)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "signer")) {
-		struct signer_opts o = {.state = argv[2], .self_exe = argv[3], .single_user = 1};
+		struct signer_opts o = {.state = argv[2], .worker_exe = argv[3], .single_user = 1};
 		return signer_main(&o);
 	}
-	if (argc < 4 || strcmp(argv[2], "--worker") != 0)
+	if (argc < 3)
 		return 2;
 	const char *sc = argv[1];
 	int web = !strncmp(sc, "web-", 4); /* which worker this scenario plays; the other is real */
-	if (argc == 6 && !strcmp(argv[4], "--uid")) /* a signer running as root names the worker's uid */
-		jail_set_ids((uid_t)strtoul(argv[5], NULL, 10), (gid_t)strtoul(argv[5], NULL, 10));
-	if (!strcmp(argv[3], web ? "mcp" : "review"))
+	if (argc == 5 && !strcmp(argv[3], "--uid")) /* a signer running as root names the worker's uid */
+		jail_set_ids((uid_t)strtoul(argv[4], NULL, 10), (gid_t)strtoul(argv[4], NULL, 10));
+	if (!strcmp(argv[2], web ? "mcp" : "review"))
 		return web ? worker_mcp_main(WORKER_IPC_FD) : worker_review_main(WORKER_IPC_FD);
 	struct cv_arena a;
 	cv_arena_init(&a, 4096);

@@ -41,6 +41,7 @@
 #include <cmocka.h>
 
 #include "gateway/worker/jail.h"
+#include "gateway/proto/workers.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define JAIL_SAN 1
@@ -162,7 +163,7 @@ static struct run start(const struct spec *s)
 		if (s->pre)
 			s->pre();
 		if (!s->pre_drop && !s->no_ids && is_root())
-			jail_set_ids(TEST_UID, TEST_UID); /* as assentd --worker KIND --uid N does */
+			jail_set_ids(TEST_UID, TEST_UID); /* as assent-worker KIND --uid N does */
 		struct jail_opts def = {.max_fds = 64};
 		char err[AS_ERRLEN] = "";
 		int rc = jail_enter(s->o ? s->o : &def, err);

@@ -363,6 +363,53 @@ static void test_missing_signature_or_blank_line(void **state)
 	buf_free(&t);
 }
 
+/* The signature line is "\xe2\x80\x94 NAME SIG": each way of getting its shape wrong
+ * is refused with its own message (the name ends at the first space; SIG is the rest). */
+static void sig_line_refused(const struct buf *t, size_t bl, const char *line, const char *want)
+{
+	struct buf v;
+	struct checkpoint c;
+	char err[AS_ERRLEN];
+	struct eckey *keys[] = {k1};
+	buf_init(&v, CKPT_MAX);
+	assert_int_equal(buf_put(&v, t->p, bl), 0);
+	assert_int_equal(buf_put(&v, line, strlen(line)), 0);
+	assert_int_equal(ckpt_verify(v.p, v.len, keys, 1, &c, err), AS_EINVAL);
+	if (!strstr(err, want))
+		fail_msg("for %s: expected \"%s\", got \"%s\"", line, want, err);
+	buf_free(&v);
+}
+
+static void test_signature_line_shape(void **state)
+{
+	(void)state;
+	struct checkpoint c = sample();
+	struct buf t;
+	char err[AS_ERRLEN], line[512];
+	buf_init(&t, CKPT_MAX);
+	assert_int_equal(ckpt_sign(k1, &c, &t, err), 0);
+	size_t bl = body_len(&t);
+	/* The signed line, taken apart: name, then the base64 signature up to the newline. */
+	const char *name = (const char *)t.p + bl + 4, *sp = memchr(name, ' ', t.len - bl - 4);
+	assert_non_null(sp);
+	int nl = (int)(sp - name), sl = (int)((const char *)t.p + t.len - 1 - (sp + 1));
+	snprintf(line, sizeof line, "\xe2\x80\x94 %.*s %.*s\n", nl, name, sl, sp + 1);
+	assert_int_equal(memcmp(line, t.p + bl, t.len - bl), 0);
+	snprintf(line, sizeof line, "\xe2\x80\x94  %.*s\n", sl, sp + 1); /* no name */
+	sig_line_refused(&t, bl, line, "signature line 1 is malformed");
+	snprintf(line, sizeof line, "\xe2\x80\x94 %.*s\n", nl, name); /* no signature */
+	sig_line_refused(&t, bl, line, "signature line 1 has no signature");
+	snprintf(line, sizeof line, "\xe2\x80\x94 %.*s \n", nl, name); /* an empty one */
+	sig_line_refused(&t, bl, line, "signature line 1 is malformed");
+	snprintf(line, sizeof line, "\xe2\x80\x94 %.*s  %.*s\n", nl, name, sl, sp + 1); /* two spaces */
+	sig_line_refused(&t, bl, line, "signature line 1 is malformed");
+	snprintf(line, sizeof line, "\xe2\x80\x94%.*s %.*s\n", nl, name, sl, sp + 1); /* no space after the dash */
+	sig_line_refused(&t, bl, line, "signature line 1 does not start with an em dash");
+	snprintf(line, sizeof line, "\xe2\x80\x94 %.*s %.*s", nl, name, sl, sp + 1); /* no final newline */
+	sig_line_refused(&t, bl, line, "signature line without a final newline");
+	buf_free(&t);
+}
+
 /* Sanity check for the helper: a well-formed body signed by make_note verifies. */
 static void test_make_note_control(void **state)
 {
@@ -788,6 +835,7 @@ int main(void)
 	    cmocka_unit_test(test_flipped_signature_byte_refused),
 	    cmocka_unit_test(test_other_key_refused),
 	    cmocka_unit_test(test_missing_signature_or_blank_line),
+	    cmocka_unit_test(test_signature_line_shape),
 	    cmocka_unit_test(test_make_note_control),
 	    cmocka_unit_test(test_bad_base64_refused),
 	    cmocka_unit_test(test_bad_size_refused),

@@ -3,7 +3,7 @@
  * validation into the canonical action, and every outgoing line. No I/O. */
 #include "gateway/worker/mcp/mcp.h"
 
-#include "ledger/entry.h"
+#include "common/cvjson.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -233,23 +233,33 @@ int mcp_method_known(const char *name, size_t len, enum mcp_kind kind)
 
 /* ---- parsing ---- */
 
+/* Consumes the rest of a JSON string whose opening quote was read, through its
+ * closing quote; a backslash and the byte after it go together. AS_EINVAL when the
+ * string does not end. Only finds the end: jansson judges the string. */
+static int json_str_rest(struct rd *r)
+{
+	uint8_t c;
+	while (rd_u8(r, &c) == 0) {
+		if (c == '"')
+			return 0;
+		if (c == '\\' && rd_u8(r, &c) != 0)
+			return AS_EINVAL;
+	}
+	return AS_EINVAL;
+}
+
 /* Nesting depth of the raw text, strings skipped, counted before jansson builds
  * anything: 100000 '[' cost one pass, not 2048 nested allocations. */
 static int depth_over(const char *s, size_t n)
 {
+	struct rd r;
 	size_t d = 0;
-	int in_str = 0, esc = 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (in_str) {
-			if (esc)
-				esc = 0;
-			else if (c == '\\')
-				esc = 1;
-			else if (c == '"')
-				in_str = 0;
-		} else if (c == '"') {
-			in_str = 1;
+	uint8_t c;
+	rd_init(&r, s, n);
+	while (rd_u8(&r, &c) == 0) {
+		if (c == '"') {
+			if (json_str_rest(&r) != 0)
+				return 0; /* nothing after an unterminated string counts */
 		} else if (c == '[' || c == '{') {
 			if (++d > MCP_DEPTH_MAX)
 				return 1;
@@ -302,10 +312,10 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 			       "message of %zu bytes is over the limit of %u bytes", len, MCP_LINE_MAX);
 	if (!line)
 		len = 0; /* an over-long line is classified by its length alone; nothing else without bytes */
-	size_t k = 0;
-	while (k < len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\n'))
-		k++;
-	if (k == len) {
+	struct rd r;
+	rd_init(&r, line, len);
+	rd_skip_ws(&r, RD_JSON_WS);
+	if (rd_left(&r) == 0) {
 		out->answer = 0;
 		return invalid(out, MCP_PARSE_ERROR, AS_EINVAL, err, "empty line");
 	}
@@ -1423,55 +1433,52 @@ int mcp_line_error(struct buf *out, const struct mcp_id *id, int code, const cha
 
 /* ---- the id of a line too long to parse ---- */
 
-static size_t peek_ws(const char *s, size_t n, size_t i)
+/* Consumes the JSON string at the cursor. */
+static int peek_str(struct rd *r)
 {
-	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
-		i++;
-	return i;
+	GUARD(rd_expect(r, "\""));
+	return json_str_rest(r);
 }
 
-/* End of the JSON string starting at s[i] == '"' (one past its closing quote), or 0. */
-static size_t peek_str_end(const char *s, size_t n, size_t i)
-{
-	for (i++; i < n; i++) {
-		if (s[i] == '\\')
-			i++;
-		else if (s[i] == '"')
-			return i + 1;
-	}
-	return 0;
-}
-
-/* End of the value starting at s[i], or 0 when it does not end within n. */
-static size_t peek_value_end(const char *s, size_t n, size_t i)
+/* Consumes the value at the cursor, up to the ',' or the closing brace that ends it
+ * (a string or a nested value ends on its own); AS_EINVAL when it does not end. */
+static int peek_value(struct rd *r)
 {
 	int depth = 0;
-	while (i < n) {
-		if (s[i] == '"') {
-			if (!(i = peek_str_end(s, n, i)))
-				return 0;
+	uint8_t c;
+	while (rd_peek(r, &c) == 0) {
+		if (c == '"') {
+			GUARD(peek_str(r));
 			if (depth == 0)
-				return i;
+				return 0;
 			continue;
 		}
-		if (s[i] == '{' || s[i] == '[')
+		if (depth == 0 && (c == '}' || c == ']' || c == ','))
+			return 0; /* a scalar ended by its object, or by the next member */
+		GUARD(rd_u8(r, &c));
+		if (c == '{' || c == '[')
 			depth++;
-		else if (s[i] == '}' || s[i] == ']') {
-			if (depth == 0)
-				return i; /* a scalar ended by its object */
-			if (--depth == 0)
-				return i + 1;
-		} else if (s[i] == ',' && depth == 0)
-			return i;
-		i++;
+		else if ((c == '}' || c == ']') && --depth == 0)
+			return 0;
 	}
-	return 0;
+	return AS_EINVAL;
 }
 
-/* s[a..b) as a JSON id. */
-static int peek_decode(const char *s, size_t a, size_t b, struct mcp_id *id)
+/* The bytes from mark's cursor to now's, as a reader (mark: a copy of now, taken earlier). */
+static struct rd peek_span(struct rd mark, const struct rd *now)
 {
-	json_t *v = b > a && b - a <= 2 * MCP_ID_MAX + 8 ? json_loadb(s + a, b - a, JSON_DECODE_ANY, NULL) : NULL;
+	mark.len = now->off;
+	return mark;
+}
+
+/* The unread bytes of val as a JSON id. */
+static int peek_decode(struct rd val, struct mcp_id *id)
+{
+	size_t n = rd_left(&val);
+	const uint8_t *p;
+	json_t *v = n > 0 && n <= 2 * MCP_ID_MAX + 8 && rd_take(&val, n, &p) == 0
+			? json_loadb((const char *)p, n, JSON_DECODE_ANY, NULL)
+			: NULL;
 	int ok = v && id_read(v, id);
 	json_decref(v);
 	return ok;
@@ -1479,27 +1486,28 @@ static int peek_decode(const char *s, size_t a, size_t b, struct mcp_id *id)
 
 static int peek_head(const char *s, size_t n, struct mcp_id *id)
 {
-	size_t i = peek_ws(s, n, 0);
-	if (i >= n || s[i++] != '{')
+	struct rd r, mark, key;
+	rd_init(&r, s, n);
+	rd_skip_ws(&r, RD_JSON_WS);
+	if (rd_expect(&r, "{") != 0)
 		return 0;
 	for (;;) {
-		i = peek_ws(s, n, i);
-		if (i >= n || s[i] != '"')
+		rd_skip_ws(&r, RD_JSON_WS);
+		mark = r;
+		if (peek_str(&r) != 0)
 			return 0;
-		size_t k = i, e = peek_str_end(s, n, i);
-		if (!e)
+		key = peek_span(mark, &r);
+		rd_skip_ws(&r, RD_JSON_WS);
+		if (rd_expect(&r, ":") != 0)
 			return 0;
-		i = peek_ws(s, n, e);
-		if (i >= n || s[i++] != ':')
+		rd_skip_ws(&r, RD_JSON_WS);
+		mark = r;
+		if (peek_value(&r) != 0)
 			return 0;
-		i = peek_ws(s, n, i);
-		size_t v = i, ve = peek_value_end(s, n, i);
-		if (!ve)
-			return 0;
-		if (e - k == 4 && !memcmp(s + k, "\"id\"", 4))
-			return peek_decode(s, v, ve, id);
-		i = peek_ws(s, n, ve);
-		if (i >= n || s[i++] != ',')
+		if (rd_cmp(&key, "\"id\"") == 0)
+			return peek_decode(peek_span(mark, &r), id);
+		rd_skip_ws(&r, RD_JSON_WS);
+		if (rd_expect(&r, ",") != 0)
 			return 0;
 	}
 }
@@ -1513,37 +1521,35 @@ static int peek_escaped(const char *s, size_t q)
 	return k % 2;
 }
 
+/* From the end: '}', the value, ':', "id"; read backwards with the reader's end. */
 static int peek_tail(const char *s, size_t n, struct mcp_id *id)
 {
-	size_t e = n;
-	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
-		e--;
-	if (e == 0 || s[--e] != '}')
+	struct rd r, val;
+	rd_init(&r, s, n);
+	rd_trim_end(&r, RD_JSON_WS);
+	if (rd_expect_end(&r, "}") != 0)
 		return 0;
-	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
-		e--;
-	size_t b = e; /* the value is s[b..e) */
+	rd_trim_end(&r, RD_JSON_WS);
+	val = r; /* the value ends here; where it starts is found next */
+	size_t b = r.len;
 	if (b > 0 && s[b - 1] == '"' && !peek_escaped(s, b - 1)) {
+		/* A string: back to its opening quote, the first one not escaped. */
 		for (b -= 1; b > 0 && !(s[b - 1] == '"' && !peek_escaped(s, b - 1)); b--)
 			;
 		if (b == 0)
 			return 0;
-		b--;
+		r.len = b - 1;
 	} else {
-		while (b > 0 && ((s[b - 1] >= '0' && s[b - 1] <= '9') || s[b - 1] == '-'))
-			b--;
+		rd_trim_end(&r, "-0123456789");
 	}
-	size_t k = b;
-	while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r' || s[k - 1] == '\n'))
-		k--;
-	if (k < 5 || s[k - 1] != ':')
+	val.off = r.len;
+	rd_trim_end(&r, RD_JSON_WS);
+	if (rd_expect_end(&r, ":") != 0)
 		return 0;
-	k--;
-	while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r' || s[k - 1] == '\n'))
-		k--;
-	if (k < 4 || memcmp(s + k - 4, "\"id\"", 4) || peek_escaped(s, k - 4))
+	rd_trim_end(&r, RD_JSON_WS);
+	if (rd_expect_end(&r, "\"id\"") != 0 || peek_escaped(s, r.len))
 		return 0;
-	return peek_decode(s, b, e, id);
+	return peek_decode(val, id);
 }
 
 int mcp_peek_id(const char *head, size_t hn, const char *tail, size_t tn, struct mcp_id *id)

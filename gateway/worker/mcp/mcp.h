@@ -23,21 +23,17 @@
 
 #include "common/redact.h"
 #include "common/util.h"
+#include "gateway/proto/action.h"
 
 /* ---- limits (each checked before the work it bounds) ---- */
 #define MCP_LINE_MAX (4u << 20)	   /* one incoming line, without its newline: 4 MiB */
 #define MCP_OUT_MAX (4u << 20)	   /* the largest line the builders are meant to produce */
 #define MCP_DEPTH_MAX 64	   /* array/object nesting of a message, counted on the raw bytes */
 #define MCP_ID_MAX 256		   /* bytes of a string id or progress token */
-#define MCP_NAME_MAX 256	   /* a tool name, clientInfo name/version, a subject name */
-#define MCP_MESSAGE_MAX 65536	   /* request_feedback message, bytes (also after redaction) */
-#define MCP_OPTIONS_MAX 32	   /* options of a selection */
-#define MCP_OPTION_MAX 1024	   /* bytes of one option */
-#define MCP_DEFAULT_MAX 4096	   /* bytes of `default` */
-#define MCP_CONTEXT_DEPTH 16	   /* nesting of `context` (the ledger's CBOR allows 32 in all) */
-#define MCP_SUBJECTS_MAX 16	   /* subjects of one request */
+/* The action's field limits (MCP_NAME_MAX, MCP_MESSAGE_MAX, MCP_OPTIONS_MAX, MCP_OPTION_MAX,
+ * MCP_DEFAULT_MAX, MCP_CONTEXT_DEPTH, MCP_SUBJECTS_MAX, MCP_AUDIENCE_MAX) are in
+ * gateway/proto/action.h: the signer checks the same numbers. */
 #define MCP_CONTENT_MAX (1u << 20) /* decoded subject bytes, all subjects together */
-#define MCP_AUDIENCE_MAX 128	   /* [A-Za-z0-9._:/-] */
 #define MCP_TIMEOUT_MAX 86400	   /* timeout_override, seconds; the daemon may lower it */
 #define MCP_SESSION_ID_MAX 64	   /* [A-Za-z0-9._-] */
 #define MCP_WAIT_MAX 50		   /* get_feedback wait_seconds: under the 60 s client default */

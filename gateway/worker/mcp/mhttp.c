@@ -39,46 +39,64 @@ static int in_list(const char *x, const char (*list)[HTTPCFG_NAME_MAX + 1], size
 	return 0;
 }
 
+/* The value of a q parameter (after "q=") is zero: "0", "0." and zeros, then the end
+ * or whitespace; or "0" followed by anything but '.'. */
+static int q_zero(struct rd *v)
+{
+	uint8_t c;
+	if (rd_expect(v, "0") != 0)
+		return 0;
+	if (rd_expect(v, ".") != 0)
+		return 1;
+	rd_skip_ws(v, "0"); /* the set is the zero digit: skips the zeros */
+	return rd_peek(v, &c) != 0 || c == ' ' || c == '\t';
+}
+
+/* The parameters after a media range (";" param ...) say "q=0": "not this one"
+ * (RFC 9110 12.4.2). The last q parameter counts. */
+static int refused(struct rd *params)
+{
+	struct rd param;
+	int no = 0;
+	while (rd_expect(params, ";") == 0)
+		if (rd_token(params, ";", &param) == 0) {
+			rd_skip_ws(&param, RD_OWS);
+			if (rd_expect_ci(&param, "q=") == 0)
+				no = q_zero(&param);
+		}
+	return no;
+}
+
+/* Whether the media range r admits type ("a/b"): r is the type itself, its major type
+ * with a '*' subtype, or "*" "/" "*"; letters in any case. */
+static int admits(struct rd r, const char *type)
+{
+	const char *slash = strchr(type, '/');
+	char major[32]; /* "a/" and '*' */
+	snprintf(major, sizeof major, "%.*s*", slash ? (int)(slash - type) + 1 : 0, type);
+	rd_trim_end(&r, RD_OWS);
+	return rd_casecmp(&r, type) == 0 || rd_cmp(&r, "*/*") == 0 || (slash && rd_casecmp(&r, major) == 0);
+}
+
 /* Does the comma-separated media range list `accept` admit `type` ("a/b")? */
 static int accepts(const char *accept, const char *type)
 {
-	size_t tl = strlen(type);
-	const char *slash = strchr(type, '/');
-	for (const char *p = accept; *p;) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		size_t n = strcspn(p, ",;");
-		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-			n--;
-		/* "q=0" says "not this one" (RFC 9110 12.4.2). */
-		const char *end = p + strcspn(p, ","), *q = p + n;
-		int refused = 0;
-		while ((q = memchr(q, ';', (size_t)(end - q))) != NULL) {
-			q++;
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if ((q[0] == 'q' || q[0] == 'Q') && q[1] == '=') {
-				const char *d = q + 2;
-				refused = *d == '0' && (d[1] != '.' || strspn(d + 2, "0") == strcspn(d + 2, ",; \t"));
-			}
-		}
-		if (refused) {
-			p = end;
-			continue;
-		}
-		if ((n == tl && strncasecmp(p, type, n) == 0) || (n == 3 && !strncmp(p, "*/*", 3)) ||
-		    (slash && n == (size_t)(slash - type) + 2 && strncasecmp(p, type, (size_t)(slash - type) + 1) == 0 &&
-		     p[n - 1] == '*'))
+	struct rd list, elem, range;
+	rd_init(&list, accept, strlen(accept));
+	for (;;) {
+		rd_skip_ws(&list, RD_OWS ",");
+		if (rd_token(&list, ",", &elem) != 0)
+			return 0;
+		if (rd_token(&elem, ";", &range) == 0 && !refused(&elem) && admits(range, type))
 			return 1;
-		p += strcspn(p, ",");
 	}
-	return 0;
 }
 
 static int media_is(const char *ct, const char *type)
 {
-	size_t n = strcspn(ct, "; \t");
-	return n == strlen(type) && strncasecmp(ct, type, n) == 0;
+	struct rd r, media;
+	rd_init(&r, ct, strlen(ct));
+	return rd_token(&r, ";" RD_OWS, &media) == 0 && rd_casecmp(&media, type) == 0;
 }
 
 enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, struct mh_verdict *v)
@@ -122,21 +140,20 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		return reject(v, 405, -32600, "/mcp answers POST (one message) and DELETE (end the session); there is no GET stream");
 	}
 	if (h->authorization) {
-		const char *a = h->authorization;
-		if (strncasecmp(a, "Bearer ", 7) != 0)
+		struct rd a;
+		const uint8_t *key;
+		rd_init(&a, h->authorization, strlen(h->authorization));
+		if (rd_expect_ci(&a, "Bearer ") != 0)
 			return reject(v, 401, -32001, "Authorization must be Bearer API_KEY");
-		a += 7;
-		while (*a == ' ')
-			a++;
-		size_t n = strlen(a);
-		while (n && a[n - 1] == ' ')
-			n--;
-		if (n == 0 || n > MH_BEARER_MAX)
+		rd_skip_ws(&a, " ");
+		rd_trim_end(&a, " ");
+		size_t n = rd_left(&a);
+		if (n == 0 || n > MH_BEARER_MAX || rd_take(&a, n, &key) != 0)
 			return reject(v, 401, -32001, "the bearer key is empty or too long");
 		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)a[i] <= 0x20 || (unsigned char)a[i] >= 0x7f)
+			if (key[i] <= 0x20 || key[i] >= 0x7f)
 				return reject(v, 401, -32001, "the bearer key has characters keys never have");
-		v->bearer = a;
+		v->bearer = (const char *)key;
 		v->bearer_len = n;
 	}
 	if (h->session) {

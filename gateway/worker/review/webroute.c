@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/util.h"
+
 static const struct {
 	const char *path, *method;
 	uint32_t frame;
@@ -50,27 +52,30 @@ static int proxy_origin(const struct wr_in *in)
 	if (!in->on_proxy || !in->host || !in->origin)
 		return 0;
 	const char *scheme = in->forwarded_proto && !strcmp(in->forwarded_proto, "https") ? "https://" : "http://";
-	size_t sn = strlen(scheme);
-	return !strncmp(in->origin, scheme, sn) && !strcmp(in->origin + sn, in->host);
+	struct rd r;
+	rd_init(&r, in->origin, strlen(in->origin));
+	return rd_expect(&r, scheme) == 0 && rd_cmp(&r, in->host) == 0;
 }
 
 /* "application/json", alone or with parameters ("; charset=utf-8"), in any case. */
 static int is_json(const char *ct)
 {
-	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
+	struct rd r;
+	rd_init(&r, ct, ct ? strlen(ct) : 0);
+	if (!ct || rd_expect_ci(&r, "application/json") != 0)
 		return 0;
-	ct += 16;
-	while (*ct == ' ' || *ct == '\t')
-		ct++;
-	return *ct == 0 || *ct == ';';
+	rd_skip_ws(&r, RD_OWS);
+	return rd_left(&r) == 0 || rd_expect(&r, ";") == 0;
 }
 
 void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_out *o)
 {
 	memset(o, 0, sizeof *o);
-	size_t plen = strcspn(in->url ? in->url : "", "?#");
-	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-		if (strlen(routes[i].path) == plen && !strncmp(routes[i].path, in->url, plen)) {
+	struct rd url, path;
+	rd_init(&url, in->url, in->url ? strlen(in->url) : 0);
+	int have_path = rd_token(&url, "?#", &path) == 0;
+	for (size_t i = 0; have_path && i < sizeof routes / sizeof routes[0]; i++)
+		if (rd_cmp(&path, routes[i].path) == 0) {
 			o->route = routes[i].r;
 			o->frame = routes[i].frame;
 			o->post = !strcmp(routes[i].method, "POST");
@@ -106,13 +111,14 @@ void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_ou
 
 const char *web_bearer(const char *h, size_t *n)
 {
-	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+	struct rd r, tok;
+	rd_init(&r, h, h ? strlen(h) : 0);
+	if (!h || rd_expect_ci(&r, "Bearer ") != 0)
 		return NULL;
-	h += 7;
-	while (*h == ' ')
-		h++;
-	*n = strcspn(h, " \t\r\n");
-	return *n ? h : NULL;
+	rd_skip_ws(&r, " ");
+	int rc = rd_token(&r, " \t\r\n", &tok);
+	*n = tok.len;
+	return rc == 0 ? (const char *)tok.p : NULL;
 }
 
 unsigned web_http_status(uint64_t st)

@@ -19,7 +19,6 @@
 #include "gateway/worker/mhdconn.h"
 #include "gateway/proto/proto.h"
 #include "common/util.h"
-#include "gateway/signer/registry.h"
 #include "gateway/worker/review/webroute.h"
 #include "gateway/worker/worker.h"
 
@@ -46,7 +45,7 @@ struct wreq {
 	uint64_t next_keepalive;
 	/* an event stream: whose, and when its lifetime ends (then the page opens another,
 	 * authenticated again) */
-	char reviewer[REG_NAME_MAX + 1];
+	char reviewer[PROTO_NAME_MAX + 1];
 	uint64_t stream_end;
 	/* /review/mcp: the JSON-RPC call being answered */
 	json_t *rpc_id;
@@ -421,7 +420,7 @@ static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t 
 	const char *who = json_string_value(json_object_get(j, "reviewer"));
 	json_int_t max = json_integer_value(json_object_get(j, "streams_max"));
 	json_int_t life = json_integer_value(json_object_get(j, "stream_seconds"));
-	if (!who || strlen(who) > REG_NAME_MAX || max < 1 || life < 1) {
+	if (!who || strlen(who) > PROTO_NAME_MAX || max < 1 || life < 1) {
 		json_decref(j);
 		return answer_error(h, 500, "the signer's answer to an event stream is not one");
 	}

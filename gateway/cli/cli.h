@@ -1,0 +1,47 @@
+/* What the assent CLI's command groups share (one file per group: cmd_ledger.c,
+ * cmd_policy.c, cmd_identity.c, cmd_review.c; main and usage in assent.c). */
+#ifndef ASSENT_CLI_H
+#define ASSENT_CLI_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ledger/ledger.h"
+#include "common/cbor.h"
+#include "ledger/entry.h"
+#include "policy/policy.h"
+#include "gateway/signer/registry.h"
+#include "common/text.h"
+#include "gateway/signer/token.h"
+#include "common/util.h"
+
+#define LINE_MAX_BYTES (ENTRY_MAX) /* one JSON line: at most 1 MiB */
+
+#define BATCH_DEFAULT 256
+
+struct pending {
+	struct buf *recs;
+	size_t n, cap;
+};
+
+/* assent.c */
+int die(int code, const char *fmt, ...) AS_PRINTF(2, 3);
+
+/* cmd_ledger.c */
+int line_to_cbor(const char *line, size_t len, size_t lineno, struct buf *out);
+int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **l);
+int cmd_append(const char *state, int argc, char **argv);
+int cmd_checkpoint(const char *state, int argc, char **argv);
+
+/* cmd_policy.c */
+int cmd_policy(int argc, char **argv);
+
+/* cmd_identity.c */
+int cmd_keygen(const char *state, int argc, char **argv);
+int cmd_identity(const char *state, const char *kind, int argc, char **argv);
+
+/* cmd_review.c */
+int cmd_reviewer(const char *state, int argc, char **argv);
+
+#endif

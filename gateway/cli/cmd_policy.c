@@ -1,0 +1,91 @@
+/* assent policy check | test: a policy file's diagnostics, and the decision it makes for a request. */
+#define _GNU_SOURCE
+#include "gateway/cli/cli.h"
+
+#include <getopt.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- policy check | test ---- */
+
+static int load_policy(const char *path, struct policy **p)
+{
+	struct buf src;
+	char err[AS_ERRLEN];
+	buf_init(&src, POL_FILE_MAX + 1);
+	int rd = file_read(path, POL_FILE_MAX, &src, err);
+	if (rd != 0) {
+		buf_free(&src);
+		return die(rd == AS_ETOOBIG ? 1 : 2, "%s: %s", path,
+			   rd == AS_ETOOBIG ? "over the policy size limit of 262144 bytes" : err);
+	}
+	struct pol_msgs m;
+	int rc = policy_parse((const char *)src.p, src.len, p, &m);
+	buf_free(&src);
+	for (size_t i = 0; i < m.n; i++) {
+		const struct pol_msg *x = &m.m[i];
+		fprintf(stderr, "%s:%u:%u: %s: %s%s%s%s\n", path, x->line, x->col, x->warning ? "warning" : "error", x->msg,
+			x->text[0] ? ": '" : "", x->text, x->text[0] ? "'" : "");
+	}
+	if (m.dropped)
+		fprintf(stderr, "%s: %zu more messages not shown\n", path, m.dropped);
+	return rc == 0 ? 0 : 1;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+	struct policy *p = NULL;
+	if (argc == 3 && !strcmp(argv[1], "check")) {
+		int rc = load_policy(argv[2], &p);
+		if (rc == 0)
+			printf("%s: %zu rules, sha256 %s\n", argv[2], policy_nrules(p), policy_digest(p));
+		policy_free(p);
+		return rc;
+	}
+	if (argc != 4 || strcmp(argv[1], "test"))
+		return die(2, "usage: assent policy check FILE | assent policy test FILE REQUEST.json");
+	json_error_t je;
+	json_t *req = json_load_file(argv[3], 0, &je);
+	if (!req || !json_is_object(req)) {
+		json_decref(req);
+		return die(2, "%s: not a JSON object: %s (line %d)", argv[3], je.text, je.line);
+	}
+	int rc = load_policy(argv[2], &p);
+	if (rc != 0) {
+		json_decref(req);
+		return rc;
+	}
+	const char *names[16];
+	int computed[16];
+	struct pol_request r;
+	pol_request_from_json(req, &r, names, computed);
+	struct pol_decision d;
+	policy_eval(p, &r, &d);
+	printf("%s (%s line %u)", pol_action_name(d.action), d.by_default ? "default," : "rule on", d.line);
+	if (d.action == POL_DENY)
+		printf(": %s", d.reason);
+	printf("\n");
+	if (d.action == POL_ASK) {
+		printf("  reviewers: ");
+		for (size_t k = 0; k < d.nreviewers; k++)
+			printf("%s%s", k ? "," : "", d.reviewers[k]);
+		printf("%s; quorum %u", d.nreviewers ? "" : "any", d.quorum);
+		if (d.deadline_s)
+			printf("; deadline %u s (then %s)", d.deadline_s, d.timeout_denies ? "deny" : "timeout");
+		printf("\n");
+	}
+	if (d.shadowed)
+		printf("  shadow: the rule on line %u would %s\n", d.shadow_line, pol_action_name(d.shadow_action));
+	printf("  policy sha256 %s\n", policy_digest(p));
+	policy_free(p);
+	json_decref(req);
+	return 0;
+}

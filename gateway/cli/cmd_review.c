@@ -1,0 +1,439 @@
+/* A reviewer's commands over STATE/control.sock: pending, show, approve, reject, answer, select, review. */
+#define _GNU_SOURCE
+#include "gateway/cli/cli.h"
+
+#include <getopt.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- reviewer commands over STATE/control.sock ---- */
+
+static int ctl_call(const char *state, json_t *req, json_t **rep)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/control.sock", state);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return die(2, "state directory path too long");
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		json_decref(req);
+		/* A daemon that runs but is not this user's to reach is not a daemon that is down. */
+		if (e == EACCES || e == EPERM)
+			return die(2, "permission denied on %s: uid %u may not reach this daemon (the operator gives reviewers "
+				   "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(1))",
+				   path, (unsigned)getuid());
+		if (e != ENOENT && e != ECONNREFUSED)
+			return die(2, "cannot reach the daemon on %s: %s", path, strerror(e));
+		return die(2, "no daemon answers on %s (start it with: assentd --state %s)", path, state);
+	}
+	char *line = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	FILE *f = fdopen(fd, "r+");
+	if (!f || !line || fprintf(f, "%s\n", line) < 0 || fflush(f) != 0) {
+		free(line);
+		if (f)
+			fclose(f);
+		return die(2, "cannot talk to the daemon: %s", strerror(errno));
+	}
+	free(line);
+	char *resp = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&resp, &cap, f);
+	fclose(f);
+	json_error_t je;
+	*rep = n > 0 ? json_loads(resp, 0, &je) : NULL;
+	free(resp);
+	if (!*rep)
+		return die(2, "the daemon closed the connection without an answer");
+	if (!json_is_true(json_object_get(*rep, "ok"))) {
+		int rc = die(1, "%s", json_string_value(json_object_get(*rep, "error")) ?: "refused");
+		json_decref(*rep);
+		*rep = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+/* What an agent wrote, as a reviewer's terminal may show it: control, bidirectional
+ * and invisible characters written as a marked \uXXXX (text.h), so no escape
+ * sequence drives the terminal and no text is shown reordered or hidden. shown_marked
+ * counts them for the note print_request ends with. */
+static size_t shown_marked;
+
+static void show_text(const char *s, size_t n, int keep_lines)
+{
+	struct buf b;
+	int tty = isatty(STDOUT_FILENO);
+	buf_init(&b, 16 * n + 64); /* a byte becomes at most 15: \u001b between the two marks */
+	if (s && text_neutralise(s, n, keep_lines, tty ? "\033[7m" : "", tty ? "\033[27m" : "", &b, &shown_marked) == 0)
+		fwrite(b.p, 1, b.len, stdout);
+	buf_free(&b);
+}
+
+static void show_str(const char *s, int keep_lines) { show_text(s ? s : "?", s ? strlen(s) : 1, keep_lines); }
+
+/* A context dumped as JSON: jansson wrote its control characters as escapes (\u001b,
+ * \r, \b, \f), visible but easy to miss, so they are marked and counted like the rest;
+ * everything else goes through the neutraliser. */
+static void show_json(const char *js)
+{
+	int tty = isatty(STDOUT_FILENO);
+	size_t n = strlen(js), start = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (js[i] != '\\')
+			continue;
+		char e = js[i + 1];
+		size_t len = e == 'u' ? 6 : 2;
+		int ctl = e == 'b' || e == 'f' || e == 'r' ||
+			  (e == 'u' && i + 5 < n && js[i + 2] == '0' && js[i + 3] == '0' && (js[i + 4] == '0' || js[i + 4] == '1'));
+		if (ctl) {
+			show_text(js + start, i - start, 1);
+			printf("%s%.*s%s", tty ? "\033[7m" : "", (int)len, js + i, tty ? "\033[27m" : "");
+			shown_marked++;
+			start = i + len;
+		}
+		i += len - 1; /* past the escape, so that \\u001b stays the text it is */
+	}
+	show_text(js + start, n - start, 1);
+}
+
+/* Who asked, as the signer recorded it: the measured uid, the agent key, or anonymous. */
+static void show_requester(const json_t *rq)
+{
+	const json_t *uid = json_object_get(rq, "uid");
+	const char *agent = json_string_value(json_object_get(rq, "agent"));
+	/* HTTP agents on loopback carry the uid measured on their connection as well. */
+	char measured[48] = "";
+	if (json_is_integer(uid) && (agent || json_is_true(json_object_get(rq, "anonymous"))))
+		/* HTTP on loopback, or a stdio agent registered by uid */
+		snprintf(measured, sizeof measured, ", uid %lld (measured)", (long long)json_integer_value(uid));
+	if (agent) {
+		printf("from     agent ");
+		show_str(agent, 0);
+		printf(" (%s)%s, client ",
+		       json_is_string(json_object_get(rq, "agent_by")) ? "registered for its uid" : "its API key", measured);
+	} else if (json_is_true(json_object_get(rq, "anonymous")))
+		printf("from     an anonymous HTTP client%s, client ", measured);
+	else if (json_is_integer(uid))
+		printf("from     uid %lld (measured), client ", (long long)json_integer_value(uid));
+	else
+		printf("from     (not recorded), client ");
+	show_str(json_string_value(json_object_get(rq, "client")), 0);
+	printf(" (declared)\n");
+}
+
+#define SHOW_TEXT_MAX (16u << 10)
+
+#define SHOW_HEX_MAX 256u
+
+/* A subject's bytes as the agent sent them: text when it is UTF-8 (control
+ * characters replaced: they could drive the terminal), else a hex dump; long
+ * content is cut, and --json has all of it. */
+static void print_content(const json_t *o)
+{
+	const char *b = json_string_value(json_object_get(o, "content_base64"));
+	if (!b) {
+		if (json_object_get(o, "content_omitted"))
+			printf("         (its bytes are too large to show with the rest of the request)\n");
+		return;
+	}
+	size_t n = strlen(b), len = 0;
+	uint8_t *p = malloc(n / 4 * 3 + 3);
+	if (!p || b64_decode(b, n, p, n / 4 * 3 + 3, &len) != 0) {
+		printf("         (its bytes could not be decoded)\n");
+		free(p);
+		return;
+	}
+	int text = utf8_valid(p, len) && !memchr(p, 0, len);
+	size_t show = len > (text ? SHOW_TEXT_MAX : SHOW_HEX_MAX) ? (text ? SHOW_TEXT_MAX : SHOW_HEX_MAX) : len;
+	if (text) {
+		while (show < len && show > 0 && (p[show] & 0xC0) == 0x80)
+			show--;
+		printf("---- %zu bytes of text ----\n", len);
+		show_text((const char *)p, show, 1);
+		if (show && p[show - 1] != '\n')
+			putchar('\n');
+	} else {
+		printf("---- %zu bytes, binary ----\n", len);
+		for (size_t k = 0; k < show; k += 16) {
+			printf("%08zx ", k);
+			for (size_t j = k; j < k + 16 && j < show; j++)
+				printf(" %02x", p[j]);
+			putchar('\n');
+		}
+	}
+	if (show < len)
+		printf("---- %zu more bytes not shown: `assent show ID --json` has them all ----\n", len - show);
+	else
+		printf("----\n");
+	free(p);
+}
+
+static void print_request(const json_t *r)
+{
+	shown_marked = 0;
+	printf("session  ");
+	show_str(json_string_value(json_object_get(r, "session_id")), 0);
+	printf("\ntype     ");
+	show_str(json_string_value(json_object_get(r, "type")), 0);
+	printf("\n");
+	show_requester(json_object_get(r, "requester"));
+	const char *aud = json_string_value(json_object_get(r, "audience"));
+	if (aud) {
+		printf("audience ");
+		show_str(aud, 0);
+		printf("\n");
+	}
+	long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
+	printf("expires  in %lld s\n", left > 0 ? left : 0);
+	printf("action   ");
+	show_str(json_string_value(json_object_get(r, "action")), 0);
+	printf("\n\n");
+	show_str(json_string_value(json_object_get(r, "message")), 1);
+	printf("\n");
+	const json_t *ctx = json_object_get(r, "context");
+	if (ctx) {
+		/* jansson escapes controls but leaves bidirectional and invisible characters as they are */
+		char *c = json_is_string(ctx) ? strdup(json_string_value(ctx)) : json_dumps(ctx, JSON_INDENT(2));
+		printf("\ncontext:\n");
+		if (json_is_string(ctx))
+			show_str(c, 1);
+		else if (c)
+			show_json(c);
+		printf("\n");
+		free(c);
+	}
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(r, "options"), i, o) {
+		printf("  %zu. ", i + 1);
+		show_str(json_string_value(o), 0);
+		printf("\n");
+	}
+	const json_t *sub = json_object_get(r, "subject");
+	json_array_foreach(sub, i, o) {
+		printf("subject  ");
+		show_str(json_string_value(json_object_get(o, "name")), 0);
+		printf(" sha256:");
+		show_str(json_string_value(json_object_get(json_object_get(o, "digest"), "sha256")), 0);
+		printf(" (%s)\n", json_is_true(json_object_get(o, "computed")) ? "computed by the gateway" : "asserted by the agent");
+		print_content(o);
+	}
+	if (shown_marked)
+		printf("\nnote: %zu control, bidirectional or invisible character%s in this request %s shown as \\uXXXX\n",
+		       shown_marked, shown_marked == 1 ? "" : "s", shown_marked == 1 ? "is" : "are");
+}
+
+static int cmd_decide(const char *state, const char *sid, const char *outcome, const char *text, long n)
+{
+	json_t *req = json_pack("{s:s,s:s,s:s}", "cmd", "decide", "session_id", sid, "outcome", outcome);
+	if (text)
+		json_object_set_new(req, "text", json_string(text));
+	if (n > 0)
+		json_object_set_new(req, "option", json_integer(n));
+	json_t *rep;
+	int rc = ctl_call(state, req, &rep);
+	if (rc != 0)
+		return rc;
+	if (json_is_true(json_object_get(rep, "pending")))
+		printf("%s: approval %lld of %lld recorded; it waits for more distinct reviewers\n", sid,
+		       (long long)json_integer_value(json_object_get(rep, "approvals")),
+		       (long long)json_integer_value(json_object_get(rep, "quorum")));
+	else
+		printf("%s %s%s\n", sid, outcome, json_is_true(json_object_get(rep, "token")) ? " (approval token issued)" : "");
+	json_decref(rep);
+	return 0;
+}
+
+/* Every request the reviewer may decide: the daemon answers in pages (each one
+ * frame), fetched here from next_offset until none is left. */
+static int pending_all(const char *state, json_t **rep)
+{
+	int rc = ctl_call(state, json_pack("{s:s}", "cmd", "pending"), rep);
+	json_t *all = rc == 0 ? json_object_get(*rep, "requests") : NULL;
+	for (int page = 0; rc == 0 && page < 100000 && json_is_integer(json_object_get(*rep, "next_offset")); page++) {
+		json_int_t off = json_integer_value(json_object_get(*rep, "next_offset"));
+		json_t *next;
+		if ((rc = ctl_call(state, json_pack("{s:s,s:I}", "cmd", "pending", "offset", off), &next)) != 0)
+			break;
+		json_array_extend(all, json_object_get(next, "requests"));
+		json_object_del(*rep, "next_offset");
+		json_object_del(*rep, "more");
+		json_t *no = json_object_get(next, "next_offset");
+		if (json_is_integer(no) && json_integer_value(no) > off) {
+			json_object_set(*rep, "next_offset", no);
+			json_object_set(*rep, "more", json_object_get(next, "more"));
+		}
+		json_decref(next);
+	}
+	return rc;
+}
+
+static int cmd_review(const char *state)
+{
+	json_t *rep;
+	int rc = pending_all(state, &rep);
+	if (rc != 0)
+		return rc;
+	size_t i;
+	json_t *r;
+	json_t *reqs = json_object_get(rep, "requests");
+	if (json_array_size(reqs) == 0)
+		printf("nothing is pending\n");
+	json_array_foreach(reqs, i, r) {
+		json_t *full;
+		const char *id = json_string_value(json_object_get(r, "session_id"));
+		if (ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", id), &full) != 0)
+			continue; /* decided, timed out or cancelled since the list was made */
+		printf("\n==== %zu of %zu ====\n", i + 1, json_array_size(reqs));
+		print_request(json_object_get(full, "request"));
+		json_decref(full);
+		const char *type = json_string_value(json_object_get(r, "type"));
+		const char *sid = json_string_value(json_object_get(r, "session_id"));
+		int sel = !strcmp(type, "selection"), input = !strcmp(type, "input");
+		printf("\n%s> ", sel ? "[number] select, [r]eject, [s]kip" : input ? "[a]nswer, [r]eject, [s]kip"
+										   : "[a]pprove, [r]eject, [s]kip");
+		fflush(stdout);
+		char *line = NULL;
+		size_t cap = 0;
+		if (getline(&line, &cap, stdin) <= 0) {
+			free(line);
+			break;
+		}
+		line[strcspn(line, "\n")] = 0;
+		char *text = NULL;
+		size_t tc = 0;
+		if (line[0] == 'r') {
+			printf("reason> ");
+			fflush(stdout);
+			if (getline(&text, &tc, stdin) > 0) {
+				text[strcspn(text, "\n")] = 0;
+				rc = cmd_decide(state, sid, "rejected", text, 0);
+			}
+		} else if (line[0] == 'a' && input) {
+			printf("answer> ");
+			fflush(stdout);
+			if (getline(&text, &tc, stdin) > 0) {
+				text[strcspn(text, "\n")] = 0;
+				rc = cmd_decide(state, sid, "answered", text, 0);
+			}
+		} else if (line[0] == 'a' && !sel) {
+			rc = cmd_decide(state, sid, "approved", NULL, 0);
+		} else if (sel && line[0] >= '1' && line[0] <= '9') {
+			rc = cmd_decide(state, sid, "selected", NULL, strtol(line, NULL, 10));
+		}
+		free(line);
+		free(text);
+	}
+	json_decref(rep);
+	return rc;
+}
+
+int cmd_reviewer(const char *state, int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	int json = argc > 1 && !strcmp(argv[argc - 1], "--json");
+	if (json)
+		argc--;
+	json_t *rep;
+	int rc;
+	if (!strcmp(cmd, "pending") && argc == 1) {
+		if ((rc = pending_all(state, &rep)) != 0)
+			return rc;
+		json_t *reqs = json_object_get(rep, "requests");
+		if (json) {
+			char *s = json_dumps(reqs, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi or invisible character on a terminal */
+			printf("%s\n", s);
+			free(s);
+		} else {
+			size_t i;
+			json_t *r;
+			if (json_array_size(reqs) == 0)
+				printf("nothing is pending\n");
+			json_array_foreach(reqs, i, r) {
+				long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
+				printf("%s  %-12s %4llds left  ", json_string_value(json_object_get(r, "session_id")),
+				       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0);
+				const char *msg = json_string_value(json_object_get(r, "message"));
+				size_t mn = msg ? strlen(msg) : 0;
+				for (mn = mn > 70 ? 70 : mn; msg && mn > 0 && ((unsigned char)msg[mn] & 0xC0) == 0x80; mn--)
+					; /* cut on a character boundary */
+				show_text(msg ? msg : "", mn, 0);
+				printf("\n");
+			}
+			if (json_integer_value(json_object_get(rep, "more")) > 0)
+				printf("... and %lld more\n", (long long)json_integer_value(json_object_get(rep, "more")));
+		}
+		json_decref(rep);
+		return 0;
+	}
+	if (!strcmp(cmd, "show") && argc == 2) {
+		if ((rc = ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", argv[1]), &rep)) != 0)
+			return rc;
+		if (json) {
+			char *s = json_dumps(json_object_get(rep, "request"), JSON_INDENT(2) | JSON_ENSURE_ASCII);
+			printf("%s\n", s);
+			free(s);
+		} else {
+			print_request(json_object_get(rep, "request"));
+		}
+		json_decref(rep);
+		return 0;
+	}
+	if (!strcmp(cmd, "whoami") && argc == 1) {
+		if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "whoami"), &rep)) != 0)
+			return rc;
+		printf("%s (uid %lld)\n", json_string_value(json_object_get(rep, "reviewer")),
+		       (long long)json_integer_value(json_object_get(rep, "uid")));
+		json_decref(rep);
+		return 0;
+	}
+	if (!strcmp(cmd, "status") && argc == 1) {
+		if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "status"), &rep)) != 0)
+			return rc;
+		json_object_del(rep, "ok");
+		if (json) {
+			char *s = json_dumps(rep, JSON_INDENT(2));
+			printf("%s\n", s);
+			free(s);
+		} else {
+			const char *k;
+			json_t *v;
+			json_object_foreach(rep, k, v) {
+				printf("%-24s %lld\n", k, (long long)json_integer_value(v));
+			}
+		}
+		json_decref(rep);
+		return 0;
+	}
+	if (!strcmp(cmd, "approve") && (argc == 2 || (argc == 4 && !strcmp(argv[2], "-m"))))
+		return cmd_decide(state, argv[1], "approved", argc == 4 ? argv[3] : NULL, 0);
+	if (!strcmp(cmd, "reject") && argc == 4 && !strcmp(argv[2], "-m"))
+		return cmd_decide(state, argv[1], "rejected", argv[3], 0);
+	if (!strcmp(cmd, "reject"))
+		return die(2, "reject needs a reason the agent will read: assent reject ID -m TEXT");
+	if (!strcmp(cmd, "answer") && argc == 3)
+		return cmd_decide(state, argv[1], "answered", argv[2], 0);
+	if (!strcmp(cmd, "select") && argc == 3) {
+		uint64_t n;
+		if (parse_u64(argv[2], &n) != 0 || n < 1 || n > 64)
+			return die(2, "select: '%s' is not an option number (1, 2, ...)", argv[2]);
+		return cmd_decide(state, argv[1], "selected", NULL, (long)n);
+	}
+	if (!strcmp(cmd, "review") && argc == 1)
+		return cmd_review(state);
+	return die(2, "usage: assent %s ... (see assent --help)", cmd);
+}

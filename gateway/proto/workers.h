@@ -1,0 +1,32 @@
+/* What the signer and its jailed workers agree on about the worker processes: the
+ * binary the signer executes, its command line, the descriptors it starts with, and
+ * the uid each kind of worker drops to when the signer runs as root. */
+#ifndef ASSENT_WORKERS_H
+#define ASSENT_WORKERS_H
+
+#include <sys/types.h>
+
+#define ASSENT_VERSION "0.1.0"
+
+/* The workers' own binary (gateway/worker/main.c), which assentd finds in its own
+ * directory: `make install` puts both in PREFIX/bin. The signer starts each worker as
+ * `assent-worker KIND [--uid N]` (KIND mcp or review; N the uid and gid to drop to,
+ * given only by a signer running as root), with an empty environment, 0-2 on
+ * /dev/null and these descriptors: */
+#define WORKER_EXE "assent-worker"
+#define WORKER_IPC_FD 3
+#define WORKER_HTTP_FD 4 /* the agent HTTP listener (mcp worker), the reviewer listener (review worker) */
+#define WORKER_PROXY_FD 5 /* the review worker: the reverse proxy's unix socket, when configured */
+
+/* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, ...), for a
+ * signer running as root: base + index, base from `base_text` (ASSENT_WORKER_UID) or
+ * JAIL_WORKER_UID_DEFAULT when NULL or empty. Refused (AS_EINVAL, err names why) when the
+ * range base .. base + JAIL_WORKER_KINDS - 1 includes 0, 65534, 65535 or (uid_t)-1, or when
+ * the uid or gid is an account or group of the user database whose name does not start
+ * with "assent": a uid that another process may run as would let it signal the worker.
+ * Each kind has its own uid, so one compromised worker cannot signal the other either. */
+#define JAIL_WORKER_UID_DEFAULT 66000u
+#define JAIL_WORKER_KINDS 16u
+int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err);
+
+#endif
