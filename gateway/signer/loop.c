@@ -491,8 +491,8 @@ static int turn(struct signer *s)
 	for (int k = 0; k < NWORKERS; k++) {
 		if (s->w[k].fd < 0)
 			continue;
-		if (pf[3 + k].revents & POLLOUT)
-			ipc_flush(&s->w[k].ipc, err);
+		if ((pf[3 + k].revents & POLLOUT) && ipc_flush(&s->w[k].ipc, err) != 0)
+			slog("debug", "%s worker: %s", s->w[k].kind, err); /* gone: its input says so next */
 		if ((pf[3 + k].revents & (POLLIN | POLLHUP | POLLERR)) || (s->w[k].backlog && !worker_throttled(s, k)))
 			worker_input(s, k);
 	}

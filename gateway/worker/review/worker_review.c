@@ -25,20 +25,26 @@
 struct rconn {
 	uint64_t id;
 	int fd, used;
+	int stuck; /* an answer did not fit in out (a reviewer not reading): closed */
 	struct buf in, out;
 };
 
 static struct rconn conns[PROTO_CONNS_MAX];
 static int g_ipc;
 
+/* One answer line for c's reviewer. */
+static void conn_say(struct rconn *c, const char *s, size_t n)
+{
+	if (buf_put(&c->out, s, n) != 0 || buf_putc(&c->out, '\n') != 0)
+		c->stuck = 1;
+}
+
 static void reply_error(struct rconn *c, const char *msg)
 {
 	json_t *j = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
 	char *s = json_dumps(j, JSON_COMPACT);
-	if (s) {
-		buf_put(&c->out, s, strlen(s));
-		buf_putc(&c->out, '\n');
-	}
+	if (s)
+		conn_say(c, s, strlen(s));
 	free(s);
 	json_decref(j);
 }
@@ -163,7 +169,7 @@ static void conn_serve(struct rconn *c, short revents)
 {
 	if (!c->used)
 		return;
-	if ((revents & (POLLIN | POLLHUP | POLLERR)) && conn_read(c) != 0) {
+	if (c->stuck || ((revents & (POLLIN | POLLHUP | POLLERR)) && conn_read(c) != 0)) {
 		conn_close(c);
 		return;
 	}
@@ -211,10 +217,8 @@ static void on_frame(struct ipc_frame *f)
 		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &n, err) != 0)
 			return;
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
-			if (conns[i].used && conns[i].id == conn) {
-				buf_put(&conns[i].out, js, n);
-				buf_putc(&conns[i].out, '\n');
-			}
+			if (conns[i].used && conns[i].id == conn)
+				conn_say(&conns[i], js, n);
 		}
 	}
 }
@@ -244,8 +248,7 @@ int worker_review_main(int ipcfd)
 		return 2;
 	}
 	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	ipc_put_text(&a, hello, "kind", "review", 6);
-	if (ipc_send(ipcfd, hello, -1, err) != 0)
+	if (!hello || ipc_put_text(&a, hello, "kind", "review", 6) != 0 || ipc_send(ipcfd, hello, -1, err) != 0)
 		return 2;
 	struct pollfd pf[PROTO_CONNS_MAX + 3];
 	size_t map[PROTO_CONNS_MAX + 3];

@@ -405,10 +405,19 @@ static struct wreq *find(uint64_t id)
 	return NULL;
 }
 
+/* Text for h's event stream: a client that lets PROTO_JSON_MAX pile up unread has its
+ * stream ended (the page opens another). */
+static void stream_text(struct wreq *h, const char *t)
+{
+	if (buf_put(&h->out, t, strlen(t)) != 0)
+		h->finished = 1;
+}
+
 static void stream_event(struct wreq *h)
 {
-	buf_printf(&h->out, "event: pending\ndata: {\"version\":%llu,\"pending\":%llu}\n\n", (unsigned long long)W.version,
-		   (unsigned long long)W.pending);
+	if (buf_printf(&h->out, "event: pending\ndata: {\"version\":%llu,\"pending\":%llu}\n\n",
+		       (unsigned long long)W.version, (unsigned long long)W.pending) != 0)
+		h->finished = 1;
 }
 
 /* The signer let a reviewer's event stream open, and said how many one reviewer may
@@ -450,7 +459,7 @@ static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t 
 	h->stream_end = now + (uint64_t)life * 1000;
 	h->st = W_STREAM;
 	buf_reset(&h->out);
-	buf_printf(&h->out, "retry: 2000\n\n");
+	stream_text(h, "retry: 2000\n\n");
 	stream_event(h);
 	h->next_keepalive = now + WEB_KEEPALIVE_MS;
 	json_decref(j);
@@ -504,7 +513,7 @@ static void on_push(const struct ipc_frame *f)
 			continue;
 		for (size_t i = 0; ended && ended->t == CV_ARRAY && i < ended->n; i++)
 			if (ended->items[i].t == CV_UINT && h->wsid && ended->items[i].u == h->wsid) {
-				buf_printf(&h->out, "event: logout\ndata: {}\n\n");
+				stream_text(h, "event: logout\ndata: {}\n\n");
 				h->finished = 1;
 			}
 		if (!h->finished)
@@ -521,8 +530,12 @@ void web_frame(const struct ipc_frame *f)
 	else if (f->type == F_WEB_PUSH)
 		on_push(f);
 	else if (f->type == F_STATS) {
-		ipc_get_uint(f->body, "pending", UINT64_MAX, &W.pending, err);
-		ipc_get_uint(f->body, "uptime", UINT64_MAX, &W.uptime, err);
+		uint64_t p, u; /* a stats frame without both changes nothing */
+		if (ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err) == 0 &&
+		    ipc_get_uint(f->body, "uptime", UINT64_MAX, &u, err) == 0) {
+			W.pending = p;
+			W.uptime = u;
+		}
 	}
 }
 
@@ -795,12 +808,12 @@ void web_run(void)
 	uint64_t now = mono_ms();
 	for (struct wreq *h = W.reqs; h; h = h->next) {
 		if (h->st == W_STREAMING && !h->finished && now >= h->stream_end) {
-			buf_printf(&h->out, "event: end\ndata: {\"reason\":\"lifetime\"}\n\n");
+			stream_text(h, "event: end\ndata: {\"reason\":\"lifetime\"}\n\n");
 			h->finished = 1; /* the page opens a new one, authenticated again */
 			wake(h);
 		}
 		if (h->st == W_STREAMING && !h->finished && now >= h->next_keepalive) {
-			buf_printf(&h->out, ": keep-alive\n\n");
+			stream_text(h, ": keep-alive\n\n");
 			h->next_keepalive = now + WEB_KEEPALIVE_MS;
 			wake(h);
 		}
