@@ -144,23 +144,17 @@ void commit_batch(struct signer *s)
 	}
 }
 
-struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
-{
-	cv_set_text(a, &m->items[2 * *i], k, strlen(k));
-	return &m->items[2 * (*i)++ + 1];
-}
-
 struct op *append_simple(struct signer *s, const char *kind, const char *sid, const char *reason, op_done done)
 {
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
 	struct cv *m = cv_map(&a, 3);
 	size_t i = 0;
-	cv_set_text(&a, kv(&a, m, &i, "kind"), kind, strlen(kind));
-	cv_set_text(&a, kv(&a, m, &i, "session_id"), sid, strlen(sid));
-	cv_set_text(&a, kv(&a, m, &i, "reason"), reason, strlen(reason));
-	char err[AS_ERRLEN];
-	struct op *o = op_add(s, m, done, err);
+	char err[AS_ERRLEN] = "out of memory";
+	struct op *o = NULL;
+	if ((kv_text(&a, m, &i, "kind", kind, strlen(kind)) | kv_text(&a, m, &i, "session_id", sid, strlen(sid)) |
+	     kv_text(&a, m, &i, "reason", reason, strlen(reason))) == 0)
+		o = op_add(s, m, done, err);
 	if (!o)
 		slog("error", "ledger: %s entry for %s: %s", kind, sid, err);
 	cv_arena_free(&a);

@@ -272,8 +272,14 @@ void security_event(struct signer *s, int k, const char *what);
 /* commit.c */
 struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err);
 void commit_batch(struct signer *s);
-struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k);
 struct op *append_simple(struct signer *s, const char *kind, const char *sid, const char *reason, op_done done);
+
+/* fields.c: an entry's fields; every builder fails on a NULL slot, so one check covers an entry */
+struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k);
+int slot_text(struct cv_arena *a, struct cv *slot, const char *v, size_t n) AS_MUST_USE;
+int slot_map(struct cv_arena *a, struct cv *slot, size_t npairs) AS_MUST_USE;
+int kv_text(struct cv_arena *a, struct cv *m, size_t *i, const char *k, const char *v, size_t n) AS_MUST_USE;
+int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t v) AS_MUST_USE;
 
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
