@@ -9,12 +9,8 @@
 #include <stddef.h>
 
 #include "common/cbor.h"
-#include "gateway/worker/mcp/mcp.h"
+#include "gateway/proto/limits.h"
 #include "common/text.h"
-
-/* F_REQUEST and F_SESSION_INFO client: "name/version" as initialize declared it, TEXT_LINE,
- * cut by the worker (action_client) to what the signer keeps. */
-#define ACTION_CLIENT_MAX 159
 
 enum action_shape {
 	AF_TEXT,     /* a text of min..max bytes in class cls */

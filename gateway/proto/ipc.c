@@ -3,6 +3,7 @@
  * format and the reasons for SOCK_SEQPACKET are in ipc.h. */
 #define _GNU_SOURCE
 #include "gateway/proto/ipc.h"
+#include "gateway/proto/frames.h"
 #include "gateway/proto/proto.h"
 
 #include <errno.h>
@@ -649,6 +650,7 @@ int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_
 		 char *err)
 {
 	int rc;
+	const struct frame_table *tb;
 	size_t i = 0;
 	while (i < n && rules[i].type != f->type)
 		i++;
@@ -669,6 +671,8 @@ int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_
 			     f->nfds);
 	else if (!rules[i].handler)
 		rc = as_fail(err, AS_EINVAL, "IPC dispatch: frame type %u has no handler", f->type);
+	else if ((tb = frame_table_find(f->type)) && frame_fields_check(tb, f->body, err) != 0)
+		rc = AS_ECORRUPT; /* the handler reads its fields as the table let them in */
 	else {
 		if (rules[i].flags & IPC_ONCE)
 			*once |= (uint64_t)1 << i;

@@ -35,8 +35,6 @@ enum {
 	F_WEB_PUSH = 107,   /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
 };
 
-#define PROTO_RID_MAX 300      /* a JSON-RPC id, as JSON text */
-#define PROTO_JSON_MAX (4u << 20)
-#define PROTO_CONNS_MAX 256    /* client connections one worker serves */
+#include "gateway/proto/limits.h" /* PROTO_RID_MAX and every other shared limit */
 
 #endif

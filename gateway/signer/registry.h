@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define REG_FILE "identities.json"
+#include "gateway/proto/statedir.h"
+#define REG_FILE STATE_REGISTRY_FILE
 #define REG_NAME_MAX 64
 #define REG_KEY_LEN 46 /* "ak_" and 43 base64url characters of 32 random bytes */
 
