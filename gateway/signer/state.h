@@ -352,6 +352,8 @@ void web_credentials_changed(struct signer *s, const struct registry *old);
 int h_web(void *ctx, struct ipc_frame *f, char *err);
 
 /* loop.c */
+/* One frame of worker k through its dispatch table (in worker k's state). */
+int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err);
 void ctl_unwatch(struct signer *s, size_t i);
 int ctl_gone(struct signer *s, struct conn *c);
 
