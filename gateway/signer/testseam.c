@@ -78,6 +78,9 @@ struct signer *signer_test_new(const char *state, const char *policy, char *err)
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
 	m->peer = -1;
 	s->started_ms = now_ms();
+	const char *ll = getenv("FEEDBACK_LOG_LEVEL"); /* as signer_main reads it */
+	if (ll && *ll && log_rank(ll) >= 0 && log_rank(ll) <= 3)
+		log_min = log_rank(ll);
 	if (seam_open(m, err) != 0) {
 		signer_test_free(s);
 		return NULL;
@@ -103,6 +106,7 @@ void signer_test_free(struct signer *s)
 	if (s->ledger)
 		ledger_close(s->ledger);
 	registry_free(s->reg);
+	policy_free(s->pol);
 	if (s->w[W_MCP].fd >= 0) {
 		ipc_conn_free(&s->w[W_MCP].ipc);
 		close(s->w[W_MCP].fd);
