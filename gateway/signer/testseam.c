@@ -103,6 +103,7 @@ void signer_test_free(struct signer *s)
 	free(s->batch);
 	cv_arena_free(&s->arena);
 	tokkeys_free(s->tk);
+	tok_config_clear(&s->tcfg);
 	if (s->ledger)
 		ledger_close(s->ledger);
 	registry_free(s->reg);
