@@ -180,9 +180,9 @@ static int read_entries(FILE *in, struct pending *p)
 static int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **l)
 {
 	char dir[4200], err[AS_ERRLEN];
-	snprintf(dir, sizeof dir, "%s/ledger", state);
+	snprintf(dir, sizeof dir, "%s/" STATE_LEDGER_DIR, state);
 	char keys[4200];
-	snprintf(keys, sizeof keys, "%s/keys", state);
+	snprintf(keys, sizeof keys, "%s/" STATE_KEYS_DIR, state);
 	struct ledger_opts opts = *o;
 	opts.keys_dir = keys;
 	int rc = ledger_open(dir, &opts, l, err);
@@ -371,7 +371,7 @@ static int cmd_keygen(const char *state, int argc, char **argv)
 		return die(1, "tokens are %s by FEEDBACK_SIGN_TOKENS: there is no ES256 key to make",
 			   cfg.mode == TOK_OFF ? "disabled" : "HS256-signed");
 	}
-	snprintf(keys, sizeof keys, "%s/keys", state);
+	snprintf(keys, sizeof keys, "%s/" STATE_KEYS_DIR, state);
 	struct ledger_opts o = {0};
 	struct ledger *l;
 	int rc = open_ledger(state, &o, &l);
@@ -545,7 +545,7 @@ static int cmd_identity(const char *state, const char *kind, int argc, char **ar
 static int ctl_call(const char *state, json_t *req, json_t **rep)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s/control.sock", state);
+	snprintf(path, sizeof path, "%s/" STATE_CONTROL_SOCK, state);
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof sa.sun_path)
 		return die(2, "state directory path too long");
