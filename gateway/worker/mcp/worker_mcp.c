@@ -153,6 +153,11 @@ static int id_parse(const char *txt, size_t n, struct mcp_id *id)
 
 static int send_frame(struct mw *w, struct cv *f);
 
+/* What this worker sends, the signer's field tables (gateway/proto/frames.c) let in. */
+_Static_assert(MH_BEARER_MAX <= PROTO_BEARER_MAX && MH_SESSION_LEN <= PROTO_SESSION_MAX,
+	       "F_HTTP_AUTH bearer and session fit the table");
+_Static_assert(MCP_WAIT_MAX <= PROTO_WAIT_MAX, "F_COLLECT wait fits the table");
+
 /* A frame about one connection: {conn} (F_CONN_CLOSED, F_SESSION_END), or {conn, rid}
  * (F_CANCEL) when rid is given. */
 static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
