@@ -310,6 +310,11 @@ int h_conn_closed(void *ctx, struct ipc_frame *f, char *err);
 int h_log(void *ctx, struct ipc_frame *f, char *err);
 int h_hello(void *ctx, struct ipc_frame *f, char *err);
 
+/* reqrecord.c */
+struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
+			 const struct pq_item *it, const char *uid_agent);
+void request_view(struct req *r, const struct conn *c, const struct pq_item *it, const char *uid_agent);
+
 /* policyglue.c */
 size_t req_subjects(const struct req *r, struct tok_subject out[16]);
 const char *req_token_aud(const struct req *r);
