@@ -24,7 +24,12 @@
 #define ACTION_CLIENT_MAX 159
 
 /* ---- frames ---- */
-#define PROTO_RID_MAX 300	  /* a JSON-RPC id, as JSON text */
+#define MCP_ID_MAX 256 /* bytes of a string id or progress token */
+/* A JSON-RPC id as JSON text (the worker's id_json), which the signer echoes back: as
+ * long as the longest id escapes to (every byte of a MCP_ID_MAX-byte string as \u00XX,
+ * and the quotes), so that the text is never cut. At 300, an id of some 50 escaped
+ * characters was cut, and its answer was never delivered. */
+#define PROTO_RID_MAX (2 + 6 * MCP_ID_MAX)
 #define PROTO_JSON_MAX (4u << 20) /* a JSON answer the signer sends */
 #define PROTO_CONNS_MAX 256	  /* client connections one worker serves */
 #define PROTO_KIND_MAX 16	  /* F_HELLO kind */
