@@ -1,6 +1,7 @@
 /* The frames the signer and its workers exchange (gateway/proto/ipc.h carries them).
- * Every field a worker sends is checked by the signer against its own state; a
- * frame a worker may not send in its state is an attack (see signer.c). */
+ * Every field a worker sends is checked against its type's field table (frames.c)
+ * and by the signer against its own state; a frame a worker may not send in its
+ * state is an attack (gateway/signer/loop.c). */
 #ifndef ASSENT_PROTO_H
 #define ASSENT_PROTO_H
 
@@ -9,7 +10,7 @@ enum {
 	F_HELLO = 1,        /* {kind: "mcp" | "review"}: once, first */
 	F_CONN_CLOSED = 2,  /* {conn}: a client connection ended */
 	F_LOG = 3,          /* {level, text} */
-	F_REQUEST = 10,     /* mcp: {conn, rid, action (map), timeout, wait, client, contents?, hreq?}
+	F_REQUEST = 10,     /* mcp: {conn, rid, action (bytes: its canonical CBOR), timeout, wait, client, contents?, hreq?}
 			     * contents: one item per action.subject, its bytes or null; hreq (HTTP
 			     * sessions only): the F_HTTP_AUTH whose connection the signer measured */
 	F_COLLECT = 11,     /* mcp: {conn, rid, sid, wait} get_feedback */
@@ -35,9 +36,6 @@ enum {
 	F_WEB_PUSH = 107,   /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
 };
 
-#define PROTO_RID_MAX 300      /* a JSON-RPC id, as JSON text */
-#define PROTO_JSON_MAX (4u << 20)
-#define PROTO_CONNS_MAX 256    /* client connections one worker serves */
-#define PROTO_NAME_MAX 64      /* a reviewer's or agent's name (the registry's REG_NAME_MAX) */
+#include "gateway/proto/limits.h" /* PROTO_RID_MAX and every other shared limit */
 
 #endif

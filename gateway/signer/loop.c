@@ -79,6 +79,16 @@ static const struct ipc_rule review_rules[] = {
 	{F_WEB, READY, IPC_FDS, h_web},
 };
 
+int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
+{
+	struct worker *w = &s->w[k];
+	s->cur = k;
+	return k == W_MCP ? ipc_dispatch(mcp_rules, sizeof mcp_rules / sizeof *mcp_rules, IPC_STATE(w->state), &w->once,
+					 s, f, err)
+			  : ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules, IPC_STATE(w->state),
+					 &w->once, s, f, err);
+}
+
 static int worker_throttled(const struct signer *s, int k)
 {
 	return s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) > IPC_TXQ_MAX / 2;
@@ -128,11 +138,7 @@ static void worker_input(struct signer *s, int k)
 			security_event(s, k, err);
 			return;
 		}
-		s->cur = k;
-		int rc = k == W_MCP ? ipc_dispatch(mcp_rules, sizeof mcp_rules / sizeof *mcp_rules, IPC_STATE(w->state),
-						   &w->once, s, &f, err)
-				    : ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules,
-						   IPC_STATE(w->state), &w->once, s, &f, err);
+		int rc = signer_dispatch(s, k, &f, err);
 		if (rc == AS_ENOTFOUND) { /* stale: about a connection that ended meanwhile */
 			slog("info", "%s worker: %s", w->kind, err);
 			continue;

@@ -153,6 +153,11 @@ static int id_parse(const char *txt, size_t n, struct mcp_id *id)
 
 static int send_frame(struct mw *w, struct cv *f);
 
+/* What this worker sends, the signer's field tables (gateway/proto/frames.c) let in. */
+_Static_assert(MH_BEARER_MAX <= PROTO_BEARER_MAX && MH_SESSION_LEN <= PROTO_SESSION_MAX,
+	       "F_HTTP_AUTH bearer and session fit the table");
+_Static_assert(MCP_WAIT_MAX <= PROTO_WAIT_MAX, "F_COLLECT wait fits the table");
+
 /* A frame about one connection: {conn} (F_CONN_CLOSED, F_SESSION_END), or {conn, rid}
  * (F_CANCEL) when rid is given. */
 static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
@@ -214,19 +219,18 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		struct mcp_feedback fb;
 		struct buf act;
 		buf_init(&act, MCP_ACTION_MAX);
-		struct cv *action = NULL;
 		int rc = mcp_check_request_feedback(args, &fb, err);
 		if (rc == 0)
 			rc = mcp_feedback_redact(&fb, NULL, 0, err);
 		if (rc == 0)
 			rc = mcp_feedback_action(&fb, &act, err);
-		if (rc == 0)
-			rc = cbor_decode(act.p, act.len, a, &action, err);
 		if (rc == 0) {
 			f = ipc_frame_new(a, F_REQUEST, 8);
+			/* The action's canonical CBOR as mcp_feedback_action encoded it, once: the
+			 * signer hashes these very bytes and decodes them once (proto.h). */
 			struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
 			if (slot)
-				*slot = *action;
+				*slot = (struct cv){.t = CV_BYTES, .s = act.p, .n = act.len};
 			/* The subjects' bytes, so that the signer hashes them itself and a
 			 * reviewer can read them: one item per subject, null for a digest only. */
 			struct cv *arr = slot && fb.nsubjects ? cv_array(a, fb.nsubjects) : NULL;
@@ -256,7 +260,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			answer_tool_error(c, &m->id, err);
 			return;
 		}
-		send_frame(w, f); /* before act is freed: the decoded action points into it */
+		send_frame(w, f); /* before act is freed: the frame's action points into it */
 		buf_free(&act);
 		if (wait) {
 			for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
