@@ -6,34 +6,30 @@
 #include <string.h>
 
 /* The entry's requester: who asked, as measured (uid, agent key, anonymous) and the
- * client it declared, and the uid or registered agent measured besides. */
-static void requester_put(struct cv_arena *a, struct cv *rq, const struct conn *c, const struct req *r,
-			  const char *uid_agent)
+ * client it declared, and the uid or registered agent measured besides. 0, or AS_ENOMEM. */
+static int requester_put(struct cv_arena *a, struct cv *rq, const struct conn *c, const struct req *r,
+			 const char *uid_agent)
 {
-	rq->t = CV_MAP;
-	rq->n = 2;
-	rq->items = cv_alloc(a, 6);
+	GUARD(slot_map(a, rq, 3));
+	size_t i = 0;
+	int rc;
 	if (!c->http) { /* measured: SO_PEERCRED */
-		cv_set_text(a, &rq->items[0], "uid", 3);
-		cv_set_uint(&rq->items[1], (uint64_t)c->uid);
+		rc = kv_uint(a, rq, &i, "uid", (uint64_t)c->uid);
 	} else if (c->agent[0]) { /* authenticated: its API key */
-		cv_set_text(a, &rq->items[0], "agent", 5);
-		cv_set_text(a, &rq->items[1], c->agent, strlen(c->agent));
+		rc = kv_text(a, rq, &i, "agent", c->agent, strlen(c->agent));
 	} else {
-		cv_set_text(a, &rq->items[0], "anonymous", 9);
-		rq->items[1].t = CV_TRUE;
+		struct cv *t = kv(a, rq, &i, "anonymous");
+		rc = t ? 0 : AS_ENOMEM;
+		if (t)
+			t->t = CV_TRUE;
 	}
-	cv_set_text(a, &rq->items[2], "client", 6);
-	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
-	if (c->http && r->uid != (uid_t)-1) { /* measured: the owner of its loopback connection */
-		cv_set_text(a, &rq->items[4], "uid", 3);
-		cv_set_uint(&rq->items[5], (uint64_t)r->uid);
-		rq->n = 3;
-	} else if (uid_agent) {
-		cv_set_text(a, &rq->items[4], "agent", 5);
-		cv_set_text(a, &rq->items[5], uid_agent, strlen(uid_agent));
-		rq->n = 3;
-	}
+	rc |= kv_text(a, rq, &i, "client", r->client, strlen(r->client));
+	if (c->http && r->uid != (uid_t)-1) /* measured: the owner of its loopback connection */
+		rc |= kv_uint(a, rq, &i, "uid", (uint64_t)r->uid);
+	else if (uid_agent)
+		rc |= kv_text(a, rq, &i, "agent", uid_agent, strlen(uid_agent));
+	rq->n = i;
+	return rc ? AS_ENOMEM : 0;
 }
 
 /* The request entry, in the action's own arena: the action's fields (shared, not
@@ -49,15 +45,14 @@ struct cv *request_entry(struct cv_arena *a, const struct cv *action, const stru
 		m->items[2 * i] = action->items[2 * k];
 		m->items[2 * i++ + 1] = action->items[2 * k + 1];
 	}
-	cv_set_text(a, kv(a, m, &i, "kind"), "request", 7);
-	cv_set_text(a, kv(a, m, &i, "session_id"), it->session_id, strlen(it->session_id));
-	requester_put(a, kv(a, m, &i, "requester"), c, r, uid_agent);
-	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
-	cv_set_uint(kv(a, m, &i, "deadline"), it->deadline_ms);
+	int rc = kv_text(a, m, &i, "kind", "request", 7) |
+		 kv_text(a, m, &i, "session_id", it->session_id, strlen(it->session_id)) |
+		 requester_put(a, kv(a, m, &i, "requester"), c, r, uid_agent) |
+		 kv_text(a, m, &i, "action", r->action, strlen(r->action)) | kv_uint(a, m, &i, "deadline", it->deadline_ms);
 	if (r->has_pd)
-		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+		rc |= put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	m->n = i;
-	return m;
+	return rc ? NULL : m;
 }
 
 /* What a reviewer is shown besides the action: the same facts as the entry. */

@@ -327,9 +327,9 @@ void request_view(struct req *r, const struct conn *c, const struct pq_item *it,
 /* policyglue.c */
 size_t req_subjects(const struct req *r, struct tok_subject out[16]);
 const char *req_token_aud(const struct req *r);
-void put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t);
+int put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t) AS_MUST_USE;
 void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d);
-void put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest);
+int put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest) AS_MUST_USE;
 void policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r);
 int load_policy(struct signer *s, char *err);
 
