@@ -12,8 +12,9 @@
  *    refused anywhere else; none leaks;
  *  - the getters accept a field exactly when it is present, of the type asked
  *    and within its maximum; dispatch calls a handler exactly when the type is
- *    known, allowed in the state, not a repeated once-only type, and carries
- *    descriptors only if allowed. */
+ *    known, allowed in the state, not a repeated once-only type, carries
+ *    descriptors only if allowed, and (for a type with a field table,
+ *    gateway/proto/frames.c) holds what its table says. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/cbor.h"
+#include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
 #include "common/util.h"
 
@@ -237,9 +239,13 @@ static void run_dispatch(struct sess *s, uint64_t *once, struct ipc_frame *f)
 	size_t i = 0;
 	while (i < NRULES && RULES[i].type != f->type)
 		i++;
+	/* Types 1-5 are also project frame types with field tables (gateway/proto/frames.c):
+	 * dispatch runs a handler only for a frame its type's table accepts. */
+	const struct frame_table *tb = frame_table_find(f->type);
+	char terr[AS_ERRLEN];
 	int allowed = i < NRULES && (RULES[i].states & IPC_STATE(s->state)) &&
 		      !((RULES[i].flags & IPC_ONCE) && (*once >> i & 1)) &&
-		      (f->nfds == 0 || (RULES[i].flags & IPC_FDS));
+		      (f->nfds == 0 || (RULES[i].flags & IPC_FDS)) && (!tb || frame_fields_check(tb, f->body, terr) == 0);
 	int before = s->calls;
 	uint64_t once_before = *once;
 	memset(err, 'X', sizeof err);

@@ -354,6 +354,12 @@ const char *ledger_origin(const struct ledger *l) { return l->origin; }
 
 int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err)
 {
+	return ledger_append_fields(l, recs, NULL, n, pos, err);
+}
+
+int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const struct cv *const *given, size_t n,
+			 struct ledger_pos *pos, char *err)
+{
 	if (n == 0)
 		return 0;
 	MDB_txn *txn;
@@ -374,15 +380,17 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 		now = s.last_time;
 	s.last_time = now;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		struct cv *fields;
+		struct cv *decoded = NULL;
+		const struct cv *fields = given ? given[i] : NULL;
 		uint64_t seq = s.m.size;
 		cv_arena_reset(&l->arena);
 		buf_reset(&l->enc);
-		if (recs[i].len > ENTRY_MAX) {
+		if (!fields && recs[i].len > ENTRY_MAX) {
 			rc = as_fail(err, AS_ETOOBIG, "entry %zu of the batch is %zu bytes, over %u", i, recs[i].len, ENTRY_MAX);
 			break;
 		}
-		rc = cbor_decode(recs[i].cbor, recs[i].len, &l->arena, &fields, e2);
+		if (!fields && (rc = cbor_decode(recs[i].cbor, recs[i].len, &l->arena, &decoded, e2)) == 0)
+			fields = decoded;
 		if (rc == 0)
 			rc = entry_build(fields, seq, now, s.head, &l->enc, e2);
 		if (rc != 0) {

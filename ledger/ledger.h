@@ -65,6 +65,13 @@ int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger *
  * caller) holds its sequence number and leaf hash. On error nothing is appended;
  * err names the entry that was refused. */
 int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err) AS_MUST_USE;
+/* The same, where entry i's fields may come already decoded: fields[i] when fields and
+ * fields[i] are not NULL (recs[i] is then not read), else decoded from recs[i]. The
+ * signer hands its request entry over this way: the action in it was decoded once, on
+ * receipt, and the entry is encoded once, here (no encode-decode round trip). */
+struct cv;
+int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const struct cv *const *fields, size_t n,
+			 struct ledger_pos *pos, char *err) AS_MUST_USE;
 
 /* Sign and store a periodic checkpoint now if the tree grew since the last periodic one. */
 int ledger_checkpoint(struct ledger *l, char *err) AS_MUST_USE;

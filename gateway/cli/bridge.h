@@ -5,8 +5,10 @@
 #ifndef ASSENT_BRIDGE_H
 #define ASSENT_BRIDGE_H
 
-#define BRIDGE_AGENT_SOCK "agent.sock"
-#define BRIDGE_INFO_FILE "assentd.json" /* what the running daemon was started with */
+#include "gateway/proto/statedir.h"
+
+#define BRIDGE_AGENT_SOCK STATE_AGENT_SOCK
+#define BRIDGE_INFO_FILE STATE_INFO_FILE /* what the running daemon was started with */
 
 struct bridge_opts {
 	const char *state;       /* resolved state directory */

@@ -15,6 +15,7 @@
 #include "common/text.h"
 #include "gateway/signer/token.h"
 #include "common/util.h"
+#include "gateway/proto/statedir.h"
 
 #define LINE_MAX_BYTES (ENTRY_MAX) /* one JSON line: at most 1 MiB */
 

@@ -28,7 +28,7 @@ int cmd_keygen(const char *state, int argc, char **argv)
 		return die(1, "tokens are %s by FEEDBACK_SIGN_TOKENS: there is no ES256 key to make",
 			   cfg.mode == TOK_OFF ? "disabled" : "HS256-signed");
 	}
-	snprintf(keys, sizeof keys, "%s/keys", state);
+	snprintf(keys, sizeof keys, "%s/" STATE_KEYS_DIR, state);
 	struct ledger_opts o = {0};
 	struct ledger *l;
 	int rc = open_ledger(state, &o, &l);

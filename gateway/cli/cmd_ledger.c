@@ -92,9 +92,9 @@ static int read_entries(FILE *in, struct pending *p)
 int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **l)
 {
 	char dir[4200], err[AS_ERRLEN];
-	snprintf(dir, sizeof dir, "%s/ledger", state);
+	snprintf(dir, sizeof dir, "%s/" STATE_LEDGER_DIR, state);
 	char keys[4200];
-	snprintf(keys, sizeof keys, "%s/keys", state);
+	snprintf(keys, sizeof keys, "%s/" STATE_KEYS_DIR, state);
 	struct ledger_opts opts = *o;
 	opts.keys_dir = keys;
 	int rc = ledger_open(dir, &opts, l, err);

@@ -19,7 +19,7 @@
 static int ctl_call(const char *state, json_t *req, json_t **rep)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s/control.sock", state);
+	snprintf(path, sizeof path, "%s/" STATE_CONTROL_SOCK, state);
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof sa.sun_path)
 		return die(2, "state directory path too long");

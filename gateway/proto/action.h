@@ -9,22 +9,8 @@
 #include <stddef.h>
 
 #include "common/cbor.h"
+#include "gateway/proto/limits.h"
 #include "common/text.h"
-
-/* The limits of the action's fields: the mcp worker checks an agent's arguments against
- * them (mcp.c), the signer the frame (action_check). */
-#define MCP_NAME_MAX 256	   /* a tool name, clientInfo name/version, a subject name */
-#define MCP_MESSAGE_MAX 65536	   /* request_feedback message, bytes (also after redaction) */
-#define MCP_OPTIONS_MAX 32	   /* options of a selection */
-#define MCP_OPTION_MAX 1024	   /* bytes of one option */
-#define MCP_DEFAULT_MAX 4096	   /* bytes of `default` */
-#define MCP_CONTEXT_DEPTH 16	   /* nesting of `context` (the ledger's CBOR allows 32 in all) */
-#define MCP_SUBJECTS_MAX 16	   /* subjects of one request */
-#define MCP_AUDIENCE_MAX 128	   /* [A-Za-z0-9._:/-] */
-
-/* F_REQUEST and F_SESSION_INFO client: "name/version" as initialize declared it, TEXT_LINE,
- * cut by the worker (action_client) to what the signer keeps. */
-#define ACTION_CLIENT_MAX 159
 
 enum action_shape {
 	AF_TEXT,     /* a text of min..max bytes in class cls */

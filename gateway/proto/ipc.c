@@ -3,6 +3,7 @@
  * format and the reasons for SOCK_SEQPACKET are in ipc.h. */
 #define _GNU_SOURCE
 #include "gateway/proto/ipc.h"
+#include "gateway/proto/frames.h"
 #include "gateway/proto/proto.h"
 
 #include <errno.h>
@@ -160,6 +161,44 @@ static int peer_closed(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP)) != 0;
 }
 
+/* The descriptors of message m into got, every one taken first so that each refusal
+ * closes them all: more than IPC_FDS_MAX, a control message other than SCM_RIGHTS, or
+ * a truncated message is a violation. */
+static int take_fds(struct ipc_conn *c, struct msghdr *m, struct ipc_fdbatch *got, char *err)
+{
+	int extra = 0, foreign = 0;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS || h->cmsg_len < CMSG_LEN(0)) {
+			foreign = 1;
+			continue;
+		}
+		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int x;
+			memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
+			if (got->n < IPC_FDS_MAX) {
+				got->fds[got->n++] = x;
+			} else {
+				close(x);
+				extra = 1;
+			}
+		}
+	}
+	if (extra || (m->msg_flags & MSG_CTRUNC)) {
+		close_batch(got);
+		return conn_fail(c, err, "IPC: more than %d descriptors in one message", IPC_FDS_MAX);
+	}
+	if (foreign) {
+		close_batch(got);
+		return conn_fail(c, err, "IPC: a control message other than SCM_RIGHTS");
+	}
+	if (m->msg_flags & MSG_TRUNC) {
+		close_batch(got);
+		return conn_fail(c, err, "IPC: a message over the maximum of %u bytes", IPC_MSG_MAX);
+	}
+	return 0;
+}
+
 int ipc_read(struct ipc_conn *c, char *err)
 {
 	if (c->failed)
@@ -201,38 +240,8 @@ int ipc_read(struct ipc_conn *c, char *err)
 		return as_fail(err, AS_EIO, "IPC: receive: %s", strerror(errno));
 	}
 
-	/* Take every descriptor first, so that each path below closes them all. */
 	struct ipc_fdbatch got = {.n = 0};
-	int extra = 0, foreign = 0;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS || h->cmsg_len < CMSG_LEN(0)) {
-			foreign = 1;
-			continue;
-		}
-		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int x;
-			memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
-			if (got.n < IPC_FDS_MAX) {
-				got.fds[got.n++] = x;
-			} else {
-				close(x);
-				extra = 1;
-			}
-		}
-	}
-	if (extra || (m.msg_flags & MSG_CTRUNC)) {
-		close_batch(&got);
-		return conn_fail(c, err, "IPC: more than %d descriptors in one message", IPC_FDS_MAX);
-	}
-	if (foreign) {
-		close_batch(&got);
-		return conn_fail(c, err, "IPC: a control message other than SCM_RIGHTS");
-	}
-	if (m.msg_flags & MSG_TRUNC) {
-		close_batch(&got);
-		return conn_fail(c, err, "IPC: a message over the maximum of %u bytes", IPC_MSG_MAX);
-	}
+	GUARD(take_fds(c, &m, &got, err));
 	if (r == 0) {
 		if (got.n) {
 			close_batch(&got);
@@ -649,6 +658,7 @@ int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_
 		 char *err)
 {
 	int rc;
+	const struct frame_table *tb;
 	size_t i = 0;
 	while (i < n && rules[i].type != f->type)
 		i++;
@@ -669,6 +679,8 @@ int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_
 			     f->nfds);
 	else if (!rules[i].handler)
 		rc = as_fail(err, AS_EINVAL, "IPC dispatch: frame type %u has no handler", f->type);
+	else if ((tb = frame_table_find(f->type)) && frame_fields_check(tb, f->body, err) != 0)
+		rc = AS_ECORRUPT; /* the handler reads its fields as the table let them in */
 	else {
 		if (rules[i].flags & IPC_ONCE)
 			*once |= (uint64_t)1 << i;

@@ -197,10 +197,12 @@ struct ipc_rule {
 /* Find f->type in rules[0..n) (at most 64 entries), check it is allowed in state
  * (a single bit, else AS_EINVAL), that an IPC_ONCE rule has not run before (bit i
  * of *once is rule i; set before the handler runs, so a failing handler cannot be
- * retried) and that only IPC_FDS types carry descriptors; then call the handler
- * once and return what it returns. A refusal (unknown type, wrong state, once-only
- * type again, unexpected descriptors) is AS_ECORRUPT and calls no handler. Either
- * way every descriptor left in f is closed. */
+ * retried), that only IPC_FDS types carry descriptors, and that the frame holds what
+ * its type's field table says (gateway/proto/frames.h: every type a worker sends has
+ * one); then call the handler once and return what it returns. A refusal (unknown
+ * type, wrong state, once-only type again, unexpected descriptors, a field missing,
+ * unknown, of another type or over its maximum) is AS_ECORRUPT, names what was wrong
+ * and calls no handler. Either way every descriptor left in f is closed. */
 int ipc_dispatch(const struct ipc_rule *rules, size_t n, uint32_t state, uint64_t *once, void *ctx, struct ipc_frame *f,
 		 char *err) AS_MUST_USE AS_MUST_USE;
 

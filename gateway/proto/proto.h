@@ -1,7 +1,8 @@
 /* The frames the signer and its workers exchange (gateway/proto/ipc.h carries them).
- * Every field a worker sends is checked by the signer against its own state; a
- * frame a worker may not send in its state is an attack (see gateway/signer/loop.c,
- * whose dispatch tables have one row per type a worker may send). */
+ * Every field a worker sends is checked against its type's field table (frames.c)
+ * and by the signer against its own state; a frame a worker may not send in its
+ * state is an attack (gateway/signer/loop.c, whose dispatch tables have one row per
+ * type a worker may send). */
 #ifndef ASSENT_PROTO_H
 #define ASSENT_PROTO_H
 
@@ -10,7 +11,7 @@ enum {
 	F_HELLO = 1,        /* {kind: "mcp" | "review"}: once, first */
 	F_CONN_CLOSED = 2,  /* {conn}: a client connection ended */
 	F_LOG = 3,          /* {level, text} */
-	F_REQUEST = 10,     /* mcp: {conn, rid, action (map), timeout, wait, client, contents?, hreq?}
+	F_REQUEST = 10,     /* mcp: {conn, rid, action (bytes: its canonical CBOR), timeout, wait, client, contents?, hreq?}
 			     * contents: one item per action.subject, its bytes or null; hreq (HTTP
 			     * sessions only): the F_HTTP_AUTH whose connection the signer measured */
 	F_COLLECT = 11,     /* mcp: {conn, rid, sid, wait} get_feedback */
@@ -76,9 +77,6 @@ enum proto_status {
 	PS_COUNT
 };
 
-#define PROTO_RID_MAX 300      /* a JSON-RPC id, as JSON text */
-#define PROTO_JSON_MAX (4u << 20)
-#define PROTO_CONNS_MAX 256    /* client connections one worker serves */
-#define PROTO_NAME_MAX 64      /* a reviewer's or agent's name (the registry's REG_NAME_MAX) */
+#include "gateway/proto/limits.h" /* PROTO_RID_MAX and every other shared limit */
 
 #endif

@@ -52,28 +52,11 @@
 #include "common/util.h"
 #include "gateway/signer/websess.h"
 
-/* Every key of frame f is "t" or one of keys (NULL-terminated): a field its type
- * does not have is a violation, not something to ignore. */
-int fields_known(const struct ipc_frame *f, const char *const *keys, char *err)
+/* A command on a control connection (its fields passed its type's table in
+ * gateway/proto/frames.c before the handler ran): the connection is one the signer
+ * handed over, and its reviewer is still there. */
+static int ctl_begin(struct signer *s, struct ipc_frame *f, struct conn **c, char *err)
 {
-	const struct cv *m = f->body;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct cv *k = &m->items[2 * i];
-		size_t j = 0;
-		while (keys[j] && !cv_text_eq(k, keys[j]))
-			j++;
-		if (!keys[j] && !cv_text_eq(k, "t"))
-			return as_fail(err, AS_ECORRUPT, "a frame of type %u with a field it does not have ('%.*s')",
-				       (unsigned)f->type, k->n > 32 ? 32 : (int)k->n, k->s);
-	}
-	return 0;
-}
-
-/* A command on a control connection: its fields are among its type's, and the
- * connection is one the signer handed over whose reviewer is still there. */
-static int ctl_begin(struct signer *s, struct ipc_frame *f, const char *const *keys, struct conn **c, char *err)
-{
-	GUARD(fields_known(f, keys, err));
 	GUARD(get_conn(s, f, W_REVIEW, c, err));
 	if (ctl_gone(s, *c))
 		return as_fail(err, AS_ENOTFOUND, "a command on connection %llu, whose reviewer has left: refused",
@@ -104,13 +87,11 @@ static int ctl_sid(const struct cv *b, char id[65], char *err)
 	return 0;
 }
 
-static const char *const ctl_keys_conn[] = {"conn", NULL};
-
 int h_ctl_whoami(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	GUARD(ctl_begin(s, f, ctl_keys_conn, &c, err));
+	GUARD(ctl_begin(s, f, &c, err));
 	const char *reviewer = ctl_reviewer(s, c);
 	if (reviewer)
 		ctl_reply(s, c->id,
@@ -132,7 +113,7 @@ int h_ctl_status(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	GUARD(ctl_begin(s, f, ctl_keys_conn, &c, err));
+	GUARD(ctl_begin(s, f, &c, err));
 	if (ctl_reviewer(s, c))
 		ctl_reply(s, c->id, answer_ok(status_reply(s)));
 	return 0;
@@ -140,11 +121,10 @@ int h_ctl_status(void *ctx, struct ipc_frame *f, char *err)
 
 int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err)
 {
-	static const char *const keys[] = {"conn", "offset", NULL};
 	struct signer *s = ctx;
 	struct conn *c;
 	uint64_t offset = 0; /* the page from this request on */
-	GUARD(ctl_begin(s, f, keys, &c, err));
+	GUARD(ctl_begin(s, f, &c, err));
 	if (cv_get(f->body, "offset"))
 		GUARD(ipc_get_uint(f->body, "offset", PQ_MAX, &offset, err));
 	const char *reviewer = ctl_reviewer(s, c);
@@ -158,11 +138,10 @@ int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err)
 
 int h_ctl_show(void *ctx, struct ipc_frame *f, char *err)
 {
-	static const char *const keys[] = {"conn", "sid", NULL};
 	struct signer *s = ctx;
 	struct conn *c;
 	char id[65];
-	GUARD(ctl_begin(s, f, keys, &c, err));
+	GUARD(ctl_begin(s, f, &c, err));
 	GUARD(ctl_sid(f->body, id, err));
 	const char *reviewer = ctl_reviewer(s, c);
 	if (!reviewer)
@@ -176,14 +155,13 @@ int h_ctl_show(void *ctx, struct ipc_frame *f, char *err)
 
 int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err)
 {
-	static const char *const keys[] = {"conn", "sid", "outcome", "text", "n", NULL};
 	struct signer *s = ctx;
 	struct conn *c;
 	const char *outcome, *text = NULL;
 	size_t outn, textn = 0;
 	uint64_t n = 0;
 	char id[65], oc[17];
-	GUARD(ctl_begin(s, f, keys, &c, err));
+	GUARD(ctl_begin(s, f, &c, err));
 	GUARD(ctl_sid(f->body, id, err));
 	GUARD(ipc_get_text(f->body, "outcome", 16, &outcome, &outn, err));
 	if (cv_get(f->body, "text"))

@@ -183,20 +183,14 @@ static struct decision *decision_new(struct signer *s, const struct who *c, cons
 }
 
 /* The reviewer as the entry names them: name, channel, and how the signer knew them. */
-static void put_reviewer(struct cv_arena *a, struct cv *rv, const struct who *c)
+static int put_reviewer(struct cv_arena *a, struct cv *rv, const struct who *c)
 {
-	*rv = *cv_map(a, 3);
-	cv_set_text(a, &rv->items[0], "name", 4);
-	cv_set_text(a, &rv->items[1], c->reviewer, strlen(c->reviewer));
-	cv_set_text(a, &rv->items[2], "channel", 7);
-	cv_set_text(a, &rv->items[3], c->channel, strlen(c->channel));
-	if (c->web) { /* session, proxy identity or token */
-		cv_set_text(a, &rv->items[4], "via", 3);
-		cv_set_text(a, &rv->items[5], c->via, strlen(c->via));
-	} else {
-		cv_set_text(a, &rv->items[4], "uid", 3);
-		cv_set_uint(&rv->items[5], (uint64_t)c->uid);
-	}
+	GUARD(slot_map(a, rv, 3));
+	size_t i = 0;
+	return kv_text(a, rv, &i, "name", c->reviewer, strlen(c->reviewer)) |
+	       kv_text(a, rv, &i, "channel", c->channel, strlen(c->channel)) |
+	       (c->web ? kv_text(a, rv, &i, "via", c->via, strlen(c->via)) /* session, proxy identity or token */
+		       : kv_uint(a, rv, &i, "uid", (uint64_t)c->uid));
 }
 
 /* The decision entry, queued for the next commit (*o). j NULL, or the reviewer's answer
@@ -210,15 +204,13 @@ static struct answer decision_entry(struct signer *s, const struct who *c, const
 	cv_arena_reset(a);
 	struct cv *m = cv_map(a, 9 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
 	size_t i = 0;
-	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
-	cv_set_text(a, kv(a, m, &i, "session_id"), sid, strlen(sid));
-	cv_set_text(a, kv(a, m, &i, "outcome"), d->outcome, strlen(d->outcome));
-	cv_set_text(a, kv(a, m, &i, "assurance"), assurance, strlen(assurance));
-	put_reviewer(a, kv(a, m, &i, "reviewer"), c);
-	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
-	cv_set_uint(kv(a, m, &i, "latency_ms"), now_ms() - it->created_ms);
+	int rc = kv_text(a, m, &i, "kind", "decision", 8) | kv_text(a, m, &i, "session_id", sid, strlen(sid)) |
+		 kv_text(a, m, &i, "outcome", d->outcome, strlen(d->outcome)) |
+		 kv_text(a, m, &i, "assurance", assurance, strlen(assurance)) | put_reviewer(a, kv(a, m, &i, "reviewer"), c) |
+		 kv_text(a, m, &i, "action", r->action, strlen(r->action)) |
+		 kv_uint(a, m, &i, "latency_ms", now_ms() - it->created_ms);
 	if (r->has_pd)
-		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+		rc |= put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	/* What a reviewer typed goes to the ledger with secret-shaped values replaced, as a
 	 * request's text does; the agent still gets it as typed (an input may be the secret). */
 	struct buf red;
@@ -229,19 +221,23 @@ static struct answer decision_entry(struct signer *s, const struct who *c, const
 		return ctl_error(PS_UNAVAILABLE, "the response could not be recorded: too large");
 	}
 	if (response)
-		cv_set_text(a, kv(a, m, &i, "response"), red.len ? (const char *)red.p : "", red.len);
+		rc |= kv_text(a, m, &i, "response", red.len ? (const char *)red.p : "", red.len);
 	if (d->with_token)
-		put_token(a, kv(a, m, &i, "token"), &d->t);
+		rc |= put_token(a, kv(a, m, &i, "token"), &d->t);
 	if (d->approved && r->napprovers) { /* a quorum: everyone who approved, this reviewer last */
-		struct cv *ap = cv_array(a, r->napprovers + 1);
-		for (size_t v = 0; v < r->napprovers; v++)
-			cv_set_text(a, &ap->items[v], r->approvers[v], strlen(r->approvers[v]));
-		cv_set_text(a, &ap->items[r->napprovers], c->reviewer, strlen(c->reviewer));
-		*kv(a, m, &i, "approvers") = *ap;
+		struct cv *ap = cv_array(a, r->napprovers + 1), *slot = kv(a, m, &i, "approvers");
+		if (!ap || !slot)
+			rc = AS_ENOMEM;
+		for (size_t v = 0; rc == 0 && v < r->napprovers; v++)
+			rc = slot_text(a, &ap->items[v], r->approvers[v], strlen(r->approvers[v]));
+		if (rc == 0)
+			rc = slot_text(a, &ap->items[r->napprovers], c->reviewer, strlen(c->reviewer));
+		if (rc == 0)
+			*slot = *ap;
 	}
 	m->n = i;
 	char err[AS_ERRLEN] = "out of memory";
-	*o = op_add(s, m, decision_done, err);
+	*o = rc == 0 ? op_add(s, m, decision_done, err) : NULL;
 	buf_free(&red);
 	return *o ? (struct answer){PS_OK, NULL} : ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err);
 }
@@ -368,14 +364,13 @@ void expire(struct signer *s)
 			struct cv *m = cv_map(a, 6);
 			size_t i = 0;
 			static const char why[] = "no decision before the deadline: the policy denies on timeout";
-			cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
-			cv_set_text(a, kv(a, m, &i, "session_id"), it.session_id, strlen(it.session_id));
-			cv_set_text(a, kv(a, m, &i, "outcome"), "denied", 6);
-			cv_set_text(a, kv(a, m, &i, "assurance"), "policy", 6);
-			cv_set_text(a, kv(a, m, &i, "response"), why, sizeof why - 1);
-			put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+			int rc = kv_text(a, m, &i, "kind", "decision", 8) |
+				 kv_text(a, m, &i, "session_id", it.session_id, strlen(it.session_id)) |
+				 kv_text(a, m, &i, "outcome", "denied", 6) | kv_text(a, m, &i, "assurance", "policy", 6) |
+				 kv_text(a, m, &i, "response", why, sizeof why - 1) |
+				 put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 			char err[AS_ERRLEN];
-			struct op *o = op_add(s, m, timeout_done, err);
+			struct op *o = rc == 0 ? op_add(s, m, timeout_done, err) : NULL;
 			if (o)
 				o->it = it;
 			else

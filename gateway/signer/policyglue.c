@@ -74,16 +74,13 @@ const char *req_token_aud(const struct req *r)
 	return r->has_pd && r->pd.token_audience[0] ? r->pd.token_audience : r->audience[0] ? r->audience : "assent";
 }
 
-/* The token a decision entry names: {jti, kid, exp}. */
-void put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t)
+/* The token a decision entry names: {jti, kid, exp}. 0, or AS_ENOMEM (fields.c). */
+int put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t)
 {
-	*slot = *cv_map(a, 3);
-	cv_set_text(a, &slot->items[0], "jti", 3);
-	cv_set_text(a, &slot->items[1], t->jti, strlen(t->jti));
-	cv_set_text(a, &slot->items[2], "kid", 3);
-	cv_set_text(a, &slot->items[3], t->kid, strlen(t->kid));
-	cv_set_text(a, &slot->items[4], "exp", 3);
-	cv_set_uint(&slot->items[5], t->exp);
+	GUARD(slot_map(a, slot, 3));
+	size_t i = 0;
+	return kv_text(a, slot, &i, "jti", t->jti, strlen(t->jti)) | kv_text(a, slot, &i, "kid", t->kid, strlen(t->kid)) |
+	       kv_uint(a, slot, &i, "exp", t->exp);
 }
 
 void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d)
@@ -114,26 +111,34 @@ void evaluate(struct signer *s, const struct conn *c, const struct req *r, struc
 	policy_eval(s->pol, &q, d);
 }
 
-/* The policy's citation in an entry: {rule, digest, decision[, shadow {rule, would}]}. */
-void put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest)
+/* The policy's citation in an entry: {rule, digest, decision[, shadow {rule, would}]}.
+ * 0, or AS_ENOMEM (fields.c). */
+int put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest)
 {
 	struct cv *m = cv_map(a, 3 + (d->shadowed ? 1 : 0) + (d->on_declared ? 1 : 0));
 	size_t i = 0;
-	cv_set_uint(kv(a, m, &i, "rule"), d->line);
-	cv_set_text(a, kv(a, m, &i, "digest"), digest, strlen(digest));
 	const char *act = pol_action_name(d->action);
-	cv_set_text(a, kv(a, m, &i, "decision"), act, strlen(act));
-	if (d->on_declared) /* the rule matched a name the agent declared, not one anyone checked */
-		kv(a, m, &i, "on_declared_client")->t = CV_TRUE;
-	if (d->shadowed) {
-		struct cv *sh = cv_map(a, 2);
-		size_t j = 0;
-		cv_set_uint(kv(a, sh, &j, "rule"), d->shadow_line);
-		const char *w = pol_action_name(d->shadow_action);
-		cv_set_text(a, kv(a, sh, &j, "would"), w, strlen(w));
-		*kv(a, m, &i, "shadow") = *sh;
+	int rc = kv_uint(a, m, &i, "rule", d->line) | kv_text(a, m, &i, "digest", digest, strlen(digest)) |
+		 kv_text(a, m, &i, "decision", act, strlen(act));
+	if (d->on_declared) { /* the rule matched a name the agent declared, not one anyone checked */
+		struct cv *t = kv(a, m, &i, "on_declared_client");
+		if (t)
+			t->t = CV_TRUE;
+		else
+			rc = AS_ENOMEM;
 	}
+	if (d->shadowed) {
+		struct cv *sh = kv(a, m, &i, "shadow");
+		size_t j = 0;
+		const char *w = pol_action_name(d->shadow_action);
+		rc |= slot_map(a, sh, 2);
+		if (rc == 0)
+			rc = kv_uint(a, sh, &j, "rule", d->shadow_line) | kv_text(a, sh, &j, "would", w, strlen(w));
+	}
+	if (!slot || !m)
+		return AS_ENOMEM;
 	*slot = *m;
+	return rc ? AS_ENOMEM : 0;
 }
 
 struct pdecided { /* a decision the policy made at once, waiting for its commit */
@@ -206,18 +211,22 @@ void policy_decide(struct signer *s, const struct conn *c, const struct pq_item 
 	cv_arena_reset(a);
 	struct cv *m = cv_map(a, 8);
 	size_t i = 0;
-	cv_set_text(a, kv(a, m, &i, "kind"), "decision", 8);
-	cv_set_text(a, kv(a, m, &i, "session_id"), it->session_id, strlen(it->session_id));
-	cv_set_text(a, kv(a, m, &i, "outcome"), allow ? "approved" : "denied", allow ? 8 : 6);
-	cv_set_text(a, kv(a, m, &i, "assurance"), "policy", 6);
-	put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
-	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
+	int rc = kv_text(a, m, &i, "kind", "decision", 8) |
+		 kv_text(a, m, &i, "session_id", it->session_id, strlen(it->session_id)) |
+		 kv_text(a, m, &i, "outcome", allow ? "approved" : "denied", allow ? 8 : 6) |
+		 kv_text(a, m, &i, "assurance", "policy", 6) | put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest) |
+		 kv_text(a, m, &i, "action", r->action, strlen(r->action));
 	if (!allow)
-		cv_set_text(a, kv(a, m, &i, "response"), r->pd.reason, strlen(r->pd.reason));
+		rc |= kv_text(a, m, &i, "response", r->pd.reason, strlen(r->pd.reason));
 	if (pd->with_token)
-		put_token(a, kv(a, m, &i, "token"), &pd->t);
-	m->n = i;
-	struct op *o = op_add(s, m, policy_done, err);
+		rc |= put_token(a, kv(a, m, &i, "token"), &pd->t);
+	struct op *o = NULL;
+	if (rc == 0) {
+		m->n = i;
+		o = op_add(s, m, policy_done, err);
+	} else {
+		snprintf(err, AS_ERRLEN, "out of memory");
+	}
 	if (!o) {
 		request_refused(s, r->conn, r, err);
 		free(pd);
@@ -267,12 +276,13 @@ int load_policy(struct signer *s, char *err)
 	size_t i = 0;
 	char path[4096];
 	snprintf(path, sizeof path, "%s", s->o->policy);
-	cv_set_text(&a, kv(&a, e, &i, "kind"), "policy_load", 11);
-	cv_set_text(&a, kv(&a, e, &i, "digest"), policy_digest(p), 64);
-	cv_set_text(&a, kv(&a, e, &i, "source"), (const char *)src.p, src.len);
-	cv_set_text(&a, kv(&a, e, &i, "path"), path, strlen(path));
-	cv_set_uint(kv(&a, e, &i, "rules"), policy_nrules(p));
-	rc = op_add(s, e, NULL, err) ? 0 : AS_ENOMEM;
+	rc = kv_text(&a, e, &i, "kind", "policy_load", 11) | kv_text(&a, e, &i, "digest", policy_digest(p), 64) |
+	     kv_text(&a, e, &i, "source", (const char *)src.p, src.len) | kv_text(&a, e, &i, "path", path, strlen(path)) |
+	     kv_uint(&a, e, &i, "rules", policy_nrules(p));
+	if (rc != 0)
+		rc = as_fail(err, AS_ENOMEM, "out of memory");
+	else
+		rc = op_add(s, e, NULL, err) ? 0 : AS_ENOMEM;
 	cv_arena_free(&a);
 	buf_free(&src);
 	if (rc != 0) {

@@ -2,54 +2,10 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <malloc.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <netdb.h>
-#include <grp.h>
-#include <stddef.h>
-#include <sys/epoll.h>
-#include <sys/file.h>
-#include <sys/random.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "ledger/ledger.h"
-#include "gateway/proto/action.h"
-#include "gateway/cli/bridge.h"
-#include "common/cbor.h"
-#include "ledger/entry.h"
-#include "gateway/proto/httpcfg.h"
-#include "gateway/proto/ipc.h"
-#include "gateway/proto/workers.h"
-#include "gateway/signer/lim.h"
-#include "ledger/merkle.h"
-#include "gateway/signer/metrics.h"
-#include "gateway/signer/peeruid.h"
-#include "policy/policy.h"
-#include "gateway/proto/proto.h"
-#include "gateway/signer/queue.h"
-#include "common/redact.h"
-#include "gateway/signer/registry.h"
-#include "gateway/signer/token.h"
-#include "common/util.h"
-#include "gateway/signer/websess.h"
 
 /* ---- frames from the mcp worker ---- */
 
@@ -70,8 +26,7 @@ static int conn_ended(const struct signer *s, uint64_t id)
 
 int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err)
 {
-	uint64_t id;
-	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
+	uint64_t id = cv_get(f->body, "conn")->u; /* every frame that names one must (frames.c) */
 	if ((*c = conn_get(s, id, worker)))
 		return 0;
 	if (conn_ended(s, id))
@@ -89,64 +44,64 @@ static int text_of(const struct cv *v, char *out, size_t max)
 	return 0;
 }
 
-/* The action is the worker's claim of what the agent asked: check its shape here. */
+/* One subject: "computed" is the worker's claim; the signer holds it true only for
+ * bytes it hashed itself and that match the digest and size recorded. */
+static int check_subject(const struct cv *x, const struct cv *c, size_t i, struct req *r, char *err)
+{
+	const struct cv *name = cv_get(x, "name"), *hex = cv_get(cv_get(x, "digest"), "sha256"),
+			*comp = cv_get(x, "computed"), *size = cv_get(x, "size");
+	uint8_t want[32], got[32];
+	if (hex_decode((const char *)hex->s, hex->n, want, 32) != 0)
+		return as_fail(err, AS_ECORRUPT, "action.subject[%zu] malformed", i);
+	if (comp->t == CV_TRUE) {
+		if (c->t != CV_BYTES || !size || size->u != c->n)
+			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is computed but its bytes are missing", i);
+		sha256(c->s, c->n, got);
+		if (memcmp(got, want, 32) != 0)
+			return as_fail(err, AS_ECORRUPT, "action.subject[%zu]: the bytes do not hash to its digest", i);
+		if (!(r->content[i] = malloc(c->n ? c->n : 1)))
+			return as_fail(err, AS_ENOMEM, "out of memory");
+		memcpy(r->content[i], c->s, c->n);
+		r->content_len[i] = c->n;
+	} else if (c->t != CV_NULL || size) {
+		return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is asserted yet comes with bytes or a size", i);
+	}
+	json_array_append_new(r->subjects, json_pack("{s:s%,s:s%,s:b}", "name", (const char *)name->s, name->n,
+						     "sha256", (const char *)hex->s, hex->n, "computed",
+						     comp->t == CV_TRUE));
+	return 0;
+}
+
+/* The action is the worker's claim of what the agent asked. Its shape, sizes and
+ * characters are the field table's (action_check, the table the worker built it by);
+ * here, what only the signer can check: the type's terms and the subjects' bytes. */
 static int check_action(const struct cv *a, const struct cv *contents, struct req *r, char *err)
 {
-	GUARD(action_check(a, err)); /* the field table the worker built it by (action.c) */
-	if (text_of(cv_get(a, "type"), r->type, sizeof r->type) != 0 ||
+	GUARD(action_check(a, err));
+	const struct cv *t = cv_get(a, "type"), *o = cv_get(a, "options"), *aud = cv_get(a, "audience"),
+			*sub = cv_get(a, "subject");
+	if (text_of(t, r->type, sizeof r->type) != 0 ||
 	    (strcmp(r->type, "approval") && strcmp(r->type, "input") && strcmp(r->type, "selection") &&
 	     strcmp(r->type, "confirmation")))
 		return as_fail(err, AS_ECORRUPT, "action.type is not approval, input, selection or confirmation");
-	const struct cv *m = cv_get(a, "message"), *o = cv_get(a, "options"), *aud = cv_get(a, "audience");
-	if (!m || m->t != CV_TEXT || m->n == 0 || m->n > 65536)
-		return as_fail(err, AS_ECORRUPT, "action.message missing or over 64 KiB");
+	_Static_assert(MCP_AUDIENCE_MAX < sizeof r->audience, "the signer keeps every audience the table allows");
 	r->audience[0] = 0;
-	if (aud && text_of(aud, r->audience, sizeof r->audience) != 0)
-		return as_fail(err, AS_ECORRUPT, "action.audience is not text of at most 128 bytes");
-	int is_sel = strcmp(r->type, "selection") == 0, has_opts = o && o->t == CV_ARRAY && o->n > 0 && o->n <= 32;
-	if (is_sel != has_opts || (o && !has_opts))
+	if (aud)
+		text_of(aud, r->audience, sizeof r->audience);
+	if ((strcmp(r->type, "selection") == 0) != (o != NULL))
 		return as_fail(err, AS_ECORRUPT, "action.options must be 1-32 texts for a selection, and only then");
-	if (o) {
-		r->options = calloc(o->n, sizeof *r->options);
-		for (size_t i = 0; r->options && i < o->n; i++) {
-			if (o->items[i].t != CV_TEXT)
-				return as_fail(err, AS_ECORRUPT, "action.options[%zu] is not text", i);
-			r->options[i] = strndup((const char *)o->items[i].s, o->items[i].n);
-			r->noptions++;
-		}
+	if (o && !(r->options = calloc(o->n, sizeof *r->options)))
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	for (size_t i = 0; o && i < o->n; i++) {
+		if (!(r->options[i] = strndup((const char *)o->items[i].s, o->items[i].n)))
+			return as_fail(err, AS_ENOMEM, "out of memory");
+		r->noptions++;
 	}
 	r->subjects = json_array();
-	const struct cv *sub = cv_get(a, "subject");
-	if (sub && (sub->t != CV_ARRAY || sub->n == 0 || sub->n > 16))
-		return as_fail(err, AS_ECORRUPT, "action.subject is not an array of 1-16 subjects");
-	if ((sub != NULL) != (contents != NULL) || (contents && (contents->t != CV_ARRAY || contents->n != sub->n)))
+	if ((sub != NULL) != (contents != NULL) || (contents && contents->n != sub->n))
 		return as_fail(err, AS_ECORRUPT, "contents must hold one item per action.subject, and only then");
-	for (size_t i = 0; sub && i < sub->n; i++) {
-		const struct cv *x = &sub->items[i], *d = cv_get(x, "digest"), *c = &contents->items[i];
-		char name[300], hex[65];
-		uint8_t want[32], got[32];
-		const struct cv *comp = cv_get(x, "computed"), *size = cv_get(x, "size");
-		if (text_of(cv_get(x, "name"), name, sizeof name) || text_of(cv_get(d, "sha256"), hex, sizeof hex) ||
-		    hex_decode(hex, strlen(hex), want, 32) != 0 || !comp || (comp->t != CV_TRUE && comp->t != CV_FALSE))
-			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] malformed", i);
-		/* "computed" is the worker's claim; the signer holds it true only for bytes it
-		 * hashed itself and that match the digest and size recorded. */
-		if (comp->t == CV_TRUE) {
-			if (c->t != CV_BYTES || !size || size->t != CV_UINT || size->u != c->n)
-				return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is computed but its bytes are missing", i);
-			sha256(c->s, c->n, got);
-			if (memcmp(got, want, 32) != 0)
-				return as_fail(err, AS_ECORRUPT, "action.subject[%zu]: the bytes do not hash to its digest", i);
-			if (!(r->content[i] = malloc(c->n ? c->n : 1)))
-				return as_fail(err, AS_ENOMEM, "out of memory");
-			memcpy(r->content[i], c->s, c->n);
-			r->content_len[i] = c->n;
-		} else if (c->t != CV_NULL || size) {
-			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is asserted yet comes with bytes or a size", i);
-		}
-		json_array_append_new(r->subjects,
-				      json_pack("{s:s,s:s,s:b}", "name", name, "sha256", hex, "computed", comp->t == CV_TRUE));
-	}
+	for (size_t i = 0; sub && i < sub->n; i++)
+		GUARD(check_subject(&sub->items[i], &contents->items[i], i, r, err));
 	return 0;
 }
 
@@ -346,158 +301,151 @@ int client_ok(const char *s, size_t n, char *err)
 	return 0;
 }
 
-int h_request(void *ctx, struct ipc_frame *f, char *err)
-{
-	struct signer *s = ctx;
+/* What an F_REQUEST frame says, its fields as the table (frames.c) let them in. */
+struct request_in {
 	struct conn *c;
 	const char *rid, *client;
 	size_t ridn, clientn;
 	uint64_t timeout;
 	int wait;
-	const struct cv *action;
-	GUARD(get_conn(s, f, W_MCP, &c, err));
-	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
-	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &client, &clientn, err));
-	GUARD(client_ok(client, clientn, err));
-	GUARD(ipc_get_uint(f->body, "timeout", TIMEOUT_MAX_S, &timeout, err));
-	GUARD(ipc_get_bool(f->body, "wait", &wait, err));
-	GUARD(ipc_get(f->body, "action", CV_MAP, &action, err));
-	const struct cv *contents = cv_get(f->body, "contents");
+	const uint8_t *action; /* the action's canonical CBOR, as received */
+	size_t actionn;
+	const struct cv *contents;
+	uid_t uid; /* who asked, as measured */
+};
+
+static int request_read(struct signer *s, struct ipc_frame *f, struct request_in *in, char *err)
+{
+	const struct cv *rid = cv_get(f->body, "rid"), *client = cv_get(f->body, "client"),
+			*act = cv_get(f->body, "action"), *hreq = cv_get(f->body, "hreq");
+	GUARD(get_conn(s, f, W_MCP, &in->c, err));
+	in->rid = (const char *)rid->s;
+	in->ridn = rid->n;
+	in->client = (const char *)client->s;
+	in->clientn = client->n;
+	GUARD(client_ok(in->client, in->clientn, err));
+	in->timeout = cv_get(f->body, "timeout")->u;
+	in->wait = cv_get(f->body, "wait")->t == CV_TRUE;
+	in->action = act->s;
+	in->actionn = act->n;
+	in->contents = cv_get(f->body, "contents");
 	/* Who asked: measured on the unix socket (SO_PEERCRED), or on this HTTP request's
 	 * own TCP connection when it came over loopback (inet_diag, in h_http_auth). */
-	uid_t uid = c->uid;
-	if (c->http) {
-		uint64_t hreq;
-		GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
-		GUARD(measured_take(s, hreq, c->id, &uid, err));
+	in->uid = in->c->uid;
+	if (in->c->http) {
+		if (!hreq)
+			return as_fail(err, AS_ECORRUPT, "IPC: missing field \"hreq\" (a request of an HTTP session)");
+		GUARD(measured_take(s, hreq->u, in->c->id, &in->uid, err));
 	}
-	if (request_over_limit(s, c, uid, rid, ridn, wait))
-		return 0;
-	if (timeout > s->lim.c.max_timeout_s) /* timeout_override is capped, never refused */
-		timeout = s->lim.c.max_timeout_s;
+	return 0;
+}
+
+static struct req *request_new(const struct request_in *in)
+{
 	struct req *r = calloc(1, sizeof *r);
 	if (!r)
-		return AS_ENOMEM;
-	r->conn = c->id;
-	r->uid = uid;
-	memcpy(r->rid, rid, ridn);
-	snprintf(r->client, sizeof r->client, "%.*s", (int)clientn, client);
-	snprintf(r->owner, sizeof r->owner, "%s", c->owner);
-	int rc = check_action(action, contents, r, err);
-	if (rc != 0) {
-		req_free(r);
-		return rc;
-	}
-	json_t *refused = audience_refusal(s, c, r);
-	if (refused) {
-		send_result(s, c->id, r->rid, refused, 1);
-		json_decref(refused);
-		req_free(r);
-		return 0;
-	}
-	/* The digest covers the canonical action exactly as recorded and shown. */
-	struct buf enc;
-	buf_init(&enc, IPC_FRAME_MAX);
-	uint8_t h[32];
-	char hex[65];
-	if (cbor_encode(action, &enc, err) != 0) {
-		buf_free(&enc);
-		req_free(r);
-		return AS_ECORRUPT;
-	}
-	sha256(enc.p, enc.len, h);
-	buf_free(&enc);
-	hex_encode(h, 32, hex);
-	snprintf(r->action, sizeof r->action, "sha256:%s", hex);
-	struct pq_item it = {0};
-	pq_new_session_id(it.session_id);
-	it.created_ms = now_ms();
-	r->view = cv_to_json(action); /* what a reviewer is shown, and what the policy reads */
-	struct pol_decision pd;
+		return NULL;
+	r->conn = in->c->id;
+	r->uid = in->uid;
+	memcpy(r->rid, in->rid, in->ridn);
+	snprintf(r->client, sizeof r->client, "%.*s", (int)in->clientn, in->client);
+	snprintf(r->owner, sizeof r->owner, "%s", in->c->owner);
+	return r;
+}
+
+/* The policy's terms (when one is loaded) and the deadline they and the agent set. */
+static void request_terms(struct signer *s, const struct conn *c, struct req *r, uint64_t timeout, struct pq_item *it)
+{
+	if (timeout > s->lim.c.max_timeout_s) /* timeout_override is capped, never refused */
+		timeout = s->lim.c.max_timeout_s;
+	pq_new_session_id(it->session_id);
+	it->created_ms = now_ms();
 	if (s->pol) {
+		struct pol_decision pd;
 		evaluate(s, c, r, &pd);
 		r->pd = pd;
 		r->has_pd = 1;
 		snprintf(r->pol_digest, sizeof r->pol_digest, "%s", policy_digest(s->pol));
 		/* The policy's deadline bounds the agent's: an override may shorten it only. */
-		if (pd.deadline_s && (!timeout || timeout > pd.deadline_s))
-			timeout = pd.deadline_s;
+		if (r->pd.deadline_s && (!timeout || timeout > r->pd.deadline_s))
+			timeout = r->pd.deadline_s;
 	}
-	it.deadline_ms = it.created_ms + 1000u * (timeout ? timeout : s->timeout_s);
+	it->deadline_ms = it->created_ms + 1000u * (timeout ? timeout : s->timeout_s);
+}
+
+/* Refused for what the agent asked (an audience it may not ask for): answered, not recorded. */
+static int request_answered(struct signer *s, struct req *r, struct op_held *h, json_t *why)
+{
+	send_result(s, r->conn, r->rid, why, 1);
+	json_decref(why);
+	held_free(h);
+	req_free(r);
+	return 0;
+}
+
+/* The action: the worker encoded it once (mcp_feedback_action); its digest is of these
+ * very bytes, which the decoder proved canonical, and they are decoded once, into a
+ * record the request entry is built in and kept until its commit (op_add_held). */
+static int request_action(const struct request_in *in, struct req *r, struct op_held **h, const struct cv **action,
+			  char *err)
+{
+	uint8_t d[32];
+	char hex[65];
+	/* Items: at most one per byte, and the entry's own fields around them. */
+	char why[AS_ERRLEN] = "";
+	int rc = held_decode(in->action, in->actionn, MCP_ACTION_MAX + 256, h, action, why);
+	if (rc != 0)
+		return as_fail(err, rc == AS_ENOMEM ? rc : AS_ECORRUPT, "action: not one canonical CBOR item: %s", why);
+	sha256(in->action, in->actionn, d);
+	hex_encode(d, 32, hex);
+	snprintf(r->action, sizeof r->action, "sha256:%s", hex);
+	rc = check_action(*action, in->contents, r, err);
+	if (rc != 0) {
+		held_free(*h);
+		*h = NULL;
+	}
+	return rc;
+}
+
+int h_request(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct request_in in;
+	GUARD(request_read(s, f, &in, err));
+	struct conn *c = in.c;
+	if (request_over_limit(s, c, in.uid, in.rid, in.ridn, in.wait))
+		return 0;
+	struct req *r = request_new(&in);
+	if (!r)
+		return AS_ENOMEM;
+	struct op_held *h = NULL;
+	const struct cv *action;
+	int rc = request_action(&in, r, &h, &action, err);
+	if (rc != 0) {
+		req_free(r);
+		return rc;
+	}
+	json_t *refused = audience_refusal(s, c, r);
+	if (refused)
+		return request_answered(s, r, h, refused);
+	struct pq_item it = {0};
+	r->view = cv_to_json(action); /* what a reviewer is shown, and what the policy reads */
+	request_terms(s, c, r, in.timeout, &it);
 	it.requester_id = c->id;
-	it.requester_uid = uid;
-	it.blocking = wait;
+	it.requester_uid = in.uid;
+	it.blocking = in.wait;
 	it.data = r;
-	/* The request entry: the action's fields, who asked (measured uid, declared client), digest, deadline. */
-	struct cv_arena *a = &s->arena;
-	cv_arena_reset(a);
-	struct cv *m = cv_map(a, action->n + 6);
-	size_t i = 0;
-	for (size_t k = 0; k < action->n; k++) {
-		m->items[2 * i] = action->items[2 * k];
-		m->items[2 * i++ + 1] = action->items[2 * k + 1];
-	}
-	cv_set_text(a, kv(a, m, &i, "kind"), "request", 7);
-	cv_set_text(a, kv(a, m, &i, "session_id"), it.session_id, strlen(it.session_id));
-	struct cv *rq = kv(a, m, &i, "requester");
-	rq->t = CV_MAP;
-	rq->n = 2;
-	rq->items = cv_alloc(a, 6);
-	if (!c->http) { /* measured: SO_PEERCRED */
-		cv_set_text(a, &rq->items[0], "uid", 3);
-		cv_set_uint(&rq->items[1], (uint64_t)c->uid);
-	} else if (c->agent[0]) { /* authenticated: its API key */
-		cv_set_text(a, &rq->items[0], "agent", 5);
-		cv_set_text(a, &rq->items[1], c->agent, strlen(c->agent));
-	} else {
-		cv_set_text(a, &rq->items[0], "anonymous", 9);
-		rq->items[1].t = CV_TRUE;
-	}
-	cv_set_text(a, &rq->items[2], "client", 6);
-	cv_set_text(a, &rq->items[3], r->client, strlen(r->client));
 	/* A stdio agent registered by uid is that agent (assent agent add NAME --uid UID). */
 	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
-	if (c->http && uid != (uid_t)-1) { /* measured: the owner of its loopback connection */
-		cv_set_text(a, &rq->items[4], "uid", 3);
-		cv_set_uint(&rq->items[5], (uint64_t)uid);
-		rq->n = 3;
-	} else if (uid_agent) {
-		cv_set_text(a, &rq->items[4], "agent", 5);
-		cv_set_text(a, &rq->items[5], uid_agent, strlen(uid_agent));
-		rq->n = 3;
-	}
-	cv_set_text(a, kv(a, m, &i, "action"), r->action, strlen(r->action));
-	cv_set_uint(kv(a, m, &i, "deadline"), it.deadline_ms);
-	if (r->has_pd)
-		put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
-	m->n = i;
-	json_object_set_new(r->view, "session_id", json_string(it.session_id));
-	json_t *who = !c->http      ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
-		      : c->agent[0] ? json_pack("{s:s,s:s}", "agent", c->agent, "client", r->client)
-				    : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client);
-	if (c->http && uid != (uid_t)-1)
-		json_object_set_new(who, "uid", json_integer((json_int_t)uid));
-	else if (uid_agent) { /* known by its measured uid, not by a key */
-		json_object_set_new(who, "agent", json_string(uid_agent));
-		json_object_set_new(who, "agent_by", json_string("uid"));
-	}
-	json_object_set_new(r->view, "requester", who);
-	json_object_set_new(r->view, "created", json_integer((json_int_t)(it.created_ms / 1000)));
-	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
-	json_object_set_new(r->view, "action", json_string(r->action));
-	if (r->has_pd) {
-		json_object_set_new(r->view, "policy", json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest",
-								 r->pol_digest));
-		if (r->pd.nreviewers) {
-			json_t *rv = json_array();
-			for (size_t k = 0; k < r->pd.nreviewers; k++)
-				json_array_append_new(rv, json_string(r->pd.reviewers[k]));
-			json_object_set_new(json_object_get(r->view, "policy"), "reviewers", rv);
-		}
-	}
-	char e2[AS_ERRLEN];
+	struct cv *m = request_entry(held_arena(h), action, c, r, &it, uid_agent);
+	request_view(r, c, &it, uid_agent);
+	char e2[AS_ERRLEN] = "out of memory";
 	int decided = r->has_pd && r->pd.action != POL_ASK;
-	struct op *o = op_add(s, m, decided ? NULL : request_done, e2);
+	struct op *o = NULL;
+	if (m)
+		o = op_add_held(s, h, m, decided ? NULL : request_done, e2);
+	else
+		held_free(h);
 	if (!o) {
 		request_refused(s, c->id, r, e2);
 		return 0;
@@ -515,16 +463,12 @@ int h_collect(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const char *rid, *sid;
-	size_t ridn, sidn;
-	uint64_t wait;
+	const struct cv *rid = cv_get(f->body, "rid"), *sid = cv_get(f->body, "sid");
+	uint64_t wait = cv_get(f->body, "wait")->u;
 	GUARD(get_conn(s, f, W_MCP, &c, err));
-	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
-	GUARD(ipc_get_text(f->body, "sid", PQ_SID_LEN + 8, &sid, &sidn, err));
-	GUARD(ipc_get_uint(f->body, "wait", 60, &wait, err));
-	char r[PROTO_RID_MAX + 1], id[PQ_SID_LEN + 9];
-	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
-	snprintf(id, sizeof id, "%.*s", (int)sidn, sid);
+	char r[PROTO_RID_MAX + 1], id[MCP_SESSION_ID_MAX + 1];
+	snprintf(r, sizeof r, "%.*s", (int)rid->n, (const char *)rid->s);
+	snprintf(id, sizeof id, "%.*s", (int)sid->n, (const char *)sid->s);
 	/* A request belongs to its requester (the measured uid), not to a connection. */
 	for (size_t i = 0; i < s->ndone; i++) {
 		struct done *d = done_at(s, i);
@@ -571,7 +515,7 @@ int h_collect(void *ctx, struct ipc_frame *f, char *err)
 		*w = (struct waiter){.conn = c->id, .until = now_ms() + 1000 * wait, .used = 1};
 		snprintf(w->owner, sizeof w->owner, "%s", c->owner);
 		snprintf(w->rid, sizeof w->rid, "%s", r);
-		snprintf(w->sid, sizeof w->sid, "%s", id);
+		snprintf(w->sid, sizeof w->sid, "%.*s", (int)(sizeof w->sid - 1), id); /* a queued sid: PQ_SID_LEN */
 		return 0;
 	}
 	json_t *j = json_pack("{s:s}", "error", "too many get_feedback calls waiting; try again");
@@ -598,12 +542,10 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const char *rid;
-	size_t ridn;
+	const struct cv *rid = cv_get(f->body, "rid");
 	GUARD(get_conn(s, f, W_MCP, &c, err));
-	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
 	char r[PROTO_RID_MAX + 1];
-	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	snprintf(r, sizeof r, "%.*s", (int)rid->n, (const char *)rid->s);
 	struct find_ctx fc = {c->id, r, ""};
 	pq_each(s->q, find_rid, &fc);
 	struct pq_item out;
@@ -623,8 +565,7 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
-	uint64_t id;
-	GUARD(ipc_get_uint(f->body, "conn", UINT64_MAX, &id, err));
+	uint64_t id = cv_get(f->body, "conn")->u;
 	struct conn *c = conn_get(s, id, s->cur);
 	if (!c && conn_ended(s, id))
 		return 0;
@@ -649,25 +590,25 @@ int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
 int h_log(void *ctx, struct ipc_frame *f, char *err)
 {
 	(void)ctx;
-	const char *lv, *txt;
-	size_t lvn, txtn;
-	GUARD(ipc_get_text(f->body, "level", 16, &lv, &lvn, err));
-	GUARD(ipc_get_text(f->body, "text", 1024, &txt, &txtn, err));
-	char lvl[17];
-	snprintf(lvl, sizeof lvl, "%.*s", (int)lvn, lv);
+	(void)err;
+	const struct cv *lv = cv_get(f->body, "level"), *tx = cv_get(f->body, "text");
+	const char *txt = (const char *)tx->s;
+	size_t lvn = lv->n, txtn = tx->n;
+	char lvl[PROTO_LOG_LEVEL_MAX + 1];
+	snprintf(lvl, sizeof lvl, "%.*s", (int)lvn, (const char *)lv->s);
 	int rank = log_rank(lvl);
 	if (rank >= 0 && rank < 9 && rank < log_min) /* a worker's word cannot raise itself to a security event */
 		return 0;
-	slog("worker", "%.*s: %.*s", (int)lvn, lv, (int)txtn, txt);
+	slog("worker", "%s: %.*s", lvl, (int)txtn, txt);
 	return 0;
 }
 
 int h_hello(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
-	const char *kind;
-	size_t n;
-	GUARD(ipc_get_text(f->body, "kind", 16, &kind, &n, err));
+	const struct cv *k = cv_get(f->body, "kind");
+	const char *kind = (const char *)k->s;
+	size_t n = k->n;
 	if (strlen(s->w[s->cur].kind) != n || memcmp(kind, s->w[s->cur].kind, n) != 0)
 		return as_fail(err, AS_ECORRUPT, "hello from the %s worker says it is '%.*s'", s->w[s->cur].kind, (int)n, kind);
 	s->w[s->cur].state = S_READY;

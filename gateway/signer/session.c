@@ -140,77 +140,118 @@ static struct conn *session_find(struct signer *s, const char *sid, size_t n)
 	return NULL;
 }
 
+/* Who owns the agent's end of the connection, asked of the kernel: the same-person
+ * rule needs it for HTTP agents as much as for stdio ones. Asked whatever the peer's
+ * address: a local process may connect from any of the host's addresses (binding its
+ * source), not only loopback. No socket known for that end is a remote peer, unless
+ * its address is this host's. A local peer whose owner cannot be measured (it closed
+ * already) is not served: 0 and *uid, or 1 when refused (answered). */
+static int http_peer_uid(struct signer *s, uint64_t hreq, int fd, int loopback, uid_t *uid)
+{
+	char e[AS_ERRLEN];
+	if (peeruid_tcp(fd, uid, e) == 0)
+		return 0;
+	*uid = (uid_t)-1;
+	if (!loopback && !peeruid_peer_is_local(fd))
+		return 0;
+	slog("warning", "an HTTP request refused: the owner of its local connection cannot be measured (%s)", e);
+	http_reply(s, hreq, 403, "the gateway cannot tell which user owns this connection", NULL);
+	return 1;
+}
+
+/* Whose request it is: the agent its API key names ("agent:NAME", agent = NAME), or an
+ * anonymous loopback client when the operator allows them. 1 when refused (answered). */
+static int http_owner(struct signer *s, uint64_t hreq, const struct cv *bearer, int loopback, uid_t peer_uid,
+		      char owner[80], char agent[REG_NAME_MAX + 1])
+{
+	if (!bearer) {
+		if (s->http.anonymous && loopback) {
+			snprintf(owner, 80, "anonymous");
+			return 0;
+		}
+		http_reply(s, hreq, 401,
+			   s->http.anonymous ? "an API key is required (Authorization: Bearer KEY) from other than loopback"
+					     : "an API key is required (Authorization: Bearer KEY; assent agent add NAME)",
+			   NULL);
+		return 1;
+	}
+	const char *key = (const char *)bearer->s;
+	reload_registry(s);
+	const char *name = registry_agent_by_key(s->reg, key, bearer->n);
+	if (!name && (registry_reviewer_by_token(s->reg, key, bearer->n) || registry_admin_by_token(s->reg, key, bearer->n))) {
+		s->m.auth_fail_agent++;
+		slog("warning", "an HTTP agent refused (uid %d): a reviewer's or admin's token on the agent listener",
+		     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
+		http_reply(s, hreq, 403,
+			   "a reviewer's or admin's token is not accepted on the agent listener (reviewers use the "
+			   "reviewer listener)",
+			   NULL);
+		return 1;
+	}
+	if (!name) {
+		s->m.auth_fail_agent++;
+		slog("warning", "an HTTP agent refused (%s, uid %d): invalid or revoked API key",
+		     loopback ? "loopback" : peer_uid != (uid_t)-1 ? "local" : "remote",
+		     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
+		http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
+		return 1;
+	}
+	snprintf(agent, REG_NAME_MAX + 1, "%s", name);
+	snprintf(owner, 80, "agent:%s", name);
+	return 0;
+}
+
+/* initialize without a session: a new MCP session for owner, within the limits. */
+static void session_open(struct signer *s, uint64_t hreq, const char *owner, const char *agent, uid_t peer_uid)
+{
+	if (sessions_over_limit(s, hreq, owner))
+		return;
+	size_t nsess = 0;
+	struct conn *c = NULL;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		nsess += s->conns[i].used && s->conns[i].http;
+		if (!c && !s->conns[i].used)
+			c = &s->conns[i];
+	}
+	if (!c || nsess >= s->http.sessions_max) {
+		http_reply(s, hreq, 503, "too many MCP sessions; try again later", NULL);
+		return;
+	}
+	uint8_t rnd[16];
+	char hex[33];
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+		http_reply(s, hreq, 500, "no randomness for a session id", NULL);
+		return;
+	}
+	hex_encode(rnd, sizeof rnd, hex);
+	*c = (struct conn){.id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1,
+			   .last_ms = now_ms()};
+	session_set_owner(c, owner);
+	snprintf(c->agent, sizeof c->agent, "%s", agent);
+	snprintf(c->session, sizeof c->session, "%s", hex);
+	slog("info", "MCP session %.8s... opened over HTTP by %s", c->session, owner);
+	measured_put(s, hreq, c->id, peer_uid);
+	http_reply(s, hreq, 200, NULL, c);
+}
+
 int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
-	uint64_t hreq;
-	int init;
-	const char *bearer = NULL, *sid = NULL;
-	size_t bn = 0, sn = 0;
-	GUARD(ipc_get_uint(f->body, "hreq", UINT64_MAX, &hreq, err));
-	GUARD(ipc_get_bool(f->body, "init", &init, err));
-	if (cv_get(f->body, "bearer"))
-		GUARD(ipc_get_text(f->body, "bearer", 512, &bearer, &bn, err));
-	if (cv_get(f->body, "session"))
-		GUARD(ipc_get_text(f->body, "session", 64, &sid, &sn, err));
+	uint64_t hreq = cv_get(f->body, "hreq")->u;
+	int init = cv_get(f->body, "init")->t == CV_TRUE;
+	const struct cv *bearer = cv_get(f->body, "bearer"), *sid = cv_get(f->body, "session");
 	if (f->nfds != 1)
 		return as_fail(err, AS_ECORRUPT, "an HTTP request without its connection");
 	if (!s->http.on)
 		return as_fail(err, AS_ECORRUPT, "an HTTP request, but HTTP is off");
 	int loopback = peeruid_peer_is_loopback(f->fds[0]);
-	/* Who owns the agent's end of the connection, asked of the kernel: the same-person
-	 * rule needs it for HTTP agents as much as for stdio ones. A loopback peer whose
-	 * owner cannot be measured (it closed already) is not served. */
 	uid_t peer_uid = (uid_t)-1;
-	{
-		/* Asked of the kernel whatever the peer's address: a local process may connect
-		 * from any of the host's addresses (binding its source), not only loopback. No
-		 * socket known for that end is a remote peer, unless its address is this host's. */
-		char e[AS_ERRLEN];
-		if (peeruid_tcp(f->fds[0], &peer_uid, e) != 0) {
-			peer_uid = (uid_t)-1;
-			if (loopback || peeruid_peer_is_local(f->fds[0])) {
-				slog("warning", "an HTTP request refused: the owner of its local connection cannot be measured (%s)", e);
-				http_reply(s, hreq, 403, "the gateway cannot tell which user owns this connection", NULL);
-				return 0;
-			}
-		}
-	}
 	char owner[80], agent[REG_NAME_MAX + 1] = "";
-	if (bearer) {
-		reload_registry(s);
-		const char *name = registry_agent_by_key(s->reg, bearer, bn);
-		if (!name && (registry_reviewer_by_token(s->reg, bearer, bn) || registry_admin_by_token(s->reg, bearer, bn))) {
-			s->m.auth_fail_agent++;
-			slog("warning", "an HTTP agent refused (uid %d): a reviewer's or admin's token on the agent listener",
-			     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
-			http_reply(s, hreq, 403,
-				   "a reviewer's or admin's token is not accepted on the agent listener (reviewers use the "
-				   "reviewer listener)",
-				   NULL);
-			return 0;
-		}
-		if (!name) {
-			s->m.auth_fail_agent++;
-			slog("warning", "an HTTP agent refused (%s, uid %d): invalid or revoked API key",
-			     loopback ? "loopback" : peer_uid != (uid_t)-1 ? "local" : "remote",
-			     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
-			http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
-			return 0;
-		}
-		snprintf(agent, sizeof agent, "%s", name);
-		snprintf(owner, sizeof owner, "agent:%s", name);
-	} else if (s->http.anonymous && loopback) {
-		snprintf(owner, sizeof owner, "anonymous");
-	} else {
-		http_reply(s, hreq, 401,
-			   s->http.anonymous ? "an API key is required (Authorization: Bearer KEY) from other than loopback"
-					     : "an API key is required (Authorization: Bearer KEY; assent agent add NAME)",
-			   NULL);
+	if (http_peer_uid(s, hreq, f->fds[0], loopback, &peer_uid) ||
+	    http_owner(s, hreq, bearer, loopback, peer_uid, owner, agent))
 		return 0;
-	}
 	if (sid) {
-		struct conn *c = session_find(s, sid, sn);
+		struct conn *c = session_find(s, (const char *)sid->s, sid->n);
 		/* Someone else's session is as unknown as an expired one: 404 either way. */
 		if (!c || !session_owned_by(c, owner)) {
 			http_reply(s, hreq, 404, "unknown or expired session (initialize again)", NULL);
@@ -225,34 +266,7 @@ int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		http_reply(s, hreq, 400, "Mcp-Session-Id header required: call initialize first", NULL);
 		return 0;
 	}
-	if (sessions_over_limit(s, hreq, owner))
-		return 0;
-	size_t nsess = 0;
-	struct conn *c = NULL;
-	for (size_t i = 0; i < MAX_CONNS; i++) {
-		nsess += s->conns[i].used && s->conns[i].http;
-		if (!c && !s->conns[i].used)
-			c = &s->conns[i];
-	}
-	if (!c || nsess >= s->http.sessions_max) {
-		http_reply(s, hreq, 503, "too many MCP sessions; try again later", NULL);
-		return 0;
-	}
-	uint8_t rnd[16];
-	char hex[33];
-	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-		http_reply(s, hreq, 500, "no randomness for a session id", NULL);
-		return 0;
-	}
-	hex_encode(rnd, sizeof rnd, hex);
-	*c = (struct conn){.id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1,
-			   .last_ms = now_ms()};
-	session_set_owner(c, owner);
-	snprintf(c->agent, sizeof c->agent, "%s", agent);
-	snprintf(c->session, sizeof c->session, "%s", hex);
-	slog("info", "MCP session %.8s... opened over HTTP by %s", c->session, owner);
-	measured_put(s, hreq, c->id, peer_uid);
-	http_reply(s, hreq, 200, NULL, c);
+	session_open(s, hreq, owner, agent, peer_uid);
 	return 0;
 }
 
@@ -260,11 +274,11 @@ int h_session_info(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const char *cl, *pr;
-	size_t cn, pn;
+	const struct cv *client = cv_get(f->body, "client"), *protocol = cv_get(f->body, "protocol");
+	const char *cl = (const char *)client->s, *pr = (const char *)protocol->s;
+	size_t cn = client->n, pn = protocol->n;
+	_Static_assert(PROTO_PROTOCOL_MAX < sizeof ((struct conn *)0)->protocol, "the signer keeps what the table allows");
 	GUARD(get_conn(s, f, W_MCP, &c, err));
-	GUARD(ipc_get_text(f->body, "client", ACTION_CLIENT_MAX, &cl, &cn, err));
-	GUARD(ipc_get_text(f->body, "protocol", sizeof c->protocol - 1, &pr, &pn, err));
 	GUARD(client_ok(cl, cn, err));
 	if (!c->http)
 		return as_fail(err, AS_ECORRUPT, "session info for a connection that is not an HTTP session");

@@ -35,13 +35,14 @@
 #include "common/util.h"
 #include "gateway/signer/websess.h"
 
-#define CONTROL_SOCK "control.sock"
+#include "gateway/proto/statedir.h"
+#define CONTROL_SOCK STATE_CONTROL_SOCK
 #define MAX_CONNS 1024
 #define MAX_DONE 4096
 #define DONE_PER_OWNER (MAX_DONE / 4)
 #define PQ_MAX 100000 /* requests pending in all */
-#define TIMEOUT_MAX_S 86400
-#define MCP_AUD_MAX 128
+#define TIMEOUT_MAX_S MCP_TIMEOUT_MAX
+#define MCP_AUD_MAX MCP_AUDIENCE_MAX
 
 enum { W_MCP, W_REVIEW, NWORKERS };
 enum { S_NEW, S_READY }; /* a worker's state: before and after its hello */
@@ -138,6 +139,8 @@ struct op {
 	int cancelled;       /* a request whose caller cancelled or left before it was on disk */
 	int web;             /* conn is a web request of the review worker (hreq), not a control connection */
 	struct decision *d;
+	struct op_held *held;      /* op_add_held: the fields below and what they point into */
+	const struct cv *fields;   /* kept decoded for the ledger (enc is then empty) */
 };
 
 struct recent { /* a decision, for the web page's "recent" list */
@@ -278,8 +281,22 @@ void security_event(struct signer *s, int k, const char *what);
 /* commit.c */
 struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err);
 void commit_batch(struct signer *s);
-struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k);
 struct op *append_simple(struct signer *s, const char *kind, const char *sid, const char *reason, op_done done);
+/* Fields received as bytes, copied and decoded once into a record of their own, which
+ * the entry built around them is kept in (held_arena) until its commit: op_add_held
+ * takes the record (and frees it on failure); held_free frees one never added. */
+struct op_held;
+int held_decode(const uint8_t *p, size_t n, size_t max_items, struct op_held **out, const struct cv **v, char *err);
+struct cv_arena *held_arena(struct op_held *h);
+void held_free(struct op_held *h);
+struct op *op_add_held(struct signer *s, struct op_held *h, const struct cv *m, op_done done, char *err);
+
+/* fields.c: an entry's fields; every builder fails on a NULL slot, so one check covers an entry */
+struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k);
+int slot_text(struct cv_arena *a, struct cv *slot, const char *v, size_t n) AS_MUST_USE;
+int slot_map(struct cv_arena *a, struct cv *slot, size_t npairs) AS_MUST_USE;
+int kv_text(struct cv_arena *a, struct cv *m, size_t *i, const char *k, const char *v, size_t n) AS_MUST_USE;
+int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t v) AS_MUST_USE;
 
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
@@ -310,12 +327,17 @@ int h_conn_closed(void *ctx, struct ipc_frame *f, char *err);
 int h_log(void *ctx, struct ipc_frame *f, char *err);
 int h_hello(void *ctx, struct ipc_frame *f, char *err);
 
+/* reqrecord.c */
+struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
+			 const struct pq_item *it, const char *uid_agent);
+void request_view(struct req *r, const struct conn *c, const struct pq_item *it, const char *uid_agent);
+
 /* policyglue.c */
 size_t req_subjects(const struct req *r, struct tok_subject out[16]);
 const char *req_token_aud(const struct req *r);
-void put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t);
+int put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t) AS_MUST_USE;
 void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d);
-void put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest);
+int put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest) AS_MUST_USE;
 void policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r);
 int load_policy(struct signer *s, char *err);
 
@@ -342,7 +364,6 @@ void send_stats(struct signer *s);
 
 /* ctl.c: one handler per F_CTL_* frame type */
 void reload_registry(struct signer *s);
-int fields_known(const struct ipc_frame *f, const char *const *keys, char *err);
 int h_ctl_whoami(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_status(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err);

@@ -105,7 +105,11 @@ int spawn_worker(struct signer *s, int k)
 	w->state = S_NEW; /* until its hello */
 	w->once = 0;
 	w->start_at = 0;
-	ipc_conn_init(&w->ipc, w->fd, err);
+	if (ipc_conn_init(&w->ipc, w->fd, err) != 0) { /* not expected: sv is our own socketpair */
+		slog("error", "%s worker: %s", w->kind, err);
+		worker_down(s, k, "its IPC socket could not be set up");
+		return 0; /* restarted with backoff, as a worker that died */
+	}
 	/* Its configuration comes first: it starts its HTTP server before its jail. */
 	struct cv_arena a;
 	cv_arena_init(&a, 256);

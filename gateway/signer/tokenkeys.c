@@ -18,6 +18,7 @@
 
 #include "common/cbor.h"
 #include "common/eckey.h"
+#include "gateway/proto/statedir.h"
 #include "ledger/entry.h"
 #include "ledger/merkle.h"
 #include "gateway/signer/token.h"
@@ -94,7 +95,7 @@ static int path_in(char *out, size_t n, const char *dir, const char *name)
 static json_t *index_load(const char *dir, char *err)
 {
 	char p[4200];
-	path_in(p, sizeof p, dir, "token-keys.json");
+	path_in(p, sizeof p, dir, STATE_TOKEN_INDEX);
 	struct buf b;
 	int rc = file_read(p, 1 << 20, &b, err);
 	if (rc == AS_ENOTFOUND)
@@ -171,7 +172,7 @@ static int jwks_write(const char *dir, json_t *index, uint64_t now, char *err)
 	if (rc == 0) {
 		json_object_set(index, "keys", kept);
 		json_t *jwks = json_pack("{s:O}", "keys", keys);
-		rc = write_json(dir, "jwks.json", jwks, 0644, err);
+		rc = write_json(dir, STATE_JWKS, jwks, 0644, err);
 		json_decref(jwks);
 	}
 	json_decref(keys);
@@ -218,7 +219,7 @@ static int new_active_key(const char *dir, json_t *index, struct ledger *l, cons
 		rc = jwks_write(dir, index, now, err);
 	}
 	if (rc == 0)
-		rc = write_json(dir, "token-keys.json", index, 0644, err);
+		rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
 	if (rc == 0)
 		rc = ledger_key_event(l, kid, event, k, err);
 	eckey_free(k);
@@ -255,7 +256,7 @@ int tokkeys_rotate(const char *dir, struct ledger *l, char new_kid[TOK_KID_MAX],
 		if (rc == 0)
 			rc = jwks_write(dir, index, now, err);
 		if (rc == 0)
-			rc = write_json(dir, "token-keys.json", index, 0644, err);
+			rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
 		if (rc == 0)
 			rc = ledger_key_event(l, oldkid, "retired", NULL, err);
 	}
@@ -361,7 +362,7 @@ int tokkeys_open(const char *dir, const struct tok_config *c, struct ledger *l, 
 		if (rc == 0) /* drop public keys whose tokens have all expired */
 			rc = jwks_write(dir, index, (uint64_t)time(NULL), err);
 		if (rc == 0)
-			rc = write_json(dir, "token-keys.json", index, 0644, err);
+			rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
 		json_decref(index);
 		char priv[4200], name[128];
 		snprintf(name, sizeof name, "token-%s.key", k->kid);

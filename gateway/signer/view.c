@@ -173,12 +173,10 @@ int h_list(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const char *rid;
-	size_t ridn;
+	const struct cv *rid = cv_get(f->body, "rid");
 	GUARD(get_conn(s, f, W_MCP, &c, err));
-	GUARD(ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err));
 	char r[PROTO_RID_MAX + 1];
-	snprintf(r, sizeof r, "%.*s", (int)ridn, rid);
+	snprintf(r, sizeof r, "%.*s", (int)rid->n, (const char *)rid->s);
 	json_t *res = list_reply(s, c->owner);
 	send_result(s, c->id, r, res, 0);
 	json_decref(res);

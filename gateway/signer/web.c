@@ -69,7 +69,7 @@ struct web_req {
 	const char *cookie, *csrf, *bearer, *proxy_user, *proxy_secret, *token, *sid, *outcome, *text;
 	size_t cookien, csrfn, bearern, proxy_usern, proxy_secretn, tokenn, sidn, outcomen, textn;
 	uint64_t n, offset; /* 0 when absent */
-	int approved, has_approved;
+	int approved;
 	int on_proxy;   /* the connection came in on the proxy's socket */
 	char peer[64];  /* its address, for the failed-login limiter */
 	/* who asks, as web_identify found: a reviewer (via "session", "proxy" or "token")
@@ -252,17 +252,11 @@ static void web_login_reply(struct signer *s, const struct web_req *q, const cha
 
 /* ---- one request: its fields, its connection, who asks ---- */
 
-static const char *const web_keys[] = {"hreq", PROTO_WEB_CREDENTIALS, NULL};
-static const char *const web_keys_login[] = {"hreq", PROTO_WEB_CREDENTIALS, "token", NULL};
-static const char *const web_keys_page[] = {"hreq", PROTO_WEB_CREDENTIALS, "offset", NULL};
-static const char *const web_keys_decide[] = {"hreq", PROTO_WEB_CREDENTIALS, "sid", "outcome", "text", "n", NULL};
-static const char *const web_keys_submit[] = {"hreq", PROTO_WEB_CREDENTIALS, "sid", "approved", "text", "n", NULL};
-
-/* The fields of a web frame: only those of its type (keys), each within its bound. */
-static int web_fields(const struct ipc_frame *f, const char *const *keys, struct web_req *q, char *err)
+/* The fields of a web frame (they passed its type's table in gateway/proto/frames.c:
+ * only its own, the required ones present, each within its bound). */
+static int web_fields(const struct ipc_frame *f, struct web_req *q, char *err)
 {
 	const struct cv *b = f->body;
-	GUARD(fields_known(f, keys, err));
 	GUARD(ipc_get_uint(b, "hreq", UINT64_MAX, &q->hreq, err));
 	GUARD(opt_text(b, "cookie", 64, &q->cookie, &q->cookien, err));
 	GUARD(opt_text(b, "csrf", 64, &q->csrf, &q->csrfn, err));
@@ -277,10 +271,8 @@ static int web_fields(const struct ipc_frame *f, const char *const *keys, struct
 		GUARD(ipc_get_uint(b, "n", 64, &q->n, err));
 	if (cv_get(b, "offset"))
 		GUARD(ipc_get_uint(b, "offset", PQ_MAX, &q->offset, err));
-	if (cv_get(b, "approved")) {
+	if (cv_get(b, "approved"))
 		GUARD(ipc_get_bool(b, "approved", &q->approved, err));
-		q->has_approved = 1;
-	}
 	return 0;
 }
 
@@ -320,11 +312,10 @@ static int web_peer(struct signer *s, const struct ipc_frame *f, struct web_req 
 }
 
 /* Every web handler starts here: the frame's fields, then its connection. */
-static int web_begin(struct signer *s, const struct ipc_frame *f, const char *const *keys, struct web_req *q,
-		     char *err)
+static int web_begin(struct signer *s, const struct ipc_frame *f, struct web_req *q, char *err)
 {
 	*q = (struct web_req){0};
-	GUARD(web_fields(f, keys, q, err));
+	GUARD(web_fields(f, q, err));
 	return web_peer(s, f, q, err);
 }
 
@@ -417,7 +408,7 @@ int h_web_metrics(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	struct buf b;
 	json_t *e = metrics_reply(s, &b);
 	struct web_out w = {.status = e ? PS_INTERNAL : PS_OK, .ctype = "text/plain; version=0.0.4; charset=utf-8",
@@ -431,7 +422,7 @@ int h_web_metrics(void *ctx, struct ipc_frame *f, char *err)
 int h_web_jwks(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct web_req q;
-	GUARD(web_begin(ctx, f, web_keys, &q, err));
+	GUARD(web_begin(ctx, f, &q, err));
 	web_file(ctx, q.hreq, "keys/jwks.json", "application/json",
 		 "no public token keys: tokens are HS256 (shared secret) or off");
 	return 0;
@@ -440,7 +431,7 @@ int h_web_jwks(void *ctx, struct ipc_frame *f, char *err)
 int h_web_checkpoint(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct web_req q;
-	GUARD(web_begin(ctx, f, web_keys, &q, err));
+	GUARD(web_begin(ctx, f, &q, err));
 	web_file(ctx, q.hreq, "ledger/checkpoint", "text/plain; charset=utf-8", "no checkpoint signed yet");
 	return 0;
 }
@@ -472,7 +463,7 @@ int h_web_login(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys_login, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	if (web_identify(s, &q) != 0)
 		return 0;
 	/* The token is checked first, whatever failed before: a right one always logs in
@@ -492,7 +483,7 @@ int h_web_me(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	if (!web_reviewer_ok(s, &q, 0))
 		return 0;
 	if (!q.ss && !strcmp(q.via, "proxy")) { /* the page needs a session for its CSRF token */
@@ -509,7 +500,7 @@ int h_web_logout(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	if (!web_reviewer_ok(s, &q, 1))
 		return 0;
 	if (!q.ss) { /* a reviewer token (not ambient: no CSRF token asked) is no session to end */
@@ -529,7 +520,7 @@ int h_web_events(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	if (!web_reviewer_ok(s, &q, 0))
 		return 0;
 	/* The worker holds the streams: it keeps to these limits (they guard its own slots). */
@@ -552,7 +543,7 @@ int h_web_pending(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys_page, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	if (web_reviewer_ok(s, &q, 0))
 		reply_to(s, q.hreq, 1, answer_ok(web_pending(s, q.reviewer, q.offset)));
 	return 0;
@@ -562,7 +553,7 @@ int h_web_list(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys_page, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	if (web_reviewer_ok(s, &q, 0))
 		reply_to(s, q.hreq, 1, answer_ok(list_reply_page(s, NULL, q.reviewer, q.offset)));
 	return 0;
@@ -584,9 +575,7 @@ int h_web_decide(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys_decide, &q, err));
-	if (!q.sid || !q.outcome)
-		return as_fail(err, AS_ECORRUPT, "a web decision without %s", q.sid ? "its outcome" : "the request's id");
+	GUARD(web_begin(s, f, &q, err));
 	if (!web_reviewer_ok(s, &q, 1))
 		return 0;
 	char oc[17], *tx = q.text ? strndup(q.text, q.textn) : NULL;
@@ -611,9 +600,7 @@ int h_web_submit(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys_submit, &q, err));
-	if (!q.sid || !q.has_approved)
-		return as_fail(err, AS_ECORRUPT, "a web submission without %s", q.sid ? "approved" : "the request's id");
+	GUARD(web_begin(s, f, &q, err));
 	if (!web_reviewer_ok(s, &q, 1))
 		return 0;
 	const char *oc = submit_outcome(s, &q);
@@ -646,7 +633,7 @@ int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct web_req q;
-	GUARD(web_begin(s, f, web_keys, &q, err));
+	GUARD(web_begin(s, f, &q, err));
 	if (web_identify(s, &q) != 0)
 		return 0;
 	if (!q.admin) {

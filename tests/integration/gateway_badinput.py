@@ -66,6 +66,16 @@ for k, (desc, args, word) in enumerate([
     r = call({"jsonrpc": "2.0", "id": 50 + k, "method": "tools/call", "params": {"name": "request_feedback", "arguments": args}})
     res = r and r.get("result", {})
     ok(res and res.get("isError") is True and word in res["content"][0]["text"], f"{desc}: an isError result naming {word}")
+# An id is echoed whatever its JSON text's length: a string of 256 bytes that each escape
+# to \u0001 is 1538 bytes of JSON (the worker once cut the text it sends the signer at 300
+# bytes, and such a call was never answered).
+import select
+long_id = "\u0001" * 256
+send_raw(json.dumps({"jsonrpc": "2.0", "id": long_id, "method": "tools/call",
+                     "params": {"name": "list_pending_feedback", "arguments": {}}}).encode())
+r = recv() if select.select([p.stdout], [], [], 30)[0] else None
+ok(r is not None and r.get("id") == long_id and "result" in r, "a string id of 256 escaped characters is answered with that id")
+ok(still_serving(), "a long escaped id: the server keeps serving")
 # A long declared client name (up to 256 bytes of name and of version, multi-byte characters at
 # the cut) is kept cut on a character boundary: it never takes the worker down for everyone.
 q = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE)

@@ -47,9 +47,9 @@ for sc in hello-twice request-before-hello review-frame review-web-frame other-c
 	review-web-frame) check "$sc: the log says why" grep -q "frame type 60 is not a known type" "$T/$sc.log" ;;
 	web-before-hello) check "$sc: the log says why" grep -q "frame type 40 is not allowed in state" "$T/$sc.log" ;;
 	web-old-cmd) check "$sc: the log says why" grep -q "frame type 20 is not a known type" "$T/$sc.log" ;;
-	web-extra-field) check "$sc: the log says why" grep -q "frame of type 43 with a field it does not have ('outcome')" "$T/$sc.log" ;;
+	web-extra-field) check "$sc: the log says why" grep -q 'IPC F_CTL_SHOW: field \\"outcome\\" is not one of its fields' "$T/$sc.log" ;;
 	web-ctl-fd) check "$sc: the log says why" grep -q "frame type 41 may not carry descriptors" "$T/$sc.log" ;;
-	web-decide-no-sid) check "$sc: the log says why" grep -q "a web decision without the request's id" "$T/$sc.log" ;;
+	web-decide-no-sid) check "$sc: the log says why" grep -q 'IPC F_WEB_DECIDE: missing field \\"sid\\"' "$T/$sc.log" ;;
 	esac
 	check "$sc: nothing was decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -q '\"decision\"'"
 	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"

@@ -55,6 +55,16 @@
 #include "gateway/worker/worker.h"
 #include "gateway/worker/review/webroute.h"
 
+/* The action as a worker sends it: its canonical CBOR, encoded once (proto.h F_REQUEST). */
+static void put_action(struct cv_arena *a, struct cv *f, const struct cv *act)
+{
+	struct buf b;
+	buf_init(&b, 1u << 20);
+	if (cbor_encode(act, &b, NULL) != 0 || ipc_put_bytes(a, f, "action", b.p, b.len) != 0)
+		_exit(1);
+	buf_free(&b);
+}
+
 static void hello_as(struct cv_arena *a, const char *kind)
 {
 	struct cv *f = ipc_frame_new(a, F_HELLO, 1);
@@ -192,7 +202,7 @@ static void subject_request(struct cv_arena *a, uint64_t conn, const char *diges
 	else
 		contents->items[0].t = CV_NULL;
 	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
-	*ipc_put(a, f, "action") = *act;
+	put_action(a, f, act);
 	*ipc_put(a, f, "contents") = *contents;
 	ipc_put_uint(a, f, "conn", conn);
 	ipc_put_text(a, f, "rid", "1", 1);
@@ -259,7 +269,7 @@ static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
 	}
 	act->n = i / 2;
 	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
-	*ipc_put(a, f, "action") = *act;
+	put_action(a, f, act);
 	if (subj) {
 		struct cv *contents = cv_array(a, 1);
 		contents->items[0].t = CV_NULL;
@@ -329,7 +339,7 @@ static void http_request(struct cv_arena *a, uint64_t conn, uint64_t hreq)
 	cv_set_text(a, &act->items[2], "message", 7);
 	cv_set_text(a, &act->items[3], "deploy over http", 16);
 	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
-	*ipc_put(a, f, "action") = *act;
+	put_action(a, f, act);
 	ipc_put_uint(a, f, "conn", conn);
 	ipc_put_text(a, f, "rid", "1", 1);
 	ipc_put_uint(a, f, "timeout", 60);

@@ -23,25 +23,15 @@
 
 #include "common/redact.h"
 #include "common/util.h"
-#include "gateway/proto/action.h"
+#include "gateway/proto/limits.h" /* the limits the signer checks too: MCP_MESSAGE_MAX ... */
 
-/* ---- limits (each checked before the work it bounds) ---- */
+/* ---- limits (each checked before the work it bounds; shared ones in gateway/proto/limits.h) ---- */
 #define MCP_LINE_MAX (4u << 20)	   /* one incoming line, without its newline: 4 MiB */
 #define MCP_OUT_MAX (4u << 20)	   /* the largest line the builders are meant to produce */
 #define MCP_DEPTH_MAX 64	   /* array/object nesting of a message, counted on the raw bytes */
-#define MCP_ID_MAX 256		   /* bytes of a string id or progress token */
-/* The action's field limits (MCP_NAME_MAX, MCP_MESSAGE_MAX, MCP_OPTIONS_MAX, MCP_OPTION_MAX,
- * MCP_DEFAULT_MAX, MCP_CONTEXT_DEPTH, MCP_SUBJECTS_MAX, MCP_AUDIENCE_MAX) are in
- * gateway/proto/action.h: the signer checks the same numbers. */
-#define MCP_CONTENT_MAX (1u << 20) /* decoded subject bytes, all subjects together */
-#define MCP_TIMEOUT_MAX 86400	   /* timeout_override, seconds; the daemon may lower it */
-#define MCP_SESSION_ID_MAX 64	   /* [A-Za-z0-9._-] */
 #define MCP_WAIT_MAX 50		   /* get_feedback wait_seconds: under the 60 s client default */
 #define MCP_WAIT_DEFAULT 30
 #define MCP_REASON_MAX 512 /* notifications/cancelled reason kept, bytes */
-/* Largest canonical CBOR action: message, options, default, a bounded context
- * (REDACT_CONTEXT_MAX), subjects and audience, with room to spare. */
-#define MCP_ACTION_MAX (512u << 10)
 
 /* ---- JSON-RPC error codes ---- */
 #define MCP_PARSE_ERROR -32700	    /* not JSON (id null) */

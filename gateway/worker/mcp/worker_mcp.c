@@ -153,6 +153,11 @@ static int id_parse(const char *txt, size_t n, struct mcp_id *id)
 
 static int send_frame(struct mw *w, struct cv *f);
 
+/* What this worker sends, the signer's field tables (gateway/proto/frames.c) let in. */
+_Static_assert(MH_BEARER_MAX <= PROTO_BEARER_MAX && MH_SESSION_LEN <= PROTO_SESSION_MAX,
+	       "F_HTTP_AUTH bearer and session fit the table");
+_Static_assert(MCP_WAIT_MAX <= PROTO_WAIT_MAX, "F_COLLECT wait fits the table");
+
 /* A frame about one connection: {conn} (F_CONN_CLOSED, F_SESSION_END), or {conn, rid}
  * (F_CANCEL) when rid is given. */
 static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
@@ -214,19 +219,18 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		struct mcp_feedback fb;
 		struct buf act;
 		buf_init(&act, MCP_ACTION_MAX);
-		struct cv *action = NULL;
 		int rc = mcp_check_request_feedback(args, &fb, err);
 		if (rc == 0)
 			rc = mcp_feedback_redact(&fb, NULL, 0, err);
 		if (rc == 0)
 			rc = mcp_feedback_action(&fb, &act, err);
-		if (rc == 0)
-			rc = cbor_decode(act.p, act.len, a, &action, err);
 		if (rc == 0) {
 			f = ipc_frame_new(a, F_REQUEST, 8);
+			/* The action's canonical CBOR as mcp_feedback_action encoded it, once: the
+			 * signer hashes these very bytes and decodes them once (proto.h). */
 			struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
 			if (slot)
-				*slot = *action;
+				*slot = (struct cv){.t = CV_BYTES, .s = act.p, .n = act.len};
 			/* The subjects' bytes, so that the signer hashes them itself and a
 			 * reviewer can read them: one item per subject, null for a digest only. */
 			struct cv *arr = slot && fb.nsubjects ? cv_array(a, fb.nsubjects) : NULL;
@@ -256,7 +260,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			answer_tool_error(c, &m->id, err);
 			return;
 		}
-		send_frame(w, f); /* before act is freed: the decoded action points into it */
+		send_frame(w, f); /* before act is freed: the frame's action points into it */
 		buf_free(&act);
 		if (wait) {
 			for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
@@ -502,7 +506,8 @@ static void set_answer(struct hreq *h, unsigned status, const char *body, size_t
 	if (len && buf_put(&h->out, body, len) != 0) {
 		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"answer too large\"}}";
 		buf_reset(&h->out);
-		buf_put(&h->out, oom, sizeof oom - 1);
+		if (buf_put(&h->out, oom, sizeof oom - 1) != 0)
+			buf_reset(&h->out); /* then no body: the 500 says enough */
 		h->status = 500;
 	}
 	h->st = HS_RESPOND;
@@ -536,11 +541,23 @@ static void too_big_id(struct hreq *h, const char *msg)
 	buf_free(&line);
 }
 
-static void sse_event(struct hreq *h, const char *json, size_t n)
+/* Append text to a stream, whole or not at all. A client that does not read its stream
+ * fills h->out to its bound: the stream ends there (finished) rather than losing events
+ * from its middle. 0, or -1 when it ended. */
+static int stream_put(struct hreq *h, const char *a, size_t an, const char *b, size_t bn, const char *c, size_t cn)
 {
-	buf_put(&h->out, "event: message\ndata: ", 21);
-	buf_put(&h->out, json, n);
-	buf_put(&h->out, "\n\n", 2);
+	size_t at = h->out.len;
+	if (buf_put(&h->out, a, an) == 0 && buf_put(&h->out, b, bn) == 0 && buf_put(&h->out, c, cn) == 0)
+		return 0;
+	h->out.len = at;
+	h->finished = 1;
+	return -1;
+}
+
+static void sse_event(struct mw *w, struct hreq *h, const char *json, size_t n)
+{
+	if (stream_put(h, "event: message\ndata: ", 21, json, n, "\n\n", 2) != 0)
+		wlog(w, "warning", "an SSE stream ended: its client does not read its events");
 }
 
 /* What handling a message wrote to c->out (lines) goes to the HTTP request that
@@ -552,7 +569,7 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 		while (p < end) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
 			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-			sse_event(c->legacy, p, n);
+			sse_event(w, c->legacy, p, n);
 			p += n + 1;
 		}
 		wake(c->legacy);
@@ -569,7 +586,7 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
 			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 			if (h->st == HS_STREAMING || h->st == HS_STREAM)
-				sse_event(h, p, n);
+				sse_event(w, h, p, n);
 			else if (final)
 				set_answer(h, 200, p, n);
 			p += n + 1;
@@ -724,7 +741,8 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		c->legacy = h;
 		char ev[120];
 		int k = snprintf(ev, sizeof ev, "event: endpoint\ndata: /messages?session_id=%s\n\n", h->session);
-		buf_put(&h->out, ev, (size_t)k);
+		if (stream_put(h, ev, (size_t)k, "", 0, "", 0) != 0)
+			wlog(w, "warning", "an SSE stream ended before its endpoint event");
 		h->session[0] = 0; /* the old transport names it in the endpoint, not in a header */
 		h->st = HS_STREAM;
 		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
@@ -1008,7 +1026,8 @@ static void keepalive(struct mw *w, uint64_t now)
 {
 	for (struct hreq *h = w->hreqs; h; h = h->next)
 		if (h->st == HS_STREAMING && !h->finished && now >= h->next_keepalive) {
-			buf_put(&h->out, ": keep-alive\n\n", 14);
+			if (stream_put(h, ": keep-alive\n\n", 14, "", 0, "", 0) != 0)
+				wlog(w, "warning", "an SSE stream ended: its client does not read its events");
 			h->next_keepalive = now + KEEPALIVE_EVERY_MS;
 			wake(h);
 		}
@@ -1166,7 +1185,10 @@ int worker_mcp_main(int ipcfd)
 		return 2;
 	}
 	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	ipc_put_text(&a, hello, "kind", "mcp", 3);
+	if (!hello || ipc_put_text(&a, hello, "kind", "mcp", 3) != 0) {
+		wlog(&w, "error", "mcp worker: out of memory");
+		return 2;
+	}
 	send_frame(&w, hello);
 	struct pollfd pf[PROTO_CONNS_MAX + 2];
 	struct mconn *map[PROTO_CONNS_MAX + 2];

@@ -1,0 +1,114 @@
+/* Fuzz target: the signer's handlers, driven by frames from a (compromised) mcp worker
+ * over a scratch ledger (gateway/signer/testseam.h: the daemon's own receiver and
+ * dispatch table, a real ledger, queue and policy). The input is a sequence of frames,
+ * each a 2-byte big-endian length and that many bytes of frame body (canonical CBOR, as
+ * ipc_send writes it); a signer is opened on one state directory per process, fed the
+ * frames of one input, and closed. Connection ids restart at 1 for every input: agent
+ * connection 1 (uid 4242) exists before the first frame.
+ * Properties (abort() when violated; the sanitizers catch the rest):
+ *   - no crash, no leak, no undefined behaviour, whatever the frames say;
+ *   - a refusal always comes with a message;
+ *   - the ledger stays intact: av_verify_ledger passes every 64 inputs and whenever
+ *     an input appended entries in its first 64 runs (the state directory is started
+ *     afresh once a verification finds over 512 entries, to keep runs fast). */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/assent/err.h"
+#include "include/assent/verify.h"
+#include "gateway/signer/testseam.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+static char g_dir[64], g_policy[128];
+static unsigned long g_runs;
+
+static void fail(const char *why, const char *detail)
+{
+	fprintf(stderr, "signer_frames: property violated: %s: %s\n", why, detail);
+	abort();
+}
+
+static void rm_state(void)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "rm -rf %s/ledger %s/keys", g_dir, g_dir);
+	if (system(cmd) != 0)
+		fail("cannot clear the state directory", g_dir);
+}
+
+static void verify(void)
+{
+	char dir[128];
+	snprintf(dir, sizeof dir, "%s/ledger", g_dir);
+	struct av_ledger_opts o = {.key_from_state = 1};
+	struct av_ledger_report r;
+	if (av_verify_ledger(dir, &o, &r) != 0 || !r.ok)
+		fail("the ledger does not verify", r.reason);
+	if (r.entries > 512) /* verification grows with the ledger: keep each one short */
+		rm_state();
+}
+
+static void cleanup(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+	if (g_dir[0] && system(cmd) != 0)
+		fprintf(stderr, "signer_frames: could not remove %s\n", g_dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	/* On tmpfs when there is one: every input commits (the policy_load entry at least),
+	 * and a synced commit on disk costs more than the rest of a run. */
+	snprintf(g_dir, sizeof g_dir, "%s/signer_frames.XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	if (!mkdtemp(g_dir))
+		fail("mkdtemp", g_dir);
+	atexit(cleanup);
+	/* Decided at once, denied at once, asked: every path a request can take. */
+	snprintf(g_policy, sizeof g_policy, "%s/fuzz.policy", g_dir);
+	FILE *f = fopen(g_policy, "w");
+	if (!f || fputs("allow type confirmation\ndeny type input reason \"no\"\ndefault ask\n", f) < 0 || fclose(f) != 0)
+		fail("cannot write the policy", g_policy);
+	setenv("FEEDBACK_SIGN_TOKENS", "false", 1); /* no key per input: the token paths have their harness */
+	setenv("FEEDBACK_LOG_LEVEL", "ERROR", 1);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!g_dir[0])
+		LLVMFuzzerInitialize(NULL, NULL);
+	char err[AS_ERRLEN] = "";
+	struct signer *s = signer_test_new(g_dir, g_policy, err);
+	if (!s)
+		fail("signer_test_new", err);
+	if (signer_test_agent(s, 4242) != 1)
+		fail("the first connection is not 1", "");
+	uint64_t before = signer_test_ledger_size(s);
+	size_t off = 0;
+	while (off + 2 <= size) {
+		size_t n = (size_t)data[off] << 8 | data[off + 1];
+		off += 2;
+		if (n > size - off)
+			n = size - off;
+		err[0] = 0;
+		int rc = signer_test_frame(s, data + off, n, err);
+		if (rc != 0 && !err[0])
+			fail("a refusal without a message", "");
+		signer_test_drain(s);
+		off += n;
+	}
+	int grew = signer_test_ledger_size(s) != before;
+	signer_test_free(s);
+	if (++g_runs % 64 == 0 || (grew && g_runs < 64))
+		verify();
+	return 0;
+}

@@ -1,0 +1,138 @@
+/* The field tables of the frames workers send, and their checker (frames.h). */
+#include "gateway/proto/frames.h"
+
+#include <string.h>
+
+#include "gateway/proto/limits.h"
+#include "gateway/proto/proto.h"
+
+#define REQ 1
+#define OPT 0
+#define CONN {"conn", FT_UINT, UINT64_MAX, REQ}
+#define RID {"rid", FT_TEXT, PROTO_RID_MAX, REQ}
+
+static const struct frame_field hello[] = {{"kind", FT_TEXT, PROTO_KIND_MAX, REQ}};
+static const struct frame_field conn_only[] = {CONN};
+static const struct frame_field log_f[] = {{"level", FT_TEXT, PROTO_LOG_LEVEL_MAX, REQ},
+					   {"text", FT_TEXT, PROTO_LOG_TEXT_MAX, REQ}};
+static const struct frame_field request[] = {
+    CONN,
+    RID,
+    {"action", FT_BYTES, MCP_ACTION_MAX, REQ}, /* canonical CBOR, as the worker encoded it */
+    {"timeout", FT_UINT, MCP_TIMEOUT_MAX, REQ},
+    {"wait", FT_BOOL, 0, REQ},
+    {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
+    {"contents", FT_ARRAY, MCP_SUBJECTS_MAX, OPT}, /* one item per subject: bytes or null */
+    {"hreq", FT_UINT, UINT64_MAX, OPT},	    /* HTTP sessions: the F_HTTP_AUTH it follows */
+};
+static const struct frame_field collect[] = {CONN, RID, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, REQ},
+					     {"wait", FT_UINT, PROTO_WAIT_MAX, REQ}};
+static const struct frame_field conn_rid[] = {CONN, RID};
+/* A reviewer's commands: one frame type each, each with its own fields. */
+#define SID(req) {"sid", FT_TEXT, PROTO_SID_MAX, req}
+#define OUTCOME {"outcome", FT_TEXT, PROTO_OUTCOME_MAX, REQ}
+#define TEXT {"text", FT_TEXT, PROTO_TEXT_MAX, OPT}
+#define OPTION_N {"n", FT_UINT, PROTO_OPTION_N_MAX, OPT}
+#define OFFSET {"offset", FT_UINT, PROTO_OFFSET_MAX, OPT}
+static const struct frame_field ctl_pending[] = {CONN, OFFSET};
+static const struct frame_field ctl_show[] = {CONN, SID(REQ)};
+static const struct frame_field ctl_decide[] = {CONN, SID(REQ), OUTCOME, TEXT, OPTION_N};
+/* Every web request: its id and the credentials it came with (PROTO_WEB_CREDENTIALS). */
+#define WEB                                                                                                            \
+	{"hreq", FT_UINT, UINT64_MAX, REQ}, {"cookie", FT_TEXT, PROTO_COOKIE_MAX, OPT},                                \
+	    {"csrf", FT_TEXT, PROTO_CSRF_MAX, OPT}, {"bearer", FT_TEXT, PROTO_BEARER_MAX, OPT},                        \
+	    {"proxy_user", FT_TEXT, PROTO_PROXY_USER_MAX, OPT}, {"proxy_secret", FT_TEXT, PROTO_PROXY_SECRET_MAX, OPT}, \
+	    {"client_addr", FT_TEXT, PROTO_ADDR_MAX, OPT}
+static const struct frame_field web[] = {WEB};
+static const struct frame_field web_login[] = {WEB, {"token", FT_TEXT, PROTO_TOKEN_MAX, OPT}};
+static const struct frame_field web_page[] = {WEB, OFFSET};
+static const struct frame_field web_decide[] = {WEB, SID(REQ), OUTCOME, TEXT, OPTION_N};
+static const struct frame_field web_submit[] = {WEB, SID(REQ), {"approved", FT_BOOL, 0, REQ}, TEXT, OPTION_N};
+static const struct frame_field http_auth[] = {
+    {"hreq", FT_UINT, UINT64_MAX, REQ},
+    {"init", FT_BOOL, 0, REQ},
+    {"bearer", FT_TEXT, PROTO_BEARER_MAX, OPT},
+    {"session", FT_TEXT, PROTO_SESSION_MAX, OPT},
+};
+static const struct frame_field session_info[] = {CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
+						  {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};
+
+#define TABLE(t, f) {t, #t, f, sizeof f / sizeof *f}
+static const struct frame_table tables[] = {
+    TABLE(F_HELLO, hello),	   TABLE(F_CONN_CLOSED, conn_only), TABLE(F_LOG, log_f),
+    TABLE(F_REQUEST, request),	   TABLE(F_COLLECT, collect),	    TABLE(F_LIST, conn_rid),
+    TABLE(F_CANCEL, conn_rid),	   TABLE(F_HTTP_AUTH, http_auth),  TABLE(F_SESSION_INFO, session_info),
+    TABLE(F_SESSION_END, conn_only),
+    TABLE(F_CTL_WHOAMI, conn_only),	TABLE(F_CTL_STATUS, conn_only),	TABLE(F_CTL_PENDING, ctl_pending),
+    TABLE(F_CTL_SHOW, ctl_show),	TABLE(F_CTL_DECIDE, ctl_decide),
+    TABLE(F_WEB_METRICS, web),		TABLE(F_WEB_JWKS, web),		TABLE(F_WEB_CHECKPOINT, web),
+    TABLE(F_WEB_LOGIN, web_login),	TABLE(F_WEB_ME, web),		TABLE(F_WEB_LOGOUT, web),
+    TABLE(F_WEB_EVENTS, web),		TABLE(F_WEB_PENDING, web_page),	TABLE(F_WEB_LIST, web_page),
+    TABLE(F_WEB_DECIDE, web_decide),	TABLE(F_WEB_SUBMIT, web_submit),	TABLE(F_WEB_ADMIN_CLEAR, web),
+};
+
+const struct frame_table *frame_table_find(uint32_t t)
+{
+	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+		if (tables[i].type == t)
+			return &tables[i];
+	return NULL;
+}
+
+static const char *ftype_name(enum frame_ftype t)
+{
+	static const char *const names[] = {"an unsigned integer", "a text string", "a byte string", "a boolean",
+					    "an array"};
+	return names[t];
+}
+
+static int value_ok(const struct frame_field *fd, const struct cv *v, uint64_t *size)
+{
+	switch (fd->type) {
+	case FT_UINT:
+		*size = v->u;
+		return v->t == CV_UINT;
+	case FT_TEXT:
+	case FT_BYTES:
+	case FT_ARRAY:
+		*size = v->n;
+		return v->t == (fd->type == FT_TEXT ? CV_TEXT : fd->type == FT_BYTES ? CV_BYTES : CV_ARRAY);
+	case FT_BOOL:
+		*size = 0;
+		return v->t == CV_TRUE || v->t == CV_FALSE;
+	}
+	return 0;
+}
+
+int frame_fields_check(const struct frame_table *tb, const struct cv *body, char *err)
+{
+	uint64_t seen = 0; /* bit i: field i is present (ipc_next refused repeated keys) */
+	for (size_t i = 0; i < body->n; i++) {
+		const struct cv *k = &body->items[2 * i], *v = k + 1;
+		if (cv_text_eq(k, "t"))
+			continue;
+		size_t f = 0;
+		while (f < tb->nfields && !cv_text_eq(k, tb->fields[f].key))
+			f++;
+		if (f == tb->nfields)
+			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%.*s\" is not one of its fields", tb->name,
+				       (int)(k->n > 32 ? 32 : k->n), (const char *)k->s);
+		const struct frame_field *fd = &tb->fields[f];
+		uint64_t size;
+		if (!value_ok(fd, v, &size))
+			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%s\" is not %s", tb->name, fd->key,
+				       ftype_name(fd->type));
+		if (fd->type == FT_UINT && size > fd->max)
+			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%s\" = %llu is over its maximum of %llu", tb->name,
+				       fd->key, (unsigned long long)size, (unsigned long long)fd->max);
+		if (fd->type != FT_UINT && fd->type != FT_BOOL && size > fd->max)
+			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%s\" holds %llu %s, over its maximum of %llu",
+				       tb->name, fd->key, (unsigned long long)size, fd->type == FT_ARRAY ? "items" : "bytes",
+				       (unsigned long long)fd->max);
+		seen |= (uint64_t)1 << f;
+	}
+	for (size_t f = 0; f < tb->nfields; f++)
+		if (tb->fields[f].required && !(seen >> f & 1))
+			return as_fail(err, AS_ECORRUPT, "IPC %s: missing field \"%s\"", tb->name, tb->fields[f].key);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* Every limit the signer and its workers share: what a worker bounds before it sends,
+ * and what the signer's field tables (frames.c) refuse past. One place, so that the
+ * two sides cannot drift apart. Sizes are bytes unless said otherwise. */
+#ifndef ASSENT_PROTO_LIMITS_H
+#define ASSENT_PROTO_LIMITS_H
+
+/* ---- the canonical action (action.h's table; the mcp worker's checks in mcp.c) ---- */
+#define MCP_NAME_MAX 256	   /* a tool name, clientInfo name/version, a subject name */
+#define MCP_MESSAGE_MAX 65536	   /* request_feedback message (also after redaction) */
+#define MCP_OPTIONS_MAX 32	   /* options of a selection */
+#define MCP_OPTION_MAX 1024	   /* one option */
+#define MCP_DEFAULT_MAX 4096	   /* `default` */
+#define MCP_CONTEXT_DEPTH 16	   /* nesting of `context` (the ledger's CBOR allows 32 in all) */
+#define MCP_SUBJECTS_MAX 16	   /* subjects of one request */
+#define MCP_CONTENT_MAX (1u << 20) /* decoded subject bytes, all subjects together */
+#define MCP_AUDIENCE_MAX 128	   /* [A-Za-z0-9._:/-] */
+#define MCP_TIMEOUT_MAX 86400	   /* timeout_override, seconds; the daemon may lower it */
+#define MCP_SESSION_ID_MAX 64	   /* a session_id as get_feedback takes it, [A-Za-z0-9._-] */
+/* Largest canonical CBOR action: message, options, default, a bounded context
+ * (REDACT_CONTEXT_MAX), subjects and audience, with room to spare. */
+#define MCP_ACTION_MAX (512u << 10)
+/* F_REQUEST and F_SESSION_INFO client: "name/version" as initialize declared it, TEXT_LINE,
+ * cut by the worker (action_client) to what the signer keeps. */
+#define ACTION_CLIENT_MAX 159
+
+/* ---- frames ---- */
+#define MCP_ID_MAX 256 /* bytes of a string id or progress token */
+/* A JSON-RPC id as JSON text (the worker's id_json), which the signer echoes back: as
+ * long as the longest id escapes to (every byte of a MCP_ID_MAX-byte string as \u00XX,
+ * and the quotes), so that the text is never cut. At 300, an id of some 50 escaped
+ * characters was cut, and its answer was never delivered. */
+#define PROTO_RID_MAX (2 + 6 * MCP_ID_MAX)
+#define PROTO_JSON_MAX (4u << 20) /* a JSON answer the signer sends */
+#define PROTO_CONNS_MAX 256	  /* client connections one worker serves */
+#define PROTO_NAME_MAX 64	  /* a reviewer's or agent's name (the registry's REG_NAME_MAX) */
+#define PROTO_KIND_MAX 16	  /* F_HELLO kind */
+#define PROTO_LOG_LEVEL_MAX 16	  /* F_LOG level */
+#define PROTO_LOG_TEXT_MAX 1024	  /* F_LOG text (ipc_log sends at most 511) */
+#define PROTO_WAIT_MAX 60	  /* F_COLLECT wait, seconds (get_feedback allows MCP_WAIT_MAX) */
+#define PROTO_BEARER_MAX 512	  /* an Authorization: Bearer credential */
+#define PROTO_SESSION_MAX 64	  /* an Mcp-Session-Id */
+#define PROTO_PROTOCOL_MAX 15	  /* the protocol revision initialize agreed ("2025-11-25") */
+#define PROTO_SID_MAX 64	  /* a request's session_id as a reviewer names it */
+#define PROTO_OUTCOME_MAX 16	  /* approved, rejected, answered, selected */
+#define PROTO_TEXT_MAX 16384	  /* a reviewer's message or answer */
+#define PROTO_OPTION_N_MAX 64	  /* a selection's option number, from 1 */
+#define PROTO_OFFSET_MAX 100000	  /* a page's first item (the queue holds at most this many) */
+#define PROTO_COOKIE_MAX 64	  /* a web session's secret */
+#define PROTO_CSRF_MAX 64
+#define PROTO_PROXY_USER_MAX 254  /* the reverse proxy's identity header */
+#define PROTO_PROXY_SECRET_MAX 256
+#define PROTO_TOKEN_MAX 512	  /* a reviewer's web token */
+#define PROTO_ADDR_MAX 45	  /* a client address the proxy passes (X-Real-IP) */
+
+#endif

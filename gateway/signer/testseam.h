@@ -1,0 +1,45 @@
+/* A signer without workers, listeners or signals, over a scratch state directory (a
+ * real ledger, keys, queue and policy), for unit tests (tests/unit/requests_test.c)
+ * and the fuzz harness over the handlers (fuzz/signer_frames.c). Why a seam: the
+ * handlers take a struct signer that only signer_main builds, after forking workers
+ * and opening sockets; these functions build the same state without those, and feed
+ * frames through the same receiver (ipc_read, ipc_next) and dispatch tables
+ * (signer_dispatch) a worker's frames take. Nothing in the daemon calls them. */
+#ifndef ASSENT_SIGNER_TESTSEAM_H
+#define ASSENT_SIGNER_TESTSEAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct signer;
+
+/* A signer over state (created when absent; FEEDBACK_* and ASSENT_* read from the
+ * environment as the daemon reads them), with policy (a file, or NULL). The mcp
+ * worker is connected (its hello already said) through a socketpair whose other end
+ * signer_test_peer returns; the review worker is absent. NULL on failure (err). */
+struct signer *signer_test_new(const char *state, const char *policy, char *err);
+void signer_test_free(struct signer *s);
+
+/* The mcp worker's end: the signer's answers (F_RESULT, F_HTTP_REPLY...) arrive here,
+ * non-blocking. signer_test_drain reads and drops what is there. */
+int signer_test_peer(const struct signer *s);
+void signer_test_drain(struct signer *s);
+
+/* A connection from an agent with this uid on the agent socket, as the signer would
+ * have accepted it (SO_PEERCRED measured): its conn id. 0 when the table is full. */
+uint64_t signer_test_agent(struct signer *s, uid_t uid);
+
+/* body (one frame body: canonical CBOR, as a worker sends it) from the mcp worker: it
+ * goes through the signer's receiver and dispatch table, then the turn ends (the
+ * batch is committed, deadlines expire). Returns what the receiver or handler said:
+ * 0, AS_ENOTFOUND (stale: dropped), or the violation for which the daemon would kill
+ * the worker (err says which); AS_EIO when the worker is down already. */
+int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *err);
+
+/* Entries in the ledger, as this signer appended them. */
+uint64_t signer_test_ledger_size(const struct signer *s);
+/* Requests pending. */
+size_t signer_test_pending(const struct signer *s);
+
+#endif
