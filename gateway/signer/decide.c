@@ -4,7 +4,6 @@
 #include "gateway/signer/state.h"
 #include "gateway/signer/decision.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,6 @@
  * the same facts in both, built from the action, the connection and the policy's terms. */
 #include "gateway/signer/state.h"
 
-#include <jansson.h>
 #include <string.h>
 
 /* The entry's requester: who asked, as measured (uid, agent key, anonymous) and the

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -185,7 +185,7 @@ static int id_read(const json_t *v, struct mcp_id *id)
 	return 0;
 }
 
-static json_t *id_json(const struct mcp_id *id)
+json_t *mcp_id_json(const struct mcp_id *id)
 {
 	if (id && id->t == MCP_ID_INT)
 		return json_integer(id->i);
@@ -631,7 +631,7 @@ int mcp_line_tools_list(struct buf *out, const struct mcp_id *id, char *err)
 		return as_fail(err, AS_EINVAL, "a result answers a request: it needs the request's id");
 	/* tools_json is already compact JSON text in jansson's own layout (the unit test
 	 * compares the two byte for byte): splice it rather than parse and print 7 KB per call. */
-	json_t *j = id_json(id);
+	json_t *j = mcp_id_json(id);
 	char *idtext = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 	json_decref(j);
 	if (!idtext)
@@ -693,7 +693,7 @@ int mcp_line_tool_json(struct buf *out, const struct mcp_id *id, const char *js,
 		return as_fail(err, AS_EINVAL, "a result answers a request: it needs the request's id");
 	if (!jsn || js[0] != '{')
 		return as_fail(err, AS_EINVAL, "a structured result is a JSON object");
-	json_t *j = id_json(id);
+	json_t *j = mcp_id_json(id);
 	char *idtext = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 	json_decref(j);
 	if (!idtext)
@@ -1395,7 +1395,7 @@ int mcp_line_result(struct buf *out, const struct mcp_id *id, json_t *result, ch
 		json_decref(result);
 		return as_fail(err, AS_EINVAL, "a result answers a request: it needs the request's id");
 	}
-	return emit(out, jobj("jsonrpc", json_string("2.0"), "id", id_json(id), "result", result, JEND), err);
+	return emit(out, jobj("jsonrpc", json_string("2.0"), "id", mcp_id_json(id), "result", result, JEND), err);
 }
 
 static const char *code_phrase(int code)
@@ -1428,7 +1428,7 @@ int mcp_line_error(struct buf *out, const struct mcp_id *id, int code, const cha
 	}
 	if (!e)
 		return as_fail(err, AS_ENOMEM, "out of memory building an error");
-	return emit(out, jobj("jsonrpc", json_string("2.0"), "id", id_json(id), "error", e, JEND), err);
+	return emit(out, jobj("jsonrpc", json_string("2.0"), "id", mcp_id_json(id), "error", e, JEND), err);
 }
 
 /* ---- the id of a line too long to parse ---- */
@@ -1584,7 +1584,7 @@ int mcp_line_progress(struct buf *out, const struct mcp_id *token, double progre
 		return as_fail(err, AS_EINVAL, "progress: needs the request's progress token");
 	if (!isfinite(progress) || progress < 0 || !isfinite(total))
 		return as_fail(err, AS_EINVAL, "progress: values must be finite and not negative");
-	json_t *p = jobj("progressToken", id_json(token), "progress", number(progress), JEND);
+	json_t *p = jobj("progressToken", mcp_id_json(token), "progress", number(progress), JEND);
 	if (p && total >= 0 && json_object_set_new(p, "total", number(total)) != 0) {
 		json_decref(p);
 		p = NULL;

@@ -114,6 +114,8 @@ struct mcp_msg {
  * to get the -32600.
  * out is always initialised: call mcp_msg_free whatever the result. */
 int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err);
+/* An id as JSON: its integer or string, or null (MCP_ID_NULL, MCP_ID_NONE). New reference. */
+json_t *mcp_id_json(const struct mcp_id *id);
 void mcp_msg_free(struct mcp_msg *m);
 
 /* The method table. mcp_method_known: 1 when `name` is served as that kind
