@@ -4,9 +4,6 @@
 #ifndef ASSENT_SIGNER_STATE_H
 #define ASSENT_SIGNER_STATE_H
 
-/* TEMPORARY (issue 13, while these files are being split): ignored must-use results
- * warn here instead of failing the build. Removed when their call sites are fixed. */
-#pragma GCC diagnostic warning "-Wunused-result"
 
 #include <jansson.h>
 #include <stddef.h>

@@ -3,10 +3,6 @@
 #ifndef ASSENT_WORKER_H
 #define ASSENT_WORKER_H
 
-/* TEMPORARY (issue 13, while these files are being split): ignored must-use results
- * warn here instead of failing the build. Removed when their call sites are fixed. */
-#pragma GCC diagnostic warning "-Wunused-result"
-
 #include "gateway/proto/workers.h"
 
 /* Each returns the process exit status. */

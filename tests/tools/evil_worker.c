@@ -55,6 +55,27 @@
 #include "gateway/worker/worker.h"
 #include "gateway/worker/review/webroute.h"
 
+/* The frames built here must be built whole (MUST, else the tool stops: the scenario
+ * would not test what it says); a send may fail once the signer has killed this worker
+ * for the frame before, which is what most scenarios are for (SENT); a read that finds
+ * the signer gone ends the scenario (READ). */
+#define MUST(x)                                                                                                        \
+	do {                                                                                                           \
+		if ((x) != 0)                                                                                          \
+			_exit(1);                                                                                      \
+	} while (0)
+#define SENT(x)                                                                                                        \
+	do {                                                                                                           \
+		int sent_ = (x);                                                                                       \
+		(void)sent_;                                                                                           \
+	} while (0)
+#define READ(x)                                                                                                        \
+	do {                                                                                                           \
+		int read_ = (x);                                                                                       \
+		if (read_ != 0 && read_ != AS_ENOTFOUND)                                                               \
+			_exit(1);                                                                                      \
+	} while (0)
+
 /* The action as a worker sends it: its canonical CBOR, encoded once (proto.h F_REQUEST). */
 static void put_action(struct cv_arena *a, struct cv *f, const struct cv *act)
 {
@@ -68,8 +89,8 @@ static void put_action(struct cv_arena *a, struct cv *f, const struct cv *act)
 static void hello_as(struct cv_arena *a, const char *kind)
 {
 	struct cv *f = ipc_frame_new(a, F_HELLO, 1);
-	ipc_put_text(a, f, "kind", kind, strlen(kind));
-	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	MUST(ipc_put_text(a, f, "kind", kind, strlen(kind)));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 }
 
 static void hello(struct cv_arena *a)
@@ -81,8 +102,8 @@ static void hello(struct cv_arena *a)
 static void web_request(struct cv_arena *a, int fd)
 {
 	struct cv *f = ipc_frame_new(a, F_WEB_ME, 1);
-	ipc_put_uint(a, f, "hreq", 1);
-	ipc_send(WORKER_IPC_FD, f, fd, NULL);
+	MUST(ipc_put_uint(a, f, "hreq", 1));
+	SENT(ipc_send(WORKER_IPC_FD, f, fd, NULL));
 }
 
 /* A connection to the reviewer listener itself, accepted (the signer sees its port). */
@@ -143,7 +164,7 @@ static uint64_t wait_frame(struct cv_arena *a, struct ipc_conn *c, unsigned want
 		struct pollfd p = {.fd = WORKER_IPC_FD, .events = POLLIN};
 		if (poll(&p, 1, 20000) <= 0)
 			return 0;
-		ipc_read(c, err);
+		READ(ipc_read(c, err));
 	}
 }
 
@@ -152,12 +173,12 @@ static uint64_t wait_conn(struct cv_arena *a)
 {
 	struct ipc_conn c;
 	char err[AS_ERRLEN];
-	ipc_conn_init(&c, WORKER_IPC_FD, err);
+	MUST(ipc_conn_init(&c, WORKER_IPC_FD, err));
 	for (;;) {
 		struct pollfd p = {.fd = WORKER_IPC_FD, .events = POLLIN};
 		if (poll(&p, 1, 10000) <= 0)
 			_exit(1);
-		ipc_read(&c, err);
+		READ(ipc_read(&c, err));
 		struct ipc_frame f;
 		cv_arena_reset(a);
 		int g;
@@ -179,37 +200,37 @@ static void subject_request(struct cv_arena *a, uint64_t conn, const char *diges
 	sha256((const uint8_t *)digest_of, strlen(digest_of), h);
 	hex_encode(h, 32, hex);
 	struct cv *act = cv_map(a, 3), *subs = cv_array(a, 1), *sub = cv_map(a, 4), *dg = cv_map(a, 1);
-	cv_set_text(a, &dg->items[0], "sha256", 6);
-	cv_set_text(a, &dg->items[1], hex, 64);
-	cv_set_text(a, &sub->items[0], "name", 4);
-	cv_set_text(a, &sub->items[1], "plan", 4);
-	cv_set_text(a, &sub->items[2], "digest", 6);
+	MUST(cv_set_text(a, &dg->items[0], "sha256", 6));
+	MUST(cv_set_text(a, &dg->items[1], hex, 64));
+	MUST(cv_set_text(a, &sub->items[0], "name", 4));
+	MUST(cv_set_text(a, &sub->items[1], "plan", 4));
+	MUST(cv_set_text(a, &sub->items[2], "digest", 6));
 	sub->items[3] = *dg;
-	cv_set_text(a, &sub->items[4], "computed", 8);
+	MUST(cv_set_text(a, &sub->items[4], "computed", 8));
 	sub->items[5].t = CV_TRUE;
-	cv_set_text(a, &sub->items[6], "size", 4);
+	MUST(cv_set_text(a, &sub->items[6], "size", 4));
 	cv_set_uint(&sub->items[7], 5);
 	subs->items[0] = *sub;
-	cv_set_text(a, &act->items[0], "type", 4);
-	cv_set_text(a, &act->items[1], "approval", 8);
-	cv_set_text(a, &act->items[2], "message", 7);
-	cv_set_text(a, &act->items[3], "apply the plan", 14);
-	cv_set_text(a, &act->items[4], "subject", 7);
+	MUST(cv_set_text(a, &act->items[0], "type", 4));
+	MUST(cv_set_text(a, &act->items[1], "approval", 8));
+	MUST(cv_set_text(a, &act->items[2], "message", 7));
+	MUST(cv_set_text(a, &act->items[3], "apply the plan", 14));
+	MUST(cv_set_text(a, &act->items[4], "subject", 7));
 	act->items[5] = *subs;
 	struct cv *contents = cv_array(a, 1);
 	if (with_bytes)
-		cv_set_bytes(a, &contents->items[0], (const uint8_t *)"hello", 5);
+		MUST(cv_set_bytes(a, &contents->items[0], (const uint8_t *)"hello", 5));
 	else
 		contents->items[0].t = CV_NULL;
 	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
 	put_action(a, f, act);
 	*ipc_put(a, f, "contents") = *contents;
-	ipc_put_uint(a, f, "conn", conn);
-	ipc_put_text(a, f, "rid", "1", 1);
-	ipc_put_uint(a, f, "timeout", 60);
-	ipc_put_bool(a, f, "wait", 1);
-	ipc_put_text(a, f, "client", "evil/1", 6);
-	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	MUST(ipc_put_uint(a, f, "conn", conn));
+	MUST(ipc_put_text(a, f, "rid", "1", 1));
+	MUST(ipc_put_uint(a, f, "timeout", 60));
+	MUST(ipc_put_bool(a, f, "wait", 1));
+	MUST(ipc_put_text(a, f, "client", "evil/1", 6));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 }
 
 /* A request with hostile text in the field named by sc (text-*); the rest ordinary. */
@@ -224,48 +245,48 @@ static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
 	const char *msg = !strcmp(sc, "text-message-esc") ? esc : !strcmp(sc, "text-message-bidi") ? bidi : ctxok ? lrm : "ok?";
 	struct cv *act = cv_map(a, 7);
 	size_t i = 0;
-	cv_set_text(a, &act->items[i++], "type", 4);
-	cv_set_text(a, &act->items[i++], type, strlen(type));
-	cv_set_text(a, &act->items[i++], "message", 7);
-	cv_set_text(a, &act->items[i++], msg, strlen(msg));
+	MUST(cv_set_text(a, &act->items[i++], "type", 4));
+	MUST(cv_set_text(a, &act->items[i++], type, strlen(type)));
+	MUST(cv_set_text(a, &act->items[i++], "message", 7));
+	MUST(cv_set_text(a, &act->items[i++], msg, strlen(msg)));
 	if (ctxok) {
 		struct cv *m = cv_map(a, 1);
-		cv_set_text(a, &m->items[0], "command", 7);
-		cv_set_text(a, &m->items[1], ctx, strlen(ctx));
-		cv_set_text(a, &act->items[i++], "context", 7);
+		MUST(cv_set_text(a, &m->items[0], "command", 7));
+		MUST(cv_set_text(a, &m->items[1], ctx, strlen(ctx)));
+		MUST(cv_set_text(a, &act->items[i++], "context", 7));
 		act->items[i++] = *m;
 	}
 	if (!strcmp(type, "selection")) {
 		const char *opt = ctxok ? "keep\xef\xbb\xbf it" : "de\xe2\x81\xa6lete all";
 		struct cv *o = cv_array(a, 2);
-		cv_set_text(a, &o->items[0], "none", 4);
-		cv_set_text(a, &o->items[1], opt, strlen(opt));
-		cv_set_text(a, &act->items[i++], "options", 7);
+		MUST(cv_set_text(a, &o->items[0], "none", 4));
+		MUST(cv_set_text(a, &o->items[1], opt, strlen(opt)));
+		MUST(cv_set_text(a, &act->items[i++], "options", 7));
 		act->items[i++] = *o;
 	}
 	if (!strcmp(sc, "text-default")) {
-		cv_set_text(a, &act->items[i++], "default", 7);
-		cv_set_text(a, &act->items[i++], esc, strlen(esc));
+		MUST(cv_set_text(a, &act->items[i++], "default", 7));
+		MUST(cv_set_text(a, &act->items[i++], esc, strlen(esc)));
 	}
 	int subj = !strcmp(sc, "text-subject") || ctxok;
 	if (subj) {
 		const char *name = ctxok ? "plan\xe2\x81\xa0.tf" : "plan\x1b[8m.tf";
 		struct cv *subs = cv_array(a, 1), *sub = cv_map(a, 3), *dg = cv_map(a, 1);
-		cv_set_text(a, &dg->items[0], "sha256", 6);
-		cv_set_text(a, &dg->items[1], "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", 64);
-		cv_set_text(a, &sub->items[0], "name", 4);
-		cv_set_text(a, &sub->items[1], name, strlen(name));
-		cv_set_text(a, &sub->items[2], "digest", 6);
+		MUST(cv_set_text(a, &dg->items[0], "sha256", 6));
+		MUST(cv_set_text(a, &dg->items[1], "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", 64));
+		MUST(cv_set_text(a, &sub->items[0], "name", 4));
+		MUST(cv_set_text(a, &sub->items[1], name, strlen(name)));
+		MUST(cv_set_text(a, &sub->items[2], "digest", 6));
 		sub->items[3] = *dg;
-		cv_set_text(a, &sub->items[4], "computed", 8);
+		MUST(cv_set_text(a, &sub->items[4], "computed", 8));
 		sub->items[5].t = CV_FALSE;
 		subs->items[0] = *sub;
-		cv_set_text(a, &act->items[i++], "subject", 7);
+		MUST(cv_set_text(a, &act->items[i++], "subject", 7));
 		act->items[i++] = *subs;
 	}
 	if (!strcmp(sc, "text-audience")) {
-		cv_set_text(a, &act->items[i++], "audience", 8);
-		cv_set_text(a, &act->items[i++], "tf\xe2\x80\xaeprod", 9);
+		MUST(cv_set_text(a, &act->items[i++], "audience", 8));
+		MUST(cv_set_text(a, &act->items[i++], "tf\xe2\x80\xaeprod", 9));
 	}
 	act->n = i / 2;
 	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
@@ -276,12 +297,12 @@ static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
 		*ipc_put(a, f, "contents") = *contents;
 	}
 	const char *client = !strcmp(sc, "text-client") ? "evil\x1b[31m/1" : "evil/1";
-	ipc_put_uint(a, f, "conn", conn);
-	ipc_put_text(a, f, "rid", "1", 1);
-	ipc_put_uint(a, f, "timeout", 600);
-	ipc_put_bool(a, f, "wait", !ctxok);
-	ipc_put_text(a, f, "client", client, strlen(client));
-	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	MUST(ipc_put_uint(a, f, "conn", conn));
+	MUST(ipc_put_text(a, f, "rid", "1", 1));
+	MUST(ipc_put_uint(a, f, "timeout", 600));
+	MUST(ipc_put_bool(a, f, "wait", !ctxok));
+	MUST(ipc_put_text(a, f, "client", client, strlen(client)));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 }
 
 /* A web request on the reviewer listener (a connection to itself, so that the signer sees
@@ -296,12 +317,12 @@ static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_
 {
 	cv_arena_reset(a);
 	struct cv *f = ipc_frame_new(a, w->type, 8);
-	ipc_put_uint(a, f, "hreq", hreq);
+	MUST(ipc_put_uint(a, f, "hreq", hreq));
 	const char *keys[] = {"token", "cookie", "csrf", "sid", "outcome"}, *vals[] = {w->token, w->cookie, w->csrf, w->sid, w->outcome};
 	for (size_t i = 0; i < 5; i++)
 		if (vals[i])
-			ipc_put_text(a, f, keys[i], vals[i], strlen(vals[i]));
-	ipc_send(WORKER_IPC_FD, f, fd, NULL);
+			MUST(ipc_put_text(a, f, keys[i], vals[i], strlen(vals[i])));
+	SENT(ipc_send(WORKER_IPC_FD, f, fd, NULL));
 	char err[AS_ERRLEN];
 	for (;;) {
 		struct ipc_frame r;
@@ -325,7 +346,7 @@ static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_
 		struct pollfd p = {.fd = WORKER_IPC_FD, .events = POLLIN};
 		if (poll(&p, 1, 20000) <= 0)
 			return 0;
-		ipc_read(c, err);
+		READ(ipc_read(c, err));
 	}
 }
 
@@ -334,19 +355,19 @@ static void http_request(struct cv_arena *a, uint64_t conn, uint64_t hreq)
 {
 	cv_arena_reset(a);
 	struct cv *act = cv_map(a, 2);
-	cv_set_text(a, &act->items[0], "type", 4);
-	cv_set_text(a, &act->items[1], "approval", 8);
-	cv_set_text(a, &act->items[2], "message", 7);
-	cv_set_text(a, &act->items[3], "deploy over http", 16);
+	MUST(cv_set_text(a, &act->items[0], "type", 4));
+	MUST(cv_set_text(a, &act->items[1], "approval", 8));
+	MUST(cv_set_text(a, &act->items[2], "message", 7));
+	MUST(cv_set_text(a, &act->items[3], "deploy over http", 16));
 	struct cv *f = ipc_frame_new(a, F_REQUEST, 7);
 	put_action(a, f, act);
-	ipc_put_uint(a, f, "conn", conn);
-	ipc_put_text(a, f, "rid", "1", 1);
-	ipc_put_uint(a, f, "timeout", 60);
-	ipc_put_bool(a, f, "wait", 0);
-	ipc_put_text(a, f, "client", "evil/1", 6);
-	ipc_put_uint(a, f, "hreq", hreq);
-	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	MUST(ipc_put_uint(a, f, "conn", conn));
+	MUST(ipc_put_text(a, f, "rid", "1", 1));
+	MUST(ipc_put_uint(a, f, "timeout", 60));
+	MUST(ipc_put_bool(a, f, "wait", 0));
+	MUST(ipc_put_text(a, f, "client", "evil/1", 6));
+	MUST(ipc_put_uint(a, f, "hreq", hreq));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 }
 
 static int http_measured(struct cv_arena *a, const char *key, int replay)
@@ -359,19 +380,19 @@ static int http_measured(struct cv_arena *a, const char *key, int replay)
 	if (c < 0)
 		return 1;
 	struct cv *f = ipc_frame_new(a, F_HTTP_AUTH, 3);
-	ipc_put_uint(a, f, "hreq", 1);
-	ipc_put_bool(a, f, "init", 1);
-	ipc_put_text(a, f, "bearer", key, strlen(key));
-	ipc_send(WORKER_IPC_FD, f, c, NULL);
+	MUST(ipc_put_uint(a, f, "hreq", 1));
+	MUST(ipc_put_bool(a, f, "init", 1));
+	MUST(ipc_put_text(a, f, "bearer", key, strlen(key)));
+	SENT(ipc_send(WORKER_IPC_FD, f, c, NULL));
 	struct ipc_conn ic;
 	char err[AS_ERRLEN];
-	ipc_conn_init(&ic, WORKER_IPC_FD, err);
+	MUST(ipc_conn_init(&ic, WORKER_IPC_FD, err));
 	uint64_t conn = 0;
 	for (int turns = 0; !conn && turns < 200; turns++) {
 		struct pollfd q = {.fd = WORKER_IPC_FD, .events = POLLIN};
 		if (poll(&q, 1, 10000) <= 0)
 			return 1;
-		ipc_read(&ic, err);
+		READ(ipc_read(&ic, err));
 		struct ipc_frame fr;
 		cv_arena_reset(a);
 		while (!conn && ipc_next(&ic, a, &fr, err) == 0)
@@ -391,7 +412,7 @@ static int web_replay(struct cv_arena *a, const char *token)
 {
 	struct ipc_conn c;
 	char err[AS_ERRLEN];
-	ipc_conn_init(&c, WORKER_IPC_FD, err);
+	MUST(ipc_conn_init(&c, WORKER_IPC_FD, err));
 	int fd = listener_conn();
 	struct web_call in = {.type = F_WEB_LOGIN, .token = token};
 	if (web_call(a, &c, fd, 1, &in) != 200 || !in.body)
@@ -428,9 +449,9 @@ static int web_replay(struct cv_arena *a, const char *token)
 	struct cv *f = ipc_frame_new(a, F_LOG, 2);
 	char line[160];
 	snprintf(line, sizeof line, "replay after logout: pending=%s logout=%u me=%u decide=%u", sid ? "seen" : "none", lo, st_me, st_de);
-	ipc_put_text(a, f, "level", "warning", 7);
-	ipc_put_text(a, f, "text", line, strlen(line));
-	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	MUST(ipc_put_text(a, f, "level", "warning", 7));
+	MUST(ipc_put_text(a, f, "text", line, strlen(line)));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	json_decref(j);
 	sleep(20);
 	return 0;
@@ -442,13 +463,13 @@ static int ctl_after_end(struct cv_arena *a)
 	struct ipc_conn c;
 	char err[AS_ERRLEN], *js = NULL;
 	int fd = -1;
-	ipc_conn_init(&c, WORKER_IPC_FD, err);
+	MUST(ipc_conn_init(&c, WORKER_IPC_FD, err));
 	uint64_t conn = wait_frame(a, &c, F_CONN_NEW, &fd, NULL);
 	if (!conn || fd < 0)
 		return 1;
 	struct cv *f = ipc_frame_new(a, F_CTL_PENDING, 1);
-	ipc_put_uint(a, f, "conn", conn);
-	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	MUST(ipc_put_uint(a, f, "conn", conn));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	if (!wait_frame(a, &c, F_CTL_REPLY, NULL, &js) || !js)
 		return 1;
 	json_t *j = json_loads(js, 0, NULL);
@@ -461,10 +482,10 @@ static int ctl_after_end(struct cv_arena *a)
 		;
 	cv_arena_reset(a);
 	f = ipc_frame_new(a, F_CTL_DECIDE, 3);
-	ipc_put_uint(a, f, "conn", conn);
-	ipc_put_text(a, f, "sid", sid, strlen(sid));
-	ipc_put_text(a, f, "outcome", "approved", 8);
-	ipc_send(WORKER_IPC_FD, f, -1, NULL);
+	MUST(ipc_put_uint(a, f, "conn", conn));
+	MUST(ipc_put_text(a, f, "sid", sid, strlen(sid)));
+	MUST(ipc_put_text(a, f, "outcome", "approved", 8));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	json_decref(j);
 	free(js);
 	close(fd);
@@ -515,75 +536,75 @@ int main(int argc, char **argv)
 		web_request(&a, other_tcp());
 	} else if (!strcmp(sc, "web-agent-frame")) {
 		f = ipc_frame_new(&a, F_LIST, 2);
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_put_text(&a, f, "rid", "1", 1);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		MUST(ipc_put_text(&a, f, "rid", "1", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "review-web-frame")) {
 		/* Nor a web submission (which would also need the reviewer listener's connection). */
 		hello(&a);
 		f = ipc_frame_new(&a, F_WEB_SUBMIT, 3);
-		ipc_put_uint(&a, f, "hreq", 1);
-		ipc_put_text(&a, f, "sid", "req-x", 5);
-		ipc_put_bool(&a, f, "approved", 1);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "hreq", 1));
+		MUST(ipc_put_text(&a, f, "sid", "req-x", 5));
+		MUST(ipc_put_bool(&a, f, "approved", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strncmp(sc, "mcp-sends:", 10)) {
 		hello(&a); /* a reviewer's command of this type, from the mcp worker */
 		f = ipc_frame_new(&a, (uint32_t)strtoul(sc + 10, NULL, 10), 1);
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "web-before-hello")) {
 		f = ipc_frame_new(&a, F_CTL_WHOAMI, 1); /* a reviewer's command before the worker said hello */
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "web-old-cmd")) {
 		f = ipc_frame_new(&a, 20, 4); /* the retired F_CTL {conn, cmd, ...}: no type of the table */
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_put_text(&a, f, "cmd", "decide", 6);
-		ipc_put_text(&a, f, "sid", "req-x", 5);
-		ipc_put_text(&a, f, "outcome", "approved", 8);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		MUST(ipc_put_text(&a, f, "cmd", "decide", 6));
+		MUST(ipc_put_text(&a, f, "sid", "req-x", 5));
+		MUST(ipc_put_text(&a, f, "outcome", "approved", 8));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "web-extra-field")) {
 		f = ipc_frame_new(&a, F_CTL_SHOW, 3); /* a field F_CTL_SHOW does not have, smuggled in */
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_put_text(&a, f, "sid", "req-x", 5);
-		ipc_put_text(&a, f, "outcome", "approved", 8);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		MUST(ipc_put_text(&a, f, "sid", "req-x", 5));
+		MUST(ipc_put_text(&a, f, "outcome", "approved", 8));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "web-ctl-fd")) {
 		f = ipc_frame_new(&a, F_CTL_STATUS, 1); /* a control command carries no descriptor */
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_send(WORKER_IPC_FD, f, other_tcp(), NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, other_tcp(), NULL));
 	} else if (!strcmp(sc, "web-decide-no-sid")) {
 		f = ipc_frame_new(&a, F_WEB_DECIDE, 2); /* on the listener's own connection, without its id */
-		ipc_put_uint(&a, f, "hreq", 1);
-		ipc_put_text(&a, f, "outcome", "approved", 8);
-		ipc_send(WORKER_IPC_FD, f, listener_conn(), NULL);
+		MUST(ipc_put_uint(&a, f, "hreq", 1));
+		MUST(ipc_put_text(&a, f, "outcome", "approved", 8));
+		SENT(ipc_send(WORKER_IPC_FD, f, listener_conn(), NULL));
 	} else if (!strcmp(sc, "hello-twice")) {
 		hello(&a);
 		hello(&a);
 	} else if (!strcmp(sc, "request-before-hello")) {
 		f = ipc_frame_new(&a, F_LIST, 2);
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_put_text(&a, f, "rid", "1", 1);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		MUST(ipc_put_text(&a, f, "rid", "1", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "review-frame")) {
 		/* A decision is a reviewer's frame: the mcp worker may never send it. */
 		hello(&a);
 		f = ipc_frame_new(&a, F_CTL_DECIDE, 3);
-		ipc_put_uint(&a, f, "conn", 1);
-		ipc_put_text(&a, f, "sid", "req-x", 5);
-		ipc_put_text(&a, f, "outcome", "approved", 8);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 1));
+		MUST(ipc_put_text(&a, f, "sid", "req-x", 5));
+		MUST(ipc_put_text(&a, f, "outcome", "approved", 8));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "other-conn")) {
 		/* Claims a connection (an identity) the signer never handed it. */
 		hello(&a);
 		f = ipc_frame_new(&a, F_LIST, 2);
-		ipc_put_uint(&a, f, "conn", 424242);
-		ipc_put_text(&a, f, "rid", "1", 1);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		MUST(ipc_put_uint(&a, f, "conn", 424242));
+		MUST(ipc_put_text(&a, f, "rid", "1", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "unknown-type")) {
 		hello(&a);
 		f = ipc_frame_new(&a, 999, 0);
-		ipc_send(WORKER_IPC_FD, f, -1, NULL);
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
 	} else if (!strcmp(sc, "over-max")) {
 		hello(&a);
 		raw("\xff\xff\xff\xff", 4);
