@@ -76,7 +76,7 @@ static int start_daemon(const struct bridge_opts *o)
 static void check_options(const struct bridge_opts *o)
 {
 	char path[4200], err[AS_ERRLEN];
-	snprintf(path, sizeof path, "%s/%s", o->state, BRIDGE_INFO_FILE);
+	snprintf(path, sizeof path, "%s/%s", o->state, STATE_INFO_FILE);
 	struct buf b;
 	if (file_read(path, 65536, &b, err) != 0)
 		return;
@@ -155,7 +155,7 @@ int bridge_run(const struct bridge_opts *o)
 		fprintf(stderr, "assentd --stdio: %s\n", err);
 		return 2;
 	}
-	snprintf(path, sizeof path, "%s/%s", o->state, BRIDGE_AGENT_SOCK);
+	snprintf(path, sizeof path, "%s/%s", o->state, STATE_AGENT_SOCK);
 	int fd = try_connect(path);
 	if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
 		if (start_daemon(o) != 0) {

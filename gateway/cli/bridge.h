@@ -7,8 +7,6 @@
 
 #include "gateway/proto/statedir.h"
 
-#define BRIDGE_AGENT_SOCK STATE_AGENT_SOCK
-#define BRIDGE_INFO_FILE STATE_INFO_FILE /* what the running daemon was started with */
 
 struct bridge_opts {
 	const char *state;       /* resolved state directory */

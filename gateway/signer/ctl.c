@@ -3,54 +3,12 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
-#include <malloc.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <netdb.h>
-#include <grp.h>
-#include <stddef.h>
-#include <sys/epoll.h>
-#include <sys/file.h>
-#include <sys/random.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <time.h>
 #include <unistd.h>
-
-#include "ledger/ledger.h"
-#include "gateway/proto/action.h"
-#include "gateway/cli/bridge.h"
-#include "common/cbor.h"
-#include "ledger/entry.h"
-#include "gateway/proto/httpcfg.h"
-#include "gateway/proto/ipc.h"
-#include "gateway/proto/workers.h"
-#include "gateway/signer/lim.h"
-#include "ledger/merkle.h"
-#include "gateway/signer/metrics.h"
-#include "gateway/signer/peeruid.h"
-#include "policy/policy.h"
-#include "gateway/proto/proto.h"
-#include "gateway/signer/queue.h"
-#include "common/redact.h"
-#include "gateway/signer/registry.h"
-#include "gateway/signer/token.h"
-#include "common/util.h"
-#include "gateway/signer/websess.h"
 
 /* A command on a control connection (its fields passed its type's table in
  * gateway/proto/frames.c before the handler ran): the connection is one the signer

@@ -55,7 +55,7 @@ int control_group(const char *state, char *err)
 	if (!grp || !*grp)
 		return 0;
 	char path[4200];
-	snprintf(path, sizeof path, "%s/%s", state, CONTROL_SOCK);
+	snprintf(path, sizeof path, "%s/%s", state, STATE_CONTROL_SOCK);
 	GUARD(sock_group(path, grp, "ASSENT_CONTROL_GROUP", err));
 	struct stat st;
 	struct group *g = getgrnam(grp);

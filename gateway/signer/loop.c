@@ -6,53 +6,19 @@
 #include "gateway/signer/state.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
 #include <malloc.h>
+#include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <netdb.h>
-#include <grp.h>
-#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <time.h>
 #include <unistd.h>
-
-#include "ledger/ledger.h"
-#include "gateway/proto/action.h"
-#include "gateway/cli/bridge.h"
-#include "common/cbor.h"
-#include "ledger/entry.h"
-#include "gateway/proto/httpcfg.h"
-#include "gateway/proto/ipc.h"
-#include "gateway/proto/workers.h"
-#include "gateway/signer/lim.h"
-#include "ledger/merkle.h"
-#include "gateway/signer/metrics.h"
-#include "gateway/signer/peeruid.h"
-#include "policy/policy.h"
-#include "gateway/proto/proto.h"
-#include "gateway/signer/queue.h"
-#include "common/redact.h"
-#include "gateway/signer/registry.h"
-#include "gateway/signer/token.h"
-#include "common/util.h"
-#include "gateway/signer/websess.h"
 
 /* ---- dispatch tables: which frames each worker may send, and when ---- */
 
@@ -339,8 +305,8 @@ static int start_workers(struct signer *s)
 	}
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
 	ctl_init(s);
-	if ((s->agent_fd = listen_unix(s->o->state, BRIDGE_AGENT_SOCK, err)) < 0 ||
-	    (s->control_fd = listen_unix(s->o->state, CONTROL_SOCK, err)) < 0 || control_group(s->o->state, err) != 0) {
+	if ((s->agent_fd = listen_unix(s->o->state, STATE_AGENT_SOCK, err)) < 0 ||
+	    (s->control_fd = listen_unix(s->o->state, STATE_CONTROL_SOCK, err)) < 0 || control_group(s->o->state, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
@@ -518,9 +484,9 @@ static void stop_all(struct signer *s)
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);
 	policy_free(s->pol);
-	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_AGENT_SOCK);
+	snprintf(path, sizeof path, "%s/%s", s->o->state, STATE_AGENT_SOCK);
 	unlink(path);
-	snprintf(path, sizeof path, "%s/%s", s->o->state, CONTROL_SOCK);
+	snprintf(path, sizeof path, "%s/%s", s->o->state, STATE_CONTROL_SOCK);
 	unlink(path);
 	if (s->proxy_fd >= 0)
 		unlink(s->proxy_path);

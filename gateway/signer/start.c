@@ -4,24 +4,11 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
-#include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-#include "gateway/cli/bridge.h"
-#include "common/cbor.h"
-#include "ledger/entry.h"
-#include "ledger/ledger.h"
-#include "gateway/signer/lim.h"
-#include "policy/policy.h"
-#include "gateway/signer/queue.h"
-#include "gateway/signer/token.h"
-#include "common/util.h"
-#include "gateway/worker/worker.h"
 
 /* Requests a previous run left pending: every request entry with no decision,
  * timeout, cancelled or abandoned entry after it. They get an `abandoned` entry:
@@ -76,7 +63,7 @@ static void abandon_leftovers(struct signer *s)
 static int write_info(struct signer *s, char *err)
 {
 	char path[4200], rp[4096], kid[24] = "";
-	snprintf(path, sizeof path, "%s/%s", s->o->state, BRIDGE_INFO_FILE);
+	snprintf(path, sizeof path, "%s/%s", s->o->state, STATE_INFO_FILE);
 	if (s->tcfg.mode == TOK_HS256)
 		hs256_kid(s->tcfg.secret, s->tcfg.secret_len, kid);
 	char http[300] = "", review[300] = "";
@@ -121,7 +108,7 @@ int start_state(const struct signer_opts *o)
 		return 2;
 	}
 	/* One daemon per state directory. */
-	snprintf(path, sizeof path, "%s/assentd.lock", o->state);
+	snprintf(path, sizeof path, "%s/" STATE_LOCK_FILE, o->state);
 	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
 		slog("error", "another assentd already serves %s", o->state);
@@ -157,8 +144,8 @@ int start_limits(struct signer *s)
 int start_keys(struct signer *s)
 {
 	char err[AS_ERRLEN], ldir[4200], kdir[4200];
-	snprintf(ldir, sizeof ldir, "%s/ledger", s->o->state);
-	snprintf(kdir, sizeof kdir, "%s/keys", s->o->state);
+	snprintf(ldir, sizeof ldir, "%s/" STATE_LEDGER_DIR, s->o->state);
+	snprintf(kdir, sizeof kdir, "%s/" STATE_KEYS_DIR, s->o->state);
 	struct ledger_opts lo = {.keys_dir = kdir};
 	/* An unsigned tail (an older assent crashed) is signed only when the operator says how long it is. */
 	const char *adopt = getenv("ASSENT_ADOPT_UNSIGNED_TAIL");

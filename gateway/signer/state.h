@@ -13,7 +13,7 @@
 #include "gateway/signer/signer.h"
 #include "ledger/ledger.h"
 #include "gateway/proto/action.h"
-#include "gateway/cli/bridge.h"
+#include "gateway/proto/statedir.h"
 #include "common/cbor.h"
 #include "ledger/entry.h"
 #include "gateway/proto/httpcfg.h"
@@ -33,7 +33,6 @@
 #include "gateway/signer/websess.h"
 
 #include "gateway/proto/statedir.h"
-#define CONTROL_SOCK STATE_CONTROL_SOCK
 #define MAX_CONNS 1024
 #define MAX_DONE 4096
 #define DONE_PER_OWNER (MAX_DONE / 4)

@@ -2,54 +2,12 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
-#include <malloc.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <netdb.h>
-#include <grp.h>
-#include <stddef.h>
-#include <sys/epoll.h>
-#include <sys/file.h>
-#include <sys/random.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "ledger/ledger.h"
-#include "gateway/proto/action.h"
-#include "gateway/cli/bridge.h"
-#include "common/cbor.h"
-#include "ledger/entry.h"
-#include "gateway/proto/httpcfg.h"
-#include "gateway/proto/ipc.h"
-#include "gateway/proto/workers.h"
-#include "gateway/signer/lim.h"
-#include "ledger/merkle.h"
-#include "gateway/signer/metrics.h"
-#include "gateway/signer/peeruid.h"
-#include "policy/policy.h"
-#include "gateway/proto/proto.h"
-#include "gateway/signer/queue.h"
-#include "common/redact.h"
-#include "gateway/signer/registry.h"
-#include "gateway/signer/token.h"
-#include "common/util.h"
-#include "gateway/signer/websess.h"
 
 /* ---- the reviewer listener ----
  * The review worker parses HTTP and sends each request it cannot answer alone as a
@@ -185,7 +143,7 @@ static json_t *metrics_reply(struct signer *s, struct buf *out)
 {
 	struct stat st;
 	char path[4200];
-	snprintf(path, sizeof path, "%s/ledger/data.mdb", s->o->state);
+	snprintf(path, sizeof path, "%s/" STATE_LEDGER_DIR "/data.mdb", s->o->state);
 	size_t nws = 0;
 	for (size_t i = 0; i < WS_MAX; i++)
 		nws += s->ws->s[i].used;

@@ -4,16 +4,6 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
-#include <stdio.h>
-
-#include "common/cbor.h"
-#include "gateway/proto/ipc.h"
-#include "gateway/proto/proto.h"
-#include "gateway/signer/queue.h"
-#include "gateway/signer/registry.h"
-#include "common/util.h"
-#include "gateway/signer/websess.h"
-
 /* A web session lives while the credential it was made with does: the reviewer is
  * registered, and their token (or proxy identity) is still the one it came from. */
 int web_session_alive(void *arg, const struct ws_session *ss)
