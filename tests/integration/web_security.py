@@ -191,6 +191,23 @@ ok(r.status == 400 and "too long" in r.body.decode(), f"an identity header over 
 r = req("POST", "/mcp", init, headers={"Authorization": f"Bearer {AGENT}", "X-Reviewer-Email": "alice@example.com", **mh}, port=APORT, host=AHOST, origin=None)
 ok(r.status == 403 and "identity" in r.body.decode(), f"X-Reviewer-Email on the agent listener: 403 ({r})")
 
+# ---- /review/mcp reads JSON-RPC with the agent listener's own parser (mcp.c): same codes for the same bodies ----
+for what, body, code in (("not JSON", b"{nope", -32700), ("a batch", b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600),
+                         ("jsonrpc 1.0", b'{"jsonrpc":"1.0","id":1,"method":"ping"}', -32600),
+                         ("an id that is an object", b'{"jsonrpc":"2.0","id":{},"method":"ping"}', -32600),
+                         ("params an array", b'{"jsonrpc":"2.0","id":7,"method":"ping","params":[]}', -32602)):
+    r = req("POST", "/review/mcp", body, headers={"Authorization": f"Bearer {ALICE}", **mh}, origin=None)
+    a = req("POST", "/mcp", body, headers={"Authorization": f"Bearer {AGENT}", **mh}, port=APORT, host=AHOST, origin=None)
+    rc, ac = ((x.json() or {}).get("error", {}).get("code") for x in (r, a))
+    ok(r.status == 400 and rc == code and ac == code, f"/review/mcp and /mcp refuse {what} alike: {code} ({r.status} {rc}, {a.status} {ac})")
+r = req("POST", "/review/mcp", {"jsonrpc": "2.0", "id": "p", "method": "ping"}, headers={"Authorization": f"Bearer {ALICE}", **mh}, origin=None)
+ok(r.status == 200 and (r.json() or {}).get("id") == "p" and (r.json() or {}).get("result") == {}, f"/review/mcp ping echoes a string id ({r})")
+r = req("POST", "/review/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=mh, origin=None)
+ok(r.status == 401, f"/review/mcp: a notification without a token is refused too: 401 ({r})")
+r = req("POST", "/review/mcp", {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "request_feedback", "arguments": {}}},
+        headers={"Authorization": f"Bearer {ALICE}", **mh}, origin=None)
+ok(r.status == 200 and (r.json() or {}).get("error", {}).get("code") == -32602, f"/review/mcp: an agent's tool is no reviewer tool: -32602 ({r})")
+
 # ---- refused: /review/mcp without a reviewer token; admin endpoint without an admin token ----
 r = req("POST", "/review/mcp", init, headers=mh, origin=None)
 ok(r.status == 401 and r.header("WWW-Authenticate") and "error" in (r.json() or {}), f"/review/mcp without a token: 401, JSON-RPC error ({r})")

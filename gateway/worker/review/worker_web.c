@@ -20,6 +20,7 @@
 #include "gateway/proto/proto.h"
 #include "common/util.h"
 #include "gateway/worker/review/webroute.h"
+#include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/worker.h"
 
 #define WEB_BODY_MAX (64u << 10) /* a decision, a login, an MCP call: small */
@@ -49,7 +50,8 @@ struct wreq {
 	uint64_t stream_end;
 	/* /review/mcp: the JSON-RPC call being answered */
 	json_t *rpc_id;
-	char rpc_method[40], tool[40], protocol[16];
+	enum mcp_method rpc_m; /* what it asked */
+	char protocol[16];
 	struct wreq *next;
 };
 
@@ -299,63 +301,73 @@ static json_t *tools_list(void)
 		"session_id", "approved");
 }
 
+/* A JSON-RPC message on /review/mcp goes through the agent listener's own code
+ * (gateway/worker/mcp/mcp.c): one parser, one method table, one version negotiation
+ * for both listeners, so that they cannot disagree on what a valid message is. */
+static void mcp_invalid(struct wreq *h, struct mcp_msg *m, const char *why)
+{
+	struct buf line;
+	buf_init(&line, 1u << 16);
+	char err[AS_ERRLEN];
+	if (mcp_line_invalid(&line, m, m->answer ? why : "the body is not one JSON-RPC message", err) != 0)
+		answer_error(h, 400, "not a JSON-RPC message");
+	else
+		answer(h, 400, "application/json", (const char *)line.p, line.len ? line.len - 1 : 0);
+	buf_free(&line);
+}
+
+/* tools/call: the reviewer's two tools, as signer frames; 0, or -1 when answered here. */
+static int mcp_tool_frame(struct wreq *h, const json_t *params, uint32_t *type, json_t *args)
+{
+	enum mcp_tool tool;
+	const json_t *ta;
+	char why[AS_ERRLEN] = "";
+	if (mcp_tools_call(params, &tool, &ta, why) != 0 ||
+	    (tool != MCP_TOOL_LIST_PENDING && tool != MCP_TOOL_SUBMIT_FEEDBACK)) {
+		rpc_error(h, 200, -32602, why[0] ? why : "unknown tool (list_pending_feedback, submit_feedback)");
+		return -1;
+	}
+	if (tool == MCP_TOOL_LIST_PENDING) {
+		*type = F_WEB_PENDING;
+		json_t *off = json_object_get(ta, "offset");
+		if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000)) {
+			rpc_error(h, 200, -32602, "offset must be a number from 0 to 100000");
+			return -1;
+		}
+		if (off)
+			json_object_set(args, "offset", off);
+		return 0;
+	}
+	*type = F_WEB_SUBMIT;
+	/* submit_args takes references to the values it keeps (json_object_set), changing nothing. */
+	if (!ta || submit_args((json_t *)ta, args, why)) {
+		rpc_error(h, 200, -32602, why[0] ? why : "arguments must be an object");
+		return -1;
+	}
+	return 0;
+}
+
 static void mcp_call(struct wreq *h)
 {
-	json_error_t je;
-	json_t *in = json_loadb((const char *)h->body.p, h->body.len, JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(in)) {
-		rpc_error(h, 400, -32700, json_is_array(in) ? "batches are not accepted" : "not a JSON-RPC message");
-		json_decref(in);
+	struct mcp_msg m;
+	char err[AS_ERRLEN];
+	if (mcp_parse_line((const char *)h->body.p, h->body.len, &m, err) != 0) {
+		mcp_invalid(h, &m, err);
+		mcp_msg_free(&m);
 		return;
 	}
-	const char *method = json_string_value(json_object_get(in, "method"));
-	json_t *id = json_object_get(in, "id");
-	if (id && !json_is_string(id) && !json_is_integer(id)) {
-		rpc_error(h, 400, -32600, "id must be a string or a number");
-		json_decref(in);
-		return;
-	}
-	h->rpc_id = id ? json_incref(id) : NULL;
-	if (!method || strcmp(json_string_value(json_object_get(in, "jsonrpc")) ?: "", "2.0")) {
-		rpc_error(h, 400, -32600, "not a JSON-RPC 2.0 request");
-		json_decref(in);
-		return;
-	}
-	snprintf(h->rpc_method, sizeof h->rpc_method, "%s", method);
-	const char *pv = json_string_value(json_object_get(json_object_get(in, "params"), "protocolVersion"));
+	/* A notification (or an answer to nothing we asked) is authenticated too, then
+	 * answered 202 with no body: rpc_id stays NULL. */
+	h->rpc_id = m.kind == MCP_MSG_REQUEST ? mcp_id_json(&m.id) : NULL;
+	h->rpc_m = m.m;
+	const char *pv = json_string_value(json_object_get(m.params, "protocolVersion"));
 	snprintf(h->protocol, sizeof h->protocol, "%s", pv && strlen(pv) < sizeof h->protocol ? pv : "");
 	json_t *args = json_object();
 	uint32_t type = F_WEB_ME; /* everything is authenticated, even initialize */
-	if (!strcmp(method, "tools/call")) {
-		json_t *p = json_object_get(in, "params");
-		const char *tool = json_string_value(json_object_get(p, "name"));
-		json_t *ta = json_object_get(p, "arguments");
-		char why[160] = "";
-		snprintf(h->tool, sizeof h->tool, "%s", tool ? tool : "");
-		if (tool && !strcmp(tool, "list_pending_feedback")) {
-			type = F_WEB_PENDING;
-			json_t *off = json_object_get(ta, "offset");
-			if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000)) {
-				rpc_error(h, 200, -32602, "offset must be a number from 0 to 100000");
-				goto out;
-			}
-			if (off)
-				json_object_set(args, "offset", off);
-		} else if (tool && !strcmp(tool, "submit_feedback")) {
-			type = F_WEB_SUBMIT;
-			if (!json_is_object(ta) || submit_args(ta, args, why)) {
-				rpc_error(h, 200, -32602, why[0] ? why : "arguments must be an object");
-				goto out;
-			}
-		} else {
-			rpc_error(h, 200, -32602, "unknown tool (list_pending_feedback, submit_feedback)");
-			goto out;
-		}
-	}
-	to_signer(h, type, args);
-out:
+	if (m.kind != MCP_MSG_REQUEST || m.m != MCP_M_TOOLS_CALL || mcp_tool_frame(h, m.params, &type, args) == 0)
+		to_signer(h, type, args);
 	json_decref(args);
-	json_decref(in);
+	mcp_msg_free(&m);
 }
 
 static void mcp_reply(struct wreq *h, unsigned status, json_t *j)
@@ -369,26 +381,27 @@ static void mcp_reply(struct wreq *h, unsigned status, json_t *j)
 		return;
 	}
 	json_t *res;
-	if (!strcmp(h->rpc_method, "initialize")) {
-		static const char *const known[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
-		const char *v = "2025-06-18";
-		for (size_t i = 0; i < 4; i++)
-			if (!strcmp(h->protocol, known[i]))
-				v = known[i];
-		res = json_pack("{s:s,s:{s:{}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities", "tools",
-				"serverInfo", "name", "assent-review", "version", ASSENT_VERSION, "instructions",
-				"Reviewer tools of assent: list what waits for you, and decide it.");
-	} else if (!strcmp(h->rpc_method, "tools/list")) {
+	switch (h->rpc_m) {
+	case MCP_M_INITIALIZE:
+		res = json_pack("{s:s,s:{s:{}},s:{s:s,s:s},s:s}", "protocolVersion", mcp_negotiate_version(h->protocol),
+				"capabilities", "tools", "serverInfo", "name", "assent-review", "version", ASSENT_VERSION,
+				"instructions", "Reviewer tools of assent: list what waits for you, and decide it.");
+		break;
+	case MCP_M_TOOLS_LIST:
 		res = tools_list();
-	} else if (!strcmp(h->rpc_method, "ping")) {
+		break;
+	case MCP_M_PING:
 		res = json_object();
-	} else if (!strcmp(h->rpc_method, "tools/call")) {
+		break;
+	case MCP_M_TOOLS_CALL: {
 		int iserr = status != 200;
 		char *txt = json_dumps(j, JSON_COMPACT);
-		res = json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", txt ? txt : "", "structuredContent",
-				j, "isError", iserr);
+		res = json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", txt ? txt : "",
+				"structuredContent", j, "isError", iserr);
 		free(txt);
-	} else {
+		break;
+	}
+	default:
 		rpc_error(h, 200, -32601, "method not found");
 		return;
 	}
