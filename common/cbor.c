@@ -68,7 +68,7 @@ struct cv *cv_alloc(struct cv_arena *a, size_t n)
 		}
 	}
 	size_t cap = n < 1024 ? 1024 : n;
-	if (cap > a->max) /* a small arena (a reply frame) needs no 1024-item chunk zeroed for it */
+	if (cap > a->max)     /* a small arena (a reply frame) needs no 1024-item chunk zeroed for it */
 		cap = a->max; /* >= n, checked above */
 	struct cv_chunk *c = calloc(1, sizeof *c + cap * sizeof(struct cv));
 	if (!c)
@@ -415,7 +415,10 @@ static int enc_item(const struct cv *v, struct buf *b, int depth, char *err)
 	return 0;
 }
 
-int cbor_encode(const struct cv *v, struct buf *out, char *err) { return enc_item(v, out, 0, err); }
+int cbor_encode(const struct cv *v, struct buf *out, char *err)
+{
+	return enc_item(v, out, 0, err);
+}
 
 struct cv *cv_map(struct cv_arena *a, size_t npairs)
 {

@@ -52,7 +52,8 @@ int cv_from_json_value(struct cv_arena *a, const json_t *j, struct cv *v, int de
 		return 0;
 	case JSON_REAL: {
 		if (!reals_as_text)
-			return as_fail(err, AS_EINVAL, "JSON number %g: entries hold integers only", json_real_value(j));
+			return as_fail(err, AS_EINVAL, "JSON number %g: entries hold integers only",
+				       json_real_value(j));
 		char t[32];
 		real_text(json_real_value(j), t);
 		return cv_set_text(a, v, t, strlen(t));

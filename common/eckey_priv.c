@@ -83,8 +83,8 @@ int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, s
 	 * the RNG only blinds the computation. */
 	size_t len = 0;
 	unsigned char tmp[MBEDTLS_ECDSA_MAX_LEN];
-	if (mbedtls_pk_sign((mbedtls_pk_context *)&k->pk, MBEDTLS_MD_SHA256, h, 32, tmp, &len,
-			    mbedtls_ctr_drbg_random, &g_drbg) != 0 ||
+	if (mbedtls_pk_sign((mbedtls_pk_context *)&k->pk, MBEDTLS_MD_SHA256, h, 32, tmp, &len, mbedtls_ctr_drbg_random,
+			    &g_drbg) != 0 ||
 	    len > ECKEY_SIG_MAX)
 		return AS_ECRYPTO;
 	memcpy(sig, tmp, len);
@@ -98,8 +98,8 @@ int eckey_private_pem(const struct eckey *k, struct buf *out)
 		return AS_EINVAL;
 	unsigned char pem[1024];
 	int rc = mbedtls_pk_write_key_pem((mbedtls_pk_context *)&k->pk, pem, sizeof pem) == 0
-			 ? buf_put(out, pem, strlen((char *)pem))
-			 : AS_ECRYPTO;
+		     ? buf_put(out, pem, strlen((char *)pem))
+		     : AS_ECRYPTO;
 	explicit_bzero(pem, sizeof pem);
 	return rc;
 }
@@ -111,7 +111,8 @@ int eckey_generate(struct eckey **out)
 	if (!k)
 		return AS_ENOMEM;
 	if (mbedtls_pk_setup(&k->pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY)) != 0 ||
-	    mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(k->pk), mbedtls_ctr_drbg_random, &g_drbg) != 0) {
+	    mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(k->pk), mbedtls_ctr_drbg_random, &g_drbg) !=
+		0) {
 		eckey_free(k);
 		return AS_ECRYPTO;
 	}

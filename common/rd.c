@@ -9,12 +9,21 @@
 #include "common/util.h"
 
 /* Whether c is in set (a C string): its terminator is not a member, so NUL never is. */
-static int in_set(uint8_t c, const char *set) { return c != 0 && strchr(set, c) != NULL; }
+static int in_set(uint8_t c, const char *set)
+{
+	return c != 0 && strchr(set, c) != NULL;
+}
 
 /* The cursor's address; a reader over no bytes may have p == NULL, and NULL + 0 is undefined. */
-static const uint8_t *cur(const struct rd *r) { return r->off ? r->p + r->off : r->p; }
+static const uint8_t *cur(const struct rd *r)
+{
+	return r->off ? r->p + r->off : r->p;
+}
 
-static uint8_t fold(uint8_t c) { return c >= 'A' && c <= 'Z' ? (uint8_t)(c - 'A' + 'a') : c; }
+static uint8_t fold(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? (uint8_t)(c - 'A' + 'a') : c;
+}
 
 /* Whether the n bytes at p are s[0..n), exactly or up to ASCII case. */
 static int same(const uint8_t *p, const char *s, size_t n, int ci)
@@ -77,8 +86,14 @@ static int expect(struct rd *r, const char *s, int ci)
 	return 0;
 }
 
-int rd_expect(struct rd *r, const char *s) { return expect(r, s, 0); }
-int rd_expect_ci(struct rd *r, const char *s) { return expect(r, s, 1); }
+int rd_expect(struct rd *r, const char *s)
+{
+	return expect(r, s, 0);
+}
+int rd_expect_ci(struct rd *r, const char *s)
+{
+	return expect(r, s, 1);
+}
 
 int rd_expect_end(struct rd *r, const char *s)
 {
@@ -95,5 +110,11 @@ static int cmp(const struct rd *r, const char *s, int ci)
 	return rd_left(r) == n && same(cur(r), s, n, ci) ? 0 : AS_EINVAL;
 }
 
-int rd_cmp(const struct rd *r, const char *s) { return cmp(r, s, 0); }
-int rd_casecmp(const struct rd *r, const char *s) { return cmp(r, s, 1); }
+int rd_cmp(const struct rd *r, const char *s)
+{
+	return cmp(r, s, 0);
+}
+int rd_casecmp(const struct rd *r, const char *s)
+{
+	return cmp(r, s, 1);
+}

@@ -76,7 +76,8 @@ int text_check(enum text_class c, const char *s, size_t n, size_t *at, uint32_t 
 		if (ok && c == TEXT_TOKEN)
 			ok = token_char(x);
 		else if (ok && c != TEXT_ANY && text_refused_cp(x))
-			ok = c == TEXT_MULTILINE && (x == '\t' || x == '\n' || (x == '\r' && i + 1 < n && p[i + 1] == '\n'));
+			ok = c == TEXT_MULTILINE &&
+			     (x == '\t' || x == '\n' || (x == '\r' && i + 1 < n && p[i + 1] == '\n'));
 		if (!ok) {
 			*at = i;
 			*cp = x;
@@ -86,8 +87,8 @@ int text_check(enum text_class c, const char *s, size_t n, size_t *at, uint32_t 
 	return 0;
 }
 
-int text_neutralise(const char *s, size_t n, int keep_lines, const char *mark_on, const char *mark_off,
-		    struct buf *out, size_t *marked)
+int text_neutralise(const char *s, size_t n, int keep_lines, const char *mark_on, const char *mark_off, struct buf *out,
+		    size_t *marked)
 {
 	const uint8_t *p = (const uint8_t *)s;
 	size_t start = 0; /* first byte not yet copied */
@@ -99,7 +100,8 @@ int text_neutralise(const char *s, size_t n, int keep_lines, const char *mark_on
 			continue;
 		GUARD(buf_put(out, p + start, i - start));
 		GUARD(x == TEXT_BAD_BYTE ? buf_printf(out, "%s\\x%02x%s", mark_on, p[i], mark_off)
-					 : buf_printf(out, x > 0xffff ? "%s\\u{%x}%s" : "%s\\u%04x%s", mark_on, (unsigned)x, mark_off));
+					 : buf_printf(out, x > 0xffff ? "%s\\u{%x}%s" : "%s\\u%04x%s", mark_on,
+						      (unsigned)x, mark_off));
 		start = i + l;
 		if (marked)
 			(*marked)++;

@@ -47,7 +47,7 @@ int text_check(enum text_class c, const char *s, size_t n, size_t *at, uint32_t 
  * when keep_lines. *marked (if not NULL) is increased by the number of characters
  * neutralised. Returns 0, or AS_ETOOBIG when out's maximum is reached (out then holds
  * what fitted). */
-int text_neutralise(const char *s, size_t n, int keep_lines, const char *mark_on, const char *mark_off,
-		    struct buf *out, size_t *marked);
+int text_neutralise(const char *s, size_t n, int keep_lines, const char *mark_on, const char *mark_off, struct buf *out,
+		    size_t *marked);
 
 #endif

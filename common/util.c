@@ -18,16 +18,26 @@
 const char *as_strerror(int code)
 {
 	switch (code) {
-	case AS_OK: return "ok";
-	case AS_ENOMEM: return "out of memory";
-	case AS_EINVAL: return "invalid input";
-	case AS_EIO: return "I/O error";
-	case AS_ECORRUPT: return "integrity check failed";
-	case AS_ETOOBIG: return "input too large";
-	case AS_ENOTFOUND: return "not found";
-	case AS_ECRYPTO: return "cryptographic error";
-	case AS_EBADSIG: return "bad signature";
-	case AS_EEXIST: return "already exists";
+	case AS_OK:
+		return "ok";
+	case AS_ENOMEM:
+		return "out of memory";
+	case AS_EINVAL:
+		return "invalid input";
+	case AS_EIO:
+		return "I/O error";
+	case AS_ECORRUPT:
+		return "integrity check failed";
+	case AS_ETOOBIG:
+		return "input too large";
+	case AS_ENOTFOUND:
+		return "not found";
+	case AS_ECRYPTO:
+		return "cryptographic error";
+	case AS_EBADSIG:
+		return "bad signature";
+	case AS_EEXIST:
+		return "already exists";
 	}
 	return "unknown error";
 }
@@ -80,7 +90,10 @@ int buf_put(struct buf *b, const void *data, size_t n)
 	return 0;
 }
 
-int buf_putc(struct buf *b, uint8_t c) { return buf_put(b, &c, 1); }
+int buf_putc(struct buf *b, uint8_t c)
+{
+	return buf_put(b, &c, 1);
+}
 
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
@@ -98,7 +111,10 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
-void buf_reset(struct buf *b) { b->len = 0; }
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+}
 
 void buf_free(struct buf *b)
 {

@@ -15,11 +15,11 @@
 #define AS_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 /* Guard macro: return the error of a call that failed, so happy paths read straight down. */
-#define GUARD(x)                         \
-	do {                             \
-		int guard_rc_ = (x);     \
-		if (guard_rc_ < 0)       \
-			return guard_rc_; \
+#define GUARD(x)                                                                                                       \
+	do {                                                                                                           \
+		int guard_rc_ = (x);                                                                                   \
+		if (guard_rc_ < 0)                                                                                     \
+			return guard_rc_;                                                                              \
 	} while (0)
 
 /* Write a bounded, formatted message into err (AS_ERRLEN bytes) when err is not NULL,
@@ -37,7 +37,7 @@ int buf_put(struct buf *b, const void *data, size_t n) AS_MUST_USE;
 int buf_putc(struct buf *b, uint8_t c) AS_MUST_USE;
 int buf_printf(struct buf *b, const char *fmt, ...) AS_PRINTF(2, 3) AS_MUST_USE;
 void buf_reset(struct buf *b);
-void buf_free(struct buf *b);      /* frees; contents are not secret */
+void buf_free(struct buf *b);	   /* frees; contents are not secret */
 void buf_free_wipe(struct buf *b); /* wipes then frees: for secrets */
 
 /* A bounded cursor over untrusted bytes. Every read checks what is left first. */
@@ -51,7 +51,10 @@ static inline void rd_init(struct rd *r, const void *p, size_t len)
 	r->len = len;
 	r->off = 0;
 }
-static inline size_t rd_left(const struct rd *r) { return r->len - r->off; }
+static inline size_t rd_left(const struct rd *r)
+{
+	return r->len - r->off;
+}
 /* Inline: the ledger verifier calls these a dozen times per entry. */
 static inline AS_MUST_USE int rd_u8(struct rd *r, uint8_t *out)
 {
@@ -99,7 +102,7 @@ AS_MUST_USE static inline int rd_peek(const struct rd *r, uint8_t *out)
  *     (JSON counts it as whitespace, a signed note refuses it);
  *   - a sub-reader (line, tok) points into the input and starts at its offset 0;
  *   - on failure the cursor has not moved; nothing reads outside [off, len). */
-#define RD_OWS " \t"         /* HTTP optional whitespace (RFC 9110 section 5.6.3) */
+#define RD_OWS " \t"	     /* HTTP optional whitespace (RFC 9110 section 5.6.3) */
 #define RD_JSON_WS " \t\r\n" /* JSON insignificant whitespace (RFC 8259 section 2) */
 
 /* The bytes before the next LF, into line; the LF is consumed, not included. No LF
@@ -156,8 +159,6 @@ uint64_t be64_get(const uint8_t in[8]);
 
 /* Timing-safe comparison; returns 0 when equal. */
 int ct_memcmp(const void *a, const void *b, size_t n) AS_MUST_USE;
-
-
 
 /* The state directory: flag, else $ASSENT_STATE_DIR, else $XDG_STATE_HOME/assent,
  * else ~/.local/state/assent. Never the current directory: MCP clients start

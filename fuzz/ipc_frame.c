@@ -245,7 +245,8 @@ static void run_dispatch(struct sess *s, uint64_t *once, struct ipc_frame *f)
 	char terr[AS_ERRLEN];
 	int allowed = i < NRULES && (RULES[i].states & IPC_STATE(s->state)) &&
 		      !((RULES[i].flags & IPC_ONCE) && (*once >> i & 1)) &&
-		      (f->nfds == 0 || (RULES[i].flags & IPC_FDS)) && (!tb || frame_fields_check(tb, f->body, terr) == 0);
+		      (f->nfds == 0 || (RULES[i].flags & IPC_FDS)) &&
+		      (!tb || frame_fields_check(tb, f->body, terr) == 0);
 	int before = s->calls;
 	uint64_t once_before = *once;
 	memset(err, 'X', sizeof err);

@@ -17,8 +17,8 @@
 /* libjwt's decoding of tok (NUL-terminated) under key, pinned to alg: its claims
  * (the caller decrefs them) and, when kid is not NULL, its header's kid copied
  * there (kidn bytes at most). NULL with *why saying what libjwt did otherwise. */
-static json_t *jwt_oracle_decode(const char *tok, const void *key, size_t keylen, jwt_alg_t alg, char *kid,
-				 size_t kidn, const char **why)
+static json_t *jwt_oracle_decode(const char *tok, const void *key, size_t keylen, jwt_alg_t alg, char *kid, size_t kidn,
+				 const char **why)
 {
 	jwt_t *j = NULL;
 	if (!key || keylen == 0 || keylen > 1u << 16) {

@@ -70,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_msgs(&m1);
 	if (rc1 != rc2 || m1.errors != m2.errors || m1.warnings != m2.warnings || (!p1) != (!p2))
 		fail("parsing is not deterministic");
-	if ((rc1 == 0) != (p1 != NULL) || (rc1 == 0) != (m1.errors == 0) || (rc1 != 0 && rc1 != AS_EINVAL && rc1 != AS_ENOMEM))
+	if ((rc1 == 0) != (p1 != NULL) || (rc1 == 0) != (m1.errors == 0) ||
+	    (rc1 != 0 && rc1 != AS_EINVAL && rc1 != AS_ENOMEM))
 		fail("a result and its diagnostics disagree");
 	if (p1 && (policy_nrules(p1) != policy_nrules(p2) || strcmp(policy_digest(p1), policy_digest(p2)) ||
 		   policy_nrules(p1) == 0 || policy_nrules(p1) > POL_RULES_MAX))

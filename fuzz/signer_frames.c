@@ -75,7 +75,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* Decided at once, denied at once, asked: every path a request can take. */
 	snprintf(g_policy, sizeof g_policy, "%s/fuzz.policy", g_dir);
 	FILE *f = fopen(g_policy, "w");
-	if (!f || fputs("allow type confirmation\ndeny type input reason \"no\"\ndefault ask\n", f) < 0 || fclose(f) != 0)
+	if (!f || fputs("allow type confirmation\ndeny type input reason \"no\"\ndefault ask\n", f) < 0 ||
+	    fclose(f) != 0)
 		fail("cannot write the policy", g_policy);
 	setenv("FEEDBACK_SIGN_TOKENS", "false", 1); /* no key per input: the token paths have their harness */
 	setenv("FEEDBACK_LOG_LEVEL", "ERROR", 1);

@@ -52,8 +52,10 @@ static jwt_alg_t header_alg(const char *tok)
 		return JWT_ALG_INVAL;
 	json_t *j = json_loadb((const char *)h, hl, 0, NULL);
 	const char *a = json_string_value(json_object_get(j, "alg"));
-	jwt_alg_t alg = !a ? JWT_ALG_INVAL : !strcmp(a, "ES256") ? JWT_ALG_ES256 : !strcmp(a, "HS256") ? JWT_ALG_HS256
-													: JWT_ALG_INVAL;
+	jwt_alg_t alg = !a		      ? JWT_ALG_INVAL
+			: !strcmp(a, "ES256") ? JWT_ALG_ES256
+			: !strcmp(a, "HS256") ? JWT_ALG_HS256
+					      : JWT_ALG_INVAL;
 	json_decref(j);
 	return alg;
 }
@@ -73,7 +75,8 @@ static void check_libjwt(const uint8_t *data, size_t size, int accepted, const s
 	size_t keylen = alg == JWT_ALG_ES256 ? sizeof pub_pem - 1 : sizeof secret - 1;
 	const char *why = "";
 	if (alg == JWT_ALG_INVAL) {
-		fprintf(stderr, "token: the verifier checked a signature under an alg that is neither ES256 nor HS256\n");
+		fprintf(stderr,
+			"token: the verifier checked a signature under an alg that is neither ES256 nor HS256\n");
 		abort();
 	}
 	if (accepted) {

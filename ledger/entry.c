@@ -20,14 +20,14 @@ struct kind {
 /* Required fields per kind (DESIGN.md lists the full set; the rest are optional here
  * so that the gateway can grow them without a format break). */
 static const struct kind kinds[] = {
-	{"request", {{"session_id", F_TEXT}, {"type", F_TEXT}, {"message", F_TEXT}, {NULL, F_ANY}}},
-	{"decision", {{"session_id", F_TEXT}, {"outcome", F_TEXT}, {NULL, F_ANY}}},
-	{"timeout", {{"session_id", F_TEXT}, {"reason", F_TEXT}, {NULL, F_ANY}}},
-	{"cancelled", {{"session_id", F_TEXT}, {"reason", F_TEXT}, {NULL, F_ANY}}},
-	{"abandoned", {{"session_id", F_TEXT}, {"reason", F_TEXT}, {NULL, F_ANY}}},
-	{"policy_load", {{"digest", F_TEXT}, {"source", F_TEXT}, {NULL, F_ANY}}},
-	{"key", {{"purpose", F_TEXT}, {"kid", F_TEXT}, {"event", F_TEXT}, {NULL, F_ANY}}},
-	{"identity", {{"event", F_TEXT}, {"name", F_TEXT}, {NULL, F_ANY}}},
+    {"request", {{"session_id", F_TEXT}, {"type", F_TEXT}, {"message", F_TEXT}, {NULL, F_ANY}}},
+    {"decision", {{"session_id", F_TEXT}, {"outcome", F_TEXT}, {NULL, F_ANY}}},
+    {"timeout", {{"session_id", F_TEXT}, {"reason", F_TEXT}, {NULL, F_ANY}}},
+    {"cancelled", {{"session_id", F_TEXT}, {"reason", F_TEXT}, {NULL, F_ANY}}},
+    {"abandoned", {{"session_id", F_TEXT}, {"reason", F_TEXT}, {NULL, F_ANY}}},
+    {"policy_load", {{"digest", F_TEXT}, {"source", F_TEXT}, {NULL, F_ANY}}},
+    {"key", {{"purpose", F_TEXT}, {"kid", F_TEXT}, {"event", F_TEXT}, {NULL, F_ANY}}},
+    {"identity", {{"event", F_TEXT}, {"name", F_TEXT}, {NULL, F_ANY}}},
 };
 
 static const char *reserved[] = {"v", "seq", "time", "prev"};
@@ -130,12 +130,13 @@ int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const u
 	size_t start = out->len;
 	rc = cbor_encode(&m, out, err);
 	if (rc == 0 && out->len - start > ENTRY_MAX)
-		rc = as_fail(err, AS_ETOOBIG, "entry is %zu bytes, over the maximum of %u", out->len - start, ENTRY_MAX);
+		rc =
+		    as_fail(err, AS_ETOOBIG, "entry is %zu bytes, over the maximum of %u", out->len - start, ENTRY_MAX);
 	return rc;
 }
 
-int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k,
-		     struct buf *out, char *err)
+int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k, struct buf *out,
+		     char *err)
 {
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
@@ -143,7 +144,8 @@ int entry_key_fields(const char *purpose, const char *kid, const char *event, co
 	buf_init(&pem, 4096);
 	int rc = k ? eckey_public_pem(k, &pem) : 0;
 	struct cv *m = cv_map(&a, k ? 5 : 4);
-	const char *kv[5][2] = {{"kind", "key"}, {"purpose", purpose}, {"kid", kid}, {"event", event}, {"public_key", NULL}};
+	const char *kv[5][2] = {
+	    {"kind", "key"}, {"purpose", purpose}, {"kid", kid}, {"event", event}, {"public_key", NULL}};
 	if (!m)
 		rc = AS_ENOMEM;
 	for (size_t i = 0; rc == 0 && i < m->n; i++) {

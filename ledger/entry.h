@@ -19,13 +19,13 @@ int entry_check(const struct cv *e, uint64_t expect_seq, const uint8_t *expect_p
 
 /* Check the caller's fields (a map with `kind` and the kind's fields, and none of
  * v, seq, time, prev), then encode the full entry canonically into out. */
-int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const uint8_t prev[32],
-		struct buf *out, char *err) AS_MUST_USE;
+int entry_build(const struct cv *fields, uint64_t seq, uint64_t time_ms, const uint8_t prev[32], struct buf *out,
+		char *err) AS_MUST_USE;
 
 /* The canonical CBOR fields of a `key` entry: purpose (token | checkpoint), kid,
  * event (created | rotated | retired), and the public key PEM when k is not NULL. */
 struct eckey;
-int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k,
-		     struct buf *out, char *err) AS_MUST_USE;
+int entry_key_fields(const char *purpose, const char *kid, const char *event, const struct eckey *k, struct buf *out,
+		     char *err) AS_MUST_USE;
 
 #endif

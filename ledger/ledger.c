@@ -30,11 +30,11 @@ struct ledger {
 	char origin[CKPT_ORIGIN_MAX + 1];
 	uint64_t every;
 	uint32_t secs;
-	uint64_t size; /* as of our last transaction */
+	uint64_t size;	    /* as of our last transaction */
 	uint64_t ckpt_seen; /* unix ms of the newest checkpoint as of our last transaction; 0: none */
-	int demo;           /* a demo ledger (`assent ledger append`): origin assent-demo/... */
-	int known;          /* size and root below hold the tree we last signed or verified */
-	uint64_t high;      /* the largest tree this process saw signed: a ledger never shrinks under it */
+	int demo;	    /* a demo ledger (`assent ledger append`): origin assent-demo/... */
+	int known;	    /* size and root below hold the tree we last signed or verified */
+	uint64_t high;	    /* the largest tree this process saw signed: a ledger never shrinks under it */
 	uint8_t root[32];
 	struct cv_arena arena;
 	struct buf enc;
@@ -43,11 +43,11 @@ struct ledger {
 /* Tree state kept in "meta", rewritten in every append transaction. */
 struct tree_state {
 	struct merkle m;
-	uint8_t head[32];     /* leaf hash of the last entry (prev of the next) */
-	uint64_t ckpt_size;   /* size of the last signed checkpoint */
-	uint64_t ckpt_time;   /* unix ms when it was signed */
-	uint64_t head_ck;     /* size of the head checkpoint when it is not a periodic one; 0: none */
-	uint64_t last_time;   /* time of the last entry: entry times never go backwards */
+	uint8_t head[32];   /* leaf hash of the last entry (prev of the next) */
+	uint64_t ckpt_size; /* size of the last signed checkpoint */
+	uint64_t ckpt_time; /* unix ms when it was signed */
+	uint64_t head_ck;   /* size of the head checkpoint when it is not a periodic one; 0: none */
+	uint64_t last_time; /* time of the last entry: entry times never go backwards */
 };
 
 static int lmdb_fail(char *err, int rc, const char *what)
@@ -80,8 +80,9 @@ static int last_entry_time(struct ledger *l, MDB_txn *txn, uint64_t seq, uint64_
 	if (mdb_get(txn, l->entries, &key, &val) != 0 || val.mv_size > ENTRY_MAX ||
 	    cbor_decode(val.mv_data, val.mv_size, &l->arena, &e, e2) != 0 || !(tv = cv_get(e, "time")) ||
 	    tv->t != CV_UINT)
-		return as_fail(err, AS_ECORRUPT, "ledger %s: the last entry (%llu) is unreadable; run assent-verify ledger",
-			       l->dir, (unsigned long long)seq);
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s: the last entry (%llu) is unreadable; run assent-verify ledger", l->dir,
+			       (unsigned long long)seq);
 	*t = tv->u;
 	return 0;
 }
@@ -96,7 +97,8 @@ static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char
 		MDB_stat st;
 		mdb_stat(txn, l->entries, &st);
 		if (st.ms_entries != 0)
-			return as_fail(err, AS_ECORRUPT, "ledger %s: entries exist but the tree state is missing", l->dir);
+			return as_fail(err, AS_ECORRUPT, "ledger %s: entries exist but the tree state is missing",
+				       l->dir);
 		return 0;
 	}
 	if (rc != 0)
@@ -236,10 +238,11 @@ static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state
 	/* Cut back under us to an older signed size (every commit's head is signed, so one
 	 * exists for each): the checkpoints below would accept it; what we saw signed does not. */
 	if (s->m.size < l->high)
-		return as_fail(err, AS_ECORRUPT,
-			       "ledger %s shrank from %llu to %llu entries under this process (cut back to an older signed "
-			       "size without the checkpoint key): refusing to sign it; run assent-verify ledger --trusted",
-			       l->dir, (unsigned long long)l->high, (unsigned long long)s->m.size);
+		return as_fail(
+		    err, AS_ECORRUPT,
+		    "ledger %s shrank from %llu to %llu entries under this process (cut back to an older signed "
+		    "size without the checkpoint key): refusing to sign it; run assent-verify ledger --trusted",
+		    l->dir, (unsigned long long)l->high, (unsigned long long)s->m.size);
 	if (s->m.size == 0)
 		return 0; /* a new ledger */
 	MDB_cursor *cur;
@@ -270,17 +273,21 @@ static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state
 	}
 	if (rc != 0)
 		return as_fail(err, AS_ECORRUPT,
-			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run assent-verify ledger",
+			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run "
+			       "assent-verify ledger",
 			       l->dir, e2);
 	if (tail > adopt)
-		return as_fail(err, AS_ECORRUPT,
-			       "ledger %s has an unsigned tail: %llu entries after its newest signed checkpoint (an older assent's "
-			       "crash, or written without the key); check them with assent-verify ledger, then adopt them with "
-			       "ASSENT_ADOPT_UNSIGNED_TAIL=%llu",
-			       l->dir, (unsigned long long)tail, (unsigned long long)tail);
+		return as_fail(
+		    err, AS_ECORRUPT,
+		    "ledger %s has an unsigned tail: %llu entries after its newest signed checkpoint (an older "
+		    "assent's "
+		    "crash, or written without the key); check them with assent-verify ledger, then adopt them with "
+		    "ASSENT_ADOPT_UNSIGNED_TAIL=%llu",
+		    l->dir, (unsigned long long)tail, (unsigned long long)tail);
 	if (tail > 0 && (rc = tail_consistent(l, txn, s, &cp, have, e2, sizeof e2)) != 0)
 		return as_fail(err, AS_ECORRUPT,
-			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run assent-verify ledger",
+			       "ledger %s was changed without the checkpoint key (%s): refusing to sign it; run "
+			       "assent-verify ledger",
 			       l->dir, e2);
 	memcpy(l->root, root, 32);
 	l->size = s->m.size;
@@ -312,8 +319,7 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 	buf_init(&note, CKPT_MAX);
 	int signed_one = 0;
 	rc = load_state(l, txn, &s, err);
-	if (rc == 0 && s.m.size > s.ckpt_size &&
-	    (force || now_unix_ms() - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
+	if (rc == 0 && s.m.size > s.ckpt_size && (force || now_unix_ms() - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
 		rc = state_trusted(l, txn, &s, 0, err);
 		if (rc == 0)
 			rc = sign_checkpoint(l, txn, &s, 1, &note, err);
@@ -338,7 +344,10 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 	return rc;
 }
 
-int ledger_checkpoint(struct ledger *l, char *err) { return checkpoint_txn(l, 1, err); }
+int ledger_checkpoint(struct ledger *l, char *err)
+{
+	return checkpoint_txn(l, 1, err);
+}
 int ledger_tick(struct ledger *l, char *err)
 {
 	/* Called every turn of the signer's loop: skip the write transaction while the newest
@@ -349,8 +358,14 @@ int ledger_tick(struct ledger *l, char *err)
 		return 0;
 	return checkpoint_txn(l, 0, err);
 }
-uint64_t ledger_size(const struct ledger *l) { return l->size; }
-const char *ledger_origin(const struct ledger *l) { return l->origin; }
+uint64_t ledger_size(const struct ledger *l)
+{
+	return l->size;
+}
+const char *ledger_origin(const struct ledger *l)
+{
+	return l->origin;
+}
 
 int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err)
 {
@@ -386,7 +401,8 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		cv_arena_reset(&l->arena);
 		buf_reset(&l->enc);
 		if (!fields && recs[i].len > ENTRY_MAX) {
-			rc = as_fail(err, AS_ETOOBIG, "entry %zu of the batch is %zu bytes, over %u", i, recs[i].len, ENTRY_MAX);
+			rc = as_fail(err, AS_ETOOBIG, "entry %zu of the batch is %zu bytes, over %u", i, recs[i].len,
+				     ENTRY_MAX);
 			break;
 		}
 		if (!fields && (rc = cbor_decode(recs[i].cbor, recs[i].len, &l->arena, &decoded, e2)) == 0)
@@ -475,7 +491,10 @@ static int record_key(struct ledger *l, char *err)
 	return rc;
 }
 
-static int is_demo(const char *origin) { return !strncmp(origin, LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX)); }
+static int is_demo(const char *origin)
+{
+	return !strncmp(origin, LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX));
+}
 
 /* The origin a ledger was made with is stored with it: a gateway never writes to a
  * demo ledger (whose entries anyone with the tool could have chosen), nor the demo
@@ -486,7 +505,8 @@ static int check_origin(struct ledger *l, MDB_txn *txn, int given, int either, u
 	if (get_meta(txn, l->meta, "origin", &v) != 0) {
 		if (l->demo && size > 0)
 			return as_fail(err, AS_EINVAL,
-				       "ledger %s is not a demo ledger: `assent ledger append` writes only demo ledgers of its own",
+				       "ledger %s is not a demo ledger: `assent ledger append` writes only demo "
+				       "ledgers of its own",
 				       l->dir);
 		return 0; /* new, or written by an older assent: the origin is stored at the next commit */
 	}
@@ -497,12 +517,14 @@ static int check_origin(struct ledger *l, MDB_txn *txn, int given, int either, u
 		l->demo = is_demo(stored);
 	if (is_demo(stored) && !l->demo)
 		return as_fail(err, AS_EINVAL,
-			       "ledger %s is a demo ledger (origin %s, written by `assent ledger append`): a gateway does not use it",
+			       "ledger %s is a demo ledger (origin %s, written by `assent ledger append`): a gateway "
+			       "does not use it",
 			       l->dir, stored);
 	if (!is_demo(stored) && l->demo)
-		return as_fail(err, AS_EINVAL,
-			       "ledger %s is a gateway's ledger (origin %s): `assent ledger append` writes only demo ledgers",
-			       l->dir, stored);
+		return as_fail(
+		    err, AS_EINVAL,
+		    "ledger %s is a gateway's ledger (origin %s): `assent ledger append` writes only demo ledgers",
+		    l->dir, stored);
 	if (given && strcmp(stored, l->origin) != 0)
 		return as_fail(err, AS_EINVAL, "ledger %s has origin %s, not %s", l->dir, stored, l->origin);
 	snprintf(l->origin, sizeof l->origin, "%s", stored);
@@ -582,12 +604,17 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 			MDB_stat st;
 			mdb_stat(txn, l->entries, &st);
 			if (st.ms_entries != s.m.size || mdb_get(txn, l->entries, &key, &val) != 0)
-				rc = as_fail(err, AS_ECORRUPT, "ledger %s: %zu entries stored but the tree has %llu; run assent-verify ledger",
-					     dir, (size_t)st.ms_entries, (unsigned long long)s.m.size);
+				rc = as_fail(
+				    err, AS_ECORRUPT,
+				    "ledger %s: %zu entries stored but the tree has %llu; run assent-verify ledger",
+				    dir, (size_t)st.ms_entries, (unsigned long long)s.m.size);
 			else {
 				merkle_leaf_hash(val.mv_data, val.mv_size, h);
 				if (memcmp(h, s.head, 32) != 0)
-					rc = as_fail(err, AS_ECORRUPT, "ledger %s: the last entry does not match the stored head hash; run assent-verify ledger", dir);
+					rc = as_fail(err, AS_ECORRUPT,
+						     "ledger %s: the last entry does not match the stored head hash; "
+						     "run assent-verify ledger",
+						     dir);
 			}
 		}
 		l->size = s.m.size;
@@ -625,7 +652,8 @@ int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, s
 		return lmdb_fail(err, rc, "cursor");
 	}
 	int out = 0;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && out == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && out == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
 		out = k.mv_size == 8 ? fn(be64_get(k.mv_data), v.mv_data, v.mv_size, arg) : AS_ECORRUPT;
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);

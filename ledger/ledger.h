@@ -24,16 +24,16 @@
 struct ledger;
 
 struct ledger_opts {
-	const char *keys_dir;      /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
-	const char *origin;        /* checkpoint origin line; NULL: "assent/<key id hex>" */
-	uint64_t checkpoint_every; /* sign a checkpoint every N entries; 0: 10000 */
-	uint32_t checkpoint_secs;  /* or when this many seconds passed with new entries; 0: 60 */
-	size_t map_size;           /* LMDB map size; 0: 64 GiB (sparse) */
+	const char *keys_dir;	      /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
+	const char *origin;	      /* checkpoint origin line; NULL: "assent/<key id hex>" */
+	uint64_t checkpoint_every;    /* sign a checkpoint every N entries; 0: 10000 */
+	uint32_t checkpoint_secs;     /* or when this many seconds passed with new entries; 0: 60 */
+	size_t map_size;	      /* LMDB map size; 0: 64 GiB (sparse) */
 	uint64_t adopt_unsigned_tail; /* ledger_open: sign up to this many entries after the newest signed
-				    * checkpoint (an older assent's crash left them); 0: refuse any */
-	int demo;                  /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
-				    * 0: a gateway's ledger; each refuses to be opened as the other.
-				    * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
+				       * checkpoint (an older assent's crash left them); 0: refuse any */
+	int demo;		      /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
+				       * 0: a gateway's ledger; each refuses to be opened as the other.
+				       * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
 };
 
 /* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
@@ -64,7 +64,8 @@ int ledger_open(const char *dir, const struct ledger_opts *opts, struct ledger *
  * commit). On return 0 every entry is on disk and pos[i] (n of them, owned by the
  * caller) holds its sequence number and leaf hash. On error nothing is appended;
  * err names the entry that was refused. */
-int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos, char *err) AS_MUST_USE;
+int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, struct ledger_pos *pos,
+		  char *err) AS_MUST_USE;
 /* The same, where entry i's fields may come already decoded: fields[i] when fields and
  * fields[i] are not NULL (recs[i] is then not read), else decoded from recs[i]. The
  * signer hands its request entry over this way: the action in it was decoded once, on

@@ -34,7 +34,10 @@ void merkle_node_hash(const uint8_t l[32], const uint8_t r[32], uint8_t out[32])
 	mbedtls_sha256_ret(b, sizeof b, out, 0);
 }
 
-void merkle_init(struct merkle *m) { memset(m, 0, sizeof *m); }
+void merkle_init(struct merkle *m)
+{
+	memset(m, 0, sizeof *m);
+}
 
 void merkle_append(struct merkle *m, const uint8_t leaf[32])
 {
@@ -125,8 +128,8 @@ static void subtree_hash(const uint8_t (*leaves)[32], uint64_t n, uint8_t out[32
 	merkle_node_hash(l, r, out);
 }
 
-int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t index,
-			   uint8_t (*path)[32], size_t *npath)
+int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t index, uint8_t (*path)[32],
+			   size_t *npath)
 {
 	if (index >= size)
 		return AS_EINVAL;
@@ -153,8 +156,8 @@ int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t 
 	return 0;
 }
 
-int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32],
-			    const uint8_t (*path)[32], size_t npath, const uint8_t root[32])
+int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32], const uint8_t (*path)[32],
+			    size_t npath, const uint8_t root[32])
 {
 	if (index >= size)
 		return AS_ECORRUPT;

@@ -11,7 +11,7 @@
 #define MERKLE_MAX_PROOF 64
 
 void sha256(const void *data, size_t n, uint8_t out[32]);
-void merkle_leaf_hash(const void *data, size_t n, uint8_t out[32]);      /* SHA-256(0x00 || d) */
+void merkle_leaf_hash(const void *data, size_t n, uint8_t out[32]);		  /* SHA-256(0x00 || d) */
 void merkle_node_hash(const uint8_t l[32], const uint8_t r[32], uint8_t out[32]); /* SHA-256(0x01 || l || r) */
 
 /* Roots of the perfect subtrees of a tree of `size` leaves: full[i] holds the
@@ -29,10 +29,10 @@ int merkle_deserialize(struct merkle *m, const uint8_t *in, size_t n) AS_MUST_US
 
 /* Inclusion proof of leaf `index` in the tree of the first `size` leaves.
  * leaves holds those `size` leaf hashes. Writes up to MERKLE_MAX_PROOF hashes. */
-int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t index,
-			   uint8_t (*path)[32], size_t *npath) AS_MUST_USE AS_MUST_USE;
+int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t index, uint8_t (*path)[32],
+			   size_t *npath) AS_MUST_USE AS_MUST_USE;
 /* RFC 9162 section 2.1.3.2. Returns 0 when the proof leads to root, AS_ECORRUPT otherwise. */
-int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32],
-			    const uint8_t (*path)[32], size_t npath, const uint8_t root[32]) AS_MUST_USE AS_MUST_USE;
+int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32], const uint8_t (*path)[32],
+			    size_t npath, const uint8_t root[32]) AS_MUST_USE AS_MUST_USE;
 
 #endif

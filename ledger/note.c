@@ -92,7 +92,8 @@ int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nk
 		if (++nsigs > CKPT_MAX_SIGS)
 			return as_fail(err, AS_EINVAL, "checkpoint: more than %d signature lines", CKPT_MAX_SIGS);
 		if (rd_expect(&line, NOTE_SIG_PREFIX) != 0)
-			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu does not start with an em dash", nsigs);
+			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu does not start with an em dash",
+				       nsigs);
 		int named = rd_token(&line, " ", &name) == 0;
 		if (rd_expect(&line, " ") != 0)
 			return as_fail(err, AS_EINVAL, "checkpoint: signature line %zu has no signature", nsigs);
@@ -106,7 +107,8 @@ int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nk
 			if (memcmp(blob, ids[k], 4) != 0)
 				continue;
 			if (name.len != strlen(out->origin) || memcmp(name.p, out->origin, name.len) != 0)
-				return as_fail(err, AS_EBADSIG, "checkpoint: signature by a trusted key under another name");
+				return as_fail(err, AS_EBADSIG,
+					       "checkpoint: signature by a trusted key under another name");
 			if (eckey_verify(keys[k], t, body_end, blob + 4, bl - 4) != 0)
 				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature does not verify",
 					       (unsigned long long)out->size);

@@ -12,7 +12,7 @@
 #include "common/util.h"
 #include "common/attr.h"
 
-#define CKPT_MAX 4096      /* largest checkpoint text we parse */
+#define CKPT_MAX 4096 /* largest checkpoint text we parse */
 #define CKPT_ORIGIN_MAX 255
 #define CKPT_MAX_SIGS 100
 

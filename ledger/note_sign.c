@@ -25,7 +25,8 @@ int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const st
 		   char *err)
 {
 	if (!ckpt_origin_ok(c->origin, strlen(c->origin)))
-		return as_fail(err, AS_EINVAL, "checkpoint origin must be 1-255 printable characters without spaces or '+'");
+		return as_fail(err, AS_EINVAL,
+			       "checkpoint origin must be 1-255 printable characters without spaces or '+'");
 	size_t start = out->len;
 	int rc = body_write(c, out);
 	uint8_t blob[4 + ECKEY_SIG_MAX];

@@ -50,7 +50,8 @@ int store_open_ro(const char *dir, MDB_env **env, MDB_txn **txn, MDB_dbi *entrie
 		*nolock = 1;
 	}
 	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
-		return as_fail(err, AS_ECORRUPT, "%s/data.mdb is not a valid LMDB environment: %s", dir, mdb_strerror(rc));
+		return as_fail(err, AS_ECORRUPT, "%s/data.mdb is not a valid LMDB environment: %s", dir,
+			       mdb_strerror(rc));
 	if (rc != 0)
 		return as_fail(err, AS_EIO, "cannot open ledger %s: %s", dir, mdb_strerror(rc));
 	rc = mdb_txn_begin(*env, NULL, MDB_RDONLY, txn);

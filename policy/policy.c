@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "include/assent/err.h"
-#include "common/cbor.h" /* utf8_valid */
+#include "common/cbor.h"   /* utf8_valid */
 #include "ledger/merkle.h" /* sha256 */
 #include "common/util.h"
 
@@ -35,9 +35,9 @@ struct cond {
 	enum cond_kind k;
 	enum op op;
 	unsigned types; /* C_TYPE: bit per type */
-	char *s;        /* a glob, a name or the value to compare with */
-	long long n;    /* C_UID; C_RISK: the level */
-	int numeric;    /* s is a number: v */
+	char *s;	/* a glob, a name or the value to compare with */
+	long long n;	/* C_UID; C_RISK: the level */
+	int numeric;	/* s is a number: v */
 	double v;
 	regex_t re;
 	int has_re;
@@ -52,7 +52,7 @@ struct rule {
 	struct cond *conds;
 	size_t nconds;
 	struct pol_decision opts; /* the options, ready to copy into a decision */
-	char *key;                /* the conditions as written, for "can never match" */
+	char *key;		  /* the conditions as written, for "can never match" */
 };
 
 struct policy {
@@ -66,7 +66,10 @@ static const char *const type_names[] = {"approval", "input", "selection", "conf
 static const char *const risk_names[] = {"low", "medium", "high", "critical"};
 static const char *const action_names[] = {"allow", "deny", "ask"};
 
-const char *pol_action_name(enum pol_action a) { return (unsigned)a < 3 ? action_names[a] : "?"; }
+const char *pol_action_name(enum pol_action a)
+{
+	return (unsigned)a < 3 ? action_names[a] : "?";
+}
 
 /* ---- diagnostics ---- */
 
@@ -126,7 +129,8 @@ static int split(const char *line, size_t len, unsigned lineno, char *buf, struc
 		if (i == len || line[i] == '#')
 			break;
 		if (nw == POL_WORDS_MAX) {
-			diag(m, 0, lineno, (unsigned)i + 1, line + i, len - i, "more than %d words on one line", POL_WORDS_MAX);
+			diag(m, 0, lineno, (unsigned)i + 1, line + i, len - i, "more than %d words on one line",
+			     POL_WORDS_MAX);
 			return -1;
 		}
 		struct word *x = &w[nw++];
@@ -137,7 +141,8 @@ static int split(const char *line, size_t len, unsigned lineno, char *buf, struc
 			size_t start = i++;
 			for (;;) {
 				if (i == len) {
-					diag(m, 0, lineno, (unsigned)start + 1, line + start, len - start, "unterminated quoted string");
+					diag(m, 0, lineno, (unsigned)start + 1, line + start, len - start,
+					     "unterminated quoted string");
 					return -1;
 				}
 				if (line[i] == '"')
@@ -148,7 +153,8 @@ static int split(const char *line, size_t len, unsigned lineno, char *buf, struc
 			}
 			i++;
 			if (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' && line[i] != '#') {
-				diag(m, 0, lineno, (unsigned)i + 1, line + i, 1, "a quoted string must be followed by a blank");
+				diag(m, 0, lineno, (unsigned)i + 1, line + i, 1,
+				     "a quoted string must be followed by a blank");
 				return -1;
 			}
 		} else {
@@ -175,7 +181,8 @@ static const struct word *next(struct pstate *p, const char *what)
 {
 	if (p->i >= p->nw) {
 		const struct word *last = &p->w[p->nw - 1];
-		diag(p->m, 0, p->line, last->col + (unsigned)last->n, NULL, 0, "%s expected after '%.40s'", what, last->s);
+		diag(p->m, 0, p->line, last->col + (unsigned)last->n, NULL, 0, "%s expected after '%.40s'", what,
+		     last->s);
 		p->failed = 1;
 		return NULL;
 	}
@@ -224,8 +231,8 @@ static int parse_number(const char *s, double *v)
 }
 
 /* A comma-separated list; each item checked by ok(). */
-static size_t list(struct pstate *p, const struct word *x, char out[][POL_NAME_MAX + 1], int (*ok)(const char *, size_t),
-		   const char *what)
+static size_t list(struct pstate *p, const struct word *x, char out[][POL_NAME_MAX + 1],
+		   int (*ok)(const char *, size_t), const char *what)
 {
 	size_t n = 0;
 	const char *s = x->s;
@@ -252,7 +259,8 @@ static int ok_type(const char *s, size_t n)
 }
 static int ok_reviewer(const char *s, size_t n)
 {
-	return n > 6 && !strncmp(s, "group:", 6) ? is_name(s + 6, n - 6) && !memchr(s + 6, ':', n - 6) : is_name(s, n) && !memchr(s, ':', n);
+	return n > 6 && !strncmp(s, "group:", 6) ? is_name(s + 6, n - 6) && !memchr(s + 6, ':', n - 6)
+						 : is_name(s, n) && !memchr(s, ':', n);
 }
 static int ok_channel(const char *s, size_t n)
 {
@@ -292,8 +300,11 @@ static const char *re_too_costly(const char *s, size_t n)
 			if (j < n && s[j] == ']')
 				j++;
 			while (j < n && s[j] != ']') {
-				if (s[j] == '[' && j + 1 < n && (s[j + 1] == ':' || s[j + 1] == '.' || s[j + 1] == '=')) {
-					const char *e = strstr(s + j + 2, s[j + 1] == ':' ? ":]" : s[j + 1] == '.' ? ".]" : "=]");
+				if (s[j] == '[' && j + 1 < n &&
+				    (s[j + 1] == ':' || s[j + 1] == '.' || s[j + 1] == '=')) {
+					const char *e = strstr(s + j + 2, s[j + 1] == ':'   ? ":]"
+									  : s[j + 1] == '.' ? ".]"
+											    : "=]");
 					if (!e || (size_t)(e - s) >= n)
 						return NULL; /* unterminated: regcomp says so */
 					j = (size_t)(e - s) + 2;
@@ -524,12 +535,12 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 	const struct word *x;
 	unsigned long long v;
 	int ask = r->action == POL_ASK, allow = r->action == POL_ALLOW;
-#define ONLY(cond, what)                                                              \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			bad(p, k, "%s is an option of %s rules", k->s, what);         \
-			return -1;                                                    \
-		}                                                                     \
+#define ONLY(cond, what)                                                                                               \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			bad(p, k, "%s is an option of %s rules", k->s, what);                                          \
+			return -1;                                                                                     \
+		}                                                                                                      \
 	} while (0)
 	if (!strcmp(k->s, "reason")) {
 		ONLY(r->action == POL_DENY, "deny");
@@ -589,7 +600,9 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 		if (!n)
 			return -1;
 		for (size_t i = 0; i < n; i++)
-			o->channels |= items[i][0] == 't' ? POL_CH_TERMINAL : items[i][0] == 'w' ? POL_CH_WEB : POL_CH_CLIENT;
+			o->channels |= items[i][0] == 't'   ? POL_CH_TERMINAL
+				       : items[i][0] == 'w' ? POL_CH_WEB
+							    : POL_CH_CLIENT;
 	} else if (!strcmp(k->s, "same-user")) {
 		ONLY(ask, "ask");
 		if (!(x = next(p, "ok")))
@@ -600,9 +613,10 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 		}
 		o->same_user_ok = 1;
 	} else {
-		bad(p, k, "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
-			  "message, risk) or an option (reason, reviewers, quorum, deadline, on-timeout, token-ttl, "
-			  "token-audience, channels, same-user)");
+		bad(p, k,
+		    "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
+		    "message, risk) or an option (reason, reviewers, quorum, deadline, on-timeout, token-ttl, "
+		    "token-audience, channels, same-user)");
 		return -1;
 	}
 	return 0;
@@ -636,7 +650,10 @@ void policy_free(struct policy *p)
 	free(p);
 }
 
-size_t policy_nrules(const struct policy *p) { return p->n; }
+size_t policy_nrules(const struct policy *p)
+{
+	return p->n;
+}
 
 unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line)
 {
@@ -653,7 +670,10 @@ unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line
 	}
 	return u;
 }
-const char *policy_digest(const struct policy *p) { return p->digest; }
+const char *policy_digest(const struct policy *p)
+{
+	return p->digest;
+}
 
 /* One rule line, words w[0..nw). 0, or -1 after a diagnostic. */
 static int parse_rule(struct pstate *p, struct rule *r)
@@ -703,12 +723,14 @@ static int parse_rule(struct pstate *p, struct rule *r)
 		if (rc == 0 && r->nconds > before) /* the condition's words, normalised, for duplicates */
 			for (int j = start; j < p->i && rc == 0; j++)
 				if (buf_put(&key, p->w[j].s, p->w[j].n) != 0 || buf_putc(&key, 0x1f) != 0)
-					rc = -1; /* out of memory: the rule is dropped, and strndup below is not reached */
+					rc = -1; /* out of memory: the rule is dropped, and strndup below is not reached
+						  */
 		if (p->failed)
 			rc = -1;
 	}
 	if (rc == 0 && r->action == POL_DENY && !r->opts.reason[0]) {
-		diag(p->m, 0, p->line, p->w[0].col, p->w[0].s, p->w[0].n, "a deny rule needs a reason \"...\" for the agent");
+		diag(p->m, 0, p->line, p->w[0].col, p->w[0].s, p->w[0].n,
+		     "a deny rule needs a reason \"...\" for the agent");
 		rc = -1;
 	}
 	if (rc == 0 && r->opts.nreviewers && r->opts.quorum > 1) {
@@ -774,16 +796,18 @@ int policy_parse(const char *src, size_t len, struct policy **out, struct pol_ms
 			goto next_line;
 		if (!w[0].quoted && !strcmp(w[0].s, "policy")) {
 			if (nw != 2 || strcmp(w[1].s, "shadow"))
-				diag(m, 0, lineno, w[0].col, w[0].s, w[0].n, "the only file-wide setting is `policy shadow`");
+				diag(m, 0, lineno, w[0].col, w[0].s, w[0].n,
+				     "the only file-wide setting is `policy shadow`");
 			else if (p->n)
-				diag(m, 0, lineno, w[0].col, w[0].s, w[0].n, "`policy shadow` must come before every rule");
+				diag(m, 0, lineno, w[0].col, w[0].s, w[0].n,
+				     "`policy shadow` must come before every rule");
 			else
 				p->shadow_all = 1;
 			goto next_line;
 		}
 		if (seen_default) {
-			diag(m, 0, lineno, w[0].col, w[0].s, w[0].n, "a rule after the default (line %u) would never be read",
-			     seen_default);
+			diag(m, 0, lineno, w[0].col, w[0].s, w[0].n,
+			     "a rule after the default (line %u) would never be read", seen_default);
 			goto next_line;
 		}
 		if (p->n == POL_RULES_MAX) {
@@ -819,7 +843,8 @@ int policy_parse(const char *src, size_t len, struct policy **out, struct pol_ms
 			for (size_t j = 0; j + 1 < p->n; j++)
 				if (!p->rules[j].shadow && !p->shadow_all && !strcmp(p->rules[j].key, r->key)) {
 					diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
-					     "can never match: line %u has the same conditions and comes first", p->rules[j].line);
+					     "can never match: line %u has the same conditions and comes first",
+					     p->rules[j].line);
 					break;
 				}
 		unsigned types = 0xf;
@@ -827,7 +852,8 @@ int policy_parse(const char *src, size_t len, struct policy **out, struct pol_ms
 			if (r->conds[j].k == C_TYPE)
 				types &= r->conds[j].types;
 		if (!types)
-			diag(m, 1, lineno, w[0].col, w[0].s, w[0].n, "can never match: its type conditions exclude each other");
+			diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
+			     "can never match: its type conditions exclude each other");
 		for (size_t j = 0; j < r->nconds; j++)
 			if (r->conds[j].k == C_CLIENT && r->action == POL_ALLOW) {
 				diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
@@ -860,7 +886,8 @@ static const json_t *ctx_get(const json_t *ctx, const struct cond *c)
 			v = json_object_get(v, c->path[i]);
 		} else if (json_is_array(v)) {
 			uint64_t k;
-			v = parse_u64(c->path[i], &k) == 0 && k < json_array_size(v) ? json_array_get(v, (size_t)k) : NULL;
+			v = parse_u64(c->path[i], &k) == 0 && k < json_array_size(v) ? json_array_get(v, (size_t)k)
+										     : NULL;
 		} else {
 			v = NULL;
 		}
@@ -871,13 +898,20 @@ static const json_t *ctx_get(const json_t *ctx, const struct cond *c)
 static int order(enum op op, double a, double b)
 {
 	switch (op) {
-	case OP_EQ: return a == b;
-	case OP_NE: return a != b;
-	case OP_LT: return a < b;
-	case OP_GT: return a > b;
-	case OP_LE: return a <= b;
-	case OP_GE: return a >= b;
-	default: return 0;
+	case OP_EQ:
+		return a == b;
+	case OP_NE:
+		return a != b;
+	case OP_LT:
+		return a < b;
+	case OP_GT:
+		return a > b;
+	case OP_LE:
+		return a <= b;
+	case OP_GE:
+		return a >= b;
+	default:
+		return 0;
 	}
 }
 
@@ -897,16 +931,21 @@ static int cond_match(const struct cond *c, const struct pol_request *r)
 			if (r->type && !strcmp(r->type, type_names[t]))
 				return (c->types >> t) & 1;
 		return 0;
-	case C_AUDIENCE: return fnmatch(c->s, r->audience ? r->audience : "", 0) == 0;
-	case C_CLIENT: return r->client && fnmatch(c->s, r->client, 0) == 0;
-	case C_AGENT: return r->agent && !strcmp(r->agent, c->s);
-	case C_UID: return r->uid >= 0 && r->uid == c->n;
+	case C_AUDIENCE:
+		return fnmatch(c->s, r->audience ? r->audience : "", 0) == 0;
+	case C_CLIENT:
+		return r->client && fnmatch(c->s, r->client, 0) == 0;
+	case C_AGENT:
+		return r->agent && !strcmp(r->agent, c->s);
+	case C_UID:
+		return r->uid >= 0 && r->uid == c->n;
 	case C_SUBJECT:
 		for (size_t i = 0; i < r->nsubjects; i++)
 			if (r->subject_names[i] && fnmatch(c->s, r->subject_names[i], 0) == 0)
 				return 1;
 		return 0;
-	case C_SUBJECT_GIVEN: return r->nsubjects > 0;
+	case C_SUBJECT_GIVEN:
+		return r->nsubjects > 0;
 	case C_SUBJECT_COMPUTED:
 		for (size_t i = 0; i < r->nsubjects; i++)
 			if (!r->subject_computed[i])
@@ -917,7 +956,8 @@ static int cond_match(const struct cond *c, const struct pol_request *r)
 			if (!r->subject_computed[i])
 				return 1;
 		return 0;
-	case C_MESSAGE: return r->message && text_cmp(c, r->message);
+	case C_MESSAGE:
+		return r->message && text_cmp(c, r->message);
 	case C_RISK: {
 		const json_t *v = r->context ? json_object_get(r->context, "risk") : NULL;
 		const char *s = json_string_value(v);
@@ -958,7 +998,8 @@ void pol_request_from_json(const json_t *j, struct pol_request *r, const char *n
 		computed[0] = json_object_get(sub, "content") != NULL;
 		ns = 1;
 	}
-	json_array_foreach(sub, i, x) {
+	json_array_foreach(sub, i, x)
+	{
 		if (ns < 16) {
 			names[ns] = json_string_value(json_object_get(x, "name"));
 			computed[ns++] = json_object_get(x, "content") != NULL;
@@ -992,10 +1033,11 @@ static void allow_audience(const struct rule *x, const struct pol_request *r, st
 	d->token_ttl_s = 0;
 	char aud[64];
 	printable(aud, sizeof aud, r->audience, strlen(r->audience));
-	snprintf(d->reason, sizeof d->reason,
-		 "the allow rule (line %u) names no audience: it allows only the default audience \"%s\", not \"%.63s\" "
-		 "(a rule must name it: audience %.63s)",
-		 x->line, POL_DEFAULT_AUDIENCE, aud, aud);
+	snprintf(
+	    d->reason, sizeof d->reason,
+	    "the allow rule (line %u) names no audience: it allows only the default audience \"%s\", not \"%.63s\" "
+	    "(a rule must name it: audience %.63s)",
+	    x->line, POL_DEFAULT_AUDIENCE, aud, aud);
 }
 
 void policy_eval(const struct policy *p, const struct pol_request *r, struct pol_decision *d)

@@ -10,10 +10,10 @@
 
 #define POL_FILE_MAX (256u << 10) /* bytes of source */
 #define POL_RULES_MAX 4096
-#define POL_REGEX_MAX 256         /* bytes of one regular expression */
-#define POL_WORDS_MAX 128         /* words on one line */
-#define POL_PATH_MAX 16           /* keys in a context path */
-#define POL_LIST_MAX 16           /* items of a list (types, reviewers, channels) */
+#define POL_REGEX_MAX 256 /* bytes of one regular expression */
+#define POL_WORDS_MAX 128 /* words on one line */
+#define POL_PATH_MAX 16	  /* keys in a context path */
+#define POL_LIST_MAX 16	  /* items of a list (types, reviewers, channels) */
 #define POL_NAME_MAX 128
 #define POL_REASON_MAX 256
 #define POL_MSGS_MAX 32
@@ -23,9 +23,9 @@
 
 /* One diagnostic: an error, or a warning (a rule that can never match). */
 struct pol_msg {
-	unsigned line, col;         /* 1-based; col 0 when the whole line is meant */
+	unsigned line, col; /* 1-based; col 0 when the whole line is meant */
 	int warning;
-	char text[64];              /* the offending text, printable */
+	char text[64]; /* the offending text, printable */
 	char msg[200];
 };
 struct pol_msgs {
@@ -52,7 +52,7 @@ const char *policy_digest(const struct policy *p);
 struct pol_request {
 	const char *type, *audience, *message;
 	const char *agent;  /* the registered agent its API key names (HTTP) */
-	long long uid;      /* the measured uid of a unix peer, -1 when none */
+	long long uid;	    /* the measured uid of a unix peer, -1 when none */
 	const char *client; /* the client name it declared (never trusted) */
 	const json_t *context;
 	size_t nsubjects;
@@ -62,20 +62,20 @@ struct pol_request {
 
 struct pol_decision {
 	enum pol_action action;
-	unsigned line;        /* the rule that decided; 0: none matched, impossible with a default */
-	int by_default;       /* the `default` line decided */
-	int on_declared;      /* the deciding rule matched the client name the agent declared (not proven) */
-	char reason[POL_REASON_MAX + 1];       /* deny */
+	unsigned line;			 /* the rule that decided; 0: none matched, impossible with a default */
+	int by_default;			 /* the `default` line decided */
+	int on_declared;		 /* the deciding rule matched the client name the agent declared (not proven) */
+	char reason[POL_REASON_MAX + 1]; /* deny */
 	/* ask */
 	char reviewers[POL_LIST_MAX][POL_NAME_MAX + 1]; /* names, or "group:NAME"; none: any reviewer */
 	size_t nreviewers;
-	unsigned quorum;      /* distinct reviewers (people), >= 1 */
-	unsigned deadline_s;  /* 0: the daemon's FEEDBACK_TIMEOUT_SECONDS */
-	int timeout_denies;   /* on-timeout deny: a passed deadline is a denial, not a plain timeout */
-	unsigned token_ttl_s; /* 0: the default lifetime */
+	unsigned quorum;		       /* distinct reviewers (people), >= 1 */
+	unsigned deadline_s;		       /* 0: the daemon's FEEDBACK_TIMEOUT_SECONDS */
+	int timeout_denies;		       /* on-timeout deny: a passed deadline is a denial, not a plain timeout */
+	unsigned token_ttl_s;		       /* 0: the default lifetime */
 	char token_audience[POL_NAME_MAX + 1]; /* "": the request's */
-	unsigned channels;    /* POL_CH_*; 0: every channel */
-	int same_user_ok;     /* same-user decisions count (still subject to the daemon's opt-in) */
+	unsigned channels;		       /* POL_CH_*; 0: every channel */
+	int same_user_ok;		       /* same-user decisions count (still subject to the daemon's opt-in) */
 	/* shadow: a rule in shadow mode (or a shadow policy) matched first: what it would
 	 * have decided is recorded, and a person is asked all the same */
 	int shadowed;

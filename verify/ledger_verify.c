@@ -33,7 +33,7 @@ struct ctx {
 	struct av_ledger_report *rep;
 	struct expect *ex;
 	size_t nex, capex;
-	struct buf file;     /* the checkpoint file's text */
+	struct buf file; /* the checkpoint file's text */
 	struct vkeys *keys;
 	char sig_err[AS_ERRLEN]; /* first signature failure found by the signature thread */
 };
@@ -102,7 +102,8 @@ static int load_stored_checkpoints(struct ctx *c, const char *dir, MDB_txn *txn,
 		uint64_t size = be64_get(k.mv_data);
 		if (ckpt_parse(v.mv_data, v.mv_size, &cp, err) != 0) {
 			mdb_cursor_close(cur);
-			return fail_at(c->rep, 0, 0, "stored checkpoint at size %llu: %s", (unsigned long long)size, err);
+			return fail_at(c->rep, 0, 0, "stored checkpoint at size %llu: %s", (unsigned long long)size,
+				       err);
 		}
 		if (cp.size != size) {
 			mdb_cursor_close(cur);
@@ -166,17 +167,17 @@ struct pipeline {
 	struct item (*b)[PIPE_BATCH];
 	size_t n[PIPE_DEPTH];
 	size_t head, tail; /* batches published by the reader, taken by the hasher */
-	int done;          /* the reader has published its last batch */
-	int stop;          /* the hasher found damage: the reader may stop */
+	int done;	   /* the reader has published its last batch */
+	int stop;	   /* the hasher found damage: the reader may stop */
 	struct ctx *c;
-	uint64_t total;    /* entries LMDB says it holds */
+	uint64_t total; /* entries LMDB says it holds */
 	/* hasher state */
 	struct merkle m;
 	uint8_t prev[32];
 	uint64_t seq;
 	size_t ei;
 	/* Damage found but not yet blamed on one entry: the next entry tells which. */
-	int broken;                    /* the link into entry `broken_at` does not hold */
+	int broken; /* the link into entry `broken_at` does not hold */
 	uint64_t broken_at;
 	const struct expect *mismatch; /* a checkpoint whose root differs at size p->seq */
 };
@@ -196,21 +197,28 @@ static void hash_item(struct pipeline *p, const struct item *it)
 	if (p->broken) {
 		uint64_t b = p->broken_at;
 		if (link_ok)
-			fail_at(rep, 1, b - 1, "entry %llu was altered: its hash no longer matches the one entry %llu records",
+			fail_at(rep, 1, b - 1,
+				"entry %llu was altered: its hash no longer matches the one entry %llu records",
 				(unsigned long long)(b - 1), (unsigned long long)b);
 		else
-			fail_at(rep, 1, b, "entry %llu was altered: it no longer links to entry %llu, nor entry %llu to it",
+			fail_at(rep, 1, b,
+				"entry %llu was altered: it no longer links to entry %llu, nor entry %llu to it",
 				(unsigned long long)b, (unsigned long long)(b - 1), (unsigned long long)(b + 1));
 		return;
 	}
 	if (p->mismatch) {
 		const struct expect *e = p->mismatch;
 		if (!link_ok)
-			fail_at(rep, 1, k - 1, "entry %llu was altered: it matches neither the %s at size %llu nor the hash entry %llu records",
-				(unsigned long long)(k - 1), e->src, (unsigned long long)e->size, (unsigned long long)k);
+			fail_at(rep, 1, k - 1,
+				"entry %llu was altered: it matches neither the %s at size %llu nor the hash entry "
+				"%llu records",
+				(unsigned long long)(k - 1), e->src, (unsigned long long)e->size,
+				(unsigned long long)k);
 		else
-			fail_at(rep, 0, 0, "history %s: the chain holds together but its root at size %llu differs from the %s",
-				e->trusted ? "rewritten or rolled back" : "rewritten", (unsigned long long)e->size, e->src);
+			fail_at(rep, 0, 0,
+				"history %s: the chain holds together but its root at size %llu differs from the %s",
+				e->trusted ? "rewritten or rolled back" : "rewritten", (unsigned long long)e->size,
+				e->src);
 		return;
 	}
 	if (!link_ok) {
@@ -247,11 +255,14 @@ static void hash_finish(struct pipeline *p)
 	if (rep->reason[0])
 		return;
 	if (p->broken)
-		fail_at(rep, 1, p->broken_at - 1, "the link between entries %llu and %llu is broken: one of them was altered",
+		fail_at(rep, 1, p->broken_at - 1,
+			"the link between entries %llu and %llu is broken: one of them was altered",
 			(unsigned long long)(p->broken_at - 1), (unsigned long long)p->broken_at);
 	else if (p->mismatch)
 		/* Nothing links to the last entry: it alone, or the whole chain, changed. */
-		fail_at(rep, 1, p->seq - 1, "entry %llu was altered, or the history before it rewritten: the root at size %llu differs from the %s",
+		fail_at(rep, 1, p->seq - 1,
+			"entry %llu was altered, or the history before it rewritten: the root at size %llu differs "
+			"from the %s",
 			(unsigned long long)(p->seq - 1), (unsigned long long)p->seq, p->mismatch->src);
 }
 
@@ -337,8 +348,8 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	for (rc = go ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : MDB_NOTFOUND; go && rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seq++) {
 		if (k.mv_size != 8) {
-			fail_at(&mine, 1, seq, "entry %llu: stored under a key of %zu bytes, not 8", (unsigned long long)seq,
-				k.mv_size);
+			fail_at(&mine, 1, seq, "entry %llu: stored under a key of %zu bytes, not 8",
+				(unsigned long long)seq, k.mv_size);
 			break;
 		}
 		uint64_t kseq = be64_get(k.mv_data);
@@ -384,7 +395,8 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 		}
 	}
 	if (rc != 0 && rc != MDB_NOTFOUND && !mine.reason[0])
-		fail_at(&mine, 1, seq, "ledger file damaged at entry %llu: %s", (unsigned long long)seq, mdb_strerror(rc));
+		fail_at(&mine, 1, seq, "ledger file damaged at entry %llu: %s", (unsigned long long)seq,
+			mdb_strerror(rc));
 	if (threaded) {
 		pthread_mutex_lock(&p->mu);
 		p->n[p->head % PIPE_DEPTH] = n;
@@ -403,9 +415,11 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	if (!rep->reason[0] && mine.reason[0])
 		fail_at(rep, mine.has_bad_seq, mine.bad_seq, "%s", mine.reason);
 	if (!rep->reason[0] && time_bad)
-		fail_at(rep, 1, t_seq, "entry %llu: its time (%llu ms) is before entry %llu's (%llu ms): ledger times never go backwards",
-			(unsigned long long)t_seq, (unsigned long long)t_cur, (unsigned long long)(t_seq - 1),
-			(unsigned long long)t_prev);
+		fail_at(
+		    rep, 1, t_seq,
+		    "entry %llu: its time (%llu ms) is before entry %llu's (%llu ms): ledger times never go backwards",
+		    (unsigned long long)t_seq, (unsigned long long)t_cur, (unsigned long long)(t_seq - 1),
+		    (unsigned long long)t_prev);
 	if (!rep->reason[0] && p->ei < c->nex) {
 		const struct expect *ex = &c->ex[p->ei];
 		fail_at(rep, 1, p->seq, "the ledger has %llu entries but the %s covers %llu: truncated or rolled back",
@@ -445,7 +459,8 @@ static void check_tail(struct ctx *c, const struct av_ledger_opts *o)
 	rep->tail_known = 1;
 	if (rep->unsigned_tail > o->allow_unsigned_tail)
 		fail_at(rep, 1, rep->signed_size,
-			"unsigned tail: entries %llu to %llu (%llu) come after the newest checkpoint a pinned key signed (size %llu); "
+			"unsigned tail: entries %llu to %llu (%llu) come after the newest checkpoint a pinned key "
+			"signed (size %llu); "
 			"--allow-unsigned-tail %llu accepts them",
 			(unsigned long long)rep->signed_size, (unsigned long long)(rep->entries - 1),
 			(unsigned long long)rep->unsigned_tail, (unsigned long long)rep->signed_size,
@@ -521,7 +536,8 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 			if (rc != 0 && keys.from_state) {
 				/* The saved checkpoint is what pins the state directory's key: the key
 				 * there did not sign it, so it is not the key the auditor saw. */
-				fail_at(rep, 0, 0, "trusted checkpoint %s is not signed by the key in the state directory (%s)",
+				fail_at(rep, 0, 0,
+					"trusted checkpoint %s is not signed by the key in the state directory (%s)",
 					o->trusted_paths[i], err);
 				vkeys_free(&keys);
 				free(c.ex);

@@ -34,42 +34,42 @@
 static const char *prog = "assent-verify";
 
 static const char usage_text[] =
-	"usage: assent-verify COMMAND [OPTIONS]\n"
-	"\n"
-	"Commands:\n"
-	"  token [TOKEN | -] --aud AUD [--key PUB.pem]... [--jwks FILE] [--secret-env VAR]\n"
-	"        [--iss ISS] [--subject FILE]... [--subject-sha256 HEX]... [--action-sha256 HEX]\n"
-	"        [--ledger DIR] [--leeway S] [--require-computed] [--json]\n"
-	"      Verify an approval token (from the argument, or standard input with - or\n"
-	"      none): signature by a key you give (ES256 keys, low s only, or an HS256\n"
-	"      secret read from the environment variable VAR), audience, issuer, time\n"
-	"      (leeway default 60 s), approved, assurance, each subject file's SHA-256, the\n"
-	"      action digest, and with --ledger the decision entry it names.\n"
-	"      --require-computed: the subjects checked (all, when none is given) were\n"
-	"      hashed by the gateway from their bytes, not asserted by the agent.\n"
-	"  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--json]\n"
-	"      Check every entry, every link, that entry times never go backwards, every\n"
-	"      signed checkpoint, that each --trusted checkpoint (one you saved earlier) is\n"
-	"      consistent with the ledger, and that a checkpoint signed by the pinned key\n"
-	"      covers the head: entries after the newest one (an unsigned tail) fail\n"
-	"      unless there are at most N. Prints how many there are.\n"
-	"  checkpoint DIR KEYPIN\n"
-	"      Print the latest signed checkpoint, to save or hand to a witness.\n"
-	"  export DIR [--from SEQ] [--to SEQ]\n"
-	"      Print entries as JSON lines: {\"seq\", \"leaf_hash\", \"entry\"}; byte strings as hex.\n"
-	"  proof DIR SEQ [--size N] KEYPIN\n"
-	"      Print an RFC 9162 inclusion proof of entry SEQ (default size: latest checkpoint).\n"
-	"  proof --check FILE --key PUB.pem... [--checkpoint FILE]\n"
-	"      Check a proof against its signed checkpoint (or one you give).\n"
-	"\n"
-	"DIR is the ledger directory (STATE/ledger). KEYPIN pins the checkpoint key:\n"
-	"  --key PUB.pem...    a copy of the key you trust\n"
-	"  --key-sha256 HEX    DIR/../keys/checkpoint.pub, if the SHA-256 of its DER\n"
-	"                      SubjectPublicKeyInfo is HEX\n"
-	"  --trusted FILE      (ledger) DIR/../keys/checkpoint.pub, if it signed FILE\n"
-	"  --key-from-state    DIR/../keys/checkpoint.pub unpinned: proves the ledger\n"
-	"                      consistent with itself only (a forged key passes)\n"
-	"Exit status: 0 holds, 1 does not hold (reason on stderr), 2 usage or I/O error.\n";
+    "usage: assent-verify COMMAND [OPTIONS]\n"
+    "\n"
+    "Commands:\n"
+    "  token [TOKEN | -] --aud AUD [--key PUB.pem]... [--jwks FILE] [--secret-env VAR]\n"
+    "        [--iss ISS] [--subject FILE]... [--subject-sha256 HEX]... [--action-sha256 HEX]\n"
+    "        [--ledger DIR] [--leeway S] [--require-computed] [--json]\n"
+    "      Verify an approval token (from the argument, or standard input with - or\n"
+    "      none): signature by a key you give (ES256 keys, low s only, or an HS256\n"
+    "      secret read from the environment variable VAR), audience, issuer, time\n"
+    "      (leeway default 60 s), approved, assurance, each subject file's SHA-256, the\n"
+    "      action digest, and with --ledger the decision entry it names.\n"
+    "      --require-computed: the subjects checked (all, when none is given) were\n"
+    "      hashed by the gateway from their bytes, not asserted by the agent.\n"
+    "  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--json]\n"
+    "      Check every entry, every link, that entry times never go backwards, every\n"
+    "      signed checkpoint, that each --trusted checkpoint (one you saved earlier) is\n"
+    "      consistent with the ledger, and that a checkpoint signed by the pinned key\n"
+    "      covers the head: entries after the newest one (an unsigned tail) fail\n"
+    "      unless there are at most N. Prints how many there are.\n"
+    "  checkpoint DIR KEYPIN\n"
+    "      Print the latest signed checkpoint, to save or hand to a witness.\n"
+    "  export DIR [--from SEQ] [--to SEQ]\n"
+    "      Print entries as JSON lines: {\"seq\", \"leaf_hash\", \"entry\"}; byte strings as hex.\n"
+    "  proof DIR SEQ [--size N] KEYPIN\n"
+    "      Print an RFC 9162 inclusion proof of entry SEQ (default size: latest checkpoint).\n"
+    "  proof --check FILE --key PUB.pem... [--checkpoint FILE]\n"
+    "      Check a proof against its signed checkpoint (or one you give).\n"
+    "\n"
+    "DIR is the ledger directory (STATE/ledger). KEYPIN pins the checkpoint key:\n"
+    "  --key PUB.pem...    a copy of the key you trust\n"
+    "  --key-sha256 HEX    DIR/../keys/checkpoint.pub, if the SHA-256 of its DER\n"
+    "                      SubjectPublicKeyInfo is HEX\n"
+    "  --trusted FILE      (ledger) DIR/../keys/checkpoint.pub, if it signed FILE\n"
+    "  --key-from-state    DIR/../keys/checkpoint.pub unpinned: proves the ledger\n"
+    "                      consistent with itself only (a forged key passes)\n"
+    "Exit status: 0 holds, 1 does not hold (reason on stderr), 2 usage or I/O error.\n";
 
 static int usage_error(const char *fmt, ...) AS_PRINTF(1, 2);
 static int usage_error(const char *fmt, ...)
@@ -125,15 +125,15 @@ static int isolated(int (*fn)(void *), void *arg, const char *dir)
 			return EXIT_USAGE;
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
-	return not_holds("ledger %s is damaged: reading it killed the LMDB reader (signal %d, %s)", dir,
-			 WTERMSIG(st), strsignal(WTERMSIG(st)));
+	return not_holds("ledger %s is damaged: reading it killed the LMDB reader (signal %d, %s)", dir, WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
 }
 
 struct keyopts {
 	const char *keys[VKEYS_MAX];
 	size_t nkeys;
 	const char *sha256; /* --key-sha256 */
-	int from_state;     /* --key-from-state */
+	int from_state;	    /* --key-from-state */
 };
 
 static int add_key(struct keyopts *k, const char *path)
@@ -161,8 +161,10 @@ static int load_keys(struct vkeys *v, const char *dir, const struct keyopts *k)
 		return EXIT_NOT;
 	}
 	if (v->from_state)
-		fprintf(stderr, "%s: note: checkpoint key read from the state directory unpinned (--key-from-state): "
-				"this shows consistency only\n", prog);
+		fprintf(stderr,
+			"%s: note: checkpoint key read from the state directory unpinned (--key-from-state): "
+			"this shows consistency only\n",
+			prog);
 	return 0;
 }
 
@@ -191,18 +193,22 @@ static int run_ledger(void *p)
 		json_object_set_new(o, "ok", json_boolean(r.ok));
 		if (r.ok) {
 			json_object_set_new(o, "entries", json_integer((json_int_t)r.entries));
-			json_object_set_new(o, "head_seq", r.entries ? json_integer((json_int_t)r.head_seq) : json_null());
+			json_object_set_new(o, "head_seq",
+					    r.entries ? json_integer((json_int_t)r.head_seq) : json_null());
 			json_object_set_new(o, "head_leaf_hash", r.entries ? json_string(leaf) : json_null());
 			json_object_set_new(o, "root", json_string(root));
 			json_object_set_new(o, "checkpoints_verified", json_integer((json_int_t)r.checkpoints));
 			json_object_set_new(o, "trusted_consistent", json_integer((json_int_t)r.trusted));
 			json_object_set_new(o, "origin", json_string(r.origin));
 		} else {
-			json_object_set_new(o, "bad_seq", r.has_bad_seq ? json_integer((json_int_t)r.bad_seq) : json_null());
+			json_object_set_new(o, "bad_seq",
+					    r.has_bad_seq ? json_integer((json_int_t)r.bad_seq) : json_null());
 			json_object_set_new(o, "reason", json_string(r.reason));
 		}
-		json_object_set_new(o, "signed_size", r.tail_known ? json_integer((json_int_t)r.signed_size) : json_null());
-		json_object_set_new(o, "unsigned_tail", r.tail_known ? json_integer((json_int_t)r.unsigned_tail) : json_null());
+		json_object_set_new(o, "signed_size",
+				    r.tail_known ? json_integer((json_int_t)r.signed_size) : json_null());
+		json_object_set_new(o, "unsigned_tail",
+				    r.tail_known ? json_integer((json_int_t)r.unsigned_tail) : json_null());
 		json_object_set_new(o, "demo", json_boolean(r.demo));
 		json_object_set_new(o, "key_sha256", json_string(r.key_sha256));
 		json_object_set_new(o, "key_from_state_dir", json_boolean(r.key_from_state));
@@ -235,16 +241,22 @@ static int run_ledger(void *p)
 			printf("ledger intact: 0 entries, root %s\n", root);
 	}
 	if (r.unsigned_tail)
-		fprintf(stderr, "%s: note: an unsigned tail of %llu entries (from seq %llu) passed by --allow-unsigned-tail: "
-				"no signature covers them\n", prog, (unsigned long long)r.unsigned_tail,
-			(unsigned long long)r.signed_size);
+		fprintf(stderr,
+			"%s: note: an unsigned tail of %llu entries (from seq %llu) passed by --allow-unsigned-tail: "
+			"no signature covers them\n",
+			prog, (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size);
 	if (r.key_from_state)
-		fprintf(stderr, "%s: note: checkpoint key read from the state directory unpinned (--key-from-state): this "
-				"shows the ledger consistent with itself, not that it is the gateway's; pin the key with --key, "
-				"--key-sha256 %s or --trusted\n", prog, r.key_sha256);
+		fprintf(
+		    stderr,
+		    "%s: note: checkpoint key read from the state directory unpinned (--key-from-state): this "
+		    "shows the ledger consistent with itself, not that it is the gateway's; pin the key with --key, "
+		    "--key-sha256 %s or --trusted\n",
+		    prog, r.key_sha256);
 	if (r.nolock)
-		fprintf(stderr, "%s: note: read without LMDB's lock (lock.mdb missing or not writable); verify a stopped "
-				"ledger or a copy\n", prog);
+		fprintf(stderr,
+			"%s: note: read without LMDB's lock (lock.mdb missing or not writable); verify a stopped "
+			"ledger or a copy\n",
+			prog);
 	return EXIT_HOLDS;
 }
 
@@ -472,33 +484,63 @@ static int read_token(const char *arg, struct buf *out)
 		if (n > room)
 			break;
 	}
-	while (out->len && (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' || out->p[out->len - 1] == ' '))
+	while (out->len &&
+	       (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' || out->p[out->len - 1] == ' '))
 		out->len--;
 	return 0;
 }
 
 /* ---- argument parsing ---- */
 
-enum { O_KEY = 1, O_TRUSTED, O_JSON, O_FROM, O_TO, O_SIZE, O_CHECK, O_CKPT, O_HELP, O_AUD, O_JWKS, O_SECRET_ENV,
-       O_ISS, O_SUBJECT, O_SUBJECT_SHA, O_ACTION, O_LEDGER, O_LEEWAY,
-       O_KEY_FROM_STATE = 100, O_KEY_SHA256, O_ALLOW_TAIL, O_REQUIRE_COMPUTED };
+enum {
+	O_KEY = 1,
+	O_TRUSTED,
+	O_JSON,
+	O_FROM,
+	O_TO,
+	O_SIZE,
+	O_CHECK,
+	O_CKPT,
+	O_HELP,
+	O_AUD,
+	O_JWKS,
+	O_SECRET_ENV,
+	O_ISS,
+	O_SUBJECT,
+	O_SUBJECT_SHA,
+	O_ACTION,
+	O_LEDGER,
+	O_LEEWAY,
+	O_KEY_FROM_STATE = 100,
+	O_KEY_SHA256,
+	O_ALLOW_TAIL,
+	O_REQUIRE_COMPUTED
+};
 static const struct option longopts[] = {
-	{"key", required_argument, NULL, O_KEY},         {"trusted", required_argument, NULL, O_TRUSTED},
-	{"json", no_argument, NULL, O_JSON},             {"from", required_argument, NULL, O_FROM},
-	{"to", required_argument, NULL, O_TO},           {"size", required_argument, NULL, O_SIZE},
-	{"check", required_argument, NULL, O_CHECK},     {"checkpoint", required_argument, NULL, O_CKPT},
-	{"help", no_argument, NULL, O_HELP},             {"aud", required_argument, NULL, O_AUD},
-	{"jwks", required_argument, NULL, O_JWKS},       {"secret-env", required_argument, NULL, O_SECRET_ENV},
-	{"iss", required_argument, NULL, O_ISS},         {"subject", required_argument, NULL, O_SUBJECT},
-	{"subject-sha256", required_argument, NULL, O_SUBJECT_SHA},
-	{"action-sha256", required_argument, NULL, O_ACTION},
-	{"require-computed", no_argument, NULL, O_REQUIRE_COMPUTED},
-	{"ledger", required_argument, NULL, O_LEDGER},   {"leeway", required_argument, NULL, O_LEEWAY},
-	/* ledger key pinning */
-	{"key-from-state", no_argument, NULL, O_KEY_FROM_STATE},
-	{"key-sha256", required_argument, NULL, O_KEY_SHA256},
-	{"allow-unsigned-tail", required_argument, NULL, O_ALLOW_TAIL},
-	{NULL, 0, NULL, 0},
+    {"key", required_argument, NULL, O_KEY},
+    {"trusted", required_argument, NULL, O_TRUSTED},
+    {"json", no_argument, NULL, O_JSON},
+    {"from", required_argument, NULL, O_FROM},
+    {"to", required_argument, NULL, O_TO},
+    {"size", required_argument, NULL, O_SIZE},
+    {"check", required_argument, NULL, O_CHECK},
+    {"checkpoint", required_argument, NULL, O_CKPT},
+    {"help", no_argument, NULL, O_HELP},
+    {"aud", required_argument, NULL, O_AUD},
+    {"jwks", required_argument, NULL, O_JWKS},
+    {"secret-env", required_argument, NULL, O_SECRET_ENV},
+    {"iss", required_argument, NULL, O_ISS},
+    {"subject", required_argument, NULL, O_SUBJECT},
+    {"subject-sha256", required_argument, NULL, O_SUBJECT_SHA},
+    {"action-sha256", required_argument, NULL, O_ACTION},
+    {"require-computed", no_argument, NULL, O_REQUIRE_COMPUTED},
+    {"ledger", required_argument, NULL, O_LEDGER},
+    {"leeway", required_argument, NULL, O_LEEWAY},
+    /* ledger key pinning */
+    {"key-from-state", no_argument, NULL, O_KEY_FROM_STATE},
+    {"key-sha256", required_argument, NULL, O_KEY_SHA256},
+    {"allow-unsigned-tail", required_argument, NULL, O_ALLOW_TAIL},
+    {NULL, 0, NULL, 0},
 };
 
 int main(int argc, char **argv)
@@ -536,7 +578,9 @@ int main(int argc, char **argv)
 				return usage_error("at most 64 --trusted options");
 			trusted[ntrusted++] = optarg;
 			break;
-		case O_JSON: la.json = 1; break;
+		case O_JSON:
+			la.json = 1;
+			break;
 		case O_FROM:
 			if (parse_u64(optarg, &da.from))
 				return usage_error("--from: '%s' is not a sequence number", optarg);
@@ -551,8 +595,12 @@ int main(int argc, char **argv)
 				return usage_error("--size: '%s' is not a tree size", optarg);
 			have_size = 1;
 			break;
-		case O_AUD: ta.o.aud = optarg; break;
-		case O_JWKS: ta.o.jwks_path = optarg; break;
+		case O_AUD:
+			ta.o.aud = optarg;
+			break;
+		case O_JWKS:
+			ta.o.jwks_path = optarg;
+			break;
 		case O_SECRET_ENV: {
 			const char *v = getenv(optarg);
 			if (!v || !*v)
@@ -561,7 +609,9 @@ int main(int argc, char **argv)
 			ta.o.secret_len = strlen(v);
 			break;
 		}
-		case O_ISS: ta.o.iss = optarg; break;
+		case O_ISS:
+			ta.o.iss = optarg;
+			break;
 		case O_SUBJECT:
 			if (ta.o.nsubject_paths == 64)
 				return usage_error("at most 64 --subject options");
@@ -572,15 +622,23 @@ int main(int argc, char **argv)
 				return usage_error("at most 64 --subject-sha256 options");
 			subject_shas[ta.o.nsubject_sha256++] = optarg;
 			break;
-		case O_ACTION: ta.o.action_sha256 = optarg; break;
-		case O_REQUIRE_COMPUTED: ta.o.require_computed = 1; break;
-		case O_LEDGER: ta.o.ledger_dir = optarg; break;
+		case O_ACTION:
+			ta.o.action_sha256 = optarg;
+			break;
+		case O_REQUIRE_COMPUTED:
+			ta.o.require_computed = 1;
+			break;
+		case O_LEDGER:
+			ta.o.ledger_dir = optarg;
+			break;
 		case O_LEEWAY:
 			if (parse_u64(optarg, &leeway) || leeway > 86400)
 				return usage_error("--leeway: '%s' is not a number of seconds up to 86400", optarg);
 			ta.o.leeway = (long)leeway;
 			break;
-		case O_KEY_FROM_STATE: da.k.from_state = 1; break;
+		case O_KEY_FROM_STATE:
+			da.k.from_state = 1;
+			break;
 		case O_KEY_SHA256:
 			if (strlen(optarg) != 64 || strspn(optarg, "0123456789abcdef") != 64)
 				return usage_error("--key-sha256: '%.80s' is not 64 lowercase hex digits", optarg);
@@ -590,12 +648,20 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, &la.o.allow_unsigned_tail))
 				return usage_error("--allow-unsigned-tail: '%.80s' is not a number of entries", optarg);
 			break;
-		case O_CHECK: check = optarg; break;
-		case O_CKPT: ckfile = optarg; break;
+		case O_CHECK:
+			check = optarg;
+			break;
+		case O_CKPT:
+			ckfile = optarg;
+			break;
 		case O_HELP:
-		case 'h': fputs(usage_text, stdout); return EXIT_HOLDS;
-		case ':': return usage_error("option %s needs a value", argv[optind - 1]);
-		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_HOLDS;
+		case ':':
+			return usage_error("option %s needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	int npos = argc - optind;
@@ -626,8 +692,9 @@ int main(int argc, char **argv)
 		la.o.key_sha256 = da.k.sha256;
 		la.o.key_from_state = da.k.from_state;
 		if (!la.o.nkeys && !la.o.ntrusted && !la.o.key_sha256 && !la.o.key_from_state)
-			return usage_error("ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "
-					   "(--key-from-state proves consistency only)");
+			return usage_error(
+			    "ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "
+			    "(--key-from-state proves consistency only)");
 		return isolated(run_ledger, &la, la.dir);
 	}
 	if (!strcmp(cmd, "checkpoint")) {

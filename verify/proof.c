@@ -12,8 +12,8 @@
 #include "ledger/note.h"
 #include "ledger/store.h"
 
-int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const *keys, size_t nkeys,
-	       struct buf *out, char *err)
+int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const *keys, size_t nkeys, struct buf *out,
+	       char *err)
 {
 	MDB_env *env;
 	MDB_txn *txn;
@@ -21,7 +21,7 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	int nolock;
 	GUARD(store_open_ro(dir, &env, &txn, &entries, &ckpts, &nolock, err));
 	int rc = 0;
-	uint8_t (*leaves)[32] = NULL;
+	uint8_t(*leaves)[32] = NULL;
 	struct buf note, entry;
 	buf_init(&note, CKPT_MAX);
 	buf_init(&entry, ENTRY_MAX);
@@ -76,13 +76,15 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	}
 	uint64_t i = 0;
 	uint8_t prev[32] = {0};
-	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0 && i < size; g = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
+	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0 && i < size;
+	     g = mdb_cursor_get(cur, &k, &v, MDB_NEXT), i++) {
 		struct cv *e;
 		char e2[AS_ERRLEN];
 		cv_arena_reset(&a);
 		if (k.mv_size != 8 || be64_get(k.mv_data) != i || v.mv_size > ENTRY_MAX ||
 		    cbor_decode(v.mv_data, v.mv_size, &a, &e, e2) != 0 || entry_check(e, i, prev, e2) != 0) {
-			rc = as_fail(err, AS_ECORRUPT, "entry %llu is damaged; run assent-verify ledger", (unsigned long long)i);
+			rc = as_fail(err, AS_ECORRUPT, "entry %llu is damaged; run assent-verify ledger",
+				     (unsigned long long)i);
 			goto out;
 		}
 		merkle_leaf_hash(v.mv_data, v.mv_size, leaves[i]);
@@ -179,7 +181,8 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 	if (!o)
 		return BAD("proof is not valid JSON: %s (line %d)", je.text, je.line);
 	int rc = AS_ECORRUPT;
-	static const char *fields[] = {"origin", "index", "tree_size", "leaf_hash", "entry", "path", "root", "checkpoint"};
+	static const char *fields[] = {"origin", "index", "tree_size", "leaf_hash",
+				       "entry",	 "path",  "root",      "checkpoint"};
 	uint8_t leaf[32], root[32], path[MERKLE_MAX_PROOF][32], h[32];
 	uint8_t *entry = NULL;
 	struct cv_arena a;
@@ -235,7 +238,8 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 	struct checkpoint cp;
 	if (!ckpt) {
 		if (!json_is_string(cs)) {
-			rc = BAD("proof carries no checkpoint for size %llu: pass --checkpoint", (unsigned long long)*size);
+			rc = BAD("proof carries no checkpoint for size %llu: pass --checkpoint",
+				 (unsigned long long)*size);
 			goto out;
 		}
 		ckpt = (const uint8_t *)json_string_value(cs);
@@ -245,11 +249,13 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 		rc = BAD("proof's checkpoint: %s", e2);
 		goto out;
 	}
-	if (!(json_is_null(og) && json_is_null(cs)) && (!json_is_string(og) || strcmp(json_string_value(og), cp.origin) != 0)) {
+	if (!(json_is_null(og) && json_is_null(cs)) &&
+	    (!json_is_string(og) || strcmp(json_string_value(og), cp.origin) != 0)) {
 		rc = BAD("proof: origin does not match the checkpoint's");
 		goto out;
 	}
-	if (json_is_string(cs) && (json_string_length(cs) != ckptlen || memcmp(json_string_value(cs), ckpt, ckptlen) != 0)) {
+	if (json_is_string(cs) &&
+	    (json_string_length(cs) != ckptlen || memcmp(json_string_value(cs), ckpt, ckptlen) != 0)) {
 		rc = BAD("proof: its checkpoint differs from the one given");
 		goto out;
 	}
@@ -259,7 +265,8 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 		goto out;
 	}
 	if (merkle_verify_inclusion(*index, *size, leaf, (const uint8_t(*)[32])path, np, cp.root) != 0) {
-		rc = BAD("proof: the path does not lead from entry %llu to the checkpoint's root", (unsigned long long)*index);
+		rc = BAD("proof: the path does not lead from entry %llu to the checkpoint's root",
+			 (unsigned long long)*index);
 		goto out;
 	}
 	rc = 0;

@@ -16,8 +16,8 @@
 /* Build the proof of entry seq in the tree of size `size` (0: the latest stored
  * checkpoint's size) of the ledger in dir, checking the entries it reads.
  * Returns 0, AS_ECORRUPT (reason in err) or an I/O error. */
-int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const *keys, size_t nkeys,
-	       struct buf *out, char *err);
+int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const *keys, size_t nkeys, struct buf *out,
+	       char *err);
 
 /* Check a proof. ckpt (may be NULL) is a checkpoint obtained independently; else
  * the proof's own checkpoint is used. Either must verify with one of keys and

@@ -33,7 +33,7 @@ static const char *const alg_names[] = {"ES256", "HS256"};
 struct tkey {
 	char kid[64];
 	char refused[160]; /* a JWKS key that may not verify signatures, and why; "" when usable */
-	enum talg alg;     /* the one algorithm this key allows */
+	enum talg alg;	   /* the one algorithm this key allows */
 	struct eckey *ec;  /* ES256 */
 	struct buf secret; /* HS256 */
 };
@@ -97,11 +97,13 @@ static const char *jwk_refusal(const json_t *e, char *why, size_t n)
 	const json_t *use = json_object_get(e, "use"), *ops = json_object_get(e, "key_ops"),
 		     *alg = json_object_get(e, "alg");
 	if (use && (!json_is_string(use) || strcmp(json_string_value(use), "sig") != 0)) {
-		snprintf(why, n, "its use is %.32s, not sig", json_is_string(use) ? json_string_value(use) : "not text");
+		snprintf(why, n, "its use is %.32s, not sig",
+			 json_is_string(use) ? json_string_value(use) : "not text");
 		return why;
 	}
 	if (alg && (!json_is_string(alg) || strcmp(json_string_value(alg), "ES256") != 0)) {
-		snprintf(why, n, "its alg is %.32s, not ES256", json_is_string(alg) ? json_string_value(alg) : "not text");
+		snprintf(why, n, "its alg is %.32s, not ES256",
+			 json_is_string(alg) ? json_string_value(alg) : "not text");
 		return why;
 	}
 	if (ops) {
@@ -112,18 +114,21 @@ static const char *jwk_refusal(const json_t *e, char *why, size_t n)
 			snprintf(why, n, "its key_ops is not an array");
 			return why;
 		}
-		json_array_foreach(ops, i, o) {
+		json_array_foreach(ops, i, o)
+		{
 			if (!json_is_string(o)) {
 				snprintf(why, n, "its key_ops holds a value that is not text");
 				return why;
 			}
 			if (!strcmp(json_string_value(o), "verify"))
 				verify = 1;
-			else if (strcmp(json_string_value(o), "sign")) /* sign/verify belong together; anything else does not */
+			else if (strcmp(json_string_value(o),
+					"sign")) /* sign/verify belong together; anything else does not */
 				other = 1;
 		}
 		if (!verify || other) {
-			snprintf(why, n, "its key_ops %s", !verify ? "do not include verify" : "include more than sign and verify");
+			snprintf(why, n, "its key_ops %s",
+				 !verify ? "do not include verify" : "include more than sign and verify");
 			return why;
 		}
 	}
@@ -145,11 +150,13 @@ static int load_jwks(struct tkeys *t, const char *path, char *err)
 	size_t i;
 	json_t *e;
 	int rc = 0;
-	json_array_foreach(keys, i, e) {
+	json_array_foreach(keys, i, e)
+	{
 		const char *kty = json_string_value(json_object_get(e, "kty")),
 			   *crv = json_string_value(json_object_get(e, "crv")),
 			   *kid = json_string_value(json_object_get(e, "kid")),
-			   *x = json_string_value(json_object_get(e, "x")), *y = json_string_value(json_object_get(e, "y"));
+			   *x = json_string_value(json_object_get(e, "x")),
+			   *y = json_string_value(json_object_get(e, "y"));
 		/* Only P-256 EC keys; anything else in the set is not ours to use. */
 		if (!kty || strcmp(kty, "EC") || !crv || strcmp(crv, "P-256") || !kid || !x || !y)
 			continue;
@@ -168,7 +175,8 @@ static int load_jwks(struct tkeys *t, const char *path, char *err)
 		size_t xl, yl;
 		struct eckey *ec;
 		if (b64url_decode(x, strlen(x), xb, sizeof xb, &xl) != 0 || xl != 32 ||
-		    b64url_decode(y, strlen(y), yb, sizeof yb, &yl) != 0 || yl != 32 || eckey_from_xy(xb, yb, &ec) != 0) {
+		    b64url_decode(y, strlen(y), yb, sizeof yb, &yl) != 0 || yl != 32 ||
+		    eckey_from_xy(xb, yb, &ec) != 0) {
 			rc = as_fail(err, AS_EINVAL, "%s: key %zu is not a valid P-256 point", path, i);
 			break;
 		}
@@ -204,8 +212,8 @@ static int load_keys(struct tkeys *t, const struct av_token_opts *o, char *err)
 }
 
 /* The header names the key; nothing else in it is trusted. */
-static int read_header(const char *tok, size_t len, char *alg, size_t algn, char *kid, size_t kidn,
-		       size_t *dot1, size_t *dot2, struct av_token_result *r)
+static int read_header(const char *tok, size_t len, char *alg, size_t algn, char *kid, size_t kidn, size_t *dot1,
+		       size_t *dot2, struct av_token_result *r)
 {
 	const char *d1 = memchr(tok, '.', len);
 	const char *d2 = d1 ? memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - tok)) : NULL;
@@ -274,7 +282,8 @@ static int subject_has(json_t *subjects, const char *hex)
 {
 	size_t i;
 	json_t *s;
-	json_array_foreach(subjects, i, s) {
+	json_array_foreach(subjects, i, s)
+	{
 		const char *d = json_string_value(json_object_get(json_object_get(s, "digest"), "sha256"));
 		if (d && strcmp(d, hex) == 0)
 			return 1;
@@ -301,8 +310,9 @@ static int check_assurance(json_t *c, struct av_token_result *r)
 {
 	const char *a = json_string_value(json_object_get(c, "assurance"));
 	if (!a)
-		return bad(r, "token has no assurance claim (reviewer, policy, same-user or self-attested): it does not "
-			      "say what vouches for the approval");
+		return bad(r,
+			   "token has no assurance claim (reviewer, policy, same-user or self-attested): it does not "
+			   "say what vouches for the approval");
 	for (size_t i = 0; i < sizeof assurances / sizeof *assurances; i++)
 		if (!strcmp(a, assurances[i]))
 			return 0;
@@ -317,7 +327,8 @@ static int subject_computed(json_t *subjects, const char *hex)
 	size_t i;
 	json_t *s;
 	int all = 1;
-	json_array_foreach(subjects, i, s) {
+	json_array_foreach(subjects, i, s)
+	{
 		const char *d = json_string_value(json_object_get(json_object_get(s, "digest"), "sha256"));
 		const char *src = json_string_value(json_object_get(s, "digest_source"));
 		int computed = src && !strcmp(src, "computed");
@@ -334,15 +345,18 @@ static int check_computed(json_t *subj, const char *const *hexes, size_t n, stru
 		if (json_array_size(subj) == 0)
 			return bad(r, "--require-computed: the token names no subject");
 		if (!subject_computed(subj, NULL))
-			return bad(r, "--require-computed: a subject's digest was asserted by the agent, not computed by "
-				      "the gateway");
+			return bad(r,
+				   "--require-computed: a subject's digest was asserted by the agent, not computed by "
+				   "the gateway");
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!subject_computed(subj, hexes[i]))
-			return bad(r, "--require-computed: subject %.16s... was asserted by the agent, not computed by the "
-				      "gateway",
-				   hexes[i]);
+			return bad(
+			    r,
+			    "--require-computed: subject %.16s... was asserted by the agent, not computed by the "
+			    "gateway",
+			    hexes[i]);
 	return 0;
 }
 
@@ -356,8 +370,8 @@ static int check_ledger(const char *dir, json_t *claims, struct av_token_result 
 	const char *sid = json_string_value(json_object_get(claims, "session_id"));
 	const char *jti = json_string_value(json_object_get(claims, "jti"));
 	uint8_t want[32];
-	if (!json_is_integer(seqj) || json_integer_value(seqj) < 0 || !lh || hex_decode(lh, strlen(lh), want, 32) != 0 ||
-	    !sid || !jti)
+	if (!json_is_integer(seqj) || json_integer_value(seqj) < 0 || !lh ||
+	    hex_decode(lh, strlen(lh), want, 32) != 0 || !sid || !jti)
 		return bad(r, "token's ledger claim is malformed");
 	uint64_t seq = (uint64_t)json_integer_value(seqj);
 	MDB_env *env;
@@ -413,7 +427,9 @@ static int check_ledger(const char *dir, json_t *claims, struct av_token_result 
 		break;
 	}
 	if (rc != 0 && !r->reason[0])
-		bad(r, g == MDB_NOTFOUND ? "ledger: no entry %llu (the ledger has %llu)" : "ledger: damaged near entry %llu",
+		bad(r,
+		    g == MDB_NOTFOUND ? "ledger: no entry %llu (the ledger has %llu)"
+				      : "ledger: damaged near entry %llu",
 		    (unsigned long long)seq, (unsigned long long)i);
 	mdb_cursor_close(cur);
 	cv_arena_free(&a);
@@ -469,7 +485,8 @@ static int check_claims(json_t *c, const struct av_token_opts *o, struct av_toke
 			return rc;
 		}
 		if (!subject_has(subj, hex))
-			return bad(r, "subject %.128s (sha256 %.16s...) is not what was approved", o->subject_paths[i], hex);
+			return bad(r, "subject %.128s (sha256 %.16s...) is not what was approved", o->subject_paths[i],
+				   hex);
 		checked[nchecked++] = hex;
 	}
 	for (size_t i = 0; i < o->nsubject_sha256; i++) {
@@ -530,7 +547,8 @@ int av_verify_token(const char *tok, size_t len, const struct av_token_opts *o, 
 		uint8_t tmp[32];
 		const char *h = o->subject_sha256[i];
 		if (hex_decode(h, strlen(h), tmp, 32) != 0) {
-			snprintf(r->reason, sizeof r->reason, "--subject-sha256 '%.70s' is not 64 lowercase hex digits", h);
+			snprintf(r->reason, sizeof r->reason, "--subject-sha256 '%.70s' is not 64 lowercase hex digits",
+				 h);
 			return AS_EINVAL;
 		}
 	}

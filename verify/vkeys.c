@@ -24,9 +24,10 @@ int vkeys_load(struct vkeys *v, const char *dir, const char *const *paths, size_
 	if (n > 0)
 		return 0;
 	if (!dir)
-		return as_fail(err, AS_EINVAL,
-			       "no checkpoint key pinned: pass --key PUB.pem, --key-sha256 HEX or --trusted SAVED.checkpoint "
-			       "(or --key-from-state, which proves consistency only)");
+		return as_fail(
+		    err, AS_EINVAL,
+		    "no checkpoint key pinned: pass --key PUB.pem, --key-sha256 HEX or --trusted SAVED.checkpoint "
+		    "(or --key-from-state, which proves consistency only)");
 	char tmp[4096], path[4200];
 	snprintf(tmp, sizeof tmp, "%s", dir);
 	snprintf(path, sizeof path, "%s/keys/checkpoint.pub", dirname(tmp));

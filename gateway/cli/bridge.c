@@ -62,7 +62,7 @@ static int start_daemon(const struct bridge_opts *o)
 		int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 			_exit(1);
-		char *argv[] = {"assentd", "--state", (char *)o->state, o->policy ? "--policy" : NULL,
+		char *argv[] = {"assentd",	   "--state", (char *)o->state, o->policy ? "--policy" : NULL,
 				(char *)o->policy, NULL};
 		execv(o->daemon_path, argv);
 		_exit(127);
@@ -95,7 +95,8 @@ static void check_options(const struct bridge_opts *o)
 		fprintf(stderr,
 			"assentd --stdio: the running daemon (pid %lld) uses policy %s, not %s as this bridge was "
 			"started; stop it (kill %lld) to change it\n",
-			pid, dpol ? dpol : "(built-in: every request waits for a person)", mine ? mine : "(built-in)", pid);
+			pid, dpol ? dpol : "(built-in: every request waits for a person)", mine ? mine : "(built-in)",
+			pid);
 	struct tok_config c;
 	char e2[AS_ERRLEN];
 	if (tok_config_from_env(&c, e2) == 0) {
@@ -104,12 +105,14 @@ static void check_options(const struct bridge_opts *o)
 		if (c.mode == TOK_HS256)
 			hs256_kid(c.secret, c.secret_len, kid);
 		if (dmode && strcmp(m, dmode) != 0)
-			fprintf(stderr, "assentd --stdio: the running daemon (pid %lld) signs tokens %s, not %s as this "
-					"bridge's FEEDBACK_SIGN_TOKENS says; stop it to change it\n",
+			fprintf(stderr,
+				"assentd --stdio: the running daemon (pid %lld) signs tokens %s, not %s as this "
+				"bridge's FEEDBACK_SIGN_TOKENS says; stop it to change it\n",
 				pid, dmode, m);
 		else if (c.mode == TOK_HS256 && dkid && strcmp(kid, dkid) != 0)
-			fprintf(stderr, "assentd --stdio: the running daemon (pid %lld) uses another "
-					"FEEDBACK_TOKEN_SECRET than this bridge; stop it to change it\n",
+			fprintf(stderr,
+				"assentd --stdio: the running daemon (pid %lld) uses another "
+				"FEEDBACK_TOKEN_SECRET than this bridge; stop it to change it\n",
 				pid);
 		tok_config_clear(&c);
 	}
@@ -159,8 +162,8 @@ int bridge_run(const struct bridge_opts *o)
 	int fd = try_connect(path);
 	if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
 		if (start_daemon(o) != 0) {
-			fprintf(stderr, "assentd --stdio: cannot start the daemon for %s (see %s/assentd.log)\n", o->state,
-				o->state);
+			fprintf(stderr, "assentd --stdio: cannot start the daemon for %s (see %s/assentd.log)\n",
+				o->state, o->state);
 			return 1;
 		}
 		int waited = 0, limit = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;

@@ -7,12 +7,11 @@
 
 #include "gateway/proto/statedir.h"
 
-
 struct bridge_opts {
-	const char *state;       /* resolved state directory */
-	const char *policy;      /* --policy given to this bridge, or NULL */
+	const char *state;	 /* resolved state directory */
+	const char *policy;	 /* --policy given to this bridge, or NULL */
 	const char *daemon_path; /* the assentd binary to start, normally /proc/self/exe */
-	int connect_timeout_ms;  /* how long to wait for a daemon it started (default 5000) */
+	int connect_timeout_ms;	 /* how long to wait for a daemon it started (default 5000) */
 };
 
 /* Relay until stdin ends or the daemon closes the connection. Returns the exit status. */

@@ -91,7 +91,9 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 	if (!strcmp(sub, "list") && argc == 2) {
 		char *s = registry_list_json(r);
 		json_t *j = s ? json_loads(s, 0, NULL) : NULL;
-		json_t *arr = json_object_get(j, !strcmp(kind, "agent") ? "agents" : !strcmp(kind, "admin") ? "admins" : "reviewers");
+		json_t *arr = json_object_get(j, !strcmp(kind, "agent")	  ? "agents"
+						 : !strcmp(kind, "admin") ? "admins"
+									  : "reviewers");
 		char *out = json_dumps(arr, JSON_INDENT(2) | JSON_ENCODE_ANY);
 		printf("%s\n", out ? out : "[]");
 		free(out);
@@ -106,8 +108,7 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 			rc = die(1, "%s", err);
 		else if (registry_save(r, state, err) != 0)
 			rc = die(2, "%s", err);
-		else
-		{
+		else {
 			char what[32];
 			snprintf(what, sizeof what, "%s removed", kind);
 			rc = identity_entry(state, what, argv[2], groups);
@@ -161,7 +162,8 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 		}
 		char key[REG_KEY_LEN + 1];
 		if (rc == 0) {
-			const struct reg_agent_opts ao = {.audiences = multi, .naud = nm, .uids = uids, .nuids = nu, .owner = owner};
+			const struct reg_agent_opts ao = {
+			    .audiences = multi, .naud = nm, .uids = uids, .nuids = nu, .owner = owner};
 			int a = !strcmp(kind, "agent")	 ? registry_agent_add_opts(r, name, &ao, key, err)
 				: !strcmp(kind, "admin") ? registry_admin_add(r, name, key, err)
 							 : registry_reviewer_add(r, name, uids, nu, multi, nm, err);
@@ -180,13 +182,15 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 			rc = identity_entry(state, what, name, registry_groups_json(r, kind, name));
 		}
 		if (rc == 0 && !strcmp(kind, "agent") && nu)
-			printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key)\n", name);
+			printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key)\n",
+			       name);
 		else if (rc == 0 && !strcmp(kind, "agent"))
 			printf("agent %s added. Its API key, shown this once (only a hash is kept):\n%s\n", name, key);
 		else if (rc == 0 && !strcmp(kind, "admin"))
 			printf("admin %s added. Its token, shown this once (only a hash is kept):\n%s\n", name, key);
 		else if (rc == 0 && web)
-			printf("reviewer %s added. Its web token, shown this once (only a hash is kept):\n%s\n", name, key);
+			printf("reviewer %s added. Its web token, shown this once (only a hash is kept):\n%s\n", name,
+			       key);
 		else if (rc == 0)
 			printf("reviewer %s added\n", name);
 		explicit_bzero(key, sizeof key);

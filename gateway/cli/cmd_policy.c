@@ -32,8 +32,8 @@ static int load_policy(const char *path, struct policy **p)
 	buf_free(&src);
 	for (size_t i = 0; i < m.n; i++) {
 		const struct pol_msg *x = &m.m[i];
-		fprintf(stderr, "%s:%u:%u: %s: %s%s%s%s\n", path, x->line, x->col, x->warning ? "warning" : "error", x->msg,
-			x->text[0] ? ": '" : "", x->text, x->text[0] ? "'" : "");
+		fprintf(stderr, "%s:%u:%u: %s: %s%s%s%s\n", path, x->line, x->col, x->warning ? "warning" : "error",
+			x->msg, x->text[0] ? ": '" : "", x->text, x->text[0] ? "'" : "");
 	}
 	if (m.dropped)
 		fprintf(stderr, "%s: %zu more messages not shown\n", path, m.dropped);

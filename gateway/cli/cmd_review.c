@@ -32,9 +32,11 @@ static int ctl_call(const char *state, json_t *req, json_t **rep)
 		json_decref(req);
 		/* A daemon that runs but is not this user's to reach is not a daemon that is down. */
 		if (e == EACCES || e == EPERM)
-			return die(2, "permission denied on %s: uid %u may not reach this daemon (the operator gives reviewers "
-				   "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(1))",
-				   path, (unsigned)getuid());
+			return die(
+			    2,
+			    "permission denied on %s: uid %u may not reach this daemon (the operator gives reviewers "
+			    "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(1))",
+			    path, (unsigned)getuid());
 		if (e != ENOENT && e != ECONNREFUSED)
 			return die(2, "cannot reach the daemon on %s: %s", path, strerror(e));
 		return die(2, "no daemon answers on %s (start it with: assentd --state %s)", path, state);
@@ -83,7 +85,10 @@ static void show_text(const char *s, size_t n, int keep_lines)
 	buf_free(&b);
 }
 
-static void show_str(const char *s, int keep_lines) { show_text(s ? s : "?", s ? strlen(s) : 1, keep_lines); }
+static void show_str(const char *s, int keep_lines)
+{
+	show_text(s ? s : "?", s ? strlen(s) : 1, keep_lines);
+}
 
 /* A context dumped as JSON: jansson wrote its control characters as escapes (\u001b,
  * \r, \b, \f), visible but easy to miss, so they are marked and counted like the rest;
@@ -98,7 +103,8 @@ static void show_json(const char *js)
 		char e = js[i + 1];
 		size_t len = e == 'u' ? 6 : 2;
 		int ctl = e == 'b' || e == 'f' || e == 'r' ||
-			  (e == 'u' && i + 5 < n && js[i + 2] == '0' && js[i + 3] == '0' && (js[i + 4] == '0' || js[i + 4] == '1'));
+			  (e == 'u' && i + 5 < n && js[i + 2] == '0' && js[i + 3] == '0' &&
+			   (js[i + 4] == '0' || js[i + 4] == '1'));
 		if (ctl) {
 			show_text(js + start, i - start, 1);
 			printf("%s%.*s%s", tty ? "\033[7m" : "", (int)len, js + i, tty ? "\033[27m" : "");
@@ -124,7 +130,8 @@ static void show_requester(const json_t *rq)
 		printf("from     agent ");
 		show_str(agent, 0);
 		printf(" (%s)%s, client ",
-		       json_is_string(json_object_get(rq, "agent_by")) ? "registered for its uid" : "its API key", measured);
+		       json_is_string(json_object_get(rq, "agent_by")) ? "registered for its uid" : "its API key",
+		       measured);
 	} else if (json_is_true(json_object_get(rq, "anonymous")))
 		printf("from     an anonymous HTTP client%s, client ", measured);
 	else if (json_is_integer(uid))
@@ -218,23 +225,27 @@ static void print_request(const json_t *r)
 	}
 	size_t i;
 	json_t *o;
-	json_array_foreach(json_object_get(r, "options"), i, o) {
+	json_array_foreach(json_object_get(r, "options"), i, o)
+	{
 		printf("  %zu. ", i + 1);
 		show_str(json_string_value(o), 0);
 		printf("\n");
 	}
 	const json_t *sub = json_object_get(r, "subject");
-	json_array_foreach(sub, i, o) {
+	json_array_foreach(sub, i, o)
+	{
 		printf("subject  ");
 		show_str(json_string_value(json_object_get(o, "name")), 0);
 		printf(" sha256:");
 		show_str(json_string_value(json_object_get(json_object_get(o, "digest"), "sha256")), 0);
-		printf(" (%s)\n", json_is_true(json_object_get(o, "computed")) ? "computed by the gateway" : "asserted by the agent");
+		printf(" (%s)\n", json_is_true(json_object_get(o, "computed")) ? "computed by the gateway"
+									       : "asserted by the agent");
 		print_content(o);
 	}
 	if (shown_marked)
-		printf("\nnote: %zu control, bidirectional or invisible character%s in this request %s shown as \\uXXXX\n",
-		       shown_marked, shown_marked == 1 ? "" : "s", shown_marked == 1 ? "is" : "are");
+		printf(
+		    "\nnote: %zu control, bidirectional or invisible character%s in this request %s shown as \\uXXXX\n",
+		    shown_marked, shown_marked == 1 ? "" : "s", shown_marked == 1 ? "is" : "are");
 }
 
 static int cmd_decide(const char *state, const char *sid, const char *outcome, const char *text, long n)
@@ -253,7 +264,8 @@ static int cmd_decide(const char *state, const char *sid, const char *outcome, c
 		       (long long)json_integer_value(json_object_get(rep, "approvals")),
 		       (long long)json_integer_value(json_object_get(rep, "quorum")));
 	else
-		printf("%s %s%s\n", sid, outcome, json_is_true(json_object_get(rep, "token")) ? " (approval token issued)" : "");
+		printf("%s %s%s\n", sid, outcome,
+		       json_is_true(json_object_get(rep, "token")) ? " (approval token issued)" : "");
 	json_decref(rep);
 	return 0;
 }
@@ -293,7 +305,8 @@ static int cmd_review(const char *state)
 	json_t *reqs = json_object_get(rep, "requests");
 	if (json_array_size(reqs) == 0)
 		printf("nothing is pending\n");
-	json_array_foreach(reqs, i, r) {
+	json_array_foreach(reqs, i, r)
+	{
 		json_t *full;
 		const char *id = json_string_value(json_object_get(r, "session_id"));
 		if (ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", id), &full) != 0)
@@ -304,8 +317,9 @@ static int cmd_review(const char *state)
 		const char *type = json_string_value(json_object_get(r, "type"));
 		const char *sid = json_string_value(json_object_get(r, "session_id"));
 		int sel = !strcmp(type, "selection"), input = !strcmp(type, "input");
-		printf("\n%s> ", sel ? "[number] select, [r]eject, [s]kip" : input ? "[a]nswer, [r]eject, [s]kip"
-										   : "[a]pprove, [r]eject, [s]kip");
+		printf("\n%s> ", sel	 ? "[number] select, [r]eject, [s]kip"
+				 : input ? "[a]nswer, [r]eject, [s]kip"
+					 : "[a]pprove, [r]eject, [s]kip");
 		fflush(stdout);
 		char *line = NULL;
 		size_t cap = 0;
@@ -355,7 +369,9 @@ int cmd_reviewer(const char *state, int argc, char **argv)
 			return rc;
 		json_t *reqs = json_object_get(rep, "requests");
 		if (json) {
-			char *s = json_dumps(reqs, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi or invisible character on a terminal */
+			char *s = json_dumps(
+			    reqs,
+			    JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi or invisible character on a terminal */
 			printf("%s\n", s);
 			free(s);
 		} else {
@@ -363,19 +379,23 @@ int cmd_reviewer(const char *state, int argc, char **argv)
 			json_t *r;
 			if (json_array_size(reqs) == 0)
 				printf("nothing is pending\n");
-			json_array_foreach(reqs, i, r) {
-				long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
+			json_array_foreach(reqs, i, r)
+			{
+				long long left =
+				    json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
 				printf("%s  %-12s %4llds left  ", json_string_value(json_object_get(r, "session_id")),
 				       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0);
 				const char *msg = json_string_value(json_object_get(r, "message"));
 				size_t mn = msg ? strlen(msg) : 0;
-				for (mn = mn > 70 ? 70 : mn; msg && mn > 0 && ((unsigned char)msg[mn] & 0xC0) == 0x80; mn--)
+				for (mn = mn > 70 ? 70 : mn; msg && mn > 0 && ((unsigned char)msg[mn] & 0xC0) == 0x80;
+				     mn--)
 					; /* cut on a character boundary */
 				show_text(msg ? msg : "", mn, 0);
 				printf("\n");
 			}
 			if (json_integer_value(json_object_get(rep, "more")) > 0)
-				printf("... and %lld more\n", (long long)json_integer_value(json_object_get(rep, "more")));
+				printf("... and %lld more\n",
+				       (long long)json_integer_value(json_object_get(rep, "more")));
 		}
 		json_decref(rep);
 		return 0;
@@ -412,7 +432,8 @@ int cmd_reviewer(const char *state, int argc, char **argv)
 		} else {
 			const char *k;
 			json_t *v;
-			json_object_foreach(rep, k, v) {
+			json_object_foreach(rep, k, v)
+			{
 				printf("%-24s %lld\n", k, (long long)json_integer_value(v));
 			}
 		}

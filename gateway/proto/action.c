@@ -60,7 +60,8 @@ static int subject_ok(const struct cv *x, const struct action_field *f, size_t i
 	const struct cv *h = d && d->t == CV_MAP && d->n == 1 ? cv_get(d, "sha256") : NULL;
 	if (!h || h->t != CV_TEXT || h->n != 64 || !c || (c->t != CV_TRUE && c->t != CV_FALSE) ||
 	    (sz && sz->t != CV_UINT) || x->n != 3u + (sz != NULL))
-		return as_fail(err, AS_ECORRUPT, "action.subject[%zu]: expected {name, digest {sha256}, computed, size?}", i);
+		return as_fail(err, AS_ECORRUPT,
+			       "action.subject[%zu]: expected {name, digest {sha256}, computed, size?}", i);
 	for (size_t k = 0; k < 64; k++)
 		if (!((h->s[k] >= '0' && h->s[k] <= '9') || (h->s[k] >= 'a' && h->s[k] <= 'f')))
 			return as_fail(err, AS_ECORRUPT, "action.subject[%zu].digest.sha256: not lowercase hex", i);

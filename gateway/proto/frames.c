@@ -8,8 +8,14 @@
 
 #define REQ 1
 #define OPT 0
-#define CONN {"conn", FT_UINT, UINT64_MAX, REQ}
-#define RID {"rid", FT_TEXT, PROTO_RID_MAX, REQ}
+#define CONN                                                                                                           \
+	{                                                                                                              \
+		"conn", FT_UINT, UINT64_MAX, REQ                                                                       \
+	}
+#define RID                                                                                                            \
+	{                                                                                                              \
+		"rid", FT_TEXT, PROTO_RID_MAX, REQ                                                                     \
+	}
 
 static const struct frame_field hello[] = {{"kind", FT_TEXT, PROTO_KIND_MAX, REQ}};
 static const struct frame_field conn_only[] = {CONN};
@@ -23,17 +29,32 @@ static const struct frame_field request[] = {
     {"wait", FT_BOOL, 0, REQ},
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"contents", FT_ARRAY, MCP_SUBJECTS_MAX, OPT}, /* one item per subject: bytes or null */
-    {"hreq", FT_UINT, UINT64_MAX, OPT},	    /* HTTP sessions: the F_HTTP_AUTH it follows */
+    {"hreq", FT_UINT, UINT64_MAX, OPT},		   /* HTTP sessions: the F_HTTP_AUTH it follows */
 };
-static const struct frame_field collect[] = {CONN, RID, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, REQ},
-					     {"wait", FT_UINT, PROTO_WAIT_MAX, REQ}};
+static const struct frame_field collect[] = {
+    CONN, RID, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, REQ}, {"wait", FT_UINT, PROTO_WAIT_MAX, REQ}};
 static const struct frame_field conn_rid[] = {CONN, RID};
 /* A reviewer's commands: one frame type each, each with its own fields. */
-#define SID(req) {"sid", FT_TEXT, PROTO_SID_MAX, req}
-#define OUTCOME {"outcome", FT_TEXT, PROTO_OUTCOME_MAX, REQ}
-#define TEXT {"text", FT_TEXT, PROTO_TEXT_MAX, OPT}
-#define OPTION_N {"n", FT_UINT, PROTO_OPTION_N_MAX, OPT}
-#define OFFSET {"offset", FT_UINT, PROTO_OFFSET_MAX, OPT}
+#define SID(req)                                                                                                       \
+	{                                                                                                              \
+		"sid", FT_TEXT, PROTO_SID_MAX, req                                                                     \
+	}
+#define OUTCOME                                                                                                        \
+	{                                                                                                              \
+		"outcome", FT_TEXT, PROTO_OUTCOME_MAX, REQ                                                             \
+	}
+#define TEXT                                                                                                           \
+	{                                                                                                              \
+		"text", FT_TEXT, PROTO_TEXT_MAX, OPT                                                                   \
+	}
+#define OPTION_N                                                                                                       \
+	{                                                                                                              \
+		"n", FT_UINT, PROTO_OPTION_N_MAX, OPT                                                                  \
+	}
+#define OFFSET                                                                                                         \
+	{                                                                                                              \
+		"offset", FT_UINT, PROTO_OFFSET_MAX, OPT                                                               \
+	}
 static const struct frame_field ctl_pending[] = {CONN, OFFSET};
 static const struct frame_field ctl_show[] = {CONN, SID(REQ)};
 static const struct frame_field ctl_decide[] = {CONN, SID(REQ), OUTCOME, TEXT, OPTION_N};
@@ -41,8 +62,11 @@ static const struct frame_field ctl_decide[] = {CONN, SID(REQ), OUTCOME, TEXT, O
 #define WEB                                                                                                            \
 	{"hreq", FT_UINT, UINT64_MAX, REQ}, {"cookie", FT_TEXT, PROTO_COOKIE_MAX, OPT},                                \
 	    {"csrf", FT_TEXT, PROTO_CSRF_MAX, OPT}, {"bearer", FT_TEXT, PROTO_BEARER_MAX, OPT},                        \
-	    {"proxy_user", FT_TEXT, PROTO_PROXY_USER_MAX, OPT}, {"proxy_secret", FT_TEXT, PROTO_PROXY_SECRET_MAX, OPT}, \
-	    {"client_addr", FT_TEXT, PROTO_ADDR_MAX, OPT}
+	    {"proxy_user", FT_TEXT, PROTO_PROXY_USER_MAX, OPT},                                                        \
+	    {"proxy_secret", FT_TEXT, PROTO_PROXY_SECRET_MAX, OPT},                                                    \
+	{                                                                                                              \
+		"client_addr", FT_TEXT, PROTO_ADDR_MAX, OPT                                                            \
+	}
 static const struct frame_field web[] = {WEB};
 static const struct frame_field web_login[] = {WEB, {"token", FT_TEXT, PROTO_TOKEN_MAX, OPT}};
 static const struct frame_field web_page[] = {WEB, OFFSET};
@@ -54,21 +78,41 @@ static const struct frame_field http_auth[] = {
     {"bearer", FT_TEXT, PROTO_BEARER_MAX, OPT},
     {"session", FT_TEXT, PROTO_SESSION_MAX, OPT},
 };
-static const struct frame_field session_info[] = {CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
-						  {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};
+static const struct frame_field session_info[] = {
+    CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ}, {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};
 
-#define TABLE(t, f) {t, #t, f, sizeof f / sizeof *f}
+#define TABLE(t, f)                                                                                                    \
+	{                                                                                                              \
+		t, #t, f, sizeof f / sizeof *f                                                                         \
+	}
 static const struct frame_table tables[] = {
-    TABLE(F_HELLO, hello),	   TABLE(F_CONN_CLOSED, conn_only), TABLE(F_LOG, log_f),
-    TABLE(F_REQUEST, request),	   TABLE(F_COLLECT, collect),	    TABLE(F_LIST, conn_rid),
-    TABLE(F_CANCEL, conn_rid),	   TABLE(F_HTTP_AUTH, http_auth),  TABLE(F_SESSION_INFO, session_info),
+    TABLE(F_HELLO, hello),
+    TABLE(F_CONN_CLOSED, conn_only),
+    TABLE(F_LOG, log_f),
+    TABLE(F_REQUEST, request),
+    TABLE(F_COLLECT, collect),
+    TABLE(F_LIST, conn_rid),
+    TABLE(F_CANCEL, conn_rid),
+    TABLE(F_HTTP_AUTH, http_auth),
+    TABLE(F_SESSION_INFO, session_info),
     TABLE(F_SESSION_END, conn_only),
-    TABLE(F_CTL_WHOAMI, conn_only),	TABLE(F_CTL_STATUS, conn_only),	TABLE(F_CTL_PENDING, ctl_pending),
-    TABLE(F_CTL_SHOW, ctl_show),	TABLE(F_CTL_DECIDE, ctl_decide),
-    TABLE(F_WEB_METRICS, web),		TABLE(F_WEB_JWKS, web),		TABLE(F_WEB_CHECKPOINT, web),
-    TABLE(F_WEB_LOGIN, web_login),	TABLE(F_WEB_ME, web),		TABLE(F_WEB_LOGOUT, web),
-    TABLE(F_WEB_EVENTS, web),		TABLE(F_WEB_PENDING, web_page),	TABLE(F_WEB_LIST, web_page),
-    TABLE(F_WEB_DECIDE, web_decide),	TABLE(F_WEB_SUBMIT, web_submit),	TABLE(F_WEB_ADMIN_CLEAR, web),
+    TABLE(F_CTL_WHOAMI, conn_only),
+    TABLE(F_CTL_STATUS, conn_only),
+    TABLE(F_CTL_PENDING, ctl_pending),
+    TABLE(F_CTL_SHOW, ctl_show),
+    TABLE(F_CTL_DECIDE, ctl_decide),
+    TABLE(F_WEB_METRICS, web),
+    TABLE(F_WEB_JWKS, web),
+    TABLE(F_WEB_CHECKPOINT, web),
+    TABLE(F_WEB_LOGIN, web_login),
+    TABLE(F_WEB_ME, web),
+    TABLE(F_WEB_LOGOUT, web),
+    TABLE(F_WEB_EVENTS, web),
+    TABLE(F_WEB_PENDING, web_page),
+    TABLE(F_WEB_LIST, web_page),
+    TABLE(F_WEB_DECIDE, web_decide),
+    TABLE(F_WEB_SUBMIT, web_submit),
+    TABLE(F_WEB_ADMIN_CLEAR, web),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)
@@ -123,12 +167,12 @@ int frame_fields_check(const struct frame_table *tb, const struct cv *body, char
 			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%s\" is not %s", tb->name, fd->key,
 				       ftype_name(fd->type));
 		if (fd->type == FT_UINT && size > fd->max)
-			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%s\" = %llu is over its maximum of %llu", tb->name,
-				       fd->key, (unsigned long long)size, (unsigned long long)fd->max);
+			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%s\" = %llu is over its maximum of %llu",
+				       tb->name, fd->key, (unsigned long long)size, (unsigned long long)fd->max);
 		if (fd->type != FT_UINT && fd->type != FT_BOOL && size > fd->max)
 			return as_fail(err, AS_ECORRUPT, "IPC %s: field \"%s\" holds %llu %s, over its maximum of %llu",
-				       tb->name, fd->key, (unsigned long long)size, fd->type == FT_ARRAY ? "items" : "bytes",
-				       (unsigned long long)fd->max);
+				       tb->name, fd->key, (unsigned long long)size,
+				       fd->type == FT_ARRAY ? "items" : "bytes", (unsigned long long)fd->max);
 		seen |= (uint64_t)1 << f;
 	}
 	for (size_t f = 0; f < tb->nfields; f++)

@@ -165,12 +165,17 @@ struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 	const struct {
 		const char *k;
 		uint64_t v;
-	} u[] = {{"anonymous", (uint64_t)c->anonymous}, {"legacy_sse", (uint64_t)c->legacy_sse},
-		 {"body_max", c->body_max},		{"header_max", c->header_max},
-		 {"conns_max", c->conns_max},		{"idle_s", c->idle_s},
-		 {"on", (uint64_t)c->on},		{"port", c->port},
+	} u[] = {{"anonymous", (uint64_t)c->anonymous},
+		 {"legacy_sse", (uint64_t)c->legacy_sse},
+		 {"body_max", c->body_max},
+		 {"header_max", c->header_max},
+		 {"conns_max", c->conns_max},
+		 {"idle_s", c->idle_s},
+		 {"on", (uint64_t)c->on},
+		 {"port", c->port},
 		 {"request_s", c->request_s},
-		 {"sessions_max", c->sessions_max},	{"unauth_per_addr", c->unauth_per_addr}};
+		 {"sessions_max", c->sessions_max},
+		 {"unauth_per_addr", c->unauth_per_addr}};
 	for (size_t k = 0; k < sizeof u / sizeof u[0]; k++, i++) {
 		if (put(a, m, &i, u[k].k))
 			return NULL;

@@ -14,30 +14,30 @@
 #define HTTPCFG_NAME_MAX 255
 
 struct http_cfg {
-	int on;                  /* serve HTTP at all (FEEDBACK_SSE_PORT=off: no) */
-	int port_explicit;       /* FEEDBACK_SSE_PORT was set: failing to bind is fatal */
-	char host[64];           /* FEEDBACK_SSE_HOST, default 127.0.0.1 */
-	unsigned port;           /* FEEDBACK_SSE_PORT, default 8765; 0: any free port */
-	int anonymous;           /* FEEDBACK_ALLOW_ANONYMOUS: loopback agents without a key */
-	int legacy_sse;          /* FEEDBACK_TRANSPORT=sse: also /sse and /messages */
+	int on;		   /* serve HTTP at all (FEEDBACK_SSE_PORT=off: no) */
+	int port_explicit; /* FEEDBACK_SSE_PORT was set: failing to bind is fatal */
+	char host[64];	   /* FEEDBACK_SSE_HOST, default 127.0.0.1 */
+	unsigned port;	   /* FEEDBACK_SSE_PORT, default 8765; 0: any free port */
+	int anonymous;	   /* FEEDBACK_ALLOW_ANONYMOUS: loopback agents without a key */
+	int legacy_sse;	   /* FEEDBACK_TRANSPORT=sse: also /sse and /messages */
 	/* Host header values accepted (DNS rebinding); empty: any (a non-loopback
 	 * listener with no ASSENT_HTTP_ALLOWED_HOSTS). Origins accepted when present. */
 	char hosts[HTTPCFG_LIST_MAX][HTTPCFG_NAME_MAX + 1];
 	size_t nhosts;
 	char origins[HTTPCFG_LIST_MAX][HTTPCFG_NAME_MAX + 1];
 	size_t norigins;
-	size_t body_max;         /* ASSENT_HTTP_MAX_BODY bytes (4 MiB) */
-	size_t header_max;       /* ASSENT_HTTP_MAX_HEADER bytes of request head (32 KiB) */
-	unsigned conns_max;      /* ASSENT_HTTP_MAX_CONNECTIONS (128) */
-	unsigned sessions_max;   /* ASSENT_HTTP_MAX_SESSIONS (256) */
+	size_t body_max;	     /* ASSENT_HTTP_MAX_BODY bytes (4 MiB) */
+	size_t header_max;	     /* ASSENT_HTTP_MAX_HEADER bytes of request head (32 KiB) */
+	unsigned conns_max;	     /* ASSENT_HTTP_MAX_CONNECTIONS (128) */
+	unsigned sessions_max;	     /* ASSENT_HTTP_MAX_SESSIONS (256) */
 	unsigned sessions_per_agent; /* ASSENT_HTTP_MAX_SESSIONS_PER_AGENT (32): of those, one agent key's */
-	unsigned unauth_per_addr; /* ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS (16): connections from one address
-				   * (all of 127.0.0.0/8 is one) not yet past the signer's check */
-	unsigned idle_s;         /* ASSENT_HTTP_IDLE_SECONDS: a silent connection is closed (30) */
-	unsigned request_s;      /* ASSENT_HTTP_REQUEST_SECONDS: a request's head and body must arrive
-				  * within this, however slowly they trickle (30) */
-	unsigned session_idle_s; /* ASSENT_HTTP_SESSION_IDLE_SECONDS: an unused session ends (3600) */
-	unsigned cleanup_s;      /* FEEDBACK_SESSION_CLEANUP_INTERVAL: how often the signer looks (60) */
+	unsigned unauth_per_addr;    /* ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS (16): connections from one address
+				      * (all of 127.0.0.0/8 is one) not yet past the signer's check */
+	unsigned idle_s;	     /* ASSENT_HTTP_IDLE_SECONDS: a silent connection is closed (30) */
+	unsigned request_s;	     /* ASSENT_HTTP_REQUEST_SECONDS: a request's head and body must arrive
+				      * within this, however slowly they trickle (30) */
+	unsigned session_idle_s;     /* ASSENT_HTTP_SESSION_IDLE_SECONDS: an unused session ends (3600) */
+	unsigned cleanup_s;	     /* FEEDBACK_SESSION_CLEANUP_INTERVAL: how often the signer looks (60) */
 };
 
 /* From the environment; err names the variable and what was wrong with it. The

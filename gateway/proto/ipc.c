@@ -700,7 +700,8 @@ void ipc_log(int fd, const char *level, const char *fmt, ...)
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
 	struct cv *f = ipc_frame_new(&a, F_LOG, 2);
-	if (f && !ipc_put_text(&a, f, "level", level, strlen(level)) && !ipc_put_text(&a, f, "text", msg, strlen(msg))) {
+	if (f && !ipc_put_text(&a, f, "level", level, strlen(level)) &&
+	    !ipc_put_text(&a, f, "text", msg, strlen(msg))) {
 		int sent = ipc_send(fd, f, -1, NULL);
 		(void)sent; /* a log line that cannot be sent is dropped: there is nowhere else to say so */
 	}

@@ -173,7 +173,8 @@ int ipc_put_bool(struct cv_arena *a, struct cv *frame, const char *key, int v) A
  * is valid UTF-8 (the decoder checked) but not NUL-terminated and may hold NUL. */
 int ipc_get_uint(const struct cv *m, const char *key, uint64_t max, uint64_t *out, char *err) AS_MUST_USE;
 int ipc_get_text(const struct cv *m, const char *key, size_t maxlen, const char **s, size_t *n, char *err) AS_MUST_USE;
-int ipc_get_bytes(const struct cv *m, const char *key, size_t maxlen, const uint8_t **p, size_t *n, char *err) AS_MUST_USE;
+int ipc_get_bytes(const struct cv *m, const char *key, size_t maxlen, const uint8_t **p, size_t *n,
+		  char *err) AS_MUST_USE;
 int ipc_get_bool(const struct cv *m, const char *key, int *out, char *err) AS_MUST_USE;
 /* Any value of type t (e.g. CV_MAP or CV_ARRAY for nested values). */
 int ipc_get(const struct cv *m, const char *key, enum cv_type t, const struct cv **out, char *err) AS_MUST_USE;

@@ -47,9 +47,9 @@
 #define PROTO_OFFSET_MAX 100000	  /* a page's first item (the queue holds at most this many) */
 #define PROTO_COOKIE_MAX 64	  /* a web session's secret */
 #define PROTO_CSRF_MAX 64
-#define PROTO_PROXY_USER_MAX 254  /* the reverse proxy's identity header */
+#define PROTO_PROXY_USER_MAX 254 /* the reverse proxy's identity header */
 #define PROTO_PROXY_SECRET_MAX 256
-#define PROTO_TOKEN_MAX 512	  /* a reviewer's web token */
-#define PROTO_ADDR_MAX 45	  /* a client address the proxy passes (X-Real-IP) */
+#define PROTO_TOKEN_MAX 512 /* a reviewer's web token */
+#define PROTO_ADDR_MAX 45   /* a client address the proxy passes (X-Real-IP) */
 
 #endif

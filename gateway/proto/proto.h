@@ -8,15 +8,15 @@
 
 enum {
 	/* worker -> signer */
-	F_HELLO = 1,        /* {kind: "mcp" | "review"}: once, first */
-	F_CONN_CLOSED = 2,  /* {conn}: a client connection ended */
-	F_LOG = 3,          /* {level, text} */
-	F_REQUEST = 10,     /* mcp: {conn, rid, action (bytes: its canonical CBOR), timeout, wait, client, contents?, hreq?}
-			     * contents: one item per action.subject, its bytes or null; hreq (HTTP
-			     * sessions only): the F_HTTP_AUTH whose connection the signer measured */
-	F_COLLECT = 11,     /* mcp: {conn, rid, sid, wait} get_feedback */
-	F_LIST = 12,        /* mcp: {conn, rid} list_pending_feedback */
-	F_CANCEL = 13,      /* mcp: {conn, rid} notifications/cancelled */
+	F_HELLO = 1,	   /* {kind: "mcp" | "review"}: once, first */
+	F_CONN_CLOSED = 2, /* {conn}: a client connection ended */
+	F_LOG = 3,	   /* {level, text} */
+	F_REQUEST = 10, /* mcp: {conn, rid, action (bytes: its canonical CBOR), timeout, wait, client, contents?, hreq?}
+			 * contents: one item per action.subject, its bytes or null; hreq (HTTP
+			 * sessions only): the F_HTTP_AUTH whose connection the signer measured */
+	F_COLLECT = 11, /* mcp: {conn, rid, sid, wait} get_feedback */
+	F_LIST = 12,	/* mcp: {conn, rid} list_pending_feedback */
+	F_CANCEL = 13,	/* mcp: {conn, rid} notifications/cancelled */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose
 	 * uid the signer measured. Fields other than those named are refused. */
@@ -27,31 +27,31 @@ enum {
 	F_CTL_DECIDE = 44,  /* {conn, sid, outcome, text?, n?} */
 	/* review: a reviewer listener request, one frame type per endpoint, each with the HTTP
 	 * connection's fd: {hreq, PROTO_WEB_CREDENTIALS (each optional), ...its own fields} */
-	F_WEB_METRICS = 50,     /* GET /metrics */
-	F_WEB_JWKS = 51,        /* GET /.well-known/jwks.json */
-	F_WEB_CHECKPOINT = 52,  /* GET /checkpoint */
-	F_WEB_LOGIN = 53,       /* {token?} POST /review/api/login */
-	F_WEB_ME = 54,          /* GET /review/api/me; /review/mcp's methods other than tools/call */
-	F_WEB_LOGOUT = 55,      /* POST /review/api/logout */
-	F_WEB_EVENTS = 56,      /* GET /review/events */
-	F_WEB_PENDING = 57,     /* {offset?} GET /review/api/pending; list_pending_feedback */
-	F_WEB_LIST = 58,        /* {offset?} GET /pending */
-	F_WEB_DECIDE = 59,      /* {sid, outcome, text?, n?} POST /review/api/decide */
-	F_WEB_SUBMIT = 60,      /* {sid, approved, text?, n?} POST /feedback/submit; submit_feedback */
+	F_WEB_METRICS = 50,	/* GET /metrics */
+	F_WEB_JWKS = 51,	/* GET /.well-known/jwks.json */
+	F_WEB_CHECKPOINT = 52,	/* GET /checkpoint */
+	F_WEB_LOGIN = 53,	/* {token?} POST /review/api/login */
+	F_WEB_ME = 54,		/* GET /review/api/me; /review/mcp's methods other than tools/call */
+	F_WEB_LOGOUT = 55,	/* POST /review/api/logout */
+	F_WEB_EVENTS = 56,	/* GET /review/events */
+	F_WEB_PENDING = 57,	/* {offset?} GET /review/api/pending; list_pending_feedback */
+	F_WEB_LIST = 58,	/* {offset?} GET /pending */
+	F_WEB_DECIDE = 59,	/* {sid, outcome, text?, n?} POST /review/api/decide */
+	F_WEB_SUBMIT = 60,	/* {sid, approved, text?, n?} POST /feedback/submit; submit_feedback */
 	F_WEB_ADMIN_CLEAR = 61, /* POST /admin/clear-stale-sessions */
-	F_HTTP_AUTH = 30,   /* mcp: {hreq, bearer?, session?, init} + the TCP connection's fd:
-			     * may this HTTP request go on, and as which MCP session? */
-	F_SESSION_INFO = 31, /* mcp: {conn, client, protocol} what initialize declared */
-	F_SESSION_END = 32, /* mcp: {conn} DELETE /mcp */
+	F_HTTP_AUTH = 30,	/* mcp: {hreq, bearer?, session?, init} + the TCP connection's fd:
+				 * may this HTTP request go on, and as which MCP session? */
+	F_SESSION_INFO = 31,	/* mcp: {conn, client, protocol} what initialize declared */
+	F_SESSION_END = 32,	/* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */
 	F_CONN_NEW = 100,   /* {conn} + the connection's descriptor */
-	F_RESULT = 101,     /* mcp: {conn, rid, json, iserror} the answer to a tool call */
+	F_RESULT = 101,	    /* mcp: {conn, rid, json, iserror} the answer to a tool call */
 	F_CTL_REPLY = 102,  /* review: {conn, status, json} status: enum proto_status */
-	F_CONFIG = 103,     /* {http: {on, hosts, origins, limits...}} first, before the jail;
+	F_CONFIG = 103,	    /* {http: {on, hosts, origins, limits...}} first, before the jail;
 			     * review also {proxy, proxy_header} */
 	F_HTTP_REPLY = 104, /* mcp: {hreq, status, error?} or {hreq, status 200, conn, session,
 			     * principal, client?, protocol?} */
-	F_STATS = 105,      /* mcp, review: {pending, uptime} for /health, about once a second */
+	F_STATS = 105,	    /* mcp, review: {pending, uptime} for /health, about once a second */
 	F_WEB_REPLY = 106,  /* review: {hreq, status, body, ctype?, cookie?, clear?, retry?, wsid?}
 			     * status: enum proto_status, which the review worker maps to HTTP */
 	F_WEB_PUSH = 107,   /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
@@ -66,14 +66,14 @@ enum {
 /* How a command went, in F_CTL_REPLY and F_WEB_REPLY: typed, so that nobody matches an
  * error's words. The review worker maps it to HTTP (webroute.c, web_http_status). */
 enum proto_status {
-	PS_OK,           /* 200 */
-	PS_BAD_REQUEST,  /* 400: the command cannot be done as asked (a rejection without a reason...) */
+	PS_OK,		 /* 200 */
+	PS_BAD_REQUEST,	 /* 400: the command cannot be done as asked (a rejection without a reason...) */
 	PS_UNAUTHORIZED, /* 401: no credential, or one that names nobody */
-	PS_FORBIDDEN,    /* 403: a known caller who may not do this */
-	PS_NOT_FOUND,    /* 404: no such pending request (for this reviewer), or no such file */
-	PS_TOO_MANY,     /* 429: a limiter said no; retry says when to try again */
-	PS_UNAVAILABLE,  /* 503: the ledger could not record it */
-	PS_INTERNAL,     /* 500: out of memory, an answer too big for a frame */
+	PS_FORBIDDEN,	 /* 403: a known caller who may not do this */
+	PS_NOT_FOUND,	 /* 404: no such pending request (for this reviewer), or no such file */
+	PS_TOO_MANY,	 /* 429: a limiter said no; retry says when to try again */
+	PS_UNAVAILABLE,	 /* 503: the ledger could not record it */
+	PS_INTERNAL,	 /* 500: out of memory, an answer too big for a frame */
 	PS_COUNT
 };
 

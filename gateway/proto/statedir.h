@@ -4,14 +4,14 @@
 #ifndef ASSENT_PROTO_STATEDIR_H
 #define ASSENT_PROTO_STATEDIR_H
 
-#define STATE_AGENT_SOCK "agent.sock"	   /* agents: the stdio bridge connects here */
-#define STATE_CONTROL_SOCK "control.sock"  /* reviewers and operators: `assent` */
-#define STATE_INFO_FILE "assentd.json"	   /* what the running daemon was started with */
-#define STATE_LOCK_FILE "assentd.lock"	   /* one daemon per state directory */
+#define STATE_AGENT_SOCK "agent.sock"	      /* agents: the stdio bridge connects here */
+#define STATE_CONTROL_SOCK "control.sock"     /* reviewers and operators: `assent` */
+#define STATE_INFO_FILE "assentd.json"	      /* what the running daemon was started with */
+#define STATE_LOCK_FILE "assentd.lock"	      /* one daemon per state directory */
 #define STATE_REGISTRY_FILE "identities.json" /* reviewers and agents (hashes only) */
-#define STATE_LEDGER_DIR "ledger"	   /* the LMDB environment */
-#define STATE_KEYS_DIR "keys"		   /* token and checkpoint keys */
-#define STATE_TOKEN_INDEX "token-keys.json" /* in keys/: which token key is active */
-#define STATE_JWKS "jwks.json"		   /* in keys/: the token keys' public halves */
+#define STATE_LEDGER_DIR "ledger"	      /* the LMDB environment */
+#define STATE_KEYS_DIR "keys"		      /* token and checkpoint keys */
+#define STATE_TOKEN_INDEX "token-keys.json"   /* in keys/: which token key is active */
+#define STATE_JWKS "jwks.json"		      /* in keys/: the token keys' public halves */
 
 #endif

@@ -17,10 +17,11 @@ int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err
 		return as_fail(err, AS_EINVAL, "jail: worker kind %u, at most %u", index, JAIL_WORKER_KINDS - 1);
 	uint64_t top = base + JAIL_WORKER_KINDS - 1;
 	if (base == 0 || top >= (uint64_t)(uid_t)-1 || (base <= 65535 && top >= 65534))
-		return as_fail(err, AS_EINVAL,
-			       "ASSENT_WORKER_UID %llu: the workers' uids %llu-%llu must not include 0, 65534 (nobody), "
-			       "65535 or 4294967295",
-			       (unsigned long long)base, (unsigned long long)base, (unsigned long long)top);
+		return as_fail(
+		    err, AS_EINVAL,
+		    "ASSENT_WORKER_UID %llu: the workers' uids %llu-%llu must not include 0, 65534 (nobody), "
+		    "65535 or 4294967295",
+		    (unsigned long long)base, (unsigned long long)base, (unsigned long long)top);
 	uid_t u = (uid_t)(base + index);
 	/* An account of that number may have processes (or get some), which could signal the
 	 * worker: only accounts made for assent's workers, named assent*, are accepted. */

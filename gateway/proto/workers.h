@@ -15,7 +15,7 @@
  * /dev/null and these descriptors: */
 #define WORKER_EXE "assent-worker"
 #define WORKER_IPC_FD 3
-#define WORKER_HTTP_FD 4 /* the agent HTTP listener (mcp worker), the reviewer listener (review worker) */
+#define WORKER_HTTP_FD 4  /* the agent HTTP listener (mcp worker), the reviewer listener (review worker) */
 #define WORKER_PROXY_FD 5 /* the review worker: the reverse proxy's unix socket, when configured */
 
 /* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, ...), for a

@@ -57,7 +57,7 @@ struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err)
 /* Fields kept decoded until their commit, with everything they point into. */
 struct op_held {
 	struct cv_arena a; /* their items */
-	uint8_t *bytes;    /* a copy of the received bytes their strings point into */
+	uint8_t *bytes;	   /* a copy of the received bytes their strings point into */
 };
 
 int held_decode(const uint8_t *p, size_t n, size_t max_items, struct op_held **out, const struct cv **v, char *err)

@@ -28,10 +28,12 @@ static const char *ctl_reviewer(struct signer *s, const struct conn *c)
 	reload_registry(s);
 	const char *reviewer = registry_reviewer_by_uid(s->reg, c->uid);
 	if (!reviewer)
-		ctl_reply(s, c->id,
-			  ctl_error(PS_UNAUTHORIZED,
-				    "uid %u is not a registered reviewer (an operator runs: assent reviewer add NAME --uid %u)",
-				    (unsigned)c->uid, (unsigned)c->uid));
+		ctl_reply(
+		    s, c->id,
+		    ctl_error(
+			PS_UNAUTHORIZED,
+			"uid %u is not a registered reviewer (an operator runs: assent reviewer add NAME --uid %u)",
+			(unsigned)c->uid, (unsigned)c->uid));
 	return reviewer;
 }
 
@@ -52,8 +54,9 @@ int h_ctl_whoami(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ctl_begin(s, f, &c, err));
 	const char *reviewer = ctl_reviewer(s, c);
 	if (reviewer)
-		ctl_reply(s, c->id,
-			  answer_ok(json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", reviewer, "uid", (json_int_t)c->uid)));
+		ctl_reply(
+		    s, c->id,
+		    answer_ok(json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", reviewer, "uid", (json_int_t)c->uid)));
 	return 0;
 }
 
@@ -63,8 +66,9 @@ static json_t *status_reply(const struct signer *s)
 	return json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ok", 1, "pid", (json_int_t)getpid(), "pending",
 			 (json_int_t)pq_count(s->q), "uptime_seconds", (json_int_t)((now_ms() - s->started_ms) / 1000),
 			 "ledger_size", (json_int_t)ledger_size(s->ledger), "entries_written", (json_int_t)s->committed,
-			 "commits", (json_int_t)s->commits, "mcp_worker_restarts", (json_int_t)s->w[W_MCP].restarts_total,
-			 "review_worker_restarts", (json_int_t)s->w[W_REVIEW].restarts_total);
+			 "commits", (json_int_t)s->commits, "mcp_worker_restarts",
+			 (json_int_t)s->w[W_MCP].restarts_total, "review_worker_restarts",
+			 (json_int_t)s->w[W_REVIEW].restarts_total);
 }
 
 int h_ctl_status(void *ctx, struct ipc_frame *f, char *err)

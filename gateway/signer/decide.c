@@ -47,8 +47,8 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	free(jwt);
 	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
 	reply_to(s, o->conn, o->web,
-		 answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome, "token",
-				     d->with_token, "seq", (json_int_t)pos->seq)));
+		 answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome,
+				     "token", d->with_token, "seq", (json_int_t)pos->seq)));
 	finish(s, &o->it, res);
 	decision_free(d);
 }
@@ -64,7 +64,8 @@ static void reviewer_groups(const struct signer *s, const char *reviewer, json_t
 	size_t i;
 	json_t *e;
 	if (*g)
-		json_array_foreach(*doc, i, e) {
+		json_array_foreach(*doc, i, e)
+		{
 			if (json_is_string(e))
 				(*g)[(*n)++] = json_string_value(e);
 		}
@@ -144,7 +145,8 @@ static json_t *quorum_count(struct signer *s, struct req *r, const char *sid, co
 /* The decision and its token's ticket: the entry names the token it will carry (jti,
  * kid, exp), so the ticket comes first. NULL: *rep says why. */
 static struct decision *decision_new(struct signer *s, const struct who *c, const struct req *r,
-				     const struct decision_verdict *v, const char *outcome, uint64_t n, struct answer *rep)
+				     const struct decision_verdict *v, const char *outcome, uint64_t n,
+				     struct answer *rep)
 {
 	struct decision *d = calloc(1, sizeof *d);
 	if (!d) {
@@ -195,7 +197,7 @@ static int put_reviewer(struct cv_arena *a, struct cv *rv, const struct who *c)
 /* The decision entry, queued for the next commit (*o). j NULL, or the reviewer's answer
  * when it cannot be. */
 static struct answer decision_entry(struct signer *s, const struct who *c, const char *sid, const struct pq_item *it,
-			      const struct decision *d, const char *assurance, struct op **o)
+				    const struct decision *d, const char *assurance, struct op **o)
 {
 	const struct req *r = it->data;
 	const char *response = d->response;
@@ -205,7 +207,8 @@ static struct answer decision_entry(struct signer *s, const struct who *c, const
 	size_t i = 0;
 	int rc = kv_text(a, m, &i, "kind", "decision", 8) | kv_text(a, m, &i, "session_id", sid, strlen(sid)) |
 		 kv_text(a, m, &i, "outcome", d->outcome, strlen(d->outcome)) |
-		 kv_text(a, m, &i, "assurance", assurance, strlen(assurance)) | put_reviewer(a, kv(a, m, &i, "reviewer"), c) |
+		 kv_text(a, m, &i, "assurance", assurance, strlen(assurance)) |
+		 put_reviewer(a, kv(a, m, &i, "reviewer"), c) |
 		 kv_text(a, m, &i, "action", r->action, strlen(r->action)) |
 		 kv_uint(a, m, &i, "latency_ms", now_ms() - it->created_ms);
 	if (r->has_pd)
@@ -238,13 +241,14 @@ static struct answer decision_entry(struct signer *s, const struct who *c, const
 	char err[AS_ERRLEN] = "out of memory";
 	*o = rc == 0 ? op_add(s, m, decision_done, err) : NULL;
 	buf_free(&red);
-	return *o ? (struct answer){PS_OK, NULL} : ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err);
+	return *o ? (struct answer){PS_OK, NULL}
+		  : ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err);
 }
 
 /* An accepted decision: prepared, queued for the ledger, and out of the queue until
  * the entry is on disk. j NULL: the reviewer hears back from decision_done. */
 static struct answer decision_record(struct signer *s, const struct who *c, const char *sid, const struct pq_item *it,
-			       const struct decision_verdict *v, const char *outcome, uint64_t n)
+				     const struct decision_verdict *v, const char *outcome, uint64_t n)
 {
 	struct answer rep = {PS_OK, NULL};
 	struct decision *d = decision_new(s, c, it->data, v, outcome, n, &rep);
@@ -285,8 +289,8 @@ static enum proto_status refusal_status(enum decision_reason r)
 	}
 }
 
-static struct answer decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
-		      uint64_t n)
+static struct answer decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome,
+				    const char *text, uint64_t n)
 {
 	struct pq_item *it = pq_find(s->q, sid);
 	if (!it)
@@ -320,12 +324,12 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 
 /* Every refused decision is logged with who tried, on which channel, and why. */
 struct answer decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
-		      uint64_t n)
+		     uint64_t n)
 {
 	struct answer rep = decide_checked(s, c, sid, outcome, text, n);
 	if (rep.j && rep.st != PS_OK)
-		slog("warning", "decision %s on %s by %s (%s%s%s, uid %d) refused: %s", outcome, sid, c->reviewer, c->channel,
-		     c->web ? " via " : "", c->web ? c->via : "", c->uid == (uid_t)-1 ? -1 : (int)c->uid,
+		slog("warning", "decision %s on %s by %s (%s%s%s, uid %d) refused: %s", outcome, sid, c->reviewer,
+		     c->channel, c->web ? " via " : "", c->web ? c->via : "", c->uid == (uid_t)-1 ? -1 : (int)c->uid,
 		     json_string_value(json_object_get(rep.j, "error")) ?: "?");
 	return rep;
 }
@@ -365,7 +369,8 @@ void expire(struct signer *s)
 			static const char why[] = "no decision before the deadline: the policy denies on timeout";
 			int rc = kv_text(a, m, &i, "kind", "decision", 8) |
 				 kv_text(a, m, &i, "session_id", it.session_id, strlen(it.session_id)) |
-				 kv_text(a, m, &i, "outcome", "denied", 6) | kv_text(a, m, &i, "assurance", "policy", 6) |
+				 kv_text(a, m, &i, "outcome", "denied", 6) |
+				 kv_text(a, m, &i, "assurance", "policy", 6) |
 				 kv_text(a, m, &i, "response", why, sizeof why - 1) |
 				 put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 			char err[AS_ERRLEN];
@@ -376,7 +381,8 @@ void expire(struct signer *s)
 				timeout_answer(s, &it, 0);
 			continue;
 		}
-		struct op *o = append_simple(s, "timeout", it.session_id, "no decision before the deadline", timeout_done);
+		struct op *o =
+		    append_simple(s, "timeout", it.session_id, "no decision before the deadline", timeout_done);
 		if (o)
 			o->it = it;
 		else

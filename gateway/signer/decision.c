@@ -197,14 +197,15 @@ void decision_message(const struct decision_in *in, const struct decision_verdic
 		snprintf(out, n, "%s", "answer needs the text");
 		break;
 	case DECISION_NO_OPTION:
-		snprintf(out, n, "option %llu does not exist: choose 1 to %zu", (unsigned long long)in->n, in->noptions);
+		snprintf(out, n, "option %llu does not exist: choose 1 to %zu", (unsigned long long)in->n,
+			 in->noptions);
 		break;
 	case DECISION_WRONG_OUTCOME:
 		snprintf(out, n, "a %s request cannot be %s", in->type, in->outcome);
 		break;
 	case DECISION_APPROVED_ALREADY:
-		snprintf(out, n, "%s has approved %s already; it needs %zu more distinct reviewer%s", in->reviewer, in->sid,
-			 left, left == 1 ? "" : "s");
+		snprintf(out, n, "%s has approved %s already; it needs %zu more distinct reviewer%s", in->reviewer,
+			 in->sid, left, left == 1 ? "" : "s");
 		break;
 	default:
 		who_message(in, v, out, n);

@@ -10,8 +10,8 @@
 struct lim_config {
 	unsigned pending_per_agent;  /* ASSENT_MAX_PENDING_PER_AGENT (100): requests one principal has pending */
 	unsigned blocking_per_agent; /* ASSENT_MAX_BLOCKING_PER_AGENT (64): of those, calls held open waiting */
-	unsigned conns_per_uid;      /* ASSENT_MAX_CONNECTIONS_PER_UID (64): unix-socket connections of one uid */
-	unsigned max_timeout_s;      /* ASSENT_MAX_TIMEOUT_SECONDS (3600): the longest a request may wait */
+	unsigned conns_per_uid;	     /* ASSENT_MAX_CONNECTIONS_PER_UID (64): unix-socket connections of one uid */
+	unsigned max_timeout_s;	     /* ASSENT_MAX_TIMEOUT_SECONDS (3600): the longest a request may wait */
 };
 
 enum lim_kind { LIM_PENDING, LIM_BLOCKING, LIM_CONNS_UID, LIM_CONNS_TOTAL, LIM_SESSIONS, LIM_NKINDS };
@@ -19,7 +19,7 @@ enum lim_kind { LIM_PENDING, LIM_BLOCKING, LIM_CONNS_UID, LIM_CONNS_TOTAL, LIM_S
 struct lim_state {
 	struct lim_config c;
 	uint64_t last_log_ms[LIM_NKINDS];
-	uint64_t hits[LIM_NKINDS]; /* since the daemon started */
+	uint64_t hits[LIM_NKINDS];     /* since the daemon started */
 	uint64_t unlogged[LIM_NKINDS]; /* hits since the last log line */
 };
 

@@ -59,8 +59,10 @@ int control_group(const char *state, char *err)
 	GUARD(sock_group(path, grp, "ASSENT_CONTROL_GROUP", err));
 	struct stat st;
 	struct group *g = getgrnam(grp);
-	if (stat(state, &st) != 0 || chown(state, (uid_t)-1, g->gr_gid) != 0 || chmod(state, (st.st_mode & 0700) | 0010) != 0)
-		return as_fail(err, AS_EIO, "ASSENT_CONTROL_GROUP: cannot open %s to group %s: %s", state, grp, strerror(errno));
+	if (stat(state, &st) != 0 || chown(state, (uid_t)-1, g->gr_gid) != 0 ||
+	    chmod(state, (st.st_mode & 0700) | 0010) != 0)
+		return as_fail(err, AS_EIO, "ASSENT_CONTROL_GROUP: cannot open %s to group %s: %s", state, grp,
+			       strerror(errno));
 	slog("info", "control socket: members of group %s may connect (%s, mode 0660)", grp, path);
 	return 0;
 }
@@ -72,7 +74,8 @@ int tcp_listen(struct http_cfg *c, const char *what, const char *port_var, char 
 {
 	if (!c->on)
 		return -1;
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
+	struct addrinfo hints = {
+	    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
 	struct addrinfo *ai = NULL;
 	char port[8];
 	snprintf(port, sizeof port, "%u", c->port);
@@ -94,8 +97,9 @@ int tcp_listen(struct http_cfg *c, const char *what, const char *port_var, char 
 			as_fail(err, AS_EIO, "cannot listen on %s:%u: %s", c->host, c->port, strerror(e));
 			return -2;
 		}
-		slog("warning", "%s listener off: cannot listen on %s:%u (%s); set %s to another port (0: any free one)",
-		     what, c->host, c->port, strerror(e), port_var);
+		slog("warning",
+		     "%s listener off: cannot listen on %s:%u (%s); set %s to another port (0: any free one)", what,
+		     c->host, c->port, strerror(e), port_var);
 		c->on = 0;
 		return -1;
 	}
@@ -104,15 +108,15 @@ int tcp_listen(struct http_cfg *c, const char *what, const char *port_var, char 
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	unsigned bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 							: ((struct sockaddr_in *)&ss)->sin_port);
-	int loopback = ss.ss_family == AF_INET
-			       ? (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127
-			       : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr) ||
-					 (IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&ss)->sin6_addr) &&
-					  ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr[12] == 127);
+	int loopback = ss.ss_family == AF_INET ? (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127
+					       : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr) ||
+						     (IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&ss)->sin6_addr) &&
+						      ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr[12] == 127);
 	http_cfg_finish(c, bound, loopback);
 	if (!c->nhosts)
-		slog("warning", "the %s listener on %s:%u accepts any Host header: set its ALLOWED_HOSTS variable to the "
-				"names clients use",
+		slog("warning",
+		     "the %s listener on %s:%u accepts any Host header: set its ALLOWED_HOSTS variable to the "
+		     "names clients use",
 		     what, c->host, bound);
 	return fd;
 }

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t now_ms(void) { return now_unix_ms(); }
+uint64_t now_ms(void)
+{
+	return now_unix_ms();
+}
 
 /* FEEDBACK_LOG_LEVEL: DEBUG, INFO (the default), WARNING or ERROR, any case. Security
  * events are written whatever it says. */
@@ -51,7 +54,8 @@ void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	if (more)
-		slog("warning", "limit: %s (and %llu more times since the last such line)", msg, (unsigned long long)more);
+		slog("warning", "limit: %s (and %llu more times since the last such line)", msg,
+		     (unsigned long long)more);
 	else
 		slog("warning", "limit: %s", msg);
 }

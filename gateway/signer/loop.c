@@ -25,41 +25,41 @@
 #define READY IPC_STATE(S_READY)
 
 static const struct ipc_rule mcp_rules[] = {
-	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
-	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
-	{F_CONN_CLOSED, READY, 0, h_conn_closed},
-	{F_REQUEST, READY, 0, h_request},
-	{F_COLLECT, READY, 0, h_collect},
-	{F_LIST, READY, 0, h_list},
-	{F_CANCEL, READY, 0, h_cancel},
-	{F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
-	{F_SESSION_INFO, READY, 0, h_session_info},
-	{F_SESSION_END, READY, 0, h_session_end},
+    {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+    {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+    {F_CONN_CLOSED, READY, 0, h_conn_closed},
+    {F_REQUEST, READY, 0, h_request},
+    {F_COLLECT, READY, 0, h_collect},
+    {F_LIST, READY, 0, h_list},
+    {F_CANCEL, READY, 0, h_cancel},
+    {F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
+    {F_SESSION_INFO, READY, 0, h_session_info},
+    {F_SESSION_END, READY, 0, h_session_end},
 };
 
 static const struct ipc_rule review_rules[] = {
-	{F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
-	{F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
-	{F_CONN_CLOSED, READY, 0, h_conn_closed},
-	/* a reviewer's commands on the control socket (ctl.c) */
-	{F_CTL_WHOAMI, READY, 0, h_ctl_whoami},
-	{F_CTL_STATUS, READY, 0, h_ctl_status},
-	{F_CTL_PENDING, READY, 0, h_ctl_pending},
-	{F_CTL_SHOW, READY, 0, h_ctl_show},
-	{F_CTL_DECIDE, READY, 0, h_ctl_decide},
-	/* the reviewer listener's requests, each with its HTTP connection (web.c) */
-	{F_WEB_METRICS, READY, IPC_FDS, h_web_metrics},
-	{F_WEB_JWKS, READY, IPC_FDS, h_web_jwks},
-	{F_WEB_CHECKPOINT, READY, IPC_FDS, h_web_checkpoint},
-	{F_WEB_LOGIN, READY, IPC_FDS, h_web_login},
-	{F_WEB_ME, READY, IPC_FDS, h_web_me},
-	{F_WEB_LOGOUT, READY, IPC_FDS, h_web_logout},
-	{F_WEB_EVENTS, READY, IPC_FDS, h_web_events},
-	{F_WEB_PENDING, READY, IPC_FDS, h_web_pending},
-	{F_WEB_LIST, READY, IPC_FDS, h_web_list},
-	{F_WEB_DECIDE, READY, IPC_FDS, h_web_decide},
-	{F_WEB_SUBMIT, READY, IPC_FDS, h_web_submit},
-	{F_WEB_ADMIN_CLEAR, READY, IPC_FDS, h_web_admin_clear},
+    {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+    {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+    {F_CONN_CLOSED, READY, 0, h_conn_closed},
+    /* a reviewer's commands on the control socket (ctl.c) */
+    {F_CTL_WHOAMI, READY, 0, h_ctl_whoami},
+    {F_CTL_STATUS, READY, 0, h_ctl_status},
+    {F_CTL_PENDING, READY, 0, h_ctl_pending},
+    {F_CTL_SHOW, READY, 0, h_ctl_show},
+    {F_CTL_DECIDE, READY, 0, h_ctl_decide},
+    /* the reviewer listener's requests, each with its HTTP connection (web.c) */
+    {F_WEB_METRICS, READY, IPC_FDS, h_web_metrics},
+    {F_WEB_JWKS, READY, IPC_FDS, h_web_jwks},
+    {F_WEB_CHECKPOINT, READY, IPC_FDS, h_web_checkpoint},
+    {F_WEB_LOGIN, READY, IPC_FDS, h_web_login},
+    {F_WEB_ME, READY, IPC_FDS, h_web_me},
+    {F_WEB_LOGOUT, READY, IPC_FDS, h_web_logout},
+    {F_WEB_EVENTS, READY, IPC_FDS, h_web_events},
+    {F_WEB_PENDING, READY, IPC_FDS, h_web_pending},
+    {F_WEB_LIST, READY, IPC_FDS, h_web_list},
+    {F_WEB_DECIDE, READY, IPC_FDS, h_web_decide},
+    {F_WEB_SUBMIT, READY, IPC_FDS, h_web_submit},
+    {F_WEB_ADMIN_CLEAR, READY, IPC_FDS, h_web_admin_clear},
 };
 
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
@@ -146,7 +146,8 @@ static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
 		if (!s->conns[i].used)
 			c = c ? c : &s->conns[i];
 		else if (!s->conns[i].http && s->conns[i].uid == uid && s->conns[i].worker == k)
-			mine++; /* per socket: a uid's agents holding agent.sock never lock its reviewer out of control.sock */
+			mine++; /* per socket: a uid's agents holding agent.sock never lock its reviewer out of
+				   control.sock */
 	}
 	char why[200];
 	if (!c) {
@@ -154,7 +155,8 @@ static struct conn *conn_admit(struct signer *s, int fd, int k, uid_t uid)
 		lim_log(s, LIM_CONNS_TOTAL, "connection from uid %u refused: all %d connection slots are in use",
 			(unsigned)uid, MAX_CONNS);
 	} else if (mine >= s->lim.c.conns_per_uid) {
-		snprintf(why, sizeof why, "uid %u has %zu connections open on %s, the limit (ASSENT_MAX_CONNECTIONS_PER_UID=%u)",
+		snprintf(why, sizeof why,
+			 "uid %u has %zu connections open on %s, the limit (ASSENT_MAX_CONNECTIONS_PER_UID=%u)",
 			 (unsigned)uid, mine, k == W_MCP ? "agent.sock" : "control.sock", s->lim.c.conns_per_uid);
 		lim_log(s, LIM_CONNS_UID, "connection refused: %s", why);
 		c = NULL;
@@ -306,11 +308,13 @@ static int start_workers(struct signer *s)
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
 	ctl_init(s);
 	if ((s->agent_fd = listen_unix(s->o->state, STATE_AGENT_SOCK, err)) < 0 ||
-	    (s->control_fd = listen_unix(s->o->state, STATE_CONTROL_SOCK, err)) < 0 || control_group(s->o->state, err) != 0) {
+	    (s->control_fd = listen_unix(s->o->state, STATE_CONTROL_SOCK, err)) < 0 ||
+	    control_group(s->o->state, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
-	if (http_cfg_from_env(&s->http, err) != 0 || (s->http_fd = tcp_listen(&s->http, "agent HTTP", "FEEDBACK_SSE_PORT", err)) == -2 ||
+	if (http_cfg_from_env(&s->http, err) != 0 ||
+	    (s->http_fd = tcp_listen(&s->http, "agent HTTP", "FEEDBACK_SSE_PORT", err)) == -2 ||
 	    review_listen(s, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
@@ -345,10 +349,11 @@ static size_t turn_fds(struct signer *s, struct pollfd pf[6])
 	pf[n++] = (struct pollfd){.fd = s->w[W_REVIEW].state == S_READY && s->w[W_REVIEW].fd >= 0 ? s->control_fd : -1,
 				  .events = POLLIN};
 	for (int k = 0; k < NWORKERS; k++)
-		pf[n++] = (struct pollfd){.fd = s->w[k].fd,
-					  /* a worker whose answers back up is read again once they drain */
-					  .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
-							    (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
+		pf[n++] =
+		    (struct pollfd){.fd = s->w[k].fd,
+				    /* a worker whose answers back up is read again once they drain */
+				    .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
+						      (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
 	pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN};
 	return n;
 }

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const outcomes[METRICS_OUTCOMES] = {"approved", "rejected",	"answered",  "selected",
-						       "denied",   "timeout",	"cancelled", "abandoned"};
+static const char *const outcomes[METRICS_OUTCOMES] = {"approved", "rejected", "answered",  "selected",
+						       "denied",   "timeout",  "cancelled", "abandoned"};
 /* Seconds: people decide in seconds to hours, policies in microseconds. */
 static const double bounds[METRICS_BUCKETS] = {0.01, 0.1, 1, 5, 15, 60, 300, 900, 3600, 14400, 86400};
 
@@ -27,8 +27,9 @@ void metrics_decided(struct metrics *m, const char *outcome, uint64_t latency_ms
 int metrics_text(const struct metrics *m, const struct metrics_gauges *g, struct buf *o)
 {
 	int rc = 0;
-	rc |= buf_printf(o, "# HELP assent_pending Requests waiting for a decision.\n# TYPE assent_pending gauge\n"
-			    "assent_pending %llu\n",
+	rc |= buf_printf(o,
+			 "# HELP assent_pending Requests waiting for a decision.\n# TYPE assent_pending gauge\n"
+			 "assent_pending %llu\n",
 			 (unsigned long long)g->pending);
 	rc |= buf_printf(o, "# HELP assent_decisions_total Requests that left the queue, by outcome.\n"
 			    "# TYPE assent_decisions_total counter\n");
@@ -44,27 +45,31 @@ int metrics_text(const struct metrics *m, const struct metrics_gauges *g, struct
 			 "assent_decision_latency_seconds_bucket{le=\"+Inf\"} %llu\n"
 			 "assent_decision_latency_seconds_sum %.3f\nassent_decision_latency_seconds_count %llu\n",
 			 (unsigned long long)m->lat_count, m->lat_sum_s, (unsigned long long)m->lat_count);
-	rc |= buf_printf(o,
-			 "# HELP assent_ledger_entries Entries on the ledger.\n# TYPE assent_ledger_entries gauge\n"
-			 "assent_ledger_entries %llu\n"
-			 "# HELP assent_ledger_bytes Size of the ledger's data file.\n# TYPE assent_ledger_bytes gauge\n"
-			 "assent_ledger_bytes %llu\n",
-			 (unsigned long long)g->ledger_entries, (unsigned long long)g->ledger_bytes);
-	rc |= buf_printf(o,
-			 "# HELP assent_worker_restarts_total Jailed workers restarted since the daemon started.\n"
-			 "# TYPE assent_worker_restarts_total counter\n"
-			 "assent_worker_restarts_total{worker=\"mcp\"} %llu\nassent_worker_restarts_total{worker=\"review\"} %llu\n",
-			 (unsigned long long)g->mcp_restarts, (unsigned long long)g->review_restarts);
+	rc |=
+	    buf_printf(o,
+		       "# HELP assent_ledger_entries Entries on the ledger.\n# TYPE assent_ledger_entries gauge\n"
+		       "assent_ledger_entries %llu\n"
+		       "# HELP assent_ledger_bytes Size of the ledger's data file.\n# TYPE assent_ledger_bytes gauge\n"
+		       "assent_ledger_bytes %llu\n",
+		       (unsigned long long)g->ledger_entries, (unsigned long long)g->ledger_bytes);
+	rc |= buf_printf(
+	    o,
+	    "# HELP assent_worker_restarts_total Jailed workers restarted since the daemon started.\n"
+	    "# TYPE assent_worker_restarts_total counter\n"
+	    "assent_worker_restarts_total{worker=\"mcp\"} %llu\nassent_worker_restarts_total{worker=\"review\"} %llu\n",
+	    (unsigned long long)g->mcp_restarts, (unsigned long long)g->review_restarts);
 	rc |= buf_printf(o,
 			 "# HELP assent_auth_failures_total Refused credentials, by listener.\n"
 			 "# TYPE assent_auth_failures_total counter\n"
-			 "assent_auth_failures_total{listener=\"agent\"} %llu\nassent_auth_failures_total{listener=\"review\"} %llu\n",
+			 "assent_auth_failures_total{listener=\"agent\"} "
+			 "%llu\nassent_auth_failures_total{listener=\"review\"} %llu\n",
 			 (unsigned long long)m->auth_fail_agent, (unsigned long long)m->auth_fail_review);
-	rc |= buf_printf(o,
-			 "# HELP assent_web_sessions Reviewers logged in on the web.\n# TYPE assent_web_sessions gauge\n"
-			 "assent_web_sessions %llu\n"
-			 "# HELP assent_uptime_seconds Since the daemon started.\n# TYPE assent_uptime_seconds gauge\n"
-			 "assent_uptime_seconds %llu\n",
-			 (unsigned long long)g->web_sessions, (unsigned long long)g->uptime_s);
+	rc |=
+	    buf_printf(o,
+		       "# HELP assent_web_sessions Reviewers logged in on the web.\n# TYPE assent_web_sessions gauge\n"
+		       "assent_web_sessions %llu\n"
+		       "# HELP assent_uptime_seconds Since the daemon started.\n# TYPE assent_uptime_seconds gauge\n"
+		       "assent_uptime_seconds %llu\n",
+		       (unsigned long long)g->web_sessions, (unsigned long long)g->uptime_s);
 	return rc ? -1 : 0;
 }

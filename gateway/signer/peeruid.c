@@ -56,7 +56,8 @@ int peeruid_tcp(int fd, uid_t *uid, char *err)
 {
 	struct sockaddr_storage me, peer;
 	socklen_t ml = sizeof me, pl = sizeof peer;
-	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml) != 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) != 0)
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml) != 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl) != 0)
 		return as_fail(err, AS_EINVAL, "not a connected socket");
 	if (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)
 		return as_fail(err, AS_EINVAL, "not a TCP connection");
@@ -71,8 +72,8 @@ int peeruid_tcp(int fd, uid_t *uid, char *err)
 	q.nh.nlmsg_seq = 1;
 	q.r.sdiag_protocol = IPPROTO_TCP;
 	/* Only live sockets: a TIME_WAIT entry reports uid 0 and no owner at all. */
-	q.r.idiag_states = ~(1u << TCP_TIME_WAIT) & ((1u << (TCP_CLOSING + 1)) - 1) & ~(1u << TCP_CLOSE) &
-			   ~(1u << TCP_LISTEN);
+	q.r.idiag_states =
+	    ~(1u << TCP_TIME_WAIT) & ((1u << (TCP_CLOSING + 1)) - 1) & ~(1u << TCP_CLOSE) & ~(1u << TCP_LISTEN);
 	uint8_t fam_src, fam_dst;
 	/* The peer's socket: its source is our peer address, its destination is us. */
 	diag_addr(&peer, &fam_src, q.r.id.idiag_src, &q.r.id.idiag_sport);

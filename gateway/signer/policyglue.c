@@ -13,7 +13,8 @@ size_t req_subjects(const struct req *r, struct tok_subject out[16])
 {
 	size_t ns = 0, k;
 	json_t *x;
-	json_array_foreach(r->subjects, k, x) {
+	json_array_foreach(r->subjects, k, x)
+	{
 		if (ns == 16)
 			break;
 		out[ns].name = json_string_value(json_object_get(x, "name"));
@@ -34,8 +35,8 @@ int put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t)
 {
 	GUARD(slot_map(a, slot, 3));
 	size_t i = 0;
-	return kv_text(a, slot, &i, "jti", t->jti, strlen(t->jti)) | kv_text(a, slot, &i, "kid", t->kid, strlen(t->kid)) |
-	       kv_uint(a, slot, &i, "exp", t->exp);
+	return kv_text(a, slot, &i, "jti", t->jti, strlen(t->jti)) |
+	       kv_text(a, slot, &i, "kid", t->kid, strlen(t->kid)) | kv_uint(a, slot, &i, "exp", t->exp);
 }
 
 void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d)
@@ -55,8 +56,9 @@ void evaluate(struct signer *s, const struct conn *c, const struct req *r, struc
 				.audience = r->audience[0] ? r->audience : NULL,
 				.message = json_string_value(json_object_get(r->view, "message")),
 				.agent = c->http ? (c->agent[0] ? c->agent : NULL)
-					 : s->reg ? registry_agent_by_uid(s->reg, c->uid) /* measured: as good as a key */
-						  : NULL,
+					 : s->reg
+					     ? registry_agent_by_uid(s->reg, c->uid) /* measured: as good as a key */
+					     : NULL,
 				.uid = r->uid == (uid_t)-1 ? -1 : (long long)r->uid, /* measured, on either transport */
 				.client = client,
 				.context = json_object_get(r->view, "context"),
@@ -126,8 +128,8 @@ static void policy_done(struct signer *s, struct op *o, const struct ledger_pos 
 		slog("error", "token for %s: %s", o->it.session_id, e2);
 	res = result_base(o->it.session_id, allow ? "approved" : "denied", allow);
 	json_object_set_new(res, "response", allow ? json_null() : json_string(r->pd.reason));
-	json_object_set_new(res, "policy", json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest",
-						      r->pol_digest));
+	json_object_set_new(res, "policy",
+			    json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest", r->pol_digest));
 	if (jwt)
 		json_object_set_new(res, "approval_token", json_string(jwt));
 	free(jwt);
@@ -169,7 +171,8 @@ void policy_decide(struct signer *s, const struct conn *c, const struct pq_item 
 	int rc = kv_text(a, m, &i, "kind", "decision", 8) |
 		 kv_text(a, m, &i, "session_id", it->session_id, strlen(it->session_id)) |
 		 kv_text(a, m, &i, "outcome", allow ? "approved" : "denied", allow ? 8 : 6) |
-		 kv_text(a, m, &i, "assurance", "policy", 6) | put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest) |
+		 kv_text(a, m, &i, "assurance", "policy", 6) |
+		 put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest) |
 		 kv_text(a, m, &i, "action", r->action, strlen(r->action));
 	if (!allow)
 		rc |= kv_text(a, m, &i, "response", r->pd.reason, strlen(r->pd.reason));
@@ -189,7 +192,7 @@ void policy_decide(struct signer *s, const struct conn *c, const struct pq_item 
 	}
 	o->it = *it;
 	o->conn = r->conn;
-	o->d = (struct decision *)pd; /* policy_done's own record; never a struct decision */
+	o->d = (struct decision *)pd;	      /* policy_done's own record; never a struct decision */
 	pd->tr.session_id = o->it.session_id; /* *it is the caller's, gone by the commit */
 }
 
@@ -218,8 +221,8 @@ int load_policy(struct signer *s, char *err)
 	if (rc == 0 && policy_uses(p, 0, &line)) {
 		policy_free(p);
 		buf_free(&src);
-		return as_fail(err, AS_EINVAL, "policy %s: line %u uses what this daemon does not enforce", s->o->policy,
-			       line);
+		return as_fail(err, AS_EINVAL, "policy %s: line %u uses what this daemon does not enforce",
+			       s->o->policy, line);
 	}
 	if (rc != 0) {
 		buf_free(&src);
@@ -232,8 +235,8 @@ int load_policy(struct signer *s, char *err)
 	char path[4096];
 	snprintf(path, sizeof path, "%s", s->o->policy);
 	rc = kv_text(&a, e, &i, "kind", "policy_load", 11) | kv_text(&a, e, &i, "digest", policy_digest(p), 64) |
-	     kv_text(&a, e, &i, "source", (const char *)src.p, src.len) | kv_text(&a, e, &i, "path", path, strlen(path)) |
-	     kv_uint(&a, e, &i, "rules", policy_nrules(p));
+	     kv_text(&a, e, &i, "source", (const char *)src.p, src.len) |
+	     kv_text(&a, e, &i, "path", path, strlen(path)) | kv_uint(&a, e, &i, "rules", policy_nrules(p));
 	if (rc != 0)
 		rc = as_fail(err, AS_ENOMEM, "out of memory");
 	else

@@ -13,7 +13,7 @@
 
 struct slot {
 	struct pq_item it;
-	int used;       /* 0 empty, 1 used, 2 deleted (a tombstone keeps probe chains intact) */
+	int used; /* 0 empty, 1 used, 2 deleted (a tombstone keeps probe chains intact) */
 	size_t heappos;
 };
 
@@ -257,8 +257,10 @@ int pq_pop_expired(struct pq *q, uint64_t now_ms, struct pq_item *out)
 	return 0;
 }
 
-size_t pq_count(const struct pq *q) { return q->count; }
-
+size_t pq_count(const struct pq *q)
+{
+	return q->count;
+}
 
 static const struct pq *sort_q;
 static int cmp_heapidx(const void *a, const void *b)

@@ -13,12 +13,12 @@
 
 struct pq_item {
 	char session_id[PQ_SID_LEN + 1];
-	uint64_t deadline_ms;   /* unix ms */
+	uint64_t deadline_ms; /* unix ms */
 	uint64_t created_ms;
-	uint64_t requester_id;  /* the connection or agent identity the signer measured */
-	uid_t requester_uid;    /* measured with SO_PEERCRED; (uid_t)-1 when not a unix peer */
-	int blocking;           /* a caller waits on a connection (1) or collects later (0) */
-	void *data;             /* the request as the signer keeps it; the queue never touches it */
+	uint64_t requester_id; /* the connection or agent identity the signer measured */
+	uid_t requester_uid;   /* measured with SO_PEERCRED; (uid_t)-1 when not a unix peer */
+	int blocking;	       /* a caller waits on a connection (1) or collects later (0) */
+	void *data;	       /* the request as the signer keeps it; the queue never touches it */
 };
 
 struct pq;

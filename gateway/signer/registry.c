@@ -88,7 +88,8 @@ static json_t *find(const struct registry *r, const char *kind, const char *name
 	json_t *arr = json_object_get(r->doc, kind);
 	size_t i;
 	json_t *e;
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		const char *n = json_string_value(json_object_get(e, "name"));
 		if (n && strcmp(n, name) == 0) {
 			if (idx)
@@ -115,14 +116,17 @@ int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uid
 	for (size_t i = 0; i < nuids; i++) {
 		const json_t *e;
 		size_t k;
-		json_array_foreach(json_object_get(r->doc, "reviewers"), k, e) {
+		json_array_foreach(json_object_get(r->doc, "reviewers"), k, e)
+		{
 			json_t *ou;
 			size_t m;
-			json_array_foreach(json_object_get(e, "uids"), m, ou) {
+			json_array_foreach(json_object_get(e, "uids"), m, ou)
+			{
 				if ((uid_t)json_integer_value(ou) == uids[i]) {
 					json_decref(u);
 					json_decref(g);
-					return as_fail(err, AS_EEXIST, "uid %u already belongs to reviewer %s", (unsigned)uids[i],
+					return as_fail(err, AS_EEXIST, "uid %u already belongs to reviewer %s",
+						       (unsigned)uids[i],
 						       json_string_value(json_object_get(e, "name")));
 				}
 			}
@@ -185,7 +189,8 @@ int registry_agent_add_opts(struct registry *r, const char *name, const struct r
 	for (size_t i = 0; i < o->nuids; i++) {
 		const char *other = registry_agent_by_uid(r, o->uids[i]);
 		if (other)
-			return as_fail(err, AS_EEXIST, "uid %u already belongs to agent %s", (unsigned)o->uids[i], other);
+			return as_fail(err, AS_EEXIST, "uid %u already belongs to agent %s", (unsigned)o->uids[i],
+				       other);
 	}
 	json_t *a = json_array(), *u = json_array();
 	for (size_t i = 0; i < o->naud; i++) {
@@ -221,8 +226,10 @@ const char *registry_agent_by_uid(const struct registry *r, uid_t uid)
 {
 	size_t i, k;
 	json_t *e, *u;
-	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
-		json_array_foreach(json_object_get(e, "uids"), k, u) {
+	json_array_foreach(json_object_get(r->doc, "agents"), i, e)
+	{
+		json_array_foreach(json_object_get(e, "uids"), k, u)
+		{
 			if (json_is_integer(u) && (uid_t)json_integer_value(u) == uid)
 				return json_string_value(json_object_get(e, "name"));
 		}
@@ -254,8 +261,10 @@ const char *registry_reviewer_by_uid(const struct registry *r, uid_t uid)
 {
 	size_t i, k;
 	json_t *e, *u;
-	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e) {
-		json_array_foreach(json_object_get(e, "uids"), k, u) {
+	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e)
+	{
+		json_array_foreach(json_object_get(e, "uids"), k, u)
+		{
 			if (json_is_integer(u) && (uid_t)json_integer_value(u) == uid)
 				return json_string_value(json_object_get(e, "name"));
 		}
@@ -271,7 +280,8 @@ static const char *by_hash(const struct registry *r, const char *kind, const cha
 	size_t i;
 	json_t *e;
 	const char *found = NULL;
-	json_array_foreach(json_object_get(r->doc, kind), i, e) {
+	json_array_foreach(json_object_get(r->doc, kind), i, e)
+	{
 		const char *hex = json_string_value(json_object_get(e, field));
 		if (hex && hex_decode(hex, strlen(hex), want, 32) == 0 && ct_memcmp(h, want, 32) == 0)
 			found = json_string_value(json_object_get(e, "name"));
@@ -286,7 +296,8 @@ const char *registry_agent_by_key(const struct registry *r, const char *key, siz
 
 const char *registry_reviewer_by_token(const struct registry *r, const char *key, size_t len)
 {
-	return len == REG_KEY_LEN && !strncmp(key, "rt_", 3) ? by_hash(r, "reviewers", "web_token_sha256", key, len) : NULL;
+	return len == REG_KEY_LEN && !strncmp(key, "rt_", 3) ? by_hash(r, "reviewers", "web_token_sha256", key, len)
+							     : NULL;
 }
 
 const char *registry_admin_by_token(const struct registry *r, const char *key, size_t len)
@@ -298,7 +309,8 @@ const char *registry_reviewer_by_proxy_id(const struct registry *r, const char *
 {
 	size_t i;
 	json_t *e;
-	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e) {
+	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e)
+	{
 		const char *p = json_string_value(json_object_get(e, "proxy_id"));
 		if (p && *p && !strcmp(p, id))
 			return json_string_value(json_object_get(e, "name"));
@@ -336,7 +348,8 @@ int registry_reviewer_has_uid(const struct registry *r, const char *name, uid_t 
 {
 	json_t *u;
 	size_t i;
-	json_array_foreach(json_object_get(find(r, "reviewers", name, NULL), "uids"), i, u) {
+	json_array_foreach(json_object_get(find(r, "reviewers", name, NULL), "uids"), i, u)
+	{
 		if (json_is_integer(u) && (uid_t)json_integer_value(u) == uid)
 			return 1;
 	}
@@ -382,7 +395,8 @@ int registry_admin_add(struct registry *r, const char *name, char key[REG_KEY_LE
 		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);
 	if (new_secret("at_", key, hex) != 0)
 		return as_fail(err, AS_EIO, "cannot read random bytes");
-	json_array_append_new(json_object_get(r->doc, "admins"), json_pack("{s:s,s:s}", "name", name, "token_sha256", hex));
+	json_array_append_new(json_object_get(r->doc, "admins"),
+			      json_pack("{s:s,s:s}", "name", name, "token_sha256", hex));
 	return 0;
 }
 
@@ -390,7 +404,8 @@ int registry_agent_allows(const struct registry *r, const char *agent, const cha
 {
 	json_t *e = find(r, "agents", agent, NULL), *a;
 	size_t i;
-	json_array_foreach(json_object_get(e, "audiences"), i, a) {
+	json_array_foreach(json_object_get(e, "audiences"), i, a)
+	{
 		if (json_is_string(a) && strcmp(json_string_value(a), audience) == 0)
 			return 1;
 	}
@@ -414,21 +429,25 @@ char *registry_list_json(const struct registry *r)
 	json_t *out = json_pack("{s:[],s:[],s:[]}", "reviewers", "agents", "admins");
 	size_t i;
 	json_t *e;
-	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e) {
+	json_array_foreach(json_object_get(r->doc, "reviewers"), i, e)
+	{
 		json_array_append_new(json_object_get(out, "reviewers"),
 				      json_pack("{s:O,s:O,s:O,s:b,s:O?}", "name", json_object_get(e, "name"), "uids",
-						json_object_get(e, "uids"), "groups", json_object_get(e, "groups"), "web",
-						json_object_get(e, "web_token_sha256") != NULL, "proxy_id",
+						json_object_get(e, "uids"), "groups", json_object_get(e, "groups"),
+						"web", json_object_get(e, "web_token_sha256") != NULL, "proxy_id",
 						json_object_get(e, "proxy_id")));
 	}
-	json_array_foreach(json_object_get(r->doc, "agents"), i, e) {
+	json_array_foreach(json_object_get(r->doc, "agents"), i, e)
+	{
 		json_array_append_new(json_object_get(out, "agents"),
 				      json_pack("{s:O,s:O,s:O?,s:O?}", "name", json_object_get(e, "name"), "audiences",
-						json_object_get(e, "audiences"), "uids", json_object_get(e, "uids"), "owner",
-						json_object_get(e, "owner")));
+						json_object_get(e, "audiences"), "uids", json_object_get(e, "uids"),
+						"owner", json_object_get(e, "owner")));
 	}
-	json_array_foreach(json_object_get(r->doc, "admins"), i, e) {
-		json_array_append_new(json_object_get(out, "admins"), json_pack("{s:O}", "name", json_object_get(e, "name")));
+	json_array_foreach(json_object_get(r->doc, "admins"), i, e)
+	{
+		json_array_append_new(json_object_get(out, "admins"),
+				      json_pack("{s:O}", "name", json_object_get(e, "name")));
 	}
 	char *s = json_dumps(out, JSON_INDENT(2));
 	json_decref(out);

@@ -14,7 +14,7 @@
 #include "gateway/proto/statedir.h"
 #define REG_FILE STATE_REGISTRY_FILE
 #define REG_NAME_MAX PROTO_NAME_MAX /* the review worker holds names of this size too */
-#define REG_KEY_LEN 46 /* "ak_" and 43 base64url characters of 32 random bytes */
+#define REG_KEY_LEN 46		    /* "ak_" and 43 base64url characters of 32 random bytes */
 
 struct registry;
 

@@ -17,8 +17,8 @@ void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *resul
 	char *js = json_dumps(result, JSON_COMPACT);
 	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a result is one frame */
 		char msg[160];
-		snprintf(msg, sizeof msg, "{\"error\":\"the result would be %zu bytes, over the limit of %u\"}", strlen(js),
-			 IPC_FRAME_MAX - 1024);
+		snprintf(msg, sizeof msg, "{\"error\":\"the result would be %zu bytes, over the limit of %u\"}",
+			 strlen(js), IPC_FRAME_MAX - 1024);
 		free(js);
 		js = strdup(msg);
 		iserror = 1;
@@ -59,8 +59,9 @@ void ctl_reply(struct signer *s, uint64_t conn, struct answer ans)
 		js = strdup("{\"ok\":false,\"error\":\"out of memory\"}");
 	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a reply is one frame */
 		char msg[160];
-		snprintf(msg, sizeof msg, "{\"ok\":false,\"error\":\"the reply would be %zu bytes, over the limit of %u\"}",
-			 strlen(js), IPC_FRAME_MAX - 1024);
+		snprintf(msg, sizeof msg,
+			 "{\"ok\":false,\"error\":\"the reply would be %zu bytes, over the limit of %u\"}", strlen(js),
+			 IPC_FRAME_MAX - 1024);
 		free(js);
 		js = strdup(msg);
 		st = PS_INTERNAL;
@@ -100,7 +101,8 @@ void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *
 	    !ipc_put_text(&a, f, "body", body, n) &&
 	    !(w->ctype && ipc_put_text(&a, f, "ctype", w->ctype, strlen(w->ctype))) &&
 	    !(w->cookie && ipc_put_text(&a, f, "cookie", w->cookie, strlen(w->cookie))) &&
-	    !(w->clear && ipc_put_bool(&a, f, "clear", 1)) && !(w->retry_s && ipc_put_uint(&a, f, "retry", w->retry_s)) &&
+	    !(w->clear && ipc_put_bool(&a, f, "clear", 1)) &&
+	    !(w->retry_s && ipc_put_uint(&a, f, "retry", w->retry_s)) &&
 	    !(w->wsid && ipc_put_uint(&a, f, "wsid", w->wsid)))
 		if (ipc_conn_send(&wk->ipc, f, -1, err) != 0)
 			worker_down(s, W_REVIEW, "its socket is stuck");
@@ -142,7 +144,10 @@ void req_free(struct req *r)
 	free(r);
 }
 
-struct done *done_at(struct signer *s, size_t i) { return &s->done[(s->done_head + i) % MAX_DONE]; }
+struct done *done_at(struct signer *s, size_t i)
+{
+	return &s->done[(s->done_head + i) % MAX_DONE];
+}
 
 static void remember_done(struct signer *s, const char *sid, uint64_t conn, const char *owner, json_t *result)
 {
@@ -195,7 +200,7 @@ static void remember_done(struct signer *s, const char *sid, uint64_t conn, cons
 
 /* A request left the queue: one log line, the metrics, and (decisions) the web page's recent list. */
 void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
-			const char *reviewer, uint64_t seq)
+		 const char *reviewer, uint64_t seq)
 {
 	const char *msg = json_string_value(json_object_get(r->view, "message"));
 	char summary[121];
@@ -219,10 +224,10 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 		if (s->nrecent < sizeof s->recent / sizeof s->recent[0])
 			s->nrecent++;
 	}
-	json_t *j = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "event", "request_finished", "session_id",
-			      it->session_id, "timestamp", (json_int_t)(now_ms() / 1000), "type", r->type, "outcome",
-			      outcome, "reviewer", reviewer, "latency_ms", (json_int_t)(now_ms() - it->created_ms),
-			      "summary", summary);
+	json_t *j =
+	    json_pack("{s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "event", "request_finished", "session_id", it->session_id,
+		      "timestamp", (json_int_t)(now_ms() / 1000), "type", r->type, "outcome", outcome, "reviewer",
+		      reviewer, "latency_ms", (json_int_t)(now_ms() - it->created_ms), "summary", summary);
 	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (line)
 		fprintf(stderr, "%s\n", line);

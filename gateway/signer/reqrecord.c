@@ -33,8 +33,8 @@ static int requester_put(struct cv_arena *a, struct cv *rq, const struct conn *c
 
 /* The request entry, in the action's own arena: the action's fields (shared, not
  * copied), who asked (measured uid, declared client), digest, deadline, terms. */
-struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c,
-				const struct req *r, const struct pq_item *it, const char *uid_agent)
+struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
+			 const struct pq_item *it, const char *uid_agent)
 {
 	struct cv *m = cv_map(a, action->n + 6);
 	if (!m)
@@ -47,7 +47,8 @@ struct cv *request_entry(struct cv_arena *a, const struct cv *action, const stru
 	int rc = kv_text(a, m, &i, "kind", "request", 7) |
 		 kv_text(a, m, &i, "session_id", it->session_id, strlen(it->session_id)) |
 		 requester_put(a, kv(a, m, &i, "requester"), c, r, uid_agent) |
-		 kv_text(a, m, &i, "action", r->action, strlen(r->action)) | kv_uint(a, m, &i, "deadline", it->deadline_ms);
+		 kv_text(a, m, &i, "action", r->action, strlen(r->action)) |
+		 kv_uint(a, m, &i, "deadline", it->deadline_ms);
 	if (r->has_pd)
 		rc |= put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	m->n = i;
@@ -58,7 +59,7 @@ struct cv *request_entry(struct cv_arena *a, const struct cv *action, const stru
 void request_view(struct req *r, const struct conn *c, const struct pq_item *it, const char *uid_agent)
 {
 	json_object_set_new(r->view, "session_id", json_string(it->session_id));
-	json_t *who = !c->http      ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
+	json_t *who = !c->http	    ? json_pack("{s:I,s:s}", "uid", (json_int_t)c->uid, "client", r->client)
 		      : c->agent[0] ? json_pack("{s:s,s:s}", "agent", c->agent, "client", r->client)
 				    : json_pack("{s:b,s:s}", "anonymous", 1, "client", r->client);
 	if (c->http && r->uid != (uid_t)-1)
@@ -72,8 +73,8 @@ void request_view(struct req *r, const struct conn *c, const struct pq_item *it,
 	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it->deadline_ms / 1000)));
 	json_object_set_new(r->view, "action", json_string(r->action));
 	if (r->has_pd) {
-		json_object_set_new(r->view, "policy", json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest",
-								 r->pol_digest));
+		json_object_set_new(r->view, "policy",
+				    json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest", r->pol_digest));
 		if (r->pd.nreviewers) {
 			json_t *rv = json_array();
 			for (size_t k = 0; k < r->pd.nreviewers; k++)

@@ -31,7 +31,8 @@ int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c,
 	if (conn_ended(s, id))
 		return as_fail(err, AS_ENOTFOUND, "a frame about connection %llu, which has ended: dropped",
 			       (unsigned long long)id);
-	return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given", (unsigned long long)id);
+	return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given",
+		       (unsigned long long)id);
 }
 
 static int text_of(const struct cv *v, char *out, size_t max)
@@ -54,7 +55,8 @@ static int check_subject(const struct cv *x, const struct cv *c, size_t i, struc
 		return as_fail(err, AS_ECORRUPT, "action.subject[%zu] malformed", i);
 	if (comp->t == CV_TRUE) {
 		if (c->t != CV_BYTES || !size || size->u != c->n)
-			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is computed but its bytes are missing", i);
+			return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is computed but its bytes are missing",
+				       i);
 		sha256(c->s, c->n, got);
 		if (memcmp(got, want, 32) != 0)
 			return as_fail(err, AS_ECORRUPT, "action.subject[%zu]: the bytes do not hash to its digest", i);
@@ -65,9 +67,9 @@ static int check_subject(const struct cv *x, const struct cv *c, size_t i, struc
 	} else if (c->t != CV_NULL || size) {
 		return as_fail(err, AS_ECORRUPT, "action.subject[%zu] is asserted yet comes with bytes or a size", i);
 	}
-	json_array_append_new(r->subjects, json_pack("{s:s%,s:s%,s:b}", "name", (const char *)name->s, name->n,
-						     "sha256", (const char *)hex->s, hex->n, "computed",
-						     comp->t == CV_TRUE));
+	json_array_append_new(r->subjects,
+			      json_pack("{s:s%,s:s%,s:b}", "name", (const char *)name->s, name->n, "sha256",
+					(const char *)hex->s, hex->n, "computed", comp->t == CV_TRUE));
 	return 0;
 }
 
@@ -163,7 +165,8 @@ static int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *
 			return 0;
 		}
 	}
-	return as_fail(err, AS_ECORRUPT, "a request over HTTP (hreq %llu) that the signer never authenticated for that session",
+	return as_fail(err, AS_ECORRUPT,
+		       "a request over HTTP (hreq %llu) that the signer never authenticated for that session",
 		       (unsigned long long)hreq);
 }
 
@@ -177,23 +180,27 @@ static json_t *audience_refusal(struct signer *s, const struct conn *c, const st
 	reload_registry(s); /* evaluate() reads it next: a stdio agent registered by uid is that agent */
 	if (!r->audience[0] || !strcmp(r->audience, POL_DEFAULT_AUDIENCE))
 		return NULL;
-	const char *agent = !s->reg ? NULL : c->http ? (c->agent[0] ? c->agent : NULL) : registry_agent_by_uid(s->reg, c->uid);
+	const char *agent = !s->reg   ? NULL
+			    : c->http ? (c->agent[0] ? c->agent : NULL)
+				      : registry_agent_by_uid(s->reg, c->uid);
 	if (agent && registry_agent_allows(s->reg, agent, r->audience))
 		return NULL;
 	json_t *e;
 	if (agent)
 		e = json_sprintf("audience \"%s\" refused: agent %s may ask for \"%s\" and %s only (an operator adds "
 				 "one: assent agent add NAME --audience A)",
-				 r->audience, agent, POL_DEFAULT_AUDIENCE, registry_groups_json(s->reg, "agent", agent));
+				 r->audience, agent, POL_DEFAULT_AUDIENCE,
+				 registry_groups_json(s->reg, "agent", agent));
 	else if (c->http)
 		e = json_sprintf("audience \"%s\" refused: an anonymous client may ask for the default audience \"%s\" "
 				 "only (an API key names more: assent agent add NAME --audience A)",
 				 r->audience, POL_DEFAULT_AUDIENCE);
 	else
-		e = json_sprintf("audience \"%s\" refused: uid %u is no registered agent, so it may ask for the default "
-				 "audience \"%s\" only (an operator registers it: assent agent add NAME --uid %u "
-				 "--audience %s)",
-				 r->audience, (unsigned)c->uid, POL_DEFAULT_AUDIENCE, (unsigned)c->uid, r->audience);
+		e = json_sprintf(
+		    "audience \"%s\" refused: uid %u is no registered agent, so it may ask for the default "
+		    "audience \"%s\" only (an operator registers it: assent agent add NAME --uid %u "
+		    "--audience %s)",
+		    r->audience, (unsigned)c->uid, POL_DEFAULT_AUDIENCE, (unsigned)c->uid, r->audience);
 	slog("warning", "request from %s refused: audience \"%s\" not allowed", c->owner, r->audience);
 	return json_pack("{s:o}", "error", e);
 }
@@ -250,7 +257,7 @@ static int request_over_limit(struct signer *s, const struct conn *c, uid_t uid,
 {
 	struct owner_count oc = {c->owner, 0, 0, !strncmp(c->owner, "anonymous", 9) ? uid : (uid_t)-1};
 	pq_each(s->q, count_owner, &oc);
-	oc.blocking += waiters_of(s, c->owner); /* get_feedback calls held open count too */
+	oc.blocking += waiters_of(s, c->owner);	 /* get_feedback calls held open count too */
 	for (size_t i = 0; i < s->nbatch; i++) { /* requests not yet on disk count too */
 		const struct op *o = s->batch[i];
 		if (o->it.data && !o->d && same_principal(o->it.data, &oc)) {
@@ -267,13 +274,19 @@ static int request_over_limit(struct signer *s, const struct conn *c, uid_t uid,
 	else
 		snprintf(who, sizeof who, "%s", c->owner);
 	if (oc.pending >= s->lim.c.pending_per_agent) {
-		snprintf(msg, sizeof msg, "%s: %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
-			 "for decisions or cancel some", who, oc.pending, s->lim.c.pending_per_agent);
+		snprintf(msg, sizeof msg,
+			 "%s: %zu requests pending, the limit (ASSENT_MAX_PENDING_PER_AGENT=%u): wait "
+			 "for decisions or cancel some",
+			 who, oc.pending, s->lim.c.pending_per_agent);
 		lim_log(s, LIM_PENDING, "request refused: %s", msg);
 	} else if (wait && oc.blocking >= blocking_max) {
-		snprintf(msg, sizeof msg, "%s: %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
-			 "ask with wait: false and collect with get_feedback", who, oc.blocking, blocking_max,
-			 blocking_max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
+		snprintf(msg, sizeof msg,
+			 "%s: %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "ask with wait: false and collect with get_feedback",
+			 who, oc.blocking, blocking_max,
+			 blocking_max < s->lim.c.blocking_per_agent
+			     ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP"
+			     : "");
 		lim_log(s, LIM_BLOCKING, "request refused: %s", msg);
 	} else {
 		return 0;
@@ -286,7 +299,8 @@ static int request_over_limit(struct signer *s, const struct conn *c, uid_t uid,
 	return 1;
 }
 
-_Static_assert(ACTION_CLIENT_MAX < sizeof ((struct req *)0)->client && ACTION_CLIENT_MAX < sizeof ((struct conn *)0)->client,
+_Static_assert(ACTION_CLIENT_MAX < sizeof((struct req *)0)->client &&
+		   ACTION_CLIENT_MAX < sizeof((struct conn *)0)->client,
 	       "the signer keeps every client name the table allows");
 
 /* A client name as declared (shown to reviewers): the worker turned what a terminal
@@ -296,7 +310,8 @@ int client_ok(const char *s, size_t n, char *err)
 	size_t at;
 	uint32_t cp;
 	if (text_check(TEXT_LINE, s, n, &at, &cp) != 0)
-		return as_fail(err, AS_ECORRUPT, "client: character U+%04X at byte %zu is not allowed", (unsigned)cp, at);
+		return as_fail(err, AS_ECORRUPT, "client: character U+%04X at byte %zu is not allowed", (unsigned)cp,
+			       at);
 	return 0;
 }
 
@@ -498,9 +513,12 @@ int h_collect(void *ctx, struct ipc_frame *f, char *err)
 	unsigned max = blocking_limit(s, c);
 	if (held >= max) {
 		char msg[300];
-		snprintf(msg, sizeof msg, "%s has %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
-			 "call get_feedback with wait_seconds 0, or fewer at once", c->owner, held, max,
-			 max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP" : "");
+		snprintf(msg, sizeof msg,
+			 "%s has %zu calls waiting for a decision, the limit (ASSENT_MAX_BLOCKING_PER_AGENT=%u%s): "
+			 "call get_feedback with wait_seconds 0, or fewer at once",
+			 c->owner, held, max,
+			 max < s->lim.c.blocking_per_agent ? ", a quarter of ASSENT_HTTP_MAX_CONNECTIONS over HTTP"
+							   : "");
 		lim_log(s, LIM_BLOCKING, "get_feedback refused: %s", msg);
 		json_t *j = json_pack("{s:s}", "error", msg);
 		send_result(s, c->id, r, j, 1);
@@ -555,7 +573,8 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	}
 	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */
 		struct op *o = s->batch[i];
-		if (o->it.data && o->it.blocking && !o->d && o->conn == c->id && !strcmp(((struct req *)o->it.data)->rid, r))
+		if (o->it.data && o->it.blocking && !o->d && o->conn == c->id &&
+		    !strcmp(((struct req *)o->it.data)->rid, r))
 			o->cancelled = 1;
 	}
 	return 0;
@@ -579,7 +598,8 @@ int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
 			return 0;
 	}
 	if (!c)
-		return as_fail(err, AS_ECORRUPT, "closes connection %llu, which it was never given", (unsigned long long)id);
+		return as_fail(err, AS_ECORRUPT, "closes connection %llu, which it was never given",
+			       (unsigned long long)id);
 	if (s->cur == W_MCP)
 		fail_conn_requests(s, id, "the agent disconnected");
 	conn_end(s, c);
@@ -609,7 +629,8 @@ int h_hello(void *ctx, struct ipc_frame *f, char *err)
 	const char *kind = (const char *)k->s;
 	size_t n = k->n;
 	if (strlen(s->w[s->cur].kind) != n || memcmp(kind, s->w[s->cur].kind, n) != 0)
-		return as_fail(err, AS_ECORRUPT, "hello from the %s worker says it is '%.*s'", s->w[s->cur].kind, (int)n, kind);
+		return as_fail(err, AS_ECORRUPT, "hello from the %s worker says it is '%.*s'", s->w[s->cur].kind,
+			       (int)n, kind);
 	s->w[s->cur].state = S_READY;
 	s->w[s->cur].restarts = 0;
 	return 0;

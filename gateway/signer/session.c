@@ -45,7 +45,8 @@ static void http_reply_retry(struct signer *s, uint64_t hreq, unsigned status, c
 		rc = ipc_put_uint(&a, f, "retry", retry_s);
 	if (!rc && c) {
 		const char *principal = c->agent[0] ? c->agent : "anonymous";
-		rc = ipc_put_uint(&a, f, "conn", c->id) || ipc_put_text(&a, f, "session", c->session, strlen(c->session)) ||
+		rc = ipc_put_uint(&a, f, "conn", c->id) ||
+		     ipc_put_text(&a, f, "session", c->session, strlen(c->session)) ||
 		     ipc_put_text(&a, f, "principal", principal, strlen(principal)) ||
 		     ipc_put_text(&a, f, "client", c->client, strlen(c->client)) ||
 		     ipc_put_text(&a, f, "protocol", c->protocol, strlen(c->protocol));
@@ -79,8 +80,10 @@ static int sessions_over_limit(struct signer *s, uint64_t hreq, const char *owne
 		return 0;
 	unsigned retry = first_end > now ? (unsigned)((first_end - now + 999) / 1000) : 1;
 	char msg[200];
-	snprintf(msg, sizeof msg, "%s has %zu MCP sessions open, the limit (ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=%u): end "
-		 "one (DELETE /mcp) or wait", owner, mine, s->http.sessions_per_agent);
+	snprintf(msg, sizeof msg,
+		 "%s has %zu MCP sessions open, the limit (ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=%u): end "
+		 "one (DELETE /mcp) or wait",
+		 owner, mine, s->http.sessions_per_agent);
 	lim_log(s, LIM_SESSIONS, "initialize refused: %s", msg);
 	http_reply_retry(s, hreq, 429, msg, NULL, retry);
 	return 1;
@@ -125,15 +128,17 @@ static int http_owner(struct signer *s, uint64_t hreq, const struct cv *bearer, 
 			return 0;
 		}
 		http_reply(s, hreq, 401,
-			   s->http.anonymous ? "an API key is required (Authorization: Bearer KEY) from other than loopback"
-					     : "an API key is required (Authorization: Bearer KEY; assent agent add NAME)",
+			   s->http.anonymous
+			       ? "an API key is required (Authorization: Bearer KEY) from other than loopback"
+			       : "an API key is required (Authorization: Bearer KEY; assent agent add NAME)",
 			   NULL);
 		return 1;
 	}
 	const char *key = (const char *)bearer->s;
 	reload_registry(s);
 	const char *name = registry_agent_by_key(s->reg, key, bearer->n);
-	if (!name && (registry_reviewer_by_token(s->reg, key, bearer->n) || registry_admin_by_token(s->reg, key, bearer->n))) {
+	if (!name &&
+	    (registry_reviewer_by_token(s->reg, key, bearer->n) || registry_admin_by_token(s->reg, key, bearer->n))) {
 		s->m.auth_fail_agent++;
 		slog("warning", "an HTTP agent refused (uid %d): a reviewer's or admin's token on the agent listener",
 		     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
@@ -146,7 +151,9 @@ static int http_owner(struct signer *s, uint64_t hreq, const struct cv *bearer, 
 	if (!name) {
 		s->m.auth_fail_agent++;
 		slog("warning", "an HTTP agent refused (%s, uid %d): invalid or revoked API key",
-		     loopback ? "loopback" : peer_uid != (uid_t)-1 ? "local" : "remote",
+		     loopback		     ? "loopback"
+		     : peer_uid != (uid_t)-1 ? "local"
+					     : "remote",
 		     peer_uid == (uid_t)-1 ? -1 : (int)peer_uid);
 		http_reply(s, hreq, 401, "invalid or revoked API key", NULL);
 		return 1;
@@ -179,8 +186,8 @@ static void session_open(struct signer *s, uint64_t hreq, const char *owner, con
 		return;
 	}
 	hex_encode(rnd, sizeof rnd, hex);
-	*c = (struct conn){.id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1,
-			   .last_ms = now_ms()};
+	*c = (struct conn){
+	    .id = ++s->next_conn, .worker = W_MCP, .uid = (uid_t)-1, .used = 1, .http = 1, .last_ms = now_ms()};
 	session_set_owner(c, owner);
 	snprintf(c->agent, sizeof c->agent, "%s", agent);
 	snprintf(c->session, sizeof c->session, "%s", hex);
@@ -232,7 +239,8 @@ int h_session_info(void *ctx, struct ipc_frame *f, char *err)
 	const struct cv *client = cv_get(f->body, "client"), *protocol = cv_get(f->body, "protocol");
 	const char *cl = (const char *)client->s, *pr = (const char *)protocol->s;
 	size_t cn = client->n, pn = protocol->n;
-	_Static_assert(PROTO_PROTOCOL_MAX < sizeof ((struct conn *)0)->protocol, "the signer keeps what the table allows");
+	_Static_assert(PROTO_PROTOCOL_MAX < sizeof((struct conn *)0)->protocol,
+		       "the signer keeps what the table allows");
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	GUARD(client_ok(cl, cn, err));
 	if (!c->http)

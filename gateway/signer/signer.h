@@ -5,10 +5,10 @@
 #define ASSENT_SIGNER_H
 
 struct signer_opts {
-	const char *state;     /* resolved state directory */
-	const char *policy;    /* --policy FILE, or NULL: every request waits for a person */
+	const char *state;	/* resolved state directory */
+	const char *policy;	/* --policy FILE, or NULL: every request waits for a person */
 	const char *worker_exe; /* assent-worker, executed as the workers (gateway/proto/workers.h) */
-	int single_user;       /* a decision from the requester's own uid is accepted, as same-user */
+	int single_user;	/* a decision from the requester's own uid is accepted, as same-user */
 };
 
 /* Run the daemon until SIGTERM or SIGINT. Returns the exit status. */

@@ -49,7 +49,8 @@ static void abandon_leftovers(struct signer *s)
 	const char *sid;
 	json_t *v;
 	size_t n = 0;
-	json_object_foreach(o.open, sid, v) {
+	json_object_foreach(o.open, sid, v)
+	{
 		if (append_simple(s, "abandoned", sid, "the daemon restarted; the caller is gone", NULL))
 			n++;
 	}
@@ -68,16 +69,19 @@ static int write_info(struct signer *s, char *err)
 		hs256_kid(s->tcfg.secret, s->tcfg.secret_len, kid);
 	char http[300] = "", review[300] = "";
 	if (s->http_fd >= 0)
-		snprintf(http, sizeof http, strchr(s->http.host, ':') ? "[%s]:%u" : "%s:%u", s->http.host, s->http.port);
+		snprintf(http, sizeof http, strchr(s->http.host, ':') ? "[%s]:%u" : "%s:%u", s->http.host,
+			 s->http.port);
 	if (s->review_fd >= 0)
 		snprintf(review, sizeof review, strchr(s->review.host, ':') ? "[%s]:%u" : "%s:%u", s->review.host,
 			 s->review.port);
-	json_t *j = json_pack("{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I,s:s?,s:b}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
-			      "policy", s->o->policy && realpath(s->o->policy, rp) ? rp : s->o->policy, "token_mode",
-			      s->tcfg.mode == TOK_ES256 ? "ES256" : s->tcfg.mode == TOK_HS256 ? "HS256" : "off",
-			      "token_secret_kid", kid[0] ? kid : NULL, "single_user", s->o->single_user, "timeout_seconds",
-			      (json_int_t)s->timeout_s, "http", http[0] ? http : NULL, "anonymous",
-			      s->http_fd >= 0 && s->http.anonymous);
+	json_t *j = json_pack(
+	    "{s:I,s:s,s:s?,s:s,s:s?,s:b,s:I,s:s?,s:b}", "pid", (json_int_t)getpid(), "version", ASSENT_VERSION,
+	    "policy", s->o->policy && realpath(s->o->policy, rp) ? rp : s->o->policy, "token_mode",
+	    s->tcfg.mode == TOK_ES256	? "ES256"
+	    : s->tcfg.mode == TOK_HS256 ? "HS256"
+					: "off",
+	    "token_secret_kid", kid[0] ? kid : NULL, "single_user", s->o->single_user, "timeout_seconds",
+	    (json_int_t)s->timeout_s, "http", http[0] ? http : NULL, "anonymous", s->http_fd >= 0 && s->http.anonymous);
 	if (j && review[0])
 		json_object_set_new(j, "review", json_string(review));
 	if (j && s->proxy_fd >= 0)
@@ -133,8 +137,8 @@ int start_limits(struct signer *s)
 		return 2;
 	}
 	if (s->timeout_s > s->lim.c.max_timeout_s) { /* the cap holds for the default too */
-		slog("warning", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s", s->timeout_s,
-		     s->lim.c.max_timeout_s, s->lim.c.max_timeout_s);
+		slog("warning", "FEEDBACK_TIMEOUT_SECONDS=%u is over ASSENT_MAX_TIMEOUT_SECONDS=%u: requests wait %u s",
+		     s->timeout_s, s->lim.c.max_timeout_s, s->lim.c.max_timeout_s);
 		s->timeout_s = s->lim.c.max_timeout_s;
 	}
 	return 0;
@@ -176,9 +180,10 @@ void start_banner(const struct signer *s)
 {
 	const struct signer_opts *o = s->o;
 	if (o->single_user)
-		slog("warning", "SINGLE-USER MODE: a decision from the same uid as the requester is accepted and recorded "
-				"as assurance same-user. An agent running as your user can approve its own requests: this "
-				"protects against mistakes, not against a hostile agent.");
+		slog("warning",
+		     "SINGLE-USER MODE: a decision from the same uid as the requester is accepted and recorded "
+		     "as assurance same-user. An agent running as your user can approve its own requests: this "
+		     "protects against mistakes, not against a hostile agent.");
 	slog("info", "assentd %s serving %s (pid %d)", ASSENT_VERSION, o->state, (int)getpid());
 	if (s->http_fd >= 0)
 		slog("info", "agents over HTTP: http://%s:%u/mcp (%s)", s->http.host, s->http.port,

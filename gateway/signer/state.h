@@ -4,7 +4,6 @@
 #ifndef ASSENT_SIGNER_STATE_H
 #define ASSENT_SIGNER_STATE_H
 
-
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,11 +49,11 @@ struct worker {
 	struct ipc_conn ipc;
 	uint32_t state;
 	uint64_t once;
-	unsigned restarts;       /* since it last said hello: the backoff */
+	unsigned restarts;	 /* since it last said hello: the backoff */
 	unsigned restarts_total; /* since the daemon started */
-	uint64_t start_at; /* when to (re)start it, unix ms; 0: running */
-	int backlog;       /* frames read but not yet handled: its queue of answers was too full */
-	int rx_full;       /* and its receive buffer is full too: read again once answers drain */
+	uint64_t start_at;	 /* when to (re)start it, unix ms; 0: running */
+	int backlog;		 /* frames read but not yet handled: its queue of answers was too full */
+	int rx_full;		 /* and its receive buffer is full too: read again once answers drain */
 };
 
 struct conn { /* a client connection the signer accepted and handed to a worker, or an MCP session over HTTP */
@@ -66,8 +65,8 @@ struct conn { /* a client connection the signer accepted and handed to a worker,
 	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous:CONN" (each its own) */
 	/* HTTP sessions only: they belong to the signer and outlive the worker. */
 	int http;
-	char agent[REG_NAME_MAX + 1]; /* the registered agent its API key named; "" when anonymous */
-	char session[33];             /* its Mcp-Session-Id */
+	char agent[REG_NAME_MAX + 1];	/* the registered agent its API key named; "" when anonymous */
+	char session[33];		/* its Mcp-Session-Id */
 	char client[160], protocol[16]; /* what its initialize declared */
 	uint64_t last_ms;
 };
@@ -77,15 +76,15 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	char rid[PROTO_RID_MAX + 1];
 	char type[16];
 	char audience[MCP_AUD_MAX + 1];
-	char action[72];    /* "sha256:" hex */
-	json_t *view;       /* what a reviewer is shown */
+	char action[72]; /* "sha256:" hex */
+	json_t *view;	 /* what a reviewer is shown */
 	char **options;
 	size_t noptions;
-	json_t *subjects;   /* [{name, sha256, computed}] */
-	char owner[80];     /* the requester, as struct conn names it */
+	json_t *subjects;	/* [{name, sha256, computed}] */
+	char owner[80];		/* the requester, as struct conn names it */
 	struct pol_decision pd; /* what the policy said (an ask, with its terms), when one is loaded */
 	int has_pd;
-	char pol_digest[65];    /* of the policy that said it (a reload does not change a pending request's terms) */
+	char pol_digest[65]; /* of the policy that said it (a reload does not change a pending request's terms) */
 	char approvers[16][REG_NAME_MAX + 1]; /* a quorum's approvals so far: distinct people */
 	size_t napprovers;
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
@@ -128,15 +127,15 @@ struct signer;
 typedef void (*op_done)(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err);
 struct decision; /* below, with decide() */
 struct op {
-	struct buf enc;      /* the canonical entry */
-	op_done done;        /* NULL: nobody waits for it */
-	struct pq_item it;   /* the request the entry is about, when someone waits (it.data: struct req *) */
-	uint64_t conn;       /* who hears of it: the agent's connection, or the reviewer's */
-	int cancelled;       /* a request whose caller cancelled or left before it was on disk */
-	int web;             /* conn is a web request of the review worker (hreq), not a control connection */
+	struct buf enc;	   /* the canonical entry */
+	op_done done;	   /* NULL: nobody waits for it */
+	struct pq_item it; /* the request the entry is about, when someone waits (it.data: struct req *) */
+	uint64_t conn;	   /* who hears of it: the agent's connection, or the reviewer's */
+	int cancelled;	   /* a request whose caller cancelled or left before it was on disk */
+	int web;	   /* conn is a web request of the review worker (hreq), not a control connection */
 	struct decision *d;
-	struct op_held *held;      /* op_add_held: the fields below and what they point into */
-	const struct cv *fields;   /* kept decoded for the ledger (enc is then empty) */
+	struct op_held *held;	 /* op_add_held: the fields below and what they point into */
+	const struct cv *fields; /* kept decoded for the ledger (enc is then empty) */
 };
 
 struct recent { /* a decision, for the web page's "recent" list */
@@ -200,7 +199,7 @@ struct signer {
 	uint64_t commits, committed; /* durable commits, and the entries they carried */
 	uint64_t started_ms;
 	size_t peak; /* most requests pending since the heap was last trimmed */
-	int cur; /* the worker whose frame is being handled */
+	int cur;     /* the worker whose frame is being handled */
 	int stop;
 	struct lim_state lim; /* limits per principal (lim.h) */
 };
@@ -251,8 +250,8 @@ struct who {
 	const char *reviewer;
 	const char *channel; /* "cli" | "web" */
 	const char *via;     /* web: "session" | "proxy" | "token" */
-	uid_t uid;           /* cli only; (uid_t)-1 on the web */
-	uint64_t reply;      /* the control connection, or the web request */
+	uid_t uid;	     /* cli only; (uid_t)-1 on the web */
+	uint64_t reply;	     /* the control connection, or the web request */
 	int web;
 };
 
@@ -305,7 +304,7 @@ struct conn *conn_get(struct signer *s, uint64_t id, int worker);
 void req_free(struct req *r);
 struct done *done_at(struct signer *s, size_t i);
 void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
-			const char *reviewer, uint64_t seq);
+		 const char *reviewer, uint64_t seq);
 void finish(struct signer *s, struct pq_item *it, json_t *result);
 json_t *result_base(const char *sid, const char *status, int approved);
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
@@ -348,7 +347,7 @@ int h_list(void *ctx, struct ipc_frame *f, char *err);
 /* decide.c */
 int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);
 struct answer decide(struct signer *s, const struct who *c, const char *sid, const char *outcome, const char *text,
-		      uint64_t n);
+		     uint64_t n);
 void expire(struct signer *s);
 
 /* session.c */

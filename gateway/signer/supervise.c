@@ -41,13 +41,15 @@ int spawn_worker(struct signer *s, int k)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL); /* SIGPIPE stays ignored: a gone client is EPIPE, not death */
 		int nul = open("/dev/null", O_RDWR);
-		if (nul < 0 || dup2(sv[1], WORKER_IPC_FD) < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+		if (nul < 0 || dup2(sv[1], WORKER_IPC_FD) < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 ||
+		    dup2(nul, 2) < 0)
 			_exit(127);
 		/* The mcp worker also gets the agent HTTP listener, the review worker the
 		 * reviewer listener and the proxy's socket: they may accept, never bind.
 		 * Moved out of the way first, so that one dup2 cannot clobber the other. */
 		int l1 = k == W_MCP ? s->http_fd : s->review_fd, l2 = k == W_REVIEW ? s->proxy_fd : -1;
-		if ((l1 >= 0 && (l1 = fcntl(l1, F_DUPFD_CLOEXEC, 64)) < 0) || (l2 >= 0 && (l2 = fcntl(l2, F_DUPFD_CLOEXEC, 64)) < 0))
+		if ((l1 >= 0 && (l1 = fcntl(l1, F_DUPFD_CLOEXEC, 64)) < 0) ||
+		    (l2 >= 0 && (l2 = fcntl(l2, F_DUPFD_CLOEXEC, 64)) < 0))
 			_exit(127);
 		if ((l1 >= 0 && dup2(l1, WORKER_HTTP_FD) < 0) || (l2 >= 0 && dup2(l2, WORKER_PROXY_FD) < 0))
 			_exit(127);

@@ -13,10 +13,11 @@
 #include "ledger/ledger.h"
 #include "common/util.h"
 
-#define TOK_TTL_DEFAULT 900        /* 15 minutes */
-#define TOK_TTL_MAX 86400          /* policies may lengthen it up to a day */
+#define TOK_TTL_DEFAULT 900 /* 15 minutes */
+#define TOK_TTL_MAX 86400   /* policies may lengthen it up to a day */
 #define TOK_SECRET_MIN 32
-#define TOK_TYPE "assent/approval/v1" /* the typ header stays "JWT" (as libjwt wrote it): the token is typed by this claim */
+#define TOK_TYPE                                                                                                       \
+	"assent/approval/v1" /* the typ header stays "JWT" (as libjwt wrote it): the token is typed by this claim */
 #define TOK_KID_MAX 48
 #define TOK_JWT_MAX (1u << 20) /* a token is far smaller: 16 subjects at most, each name bounded by the worker */
 
@@ -50,19 +51,19 @@ int tokkeys_rotate(const char *keys_dir, struct ledger *l, char new_kid[TOK_KID_
 struct tok_subject {
 	const char *name;
 	char sha256[65]; /* lowercase hex */
-	int computed;    /* 1: the gateway hashed the bytes; 0: the agent asserted the digest */
+	int computed;	 /* 1: the gateway hashed the bytes; 0: the agent asserted the digest */
 };
 
 struct tok_request {
 	const char *aud, *session_id;
 	const char *reviewer_name, *reviewer_channel; /* NULL when a policy decided */
 	const char *policy_rule, *policy_digest;      /* may be NULL */
-	char action_sha256[65];                       /* of the canonical action */
+	char action_sha256[65];			      /* of the canonical action */
 	const struct tok_subject *subjects;
 	size_t nsubjects;
 	const char *assurance; /* reviewer | policy | same-user | self-attested */
-	uint32_t ttl;          /* 0: TOK_TTL_DEFAULT */
-	uint64_t now;          /* unix seconds; 0: the clock */
+	uint32_t ttl;	       /* 0: TOK_TTL_DEFAULT */
+	uint64_t now;	       /* unix seconds; 0: the clock */
 };
 
 struct tok_ticket {

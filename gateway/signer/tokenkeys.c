@@ -30,7 +30,7 @@
 struct tokkeys {
 	enum tok_mode mode;
 	struct eckey *ec;   /* ES256: the key as mbedTLS holds it (kid, JWKS, the self-check) */
-	EVP_PKEY *pkey;     /* ES256: the same key in OpenSSL; freed (and cleared) on free */
+	EVP_PKEY *pkey;	    /* ES256: the same key in OpenSSL; freed (and cleared) on free */
 	EVP_PKEY_CTX *sign; /* ES256: set up once for EVP_PKEY_sign; one thread at a time */
 	uint8_t *secret;    /* HS256: a copy, wiped on free */
 	size_t secret_len;
@@ -59,12 +59,14 @@ int tok_config_from_env(struct tok_config *c, char *err)
 	const char *sec = getenv("FEEDBACK_TOKEN_SECRET");
 	size_t n = sec ? strlen(sec) : 0;
 	if (n == 0)
-		return as_fail(err, AS_EINVAL, "FEEDBACK_SIGN_TOKENS=true needs FEEDBACK_TOKEN_SECRET (at least %d bytes)",
+		return as_fail(err, AS_EINVAL,
+			       "FEEDBACK_SIGN_TOKENS=true needs FEEDBACK_TOKEN_SECRET (at least %d bytes)",
 			       TOK_SECRET_MIN);
 	if (n < TOK_SECRET_MIN)
-		return as_fail(err, AS_EINVAL,
-			       "FEEDBACK_TOKEN_SECRET is %zu bytes; HS256 needs at least %d (try: openssl rand -hex 32)", n,
-			       TOK_SECRET_MIN);
+		return as_fail(
+		    err, AS_EINVAL,
+		    "FEEDBACK_TOKEN_SECRET is %zu bytes; HS256 needs at least %d (try: openssl rand -hex 32)", n,
+		    TOK_SECRET_MIN);
 	if (!(c->secret = malloc(n)))
 		return as_fail(err, AS_ENOMEM, "out of memory");
 	memcpy(c->secret, sec, n);
@@ -133,7 +135,8 @@ static int jwks_write(const char *dir, json_t *index, uint64_t now, char *err)
 	size_t i;
 	json_t *e;
 	int rc = 0;
-	json_array_foreach(json_object_get(index, "keys"), i, e) {
+	json_array_foreach(json_object_get(index, "keys"), i, e)
+	{
 		json_t *vu = json_object_get(e, "verify_until");
 		const char *kid = json_string_value(json_object_get(e, "kid"));
 		if (!kid)
@@ -161,9 +164,9 @@ static int jwks_write(const char *dir, json_t *index, uint64_t now, char *err)
 			eckey_free(k);
 			break;
 		}
-		json_array_append_new(keys, json_pack("{s:s,s:s,s:s%,s:s%,s:s,s:s,s:s}", "kty", "EC", "crv", "P-256", "x",
-						      (const char *)bx.p, bx.len, "y", (const char *)by.p, by.len, "kid",
-						      kid, "alg", "ES256", "use", "sig"));
+		json_array_append_new(keys, json_pack("{s:s,s:s,s:s%,s:s%,s:s,s:s,s:s}", "kty", "EC", "crv", "P-256",
+						      "x", (const char *)bx.p, bx.len, "y", (const char *)by.p, by.len,
+						      "kid", kid, "alg", "ES256", "use", "sig"));
 		json_array_append(kept, e);
 		buf_free(&bx);
 		buf_free(&by);
@@ -212,9 +215,9 @@ static int new_active_key(const char *dir, json_t *index, struct ledger *l, cons
 	int rc = eckey_save(k, priv, pub, err);
 	uint64_t now = (uint64_t)time(NULL);
 	if (rc == 0) {
-		json_array_append_new(json_object_get(index, "keys"),
-				      json_pack("{s:s,s:I,s:n,s:n}", "kid", kid, "created", (json_int_t)now, "retired",
-						"verify_until"));
+		json_array_append_new(
+		    json_object_get(index, "keys"),
+		    json_pack("{s:s,s:I,s:n,s:n}", "kid", kid, "created", (json_int_t)now, "retired", "verify_until"));
 		json_object_set_new(index, "active", json_string(kid));
 		rc = jwks_write(dir, index, now, err);
 	}
@@ -242,7 +245,8 @@ int tokkeys_rotate(const char *dir, struct ledger *l, char new_kid[TOK_KID_MAX],
 		uint64_t now = (uint64_t)time(NULL);
 		size_t i;
 		json_t *e;
-		json_array_foreach(json_object_get(index, "keys"), i, e) {
+		json_array_foreach(json_object_get(index, "keys"), i, e)
+		{
 			if (strcmp(json_string_value(json_object_get(e, "kid")), oldkid) == 0) {
 				json_object_set_new(e, "retired", json_integer((json_int_t)now));
 				json_object_set_new(e, "verify_until", json_integer((json_int_t)(now + TOK_TTL_MAX)));
@@ -300,8 +304,8 @@ static int ossl_load(struct tokkeys *k, char *err)
 	buf_free_wipe(&pem);
 	int rc = k->pkey && EVP_PKEY_get_base_id(k->pkey) == EVP_PKEY_EC && EVP_PKEY_get_bits(k->pkey) == 256 &&
 			 (k->sign = EVP_PKEY_CTX_new(k->pkey, NULL)) != NULL && EVP_PKEY_sign_init(k->sign) == 1
-		 ? 0
-		 : AS_ECRYPTO;
+		     ? 0
+		     : AS_ECRYPTO;
 	ERR_clear_error();
 	if (rc != 0)
 		return as_fail(err, rc, "OpenSSL refuses the token key %s", k->kid);
@@ -317,8 +321,8 @@ static int ossl_load(struct tokkeys *k, char *err)
 /* The protected header, {"alg","kid","typ":"JWT"} with sorted keys as libjwt wrote it, encoded once. */
 static int header_init(struct tokkeys *k, char *err)
 {
-	json_t *h = json_pack("{s:s,s:s,s:s}", "alg", k->mode == TOK_HS256 ? "HS256" : "ES256", "kid", k->kid, "typ",
-			      "JWT");
+	json_t *h =
+	    json_pack("{s:s,s:s,s:s}", "alg", k->mode == TOK_HS256 ? "HS256" : "ES256", "kid", k->kid, "typ", "JWT");
 	char *js = h ? json_dumps(h, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(h);
 	struct buf b;
@@ -396,7 +400,10 @@ void tokkeys_free(struct tokkeys *k)
 	free(k);
 }
 
-const char *tokkeys_kid(const struct tokkeys *k) { return k->mode == TOK_OFF ? NULL : k->kid; }
+const char *tokkeys_kid(const struct tokkeys *k)
+{
+	return k->mode == TOK_OFF ? NULL : k->kid;
+}
 
 /* Issuance lives here too: it needs the private parts, which stay in this file. */
 
@@ -444,17 +451,17 @@ int tok_issue(const struct tokkeys *k, const struct tok_request *r, const struct
 		json_array_append_new(subj, json_pack("{s:s,s:{s:s},s:s}", "name", r->subjects[i].name, "digest",
 						      "sha256", r->subjects[i].sha256, "digest_source",
 						      r->subjects[i].computed ? "computed" : "asserted"));
-	json_t *reviewer = r->reviewer_name ? json_pack("{s:s,s:s?}", "name", r->reviewer_name, "channel",
-							r->reviewer_channel)
-					    : json_null();
-	json_t *policy = r->policy_rule ? json_pack("{s:s,s:s?}", "rule", r->policy_rule, "digest", r->policy_digest)
-					: json_null();
-	json_t *claims = json_pack(
-		"{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:s,s:o,s:s,s:o,s:s,s:o,s:{s:I,s:s},s:s}", "token_type", TOK_TYPE,
-		"iss", k->iss, "aud", r->aud, "sub", r->session_id, "jti", t->jti, "iat", (json_int_t)t->iat, "nbf",
-		(json_int_t)t->iat, "exp", (json_int_t)t->exp, "approved", 1, "session_id", r->session_id, "reviewer",
-		reviewer, "decision", "approved", "policy", policy, "action", action, "subject", subj, "ledger", "seq",
-		(json_int_t)seq, "leaf_hash", lh, "assurance", r->assurance);
+	json_t *reviewer = r->reviewer_name
+			       ? json_pack("{s:s,s:s?}", "name", r->reviewer_name, "channel", r->reviewer_channel)
+			       : json_null();
+	json_t *policy =
+	    r->policy_rule ? json_pack("{s:s,s:s?}", "rule", r->policy_rule, "digest", r->policy_digest) : json_null();
+	json_t *claims = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:s,s:o,s:s,s:o,s:s,s:o,s:{s:I,s:s},s:s}",
+				   "token_type", TOK_TYPE, "iss", k->iss, "aud", r->aud, "sub", r->session_id, "jti",
+				   t->jti, "iat", (json_int_t)t->iat, "nbf", (json_int_t)t->iat, "exp",
+				   (json_int_t)t->exp, "approved", 1, "session_id", r->session_id, "reviewer", reviewer,
+				   "decision", "approved", "policy", policy, "action", action, "subject", subj,
+				   "ledger", "seq", (json_int_t)seq, "leaf_hash", lh, "assurance", r->assurance);
 	char *cj = claims ? json_dumps(claims, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(claims);
 	if (!cj)
@@ -471,10 +478,10 @@ int tok_issue(const struct tokkeys *k, const struct tok_request *r, const struct
 	uint8_t sig[64], h[32];
 	size_t siglen = 0;
 	if (rc == 0 && k->mode == TOK_HS256) {
-		rc = mbedtls_md_hmac(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), k->secret, k->secret_len, jws.p, jws.len,
-				     sig) == 0
-			     ? 0
-			     : AS_ECRYPTO;
+		rc = mbedtls_md_hmac(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), k->secret, k->secret_len, jws.p,
+				     jws.len, sig) == 0
+			 ? 0
+			 : AS_ECRYPTO;
 		siglen = 32;
 	} else if (rc == 0) {
 		sha256(jws.p, jws.len, h);
@@ -494,4 +501,3 @@ int tok_issue(const struct tokkeys *k, const struct tok_request *r, const struct
 	*out = (char *)jws.p; /* the caller frees it */
 	return 0;
 }
-

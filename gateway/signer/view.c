@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static size_t json_size(const json_t *j) { return json_dumpb(j, NULL, 0, JSON_COMPACT); }
+static size_t json_size(const json_t *j)
+{
+	return json_dumpb(j, NULL, 0, JSON_COMPACT);
+}
 
 /* Add v to a page, or count it as one more when it does not fit (v is taken either way). */
 void page_add(json_t *arr, json_t *v, size_t *used, size_t *more, size_t max_items)
@@ -56,9 +59,9 @@ static void list_one(const struct pq_item *it, void *arg)
 	if (n > LIST_MESSAGE_MAX) /* cut on a character boundary */
 		for (n = LIST_MESSAGE_MAX; n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80; n--)
 			;
-	json_t *v = json_pack("{s:s,s:s,s:s%,s:I,s:I}", "session_id", it->session_id, "type", r->type, "message", msg,
-			      n, "created", (json_int_t)(it->created_ms / 1000), "deadline",
-			      (json_int_t)(it->deadline_ms / 1000));
+	json_t *v =
+	    json_pack("{s:s,s:s,s:s%,s:I,s:I}", "session_id", it->session_id, "type", r->type, "message", msg, n,
+		      "created", (json_int_t)(it->created_ms / 1000), "deadline", (json_int_t)(it->deadline_ms / 1000));
 	if (n < strlen(msg))
 		json_object_set_new(v, "message_truncated", json_true());
 	if (r->audience[0])
@@ -83,7 +86,10 @@ json_t *list_reply_page(struct signer *s, const char *owner, const char *reviewe
 	return j;
 }
 
-static json_t *list_reply(struct signer *s, const char *owner) { return list_reply_page(s, owner, NULL, 0); }
+static json_t *list_reply(struct signer *s, const char *owner)
+{
+	return list_reply_page(s, owner, NULL, 0);
+}
 
 /* A view over max bytes of JSON (a context of escapes: each byte may print as six)
  * loses its context, with a note saying so, so that it fits in an answer. */
@@ -93,8 +99,9 @@ void view_fit(json_t *v, size_t max)
 	if (n <= max || !json_object_get(v, "context"))
 		return;
 	json_object_del(v, "context");
-	json_object_set_new(v, "context_omitted",
-			    json_sprintf("the context is too large to show here (the request is %zu bytes as JSON)", n));
+	json_object_set_new(
+	    v, "context_omitted",
+	    json_sprintf("the context is too large to show here (the request is %zu bytes as JSON)", n));
 }
 
 /* A request as a reviewer sees it, with the subjects' bytes (base64) when they fit in a reply. */
@@ -107,7 +114,8 @@ json_t *show_reply(const struct req *r)
 		total += r->content_len[i];
 	int fits = total / 3 * 4 < IPC_FRAME_MAX / 2; /* the rest of the view takes at most the other half */
 	view_fit(v, IPC_FRAME_MAX / 2);
-	json_array_foreach(subs, i, x) {
+	json_array_foreach(subs, i, x)
+	{
 		if (i >= 16 || !r->content[i])
 			continue;
 		if (!fits) {

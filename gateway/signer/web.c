@@ -18,7 +18,7 @@
  * when the connection came through the proxy's own unix socket (measured here with
  * getsockname) or carries the proxy's shared secret. */
 
-#define WEB_VIEWS_MAX 100          /* requests sent whole to the page; the rest are counted */
+#define WEB_VIEWS_MAX 100 /* requests sent whole to the page; the rest are counted */
 
 #define WEB_CONTENT_BUDGET (1u << 20) /* subject bytes (base64) in one answer */
 
@@ -28,8 +28,8 @@ struct web_req {
 	size_t cookien, csrfn, bearern, proxy_usern, proxy_secretn, tokenn, sidn, outcomen, textn;
 	uint64_t n, offset; /* 0 when absent */
 	int approved;
-	int on_proxy;   /* the connection came in on the proxy's socket */
-	char peer[64];  /* its address, for the failed-login limiter */
+	int on_proxy;  /* the connection came in on the proxy's socket */
+	char peer[64]; /* its address, for the failed-login limiter */
 	/* who asks, as web_identify found: a reviewer (via "session", "proxy" or "token")
 	 * or an admin token's name; the session the request carries, if any */
 	const char *reviewer, *admin, *via;
@@ -61,8 +61,8 @@ static void web_error(struct signer *s, uint64_t hreq, enum proto_status status,
 static void web_auth_failed(struct signer *s, const struct web_req *q, enum proto_status status, const char *why)
 {
 	s->m.auth_fail_review++;
-	slog("warning", "a reviewer listener request refused (%s): %s", status == PS_UNAUTHORIZED ? "unauthorized" : "forbidden",
-	     why);
+	slog("warning", "a reviewer listener request refused (%s): %s",
+	     status == PS_UNAUTHORIZED ? "unauthorized" : "forbidden", why);
 	web_error(s, q->hreq, status, "%s", why);
 }
 
@@ -71,12 +71,14 @@ static json_t *web_view(const struct req *r, size_t *budget)
 {
 	json_t *v = json_deep_copy(r->view), *x;
 	size_t i;
-	json_array_foreach(json_object_get(v, "subject"), i, x) {
+	json_array_foreach(json_object_get(v, "subject"), i, x)
+	{
 		if (i >= 16 || !r->content[i])
 			continue;
 		size_t need = (r->content_len[i] + 2) / 3 * 4;
 		if (need > *budget) {
-			json_object_set_new(x, "content_omitted", json_string("too large to show with the rest: assent show"));
+			json_object_set_new(x, "content_omitted",
+					    json_string("too large to show with the rest: assent show"));
 			continue;
 		}
 		struct buf b;
@@ -132,8 +134,9 @@ static json_t *web_pending(struct signer *s, const char *reviewer, size_t offset
 						     x->outcome, "by", x->by, "seq", (json_int_t)x->seq, "at",
 						     (json_int_t)x->at, "message", x->message));
 	}
-	json_t *j = json_pack("{s:I,s:I,s:o,s:o,s:I,s:s}", "pending", (json_int_t)l.total, "more", (json_int_t)l.more,
-			      "requests", l.arr, "recent", rec, "now", (json_int_t)(now_ms() / 1000), "reviewer", reviewer);
+	json_t *j =
+	    json_pack("{s:I,s:I,s:o,s:o,s:I,s:s}", "pending", (json_int_t)l.total, "more", (json_int_t)l.more,
+		      "requests", l.arr, "recent", rec, "now", (json_int_t)(now_ms() / 1000), "reviewer", reviewer);
 	if (l.more) /* ?offset= this for the next page */
 		json_object_set_new(j, "next_offset", json_integer((json_int_t)(offset + json_array_size(l.arr))));
 	return j;
@@ -201,7 +204,8 @@ static void web_login_reply(struct signer *s, const struct web_req *q, const cha
 	slog("info", "web: %s logged in (%s, from %s)", reviewer, via, q->peer);
 	/* The secret goes in the body, never in a cookie: the page holds it and sends it
 	 * in a header (gateway/web/README.md says why). */
-	json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", via, "session", cookie);
+	json_t *j =
+	    json_pack("{s:s,s:s,s:s,s:s}", "reviewer", reviewer, "csrf", ss->csrf, "via", via, "session", cookie);
 	struct web_out w = {.status = PS_OK};
 	web_send(s, q->hreq, &w, j);
 	json_decref(j);
@@ -292,8 +296,9 @@ static int web_identify_proxy(struct signer *s, struct web_req *q)
 	snprintf(id, sizeof id, "%.*s", (int)q->proxy_usern, q->proxy_user);
 	q->reviewer = registry_reviewer_by_proxy_id(s->reg, id);
 	if (!q->reviewer) {
-		web_auth_failed(s, q, PS_FORBIDDEN, "refused: the proxy's identity is not a registered reviewer's (assent "
-						    "reviewer add NAME --proxy-id ID)");
+		web_auth_failed(s, q, PS_FORBIDDEN,
+				"refused: the proxy's identity is not a registered reviewer's (assent "
+				"reviewer add NAME --proxy-id ID)");
 		return -1;
 	}
 	q->via = "proxy";
@@ -304,7 +309,8 @@ static int web_identify_proxy(struct signer *s, struct web_req *q)
 static int web_identify_bearer(struct signer *s, struct web_req *q)
 {
 	if (registry_agent_by_key(s->reg, q->bearer, q->bearern)) {
-		web_auth_failed(s, q, PS_FORBIDDEN, "refused: an agent's API key is not accepted on the reviewer listener");
+		web_auth_failed(s, q, PS_FORBIDDEN,
+				"refused: an agent's API key is not accepted on the reviewer listener");
 		return -1;
 	}
 	q->reviewer = registry_reviewer_by_token(s->reg, q->bearer, q->bearern);
@@ -346,7 +352,8 @@ static int web_reviewer_ok(struct signer *s, struct web_req *q, int changes)
 		return 0;
 	if (!q->reviewer) {
 		web_auth_failed(s, q, q->admin ? PS_FORBIDDEN : PS_UNAUTHORIZED,
-				q->admin ? "refused: an admin token is not a reviewer's" : "log in first (no or expired session)");
+				q->admin ? "refused: an admin token is not a reviewer's"
+					 : "log in first (no or expired session)");
 		return 0;
 	}
 	/* A browser's state-changing request carries the CSRF token of its session; a
@@ -369,8 +376,10 @@ int h_web_metrics(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(web_begin(s, f, &q, err));
 	struct buf b;
 	json_t *e = metrics_reply(s, &b);
-	struct web_out w = {.status = e ? PS_INTERNAL : PS_OK, .ctype = "text/plain; version=0.0.4; charset=utf-8",
-			    .text = e ? NULL : (const char *)b.p, .textn = b.len};
+	struct web_out w = {.status = e ? PS_INTERNAL : PS_OK,
+			    .ctype = "text/plain; version=0.0.4; charset=utf-8",
+			    .text = e ? NULL : (const char *)b.p,
+			    .textn = b.len};
 	web_send(s, q.hreq, &w, e);
 	json_decref(e);
 	buf_free(&b);
@@ -402,7 +411,8 @@ static void web_login_refused(struct signer *s, const struct web_req *q)
 	unsigned retry = 0, all = 0;
 	int limited = ws_login_failed(s->ws, q->peer, now_ms(), &retry, &all);
 	if (all)
-		slog("warning", "web: %u failed logins in the last minute from all sources (the latest from %s)", all, q->peer);
+		slog("warning", "web: %u failed logins in the last minute from all sources (the latest from %s)", all,
+		     q->peer);
 	if (!limited) {
 		web_auth_failed(s, q, PS_UNAUTHORIZED, "login refused: unknown or revoked reviewer token");
 		return;
@@ -462,8 +472,9 @@ int h_web_logout(void *ctx, struct ipc_frame *f, char *err)
 	if (!web_reviewer_ok(s, &q, 1))
 		return 0;
 	if (!q.ss) { /* a reviewer token (not ambient: no CSRF token asked) is no session to end */
-		web_error(s, q.hreq, PS_BAD_REQUEST,
-			  "no web session to end: a reviewer token is not one (assent reviewer token NAME replaces it)");
+		web_error(
+		    s, q.hreq, PS_BAD_REQUEST,
+		    "no web session to end: a reviewer token is not one (assent reviewer token NAME replaces it)");
 		return 0;
 	}
 	uint32_t id = q.ss->id;
@@ -487,8 +498,9 @@ int h_web_events(void *ctx, struct ipc_frame *f, char *err)
 	/* A stream ends with what opened it: the session, or the credential itself. */
 	uint8_t cred[32];
 	uint32_t wsid = q.ss ? q.ss->id
-			     : registry_reviewer_credential(s->reg, q.reviewer, q.via, cred) == 0 ? ws_credential_stream_id(cred)
-												   : 0;
+			: registry_reviewer_credential(s->reg, q.reviewer, q.via, cred) == 0
+			    ? ws_credential_stream_id(cred)
+			    : 0;
 	struct web_out w = {.status = PS_OK, .wsid = wsid};
 	web_send(s, q.hreq, &w, j);
 	json_decref(j);
@@ -524,7 +536,8 @@ static void web_decide_as(struct signer *s, const struct web_req *q, const char 
 	char id[65];
 	snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
 	struct who w = {q->reviewer, "web", q->via, (uid_t)-1, q->hreq, 1};
-	struct answer rep = text && !tx ? ctl_error(PS_INTERNAL, "out of memory") : decide(s, &w, id, outcome, tx, q->n);
+	struct answer rep =
+	    text && !tx ? ctl_error(PS_INTERNAL, "out of memory") : decide(s, &w, id, outcome, tx, q->n);
 	if (rep.j) /* none: a decision, answered once it is on disk */
 		reply_to(s, q->hreq, 1, rep);
 }
@@ -551,7 +564,10 @@ static const char *submit_outcome(struct signer *s, const struct web_req *q)
 	snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
 	const struct pq_item *it = pq_find(s->q, id);
 	const char *type = it ? ((const struct req *)it->data)->type : "";
-	return !q->approved ? "rejected" : !strcmp(type, "input") ? "answered" : !strcmp(type, "selection") ? "selected" : "approved";
+	return !q->approved		    ? "rejected"
+	       : !strcmp(type, "input")	    ? "answered"
+	       : !strcmp(type, "selection") ? "selected"
+					    : "approved";
 }
 
 int h_web_submit(void *ctx, struct ipc_frame *f, char *err)
@@ -563,7 +579,10 @@ int h_web_submit(void *ctx, struct ipc_frame *f, char *err)
 		return 0;
 	const char *oc = submit_outcome(s, &q);
 	/* A rejection needs a reason and an answer a text: these stand in when none came. */
-	const char *text = q.text ? NULL : !q.approved ? "rejected by the reviewer" : !strcmp(oc, "answered") ? "" : NULL;
+	const char *text = q.text		     ? NULL
+			   : !q.approved	     ? "rejected by the reviewer"
+			   : !strcmp(oc, "answered") ? ""
+						     : NULL;
 	char *tx = q.text ? strndup(q.text, q.textn) : text ? strdup(text) : NULL;
 	web_decide_as(s, &q, oc, q.text ? q.text : text, tx);
 	free(tx);
@@ -604,7 +623,7 @@ int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err)
 	slog("info", "admin %s cleared stale sessions: %zu requests past their deadline, %zu MCP sessions", q.admin,
 	     expired, sessions);
 	reply_to(s, q.hreq, 1,
-		 answer_ok(json_pack("{s:b,s:I,s:I}", "ok", 1, "expired_requests", (json_int_t)expired, "ended_sessions",
-				     (json_int_t)sessions)));
+		 answer_ok(json_pack("{s:b,s:I,s:I}", "ok", 1, "expired_requests", (json_int_t)expired,
+				     "ended_sessions", (json_int_t)sessions)));
 	return 0;
 }

@@ -48,7 +48,7 @@ struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const
 				own = &w->s[i];
 		}
 	if (mine >= WS_PER_REVIEWER)
-		slot = own; /* their own least recently used */
+		slot = own;			     /* their own least recently used */
 	for (size_t i = 0; i < WS_MAX && !slot; i++) /* else a free slot */
 		if (!w->s[i].used)
 			slot = &w->s[i];

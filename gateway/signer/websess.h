@@ -10,29 +10,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WS_MAX 1024              /* sessions at once; the least recently used goes first */
-#define WS_PER_REVIEWER 32       /* one reviewer's at most: past it, their own oldest goes, so that
-				  * one reviewer (a script logging in again and again) evicts no one else */
+#define WS_MAX 1024 /* sessions at once; the least recently used goes first */
+#define WS_PER_REVIEWER                                                                                                \
+	32 /* one reviewer's at most: past it, their own oldest goes, so that                                          \
+	    * one reviewer (a script logging in again and again) evicts no one else */
 #define WS_COOKIE_LEN 46
 #define WS_CSRF_LEN 43
-#define WS_IDLE_MS (2ull * 3600 * 1000)   /* unused for two hours: logged out */
-#define WS_LIFE_MS (12ull * 3600 * 1000)  /* and at most twelve hours in all */
+#define WS_IDLE_MS (2ull * 3600 * 1000)	 /* unused for two hours: logged out */
+#define WS_LIFE_MS (12ull * 3600 * 1000) /* and at most twelve hours in all */
 #define WS_FAIL_WINDOW_MS 60000ull
-#define WS_FAIL_PER_PEER 5       /* failed logins a minute from one source (see ws_login_source): past
-				  * it, a wrong token is answered 429. A right one always logs in: the
-				  * tokens are 256-bit random secrets, so no rate of guessing finds one,
-				  * and a limit that refused right tokens would let any local process
-				  * lock every reviewer out. The limit slows clients and is logged. */
-#define WS_FAIL_LOG 30           /* failed logins a minute from everyone: logged once, refuses no one */
+#define WS_FAIL_PER_PEER                                                                                               \
+	5	       /* failed logins a minute from one source (see ws_login_source): past                           \
+			* it, a wrong token is answered 429. A right one always logs in: the                           \
+			* tokens are 256-bit random secrets, so no rate of guessing finds one,                         \
+			* and a limit that refused right tokens would let any local process                            \
+			* lock every reviewer out. The limit slows clients and is logged. */
+#define WS_FAIL_LOG 30 /* failed logins a minute from everyone: logged once, refuses no one */
 #define WS_SOURCE_MAX 64
 
 struct ws_session {
 	uint8_t hash[32];
 	char reviewer[65];
 	char csrf[WS_CSRF_LEN + 1];
-	char via[8];             /* "token" or "proxy" */
-	uint8_t cred[32];        /* the hash of the credential it was made with (registry_reviewer_credential) */
-	uint32_t id;             /* names its event streams to the worker; never 0, below 2^31 */
+	char via[8];	  /* "token" or "proxy" */
+	uint8_t cred[32]; /* the hash of the credential it was made with (registry_reviewer_credential) */
+	uint32_t id;	  /* names its event streams to the worker; never 0, below 2^31 */
 	uint64_t created, last;
 	int used;
 };

@@ -39,10 +39,10 @@ struct jail_plan {
 	int dirfd; /* the empty directory (root only), else -1 */
 	dev_t dir_dev;
 	ino_t dir_ino;
-	int last_cap;  /* the kernel's highest capability number */
-	int userns;    /* not root, bounding set not empty: empty it in a user namespace */
-	int ll_abi;    /* Landlock ABI version, 0: none */
-	int ll_errno;  /* why there is none */
+	int last_cap; /* the kernel's highest capability number */
+	int userns;   /* not root, bounding set not empty: empty it in a user namespace */
+	int ll_abi;   /* Landlock ABI version, 0: none */
+	int ll_errno; /* why there is none */
 };
 
 /* Set by assentd's worker mode from its command line (jail_set_ids). */
@@ -178,8 +178,9 @@ static int jail_plan_ids(const struct jail_opts *o, struct jail_plan *p, char *e
 	/* No silent fallback to nobody: a uid shared with other services lets them signal the
 	 * worker (and a worker escaping seccomp signal them). */
 	if (!p->uid || !p->gid)
-		return as_fail(err, AS_EINVAL, "jail: ids: running as root with no uid and gid of the worker's own "
-					       "to drop to (jail_opts or jail_set_ids)");
+		return as_fail(err, AS_EINVAL,
+			       "jail: ids: running as root with no uid and gid of the worker's own "
+			       "to drop to (jail_opts or jail_set_ids)");
 	if (p->uid == 0 || p->gid == 0)
 		return as_fail(err, AS_EINVAL, "jail: ids: would drop to uid %u gid %u, which is root",
 			       (unsigned)p->uid, (unsigned)p->gid);
@@ -283,18 +284,18 @@ static int jail_userns(const struct jail_plan *p, char *err)
 /* ---- Landlock ----
  * Debian 12's <linux/landlock.h> stops at ABI 2, so what is used is defined here, from the
  * kernel's uapi (include/uapi/linux/landlock.h). */
-#define JAIL_LL_VERSION (1u << 0)   /* LANDLOCK_CREATE_RULESET_VERSION */
+#define JAIL_LL_VERSION (1u << 0)	   /* LANDLOCK_CREATE_RULESET_VERSION */
 #define JAIL_LL_FS_ABI1 ((1ull << 13) - 1) /* EXECUTE .. MAKE_SYM */
-#define JAIL_LL_FS_REFER (1ull << 13)      /* ABI 2 */
+#define JAIL_LL_FS_REFER (1ull << 13)	   /* ABI 2 */
 #define JAIL_LL_FS_TRUNCATE (1ull << 14)   /* ABI 3 */
 #define JAIL_LL_FS_IOCTL_DEV (1ull << 15)  /* ABI 5 */
-#define JAIL_LL_NET_ALL (3ull)              /* ABI 4: BIND_TCP, CONNECT_TCP */
-#define JAIL_LL_SCOPE_ALL (3ull)            /* ABI 6: ABSTRACT_UNIX_SOCKET, SIGNAL */
+#define JAIL_LL_NET_ALL (3ull)		   /* ABI 4: BIND_TCP, CONNECT_TCP */
+#define JAIL_LL_SCOPE_ALL (3ull)	   /* ABI 6: ABSTRACT_UNIX_SOCKET, SIGNAL */
 
 struct jail_ll_attr {
 	uint64_t handled_access_fs;
 	uint64_t handled_access_net; /* ABI 4 */
-	uint64_t scoped;             /* ABI 6 */
+	uint64_t scoped;	     /* ABI 6 */
 };
 
 static int jail_ll_probe(struct jail_plan *p)
@@ -633,8 +634,7 @@ static int jail_seccomp_add(scmp_filter_ctx ctx, int nr, unsigned n, const struc
  * BPF program or marks packets. */
 static const int jail_setsockopt_ok[][2] = {
     {IPPROTO_TCP, TCP_NODELAY}, {IPPROTO_TCP, TCP_CORK}, {SOL_SOCKET, SO_LINGER}};
-static const int jail_getsockopt_ok[][2] = {
-    {SOL_SOCKET, SO_TYPE}, {SOL_SOCKET, SO_DOMAIN}, {SOL_SOCKET, SO_ERROR}};
+static const int jail_getsockopt_ok[][2] = {{SOL_SOCKET, SO_TYPE}, {SOL_SOCKET, SO_DOMAIN}, {SOL_SOCKET, SO_ERROR}};
 
 static int jail_sockopt_rules(scmp_filter_ctx ctx, int nr, const int (*ok)[2], size_t n, char *err)
 {
@@ -706,9 +706,9 @@ static int jail_seccomp_rules(scmp_filter_ctx ctx, const struct jail_opts *o, ch
 	 * requeue and priority-inheritance operations, where the kernel's bugs have been. */
 	static const int futex_ops[] = {FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAIT_BITSET, FUTEX_WAKE_BITSET};
 	for (size_t i = 0; i < sizeof futex_ops / sizeof futex_ops[0]; i++) {
-		const struct scmp_arg_cmp op =
-		    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu & ~(scmp_datum_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME),
-			    (scmp_datum_t)futex_ops[i]);
+		const struct scmp_arg_cmp op = SCMP_A1(
+		    SCMP_CMP_MASKED_EQ, 0xffffffffu & ~(scmp_datum_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME),
+		    (scmp_datum_t)futex_ops[i]);
 		GUARD(jail_seccomp_add(ctx, SCMP_SYS(futex), 1, &op, err));
 	}
 	/* madvise: free() trims with MADV_DONTNEED (or MADV_FREE); nothing else. */

@@ -80,10 +80,11 @@ static void refuse_busy(struct mc_list *l, struct mc_conn *p)
 {
 	char msg[400];
 	char body[240];
-	int bn = snprintf(body, sizeof body,
-			  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"closed: too many "
-			  "connections from this address sent no request in time (ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=%u)\"}}",
-			  l->unauth_max);
+	int bn = snprintf(
+	    body, sizeof body,
+	    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"closed: too many "
+	    "connections from this address sent no request in time (ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=%u)\"}}",
+	    l->unauth_max);
 	int n = snprintf(msg, sizeof msg,
 			 "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 5\r\nContent-Type: application/json\r\n"
 			 "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
@@ -149,9 +150,10 @@ void mc_log_refused(struct mc_list *l, int ipcfd, const char *listener)
 	uint64_t now = mc_mono_ms();
 	if (l->refused == l->logged || (l->logged_at && now - l->logged_at < 60000))
 		return;
-	ipc_log(ipcfd, "warning", "limit: %s listener: %llu connections refused (ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=%u: "
-		"one address held that many not yet authenticated)", listener,
-		(unsigned long long)(l->refused - l->logged), l->unauth_max);
+	ipc_log(ipcfd, "warning",
+		"limit: %s listener: %llu connections refused (ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS=%u: "
+		"one address held that many not yet authenticated)",
+		listener, (unsigned long long)(l->refused - l->logged), l->unauth_max);
 	l->logged = l->refused;
 	l->logged_at = now;
 }

@@ -16,9 +16,9 @@
 struct mc_conn { /* one TCP connection (MHD's socket context) */
 	int fd;
 	uint64_t since;
-	int receiving; /* between the end of one request and the whole of the next */
-	int authed;    /* a request of it passed the check (mc_authed): no longer counted per address */
-	int refused;   /* closed for the per-address limit */
+	int receiving;	 /* between the end of one request and the whole of the next */
+	int authed;	 /* a request of it passed the check (mc_authed): no longer counted per address */
+	int refused;	 /* closed for the per-address limit */
 	uint8_t addr[9]; /* its peer, as limits count it (mc_addr_key); addr[0] 0: not limited */
 	struct mc_conn *next;
 };
@@ -29,7 +29,7 @@ struct mc_list {
 	/* ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS: connections from one address not yet
 	 * mc_authed; past it the oldest of them is answered 429 and closed (0: no limit). */
 	unsigned unauth_max;
-	uint64_t refused; /* since the worker started */
+	uint64_t refused;	    /* since the worker started */
 	uint64_t logged, logged_at; /* refusals logged so far, and when */
 };
 

@@ -7,14 +7,14 @@
 
 enum as_err {
 	AS_OK = 0,
-	AS_ENOMEM = -1,   /* allocation failed or a size maximum was hit */
-	AS_EINVAL = -2,   /* bad argument or malformed input */
-	AS_EIO = -3,      /* a file or the LMDB environment could not be read or written */
+	AS_ENOMEM = -1,	  /* allocation failed or a size maximum was hit */
+	AS_EINVAL = -2,	  /* bad argument or malformed input */
+	AS_EIO = -3,	  /* a file or the LMDB environment could not be read or written */
 	AS_ECORRUPT = -4, /* data fails an integrity check: tampered or damaged */
 	AS_ETOOBIG = -5,  /* input over its documented maximum */
 	AS_ENOTFOUND = -6,
-	AS_ECRYPTO = -7,  /* a key could not be generated, parsed or used */
-	AS_EBADSIG = -8,  /* a signature does not verify */
+	AS_ECRYPTO = -7, /* a key could not be generated, parsed or used */
+	AS_EBADSIG = -8, /* a signature does not verify */
 	AS_EEXIST = -9,
 };
 

@@ -47,20 +47,62 @@ static void sev_set(void *c, enum sev_kind k, uint64_t u, const uint8_t *s)
 	e->u = u;
 	e->s = s;
 }
-static void ev_u8(void *c, uint8_t v) { sev_set(c, SEV_UINT, v, NULL); }
-static void ev_u16(void *c, uint16_t v) { sev_set(c, SEV_UINT, v, NULL); }
-static void ev_u32(void *c, uint32_t v) { sev_set(c, SEV_UINT, v, NULL); }
-static void ev_u64(void *c, uint64_t v) { sev_set(c, SEV_UINT, v, NULL); }
-static void ev_n8(void *c, uint8_t v) { sev_set(c, SEV_NINT, v, NULL); }
-static void ev_n16(void *c, uint16_t v) { sev_set(c, SEV_NINT, v, NULL); }
-static void ev_n32(void *c, uint32_t v) { sev_set(c, SEV_NINT, v, NULL); }
-static void ev_n64(void *c, uint64_t v) { sev_set(c, SEV_NINT, v, NULL); }
-static void ev_bytes(void *c, cbor_data d, size_t n) { sev_set(c, SEV_BYTES, n, d); }
-static void ev_text(void *c, cbor_data d, size_t n) { sev_set(c, SEV_TEXT, n, d); }
-static void ev_array(void *c, size_t n) { sev_set(c, SEV_ARRAY, n, NULL); }
-static void ev_map(void *c, size_t n) { sev_set(c, SEV_MAP, n, NULL); }
-static void ev_bool(void *c, bool b) { sev_set(c, b ? SEV_TRUE : SEV_FALSE, 0, NULL); }
-static void ev_null(void *c) { sev_set(c, SEV_NULL, 0, NULL); }
+static void ev_u8(void *c, uint8_t v)
+{
+	sev_set(c, SEV_UINT, v, NULL);
+}
+static void ev_u16(void *c, uint16_t v)
+{
+	sev_set(c, SEV_UINT, v, NULL);
+}
+static void ev_u32(void *c, uint32_t v)
+{
+	sev_set(c, SEV_UINT, v, NULL);
+}
+static void ev_u64(void *c, uint64_t v)
+{
+	sev_set(c, SEV_UINT, v, NULL);
+}
+static void ev_n8(void *c, uint8_t v)
+{
+	sev_set(c, SEV_NINT, v, NULL);
+}
+static void ev_n16(void *c, uint16_t v)
+{
+	sev_set(c, SEV_NINT, v, NULL);
+}
+static void ev_n32(void *c, uint32_t v)
+{
+	sev_set(c, SEV_NINT, v, NULL);
+}
+static void ev_n64(void *c, uint64_t v)
+{
+	sev_set(c, SEV_NINT, v, NULL);
+}
+static void ev_bytes(void *c, cbor_data d, size_t n)
+{
+	sev_set(c, SEV_BYTES, n, d);
+}
+static void ev_text(void *c, cbor_data d, size_t n)
+{
+	sev_set(c, SEV_TEXT, n, d);
+}
+static void ev_array(void *c, size_t n)
+{
+	sev_set(c, SEV_ARRAY, n, NULL);
+}
+static void ev_map(void *c, size_t n)
+{
+	sev_set(c, SEV_MAP, n, NULL);
+}
+static void ev_bool(void *c, bool b)
+{
+	sev_set(c, b ? SEV_TRUE : SEV_FALSE, 0, NULL);
+}
+static void ev_null(void *c)
+{
+	sev_set(c, SEV_NULL, 0, NULL);
+}
 static struct cbor_callbacks sev_callbacks; /* the rest (tags, floats, indefinite lengths) stay SEV_BAD */
 
 static void sev_init(void)
@@ -104,18 +146,29 @@ static int sdec_item(struct sdec *d, struct cv *v, int depth)
 	d->off += r.read;
 	v->u = e.u;
 	switch (e.kind) {
-	case SEV_UINT: v->t = CV_UINT; return 0;
-	case SEV_NINT: v->t = CV_NINT; return 0;
-	case SEV_FALSE: v->t = CV_FALSE; return 0;
-	case SEV_TRUE: v->t = CV_TRUE; return 0;
-	case SEV_NULL: v->t = CV_NULL; return 0;
+	case SEV_UINT:
+		v->t = CV_UINT;
+		return 0;
+	case SEV_NINT:
+		v->t = CV_NINT;
+		return 0;
+	case SEV_FALSE:
+		v->t = CV_FALSE;
+		return 0;
+	case SEV_TRUE:
+		v->t = CV_TRUE;
+		return 0;
+	case SEV_NULL:
+		v->t = CV_NULL;
+		return 0;
 	case SEV_BYTES:
 	case SEV_TEXT:
 		v->t = e.kind == SEV_BYTES ? CV_BYTES : CV_TEXT;
 		v->s = e.s;
 		v->n = (size_t)e.u;
 		return v->t == CV_TEXT && !utf8_valid(v->s, v->n) ? AS_ECORRUPT : 0;
-	default: break;
+	default:
+		break;
 	}
 	uint64_t nitems = e.kind == SEV_MAP ? 2 * e.u : e.u;
 	if (depth >= CBOR_MAX_DEPTH || e.u > d->len - d->off || nitems > d->len - d->off)
@@ -158,20 +211,21 @@ static int sdec_decode(const uint8_t *p, size_t len, struct cv_arena *a, struct 
 /* Ledger entries as the signer writes them: a request with its context and subjects,
  * its decision with the token it names, and a key entry. */
 static const char *const ENTRIES[] = {
-	"{\"kind\":\"request\",\"session_id\":\"req-00112233445566778899aabbccddeeff\",\"type\":\"approval\","
-	"\"message\":\"Apply the terraform plan for the production VPC: 3 to add, 1 to change, 0 to destroy.\","
-	"\"context\":{\"repo\":\"infra\",\"branch\":\"main\",\"commit\":\"4e6037c1b2a3\",\"files\":[\"vpc.tf\","
-	"\"subnets.tf\",\"outputs.tf\"]},\"audience\":\"tf-prod\",\"requester\":{\"uid\":1000,\"name\":\"agent-1\","
-	"\"client\":{\"name\":\"claude-code\",\"version\":\"2.1.0\"}},\"timeout_s\":600,\"subject\":[{\"name\":"
-	"\"plan.tfplan\",\"sha256\":\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\",\"source\":"
-	"\"computed\"},{\"name\":\"image\",\"sha256\":\"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\","
-	"\"source\":\"asserted\"}],\"policy\":{\"rule\":\"line 12\",\"effect\":\"ask\"},\"redacted\":false}",
-	"{\"kind\":\"decision\",\"session_id\":\"req-00112233445566778899aabbccddeeff\",\"outcome\":\"approved\","
-	"\"assurance\":\"reviewer\",\"reviewer\":{\"name\":\"alice\",\"channel\":\"web\"},\"message\":null,"
-	"\"token\":{\"jti\":\"0123456789abcdef0123456789abcdef\",\"kid\":\"kid-0123456789abcdef0123456789abcdef012345\","
-	"\"exp\":1796000900}}",
-	"{\"kind\":\"key\",\"purpose\":\"token\",\"kid\":\"kid-0123456789abcdef0123456789abcdef012345\",\"event\":"
-	"\"created\",\"alg\":\"ES256\",\"spki_sha256\":\"5d41402abc4b2a76b9719d911017c592aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+    "{\"kind\":\"request\",\"session_id\":\"req-00112233445566778899aabbccddeeff\",\"type\":\"approval\","
+    "\"message\":\"Apply the terraform plan for the production VPC: 3 to add, 1 to change, 0 to destroy.\","
+    "\"context\":{\"repo\":\"infra\",\"branch\":\"main\",\"commit\":\"4e6037c1b2a3\",\"files\":[\"vpc.tf\","
+    "\"subnets.tf\",\"outputs.tf\"]},\"audience\":\"tf-prod\",\"requester\":{\"uid\":1000,\"name\":\"agent-1\","
+    "\"client\":{\"name\":\"claude-code\",\"version\":\"2.1.0\"}},\"timeout_s\":600,\"subject\":[{\"name\":"
+    "\"plan.tfplan\",\"sha256\":\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\",\"source\":"
+    "\"computed\"},{\"name\":\"image\",\"sha256\":\"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\","
+    "\"source\":\"asserted\"}],\"policy\":{\"rule\":\"line 12\",\"effect\":\"ask\"},\"redacted\":false}",
+    "{\"kind\":\"decision\",\"session_id\":\"req-00112233445566778899aabbccddeeff\",\"outcome\":\"approved\","
+    "\"assurance\":\"reviewer\",\"reviewer\":{\"name\":\"alice\",\"channel\":\"web\"},\"message\":null,"
+    "\"token\":{\"jti\":\"0123456789abcdef0123456789abcdef\",\"kid\":\"kid-0123456789abcdef0123456789abcdef012345\","
+    "\"exp\":1796000900}}",
+    "{\"kind\":\"key\",\"purpose\":\"token\",\"kid\":\"kid-0123456789abcdef0123456789abcdef012345\",\"event\":"
+    "\"created\",\"alg\":\"ES256\",\"spki_sha256\":"
+    "\"5d41402abc4b2a76b9719d911017c592aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
 };
 #define NENTRIES (sizeof ENTRIES / sizeof *ENTRIES)
 
@@ -179,8 +233,8 @@ static const char *const ENTRIES[] = {
  * duplicate keys, indefinite lengths, a tag, floats, undefined, a two-byte simple
  * value, invalid UTF-8, a length past the end, trailing bytes. */
 static const char *const REFUSED[] = {
-	"1805", "190017", "3817", "5801ff", "a2616201616101", "a2616101616102", "5f4100ff", "9fff",
-	"c001", "fa3f800000", "f93c00", "f7", "f814", "62c328", "43aabb", "0101", "9a40000000", "e0",
+    "1805",	  "190017", "3817", "5801ff", "a2616201616101", "a2616101616102", "5f4100ff", "9fff",	    "c001",
+    "fa3f800000", "f93c00", "f7",   "f814",   "62c328",		"43aabb",	  "0101",     "9a40000000", "e0",
 };
 
 static struct buf enc[NENTRIES];
@@ -241,13 +295,15 @@ static void agree(const uint8_t *p, size_t n, const char *what)
 	cv_arena_init(&b, 1 << 16);
 	int rx = cbor_decode(p, n, &a, &x, err), ry = sdec_decode(p, n, &b, &y);
 	if ((rx == 0) != (ry == 0))
-		die(what, rx == 0 ? "the streaming decoder refuses what ours accepts" : "the streaming decoder accepts what ours refuses");
+		die(what, rx == 0 ? "the streaming decoder refuses what ours accepts"
+				  : "the streaming decoder accepts what ours refuses");
 	if (rx == 0) {
 		struct buf ex, ey;
 		const char *why = "";
 		buf_init(&ex, 1 << 20);
 		buf_init(&ey, 1 << 20);
-		if (cbor_encode(x, &ex, err) || cbor_encode(y, &ey, err) || ex.len != ey.len || memcmp(ex.p, ey.p, ex.len))
+		if (cbor_encode(x, &ex, err) || cbor_encode(y, &ey, err) || ex.len != ey.len ||
+		    memcmp(ex.p, ey.p, ex.len))
 			die(what, "the two strict decoders give different values");
 		if (!cbor_oracle_check(x, p, n, &why))
 			die(what, why);

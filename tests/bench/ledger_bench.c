@@ -38,12 +38,17 @@ static void make_entry(struct cv_arena *a, uint64_t i, struct buf *out)
 	snprintf(sid, sizeof sid, "req-%016llx", (unsigned long long)(i * 2654435761u));
 	snprintf(msg, sizeof msg, "Apply terraform plan #%llu to production: 3 to add, 1 to change, 0 to destroy",
 		 (unsigned long long)i);
-	snprintf(ctx, sizeof ctx,
-		 "{\"workspace\":\"prod-eu-west-1\",\"plan\":\"plan-%llu.tfplan\",\"resources\":[\"aws_s3_bucket.logs\","
-		 "\"aws_iam_role.ci\"]}",
-		 (unsigned long long)i);
-	const char *kv[][2] = {{"kind", "request"},       {"session_id", sid},   {"type", "approval"},
-			       {"message", msg},          {"context", ctx},      {"audience", "tf-prod"},
+	snprintf(
+	    ctx, sizeof ctx,
+	    "{\"workspace\":\"prod-eu-west-1\",\"plan\":\"plan-%llu.tfplan\",\"resources\":[\"aws_s3_bucket.logs\","
+	    "\"aws_iam_role.ci\"]}",
+	    (unsigned long long)i);
+	const char *kv[][2] = {{"kind", "request"},
+			       {"session_id", sid},
+			       {"type", "approval"},
+			       {"message", msg},
+			       {"context", ctx},
+			       {"audience", "tf-prod"},
 			       {"requester", "uid:1000 claude-code/2.1"}};
 	size_t n = sizeof kv / sizeof kv[0];
 	cv_arena_reset(a);
@@ -245,7 +250,8 @@ int main(void)
 	}
 	double fr = (double)count / floor_best, vr = (double)count / ver_best;
 	printf("%-44s %12s %10s\n", "", "entries/s", "MB/s");
-	printf("%-44s %12.0f %10.1f\n", "floor: mbedTLS SHA-256 (leaves + nodes)", fr, (double)total / floor_best / 1e6);
+	printf("%-44s %12.0f %10.1f\n", "floor: mbedTLS SHA-256 (leaves + nodes)", fr,
+	       (double)total / floor_best / 1e6);
 	printf("%-44s %12.0f %10.1f\n", "assent-verify ledger (whole process)", vr, (double)total / ver_best / 1e6);
 	printf("verification rate = %.0f%% of the floor (goal: 70%% or more)\n", 100.0 * vr / fr);
 

@@ -34,13 +34,13 @@
 /* The claims of a token for a policy-approved request with no subject, as tok_issue writes them
  * (about 600 bytes; what the policy end-to-end bench issues). */
 static const char CLAIMS[] =
-	"{\"action\":\"sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"approved\":true,"
-	"\"assurance\":\"policy\",\"aud\":\"default\",\"decision\":\"approved\",\"exp\":1767000900,\"iat\":1767000000,"
-	"\"iss\":\"assent\",\"jti\":\"0123456789abcdef0123456789abcdef\",\"ledger\":{\"leaf_hash\":"
-	"\"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\",\"seq\":123456},\"nbf\":1767000000,"
-	"\"policy\":{\"digest\":\"5d41402abc4b2a76b9719d911017c592aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"rule\":\"line 2\"},"
-	"\"reviewer\":null,\"session_id\":\"req-00112233445566778899aabbccddeeff\",\"sub\":"
-	"\"req-00112233445566778899aabbccddeeff\",\"subject\":[],\"token_type\":\"assent/approval/v1\"}";
+    "{\"action\":\"sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"approved\":true,"
+    "\"assurance\":\"policy\",\"aud\":\"default\",\"decision\":\"approved\",\"exp\":1767000900,\"iat\":1767000000,"
+    "\"iss\":\"assent\",\"jti\":\"0123456789abcdef0123456789abcdef\",\"ledger\":{\"leaf_hash\":"
+    "\"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\",\"seq\":123456},\"nbf\":1767000000,"
+    "\"policy\":{\"digest\":\"5d41402abc4b2a76b9719d911017c592aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"rule\":\"line 2\"},"
+    "\"reviewer\":null,\"session_id\":\"req-00112233445566778899aabbccddeeff\",\"sub\":"
+    "\"req-00112233445566778899aabbccddeeff\",\"subject\":[],\"token_type\":\"assent/approval/v1\"}";
 static const char KID[] = "kid-0123456789abcdef0123456789abcdef0123456";
 
 static double now_s(void)
@@ -58,10 +58,10 @@ static void die(const char *what)
 
 static mbedtls_ctr_drbg_context drbg;
 static mbedtls_pk_context pk; /* the key, parsed once */
-static struct buf pem;         /* its SEC1 PEM, what libjwt is handed */
-static EVP_PKEY *okey;         /* the same key in OpenSSL */
-static EVP_PKEY_CTX *octx;     /* a signing context set up once */
-static char input[2048];       /* base64url(header) "." base64url(claims) */
+static struct buf pem;	      /* its SEC1 PEM, what libjwt is handed */
+static EVP_PKEY *okey;	      /* the same key in OpenSSL */
+static EVP_PKEY_CTX *octx;    /* a signing context set up once */
+static char input[2048];      /* base64url(header) "." base64url(claims) */
 static size_t input_len;
 static uint8_t secret[48];
 
@@ -115,7 +115,7 @@ static int s_mbed(int deterministic, int fresh_group)
 	mbedtls_mpi_init(&r);
 	mbedtls_mpi_init(&s);
 	int rc = deterministic ? mbedtls_ecdsa_sign_det_ext((mbedtls_ecp_group *)g, &r, &s, &held->d, h, 32,
-							   MBEDTLS_MD_SHA256, mbedtls_ctr_drbg_random, &drbg)
+							    MBEDTLS_MD_SHA256, mbedtls_ctr_drbg_random, &drbg)
 			       : mbedtls_ecdsa_sign((mbedtls_ecp_group *)g, &r, &s, &held->d, h, 32,
 						    mbedtls_ctr_drbg_random, &drbg);
 	if (rc == 0)
@@ -126,10 +126,22 @@ static int s_mbed(int deterministic, int fresh_group)
 		mbedtls_ecp_group_free(&fresh);
 	return rc;
 }
-static int s_mbed_det(void) { return s_mbed(1, 0); }
-static int s_mbed_rnd(void) { return s_mbed(0, 0); }
-static int s_mbed_det_fresh(void) { return s_mbed(1, 1); }
-static int s_mbed_rnd_fresh(void) { return s_mbed(0, 1); }
+static int s_mbed_det(void)
+{
+	return s_mbed(1, 0);
+}
+static int s_mbed_rnd(void)
+{
+	return s_mbed(0, 0);
+}
+static int s_mbed_det_fresh(void)
+{
+	return s_mbed(1, 1);
+}
+static int s_mbed_rnd_fresh(void)
+{
+	return s_mbed(0, 1);
+}
 
 /* DER ECDSA-Sig-Value to the JWS form, r then s (RFC 7518 section 3.4). */
 static int der_to_rs(const uint8_t *der, size_t n)
@@ -262,19 +274,19 @@ int main(int argc, char **argv)
 	buf_free(&cb);
 
 	const struct way es[] = {
-		{"libjwt 1.10, PEM parsed by OpenSSL each call (up to now)", s_libjwt},
-		{"mbedTLS, key held, deterministic k (RFC 6979), comb cached", s_mbed_det},
-		{"mbedTLS, key held, random k, comb cached", s_mbed_rnd},
-		{"mbedTLS, deterministic k, fresh group (no cached comb)", s_mbed_det_fresh},
-		{"mbedTLS, random k, fresh group (no cached comb)", s_mbed_rnd_fresh},
-		{"OpenSSL 3 EVP, EVP_PKEY held, DigestSign ctx per call", s_ossl_digestsign},
-		{"OpenSSL 3 EVP, EVP_PKEY_CTX held, SHA-256 + PKEY_sign", s_ossl_heldctx},
+	    {"libjwt 1.10, PEM parsed by OpenSSL each call (up to now)", s_libjwt},
+	    {"mbedTLS, key held, deterministic k (RFC 6979), comb cached", s_mbed_det},
+	    {"mbedTLS, key held, random k, comb cached", s_mbed_rnd},
+	    {"mbedTLS, deterministic k, fresh group (no cached comb)", s_mbed_det_fresh},
+	    {"mbedTLS, random k, fresh group (no cached comb)", s_mbed_rnd_fresh},
+	    {"OpenSSL 3 EVP, EVP_PKEY held, DigestSign ctx per call", s_ossl_digestsign},
+	    {"OpenSSL 3 EVP, EVP_PKEY_CTX held, SHA-256 + PKEY_sign", s_ossl_heldctx},
 	};
 	const struct way hs[] = {
-		{"HS256: libjwt 1.10 (whole token)", s_libjwt_hs},
-		{"HS256: mbedTLS HMAC-SHA256 of the signing input", s_mbed_hmac},
-		{"HS256: OpenSSL HMAC-SHA256 of the signing input", s_ossl_hmac},
-		{"for scale: mbedTLS SHA-256 of the signing input", s_sha256},
+	    {"HS256: libjwt 1.10 (whole token)", s_libjwt_hs},
+	    {"HS256: mbedTLS HMAC-SHA256 of the signing input", s_mbed_hmac},
+	    {"HS256: OpenSSL HMAC-SHA256 of the signing input", s_ossl_hmac},
+	    {"for scale: mbedTLS SHA-256 of the signing input", s_sha256},
 	};
 	for (size_t i = 1; i < sizeof es / sizeof *es; i++) {
 		if (es[i].fn() != 0)

@@ -113,8 +113,8 @@ int main(void)
 
 	const char *keys[] = {keypath};
 	struct av_token_opts oes = {.aud = "bench", .key_paths = keys, .nkeys = 1, .leeway = -1};
-	struct av_token_opts ohs = {.aud = "bench", .secret = (const uint8_t *)SECRET, .secret_len = strlen(SECRET),
-				    .leeway = -1};
+	struct av_token_opts ohs = {
+	    .aud = "bench", .secret = (const uint8_t *)SECRET, .secret_len = strlen(SECRET), .leeway = -1};
 	double es_rate = rate(es, &oes, 3000), hs_rate = rate(hs, &ohs, 30000);
 	char *argv_es[] = {"assent-verify", "token", es, "--aud", "bench", "--key", keypath, NULL};
 	setenv("BENCH_SECRET", SECRET, 1);
@@ -132,11 +132,13 @@ int main(void)
 		 "    for _ in range(n): jwt.decode(tok, k, algorithms=[alg], audience='bench')\n"
 		 "    return n / (time.perf_counter() - t)\n"
 		 "def proc(tok, k, alg, n):\n"
-		 "    code = 'import sys,jwt; jwt.decode(sys.argv[1], sys.argv[2], algorithms=[sys.argv[3]], audience=\"bench\")'\n"
+		 "    code = 'import sys,jwt; jwt.decode(sys.argv[1], sys.argv[2], algorithms=[sys.argv[3]], "
+		 "audience=\"bench\")'\n"
 		 "    t = time.perf_counter()\n"
 		 "    for _ in range(n): subprocess.run(['/usr/bin/python3', '-c', code, tok, k, alg], check=True)\n"
 		 "    return (time.perf_counter() - t) * 1000 / n\n"
-		 "print(rate(es, pem, 'ES256', 3000), rate(hs, secret, 'HS256', 30000), proc(es, pem, 'ES256', 30), proc(hs, secret, 'HS256', 30))\n"
+		 "print(rate(es, pem, 'ES256', 3000), rate(hs, secret, 'HS256', 30000), proc(es, pem, 'ES256', 30), "
+		 "proc(hs, secret, 'HS256', 30))\n"
 		 "PY",
 		 es, hs, keypath, SECRET);
 	char *py = run_capture(cmd);
@@ -152,7 +154,8 @@ int main(void)
 	printf("%-44s %14.2f %14.2f\n", "HS256 one whole-process call, ms", hs_ms, phs_ms);
 	double empty_ms = process_ms("/bin/true", (char *[]){"true", NULL}, 300);
 	printf("%-44s %14.2f\n", "for scale: /bin/true, one whole-process call, ms", empty_ms);
-	printf("(in-process figures include reading and parsing the key for every call; goal for one call: under 5 ms)\n");
+	printf(
+	    "(in-process figures include reading and parsing the key for every call; goal for one call: under 5 ms)\n");
 	snprintf(cmd, sizeof cmd, "rm -rf %s", state);
 	if (system(cmd) != 0)
 		return 1;

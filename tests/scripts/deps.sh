@@ -7,7 +7,7 @@
 # against libjwt under the key's one algorithm) and the benches that compare them
 # (cbor_bench, sign_bench). The product links neither (README, "Why it is built this way").
 set -euo pipefail
-PKGS=(gcc make clang libclang-rt-14-dev pkg-config cppcheck
+PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
       chromium nginx-light openssl curl)

@@ -55,6 +55,17 @@ static_checks() {
 		--include='*.c' --include='*.h' common ledger verify gateway policy fuzz tests/tools tests/bench 2>/dev/null)
 	if [ -z "$banned" ]; then echo "ok - no banned functions (strcpy, sprintf, atoi, ...)"; else
 		echo "not ok - banned functions used: $(echo "$banned" | head -3 | tr '\n' ' ')"; fi
+	# The layout shows the architecture: includes name their folder, no arrow points up.
+	local layout
+	if layout=$(/usr/bin/python3 tests/scripts/layout_check.py 2>&1); then echo "ok - include graph: no upward arrow, no cycle"; else
+		echo "not ok - include graph: $(echo "$layout" | head -3 | tr '\n' ' ')"; fi
+	# Every C file as .clang-format says (make format fixes them).
+	local unformatted=""
+	for f in $(git ls-files '*.c' '*.h' | grep -v node_modules); do
+		clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || unformatted="$unformatted $f"
+	done
+	if [ -z "$unformatted" ]; then echo "ok - every C file as .clang-format says"; else
+		echo "not ok - differ from .clang-format (make format):$(echo $unformatted | cut -c1-200)"; fi
 }
 run_one "static" static_checks
 

@@ -149,7 +149,8 @@ static uint64_t wait_frame(struct cv_arena *a, struct ipc_conn *c, unsigned want
 			uint64_t id = 1;
 			const char *js;
 			size_t n;
-			if (f.type != want || (want == F_CONN_NEW && ipc_get_uint(f.body, "conn", UINT64_MAX, &id, err)))
+			if (f.type != want ||
+			    (want == F_CONN_NEW && ipc_get_uint(f.body, "conn", UINT64_MAX, &id, err)))
 				continue;
 			if (fd && f.nfds) {
 				*fd = f.fds[0];
@@ -239,10 +240,16 @@ static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
 	const char *esc = "go \x1b[2J\x1b]0;owned\x07", *bidi = "rm -rf \xe2\x80\xae/ tsil";
 	/* Allowed in a request, shown neutralised: LRM, zero-width space, BOM, word joiner, and in
 	 * a context anything at all. */
-	const char *lrm = "deploy\xe2\x80\x8e to\xe2\x80\x8b prod", *ctx = "echo ok \x1b[8m; rm -rf \xe2\x80\xae/tsil \xe2\x81\xa6x";
+	const char *lrm = "deploy\xe2\x80\x8e to\xe2\x80\x8b prod",
+		   *ctx = "echo ok \x1b[8m; rm -rf \xe2\x80\xae/tsil \xe2\x81\xa6x";
 	int ctxok = !strcmp(sc, "text-context");
-	const char *type = !strcmp(sc, "text-option") || ctxok ? "selection" : !strcmp(sc, "text-default") ? "input" : "approval";
-	const char *msg = !strcmp(sc, "text-message-esc") ? esc : !strcmp(sc, "text-message-bidi") ? bidi : ctxok ? lrm : "ok?";
+	const char *type = !strcmp(sc, "text-option") || ctxok ? "selection"
+			   : !strcmp(sc, "text-default")       ? "input"
+							       : "approval";
+	const char *msg = !strcmp(sc, "text-message-esc")    ? esc
+			  : !strcmp(sc, "text-message-bidi") ? bidi
+			  : ctxok			     ? lrm
+							     : "ok?";
 	struct cv *act = cv_map(a, 7);
 	size_t i = 0;
 	MUST(cv_set_text(a, &act->items[i++], "type", 4));
@@ -273,7 +280,8 @@ static void text_request(struct cv_arena *a, uint64_t conn, const char *sc)
 		const char *name = ctxok ? "plan\xe2\x81\xa0.tf" : "plan\x1b[8m.tf";
 		struct cv *subs = cv_array(a, 1), *sub = cv_map(a, 3), *dg = cv_map(a, 1);
 		MUST(cv_set_text(a, &dg->items[0], "sha256", 6));
-		MUST(cv_set_text(a, &dg->items[1], "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", 64));
+		MUST(cv_set_text(a, &dg->items[1], "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+				 64));
 		MUST(cv_set_text(a, &sub->items[0], "name", 4));
 		MUST(cv_set_text(a, &sub->items[1], name, strlen(name)));
 		MUST(cv_set_text(a, &sub->items[2], "digest", 6));
@@ -318,7 +326,8 @@ static unsigned web_call(struct cv_arena *a, struct ipc_conn *c, int fd, uint64_
 	cv_arena_reset(a);
 	struct cv *f = ipc_frame_new(a, w->type, 8);
 	MUST(ipc_put_uint(a, f, "hreq", hreq));
-	const char *keys[] = {"token", "cookie", "csrf", "sid", "outcome"}, *vals[] = {w->token, w->cookie, w->csrf, w->sid, w->outcome};
+	const char *keys[] = {"token", "cookie", "csrf", "sid", "outcome"},
+		   *vals[] = {w->token, w->cookie, w->csrf, w->sid, w->outcome};
 	for (size_t i = 0; i < 5; i++)
 		if (vals[i])
 			MUST(ipc_put_text(a, f, keys[i], vals[i], strlen(vals[i])));
@@ -431,7 +440,8 @@ static int web_replay(struct cv_arena *a, const char *token)
 		struct web_call pe = {.type = F_WEB_PENDING, .cookie = in.set_cookie};
 		if (web_call(a, &c, fd, h, &pe) == 200 && pe.body) {
 			json_t *pj = json_loads(pe.body, 0, NULL);
-			const char *x = json_string_value(json_object_get(json_array_get(json_object_get(pj, "requests"), 0), "session_id"));
+			const char *x = json_string_value(
+			    json_object_get(json_array_get(json_object_get(pj, "requests"), 0), "session_id"));
 			sid = x ? strdup(x) : NULL;
 			json_decref(pj);
 		}
@@ -443,12 +453,17 @@ static int web_replay(struct cv_arena *a, const char *token)
 	unsigned lo = web_call(a, &c, fd, 500, &out);
 	struct web_call me = {.type = F_WEB_ME, .cookie = in.set_cookie};
 	unsigned st_me = web_call(a, &c, fd, 501, &me);
-	struct web_call de = {.type = F_WEB_DECIDE, .cookie = in.set_cookie, .csrf = csrf, .sid = sid ? sid : "req-none", .outcome = "approved"};
+	struct web_call de = {.type = F_WEB_DECIDE,
+			      .cookie = in.set_cookie,
+			      .csrf = csrf,
+			      .sid = sid ? sid : "req-none",
+			      .outcome = "approved"};
 	unsigned st_de = web_call(a, &c, fd, 502, &de);
 	cv_arena_reset(a);
 	struct cv *f = ipc_frame_new(a, F_LOG, 2);
 	char line[160];
-	snprintf(line, sizeof line, "replay after logout: pending=%s logout=%u me=%u decide=%u", sid ? "seen" : "none", lo, st_me, st_de);
+	snprintf(line, sizeof line, "replay after logout: pending=%s logout=%u me=%u decide=%u", sid ? "seen" : "none",
+		 lo, st_me, st_de);
 	MUST(ipc_put_text(a, f, "level", "warning", 7));
 	MUST(ipc_put_text(a, f, "text", line, strlen(line)));
 	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
@@ -473,7 +488,8 @@ static int ctl_after_end(struct cv_arena *a)
 	if (!wait_frame(a, &c, F_CTL_REPLY, NULL, &js) || !js)
 		return 1;
 	json_t *j = json_loads(js, 0, NULL);
-	const char *sid = json_string_value(json_object_get(json_array_get(json_object_get(j, "requests"), 0), "session_id"));
+	const char *sid =
+	    json_string_value(json_object_get(json_array_get(json_object_get(j, "requests"), 0), "session_id"));
 	if (!sid || write(fd, "listed\n", 7) != 7)
 		return 1;
 	char b;
@@ -502,7 +518,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	const char *sc = argv[1];
-	int web = !strncmp(sc, "web-", 4); /* which worker this scenario plays; the other is real */
+	int web = !strncmp(sc, "web-", 4);	    /* which worker this scenario plays; the other is real */
 	if (argc == 5 && !strcmp(argv[3], "--uid")) /* a signer running as root names the worker's uid */
 		jail_set_ids((uid_t)strtoul(argv[4], NULL, 10), (gid_t)strtoul(argv[4], NULL, 10));
 	if (!strcmp(argv[2], web ? "mcp" : "review"))

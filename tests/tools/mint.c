@@ -43,23 +43,43 @@ int main(int argc, char **argv)
 	const char *files[16], *asserted[16];
 	size_t nfiles = 0, nasserted = 0;
 	uint64_t ttl = 0, now = 0;
-	static const struct option lo[] = {{"state", 1, NULL, 's'},   {"aud", 1, NULL, 'a'},
-					   {"subject", 1, NULL, 'f'}, {"asserted", 1, NULL, 'x'},
-					   {"ttl", 1, NULL, 't'},     {"now", 1, NULL, 'n'},
-					   {"session", 1, NULL, 'i'}, {"reviewer", 1, NULL, 'r'},
-					   {NULL, 0, NULL, 0}};
+	static const struct option lo[] = {
+	    {"state", 1, NULL, 's'},	{"aud", 1, NULL, 'a'},	    {"subject", 1, NULL, 'f'},
+	    {"asserted", 1, NULL, 'x'}, {"ttl", 1, NULL, 't'},	    {"now", 1, NULL, 'n'},
+	    {"session", 1, NULL, 'i'},	{"reviewer", 1, NULL, 'r'}, {NULL, 0, NULL, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': state = optarg; break;
-		case 'a': aud = optarg; break;
-		case 'f': if (nfiles < 16) files[nfiles++] = optarg; break;
-		case 'x': if (nasserted < 16) asserted[nasserted++] = optarg; break;
-		case 't': if (parse_u64(optarg, &ttl)) die("--ttl", optarg); break;
-		case 'n': if (parse_u64(optarg, &now)) die("--now", optarg); break;
-		case 'i': session = optarg; break;
-		case 'r': reviewer = optarg; break;
-		default: die("usage", "see the comment at the top of tests/tools/mint.c");
+		case 's':
+			state = optarg;
+			break;
+		case 'a':
+			aud = optarg;
+			break;
+		case 'f':
+			if (nfiles < 16)
+				files[nfiles++] = optarg;
+			break;
+		case 'x':
+			if (nasserted < 16)
+				asserted[nasserted++] = optarg;
+			break;
+		case 't':
+			if (parse_u64(optarg, &ttl))
+				die("--ttl", optarg);
+			break;
+		case 'n':
+			if (parse_u64(optarg, &now))
+				die("--now", optarg);
+			break;
+		case 'i':
+			session = optarg;
+			break;
+		case 'r':
+			reviewer = optarg;
+			break;
+		default:
+			die("usage", "see the comment at the top of tests/tools/mint.c");
 		}
 	}
 	if (!state || !aud)
@@ -130,9 +150,15 @@ int main(int argc, char **argv)
 	buf_init(&decb, 1 << 20);
 	if (cbor_encode(req, &reqb, err) != 0)
 		die("encode", err);
-	struct tok_request tr = {.aud = aud, .session_id = session, .reviewer_name = reviewer,
-				 .reviewer_channel = "cli", .subjects = subj, .nsubjects = ns,
-				 .assurance = "reviewer", .ttl = (uint32_t)ttl, .now = now};
+	struct tok_request tr = {.aud = aud,
+				 .session_id = session,
+				 .reviewer_name = reviewer,
+				 .reviewer_channel = "cli",
+				 .subjects = subj,
+				 .nsubjects = ns,
+				 .assurance = "reviewer",
+				 .ttl = (uint32_t)ttl,
+				 .now = now};
 	uint8_t ah[32];
 	sha256(reqb.p, reqb.len, ah);
 	hex_encode(ah, 32, tr.action_sha256);

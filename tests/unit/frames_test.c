@@ -20,10 +20,10 @@
 #include "gateway/proto/proto.h"
 
 static const uint32_t worker_types[] = {
-    F_HELLO,	    F_CONN_CLOSED,    F_LOG,	     F_REQUEST,	    F_COLLECT,	   F_LIST,	    F_CANCEL,
-    F_HTTP_AUTH,    F_SESSION_INFO,   F_SESSION_END, F_CTL_WHOAMI,  F_CTL_STATUS,  F_CTL_PENDING, F_CTL_SHOW,
-    F_CTL_DECIDE,   F_WEB_METRICS,    F_WEB_JWKS,    F_WEB_CHECKPOINT, F_WEB_LOGIN, F_WEB_ME,	    F_WEB_LOGOUT,
-    F_WEB_EVENTS,   F_WEB_PENDING,    F_WEB_LIST,    F_WEB_DECIDE,  F_WEB_SUBMIT,  F_WEB_ADMIN_CLEAR};
+    F_HELLO,	  F_CONN_CLOSED,  F_LOG,	 F_REQUEST,	   F_COLLECT,	 F_LIST,	   F_CANCEL,
+    F_HTTP_AUTH,  F_SESSION_INFO, F_SESSION_END, F_CTL_WHOAMI,	   F_CTL_STATUS, F_CTL_PENDING,	   F_CTL_SHOW,
+    F_CTL_DECIDE, F_WEB_METRICS,  F_WEB_JWKS,	 F_WEB_CHECKPOINT, F_WEB_LOGIN,	 F_WEB_ME,	   F_WEB_LOGOUT,
+    F_WEB_EVENTS, F_WEB_PENDING,  F_WEB_LIST,	 F_WEB_DECIDE,	   F_WEB_SUBMIT, F_WEB_ADMIN_CLEAR};
 
 static char big[1u << 20];
 
@@ -120,7 +120,8 @@ static void test_tables_accept_and_refuse(void **state)
 			if (fd->type != FT_BOOL && fd->max < sizeof big && fd->max < UINT64_MAX) {
 				assert_int_equal(frame_fields_check(tb, frame(&a, tb, (long)i, 0, 0), err), 0);
 				cv_arena_reset(&a);
-				assert_int_equal(frame_fields_check(tb, frame(&a, tb, (long)i, 1, 0), err), AS_ECORRUPT);
+				assert_int_equal(frame_fields_check(tb, frame(&a, tb, (long)i, 1, 0), err),
+						 AS_ECORRUPT);
 				snprintf(want, sizeof want, "%s: field \"%s\" ", tb->name, fd->key);
 				assert_non_null(strstr(err, want));
 				assert_non_null(strstr(err, "over its maximum"));

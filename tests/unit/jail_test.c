@@ -582,18 +582,18 @@ static void test_arguments_checked(void **state)
 	(void)state;
 	PLAIN_BUILD_ONLY();
 	static const struct forbidden all[] = {
-		{"sendmsg MSG_OOB", call_sendmsg_oob},
-		{"sendmsg MSG_FASTOPEN", call_sendmsg_fastopen},
-		{"sendto MSG_OOB", call_sendto_oob},
-		{"recvmsg MSG_ERRQUEUE", call_recvmsg_errqueue},
-		{"recvfrom MSG_PEEK", call_recvfrom_peek},
-		{"futex FUTEX_CMP_REQUEUE", call_futex_requeue},
-		{"futex FUTEX_LOCK_PI", call_futex_lock_pi},
-		{"madvise MADV_DONTFORK", call_madvise_dontfork},
-		{"setsockopt SO_SNDBUF", call_setsockopt_sndbuf},
-		{"setsockopt SO_BINDTODEVICE", call_setsockopt_bindtodevice},
-		{"getsockopt SO_PEERCRED", call_getsockopt_peercred},
-		{"accept4 with an unknown flag", call_accept4_bad_flag},
+	    {"sendmsg MSG_OOB", call_sendmsg_oob},
+	    {"sendmsg MSG_FASTOPEN", call_sendmsg_fastopen},
+	    {"sendto MSG_OOB", call_sendto_oob},
+	    {"recvmsg MSG_ERRQUEUE", call_recvmsg_errqueue},
+	    {"recvfrom MSG_PEEK", call_recvfrom_peek},
+	    {"futex FUTEX_CMP_REQUEUE", call_futex_requeue},
+	    {"futex FUTEX_LOCK_PI", call_futex_lock_pi},
+	    {"madvise MADV_DONTFORK", call_madvise_dontfork},
+	    {"setsockopt SO_SNDBUF", call_setsockopt_sndbuf},
+	    {"setsockopt SO_BINDTODEVICE", call_setsockopt_bindtodevice},
+	    {"getsockopt SO_PEERCRED", call_getsockopt_peercred},
+	    {"accept4 with an unknown flag", call_accept4_bad_flag},
 	};
 	struct jail_opts o = {.max_fds = 64, .extra_syscalls = http_extras, .nextra = 3};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -683,8 +683,8 @@ static void test_other_threads_filtered(void **state)
 		/* Not root with a bounding set to empty: that takes a user namespace, which the
 		 * kernel refuses a process with threads, and the jail refuses to go on without. */
 		if (oc.jailed || !strstr(oc.err, "nor make a user namespace"))
-			fail_msg("threads, not root: expected the user-namespace refusal, got jailed %d '%s'", oc.jailed,
-				 oc.err);
+			fail_msg("threads, not root: expected the user-namespace refusal, got jailed %d '%s'",
+				 oc.jailed, oc.err);
 		return;
 	}
 	assert_killed_by(&oc, SIGSYS, "openat in a thread started before the jail");
@@ -1399,7 +1399,8 @@ static void test_not_dumpable(void **state)
 	int r = probe_as(w.r.pid, same);
 	finish_waiting(&w, &oc);
 	if ((r & 15) != 15)
-		fail_msg("not-root child: a process of its uid %u got in (refused mask %#x, want 0xf)", (unsigned)same, r);
+		fail_msg("not-root child: a process of its uid %u got in (refused mask %#x, want 0xf)", (unsigned)same,
+			 r);
 	if (!is_root())
 		return;
 	struct spec d = {0};

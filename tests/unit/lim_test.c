@@ -51,9 +51,9 @@ static void test_values_and_refusals(void **state)
 	assert_int_equal(c.max_timeout_s, 86400);
 	static const struct {
 		const char *name, *bad;
-	} bad[] = {{"ASSENT_MAX_PENDING_PER_AGENT", "0"},	{"ASSENT_MAX_PENDING_PER_AGENT", "100001"},
-		   {"ASSENT_MAX_BLOCKING_PER_AGENT", "1025"},	{"ASSENT_MAX_CONNECTIONS_PER_UID", "-1"},
-		   {"ASSENT_MAX_TIMEOUT_SECONDS", "86401"},	{"ASSENT_MAX_TIMEOUT_SECONDS", "1h"},
+	} bad[] = {{"ASSENT_MAX_PENDING_PER_AGENT", "0"},     {"ASSENT_MAX_PENDING_PER_AGENT", "100001"},
+		   {"ASSENT_MAX_BLOCKING_PER_AGENT", "1025"}, {"ASSENT_MAX_CONNECTIONS_PER_UID", "-1"},
+		   {"ASSENT_MAX_TIMEOUT_SECONDS", "86401"},   {"ASSENT_MAX_TIMEOUT_SECONDS", "1h"},
 		   {"ASSENT_MAX_CONNECTIONS_PER_UID", " 5"}};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		clear(NULL);

@@ -307,7 +307,8 @@ static void test_peek_id(void **state)
 	(void)state;
 	struct mcp_id id;
 	/* the head: a top-level id before anything longer than the head */
-	assert_int_equal(peek("{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"ping\",\"params\":{\"x\":\"aaa", NULL, &id), 1);
+	assert_int_equal(peek("{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"ping\",\"params\":{\"x\":\"aaa", NULL, &id),
+			 1);
 	assert_int_equal(id.t, MCP_ID_INT);
 	assert_int_equal(id.i, 42);
 	assert_int_equal(peek(" { \"a\" : [1, {\"id\": 9}, \"}\"] , \"id\" : \"x\\\"y\" , \"p\":", NULL, &id), 1);
@@ -590,11 +591,12 @@ static void test_line_tool_json(void **state)
 {
 	(void)state;
 	static const char *const results[] = {
-		"{\"session_id\":\"req-1\",\"status\":\"approved\",\"approved\":true,\"timestamp\":1796024765}",
-		"{\"response\":\"a \\\"quoted\\\" word, a back\\\\slash, a\\nnew line, a\\ttab\",\"n\":null}",
-		"{\"ctl\":\"\\u0001\\u001F\\b\\f\\r\",\"del\":\"\x7f\",\"slash\":\"a/b\"}",
-		"{\"utf8\":\"Gr\xc3\xbc\xc3\x9f" "e \xe2\x9c\x93 \xf0\x9f\x94\x91\",\"nested\":{\"a\":[1,2,{\"b\":\"c\"}]}}",
-		"{}",
+	    "{\"session_id\":\"req-1\",\"status\":\"approved\",\"approved\":true,\"timestamp\":1796024765}",
+	    "{\"response\":\"a \\\"quoted\\\" word, a back\\\\slash, a\\nnew line, a\\ttab\",\"n\":null}",
+	    "{\"ctl\":\"\\u0001\\u001F\\b\\f\\r\",\"del\":\"\x7f\",\"slash\":\"a/b\"}",
+	    "{\"utf8\":\"Gr\xc3\xbc\xc3\x9f"
+	    "e \xe2\x9c\x93 \xf0\x9f\x94\x91\",\"nested\":{\"a\":[1,2,{\"b\":\"c\"}]}}",
+	    "{}",
 	};
 	struct mcp_id ids[] = {{MCP_ID_STR, 0, 2, "t1"}, {MCP_ID_INT, 42, 0, ""}};
 	for (size_t i = 0; i < sizeof results / sizeof results[0]; i++)
@@ -609,7 +611,8 @@ static void test_line_tool_json(void **state)
 			assert_int_equal(mcp_line_result(&slow, &ids[k], mcp_tool_result(v), NULL), 0);
 			assert_int_equal(mcp_line_tool_json(&fast, &ids[k], js, strlen(js), NULL), 0);
 			if (fast.len != slow.len || memcmp(fast.p, slow.p, slow.len))
-				fail_msg("result %zu: fast %.*s\nslow %.*s", i, (int)fast.len, fast.p, (int)slow.len, slow.p);
+				fail_msg("result %zu: fast %.*s\nslow %.*s", i, (int)fast.len, fast.p, (int)slow.len,
+					 slow.p);
 			free(js);
 			buf_free(&slow);
 			buf_free(&fast);
@@ -619,8 +622,9 @@ static void test_line_tool_json(void **state)
 	struct mcp_id none = {MCP_ID_NULL, 0, 0, ""};
 	assert_int_equal(mcp_line_tool_json(&b, &none, "{}", 2, NULL), AS_EINVAL);
 	assert_int_equal(mcp_line_tool_json(&b, &ids[0], "[1]", 3, NULL), AS_EINVAL);
-	assert_int_equal(mcp_line_tool_json(&b, &ids[0], "{\"a\":\"0123456789012345678901234567890123456789\"}", 46, NULL),
-			 AS_ETOOBIG);
+	assert_int_equal(
+	    mcp_line_tool_json(&b, &ids[0], "{\"a\":\"0123456789012345678901234567890123456789\"}", 46, NULL),
+	    AS_ETOOBIG);
 	assert_int_equal(b.len, 0);
 	buf_free(&b);
 }

@@ -169,10 +169,8 @@ static void test_not_tcp_loopback(void **state)
 int main(void)
 {
 	const struct CMUnitTest t[] = {
-	    cmocka_unit_test(test_own_uid_v4),
-	    cmocka_unit_test(test_own_uid_v6),
-	    cmocka_unit_test(test_other_uid),
-	    cmocka_unit_test(test_other_local_address),
+	    cmocka_unit_test(test_own_uid_v4),	     cmocka_unit_test(test_own_uid_v6),
+	    cmocka_unit_test(test_other_uid),	     cmocka_unit_test(test_other_local_address),
 	    cmocka_unit_test(test_not_tcp_loopback),
 	};
 	return cmocka_run_group_tests(t, NULL, NULL);

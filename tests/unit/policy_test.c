@@ -47,32 +47,36 @@ static struct pol_decision decide(const struct policy *p, const char *req)
 static const struct {
 	const char *rule, *match, *miss;
 } conds[] = {
-	{"allow type confirmation", "{\"type\":\"confirmation\"}", "{\"type\":\"approval\"}"},
-	{"allow type input,selection", "{\"type\":\"selection\"}", "{\"type\":\"approval\"}"},
-	{"allow audience tf-*", "{\"type\":\"approval\",\"audience\":\"tf-prod\"}", "{\"type\":\"approval\",\"audience\":\"db\"}"},
-	{"allow agent ci-bot", "{\"agent\":\"ci-bot\"}", "{\"agent\":\"other\"}"},
-	{"allow uid 1000", "{\"uid\":1000}", "{\"uid\":1001}"},
-	{"allow client claude*", "{\"client\":\"claude-code\"}", "{\"client\":\"cursor\"}"},
-	{"allow subject *.tfplan", "{\"subject\":[{\"name\":\"x\"},{\"name\":\"a.tfplan\"}]}", "{\"subject\":{\"name\":\"a.txt\"}}"},
-	{"allow subject given", "{\"subject\":{\"name\":\"x\"}}", "{}"},
-	{"allow subject computed", "{\"subject\":{\"name\":\"x\",\"content\":\"aGk=\"}}",
-	 "{\"subject\":[{\"name\":\"x\",\"content\":\"\"},{\"name\":\"y\",\"digest\":{}}]}"},
-	{"allow subject asserted", "{\"subject\":{\"name\":\"x\",\"digest\":{}}}", "{\"subject\":{\"name\":\"x\",\"content\":\"\"}}"},
-	{"allow context.env = production", "{\"context\":{\"env\":\"production\"}}", "{\"context\":{\"env\":\"staging\"}}"},
-	{"allow context.env != production", "{\"context\":{\"env\":\"staging\"}}", "{\"context\":{}}"},
-	{"allow context.rows < 100", "{\"context\":{\"rows\":99}}", "{\"context\":{\"rows\":100}}"},
-	{"allow context.rows > 100", "{\"context\":{\"rows\":100.5}}", "{\"context\":{\"rows\":\"1000\"}}"},
-	{"allow context.rows <= 100", "{\"context\":{\"rows\":100}}", "{\"context\":{\"rows\":101}}"},
-	{"allow context.rows >= 100", "{\"context\":{\"rows\":100}}", "{\"context\":{\"rows\":-5}}"},
-	{"allow context.sql ~ \"^SELECT \"", "{\"context\":{\"sql\":\"SELECT 1\"}}", "{\"context\":{\"sql\":\"DELETE\"}}"},
-	{"allow context.a.b.1 = true", "{\"context\":{\"a\":{\"b\":[false,true]}}}", "{\"context\":{\"a\":{\"b\":[true]}}}"},
-	{"allow context.ticket exists", "{\"context\":{\"ticket\":null}}", "{\"context\":{\"tickets\":1}}"},
-	{"allow message ~ \"rm -rf\"", "{\"message\":\"please rm -rf /tmp\"}", "{\"message\":\"ls\"}"},
-	{"allow message = \"hi\"", "{\"message\":\"hi\"}", "{\"message\":\"hi!\"}"},
-	{"allow risk >= high", "{\"context\":{\"risk\":\"critical\"}}", "{\"context\":{\"risk\":\"medium\"}}"},
-	{"allow risk = low", "{\"context\":{\"risk\":\"low\"}}", "{\"context\":{\"risk\":\"unknown\"}}"},
-	{"allow type approval audience prod", "{\"type\":\"approval\",\"audience\":\"prod\"}",
-	 "{\"type\":\"approval\",\"audience\":\"dev\"}"},
+    {"allow type confirmation", "{\"type\":\"confirmation\"}", "{\"type\":\"approval\"}"},
+    {"allow type input,selection", "{\"type\":\"selection\"}", "{\"type\":\"approval\"}"},
+    {"allow audience tf-*", "{\"type\":\"approval\",\"audience\":\"tf-prod\"}",
+     "{\"type\":\"approval\",\"audience\":\"db\"}"},
+    {"allow agent ci-bot", "{\"agent\":\"ci-bot\"}", "{\"agent\":\"other\"}"},
+    {"allow uid 1000", "{\"uid\":1000}", "{\"uid\":1001}"},
+    {"allow client claude*", "{\"client\":\"claude-code\"}", "{\"client\":\"cursor\"}"},
+    {"allow subject *.tfplan", "{\"subject\":[{\"name\":\"x\"},{\"name\":\"a.tfplan\"}]}",
+     "{\"subject\":{\"name\":\"a.txt\"}}"},
+    {"allow subject given", "{\"subject\":{\"name\":\"x\"}}", "{}"},
+    {"allow subject computed", "{\"subject\":{\"name\":\"x\",\"content\":\"aGk=\"}}",
+     "{\"subject\":[{\"name\":\"x\",\"content\":\"\"},{\"name\":\"y\",\"digest\":{}}]}"},
+    {"allow subject asserted", "{\"subject\":{\"name\":\"x\",\"digest\":{}}}",
+     "{\"subject\":{\"name\":\"x\",\"content\":\"\"}}"},
+    {"allow context.env = production", "{\"context\":{\"env\":\"production\"}}", "{\"context\":{\"env\":\"staging\"}}"},
+    {"allow context.env != production", "{\"context\":{\"env\":\"staging\"}}", "{\"context\":{}}"},
+    {"allow context.rows < 100", "{\"context\":{\"rows\":99}}", "{\"context\":{\"rows\":100}}"},
+    {"allow context.rows > 100", "{\"context\":{\"rows\":100.5}}", "{\"context\":{\"rows\":\"1000\"}}"},
+    {"allow context.rows <= 100", "{\"context\":{\"rows\":100}}", "{\"context\":{\"rows\":101}}"},
+    {"allow context.rows >= 100", "{\"context\":{\"rows\":100}}", "{\"context\":{\"rows\":-5}}"},
+    {"allow context.sql ~ \"^SELECT \"", "{\"context\":{\"sql\":\"SELECT 1\"}}", "{\"context\":{\"sql\":\"DELETE\"}}"},
+    {"allow context.a.b.1 = true", "{\"context\":{\"a\":{\"b\":[false,true]}}}",
+     "{\"context\":{\"a\":{\"b\":[true]}}}"},
+    {"allow context.ticket exists", "{\"context\":{\"ticket\":null}}", "{\"context\":{\"tickets\":1}}"},
+    {"allow message ~ \"rm -rf\"", "{\"message\":\"please rm -rf /tmp\"}", "{\"message\":\"ls\"}"},
+    {"allow message = \"hi\"", "{\"message\":\"hi\"}", "{\"message\":\"hi!\"}"},
+    {"allow risk >= high", "{\"context\":{\"risk\":\"critical\"}}", "{\"context\":{\"risk\":\"medium\"}}"},
+    {"allow risk = low", "{\"context\":{\"risk\":\"low\"}}", "{\"context\":{\"risk\":\"unknown\"}}"},
+    {"allow type approval audience prod", "{\"type\":\"approval\",\"audience\":\"prod\"}",
+     "{\"type\":\"approval\",\"audience\":\"dev\"}"},
 };
 
 static void test_conditions(void **state)
@@ -95,17 +99,19 @@ static void test_actions_and_options(void **state)
 {
 	(void)state;
 	struct pol_msgs m;
-	struct policy *p = load("# first match wins\n"
-				"deny context.sql ~ \"DROP[[:space:]]+COLUMN\" reason \"dropping columns needs a migration review\"\n"
-				"ask audience tf-prod reviewers group:infra quorum 2 deadline 1800 on-timeout deny "
-				"channels terminal,web token-ttl 600 token-audience tf-apply\n"
-				"allow type confirmation context.readonly = true token-ttl 60\n"
-				"ask reviewers alice,bob quorum 2 same-user ok\n"
-				"default deny reason \"not covered by the policy\"\n",
-				&m);
+	struct policy *p =
+	    load("# first match wins\n"
+		 "deny context.sql ~ \"DROP[[:space:]]+COLUMN\" reason \"dropping columns needs a migration review\"\n"
+		 "ask audience tf-prod reviewers group:infra quorum 2 deadline 1800 on-timeout deny "
+		 "channels terminal,web token-ttl 600 token-audience tf-apply\n"
+		 "allow type confirmation context.readonly = true token-ttl 60\n"
+		 "ask reviewers alice,bob quorum 2 same-user ok\n"
+		 "default deny reason \"not covered by the policy\"\n",
+		 &m);
 	assert_int_equal(policy_nrules(p), 5);
 	assert_int_equal(strlen(policy_digest(p)), 64);
-	struct pol_decision d = decide(p, "{\"type\":\"approval\",\"audience\":\"tf-prod\",\"context\":{\"sql\":\"ALTER t DROP  COLUMN c\"}}");
+	struct pol_decision d = decide(
+	    p, "{\"type\":\"approval\",\"audience\":\"tf-prod\",\"context\":{\"sql\":\"ALTER t DROP  COLUMN c\"}}");
 	assert_int_equal(d.action, POL_DENY);
 	assert_int_equal(d.line, 2);
 	assert_string_equal(d.reason, "dropping columns needs a migration review");
@@ -143,7 +149,8 @@ static void test_shadow(void **state)
 	(void)state;
 	struct pol_msgs m;
 	/* A shadow rule: recorded, and a person is asked all the same. */
-	struct policy *p = load("shadow allow type confirmation\nallow type confirmation audience dev\ndefault ask\n", &m);
+	struct policy *p =
+	    load("shadow allow type confirmation\nallow type confirmation audience dev\ndefault ask\n", &m);
 	struct pol_decision d = decide(p, "{\"type\":\"confirmation\",\"audience\":\"dev\"}");
 	assert_int_equal(d.action, POL_ASK);
 	assert_true(d.shadowed);
@@ -184,26 +191,26 @@ static const struct {
 	unsigned line, col;
 	const char *says;
 } errors[] = {
-	{"allow\n", 1, 0, "no default"},
-	{"allow type approvals\ndefault ask\n", 1, 12, "type"},
-	{"allow colour red\ndefault ask\n", 1, 7, "unknown word"},
-	{"deny type approval\ndefault ask\n", 1, 1, "reason"},
-	{"allow context.sql ~ \"(\"\ndefault ask\n", 1, 21, "regular expression"},
-	{"allow message ~ \"(a+)+\"\ndefault ask\n", 1, 17, "refused"},
-	{"allow message ~ \"(x)\\1\"\ndefault ask\n", 1, 17, "back-references"},
-	{"allow context.rows < many\ndefault ask\n", 1, 22, "numbers"},
-	{"allow context..x exists\ndefault ask\n", 1, 7, "context path"},
-	{"ask quorum 17\ndefault ask\n", 1, 12, "quorum"},
-	{"ask reviewers alice quorum 2\ndefault ask\n", 1, 1, "quorum 2 needs"},
-	{"allow quorum 2\ndefault ask\n", 1, 7, "option of ask"},
-	{"allow message ~ \"x\ndefault ask\n", 1, 17, "unterminated"},
-	{"default ask\nallow type input\n", 2, 1, "after the default"},
-	{"default ask type input\n", 1, 13, "no conditions"},
-	{"allow risk > huge\ndefault ask\n", 1, 14, "risk level"},
-	{"allow\npolicy shadow\ndefault ask\n", 2, 1, "before every rule"},
-	{"allow uid -1\ndefault ask\n", 1, 11, "uid"},
-	{"ask deadline 0\ndefault ask\n", 1, 14, "seconds"},
-	{"ask channels phone\ndefault ask\n", 1, 14, "channel"},
+    {"allow\n", 1, 0, "no default"},
+    {"allow type approvals\ndefault ask\n", 1, 12, "type"},
+    {"allow colour red\ndefault ask\n", 1, 7, "unknown word"},
+    {"deny type approval\ndefault ask\n", 1, 1, "reason"},
+    {"allow context.sql ~ \"(\"\ndefault ask\n", 1, 21, "regular expression"},
+    {"allow message ~ \"(a+)+\"\ndefault ask\n", 1, 17, "refused"},
+    {"allow message ~ \"(x)\\1\"\ndefault ask\n", 1, 17, "back-references"},
+    {"allow context.rows < many\ndefault ask\n", 1, 22, "numbers"},
+    {"allow context..x exists\ndefault ask\n", 1, 7, "context path"},
+    {"ask quorum 17\ndefault ask\n", 1, 12, "quorum"},
+    {"ask reviewers alice quorum 2\ndefault ask\n", 1, 1, "quorum 2 needs"},
+    {"allow quorum 2\ndefault ask\n", 1, 7, "option of ask"},
+    {"allow message ~ \"x\ndefault ask\n", 1, 17, "unterminated"},
+    {"default ask\nallow type input\n", 2, 1, "after the default"},
+    {"default ask type input\n", 1, 13, "no conditions"},
+    {"allow risk > huge\ndefault ask\n", 1, 14, "risk level"},
+    {"allow\npolicy shadow\ndefault ask\n", 2, 1, "before every rule"},
+    {"allow uid -1\ndefault ask\n", 1, 11, "uid"},
+    {"ask deadline 0\ndefault ask\n", 1, 14, "seconds"},
+    {"ask channels phone\ndefault ask\n", 1, 14, "channel"},
 };
 
 static void test_errors(void **state)
@@ -215,8 +222,9 @@ static void test_errors(void **state)
 		int rc = policy_parse(errors[i].src, strlen(errors[i].src), &p, &m);
 		if (rc != AS_EINVAL || p || m.errors == 0 || m.m[0].warning || m.m[0].line != errors[i].line ||
 		    m.m[0].col != errors[i].col || !strstr(m.m[0].msg, errors[i].says))
-			fail_msg("row %zu: rc %d, %zu errors, first %u:%u '%s' (%s)", i, rc, m.errors, m.n ? m.m[0].line : 0,
-				 m.n ? m.m[0].col : 0, m.n ? m.m[0].msg : "", m.n ? m.m[0].text : "");
+			fail_msg("row %zu: rc %d, %zu errors, first %u:%u '%s' (%s)", i, rc, m.errors,
+				 m.n ? m.m[0].line : 0, m.n ? m.m[0].col : 0, m.n ? m.m[0].msg : "",
+				 m.n ? m.m[0].text : "");
 	}
 	/* limits: the file size, the rule count, control characters, invalid UTF-8 */
 	struct policy *p;
@@ -295,9 +303,9 @@ static void test_allow_audience(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_conditions), cmocka_unit_test(test_actions_and_options),
-		cmocka_unit_test(test_shadow),	   cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_warnings),  cmocka_unit_test(test_allow_audience),
+	    cmocka_unit_test(test_conditions), cmocka_unit_test(test_actions_and_options),
+	    cmocka_unit_test(test_shadow),     cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_warnings),   cmocka_unit_test(test_allow_audience),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

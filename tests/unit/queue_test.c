@@ -198,9 +198,9 @@ static void test_random_against_model(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_add_find_remove),	    cmocka_unit_test(test_full_and_bad_ids),
-		cmocka_unit_test(test_pop_expired_in_order), cmocka_unit_test(test_session_ids),
-		cmocka_unit_test(test_random_against_model),
+	    cmocka_unit_test(test_add_find_remove),	 cmocka_unit_test(test_full_and_bad_ids),
+	    cmocka_unit_test(test_pop_expired_in_order), cmocka_unit_test(test_session_ids),
+	    cmocka_unit_test(test_random_against_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,7 +184,7 @@ static void test_cmp_peek(void **state)
 	assert_int_equal(rd_cmp(&r, "/review"), 0);
 	assert_int_equal(rd_cmp(&r, "/REVIEW"), AS_EINVAL);
 	assert_int_equal(rd_casecmp(&r, "/REVIEW"), 0);
-	assert_int_equal(rd_cmp(&r, "/revie"), AS_EINVAL); /* a prefix is not equal */
+	assert_int_equal(rd_cmp(&r, "/revie"), AS_EINVAL);   /* a prefix is not equal */
 	assert_int_equal(rd_cmp(&r, "/review/"), AS_EINVAL); /* nor is what goes past the bound */
 	assert_int_equal(rd_casecmp(&r, "/review/x"), AS_EINVAL);
 	assert_int_equal(r.off, 0); /* nothing consumed */
@@ -207,8 +207,8 @@ static void test_cmp_peek(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_line),     cmocka_unit_test(test_token), cmocka_unit_test(test_skip_trim),
-	    cmocka_unit_test(test_expect),   cmocka_unit_test(test_cmp_peek),
+	    cmocka_unit_test(test_line),   cmocka_unit_test(test_token),    cmocka_unit_test(test_skip_trim),
+	    cmocka_unit_test(test_expect), cmocka_unit_test(test_cmp_peek),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

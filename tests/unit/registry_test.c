@@ -190,11 +190,11 @@ static void test_credential(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reviewers),
-		cmocka_unit_test(test_agents),
-		cmocka_unit_test(test_stdio_agents_and_owners),
-		cmocka_unit_test(test_credential),
-		cmocka_unit_test(test_damaged_file),
+	    cmocka_unit_test(test_reviewers),
+	    cmocka_unit_test(test_agents),
+	    cmocka_unit_test(test_stdio_agents_and_owners),
+	    cmocka_unit_test(test_credential),
+	    cmocka_unit_test(test_damaged_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

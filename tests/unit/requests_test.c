@@ -263,7 +263,8 @@ static void test_table_refuses_before_handler(void **state)
 	f = request(x, action(&x->a, "approval", "a"), rid, 0, &enc);
 	assert_int_equal(send_frame(x, f), AS_ECORRUPT);
 	char want[96];
-	snprintf(want, sizeof want, "field \"rid\" holds %u bytes, over its maximum of %u", PROTO_RID_MAX + 1, PROTO_RID_MAX);
+	snprintf(want, sizeof want, "field \"rid\" holds %u bytes, over its maximum of %u", PROTO_RID_MAX + 1,
+		 PROTO_RID_MAX);
 	assert_non_null(strstr(x->err, want));
 	buf_free(&enc);
 
@@ -295,8 +296,8 @@ static void test_noncanonical_action_refused(void **state)
 	struct buf enc;
 	struct cv *f = request(x, action(&x->a, "approval", "a"), "1", 0, &enc);
 	/* {"type": "approval", "message": "a"} with "a" as 0x78 0x01 'a' (not shortest) */
-	static const uint8_t bad[] = {0xa2, 0x64, 't', 'y', 'p', 'e', 0x68, 'a', 'p', 'p', 'r', 'o', 'v', 'a', 'l',
-				      0x67, 'm', 'e', 's', 's', 'a', 'g', 'e', 0x78, 0x01, 'a'};
+	static const uint8_t bad[] = {0xa2, 0x64, 't',	'y', 'p', 'e', 0x68, 'a', 'p', 'p', 'r',  'o',	'v',
+				      'a',  'l',  0x67, 'm', 'e', 's', 's',  'a', 'g', 'e', 0x78, 0x01, 'a'};
 	for (size_t i = 0; i < f->n; i++)
 		if (cv_text_eq(&f->items[2 * i], "action"))
 			assert_int_equal(cv_set_bytes(&x->a, &f->items[2 * i + 1], bad, sizeof bad), 0);

@@ -32,7 +32,9 @@ static void test_neutralise_every_class(void **st)
 		const char *in, *want;
 	} cases[] = {
 	    {"a\x1b[2Jb", "a\\u001b[2Jb"},
-	    {"a\xc2\x9b" "31mb", "a\\u009b31mb"},
+	    {"a\xc2\x9b"
+	     "31mb",
+	     "a\\u009b31mb"},
 	    {"a\x7f", "a\\u007f"},
 	    {"x\xe2\x80\xaey", "x\\u202ey"},
 	    {"\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", "\\u202a\\u202b\\u202c\\u202d"},

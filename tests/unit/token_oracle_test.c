@@ -28,11 +28,11 @@
 static const char SECRET[] = "token-oracle-test-secret-0123456789abcdef";
 
 struct t {
-	char dir[64];          /* the keys directory */
+	char dir[64];	       /* the keys directory */
 	struct tok_config cfg; /* ES256, or HS256 with SECRET */
 	struct tokkeys *k;
 	char pubpath[4200]; /* ES256: the active key's public PEM file */
-	struct buf pub;     /* ... and its bytes, what libjwt is handed */
+	struct buf pub;	    /* ... and its bytes, what libjwt is handed */
 };
 
 static int open_keys(void **state, enum tok_mode mode)
@@ -68,8 +68,14 @@ static int open_keys(void **state, enum tok_mode mode)
 	*state = t;
 	return 0;
 }
-static int setup_es256(void **state) { return open_keys(state, TOK_ES256); }
-static int setup_hs256(void **state) { return open_keys(state, TOK_HS256); }
+static int setup_es256(void **state)
+{
+	return open_keys(state, TOK_ES256);
+}
+static int setup_hs256(void **state)
+{
+	return open_keys(state, TOK_HS256);
+}
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -116,7 +122,8 @@ static json_t *expected_claims(const struct tok_request *r, const char *jti, uin
 	if (r->reviewer_name) {
 		rv = json_object();
 		json_object_set_new(rv, "name", json_string(r->reviewer_name));
-		json_object_set_new(rv, "channel", r->reviewer_channel ? json_string(r->reviewer_channel) : json_null());
+		json_object_set_new(rv, "channel",
+				    r->reviewer_channel ? json_string(r->reviewer_channel) : json_null());
 	}
 	if (r->policy_rule) {
 		pol = json_object();
@@ -210,15 +217,20 @@ static void assert_oracle_agrees(const struct t *t, const char *tok, const struc
 }
 
 static const struct tok_subject SUBJECTS[] = {
-	{"plan.tfplan", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", 1},
-	{"deploy/image@sha256", "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae", 0},
+    {"plan.tfplan", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", 1},
+    {"deploy/image@sha256", "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae", 0},
 };
 
 static struct tok_request reviewer_request(void)
 {
-	struct tok_request r = {.aud = "tf-prod", .session_id = "req-00112233445566778899aabbccddeeff",
-				.reviewer_name = "alice", .reviewer_channel = "web", .subjects = SUBJECTS,
-				.nsubjects = 2, .assurance = "reviewer", .now = NOW};
+	struct tok_request r = {.aud = "tf-prod",
+				.session_id = "req-00112233445566778899aabbccddeeff",
+				.reviewer_name = "alice",
+				.reviewer_channel = "web",
+				.subjects = SUBJECTS,
+				.nsubjects = 2,
+				.assurance = "reviewer",
+				.now = NOW};
 	memset(r.action_sha256, 'a', 64);
 	return r;
 }
@@ -237,9 +249,13 @@ static void test_es256_reviewer_decision(void **state)
 static void test_es256_policy_decision(void **state)
 {
 	struct t *t = *state;
-	struct tok_request r = {.aud = "deploy", .session_id = "req-policy", .policy_rule = "line 2",
+	struct tok_request r = {.aud = "deploy",
+				.session_id = "req-policy",
+				.policy_rule = "line 2",
 				.policy_digest = "5d41402abc4b2a76b9719d911017c592aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-				.assurance = "policy", .ttl = TOK_TTL_MAX, .now = NOW};
+				.assurance = "policy",
+				.ttl = TOK_TTL_MAX,
+				.now = NOW};
 	memset(r.action_sha256, 'b', 64);
 	json_t *want;
 	char *tok = issue(t, &r, 0, &want);
@@ -254,12 +270,20 @@ static void test_es256_text_and_large_numbers(void **state)
 {
 	struct t *t = *state;
 	static const struct tok_subject odd[] = {
-		{"quote\" back\\slash / tab\t nl\n ctl\x01", "0000000000000000000000000000000000000000000000000000000000000000", 1},
-		{"Z\xc3\xbcrich \xe2\x9c\x93 \xe2\x80\xa8 \xf0\x9f\x94\x91", "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff", 0},
+	    {"quote\" back\\slash / tab\t nl\n ctl\x01",
+	     "0000000000000000000000000000000000000000000000000000000000000000", 1},
+	    {"Z\xc3\xbcrich \xe2\x9c\x93 \xe2\x80\xa8 \xf0\x9f\x94\x91",
+	     "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff", 0},
 	};
-	struct tok_request r = {.aud = "tf-prod/eu \xc3\xa9", .session_id = "req-\"x\"", .reviewer_name = "Bj\xc3\xb6rk",
-				.policy_rule = "line \"7\"", .subjects = odd, .nsubjects = 2, .assurance = "same-user",
-				.ttl = 1, .now = NOW};
+	struct tok_request r = {.aud = "tf-prod/eu \xc3\xa9",
+				.session_id = "req-\"x\"",
+				.reviewer_name = "Bj\xc3\xb6rk",
+				.policy_rule = "line \"7\"",
+				.subjects = odd,
+				.nsubjects = 2,
+				.assurance = "same-user",
+				.ttl = 1,
+				.now = NOW};
 	memset(r.action_sha256, 'c', 64);
 	json_t *want;
 	char *tok = issue(t, &r, (1ull << 62) + 12345, &want);
@@ -378,14 +402,14 @@ static void test_oracle_sees_other_claims(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_es256_reviewer_decision, setup_es256, teardown),
-		cmocka_unit_test_setup_teardown(test_es256_policy_decision, setup_es256, teardown),
-		cmocka_unit_test_setup_teardown(test_es256_text_and_large_numbers, setup_es256, teardown),
-		cmocka_unit_test_setup_teardown(test_es256_many, setup_es256, teardown),
-		cmocka_unit_test_setup_teardown(test_hs256, setup_hs256, teardown),
-		cmocka_unit_test_setup_teardown(test_oracle_refuses_altered_payload, setup_es256, teardown),
-		cmocka_unit_test_setup_teardown(test_oracle_pins_the_algorithm, setup_es256, teardown),
-		cmocka_unit_test_setup_teardown(test_oracle_sees_other_claims, setup_es256, teardown),
+	    cmocka_unit_test_setup_teardown(test_es256_reviewer_decision, setup_es256, teardown),
+	    cmocka_unit_test_setup_teardown(test_es256_policy_decision, setup_es256, teardown),
+	    cmocka_unit_test_setup_teardown(test_es256_text_and_large_numbers, setup_es256, teardown),
+	    cmocka_unit_test_setup_teardown(test_es256_many, setup_es256, teardown),
+	    cmocka_unit_test_setup_teardown(test_hs256, setup_hs256, teardown),
+	    cmocka_unit_test_setup_teardown(test_oracle_refuses_altered_payload, setup_es256, teardown),
+	    cmocka_unit_test_setup_teardown(test_oracle_pins_the_algorithm, setup_es256, teardown),
+	    cmocka_unit_test_setup_teardown(test_oracle_sees_other_claims, setup_es256, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,9 +35,9 @@
 static const char secret32[] = "0123456789abcdef0123456789abcdef!"; /* 33 bytes */
 
 struct t {
-	char dir[64];   /* a scratch state directory */
-	char keys[96];  /* DIR/keys */
-	char pub[200];  /* DIR/keys/token-KID.pub */
+	char dir[64];	/* a scratch state directory */
+	char keys[96];	/* DIR/keys */
+	char pub[200];	/* DIR/keys/token-KID.pub */
 	char jwks[128]; /* DIR/keys/jwks.json */
 	struct tokkeys *tk;
 	struct tok_subject subj[2];
@@ -58,17 +58,18 @@ static void request_init(struct t *t)
 	hex_encode(h, 32, t->subj[0].sha256);
 	sha256("notes", 5, h);
 	hex_encode(h, 32, t->subj[1].sha256);
-	t->rq = (struct tok_request){.aud = AUD,
-				     .session_id = "fb_00112233445566778899aabbccddeeff",
-				     .reviewer_name = "alice",
-				     .reviewer_channel = "web",
-				     .policy_rule = "line 12",
-				     .policy_digest = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8",
-				     .subjects = t->subj,
-				     .nsubjects = 2,
-				     .assurance = "reviewer",
-				     .ttl = TTL,
-				     .now = NOW};
+	t->rq =
+	    (struct tok_request){.aud = AUD,
+				 .session_id = "fb_00112233445566778899aabbccddeeff",
+				 .reviewer_name = "alice",
+				 .reviewer_channel = "web",
+				 .policy_rule = "line 12",
+				 .policy_digest = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8",
+				 .subjects = t->subj,
+				 .nsubjects = 2,
+				 .assurance = "reviewer",
+				 .ttl = TTL,
+				 .now = NOW};
 	sha256("action", 6, h);
 	hex_encode(h, 32, t->rq.action_sha256);
 	for (int i = 0; i < 32; i++)
@@ -100,7 +101,8 @@ static void issue(struct t *t)
 	char err[AS_ERRLEN] = "";
 	free(t->jwt);
 	t->jwt = NULL;
-	if (tok_prepare(t->tk, &t->rq, &t->tt, err) != 0 || tok_issue(t->tk, &t->rq, &t->tt, SEQ, t->leaf, &t->jwt, err) != 0)
+	if (tok_prepare(t->tk, &t->rq, &t->tt, err) != 0 ||
+	    tok_issue(t->tk, &t->rq, &t->tt, SEQ, t->leaf, &t->jwt, err) != 0)
 		fail_msg("issue: %s", err);
 }
 
@@ -162,17 +164,18 @@ static void claims_are(const struct t *t, const char *claims_json)
 						      t->subj[i].sha256, "digest_source",
 						      t->subj[i].computed ? "computed" : "asserted"));
 	json_t *want = json_pack(
-		"{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:s,s:o,s:s,s:o,s:s,s:o,s:{s:I,s:s},s:s}", "token_type",
-		"assent/approval/v1", "iss", ISS, "aud", AUD, "sub", t->rq.session_id, "jti", t->tt.jti, "iat",
-		(json_int_t)NOW, "nbf", (json_int_t)NOW, "exp", (json_int_t)(NOW + (t->rq.ttl ? t->rq.ttl : TOK_TTL_DEFAULT)),
-		"approved", 1, "session_id", t->rq.session_id, "reviewer",
-		t->rq.reviewer_name ? json_pack("{s:s,s:s}", "name", t->rq.reviewer_name, "channel", t->rq.reviewer_channel)
-				    : json_null(),
-		"decision", "approved", "policy",
-		t->rq.policy_rule ? json_pack("{s:s,s:s}", "rule", t->rq.policy_rule, "digest", t->rq.policy_digest)
-				  : json_null(),
-		"action", action, "subject", subj, "ledger", "seq", (json_int_t)SEQ, "leaf_hash", lh, "assurance",
-		t->rq.assurance);
+	    "{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:b,s:s,s:o,s:s,s:o,s:s,s:o,s:{s:I,s:s},s:s}", "token_type",
+	    "assent/approval/v1", "iss", ISS, "aud", AUD, "sub", t->rq.session_id, "jti", t->tt.jti, "iat",
+	    (json_int_t)NOW, "nbf", (json_int_t)NOW, "exp",
+	    (json_int_t)(NOW + (t->rq.ttl ? t->rq.ttl : TOK_TTL_DEFAULT)), "approved", 1, "session_id",
+	    t->rq.session_id, "reviewer",
+	    t->rq.reviewer_name ? json_pack("{s:s,s:s}", "name", t->rq.reviewer_name, "channel", t->rq.reviewer_channel)
+				: json_null(),
+	    "decision", "approved", "policy",
+	    t->rq.policy_rule ? json_pack("{s:s,s:s}", "rule", t->rq.policy_rule, "digest", t->rq.policy_digest)
+			      : json_null(),
+	    "action", action, "subject", subj, "ledger", "seq", (json_int_t)SEQ, "leaf_hash", lh, "assurance",
+	    t->rq.assurance);
 	assert_non_null(want);
 	json_t *got = json_loads(claims_json, 0, NULL);
 	assert_non_null(got);
@@ -358,16 +361,17 @@ static void test_es256_altered(void **state)
 	free(x);
 
 	/* the header: another algorithm, none, another kid, no kid, crit, not an object */
-	static const char *const alter[][3] = { /* before the kid, after it, why */
-		{"{\"alg\":\"HS256\",\"kid\":\"", "\",\"typ\":\"JWT\"}", "algorithm HS256 refused: key"},
-		{"{\"alg\":\"none\",\"kid\":\"", "\",\"typ\":\"JWT\"}", "algorithm none refused"},
-		{"{\"alg\":\"ES384\",\"kid\":\"", "\"}", "algorithm ES384 refused"},
-		{"{\"alg\":\"ES256\",\"kid\":\"x", "\"}", "unknown kid"},
-		{"{\"alg\":\"ES256\",\"kid\":\"", "\",\"crit\":[\"exp\"]}", "critical extensions"},
-		{"{\"alg\":\"ES256\",\"kid\":\"", "\",\"alg\":\"ES256\"}", "not a JSON object"},
-		{"{\"alg\":\"ES256\",\"kidd\":\"", "\"}", "has no kid"},
-		{"{\"kid\":\"", "\"}", "has no alg"},
-		{"[\"ES256\",\"", "\"]", "not a JSON object"},
+	static const char *const alter[][3] = {
+	    /* before the kid, after it, why */
+	    {"{\"alg\":\"HS256\",\"kid\":\"", "\",\"typ\":\"JWT\"}", "algorithm HS256 refused: key"},
+	    {"{\"alg\":\"none\",\"kid\":\"", "\",\"typ\":\"JWT\"}", "algorithm none refused"},
+	    {"{\"alg\":\"ES384\",\"kid\":\"", "\"}", "algorithm ES384 refused"},
+	    {"{\"alg\":\"ES256\",\"kid\":\"x", "\"}", "unknown kid"},
+	    {"{\"alg\":\"ES256\",\"kid\":\"", "\",\"crit\":[\"exp\"]}", "critical extensions"},
+	    {"{\"alg\":\"ES256\",\"kid\":\"", "\",\"alg\":\"ES256\"}", "not a JSON object"},
+	    {"{\"alg\":\"ES256\",\"kidd\":\"", "\"}", "has no kid"},
+	    {"{\"kid\":\"", "\"}", "has no alg"},
+	    {"[\"ES256\",\"", "\"]", "not a JSON object"},
 	};
 	for (size_t i = 0; i < sizeof alter / sizeof alter[0]; i++) {
 		snprintf(kidhdr, sizeof kidhdr, "%s%s%s", alter[i][0], t->tt.kid, alter[i][1]);
@@ -496,20 +500,20 @@ static void test_hs256_crafted(void **state)
 		const char *key, *value; /* value: JSON; NULL: the claim removed */
 		const char *why;
 	} c[] = {
-		{"token_type", NULL, "not an assent approval token"},
-		{"token_type", "\"assent/approval/v2\"", "not an assent approval token"},
-		{"approved", "false", "does not say approved: true"},
-		{"approved", "\"true\"", "does not say approved: true"},
-		{"assurance", NULL, "no assurance claim"},
-		{"assurance", "\"admin\"", "assurance 'admin' is not reviewer"},
-		{"exp", "253402300800", "outside 0 to"},
-		{"iat", "-1", "outside 0 to"},
-		{"nbf", NULL, "lacks exp, nbf or iat"},
-		{"exp", "1.7e9", "lacks exp, nbf or iat"},
-		{"iat", "1700000100", "issued in the future"},
-		{"aud", "[\"a\",\"b\"]", "wrong audience"},
-		{"aud", "[\"a\",\"deploy/prod\"]", NULL}, /* an audience list that names ours */
-		{"iss", NULL, "wrong issuer: token has '(none)'"},
+	    {"token_type", NULL, "not an assent approval token"},
+	    {"token_type", "\"assent/approval/v2\"", "not an assent approval token"},
+	    {"approved", "false", "does not say approved: true"},
+	    {"approved", "\"true\"", "does not say approved: true"},
+	    {"assurance", NULL, "no assurance claim"},
+	    {"assurance", "\"admin\"", "assurance 'admin' is not reviewer"},
+	    {"exp", "253402300800", "outside 0 to"},
+	    {"iat", "-1", "outside 0 to"},
+	    {"nbf", NULL, "lacks exp, nbf or iat"},
+	    {"exp", "1.7e9", "lacks exp, nbf or iat"},
+	    {"iat", "1700000100", "issued in the future"},
+	    {"aud", "[\"a\",\"b\"]", "wrong audience"},
+	    {"aud", "[\"a\",\"deploy/prod\"]", NULL}, /* an audience list that names ours */
+	    {"iss", NULL, "wrong issuer: token has '(none)'"},
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		json_t *m = json_deep_copy(base);
@@ -581,7 +585,7 @@ static void decision_ledger(const struct t *t, struct ledger_pos pos[3])
 		fail_msg("ledger_open: %s", err);
 	const char *sid = t->rq.session_id;
 	const char *const req[][2] = {
-		{"kind", "request"}, {"session_id", sid}, {"type", "approval"}, {"message", "deploy?"}};
+	    {"kind", "request"}, {"session_id", sid}, {"type", "approval"}, {"message", "deploy?"}};
 	put_entry(l, req, 4, &pos[0]);
 	/* the approval, with its token as the signer records it ({jti, kid, exp}) */
 	struct cv_arena a;
@@ -666,12 +670,12 @@ static void test_ledger_entry(void **state)
 		const struct ledger_pos *at;
 		const char *jti, *sid, *why;
 	} c[] = {
-		{&wrong_leaf, NULL, NULL, "leaf hash differs from the token's"},
-		{&pos[0], NULL, NULL, "is not a decision"},
-		{&pos[2], NULL, NULL, "does not approve"},
-		{&pos[1], NULL, "fb_someone_else", "decides another session"},
-		{&pos[1], "00000000000000000000000000000000", NULL, "records another token (jti)"},
-		{&past, NULL, NULL, "no entry 99 (the ledger has 4)"},
+	    {&wrong_leaf, NULL, NULL, "leaf hash differs from the token's"},
+	    {&pos[0], NULL, NULL, "is not a decision"},
+	    {&pos[2], NULL, NULL, "does not approve"},
+	    {&pos[1], NULL, "fb_someone_else", "decides another session"},
+	    {&pos[1], "00000000000000000000000000000000", NULL, "records another token (jti)"},
+	    {&past, NULL, NULL, "no entry 99 (the ledger has 4)"},
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		x = ledger_token(t, base, ledger_claim(c[i].at), c[i].jti, c[i].sid);
@@ -762,7 +766,8 @@ static void test_rotation_and_jwks(void **state)
 	assert_non_null(j);
 	size_t i;
 	json_t *e;
-	json_array_foreach(json_object_get(j, "keys"), i, e) {
+	json_array_foreach(json_object_get(j, "keys"), i, e)
+	{
 		json_object_set_new(e, "use", json_string("enc"));
 	}
 	char bad[160];
@@ -778,10 +783,10 @@ static void test_rotation_and_jwks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_es256_round_trip), cmocka_unit_test(test_hs256_round_trip),
-		cmocka_unit_test(test_es256_altered),    cmocka_unit_test(test_claims_checked),
-		cmocka_unit_test(test_hs256_crafted),    cmocka_unit_test(test_issue_refusals),
-		cmocka_unit_test(test_rotation_and_jwks), cmocka_unit_test(test_ledger_entry),
+	    cmocka_unit_test(test_es256_round_trip),  cmocka_unit_test(test_hs256_round_trip),
+	    cmocka_unit_test(test_es256_altered),     cmocka_unit_test(test_claims_checked),
+	    cmocka_unit_test(test_hs256_crafted),     cmocka_unit_test(test_issue_refusals),
+	    cmocka_unit_test(test_rotation_and_jwks), cmocka_unit_test(test_ledger_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

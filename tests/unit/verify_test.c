@@ -49,7 +49,7 @@ static void make_ledger(const char *dir, size_t n)
 		char msg[64];
 		snprintf(msg, sizeof msg, "proof test %zu", i);
 		const char *kv[4][2] = {
-			{"kind", "request"}, {"session_id", "fb_proof"}, {"type", "approval"}, {"message", msg}};
+		    {"kind", "request"}, {"session_id", "fb_proof"}, {"type", "approval"}, {"message", msg}};
 		for (int k = 0; k < 4; k++) {
 			assert_int_equal(cv_set_text(&a, &m->items[2 * k], kv[k][0], strlen(kv[k][0])), 0);
 			assert_int_equal(cv_set_text(&a, &m->items[2 * k + 1], kv[k][1], strlen(kv[k][1])), 0);
@@ -324,23 +324,23 @@ static void test_proof_fields(void **state)
 		json_t *value; /* NULL: removed */
 		const char *why;
 	} c[] = {
-		{"index", json_string("2"), "index, tree_size, leaf_hash or root malformed"},
-		{"index", json_integer(-1), "index, tree_size, leaf_hash or root malformed"},
-		{"tree_size", json_integer(ENTRIES), "tree size or root differs from the signed checkpoint"},
-		{"leaf_hash", json_string(leaf_up), "index, tree_size, leaf_hash or root malformed"},
-		{"leaf_hash", json_incref(json_object_get(g3, "leaf_hash")), "the entry does not hash to leaf_hash"},
-		{"root", json_incref(json_object_get(g3, "leaf_hash")), "tree size or root differs"},
-		{"path", json_string("x"), "path must be an array"},
-		{"path", json_pack("[s]", "zz"), "path[0] is not a lowercase hex SHA-256 hash"},
-		{"path", path_bad, "the path does not lead from entry 2"},
-		{"path", json_array(), "the path does not lead from entry 2"},
-		{"entry", json_string("!!"), "entry is not base64"},
-		{"entry", json_incref(json_object_get(g3, "entry")), "the entry does not hash to leaf_hash"},
-		{"checkpoint", json_null(), "proof carries no checkpoint"},
-		{"checkpoint", json_string(ck_bad), "proof's checkpoint:"},
-		{"origin", json_string("assent/00000000"), "origin does not match the checkpoint's"},
-		{"origin", NULL, "exactly the fields of a proof"},
-		{"extra", json_true(), "exactly the fields of a proof"},
+	    {"index", json_string("2"), "index, tree_size, leaf_hash or root malformed"},
+	    {"index", json_integer(-1), "index, tree_size, leaf_hash or root malformed"},
+	    {"tree_size", json_integer(ENTRIES), "tree size or root differs from the signed checkpoint"},
+	    {"leaf_hash", json_string(leaf_up), "index, tree_size, leaf_hash or root malformed"},
+	    {"leaf_hash", json_incref(json_object_get(g3, "leaf_hash")), "the entry does not hash to leaf_hash"},
+	    {"root", json_incref(json_object_get(g3, "leaf_hash")), "tree size or root differs"},
+	    {"path", json_string("x"), "path must be an array"},
+	    {"path", json_pack("[s]", "zz"), "path[0] is not a lowercase hex SHA-256 hash"},
+	    {"path", path_bad, "the path does not lead from entry 2"},
+	    {"path", json_array(), "the path does not lead from entry 2"},
+	    {"entry", json_string("!!"), "entry is not base64"},
+	    {"entry", json_incref(json_object_get(g3, "entry")), "the entry does not hash to leaf_hash"},
+	    {"checkpoint", json_null(), "proof carries no checkpoint"},
+	    {"checkpoint", json_string(ck_bad), "proof's checkpoint:"},
+	    {"origin", json_string("assent/00000000"), "origin does not match the checkpoint's"},
+	    {"origin", NULL, "exactly the fields of a proof"},
+	    {"extra", json_true(), "exactly the fields of a proof"},
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		json_t *m = json_deep_copy(g);
@@ -379,8 +379,9 @@ static void test_proof_fields(void **state)
 	free(dup);
 	char err[AS_ERRLEN] = "";
 	uint64_t idx, size;
-	assert_int_equal(proof_check((const uint8_t *)good, PROOF_MAX + 1, NULL, 0, t->keys.k, t->keys.n, &idx, &size, err),
-			 AS_ECORRUPT);
+	assert_int_equal(
+	    proof_check((const uint8_t *)good, PROOF_MAX + 1, NULL, 0, t->keys.k, t->keys.n, &idx, &size, err),
+	    AS_ECORRUPT);
 	assert_non_null(strstr(err, "over the maximum"));
 	free(ck_bad), free(leaf_up), free(path0);
 	json_decref(g);
@@ -410,11 +411,11 @@ static void test_proof_older_size(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_vkeys, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_key_pinning, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_proof_every_entry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_proof_fields, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_proof_older_size, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_vkeys, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_key_pinning, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_proof_every_entry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_proof_fields, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_proof_older_size, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -356,7 +356,8 @@ static void check_out(const char *name, const struct wr_out *o)
 		fail_msg("%s: Allow '%s' with status %u", name, o->allow ? o->allow : "(none)", o->status);
 	if (o->route == WR_NONE) {
 		if (o->status != 404 || o->frame || o->post)
-			fail_msg("%s: no route, but status %u frame %u post %d", name, o->status, (unsigned)o->frame, o->post);
+			fail_msg("%s: no route, but status %u frame %u post %d", name, o->status, (unsigned)o->frame,
+				 o->post);
 		return;
 	}
 	size_t k = spec_of(o->route);
@@ -546,7 +547,6 @@ static void test_output_cleared(void **state)
 	assert_int_equal(b.post, 0);
 }
 
-
 /* ---- web_bearer ---- */
 
 /* The one table from the signer's typed status to HTTP: each status its code, every
@@ -557,12 +557,13 @@ static void test_http_status(void **state)
 	static const struct {
 		enum proto_status st;
 		unsigned http;
-	} want[] = {{PS_OK, 200},	  {PS_BAD_REQUEST, 400}, {PS_UNAUTHORIZED, 401}, {PS_FORBIDDEN, 403},
-		    {PS_NOT_FOUND, 404}, {PS_TOO_MANY, 429},	 {PS_UNAVAILABLE, 503},	 {PS_INTERNAL, 500}};
+	} want[] = {{PS_OK, 200},	 {PS_BAD_REQUEST, 400}, {PS_UNAUTHORIZED, 401}, {PS_FORBIDDEN, 403},
+		    {PS_NOT_FOUND, 404}, {PS_TOO_MANY, 429},	{PS_UNAVAILABLE, 503},	{PS_INTERNAL, 500}};
 	assert_int_equal(sizeof want / sizeof want[0], PS_COUNT); /* a new status needs its code here */
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 		if (web_http_status(want[i].st) != want[i].http)
-			fail_msg("status %d: HTTP %u, want %u", (int)want[i].st, web_http_status(want[i].st), want[i].http);
+			fail_msg("status %d: HTTP %u, want %u", (int)want[i].st, web_http_status(want[i].st),
+				 want[i].http);
 	assert_int_equal(web_http_status(PS_COUNT), 500);
 	assert_int_equal(web_http_status(UINT64_MAX), 500);
 }

@@ -448,23 +448,23 @@ static void test_login_source(void **state)
 	static const struct {
 		const char *in, *want;
 	} cases[] = {
-		{"127.0.0.1", "loopback"},
-		{"127.0.0.2", "loopback"},
-		{"127.255.255.254", "loopback"},
-		{"::1", "loopback"},
-		{"::ffff:127.3.4.5", "loopback"},
-		{"128.0.0.1", "128.0.0.1"},
-		{"126.255.255.255", "126.255.255.255"},
-		{"::ffff:192.0.2.9", "192.0.2.9"},
-		{"192.0.2.9", "192.0.2.9"},
-		{"2001:db8::7", "2001:db8::/64"},
-		{"2001:db8::1:2:3:4", "2001:db8::/64"},
-		{"2001:db8:0:1::7", "2001:db8:0:1::/64"},
-		{"proxy:127.0.0.9", "proxy:loopback"},
-		{"proxy:198.51.100.7", "proxy:198.51.100.7"},
-		{"proxy:", "proxy:"},
-		{"not an address", "not an address"},
-		{"", ""},
+	    {"127.0.0.1", "loopback"},
+	    {"127.0.0.2", "loopback"},
+	    {"127.255.255.254", "loopback"},
+	    {"::1", "loopback"},
+	    {"::ffff:127.3.4.5", "loopback"},
+	    {"128.0.0.1", "128.0.0.1"},
+	    {"126.255.255.255", "126.255.255.255"},
+	    {"::ffff:192.0.2.9", "192.0.2.9"},
+	    {"192.0.2.9", "192.0.2.9"},
+	    {"2001:db8::7", "2001:db8::/64"},
+	    {"2001:db8::1:2:3:4", "2001:db8::/64"},
+	    {"2001:db8:0:1::7", "2001:db8:0:1::/64"},
+	    {"proxy:127.0.0.9", "proxy:loopback"},
+	    {"proxy:198.51.100.7", "proxy:198.51.100.7"},
+	    {"proxy:", "proxy:"},
+	    {"not an address", "not an address"},
+	    {"", ""},
 	};
 	char out[WS_SOURCE_MAX];
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -561,23 +561,12 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_create),
-	    T(test_create_bounds),
-	    T(test_find),
-	    T(test_idle_expiry),
-	    T(test_absolute_expiry),
-	    T(test_end),
-	    T(test_lru_eviction),
-	    T(test_per_reviewer_cap),
-	    T(test_free_slot_first),
-	    T(test_sweep),
-	    T(test_sweep_overflow),
-	    T(test_csrf),
-	    T(test_login_per_peer),
-	    T(test_login_source),
-	    T(test_login_loopback_one_source),
-	    T(test_login_log_all),
-	    T(test_login_table),
+	    T(test_create),	    T(test_create_bounds),    T(test_find),
+	    T(test_idle_expiry),    T(test_absolute_expiry),  T(test_end),
+	    T(test_lru_eviction),   T(test_per_reviewer_cap), T(test_free_slot_first),
+	    T(test_sweep),	    T(test_sweep_overflow),   T(test_csrf),
+	    T(test_login_per_peer), T(test_login_source),     T(test_login_loopback_one_source),
+	    T(test_login_log_all),  T(test_login_table),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,7 +94,10 @@ static uint32_t cp_at(const char *s, size_t n, size_t i, size_t *len)
 
 /* Characters a terminal acts on instead of showing, or that reorder what it shows
  * (text.h: the same set the signer refuses in frames). */
-static int cp_hidden(uint32_t cp) { return text_refused_cp(cp); }
+static int cp_hidden(uint32_t cp)
+{
+	return text_refused_cp(cp);
+}
 
 /* A JSON string of s[0..n) cut to max bytes: as is when it is UTF-8, otherwise as
  * printable ASCII (\xNN escapes), so a builder never fails on a bad byte. */
@@ -665,13 +668,27 @@ static int put_escaped(struct buf *out, const char *s, size_t n)
 		const char *e = NULL;
 		char u[8];
 		switch (c) {
-		case '"': e = "\\\""; break;
-		case '\\': e = "\\\\"; break;
-		case '\b': e = "\\b"; break;
-		case '\f': e = "\\f"; break;
-		case '\n': e = "\\n"; break;
-		case '\r': e = "\\r"; break;
-		case '\t': e = "\\t"; break;
+		case '"':
+			e = "\\\"";
+			break;
+		case '\\':
+			e = "\\\\";
+			break;
+		case '\b':
+			e = "\\b";
+			break;
+		case '\f':
+			e = "\\f";
+			break;
+		case '\n':
+			e = "\\n";
+			break;
+		case '\r':
+			e = "\\r";
+			break;
+		case '\t':
+			e = "\\t";
+			break;
 		default:
 			if (c < 0x20) {
 				snprintf(u, sizeof u, "\\u%04X", c);
@@ -1184,7 +1201,6 @@ int mcp_feedback_redact(struct mcp_feedback *f, const struct redact_rules *r, si
 }
 
 /* ---- the canonical action ---- */
-
 
 static int put_text(struct cv_arena *a, struct cv *kv, const char *key, const char *val, size_t n)
 {

@@ -26,10 +26,10 @@
 #include "gateway/proto/limits.h" /* the limits the signer checks too: MCP_MESSAGE_MAX ... */
 
 /* ---- limits (each checked before the work it bounds; shared ones in gateway/proto/limits.h) ---- */
-#define MCP_LINE_MAX (4u << 20)	   /* one incoming line, without its newline: 4 MiB */
-#define MCP_OUT_MAX (4u << 20)	   /* the largest line the builders are meant to produce */
-#define MCP_DEPTH_MAX 64	   /* array/object nesting of a message, counted on the raw bytes */
-#define MCP_WAIT_MAX 50		   /* get_feedback wait_seconds: under the 60 s client default */
+#define MCP_LINE_MAX (4u << 20) /* one incoming line, without its newline: 4 MiB */
+#define MCP_OUT_MAX (4u << 20)	/* the largest line the builders are meant to produce */
+#define MCP_DEPTH_MAX 64	/* array/object nesting of a message, counted on the raw bytes */
+#define MCP_WAIT_MAX 50		/* get_feedback wait_seconds: under the 60 s client default */
 #define MCP_WAIT_DEFAULT 30
 #define MCP_REASON_MAX 512 /* notifications/cancelled reason kept, bytes */
 

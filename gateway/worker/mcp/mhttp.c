@@ -137,7 +137,8 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 	if (mcp && strcmp(m, "POST") && strcmp(m, "DELETE")) {
 		/* No server-initiated stream: every message we send answers a POST. */
 		v->allow = "POST, DELETE";
-		return reject(v, 405, -32600, "/mcp answers POST (one message) and DELETE (end the session); there is no GET stream");
+		return reject(v, 405, -32600,
+			      "/mcp answers POST (one message) and DELETE (end the session); there is no GET stream");
 	}
 	if (h->authorization) {
 		struct rd a;
@@ -167,8 +168,9 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		while (i < sizeof versions / sizeof *versions && strcmp(h->protocol, versions[i]))
 			i++;
 		if (i == sizeof versions / sizeof *versions)
-			return reject(v, 400, -32600, "unsupported MCP-Protocol-Version %.20s (this server speaks 2025-06-18 "
-						      "and 2025-11-25)",
+			return reject(v, 400, -32600,
+				      "unsupported MCP-Protocol-Version %.20s (this server speaks 2025-06-18 "
+				      "and 2025-11-25)",
 				      h->protocol);
 		snprintf(v->protocol, sizeof v->protocol, "%s", h->protocol);
 	}

@@ -14,11 +14,11 @@
 #define MH_SESSION_LEN 32 /* our session ids: 32 lowercase hex digits */
 
 enum mh_route {
-	MH_REJECT = 0,  /* answer status with a JSON-RPC error body (rpc_code, msg) */
-	MH_HEALTH,      /* GET /health */
-	MH_MCP_POST,    /* POST /mcp: one JSON-RPC message */
-	MH_MCP_DELETE,  /* DELETE /mcp: end the session */
-	MH_LEGACY_SSE,  /* GET /sse (FEEDBACK_TRANSPORT=sse): the 2024-11-05 event stream */
+	MH_REJECT = 0,	/* answer status with a JSON-RPC error body (rpc_code, msg) */
+	MH_HEALTH,	/* GET /health */
+	MH_MCP_POST,	/* POST /mcp: one JSON-RPC message */
+	MH_MCP_DELETE,	/* DELETE /mcp: end the session */
+	MH_LEGACY_SSE,	/* GET /sse (FEEDBACK_TRANSPORT=sse): the 2024-11-05 event stream */
 	MH_LEGACY_POST, /* POST /messages?session_id=... (the same) */
 };
 
@@ -32,16 +32,16 @@ struct mh_head {
 
 struct mh_verdict {
 	enum mh_route route;
-	unsigned status;      /* MH_REJECT: 400, 401, 403, 404, 405, 406, 415 */
-	int rpc_code;         /* MH_REJECT: the JSON-RPC error code of the body */
-	char msg[200];        /* MH_REJECT: what was wrong, printable ASCII */
-	const char *allow;    /* 405: the Allow header */
-	int sse;              /* the client accepts text/event-stream */
-	int json;             /* the client accepts application/json */
-	const char *bearer;   /* into head->authorization; NULL when absent */
+	unsigned status;    /* MH_REJECT: 400, 401, 403, 404, 405, 406, 415 */
+	int rpc_code;	    /* MH_REJECT: the JSON-RPC error code of the body */
+	char msg[200];	    /* MH_REJECT: what was wrong, printable ASCII */
+	const char *allow;  /* 405: the Allow header */
+	int sse;	    /* the client accepts text/event-stream */
+	int json;	    /* the client accepts application/json */
+	const char *bearer; /* into head->authorization; NULL when absent */
 	size_t bearer_len;
 	char session[MH_SESSION_LEN + 1]; /* "" when absent */
-	char protocol[16];    /* MCP-Protocol-Version, "" when absent */
+	char protocol[16];		  /* MCP-Protocol-Version, "" when absent */
 };
 
 /* Classify one request. Always fills v; returns v->route. */

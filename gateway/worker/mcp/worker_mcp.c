@@ -40,7 +40,7 @@ struct call { /* a blocking tool call waiting for the signer */
 
 struct mconn {
 	uint64_t id;
-	int fd;   /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
+	int fd; /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
 	int http;
 	struct hreq *legacy; /* FEEDBACK_TRANSPORT=sse: the GET /sse stream every answer goes to */
 	struct buf in, out;
@@ -73,13 +73,13 @@ struct hreq {
 	int too_big;
 	struct mcp_msg m;
 	int have_msg;
-	uint64_t conn;                 /* the MCP session's connection id, once the signer said */
-	char rid[PROTO_RID_MAX + 1];   /* the JSON-RPC id whose answer this request waits for */
-	int waiting;                   /* an answer from the signer is due */
-	struct buf out;                /* the JSON body, or SSE bytes not yet sent */
+	uint64_t conn;		     /* the MCP session's connection id, once the signer said */
+	char rid[PROTO_RID_MAX + 1]; /* the JSON-RPC id whose answer this request waits for */
+	int waiting;		     /* an answer from the signer is due */
+	struct buf out;		     /* the JSON body, or SSE bytes not yet sent */
 	unsigned status;
 	char session[MH_SESSION_LEN + 1]; /* Mcp-Session-Id to send back */
-	unsigned retry_s;                 /* Retry-After, for a refusal by a limit */
+	unsigned retry_s;		  /* Retry-After, for a refusal by a limit */
 	int finished, suspended;
 	uint64_t next_keepalive;
 	struct hreq *next;
@@ -102,7 +102,7 @@ struct mw {
 	struct mc_list pconns; /* every TCP connection, for the whole-request deadline */
 	uint64_t next_hreq;
 	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
-	char proxy_header[64]; /* the reviewer identity header a reverse proxy sets: refused here */
+	char proxy_header[64];		    /* the reviewer identity header a reverse proxy sets: refused here */
 };
 
 static uint64_t mono_ms(void)
@@ -237,7 +237,8 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			for (size_t i = 0; arr && i < fb.nsubjects; i++) {
 				if (!fb.subjects[i].content)
 					arr->items[i].t = CV_NULL;
-				else if (cv_set_bytes(a, &arr->items[i], fb.subjects[i].content, fb.subjects[i].content_len))
+				else if (cv_set_bytes(a, &arr->items[i], fb.subjects[i].content,
+						      fb.subjects[i].content_len))
 					arr = NULL;
 			}
 			struct cv *cs = arr ? ipc_put(a, f, "contents") : NULL;
@@ -303,9 +304,10 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		send_frame(w, f);
 		return;
 	case MCP_TOOL_SUBMIT_FEEDBACK:
-		answer_tool_error(c, &m->id,
-				  "submit_feedback is for reviewers: an agent cannot decide its own request (a reviewer "
-				  "answers with `assent approve|reject|answer|select` or the review UI)");
+		answer_tool_error(
+		    c, &m->id,
+		    "submit_feedback is for reviewers: an agent cannot decide its own request (a reviewer "
+		    "answers with `assent approve|reject|answer|select` or the review UI)");
 		return;
 	default:
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "unknown tool", NULL, NULL);
@@ -504,7 +506,8 @@ static void set_answer(struct hreq *h, unsigned status, const char *body, size_t
 	h->status = status;
 	buf_reset(&h->out);
 	if (len && buf_put(&h->out, body, len) != 0) {
-		static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"answer too large\"}}";
+		static const char oom[] =
+		    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"answer too large\"}}";
 		buf_reset(&h->out);
 		if (buf_put(&h->out, oom, sizeof oom - 1) != 0)
 			buf_reset(&h->out); /* then no body: the 500 says enough */
@@ -653,7 +656,8 @@ static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client,
 		/* A session this worker has not seen (it was restarted): what its
 		 * initialize declared, as the signer kept it. */
 		const char *slash = strchr(client, '/');
-		snprintf(c->client.name, sizeof c->client.name, "%.*s", (int)(slash ? slash - client : (long)strlen(client)), client);
+		snprintf(c->client.name, sizeof c->client.name, "%.*s",
+			 (int)(slash ? slash - client : (long)strlen(client)), client);
 		snprintf(c->client.client_version, sizeof c->client.client_version, "%s", slash ? slash + 1 : "");
 		c->client.version = mcp_negotiate_version(protocol);
 		return c;
@@ -704,7 +708,8 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		wake(h);
 		return;
 	}
-	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) || ipc_get_text(f->body, "session", MH_SESSION_LEN, &sess, &sn, err) ||
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+	    ipc_get_text(f->body, "session", MH_SESSION_LEN, &sess, &sn, err) ||
 	    ipc_get_text(f->body, "client", 2 * MCP_NAME_MAX + 2, &client, &cn, err) ||
 	    ipc_get_text(f->body, "protocol", 15, &proto, &pn, err)) {
 		set_reject(h, 500, -32603, "the gateway could not check this request");
@@ -848,7 +853,6 @@ static enum MHD_Result queue(struct hreq *h)
 	return ret;
 }
 
-
 static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -866,17 +870,17 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		w->hreqs = h;
 		*con_cls = h;
 		struct mh_head hd = {
-			.method = method,
-			.path = url,
-			.host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host"),
-			.origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin"),
-			.content_type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Type"),
-			.accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
-			.session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
-			.protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
-			.authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
-			.cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
-			.identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
+		    .method = method,
+		    .path = url,
+		    .host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host"),
+		    .origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin"),
+		    .content_type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Type"),
+		    .accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
+		    .session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
+		    .protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
+		    .authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
+		    .cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
+		    .identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
 		};
 		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
 		if (route != MH_MCP_POST && route != MH_LEGACY_POST)
@@ -891,7 +895,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		case MH_HEALTH: {
 			char body[160];
 			uint64_t up = w->uptime + (w->stats_at ? (mono_ms() - w->stats_at) / 1000 : 0);
-			int n = snprintf(body, sizeof body, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
+			int n = snprintf(body, sizeof body,
+					 "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
 					 (unsigned long long)w->pending, (unsigned long long)up);
 			set_answer(h, 200, body, (size_t)n);
 			return queue(h);
@@ -902,7 +907,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		case MH_LEGACY_POST: {
 			const char *q = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "session_id");
 			if (!q || strlen(q) != MH_SESSION_LEN || strspn(q, "0123456789abcdef") != MH_SESSION_LEN) {
-				set_reject(h, 404, -32001, "unknown session: post to the endpoint the /sse stream named");
+				set_reject(h, 404, -32001,
+					   "unknown session: post to the endpoint the /sse stream named");
 				return queue(h);
 			}
 			memcpy(h->v.session, q, MH_SESSION_LEN + 1);
@@ -925,7 +931,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		mc_received(mc);
 		if (h->too_big) {
 			char msg[120];
-			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)", w->cfg.body_max);
+			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)",
+				 w->cfg.body_max);
 			set_reject(h, 413, -32600, msg);
 			too_big_id(h, msg);
 			return queue(h);
@@ -1051,8 +1058,9 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 		if (g != 0)
 			return g;
 		const struct cv *c = cv_get(f.body, "http");
-		int rc = f.type != F_CONFIG || !c ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
-						  : http_cfg_from_cv(c, &w->cfg, err);
+		int rc = f.type != F_CONFIG || !c
+			     ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
+			     : http_cfg_from_cv(c, &w->cfg, err);
 		const char *ph;
 		size_t phn;
 		if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
@@ -1065,12 +1073,12 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	if (!w->cfg.on)
 		return 0;
 	w->pconns.unauth_max = w->cfg.unauth_per_addr;
-	w->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, w,
-				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
-				  (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.header_max,
-				  MHD_OPTION_NOTIFY_COMPLETED, on_http_done, w, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &w->pconns,
-				  MHD_OPTION_END);
+	w->mhd =
+	    MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, w,
+			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
+			     (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.header_max, MHD_OPTION_NOTIFY_COMPLETED,
+			     on_http_done, w, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &w->pconns, MHD_OPTION_END);
 	if (!w->mhd)
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the agent listener");
 	return 0;
@@ -1102,8 +1110,10 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		const char *rid, *js;
 		size_t ridn, jsn;
 		int iserr = 0;
-		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) || ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
-		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || ipc_get_bool(f->body, "iserror", &iserr, err))
+		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+		    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
+		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) ||
+		    ipc_get_bool(f->body, "iserror", &iserr, err))
 			return;
 		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
 			struct call *k = &w->calls[i];
@@ -1119,8 +1129,9 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		if (iserr || mcp_line_tool_json(&c->out, &id, js, jsn, NULL) != 0) {
 			json_error_t je;
 			json_t *s = json_loadb(js, jsn, 0, &je);
-			json_t *res = iserr ? mcp_tool_error(json_string_value(json_object_get(s, "error")) ?: "refused")
-					    : mcp_tool_result(json_incref(s));
+			json_t *res = iserr
+					  ? mcp_tool_error(json_string_value(json_object_get(s, "error")) ?: "refused")
+					  : mcp_tool_result(json_incref(s));
 			json_decref(s);
 			mcp_line_result(&c->out, &id, res, NULL);
 		}
@@ -1175,7 +1186,7 @@ int worker_mcp_main(int ipcfd)
 	}
 	/* libmicrohttpd accepts on the listener it was handed and sets socket options;
 	 * it never creates a socket (socket, bind and listen stay forbidden). */
-	static const int http_calls[] = {SCMP_SYS(accept4), SCMP_SYS(accept), SCMP_SYS(setsockopt),
+	static const int http_calls[] = {SCMP_SYS(accept4),    SCMP_SYS(accept),      SCMP_SYS(setsockopt),
 					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
 	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w.mhd ? w.cfg.conns_max + 16 : 0),
 			       .extra_syscalls = w.mhd ? http_calls : NULL,

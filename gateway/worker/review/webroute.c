@@ -12,24 +12,24 @@ static const struct {
 	uint32_t frame;
 	enum web_route r;
 } routes[] = {
-	{"/review", "GET", 0, WR_PAGE},
-	{"/review/", "GET", 0, WR_PAGE},
-	{"/review/app.js", "GET", 0, WR_JS},
-	{"/review/app.css", "GET", 0, WR_CSS},
-	{"/health", "GET", 0, WR_HEALTH},
-	{"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
-	{"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},
-	{"/checkpoint", "GET", F_WEB_CHECKPOINT, WR_CHECKPOINT},
-	{"/review/api/me", "GET", F_WEB_ME, WR_ME},
-	{"/review/api/login", "POST", F_WEB_LOGIN, WR_LOGIN},
-	{"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
-	{"/review/api/pending", "GET", F_WEB_PENDING, WR_API_PENDING},
-	{"/review/api/decide", "POST", F_WEB_DECIDE, WR_DECIDE},
-	{"/review/events", "GET", F_WEB_EVENTS, WR_EVENTS},
-	{"/pending", "GET", F_WEB_LIST, WR_PENDING},
-	{"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},
-	{"/review/mcp", "POST", F_WEB_ME, WR_MCP},
-	{"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
+    {"/review", "GET", 0, WR_PAGE},
+    {"/review/", "GET", 0, WR_PAGE},
+    {"/review/app.js", "GET", 0, WR_JS},
+    {"/review/app.css", "GET", 0, WR_CSS},
+    {"/health", "GET", 0, WR_HEALTH},
+    {"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
+    {"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},
+    {"/checkpoint", "GET", F_WEB_CHECKPOINT, WR_CHECKPOINT},
+    {"/review/api/me", "GET", F_WEB_ME, WR_ME},
+    {"/review/api/login", "POST", F_WEB_LOGIN, WR_LOGIN},
+    {"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
+    {"/review/api/pending", "GET", F_WEB_PENDING, WR_API_PENDING},
+    {"/review/api/decide", "POST", F_WEB_DECIDE, WR_DECIDE},
+    {"/review/events", "GET", F_WEB_EVENTS, WR_EVENTS},
+    {"/pending", "GET", F_WEB_LIST, WR_PENDING},
+    {"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},
+    {"/review/mcp", "POST", F_WEB_ME, WR_MCP},
+    {"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
 };
 
 static void refuse(struct wr_out *o, unsigned status, const char *error)
@@ -124,8 +124,8 @@ const char *web_bearer(const char *h, size_t *n)
 unsigned web_http_status(uint64_t st)
 {
 	static const unsigned http[PS_COUNT] = {
-		[PS_OK] = 200,		[PS_BAD_REQUEST] = 400, [PS_UNAUTHORIZED] = 401, [PS_FORBIDDEN] = 403,
-		[PS_NOT_FOUND] = 404,	[PS_TOO_MANY] = 429,	[PS_UNAVAILABLE] = 503,	 [PS_INTERNAL] = 500,
+	    [PS_OK] = 200,	  [PS_BAD_REQUEST] = 400, [PS_UNAUTHORIZED] = 401, [PS_FORBIDDEN] = 403,
+	    [PS_NOT_FOUND] = 404, [PS_TOO_MANY] = 429,	  [PS_UNAVAILABLE] = 503,  [PS_INTERNAL] = 500,
 	};
 	return st < PS_COUNT && http[st] ? http[st] : 500;
 }

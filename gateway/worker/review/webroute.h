@@ -14,9 +14,23 @@
 enum web_route {
 	WR_NONE,
 	/* open to anyone who reaches the listener */
-	WR_PAGE, WR_JS, WR_CSS, WR_HEALTH, WR_METRICS, WR_JWKS, WR_CHECKPOINT,
+	WR_PAGE,
+	WR_JS,
+	WR_CSS,
+	WR_HEALTH,
+	WR_METRICS,
+	WR_JWKS,
+	WR_CHECKPOINT,
 	/* the page's API and the reviewers' endpoints (credentials checked by the signer) */
-	WR_ME, WR_LOGIN, WR_LOGOUT, WR_API_PENDING, WR_DECIDE, WR_EVENTS, WR_PENDING, WR_SUBMIT, WR_MCP,
+	WR_ME,
+	WR_LOGIN,
+	WR_LOGOUT,
+	WR_API_PENDING,
+	WR_DECIDE,
+	WR_EVENTS,
+	WR_PENDING,
+	WR_SUBMIT,
+	WR_MCP,
 	WR_ADMIN_CLEAR,
 };
 
@@ -24,15 +38,15 @@ struct wr_in {
 	const char *method, *url;
 	const char *host, *origin, *content_type, *sec_fetch_site, *authorization;
 	const char *forwarded_proto; /* X-Forwarded-Proto, believed on the proxy's socket only */
-	int on_proxy;                /* the request came in on the reverse proxy's own socket */
+	int on_proxy;		     /* the request came in on the reverse proxy's own socket */
 };
 
 struct wr_out {
 	enum web_route route;
-	unsigned status;   /* 0: go on; else refuse with this status and error */
+	unsigned status; /* 0: go on; else refuse with this status and error */
 	const char *error;
 	const char *allow; /* 405: the methods the path takes */
-	uint32_t frame;    /* the frame type it goes to the signer as (F_WEB_*; 0: the worker answers
+	uint32_t frame;	   /* the frame type it goes to the signer as (F_WEB_*; 0: the worker answers
 			    * alone); /review/mcp: F_WEB_ME, tools/call by its tool */
 	int post;
 };

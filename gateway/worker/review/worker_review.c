@@ -56,11 +56,8 @@ static const struct {
 	uint32_t type;
 	unsigned args;
 } ctl_cmds[] = {
-	{"pending", F_CTL_PENDING, CA_OFFSET},
-	{"show", F_CTL_SHOW, CA_SID},
-	{"decide", F_CTL_DECIDE, CA_SID | CA_DECIDE},
-	{"whoami", F_CTL_WHOAMI, 0},
-	{"status", F_CTL_STATUS, 0},
+    {"pending", F_CTL_PENDING, CA_OFFSET}, {"show", F_CTL_SHOW, CA_SID}, {"decide", F_CTL_DECIDE, CA_SID | CA_DECIDE},
+    {"whoami", F_CTL_WHOAMI, 0},	   {"status", F_CTL_STATUS, 0},
 };
 
 struct ctl_args {
@@ -76,7 +73,8 @@ static struct cv *ctl_frame(struct cv_arena *a, size_t k, uint64_t conn, const s
 	const char *sid = x->sid, *outcome = x->outcome, *text = x->text;
 	json_t *opt = x->opt, *off = x->off;
 	struct cv *f = ipc_frame_new(a, ctl_cmds[k].type, 5);
-	if (!f || ipc_put_uint(a, f, "conn", conn) || ((args & CA_SID) && ipc_put_text(a, f, "sid", sid, strlen(sid))) ||
+	if (!f || ipc_put_uint(a, f, "conn", conn) ||
+	    ((args & CA_SID) && ipc_put_text(a, f, "sid", sid, strlen(sid))) ||
 	    ((args & CA_DECIDE) && ipc_put_text(a, f, "outcome", outcome, strlen(outcome))) ||
 	    ((args & CA_DECIDE) && text && ipc_put_text(a, f, "text", text, strlen(text))) ||
 	    ((args & CA_DECIDE) && opt && ipc_put_uint(a, f, "n", (uint64_t)json_integer_value(opt))) ||
@@ -98,9 +96,9 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 	size_t k = 0;
 	while (k < sizeof ctl_cmds / sizeof *ctl_cmds && strcmp(cmd, ctl_cmds[k].name))
 		k++;
-	struct ctl_args x = {json_string_value(json_object_get(j, "session_id")),
-			     json_string_value(json_object_get(j, "outcome")), json_string_value(json_object_get(j, "text")),
-			     json_object_get(j, "option"), json_object_get(j, "offset")};
+	struct ctl_args x = {
+	    json_string_value(json_object_get(j, "session_id")), json_string_value(json_object_get(j, "outcome")),
+	    json_string_value(json_object_get(j, "text")), json_object_get(j, "option"), json_object_get(j, "offset")};
 	const char *sid = x.sid, *outcome = x.outcome, *text = x.text;
 	json_t *opt = x.opt, *off = x.off;
 	struct cv_arena a;
@@ -108,7 +106,8 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 	struct cv *f;
 	if (k == sizeof ctl_cmds / sizeof *ctl_cmds)
 		reply_error(c, "unknown command (pending, show, decide, whoami, status)");
-	else if ((sid && strlen(sid) > 64) || (text && strlen(text) > CTL_TEXT_MAX) || (outcome && strlen(outcome) > 16))
+	else if ((sid && strlen(sid) > 64) || (text && strlen(text) > CTL_TEXT_MAX) ||
+		 (outcome && strlen(outcome) > 16))
 		reply_error(c, "an argument is too long");
 	else if (opt && (!json_is_integer(opt) || json_integer_value(opt) < 1 || json_integer_value(opt) > 64))
 		reply_error(c, "option must be a number from 1");
@@ -238,7 +237,7 @@ int worker_review_main(int ipcfd)
 	}
 	/* libmicrohttpd accepts on the listeners it was handed and sets socket options;
 	 * it never creates a socket (socket, bind and listen stay forbidden). */
-	static const int http_calls[] = {SCMP_SYS(accept4), SCMP_SYS(accept), SCMP_SYS(setsockopt),
+	static const int http_calls[] = {SCMP_SYS(accept4),    SCMP_SYS(accept),      SCMP_SYS(setsockopt),
 					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
 	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + web_max_fds(),
 			       .extra_syscalls = web_on() ? http_calls : NULL,
@@ -260,7 +259,8 @@ int worker_review_main(int ipcfd)
 			if (!conns[i].used)
 				continue;
 			map[n] = i;
-			pf[n++] = (struct pollfd){.fd = conns[i].fd, .events = (short)(POLLIN | (conns[i].out.len ? POLLOUT : 0))};
+			pf[n++] = (struct pollfd){.fd = conns[i].fd,
+						  .events = (short)(POLLIN | (conns[i].out.len ? POLLOUT : 0))};
 		}
 		if (poll(pf, n, web_on() ? web_timeout_ms(1000) : -1) < 0 && errno != EINTR)
 			return 2;

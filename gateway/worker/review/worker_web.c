@@ -97,8 +97,7 @@ static void answer(struct wreq *h, unsigned status, const char *ctype, const cha
 static void answer_json(struct wreq *h, unsigned status, json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	answer(h, s ? status : 500, "application/json", s ? s : "{\"error\":\"out of memory\"}",
-	       s ? strlen(s) : 25);
+	answer(h, s ? status : 500, "application/json", s ? s : "{\"error\":\"out of memory\"}", s ? strlen(s) : 25);
 	free(s);
 	json_decref(j);
 }
@@ -164,7 +163,8 @@ static void to_signer(struct wreq *h, uint32_t type, json_t *args)
 		bad = ipc_put_text(&a, f, "client_addr", rip, strlen(rip));
 	const char *k;
 	json_t *v;
-	json_object_foreach(args, k, v) {
+	json_object_foreach(args, k, v)
+	{
 		if (bad)
 			break;
 		if (json_is_string(v))
@@ -226,8 +226,8 @@ static int submit_args(json_t *in, json_t *args, char *why)
 		return -1;
 	}
 	json_object_set(args, "approved", ap);
-	if (str_arg(in, "session_id", 64, 1, args, "sid", why) || str_arg(in, "response", 16384, 0, args, "text", why) ||
-	    int_arg(in, "selection", args, why))
+	if (str_arg(in, "session_id", 64, 1, args, "sid", why) ||
+	    str_arg(in, "response", 16384, 0, args, "text", why) || int_arg(in, "selection", args, why))
 		return -1;
 	return 0;
 }
@@ -240,7 +240,8 @@ static void api_call(struct wreq *h)
 		json_error_t je;
 		in = json_loadb((const char *)h->body.p, h->body.len, JSON_REJECT_DUPLICATES, &je);
 		if (!json_is_object(in)) {
-			snprintf(why, sizeof why, "the body is not a JSON object: %.100s", in ? "another JSON value" : je.text);
+			snprintf(why, sizeof why, "the body is not a JSON object: %.100s",
+				 in ? "another JSON value" : je.text);
 			goto bad;
 		}
 	}
@@ -250,7 +251,8 @@ static void api_call(struct wreq *h)
 			goto bad;
 		break;
 	case WR_DECIDE:
-		if (str_arg(in, "session_id", 64, 1, args, "sid", why) || str_arg(in, "outcome", 16, 1, args, "outcome", why) ||
+		if (str_arg(in, "session_id", 64, 1, args, "sid", why) ||
+		    str_arg(in, "outcome", 16, 1, args, "outcome", why) ||
 		    str_arg(in, "text", 16384, 0, args, "text", why) || int_arg(in, "option", args, why))
 			goto bad;
 		break;
@@ -288,17 +290,17 @@ bad:
 static json_t *tools_list(void)
 {
 	return json_pack(
-		"{s:[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
-		"tools", "name", "list_pending_feedback", "description",
-		"The requests waiting for a decision that you may decide, oldest first, with their full context: a page "
-		"of them, with more and next_offset when more wait (pass offset for the next page).",
-		"inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0, "name",
-		"submit_feedback", "description",
-		"Decide a pending request as yourself: approved true or false, a response (the reason for a rejection, "
-		"the answer to an input), and for a selection the option's number (from 1).",
-		"inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved", "type",
-		"boolean", "response", "type", "string", "selection", "type", "integer", "minimum", 1, "required",
-		"session_id", "approved");
+	    "{s:[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
+	    "tools", "name", "list_pending_feedback", "description",
+	    "The requests waiting for a decision that you may decide, oldest first, with their full context: a page "
+	    "of them, with more and next_offset when more wait (pass offset for the next page).",
+	    "inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0, "name",
+	    "submit_feedback", "description",
+	    "Decide a pending request as yourself: approved true or false, a response (the reason for a rejection, "
+	    "the answer to an input), and for a selection the option's number (from 1).",
+	    "inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved", "type",
+	    "boolean", "response", "type", "string", "selection", "type", "integer", "minimum", 1, "required",
+	    "session_id", "approved");
 }
 
 /* A JSON-RPC message on /review/mcp goes through the agent listener's own code
@@ -383,9 +385,10 @@ static void mcp_reply(struct wreq *h, unsigned status, json_t *j)
 	json_t *res;
 	switch (h->rpc_m) {
 	case MCP_M_INITIALIZE:
-		res = json_pack("{s:s,s:{s:{}},s:{s:s,s:s},s:s}", "protocolVersion", mcp_negotiate_version(h->protocol),
-				"capabilities", "tools", "serverInfo", "name", "assent-review", "version", ASSENT_VERSION,
-				"instructions", "Reviewer tools of assent: list what waits for you, and decide it.");
+		res =
+		    json_pack("{s:s,s:{s:{}},s:{s:s,s:s},s:s}", "protocolVersion", mcp_negotiate_version(h->protocol),
+			      "capabilities", "tools", "serverInfo", "name", "assent-review", "version", ASSENT_VERSION,
+			      "instructions", "Reviewer tools of assent: list what waits for you, and decide it.");
 		break;
 	case MCP_M_TOOLS_LIST:
 		res = tools_list();
@@ -484,7 +487,8 @@ static void on_reply(const struct ipc_frame *f)
 	const char *body, *ct = NULL;
 	size_t n, ctn = 0;
 	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", PS_COUNT - 1, &st, err) ||
+	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) ||
+	    ipc_get_uint(f->body, "status", PS_COUNT - 1, &st, err) ||
 	    ipc_get_text(f->body, "body", PROTO_JSON_MAX, &body, &n, err) ||
 	    (cv_get(f->body, "ctype") && ipc_get_text(f->body, "ctype", 63, &ct, &ctn, err)) ||
 	    (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 3600, &retry, err)) ||
@@ -516,7 +520,8 @@ static void on_push(const struct ipc_frame *f)
 {
 	char err[AS_ERRLEN];
 	uint64_t v, p;
-	if (ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) || ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err))
+	if (ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) ||
+	    ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err))
 		return;
 	W.version = v;
 	W.pending = p;
@@ -738,8 +743,9 @@ static struct MHD_Daemon *start_on(int fd, const int *proxy)
 	return MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, (void *)proxy,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned)W.cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)W.cfg.idle_s,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)W.cfg.header_max, MHD_OPTION_NOTIFY_COMPLETED,
-				on_done, NULL, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &W.conns, MHD_OPTION_END);
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)W.cfg.header_max,
+				MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_NOTIFY_CONNECTION, mc_notify,
+				&W.conns, MHD_OPTION_END);
 }
 
 int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
@@ -763,8 +769,9 @@ int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
 		uint64_t proxy = 0;
 		const char *ph;
 		size_t phn;
-		int rc = f.type != F_CONFIG || !c ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
-						  : http_cfg_from_cv(c, &W.cfg, err);
+		int rc = f.type != F_CONFIG || !c
+			     ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
+			     : http_cfg_from_cv(c, &W.cfg, err);
 		if (rc == 0)
 			rc = ipc_get_uint(f.body, "proxy", 1, &proxy, err) ||
 			     ipc_get_text(f.body, "proxy_header", sizeof W.proxy_header - 1, &ph, &phn, err);
