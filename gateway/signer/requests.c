@@ -23,6 +23,13 @@ static int conn_ended(const struct signer *s, uint64_t id)
 	return 0;
 }
 
+/* A frame's text field k as a C string (its field table bounds it: max holds it). */
+void frame_text(const struct ipc_frame *f, const char *k, char *out, size_t max)
+{
+	const struct cv *v = cv_get(f->body, k);
+	snprintf(out, max, "%.*s", v ? (int)v->n : 0, v ? (const char *)v->s : "");
+}
+
 int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err)
 {
 	uint64_t id = cv_get(f->body, "conn")->u; /* every frame that names one must (frames.c) */
@@ -477,12 +484,11 @@ int h_collect(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const struct cv *rid = cv_get(f->body, "rid"), *sid = cv_get(f->body, "sid");
 	uint64_t wait = cv_get(f->body, "wait")->u;
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	char r[PROTO_RID_MAX + 1], id[MCP_SESSION_ID_MAX + 1];
-	snprintf(r, sizeof r, "%.*s", (int)rid->n, (const char *)rid->s);
-	snprintf(id, sizeof id, "%.*s", (int)sid->n, (const char *)sid->s);
+	frame_text(f, "rid", r, sizeof r);
+	frame_text(f, "sid", id, sizeof id);
 	/* A request belongs to its requester (the measured uid), not to a connection. */
 	for (size_t i = 0; i < s->ndone; i++) {
 		struct done *d = done_at(s, i);
@@ -559,10 +565,9 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const struct cv *rid = cv_get(f->body, "rid");
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	char r[PROTO_RID_MAX + 1];
-	snprintf(r, sizeof r, "%.*s", (int)rid->n, (const char *)rid->s);
+	frame_text(f, "rid", r, sizeof r);
 	struct find_ctx fc = {c->id, r, ""};
 	pq_each(s->q, find_rid, &fc);
 	struct pq_item out;

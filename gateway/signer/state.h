@@ -311,6 +311,7 @@ void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 
 /* requests.c */
 void conn_end(struct signer *s, struct conn *c);
+void frame_text(const struct ipc_frame *f, const char *k, char *out, size_t max);
 int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err);
 void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why);
 void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid);

@@ -135,10 +135,9 @@ int h_list(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct conn *c;
-	const struct cv *rid = cv_get(f->body, "rid");
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	char r[PROTO_RID_MAX + 1];
-	snprintf(r, sizeof r, "%.*s", (int)rid->n, (const char *)rid->s);
+	frame_text(f, "rid", r, sizeof r);
 	json_t *res = list_reply(s, c->owner);
 	send_result(s, c->id, r, res, 0);
 	json_decref(res);

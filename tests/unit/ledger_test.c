@@ -25,6 +25,7 @@
 #include "ledger/merkle.h"
 #include "ledger/note.h"
 #include "common/util.h"
+#include "tests/unit/scratch.h"
 
 /* ---- per-test state directory: STATE/ledger and STATE/keys ---- */
 
@@ -35,28 +36,6 @@ struct t {
 	char priv[128]; /* STATE/keys/checkpoint.key */
 	char ckfile[160];
 };
-
-static int rm_rf(const char *p)
-{
-	struct stat st;
-	if (lstat(p, &st) != 0)
-		return 0;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(p);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char q[4096];
-			snprintf(q, sizeof q, "%s/%s", p, e->d_name);
-			rm_rf(q);
-		}
-		if (d)
-			closedir(d);
-		return rmdir(p);
-	}
-	return unlink(p);
-}
 
 static int setup(void **state)
 {
@@ -79,7 +58,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct t *t = *state;
-	rm_rf(t->state);
+	scratch_rm(t->state);
 	free(t);
 	return 0;
 }
@@ -902,7 +881,7 @@ static void test_demo_and_gateway_ledgers_stay_apart(void **state)
 	l = open_ok(t, &either);
 	assert_int_equal(strncmp(ledger_origin(l), LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX)), 0);
 	ledger_close(l);
-	rm_rf(t->dir);
+	scratch_rm(t->dir);
 	l = open_ok(t, &o);
 	assert_int_equal(strncmp(ledger_origin(l), "assent/", 7), 0);
 	struct batch b;

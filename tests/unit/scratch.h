@@ -1,5 +1,6 @@
 /* Scratch directories for unit tests that need real files (keys, LMDB ledgers):
- * scratch_rm removes one with everything in it. Header-only: tests link nothing more. */
+ * scratch_rm removes one with everything in it (0, or what rmdir or unlink says). Header-only: tests link nothing more.
+ */
 #ifndef ASSENT_TESTS_SCRATCH_H
 #define ASSENT_TESTS_SCRATCH_H
 
@@ -9,8 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static inline void scratch_rm(const char *p)
+static inline int scratch_rm(const char *p)
 {
+	struct stat top;
+	if (lstat(p, &top) != 0)
+		return 0; /* nothing to remove */
+	if (!S_ISDIR(top.st_mode))
+		return unlink(p);
 	DIR *d = opendir(p);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
@@ -28,7 +34,7 @@ static inline void scratch_rm(const char *p)
 	}
 	if (d)
 		closedir(d);
-	rmdir(p);
+	return rmdir(p);
 }
 
 #endif

@@ -16,34 +16,13 @@
 #include <cmocka.h>
 
 #include "common/util.h"
+#include "tests/unit/scratch.h"
 
 static char dir[64];
 
 static void path_in(char *out, size_t n, const char *name)
 {
 	snprintf(out, n, "%s/%s", dir, name);
-}
-
-static int rm_rf(const char *p)
-{
-	struct stat st;
-	if (lstat(p, &st) != 0)
-		return 0;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(p);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char q[4096];
-			snprintf(q, sizeof q, "%s/%s", p, e->d_name);
-			rm_rf(q);
-		}
-		if (d)
-			closedir(d);
-		return rmdir(p);
-	}
-	return unlink(p);
 }
 
 static int setup(void **state)
@@ -56,7 +35,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	return rm_rf(dir);
+	return scratch_rm(dir);
 }
 
 /* ---- hex ---- */
