@@ -1,10 +1,13 @@
 /* Fuzz target: the signer's handlers, driven by frames from a (compromised) mcp worker
- * over a scratch ledger (gateway/signer/testseam.h: the daemon's own receiver and
- * dispatch table, a real ledger, queue and policy). The input is a sequence of frames,
- * each a 2-byte big-endian length and that many bytes of frame body (canonical CBOR, as
- * ipc_send writes it); a signer is opened on one state directory per process, fed the
- * frames of one input, and closed. Connection ids restart at 1 for every input: agent
- * connection 1 (uid 4242) exists before the first frame.
+ * or review worker over a scratch ledger (gateway/signer/testseam.h: the daemon's own receiver and
+ * dispatch tables, a real ledger, queue and policy). The input is a sequence of frames,
+ * each a 2-byte big-endian word and frame body bytes (canonical CBOR, as ipc_send
+ * writes it): the word's low 15 bits are the body's length, its high bit says the
+ * review worker sent it (else the mcp worker). A signer is opened on one state directory
+ * per process, fed the frames of one input, and closed. Connection ids restart at 1 for
+ * every input: agent connection 1 (uid 4242) and control connection 2 of reviewer
+ * "alice" (uid 4243, registered once) exist before the first frame, so a review
+ * worker's decision frames reach the decision rules and the ledger.
  * Properties (abort() when violated; the sanitizers catch the rest):
  *   - no crash, no leak, no undefined behaviour, whatever the frames say;
  *   - a refusal always comes with a message;
@@ -20,6 +23,7 @@
 
 #include "include/assent/err.h"
 #include "include/assent/verify.h"
+#include "gateway/signer/registry.h"
 #include "gateway/signer/testseam.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -78,6 +82,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!f || fputs("allow type confirmation\ndeny type input reason \"no\"\ndefault ask\n", f) < 0 ||
 	    fclose(f) != 0)
 		fail("cannot write the policy", g_policy);
+	struct registry *reg;
+	char err[AS_ERRLEN];
+	uid_t alice = 4243;
+	if (registry_load(g_dir, &reg, err) != 0 || registry_reviewer_add(reg, "alice", &alice, 1, NULL, 0, err) != 0 ||
+	    registry_save(reg, g_dir, err) != 0)
+		fail("cannot register the reviewer", err);
+	registry_free(reg);
 	setenv("FEEDBACK_SIGN_TOKENS", "false", 1); /* no key per input: the token paths have their harness */
 	setenv("FEEDBACK_LOG_LEVEL", "ERROR", 1);
 	return 0;
@@ -91,17 +102,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct signer *s = signer_test_new(g_dir, g_policy, err);
 	if (!s)
 		fail("signer_test_new", err);
-	if (signer_test_agent(s, 4242) != 1)
-		fail("the first connection is not 1", "");
+	if (signer_test_agent(s, 4242) != 1 || signer_test_reviewer(s, 4243) != 2)
+		fail("the connections are not 1 (agent) and 2 (reviewer)", "");
 	uint64_t before = signer_test_ledger_size(s);
 	size_t off = 0;
 	while (off + 2 <= size) {
-		size_t n = (size_t)data[off] << 8 | data[off + 1];
+		size_t n = (size_t)(data[off] & 0x7f) << 8 | data[off + 1];
+		int review = data[off] & 0x80;
 		off += 2;
 		if (n > size - off)
 			n = size - off;
 		err[0] = 0;
-		int rc = signer_test_frame(s, data + off, n, err);
+		/* A review frame naming "req-" and 32 zeros names the request queued last: session
+		 * ids are random, and a decision on an unknown one stops before the rules. */
+		static uint8_t body[32768];
+		memcpy(body, data + off, n);
+		char sid[37];
+		static const char placeholder[] = "req-00000000000000000000000000000000";
+		uint8_t *at = review && n >= 36 ? memmem(body, n, placeholder, 36) : NULL;
+		if (at && signer_test_newest_sid(s, sid) == 0)
+			memcpy(at, sid, 36);
+		int rc = signer_test_frame_from(s, review, body, n, err);
 		if (rc != 0 && !err[0])
 			fail("a refusal without a message", "");
 		signer_test_drain(s);

@@ -16,16 +16,20 @@ struct seam {
 	struct signer s; /* first: a struct signer * is a struct seam * */
 	struct signer_opts o;
 	char state[4096], policy[4096];
-	int peer; /* the mcp worker's end */
+	int peer[NWORKERS]; /* each worker's end */
+	int ctl[MAX_CONNS]; /* a reviewer's end of each control connection (signer_test_reviewer) */
 };
 
-/* The mcp worker, as if it had just started and said hello. */
-static int seam_connect(struct seam *m, char *err)
+/* Worker k, as if it had just started and said hello. */
+static int seam_connect(struct seam *m, int k, char *err)
 {
 	int sv[2];
 	GUARD(ipc_socketpair(sv, err));
-	struct worker *w = &m->s.w[W_MCP];
-	*w = (struct worker){.kind = "mcp", .fd = sv[0], .state = S_READY, .once = 1 /* F_HELLO is rule 0 */};
+	struct worker *w = &m->s.w[k];
+	*w = (struct worker){.kind = k == W_MCP ? "mcp" : "review",
+			     .fd = sv[0],
+			     .state = S_READY,
+			     .once = 1 /* F_HELLO is rule 0 of both tables */};
 	if (ipc_conn_init(&w->ipc, sv[0], err) != 0 || fcntl(sv[1], F_SETFL, O_NONBLOCK) != 0 ||
 	    fcntl(sv[0], F_SETFL, O_NONBLOCK) != 0) {
 		close(sv[0]);
@@ -33,7 +37,7 @@ static int seam_connect(struct seam *m, char *err)
 		w->fd = -1;
 		return as_fail(err, AS_EIO, "test signer: socketpair setup failed");
 	}
-	m->peer = sv[1];
+	m->peer[k] = sv[1];
 	return 0;
 }
 
@@ -42,7 +46,8 @@ static int seam_open(struct seam *m, char *err)
 	struct signer *s = &m->s;
 	char dir[4200], kdir[4200];
 	GUARD(mkdir_p(m->state, 0700, err));
-	GUARD(seam_connect(m, err));
+	GUARD(seam_connect(m, W_MCP, err));
+	GUARD(seam_connect(m, W_REVIEW, err));
 	s->timeout_s = 300;
 	GUARD(lim_from_env(&s->lim.c, err));
 	GUARD(http_cfg_from_env(&s->http, err));
@@ -75,8 +80,12 @@ struct signer *signer_test_new(const char *state, const char *policy, char *err)
 	s->agent_fd = s->control_fd = s->sig_fd = s->http_fd = s->review_fd = s->proxy_fd = s->ctl_ep = -1;
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		s->ctl_fd[i] = -1;
-	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
-	m->peer = -1;
+	for (int k = 0; k < NWORKERS; k++) {
+		s->w[k] = (struct worker){.kind = k == W_MCP ? "mcp" : "review", .fd = -1};
+		m->peer[k] = -1;
+	}
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		m->ctl[i] = -1;
 	s->started_ms = now_ms();
 	const char *ll = getenv("FEEDBACK_LOG_LEVEL"); /* as signer_main reads it */
 	if (ll && *ll && log_rank(ll) >= 0 && log_rank(ll) <= 3)
@@ -108,18 +117,26 @@ void signer_test_free(struct signer *s)
 		ledger_close(s->ledger);
 	registry_free(s->reg);
 	policy_free(s->pol);
-	if (s->w[W_MCP].fd >= 0) {
-		ipc_conn_free(&s->w[W_MCP].ipc);
-		close(s->w[W_MCP].fd);
+	for (int k = 0; k < NWORKERS; k++) {
+		if (s->w[k].fd >= 0) {
+			ipc_conn_free(&s->w[k].ipc);
+			close(s->w[k].fd);
+		}
+		if (m->peer[k] >= 0)
+			close(m->peer[k]);
 	}
-	if (m->peer >= 0)
-		close(m->peer);
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		if (s->ctl_fd[i] >= 0)
+			close(s->ctl_fd[i]);
+		if (m->ctl[i] >= 0)
+			close(m->ctl[i]);
+	}
 	free(m);
 }
 
 int signer_test_peer(const struct signer *s)
 {
-	return ((const struct seam *)s)->peer;
+	return ((const struct seam *)s)->peer[W_MCP];
 }
 
 void signer_test_drain(struct signer *s)
@@ -127,11 +144,12 @@ void signer_test_drain(struct signer *s)
 	struct seam *m = (struct seam *)s;
 	static uint8_t junk[IPC_MSG_MAX];
 	char err[AS_ERRLEN];
-	do {
-		while (m->peer >= 0 && recv(m->peer, junk, sizeof junk, MSG_DONTWAIT) > 0)
-			;
-	} while (s->w[W_MCP].fd >= 0 && ipc_pending(&s->w[W_MCP].ipc) && ipc_flush(&s->w[W_MCP].ipc, err) == 0 &&
-		 m->peer >= 0 && recv(m->peer, junk, sizeof junk, MSG_DONTWAIT | MSG_PEEK) > 0);
+	for (int k = 0; k < NWORKERS; k++)
+		do {
+			while (m->peer[k] >= 0 && recv(m->peer[k], junk, sizeof junk, MSG_DONTWAIT) > 0)
+				;
+		} while (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) && ipc_flush(&s->w[k].ipc, err) == 0 &&
+			 m->peer[k] >= 0 && recv(m->peer[k], junk, sizeof junk, MSG_DONTWAIT | MSG_PEEK) > 0);
 }
 
 uint64_t signer_test_agent(struct signer *s, uid_t uid)
@@ -147,11 +165,30 @@ uint64_t signer_test_agent(struct signer *s, uid_t uid)
 	return 0;
 }
 
-/* The frame onto the worker's end, a message at a time, each taken off at once by the
- * signer's receiver (a frame can be larger than the socket buffer). */
-static int seam_send(struct seam *m, const uint8_t *body, size_t len, char *err)
+uint64_t signer_test_reviewer(struct signer *s, uid_t uid)
 {
-	struct worker *w = &m->s.w[W_MCP];
+	struct seam *m = (struct seam *)s;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+		int sv[2];
+		if (c->used || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+			continue;
+		*c = (struct conn){.id = ++s->next_conn, .worker = W_REVIEW, .uid = uid, .pid = 1, .used = 1};
+		snprintf(c->owner, sizeof c->owner, "uid:%u", (unsigned)uid);
+		/* The signer watches the connection's own socket (ctl_gone): the reviewer's end stays open. */
+		s->ctl_fd[i] = sv[0];
+		s->ctl_id[i] = c->id;
+		m->ctl[i] = sv[1];
+		return c->id;
+	}
+	return 0;
+}
+
+/* The frame onto worker k's end, a message at a time, each taken off at once by the
+ * signer's receiver (a frame can be larger than the socket buffer). */
+static int seam_send(struct seam *m, int k, const uint8_t *body, size_t len, char *err)
+{
+	struct worker *w = &m->s.w[k];
 	uint8_t hdr[4] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len};
 	static uint8_t msg[IPC_MSG_MAX];
 	size_t off = 0, total = 4 + len;
@@ -159,7 +196,7 @@ static int seam_send(struct seam *m, const uint8_t *body, size_t len, char *err)
 		size_t n = total - off < IPC_MSG_MAX ? total - off : IPC_MSG_MAX;
 		for (size_t i = 0; i < n; i++)
 			msg[i] = off + i < 4 ? hdr[off + i] : body[off + i - 4];
-		if (send(m->peer, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
+		if (send(m->peer[k], msg, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
 			return as_fail(err, AS_EIO, "test signer: send: %s", strerror(errno));
 		off += n;
 		int r = ipc_read(&w->ipc, err);
@@ -171,12 +208,18 @@ static int seam_send(struct seam *m, const uint8_t *body, size_t len, char *err)
 
 int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *err)
 {
+	return signer_test_frame_from(s, 0, body, len, err);
+}
+
+int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, size_t len, char *err)
+{
 	struct seam *m = (struct seam *)s;
-	struct worker *w = &s->w[W_MCP];
-	if (w->fd < 0 && seam_connect(m, err) != 0) /* restarted, as the daemon would */
+	int k = review ? W_REVIEW : W_MCP;
+	struct worker *w = &s->w[k];
+	if (w->fd < 0 && seam_connect(m, k, err) != 0) /* restarted, as the daemon would */
 		return AS_EIO;
 	int rc = len > IPC_FRAME_MAX ? as_fail(err, AS_ECORRUPT, "test signer: frame over IPC_FRAME_MAX")
-				     : seam_send(m, body, len, err);
+				     : seam_send(m, k, body, len, err);
 	struct cv_arena a;
 	cv_arena_init(&a, IPC_FRAME_MAX);
 	while (rc == 0) {
@@ -185,20 +228,43 @@ int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *e
 		int g = ipc_next(&w->ipc, &a, &f, err);
 		if (g == AS_ENOTFOUND)
 			break;
-		rc = g ? g : signer_dispatch(s, W_MCP, &f, err);
+		rc = g ? g : signer_dispatch(s, k, &f, err);
 	}
 	cv_arena_free(&a);
 	if (rc != 0 && rc != AS_ENOTFOUND && w->fd >= 0) { /* what the daemon does with a violation */
 		char why[AS_ERRLEN];
 		snprintf(why, sizeof why, "%s", err);
-		security_event(s, W_MCP, why);
-		close(m->peer);
-		m->peer = -1;
+		security_event(s, k, why);
+		close(m->peer[k]);
+		m->peer[k] = -1;
 	}
 	commit_batch(s); /* the end of the loop's turn */
 	expire(s);
 	commit_batch(s);
 	return rc;
+}
+
+struct newest {
+	uint64_t at;
+	char sid[PQ_SID_LEN + 1];
+};
+
+static void newer(const struct pq_item *it, void *arg)
+{
+	struct newest *n = arg;
+	if (!n->sid[0] || it->created_ms >= n->at) {
+		n->at = it->created_ms;
+		snprintf(n->sid, sizeof n->sid, "%s", it->session_id);
+	}
+}
+
+int signer_test_newest_sid(const struct signer *s, char sid[PQ_SID_LEN + 1])
+{
+	struct newest n = {0};
+	if (pq_each(s->q, newer, &n) != 0 || !n.sid[0])
+		return AS_ENOTFOUND;
+	memcpy(sid, n.sid, sizeof n.sid);
+	return 0;
 }
 
 uint64_t signer_test_ledger_size(const struct signer *s)

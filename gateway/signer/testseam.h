@@ -16,8 +16,8 @@ struct signer;
 
 /* A signer over state (created when absent; FEEDBACK_* and ASSENT_* read from the
  * environment as the daemon reads them), with policy (a file, or NULL). The mcp
- * worker is connected (its hello already said) through a socketpair whose other end
- * signer_test_peer returns; the review worker is absent. NULL on failure (err). */
+ * worker and the review worker are connected (their hellos already said) through
+ * socketpairs; signer_test_peer returns the mcp worker's end. NULL on failure (err). */
 struct signer *signer_test_new(const char *state, const char *policy, char *err);
 void signer_test_free(struct signer *s);
 
@@ -30,15 +30,25 @@ void signer_test_drain(struct signer *s);
  * have accepted it (SO_PEERCRED measured): its conn id. 0 when the table is full. */
 uint64_t signer_test_agent(struct signer *s, uid_t uid);
 
+/* A reviewer with this uid on the control socket, as the signer would have accepted it
+ * (SO_PEERCRED measured) and handed it to the review worker: its conn id (0: table full).
+ * The reviewer's end stays open until signer_test_free, so it is not taken for gone. */
+uint64_t signer_test_reviewer(struct signer *s, uid_t uid);
+
 /* body (one frame body: canonical CBOR, as a worker sends it) from the mcp worker: it
  * goes through the signer's receiver and dispatch table, then the turn ends (the
  * batch is committed, deadlines expire). Returns what the receiver or handler said:
  * 0, AS_ENOTFOUND (stale: dropped), or the violation for which the daemon would kill
  * the worker (err says which); AS_EIO when the worker is down already. */
 int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *err);
+/* The same from the review worker when review is not 0. */
+int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, size_t len, char *err);
 
 /* Entries in the ledger, as this signer appended them. */
 uint64_t signer_test_ledger_size(const struct signer *s);
+/* The session id of the request that was queued last ("req-" and 32 hex digits), so
+ * that a test can decide it; AS_ENOTFOUND when none is pending. */
+int signer_test_newest_sid(const struct signer *s, char sid[37]); /* PQ_SID_LEN + 1 */
 /* Requests pending. */
 size_t signer_test_pending(const struct signer *s);
 
