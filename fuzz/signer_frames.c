@@ -29,6 +29,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* The id a review frame uses for "the request queued last" (the same length as a real one). */
+#define NEWEST_SID "req-00000000000000000000000000000000"
+
 static char g_dir[64], g_policy[128];
 static unsigned long g_runs;
 
@@ -113,13 +116,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n > size - off)
 			n = size - off;
 		err[0] = 0;
-		/* A review frame naming "req-" and 32 zeros names the request queued last: session
-		 * ids are random, and a decision on an unknown one stops before the rules. */
+		/* Session ids are random, so no input could name a pending request and a decision
+		 * would stop before the rules: a review frame that names NEWEST_SID (a well-formed
+		 * id no request gets) is given the id of the request queued last instead. */
 		static uint8_t body[32768];
 		memcpy(body, data + off, n);
 		char sid[37];
-		static const char placeholder[] = "req-00000000000000000000000000000000";
-		uint8_t *at = review && n >= 36 ? memmem(body, n, placeholder, 36) : NULL;
+		uint8_t *at = review && n >= 36 ? memmem(body, n, NEWEST_SID, 36) : NULL;
 		if (at && signer_test_newest_sid(s, sid) == 0)
 			memcpy(at, sid, 36);
 		int rc = signer_test_frame_from(s, review, body, n, err);
