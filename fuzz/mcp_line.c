@@ -9,7 +9,11 @@
  *   - redaction is idempotent (text, JSON values, a whole request), and a bounded
  *     context is within its bound;
  *   - what the validator and redaction accept, the action encoder accepts, and
- *     its bytes are canonical CBOR that decodes and re-encodes to the same bytes. */
+ *     its bytes are canonical CBOR that decodes and re-encodes to the same bytes;
+ *   - 2026-07-28 (modern.h): a request's _meta is accepted or refused with -32602 /
+ *     -32022 and a message; every answer line made a 2026-07-28 one stays one JSON
+ *     object with exactly one resultType; an error line's code reads back; headers
+ *     that repeat the body agree with it. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 
 #include "common/cbor.h"
 #include "gateway/worker/mcp/mcp.h"
+#include "gateway/worker/mcp/modern.h"
 #include "common/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -316,6 +321,63 @@ static void answer_request(struct buf *out, const struct mcp_msg *m)
 	must(mcp_line_result(out, &m->id, res, err), err, "no result line");
 }
 
+/* The 2026-07-28 layer over a request and the lines answer_request made for it. */
+static void check_modern(struct buf *out, const struct mcp_msg *m)
+{
+	char err[AS_ERRLEN];
+	struct mcp_modern mm;
+	int code;
+	json_t *data;
+	memset(err, 'X', sizeof err);
+	if (mcp_modern_meta(m->params, &mm, &code, &data, err) != 0) {
+		check_err(err, "mcp_modern_meta");
+		if (code != MCP_INVALID_PARAMS && !(code == MCP_UNSUPPORTED_VERSION && data))
+			fail("a refused _meta has an unexpected code or no data", err);
+		size_t at = out->len;
+		must(mcp_line_error(out, &m->id, code, err, data, err), err, "no error line for a refused _meta");
+		if (mcp_line_error_code((const char *)out->p + at, out->len - at) != code)
+			fail("an error line's code does not read back", NULL);
+		if (mcp_http_status(code) != 400)
+			fail("a refused _meta is not HTTP 400", NULL);
+	} else if (strlen(mm.client.name) > MCP_NAME_MAX || strcmp(mm.version, MCP_VERSION_STATELESS)) {
+		fail("an accepted _meta with an unexpected version or an unbounded client name", NULL);
+	}
+	/* Every line so far, made a 2026-07-28 one (check_lines then refuses a duplicate key). */
+	for (size_t i = 0; i < out->len;) {
+		const char *nl = memchr(out->p + i, '\n', out->len - i);
+		size_t n = (size_t)(nl - (const char *)out->p) + 1 - i, before = out->len;
+		int was_error = mcp_line_error_code((const char *)out->p + i, n) != 0;
+		must(mcp_line_complete(out, i, MCP_LIST_CACHE_HINTS, err), err, "mcp_line_complete failed");
+		if (was_error && out->len != before)
+			fail("mcp_line_complete changed an error line", NULL);
+		n += out->len - before;
+		json_t *j = json_loadb((const char *)out->p + i, n - 1, JSON_REJECT_DUPLICATES, NULL);
+		const json_t *res = json_object_get(j, "result");
+		if (!j || (res && (!json_is_object(res) || !json_is_string(json_object_get(res, "resultType")) ||
+				   strcmp(json_string_value(json_object_get(res, "resultType")), "complete"))))
+			fail("a result line made a 2026-07-28 one is not JSON or has no resultType \"complete\"", NULL);
+		json_decref(j);
+		i += n;
+	}
+	/* Headers that repeat the body agree with it. */
+	struct mh_verdict v = {.modern = 1};
+	snprintf(v.protocol, sizeof v.protocol, "%s", MCP_VERSION_STATELESS);
+	const json_t *nm = m->params ? json_object_get(m->params, "name") : NULL,
+		     *uri = m->params ? json_object_get(m->params, "uri") : NULL;
+	char name[600] = "";
+	const json_t *nv = json_is_string(nm) ? nm : uri;
+	if (json_is_string(nv) && json_string_length(nv) < sizeof name - 4)
+		snprintf(name, sizeof name, " %s\t", json_string_value(nv));
+	v.method_hdr = m->method;
+	v.name_hdr = name;
+	const json_t *meta = m->params ? json_object_get(m->params, "_meta") : NULL;
+	const json_t *mv = json_is_object(meta) ? json_object_get(meta, MCP_META_VERSION) : NULL;
+	int named = !json_is_string(mv) || !strcmp(json_string_value(mv), MCP_VERSION_STATELESS);
+	if (named && strlen(name) == (json_is_string(nv) ? json_string_length(nv) + 2 : 0) &&
+	    mcp_http_headers_agree(&v, m, err, sizeof err) != 0)
+		fail("headers that repeat the body do not agree with it", err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cur_data = data;
@@ -339,6 +401,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (m.id.t != MCP_ID_INT && m.id.t != MCP_ID_STR)
 			fail("a request without a usable id", NULL);
 		answer_request(&out, &m);
+		check_modern(&out, &m);
 	} else if (m.kind == MCP_MSG_NOTIFICATION && m.m == MCP_M_CANCELLED) {
 		struct mcp_id rid;
 		char reason[MCP_REASON_MAX + 1];

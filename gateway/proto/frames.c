@@ -77,6 +77,7 @@ static const struct frame_field http_auth[] = {
     {"init", FT_BOOL, 0, REQ},
     {"bearer", FT_TEXT, PROTO_BEARER_MAX, OPT},
     {"session", FT_TEXT, PROTO_SESSION_MAX, OPT},
+    {"stateless", FT_BOOL, 0, OPT}, /* 2026-07-28: a connection for this one request */
 };
 static const struct frame_field session_info[] = {
     CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ}, {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};

@@ -39,8 +39,9 @@ enum {
 	F_WEB_DECIDE = 59,	/* {sid, outcome, text?, n?} POST /review/api/decide */
 	F_WEB_SUBMIT = 60,	/* {sid, approved, text?, n?} POST /feedback/submit; submit_feedback */
 	F_WEB_ADMIN_CLEAR = 61, /* POST /admin/clear-stale-sessions */
-	F_HTTP_AUTH = 30,	/* mcp: {hreq, bearer?, session?, init} + the TCP connection's fd:
-				 * may this HTTP request go on, and as which MCP session? */
+	F_HTTP_AUTH = 30,	/* mcp: {hreq, bearer?, session?, init, stateless?} + the TCP connection's
+				 * fd: may this HTTP request go on, and as which MCP session? stateless
+				 * (2026-07-28): as a connection of its own, ended by F_CONN_CLOSED */
 	F_SESSION_INFO = 31,	/* mcp: {conn, client, protocol} what initialize declared */
 	F_SESSION_END = 32,	/* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */

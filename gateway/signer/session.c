@@ -70,7 +70,7 @@ static int sessions_over_limit(struct signer *s, uint64_t hreq, const char *owne
 	uint64_t now = now_ms(), first_end = UINT64_MAX;
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		const struct conn *c = &s->conns[i];
-		if (!c->used || !c->http || !session_owned_by(c, owner))
+		if (!c->used || !c->http || c->stateless || !session_owned_by(c, owner))
 			continue;
 		mine++;
 		uint64_t end = c->last_ms + 1000ull * s->http.session_idle_s;
@@ -163,20 +163,43 @@ static int http_owner(struct signer *s, uint64_t hreq, const struct cv *bearer, 
 	return 0;
 }
 
-/* initialize without a session: a new MCP session for owner, within the limits. */
-static void session_open(struct signer *s, uint64_t hreq, const char *owner, const char *agent, uid_t peer_uid)
+/* initialize without a session: a new MCP session for owner, within the limits. A
+ * stateless request (2026-07-28) gets a connection without a session id, which the
+ * worker ends with the request; it does not count as a session. An anonymous one is
+ * known by its measured uid, so that what it left pending (a task, a non-blocking
+ * request) is its own again on its next request, and no other user's. */
+static void session_open(struct signer *s, uint64_t hreq, const char *owner, const char *agent, uid_t peer_uid,
+			 int stateless)
 {
-	if (sessions_over_limit(s, hreq, owner))
+	if (!stateless && sessions_over_limit(s, hreq, owner))
 		return;
 	size_t nsess = 0;
 	struct conn *c = NULL;
 	for (size_t i = 0; i < MAX_CONNS; i++) {
-		nsess += s->conns[i].used && s->conns[i].http;
+		nsess += s->conns[i].used && s->conns[i].http && !s->conns[i].stateless;
 		if (!c && !s->conns[i].used)
 			c = &s->conns[i];
 	}
-	if (!c || nsess >= s->http.sessions_max) {
+	if (!c || (!stateless && nsess >= s->http.sessions_max)) {
 		http_reply(s, hreq, 503, "too many MCP sessions; try again later", NULL);
+		return;
+	}
+	if (stateless) {
+		*c = (struct conn){.id = ++s->next_conn,
+				   .worker = W_MCP,
+				   .uid = (uid_t)-1,
+				   .used = 1,
+				   .http = 1,
+				   .stateless = 1,
+				   .last_ms = now_ms()};
+		if (!strcmp(owner, "anonymous") && peer_uid != (uid_t)-1)
+			snprintf(c->owner, sizeof c->owner, "anonymous:uid:%u", (unsigned)peer_uid);
+		else
+			session_set_owner(c, owner);
+		snprintf(c->agent, sizeof c->agent, "%s", agent);
+		snprintf(c->protocol, sizeof c->protocol, "2026-07-28");
+		measured_put(s, hreq, c->id, peer_uid);
+		http_reply(s, hreq, 200, NULL, c);
 		return;
 	}
 	uint8_t rnd[16];
@@ -212,6 +235,10 @@ int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 	if (http_peer_uid(s, hreq, f->fds[0], loopback, &peer_uid) ||
 	    http_owner(s, hreq, bearer, loopback, peer_uid, owner, agent))
 		return 0;
+	const struct cv *sl = cv_get(f->body, "stateless");
+	int stateless = sl && sl->t == CV_TRUE;
+	if (stateless && sid)
+		return as_fail(err, AS_ECORRUPT, "a stateless HTTP request that names a session");
 	if (sid) {
 		struct conn *c = session_find(s, (const char *)sid->s, sid->n);
 		/* Someone else's session is as unknown as an expired one: 404 either way. */
@@ -228,7 +255,7 @@ int h_http_auth(void *ctx, struct ipc_frame *f, char *err)
 		http_reply(s, hreq, 400, "Mcp-Session-Id header required: call initialize first", NULL);
 		return 0;
 	}
-	session_open(s, hreq, owner, agent, peer_uid);
+	session_open(s, hreq, owner, agent, peer_uid, stateless);
 	return 0;
 }
 

@@ -69,6 +69,7 @@ struct conn { /* a client connection the signer accepted and handed to a worker,
 	char session[33];		/* its Mcp-Session-Id */
 	char client[160], protocol[16]; /* what its initialize declared */
 	uint64_t last_ms;
+	int stateless; /* a 2026-07-28 request's own connection: no session id, ended with the request */
 };
 
 struct req { /* what the signer keeps of a pending request (pq_item.data) */

@@ -387,10 +387,10 @@ static void test_deep_nesting(void **state)
 static void test_method_known(void **state)
 {
 	(void)state;
-	const char *req[] = {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel"};
+	const char *req[] = {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover"};
 	const char *notif[] = {"notifications/initialized", "notifications/cancelled", "notifications/progress",
 			       "notifications/roots/list_changed"};
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < 6; i++) {
 		assert_int_equal(mcp_method_known(req[i], strlen(req[i]), MCP_MSG_REQUEST), 1);
 		assert_int_equal(mcp_method_known(req[i], strlen(req[i]), MCP_MSG_NOTIFICATION), 0);
 	}
@@ -398,8 +398,8 @@ static void test_method_known(void **state)
 		assert_int_equal(mcp_method_known(notif[i], strlen(notif[i]), MCP_MSG_NOTIFICATION), 1);
 		assert_int_equal(mcp_method_known(notif[i], strlen(notif[i]), MCP_MSG_REQUEST), 0);
 	}
-	const char *unknown[] = {"resources/list",  "prompts/list",	  "tools/lis", "tools/listx", "Tools/List", "",
-				 "server/discover", "completion/complete"};
+	const char *unknown[] = {"resources/list",   "prompts/list",	   "tools/lis", "tools/listx", "Tools/List", "",
+				 "server/discovery", "completion/complete"};
 	for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++)
 		assert_int_equal(mcp_method_known(unknown[i], strlen(unknown[i]), MCP_MSG_REQUEST), 0);
 	/* the parsed message carries the lookup; a notification name sent as a request is unknown */

@@ -186,9 +186,18 @@ static const struct row rows[] = {
     {"protocol 2025-06-18", LOOP, {POST_MCP, .protocol = "2025-06-18"}, MH_MCP_POST, 0, NULL, 1, 0},
     {"protocol 2025-11-25", LOOP, {POST_MCP, .protocol = "2025-11-25"}, MH_MCP_POST, 0, NULL, 1, 0},
     {"protocol 2025-03-26", LOOP, {POST_MCP, .protocol = "2025-03-26"}, MH_MCP_POST, 0, NULL, 1, 0},
-    {"protocol 2024-11-05", LOOP, {POST_MCP, .protocol = "2024-11-05"}, MH_REJECT, 400, NULL, 0, 0},
-    {"protocol empty", LOOP, {POST_MCP, .protocol = ""}, MH_REJECT, 400, NULL, 0, 0},
-    {"protocol with space", LOOP, {POST_MCP, .protocol = "2025-06-18 "}, MH_REJECT, 400, NULL, 0, 0},
+    /* Another version on a POST is answered -32022 once the body's id is known (v.unsupported,
+     * test_unsupported_version); without a body, at once. */
+    {"protocol 2024-11-05", LOOP, {POST_MCP, .protocol = "2024-11-05"}, MH_MCP_POST, 0, NULL, 1, 0},
+    {"protocol empty", LOOP, {POST_MCP, .protocol = ""}, MH_MCP_POST, 0, NULL, 1, 0},
+    {"protocol with space", LOOP, {POST_MCP, .protocol = "2025-06-18 "}, MH_MCP_POST, 0, NULL, 1, 0},
+    {"protocol 2024-11-05 DELETE", LOOP, {.method = "DELETE", .path = "/mcp", .host = HOST, .protocol = "2024-11-05", .session = SID}, MH_REJECT,
+     400, NULL, 0, 0},
+    {"protocol 2026-07-28", LOOP, {POST_MCP, .protocol = "2026-07-28"}, MH_MCP_POST, 0, NULL, 1, 0},
+    {"protocol 2026-07-28 DELETE", LOOP, {.method = "DELETE", .path = "/mcp", .host = HOST, .protocol = "2026-07-28"}, MH_REJECT, 405, "POST", 0,
+     0},
+    {"protocol 2026-07-28 with a session", LOOP, {POST_MCP, .protocol = "2026-07-28", .session = SID}, MH_REJECT,
+     400, NULL, 0, 0},
     /* The 2024-11-05 transport only when FEEDBACK_TRANSPORT=sse */
     {"sse off", LOOP, {.method = "GET", .path = "/sse", .host = HOST}, MH_REJECT, 404, NULL, 0, 0},
     {"messages off", LOOP, {POST_MCP, .path = "/messages"}, MH_REJECT, 404, NULL, 0, 0},
@@ -340,16 +349,49 @@ static void test_session_and_protocol_copied(void **state)
 	assert_string_equal(v.session, "");
 	assert_string_equal(v.protocol, "");
 	assert_null(v.bearer);
-	/* A long unknown version is named in the message, bounded. */
+	/* A long unknown version is kept, bounded, for the -32022 that echoes it. */
 	char longv[400];
 	memset(longv, '9', sizeof longv - 1);
 	longv[sizeof longv - 1] = 0;
 	h.protocol = longv;
+	assert_int_equal(mh_classify(&c, &h, &v), MH_MCP_POST);
+	assert_int_equal(v.unsupported, 1);
+	assert_int_equal(v.modern, 0);
+	assert_int_equal(strlen(v.protocol), sizeof v.protocol - 1);
+	/* Without a body to take an id from, it is refused at once, named and bounded. */
+	h.method = "DELETE";
+	h.session = sid;
 	assert_int_equal(mh_classify(&c, &h, &v), MH_REJECT);
 	assert_int_equal(v.status, 400);
+	assert_int_equal(v.rpc_code, -32022);
 	assert_non_null(strstr(v.msg, "99999999999999999999"));
 	assert_null(strstr(v.msg, "999999999999999999999"));
 	check_body(&v);
+}
+
+/* 2026-07-28: the versions named, the Mcp-Method / Mcp-Name headers passed on for the
+ * body check (modern.c), bytes that are not printable ASCII kept out of the echo. */
+static void test_unsupported_version(void **state)
+{
+	(void)state;
+	struct http_cfg c = make_cfg(LOOP);
+	struct mh_verdict v;
+	struct mh_head h = {POST_MCP, .protocol = "2026-07-28", .mcp_method = "tools/call", .mcp_name = "x"};
+	assert_int_equal(mh_classify(&c, &h, &v), MH_MCP_POST);
+	assert_int_equal(v.modern, 1);
+	assert_int_equal(v.unsupported, 0);
+	assert_ptr_equal(v.method_hdr, h.mcp_method);
+	assert_ptr_equal(v.name_hdr, h.mcp_name);
+	const char *known[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+	for (size_t i = 0; i < 3; i++) {
+		h = (struct mh_head){POST_MCP, .protocol = known[i]};
+		assert_int_equal(mh_classify(&c, &h, &v), MH_MCP_POST);
+		assert_int_equal(v.modern + v.unsupported, 0);
+	}
+	h = (struct mh_head){POST_MCP, .protocol = "v9\x01\"\xff"};
+	assert_int_equal(mh_classify(&c, &h, &v), MH_MCP_POST);
+	assert_int_equal(v.unsupported, 1);
+	assert_string_equal(v.protocol, "v9?\"?");
 }
 
 /* Whatever bytes the client puts in Host or Origin, the message stays printable
@@ -384,7 +426,8 @@ static void test_error_body_hostile_headers(void **state)
 		assert_int_equal(mh_classify(&c, &h, &v), MH_REJECT);
 		assert_int_equal(v.status, 403);
 		check_body(&v);
-		h = (struct mh_head){POST_MCP, .protocol = hostile[i]};
+		h = (struct mh_head){
+		    .method = "DELETE", .path = "/mcp", .host = HOST, .session = SID, .protocol = hostile[i]};
 		assert_int_equal(mh_classify(&c, &h, &v), MH_REJECT);
 		assert_int_equal(v.status, 400);
 		check_body(&v);
@@ -853,6 +896,7 @@ int main(void)
 	    cmocka_unit_test(test_rpc_codes),
 	    cmocka_unit_test(test_bearer),
 	    cmocka_unit_test(test_session_and_protocol_copied),
+	    cmocka_unit_test(test_unsupported_version),
 	    cmocka_unit_test(test_error_body_hostile_headers),
 	    cmocka_unit_test(test_error_body_truncated),
 	    cmocka_unit_test(test_finish_lists),

@@ -209,6 +209,7 @@ static const struct {
     {"tools/list", MCP_M_TOOLS_LIST, MCP_MSG_REQUEST},
     {"tools/call", MCP_M_TOOLS_CALL, MCP_MSG_REQUEST},
     {"logging/setLevel", MCP_M_LOGGING_SET_LEVEL, MCP_MSG_REQUEST},
+    {"server/discover", MCP_M_DISCOVER, MCP_MSG_REQUEST},
     {"notifications/initialized", MCP_M_INITIALIZED, MCP_MSG_NOTIFICATION},
     {"notifications/cancelled", MCP_M_CANCELLED, MCP_MSG_NOTIFICATION},
     {"notifications/progress", MCP_M_PROGRESS, MCP_MSG_NOTIFICATION},

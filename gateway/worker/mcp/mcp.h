@@ -6,8 +6,8 @@
  *
  * Protocol revisions: 2025-11-25 and 2025-06-18 (initialize-based). JSON-RPC batches
  * are not part of them: a JSON array is an invalid request. The stateless 2026-07-28
- * revision adds methods to the table in mcp.c and reads params._meta; nothing here
- * assumes a session beyond what the caller keeps.
+ * revision (modern.h) adds server/discover to the table in mcp.c and reads
+ * params._meta; nothing here assumes a session beyond what the caller keeps.
  *
  * Ownership: struct mcp_msg owns its parsed JSON (mcp_msg_free); pointers into it
  * (method, params) live as long as the message. struct mcp_feedback owns copies of
@@ -77,6 +77,7 @@ enum mcp_method {
 	MCP_M_CANCELLED,	  /* notifications/cancelled */
 	MCP_M_PROGRESS,		  /* notifications/progress (for requests of ours) */
 	MCP_M_ROOTS_LIST_CHANGED, /* notifications/roots/list_changed: nothing to do */
+	MCP_M_DISCOVER,		  /* server/discover (2026-07-28, modern.h) */
 };
 
 struct mcp_msg {

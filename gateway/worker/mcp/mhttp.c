@@ -10,8 +10,9 @@
 
 #include "common/util.h"
 
-/* Protocol revisions a client may name in MCP-Protocol-Version. 2025-03-26 is
- * accepted as the spec's default for clients that send none. */
+/* Protocol revisions with sessions a client may name in MCP-Protocol-Version. 2025-03-26
+ * is accepted as the spec's default for clients that send none. 2026-07-28 is the
+ * stateless one (v->modern). */
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
 static enum mh_route reject(struct mh_verdict *v, unsigned status, int code, const char *fmt, ...) AS_PRINTF(4, 5);
@@ -167,13 +168,27 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		size_t i = 0;
 		while (i < sizeof versions / sizeof *versions && strcmp(h->protocol, versions[i]))
 			i++;
-		if (i == sizeof versions / sizeof *versions)
-			return reject(v, 400, -32600,
-				      "unsupported MCP-Protocol-Version %.20s (this server speaks 2025-06-18 "
-				      "and 2025-11-25)",
-				      h->protocol);
 		snprintf(v->protocol, sizeof v->protocol, "%s", h->protocol);
+		for (char *p = v->protocol; *p; p++) /* it is echoed in the error: printable ASCII */
+			if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+				*p = '?';
+		v->modern = !strcmp(h->protocol, "2026-07-28");
+		/* Answered once the body is read, so that the error carries the request's id. */
+		v->unsupported = i == sizeof versions / sizeof *versions && !v->modern;
+		if (v->unsupported && strcmp(m, "POST"))
+			return reject(v, 400, -32022,
+				      "unsupported MCP-Protocol-Version %.20s (this server speaks "
+				      "2026-07-28, 2025-11-25 and 2025-06-18)",
+				      h->protocol);
 	}
+	v->method_hdr = h->mcp_method;
+	v->name_hdr = h->mcp_name;
+	if (v->modern && !strcmp(m, "DELETE")) {
+		v->allow = "POST";
+		return reject(v, 405, -32600, "2026-07-28 has no sessions to end: /mcp answers POST");
+	}
+	if (v->modern && v->session[0])
+		return reject(v, 400, -32600, "2026-07-28 is stateless: send no Mcp-Session-Id with it");
 	if (!strcmp(m, "DELETE")) {
 		if (!v->session[0])
 			return reject(v, 400, -32600, "DELETE needs the Mcp-Session-Id of the session to end");

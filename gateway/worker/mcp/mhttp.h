@@ -26,8 +26,9 @@ enum mh_route {
 struct mh_head {
 	const char *method, *path;
 	const char *host, *origin, *content_type, *accept, *session, *protocol, *authorization;
-	const char *cookie;   /* refused when it carries a reviewer's session (assent_session) */
-	const char *identity; /* the reverse proxy's reviewer identity header: never on this listener */
+	const char *cookie;		   /* refused when it carries a reviewer's session (assent_session) */
+	const char *identity;		   /* the reverse proxy's reviewer identity header: never on this listener */
+	const char *mcp_method, *mcp_name; /* 2026-07-28: Mcp-Method and Mcp-Name, checked against the body */
 };
 
 struct mh_verdict {
@@ -40,8 +41,12 @@ struct mh_verdict {
 	int json;	    /* the client accepts application/json */
 	const char *bearer; /* into head->authorization; NULL when absent */
 	size_t bearer_len;
-	char session[MH_SESSION_LEN + 1]; /* "" when absent */
-	char protocol[16];		  /* MCP-Protocol-Version, "" when absent */
+	char session[MH_SESSION_LEN + 1];  /* "" when absent */
+	char protocol[32];		   /* MCP-Protocol-Version (cut to 31 bytes), "" when absent */
+	int modern;			   /* MCP-Protocol-Version is 2026-07-28: a stateless request */
+	int unsupported;		   /* MCP-Protocol-Version names a revision we do not speak: -32022 once
+					    * the body's id is known */
+	const char *method_hdr, *name_hdr; /* into head: Mcp-Method and Mcp-Name, NULL when absent */
 };
 
 /* Classify one request. Always fills v; returns v->route. */

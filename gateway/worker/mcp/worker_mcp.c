@@ -24,6 +24,7 @@
 #include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/mhdconn.h"
 #include "gateway/worker/mcp/mhttp.h"
+#include "gateway/worker/mcp/modern.h"
 #include "gateway/proto/proto.h"
 #include "common/redact.h"
 
@@ -50,6 +51,8 @@ struct mconn {
 	size_t headn, tailn;
 	struct mcp_client client;
 	uint64_t hreq; /* HTTP: the request whose message is being handled (the signer measured its peer) */
+	int modern;    /* a 2026-07-28 request came on it: results carry resultType */
+	int stateless; /* HTTP 2026-07-28: the connection is one request's, ended with it */
 	int used;
 };
 
@@ -81,6 +84,7 @@ struct hreq {
 	char session[MH_SESSION_LEN + 1]; /* Mcp-Session-Id to send back */
 	unsigned retry_s;		  /* Retry-After, for a refusal by a limit */
 	int finished, suspended;
+	int stateless; /* a 2026-07-28 request: its own connection at the signer, for its lifetime */
 	uint64_t next_keepalive;
 	struct hreq *next;
 };
@@ -314,6 +318,48 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 }
 
+/* A 2026-07-28 request: its _meta checked, then the methods that revision has. */
+static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+{
+	struct mcp_modern mm;
+	int code;
+	json_t *data;
+	char err[AS_ERRLEN];
+	if (mcp_modern_meta(m->params, &mm, &code, &data, err) != 0) {
+		mcp_line_error(&c->out, &m->id, code, err, data, NULL);
+		return;
+	}
+	c->modern = 1;
+	c->client = mm.client; /* this request's declaration: a stdio connection may carry several */
+	size_t start = c->out.len;
+	switch (m->m) {
+	case MCP_M_DISCOVER:
+		mcp_line_result(&c->out, &m->id, mcp_discover_result(ASSENT_VERSION), NULL);
+		return; /* it carries its resultType already */
+	case MCP_M_TOOLS_LIST:
+		if (mcp_line_tools_list(&c->out, &m->id, NULL) == 0 &&
+		    mcp_line_complete(&c->out, start, MCP_LIST_CACHE_HINTS, err) != 0)
+			c->out.len = start;
+		return;
+	case MCP_M_TOOLS_CALL:
+		tools_call(w, c, m);
+		if (c->out.len > start && mcp_line_complete(&c->out, start, NULL, err) != 0)
+			c->out.len = start;
+		return;
+	case MCP_M_INITIALIZE:
+	case MCP_M_PING:
+	case MCP_M_LOGGING_SET_LEVEL:
+		snprintf(err, sizeof err,
+			 "Method not found: %s is not part of %s (a stateless request needs no handshake; "
+			 "server/discover says what this server is)",
+			 m->method, MCP_VERSION_STATELESS);
+		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, err, NULL, NULL);
+		return;
+	default:
+		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
+	}
+}
+
 /* One parsed message from connection c; answers go to c->out. */
 static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 {
@@ -332,6 +378,10 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 	}
 	if (m.kind != MCP_MSG_REQUEST)
 		return;
+	if (c->stateless || mcp_is_modern(&m)) {
+		handle_modern(w, c, &m);
+		return;
+	}
 	json_t *res = NULL;
 	switch (m.m) {
 	case MCP_M_INITIALIZE:
@@ -590,8 +640,8 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 			size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 			if (h->st == HS_STREAMING || h->st == HS_STREAM)
 				sse_event(w, h, p, n);
-			else if (final)
-				set_answer(h, 200, p, n);
+			else if (final) /* 2026-07-28 errors have their own statuses (modern.h) */
+				set_answer(h, c->stateless ? mcp_http_status(mcp_line_error_code(p, n)) : 200, p, n);
 			p += n + 1;
 		}
 		if (final) {
@@ -667,11 +717,13 @@ static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client,
 
 static void http_auth(struct mw *w, struct hreq *h, int init)
 {
+	/* A 2026-07-28 request asks for a connection of its own, which ends with it. */
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(h->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_HTTP_AUTH, 4);
+	struct cv *f = ipc_frame_new(&a, F_HTTP_AUTH, 5);
 	int rc = !ci || !f || ipc_put_uint(&a, f, "hreq", h->id) || ipc_put_bool(&a, f, "init", init) ||
+		 (h->stateless && ipc_put_bool(&a, f, "stateless", 1)) ||
 		 (h->v.bearer && ipc_put_text(&a, f, "bearer", h->v.bearer, h->v.bearer_len)) ||
 		 (h->v.session[0] && ipc_put_text(&a, f, "session", h->v.session, strlen(h->v.session)));
 	if (!rc && ipc_send(w->ipcfd, f, ci->connect_fd, w->err) == 0) {
@@ -729,6 +781,8 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		return;
 	}
 	c->hreq = id; /* a request frame this message leads to names it (handled at once, below) */
+	if (h->stateless)
+		c->stateless = c->modern = 1;
 	if (h->v.route == MH_MCP_DELETE) {
 		send_about(w, F_SESSION_END, conn, NULL);
 		conn_close(w, c, 0);
@@ -853,6 +907,40 @@ static enum MHD_Result queue(struct hreq *h)
 	return ret;
 }
 
+/* What the headers of a parsed request say before anyone is asked who sent it: a
+ * revision we do not speak (-32022), or a 2026-07-28 request whose headers disagree
+ * with its body (-32020); both answered 400 with the request's id. A stateless
+ * notification is accepted and dropped: without a session there is nothing it could
+ * change (closing a response stream is how such a client cancels). 1 when answered. */
+static int modern_refused(struct hreq *h)
+{
+	char msg[200];
+	int code = 0;
+	json_t *data = NULL;
+	if (h->v.unsupported) {
+		code = MCP_UNSUPPORTED_VERSION;
+		data = mcp_unsupported_data(h->v.protocol, strlen(h->v.protocol));
+		snprintf(msg, sizeof msg,
+			 "unsupported MCP-Protocol-Version %.31s (this server speaks 2026-07-28, 2025-11-25 and "
+			 "2025-06-18)",
+			 h->v.protocol);
+	} else if (!h->v.modern && (h->v.protocol[0] || h->v.session[0] || !mcp_is_modern(&h->m))) {
+		return 0; /* the 2025 revisions: sessions, as before */
+	} else if (h->m.kind != MCP_MSG_REQUEST) {
+		set_answer(h, 202, NULL, 0);
+		return 1;
+	} else if (!(code = mcp_http_headers_agree(&h->v, &h->m, msg, sizeof msg))) {
+		h->stateless = 1;
+		return 0;
+	}
+	struct buf line;
+	buf_init(&line, 1u << 16);
+	mcp_line_error(&line, &h->m.id, code, msg, data, NULL);
+	set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
+	buf_free(&line);
+	return 1;
+}
+
 static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -881,6 +969,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		    .authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
 		    .cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
 		    .identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
+		    .mcp_method = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Method"),
+		    .mcp_name = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Name"),
 		};
 		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
 		if (route != MH_MCP_POST && route != MH_LEGACY_POST)
@@ -955,7 +1045,11 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 				return queue(h);
 			}
 			h->have_msg = 1;
-			http_auth(w, h, h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE && !h->v.session[0]);
+			if (modern_refused(h))
+				return queue(h);
+			http_auth(w, h,
+				  h->stateless ||
+				      (h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE && !h->v.session[0]));
 			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
 		}
 	case HS_RESPOND:
@@ -1008,6 +1102,9 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 	if (!h)
 		return;
 	cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
+	struct mconn *sc = h->stateless && h->conn ? conn_find(w, h->conn) : NULL;
+	if (sc && sc->stateless)
+		conn_close(w, sc, 1);		       /* the signer ends the request's connection with it */
 	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) { /* a 2024-11-05 session lives as long as its stream */
 		struct mconn *c = &w->conns[i];
 		if (c->used && c->legacy == h) {
@@ -1126,6 +1223,7 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			return;
 		/* A result is spliced as the signer printed it: parsing and printing it again
 		 * was ~40% of this worker's CPU per call. An error is parsed for its message. */
+		size_t start = c->out.len;
 		if (iserr || mcp_line_tool_json(&c->out, &id, js, jsn, NULL) != 0) {
 			json_error_t je;
 			json_t *s = json_loadb(js, jsn, 0, &je);
@@ -1135,6 +1233,8 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			json_decref(s);
 			mcp_line_result(&c->out, &id, res, NULL);
 		}
+		if (c->modern && mcp_line_complete(&c->out, start, NULL, err) != 0)
+			c->out.len = start;
 		if (c->http)
 			route_out(w, c, rid, ridn, 1);
 		return;
