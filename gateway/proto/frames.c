@@ -30,10 +30,13 @@ static const struct frame_field request[] = {
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"contents", FT_ARRAY, MCP_SUBJECTS_MAX, OPT}, /* one item per subject: bytes or null */
     {"hreq", FT_UINT, UINT64_MAX, OPT},		   /* HTTP sessions: the F_HTTP_AUTH it follows */
+    {"task", FT_BOOL, 0, OPT},			   /* collected as an MCP task (wait is then false) */
 };
 static const struct frame_field collect[] = {
     CONN, RID, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, REQ}, {"wait", FT_UINT, PROTO_WAIT_MAX, REQ}};
 static const struct frame_field conn_rid[] = {CONN, RID};
+static const struct frame_field task[] = {
+    CONN, RID, {"op", FT_UINT, PROTO_TASK_LIST, REQ}, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, OPT}};
 /* A reviewer's commands: one frame type each, each with its own fields. */
 #define SID(req)                                                                                                       \
 	{                                                                                                              \
@@ -94,6 +97,7 @@ static const struct frame_table tables[] = {
     TABLE(F_COLLECT, collect),
     TABLE(F_LIST, conn_rid),
     TABLE(F_CANCEL, conn_rid),
+    TABLE(F_TASK, task),
     TABLE(F_HTTP_AUTH, http_auth),
     TABLE(F_SESSION_INFO, session_info),
     TABLE(F_SESSION_END, conn_only),

@@ -37,15 +37,19 @@
 #define PROTO_LOG_LEVEL_MAX 16	  /* F_LOG level */
 #define PROTO_LOG_TEXT_MAX 1024	  /* F_LOG text (ipc_log sends at most 511) */
 #define PROTO_WAIT_MAX 60	  /* F_COLLECT wait, seconds (get_feedback allows MCP_WAIT_MAX) */
-#define PROTO_BEARER_MAX 512	  /* an Authorization: Bearer credential */
-#define PROTO_SESSION_MAX 64	  /* an Mcp-Session-Id */
-#define PROTO_PROTOCOL_MAX 15	  /* the protocol revision initialize agreed ("2025-11-25") */
-#define PROTO_SID_MAX 64	  /* a request's session_id as a reviewer names it */
-#define PROTO_OUTCOME_MAX 16	  /* approved, rejected, answered, selected */
-#define PROTO_TEXT_MAX 16384	  /* a reviewer's message or answer */
-#define PROTO_OPTION_N_MAX 64	  /* a selection's option number, from 1 */
-#define PROTO_OFFSET_MAX 100000	  /* a page's first item (the queue holds at most this many) */
-#define PROTO_COOKIE_MAX 64	  /* a web session's secret */
+/* F_TASK op */
+#define PROTO_TASK_GET 1
+#define PROTO_TASK_CANCEL 2
+#define PROTO_TASK_LIST 3
+#define PROTO_BEARER_MAX 512	/* an Authorization: Bearer credential */
+#define PROTO_SESSION_MAX 64	/* an Mcp-Session-Id */
+#define PROTO_PROTOCOL_MAX 15	/* the protocol revision initialize agreed ("2025-11-25") */
+#define PROTO_SID_MAX 64	/* a request's session_id as a reviewer names it */
+#define PROTO_OUTCOME_MAX 16	/* approved, rejected, answered, selected */
+#define PROTO_TEXT_MAX 16384	/* a reviewer's message or answer */
+#define PROTO_OPTION_N_MAX 64	/* a selection's option number, from 1 */
+#define PROTO_OFFSET_MAX 100000 /* a page's first item (the queue holds at most this many) */
+#define PROTO_COOKIE_MAX 64	/* a web session's secret */
 #define PROTO_CSRF_MAX 64
 #define PROTO_PROXY_USER_MAX 254 /* the reverse proxy's identity header */
 #define PROTO_PROXY_SECRET_MAX 256

@@ -149,7 +149,8 @@ struct done *done_at(struct signer *s, size_t i)
 	return &s->done[(s->done_head + i) % MAX_DONE];
 }
 
-static void remember_done(struct signer *s, const char *sid, uint64_t conn, const char *owner, json_t *result)
+static void remember_done(struct signer *s, const char *sid, uint64_t conn, const char *owner, json_t *result,
+			  uint64_t created_ms)
 {
 	uint64_t now = now_ms();
 	/* Drop what expired. */
@@ -186,6 +187,8 @@ static void remember_done(struct signer *s, const char *sid, uint64_t conn, cons
 	snprintf(d->owner, sizeof d->owner, "%s", owner);
 	d->result = json_incref(result);
 	d->until = now + 3600 * 1000u;
+	d->created_ms = created_ms;
+	d->at_ms = now;
 	/* A get_feedback already waiting for it gets it now. */
 	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++) {
 		struct waiter *w = &s->waiters[i];
@@ -241,7 +244,7 @@ void finish(struct signer *s, struct pq_item *it, json_t *result)
 	struct req *r = it->data;
 	if (it->blocking)
 		send_result(s, r->conn, r->rid, result, 0);
-	remember_done(s, it->session_id, r->conn, r->owner, result);
+	remember_done(s, it->session_id, r->conn, r->owner, result, it->created_ms);
 	json_decref(result);
 	req_free(r);
 }

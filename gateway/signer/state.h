@@ -100,6 +100,7 @@ struct done { /* decided requests whose requester may still collect the answer *
 	char owner[80];
 	json_t *result;
 	uint64_t until;
+	uint64_t created_ms, at_ms; /* when it was asked and decided (unix ms): a task's times */
 };
 
 /* The uid the signer measured on an HTTP request's TCP connection (F_HTTP_AUTH), kept
@@ -345,6 +346,8 @@ json_t *list_reply_page(struct signer *s, const char *owner, const char *reviewe
 void view_fit(json_t *v, size_t max);
 json_t *show_reply(const struct req *r);
 int h_list(void *ctx, struct ipc_frame *f, char *err);
+/* tasks.c */
+int h_task(void *ctx, struct ipc_frame *f, char *err);
 
 /* decide.c */
 int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);

@@ -210,6 +210,11 @@ static const struct {
     {"tools/call", MCP_M_TOOLS_CALL, MCP_MSG_REQUEST},
     {"logging/setLevel", MCP_M_LOGGING_SET_LEVEL, MCP_MSG_REQUEST},
     {"server/discover", MCP_M_DISCOVER, MCP_MSG_REQUEST},
+    {"tasks/get", MCP_M_TASKS_GET, MCP_MSG_REQUEST},
+    {"tasks/result", MCP_M_TASKS_RESULT, MCP_MSG_REQUEST},
+    {"tasks/list", MCP_M_TASKS_LIST, MCP_MSG_REQUEST},
+    {"tasks/cancel", MCP_M_TASKS_CANCEL, MCP_MSG_REQUEST},
+    {"tasks/update", MCP_M_TASKS_UPDATE, MCP_MSG_REQUEST},
     {"notifications/initialized", MCP_M_INITIALIZED, MCP_MSG_NOTIFICATION},
     {"notifications/cancelled", MCP_M_CANCELLED, MCP_MSG_NOTIFICATION},
     {"notifications/progress", MCP_M_PROGRESS, MCP_MSG_NOTIFICATION},
@@ -476,9 +481,11 @@ int mcp_initialize(const json_t *params, const char *server_version, struct mcp_
 	 * the stateless 2026-07-28 asked through initialize) gets our latest, and the
 	 * client decides whether it can speak it. */
 	client->version = mcp_negotiate_version(json_string_value(pv));
-	*result = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", client->version,
-			    "capabilities", "tools", "listChanged", 0, "logging", "serverInfo", "name", MCP_SERVER_NAME,
-			    "title", "assent human-approval gateway", "version",
+	/* tasks: a request_feedback call may be made a task (params.task), listed and cancelled. */
+	*result = json_pack("{s:s, s:{s:{s:b}, s:{}, s:{s:{}, s:{}, s:{s:{s:{}}}}}, s:{s:s, s:s, s:s}, s:s}",
+			    "protocolVersion", client->version, "capabilities", "tools", "listChanged", 0, "logging",
+			    "tasks", "list", "cancel", "requests", "tools", "call", "serverInfo", "name",
+			    MCP_SERVER_NAME, "title", "assent human-approval gateway", "version",
 			    server_version ? server_version : "dev", "instructions", mcp_instructions);
 	return *result ? 0 : as_fail(err, AS_ENOMEM, "initialize: out of memory");
 }
@@ -585,7 +592,8 @@ static const char tools_json[] =
 	"\"wait\":{\"type\":\"boolean\",\"default\":true,\"description\":\"false: return at once with the session_id "
 	"(status pending) and collect the decision with get_feedback.\"}},"
 	"\"required\":[\"type\",\"message\"],\"additionalProperties\":false},"
-	"\"outputSchema\":" FEEDBACK_RESULT_SCHEMA "},"
+	"\"outputSchema\":" FEEDBACK_RESULT_SCHEMA ","
+	"\"execution\":{\"taskSupport\":\"optional\"}},"
 	/* get_feedback */
 	"{\"name\":\"get_feedback\",\"title\":\"Collect a decision\","
 	"\"description\":\"Collect the decision on a request made with wait=false, waiting up to wait_seconds. Call "

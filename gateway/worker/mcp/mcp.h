@@ -78,6 +78,11 @@ enum mcp_method {
 	MCP_M_PROGRESS,		  /* notifications/progress (for requests of ours) */
 	MCP_M_ROOTS_LIST_CHANGED, /* notifications/roots/list_changed: nothing to do */
 	MCP_M_DISCOVER,		  /* server/discover (2026-07-28, modern.h) */
+	MCP_M_TASKS_GET,	  /* tasks/get (tasks.h) */
+	MCP_M_TASKS_RESULT,	  /* tasks/result (2025-11-25 only) */
+	MCP_M_TASKS_LIST,	  /* tasks/list (2025-11-25 only) */
+	MCP_M_TASKS_CANCEL,	  /* tasks/cancel */
+	MCP_M_TASKS_UPDATE,	  /* tasks/update (the 2026-07-28 extension only) */
 };
 
 struct mcp_msg {
@@ -135,6 +140,7 @@ struct mcp_client {
 	const char *version; /* negotiated (static string) */
 	char name[MCP_NAME_MAX + 1], client_version[MCP_NAME_MAX + 1];
 	int elicitation, roots, sampling; /* capabilities it declared */
+	int tasks;			  /* 2026-07-28: it declared the tasks extension (tasks.h) */
 };
 
 /* Validate initialize params (protocolVersion a string; capabilities an object when

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway/worker/mcp/tasks.h"
+
 /* What server/discover offers and an unsupported version's error lists, newest first. */
 static const char *const supported[] = {MCP_VERSION_STATELESS, MCP_VERSION_LATEST, MCP_VERSION_PREVIOUS};
 
@@ -109,6 +111,8 @@ int mcp_modern_meta(const json_t *params, struct mcp_modern *out, int *code, jso
 	out->client.elicitation = json_object_get(caps, "elicitation") != NULL;
 	out->client.roots = json_object_get(caps, "roots") != NULL;
 	out->client.sampling = json_object_get(caps, "sampling") != NULL;
+	const json_t *ext = json_object_get(caps, "extensions");
+	out->client.tasks = json_is_object(ext) && json_is_object(json_object_get(ext, MCP_TASKS_EXT));
 	*code = 0;
 	return 0;
 }
@@ -123,11 +127,11 @@ json_t *mcp_discover_result(const char *server_version)
 		}
 	if (!list)
 		return NULL;
-	return json_pack("{s:s,s:o,s:{s:{s:b}},s:s,s:I,s:s,s:{s:{s:s,s:s,s:s}}}", "resultType", "complete",
-			 "supportedVersions", list, "capabilities", "tools", "listChanged", 0, "instructions",
-			 mcp_instructions, "ttlMs", (json_int_t)MCP_LIST_TTL_MS, "cacheScope", "public", "_meta",
-			 MCP_META_SERVER, "name", MCP_SERVER_NAME, "title", "assent human-approval gateway", "version",
-			 server_version ? server_version : "dev");
+	return json_pack("{s:s,s:o,s:{s:{s:b},s:{s:{}}},s:s,s:I,s:s,s:{s:{s:s,s:s,s:s}}}", "resultType", "complete",
+			 "supportedVersions", list, "capabilities", "tools", "listChanged", 0, "extensions",
+			 MCP_TASKS_EXT, "instructions", mcp_instructions, "ttlMs", (json_int_t)MCP_LIST_TTL_MS,
+			 "cacheScope", "public", "_meta", MCP_META_SERVER, "name", MCP_SERVER_NAME, "title",
+			 "assent human-approval gateway", "version", server_version ? server_version : "dev");
 }
 
 /* Past the JSON value at the reader's cursor that our builders wrote as an id: an
@@ -251,9 +255,14 @@ int mcp_http_headers_agree(const struct mh_verdict *v, const struct mcp_msg *m, 
 			 v->method_hdr ? "does not match" : "missing:");
 		return MCP_HEADER_MISMATCH;
 	}
-	const char *key = !strcmp(m->method, "tools/call") || !strcmp(m->method, "prompts/get") ? "name"
-			  : !strcmp(m->method, "resources/read")				? "uri"
-												: NULL;
+	/* The name-shaped member each method repeats in Mcp-Name. */
+	const char *key = NULL;
+	if (m->m == MCP_M_TOOLS_CALL || !strcmp(m->method, "prompts/get"))
+		key = "name";
+	else if (!strcmp(m->method, "resources/read"))
+		key = "uri";
+	else if (m->m == MCP_M_TASKS_GET || m->m == MCP_M_TASKS_UPDATE || m->m == MCP_M_TASKS_CANCEL)
+		key = "taskId";
 	const json_t *nv = key && m->params ? json_object_get(m->params, key) : NULL;
 	if (json_is_string(nv) && (!v->name_hdr || !same(v->name_hdr, json_string_value(nv), json_string_length(nv)))) {
 		snprintf(msg, cap, "Mcp-Name header %s params.%s",

@@ -25,6 +25,7 @@
 #include "gateway/worker/mhdconn.h"
 #include "gateway/worker/mcp/mhttp.h"
 #include "gateway/worker/mcp/modern.h"
+#include "gateway/worker/mcp/tasks.h"
 #include "gateway/proto/proto.h"
 #include "common/redact.h"
 
@@ -36,6 +37,18 @@ struct call { /* a blocking tool call waiting for the signer */
 	char rid[PROTO_RID_MAX + 1];
 	struct mcp_id token; /* progress token, MCP_ID_NONE when the client gave none */
 	uint64_t started, next_progress;
+	int used;
+};
+
+/* A task operation waiting for the signer's answer, which it turns into its revision's
+ * shape (tasks.h). */
+enum tkind { T_CREATE = 1, T_GET, T_RESULT, T_LIST, T_CANCEL, T_UPDATE };
+struct tcall {
+	uint64_t conn;
+	char rid[PROTO_RID_MAX + 1];
+	char sid[MCP_SESSION_ID_MAX + 1]; /* T_RESULT: asked again while still pending */
+	enum tkind kind;
+	enum mcp_task_era era;
 	int used;
 };
 
@@ -98,6 +111,7 @@ struct mw {
 	struct cv_arena arena;
 	struct mconn conns[PROTO_CONNS_MAX];
 	struct call calls[1024];
+	struct tcall tcalls[1024];
 	char err[AS_ERRLEN];
 	/* HTTP */
 	struct http_cfg cfg;
@@ -181,6 +195,9 @@ static void conn_close(struct mw *w, struct mconn *c, int tell)
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
 		if (w->calls[i].used && w->calls[i].conn == c->id)
 			w->calls[i].used = 0;
+	for (size_t i = 0; i < sizeof w->tcalls / sizeof w->tcalls[0]; i++)
+		if (w->tcalls[i].used && w->tcalls[i].conn == c->id)
+			w->tcalls[i].used = 0;
 	if (c->fd >= 0)
 		close(c->fd);
 	buf_free(&c->in);
@@ -204,6 +221,42 @@ static void answer_tool_error(struct mconn *c, const struct mcp_id *id, const ch
 	mcp_line_result(&c->out, id, mcp_tool_error(msg), NULL);
 }
 
+static struct tcall *tcall_add(struct mw *w, uint64_t conn, const char *rid, enum tkind kind, enum mcp_task_era era,
+			       const char *sid)
+{
+	for (size_t i = 0; i < sizeof w->tcalls / sizeof w->tcalls[0]; i++) {
+		struct tcall *t = &w->tcalls[i];
+		if (t->used)
+			continue;
+		*t = (struct tcall){.conn = conn, .kind = kind, .era = era, .used = 1};
+		snprintf(t->rid, sizeof t->rid, "%s", rid);
+		snprintf(t->sid, sizeof t->sid, "%s", sid ? sid : "");
+		return t;
+	}
+	return NULL;
+}
+
+/* The task operation an answer for (conn, rid) belongs to, taken off the table; its
+ * copy in *out. 0 when none. */
+static int tcall_take_into(struct mw *w, uint64_t conn, const char *rid, size_t ridn, struct tcall *out)
+{
+	for (size_t i = 0; i < sizeof w->tcalls / sizeof w->tcalls[0]; i++) {
+		struct tcall *t = &w->tcalls[i];
+		if (t->used && t->conn == conn && strlen(t->rid) == ridn && !memcmp(t->rid, rid, ridn)) {
+			if (out)
+				*out = *t;
+			t->used = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void tcall_take(struct mw *w, uint64_t conn, const char *rid, size_t ridn)
+{
+	tcall_take_into(w, conn, rid, ridn, NULL);
+}
+
 static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
 	enum mcp_tool tool;
@@ -224,6 +277,11 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		struct buf act;
 		buf_init(&act, MCP_ACTION_MAX);
 		int rc = mcp_check_request_feedback(args, &fb, err);
+		enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
+		if (rc == 0 && era && !tcall_add(w, c->id, rid, T_CREATE, era, NULL))
+			rc = as_fail(err, AS_ENOMEM, "too many task calls at once; try again");
+		if (era)
+			fb.wait = 0; /* a task is collected, never waited on */
 		if (rc == 0)
 			rc = mcp_feedback_redact(&fb, NULL, 0, err);
 		if (rc == 0)
@@ -254,6 +312,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			action_client(client, c->client.name, c->client.client_version);
 			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 			    ipc_put_uint(a, f, "timeout", fb.timeout) || ipc_put_bool(a, f, "wait", fb.wait) ||
+			    (era && ipc_put_bool(a, f, "task", 1)) ||
 			    ipc_put_text(a, f, "client", client, strlen(client)) ||
 			    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
 				rc = as_fail(err, AS_ENOMEM, "request too large");
@@ -261,6 +320,8 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		int wait = rc == 0 && fb.wait;
 		mcp_feedback_free(&fb);
 		if (rc != 0) {
+			if (era)
+				tcall_take(w, c->id, rid, strlen(rid));
 			buf_free(&act);
 			answer_tool_error(c, &m->id, err);
 			return;
@@ -318,6 +379,118 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 }
 
+/* The tasks methods: a frame to the signer, answered when it replies (task_answer). */
+static void task_method(struct mw *w, struct mconn *c, const struct mcp_msg *m, enum mcp_task_era era)
+{
+	char err[AS_ERRLEN], sid[MCP_SESSION_ID_MAX + 1] = "", rid[PROTO_RID_MAX + 1];
+	enum tkind kind = m->m == MCP_M_TASKS_GET      ? T_GET
+			  : m->m == MCP_M_TASKS_RESULT ? T_RESULT
+			  : m->m == MCP_M_TASKS_LIST   ? T_LIST
+			  : m->m == MCP_M_TASKS_CANCEL ? T_CANCEL
+						       : T_UPDATE;
+	if (kind != T_LIST && mcp_task_id(m->params, sid, err) != 0) {
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		return;
+	}
+	id_json(&m->id, rid);
+	if (!tcall_add(w, c->id, rid, kind, era, sid)) {
+		mcp_line_error(&c->out, &m->id, MCP_INTERNAL_ERROR, "too many task calls at once; try again", NULL,
+			       NULL);
+		return;
+	}
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, kind == T_RESULT ? F_COLLECT : F_TASK, 4);
+	int rc = !f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid));
+	if (kind == T_RESULT) /* blocks until the task is done: asked again while it waits (task_answer) */
+		rc = rc || ipc_put_text(a, f, "sid", sid, strlen(sid)) || ipc_put_uint(a, f, "wait", PROTO_WAIT_MAX);
+	else
+		rc = rc ||
+		     ipc_put_uint(a, f, "op",
+				  kind == T_LIST     ? PROTO_TASK_LIST
+				  : kind == T_CANCEL ? PROTO_TASK_CANCEL
+						     : PROTO_TASK_GET) ||
+		     (kind != T_LIST && ipc_put_text(a, f, "sid", sid, strlen(sid)));
+	if (rc || send_frame(w, f) != 0) {
+		tcall_take(w, c->id, rid, strlen(rid));
+		mcp_line_error(&c->out, &m->id, MCP_INTERNAL_ERROR, "the gateway could not ask about this task", NULL,
+			       NULL);
+	}
+}
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The signer's answer to a task operation, in the shape of the task's revision. */
+static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, const struct mcp_id *id, const char *js,
+			size_t jsn, int iserr)
+{
+	json_t *j = json_loadb(js, jsn, 0, NULL), *res = NULL;
+	const char *state = json_string_value(json_object_get(j, "state"));
+	const char *msg = NULL;
+	int sync = 0, known = state && strcmp(state, "unknown");
+	switch (t->kind) {
+	case T_CREATE: /* refused before it was queued: as a blocking call would hear it */
+		res = iserr || !j ? mcp_tool_error(json_string_value(json_object_get(j, "error")) ?: "refused")
+				  : mcp_task_created(t->era, j, wall_ms(), &sync);
+		break;
+	case T_RESULT:
+		if (iserr || !j) {
+			msg = "no task of yours has this taskId";
+		} else if (!strcmp(json_string_value(json_object_get(j, "status")) ?: "", "pending")) {
+			json_decref(j); /* still waiting for a reviewer: keep the call open, ask again */
+			struct mcp_msg again = {.kind = MCP_MSG_REQUEST, .id = *id, .m = MCP_M_TASKS_RESULT};
+			json_t *p = json_pack("{s:s}", "taskId", t->sid);
+			again.params = p;
+			task_method(w, c, &again, t->era);
+			json_decref(p);
+			return;
+		} else {
+			res = mcp_tool_result(json_incref(j));
+			json_t *meta = json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->sid);
+			if (res && meta)
+				json_object_set_new(res, "_meta", meta);
+			else
+				json_decref(meta);
+		}
+		break;
+	case T_LIST:
+		res = mcp_task_list(j);
+		break;
+	case T_GET:
+		if (!(res = mcp_task_get(t->era, j)))
+			msg = "no task of yours has this taskId";
+		break;
+	case T_CANCEL:
+		if (!known)
+			msg = "no task of yours has this taskId";
+		else if (t->era == MCP_TASK_2026) /* an empty ack, whatever the state: idempotent */
+			res = json_object();
+		else if (strcmp(state, "cancelled") != 0)
+			msg = "the task is already in a terminal status; it cannot be cancelled";
+		else
+			res = mcp_task_get(t->era, j);
+		break;
+	case T_UPDATE:
+		msg = known ? "this task is waiting for a reviewer, not for input from the client"
+			    : "no task of yours has this taskId";
+		break;
+	}
+	json_decref(j);
+	if (res && c->modern && !json_object_get(res, "resultType"))
+		json_object_set_new(res, "resultType", json_string("complete"));
+	if (msg || !res) {
+		json_decref(res);
+		mcp_line_error(&c->out, id, MCP_INVALID_PARAMS, msg ? msg : "out of memory", NULL, NULL);
+	} else {
+		mcp_line_result(&c->out, id, res, NULL);
+	}
+}
+
 /* A 2026-07-28 request: its _meta checked, then the methods that revision has. */
 static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
@@ -345,6 +518,26 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		tools_call(w, c, m);
 		if (c->out.len > start && mcp_line_complete(&c->out, start, NULL, err) != 0)
 			c->out.len = start;
+		return;
+	case MCP_M_TASKS_GET:
+	case MCP_M_TASKS_CANCEL:
+	case MCP_M_TASKS_UPDATE:
+		if (!c->client.tasks) { /* the extension's surface is for clients that declared it */
+			json_t *req = json_pack("{s:{s:{}}}", "extensions", MCP_TASKS_EXT);
+			mcp_line_error(&c->out, &m->id, MCP_MISSING_CLIENT_CAP,
+				       "this request needs the " MCP_TASKS_EXT " extension in _meta[\"" MCP_META_CAPS
+				       "\"].extensions",
+				       json_pack("{s:o}", "requiredCapabilities", req), NULL);
+			return;
+		}
+		task_method(w, c, m, MCP_TASK_2026);
+		return;
+	case MCP_M_TASKS_RESULT:
+	case MCP_M_TASKS_LIST:
+		snprintf(err, sizeof err,
+			 "Method not found: %s is not part of the %s extension (tasks/get carries the result)",
+			 m->method, MCP_TASKS_EXT);
+		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, err, NULL, NULL);
 		return;
 	case MCP_M_INITIALIZE:
 	case MCP_M_PING:
@@ -406,6 +599,12 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 	}
 	case MCP_M_TOOLS_CALL:
 		tools_call(w, c, &m);
+		break;
+	case MCP_M_TASKS_GET:
+	case MCP_M_TASKS_RESULT:
+	case MCP_M_TASKS_LIST:
+	case MCP_M_TASKS_CANCEL:
+		task_method(w, c, &m, MCP_TASK_2025);
 		break;
 	default:
 		mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
@@ -634,6 +833,8 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 		if (h->waiting && h->conn == c->id && strlen(h->rid) == ridn && !memcmp(h->rid, rid, ridn))
 			break;
 	if (h) {
+		if (!final && h->st == HS_WAIT && h->stateless && h->v.sse)
+			h->st = HS_STREAM; /* a progress line: the answer streams from now on */
 		const char *p = (const char *)c->out.p, *end = p + c->out.len;
 		while (p < end) {
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -848,11 +1049,14 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		route_out(w, c, h->rid, strlen(h->rid), 1);
 		if (h->st != HS_RESPOND)
 			set_reject(h, 500, -32603, "no answer");
-	} else if (h->v.sse) { /* the signer answers later: stream progress until then */
+	} else if (h->v.sse && !h->stateless) { /* the signer answers later: stream progress until then */
 		h->st = HS_STREAM;
 		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
 	} else {
+		/* A 2026-07-28 answer has its own HTTP status (a -32602 is a 400): it waits as
+		 * JSON, and becomes a stream only at its first progress line or keep-alive. */
 		h->st = HS_WAIT;
+		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
 		return; /* stays suspended until the result */
 	}
 	wake(h);
@@ -1129,6 +1333,11 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 static void keepalive(struct mw *w, uint64_t now)
 {
 	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->st == HS_WAIT && h->stateless && h->v.sse && h->waiting && now >= h->next_keepalive) {
+			h->st = HS_STREAM; /* a long wait: keep-alives from now on, as for sessions */
+			wake(h);
+		}
+	for (struct hreq *h = w->hreqs; h; h = h->next)
 		if (h->st == HS_STREAMING && !h->finished && now >= h->next_keepalive) {
 			if (stream_put(h, ": keep-alive\n\n", 14, "", 0, "", 0) != 0)
 				wlog(w, "warning", "an SSE stream ended: its client does not read its events");
@@ -1219,8 +1428,16 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		}
 		struct mconn *c = conn_find(w, conn);
 		struct mcp_id id;
+		struct tcall tc;
+		int task = tcall_take_into(w, conn, rid, ridn, &tc);
 		if (!c || id_parse(rid, ridn, &id) != 0)
 			return;
+		if (task) {
+			task_answer(w, c, &tc, &id, js, jsn, iserr);
+			if (c->http)
+				route_out(w, c, rid, ridn, 1);
+			return;
+		}
 		/* A result is spliced as the signer printed it: parsing and printing it again
 		 * was ~40% of this worker's CPU per call. An error is parsed for its message. */
 		size_t start = c->out.len;
