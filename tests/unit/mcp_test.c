@@ -473,7 +473,11 @@ static void test_initialize_result_shape(void **state)
 	const json_t *caps = json_object_get(r, "capabilities");
 	assert_true(json_is_false(json_object_get(json_object_get(caps, "tools"), "listChanged")));
 	assert_true(json_is_object(json_object_get(caps, "logging")));
-	assert_int_equal(json_object_size(caps), 2);
+	/* 2025-11-25 tasks: a tools/call may be one, and they can be listed and cancelled */
+	const json_t *tk = json_object_get(caps, "tasks");
+	assert_true(json_is_object(json_object_get(tk, "list")) && json_is_object(json_object_get(tk, "cancel")));
+	assert_true(json_is_object(json_object_get(json_object_get(json_object_get(tk, "requests"), "tools"), "call")));
+	assert_int_equal(json_object_size(caps), 3);
 	const json_t *si = json_object_get(r, "serverInfo");
 	assert_string_equal(json_string_value(json_object_get(si, "name")), "assent");
 	assert_string_equal(json_string_value(json_object_get(si, "version")), "1.2.3");
