@@ -82,7 +82,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* Decided at once, denied at once, asked: every path a request can take. */
 	snprintf(g_policy, sizeof g_policy, "%s/fuzz.policy", g_dir);
 	FILE *f = fopen(g_policy, "w");
-	if (!f || fputs("allow type confirmation\ndeny type input reason \"no\"\ndefault ask\n", f) < 0 ||
+	/* A selection its client may answer (multi-round input, gateway/signer/mrtr.c). */
+	if (!f ||
+	    fputs("allow type confirmation\ndeny type input reason \"no\"\nask type selection channels "
+		  "terminal,web,client\ndefault ask\n",
+		  f) < 0 ||
 	    fclose(f) != 0)
 		fail("cannot write the policy", g_policy);
 	struct registry *reg;
@@ -117,12 +121,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n = size - off;
 		err[0] = 0;
 		/* Session ids are random, so no input could name a pending request and a decision
-		 * would stop before the rules: a review frame that names NEWEST_SID (a well-formed
-		 * id no request gets) is given the id of the request queued last instead. */
+		 * (or a task operation) would stop before the rules: a frame that names NEWEST_SID
+		 * (a well-formed id no request gets) is given the id of the request queued last. */
 		static uint8_t body[32768];
 		memcpy(body, data + off, n);
 		char sid[37];
-		uint8_t *at = review && n >= 36 ? memmem(body, n, NEWEST_SID, 36) : NULL;
+		uint8_t *at = n >= 36 ? memmem(body, n, NEWEST_SID, 36) : NULL;
 		if (at && signer_test_newest_sid(s, sid) == 0)
 			memcpy(at, sid, 36);
 		int rc = signer_test_frame_from(s, review, body, n, err);

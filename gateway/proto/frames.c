@@ -31,10 +31,20 @@ static const struct frame_field request[] = {
     {"contents", FT_ARRAY, MCP_SUBJECTS_MAX, OPT}, /* one item per subject: bytes or null */
     {"hreq", FT_UINT, UINT64_MAX, OPT},		   /* HTTP sessions: the F_HTTP_AUTH it follows */
     {"task", FT_BOOL, 0, OPT},			   /* collected as an MCP task (wait is then false) */
+    {"elicit", FT_BOOL, 0, OPT},		   /* 2026-07-28: its client's user may answer (multi-round input) */
 };
 static const struct frame_field collect[] = {
     CONN, RID, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, REQ}, {"wait", FT_UINT, PROTO_WAIT_MAX, REQ}};
 static const struct frame_field conn_rid[] = {CONN, RID};
+static const struct frame_field input[] = {
+    CONN,
+    RID,
+    {"action", FT_BYTES, MCP_ACTION_MAX, REQ}, /* the retried call's, which the state must name */
+    {"state", FT_TEXT, PROTO_STATE_MAX, REQ},
+    {"accepted", FT_BOOL, 0, REQ},
+    {"text", FT_TEXT, MCP_MESSAGE_MAX, OPT},
+    {"hreq", FT_UINT, UINT64_MAX, OPT},
+};
 static const struct frame_field task[] = {
     CONN, RID, {"op", FT_UINT, PROTO_TASK_LIST, REQ}, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, OPT}};
 /* A reviewer's commands: one frame type each, each with its own fields. */
@@ -98,6 +108,7 @@ static const struct frame_table tables[] = {
     TABLE(F_LIST, conn_rid),
     TABLE(F_CANCEL, conn_rid),
     TABLE(F_TASK, task),
+    TABLE(F_INPUT, input),
     TABLE(F_HTTP_AUTH, http_auth),
     TABLE(F_SESSION_INFO, session_info),
     TABLE(F_SESSION_END, conn_only),

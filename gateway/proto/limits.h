@@ -41,6 +41,7 @@
 #define PROTO_TASK_GET 1
 #define PROTO_TASK_CANCEL 2
 #define PROTO_TASK_LIST 3
+#define PROTO_STATE_MAX 1200	/* F_INPUT state: a requestState the signer minted (mrtr.c) */
 #define PROTO_BEARER_MAX 512	/* an Authorization: Bearer credential */
 #define PROTO_SESSION_MAX 64	/* an Mcp-Session-Id */
 #define PROTO_PROTOCOL_MAX 15	/* the protocol revision initialize agreed ("2025-11-25") */

@@ -17,6 +17,7 @@ enum {
 	F_COLLECT = 11, /* mcp: {conn, rid, sid, wait} get_feedback */
 	F_LIST = 12,	/* mcp: {conn, rid} list_pending_feedback */
 	F_CANCEL = 13,	/* mcp: {conn, rid} notifications/cancelled */
+	F_INPUT = 15,	/* mcp: {conn, rid, action, state, accepted, text?, hreq?} a multi-round answer */
 	F_TASK = 14,	/* mcp: {conn, rid, op: PROTO_TASK_*, sid?} a task's state, its cancel, the list */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose

@@ -26,7 +26,9 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	const char *sid = o->it.session_id;
 	if (!pos) {
 		slog("error", "decision on %s not recorded: %s", sid, err);
-		reply_to(s, o->conn, o->web, ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err));
+		if (o->conn) /* 0: the requester answered itself (mrtr.c); it hears from finish() */
+			reply_to(s, o->conn, o->web,
+				 ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err));
 		if (pq_add(s->q, &o->it) != 0) /* still pending; its deadline still holds */
 			req_free(o->it.data);
 		decision_free(d);
@@ -44,11 +46,14 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 		json_object_set_new(res, "selection", json_integer((json_int_t)d->n));
 	if (jwt)
 		json_object_set_new(res, "approval_token", json_string(jwt));
+	if (d->tr.assurance && !strcmp(d->tr.assurance, "self-attested")) /* the requester's own word */
+		json_object_set_new(res, "assurance", json_string("self-attested"));
 	free(jwt);
 	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
-	reply_to(s, o->conn, o->web,
-		 answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome,
-				     "token", d->with_token, "seq", (json_int_t)pos->seq)));
+	if (o->conn)
+		reply_to(s, o->conn, o->web,
+			 answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome,
+					     "token", d->with_token, "seq", (json_int_t)pos->seq)));
 	finish(s, &o->it, res);
 	decision_free(d);
 }
@@ -320,6 +325,26 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 	free(groups);
 	json_decref(groups_doc);
 	return rep;
+}
+
+struct answer decide_self_attested(struct signer *s, struct pq_item *it, const char *outcome, const char *text,
+				   uint64_t n)
+{
+	struct req *r = it->data;
+	/* Who answered: the requester itself, through its MCP client (the ledger says so). */
+	struct who w = {.reviewer = r->owner, .channel = "client", .via = "", .uid = r->uid, .reply = 0, .web = 0};
+	struct decision_in in = {.sid = it->session_id, .outcome = outcome, .text = text, .n = n};
+	decision_inputs(s, &w, it, &in);
+	struct decision_verdict v;
+	decision_self_attested(&in, &v);
+	if (decision_refused(&v)) {
+		char msg[DECISION_MSG_MAX];
+		decision_message(&in, &v, msg, sizeof msg);
+		return ctl_error(PS_BAD_REQUEST, "%s", msg[0] ? msg : "this answer cannot be given here");
+	}
+	char sid[PQ_SID_LEN + 1];
+	snprintf(sid, sizeof sid, "%s", it->session_id); /* it moves out of the queue */
+	return decision_record(s, &w, sid, it, &v, outcome, n);
 }
 
 /* Every refused decision is logged with who tried, on which channel, and why. */

@@ -128,6 +128,22 @@ void decision_make(const struct decision_in *in, struct decision_verdict *v)
 	}
 }
 
+void decision_self_attested(const struct decision_in *in, struct decision_verdict *v)
+{
+	*v = (struct decision_verdict){.reason = DECISION_OK, .assurance = "self-attested"};
+	/* Only an answer the requester may give itself: never an approval (nor a confirmation). */
+	if (strcmp(in->type, "input") && strcmp(in->type, "selection"))
+		v->reason = DECISION_WRONG_OUTCOME;
+	if (!v->reason)
+		v->reason = answer_rule(in, v);
+	if (!v->reason && v->approved)
+		v->reason = DECISION_WRONG_OUTCOME;
+	if (decision_refused(v)) {
+		v->approved = 0;
+		v->response = NULL;
+	}
+}
+
 int decision_refused(const struct decision_verdict *v)
 {
 	return v->reason > DECISION_QUORUM_WAIT;

@@ -66,7 +66,7 @@ struct decision_in {
 
 struct decision_verdict {
 	enum decision_reason reason;
-	const char *assurance; /* DECISION_OK / _QUORUM_WAIT: "reviewer" | "same-user" */
+	const char *assurance; /* DECISION_OK / _QUORUM_WAIT: "reviewer" | "same-user" | "self-attested" */
 	int approved;
 	const char *response; /* what the agent is told: the text, the input's default or the option; NULL: none */
 	const char *agent;    /* DECISION_OWNER: the agent whose owner the reviewer is */
@@ -78,6 +78,10 @@ int decision_reviewer_named(const struct pol_decision *pd, const char *reviewer,
 			    size_t ngroups);
 /* The verdict on in (every pointer field of v points into in). */
 void decision_make(const struct decision_in *in, struct decision_verdict *v);
+/* The verdict on an input or selection answered by the requesting client's own user
+ * (multi-round input, gateway/signer/mrtr.c): the answer's own rules only, assurance
+ * self-attested; anything that would approve is refused. */
+void decision_self_attested(const struct decision_in *in, struct decision_verdict *v);
 /* A refusal: reason above DECISION_QUORUM_WAIT. */
 int decision_refused(const struct decision_verdict *v);
 /* What the reviewer is told of a refusal (""  for none), as the signer has always said it. */

@@ -33,6 +33,7 @@ static const struct ipc_rule mcp_rules[] = {
     {F_LIST, READY, 0, h_list},
     {F_CANCEL, READY, 0, h_cancel},
     {F_TASK, READY, 0, h_task},
+    {F_INPUT, READY, 0, h_input},
     {F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
     {F_SESSION_INFO, READY, 0, h_session_info},
     {F_SESSION_END, READY, 0, h_session_end},

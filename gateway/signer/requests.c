@@ -143,7 +143,9 @@ static void request_done(struct signer *s, struct op *o, const struct ledger_pos
 	}
 	slog("info", "request %s (%s) from %s queued, deadline in %llu s", o->it.session_id, r->type, r->owner,
 	     (unsigned long long)((o->it.deadline_ms - o->it.created_ms) / 1000));
-	if (!o->it.blocking) {
+	if (r->mrtr) {
+		mrtr_offer(s, o);
+	} else if (!o->it.blocking) {
 		json_t *res = result_base(o->it.session_id, "pending", 0);
 		json_object_set_new(res, "deadline", json_integer((json_int_t)(o->it.deadline_ms / 1000)));
 		send_result(s, o->conn, r->rid, res, 0);
@@ -159,7 +161,7 @@ void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid)
 
 /* The uid measured for HTTP request hreq of session conn, once. A request frame that
  * names no request the signer authenticated for that session is an attack. */
-static int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err)
+int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err)
 {
 	for (size_t k = 1; k <= MAX_MEASURED; k++) { /* newest first: it is almost always the last one */
 		struct measured *m = &s->measured[(s->measured_at + MAX_MEASURED - k) % MAX_MEASURED];
@@ -329,6 +331,7 @@ struct request_in {
 	size_t ridn, clientn;
 	uint64_t timeout;
 	int wait;
+	int elicit;	       /* 2026-07-28: its client can show an elicitation form (mrtr.c) */
 	const uint8_t *action; /* the action's canonical CBOR, as received */
 	size_t actionn;
 	const struct cv *contents;
@@ -347,6 +350,7 @@ static int request_read(struct signer *s, struct ipc_frame *f, struct request_in
 	GUARD(client_ok(in->client, in->clientn, err));
 	in->timeout = cv_get(f->body, "timeout")->u;
 	in->wait = cv_get(f->body, "wait")->t == CV_TRUE;
+	in->elicit = cv_get(f->body, "elicit") && cv_get(f->body, "elicit")->t == CV_TRUE;
 	in->action = act->s;
 	in->actionn = act->n;
 	in->contents = cv_get(f->body, "contents");
@@ -456,6 +460,10 @@ int h_request(void *ctx, struct ipc_frame *f, char *err)
 	it.requester_uid = in.uid;
 	it.blocking = in.wait;
 	it.data = r;
+	if (in.elicit && mrtr_applies(r)) { /* its client's user may answer: offered, then collected */
+		r->mrtr = 1;
+		it.blocking = 0;
+	}
 	/* A stdio agent registered by uid is that agent (assent agent add NAME --uid UID). */
 	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
 	struct cv *m = request_entry(held_arena(h), action, c, r, &it, uid_agent);

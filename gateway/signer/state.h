@@ -92,6 +92,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	size_t content_len[16];
 	char client[160];
 	uid_t uid; /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
+	int mrtr;  /* its client's user may answer it (mrtr.c): collected, not waited on */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
@@ -148,6 +149,8 @@ struct recent { /* a decision, for the web page's "recent" list */
 };
 
 struct signer {
+	uint8_t mrtr_key[32]; /* MACs requestStates (mrtr.c); made at first use, in memory only */
+	int mrtr_keyed;
 	const struct signer_opts *o;
 	struct worker w[NWORKERS];
 	int agent_fd, control_fd, sig_fd;
@@ -348,6 +351,13 @@ json_t *show_reply(const struct req *r);
 int h_list(void *ctx, struct ipc_frame *f, char *err);
 /* tasks.c */
 int h_task(void *ctx, struct ipc_frame *f, char *err);
+/* mrtr.c */
+int mrtr_applies(const struct req *r);
+void mrtr_offer(struct signer *s, const struct op *o);
+int h_input(void *ctx, struct ipc_frame *f, char *err);
+struct answer decide_self_attested(struct signer *s, struct pq_item *it, const char *outcome, const char *text,
+				   uint64_t n);						  /* decide.c */
+int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err); /* requests.c */
 
 /* decide.c */
 int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);

@@ -184,6 +184,54 @@ int mcp_line_complete(struct buf *out, size_t start, const char *extra, char *er
 	return 0;
 }
 
+json_t *mcp_input_required(const json_t *ir)
+{
+	const char *type = json_string_value(json_object_get(ir, "type"));
+	const json_t *opts = json_object_get(ir, "options"), *def = json_object_get(ir, "default");
+	int selection = type && !strcmp(type, "selection");
+	json_t *field = selection ? json_pack("{s:s,s:s,s:O}", "type", "string", "title", "Your choice", "enum", opts)
+				  : json_pack("{s:s,s:s}", "type", "string", "title", "Your answer");
+	if (field && json_is_string(def))
+		json_object_set(field, "default", (json_t *)def);
+	json_t *form =
+	    json_pack("{s:s,s:O,s:{s:s,s:{s:o},s:[s]}}", "mode", "form", "message", json_object_get(ir, "message"),
+		      "requestedSchema", "type", "object", "properties", "answer", field, "required", "answer");
+	return form ? json_pack("{s:s,s:{s:{s:s,s:o}},s:O}", "resultType", "input_required", "inputRequests",
+				MCP_INPUT_KEY, "method", "elicitation/create", "params", form, "requestState",
+				json_object_get(ir, "requestState"))
+		    : NULL;
+}
+
+int mcp_input_response(const json_t *params, int *accepted, const char **text, char *err)
+{
+	*accepted = 0;
+	*text = NULL;
+	const json_t *all = json_object_get(params, "inputResponses");
+	if (all && !json_is_object(all))
+		return as_fail(err, AS_EINVAL, "params.inputResponses: expected an object");
+	const json_t *r = json_object_get(all, MCP_INPUT_KEY);
+	if (!r)
+		return AS_ENOTFOUND;
+	const char *action = json_string_value(json_object_get(r, "action"));
+	if (!json_is_object(r) || !action)
+		return as_fail(err, AS_EINVAL,
+			       "params.inputResponses." MCP_INPUT_KEY ": expected an elicitation result");
+	if (!strcmp(action, "decline") || !strcmp(action, "cancel"))
+		return 0;
+	if (strcmp(action, "accept") != 0)
+		return as_fail(err, AS_EINVAL,
+			       "params.inputResponses." MCP_INPUT_KEY ".action: expected accept, decline or cancel");
+	const json_t *a = json_object_get(json_object_get(r, "content"), "answer");
+	if (!json_is_string(a) || json_string_length(a) > MCP_MESSAGE_MAX ||
+	    memchr(json_string_value(a), 0, json_string_length(a)))
+		return as_fail(err, AS_EINVAL,
+			       "params.inputResponses." MCP_INPUT_KEY
+			       ".content.answer: expected a string (of at most " MCP_STR(MCP_MESSAGE_MAX) " bytes)");
+	*accepted = 1;
+	*text = json_string_value(a);
+	return 0;
+}
+
 int mcp_line_error_code(const char *line, size_t n)
 {
 	static const char pre[] = "{\"jsonrpc\":\"2.0\",\"id\":", mid[] = ",\"error\":{\"code\":";

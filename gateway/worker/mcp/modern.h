@@ -83,4 +83,19 @@ unsigned mcp_http_status(int code);
  * saying which (printable ASCII, cap bytes). */
 int mcp_http_headers_agree(const struct mh_verdict *v, const struct mcp_msg *m, char *msg, size_t cap);
 
+/* ---- multi-round input (SEP-2322): a reviewer's question answered by the client's user ---- */
+
+#define MCP_INPUT_KEY "assent_answer" /* the one input request's key */
+
+/* The InputRequiredResult for the signer's offer ir = {type (input | selection), message,
+ * options?, default?, requestState}: one elicitation/create form, whose one field
+ * `answer` is free text (input) or one of the options (selection). New reference. */
+json_t *mcp_input_required(const json_t *ir);
+
+/* The answer a retried call carries in params.inputResponses[MCP_INPUT_KEY]: an
+ * ElicitResult {action: accept | decline | cancel, content: {answer: string}}. 0 with
+ * *accepted and *text (NULL unless accepted; borrowed from params), AS_ENOTFOUND when the
+ * key is missing (ask again), AS_EINVAL for anything else (err says what). */
+int mcp_input_response(const json_t *params, int *accepted, const char **text, char *err);
+
 #endif

@@ -42,7 +42,7 @@ struct call { /* a blocking tool call waiting for the signer */
 
 /* A task operation waiting for the signer's answer, which it turns into its revision's
  * shape (tasks.h). */
-enum tkind { T_CREATE = 1, T_GET, T_RESULT, T_LIST, T_CANCEL, T_UPDATE };
+enum tkind { T_CREATE = 1, T_GET, T_RESULT, T_LIST, T_CANCEL, T_UPDATE, T_INPUT };
 struct tcall {
 	uint64_t conn;
 	char rid[PROTO_RID_MAX + 1];
@@ -257,6 +257,53 @@ static void tcall_take(struct mw *w, uint64_t conn, const char *rid, size_t ridn
 	tcall_take_into(w, conn, rid, ridn, NULL);
 }
 
+/* The second round of a multi-round input: the answer and the signer's requestState
+ * go back to the signer with the retried call's action, which the state must name. A
+ * retry without the answer is asked again, with the same state. */
+static void input_round(struct mw *w, struct mconn *c, const struct mcp_msg *m, const struct mcp_feedback *fb,
+			const struct buf *act, const char *rid, const json_t *state)
+{
+	char err[AS_ERRLEN];
+	int accepted;
+	const char *text;
+	int rc = mcp_input_response(m->params, &accepted, &text, err);
+	if (rc == AS_ENOTFOUND) {
+		json_t *opts = json_array();
+		for (size_t i = 0; opts && i < fb->noptions; i++)
+			json_array_append_new(opts, json_stringn(fb->options[i], fb->option_len[i]));
+		json_t *ir =
+		    json_pack("{s:s,s:s%,s:o,s:s?,s:O}", "type", mcp_fb_type_name(fb->type), "message", fb->message,
+			      fb->message_len, "options", opts, "default", fb->dflt, "requestState", state);
+		mcp_line_result(&c->out, &m->id, ir ? mcp_input_required(ir) : NULL, NULL);
+		json_decref(ir);
+		return;
+	}
+	if (rc != 0) {
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		return;
+	}
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_INPUT, 7), *slot = f ? ipc_put(a, f, "action") : NULL;
+	if (slot)
+		*slot = (struct cv){.t = CV_BYTES, .s = act->p, .n = act->len};
+	rc = !slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+	     ipc_put_text(a, f, "state", json_string_value(state), json_string_length(state)) ||
+	     ipc_put_bool(a, f, "accepted", accepted) || (text && ipc_put_text(a, f, "text", text, strlen(text))) ||
+	     (c->http && ipc_put_uint(a, f, "hreq", c->hreq));
+	if (rc || json_string_length(state) > PROTO_STATE_MAX ||
+	    !tcall_add(w, c->id, rid, T_INPUT, MCP_TASK_NONE, NULL)) {
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS,
+			       "requestState is not one this server issued (or the answer is too large)", NULL, NULL);
+		return;
+	}
+	if (send_frame(w, f) != 0) {
+		tcall_take(w, c->id, rid, strlen(rid));
+		mcp_line_error(&c->out, &m->id, MCP_INTERNAL_ERROR, "the gateway could not take the answer", NULL,
+			       NULL);
+	}
+}
+
 static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
 	enum mcp_tool tool;
@@ -286,8 +333,20 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			rc = mcp_feedback_redact(&fb, NULL, 0, err);
 		if (rc == 0)
 			rc = mcp_feedback_action(&fb, &act, err);
+		const json_t *state = json_object_get(m->params, "requestState");
+		if (rc == 0 && c->modern && json_is_string(state)) { /* a multi-round input's second round */
+			if (era)
+				tcall_take(w, c->id, rid, strlen(rid));
+			input_round(w, c, m, &fb, &act, rid, state);
+			mcp_feedback_free(&fb);
+			buf_free(&act);
+			return;
+		}
+		/* The client's user may answer an input or selection itself, when the policy says so. */
+		int elicit = c->modern && c->client.elicitation && !era &&
+			     (fb.type == MCP_FB_INPUT || fb.type == MCP_FB_SELECTION);
 		if (rc == 0) {
-			f = ipc_frame_new(a, F_REQUEST, 8);
+			f = ipc_frame_new(a, F_REQUEST, 9);
 			/* The action's canonical CBOR as mcp_feedback_action encoded it, once: the
 			 * signer hashes these very bytes and decodes them once (proto.h). */
 			struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
@@ -312,7 +371,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			action_client(client, c->client.name, c->client.client_version);
 			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 			    ipc_put_uint(a, f, "timeout", fb.timeout) || ipc_put_bool(a, f, "wait", fb.wait) ||
-			    (era && ipc_put_bool(a, f, "task", 1)) ||
+			    (era && ipc_put_bool(a, f, "task", 1)) || (elicit && ipc_put_bool(a, f, "elicit", 1)) ||
 			    ipc_put_text(a, f, "client", client, strlen(client)) ||
 			    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
 				rc = as_fail(err, AS_ENOMEM, "request too large");
@@ -432,6 +491,7 @@ static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, co
 	json_t *j = json_loadb(js, jsn, 0, NULL), *res = NULL;
 	const char *state = json_string_value(json_object_get(j, "state"));
 	const char *msg = NULL;
+	char why[256]; /* a message of the signer's, kept past j */
 	int sync = 0, known = state && strcmp(state, "unknown");
 	switch (t->kind) {
 	case T_CREATE: /* refused before it was queued: as a blocking call would hear it */
@@ -478,6 +538,14 @@ static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, co
 	case T_UPDATE:
 		msg = known ? "this task is waiting for a reviewer, not for input from the client"
 			    : "no task of yours has this taskId";
+		break;
+	case T_INPUT: /* refused (a forged, replayed, altered or foreign state): a protocol error */
+		if (iserr || !j) {
+			snprintf(why, sizeof why, "%s",
+				 json_string_value(json_object_get(j, "error")) ?: "the answer was refused");
+			msg = why;
+		} else
+			res = mcp_tool_result(json_incref(j));
 		break;
 	}
 	json_decref(j);
@@ -1432,8 +1500,16 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		int task = tcall_take_into(w, conn, rid, ridn, &tc);
 		if (!c || id_parse(rid, ridn, &id) != 0)
 			return;
-		if (task) {
-			task_answer(w, c, &tc, &id, js, jsn, iserr);
+		static const char offer[] = "{\"input_required\":";
+		if (task || (!iserr && jsn > sizeof offer && !memcmp(js, offer, sizeof offer - 1))) {
+			if (task) {
+				task_answer(w, c, &tc, &id, js, jsn, iserr);
+			} else { /* the signer offers the client's user the question (multi-round input) */
+				json_t *o = json_loadb(js, jsn, 0, NULL);
+				mcp_line_result(&c->out, &id, mcp_input_required(json_object_get(o, "input_required")),
+						NULL);
+				json_decref(o);
+			}
 			if (c->http)
 				route_out(w, c, rid, ridn, 1);
 			return;
