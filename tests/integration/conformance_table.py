@@ -157,6 +157,24 @@ def crashes(log):
     return found
 
 
+def not_scored(log):
+    """What the suite's summary lists under "Not scored for REVISION" (extension, pending, ...)."""
+    names, on = [], False
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("Not scored for"):
+                    on = True
+                elif on:
+                    m = re.match(r"\s+\S+\s+([a-z0-9-]+) \(([^)]*)\)", line)
+                    if not m:
+                        break
+                    names.append("%s (%s)" % (m.group(1), m.group(2)))
+    except OSError:
+        pass
+    return names
+
+
 def read_run(outdir):
     crashed = crashes(outdir + ".log")
     runs = {}
@@ -213,6 +231,11 @@ def main(argv):
             if verdict == "n/a":
                 reasons.append("%s (%s): %s" % (sc, v, detail))
         print("# %-*s  %s" % (width, sc, "  ".join(cells)))
+    for v in versions:
+        ns = not_scored(dirs[v] + ".log")
+        if ns:
+            print("# %s: run but not scored by the suite's requirements (each still a check here if it applies): %s" % (
+                v, ", ".join(ns)))
     print("# - : not run at that version. n/a reasons:")
     for r in reasons:
         print("#   " + r)
