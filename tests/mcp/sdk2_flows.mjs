@@ -129,6 +129,9 @@ async function legacyTaskFlow(kind) {
   let other = null;
   try {
     await client.connect(transportFor(kind));
+    const caps = client.getServerCapabilities();
+    if (caps?.tasks?.requests?.tools?.call === undefined)
+      return [false, `initialize: no capabilities.tasks.requests.tools.call (${JSON.stringify(caps)?.slice(0, 160)})`];
     const tool = (await client.listTools()).tools.find((t) => t.name === "request_feedback");
     if (!["optional", "required"].includes(tool?.execution?.taskSupport))
       return [false, `tools/list: request_feedback execution ${JSON.stringify(tool?.execution)}, no taskSupport`];
