@@ -125,8 +125,12 @@ static void check_verdict(const struct http_cfg *c, const struct mh_head *h, con
 		fail("session is not empty or 32 lowercase hex", NULL);
 	if (v->session[0] && (!h->session || strcmp(v->session, h->session)))
 		fail("session is not the header's", v->session);
-	if (!memchr(v->protocol, 0, sizeof v->protocol) ||
-	    (v->protocol[0] && (!h->protocol || strcmp(v->protocol, h->protocol))))
+	/* The protocol header is kept cut and printable, for the -32022 that echoes it. */
+	char want[sizeof v->protocol] = "";
+	for (size_t i = 0; h->protocol && h->protocol[i] && i + 1 < sizeof want; i++)
+		want[i] =
+		    (unsigned char)h->protocol[i] < 0x20 || (unsigned char)h->protocol[i] > 0x7e ? '?' : h->protocol[i];
+	if (!memchr(v->protocol, 0, sizeof v->protocol) || (v->protocol[0] && strcmp(v->protocol, want)))
 		fail("protocol is not the header's", NULL);
 	if (v->bearer) {
 		const char *a = h->authorization;
@@ -151,7 +155,8 @@ static void check_verdict(const struct http_cfg *c, const struct mh_head *h, con
 		if (v->allow && strcmp(v->allow, "GET, HEAD") && strcmp(v->allow, "POST, DELETE") &&
 		    strcmp(v->allow, "GET") && strcmp(v->allow, "POST"))
 			fail("Allow is not one of ours", v->allow);
-		if (v->rpc_code != -32600 && v->rpc_code != -32601 && v->rpc_code != -32700 && v->rpc_code != -32001)
+		if (v->rpc_code != -32600 && v->rpc_code != -32601 && v->rpc_code != -32700 && v->rpc_code != -32001 &&
+		    v->rpc_code != -32022)
 			fail("unexpected JSON-RPC code", v->msg);
 		if (!memchr(v->msg, 0, sizeof v->msg) || !v->msg[0])
 			fail("message empty or not terminated", NULL);
@@ -173,9 +178,15 @@ static void check_verdict(const struct http_cfg *c, const struct mh_head *h, con
 		fail("routed with an Authorization header but no bearer", h->authorization);
 	if (v->route != MH_HEALTH && h->session && !v->session[0])
 		fail("routed with a session header but no session", h->session);
-	if (v->route != MH_HEALTH && h->protocol && strcmp(h->protocol, "2025-11-25") &&
-	    strcmp(h->protocol, "2025-06-18") && strcmp(h->protocol, "2025-03-26"))
-		fail("routed with an unknown protocol version", h->protocol);
+	/* An unknown version is routed only as a POST, marked for the -32022 its id will carry. */
+	int known = h->protocol && (!strcmp(h->protocol, "2025-11-25") || !strcmp(h->protocol, "2025-06-18") ||
+				    !strcmp(h->protocol, "2025-03-26"));
+	int modern = h->protocol && !strcmp(h->protocol, "2026-07-28");
+	if (v->route != MH_HEALTH && h->protocol &&
+	    (v->modern != modern || v->unsupported != (!known && !modern) || (v->unsupported && strcmp(m, "POST"))))
+		fail("routed with an unknown protocol version, or marked wrongly", h->protocol);
+	if (v->route != MH_HEALTH && modern && v->session[0])
+		fail("a 2026-07-28 request routed with a session", NULL);
 	switch (v->route) {
 	case MH_HEALTH:
 		if (strcmp(p, "/health") || (strcmp(m, "GET") && strcmp(m, "HEAD")))

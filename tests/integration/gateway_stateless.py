@@ -166,6 +166,31 @@ st, d, _ = post("tools/call", {"name": "get_feedback", "arguments": {"session_id
                                                                   "wait_seconds": 0}, "_meta": meta(tasks=False)})
 ok(d["result"]["structuredContent"].get("status") == "rejected", "and get_feedback collects the decision statelessly")
 
+# closing the response stream is the client's cancel
+import socket, time
+body = json.dumps({"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": {
+    "name": "request_feedback", "arguments": {"type": "approval", "message": "Hang up on me"}, "_meta": meta(tasks=False)}})
+sk = socket.create_connection((host, int(port)))
+sk.sendall((f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json\r\nMCP-Protocol-Version: {V}\r\nMcp-Method: tools/call\r\n"
+            f"Mcp-Name: request_feedback\r\nAuthorization: Bearer {key_a}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n{body}").encode())
+hung = None
+for _ in range(100):
+    hung = next((p for p in json.loads(assent("pending", "--json").stdout or "[]") if p["message"] == "Hang up on me"), None)
+    if hung:
+        break
+    time.sleep(0.05)
+sk.close()
+cancelled = False
+for _ in range(100):
+    exp = subprocess.run([f"{build}/assent-verify", "export", f"{state}/ledger"], capture_output=True, text=True).stdout
+    cancelled = bool(hung) and any('"kind":"cancelled"' in l and hung["session_id"] in l for l in exp.splitlines())
+    if cancelled:
+        break
+    time.sleep(0.05)
+ok(hung is not None and cancelled, "a blocking stateless call whose client closes the stream is ledgered cancelled")
+
 # ---- stdio: the same per-request rules through the bridge ----
 p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      text=True)
