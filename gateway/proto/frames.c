@@ -30,6 +30,7 @@ static const struct frame_field request[] = {
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"contents", FT_ARRAY, MCP_SUBJECTS_MAX, OPT}, /* one item per subject: bytes or null */
     {"hreq", FT_UINT, UINT64_MAX, OPT},		   /* HTTP sessions: the F_HTTP_AUTH it follows */
+    {"task", FT_BOOL, 0, OPT},			   /* the worker delivers the result as a task */
 };
 static const struct frame_field collect[] = {
     CONN, RID, {"sid", FT_TEXT, MCP_SESSION_ID_MAX, REQ}, {"wait", FT_UINT, PROTO_WAIT_MAX, REQ}};
