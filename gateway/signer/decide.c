@@ -153,7 +153,8 @@ static void approval_done(struct signer *s, struct op *o, const struct ledger_po
 	struct req *r = it ? it->data : NULL;
 	for (size_t k = 0; r && reviewer && k < r->napprovers; k++)
 		if (!strcmp(r->approvers[k], reviewer)) {
-			memmove(&r->approvers[k], &r->approvers[k + 1], (r->napprovers - k - 1) * sizeof r->approvers[0]);
+			memmove(&r->approvers[k], &r->approvers[k + 1],
+				(r->napprovers - k - 1) * sizeof r->approvers[0]);
 			r->napprovers--;
 			approvals_view(r);
 			s->web_bumps++;
@@ -188,8 +189,8 @@ static struct answer quorum_count(struct signer *s, const struct who *c, struct 
 	o->conn = c->reply;
 	o->web = c->web;
 	o->answer = json_pack("{s:b,s:s,s:s,s:b,s:I,s:I,s:s}", "ok", 1, "session_id", sid, "outcome", "approved",
-			      "pending", 1, "approvals", (json_int_t)r->napprovers, "quorum",
-			      (json_int_t)r->pd.quorum, "reviewer", c->reviewer);
+			      "pending", 1, "approvals", (json_int_t)r->napprovers, "quorum", (json_int_t)r->pd.quorum,
+			      "reviewer", c->reviewer);
 	return (struct answer){PS_OK, NULL};
 }
 

@@ -328,7 +328,7 @@ struct request_in {
 	const char *rid, *client;
 	size_t ridn, clientn;
 	uint64_t timeout;
-	int wait, task; /* the caller holds the call open; the worker delivers the result as a task */
+	int wait, task;	       /* the caller holds the call open; the worker delivers the result as a task */
 	const uint8_t *action; /* the action's canonical CBOR, as received */
 	size_t actionn;
 	const struct cv *contents;

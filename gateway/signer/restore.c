@@ -262,9 +262,9 @@ static const char *action_read(const struct cv *e, struct req *r)
 			return "its subjects cannot be read";
 		/* computed: the previous run hashed the bytes itself; they are not on the ledger,
 		 * so a reviewer now sees the digest only. */
-		json_array_append_new(r->subjects, json_pack("{s:s%,s:s%,s:b}", "name", (const char *)name->s, name->n,
-							     "sha256", (const char *)hex->s, hex->n, "computed",
-							     comp->t == CV_TRUE));
+		json_array_append_new(r->subjects,
+				      json_pack("{s:s%,s:s%,s:b}", "name", (const char *)name->s, name->n, "sha256",
+						(const char *)hex->s, hex->n, "computed", comp->t == CV_TRUE));
 	}
 	return NULL;
 }
@@ -336,9 +336,9 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 		it.requester_uid = r->uid;
 		it.data = r;
 		/* The view: the action's own fields (the entry less what the signer and the ledger added). */
-		static const char *const added[] = {"v",	  "seq",	"time",	 "prev",  "kind",
+		static const char *const added[] = {"v",	  "seq",       "time",	 "prev",     "kind",
 						    "session_id", "requester", "action", "deadline", "policy",
-						    "collect",	  "owner",	"terms"};
+						    "collect",	  "owner",     "terms"};
 		r->view = cv_to_json(e);
 		for (size_t k = 0; r->view && k < sizeof added / sizeof *added; k++)
 			json_object_del(r->view, added[k]);
@@ -375,7 +375,8 @@ void restore_pending(struct signer *s)
 	char err[AS_ERRLEN];
 	cv_arena_init(&o.a, ENTRY_MAX);
 	if (!o.index || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)
-		slog("error", "scanning the ledger for pending requests: %s", o.oom || !o.index ? "out of memory" : err);
+		slog("error", "scanning the ledger for pending requests: %s",
+		     o.oom || !o.index ? "out of memory" : err);
 	size_t kept = 0, cancelled = 0, approvals = 0;
 	for (size_t k = 0; k < o.n; k++) {
 		const char *why = restore_one(s, &o.open[k], &o.a);

@@ -90,7 +90,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
 	size_t content_len[16];
 	char client[160];
-	uid_t uid; /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
+	uid_t uid;	     /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
 	const char *collect; /* how its caller hears of the decision: "wait", "poll" or "task" (restore.c) */
 };
 
