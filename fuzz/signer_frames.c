@@ -79,10 +79,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!mkdtemp(g_dir))
 		fail("mkdtemp", g_dir);
 	atexit(cleanup);
-	/* Decided at once, denied at once, asked: every path a request can take. */
+	/* Decided at once, denied at once, asked (of one person, or of a quorum of two, whose
+	 * first approval is an `approval` entry): every path a request can take. */
 	snprintf(g_policy, sizeof g_policy, "%s/fuzz.policy", g_dir);
 	FILE *f = fopen(g_policy, "w");
-	if (!f || fputs("allow type confirmation\ndeny type input reason \"no\"\ndefault ask\n", f) < 0 ||
+	if (!f ||
+	    fputs("allow type confirmation\ndeny type input reason \"no\"\nask message ~ \"quorum\" quorum 2\ndefault ask\n",
+		  f) < 0 ||
 	    fclose(f) != 0)
 		fail("cannot write the policy", g_policy);
 	struct registry *reg;

@@ -176,6 +176,67 @@ static void test_request_recorded_and_collected(void **state)
 	ledger_ok(x, before + 1);
 }
 
+/* get_feedback (F_COLLECT, wait 0) of sid on connection conn: its JSON (the caller frees). */
+static json_t *collect(struct fx *x, uint64_t conn, const char *rid, const char *sid, int *iserr)
+{
+	cv_arena_reset(&x->a);
+	struct cv *c = ipc_frame_new(&x->a, F_COLLECT, 4);
+	assert_int_equal(ipc_put_uint(&x->a, c, "conn", conn), 0);
+	assert_int_equal(ipc_put_text(&x->a, c, "rid", rid, strlen(rid)), 0);
+	assert_int_equal(ipc_put_text(&x->a, c, "sid", sid, strlen(sid)), 0);
+	assert_int_equal(ipc_put_uint(&x->a, c, "wait", 0), 0);
+	assert_int_equal(send_frame(x, c), 0);
+	return result(x, rid, iserr);
+}
+
+/* A restart (a new signer over the same state): the requests whose callers collect later
+ * (wait false: "poll"; a task) are pending again, for their measured requester only;
+ * the blocking one is cancelled (its connection went with the old signer). */
+static void test_restart_keeps_what_is_collected_later(void **state)
+{
+	struct fx *x = *state;
+	uint64_t before = signer_test_ledger_size(x->s);
+	struct buf enc;
+	char sid[2][64];
+	for (int k = 0; k < 3; k++) { /* poll, task, wait */
+		cv_arena_reset(&x->a);
+		char rid[2] = {(char)('1' + k), 0};
+		struct cv *f = request(x, action(&x->a, "approval", "deploy?"), rid, k == 2, &enc);
+		if (k == 1)
+			assert_int_equal(ipc_put_bool(&x->a, f, "task", 1), 0);
+		assert_int_equal(send_frame(x, f), 0);
+		buf_free(&enc);
+		if (k == 2)
+			break;
+		int iserr;
+		json_t *j = result(x, rid, &iserr);
+		assert_int_equal(iserr, 0);
+		snprintf(sid[k], sizeof sid[k], "%s", json_string_value(json_object_get(j, "session_id")));
+		json_decref(j);
+	}
+	assert_int_equal(signer_test_pending(x->s), 3);
+	ipc_conn_free(&x->peer);
+	signer_test_free(x->s);
+	x->s = signer_test_new(x->dir, NULL, x->err);
+	if (!x->s)
+		fail_msg("signer_test_new: %s", x->err);
+	assert_int_equal(ipc_conn_init(&x->peer, signer_test_peer(x->s), x->err), 0);
+	x->conn = signer_test_agent(x->s, 4242);
+	uint64_t other = signer_test_agent(x->s, 4343);
+	assert_int_equal(signer_test_pending(x->s), 2);
+	for (int k = 0; k < 2; k++) {
+		int iserr;
+		json_t *j = collect(x, x->conn, "9", sid[k], &iserr);
+		assert_int_equal(iserr, 0);
+		assert_string_equal(json_string_value(json_object_get(j, "status")), "pending");
+		json_decref(j);
+		j = collect(x, other, "10", sid[k], &iserr); /* another uid: not theirs */
+		assert_int_equal(iserr, 1);
+		json_decref(j);
+	}
+	ledger_ok(x, before + 3 + 1); /* three requests, and the blocking one's `cancelled` */
+}
+
 /* The claims of a JWT (base64url payload), parsed. */
 static json_t *claims(const char *jwt)
 {
@@ -353,6 +414,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_request_recorded_and_collected, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restart_keeps_what_is_collected_later, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_digest_of_bytes_as_received, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_table_refuses_before_handler, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_noncanonical_action_refused, setup, teardown),
