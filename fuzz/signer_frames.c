@@ -83,10 +83,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	 * first approval is an `approval` entry): every path a request can take. */
 	snprintf(g_policy, sizeof g_policy, "%s/fuzz.policy", g_dir);
 	FILE *f = fopen(g_policy, "w");
-	if (!f ||
-	    fputs("allow type confirmation\ndeny type input reason \"no\"\nask message ~ \"quorum\" quorum 2\ndefault ask\n",
-		  f) < 0 ||
-	    fclose(f) != 0)
+	static const char policy[] = "allow type confirmation\n"
+				     "deny type input reason \"no\"\n"
+				     "ask message ~ \"quorum\" quorum 2\n"
+				     "default ask\n";
+	if (!f || fputs(policy, f) < 0 || fclose(f) != 0)
 		fail("cannot write the policy", g_policy);
 	struct registry *reg;
 	char err[AS_ERRLEN];
