@@ -54,6 +54,20 @@ default ask same-user ok
 POL
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" --group dba >/dev/null
 "$ASSENT" --state "$S" reviewer add bob --uid 65534 --group dba >/dev/null
+# A web reviewer outside group dba: the quorum's rule does not name her.
+CAROL=$("$ASSENT" --state "$S" reviewer add carol --web | grep -o 'rt_[A-Za-z0-9_-]*' | head -1)
+web_pending() { # the session ids on the web reviewer's pending list (/review/api/pending, her token)
+	$PY - "$(json_field "$S/assentd.json" review)" "$CAROL" <<'PY'
+import http.client, json, sys
+host, port = sys.argv[1].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port), timeout=30)
+c.request("GET", "/review/api/pending", headers={"Authorization": f"Bearer {sys.argv[2]}"})
+r = c.getresponse()
+j = json.loads(r.read() or b"{}")
+items = j.get("requests", [])
+print(r.status, " ".join(x.get("session_id", "") for x in items if isinstance(x, dict)))
+PY
+}
 start_daemon ""
 P1=$(daemon_pid)
 
@@ -80,6 +94,9 @@ for _ in $(seq 100); do
 done
 SID4=$($PY -c 'import json,sys; print(next((r["session_id"] for r in json.load(open(sys.argv[1])) if r["message"] == "a blocking call"), ""))' "$T/pending0.json")
 check "four requests pending before the kill (a blocking one: ${SID4:-none})" test -n "$SID1" -a -n "$SID2" -a -n "$SID3" -a -n "$SID4"
+web_pending >"$T/web0.txt"
+check "before the kill the web reviewer sees the first request, not the quorum's ($(cat "$T/web0.txt" | cut -c1-20)...)" \
+	sh -c "grep -q '^200 .*$SID1' \"\$1\" && ! grep -q '$SID2' \"\$1\"" _ "$T/web0.txt"
 
 # ---- kill -9 of the whole daemon: the signer and its workers ----
 G=$(pgid_of "$P1")
@@ -89,7 +106,9 @@ for _ in $(seq 200); do [ "$(in_group "$G")" -eq 0 ] && break; sleep 0.05; done
 check "kill -9 took the signer and its workers ($NPROC processes in its group, none left)" test "$NPROC" -ge 3 -a "$(in_group "$G")" -eq 0
 wait "$HOLD" 2>/dev/null
 HOLD=
-# The short deadline passes while no daemon runs.
+# The short deadline passes while no daemon runs, and the operator changes the policy:
+# the pending requests keep the terms they were asked under (no quorum rule any more).
+printf '# no quorum now\ndefault ask same-user ok\n' >"$T/p.policy"
 for _ in $(seq 100); do [ "$(date +%s)" -gt "$((D3 + 1))" ] && break; sleep 0.1; done
 start_daemon "$P1"
 P2=$(daemon_pid)
@@ -112,6 +131,9 @@ check "... with its message and its original deadline" sh -c "printf '%s' \"\$1\
 "$ASSENT" --state "$S" show "$SID2" --json >"$T/show2.json"
 APPROVALS=$($PY -c 'import json,sys; j=json.load(open(sys.argv[1])); print(",".join(j.get("request", j).get("approvals", [])))' "$T/show2.json")
 check "the quorum's request shows the approval it had before the kill (approvals: $APPROVALS)" test "$APPROVALS" = tester
+web_pending >"$T/web1.txt"
+check "the web reviewer sees the restored request after the restart, and still not the quorum's (its terms kept)" \
+	sh -c "grep -q '^200 .*$SID1' \"\$1\" && ! grep -q '$SID2' \"\$1\"" _ "$T/web1.txt"
 
 check "the request whose deadline passed while the daemon was down is ledgered timeout" test "$(entries timeout "$SID3")" -eq 1
 "$VERIFY" export "$S/ledger" >"$T/export1.jsonl"
@@ -140,7 +162,7 @@ KEYS=$(ls "$S"/keys/token-*.pub)
 expect_exit 0 "its token verifies offline against the ledger (assent-verify token --ledger)" \
 	"$VERIFY" token - --aud assent --key $KEYS --ledger "$S/ledger" <"$T/t1.jwt"
 
-expect_exit 1 "the first reviewer approving the quorum's request again after the restart is refused" \
+expect_exit 1 "the first reviewer approving the quorum's request again after the restart is refused (its quorum kept under the new policy)" \
 	"$ASSENT" --state "$S" approve "$SID2"
 check "... as approved already" sh -c "printf '%s' \"\$1\" | grep -q 'approved' && printf '%s' \"\$1\" | grep -q already" _ "$ERR"
 check "... and no decision was recorded" test "$(entries decision "$SID2")" -eq 0
