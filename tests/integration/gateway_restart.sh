@@ -25,7 +25,7 @@ trap cleanup EXIT
 # The daemon in a process group (and session) of its own, so that one kill reaches
 # the signer and every worker it forked; it is up once it answers on its control socket.
 start_daemon() { # OLD_PID (the run before, or empty)
-	setsid "$ASSENTD" --state "$S" --policy "$T/p.policy" >>"$T/daemon.log" 2>&1 </dev/null &
+	FEEDBACK_ALLOW_ANONYMOUS=true setsid "$ASSENTD" --state "$S" --policy "$T/p.policy" >>"$T/daemon.log" 2>&1 </dev/null &
 	disown # its kill -9 is the test's, not a job's failure to report
 	for _ in $(seq 200); do
 		p=$(daemon_pid)
@@ -54,6 +54,12 @@ default ask same-user ok
 POL
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" --group dba >/dev/null
 "$ASSENT" --state "$S" reviewer add bob --uid 65534 --group dba >/dev/null
+KEY=$("$ASSENT" --state "$S" agent add ci | tail -1) # an agent over HTTP, by its API key
+http_agent() { # KEY ("": anonymous) then restart_agent.py's arguments, over HTTP
+	local k=$1
+	shift
+	ASSENT_TEST_HTTP=$(json_field "$S/assentd.json" http) ASSENT_TEST_KEY=$k "$PY" "$ROOT/tests/integration/restart_agent.py" "$ROOT/build" "$S" "$@"
+}
 # A web reviewer outside group dba: the quorum's rule does not name her.
 CAROL=$("$ASSENT" --state "$S" reviewer add carol --web | grep -o 'rt_[A-Za-z0-9_-]*' | head -1)
 web_pending() { # the session ids on the web reviewer's pending list (/review/api/pending, her token)
@@ -85,6 +91,12 @@ check "... naming the reviewer, n 1 and quorum 2" grep -q '"n":1.*"quorum":2.*"n
 "${AGENT[@]}" call request_feedback '{"type":"approval","message":"short deadline","wait":false,"timeout_override":2}' >"$T/a3.json"
 SID3=$(json_field "$T/a3.json" session_id)
 D3=$(json_field "$T/a3.json" deadline)
+http_agent "$KEY" call request_feedback '{"type":"approval","message":"over HTTP, by key","wait":false}' >"$T/h1.json"
+SIDH=$(json_field "$T/h1.json" session_id)
+http_agent "" call request_feedback '{"type":"approval","message":"anonymous","wait":false}' >"$T/h2.json"
+SIDA=$(json_field "$T/h2.json" session_id)
+check "over HTTP, a wait:false request by API key and one by an anonymous client are pending (${SIDH:-none}, ${SIDA:-none})" \
+	test "$(json_field "$T/h1.json" status)/$(json_field "$T/h2.json" status)" = pending/pending
 "${AGENT[@]}" hold request_feedback '{"type":"approval","message":"a blocking call"}' >"$T/a4.json" &
 HOLD=$!
 for _ in $(seq 100); do
@@ -140,6 +152,8 @@ check "the request whose deadline passed while the daemon was down is ledgered t
 check "... saying so" grep -q "\"reason\":\"the deadline passed while the daemon was down\",\"session_id\":\"$SID3\"" "$T/export1.jsonl"
 check "the blocking call pending at the kill is ledgered cancelled" test "$(entries cancelled "$SID4")" -eq 1
 check "... because its caller's connection went with the previous run" grep -q "\"reason\":\"the daemon restarted: the caller's connection went with the previous run\",\"session_id\":\"$SID4\"" "$T/export1.jsonl"
+check "the anonymous HTTP client's request is cancelled: its session was its only credential" \
+	grep -q "\"reason\":\"the daemon restarted: an anonymous caller's session went with the previous run\",\"session_id\":\"$SIDA\"" "$T/export1.jsonl"
 check "nothing is ledgered abandoned" test "$(grep -c '"kind":"abandoned"' "$T/export1.jsonl")" -eq 0
 "${AGENT[@]}" call get_feedback "{\"session_id\":\"$SID3\",\"wait_seconds\":0}" >"$T/g3.json"
 check "get_feedback on the timed-out request says timeout" test "$(json_field "$T/g3.json" status)" = timeout
@@ -180,6 +194,15 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	ok "# SKIP the second reviewer needs another uid (run as root)"
 fi
+
+http_agent "" call get_feedback "{\"session_id\":\"$SIDH\",\"wait_seconds\":0}" >"$T/gh0.json"
+check "an anonymous client cannot collect the agent's restored request" grep -q 'no request of yours' "$T/gh0.json"
+expect_exit 0 "the reviewer approves the HTTP agent's restored request" "$ASSENT" --state "$S" approve "$SIDH"
+http_agent "$KEY" call get_feedback "{\"session_id\":\"$SIDH\",\"wait_seconds\":5}" >"$T/gh.json"
+check "the agent collects it approved over a new HTTP session, by its key" test "$(json_field "$T/gh.json" approved)" = True
+json_field "$T/gh.json" approval_token >"$T/th.jwt"
+expect_exit 0 "... with a token that verifies against the ledger" \
+	"$VERIFY" token - --aud assent --key $KEYS --ledger "$S/ledger" <"$T/th.jwt"
 
 p=$(daemon_pid)
 kill "$p"
