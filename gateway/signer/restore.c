@@ -312,7 +312,10 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 	if (cbor_decode(p->bytes, p->len, a, &e, NULL) != 0)
 		return "its request entry cannot be read";
 	const struct cv *collect = cv_get(e, "collect");
-	if (!collect || cv_text_eq(collect, "wait"))
+	if (!collect) /* an older assent wrote it: taken as a blocking call */
+		return "its entry does not say how its caller collects the answer (an older assent wrote it), so it "
+		       "counts as a blocking call, whose connection went with the previous run";
+	if (cv_text_eq(collect, "wait"))
 		return "the caller's connection went with the previous run";
 	if (!cv_text_eq(collect, "poll") && !cv_text_eq(collect, "task"))
 		return "it names a way of collecting this assent does not know";
@@ -324,7 +327,7 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 	struct req *r = calloc(1, sizeof *r);
 	struct conn c = {.id = 0};
 	char agent[REG_NAME_MAX + 1];
-	const char *uid_agent, *why = r ? NULL : "out of memory";
+	const char *uid_agent = NULL, *why = r ? NULL : "out of memory";
 	if (!why)
 		why = action_read(e, r);
 	if (!why)
@@ -385,7 +388,7 @@ void restore_pending(struct signer *s)
 			approvals += o.open[k].napprovers;
 			continue;
 		}
-		char reason[200];
+		char reason[256];
 		snprintf(reason, sizeof reason, "the daemon restarted: %s", why);
 		if (append_simple(s, "cancelled", o.open[k].sid, reason, NULL))
 			cancelled++;
