@@ -19,6 +19,7 @@
 #include "include/assent/verify.h"
 #include "common/cbor.h"
 #include "common/util.h"
+#include "ledger/ledger.h"
 #include "ledger/merkle.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
@@ -237,6 +238,103 @@ static void test_restart_keeps_what_is_collected_later(void **state)
 	ledger_ok(x, before + 3 + 1); /* three requests, and the blocking one's `cancelled` */
 }
 
+struct find_kind {
+	const char *kind, *sid;
+	char reason[300];
+	int n;
+};
+
+static int find_kind(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
+{
+	(void)seq;
+	struct find_kind *fk = arg;
+	struct cv_arena a;
+	cv_arena_init(&a, 4096);
+	struct cv *e;
+	if (cbor_decode(cbor, len, &a, &e, NULL) == 0 && cv_text_eq(cv_get(e, "kind"), fk->kind) &&
+	    cv_text_eq(cv_get(e, "session_id"), fk->sid)) {
+		const struct cv *r = cv_get(e, "reason");
+		snprintf(fk->reason, sizeof fk->reason, "%.*s", r ? (int)r->n : 0, r ? (const char *)r->s : "");
+		fk->n++;
+	}
+	cv_arena_free(&a);
+	return 0;
+}
+
+/* The scratch state's ledger, opened as the signer opens it (with its checkpoint key), while
+ * no signer has it open: LMDB opens an environment once per process. */
+static struct ledger *ledger_of(struct fx *x)
+{
+	char dir[128], kdir[128];
+	snprintf(dir, sizeof dir, "%s/ledger", x->dir);
+	snprintf(kdir, sizeof kdir, "%s/keys", x->dir);
+	struct ledger_opts lo = {.keys_dir = kdir};
+	struct ledger *l;
+	assert_int_equal(ledger_open(dir, &lo, &l, x->err), 0);
+	return l;
+}
+
+/* The ledger's entries of one kind about sid, and the reason of the last. */
+static int ledger_count(struct fx *x, const char *kind, const char *sid, char reason[300])
+{
+	struct ledger *l = ledger_of(x);
+	struct find_kind fk = {kind, sid, "", 0};
+	assert_int_equal(ledger_scan(l, find_kind, &fk, x->err), 0);
+	ledger_close(l);
+	snprintf(reason, 300, "%s", fk.reason);
+	return fk.n;
+}
+
+/* A request entry an older assent wrote (no collect, owner or terms), left pending: a
+ * restart cannot tell how its caller collects the answer, takes it as a blocking call
+ * and cancels it, saying why (it was `abandoned` before issue 14). */
+static void test_restart_cancels_an_older_entry(void **state)
+{
+	struct fx *x = *state;
+	ipc_conn_free(&x->peer);
+	signer_test_free(x->s);
+	static const char sid[] = "req-0123456789abcdef0123456789abcdef";
+	struct ledger *l = ledger_of(x);
+	cv_arena_reset(&x->a);
+	struct cv *m = cv_map(&x->a, 6), *rq = cv_map(&x->a, 2);
+	const char *k[] = {"kind", "session_id", "type", "message"}, *v[] = {"request", sid, "approval", "old"};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(cv_set_text(&x->a, &m->items[2 * i], k[i], strlen(k[i])), 0);
+		assert_int_equal(cv_set_text(&x->a, &m->items[2 * i + 1], v[i], strlen(v[i])), 0);
+	}
+	assert_int_equal(cv_set_text(&x->a, &m->items[8], "deadline", 8), 0);
+	cv_set_uint(&m->items[9], now_unix_ms() + 600000);
+	assert_int_equal(cv_set_text(&x->a, &m->items[10], "requester", 9), 0);
+	assert_int_equal(cv_set_text(&x->a, &rq->items[0], "uid", 3), 0);
+	cv_set_uint(&rq->items[1], 4242);
+	assert_int_equal(cv_set_text(&x->a, &rq->items[2], "client", 6), 0);
+	assert_int_equal(cv_set_text(&x->a, &rq->items[3], "old/1", 5), 0);
+	m->items[11] = *rq;
+	struct buf enc;
+	buf_init(&enc, 1u << 16);
+	assert_int_equal(cbor_encode(m, &enc, x->err), 0);
+	struct ledger_rec rec = {enc.p, enc.len};
+	struct ledger_pos pos;
+	assert_int_equal(ledger_append(l, &rec, 1, &pos, x->err), 0);
+	buf_free(&enc);
+	ledger_close(l);
+	x->s = signer_test_new(x->dir, NULL, x->err);
+	if (!x->s)
+		fail_msg("signer_test_new: %s", x->err);
+	assert_int_equal(signer_test_pending(x->s), 0);
+	signer_test_free(x->s);
+	char reason[300];
+	assert_int_equal(ledger_count(x, "abandoned", sid, reason), 0);
+	assert_int_equal(ledger_count(x, "cancelled", sid, reason), 1);
+	if (!strstr(reason, "an older assent wrote it"))
+		fail_msg("cancelled, but why: %s", reason);
+	x->s = signer_test_new(x->dir, NULL, x->err); /* for teardown */
+	if (!x->s)
+		fail_msg("signer_test_new: %s", x->err);
+	assert_int_equal(ipc_conn_init(&x->peer, signer_test_peer(x->s), x->err), 0);
+	ledger_ok(x, pos.seq + 2); /* everything before, the old request, its `cancelled` */
+}
+
 /* The claims of a JWT (base64url payload), parsed. */
 static json_t *claims(const char *jwt)
 {
@@ -415,6 +513,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_request_recorded_and_collected, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_restart_keeps_what_is_collected_later, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restart_cancels_an_older_entry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_digest_of_bytes_as_received, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_table_refuses_before_handler, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_noncanonical_action_refused, setup, teardown),
