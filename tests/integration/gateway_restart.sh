@@ -60,6 +60,23 @@ http_agent() { # KEY ("": anonymous) then restart_agent.py's arguments, over HTT
 	shift
 	ASSENT_TEST_HTTP=$(json_field "$S/assentd.json" http) ASSENT_TEST_KEY=$k "$PY" "$ROOT/tests/integration/restart_agent.py" "$ROOT/build" "$S" "$@"
 }
+review_mcp_pending() { # the same list over /review/mcp (list_pending_feedback, her token)
+	$PY - "$(json_field "$S/assentd.json" review)" "$CAROL" <<'PY'
+import http.client, json, sys
+host, port = sys.argv[1].rsplit(":", 1)
+c = http.client.HTTPConnection(host, int(port), timeout=30)
+c.request("POST", "/review/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+          "params": {"name": "list_pending_feedback", "arguments": {}}}),
+          {"Authorization": f"Bearer {sys.argv[2]}", "Content-Type": "application/json",
+           "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"})
+r = c.getresponse()
+data = r.read()
+if "text/event-stream" in (r.getheader("Content-Type") or ""):
+    data = [l[5:] for l in data.decode().splitlines() if l.startswith("data:")][-1].encode()
+sc = ((json.loads(data or b"{}").get("result") or {}).get("structuredContent") or {})
+print(r.status, " ".join(x.get("session_id", "") for x in sc.get("requests") or []))
+PY
+}
 # A web reviewer outside group dba: the quorum's rule does not name her.
 CAROL=$("$ASSENT" --state "$S" reviewer add carol --web | grep -o 'rt_[A-Za-z0-9_-]*' | head -1)
 web_pending() { # the session ids on the web reviewer's pending list (/review/api/pending, her token)
@@ -146,6 +163,9 @@ check "the quorum's request shows the approval it had before the kill (approvals
 web_pending >"$T/web1.txt"
 check "the web reviewer sees the restored request after the restart, and still not the quorum's (its terms kept)" \
 	sh -c "grep -q '^200 .*$SID1' \"\$1\" && ! grep -q '$SID2' \"\$1\"" _ "$T/web1.txt"
+review_mcp_pending >"$T/rmcp1.txt"
+check "... and so over /review/mcp (list_pending_feedback: $(cut -c1-60 "$T/rmcp1.txt"))" \
+	sh -c "grep -q '^200 .*$SID1' \"\$1\" && ! grep -q '$SID2' \"\$1\"" _ "$T/rmcp1.txt"
 
 check "the request whose deadline passed while the daemon was down is ledgered timeout" test "$(entries timeout "$SID3")" -eq 1
 "$VERIFY" export "$S/ledger" >"$T/export1.jsonl"
