@@ -27,7 +27,7 @@ trap cleanup EXIT
 start_daemon() { # OLD_PID (the run before, or empty)
 	FEEDBACK_ALLOW_ANONYMOUS=true setsid "$ASSENTD" --state "$S" --policy "$T/p.policy" >>"$T/daemon.log" 2>&1 </dev/null &
 	disown # its kill -9 is the test's, not a job's failure to report
-	for _ in $(seq 200); do
+	for _ in $(seq 400); do
 		p=$(daemon_pid)
 		[ -n "$p" ] && [ "$p" != "${1:-}" ] && "$ASSENT" --state "$S" status >/dev/null 2>&1 && break
 		sleep 0.05
@@ -105,9 +105,6 @@ check "... as approval 1 of 2 ($OUT)" sh -c "printf '%s' \"\$1\" | grep -q 'appr
 check "the approval short of the quorum is an approval entry on the ledger" test "$(entries approval "$SID2")" -eq 1
 "$VERIFY" export "$S/ledger" | grep "\"$SID2\"" | grep '"kind":"approval"' >"$T/approval.json"
 check "... naming the reviewer, n 1 and quorum 2" grep -q '"n":1.*"quorum":2.*"name":"tester"\|"name":"tester".*"n":1.*"quorum":2' "$T/approval.json"
-"${AGENT[@]}" call request_feedback '{"type":"approval","message":"short deadline","wait":false,"timeout_override":2}' >"$T/a3.json"
-SID3=$(json_field "$T/a3.json" session_id)
-D3=$(json_field "$T/a3.json" deadline)
 http_agent "$KEY" call request_feedback '{"type":"approval","message":"over HTTP, by key","wait":false}' >"$T/h1.json"
 SIDH=$(json_field "$T/h1.json" session_id)
 http_agent "" call request_feedback '{"type":"approval","message":"anonymous","wait":false}' >"$T/h2.json"
@@ -116,16 +113,20 @@ check "over HTTP, a wait:false request by API key and one by an anonymous client
 	test "$(json_field "$T/h1.json" status)/$(json_field "$T/h2.json" status)" = pending/pending
 "${AGENT[@]}" hold request_feedback '{"type":"approval","message":"a blocking call"}' >"$T/a4.json" &
 HOLD=$!
-for _ in $(seq 100); do
+for _ in $(seq 400); do
 	"$ASSENT" --state "$S" pending --json >"$T/pending0.json" 2>/dev/null
 	grep -q '"a blocking call"' "$T/pending0.json" && break
 	sleep 0.05
 done
 SID4=$($PY -c 'import json,sys; print(next((r["session_id"] for r in json.load(open(sys.argv[1])) if r["message"] == "a blocking call"), ""))' "$T/pending0.json")
-check "four requests pending before the kill (a blocking one: ${SID4:-none})" test -n "$SID1" -a -n "$SID2" -a -n "$SID3" -a -n "$SID4"
 web_pending >"$T/web0.txt"
 check "before the kill the web reviewer sees the first request, not the quorum's ($(cat "$T/web0.txt" | cut -c1-20)...)" \
 	sh -c "grep -q '^200 .*$SID1' \"\$1\" && ! grep -q '$SID2' \"\$1\"" _ "$T/web0.txt"
+# Last before the kill, so that its deadline (3 s) passes while the daemon is down.
+"${AGENT[@]}" call request_feedback '{"type":"approval","message":"short deadline","wait":false,"timeout_override":3}' >"$T/a3.json"
+SID3=$(json_field "$T/a3.json" session_id)
+D3=$(json_field "$T/a3.json" deadline)
+check "four requests pending before the kill (a blocking one: ${SID4:-none})" test -n "$SID1" -a -n "$SID2" -a -n "$SID3" -a -n "$SID4"
 
 # ---- kill -9 of the whole daemon: the signer and its workers ----
 G=$(pgid_of "$P1")
@@ -138,7 +139,7 @@ HOLD=
 # The short deadline passes while no daemon runs, and the operator changes the policy:
 # the pending requests keep the terms they were asked under (no quorum rule any more).
 printf '# no quorum now\ndefault ask same-user ok\n' >"$T/p.policy"
-for _ in $(seq 100); do [ "$(date +%s)" -gt "$((D3 + 1))" ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(date +%s)" -gt "$((D3 + 1))" ] && break; sleep 0.1; done
 start_daemon "$P1"
 P2=$(daemon_pid)
 check "a new daemon serves the state directory (pid $P2, was $P1)" test -n "$P2" -a "$P2" != "$P1"
