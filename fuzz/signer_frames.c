@@ -79,15 +79,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!mkdtemp(g_dir))
 		fail("mkdtemp", g_dir);
 	atexit(cleanup);
-	/* Decided at once, denied at once, asked: every path a request can take. */
+	/* Decided at once, denied at once, asked (of one person, or of a quorum of two, whose
+	 * first approval is an `approval` entry): every path a request can take. */
 	snprintf(g_policy, sizeof g_policy, "%s/fuzz.policy", g_dir);
 	FILE *f = fopen(g_policy, "w");
-	/* A selection its client may answer (multi-round input, gateway/signer/mrtr.c). */
-	if (!f ||
-	    fputs("allow type confirmation\ndeny type input reason \"no\"\nask type selection channels "
-		  "terminal,web,client\ndefault ask\n",
-		  f) < 0 ||
-	    fclose(f) != 0)
+	static const char policy[] = "allow type confirmation\n"
+				     "deny type input reason \"no\"\n"
+				     "ask message ~ \"quorum\" quorum 2\n"
+				     /* a selection its client may answer (multi-round input, mrtr.c) */
+				     "ask type selection channels terminal,web,client\n"
+				     "default ask\n";
+	if (!f || fputs(policy, f) < 0 || fclose(f) != 0)
 		fail("cannot write the policy", g_policy);
 	struct registry *reg;
 	char err[AS_ERRLEN];

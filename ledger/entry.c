@@ -14,7 +14,7 @@ struct field {
 };
 struct kind {
 	const char *name;
-	struct field req[4];
+	struct field req[5];
 };
 
 /* Required fields per kind (DESIGN.md lists the full set; the rest are optional here
@@ -28,6 +28,8 @@ static const struct kind kinds[] = {
     {"policy_load", {{"digest", F_TEXT}, {"source", F_TEXT}, {NULL, F_ANY}}},
     {"key", {{"purpose", F_TEXT}, {"kid", F_TEXT}, {"event", F_TEXT}, {NULL, F_ANY}}},
     {"identity", {{"event", F_TEXT}, {"name", F_TEXT}, {NULL, F_ANY}}},
+    /* one approval of a quorum short of it, so that a restart keeps it */
+    {"approval", {{"session_id", F_TEXT}, {"reviewer", F_ANY}, {"n", F_UINT}, {"quorum", F_UINT}, {NULL, F_ANY}}},
 };
 
 static const char *reserved[] = {"v", "seq", "time", "prev"};

@@ -11,9 +11,10 @@ enum {
 	F_HELLO = 1,	   /* {kind: "mcp" | "review"}: once, first */
 	F_CONN_CLOSED = 2, /* {conn}: a client connection ended */
 	F_LOG = 3,	   /* {level, text} */
-	F_REQUEST = 10, /* mcp: {conn, rid, action (bytes: its canonical CBOR), timeout, wait, client, contents?, hreq?}
-			 * contents: one item per action.subject, its bytes or null; hreq (HTTP
-			 * sessions only): the F_HTTP_AUTH whose connection the signer measured */
+	F_REQUEST = 10, /* mcp: {conn, rid, action (bytes: its canonical CBOR), timeout, wait, client, contents?, hreq?,
+			 * task?} contents: one item per action.subject, its bytes or null; hreq (HTTP
+			 * sessions only): the F_HTTP_AUTH whose connection the signer measured; task:
+			 * the worker delivers the result as a task (a restart keeps the request) */
 	F_COLLECT = 11, /* mcp: {conn, rid, sid, wait} get_feedback */
 	F_LIST = 12,	/* mcp: {conn, rid} list_pending_feedback */
 	F_CANCEL = 13,	/* mcp: {conn, rid} notifications/cancelled */

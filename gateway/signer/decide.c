@@ -133,18 +133,70 @@ static void decision_inputs(const struct signer *s, const struct who *c, const s
 	owner_facts(s, r, in);
 }
 
-/* One approval of a quorum, counted: the request stays pending for the others. */
-static json_t *quorum_count(struct signer *s, struct req *r, const char *sid, const char *reviewer)
+static int put_reviewer(struct cv_arena *a, struct cv *rv, const struct who *c);
+
+/* The approvals a request shows its reviewers. */
+static void approvals_view(struct req *r)
 {
-	snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", reviewer);
 	json_t *ap = json_array();
 	for (size_t k = 0; k < r->napprovers; k++)
 		json_array_append_new(ap, json_string(r->approvers[k]));
 	json_object_set_new(r->view, "approvals", ap);
+}
+
+/* The approval entry is on disk (or could not be written): now the reviewer hears of it.
+ * Not written: the approval no longer counts, if the request is still pending. */
+static void approval_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	const char *sid = o->it.session_id;
+	if (pos) {
+		reply_to(s, o->conn, o->web, answer_ok(o->answer));
+		return;
+	}
+	const char *reviewer = json_string_value(json_object_get(o->answer, "reviewer"));
+	struct pq_item *it = pq_find(s->q, sid);
+	struct req *r = it ? it->data : NULL;
+	for (size_t k = 0; r && reviewer && k < r->napprovers; k++)
+		if (!strcmp(r->approvers[k], reviewer)) {
+			memmove(&r->approvers[k], &r->approvers[k + 1],
+				(r->napprovers - k - 1) * sizeof r->approvers[0]);
+			r->napprovers--;
+			approvals_view(r);
+			s->web_bumps++;
+			break;
+		}
+	json_decref(o->answer);
+	slog("error", "approval of %s not recorded: %s", sid, err);
+	reply_to(s, o->conn, o->web, ctl_error(PS_UNAVAILABLE, "the approval could not be recorded: %s", err));
+}
+
+/* One approval of a quorum, counted at once (the same reviewer cannot count twice in
+ * one turn) and ledgered as an `approval` entry, so that a restart keeps it: the request
+ * stays pending for the others, and the reviewer hears back once the entry is on disk. */
+static struct answer quorum_count(struct signer *s, const struct who *c, struct req *r, const char *sid)
+{
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, 5);
+	size_t i = 0;
+	int rc = kv_text(a, m, &i, "kind", "approval", 8) | kv_text(a, m, &i, "session_id", sid, strlen(sid)) |
+		 put_reviewer(a, kv(a, m, &i, "reviewer"), c) | kv_uint(a, m, &i, "n", r->napprovers + 1) |
+		 kv_uint(a, m, &i, "quorum", r->pd.quorum);
+	char err[AS_ERRLEN] = "out of memory";
+	struct op *o = rc == 0 ? op_add(s, m, approval_done, err) : NULL;
+	if (!o)
+		return ctl_error(PS_UNAVAILABLE, "the approval could not be recorded: %s", err);
+	snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", c->reviewer);
+	approvals_view(r);
 	s->web_bumps++; /* the page shows who approved so far */
-	slog("info", "request %s: approval %zu of %u, by %s", sid, r->napprovers, r->pd.quorum, reviewer);
-	return json_pack("{s:b,s:s,s:s,s:b,s:I,s:I}", "ok", 1, "session_id", sid, "outcome", "approved", "pending", 1,
-			 "approvals", (json_int_t)r->napprovers, "quorum", (json_int_t)r->pd.quorum);
+	slog("info", "request %s: approval %zu of %u, by %s", sid, r->napprovers, r->pd.quorum, c->reviewer);
+	snprintf(o->it.session_id, sizeof o->it.session_id, "%s", sid); /* it.data stays NULL: no request */
+	o->conn = c->reply;
+	o->web = c->web;
+	o->answer = json_pack("{s:b,s:s,s:s,s:b,s:I,s:I,s:s}", "ok", 1, "session_id", sid, "outcome", "approved",
+			      "pending", 1, "approvals", (json_int_t)r->napprovers, "quorum", (json_int_t)r->pd.quorum,
+			      "reviewer", c->reviewer);
+	return (struct answer){PS_OK, NULL};
 }
 
 /* The decision and its token's ticket: the entry names the token it will carry (jti,
@@ -318,7 +370,7 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 		decision_message(&in, &v, msg, sizeof msg);
 		rep = ctl_error(refusal_status(v.reason), "%s", msg);
 	} else if (v.reason == DECISION_QUORUM_WAIT) {
-		rep = answer_ok(quorum_count(s, r, sid, c->reviewer));
+		rep = quorum_count(s, c, r, sid);
 	} else {
 		rep = decision_record(s, c, sid, it, &v, outcome, n);
 	}
@@ -406,8 +458,10 @@ void expire(struct signer *s)
 				timeout_answer(s, &it, 0);
 			continue;
 		}
-		struct op *o =
-		    append_simple(s, "timeout", it.session_id, "no decision before the deadline", timeout_done);
+		/* A restart queues what was pending (restore.c): a deadline may have passed meanwhile. */
+		const char *why = it.deadline_ms < s->started_ms ? "the deadline passed while the daemon was down"
+								 : "no decision before the deadline";
+		struct op *o = append_simple(s, "timeout", it.session_id, why, timeout_done);
 		if (o)
 			o->it = it;
 		else

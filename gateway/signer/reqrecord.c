@@ -36,7 +36,7 @@ static int requester_put(struct cv_arena *a, struct cv *rq, const struct conn *c
 struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
 			 const struct pq_item *it, const char *uid_agent)
 {
-	struct cv *m = cv_map(a, action->n + 6);
+	struct cv *m = cv_map(a, action->n + 9);
 	if (!m)
 		return NULL;
 	size_t i = 0;
@@ -48,9 +48,14 @@ struct cv *request_entry(struct cv_arena *a, const struct cv *action, const stru
 		 kv_text(a, m, &i, "session_id", it->session_id, strlen(it->session_id)) |
 		 requester_put(a, kv(a, m, &i, "requester"), c, r, uid_agent) |
 		 kv_text(a, m, &i, "action", r->action, strlen(r->action)) |
-		 kv_uint(a, m, &i, "deadline", it->deadline_ms);
+		 kv_uint(a, m, &i, "deadline", it->deadline_ms) |
+		 /* what a restart needs (restore.c): how the caller collects, whose it is, the terms */
+		 kv_text(a, m, &i, "collect", r->collect, strlen(r->collect)) |
+		 kv_text(a, m, &i, "owner", r->owner, strlen(r->owner));
 	if (r->has_pd)
 		rc |= put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
+	if (r->has_pd && r->pd.action == POL_ASK) /* the terms a person decides under */
+		rc |= put_terms(a, kv(a, m, &i, "terms"), &r->pd);
 	m->n = i;
 	return rc ? NULL : m;
 }

@@ -330,8 +330,8 @@ struct request_in {
 	const char *rid, *client;
 	size_t ridn, clientn;
 	uint64_t timeout;
-	int wait;
-	int elicit;	       /* 2026-07-28: its client can show an elicitation form (mrtr.c) */
+	int wait, task;	       /* the caller holds the call open; the worker delivers the result as a task */
+	int elicit; /* 2026-07-28: its client can show an elicitation form (mrtr.c) */
 	const uint8_t *action; /* the action's canonical CBOR, as received */
 	size_t actionn;
 	const struct cv *contents;
@@ -350,6 +350,8 @@ static int request_read(struct signer *s, struct ipc_frame *f, struct request_in
 	GUARD(client_ok(in->client, in->clientn, err));
 	in->timeout = cv_get(f->body, "timeout")->u;
 	in->wait = cv_get(f->body, "wait")->t == CV_TRUE;
+	const struct cv *task = cv_get(f->body, "task");
+	in->task = task && task->t == CV_TRUE;
 	in->elicit = cv_get(f->body, "elicit") && cv_get(f->body, "elicit")->t == CV_TRUE;
 	in->action = act->s;
 	in->actionn = act->n;
@@ -375,6 +377,8 @@ static struct req *request_new(const struct request_in *in)
 	memcpy(r->rid, in->rid, in->ridn);
 	snprintf(r->client, sizeof r->client, "%.*s", (int)in->clientn, in->client);
 	snprintf(r->owner, sizeof r->owner, "%s", in->c->owner);
+	/* Recorded with the request: a restart keeps it only when its caller collects later. */
+	r->collect = in->task ? "task" : in->wait ? "wait" : "poll";
 	return r;
 }
 

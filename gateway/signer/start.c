@@ -1,6 +1,6 @@
 /* Starting the signer: the state directory and its lock, the limits, then (after the
  * workers are forked, loop.c) the ledger, keys, registry and policy, and what a
- * previous run left pending. Each step returns 0 or the exit status; the log says why. */
+ * previous run left pending (restore.c). Each step returns 0 or the exit status; the log says why. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
@@ -9,57 +9,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-/* Requests a previous run left pending: every request entry with no decision,
- * timeout, cancelled or abandoned entry after it. They get an `abandoned` entry:
- * their callers are gone with that run. One pass over the ledger at start. */
-struct open_scan {
-	json_t *open; /* session_id -> true */
-	struct cv_arena a;
-};
-
-static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
-{
-	(void)seq;
-	struct open_scan *o = arg;
-	struct cv *e;
-	cv_arena_reset(&o->a);
-	if (cbor_decode(cbor, len, &o->a, &e, NULL) != 0)
-		return 0; /* assent-verify reports damage; here we only look for open requests */
-	const struct cv *kind = cv_get(e, "kind"), *sid = cv_get(e, "session_id");
-	if (!kind || !sid || sid->t != CV_TEXT || sid->n > PQ_SID_LEN)
-		return 0;
-	char id[PQ_SID_LEN + 1];
-	memcpy(id, sid->s, sid->n);
-	id[sid->n] = 0;
-	if (cv_text_eq(kind, "request"))
-		json_object_set_new(o->open, id, json_true());
-	else
-		json_object_del(o->open, id);
-	return 0;
-}
-
-static void abandon_leftovers(struct signer *s)
-{
-	struct open_scan o = {.open = json_object()};
-	char err[AS_ERRLEN];
-	cv_arena_init(&o.a, ENTRY_MAX);
-	if (ledger_scan(s->ledger, scan_open, &o, err) != 0)
-		slog("error", "scanning the ledger for pending requests: %s", err);
-	const char *sid;
-	json_t *v;
-	size_t n = 0;
-	json_object_foreach(o.open, sid, v)
-	{
-		if (append_simple(s, "abandoned", sid, "the daemon restarted; the caller is gone", NULL))
-			n++;
-	}
-	commit_batch(s);
-	if (n)
-		slog("warning", "%zu requests left pending by a previous run were marked abandoned", n);
-	cv_arena_free(&o.a);
-	json_decref(o.open);
-}
 
 static int write_info(struct signer *s, char *err)
 {
@@ -166,7 +115,7 @@ int start_keys(struct signer *s)
 	unsetenv("FEEDBACK_TOKEN_SECRET");
 	reload_registry(s);
 	cv_arena_init(&s->arena, 1u << 20);
-	abandon_leftovers(s);
+	restore_pending(s); /* what a previous run left pending (restore.c) */
 	if (load_policy(s, err) != 0) {
 		slog("error", "%s", err);
 		return 2;

@@ -91,8 +91,9 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
 	size_t content_len[16];
 	char client[160];
-	uid_t uid; /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
-	int mrtr;  /* its client's user may answer it (mrtr.c): collected, not waited on */
+	uid_t uid;	     /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
+	const char *collect; /* how its caller hears of the decision: "wait", "poll" or "task" (restore.c) */
+	int mrtr; /* its client's user may answer it (mrtr.c): collected, not waited on */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
@@ -138,6 +139,7 @@ struct op {
 	int web;	   /* conn is a web request of the review worker (hreq), not a control connection */
 	struct decision *d;
 	struct op_held *held;	 /* op_add_held: the fields below and what they point into */
+	json_t *answer;		 /* a quorum's approval: the reviewer's answer, sent once it is on disk */
 	const struct cv *fields; /* kept decoded for the ledger (enc is then empty) */
 };
 
@@ -400,6 +402,10 @@ int h_web_list(void *ctx, struct ipc_frame *f, char *err);
 int h_web_decide(void *ctx, struct ipc_frame *f, char *err);
 int h_web_submit(void *ctx, struct ipc_frame *f, char *err);
 int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
+
+/* restore.c: what survives a restart (README "Restarts") */
+int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
+void restore_pending(struct signer *s);
 
 /* start.c */
 int start_state(const struct signer_opts *o);

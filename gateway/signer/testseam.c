@@ -61,6 +61,7 @@ static int seam_open(struct seam *m, char *err)
 		return as_fail(err, AS_ENOMEM, "out of memory");
 	reload_registry(s);
 	cv_arena_init(&s->arena, 1u << 20);
+	restore_pending(s); /* as start_keys does: what a signer before this one left pending */
 	return load_policy(s, err);
 }
 

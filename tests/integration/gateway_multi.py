@@ -160,7 +160,7 @@ except Exception:
 ok(not alive, f"the daemon was killed with SIGKILL during the burst ({len(tokens)} of 40 answers had arrived)")
 with open(f"{state}/received.tokens", "w") as f:
     f.write("\n".join(tokens) + ("\n" if tokens else ""))
-# A new bridge starts a new daemon, which abandons what the dead one left pending.
+# A new bridge starts a new daemon, which cancels the blocking calls the dead one left pending.
 d = Agent("agent-d")
 r = d.call("ping", {})
 ok(r is not None and r.get("result") == {}, "a new bridge starts a new daemon after the crash")

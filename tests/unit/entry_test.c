@@ -212,6 +212,46 @@ static void test_build_every_kind_and_required_fields(void **state)
 	}
 }
 
+/* An approval of a quorum (issue 14): session_id (text), reviewer (any: the signer
+ * writes a map), n and quorum (unsigned). Each is required, n and quorum as numbers. */
+static struct cv *approval_fields(void)
+{
+	static const char *const k[] = {"kind", "session_id", "reviewer", "n", "quorum"};
+	static const char *const v[] = {"approval", "req-1", "", "", ""};
+	struct cv *m = text_map(5, k, v);
+	struct cv *rv = cv_map(&A, 1);
+	assert_non_null(rv);
+	set_text(&rv->items[0], "name");
+	set_text(&rv->items[1], "alice");
+	*value_of(m, "reviewer") = *rv;
+	cv_set_uint(value_of(m, "n"), 1);
+	cv_set_uint(value_of(m, "quorum"), 2);
+	return m;
+}
+
+static void test_build_approval_kind(void **state)
+{
+	(void)state;
+	struct buf out;
+	buf_init(&out, 1 << 16);
+	struct cv *f = approval_fields();
+	assert_int_equal(build(f, 0, &out), 0);
+	static const char *const req[] = {"session_id", "reviewer", "n", "quorum"};
+	for (size_t r = 0; r < 4; r++) {
+		buf_reset(&out);
+		if (build(map_without(f, req[r]), 0, &out) == 0)
+			fail_msg("an approval without %s accepted", req[r]);
+	}
+	for (size_t r = 2; r < 4; r++) { /* n and quorum as text */
+		struct cv *g = map_plus(f, 0);
+		set_text(value_of(g, req[r]), "1");
+		buf_reset(&out);
+		if (build(g, 0, &out) == 0)
+			fail_msg("an approval with a text %s accepted", req[r]);
+	}
+	buf_free(&out);
+}
+
 static void test_build_refuses_reserved_fields(void **state)
 {
 	(void)state;
@@ -618,6 +658,7 @@ int main(void)
 #define T_(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	    T_(test_build_decodes_and_checks),
 	    T_(test_build_every_kind_and_required_fields),
+	    T_(test_build_approval_kind),
 	    T_(test_build_refuses_reserved_fields),
 	    T_(test_build_refuses_bad_kind_or_shape),
 	    T_(test_build_limits),

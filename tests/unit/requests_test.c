@@ -19,6 +19,7 @@
 #include "include/assent/verify.h"
 #include "common/cbor.h"
 #include "common/util.h"
+#include "ledger/ledger.h"
 #include "ledger/merkle.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
@@ -174,6 +175,164 @@ static void test_request_recorded_and_collected(void **state)
 	json_decref(j);
 	json_decref(k);
 	ledger_ok(x, before + 1);
+}
+
+/* get_feedback (F_COLLECT, wait 0) of sid on connection conn: its JSON (the caller frees). */
+static json_t *collect(struct fx *x, uint64_t conn, const char *rid, const char *sid, int *iserr)
+{
+	cv_arena_reset(&x->a);
+	struct cv *c = ipc_frame_new(&x->a, F_COLLECT, 4);
+	assert_int_equal(ipc_put_uint(&x->a, c, "conn", conn), 0);
+	assert_int_equal(ipc_put_text(&x->a, c, "rid", rid, strlen(rid)), 0);
+	assert_int_equal(ipc_put_text(&x->a, c, "sid", sid, strlen(sid)), 0);
+	assert_int_equal(ipc_put_uint(&x->a, c, "wait", 0), 0);
+	assert_int_equal(send_frame(x, c), 0);
+	return result(x, rid, iserr);
+}
+
+/* A restart (a new signer over the same state): the requests whose callers collect later
+ * (wait false: "poll"; a task) are pending again, for their measured requester only;
+ * the blocking one is cancelled (its connection went with the old signer). */
+static void test_restart_keeps_what_is_collected_later(void **state)
+{
+	struct fx *x = *state;
+	uint64_t before = signer_test_ledger_size(x->s);
+	struct buf enc;
+	char sid[2][64];
+	for (int k = 0; k < 3; k++) { /* poll, task, wait */
+		cv_arena_reset(&x->a);
+		char rid[2] = {(char)('1' + k), 0};
+		struct cv *f = request(x, action(&x->a, "approval", "deploy?"), rid, k == 2, &enc);
+		if (k == 1)
+			assert_int_equal(ipc_put_bool(&x->a, f, "task", 1), 0);
+		assert_int_equal(send_frame(x, f), 0);
+		buf_free(&enc);
+		if (k == 2)
+			break;
+		int iserr;
+		json_t *j = result(x, rid, &iserr);
+		assert_int_equal(iserr, 0);
+		snprintf(sid[k], sizeof sid[k], "%s", json_string_value(json_object_get(j, "session_id")));
+		json_decref(j);
+	}
+	assert_int_equal(signer_test_pending(x->s), 3);
+	ipc_conn_free(&x->peer);
+	signer_test_free(x->s);
+	x->s = signer_test_new(x->dir, NULL, x->err);
+	if (!x->s)
+		fail_msg("signer_test_new: %s", x->err);
+	assert_int_equal(ipc_conn_init(&x->peer, signer_test_peer(x->s), x->err), 0);
+	x->conn = signer_test_agent(x->s, 4242);
+	uint64_t other = signer_test_agent(x->s, 4343);
+	assert_int_equal(signer_test_pending(x->s), 2);
+	for (int k = 0; k < 2; k++) {
+		int iserr;
+		json_t *j = collect(x, x->conn, "9", sid[k], &iserr);
+		assert_int_equal(iserr, 0);
+		assert_string_equal(json_string_value(json_object_get(j, "status")), "pending");
+		json_decref(j);
+		j = collect(x, other, "10", sid[k], &iserr); /* another uid: not theirs */
+		assert_int_equal(iserr, 1);
+		json_decref(j);
+	}
+	ledger_ok(x, before + 3 + 1); /* three requests, and the blocking one's `cancelled` */
+}
+
+struct find_kind {
+	const char *kind, *sid;
+	char reason[300];
+	int n;
+};
+
+static int find_kind(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
+{
+	(void)seq;
+	struct find_kind *fk = arg;
+	struct cv_arena a;
+	cv_arena_init(&a, 4096);
+	struct cv *e;
+	if (cbor_decode(cbor, len, &a, &e, NULL) == 0 && cv_text_eq(cv_get(e, "kind"), fk->kind) &&
+	    cv_text_eq(cv_get(e, "session_id"), fk->sid)) {
+		const struct cv *r = cv_get(e, "reason");
+		snprintf(fk->reason, sizeof fk->reason, "%.*s", r ? (int)r->n : 0, r ? (const char *)r->s : "");
+		fk->n++;
+	}
+	cv_arena_free(&a);
+	return 0;
+}
+
+/* The scratch state's ledger, opened as the signer opens it (with its checkpoint key), while
+ * no signer has it open: LMDB opens an environment once per process. */
+static struct ledger *ledger_of(struct fx *x)
+{
+	char dir[128], kdir[128];
+	snprintf(dir, sizeof dir, "%s/ledger", x->dir);
+	snprintf(kdir, sizeof kdir, "%s/keys", x->dir);
+	struct ledger_opts lo = {.keys_dir = kdir};
+	struct ledger *l;
+	assert_int_equal(ledger_open(dir, &lo, &l, x->err), 0);
+	return l;
+}
+
+/* The ledger's entries of one kind about sid, and the reason of the last. */
+static int ledger_count(struct fx *x, const char *kind, const char *sid, char reason[300])
+{
+	struct ledger *l = ledger_of(x);
+	struct find_kind fk = {kind, sid, "", 0};
+	assert_int_equal(ledger_scan(l, find_kind, &fk, x->err), 0);
+	ledger_close(l);
+	snprintf(reason, 300, "%s", fk.reason);
+	return fk.n;
+}
+
+/* A request entry an older assent wrote (no collect, owner or terms), left pending: a
+ * restart cannot tell how its caller collects the answer, takes it as a blocking call
+ * and cancels it, saying why (it was `abandoned` before issue 14). */
+static void test_restart_cancels_an_older_entry(void **state)
+{
+	struct fx *x = *state;
+	ipc_conn_free(&x->peer);
+	signer_test_free(x->s);
+	static const char sid[] = "req-0123456789abcdef0123456789abcdef";
+	struct ledger *l = ledger_of(x);
+	cv_arena_reset(&x->a);
+	struct cv *m = cv_map(&x->a, 6), *rq = cv_map(&x->a, 2);
+	const char *k[] = {"kind", "session_id", "type", "message"}, *v[] = {"request", sid, "approval", "old"};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(cv_set_text(&x->a, &m->items[2 * i], k[i], strlen(k[i])), 0);
+		assert_int_equal(cv_set_text(&x->a, &m->items[2 * i + 1], v[i], strlen(v[i])), 0);
+	}
+	assert_int_equal(cv_set_text(&x->a, &m->items[8], "deadline", 8), 0);
+	cv_set_uint(&m->items[9], now_unix_ms() + 600000);
+	assert_int_equal(cv_set_text(&x->a, &m->items[10], "requester", 9), 0);
+	assert_int_equal(cv_set_text(&x->a, &rq->items[0], "uid", 3), 0);
+	cv_set_uint(&rq->items[1], 4242);
+	assert_int_equal(cv_set_text(&x->a, &rq->items[2], "client", 6), 0);
+	assert_int_equal(cv_set_text(&x->a, &rq->items[3], "old/1", 5), 0);
+	m->items[11] = *rq;
+	struct buf enc;
+	buf_init(&enc, 1u << 16);
+	assert_int_equal(cbor_encode(m, &enc, x->err), 0);
+	struct ledger_rec rec = {enc.p, enc.len};
+	struct ledger_pos pos;
+	assert_int_equal(ledger_append(l, &rec, 1, &pos, x->err), 0);
+	buf_free(&enc);
+	ledger_close(l);
+	x->s = signer_test_new(x->dir, NULL, x->err);
+	if (!x->s)
+		fail_msg("signer_test_new: %s", x->err);
+	assert_int_equal(signer_test_pending(x->s), 0);
+	signer_test_free(x->s);
+	char reason[300];
+	assert_int_equal(ledger_count(x, "abandoned", sid, reason), 0);
+	assert_int_equal(ledger_count(x, "cancelled", sid, reason), 1);
+	if (!strstr(reason, "an older assent wrote it"))
+		fail_msg("cancelled, but why: %s", reason);
+	x->s = signer_test_new(x->dir, NULL, x->err); /* for teardown */
+	if (!x->s)
+		fail_msg("signer_test_new: %s", x->err);
+	assert_int_equal(ipc_conn_init(&x->peer, signer_test_peer(x->s), x->err), 0);
+	ledger_ok(x, pos.seq + 2); /* everything before, the old request, its `cancelled` */
 }
 
 /* The claims of a JWT (base64url payload), parsed. */
@@ -353,6 +512,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_request_recorded_and_collected, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restart_keeps_what_is_collected_later, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restart_cancels_an_older_entry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_digest_of_bytes_as_received, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_table_refuses_before_handler, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_noncanonical_action_refused, setup, teardown),

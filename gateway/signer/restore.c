@@ -1,0 +1,408 @@
+/* What survives a restart: the requests a previous run left pending, rebuilt from the
+ * ledger at start (README "Restarts"). A request entry records how its caller collects
+ * the answer, whose it is and the policy's terms as they were decided; each approval of
+ * a quorum short of it is an `approval` entry. The ledger is the signer's own (ledger_open
+ * refused one its key did not sign), yet every field is checked before it is used:
+ * what cannot be rebuilt whole is cancelled, never restored with terms made up. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const channel_names[] = {"terminal", "web", "client"}; /* POL_CH_* by bit */
+
+static int kv_bool(struct cv_arena *a, struct cv *m, size_t *i, const char *k, int v)
+{
+	struct cv *slot = kv(a, m, i, k);
+	if (!slot)
+		return AS_ENOMEM;
+	slot->t = v ? CV_TRUE : CV_FALSE;
+	return 0;
+}
+
+/* The terms of an ask, as the request entry records them: {reviewers, quorum,
+ * channels, same_user_ok, timeout_denies, token_ttl, token_audience}. A restart
+ * decides under these, never under a policy loaded since. 0, or AS_ENOMEM. */
+int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d)
+{
+	size_t nch = 0;
+	for (size_t b = 0; b < sizeof channel_names / sizeof *channel_names; b++)
+		nch += (d->channels >> b) & 1u;
+	struct cv *m = cv_map(a, 7), *rv = cv_array(a, d->nreviewers), *ch = cv_array(a, nch);
+	if (!slot || !m || !rv || !ch)
+		return AS_ENOMEM;
+	int rc = 0;
+	for (size_t k = 0; k < d->nreviewers; k++)
+		rc |= slot_text(a, &rv->items[k], d->reviewers[k], strlen(d->reviewers[k]));
+	for (size_t b = 0, k = 0; b < sizeof channel_names / sizeof *channel_names; b++)
+		if ((d->channels >> b) & 1u)
+			rc |= slot_text(a, &ch->items[k++], channel_names[b], strlen(channel_names[b]));
+	size_t i = 0;
+	struct cv *x = kv(a, m, &i, "reviewers");
+	if (x)
+		*x = *rv;
+	x = kv(a, m, &i, "channels");
+	if (x)
+		*x = *ch;
+	rc |= (x ? 0 : AS_ENOMEM) | kv_uint(a, m, &i, "quorum", d->quorum) |
+	      kv_bool(a, m, &i, "same_user_ok", d->same_user_ok) |
+	      kv_bool(a, m, &i, "timeout_denies", d->timeout_denies) | kv_uint(a, m, &i, "token_ttl", d->token_ttl_s);
+	if (d->token_audience[0])
+		rc |= kv_text(a, m, &i, "token_audience", d->token_audience, strlen(d->token_audience));
+	m->n = i;
+	*slot = *m;
+	return rc ? AS_ENOMEM : 0;
+}
+
+/* ---- the scan: the request entries with no final entry after them ---- */
+
+struct open_req {
+	char sid[PQ_SID_LEN + 1];
+	uint64_t seq;
+	uint8_t *bytes; /* the request entry, copied */
+	size_t len;
+	char approvers[16][REG_NAME_MAX + 1]; /* from its `approval` entries, each name once */
+	size_t napprovers;
+};
+
+struct open_scan {
+	json_t *index; /* session_id -> position in open */
+	struct open_req *open;
+	size_t n, cap;
+	struct cv_arena a;
+	int oom;
+};
+
+static int text_copy(const struct cv *v, char *out, size_t max)
+{
+	if (!v || v->t != CV_TEXT || v->n >= max || memchr(v->s, 0, v->n))
+		return -1;
+	memcpy(out, v->s, v->n);
+	out[v->n] = 0;
+	return 0;
+}
+
+static void open_close(struct open_scan *o, const char *sid)
+{
+	json_t *at = json_object_get(o->index, sid);
+	if (!at)
+		return;
+	size_t k = (size_t)json_integer_value(at);
+	free(o->open[k].bytes);
+	json_object_del(o->index, sid);
+	if (k != --o->n) { /* the last one takes the hole */
+		o->open[k] = o->open[o->n];
+		json_object_set_new(o->index, o->open[k].sid, json_integer((json_int_t)k));
+	}
+}
+
+static int open_add(struct open_scan *o, const char *sid, uint64_t seq, const uint8_t *cbor, size_t len)
+{
+	open_close(o, sid); /* a session id is never reused; if it were, the newer entry holds */
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 64;
+		struct open_req *n = realloc(o->open, cap * sizeof *n);
+		if (!n)
+			return AS_ENOMEM;
+		o->open = n;
+		o->cap = cap;
+	}
+	struct open_req *r = &o->open[o->n];
+	memset(r, 0, sizeof *r);
+	if (!(r->bytes = malloc(len)))
+		return AS_ENOMEM;
+	memcpy(r->bytes, cbor, len);
+	r->len = len;
+	r->seq = seq;
+	snprintf(r->sid, sizeof r->sid, "%s", sid);
+	if (json_object_set_new(o->index, sid, json_integer((json_int_t)o->n)) != 0) {
+		free(r->bytes);
+		return AS_ENOMEM;
+	}
+	o->n++;
+	return 0;
+}
+
+static void open_approval(struct open_scan *o, const char *sid, const struct cv *e)
+{
+	json_t *at = json_object_get(o->index, sid);
+	char name[REG_NAME_MAX + 1];
+	if (!at || text_copy(cv_get(cv_get(e, "reviewer"), "name"), name, sizeof name) != 0)
+		return;
+	struct open_req *r = &o->open[json_integer_value(at)];
+	for (size_t k = 0; k < r->napprovers; k++)
+		if (!strcmp(r->approvers[k], name))
+			return;
+	if (r->napprovers < 16)
+		snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", name);
+}
+
+static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
+{
+	struct open_scan *o = arg;
+	struct cv *e;
+	cv_arena_reset(&o->a);
+	if (cbor_decode(cbor, len, &o->a, &e, NULL) != 0)
+		return 0; /* assent-verify reports damage; here we only look for open requests */
+	const struct cv *kind = cv_get(e, "kind");
+	char sid[PQ_SID_LEN + 1];
+	if (!kind || text_copy(cv_get(e, "session_id"), sid, sizeof sid) != 0)
+		return 0;
+	if (cv_text_eq(kind, "request")) {
+		if (open_add(o, sid, seq, cbor, len) != 0) {
+			o->oom = 1;
+			return 1;
+		}
+	} else if (cv_text_eq(kind, "approval")) {
+		open_approval(o, sid, e);
+	} else if (cv_text_eq(kind, "decision") || cv_text_eq(kind, "timeout") || cv_text_eq(kind, "cancelled") ||
+		   cv_text_eq(kind, "abandoned")) {
+		open_close(o, sid);
+	}
+	return 0;
+}
+
+/* ---- rebuilding one request ---- */
+
+static int pol_action_of(const struct cv *v, enum pol_action *out)
+{
+	for (int k = POL_ALLOW; k <= POL_ASK; k++)
+		if (v && v->t == CV_TEXT && cv_text_eq(v, pol_action_name((enum pol_action)k))) {
+			*out = (enum pol_action)k;
+			return 0;
+		}
+	return -1;
+}
+
+static int uint_of(const struct cv *v, uint64_t max, uint64_t *out)
+{
+	if (!v || v->t != CV_UINT || v->u > max)
+		return -1;
+	*out = v->u;
+	return 0;
+}
+
+/* The policy's citation and terms, back into the decision they came from. NULL, or why not. */
+static const char *terms_read(const struct cv *pol, const struct cv *t, struct req *r)
+{
+	struct pol_decision *d = &r->pd;
+	uint64_t u;
+	memset(d, 0, sizeof *d);
+	const struct cv *sh = cv_get(pol, "shadow"), *rv = cv_get(t, "reviewers"), *ch = cv_get(t, "channels"),
+			*od = cv_get(pol, "on_declared_client");
+	if (!t || t->t != CV_MAP)
+		return "its policy terms are not on the ledger (an entry from before assent kept them)";
+	if (pol_action_of(cv_get(pol, "decision"), &d->action) != 0 || d->action != POL_ASK ||
+	    uint_of(cv_get(pol, "rule"), UINT32_MAX, &u) != 0 ||
+	    text_copy(cv_get(pol, "digest"), r->pol_digest, sizeof r->pol_digest) != 0)
+		return "its policy citation cannot be read";
+	d->line = (unsigned)u;
+	d->on_declared = od && od->t == CV_TRUE;
+	if (sh) {
+		if (pol_action_of(cv_get(sh, "would"), &d->shadow_action) != 0 ||
+		    uint_of(cv_get(sh, "rule"), UINT32_MAX, &u) != 0)
+			return "its policy citation cannot be read";
+		d->shadowed = 1;
+		d->shadow_line = (unsigned)u;
+	}
+	if (!rv || rv->t != CV_ARRAY || rv->n > POL_LIST_MAX || !ch || ch->t != CV_ARRAY)
+		return "its reviewers or channels cannot be read";
+	for (size_t k = 0; k < rv->n; k++)
+		if (text_copy(&rv->items[k], d->reviewers[d->nreviewers++], sizeof d->reviewers[0]) != 0)
+			return "its reviewers cannot be read";
+	for (size_t k = 0; k < ch->n; k++) {
+		size_t b = 0;
+		while (b < sizeof channel_names / sizeof *channel_names && !cv_text_eq(&ch->items[k], channel_names[b]))
+			b++;
+		if (b == sizeof channel_names / sizeof *channel_names)
+			return "it names a channel this assent does not know";
+		d->channels |= 1u << b;
+	}
+	const struct cv *su = cv_get(t, "same_user_ok"), *td = cv_get(t, "timeout_denies"),
+			*ta = cv_get(t, "token_audience");
+	if (uint_of(cv_get(t, "quorum"), POL_LIST_MAX, &u) != 0 || u < 1)
+		return "its quorum cannot be read";
+	d->quorum = (unsigned)u;
+	if (uint_of(cv_get(t, "token_ttl"), UINT32_MAX, &u) != 0)
+		return "its token lifetime cannot be read";
+	d->token_ttl_s = (unsigned)u;
+	if (!su || !td || (su->t != CV_TRUE && su->t != CV_FALSE) || (td->t != CV_TRUE && td->t != CV_FALSE) ||
+	    (ta && text_copy(ta, d->token_audience, sizeof d->token_audience) != 0))
+		return "its terms cannot be read";
+	d->same_user_ok = su->t == CV_TRUE;
+	d->timeout_denies = td->t == CV_TRUE;
+	r->has_pd = 1;
+	return NULL;
+}
+
+/* The action's parts the signer keeps besides the view: type, audience, options, subjects. */
+static const char *action_read(const struct cv *e, struct req *r)
+{
+	const struct cv *o = cv_get(e, "options"), *sub = cv_get(e, "subject"), *aud = cv_get(e, "audience");
+	if (text_copy(cv_get(e, "type"), r->type, sizeof r->type) != 0 ||
+	    text_copy(cv_get(e, "action"), r->action, sizeof r->action) != 0 || strncmp(r->action, "sha256:", 7) ||
+	    (aud && text_copy(aud, r->audience, sizeof r->audience) != 0))
+		return "its type, audience or action digest cannot be read";
+	if (o && (o->t != CV_ARRAY || !(r->options = calloc(o->n ? o->n : 1, sizeof *r->options))))
+		return "its options cannot be read";
+	for (size_t i = 0; o && i < o->n; i++) {
+		if (o->items[i].t != CV_TEXT || !(r->options[i] = strndup((const char *)o->items[i].s, o->items[i].n)))
+			return "its options cannot be read";
+		r->noptions++;
+	}
+	r->subjects = json_array();
+	if (sub && sub->t != CV_ARRAY)
+		return "its subjects cannot be read";
+	for (size_t i = 0; sub && i < sub->n; i++) {
+		const struct cv *x = &sub->items[i], *name = cv_get(x, "name"),
+				*hex = cv_get(cv_get(x, "digest"), "sha256"), *comp = cv_get(x, "computed");
+		if (!name || name->t != CV_TEXT || !hex || hex->t != CV_TEXT || !comp)
+			return "its subjects cannot be read";
+		/* computed: the previous run hashed the bytes itself; they are not on the ledger,
+		 * so a reviewer now sees the digest only. */
+		json_array_append_new(r->subjects,
+				      json_pack("{s:s%,s:s%,s:b}", "name", (const char *)name->s, name->n, "sha256",
+						(const char *)hex->s, hex->n, "computed", comp->t == CV_TRUE));
+	}
+	return NULL;
+}
+
+/* Who asked, back into the connection request_view names them by. */
+static const char *requester_read(const struct cv *e, struct req *r, struct conn *c, const char **uid_agent,
+				  char agent_buf[REG_NAME_MAX + 1])
+{
+	const struct cv *rq = cv_get(e, "requester"), *uid = cv_get(rq, "uid"), *agent = cv_get(rq, "agent");
+	uint64_t u;
+	if (text_copy(cv_get(e, "owner"), r->owner, sizeof r->owner) != 0 ||
+	    text_copy(cv_get(rq, "client"), r->client, sizeof r->client) != 0)
+		return "it does not say whose it is";
+	r->uid = (uid_t)-1;
+	if (uid) {
+		if (uint_of(uid, UINT32_MAX - 1, &u) != 0)
+			return "its requester's uid cannot be read";
+		r->uid = (uid_t)u;
+	}
+	*uid_agent = NULL;
+	c->uid = r->uid;
+	if (!strncmp(r->owner, "uid:", 4)) { /* a unix peer: SO_PEERCRED */
+		if (!uid || parse_u64(r->owner + 4, &u) != 0 || u != (uint64_t)r->uid)
+			return "its owner and its measured uid disagree";
+		if (agent && text_copy(agent, agent_buf, REG_NAME_MAX + 1) == 0)
+			*uid_agent = agent_buf;
+	} else if (!strncmp(r->owner, "agent:", 6)) { /* an API key over HTTP */
+		c->http = 1;
+		if (!agent || text_copy(agent, c->agent, sizeof c->agent) != 0 || strcmp(c->agent, r->owner + 6))
+			return "its owner and its agent disagree";
+	} else {
+		/* An anonymous client's session was its only credential, and sessions went with
+		 * the previous run: nobody can collect the answer (and a new session's id could
+		 * be the old one's). */
+		return "an anonymous caller's session went with the previous run";
+	}
+	return NULL;
+}
+
+/* One open request, rebuilt and queued; NULL, or why it is cancelled instead. */
+static const char *restore_one(struct signer *s, const struct open_req *p, struct cv_arena *a)
+{
+	struct cv *e;
+	cv_arena_reset(a);
+	if (cbor_decode(p->bytes, p->len, a, &e, NULL) != 0)
+		return "its request entry cannot be read";
+	const struct cv *collect = cv_get(e, "collect");
+	if (!collect) /* an older assent wrote it: taken as a blocking call */
+		return "its entry does not say how its caller collects the answer (an older assent wrote it), so it "
+		       "counts as a blocking call, whose connection went with the previous run";
+	if (cv_text_eq(collect, "wait"))
+		return "the caller's connection went with the previous run";
+	if (!cv_text_eq(collect, "poll") && !cv_text_eq(collect, "task"))
+		return "it names a way of collecting this assent does not know";
+	struct pq_item it = {.requester_id = 0, .blocking = 0};
+	snprintf(it.session_id, sizeof it.session_id, "%s", p->sid);
+	if (uint_of(cv_get(e, "deadline"), UINT64_MAX, &it.deadline_ms) != 0 ||
+	    uint_of(cv_get(e, "time"), UINT64_MAX, &it.created_ms) != 0)
+		return "its deadline cannot be read";
+	struct req *r = calloc(1, sizeof *r);
+	struct conn c = {.id = 0};
+	char agent[REG_NAME_MAX + 1];
+	const char *uid_agent = NULL, *why = r ? NULL : "out of memory";
+	if (!why)
+		why = action_read(e, r);
+	if (!why)
+		why = requester_read(e, r, &c, &uid_agent, agent);
+	if (!why && cv_get(e, "policy"))
+		why = terms_read(cv_get(e, "policy"), cv_get(e, "terms"), r);
+	if (!why) {
+		r->collect = cv_text_eq(collect, "task") ? "task" : "poll";
+		it.requester_uid = r->uid;
+		it.data = r;
+		/* The view: the action's own fields (the entry less what the signer and the ledger added). */
+		static const char *const added[] = {"v",	  "seq",       "time",	 "prev",     "kind",
+						    "session_id", "requester", "action", "deadline", "policy",
+						    "collect",	  "owner",     "terms"};
+		r->view = cv_to_json(e);
+		for (size_t k = 0; r->view && k < sizeof added / sizeof *added; k++)
+			json_object_del(r->view, added[k]);
+		if (!r->view)
+			why = "out of memory";
+	}
+	if (!why) {
+		request_view(r, &c, &it, uid_agent);
+		json_t *ap = json_array();
+		for (size_t k = 0; k < p->napprovers && k < 16; k++) {
+			snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", p->approvers[k]);
+			json_array_append_new(ap, json_string(p->approvers[k]));
+		}
+		if (r->napprovers)
+			json_object_set_new(r->view, "approvals", ap);
+		else
+			json_decref(ap);
+		if (pq_add(s->q, &it) != 0)
+			why = "the queue of pending requests is full";
+	}
+	if (why && r)
+		req_free(r);
+	return why;
+}
+
+/* At start, before the policy loads: every request a previous run left pending is
+ * queued again when its caller collects the answer later (wait: false, a task) and
+ * cancelled when its caller waited on a connection that went with that run. One whose
+ * deadline passed meanwhile is queued too: the first turn of the loop times it out
+ * (expire), as its terms say (a timeout, or a denial under on-timeout deny). */
+void restore_pending(struct signer *s)
+{
+	struct open_scan o = {.index = json_object()};
+	char err[AS_ERRLEN];
+	cv_arena_init(&o.a, ENTRY_MAX);
+	if (!o.index || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)
+		slog("error", "scanning the ledger for pending requests: %s",
+		     o.oom || !o.index ? "out of memory" : err);
+	size_t kept = 0, cancelled = 0, approvals = 0;
+	for (size_t k = 0; k < o.n; k++) {
+		const char *why = restore_one(s, &o.open[k], &o.a);
+		if (!why) {
+			kept++;
+			approvals += o.open[k].napprovers;
+			continue;
+		}
+		char reason[256];
+		snprintf(reason, sizeof reason, "the daemon restarted: %s", why);
+		if (append_simple(s, "cancelled", o.open[k].sid, reason, NULL))
+			cancelled++;
+		slog("info", "request %s left pending by a previous run is cancelled: %s", o.open[k].sid, why);
+	}
+	commit_batch(s);
+	if (kept || cancelled)
+		slog("warning",
+		     "%zu requests left pending by a previous run are pending again (%zu quorum approvals kept), %zu "
+		     "cancelled",
+		     kept, approvals, cancelled);
+	for (size_t k = 0; k < o.n; k++)
+		free(o.open[k].bytes);
+	free(o.open);
+	cv_arena_free(&o.a);
+	json_decref(o.index);
+}
