@@ -55,6 +55,7 @@ POL
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" --group dba >/dev/null
 "$ASSENT" --state "$S" reviewer add bob --uid 65534 --group dba >/dev/null
 KEY=$("$ASSENT" --state "$S" agent add ci | tail -1) # an agent over HTTP, by its API key
+KEY2=$("$ASSENT" --state "$S" agent add ci-other | tail -1) # another one
 http_agent() { # KEY ("": anonymous) then restart_agent.py's arguments, over HTTP
 	local k=$1
 	shift
@@ -122,6 +123,16 @@ SID4=$($PY -c 'import json,sys; print(next((r["session_id"] for r in json.load(o
 web_pending >"$T/web0.txt"
 check "before the kill the web reviewer sees the first request, not the quorum's ($(cat "$T/web0.txt" | cut -c1-20)...)" \
 	sh -c "grep -q '^200 .*$SID1' \"\$1\" && ! grep -q '$SID2' \"\$1\"" _ "$T/web0.txt"
+# Two tasks: the 2025-11-25 kind through the SDK 1.x client over stdio, and the 2026-07-28
+# extension's over HTTP by key.
+SDKT=(env ASSENT_SINGLE_USER=1 node "$ROOT/tests/mcp/sdk_task_restart.mjs" "$S" "$ROOT/build" "$T/p.policy")
+(cd "$ROOT/tests/mcp" && "${SDKT[@]}" create) >"$T/t5.json" 2>"$T/t5.err"
+TID5=$(json_field "$T/t5.json" taskId)
+check "an SDK client's request_feedback became a task, working (${TID5:-none} $(head -c 200 "$T/t5.err"))" \
+	test "$(json_field "$T/t5.json" status)" = working
+$PY "$ROOT/tests/integration/task26.py" "$(json_field "$S/assentd.json" http)" "$KEY" create >"$T/t6.json"
+TID6=$(json_field "$T/t6.json" taskId)
+check "a 2026-07-28 client's became a task of the extension, working (${TID6:-none})" test "$(json_field "$T/t6.json" status)" = working
 # Last before the kill, so that its deadline (3 s) passes while the daemon is down.
 "${AGENT[@]}" call request_feedback '{"type":"approval","message":"short deadline","wait":false,"timeout_override":3}' >"$T/a3.json"
 SID3=$(json_field "$T/a3.json" session_id)
@@ -196,6 +207,24 @@ json_field "$T/g1.json" approval_token >"$T/t1.jwt"
 KEYS=$(ls "$S"/keys/token-*.pub)
 expect_exit 0 "its token verifies offline against the ledger (assent-verify token --ledger)" \
 	"$VERIFY" token - --aud assent --key $KEYS --ledger "$S/ledger" <"$T/t1.jwt"
+
+# The tasks: still theirs after the restart, decided, collected with tasks/get.
+(cd "$ROOT/tests/mcp" && "${SDKT[@]}" get "$TID5") >"$T/t5b.json" 2>>"$T/t5.err"
+check "after the restart the SDK client's tasks/get on its task says working ($(head -c 120 "$T/t5b.json"))" \
+	test "$(json_field "$T/t5b.json" status)" = working
+expect_exit 0 "the reviewer approves the task's request" "$ASSENT" --state "$S" approve "$TID5" -m "task after restart"
+(cd "$ROOT/tests/mcp" && "${SDKT[@]}" get "$TID5") >"$T/t5c.json" 2>>"$T/t5.err"
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1])).get("result") or {}; print(r.get("approval_token",""))' "$T/t5c.json" >"$T/t5.jwt"
+check "the SDK client's tasks/get then says completed, tasks/result approved with a token ($(head -c 160 "$T/t5c.json"))" \
+	sh -c "grep -q '\"status\":\"completed\"' '$T/t5c.json' && grep -q '\"approved\":true' '$T/t5c.json' && test -s '$T/t5.jwt'"
+expect_exit 0 "the task's token verifies offline against the ledger (assent-verify token --ledger)" \
+	"$VERIFY" token - --aud assent --key $KEYS --ledger "$S/ledger" <"$T/t5.jwt"
+expect_exit 0 "the reviewer approves the 2026-07-28 task's request" "$ASSENT" --state "$S" approve "$TID6"
+$PY "$ROOT/tests/integration/task26.py" "$(json_field "$S/assentd.json" http)" "$KEY" get "$TID6" >"$T/t6b.json"
+check "its client's tasks/get after the restart: completed, the approval inlined ($(head -c 120 "$T/t6b.json"))" \
+	sh -c "grep -q '\"status\": \"completed\"' '$T/t6b.json' && grep -q '\"approved\": true' '$T/t6b.json'"
+$PY "$ROOT/tests/integration/task26.py" "$(json_field "$S/assentd.json" http)" "$KEY2" get "$TID6" >"$T/t6c.json"
+check "another agent's tasks/get on it after the restart: not found ($(head -c 120 "$T/t6c.json"))" grep -q 'no task of yours' "$T/t6c.json"
 
 expect_exit 1 "the first reviewer approving the quorum's request again after the restart is refused (its quorum kept under the new policy)" \
 	"$ASSENT" --state "$S" approve "$SID2"
