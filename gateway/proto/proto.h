@@ -48,17 +48,18 @@ enum {
 	F_SESSION_INFO = 31,	/* mcp: {conn, client, protocol} what initialize declared */
 	F_SESSION_END = 32,	/* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */
-	F_CONN_NEW = 100,   /* {conn} + the connection's descriptor */
-	F_RESULT = 101,	    /* mcp: {conn, rid, json, iserror} the answer to a tool call */
-	F_CTL_REPLY = 102,  /* review: {conn, status, json} status: enum proto_status */
-	F_CONFIG = 103,	    /* {http: {on, hosts, origins, limits...}} first, before the jail;
-			     * review also {proxy, proxy_header} */
-	F_HTTP_REPLY = 104, /* mcp: {hreq, status, error?} or {hreq, status 200, conn, session,
-			     * principal, client?, protocol?} */
-	F_STATS = 105,	    /* mcp, review: {pending, uptime} for /health, about once a second */
-	F_WEB_REPLY = 106,  /* review: {hreq, status, body, ctype?, cookie?, clear?, retry?, wsid?}
-			     * status: enum proto_status, which the review worker maps to HTTP */
-	F_WEB_PUSH = 107,   /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
+	F_CONN_NEW = 100,    /* {conn} + the connection's descriptor */
+	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror} the answer to a tool call */
+	F_CTL_REPLY = 102,   /* review: {conn, status, json} status: enum proto_status */
+	F_CONFIG = 103,	     /* {http: {on, hosts, origins, limits...}} first, before the jail;
+			      * review also {proxy, proxy_header} */
+	F_HTTP_REPLY = 104,  /* mcp: {hreq, status, error?} or {hreq, status 200, conn, session,
+			      * principal, client?, protocol?} */
+	F_STATS = 105,	     /* mcp, review: {pending, uptime} for /health, about once a second */
+	F_WEB_REPLY = 106,   /* review: {hreq, status, body, ctype?, cookie?, clear?, retry?, wsid?}
+			      * status: enum proto_status, which the review worker maps to HTTP */
+	F_TASK_STATUS = 108, /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
+	F_WEB_PUSH = 107,    /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

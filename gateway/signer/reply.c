@@ -238,12 +238,36 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 	json_decref(j);
 }
 
+/* A task's end, told to the connection that made it when it is still there (2025-11-25
+ * notifications/tasks/status, which the worker sends where its client can receive it). */
+static void task_status(struct signer *s, const struct pq_item *it, const struct req *r, json_t *result)
+{
+	struct worker *w = &s->w[W_MCP];
+	if (w->fd < 0 || !r->collect || strcmp(r->collect, "task") || !conn_get(s, r->conn, W_MCP))
+		return;
+	json_t *st = json_pack("{s:s,s:s,s:I,s:I,s:O}", "state", "done", "session_id", it->session_id, "created_ms",
+			       (json_int_t)it->created_ms, "updated_ms", (json_int_t)now_ms(), "result", result);
+	char *js = st ? json_dumps(st, JSON_COMPACT) : NULL;
+	json_decref(st);
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_TASK_STATUS, 2);
+	char err[AS_ERRLEN];
+	if (js && strlen(js) < IPC_FRAME_MAX - 1024 && f && !ipc_put_uint(&a, f, "conn", r->conn) &&
+	    !ipc_put_text(&a, f, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+}
+
 /* Finish a request: the entry is on disk before anyone hears of it. */
 void finish(struct signer *s, struct pq_item *it, json_t *result)
 {
 	struct req *r = it->data;
 	if (it->blocking)
 		send_result(s, r->conn, r->rid, result, 0);
+	else
+		task_status(s, it, r, result);
 	remember_done(s, it->session_id, r->conn, r->owner, result, it->created_ms);
 	json_decref(result);
 	req_free(r);

@@ -218,5 +218,28 @@ d = line({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": dict(call
 ok(d.get("result", {}).get("resultType") == "task", "stdio: a task too")
 p.stdin.close()
 p.wait(timeout=10)
+
+# ---- 2025-11-25 tasks on stdio: the task's end is told (notifications/tasks/status) ----
+p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     text=True)
+d = line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {"tasks": {}}, "clientInfo": {"name": "t25", "version": "1"}}})
+p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+d = line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    "name": "request_feedback", "arguments": {"type": "approval", "message": "stdio 2025 task"}, "task": {"ttl": 60000}}})
+t25 = (d.get("result") or {}).get("task") or {}
+ok(t25.get("status") == "working" and t25.get("taskId", "").startswith("req-") and "ttl" in t25,
+   "stdio 2025-11-25: params.task gives a CreateTaskResult {task: ...}, working")
+assent("approve", t25.get("taskId", "x"), "-m", "told")
+d = json.loads(p.stdout.readline())
+ok(d.get("method") == "notifications/tasks/status" and d["params"].get("taskId") == t25.get("taskId")
+   and d["params"].get("status") == "completed",
+   f"... and when a reviewer decides, notifications/tasks/status says completed ({str(d)[:160]})")
+d = line({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": t25.get("taskId", "x")}})
+ok((d.get("result") or {}).get("structuredContent", {}).get("response") == "told"
+   and d["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == t25.get("taskId"),
+   "tasks/result: the tool's result, naming its task")
+p.stdin.close()
+p.wait(timeout=10)
 plan()
 done()

@@ -1626,6 +1626,16 @@ int mcp_line_progress(struct buf *out, const struct mcp_id *token, double progre
 	    err);
 }
 
+int mcp_line_notification(struct buf *out, const char *method, json_t *params, char *err)
+{
+	if (!method || !json_is_object(params)) {
+		json_decref(params);
+		return as_fail(err, AS_EINVAL, "a notification needs a method and object params");
+	}
+	return emit(out, jobj("jsonrpc", json_string("2.0"), "method", json_string(method), "params", params, JEND),
+		    err);
+}
+
 int mcp_line_log(struct buf *out, enum mcp_log_level level, const char *logger, json_t *data, char *err)
 {
 	if (!data || (unsigned)level > MCP_LOG_EMERGENCY) {

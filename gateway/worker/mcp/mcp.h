@@ -328,6 +328,8 @@ int mcp_peek_id(const char *head, size_t hn, const char *tail, size_t tn, struct
  * progress and total must be finite and >= 0; message may be NULL. */
 int mcp_line_progress(struct buf *out, const struct mcp_id *token, double progress, double total, const char *message,
 		      char *err);
+/* A notification {method, params}. Steals params (an object). */
+int mcp_line_notification(struct buf *out, const char *method, json_t *params, char *err);
 /* notifications/message {level, logger?, data}. Steals data; logger may be NULL. */
 int mcp_line_log(struct buf *out, enum mcp_log_level level, const char *logger, json_t *data, char *err);
 

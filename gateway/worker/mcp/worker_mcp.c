@@ -1532,6 +1532,19 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			route_out(w, c, rid, ridn, 1);
 		return;
 	}
+	if (f->type == F_TASK_STATUS) { /* a 2025-11-25 task ended: told on stdio, where it can be */
+		const char *js;
+		size_t jsn;
+		struct mconn *c;
+		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)) ||
+		    c->http || c->modern)
+			return; /* an HTTP session has no stream to carry it; the extension polls */
+		json_t *st = json_loadb(js, jsn, 0, NULL);
+		mcp_line_notification(&c->out, "notifications/tasks/status", mcp_task_get(MCP_TASK_2025, st), NULL);
+		json_decref(st);
+		return;
+	}
 	if (f->type == F_HTTP_REPLY) {
 		on_http_reply(w, f);
 		return;
