@@ -5,7 +5,7 @@ errors the revision names with the request's id, and pending approvals as tasks
 of the io.modelcontextprotocol/tasks extension, each owned by the agent key that
 asked. Prints TAP.
 Usage: gateway_stateless.py STATE HOST:PORT KEY_A KEY_B BUILD"""
-import json, os, subprocess, sys, http.client
+import json, os, subprocess, sys, time, http.client
 
 sys.path.insert(0, os.path.dirname(__file__))
 from taplib import ok, plan, done
@@ -166,8 +166,42 @@ st, d, _ = post("tools/call", {"name": "get_feedback", "arguments": {"session_id
                                                                   "wait_seconds": 0}, "_meta": meta(tasks=False)})
 ok(d["result"]["structuredContent"].get("status") == "rejected", "and get_feedback collects the decision statelessly")
 
+# a blocking stateless call a person takes a while over: progress, then keep-alives as a stream
+import threading
+body = {"jsonrpc": "2.0", "id": 777, "method": "tools/call", "params": {
+    "name": "request_feedback", "arguments": {"type": "approval", "message": "Think it over"},
+    "_meta": dict(meta(tasks=False), progressToken="p1")}}
+c = http.client.HTTPConnection(host, int(port), timeout=120)
+c.request("POST", "/mcp", json.dumps(body), {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+          "MCP-Protocol-Version": V, "Mcp-Method": "tools/call", "Mcp-Name": "request_feedback",
+          "Authorization": f"Bearer {key_a}"})
+
+
+def approve_later():
+    for _ in range(400):
+        hit = next((p for p in json.loads(assent("pending", "--json").stdout or "[]") if p["message"] == "Think it over"), None)
+        if hit:
+            break
+        time.sleep(0.05)
+    time.sleep(17)  # past the first progress notification (10 s) and the 15 s keep-alive
+    assent("approve", hit["session_id"], "-m", "after some thought")
+
+
+th = threading.Thread(target=approve_later)
+th.start()
+r = c.getresponse()
+raw = r.read().decode()
+th.join()
+events = [json.loads(l[5:]) for l in raw.splitlines() if l.startswith("data:")]
+final = [e for e in events if e.get("id") == 777]
+prog = [e for e in events if e.get("method") == "notifications/progress"]
+ok(r.status == 200 and "text/event-stream" in (r.getheader("Content-Type") or "") and prog and final
+   and final[0]["result"]["structuredContent"]["approved"] is True and final[0]["result"]["resultType"] == "complete",
+   f"a 17 s stateless call streams its progress ({len(prog)} notifications) and then its result")
+c.close()
+
 # closing the response stream is the client's cancel
-import socket, time
+import socket
 body = json.dumps({"jsonrpc": "2.0", "id": 999, "method": "tools/call", "params": {
     "name": "request_feedback", "arguments": {"type": "approval", "message": "Hang up on me"}, "_meta": meta(tasks=False)}})
 sk = socket.create_connection((host, int(port)))
