@@ -331,7 +331,7 @@ struct request_in {
 	size_t ridn, clientn;
 	uint64_t timeout;
 	int wait, task;	       /* the caller holds the call open; the worker delivers the result as a task */
-	int elicit; /* 2026-07-28: its client can show an elicitation form (mrtr.c) */
+	int elicit;	       /* 2026-07-28: its client can show an elicitation form (mrtr.c) */
 	const uint8_t *action; /* the action's canonical CBOR, as received */
 	size_t actionn;
 	const struct cv *contents;

@@ -93,7 +93,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	char client[160];
 	uid_t uid;	     /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
 	const char *collect; /* how its caller hears of the decision: "wait", "poll" or "task" (restore.c) */
-	int mrtr; /* its client's user may answer it (mrtr.c): collected, not waited on */
+	int mrtr;	     /* its client's user may answer it (mrtr.c): collected, not waited on */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
