@@ -16,4 +16,7 @@ int cv_from_json(struct cv_arena *a, const json_t *j, struct cv **out, char *err
 int cv_from_json_value(struct cv_arena *a, const json_t *j, struct cv *v, int depth, int reals_as_text, char *err);
 json_t *cv_to_json(const struct cv *v);
 
+/* What kind of JSON value v is, for messages: "an object", "a string", "an integer", ... */
+const char *json_kind(const json_t *v);
+
 #endif

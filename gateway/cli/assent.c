@@ -68,6 +68,10 @@ static const char usage_text[] =
     "      The decision FILE makes for a request (request_feedback's arguments, plus\n"
     "      \"agent\", \"uid\" or \"client\" for who asks) and the rule that made it.\n"
     "      (assentd --policy FILE loads one; SIGHUP reloads it.)\n"
+    "  upstreams check FILE\n"
+    "      Check an upstreams file (assent.upstreams(5): an MCP client's mcpServers\n"
+    "      JSON, plus cwd, uid, ca) and list its servers, environment and header\n"
+    "      names only. Exit 0 when it is valid, 1 when not (file, server, what).\n"
     "\n"
     "The state directory is --state DIR, else $ASSENT_STATE_DIR, else\n"
     "$XDG_STATE_HOME/assent, else ~/.local/state/assent. The ledger is STATE/ledger,\n"
@@ -118,6 +122,8 @@ int main(int argc, char **argv)
 		return cmd_identity(state, argv[i], argc - i, argv + i);
 	if (!strcmp(argv[i], "policy"))
 		return cmd_policy(argc - i, argv + i);
+	if (!strcmp(argv[i], "upstreams"))
+		return cmd_upstreams(argc - i, argv + i);
 	if (!strcmp(argv[i], "keygen"))
 		return cmd_keygen(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "ledger") && i + 1 < argc) {

@@ -37,6 +37,7 @@ int cmd_checkpoint(const char *state, int argc, char **argv);
 
 /* cmd_policy.c */
 int cmd_policy(int argc, char **argv);
+int cmd_upstreams(int argc, char **argv);
 
 /* cmd_identity.c */
 int cmd_keygen(const char *state, int argc, char **argv);

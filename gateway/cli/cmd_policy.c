@@ -1,4 +1,5 @@
-/* assent policy check | test: a policy file's diagnostics, and the decision it makes for a request. */
+/* assent policy check | test: a policy file's diagnostics, and the decision it makes for a
+ * request; assent upstreams check: an upstreams file (assent.upstreams(5)) as the gate reads it. */
 #define _GNU_SOURCE
 #include "gateway/cli/cli.h"
 
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "gateway/signer/upstreams.h"
 
 /* ---- policy check | test ---- */
 
@@ -87,5 +90,53 @@ int cmd_policy(int argc, char **argv)
 	printf("  policy sha256 %s\n", policy_digest(p));
 	policy_free(p);
 	json_decref(req);
+	return 0;
+}
+
+/* ---- upstreams check ---- */
+
+/* Names only: an environment's and a header's values are the servers' credentials. */
+static void print_names(const char *what, const struct up_pair *p, size_t n)
+{
+	if (!n)
+		return;
+	printf("    %s:", what);
+	for (size_t i = 0; i < n; i++)
+		printf(" %s", p[i].key);
+	printf(" (values not shown)\n");
+}
+
+int cmd_upstreams(int argc, char **argv)
+{
+	if (argc != 3 || strcmp(argv[1], "check"))
+		return die(2, "usage: assent upstreams check FILE");
+	struct upstreams *u;
+	char err[AS_ERRLEN];
+	int rc = upstreams_load(argv[2], &u, err);
+	if (rc != 0)
+		return die(rc == AS_EINVAL || rc == AS_ETOOBIG ? 1 : 2, "%s", err); /* 2: cannot read it */
+	printf("%s: %zu upstream server%s\n", argv[2], u->n, u->n == 1 ? "" : "s");
+	for (size_t i = 0; i < u->n; i++) {
+		const struct upstream *x = &u->u[i];
+		if (x->kind == UP_STDIO) {
+			printf("  %s: stdio: %s", x->name, x->command);
+			for (size_t k = 0; k < x->nargs; k++)
+				printf(" %s", x->args[k]);
+			printf("\n");
+			if (x->cwd)
+				printf("    cwd: %s\n", x->cwd);
+			if (x->has_uid)
+				printf("    runs as uid %u\n", (unsigned)x->uid);
+			print_names("env", x->env, x->nenv);
+		} else {
+			printf("  %s: Streamable HTTP: %s://%s%s%s:%u%s%s\n", x->name, x->scheme,
+			       strchr(x->host, ':') ? "[" : "", x->host, strchr(x->host, ':') ? "]" : "", x->port,
+			       x->path, x->ca ? "" : (strcmp(x->scheme, "https") ? "" : " (system CA store)"));
+			if (x->ca)
+				printf("    CA pinned: %s\n", x->ca);
+			print_names("headers", x->headers, x->nheaders);
+		}
+	}
+	upstreams_free(u);
 	return 0;
 }

@@ -52,29 +52,6 @@ static const char *q(char *dst, const char *s, size_t len)
 	return dst;
 }
 
-static const char *jtype(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a real number";
-	case JSON_TRUE:
-		return "true";
-	case JSON_FALSE:
-		return "false";
-	case JSON_NULL:
-		return "null";
-	}
-	return "an unknown value";
-}
-
 /* Length of the longest prefix of s[0..n) of at most max bytes that ends on a
  * UTF-8 character boundary (s is valid UTF-8). */
 static size_t utf8_cut(const char *s, size_t n, size_t max)
@@ -341,7 +318,7 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 			       "batches are not supported (JSON-RPC batching is not part of MCP since 2025-06-18)");
 	if (!json_is_object(root))
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "expected a JSON-RPC message object, got %s",
-			       jtype(root));
+			       json_kind(root));
 
 	const json_t *id = json_object_get(root, "id"), *method = json_object_get(root, "method");
 	const json_t *result = json_object_get(root, "result"), *error = json_object_get(root, "error");
@@ -357,11 +334,11 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 				       "id: a string of %zu bytes is over the limit of %d", json_string_length(id),
 				       MCP_ID_MAX);
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "id: expected a string or an integer, got %s",
-			       jtype(id));
+			       json_kind(id));
 	}
 	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0 || json_string_length(ver) != 3)
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "jsonrpc: expected \"2.0\", got %s",
-			       ver ? jtype(ver) : "nothing");
+			       ver ? json_kind(ver) : "nothing");
 
 	if (!method) {
 		if (!result && !error)
@@ -383,7 +360,7 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 	}
 	if (!json_is_string(method))
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "method: expected a string, got %s",
-			       jtype(method));
+			       json_kind(method));
 	if (id && !id_ok)
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err,
 			       "id: a request id must be a string or an integer, not null");
@@ -394,7 +371,7 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 			return invalid(out, MCP_INVALID_PARAMS, AS_EINVAL, err,
 				       "params: MCP expects an object, got an array");
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "params: expected an object, got %s",
-			       jtype(params));
+			       json_kind(params));
 	}
 	out->kind = id ? MCP_MSG_REQUEST : MCP_MSG_NOTIFICATION;
 	out->method = json_string_value(method);
@@ -407,7 +384,7 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 		const json_t *meta = json_object_get(params, "_meta");
 		if (meta && !json_is_object(meta))
 			return invalid(out, MCP_INVALID_PARAMS, AS_EINVAL, err,
-				       "params._meta: expected an object, got %s", jtype(meta));
+				       "params._meta: expected an object, got %s", json_kind(meta));
 		const json_t *pt = meta ? json_object_get(meta, "progressToken") : NULL;
 		if (pt && !id_read(pt, &out->progress_token))
 			return invalid(
@@ -457,13 +434,14 @@ int mcp_initialize(const json_t *params, const char *server_version, struct mcp_
 	const json_t *pv = params ? json_object_get(params, "protocolVersion") : NULL;
 	if (!json_is_string(pv))
 		return as_fail(err, AS_EINVAL, "initialize: params.protocolVersion: expected a string, got %s",
-			       pv ? jtype(pv) : "nothing");
+			       pv ? json_kind(pv) : "nothing");
 	const json_t *caps = json_object_get(params, "capabilities"), *ci = json_object_get(params, "clientInfo");
 	if (caps && !json_is_object(caps))
 		return as_fail(err, AS_EINVAL, "initialize: params.capabilities: expected an object, got %s",
-			       jtype(caps));
+			       json_kind(caps));
 	if (ci && !json_is_object(ci))
-		return as_fail(err, AS_EINVAL, "initialize: params.clientInfo: expected an object, got %s", jtype(ci));
+		return as_fail(err, AS_EINVAL, "initialize: params.clientInfo: expected an object, got %s",
+			       json_kind(ci));
 	if (ci) {
 		const json_t *n = json_object_get(ci, "name"), *v = json_object_get(ci, "version");
 		if ((n && !json_is_string(n)) || (v && !json_is_string(v)))
@@ -506,7 +484,7 @@ int mcp_log_set_level(const json_t *params, enum mcp_log_level *out, char *err)
 	char qb[QBUF];
 	if (!json_is_string(lv))
 		return as_fail(err, AS_EINVAL, "logging/setLevel: params.level: expected a string, got %s",
-			       lv ? jtype(lv) : "nothing");
+			       lv ? json_kind(lv) : "nothing");
 	for (size_t i = 0; i < sizeof log_names / sizeof *log_names; i++)
 		if (!strcmp(json_string_value(lv), log_names[i]) && json_string_length(lv) == strlen(log_names[i])) {
 			*out = (enum mcp_log_level)i;
@@ -757,7 +735,7 @@ int mcp_tools_call(const json_t *params, enum mcp_tool *tool, const json_t **arg
 	const json_t *name = params ? json_object_get(params, "name") : NULL;
 	if (!json_is_string(name))
 		return as_fail(err, AS_EINVAL, "tools/call: params.name: expected a string, got %s",
-			       name ? jtype(name) : "nothing");
+			       name ? json_kind(name) : "nothing");
 	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
 		if (json_string_length(name) == strlen(tools[i].name) &&
 		    !strcmp(json_string_value(name), tools[i].name))
@@ -767,7 +745,8 @@ int mcp_tools_call(const json_t *params, enum mcp_tool *tool, const json_t **arg
 			       q(qb, json_string_value(name), json_string_length(name)));
 	const json_t *a = json_object_get(params, "arguments");
 	if (a && !json_is_null(a) && !json_is_object(a))
-		return as_fail(err, AS_EINVAL, "tools/call: params.arguments: expected an object, got %s", jtype(a));
+		return as_fail(err, AS_EINVAL, "tools/call: params.arguments: expected an object, got %s",
+			       json_kind(a));
 	*args = json_is_object(a) ? a : NULL;
 	return 0;
 }
@@ -783,7 +762,7 @@ int mcp_cancelled(const json_t *params, struct mcp_id *request_id, char reason[M
 	const json_t *r = json_object_get(params, "reason");
 	if (r && !json_is_null(r) && !json_is_string(r))
 		return as_fail(err, AS_EINVAL, "notifications/cancelled: params.reason: expected a string, got %s",
-			       jtype(r));
+			       json_kind(r));
 	if (json_is_string(r))
 		copy_declared(reason, MCP_REASON_MAX, r);
 	return 0;
@@ -817,7 +796,7 @@ static int check_text(const char *what, const char *s, size_t n, int multiline, 
 static int arg_str(const json_t *v, const char *what, size_t min, size_t max, int multiline, char *err)
 {
 	if (!json_is_string(v))
-		return as_fail(err, AS_EINVAL, "%s: expected a string, got %s", what, jtype(v));
+		return as_fail(err, AS_EINVAL, "%s: expected a string, got %s", what, json_kind(v));
 	size_t n = json_string_length(v);
 	if (n < min)
 		return as_fail(err, AS_EINVAL, "%s: must not be empty", what);
@@ -865,7 +844,7 @@ static int check_subject(const json_t *s, const char *label, struct mcp_subject 
 	if (!json_is_object(s))
 		return as_fail(err, AS_EINVAL,
 			       "%s: expected an object {name, digest: {sha256}} or {name, content}, got %s", label,
-			       jtype(s));
+			       json_kind(s));
 	const char *k;
 	const json_t *x;
 	json_object_foreach((json_t *)s, k, x)
@@ -889,7 +868,7 @@ static int check_subject(const json_t *s, const char *label, struct mcp_subject 
 		snprintf(what, sizeof what, "%s.digest", label);
 		if (!json_is_object(dg))
 			return as_fail(err, AS_EINVAL, "%s: expected an object {\"sha256\": hex}, got %s", what,
-				       jtype(dg));
+				       json_kind(dg));
 		json_object_foreach((json_t *)dg, k, x)
 		{
 			if (strcmp(k, "sha256"))
@@ -900,7 +879,7 @@ static int check_subject(const json_t *s, const char *label, struct mcp_subject 
 		snprintf(what, sizeof what, "%s.digest.sha256", label);
 		if (!json_is_string(h))
 			return as_fail(err, AS_EINVAL, "%s: expected 64 lowercase hex digits, got %s", what,
-				       h ? jtype(h) : "nothing");
+				       h ? json_kind(h) : "nothing");
 		if (!is_hex64(json_string_value(h), json_string_length(h)))
 			return as_fail(err, AS_EINVAL,
 				       "%s: expected 64 lowercase hex digits, got %zu characters \"%s\"", what,
@@ -910,7 +889,7 @@ static int check_subject(const json_t *s, const char *label, struct mcp_subject 
 	if (ct) {
 		snprintf(what, sizeof what, "%s.content", label);
 		if (!json_is_string(ct))
-			return as_fail(err, AS_EINVAL, "%s: expected a base64 string, got %s", what, jtype(ct));
+			return as_fail(err, AS_EINVAL, "%s: expected a base64 string, got %s", what, json_kind(ct));
 		const char *b = json_string_value(ct);
 		size_t n = json_string_length(ct), m = 0;
 		/* Whitespace is dropped (base64 tools wrap lines): one text, one decoding. */
@@ -979,7 +958,7 @@ static int check_subjects(const json_t *v, struct mcp_feedback *f, char *err)
 static int check_options(const json_t *v, struct mcp_feedback *f, char *err)
 {
 	if (!json_is_array(v))
-		return as_fail(err, AS_EINVAL, "options: expected an array of strings, got %s", jtype(v));
+		return as_fail(err, AS_EINVAL, "options: expected an array of strings, got %s", json_kind(v));
 	size_t n = json_array_size(v);
 	if (n == 0 || n > MCP_OPTIONS_MAX)
 		return as_fail(err, AS_EINVAL, "options: expected 1 to %d options, got %zu", MCP_OPTIONS_MAX, n);
@@ -1023,7 +1002,7 @@ int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, cha
 	out->wait = 1;
 	int rc = 0;
 	if (args && !json_is_object(args))
-		return as_fail(err, AS_EINVAL, "arguments: expected an object, got %s", jtype(args));
+		return as_fail(err, AS_EINVAL, "arguments: expected an object, got %s", json_kind(args));
 	const char *k;
 	const json_t *x;
 	json_object_foreach((json_t *)args, k, x)
@@ -1044,7 +1023,7 @@ int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, cha
 		return as_fail(err, AS_EINVAL, "type: required, one of approval, input, selection, confirmation");
 	if (!json_is_string(type))
 		return as_fail(err, AS_EINVAL, "type: expected one of approval, input, selection, confirmation, got %s",
-			       jtype(type));
+			       json_kind(type));
 	size_t t = 0;
 	while (t < 4 &&
 	       !(strlen(fb_names[t]) == json_string_length(type) && !strcmp(fb_names[t], json_string_value(type))))
@@ -1074,14 +1053,16 @@ int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, cha
 	}
 	if (ctx) {
 		if (!json_is_string(ctx) && !json_is_object(ctx))
-			return as_fail(err, AS_EINVAL, "context: expected an object or a string, got %s", jtype(ctx));
+			return as_fail(err, AS_EINVAL, "context: expected an object or a string, got %s",
+				       json_kind(ctx));
 		if (!ctx_depth_ok(ctx, json_is_object(ctx) ? 1 : 0))
 			return as_fail(err, AS_EINVAL, "context: nested deeper than %d levels", MCP_CONTEXT_DEPTH);
 	}
 	if (tmo) {
 		if (!json_is_integer(tmo))
 			return as_fail(err, AS_EINVAL,
-				       "timeout_override: expected an integer number of seconds, got %s", jtype(tmo));
+				       "timeout_override: expected an integer number of seconds, got %s",
+				       json_kind(tmo));
 		json_int_t s = json_integer_value(tmo);
 		if (s < 1 || s > MCP_TIMEOUT_MAX)
 			return as_fail(err, AS_EINVAL, "timeout_override: expected 1 to %d seconds, got %lld",
@@ -1102,7 +1083,7 @@ int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, cha
 	}
 	if (wait) {
 		if (!json_is_boolean(wait))
-			return as_fail(err, AS_EINVAL, "wait: expected true or false, got %s", jtype(wait));
+			return as_fail(err, AS_EINVAL, "wait: expected true or false, got %s", json_kind(wait));
 		out->wait = json_is_true(wait);
 	}
 	/* Copies last, after every cheap check; failures from here on free what was made. */
@@ -1335,7 +1316,7 @@ int mcp_check_get_feedback(const json_t *args, char session_id[MCP_SESSION_ID_MA
 				       q(qb, s, json_string_length(sid)));
 	if (w && !json_is_null(w)) {
 		if (!json_is_integer(w))
-			return as_fail(err, AS_EINVAL, "wait_seconds: expected an integer, got %s", jtype(w));
+			return as_fail(err, AS_EINVAL, "wait_seconds: expected an integer, got %s", json_kind(w));
 		json_int_t v = json_integer_value(w);
 		if (v < 0 || v > MCP_WAIT_MAX)
 			return as_fail(err, AS_EINVAL, "wait_seconds: expected 0 to %d, got %lld", MCP_WAIT_MAX,

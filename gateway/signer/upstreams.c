@@ -1,0 +1,392 @@
+/* Reading and checking an upstreams file (upstreams.h, assent.upstreams(5)). */
+#define _GNU_SOURCE
+#include "gateway/signer/upstreams.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/attr.h"
+#include "common/cvjson.h"
+#include "common/util.h"
+
+/* What a refusal names: the file and the server. */
+struct ctx {
+	const char *file, *server;
+	char *err;
+};
+
+static int bad(const struct ctx *c, const char *fmt, ...) AS_PRINTF(2, 3);
+static int bad(const struct ctx *c, const char *fmt, ...)
+{
+	char what[AS_ERRLEN];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	if (c->server)
+		return as_fail(c->err, AS_EINVAL, "%s: server \"%s\": %s", c->file, c->server, what);
+	return as_fail(c->err, AS_EINVAL, "%s: %s", c->file, what);
+}
+
+/* A name from the file, as a message shows it: printable ASCII, cut. */
+static const char *shown(char *dst, size_t cap, const char *s)
+{
+	size_t i = 0;
+	for (; s[i] && i + 4 < cap; i++)
+		dst[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e || s[i] == '"' ? '?' : s[i];
+	snprintf(dst + i, cap - i, "%s", s[i] ? "..." : "");
+	return dst;
+}
+
+/* A copy of a string member of 1..UP_STRING_MAX bytes (0: empty allowed). */
+static int str_of(const struct ctx *c, const json_t *v, const char *what, int empty_ok, char **out)
+{
+	if (!json_is_string(v))
+		return bad(c, "\"%s\" must be a string, not %s", what, json_kind(v));
+	size_t n = json_string_length(v);
+	if ((!n && !empty_ok) || n > UP_STRING_MAX)
+		return bad(c, "\"%s\" must be 1 to %u bytes long (it is %zu)", what, UP_STRING_MAX, n);
+	if (!(*out = strndup(json_string_value(v), n)))
+		return as_fail(c->err, AS_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int abs_path(const struct ctx *c, const json_t *v, const char *what, char **out)
+{
+	GUARD(str_of(c, v, what, 0, out));
+	return (*out)[0] == '/' ? 0 : bad(c, "\"%s\" must be an absolute path", what);
+}
+
+/* An environment variable's name, or an HTTP header's (a token, RFC 9110 5.6.2). */
+static int name_ok(const char *k, int header)
+{
+	static const char env_first[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
+	static const char tchar[] = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	size_t n = strlen(k);
+	if (n == 0 || n > 256)
+		return 0;
+	if (header)
+		return strspn(k, tchar) == n;
+	return strchr(env_first, k[0]) &&
+	       strspn(k, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_") == n;
+}
+
+/* env (name=value, any bytes in the value but NUL) or headers (token: value without CR, LF
+ * or other controls, so that a value can never start another header). */
+static int pairs_of(const struct ctx *c, const json_t *v, const char *what, int header, struct up_pair **out, size_t *n)
+{
+	if (!json_is_object(v))
+		return bad(c, "\"%s\" must be an object of strings, not %s", what, json_kind(v));
+	if (json_object_size(v) > UP_ENV_MAX)
+		return bad(c, "\"%s\" has %zu entries; at most %u", what, json_object_size(v), UP_ENV_MAX);
+	*out = calloc(json_object_size(v) + 1, sizeof **out);
+	if (!*out)
+		return as_fail(c->err, AS_ENOMEM, "out of memory");
+	const char *k;
+	const json_t *x;
+	json_object_foreach((json_t *)v, k, x)
+	{
+		char kb[68];
+		if (!name_ok(k, header))
+			return bad(c, "\"%s\": \"%s\" is not a valid %s name", what, shown(kb, sizeof kb, k),
+				   header ? "header" : "environment variable");
+		struct up_pair *p = &(*out)[*n];
+		if (!(p->key = strdup(k)))
+			return as_fail(c->err, AS_ENOMEM, "out of memory");
+		(*n)++;
+		char label[300];
+		snprintf(label, sizeof label, "%s.%s", what, k); /* k passed name_ok: printable */
+		GUARD(str_of(c, x, label, 1, &p->value));
+		for (const unsigned char *s = (const unsigned char *)p->value; header && *s; s++)
+			if ((*s < 0x20 && *s != '\t') || *s == 0x7f)
+				return bad(c, "\"%s\": a header value must not hold control characters", label);
+	}
+	return 0;
+}
+
+static int args_of(const struct ctx *c, const json_t *v, struct upstream *u)
+{
+	if (!json_is_array(v))
+		return bad(c, "\"args\" must be an array of strings, not %s", json_kind(v));
+	if (json_array_size(v) > UP_ARGS_MAX)
+		return bad(c, "\"args\" has %zu items; at most %u", json_array_size(v), UP_ARGS_MAX);
+	if (!(u->args = calloc(json_array_size(v) + 1, sizeof *u->args)))
+		return as_fail(c->err, AS_ENOMEM, "out of memory");
+	size_t i;
+	const json_t *x;
+	json_array_foreach(v, i, x)
+	{
+		char label[32];
+		snprintf(label, sizeof label, "args[%zu]", i);
+		GUARD(str_of(c, x, label, 1, &u->args[i]));
+		u->nargs++;
+	}
+	return 0;
+}
+
+/* A loopback address written as one (127.0.0.0/8, ::1) or localhost: never a name that
+ * merely starts like one (127.0.0.1.example.com resolves wherever its owner likes). */
+static int loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (!strcmp(host, "localhost"))
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* https://HOST[:PORT][/PATH] or http:// to a loopback host. No user info (credentials go in
+ * headers, where they are never logged), no fragment. */
+static int url_of(const struct ctx *c, struct upstream *u)
+{
+	const char *s = u->url, *rest;
+	if (!strncmp(s, "https://", 8)) {
+		snprintf(u->scheme, sizeof u->scheme, "https");
+		u->port = 443;
+		rest = s + 8;
+	} else if (!strncmp(s, "http://", 7)) {
+		snprintf(u->scheme, sizeof u->scheme, "http");
+		u->port = 80;
+		rest = s + 7;
+	} else {
+		return bad(c, "\"url\" must start with https:// (or http:// to a loopback address)");
+	}
+	size_t auth = strcspn(rest, "/?#");
+	if (memchr(rest, '@', auth))
+		return bad(c, "\"url\" must not carry credentials (user@host): put them in \"headers\"");
+	if (strchr(rest, '#'))
+		return bad(c, "\"url\" must not have a fragment");
+	const char *host = rest, *colon;
+	size_t hn;
+	if (*host == '[') {
+		const char *close = memchr(host, ']', auth);
+		if (!close)
+			return bad(c, "\"url\": an IPv6 address must be in brackets");
+		host++;
+		hn = (size_t)(close - host);
+		colon = close + 1 < rest + auth && close[1] == ':' ? close + 1 : NULL;
+		if (!colon && close + 1 != rest + auth)
+			return bad(c, "\"url\": unexpected characters after the address");
+		if (strspn(host, "0123456789abcdefABCDEF:.") < hn)
+			return bad(c, "\"url\": not an IPv6 address in brackets");
+	} else {
+		colon = memchr(host, ':', auth);
+		hn = colon ? (size_t)(colon - host) : auth;
+		if (strspn(host, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") < hn)
+			return bad(c, "\"url\": the host may hold letters, digits, '.' and '-' only");
+	}
+	if (hn == 0 || hn >= sizeof u->host)
+		return bad(c, "\"url\" names no host, or one that is too long");
+	memcpy(u->host, host, hn);
+	u->host[hn] = 0;
+	if (colon) {
+		const char *p = colon + 1;
+		size_t pn = (size_t)(rest + auth - p);
+		unsigned long v = 0;
+		if (pn == 0 || pn > 5 || strspn(p, "0123456789") < pn)
+			return bad(c, "\"url\": the port must be a number from 1 to 65535");
+		for (size_t i = 0; i < pn; i++)
+			v = v * 10 + (unsigned long)(p[i] - '0');
+		if (v == 0 || v > 65535)
+			return bad(c, "\"url\": the port must be a number from 1 to 65535");
+		u->port = (uint16_t)v;
+	}
+	if (!strcmp(u->scheme, "http") && !loopback(u->host))
+		return bad(c, "\"url\": plain http:// only to a loopback address; use https:// for %s",
+			   u->host); /* the host passed its character check */
+	const char *path = rest + auth;
+	for (const unsigned char *q = (const unsigned char *)path; *q; q++)
+		if (*q <= 0x20 || *q >= 0x7f)
+			return bad(c, "\"url\": the path must be printable ASCII without spaces");
+	if (*path && *path != '/')
+		return bad(c, "\"url\": the path must start with '/'");
+	if (!(u->path = strdup(*path ? path : "/")))
+		return as_fail(c->err, AS_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int name_valid(const char *name)
+{
+	size_t n = strlen(name);
+	return n >= 1 && n <= UP_NAME_MAX &&
+	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n &&
+	       !strstr(name, UP_SEPARATOR) && name[n - 1] != '_' && name[0] != '_';
+}
+
+static const char *const stdio_only[] = {"command", "args", "env", "cwd", "uid"};
+static const char *const http_only[] = {"url", "headers", "ca"};
+
+static int server_of(struct ctx *c, const char *name, const json_t *v, struct upstream *u)
+{
+	if (!json_is_object(v))
+		return bad(c, "must be an object, not %s", json_kind(v));
+	snprintf(u->name, sizeof u->name, "%s", name);
+	const json_t *type = json_object_get(v, "type"), *cmd = json_object_get(v, "command"),
+		     *url = json_object_get(v, "url");
+	if (!cmd == !url)
+		return bad(c, "needs exactly one of \"command\" (a local server over stdio) and \"url\" "
+			      "(Streamable HTTP)");
+	u->kind = cmd ? UP_STDIO : UP_HTTP;
+	if (type) {
+		const char *t = json_string_value(type);
+		if (!t)
+			return bad(c, "\"type\" must be a string, not %s", json_kind(type));
+		if (!strcmp(t, "sse"))
+			return bad(c, "\"type\": \"sse\" (the 2024-11-05 HTTP+SSE transport) is not served: use "
+				      "the server's Streamable HTTP endpoint");
+		int ok =
+		    u->kind == UP_STDIO ? !strcmp(t, "stdio") : !strcmp(t, "http") || !strcmp(t, "streamable-http");
+		char tb[36];
+		if (!ok)
+			return bad(c, "\"type\" is \"%s\", but the entry has a%s", shown(tb, sizeof tb, t),
+				   u->kind == UP_STDIO ? " \"command\" (type stdio)" : " \"url\" (type http)");
+	}
+	const char *const *wrong = u->kind == UP_STDIO ? http_only : stdio_only;
+	size_t nwrong = u->kind == UP_STDIO ? 3 : 5;
+	for (size_t i = 0; i < nwrong; i++)
+		if (json_object_get(v, wrong[i]))
+			return bad(c, "\"%s\" belongs to %s server, and this one has a%s", wrong[i],
+				   u->kind == UP_STDIO ? "an HTTP" : "a stdio",
+				   u->kind == UP_STDIO ? " \"command\"" : "n \"url\"");
+	const json_t *x;
+	if (u->kind == UP_STDIO) {
+		GUARD(str_of(c, cmd, "command", 0, &u->command));
+		if ((x = json_object_get(v, "args")))
+			GUARD(args_of(c, x, u));
+		if ((x = json_object_get(v, "env")))
+			GUARD(pairs_of(c, x, "env", 0, &u->env, &u->nenv));
+		if ((x = json_object_get(v, "cwd")))
+			GUARD(abs_path(c, x, "cwd", &u->cwd));
+		if ((x = json_object_get(v, "uid"))) {
+			if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) >= 4294967295LL)
+				return bad(c, "\"uid\" must be a user id, a whole number from 0 to 4294967294");
+			u->uid = (uid_t)json_integer_value(x);
+			u->has_uid = 1;
+		}
+		return 0;
+	}
+	GUARD(str_of(c, url, "url", 0, &u->url));
+	GUARD(url_of(c, u));
+	if ((x = json_object_get(v, "headers")))
+		GUARD(pairs_of(c, x, "headers", 1, &u->headers, &u->nheaders));
+	if ((x = json_object_get(v, "ca"))) {
+		GUARD(abs_path(c, x, "ca", &u->ca));
+		if (strcmp(u->scheme, "https"))
+			return bad(c, "\"ca\" pins a CA for TLS: the url must be https://");
+	}
+	return 0;
+}
+
+int upstreams_parse(const char *text, size_t n, const char *file, struct upstreams **out, char *err)
+{
+	*out = NULL;
+	struct ctx c = {.file = file ? file : "upstreams", .err = err};
+	if (n > UP_FILE_MAX)
+		return as_fail(err, AS_ETOOBIG, "%s: over the limit of %u bytes", c.file, UP_FILE_MAX);
+	json_error_t je;
+	json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	char jb[sizeof je.text + 4];
+	if (!root) /* jansson quotes the input near the error: shown printable */
+		return bad(&c, "not JSON: %s (line %d, column %d)", shown(jb, sizeof jb, je.text), je.line, je.column);
+	const json_t *servers = json_object_get(root, "mcpServers");
+	int rc = 0;
+	if (!json_is_object(root))
+		rc = bad(&c, "must be a JSON object with \"mcpServers\", not %s", json_kind(root));
+	else if (!json_is_object(servers))
+		rc = bad(&c, "needs an \"mcpServers\" object (as in an MCP client's configuration)%s",
+			 servers ? ", not another type" : "");
+	else if (json_object_size(servers) == 0)
+		rc = bad(&c, "\"mcpServers\" lists no server");
+	else if (json_object_size(servers) > UP_MAX)
+		rc = bad(&c, "\"mcpServers\" lists %zu servers; at most %u", json_object_size(servers), UP_MAX);
+	struct upstreams *u = rc ? NULL : calloc(1, sizeof *u);
+	if (!rc && (!u || !(u->u = calloc(json_object_size(servers), sizeof *u->u))))
+		rc = as_fail(err, AS_ENOMEM, "out of memory");
+	const char *name;
+	const json_t *v;
+	if (!rc)
+		json_object_foreach((json_t *)servers, name, v)
+		{
+			char nb[UP_NAME_MAX + 8];
+			c.server = shown(nb, sizeof nb, name);
+			if (!name_valid(name)) {
+				rc = bad(&c,
+					 "a server's name must be 1 to %u letters, digits, '-' or '_', not starting "
+					 "or ending with '_' and without \"" UP_SEPARATOR "\" (agents see "
+					 "NAME" UP_SEPARATOR "TOOL)",
+					 UP_NAME_MAX);
+				break;
+			}
+			const json_t *dis = json_object_get(v, "disabled"); /* Cursor's way to keep an entry off */
+			if (json_is_true(dis))
+				continue;
+			if (dis && !json_is_boolean(dis)) {
+				rc = bad(&c, "\"disabled\" must be true or false");
+				break;
+			}
+			rc = server_of(&c, name, v, &u->u[u->n]);
+			u->n++; /* counted even when refused, so that upstreams_free frees what it holds */
+			if (rc)
+				break;
+		}
+	c.server = NULL; /* it pointed into the loop's buffer */
+	if (!rc && u->n == 0)
+		rc = bad(&c, "every server in \"mcpServers\" is disabled");
+	json_decref(root);
+	if (rc) {
+		upstreams_free(u);
+		return rc;
+	}
+	*out = u;
+	return 0;
+}
+
+int upstreams_load(const char *path, struct upstreams **out, char *err)
+{
+	struct buf b;
+	buf_init(&b, UP_FILE_MAX + 1);
+	int rc = file_read(path, UP_FILE_MAX, &b, err);
+	if (rc == 0)
+		rc = upstreams_parse((const char *)b.p, b.len, path, out, err);
+	else if (rc == AS_ETOOBIG)
+		rc = as_fail(err, rc, "%s: over the limit of %u bytes", path, UP_FILE_MAX);
+	buf_free(&b);
+	return rc;
+}
+
+static void pairs_free(struct up_pair *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++) {
+		free(p[i].key);
+		free(p[i].value);
+	}
+	free(p);
+}
+
+void upstreams_free(struct upstreams *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->n; i++) {
+		struct upstream *x = &u->u[i];
+		free(x->command);
+		for (size_t k = 0; k < x->nargs; k++)
+			free(x->args[k]);
+		free(x->args);
+		pairs_free(x->env, x->nenv);
+		free(x->cwd);
+		free(x->url);
+		free(x->path);
+		pairs_free(x->headers, x->nheaders);
+		free(x->ca);
+	}
+	free(u->u);
+	free(u);
+}
