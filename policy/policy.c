@@ -28,6 +28,11 @@ enum cond_kind {
 	C_CONTEXT,
 	C_MESSAGE,
 	C_RISK,
+	/* a gated call to an upstream server's tool (issue 15) */
+	C_UPSTREAM,
+	C_TOOL,
+	C_ARGS,
+	C_ANNOTATION,
 };
 enum op { OP_EQ, OP_NE, OP_LT, OP_GT, OP_LE, OP_GE, OP_RE, OP_EXISTS };
 
@@ -64,6 +69,8 @@ struct policy {
 
 static const char *const type_names[] = {"approval", "input", "selection", "confirmation"};
 static const char *const risk_names[] = {"low", "medium", "high", "critical"};
+static const char *const annotation_names[] = {"readonly", "destructive", "idempotent",
+					       "openworld"}; /* POL_ANN_* bit order */
 static const char *const action_names[] = {"allow", "deny", "ask"};
 
 const char *pol_action_name(enum pol_action a)
@@ -406,12 +413,13 @@ static int value(struct pstate *p, struct cond *c, int allow_order)
 	const struct word *o = next(p, "an operator (= != < > <= >= ~)");
 	if (!o)
 		return -1;
-	if (c->k == C_CONTEXT && !o->quoted && !strcmp(o->s, "exists")) {
+	int pathed = c->k == C_CONTEXT || c->k == C_ARGS;
+	if (pathed && !o->quoted && !strcmp(o->s, "exists")) {
 		c->op = OP_EXISTS;
 		return 0;
 	}
 	if (o->quoted || parse_op(o->s, &c->op) != 0) {
-		bad(p, o, "unknown operator (expected = != < > <= >= ~%s)", c->k == C_CONTEXT ? " or exists" : "");
+		bad(p, o, "unknown operator (expected = != < > <= >= ~%s)", pathed ? " or exists" : "");
 		return -1;
 	}
 	const struct word *v = next(p, "a value");
@@ -483,13 +491,32 @@ static int condition(struct pstate *p, const struct word *k, struct rule *r)
 			c->k = C_SUBJECT;
 			c->s = strdup(x->s);
 		}
-	} else if (!strncmp(k->s, "context.", 8)) {
-		c->k = C_CONTEXT;
-		const char *s = k->s + 8;
+	} else if (!strcmp(k->s, "upstream") || !strcmp(k->s, "tool")) {
+		if (!(x = next(p, k->s[0] == 'u' ? "an upstream server's name or glob" : "a tool's name or glob")))
+			return -1;
+		c->k = k->s[0] == 'u' ? C_UPSTREAM : C_TOOL;
+		c->s = strdup(x->s);
+	} else if (!strcmp(k->s, "annotation")) {
+		if (!(x = next(p, "readonly, destructive, idempotent or openworld")))
+			return -1;
+		c->n = -1;
+		for (int i = 0; i < 4; i++)
+			if (!x->quoted && !strcmp(x->s, annotation_names[i]))
+				c->n = i;
+		if (c->n < 0) {
+			bad(p, x, "not an annotation (readonly, destructive, idempotent, openworld)");
+			return -1;
+		}
+		c->k = C_ANNOTATION;
+	} else if (!strncmp(k->s, "args.", 5) || !strncmp(k->s, "context.", 8)) {
+		int args = k->s[0] == 'a';
+		c->k = args ? C_ARGS : C_CONTEXT;
+		const char *s = k->s + (args ? 5 : 8);
 		for (;;) {
 			size_t n = strcspn(s, ".");
 			if (n == 0 || c->npath == POL_PATH_MAX) {
-				bad(p, k, "a context path is context.KEY[.KEY...] with at most %d keys", POL_PATH_MAX);
+				bad(p, k, "a %s path is %s.KEY[.KEY...] with at most %d keys",
+				    args ? "call's arguments" : "context", args ? "args" : "context", POL_PATH_MAX);
 				return -1;
 			}
 			c->path[c->npath++] = strndup(s, n);
@@ -615,8 +642,8 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 	} else {
 		bad(p, k,
 		    "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
-		    "message, risk) or an option (reason, reviewers, quorum, deadline, on-timeout, token-ttl, "
-		    "token-audience, channels, same-user)");
+		    "message, risk, upstream, tool, args.PATH, annotation) or an option (reason, reviewers, quorum, "
+		    "deadline, on-timeout, token-ttl, token-audience, channels, same-user)");
 		return -1;
 	}
 	return 0;
@@ -966,8 +993,16 @@ static int cond_match(const struct cond *c, const struct pol_request *r)
 				return order(c->op, i, (double)c->n);
 		return 0;
 	}
+	case C_UPSTREAM:
+		return r->upstream && fnmatch(c->s, r->upstream, 0) == 0;
+	case C_TOOL:
+		return r->tool && fnmatch(c->s, r->tool, 0) == 0;
+	case C_ANNOTATION:
+		return (r->annotations >> c->n) & 1;
+	case C_ARGS:
 	case C_CONTEXT: {
-		const json_t *v = r->context ? ctx_get(r->context, c) : NULL;
+		const json_t *root = c->k == C_ARGS ? r->args : r->context;
+		const json_t *v = root ? ctx_get(root, c) : NULL;
 		if (!v) /* a condition on an absent field never matches, whatever its operator */
 			return 0;
 		if (c->op == OP_EXISTS)
@@ -1014,7 +1049,16 @@ void pol_request_from_json(const json_t *j, struct pol_request *r, const char *n
 				  .context = json_object_get(j, "context"),
 				  .nsubjects = ns,
 				  .subject_names = names,
-				  .subject_computed = computed};
+				  .subject_computed = computed,
+				  .upstream = json_string_value(json_object_get(j, "upstream")),
+				  .tool = json_string_value(json_object_get(j, "tool")),
+				  .args = json_object_get(j, "arguments")};
+	/* The tool's annotations as its server declared them (MCP ToolAnnotations). */
+	const json_t *an = json_object_get(j, "annotations");
+	static const char *const hints[] = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"};
+	for (unsigned k = 0; k < 4; k++)
+		if (json_is_true(json_object_get(an, hints[k])))
+			r->annotations |= 1u << k;
 }
 
 /* An allow rule issues a token without a person: for an audience only when the
@@ -1068,8 +1112,10 @@ void policy_eval(const struct policy *p, const struct pol_request *r, struct pol
 		*d = x->opts;
 		d->line = x->line;
 		d->by_default = x->is_default;
-		for (size_t j = 0; j < x->nconds; j++)
+		for (size_t j = 0; j < x->nconds; j++) {
 			d->on_declared |= x->conds[j].k == C_CLIENT;
+			d->on_annotation |= x->conds[j].k == C_ANNOTATION;
+		}
 		d->shadowed = shadowed;
 		d->shadow_action = sa;
 		d->shadow_line = sl;

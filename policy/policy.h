@@ -58,13 +58,20 @@ struct pol_request {
 	size_t nsubjects;
 	const char *const *subject_names;
 	const int *subject_computed; /* 1: the gateway hashed the bytes; 0: asserted */
+	/* a gated call to an upstream's tool: its server, the tool, the call's arguments, and
+	 * the annotations the server declared for the tool (POL_ANN_*: its word, not a fact) */
+	const char *upstream, *tool;
+	const json_t *args;
+	unsigned annotations;
 };
+enum { POL_ANN_READONLY = 1, POL_ANN_DESTRUCTIVE = 2, POL_ANN_IDEMPOTENT = 4, POL_ANN_OPENWORLD = 8 };
 
 struct pol_decision {
 	enum pol_action action;
 	unsigned line;			 /* the rule that decided; 0: none matched, impossible with a default */
 	int by_default;			 /* the `default` line decided */
 	int on_declared;		 /* the deciding rule matched the client name the agent declared (not proven) */
+	int on_annotation;		 /* it matched a tool annotation, as the upstream declared it (not proven) */
 	char reason[POL_REASON_MAX + 1]; /* deny */
 	/* ask */
 	char reviewers[POL_LIST_MAX][POL_NAME_MAX + 1]; /* names, or "group:NAME"; none: any reviewer */
@@ -89,8 +96,10 @@ enum { POL_USES_QUORUM = 1, POL_USES_CHANNELS = 2, POL_USES_SAME_USER = 4 };
 unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line);
 
 /* A request from JSON shaped like request_feedback's arguments, plus "agent", "uid"
- * and "client" for who asks (assent policy test; the fuzz harness). Strings point
- * into j; names and computed hold up to 16 subjects (a content = computed). */
+ * and "client" for who asks (assent policy test; the fuzz harness), or a gated call:
+ * "upstream", "tool", "arguments", "annotations" ({readOnlyHint, destructiveHint,
+ * idempotentHint, openWorldHint} as the server declared them). Strings point into j;
+ * names and computed hold up to 16 subjects (a content = computed). */
 void pol_request_from_json(const json_t *j, struct pol_request *r, const char *names[16], int computed[16]);
 
 /* Evaluate: first matching rule wins. Never fails: a policy always has a default.

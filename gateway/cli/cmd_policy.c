@@ -87,6 +87,10 @@ int cmd_policy(int argc, char **argv)
 	}
 	if (d.shadowed)
 		printf("  shadow: the rule on line %u would %s\n", d.shadow_line, pol_action_name(d.shadow_action));
+	if (d.on_declared)
+		printf("  on the client name the agent declared (not proven)\n");
+	if (d.on_annotation)
+		printf("  on a tool annotation, as the upstream declared it (not proven)\n");
 	printf("  policy sha256 %s\n", policy_digest(p));
 	policy_free(p);
 	json_decref(req);

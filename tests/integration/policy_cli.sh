@@ -42,5 +42,5 @@ d=$(decision '{"type":"confirmation","message":"read prod?","context":{"readonly
 check "examples: ... for the default audience only: production is denied, the rule names no audience ($d)" \
 	sh -c "case '$d' in 'deny (rule on line 18): the allow rule (line 18) names no audience'*) exit 0;; esac; exit 1"
 "$ASSENT" policy test "$P/examples.policy" <(printf '{"type":"input","message":"rm -rf build"}') >"$T/sh.out" 2>/dev/null
-check "examples: the shadow rule is recorded and a person still asked" sh -c "head -1 '$T/sh.out' | grep -q '^ask (default, line 28)' && grep -q 'shadow: the rule on line 21 would deny' '$T/sh.out'"
+check "examples: the shadow rule is recorded and a person still asked" sh -c "head -1 '$T/sh.out' | grep -q '^ask (default, line 39)' && grep -q 'shadow: the rule on line 21 would deny' '$T/sh.out'"
 done_testing
