@@ -97,6 +97,11 @@ for meth in ("initialize", "ping", "logging/setLevel", "no/such"):
     ok(st == 404 and d["error"]["code"] == -32601 and d["id"] == rid[0], f"{meth} on a 2026-07-28 request: 404, -32601")
 st, d, r = post("tools/list", None, http_method="DELETE")
 ok(st == 405 and "POST" in (r.getheader("Allow") or ""), "DELETE with 2026-07-28: 405, Allow: POST")
+st, d, _ = post("tools/list", {"_meta": meta()}, headers={"Content-Type": "text/plain"})
+ok(st == 415 and d["id"] == rid[0] and d["error"]["code"] == -32600,
+   "a POST refused for its media type still carries the request's id (its body is read first)")
+st, d, _ = post("tools/list", {"_meta": meta()}, key=None, headers={"Authorization": "Basic eDp5"})
+ok(st == 401 and d["id"] == rid[0], "so does one refused for the shape of its Authorization")
 st, d, _ = post("tools/list", {"_meta": meta()}, key="not-a-key")
 ok(st == 401, "who asks is measured: a bad key is refused, _meta does not matter")
 

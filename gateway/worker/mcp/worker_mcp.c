@@ -98,6 +98,7 @@ struct hreq {
 	unsigned retry_s;		  /* Retry-After, for a refusal by a limit */
 	int finished, suspended;
 	int stateless; /* a 2026-07-28 request: its own connection at the signer, for its lifetime */
+	int deferred;  /* refused (h->v), answered once the body is read: with its id when it shows */
 	uint64_t next_keepalive;
 	struct hreq *next;
 };
@@ -1245,8 +1246,17 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		    .mcp_name = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Name"),
 		};
 		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
-		if (route != MH_MCP_POST && route != MH_LEGACY_POST)
+		/* A POST refused for what its client sent (its key's shape, its media types, a
+		 * version we do not speak) is answered once its body is read, with the request's id
+		 * when the body shows it; Host, Origin and reviewer credentials are refused at once. */
+		h->deferred = route == MH_REJECT && !strcmp(method, "POST") && !strcmp(url, "/mcp") &&
+			      (h->v.status == 401 || h->v.status == 406 || h->v.status == 415);
+		if (route != MH_MCP_POST && route != MH_LEGACY_POST && !h->deferred)
 			mc_received(mc); /* no body to wait for */
+		if (h->deferred) {
+			h->st = HS_BODY;
+			return MHD_YES;
+		}
 		switch (route) {
 		case MH_REJECT: {
 			char body[400];
@@ -1291,6 +1301,19 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			return MHD_YES;
 		}
 		mc_received(mc);
+		if (h->deferred) {
+			struct mcp_id id;
+			char body[600];
+			struct buf line;
+			buf_init(&line, sizeof body);
+			if (mcp_peek_id((const char *)h->body.p, h->body.len, NULL, 0, &id) &&
+			    mcp_line_error(&line, &id, h->v.rpc_code, h->v.msg, NULL, NULL) == 0 && line.len > 1)
+				set_answer(h, h->v.status, (const char *)line.p, line.len - 1);
+			else
+				set_answer(h, h->v.status, body, mh_error_body(&h->v, body, sizeof body));
+			buf_free(&line);
+			return queue(h);
+		}
 		if (h->too_big) {
 			char msg[120];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)",
