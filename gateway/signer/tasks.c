@@ -114,6 +114,8 @@ int h_task(void *ctx, struct ipc_frame *f, char *err)
 	char r[PROTO_RID_MAX + 1], id[MCP_SESSION_ID_MAX + 1] = "";
 	frame_text(f, "rid", r, sizeof r);
 	uint64_t op = cv_get(f->body, "op")->u;
+	if (op < PROTO_TASK_GET) /* the table bounds it above; 0 names no operation */
+		return as_fail(err, AS_ECORRUPT, "a task operation 0");
 	if (cv_get(f->body, "sid"))
 		frame_text(f, "sid", id, sizeof id);
 	else if (op != PROTO_TASK_LIST)
