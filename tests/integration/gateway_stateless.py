@@ -215,14 +215,14 @@ sk.sendall((f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: applica
             f"Mcp-Name: request_feedback\r\nAuthorization: Bearer {key_a}\r\n"
             f"Content-Length: {len(body)}\r\n\r\n{body}").encode())
 hung = None
-for _ in range(100):
+for _ in range(400):
     hung = next((p for p in json.loads(assent("pending", "--json").stdout or "[]") if p["message"] == "Hang up on me"), None)
     if hung:
         break
     time.sleep(0.05)
 sk.close()
 cancelled = False
-for _ in range(100):
+for _ in range(400):
     exp = subprocess.run([f"{build}/assent-verify", "export", f"{state}/ledger"], capture_output=True, text=True).stdout
     cancelled = bool(hung) and any('"kind":"cancelled"' in l and hung["session_id"] in l for l in exp.splitlines())
     if cancelled:
