@@ -66,6 +66,26 @@ static void test_meta(void **state)
 	assert_string_equal(mm.client.client_version, "9");
 	assert_int_equal(mm.client.tasks, 1);
 	json_decref(p);
+	/* the declared name reaches a terminal reviewer: what initialize hides (a bidi override
+	 * that would reorder what the reviewer reads) is hidden here too, the same way */
+	const char *name = "\"ok\\u202egpj.exe\\u0085x\"";
+	char src[512];
+	snprintf(src, sizeof src,
+		 "{\"_meta\":{\"" MCP_META_VERSION "\":\"2026-07-28\",\"" MCP_META_CAPS "\":{},\"" MCP_META_CLIENT
+		 "\":{\"name\":%s}}}",
+		 name);
+	p = J(src);
+	assert_int_equal(mcp_modern_meta(p, &mm, &code, &data, err), 0);
+	json_decref(p);
+	snprintf(src, sizeof src, "{\"protocolVersion\":\"2025-11-25\",\"clientInfo\":{\"name\":%s}}", name);
+	p = J(src);
+	struct mcp_client init;
+	json_t *res = NULL;
+	assert_int_equal(mcp_initialize(p, "1", &init, &res, err), 0);
+	assert_null(strstr(mm.client.name, "\xe2\x80\xae"));
+	assert_string_equal(mm.client.name, init.name);
+	json_decref(res);
+	json_decref(p);
 }
 
 static void test_line_complete(void **state)

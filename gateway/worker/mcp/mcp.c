@@ -414,9 +414,7 @@ const char *mcp_negotiate_version(const char *requested)
 	return MCP_VERSION_LATEST;
 }
 
-/* Copy a declared string, cut at a character boundary, with what cp_hidden names
- * turned into '?' (the reviewer sees the client's declared name). */
-static void copy_declared(char *dst, size_t max, const json_t *s)
+void mcp_copy_declared(char *dst, size_t max, const json_t *s)
 {
 	size_t n = utf8_cut(json_string_value(s), json_string_length(s), max);
 	memcpy(dst, json_string_value(s), n);
@@ -448,9 +446,9 @@ int mcp_initialize(const json_t *params, const char *server_version, struct mcp_
 			return as_fail(err, AS_EINVAL,
 				       "initialize: params.clientInfo: name and version must be strings");
 		if (n)
-			copy_declared(client->name, MCP_NAME_MAX, n);
+			mcp_copy_declared(client->name, MCP_NAME_MAX, n);
 		if (v)
-			copy_declared(client->client_version, MCP_NAME_MAX, v);
+			mcp_copy_declared(client->client_version, MCP_NAME_MAX, v);
 	}
 	client->elicitation = caps && json_object_get(caps, "elicitation") != NULL;
 	client->roots = caps && json_object_get(caps, "roots") != NULL;
@@ -764,7 +762,7 @@ int mcp_cancelled(const json_t *params, struct mcp_id *request_id, char reason[M
 		return as_fail(err, AS_EINVAL, "notifications/cancelled: params.reason: expected a string, got %s",
 			       json_kind(r));
 	if (json_is_string(r))
-		copy_declared(reason, MCP_REASON_MAX, r);
+		mcp_copy_declared(reason, MCP_REASON_MAX, r);
 	return 0;
 }
 

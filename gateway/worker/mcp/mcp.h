@@ -135,6 +135,11 @@ int mcp_method_known(const char *name, size_t len, enum mcp_kind kind);
 /* The version we answer: the client's when it is one we speak, else our latest. */
 const char *mcp_negotiate_version(const char *requested);
 
+/* Copy a declared string (a JSON string) into dst: cut to max bytes at a character
+ * boundary, with what a terminal would act on or reorder (controls, bidi overrides)
+ * turned into '?': the reviewer sees the client's declared name. */
+void mcp_copy_declared(char *dst, size_t max, const json_t *s);
+
 /* What a client declared at initialize: recorded as declared, never trusted. */
 struct mcp_client {
 	const char *version; /* negotiated (static string) */

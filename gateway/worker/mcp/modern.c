@@ -16,6 +16,18 @@ static const json_t *meta_of(const json_t *params)
 	return json_is_object(meta) ? meta : NULL;
 }
 
+/* supported[] as a JSON array. New reference, NULL when out of memory. */
+static json_t *supported_list(void)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; list && i < sizeof supported / sizeof *supported; i++)
+		if (json_array_append_new(list, json_string(supported[i])) != 0) {
+			json_decref(list);
+			return NULL;
+		}
+	return list;
+}
+
 int mcp_is_modern(const struct mcp_msg *m)
 {
 	if (m->kind != MCP_MSG_REQUEST)
@@ -28,12 +40,7 @@ int mcp_is_modern(const struct mcp_msg *m)
 
 json_t *mcp_unsupported_data(const char *requested, size_t len)
 {
-	json_t *list = json_array();
-	for (size_t i = 0; list && i < sizeof supported / sizeof *supported; i++)
-		if (json_array_append_new(list, json_string(supported[i])) != 0) {
-			json_decref(list);
-			list = NULL;
-		}
+	json_t *list = supported_list();
 	/* The client's own words, echoed: made valid UTF-8 (jansson refuses anything else). */
 	json_t *req = json_stringn(requested, len);
 	if (!req) {
@@ -51,21 +58,6 @@ json_t *mcp_unsupported_data(const char *requested, size_t len)
 		json_decref(req);
 	}
 	return d;
-}
-
-/* A declared clientInfo string, cut and made printable as initialize does. */
-static void declared(char *dst, size_t max, const json_t *s)
-{
-	size_t n = json_string_length(s);
-	n = n > max ? max : n;
-	/* cut back to a character boundary, then hide what a terminal would act on */
-	while (n > 0 && n < json_string_length(s) && ((unsigned char)json_string_value(s)[n] & 0xc0) == 0x80)
-		n--;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)json_string_value(s)[i];
-		dst[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-	}
-	dst[n] = 0;
 }
 
 int mcp_modern_meta(const json_t *params, struct mcp_modern *out, int *code, json_t **data, char *err)
@@ -102,9 +94,9 @@ int mcp_modern_meta(const json_t *params, struct mcp_modern *out, int *code, jso
 			return as_fail(err, AS_EINVAL,
 				       "params._meta[\"" MCP_META_CLIENT "\"]: name and version must be strings");
 		if (n)
-			declared(out->client.name, MCP_NAME_MAX, n);
+			mcp_copy_declared(out->client.name, MCP_NAME_MAX, n);
 		if (ver)
-			declared(out->client.client_version, MCP_NAME_MAX, ver);
+			mcp_copy_declared(out->client.client_version, MCP_NAME_MAX, ver);
 	}
 	out->version = MCP_VERSION_STATELESS;
 	out->client.version = MCP_VERSION_STATELESS;
@@ -119,12 +111,7 @@ int mcp_modern_meta(const json_t *params, struct mcp_modern *out, int *code, jso
 
 json_t *mcp_discover_result(const char *server_version)
 {
-	json_t *list = json_array();
-	for (size_t i = 0; list && i < sizeof supported / sizeof *supported; i++)
-		if (json_array_append_new(list, json_string(supported[i])) != 0) {
-			json_decref(list);
-			list = NULL;
-		}
+	json_t *list = supported_list();
 	if (!list)
 		return NULL;
 	return json_pack("{s:s,s:o,s:{s:{s:b},s:{s:{}}},s:s,s:I,s:s,s:{s:{s:s,s:s,s:s}}}", "resultType", "complete",
