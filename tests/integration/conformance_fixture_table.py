@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Read the conformance suite's results against the fixture upstream (tests/mcp/upstream_fixture.mjs)
+called directly and through assentd (the fixture as a stdio upstream with "prefix": ""), one
+`-o DIR` per spec version and column, and print, for tests/integration/conformance_fixture.sh:
+  - `PASS desc` / `FAIL desc` per version: the direct run ran at least MIN scenarios;
+  - per scenario the fixture is built to pass directly (DIRECT_EXPECTED): it did;
+  - per scenario that passed directly: it passes through assent too (or `SKIP desc` per
+    version when the gate column was not run, with the reason);
+  - the table scenario x (version, direct | through assent), and what failed, as `# ...` lines.
+Arguments: VERSION:MIN:DIRECT_DIR:GATE_DIR  (GATE_DIR `-REASON` when not run).
+
+Judging is conformance_table.py's without its n/a list (that list is for a server of its own
+tools; the fixture has the fixture tools): a FAILURE fails the scenario unless the suite marks
+it untestable; a scenario of nothing but skips is n/a; one the suite could not finish fails."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conformance_table import OK_STATUSES, clip, read_run  # noqa: E402
+
+# What the fixture (SDK 1.32.2, sessions up to 2025-11-25) is built to pass when called directly.
+DIRECT_EXPECTED = {
+    "2025-11-25": {
+        "server-initialize", "server-session-lifecycle", "logging-set-level", "ping", "completion-complete",
+        "tools-list", "tools-call-simple-text", "tools-call-image", "tools-call-audio",
+        "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-with-logging", "tools-call-error",
+        "tools-call-with-progress", "tools-call-sampling", "tools-call-elicitation", "json-schema-2020-12",
+        "elicitation-sep1034-defaults", "server-sse-polling", "server-sse-multiple-streams",
+        "elicitation-sep1330-enums", "resources-list", "resources-read-text", "resources-read-binary",
+        "resources-templates-read", "resources-subscribe", "resources-unsubscribe", "prompts-list",
+        "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
+        "dns-rebinding-protection",
+    },
+    "2026-07-28": set(),
+}
+
+
+def judge(checks):
+    """-> (verdict 'pass' | 'fail' | 'n/a', detail)"""
+    if isinstance(checks, str):
+        return "fail", checks
+    if not isinstance(checks, list) or not checks:
+        return "fail", "the suite recorded no checks"
+    passed, na, fails = 0, [], []
+    for c in checks:
+        status = c.get("status")
+        if status == "SUCCESS":
+            passed += 1
+        elif status in OK_STATUSES:
+            continue
+        elif (c.get("details") or {}).get("untestable"):
+            na.append("%s: %s" % (c.get("id", "?"), clip(c.get("errorMessage"), 120)))
+        else:
+            fails.append("%s: %s" % (c.get("id", "?"), clip(c.get("errorMessage") or status)))
+    if fails:
+        more = " (+%d more failing)" % (len(fails) - 1) if len(fails) > 1 else ""
+        return "fail", fails[0] + more
+    if passed == 0:
+        return "n/a", na[0] if na else "the suite skipped every check"
+    return "pass", "%d checks passed" % passed
+
+
+def main(argv):
+    runs = []
+    for arg in argv:
+        ver, n, direct, gate = arg.split(":", 3)
+        runs.append((ver, int(n), direct, gate))
+    table, failing = {}, []
+    for ver, n, direct, gate in runs:
+        d = read_run(direct)
+        g = read_run(gate) if not gate.startswith("-") else None
+        if len(d) >= n:
+            print("PASS %s: the suite ran %d scenarios against the fixture directly (at least %d)" % (ver, len(d), n))
+        else:
+            print("FAIL %s: the suite ran only %d scenarios against the fixture directly, wanted %d" % (ver, len(d), n))
+        for sc in sorted(set(d) | set(g or {})):
+            dv, dd = judge(d[sc]) if sc in d else ("-", "not run")
+            gv, gd = (judge(g[sc]) if sc in g else ("-", "not run")) if g is not None else ("skip", gate[1:])
+            table.setdefault(sc, {})[ver] = (dv, gv)
+            if sc in DIRECT_EXPECTED.get(ver, ()):
+                print("%s conformance %s %s directly: %s" % ("PASS" if dv == "pass" else "FAIL", ver, sc, clip(dd, 200)))
+            if dv == "fail":
+                failing.append("direct %s %s: %s" % (ver, sc, dd))
+            if dv == "pass" and g is not None:
+                print("%s conformance %s %s through assent: %s" % ("PASS" if gv == "pass" else "FAIL", ver, sc,
+                                                                   clip(gd, 200)))
+            if gv == "fail":
+                failing.append("through assent %s %s: %s" % (ver, sc, gd))
+        if g is None:
+            print("SKIP %s through assent: %s" % (ver, gate[1:]))
+    width = max([len(s) for s in table] + [8])
+    print("# %-*s  %s" % (width, "scenario", "  ".join("%-24s" % v for v, *_ in runs)))
+    print("# %-*s  %s" % (width, "", "  ".join("%-11s %-12s" % ("direct", "via assent") for _ in runs)))
+    for sc in sorted(table):
+        cells = ["%-11s %-12s" % table[sc].get(v, ("-", "-")) for v, *_ in runs]
+        print("# %-*s  %s" % (width, sc, "  ".join(cells)))
+    print("# -: not run at that version; skip: the gate column was not run")
+    for f in failing:
+        print("# failing " + clip(f, 300))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
