@@ -900,6 +900,8 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 	struct signer *s = ctx;
 	uint64_t cid = cv_get(f->body, "cid")->u;
 	const struct cv *rb = cv_get(f->body, "result"), *eb = cv_get(f->body, "error");
+	if (!rb == !eb)
+		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: exactly one of result and error");
 	struct gcall *c = gcall_find(s, s->cur, cid);
 	struct upw *u = upw_of(s, s->cur);
 	if (!c) {
@@ -909,8 +911,6 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 		return as_fail(err, AS_ECORRUPT, "a result for call %llu, which was never dispatched to it",
 			       (unsigned long long)cid);
 	}
-	if (!rb == !eb)
-		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: exactly one of result and error");
 	if (eb) {
 		char text[PROTO_UP_ERROR_MAX + 64];
 		snprintf(text, sizeof text, "upstream %s: %.*s", c->upstream, (int)eb->n, (const char *)eb->s);
