@@ -158,12 +158,19 @@ static int args_ok(const struct cv *v, int depth, char *err)
 		for (size_t i = 0; i < v->n; i++)
 			GUARD(args_ok(&v->items[i], depth + 1, err));
 		return 0;
-	case CV_BYTES: { /* a JSON real's text: digits, sign, point, exponent */
+	case CV_BYTES: { /* a JSON real's text, exactly as call_encode writes it: one call, one encoding */
+		char t[32], canon[32];
 		if (v->n == 0 || v->n > 31)
 			return as_fail(err, AS_ECORRUPT, "call.arguments: a number of %zu bytes", v->n);
 		for (size_t i = 0; i < v->n; i++)
-			if (!strchr("0123456789+-.eE", v->s[i]) || !v->s[i])
+			if (!v->s[i] || !strchr("0123456789+-.e", v->s[i]))
 				return as_fail(err, AS_ECORRUPT, "call.arguments: a number is not decimal text");
+		memcpy(t, v->s, v->n);
+		t[v->n] = 0;
+		char *end;
+		double d = strtod(t, &end);
+		if (*end || d != d || d - d != 0 || real_text(d, canon) != v->n || memcmp(canon, t, v->n))
+			return as_fail(err, AS_ECORRUPT, "call.arguments: a number not in its shortest form");
 		return 0;
 	}
 	default:
