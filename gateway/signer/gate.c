@@ -72,6 +72,10 @@ int gate_start(struct signer *s)
 		return 2;
 	}
 	s->nup = s->ups->n;
+	for (size_t i = 0; i < s->nup; i++)
+		if (geteuid() == 0 && !s->ups->u[i].has_uid)
+			slog("warning", "upstream %s: its server runs as root (its entry names no \"uid\" to run as)",
+			     s->ups->u[i].name);
 	for (size_t i = 0; i < s->nup; i++) {
 		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
 		s->w[W_UP0 + i] = (struct worker){.kind = "upstream", .fd = -1};
