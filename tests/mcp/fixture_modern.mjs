@@ -7,7 +7,7 @@
 // the SDK's own predicate, isLegacyRequest, as its documentation says to compose the two.
 //   modernFetch(request: Request, parsedBody) -> Promise<Response | null>   (null: a legacy request)
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, Server, createMcpHandler, hostHeaderValidationResponse,
+import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, Server, createMcpHandler, hostHeaderValidationResponse,
   inputRequired, isLegacyRequest, localhostAllowedHostnames, localhostAllowedOrigins, originValidationResponse,
 } from "@modelcontextprotocol/server";
 import { FixtureError, TEMPLATE, callTool, complete, getPrompt, listPrompts, listResources, listTools,
@@ -119,15 +119,45 @@ const MRTR_TOOLS = {
     return inputRequired({ inputRequests: wanted });
   },
 };
+// The diagnostic tools server-stateless (SEP-2575) looks for: name -> {description, inputSchema,
+// run(args, ctx)}. No x-mcp-header tool (SEP-2243, http-custom-header-server-validation): the
+// SDK checks Mcp-Param-* headers only for tools registered on its McpServer, not on the
+// low-level Server this fixture uses for raw schemas, so such a tool would fail that scenario.
+const DIAGNOSTIC_TOOLS = {
+  test_missing_capability: { description: "Needs the client's sampling capability: without it, -32021",
+    inputSchema: { type: "object", properties: {} },
+    run: (_a, ctx) => {
+      if (!ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY]?.sampling)
+        throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { sampling: {} } });
+      return inputRequired({ inputRequests: { answer: sample("Say hello") } });
+    } },
+  test_streaming_elicitation: { description: "Reports progress, then asks for input (an input_required result)",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_a, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      if (token !== undefined)
+        await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: 1, total: 2 } });
+      if (accepted(ctx.mcpReq.inputResponses, "confirm")) return done("confirmed");
+      return inputRequired({ inputRequests: { confirm: ask("Continue?", "ok", "boolean") } });
+    } },
+  test_logging_tool: { description: "Logs (only when the request set a log level) and answers",
+    inputSchema: { type: "object", properties: {} },
+    run: async (_a, ctx) => {
+      await ctx.mcpReq.log("info", "test_logging_tool ran", "conformance-fixture");
+      return done("logged");
+    } },
+};
 const MRTR_PROMPT = { name: "test_input_required_result_prompt", description: "A prompt that needs elicited input first",
   arguments: [] };
 
 function newServer() {
   const server = new Server({ name: "assent-conformance-fixture", version: "1.0.0" }, { capabilities: CAPABILITIES });
   server.setRequestHandler("tools/list", async () => ({ tools: [...listTools(), ...Object.keys(MRTR_TOOLS).map((name) => ({
-    name, description: `Multi-round-trip fixture ${name} (SEP-2322)`, inputSchema: { type: "object", properties: {} } }))] }));
+    name, description: `Multi-round-trip fixture ${name} (SEP-2322)`, inputSchema: { type: "object", properties: {} } })),
+  ...Object.entries(DIAGNOSTIC_TOOLS).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema }))] }));
   server.setRequestHandler("tools/call", protocolErrors(async (req, ctx) => MRTR_TOOLS[req.params.name]
     ? MRTR_TOOLS[req.params.name](ctx.mcpReq.inputResponses, ctx)
+    : DIAGNOSTIC_TOOLS[req.params.name] ? DIAGNOSTIC_TOOLS[req.params.name].run(req.params.arguments ?? {}, ctx)
     : callTool(req.params.name, req.params.arguments, {
     notify: (n) => ctx.mcpReq.notify(n),
     request: () => {
