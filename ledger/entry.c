@@ -30,6 +30,9 @@ static const struct kind kinds[] = {
     {"identity", {{"event", F_TEXT}, {"name", F_TEXT}, {NULL, F_ANY}}},
     /* one approval of a quorum short of it, so that a restart keeps it */
     {"approval", {{"session_id", F_TEXT}, {"reviewer", F_ANY}, {"n", F_UINT}, {"quorum", F_UINT}, {NULL, F_ANY}}},
+    /* the gate: a call is forwarded only after its dispatch entry is on disk; its outcome follows */
+    {"dispatch", {{"session_id", F_TEXT}, {"upstream", F_TEXT}, {"tool", F_TEXT}, {"call", F_TEXT}, {NULL, F_ANY}}},
+    {"outcome", {{"session_id", F_TEXT}, {"status", F_TEXT}, {NULL, F_ANY}}},
 };
 
 static const char *reserved[] = {"v", "seq", "time", "prev"};

@@ -639,11 +639,31 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->same_user_ok = 1;
+	} else if (!strcmp(k->s, "record")) {
+		ONLY(allow, "allow");
+		if (!(x = next(p, "ledger or calls")))
+			return -1;
+		if (strcmp(x->s, "ledger") && strcmp(x->s, "calls")) {
+			bad(p, x,
+			    "record is ledger (an entry per call, durable before it is forwarded) or calls (the "
+			    "call record only)");
+			return -1;
+		}
+		o->record_calls = x->s[0] == 'c';
+	} else if (!strcmp(k->s, "token")) {
+		ONLY(ask, "ask");
+		if (!(x = next(p, "yes")))
+			return -1;
+		if (strcmp(x->s, "yes")) {
+			bad(p, x, "token takes yes (a token for a forwarded call, in its result's _meta)");
+			return -1;
+		}
+		o->call_token = 1;
 	} else {
 		bad(p, k,
 		    "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
 		    "message, risk, upstream, tool, args.PATH, annotation) or an option (reason, reviewers, quorum, "
-		    "deadline, on-timeout, token-ttl, token-audience, channels, same-user)");
+		    "deadline, on-timeout, token-ttl, token-audience, channels, same-user, record, token)");
 		return -1;
 	}
 	return 0;

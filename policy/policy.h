@@ -83,6 +83,10 @@ struct pol_decision {
 	char token_audience[POL_NAME_MAX + 1]; /* "": the request's */
 	unsigned channels;		       /* POL_CH_*; 0: every channel */
 	int same_user_ok;		       /* same-user decisions count (still subject to the daemon's opt-in) */
+	/* gated calls (issue 15): record calls: an allowed call leaves no ledger entry, only its
+	 * call record (reads, so that read-heavy agents are not bound by fsync); token yes: an
+	 * approved call's result carries a token for it */
+	int record_calls, call_token;
 	/* shadow: a rule in shadow mode (or a shadow policy) matched first: what it would
 	 * have decided is recorded, and a person is asked all the same */
 	int shadowed;

@@ -13,7 +13,7 @@
 #include "common/util.h"
 
 static const char usage_text[] =
-    "usage: assentd [--state DIR] [--policy FILE] [--single-user] [--stdio]\n"
+    "usage: assentd [--state DIR] [--policy FILE] [--upstreams FILE] [--single-user] [--stdio]\n"
     "\n"
     "  (no --stdio)  run the daemon for the state directory: agents reach it on\n"
     "                STATE/agent.sock (through assentd --stdio) and over HTTP on\n"
@@ -25,6 +25,10 @@ static const char usage_text[] =
     "  --policy FILE decide with a policy (assent.policy(5)): allowed and denied requests\n"
     "                are answered at once, the rest wait for the reviewers a rule names;\n"
     "                SIGHUP reloads it. Without it every request waits for a person.\n"
+    "  --upstreams FILE stand in front of these MCP servers (assent.upstreams(5): the\n"
+    "                clients' mcpServers JSON): agents see their tools as NAME__TOOL, and\n"
+    "                every call is decided by the policy before it is forwarded.\n"
+    "                ASSENT_UPSTREAM_CALL_TIMEOUT (300): seconds a forwarded call may take.\n"
     "  --single-user accept a decision from the requester's own uid (recorded as\n"
     "                assurance same-user); ASSENT_SINGLE_USER=1 means the same.\n"
     "\n"
@@ -46,11 +50,11 @@ static const char usage_text[] =
     "(ASSENT_REVIEW_PROXY_GROUP) or with ASSENT_REVIEW_PROXY_SECRET\n"
     "(see assentd(1)).\n"
     "Workers: assent-worker in the directory of assentd; their uids when run as root:\n"
-    "ASSENT_WORKER_UID (66000: mcp, +1: review).\n";
+    "ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the upstream workers).\n";
 
 int main(int argc, char **argv)
 {
-	const char *state_flag = NULL, *policy = NULL;
+	const char *state_flag = NULL, *policy = NULL, *upstreams = NULL;
 	int stdio_mode = 0, single = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stdio"))
@@ -61,6 +65,8 @@ int main(int argc, char **argv)
 			state_flag = argv[++i];
 		else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
 			policy = argv[++i];
+		else if (!strcmp(argv[i], "--upstreams") && i + 1 < argc)
+			upstreams = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
 			return 0;
@@ -90,8 +96,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "assentd: cannot read the policy file %s\n", policy);
 		return 2;
 	}
+	if (upstreams && access(upstreams, R_OK) != 0) {
+		fprintf(stderr, "assentd: cannot read the upstreams file %s\n", upstreams);
+		return 2;
+	}
 	if (stdio_mode) {
-		struct bridge_opts b = {.state = state, .policy = policy, .daemon_path = self};
+		struct bridge_opts b = {.state = state, .policy = policy, .upstreams = upstreams, .daemon_path = self};
 		return bridge_run(&b);
 	}
 	/* /proc/self/exe names the real file (symlinks resolved): its directory holds the workers' binary. */
@@ -102,6 +112,7 @@ int main(int argc, char **argv)
 			worker);
 		return 2;
 	}
-	struct signer_opts o = {.state = state, .policy = policy, .worker_exe = worker, .single_user = single};
+	struct signer_opts o = {
+	    .state = state, .policy = policy, .upstreams = upstreams, .worker_exe = worker, .single_user = single};
 	return signer_main(&o);
 }

@@ -62,8 +62,16 @@ static int start_daemon(const struct bridge_opts *o)
 		int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 			_exit(1);
-		char *argv[] = {"assentd",	   "--state", (char *)o->state, o->policy ? "--policy" : NULL,
-				(char *)o->policy, NULL};
+		char *argv[8] = {"assentd", "--state", (char *)o->state};
+		int n = 3;
+		if (o->policy) {
+			argv[n++] = "--policy";
+			argv[n++] = (char *)o->policy;
+		}
+		if (o->upstreams) {
+			argv[n++] = "--upstreams";
+			argv[n++] = (char *)o->upstreams;
+		}
 		execv(o->daemon_path, argv);
 		_exit(127);
 	}
@@ -86,6 +94,7 @@ static void check_options(const struct bridge_opts *o)
 	if (!j)
 		return;
 	const char *dpol = json_string_value(json_object_get(j, "policy"));
+	const char *dup = json_string_value(json_object_get(j, "upstreams"));
 	const char *dmode = json_string_value(json_object_get(j, "token_mode"));
 	const char *dkid = json_string_value(json_object_get(j, "token_secret_kid"));
 	long long pid = json_integer_value(json_object_get(j, "pid"));
@@ -97,6 +106,13 @@ static void check_options(const struct bridge_opts *o)
 			"started; stop it (kill %lld) to change it\n",
 			pid, dpol ? dpol : "(built-in: every request waits for a person)", mine ? mine : "(built-in)",
 			pid);
+	char ru[4096];
+	const char *myup = o->upstreams && realpath(o->upstreams, ru) ? ru : o->upstreams;
+	if ((myup || dup) && (!myup || !dup || strcmp(myup, dup) != 0))
+		fprintf(stderr,
+			"assentd --stdio: the running daemon (pid %lld) serves upstreams %s, not %s as this bridge was "
+			"started; stop it (kill %lld) to change them\n",
+			pid, dup ? dup : "(none)", myup ? myup : "(none)", pid);
 	struct tok_config c;
 	char e2[AS_ERRLEN];
 	if (tok_config_from_env(&c, e2) == 0) {

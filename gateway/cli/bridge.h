@@ -10,6 +10,7 @@
 struct bridge_opts {
 	const char *state;	 /* resolved state directory */
 	const char *policy;	 /* --policy given to this bridge, or NULL */
+	const char *upstreams;	 /* --upstreams given to this bridge, or NULL */
 	const char *daemon_path; /* the assentd binary to start, normally /proc/self/exe */
 	int connect_timeout_ms;	 /* how long to wait for a daemon it started (default 5000) */
 };

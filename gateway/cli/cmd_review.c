@@ -189,6 +189,64 @@ static void print_content(const json_t *o)
 	free(p);
 }
 
+/* A gated call (the gate): the upstream and its tool as the server describes it, the
+ * rule that holds it, the digest of the exact call, and the arguments (secrets redacted)
+ * as indented JSON, each multi-line string again as a block of its own lines. */
+static void print_call(const json_t *r)
+{
+	const json_t *ti = json_object_get(r, "tool_info"), *an = json_object_get(ti, "annotations"),
+		     *pol = json_object_get(r, "policy"), *args = json_object_get(r, "arguments");
+	printf("\nupstream ");
+	show_str(json_string_value(json_object_get(r, "upstream")), 0);
+	printf("\ntool     ");
+	show_str(json_string_value(json_object_get(r, "tool")), 0);
+	if (json_string_value(json_object_get(ti, "title"))) {
+		printf(" (");
+		show_str(json_string_value(json_object_get(ti, "title")), 0);
+		printf(")");
+	}
+	printf("\n");
+	if (json_string_value(json_object_get(ti, "description"))) {
+		printf("         ");
+		show_str(json_string_value(json_object_get(ti, "description")), 0);
+		printf("\n");
+	}
+	const char *k;
+	json_t *v;
+	int any = 0;
+	json_object_foreach((json_t *)an, k, v)
+	{
+		if (!json_is_true(v))
+			continue;
+		printf("%s", any++ ? ", " : "hints    ");
+		show_str(k, 0);
+	}
+	if (any)
+		printf(" (declared by the server, not verified)\n");
+	if (pol)
+		printf("rule     line %lld of the policy\n",
+		       (long long)json_integer_value(json_object_get(pol, "rule")));
+	printf("call     ");
+	show_str(json_string_value(json_object_get(r, "call")), 0);
+	printf(" (the exact call; secrets below are redacted)\narguments:\n");
+	char *js = json_dumps(args, JSON_INDENT(2) | JSON_SORT_KEYS);
+	if (js)
+		show_json(js);
+	free(js);
+	printf("\n");
+	json_object_foreach((json_t *)args, k, v)
+	{
+		const char *t = json_string_value(v);
+		if (!t || !strchr(t, '\n'))
+			continue;
+		printf("---- %s ----\n", k);
+		show_str(t, 1);
+		if (t[strlen(t) - 1] != '\n')
+			putchar('\n');
+		printf("----\n");
+	}
+}
+
 static void print_request(const json_t *r)
 {
 	shown_marked = 0;
@@ -211,6 +269,8 @@ static void print_request(const json_t *r)
 	printf("\n\n");
 	show_str(json_string_value(json_object_get(r, "message")), 1);
 	printf("\n");
+	if (!strcmp(json_string_value(json_object_get(r, "type")) ?: "", "call"))
+		print_call(r);
 	const json_t *ctx = json_object_get(r, "context");
 	if (ctx) {
 		/* jansson escapes controls but leaves bidirectional and invisible characters as they are */

@@ -92,6 +92,17 @@ static const struct frame_field http_auth[] = {
     {"session", FT_TEXT, PROTO_SESSION_MAX, OPT},
     {"stateless", FT_BOOL, 0, OPT}, /* 2026-07-28: a connection for this one request */
 };
+static const struct frame_field call[] = {
+    CONN,
+    RID,
+    {"call", FT_BYTES, PROTO_CALL_MAX, REQ},
+    {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
+    {"hreq", FT_UINT, UINT64_MAX, OPT},
+};
+static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ}};
+static const struct frame_field up_result[] = {{"cid", FT_UINT, UINT64_MAX, REQ},
+					       {"result", FT_BYTES, PROTO_UP_RESULT_MAX, OPT},
+					       {"error", FT_TEXT, PROTO_UP_ERROR_MAX, OPT}};
 static const struct frame_field session_info[] = {
     CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ}, {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};
 
@@ -109,6 +120,9 @@ static const struct frame_table tables[] = {
     TABLE(F_CANCEL, conn_rid),
     TABLE(F_TASK, task),
     TABLE(F_INPUT, input),
+    TABLE(F_CALL, call),
+    TABLE(F_UP_TOOLS, up_tools),
+    TABLE(F_UP_RESULT, up_result),
     TABLE(F_HTTP_AUTH, http_auth),
     TABLE(F_SESSION_INFO, session_info),
     TABLE(F_SESSION_END, conn_only),

@@ -56,5 +56,10 @@
 #define PROTO_PROXY_SECRET_MAX 256
 #define PROTO_TOKEN_MAX 512 /* a reviewer's web token */
 #define PROTO_ADDR_MAX 45   /* a client address the proxy passes (X-Real-IP) */
+/* the gate */
+#define PROTO_UP_TOOLS_MAX (1u << 20)  /* F_UP_TOOLS tools: one upstream's catalog, encoded */
+#define PROTO_UP_RESULT_MAX (2u << 20) /* F_UP_RESULT result: one call's result, encoded */
+#define PROTO_UP_ERROR_MAX 1024	       /* F_UP_RESULT error */
+#define PROTO_CALL_MAX (512u << 10)    /* F_CALL call: CALL_MAX (gateway/proto/call.h) */
 
 #endif

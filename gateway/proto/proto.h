@@ -20,6 +20,10 @@ enum {
 	F_CANCEL = 13,	/* mcp: {conn, rid} notifications/cancelled */
 	F_INPUT = 15,	/* mcp: {conn, rid, action, state, accepted, text?, hreq?} a multi-round answer */
 	F_TASK = 14,	/* mcp: {conn, rid, op: PROTO_TASK_*, sid?} a task's state, its cancel, the list */
+	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?}
+			 * a tools/call of an upstream's tool (the gate) */
+	F_UP_TOOLS = 17,  /* upstream: {tools (bytes: canonical CBOR array of MCP tool objects)} its catalog */
+	F_UP_RESULT = 18, /* upstream: {cid, result? (bytes: the CallToolResult), error?} a dispatched call's end */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose
 	 * uid the signer measured. Fields other than those named are refused. */
@@ -49,7 +53,8 @@ enum {
 	F_SESSION_END = 32,	/* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */
 	F_CONN_NEW = 100,    /* {conn} + the connection's descriptor */
-	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror} the answer to a tool call */
+	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror, raw?} the answer to a tool call; raw: json is the
+			      * CallToolResult itself (an upstream's), not a result to wrap */
 	F_CTL_REPLY = 102,   /* review: {conn, status, json} status: enum proto_status */
 	F_CONFIG = 103,	     /* {http: {on, hosts, origins, limits...}} first, before the jail;
 			      * review also {proxy, proxy_header} */
@@ -60,6 +65,8 @@ enum {
 			      * status: enum proto_status, which the review worker maps to HTTP */
 	F_TASK_STATUS = 108, /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
 	F_WEB_PUSH = 107,    /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
+	F_DISPATCH = 109,    /* upstream: {cid, call, digest} forward this call, once */
+	F_CATALOG = 110,     /* mcp: {tools (text: the upstreams' tools as a JSON array, renamed)} */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

@@ -10,15 +10,20 @@
 
 /* The workers' own binary (gateway/worker/main.c), which assentd finds in its own
  * directory: `make install` puts both in PREFIX/bin. The signer starts each worker as
- * `assent-worker KIND [--uid N]` (KIND mcp or review; N the uid and gid to drop to,
+ * `assent-worker KIND [--uid N]` (KIND mcp, review or upstream; N the uid and gid to drop to,
  * given only by a signer running as root), with an empty environment, 0-2 on
  * /dev/null and these descriptors: */
 #define WORKER_EXE "assent-worker"
 #define WORKER_IPC_FD 3
 #define WORKER_HTTP_FD 4  /* the agent HTTP listener (mcp worker), the reviewer listener (review worker) */
 #define WORKER_PROXY_FD 5 /* the review worker: the reverse proxy's unix socket, when configured */
+/* An upstream worker (KIND upstream, one per upstream server): the server's stdin, which
+ * it writes, and the server's stdout, which it reads; the signer made both pipes and
+ * started the server on their other ends. */
+#define WORKER_UP_IN_FD 4
+#define WORKER_UP_OUT_FD 5
 
-/* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, ...), for a
+/* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, 2 + i upstream i), for a
  * signer running as root: base + index, base from `base_text` (ASSENT_WORKER_UID) or
  * JAIL_WORKER_UID_DEFAULT when NULL or empty. Refused (AS_EINVAL, err names why) when the
  * range base .. base + JAIL_WORKER_KINDS - 1 includes 0, 65534, 65535 or (uid_t)-1, or when

@@ -50,6 +50,7 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 		json_object_set_new(res, "assurance", json_string("self-attested"));
 	free(jwt);
 	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
+	r->seq = pos->seq;
 	if (o->conn)
 		reply_to(s, o->conn, o->web,
 			 answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome,
@@ -230,7 +231,8 @@ static struct decision *decision_new(struct signer *s, const struct who *c, cons
 	}
 	snprintf(d->tr.action_sha256, sizeof d->tr.action_sha256, "%s", r->action + 7);
 	char err[AS_ERRLEN] = "out of memory";
-	d->with_token = v->approved && s->tcfg.mode != TOK_OFF;
+	/* a gated call gets a token only when its rule asks for one (token yes) */
+	d->with_token = v->approved && s->tcfg.mode != TOK_OFF && (!r->gate || r->pd.call_token);
 	if (!d->reviewer || (v->response && !d->response) ||
 	    (d->with_token && tok_prepare(s->tk, &d->tr, &d->t, err) != 0)) {
 		*rep = ctl_error(PS_INTERNAL, "cannot prepare the token: %s", d->reviewer ? err : "out of memory");

@@ -69,7 +69,7 @@ static int same_user_rule(const struct decision_in *in, struct decision_verdict 
 static int answer_rule(const struct decision_in *in, struct decision_verdict *v)
 {
 	const char *t = in->type, *oc = in->outcome;
-	int yesno = !strcmp(t, "approval") || !strcmp(t, "confirmation");
+	int yesno = !strcmp(t, "approval") || !strcmp(t, "confirmation") || !strcmp(t, "call"); /* call: the gate */
 	v->response = in->text;
 	if (!strcmp(oc, "approved") && yesno) {
 		v->approved = 1;

@@ -34,6 +34,7 @@ static const struct ipc_rule mcp_rules[] = {
     {F_CANCEL, READY, 0, h_cancel},
     {F_TASK, READY, 0, h_task},
     {F_INPUT, READY, 0, h_input},
+    {F_CALL, READY, 0, h_call},
     {F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
     {F_SESSION_INFO, READY, 0, h_session_info},
     {F_SESSION_END, READY, 0, h_session_end},
@@ -64,10 +65,21 @@ static const struct ipc_rule review_rules[] = {
     {F_WEB_ADMIN_CLEAR, READY, IPC_FDS, h_web_admin_clear},
 };
 
+/* An upstream worker speaks for one server: its tools, and the ends of calls dispatched to it. */
+static const struct ipc_rule upstream_rules[] = {
+    {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+    {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+    {F_UP_TOOLS, READY, 0, h_up_tools},
+    {F_UP_RESULT, READY, 0, h_up_result},
+};
+
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
 {
 	struct worker *w = &s->w[k];
 	s->cur = k;
+	if (k >= W_UP0)
+		return ipc_dispatch(upstream_rules, sizeof upstream_rules / sizeof *upstream_rules, IPC_STATE(w->state),
+				    &w->once, s, f, err);
 	return k == W_MCP ? ipc_dispatch(mcp_rules, sizeof mcp_rules / sizeof *mcp_rules, IPC_STATE(w->state), &w->once,
 					 s, f, err)
 			  : ipc_dispatch(review_rules, sizeof review_rules / sizeof *review_rules, IPC_STATE(w->state),
@@ -302,6 +314,8 @@ static int accept_conn(struct signer *s, int lfd, int k)
 static int start_workers(struct signer *s)
 {
 	char err[AS_ERRLEN];
+	for (int k = 0; k < NWORKERS; k++) /* unused upstream slots too: a zero fd would be stdin */
+		s->w[k] = (struct worker){.kind = "upstream", .fd = -1};
 	s->w[W_MCP] = (struct worker){.kind = "mcp", .fd = -1};
 	if (!(s->ws = calloc(1, sizeof *s->ws))) {
 		slog("error", "out of memory");
@@ -334,14 +348,16 @@ static int start_workers(struct signer *s)
 		slog("error", "cannot start the workers");
 		return 2;
 	}
-	return 0;
+	return gate_start(s); /* the upstream servers and their workers, before any key too */
 }
 
 /* ---- one turn of the event loop ---- */
 
 /* What to wait for: signals, the listeners whose worker is ready, the workers, the
- * control connections' ends (pf[3 + NWORKERS], last: a worker's frames go first). */
-static size_t turn_fds(struct signer *s, struct pollfd pf[6])
+ * control connections' ends (pf[3 + NWORKERS]: a worker's frames go first), then the
+ * upstream servers' stderr (gate.c). */
+#define TURN_FDS (4 + NWORKERS + UP_WORKERS)
+static size_t turn_fds(struct signer *s, struct pollfd pf[TURN_FDS], int err_of[UP_WORKERS])
 {
 	size_t n = 0;
 	pf[n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
@@ -357,7 +373,7 @@ static size_t turn_fds(struct signer *s, struct pollfd pf[6])
 				    .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
 						      (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
 	pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN};
-	return n;
+	return n + gate_fds(s, pf + n, err_of);
 }
 
 /* How long to wait: until the next deadline or worker start, at most a second. */
@@ -382,6 +398,7 @@ static void reap_workers(struct signer *s)
 	int st;
 	pid_t p;
 	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		gate_reap(s, p, st); /* an upstream server */
 		for (int k = 0; k < NWORKERS; k++) {
 			if (s->w[k].pid != p)
 				continue;
@@ -418,6 +435,7 @@ static void turn_chores(struct signer *s)
 		if (s->w[k].fd < 0 && s->w[k].start_at && s->w[k].start_at <= now && spawn_worker(s, k) != 0)
 			s->w[k].start_at = now + 5000;
 	expire(s);
+	gate_tick(s);
 	if (now >= s->next_regcheck) { /* a rotated token or a removed reviewer: their sessions end now */
 		reload_registry(s);
 		s->next_regcheck = now + 1000;
@@ -451,8 +469,9 @@ static void turn_chores(struct signer *s)
 static int turn(struct signer *s)
 {
 	char err[AS_ERRLEN];
-	struct pollfd pf[6];
-	size_t n = turn_fds(s, pf);
+	struct pollfd pf[TURN_FDS];
+	int err_of[UP_WORKERS];
+	size_t n = turn_fds(s, pf, err_of);
 	if (poll(pf, n, turn_timeout(s)) < 0 && errno != EINTR)
 		return -1;
 	if (pf[0].revents & POLLIN)
@@ -471,6 +490,9 @@ static int turn(struct signer *s)
 	}
 	if (pf[3 + NWORKERS].revents & POLLIN)
 		ctl_ended(s);
+	for (size_t i = 4 + NWORKERS; i < n; i++)
+		if (pf[i].revents)
+			gate_stderr(s, err_of[i - 4 - NWORKERS]);
 	turn_chores(s);
 	return 0;
 }
@@ -487,6 +509,7 @@ static void stop_all(struct signer *s)
 			kill(s->w[k].pid, SIGKILL);
 			waitpid(s->w[k].pid, NULL, 0);
 		}
+	gate_stop(s);
 	ledger_close(s->ledger); /* signs a final checkpoint */
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);

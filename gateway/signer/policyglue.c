@@ -65,6 +65,8 @@ void evaluate(struct signer *s, const struct conn *c, const struct req *r, struc
 				.nsubjects = ns,
 				.subject_names = names,
 				.subject_computed = computed};
+	if (r->gate) /* a gated call: the call's conditions, never a request's */
+		gate_evaluate(r, &q);
 	policy_eval(s->pol, &q, d);
 }
 
@@ -72,11 +74,18 @@ void evaluate(struct signer *s, const struct conn *c, const struct req *r, struc
  * 0, or AS_ENOMEM (fields.c). */
 int put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest)
 {
-	struct cv *m = cv_map(a, 3 + (d->shadowed ? 1 : 0) + (d->on_declared ? 1 : 0));
+	struct cv *m = cv_map(a, 3 + (d->shadowed ? 1 : 0) + (d->on_declared ? 1 : 0) + (d->on_annotation ? 1 : 0));
 	size_t i = 0;
 	const char *act = pol_action_name(d->action);
 	int rc = kv_uint(a, m, &i, "rule", d->line) | kv_text(a, m, &i, "digest", digest, strlen(digest)) |
 		 kv_text(a, m, &i, "decision", act, strlen(act));
+	if (d->on_annotation) { /* it matched a tool annotation: the upstream's word, not a fact */
+		struct cv *t = kv(a, m, &i, "on_annotation");
+		if (t)
+			t->t = CV_TRUE;
+		else
+			rc = AS_ENOMEM;
+	}
 	if (d->on_declared) { /* the rule matched a name the agent declared, not one anyone checked */
 		struct cv *t = kv(a, m, &i, "on_declared_client");
 		if (t)
@@ -134,6 +143,7 @@ static void policy_done(struct signer *s, struct op *o, const struct ledger_pos 
 		json_object_set_new(res, "approval_token", json_string(jwt));
 	free(jwt);
 	request_log(s, &o->it, r, allow ? "approved" : "denied", NULL, pos->seq);
+	r->seq = pos->seq;
 	o->it.blocking = 1; /* decided at once: every caller hears now, waiting or not */
 	finish(s, &o->it, res);
 	free(pd);
@@ -157,7 +167,7 @@ void policy_decide(struct signer *s, const struct conn *c, const struct pq_item 
 					      .assurance = "policy",
 					      .ttl = r->pd.token_ttl_s};
 		snprintf(pd->tr.action_sha256, sizeof pd->tr.action_sha256, "%s", r->action + 7);
-		pd->with_token = allow && s->tcfg.mode != TOK_OFF;
+		pd->with_token = allow && s->tcfg.mode != TOK_OFF && !r->gate; /* a call allowed by rule: no token */
 	}
 	if (!pd || (pd->with_token && tok_prepare(s->tk, &pd->tr, &pd->t, err) != 0)) {
 		request_refused(s, r->conn, r, err);

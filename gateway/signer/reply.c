@@ -9,7 +9,19 @@
 
 /* ---- answering ---- */
 
+static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw);
+
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror)
+{
+	result_frame(s, conn, rid, result, iserror, 0);
+}
+
+void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *result)
+{
+	result_frame(s, conn, rid, result, 0, 1);
+}
+
+static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw)
 {
 	struct worker *w = &s->w[W_MCP];
 	if (w->fd < 0)
@@ -25,10 +37,11 @@ void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *resul
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_RESULT, 4);
+	struct cv *f = ipc_frame_new(&a, F_RESULT, 5);
 	char err[AS_ERRLEN];
 	if (js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
-	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror))
+	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror) &&
+	    (!raw || !ipc_put_bool(&a, f, "raw", 1)))
 		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
 			worker_down(s, W_MCP, "its socket is stuck");
 	free(js);
@@ -141,6 +154,7 @@ void req_free(struct req *r)
 	for (size_t i = 0; i < r->noptions; i++)
 		free(r->options[i]);
 	free(r->options);
+	gate_req_free(r->gate);
 	free(r);
 }
 
@@ -264,6 +278,8 @@ static void task_status(struct signer *s, const struct pq_item *it, const struct
 void finish(struct signer *s, struct pq_item *it, json_t *result)
 {
 	struct req *r = it->data;
+	if (r->gate && gate_finish(s, it, result)) /* a gated call: forwarded, or told why not */
+		return;
 	if (it->blocking)
 		send_result(s, r->conn, r->rid, result, 0);
 	else

@@ -123,7 +123,7 @@ void request_refused(struct signer *s, uint64_t conn, struct req *r, const char 
 }
 
 /* The request entry is on disk: now it is pending, and a reviewer may see it. */
-static void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
 {
 	struct req *r = o->it.data;
 	if (!pos) {
@@ -262,7 +262,7 @@ static unsigned blocking_limit(const struct signer *s, const struct conn *c)
 	return max;
 }
 
-static int request_over_limit(struct signer *s, const struct conn *c, uid_t uid, const char *rid, size_t ridn, int wait)
+int request_over_limit(struct signer *s, const struct conn *c, uid_t uid, const char *rid, size_t ridn, int wait)
 {
 	struct owner_count oc = {c->owner, 0, 0, !strncmp(c->owner, "anonymous", 9) ? uid : (uid_t)-1};
 	pq_each(s->q, count_owner, &oc);
@@ -383,7 +383,7 @@ static struct req *request_new(const struct request_in *in)
 }
 
 /* The policy's terms (when one is loaded) and the deadline they and the agent set. */
-static void request_terms(struct signer *s, const struct conn *c, struct req *r, uint64_t timeout, struct pq_item *it)
+void request_terms(struct signer *s, const struct conn *c, struct req *r, uint64_t timeout, struct pq_item *it)
 {
 	if (timeout > s->lim.c.max_timeout_s) /* timeout_override is capped, never refused */
 		timeout = s->lim.c.max_timeout_s;
@@ -650,5 +650,6 @@ int h_hello(void *ctx, struct ipc_frame *f, char *err)
 			       (int)n, kind);
 	s->w[s->cur].state = S_READY;
 	s->w[s->cur].restarts = 0;
+	gate_hello(s, s->cur); /* the mcp worker learns the upstreams' tools */
 	return 0;
 }

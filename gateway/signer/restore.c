@@ -65,9 +65,11 @@ struct open_req {
 	size_t len;
 	char approvers[16][REG_NAME_MAX + 1]; /* from its `approval` entries, each name once */
 	size_t napprovers;
+	int call; /* a gated call (the gate) */
 };
 
 struct open_scan {
+	json_t *calls; /* gated calls decided but not ended: session_id -> "approved" | "dispatched" */
 	json_t *index; /* session_id -> position in open */
 	struct open_req *open;
 	size_t n, cap;
@@ -98,7 +100,7 @@ static void open_close(struct open_scan *o, const char *sid)
 	}
 }
 
-static int open_add(struct open_scan *o, const char *sid, uint64_t seq, const uint8_t *cbor, size_t len)
+static int open_add(struct open_scan *o, const char *sid, uint64_t seq, const uint8_t *cbor, size_t len, int call)
 {
 	open_close(o, sid); /* a session id is never reused; if it were, the newer entry holds */
 	if (o->n == o->cap) {
@@ -116,6 +118,7 @@ static int open_add(struct open_scan *o, const char *sid, uint64_t seq, const ui
 	memcpy(r->bytes, cbor, len);
 	r->len = len;
 	r->seq = seq;
+	r->call = call;
 	snprintf(r->sid, sizeof r->sid, "%s", sid);
 	if (json_object_set_new(o->index, sid, json_integer((json_int_t)o->n)) != 0) {
 		free(r->bytes);
@@ -151,7 +154,7 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 	if (!kind || text_copy(cv_get(e, "session_id"), sid, sizeof sid) != 0)
 		return 0;
 	if (cv_text_eq(kind, "request")) {
-		if (open_add(o, sid, seq, cbor, len) != 0) {
+		if (open_add(o, sid, seq, cbor, len, cv_text_eq(cv_get(e, "type"), "call")) != 0) {
 			o->oom = 1;
 			return 1;
 		}
@@ -159,7 +162,18 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 		open_approval(o, sid, e);
 	} else if (cv_text_eq(kind, "decision") || cv_text_eq(kind, "timeout") || cv_text_eq(kind, "cancelled") ||
 		   cv_text_eq(kind, "abandoned")) {
+		/* an approved gated call is not over: its dispatch and outcome follow */
+		json_t *at = json_object_get(o->index, sid);
+		if (cv_text_eq(kind, "decision") && at && o->open[json_integer_value(at)].call &&
+		    cv_text_eq(cv_get(e, "outcome"), "approved"))
+			json_object_set_new(o->calls, sid, json_string("approved"));
+		else
+			json_object_del(o->calls, sid);
 		open_close(o, sid);
+	} else if (cv_text_eq(kind, "dispatch")) {
+		json_object_set_new(o->calls, sid, json_string("dispatched"));
+	} else if (cv_text_eq(kind, "outcome")) {
+		json_object_del(o->calls, sid);
 	}
 	return 0;
 }
@@ -367,6 +381,46 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 	return why;
 }
 
+/* Gated calls a previous run approved and never saw end: exactly once means never again.
+ * One dispatched is "dispatched, outcome unknown" (it may have run); one approved and not
+ * dispatched never left, and is abandoned. */
+static void restore_calls(struct signer *s, json_t *calls)
+{
+	const char *sid;
+	json_t *st;
+	size_t unknown = 0, abandoned = 0;
+	json_object_foreach(calls, sid, st)
+	{
+		if (!strcmp(json_string_value(st), "approved")) {
+			abandoned += append_simple(s, "abandoned", sid,
+						   "the daemon stopped after the call was approved and before it was "
+						   "dispatched: it was never forwarded",
+						   NULL) != NULL;
+			continue;
+		}
+		struct cv_arena a;
+		cv_arena_init(&a, 16);
+		struct cv *m = cv_map(&a, 4);
+		size_t i = 0;
+		static const char why[] = "the daemon stopped after the call was dispatched and before its outcome was "
+					  "recorded: it may or may not have run, and it is never sent again";
+		char err[AS_ERRLEN] = "out of memory";
+		if (m &&
+		    (kv_text(&a, m, &i, "kind", "outcome", 7) | kv_text(&a, m, &i, "session_id", sid, strlen(sid)) |
+		     kv_text(&a, m, &i, "status", "unknown", 7) | kv_text(&a, m, &i, "reason", why, sizeof why - 1)) ==
+			0) {
+			m->n = i;
+			unknown += op_add(s, m, NULL, err) != NULL;
+		}
+		cv_arena_free(&a);
+		slog("warning", "gated call %s: dispatched by a previous run, outcome unknown (never sent again)", sid);
+	}
+	if (unknown || abandoned)
+		slog("warning",
+		     "%zu gated calls of a previous run end with outcome unknown, %zu approved ones abandoned", unknown,
+		     abandoned);
+}
+
 /* At start, before the policy loads: every request a previous run left pending is
  * queued again when its caller collects the answer later (wait: false, a task) and
  * cancelled when its caller waited on a connection that went with that run. One whose
@@ -374,7 +428,7 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
  * (expire), as its terms say (a timeout, or a denial under on-timeout deny). */
 void restore_pending(struct signer *s)
 {
-	struct open_scan o = {.index = json_object()};
+	struct open_scan o = {.index = json_object(), .calls = json_object()};
 	char err[AS_ERRLEN];
 	cv_arena_init(&o.a, ENTRY_MAX);
 	if (!o.index || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)
@@ -394,6 +448,7 @@ void restore_pending(struct signer *s)
 			cancelled++;
 		slog("info", "request %s left pending by a previous run is cancelled: %s", o.open[k].sid, why);
 	}
+	restore_calls(s, o.calls);
 	commit_batch(s);
 	if (kept || cancelled)
 		slog("warning",
@@ -405,4 +460,5 @@ void restore_pending(struct signer *s)
 	free(o.open);
 	cv_arena_free(&o.a);
 	json_decref(o.index);
+	json_decref(o.calls);
 }

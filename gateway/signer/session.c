@@ -325,7 +325,7 @@ void send_stats(struct signer *s)
 {
 	for (int k = 0; k < NWORKERS; k++) {
 		struct worker *w = &s->w[k];
-		if (w->fd < 0 || w->state != S_READY || (k == W_MCP ? !s->http.on : s->review_fd < 0))
+		if (w->fd < 0 || w->state != S_READY || k >= W_UP0 || (k == W_MCP ? !s->http.on : s->review_fd < 0))
 			continue;
 		struct cv_arena a;
 		cv_arena_init(&a, 16);

@@ -7,6 +7,7 @@
 struct signer_opts {
 	const char *state;	/* resolved state directory */
 	const char *policy;	/* --policy FILE, or NULL: every request waits for a person */
+	const char *upstreams;	/* --upstreams FILE (the gate, assent.upstreams(5)), or NULL */
 	const char *worker_exe; /* assent-worker, executed as the workers (gateway/proto/workers.h) */
 	int single_user;	/* a decision from the requester's own uid is accepted, as same-user */
 };

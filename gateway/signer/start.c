@@ -33,6 +33,9 @@ static int write_info(struct signer *s, char *err)
 	    (json_int_t)s->timeout_s, "http", http[0] ? http : NULL, "anonymous", s->http_fd >= 0 && s->http.anonymous);
 	if (j && review[0])
 		json_object_set_new(j, "review", json_string(review));
+	char ru[4096];
+	if (j && s->o->upstreams)
+		json_object_set_new(j, "upstreams", json_string(realpath(s->o->upstreams, ru) ? ru : s->o->upstreams));
 	if (j && s->proxy_fd >= 0)
 		json_object_set_new(j, "review_proxy", json_string(s->proxy_path));
 	char *txt = json_dumps(j, JSON_INDENT(2));

@@ -5,6 +5,7 @@
 #define ASSENT_SIGNER_STATE_H
 
 #include <jansson.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,6 +29,8 @@
 #include "common/redact.h"
 #include "gateway/signer/registry.h"
 #include "gateway/signer/token.h"
+#include "gateway/signer/upstreams.h"
+#include "gateway/proto/call.h"
 #include "common/util.h"
 #include "gateway/signer/websess.h"
 
@@ -39,7 +42,9 @@
 #define TIMEOUT_MAX_S MCP_TIMEOUT_MAX
 #define MCP_AUD_MAX MCP_AUDIENCE_MAX
 
-enum { W_MCP, W_REVIEW, NWORKERS };
+/* Upstream workers (the gate): one per upstream server, each with a uid of its own as root. */
+#define UP_WORKERS (JAIL_WORKER_KINDS - 2)
+enum { W_MCP, W_REVIEW, W_UP0, NWORKERS = W_UP0 + UP_WORKERS };
 enum { S_NEW, S_READY }; /* a worker's state: before and after its hello */
 
 struct worker {
@@ -72,6 +77,46 @@ struct conn { /* a client connection the signer accepted and handed to a worker,
 	int stateless; /* a 2026-07-28 request's own connection: no session id, ended with the request */
 };
 
+/* The gate (gate.c): a tool of an upstream, as its server declared it; an upstream's
+ * server process and catalog; a gated call (struct req's gate); a dispatched call. */
+struct up_tool {
+	char name[CALL_TOOL_MAX + 1];
+	unsigned ann;  /* POL_ANN_*: what the server declared, never checked */
+	json_t *def;   /* the tool as agents are shown it (renamed) */
+	json_t *shown; /* title, description and annotations for reviewers */
+};
+struct upw {
+	const struct upstream *cfg;
+	pid_t spid; /* its server process (a process group of its own) */
+	int err_fd; /* the server's stderr, read into the log */
+	char errline[400];
+	size_t errlen;
+	uint64_t err_window, err_lines;
+	struct up_tool *tools;
+	size_t ntools;
+	int ready;	    /* its worker said hello and its tools are known */
+	uint64_t stale[64]; /* calls given up on (a late answer to one is not an attack) */
+	size_t nstale;
+};
+struct gate_req {
+	int k;	       /* the upstream's worker */
+	uint8_t *call; /* the canonical call, as the mcp worker encoded it */
+	size_t n;
+	char upstream[33], tool[CALL_TOOL_MAX + 1];
+	json_t *args; /* the exact arguments, which the policy reads */
+	unsigned ann;
+	uint64_t seq; /* the decision's ledger sequence number; 0: none (record calls) */
+};
+#define GCALLS_MAX 4096
+struct gcall {
+	int used, k, ledgered;
+	uint64_t cid, conn, seq, started_ms, until_ms;
+	char sid[PQ_SID_LEN + 1];
+	char rid[PROTO_RID_MAX + 1];
+	char upstream[33], tool[CALL_TOOL_MAX + 1];
+	unsigned rule;
+};
+
 struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint64_t conn;
 	char rid[PROTO_RID_MAX + 1];
@@ -91,9 +136,11 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint8_t *content[16]; /* a subject's bytes, when the agent sent them (hashed here) */
 	size_t content_len[16];
 	char client[160];
-	uid_t uid;	     /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
-	const char *collect; /* how its caller hears of the decision: "wait", "poll" or "task" (restore.c) */
-	int mrtr;	     /* its client's user may answer it (mrtr.c): collected, not waited on */
+	uid_t uid;	       /* the requester's, as measured: SO_PEERCRED, or the loopback HTTP connection's owner */
+	const char *collect;   /* how its caller hears of the decision: "wait", "poll" or "task" (restore.c) */
+	int mrtr;	       /* its client's user may answer it (mrtr.c): collected, not waited on */
+	struct gate_req *gate; /* a gated call (gate.c); NULL for request_feedback */
+	uint64_t seq;	       /* its decision's ledger sequence number, once decided */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
@@ -209,6 +256,13 @@ struct signer {
 	int cur;     /* the worker whose frame is being handled */
 	int stop;
 	struct lim_state lim; /* limits per principal (lim.h) */
+	/* the gate (gate.c) */
+	struct upstreams *ups;
+	struct upw up[UP_WORKERS];
+	size_t nup;
+	struct gcall *gcalls; /* GCALLS_MAX */
+	uint64_t next_cid;
+	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
 };
 
 /* Lists hold summaries, never whole requests: a reply is one frame, and a thousand
@@ -302,6 +356,7 @@ int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t
 
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
+void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *result); /* a CallToolResult */
 struct answer answer_ok(json_t *j);
 struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2, 3);
 void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);
@@ -324,6 +379,9 @@ void request_refused(struct signer *s, uint64_t conn, struct req *r, const char 
 void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid);
 int client_ok(const char *s, size_t n, char *err);
 int h_request(void *ctx, struct ipc_frame *f, char *err);
+int request_over_limit(struct signer *s, const struct conn *c, uid_t uid, const char *rid, size_t ridn, int wait);
+void request_terms(struct signer *s, const struct conn *c, struct req *r, uint64_t timeout, struct pq_item *it);
+void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err);
 int h_collect(void *ctx, struct ipc_frame *f, char *err);
 int h_cancel(void *ctx, struct ipc_frame *f, char *err);
 int h_conn_closed(void *ctx, struct ipc_frame *f, char *err);
@@ -406,6 +464,24 @@ int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
 /* restore.c: what survives a restart (README "Restarts") */
 int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
 void restore_pending(struct signer *s);
+
+/* gate.c */
+int gate_start(struct signer *s);
+int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server);
+void gate_worker_down(struct signer *s, int k, const char *why);
+void gate_hello(struct signer *s, int k);
+int gate_finish(struct signer *s, struct pq_item *it, json_t *result);
+void gate_evaluate(const struct req *r, struct pol_request *q);
+void gate_req_free(struct gate_req *g);
+void gate_tick(struct signer *s);
+void gate_reap(struct signer *s, pid_t p, int st);
+void gate_restore(struct signer *s, const char *kind, const struct cv *e, json_t *open);
+size_t gate_fds(struct signer *s, struct pollfd *pf, int *who);
+void gate_stderr(struct signer *s, int i);
+void gate_stop(struct signer *s);
+int h_call(void *ctx, struct ipc_frame *f, char *err);
+int h_up_tools(void *ctx, struct ipc_frame *f, char *err);
+int h_up_result(void *ctx, struct ipc_frame *f, char *err);
 
 /* start.c */
 int start_state(const struct signer_opts *o);

@@ -27,10 +27,23 @@ int spawn_worker(struct signer *s, int k)
 	}
 	if (ipc_socketpair(sv, err) != 0)
 		return -1;
+	/* An upstream worker gets its server's pipes: the server is started first, by the
+	 * signer, with the environment the upstreams file gives it (gate.c). */
+	int up_in = -1, up_out = -1;
+	if (k >= W_UP0 && gate_spawn_server(s, k, &up_in, &up_out) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		slog("error", "upstream worker %d: cannot start its server", k - W_UP0);
+		return -1;
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(sv[0]);
 		close(sv[1]);
+		if (up_in >= 0) {
+			close(up_in);
+			close(up_out);
+		}
 		return -1;
 	}
 	if (pid == 0) {
@@ -47,7 +60,12 @@ int spawn_worker(struct signer *s, int k)
 		/* The mcp worker also gets the agent HTTP listener, the review worker the
 		 * reviewer listener and the proxy's socket: they may accept, never bind.
 		 * Moved out of the way first, so that one dup2 cannot clobber the other. */
-		int l1 = k == W_MCP ? s->http_fd : s->review_fd, l2 = k == W_REVIEW ? s->proxy_fd : -1;
+		int l1 = k == W_MCP	 ? s->http_fd
+			 : k == W_REVIEW ? s->review_fd
+					 : up_in,
+		    l2 = k == W_REVIEW ? s->proxy_fd
+			 : k >= W_UP0  ? up_out
+				       : -1;
 		if ((l1 >= 0 && (l1 = fcntl(l1, F_DUPFD_CLOEXEC, 64)) < 0) ||
 		    (l2 >= 0 && (l2 = fcntl(l2, F_DUPFD_CLOEXEC, 64)) < 0))
 			_exit(127);
@@ -60,6 +78,10 @@ int spawn_worker(struct signer *s, int k)
 		_exit(127);
 	}
 	close(sv[1]);
+	if (up_in >= 0) { /* the worker's now */
+		close(up_in);
+		close(up_out);
+	}
 	w->pid = pid;
 	w->fd = sv[0];
 	w->state = S_NEW; /* until its hello */
@@ -73,6 +95,14 @@ int spawn_worker(struct signer *s, int k)
 	/* Its configuration comes first: it starts its HTTP server before its jail. */
 	struct cv_arena a;
 	cv_arena_init(&a, 256);
+	if (k >= W_UP0) { /* an upstream worker: which server it speaks for */
+		const char *nm = s->up[k - W_UP0].cfg->name;
+		struct cv *uf = ipc_frame_new(&a, F_CONFIG, 1);
+		if (!uf || ipc_put_text(&a, uf, "name", nm, strlen(nm)) || ipc_conn_send(&w->ipc, uf, -1, err) != 0)
+			slog("error", "cannot send the upstream worker of %s its configuration", nm);
+		cv_arena_free(&a);
+		return 0;
+	}
 	int rv = k == W_REVIEW;
 	struct cv *f = ipc_frame_new(&a, F_CONFIG, 3), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
 	if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, 0) ||
@@ -105,6 +135,8 @@ void worker_down(struct signer *s, int k, const char *why)
 	}
 	w->fd = -1;
 	w->pid = 0;
+	w->state = S_NEW;
+	gate_worker_down(s, k, why); /* an upstream's: its server and its calls in flight */
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		if (s->conns[i].used && s->conns[i].worker == k) {
 			fail_conn_requests(s, s->conns[i].id, why);

@@ -26,7 +26,7 @@ static int seam_connect(struct seam *m, int k, char *err)
 	int sv[2];
 	GUARD(ipc_socketpair(sv, err));
 	struct worker *w = &m->s.w[k];
-	*w = (struct worker){.kind = k == W_MCP ? "mcp" : "review",
+	*w = (struct worker){.kind = k == W_MCP ? "mcp" : k == W_REVIEW ? "review" : "upstream",
 			     .fd = sv[0],
 			     .state = S_READY,
 			     .once = 1 /* F_HELLO is rule 0 of both tables */};
@@ -82,7 +82,7 @@ struct signer *signer_test_new(const char *state, const char *policy, char *err)
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		s->ctl_fd[i] = -1;
 	for (int k = 0; k < NWORKERS; k++) {
-		s->w[k] = (struct worker){.kind = k == W_MCP ? "mcp" : "review", .fd = -1};
+		s->w[k] = (struct worker){.kind = k == W_MCP ? "mcp" : k == W_REVIEW ? "review" : "upstream", .fd = -1};
 		m->peer[k] = -1;
 	}
 	for (size_t i = 0; i < MAX_CONNS; i++)

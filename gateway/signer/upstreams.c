@@ -1,6 +1,7 @@
 /* Reading and checking an upstreams file (upstreams.h, assent.upstreams(5)). */
 #define _GNU_SOURCE
 #include "gateway/signer/upstreams.h"
+#include "gateway/proto/call.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -214,10 +215,7 @@ static int url_of(const struct ctx *c, struct upstream *u)
 
 static int name_valid(const char *name)
 {
-	size_t n = strlen(name);
-	return n >= 1 && n <= UP_NAME_MAX &&
-	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n &&
-	       !strstr(name, UP_SEPARATOR) && name[n - 1] != '_' && name[0] != '_';
+	return up_name_ok(name, strlen(name));
 }
 
 static const char *const stdio_only[] = {"command", "args", "env", "cwd", "uid"};
@@ -256,6 +254,16 @@ static int server_of(struct ctx *c, const char *name, const json_t *v, struct up
 				   u->kind == UP_STDIO ? "an HTTP" : "a stdio",
 				   u->kind == UP_STDIO ? " \"command\"" : "n \"url\"");
 	const json_t *x;
+	/* assent's own: "prefix": "" serves the tools under their own names (a client written
+	 * for this one server, the conformance suite); any other value is refused. */
+	if ((x = json_object_get(v, "prefix"))) {
+		if (!json_is_string(x) || json_string_length(x) != 0)
+			return bad(c,
+				   "\"prefix\": only \"\" (the tools under their own names) is accepted; "
+				   "leave it out for %s%sTOOL",
+				   u->name, UP_SEPARATOR);
+		u->bare = 1;
+	}
 	if (u->kind == UP_STDIO) {
 		GUARD(str_of(c, cmd, "command", 0, &u->command));
 		if ((x = json_object_get(v, "args")))

@@ -28,6 +28,7 @@ struct up_pair {
 struct upstream {
 	char name[UP_NAME_MAX + 1];
 	enum up_kind kind;
+	int bare; /* "prefix": "": its tools are served under their own names, not NAME__TOOL */
 	/* UP_STDIO: run command with args, in cwd (NULL: the daemon's), as uid when has_uid,
 	 * with exactly env as its environment (the server's credentials live here) */
 	char *command;

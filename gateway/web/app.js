@@ -306,7 +306,7 @@
       el("dt", { text: "Asked" }), el("dd", { text: r.created ? new Date(r.created * 1000).toLocaleString() : "?" }),
       el("dt", { text: "Session" }), el("dd", { class: "mono", text: r.session_id }));
     const article = el("article", { class: "request", "data-sid": r.session_id }, head, meta, facts,
-      contextBlock(r.context), subjectsBlock(r.subject), decideForm(r));
+      r.type === "call" ? callBlock(r) : null, contextBlock(r.context), subjectsBlock(r.subject), decideForm(r));
     return { el: article, left, approvals, deadline: Number(r.deadline) || 0 };
   }
 
@@ -387,6 +387,28 @@
       return el("div", { class: "block" }, el("h4", { text: "Context" }), cut, pre);
     return el("div", { class: "block" }, cut,
       el("details", {}, el("summary", { text: `Context (${size} characters${marks.length ? ", cut" : ""})` }), pre));
+  }
+
+  // ---- a gated call: the upstream's tool as its server describes it, the exact call's
+  // digest, and its arguments (secrets redacted by the gateway) as the context is shown ----
+  function callBlock(r) {
+    const ti = r.tool_info && typeof r.tool_info === "object" ? r.tool_info : {};
+    const an = ti.annotations && typeof ti.annotations === "object" ? ti.annotations : {};
+    const hints = Object.keys(an).filter((k) => an[k] === true);
+    const pre = el("pre", { class: "context arguments" }), marks = [];
+    json(r.arguments ?? {}, 0, pre, marks);
+    return el("div", { class: "block call" },
+      el("h4", { text: "Tool call" }),
+      el("dl", { class: "facts" },
+        el("dt", { text: "Upstream" }), elShown("dd", { class: "mono" }, String(r.upstream ?? "?"), false),
+        el("dt", { text: "Tool" }), elShown("dd", { class: "mono" }, String(r.tool ?? "?") +
+          (ti.title ? ` (${ti.title})` : ""), false),
+        ti.description ? el("dt", { text: "Description" }) : "",
+        ti.description ? elShown("dd", {}, String(ti.description), true) : "",
+        el("dt", { text: "Hints" }), elShown("dd", {}, hints.length ? `${hints.join(", ")} (declared by the server, not verified)`
+          : "none declared", false),
+        el("dt", { text: "Call digest" }), elShown("dd", { class: "mono" }, String(r.call ?? "?"), false)),
+      el("h4", { text: "Arguments" }), pre);
   }
 
   // ---- subjects, with their bytes when the agent sent them ----

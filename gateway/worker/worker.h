@@ -8,5 +8,6 @@
 /* Each returns the process exit status. */
 int worker_mcp_main(int ipcfd);
 int worker_review_main(int ipcfd);
+int worker_upstream_main(int ipcfd);
 
 #endif

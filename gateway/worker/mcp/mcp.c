@@ -615,6 +615,11 @@ json_t *mcp_tools_list(void)
 
 int mcp_line_tools_list(struct buf *out, const struct mcp_id *id, char *err)
 {
+	return mcp_line_tools_list_with(out, id, NULL, 0, err);
+}
+
+int mcp_line_tools_list_with(struct buf *out, const struct mcp_id *id, const char *extra, size_t extran, char *err)
+{
 	if (!id || (id->t != MCP_ID_INT && id->t != MCP_ID_STR))
 		return as_fail(err, AS_EINVAL, "a result answers a request: it needs the request's id");
 	/* tools_json is already compact JSON text in jansson's own layout (the unit test
@@ -631,8 +636,15 @@ int mcp_line_tools_list(struct buf *out, const struct mcp_id *id, char *err)
 		rc = buf_put(out, idtext, strlen(idtext));
 	if (rc == 0)
 		rc = buf_put(out, mid, sizeof mid - 1);
+	/* The upstreams' tools (the gate) go after assent's own: tools_json ends with "]}". */
 	if (rc == 0)
-		rc = buf_put(out, tools_json, sizeof tools_json - 1);
+		rc = buf_put(out, tools_json, sizeof tools_json - 1 - (extran ? 2 : 0));
+	if (rc == 0 && extran)
+		rc = buf_putc(out, ',');
+	if (rc == 0 && extran)
+		rc = buf_put(out, extra, extran);
+	if (rc == 0 && extran)
+		rc = buf_put(out, "]}", 2);
 	if (rc == 0)
 		rc = buf_put(out, "}\n", 2);
 	free(idtext);

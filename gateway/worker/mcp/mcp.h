@@ -191,6 +191,9 @@ json_t *mcp_tools_list(void);
  * or printing the definitions (the fast path: byte for byte what mcp_line_result
  * makes of mcp_tools_list()). */
 int mcp_line_tools_list(struct buf *out, const struct mcp_id *id, char *err);
+/* The same with more tools after assent's own: extra is the text of JSON objects separated by
+ * commas (the upstreams' tools, as the signer renamed them), extran 0 for none. */
+int mcp_line_tools_list_with(struct buf *out, const struct mcp_id *id, const char *extra, size_t extran, char *err);
 
 /* tools/call params: name a string naming one of our tools, arguments an object
  * (absent or null: treated as {}). AS_EINVAL means -32602 (the spec's answer to an

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gateway/proto/action.h"
+#include "gateway/proto/call.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/worker/jail.h"
@@ -122,6 +123,11 @@ struct mw {
 	uint64_t next_hreq;
 	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
 	char proxy_header[64];		    /* the reviewer identity header a reverse proxy sets: refused here */
+	/* the gate: the upstreams' tools as agents see them (F_CATALOG), and which upstream
+	 * and tool each name is: {NAME: [upstream, tool]} */
+	char *catalog;
+	size_t catalogn;
+	json_t *routes;
 };
 
 static uint64_t mono_ms(void)
@@ -305,11 +311,71 @@ static void input_round(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 	}
 }
 
+/* A registered blocking call: progress notifications while it waits (progress()). */
+static void call_watch(struct mw *w, const struct mconn *c, const char *rid, const struct mcp_msg *m)
+{
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
+		struct call *k = &w->calls[i];
+		if (k->used)
+			continue;
+		k->used = 1;
+		k->conn = c->id;
+		snprintf(k->rid, sizeof k->rid, "%s", rid);
+		k->token = m->progress_token;
+		k->started = mono_ms();
+		k->next_progress = k->started + PROGRESS_EVERY_MS;
+		break;
+	}
+}
+
+/* A call of an upstream's tool (the gate): its canonical call to the signer, which
+ * decides it and, when it may go, has the upstream's worker forward it. */
+static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+{
+	const json_t *name = json_object_get(m->params, "name");
+	const json_t *route = json_is_string(name) ? json_object_get(w->routes, json_string_value(name)) : NULL;
+	if (!route)
+		return 0;
+	const json_t *args = json_object_get(m->params, "arguments");
+	char err[AS_ERRLEN], rid[PROTO_RID_MAX + 1], client[ACTION_CLIENT_MAX + 1];
+	if (args && !json_is_null(args) && !json_is_object(args)) {
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "tools/call: params.arguments: expected an object",
+			       NULL, NULL);
+		return 1;
+	}
+	struct buf call;
+	buf_init(&call, CALL_MAX);
+	if (call_encode(json_string_value(json_array_get(route, 1)), json_string_value(json_array_get(route, 2)),
+			json_is_object(args) ? args : NULL, &call, err) != 0) {
+		buf_free(&call);
+		answer_tool_error(c, &m->id, err);
+		return 1;
+	}
+	id_json(&m->id, rid);
+	action_client(client, c->client.name, c->client.client_version);
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_CALL, 5);
+	if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+	    ipc_put_bytes(a, f, "call", call.p, call.len) || ipc_put_text(a, f, "client", client, strlen(client)) ||
+	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq))) {
+		buf_free(&call);
+		answer_tool_error(c, &m->id, "the call is too large");
+		return 1;
+	}
+	send_frame(w, f);
+	buf_free(&call);
+	call_watch(w, c, rid, m);
+	return 1;
+}
+
 static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
 	enum mcp_tool tool;
 	const json_t *args;
 	char err[AS_ERRLEN];
+	if (w->routes && gated_call(w, c, m))
+		return;
 	if (mcp_tools_call(m->params, &tool, &args, err) != 0) {
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		return;
@@ -388,20 +454,8 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		}
 		send_frame(w, f); /* before act is freed: the frame's action points into it */
 		buf_free(&act);
-		if (wait) {
-			for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
-				struct call *k = &w->calls[i];
-				if (k->used)
-					continue;
-				k->used = 1;
-				k->conn = c->id;
-				snprintf(k->rid, sizeof k->rid, "%s", rid);
-				k->token = m->progress_token;
-				k->started = mono_ms();
-				k->next_progress = k->started + PROGRESS_EVERY_MS;
-				break;
-			}
-		}
+		if (wait)
+			call_watch(w, c, rid, m);
 		return;
 	}
 	case MCP_TOOL_GET_FEEDBACK: {
@@ -579,7 +633,7 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		mcp_line_result(&c->out, &m->id, mcp_discover_result(ASSENT_VERSION), NULL);
 		return; /* it carries its resultType already */
 	case MCP_M_TOOLS_LIST:
-		if (mcp_line_tools_list(&c->out, &m->id, NULL) == 0 &&
+		if (mcp_line_tools_list_with(&c->out, &m->id, w->catalog, w->catalogn, NULL) == 0 &&
 		    mcp_line_complete(&c->out, start, MCP_LIST_CACHE_HINTS, err) != 0)
 			c->out.len = start;
 		return;
@@ -656,7 +710,8 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 		mcp_line_result(&c->out, &m.id, json_object(), NULL);
 		break;
 	case MCP_M_TOOLS_LIST:
-		mcp_line_tools_list(&c->out, &m.id, NULL); /* pre-built: no parse and print per call */
+		/* pre-built: no parse and print per call */
+		mcp_line_tools_list_with(&c->out, &m.id, w->catalog, w->catalogn, NULL);
 		break;
 	case MCP_M_LOGGING_SET_LEVEL: {
 		enum mcp_log_level lv;
@@ -1506,11 +1561,13 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 	if (f->type == F_RESULT) {
 		const char *rid, *js;
 		size_t ridn, jsn;
-		int iserr = 0;
+		int iserr = 0, raw = 0;
 		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
 		    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
 		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) ||
 		    ipc_get_bool(f->body, "iserror", &iserr, err))
+			return;
+		if (cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &raw, err) != 0)
 			return;
 		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
 			struct call *k = &w->calls[i];
@@ -1523,6 +1580,16 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		int task = tcall_take_into(w, conn, rid, ridn, &tc);
 		if (!c || id_parse(rid, ridn, &id) != 0)
 			return;
+		if (raw) { /* an upstream's CallToolResult, with assent's _meta: sent as it is */
+			size_t start = c->out.len;
+			json_t *res = json_loadb(js, jsn, 0, NULL);
+			mcp_line_result(&c->out, &id, res ? res : mcp_tool_error("the result could not be read"), NULL);
+			if (c->modern && mcp_line_complete(&c->out, start, NULL, err) != 0)
+				c->out.len = start;
+			if (c->http)
+				route_out(w, c, rid, ridn, 1);
+			return;
+		}
 		static const char offer[] = "{\"input_required\":";
 		if (task || (!iserr && jsn > sizeof offer && !memcmp(js, offer, sizeof offer - 1))) {
 			if (task) {
@@ -1566,6 +1633,25 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		json_t *st = json_loadb(js, jsn, 0, NULL);
 		mcp_line_notification(&c->out, "notifications/tasks/status", mcp_task_get(MCP_TASK_2025, st), NULL);
 		json_decref(st);
+		return;
+	}
+	if (f->type == F_CATALOG) { /* the upstreams' tools changed */
+		const char *tj, *rj;
+		size_t tn, rn;
+		if (ipc_get_text(f->body, "tools", IPC_FRAME_MAX, &tj, &tn, err) ||
+		    ipc_get_text(f->body, "routes", IPC_FRAME_MAX, &rj, &rn, err) || tn < 2 || tj[0] != '[')
+			return;
+		json_t *rt = json_loadb(rj, rn, 0, NULL), *map = json_object(), *x;
+		size_t i;
+		json_array_foreach(rt, i, x) json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);
+		json_decref(rt);
+		json_decref(w->routes);
+		w->routes = map;
+		free(w->catalog);
+		w->catalogn = tn - 2; /* the objects, without the array's brackets */
+		w->catalog = w->catalogn ? strndup(tj + 1, w->catalogn) : NULL;
+		if (!w->catalog)
+			w->catalogn = 0;
 		return;
 	}
 	if (f->type == F_HTTP_REPLY) {

@@ -1,0 +1,286 @@
+/* The canonical call of the gate: its encoder, checker and digest (call.h). */
+#include "gateway/proto/call.h"
+
+#include <mbedtls/sha256.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int up_name_ok(const char *p, size_t n)
+{
+	if (n < 1 || n > 32 || p[0] == '_' || p[n - 1] == '_')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(p[i] == '_' || p[i] == '-' || (p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'z') ||
+		      (p[i] >= 'A' && p[i] <= 'Z')) ||
+		    (p[i] == '_' && i + 1 < n && p[i + 1] == '_'))
+			return 0;
+	return 1;
+}
+
+int call_tool_name_ok(const char *p, size_t n)
+{
+	if (n < 1 || n > CALL_TOOL_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(p[i] == '_' || p[i] == '-' || p[i] == '.' || (p[i] >= '0' && p[i] <= '9') ||
+		      (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z')))
+			return 0;
+	return 1;
+}
+
+/* Shortest decimal text that reads back as the same double (C locale). */
+static size_t real_text(double d, char out[32])
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(out, 32, "%.*g", prec, d);
+		if (strtod(out, NULL) == d)
+			break;
+	}
+	return strlen(out);
+}
+
+static int from_json(struct cv_arena *a, const json_t *j, struct cv *v, int depth, int max, char *err)
+{
+	if (depth > max)
+		return as_fail(err, AS_EINVAL, "arguments: nested deeper than %d", max);
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: {
+		size_t n = json_object_size(j), i = 0;
+		*v = (struct cv){.t = CV_MAP, .n = n};
+		if (n && !(v->items = cv_alloc(a, 2 * n)))
+			return as_fail(err, AS_ETOOBIG, "arguments: too many values");
+		for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it), i++) {
+			int rc =
+			    cv_set_text(a, &v->items[2 * i], json_object_iter_key(it), json_object_iter_key_len(it));
+			if (rc != 0)
+				return as_fail(err, AS_ETOOBIG, "arguments: too many values");
+			GUARD(from_json(a, json_object_iter_value(it), &v->items[2 * i + 1], depth + 1, max, err));
+		}
+		return 0;
+	}
+	case JSON_ARRAY: {
+		size_t n = json_array_size(j);
+		*v = (struct cv){.t = CV_ARRAY, .n = n};
+		if (n && !(v->items = cv_alloc(a, n)))
+			return as_fail(err, AS_ETOOBIG, "arguments: too many values");
+		for (size_t i = 0; i < n; i++)
+			GUARD(from_json(a, json_array_get(j, i), &v->items[i], depth + 1, max, err));
+		return 0;
+	}
+	case JSON_STRING: {
+		int rc = cv_set_text(a, v, json_string_value(j), json_string_length(j));
+		return rc ? as_fail(err, AS_ETOOBIG, "arguments: too many values") : 0;
+	}
+	case JSON_INTEGER:
+		cv_set_int(v, (int64_t)json_integer_value(j));
+		return 0;
+	case JSON_REAL: { /* as bytes: see call.h */
+		char t[32];
+		size_t n = real_text(json_real_value(j), t);
+		int rc = cv_set_bytes(a, v, (const uint8_t *)t, n);
+		return rc ? as_fail(err, AS_ETOOBIG, "arguments: too many values") : 0;
+	}
+	case JSON_TRUE:
+		v->t = CV_TRUE;
+		return 0;
+	case JSON_FALSE:
+		v->t = CV_FALSE;
+		return 0;
+	case JSON_NULL:
+		v->t = CV_NULL;
+		return 0;
+	}
+	return as_fail(err, AS_EINVAL, "arguments: a value of no JSON type");
+}
+
+static int put_text(struct cv_arena *a, struct cv *m, size_t i, const char *k, const char *v)
+{
+	int rc = cv_set_text(a, &m->items[2 * i], k, strlen(k));
+	if (rc == 0)
+		rc = cv_set_text(a, &m->items[2 * i + 1], v, strlen(v));
+	return rc;
+}
+
+int call_encode(const char *upstream, const char *tool, const json_t *args, struct buf *out, char *err)
+{
+	if (!up_name_ok(upstream, strlen(upstream)))
+		return as_fail(err, AS_EINVAL, "no upstream server is called that");
+	if (!call_tool_name_ok(tool, strlen(tool)))
+		return as_fail(err, AS_EINVAL, "tool name: 1 to %d of [A-Za-z0-9_.-]", CALL_TOOL_MAX);
+	if (args && !json_is_object(args))
+		return as_fail(err, AS_EINVAL, "arguments: expected an object");
+	/* Items: at most one per byte of the result, which is bounded. */
+	struct cv_arena a;
+	cv_arena_init(&a, CALL_MAX);
+	struct cv *m = cv_map(&a, 4);
+	int rc = m ? 0 : AS_ENOMEM;
+	if (rc == 0)
+		rc = put_text(&a, m, 0, "method", "tools/call") | put_text(&a, m, 1, "upstream", upstream) |
+		     put_text(&a, m, 2, "tool", tool) | cv_set_text(&a, &m->items[6], "arguments", 9);
+	if (rc != 0)
+		rc = as_fail(err, AS_ENOMEM, "out of memory");
+	else if (args)
+		rc = from_json(&a, args, &m->items[7], 1, CALL_DEPTH, err);
+	else
+		m->items[7] = (struct cv){.t = CV_MAP};
+	if (rc == 0) {
+		size_t start = out->len;
+		char why[AS_ERRLEN];
+		rc = cbor_encode(m, out, why);
+		if (rc == 0 && out->len - start > CALL_MAX)
+			rc = AS_ETOOBIG;
+		if (rc != 0) {
+			out->len = start;
+			if (rc == AS_ETOOBIG)
+				rc = as_fail(err, AS_ETOOBIG, "the call is over %u bytes", CALL_MAX);
+			else
+				rc = as_fail(err, AS_EINVAL, "the call cannot be encoded: %s", why);
+		}
+	}
+	cv_arena_free(&a);
+	return rc;
+}
+
+static int args_ok(const struct cv *v, int depth, char *err)
+{
+	if (depth > CALL_DEPTH)
+		return as_fail(err, AS_ECORRUPT, "call.arguments: nested deeper than %d", CALL_DEPTH);
+	switch (v->t) {
+	case CV_MAP:
+		for (size_t i = 0; i < v->n; i++) {
+			if (v->items[2 * i].t != CV_TEXT)
+				return as_fail(err, AS_ECORRUPT, "call.arguments: a key is not text");
+			GUARD(args_ok(&v->items[2 * i + 1], depth + 1, err));
+		}
+		return 0;
+	case CV_ARRAY:
+		for (size_t i = 0; i < v->n; i++)
+			GUARD(args_ok(&v->items[i], depth + 1, err));
+		return 0;
+	case CV_BYTES: { /* a JSON real's text, exactly as call_encode writes it: one call, one encoding */
+		char t[32], canon[32];
+		if (v->n == 0 || v->n > 31)
+			return as_fail(err, AS_ECORRUPT, "call.arguments: a number of %zu bytes", v->n);
+		for (size_t i = 0; i < v->n; i++)
+			if (!v->s[i] || !strchr("0123456789+-.e", v->s[i]))
+				return as_fail(err, AS_ECORRUPT, "call.arguments: a number is not decimal text");
+		memcpy(t, v->s, v->n);
+		t[v->n] = 0;
+		char *end;
+		double d = strtod(t, &end);
+		if (*end || d != d || d - d != 0 || real_text(d, canon) != v->n || memcmp(canon, t, v->n))
+			return as_fail(err, AS_ECORRUPT, "call.arguments: a number not in its shortest form");
+		return 0;
+	}
+	default:
+		return 0; /* text (UTF-8 checked by the decoder), integers, true, false, null */
+	}
+}
+
+int call_check(const struct cv *c, char *err)
+{
+	if (!c || c->t != CV_MAP || c->n != 4)
+		return as_fail(err, AS_ECORRUPT, "call: expected a map of method, upstream, tool, arguments");
+	const struct cv *m = cv_get(c, "method"), *u = cv_get(c, "upstream"), *t = cv_get(c, "tool"),
+			*a = cv_get(c, "arguments");
+	if (!m || !u || !t || !a)
+		return as_fail(err, AS_ECORRUPT, "call: expected a map of method, upstream, tool, arguments");
+	if (m->t != CV_TEXT || !cv_text_eq(m, "tools/call"))
+		return as_fail(err, AS_ECORRUPT, "call.method: expected tools/call");
+	if (u->t != CV_TEXT || !up_name_ok((const char *)u->s, u->n))
+		return as_fail(err, AS_ECORRUPT, "call.upstream: not an upstream's name");
+	if (t->t != CV_TEXT || !call_tool_name_ok((const char *)t->s, t->n))
+		return as_fail(err, AS_ECORRUPT, "call.tool: not a tool name");
+	if (a->t != CV_MAP)
+		return as_fail(err, AS_ECORRUPT, "call.arguments: expected a map");
+	return args_ok(a, 1, err);
+}
+
+void call_names(const struct cv *c, char upstream[33], char tool[CALL_TOOL_MAX + 1])
+{
+	const struct cv *u = cv_get(c, "upstream"), *t = cv_get(c, "tool");
+	snprintf(upstream, 33, "%.*s", (int)u->n, (const char *)u->s);
+	snprintf(tool, CALL_TOOL_MAX + 1, "%.*s", (int)t->n, (const char *)t->s);
+}
+
+static json_t *to_json(const struct cv *v)
+{
+	switch (v->t) {
+	case CV_UINT:
+		return v->u > INT64_MAX ? NULL : json_integer((json_int_t)v->u);
+	case CV_NINT:
+		return v->u > INT64_MAX ? NULL : json_integer(-(json_int_t)v->u - 1);
+	case CV_TEXT:
+		return json_stringn((const char *)v->s, v->n);
+	case CV_BYTES: {
+		char t[32];
+		snprintf(t, sizeof t, "%.*s", (int)v->n, (const char *)v->s);
+		return json_real(strtod(t, NULL));
+	}
+	case CV_ARRAY: {
+		json_t *a = json_array();
+		for (size_t i = 0; a && i < v->n; i++)
+			if (json_array_append_new(a, to_json(&v->items[i])) != 0) {
+				json_decref(a);
+				return NULL;
+			}
+		return a;
+	}
+	case CV_MAP: {
+		json_t *o = json_object();
+		for (size_t i = 0; o && i < v->n; i++)
+			if (v->items[2 * i].t != CV_TEXT ||
+			    json_object_setn_new(o, (const char *)v->items[2 * i].s, v->items[2 * i].n,
+						 to_json(&v->items[2 * i + 1])) != 0) {
+				json_decref(o);
+				return NULL;
+			}
+		return o;
+	}
+	case CV_FALSE:
+		return json_false();
+	case CV_TRUE:
+		return json_true();
+	case CV_NULL:
+		return json_null();
+	}
+	return NULL;
+}
+
+json_t *call_args_json(const struct cv *c)
+{
+	return to_json(cv_get(c, "arguments"));
+}
+
+void call_digest(const uint8_t *p, size_t n, char out[72])
+{
+	uint8_t d[32];
+	char hex[65];
+	int rc = mbedtls_sha256_ret(p, n, d, 0);
+	if (rc != 0)
+		memset(d, 0, sizeof d); /* not expected: the software implementation cannot fail */
+	hex_encode(d, 32, hex);
+	snprintf(out, 72, "sha256:%s", hex);
+}
+
+int call_value_encode(const json_t *j, size_t max, struct buf *out, char *err)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, max);
+	struct cv *v = cv_alloc(&a, 1);
+	size_t start = out->len;
+	char why[AS_ERRLEN];
+	int rc = v ? from_json(&a, j, v, 1, CBOR_MAX_DEPTH - 1, err) : as_fail(err, AS_ENOMEM, "out of memory");
+	if (rc == 0 && (cbor_encode(v, out, why) != 0 || out->len - start > max)) {
+		out->len = start;
+		rc = as_fail(err, AS_ETOOBIG, "over %zu bytes once encoded", max);
+	}
+	cv_arena_free(&a);
+	return rc;
+}
+
+json_t *call_value_json(const struct cv *v)
+{
+	return to_json(v);
+}

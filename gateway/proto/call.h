@@ -1,0 +1,51 @@
+/* The canonical call of the gate (issue 15): a tools/call an agent made of an upstream
+ * MCP server, as the mcp worker encodes it, the signer checks, digests, decides and
+ * records, and the upstream worker forwards once dispatched. One CBOR map,
+ *   {"method": "tools/call", "upstream": NAME, "tool": TOOL, "arguments": {...}}
+ * encoded canonically, so its sha256 names exactly one call. JSON arguments become CBOR
+ * as they are, except that a JSON number with a fraction or exponent (CBOR here has no
+ * floats) becomes a byte string holding its shortest round-trip decimal text: JSON has
+ * no bytes, so a byte string in a call always means such a number, and the upstream
+ * receives the same number the agent sent. */
+#ifndef ASSENT_PROTO_CALL_H
+#define ASSENT_PROTO_CALL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/cbor.h"
+#include "common/util.h"
+
+#define CALL_MAX (512u << 10) /* encoded bytes of one call: larger arguments are refused */
+#define CALL_TOOL_MAX 128     /* an upstream's tool name, as MCP bounds it */
+#define CALL_DEPTH 16	      /* nesting of the arguments */
+
+/* An upstream's name: 1 to 32 of [A-Za-z0-9_-], not starting or ending with '_', without
+ * "__" (the separator agents see: NAME__TOOL). A tool's: 1 to CALL_TOOL_MAX of
+ * [A-Za-z0-9_.-], as MCP names tools. 1 when p[0..n) is one. */
+int up_name_ok(const char *p, size_t n);
+int call_tool_name_ok(const char *p, size_t n);
+
+/* The mcp worker: encode upstream, tool and args (an object; NULL: {}) into out. 0, or
+ * AS_EINVAL / AS_ETOOBIG with err naming what is wrong. */
+int call_encode(const char *upstream, const char *tool, const json_t *args, struct buf *out, char *err);
+
+/* The signer and the upstream worker: 0 when c is a call as call_encode builds it (keys,
+ * types, names of [A-Za-z0-9_.-] within their bounds, arguments JSON-shaped); else
+ * AS_ECORRUPT with err. */
+int call_check(const struct cv *c, char *err);
+
+/* A checked call's parts: its upstream and tool (NUL-terminated copies) and its
+ * arguments as JSON (a new reference; NULL when out of memory). */
+void call_names(const struct cv *c, char upstream[33], char tool[CALL_TOOL_MAX + 1]);
+json_t *call_args_json(const struct cv *c);
+
+/* Any JSON value (an upstream's result, a tool catalog) as CBOR the same way, at most max
+ * bytes, appended to out; and back. The signer reads what an upstream said only so. */
+int call_value_encode(const json_t *j, size_t max, struct buf *out, char *err);
+json_t *call_value_json(const struct cv *v);
+
+/* "sha256:" and the hex digest of the encoded call, NUL-terminated (72 bytes). */
+void call_digest(const uint8_t *p, size_t n, char out[72]);
+
+#endif

@@ -1,0 +1,976 @@
+/* The gate (issue 15): assent in front of upstream MCP servers. The signer starts each
+ * server (with its own environment) and a jailed upstream worker on the server's pipes,
+ * learns the server's tools from that worker, decides every call an agent makes of them
+ * by the policy, records the call's lifecycle (request, decision, dispatch, outcome), and
+ * only then tells the worker to forward it, once. Nothing here parses what a server
+ * wrote: its tools and results arrive as canonical CBOR, checked before use. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GATE_META "io.assent/gate" /* the key of assent's facts in a result's _meta */
+#define TOOL_TEXT_MAX 8192	   /* a tool's description or title, as shown */
+#define NAME_MAX_SHOWN 128	   /* MCP's bound on a tool name, which NAME__TOOL must keep */
+
+extern char **environ;
+
+static struct upw *upw_of(struct signer *s, int k)
+{
+	return k >= W_UP0 && (size_t)(k - W_UP0) < s->nup ? &s->up[k - W_UP0] : NULL;
+}
+
+static int up_index(const struct signer *s, const char *name)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		if (!strcmp(s->up[i].cfg->name, name))
+			return (int)i;
+	return -1;
+}
+
+/* ---- starting the servers ---- */
+
+int gate_start(struct signer *s)
+{
+	char err[AS_ERRLEN];
+	const char *t = getenv("ASSENT_UPSTREAM_CALL_TIMEOUT");
+	uint64_t v = 300;
+	if (t && *t && (parse_u64(t, &v) != 0 || v < 1 || v > 86400)) {
+		slog("error", "ASSENT_UPSTREAM_CALL_TIMEOUT=%.32s: expected seconds from 1 to 86400", t);
+		return 2;
+	}
+	s->call_timeout_s = (unsigned)v;
+	if (!s->o->upstreams)
+		return 0;
+	if (upstreams_load(s->o->upstreams, &s->ups, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (s->ups->n > UP_WORKERS) {
+		slog("error", "%s: %zu servers; the gate serves at most %d (one jailed worker, and uid, each)",
+		     s->o->upstreams, s->ups->n, UP_WORKERS);
+		return 2;
+	}
+	for (size_t i = 0; i < s->ups->n; i++)
+		if (s->ups->u[i].kind != UP_STDIO) {
+			slog("error",
+			     "%s: server \"%s\": a url (Streamable HTTP) upstream is not served by this build yet; "
+			     "run it as a command (stdio)",
+			     s->o->upstreams, s->ups->u[i].name);
+			return 2;
+		}
+	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls))) {
+		slog("error", "out of memory");
+		return 2;
+	}
+	s->nup = s->ups->n;
+	for (size_t i = 0; i < s->nup; i++) {
+		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
+		s->w[W_UP0 + i] = (struct worker){.kind = "upstream", .fd = -1};
+		if (spawn_worker(s, W_UP0 + (int)i) != 0) {
+			slog("error", "cannot start the worker of upstream %s", s->up[i].cfg->name);
+			return 2;
+		}
+	}
+	slog("info", "gate: %zu upstream servers from %s", s->nup, s->o->upstreams);
+	return 0;
+}
+
+/* The server's environment: exactly what the file gives, plus PATH and HOME from the
+ * daemon's own when the file names neither (a client starts `npx` so too). */
+static char **server_env(const struct upstream *u)
+{
+	char **e = calloc(u->nenv + 3, sizeof *e);
+	size_t n = 0;
+	int has_path = 0, has_home = 0;
+	for (size_t i = 0; e && i < u->nenv; i++) {
+		has_path |= !strcmp(u->env[i].key, "PATH");
+		has_home |= !strcmp(u->env[i].key, "HOME");
+		if (asprintf(&e[n], "%s=%s", u->env[i].key, u->env[i].value) < 0)
+			return NULL; /* in the child, about to exit */
+		n++;
+	}
+	const char *p = getenv("PATH"), *h = getenv("HOME");
+	if (e && !has_path && asprintf(&e[n], "PATH=%s", p ? p : "/usr/local/bin:/usr/bin:/bin") >= 0)
+		n++;
+	if (e && !has_home && h && asprintf(&e[n], "HOME=%s", h) >= 0)
+		n++;
+	return e;
+}
+
+/* The child: its own process group (so that it is stopped whole), the pipes as 0-2, its
+ * directory and uid, its environment, then the command. Runs between fork and exec
+ * only: the signer's memory is replaced at exec, so the server never holds a key. */
+static void server_exec(const struct upstream *u, int in, int out, int errw)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (setpgid(0, 0) != 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errw, 2) < 0)
+		_exit(126);
+	closefrom(3);
+	if (u->cwd && chdir(u->cwd) != 0) {
+		dprintf(2, "assent: cannot enter %s: %s\n", u->cwd, strerror(errno));
+		_exit(126);
+	}
+	if (geteuid() == 0 && u->has_uid &&
+	    (setgroups(0, NULL) != 0 || setgid((gid_t)u->uid) != 0 || setuid(u->uid) != 0 || setuid(0) == 0)) {
+		dprintf(2, "assent: cannot run as uid %u\n", (unsigned)u->uid);
+		_exit(126);
+	}
+	char **argv = calloc(u->nargs + 2, sizeof *argv), **envp = server_env(u);
+	if (!argv || !envp)
+		_exit(126);
+	argv[0] = u->command;
+	for (size_t i = 0; i < u->nargs; i++)
+		argv[i + 1] = u->args[i];
+	/* The command is looked up in the server's own PATH, as a client would. */
+	for (char **e = envp; *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			setenv("PATH", *e + 5, 1);
+	execvpe(u->command, argv, envp);
+	dprintf(2, "assent: cannot run %s: %s\n", u->command, strerror(errno));
+	_exit(127);
+}
+
+/* Starts upstream k's server: *to_server is its stdin's writing end, *from_server its
+ * stdout's reading end (both for the worker). Its stderr stays with the signer (the log). */
+int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server)
+{
+	struct upw *u = upw_of(s, k);
+	int pin[2], pout[2], perr[2];
+	if (!u || pipe2(pin, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(pout, O_CLOEXEC) != 0) {
+		close(pin[0]);
+		close(pin[1]);
+		return -1;
+	}
+	if (pipe2(perr, O_CLOEXEC | O_NONBLOCK) != 0) {
+		close(pin[0]);
+		close(pin[1]);
+		close(pout[0]);
+		close(pout[1]);
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		server_exec(u->cfg, pin[0], pout[1], perr[1]);
+	close(pin[0]);
+	close(pout[1]);
+	close(perr[1]);
+	if (pid < 0) {
+		close(pin[1]);
+		close(pout[0]);
+		close(perr[0]);
+		return -1;
+	}
+	setpgid(pid, pid); /* also here: whichever runs first */
+	u->spid = pid;
+	if (u->err_fd >= 0)
+		close(u->err_fd);
+	u->err_fd = perr[0];
+	u->errlen = 0;
+	*to_server = pin[1];
+	*from_server = pout[0];
+	slog("info", "upstream %s: started %s (pid %d)", u->cfg->name, u->cfg->command, (int)pid);
+	return 0;
+}
+
+/* The server's stderr, line by line into the log: printable, cut, at most 50 lines in
+ * ten seconds (a server that floods it does not flood the log). */
+void gate_stderr(struct signer *s, int i)
+{
+	struct upw *u = &s->up[i];
+	char b[4096];
+	for (int turns = 0; turns < 16; turns++) {
+		ssize_t r = read(u->err_fd, b, sizeof b);
+		if (r <= 0) {
+			if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close(u->err_fd);
+				u->err_fd = -1;
+			}
+			return;
+		}
+		for (ssize_t k = 0; k < r; k++) {
+			char c = b[k];
+			if (c != '\n' && u->errlen < sizeof u->errline - 1) {
+				u->errline[u->errlen++] = (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
+				continue;
+			}
+			if (c != '\n')
+				continue; /* the rest of a long line is dropped */
+			u->errline[u->errlen] = 0;
+			uint64_t now = now_ms();
+			if (now - u->err_window > 10000) {
+				u->err_window = now;
+				u->err_lines = 0;
+			}
+			if (u->errlen && ++u->err_lines <= 50)
+				slog("info", "upstream %s stderr: %s%s", u->cfg->name, u->errline,
+				     u->err_lines == 50 ? " (more lines in these ten seconds are not logged)" : "");
+			u->errlen = 0;
+		}
+	}
+}
+
+size_t gate_fds(struct signer *s, struct pollfd *pf, int *who)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nup; i++)
+		if (s->up[i].err_fd >= 0) {
+			pf[n] = (struct pollfd){.fd = s->up[i].err_fd, .events = POLLIN};
+			who[n++] = (int)i;
+		}
+	return n;
+}
+
+static void kill_server(struct upw *u)
+{
+	if (u->spid > 0) {
+		kill(-u->spid, SIGKILL); /* its whole process group: npx and its children */
+		int st;
+		waitpid(u->spid, &st, 0);
+		u->spid = 0;
+	}
+}
+
+void gate_reap(struct signer *s, pid_t p, int st)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		if (s->up[i].spid == p) {
+			s->up[i].spid = 0;
+			if (WIFEXITED(st))
+				slog("warning", "upstream %s: its server exited with status %d", s->up[i].cfg->name,
+				     WEXITSTATUS(st));
+			else if (WIFSIGNALED(st))
+				slog("warning", "upstream %s: its server died of signal %d", s->up[i].cfg->name,
+				     WTERMSIG(st));
+			kill(-p, SIGKILL); /* what it left behind in its group */
+		}
+}
+
+void gate_stop(struct signer *s)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		kill_server(&s->up[i]);
+}
+
+/* ---- the catalog: what agents see ---- */
+
+static void send_catalog(struct signer *s)
+{
+	struct worker *w = &s->w[W_MCP];
+	if (!s->nup || w->fd < 0)
+		return;
+	json_t *tools = json_array(), *routes = json_array();
+	for (size_t i = 0; i < s->nup; i++)
+		for (size_t t = 0; t < s->up[i].ntools; t++) {
+			const struct up_tool *x = &s->up[i].tools[t];
+			json_array_append(tools, x->def);
+			json_array_append_new(
+			    routes, json_pack("[O,s,s]", json_object_get(x->def, "name"), s->up[i].cfg->name, x->name));
+		}
+	char *tj = json_dumps(tools, JSON_COMPACT), *rj = json_dumps(routes, JSON_COMPACT);
+	json_decref(tools);
+	json_decref(routes);
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_CATALOG, 2);
+	char err[AS_ERRLEN];
+	if (!tj || !rj || strlen(tj) + strlen(rj) > IPC_FRAME_MAX - 4096)
+		slog("error", "gate: the upstreams' tools do not fit one frame: not served");
+	else if (f && !ipc_put_text(&a, f, "tools", tj, strlen(tj)) && !ipc_put_text(&a, f, "routes", rj, strlen(rj)) &&
+		 ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	free(tj);
+	free(rj);
+	cv_arena_free(&a);
+}
+
+void gate_hello(struct signer *s, int k)
+{
+	if (k == W_MCP)
+		send_catalog(s);
+}
+
+static void tools_free(struct upw *u)
+{
+	for (size_t t = 0; t < u->ntools; t++) {
+		json_decref(u->tools[t].def);
+		json_decref(u->tools[t].shown);
+	}
+	free(u->tools);
+	u->tools = NULL;
+	u->ntools = 0;
+}
+
+/* Is name served already, by assent itself or another upstream? */
+static int name_taken(const struct signer *s, const struct upw *self, const char *name)
+{
+	static const char *const own[] = {"request_feedback", "get_feedback", "list_pending_feedback",
+					  "submit_feedback"};
+	for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+		if (!strcmp(own[i], name))
+			return 1;
+	for (size_t i = 0; i < s->nup; i++) {
+		if (&s->up[i] == self)
+			continue;
+		for (size_t t = 0; t < s->up[i].ntools; t++)
+			if (!strcmp(json_string_value(json_object_get(s->up[i].tools[t].def, "name")), name))
+				return 1;
+	}
+	return 0;
+}
+
+static const char *tool_text(const json_t *j, const char *k)
+{
+	const char *v = json_string_value(json_object_get(j, k));
+	return v && strlen(v) <= TOOL_TEXT_MAX ? v : NULL;
+}
+
+/* One tool of the server's list, checked and renamed: 0, or why it is left out. */
+static const char *tool_take(struct signer *s, struct upw *u, const json_t *j, struct up_tool *out)
+{
+	const char *name = json_string_value(json_object_get(j, "name"));
+	const json_t *in = json_object_get(j, "inputSchema"), *os = json_object_get(j, "outputSchema"),
+		     *an = json_object_get(j, "annotations");
+	if (!name || !call_tool_name_ok(name, strlen(name)))
+		return "its name is not 1 to 128 of [A-Za-z0-9_.-]";
+	if (!json_is_object(in))
+		return "it has no inputSchema object";
+	char exposed[UP_NAME_MAX + 2 + CALL_TOOL_MAX + 1];
+	snprintf(exposed, sizeof exposed, "%s%s%s", u->cfg->bare ? "" : u->cfg->name, u->cfg->bare ? "" : UP_SEPARATOR,
+		 name);
+	if (strlen(exposed) > NAME_MAX_SHOWN)
+		return "its name with the server's prefix is over 128 characters";
+	if (name_taken(s, u, exposed))
+		return "another tool is served under that name";
+	for (size_t t = 0; t < u->ntools; t++)
+		if (!strcmp(u->tools[t].name, name))
+			return "the server lists it twice";
+	json_t *def = json_pack("{s:s,s:O}", "name", exposed, "inputSchema", in);
+	const char *title = tool_text(j, "title"), *desc = tool_text(j, "description");
+	if (title)
+		json_object_set_new(def, "title", json_string(title));
+	if (desc)
+		json_object_set_new(def, "description", json_string(desc));
+	if (json_is_object(os))
+		json_object_set(def, "outputSchema", (json_t *)os);
+	unsigned ann = 0;
+	if (json_is_object(an)) {
+		json_t *a2 = json_object();
+		static const char *const hints[] = {"readOnlyHint", "destructiveHint", "idempotentHint",
+						    "openWorldHint"}; /* POL_ANN_* by bit */
+		for (unsigned b = 0; b < 4; b++) {
+			const json_t *h = json_object_get(an, hints[b]);
+			if (json_is_boolean(h))
+				json_object_set(a2, hints[b], (json_t *)h);
+			if (json_is_true(h))
+				ann |= 1u << b;
+		}
+		const char *at = tool_text(an, "title");
+		if (at)
+			json_object_set_new(a2, "title", json_string(at));
+		json_object_set_new(def, "annotations", a2);
+	}
+	*out = (struct up_tool){.ann = ann, .def = def};
+	snprintf(out->name, sizeof out->name, "%s", name);
+	out->shown = json_pack("{s:s?,s:s?,s:O?}", "title", title, "description", desc, "annotations",
+			       json_object_get(def, "annotations"));
+	return NULL;
+}
+
+int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct upw *u = upw_of(s, s->cur);
+	const struct cv *b = cv_get(f->body, "tools");
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_TOOLS_MAX);
+	struct cv *v;
+	int rc = cbor_decode(b->s, b->n, &a, &v, err);
+	json_t *list = rc == 0 && v->t == CV_ARRAY ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (!u || !json_is_array(list)) {
+		json_decref(list);
+		return as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: tools is not a canonical CBOR array");
+	}
+	tools_free(u);
+	u->tools = calloc(json_array_size(list) + 1, sizeof *u->tools);
+	size_t i, left = 0;
+	json_t *x;
+	json_array_foreach(list, i, x)
+	{
+		const char *why = u->tools ? tool_take(s, u, x, &u->tools[u->ntools]) : "out of memory";
+		if (!why) {
+			u->ntools++;
+			continue;
+		}
+		const char *nm = json_string_value(json_object_get(x, "name"));
+		char shown[64];
+		snprintf(shown, sizeof shown, "%s", nm ? nm : "(no name)");
+		for (char *p = shown; *p; p++)
+			*p = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+		if (++left <= 20)
+			slog("warning", "upstream %s: tool \"%s\" is not served: %s", u->cfg->name, shown, why);
+	}
+	json_decref(list);
+	u->ready = 1;
+	slog("info", "upstream %s: %zu tools served%s", u->cfg->name, u->ntools,
+	     left ? " (some left out: see above)" : "");
+	send_catalog(s);
+	return 0;
+}
+
+/* ---- a call from an agent ---- */
+
+void gate_req_free(struct gate_req *g)
+{
+	if (!g)
+		return;
+	free(g->call);
+	json_decref(g->args);
+	free(g);
+}
+
+void gate_evaluate(const struct req *r, struct pol_request *q)
+{
+	q->upstream = r->gate->upstream;
+	q->tool = r->gate->tool;
+	q->args = r->gate->args;
+	q->annotations = r->gate->ann;
+	q->message = NULL;
+	q->context = NULL;
+}
+
+/* The raw CallToolResult answer, with assent's facts in its _meta. */
+static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts)
+{
+	json_t *meta = json_object_get(res, "_meta");
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(res, "_meta", meta);
+	}
+	/* An upstream cannot speak for assent: keys under io.assent/ are assent's alone. */
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(meta, tmp, k, v)
+	{
+		if (!strncmp(k, "io.assent/", 10))
+			json_object_del(meta, k);
+	}
+	json_object_set_new(meta, GATE_META, facts);
+	send_result_raw(s, conn, rid, res);
+	json_decref(res);
+}
+
+static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const char *upstream, const char *tool)
+{
+	json_t *f =
+	    json_pack("{s:s,s:s,s:s,s:s}", "session_id", sid, "status", status, "upstream", upstream, "tool", tool);
+	if (seq)
+		json_object_set_new(f, "decision_seq", json_integer((json_int_t)seq));
+	return f;
+}
+
+/* A call that ends without reaching the server: an isError result saying why. */
+static void answer_refused(struct signer *s, uint64_t conn, const char *rid, const char *text, json_t *facts)
+{
+	json_t *res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text, "isError", 1);
+	answer_call(s, conn, rid, res, facts);
+}
+
+/* The view reviewers get: what the call is, from the signer's own copy of the catalog. */
+static json_t *call_view(const struct upw *u, const struct up_tool *t, const json_t *args)
+{
+	json_t *shown = json_deep_copy(args);
+	int rr = redact_json(shown, NULL,
+			     NULL); /* what a reviewer reads and the ledger keeps; the digest is of the exact call */
+	(void)rr;		    /* it fails only on memory, leaving what it could not redact whole: refused below */
+	char msg[256];
+	snprintf(msg, sizeof msg, "Call %s of upstream %s", t->name, u->cfg->name);
+	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:o}", "type", "call", "message", msg, "upstream", u->cfg->name, "tool",
+			      t->name, "arguments", shown ? shown : json_object());
+	json_t *ts = json_deep_copy(t->shown);
+	if (json_object_get(ts, "annotations"))
+		json_object_set_new(ts, "annotations_by", json_string("the upstream server (declared, not verified)"));
+	json_object_set_new(v, "tool_info", ts);
+	return v;
+}
+
+/* The request entry's action fields: the view's call (redacted arguments, reals as text). */
+static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
+{
+	json_t *j = json_pack("{s:O,s:O,s:O,s:O,s:O}", "type", json_object_get(view, "type"), "message",
+			      json_object_get(view, "message"), "upstream", json_object_get(view, "upstream"), "tool",
+			      json_object_get(view, "tool"), "arguments", json_object_get(view, "arguments"));
+	struct cv *v = cv_alloc(a, 1);
+	int rc = j && v ? cv_from_json_value(a, j, v, 0, 1, err) : as_fail(err, AS_ENOMEM, "out of memory");
+	json_decref(j);
+	return rc == 0 ? v : NULL;
+}
+
+static void call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
+		     const char *text);
+
+static struct gcall *gcall_new(struct signer *s)
+{
+	for (size_t i = 0; i < GCALLS_MAX; i++)
+		if (!s->gcalls[i].used)
+			return &s->gcalls[i];
+	return NULL;
+}
+
+/* Sends the dispatch frame: the call leaves now, once. */
+static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+			 unsigned rule, int ledgered)
+{
+	struct gcall *c = gcall_new(s);
+	struct worker *w = &s->w[g->k];
+	char digest[72];
+	call_digest(g->call, g->n, digest);
+	if (!c || w->fd < 0 || w->state != S_READY) {
+		static const char gone[] = "the upstream server is not available now: the call was not forwarded";
+		if (ledgered && c) { /* its dispatch entry is on disk: its outcome follows it */
+			*c = (struct gcall){
+			    .used = 1, .k = g->k, .ledgered = 1, .conn = conn, .seq = g->seq, .started_ms = now_ms()};
+			snprintf(c->sid, sizeof c->sid, "%s", sid);
+			snprintf(c->rid, sizeof c->rid, "%s", rid);
+			snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
+			snprintf(c->tool, sizeof c->tool, "%s", g->tool);
+			call_end(s, c, "error", NULL, 0, NULL, gone);
+			return;
+		}
+		answer_refused(s, conn, rid, gone, facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		return;
+	}
+	*c = (struct gcall){.used = 1,
+			    .k = g->k,
+			    .ledgered = ledgered,
+			    .cid = ++s->next_cid,
+			    .conn = conn,
+			    .seq = g->seq,
+			    .started_ms = now_ms(),
+			    .rule = rule};
+	c->until_ms = c->started_ms + 1000ull * s->call_timeout_s;
+	snprintf(c->sid, sizeof c->sid, "%s", sid);
+	snprintf(c->rid, sizeof c->rid, "%s", rid);
+	snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
+	snprintf(c->tool, sizeof c->tool, "%s", g->tool);
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 3);
+	char err[AS_ERRLEN];
+	if (!f || ipc_put_uint(&a, f, "cid", c->cid) || ipc_put_bytes(&a, f, "call", g->call, g->n) ||
+	    ipc_put_text(&a, f, "digest", digest, strlen(digest)) || ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		slog("error", "upstream %s: the dispatch of %s could not be sent; its outcome will be unknown",
+		     g->upstream, sid);
+	cv_arena_free(&a);
+}
+
+struct dispatched { /* a dispatch entry waiting for its commit */
+	struct gate_req *g;
+	char sid[PQ_SID_LEN + 1];
+	char rid[PROTO_RID_MAX + 1];
+	uint64_t conn;
+	unsigned rule;
+};
+
+static void dispatch_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct dispatched *d = (struct dispatched *)o->d;
+	o->d = NULL;
+	if (!pos) {
+		slog("error", "dispatch of %s not recorded: %s; not forwarded", d->sid, err);
+		answer_refused(s, d->conn, d->rid,
+			       "the gateway could not record the dispatch: the call was not forwarded",
+			       facts_of(d->sid, "not_forwarded", d->g->seq, d->g->upstream, d->g->tool));
+	} else {
+		dispatch_now(s, d->g, d->sid, d->conn, d->rid, d->rule, 1);
+	}
+	gate_req_free(d->g);
+	free(d);
+}
+
+/* Appends the dispatch entry (durable before the call leaves); takes g. */
+static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+		     unsigned rule)
+{
+	char digest[72], err[AS_ERRLEN] = "out of memory";
+	call_digest(g->call, g->n, digest);
+	struct worker *w = &s->w[g->k];
+	if (w->fd < 0 || w->state != S_READY) { /* nothing leaves: said so, and recorded */
+		append_simple(s, "abandoned", sid, "approved, but the upstream server was not available: not forwarded",
+			      NULL);
+		answer_refused(s, conn, rid, "the upstream server is not available now: the call was not forwarded",
+			       facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		gate_req_free(g);
+		return;
+	}
+	struct dispatched *d = calloc(1, sizeof *d);
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, 5);
+	size_t i = 0;
+	int rc = !d || !m;
+	if (!rc)
+		rc = kv_text(a, m, &i, "kind", "dispatch", 8) | kv_text(a, m, &i, "session_id", sid, strlen(sid)) |
+		     kv_text(a, m, &i, "upstream", g->upstream, strlen(g->upstream)) |
+		     kv_text(a, m, &i, "tool", g->tool, strlen(g->tool)) |
+		     kv_text(a, m, &i, "call", digest, strlen(digest));
+	struct op *o = NULL;
+	if (!rc) {
+		m->n = i;
+		o = op_add(s, m, dispatch_done, err);
+	}
+	if (!o) {
+		slog("error", "dispatch of %s not recorded: %s; not forwarded", sid, err);
+		answer_refused(s, conn, rid, "the gateway could not record the dispatch: the call was not forwarded",
+			       facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		gate_req_free(g);
+		free(d);
+		return;
+	}
+	d->g = g;
+	d->conn = conn;
+	d->rule = rule;
+	snprintf(d->sid, sizeof d->sid, "%s", sid);
+	snprintf(d->rid, sizeof d->rid, "%s", rid);
+	o->d = (struct decision *)d; /* dispatch_done's own record, never a struct decision */
+}
+
+/* finish() of a gated call: approved, it is dispatched; otherwise the agent hears why
+ * not, as an isError result. Returns 1 (it took the request). */
+int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
+{
+	struct req *r = it->data;
+	struct gate_req *g = r->gate;
+	g->seq = r->seq;
+	const char *status = json_string_value(json_object_get(result, "status"));
+	if (json_is_true(json_object_get(result, "approved"))) {
+		r->gate = NULL;
+		dispatch(s, g, it->session_id, r->conn, r->rid, r->has_pd ? r->pd.line : 0);
+	} else if (it->blocking) {
+		const char *why = json_string_value(json_object_get(result, "response"));
+		const char *who = json_string_value(json_object_get(result, "reviewer"));
+		char text[1200];
+		if (status && !strcmp(status, "timeout"))
+			snprintf(text, sizeof text,
+				 "timeout: no reviewer decided before the deadline; the call was not forwarded "
+				 "(session_id %s)",
+				 it->session_id);
+		else if (status && !strcmp(status, "denied"))
+			snprintf(text, sizeof text, "denied by the policy (rule %u): %s; the call was not forwarded",
+				 r->has_pd ? r->pd.line : 0, why ? why : "no reason given");
+		else
+			snprintf(text, sizeof text, "%s by %s: %s; the call was not forwarded",
+				 status ? status : "refused", who ? who : "a reviewer", why ? why : "no reason given");
+		answer_refused(s, r->conn, r->rid, text,
+			       facts_of(it->session_id, status ? status : "refused", r->seq, g->upstream, g->tool));
+	}
+	json_decref(result);
+	req_free(r);
+	return 1;
+}
+
+/* Read an F_CALL: the connection, who asked, and the call (checked, digested). */
+int h_call(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	const struct cv *rid = cv_get(f->body, "rid"), *client = cv_get(f->body, "client"),
+			*call = cv_get(f->body, "call"), *hreq = cv_get(f->body, "hreq");
+	GUARD(client_ok((const char *)client->s, client->n, err));
+	uid_t uid = c->uid;
+	if (c->http) {
+		if (!hreq)
+			return as_fail(err, AS_ECORRUPT, "IPC: missing field \"hreq\" (a call of an HTTP session)");
+		GUARD(measured_take(s, hreq->u, c->id, &uid, err));
+	}
+	char r_id[PROTO_RID_MAX + 1];
+	snprintf(r_id, sizeof r_id, "%.*s", (int)rid->n, (const char *)rid->s);
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_CALL_MAX);
+	struct cv *cv;
+	char why[AS_ERRLEN] = "";
+	int rc = cbor_decode(call->s, call->n, &a, &cv, why);
+	if (rc == 0)
+		rc = call_check(cv, why);
+	if (rc != 0) {
+		cv_arena_free(&a);
+		return as_fail(err, AS_ECORRUPT, "F_CALL: %s", why);
+	}
+	struct gate_req *g = calloc(1, sizeof *g);
+	if (g) {
+		call_names(cv, g->upstream, g->tool);
+		g->args = call_args_json(cv);
+		g->call = malloc(call->n);
+	}
+	cv_arena_free(&a);
+	if (!g || !g->args || !g->call) {
+		gate_req_free(g);
+		return AS_ENOMEM;
+	}
+	memcpy(g->call, call->s, call->n);
+	g->n = call->n;
+	int ui = up_index(s, g->upstream);
+	struct upw *u = ui >= 0 ? &s->up[ui] : NULL;
+	const struct up_tool *t = NULL;
+	for (size_t i = 0; u && i < u->ntools; i++)
+		if (!strcmp(u->tools[i].name, g->tool))
+			t = &u->tools[i];
+	if (!t) { /* the catalog changed under the worker: not an attack */
+		char text[300];
+		snprintf(text, sizeof text, "%s %s has no tool %s (any more)", u ? "upstream" : "no upstream is called",
+			 g->upstream, g->tool);
+		answer_refused(s, c->id, r_id, text, facts_of("", "unknown_tool", 0, g->upstream, g->tool));
+		gate_req_free(g);
+		return 0;
+	}
+	g->k = W_UP0 + ui;
+	g->ann = t->ann;
+	if (request_over_limit(s, c, uid, r_id, strlen(r_id), 1)) {
+		gate_req_free(g);
+		return 0;
+	}
+	struct req *r = calloc(1, sizeof *r);
+	if (!r) {
+		gate_req_free(g);
+		return AS_ENOMEM;
+	}
+	r->conn = c->id;
+	r->uid = uid;
+	r->gate = g;
+	r->collect = "wait";
+	snprintf(r->rid, sizeof r->rid, "%s", r_id);
+	snprintf(r->type, sizeof r->type, "call");
+	snprintf(r->client, sizeof r->client, "%.*s", (int)client->n, (const char *)client->s);
+	snprintf(r->owner, sizeof r->owner, "%s", c->owner);
+	call_digest(g->call, g->n, r->action);
+	r->subjects = json_array();
+	r->view = call_view(u, t, g->args);
+	struct pq_item it = {0};
+	request_terms(s, c, r, 0, &it);
+	it.requester_id = c->id;
+	it.requester_uid = uid;
+	it.blocking = 1;
+	it.data = r;
+	json_object_set_new(r->view, "call", json_string(r->action));
+	if (r->has_pd && r->pd.action == POL_ALLOW && r->pd.record_calls) { /* reads: no ledger entry */
+		r->gate = NULL;
+		dispatch_now(s, g, it.session_id, c->id, r_id, r->pd.line, 0);
+		gate_req_free(g);
+		req_free(r);
+		return 0;
+	}
+	/* The request entry is encoded at once (op_add): the signer's arena serves to build it. */
+	struct cv_arena *ea = &s->arena;
+	cv_arena_reset(ea);
+	struct cv *action = call_action(ea, r->view, why);
+	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
+	struct cv *m = action ? request_entry(ea, action, c, r, &it, uid_agent) : NULL;
+	request_view(r, c, &it, uid_agent);
+	int decided = r->has_pd && r->pd.action != POL_ASK;
+	struct op *o = NULL;
+	char e2[AS_ERRLEN] = "out of memory";
+	if (m)
+		o = op_add(s, m, decided ? NULL : request_done, e2);
+	if (!o) {
+		request_refused(s, c->id, r, m ? e2 : why);
+		return 0;
+	}
+	if (decided) {
+		policy_decide(s, c, &it, r);
+		return 0;
+	}
+	o->it = it;
+	o->conn = c->id;
+	return 0;
+}
+
+/* ---- the server's answer ---- */
+
+static struct gcall *gcall_find(struct signer *s, int k, uint64_t cid)
+{
+	for (size_t i = 0; i < GCALLS_MAX; i++)
+		if (s->gcalls[i].used && s->gcalls[i].k == k && s->gcalls[i].cid == cid)
+			return &s->gcalls[i];
+	return NULL;
+}
+
+struct outcome_wait { /* an outcome entry waiting for its commit, and the answer it frees */
+	struct gcall c;
+	json_t *res;
+};
+
+static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct outcome_wait *w = (struct outcome_wait *)o->d;
+	o->d = NULL;
+	if (!pos) /* the server ran it: the agent hears its result, and the log why the ledger does not */
+		slog("error", "outcome of %s not recorded: %s", w->c.sid, err);
+	json_t *facts = facts_of(w->c.sid, "forwarded", w->c.seq, w->c.upstream, w->c.tool);
+	if (pos)
+		json_object_set_new(facts, "outcome_seq", json_integer((json_int_t)pos->seq));
+	answer_call(s, w->c.conn, w->c.rid, w->res, facts);
+	free(w);
+}
+
+/* Records a dispatched call's outcome (when it was ledgered) and answers its agent with res
+ * (taken; NULL: an isError result of text). */
+static void call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
+		     const char *text)
+{
+	struct gcall copy = *c;
+	c->used = 0;
+	if (!res)
+		res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text, "isError", 1);
+	if (!copy.ledgered) {
+		answer_call(s, copy.conn, copy.rid, res, facts_of(copy.sid, "forwarded", 0, copy.upstream, copy.tool));
+		return;
+	}
+	char digest[72] = "";
+	if (bytes)
+		call_digest(bytes, n, digest);
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *m = cv_map(a, 6);
+	size_t i = 0;
+	int rc = !m;
+	if (!rc)
+		rc = kv_text(a, m, &i, "kind", "outcome", 7) |
+		     kv_text(a, m, &i, "session_id", copy.sid, strlen(copy.sid)) |
+		     kv_text(a, m, &i, "status", status, strlen(status)) |
+		     kv_uint(a, m, &i, "duration_ms", now_ms() - copy.started_ms);
+	if (!rc && bytes) {
+		struct cv *r = kv(a, m, &i, "result");
+		rc = slot_map(a, r, 2);
+		size_t j = 0;
+		if (!rc)
+			rc = kv_text(a, r, &j, "sha256", digest + 7, 64) | kv_uint(a, r, &j, "size", n);
+	}
+	if (!rc && text)
+		rc = kv_text(a, m, &i, "reason", text, strlen(text) > 400 ? 400 : strlen(text));
+	struct outcome_wait *w = calloc(1, sizeof *w);
+	char err[AS_ERRLEN] = "out of memory";
+	struct op *o = NULL;
+	if (!rc && w) {
+		m->n = i;
+		o = op_add(s, m, outcome_done, err);
+	}
+	if (!o) {
+		slog("error", "outcome of %s not recorded: %s", copy.sid, err);
+		answer_call(s, copy.conn, copy.rid, res,
+			    facts_of(copy.sid, "forwarded", copy.seq, copy.upstream, copy.tool));
+		free(w);
+		return;
+	}
+	w->c = copy;
+	w->res = res;
+	o->d = (struct decision *)w; /* outcome_done's own record */
+}
+
+static void stale_add(struct upw *u, uint64_t cid)
+{
+	u->stale[u->nstale++ % (sizeof u->stale / sizeof *u->stale)] = cid;
+}
+
+static int stale_has(const struct upw *u, uint64_t cid)
+{
+	for (size_t i = 0; i < sizeof u->stale / sizeof *u->stale; i++)
+		if (u->stale[i] == cid && cid)
+			return 1;
+	return 0;
+}
+
+int h_up_result(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t cid = cv_get(f->body, "cid")->u;
+	const struct cv *rb = cv_get(f->body, "result"), *eb = cv_get(f->body, "error");
+	if (!rb == !eb)
+		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: exactly one of result and error");
+	struct gcall *c = gcall_find(s, s->cur, cid);
+	struct upw *u = upw_of(s, s->cur);
+	if (!c) {
+		if (u && stale_has(u, cid))
+			return as_fail(err, AS_ENOTFOUND, "a late answer to call %llu, given up on: dropped",
+				       (unsigned long long)cid);
+		return as_fail(err, AS_ECORRUPT, "a result for call %llu, which was never dispatched to it",
+			       (unsigned long long)cid);
+	}
+	if (eb) {
+		char text[PROTO_UP_ERROR_MAX + 64];
+		snprintf(text, sizeof text, "upstream %s: %.*s", c->upstream, (int)eb->n, (const char *)eb->s);
+		call_end(s, c, "error", NULL, 0, NULL, text);
+		return 0;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_RESULT_MAX);
+	struct cv *v;
+	int rc = cbor_decode(rb->s, rb->n, &a, &v, err);
+	json_t *res = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (!json_is_object(res)) {
+		json_decref(res);
+		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: result is not a canonical CBOR map");
+	}
+	call_end(s, c, json_is_true(json_object_get(res, "isError")) ? "is_error" : "ok", rb->s, rb->n, res, NULL);
+	return 0;
+}
+
+/* Dispatched calls whose server did not answer in ASSENT_UPSTREAM_CALL_TIMEOUT: the agent
+ * is told, and the outcome is unknown (it may have run). */
+void gate_tick(struct signer *s)
+{
+	if (!s->gcalls)
+		return;
+	uint64_t now = now_ms();
+	for (size_t i = 0; i < GCALLS_MAX; i++) {
+		struct gcall *c = &s->gcalls[i];
+		if (!c->used || c->until_ms > now)
+			continue;
+		struct upw *u = upw_of(s, c->k);
+		if (u)
+			stale_add(u, c->cid);
+		char text[300];
+		snprintf(text, sizeof text,
+			 "upstream %s did not answer within %u s (ASSENT_UPSTREAM_CALL_TIMEOUT): the call was "
+			 "forwarded and its outcome is unknown",
+			 c->upstream, s->call_timeout_s);
+		call_end(s, c, "unknown", NULL, 0, NULL, text);
+	}
+}
+
+/* Upstream worker k is down: its server goes too, and the calls in flight end unknown. */
+void gate_worker_down(struct signer *s, int k, const char *why)
+{
+	struct upw *u = upw_of(s, k);
+	if (!u)
+		return;
+	kill_server(u);
+	u->ready = 0;
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++) {
+		struct gcall *c = &s->gcalls[i];
+		if (!c->used || c->k != k)
+			continue;
+		char text[300];
+		snprintf(text, sizeof text,
+			 "upstream %s stopped (%s) while the call was in flight: it was forwarded and its outcome is "
+			 "unknown",
+			 c->upstream, why);
+		call_end(s, c, "unknown", NULL, 0, NULL, text);
+	}
+}

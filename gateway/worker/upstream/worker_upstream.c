@@ -1,0 +1,488 @@
+/* The upstream worker (issue 15): one jailed process per upstream MCP server, the only
+ * process that reads what that server says. It speaks MCP as a client over the server's
+ * stdio pipes (descriptors WORKER_UP_IN_FD and WORKER_UP_OUT_FD, made by the signer,
+ * which started the server), tells the signer the server's tools, and forwards a call
+ * only when the signer's F_DISPATCH names it, once. A hostile server can reach this
+ * process and nothing else: it holds no other upstream's pipes, no agent's connection,
+ * no key, and every frame it sends is checked by the signer. */
+#define _GNU_SOURCE
+#include "gateway/worker/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/text.h"
+#include "gateway/proto/call.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/proto/proto.h"
+#include "gateway/worker/jail.h"
+
+#define UP_LINE_MAX (4u << 20)	 /* one message from the server; a longer line is skipped */
+#define UP_OUT_MAX (16u << 20)	 /* what may wait to be written to the server */
+#define UP_INFLIGHT 1024	 /* dispatched calls awaiting the server's answer */
+#define UP_PAGES_MAX 50		 /* tools/list pages */
+#define UP_TOOLS_MAX 2000	 /* tools of one server */
+#define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
+#define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
+
+struct uw {
+	int ipcfd, in_fd, out_fd; /* the signer; the server's stdin (we write); its stdout (we read) */
+	struct ipc_conn ipc;
+	char name[33];
+	struct buf rx, tx;
+	int skipping; /* inside a line over UP_LINE_MAX */
+	int ready;    /* initialized */
+	uint64_t init_at;
+	json_t *tools; /* the list being gathered */
+	unsigned pages, list_seq;
+	uint64_t last_cid; /* the signer numbers dispatches upward: each is forwarded once */
+	uint64_t inflight[UP_INFLIGHT];
+	size_t ninflight;
+	uint64_t log_window, logs; /* rate of logs about the server's misbehaviour */
+	struct cv_arena arena;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* What the server did wrong, to the log, at most 20 lines a minute: a flood of garbage
+ * must not become a flood of log lines. */
+static void misbehaved(struct uw *w, const char *fmt, ...) AS_PRINTF(2, 3);
+static void misbehaved(struct uw *w, const char *fmt, ...)
+{
+	uint64_t now = mono_ms();
+	if (now - w->log_window > 60000) {
+		w->log_window = now;
+		w->logs = 0;
+	}
+	if (++w->logs > 20)
+		return;
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ipc_log(w->ipcfd, "warning", "upstream %s: %s%s", w->name, msg,
+		w->logs == 20 ? " (more such lines this minute are not logged)" : "");
+}
+
+static int send_frame(struct uw *w, struct cv *f)
+{
+	char err[AS_ERRLEN];
+	int rc = ipc_conn_send(&w->ipc, f, -1, err);
+	if (rc != 0)
+		ipc_log(w->ipcfd, "error", "upstream %s worker: %s", w->name, err);
+	return rc;
+}
+
+/* One JSON-RPC message to the server, as a line. */
+static int to_server(struct uw *w, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	if (!s)
+		return AS_ENOMEM;
+	int rc = buf_put(&w->tx, s, strlen(s));
+	if (rc == 0)
+		rc = buf_putc(&w->tx, '\n');
+	free(s);
+	if (rc != 0)
+		misbehaved(w, "the server reads too slowly: %u bytes wait for it", UP_OUT_MAX);
+	return rc;
+}
+
+static void list_tools(struct uw *w, const json_t *cursor)
+{
+	char id[32];
+	snprintf(id, sizeof id, "assent-tools-%u", w->list_seq);
+	json_t *p = json_object();
+	if (cursor)
+		json_object_set(p, "cursor", (json_t *)cursor);
+	int rc = to_server(
+	    w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method", "tools/list", "params", p));
+	(void)rc; /* a server that does not read is logged; its list never comes */
+}
+
+static void tools_done(struct uw *w)
+{
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_TOOLS_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 1);
+	if (call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err) != 0) {
+		misbehaved(w, "its tool list: %s; none is served", err);
+		json_array_clear(w->tools);
+		buf_reset(&enc);
+		int rc = call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err);
+		(void)rc; /* an empty array always encodes */
+	}
+	if (f && ipc_put_bytes(&w->arena, f, "tools", enc.p, enc.len) == 0)
+		send_frame(w, f);
+	buf_free(&enc);
+	json_decref(w->tools);
+	w->tools = NULL;
+}
+
+/* A tools/list page: gathered until the last, then told to the signer. */
+static void on_tools(struct uw *w, const json_t *res)
+{
+	const json_t *t = json_object_get(res, "tools"), *next = json_object_get(res, "nextCursor"), *x;
+	size_t i;
+	if (!w->tools)
+		w->tools = json_array();
+	if (!json_is_array(t))
+		misbehaved(w, "tools/list: its result has no tools array");
+	json_array_foreach(t, i, x)
+	{
+		if (json_array_size(w->tools) >= UP_TOOLS_MAX) {
+			misbehaved(w, "more than %u tools: the rest are not served", UP_TOOLS_MAX);
+			next = NULL;
+			break;
+		}
+		json_array_append(w->tools, (json_t *)x);
+	}
+	if (json_is_string(next) && ++w->pages < UP_PAGES_MAX) {
+		list_tools(w, next);
+		return;
+	}
+	tools_done(w);
+}
+
+static void on_init(struct uw *w, const json_t *res)
+{
+	const json_t *v = json_object_get(res, "protocolVersion");
+	if (!json_is_string(v)) {
+		misbehaved(w, "initialize: its result has no protocolVersion");
+		exit(3); /* restarted with backoff */
+	}
+	w->ready = 1;
+	int rc = to_server(w, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+	(void)rc;
+	w->pages = 0;
+	list_tools(w, NULL);
+	ipc_log(w->ipcfd, "info", "upstream %s: initialized (protocol %.20s)", w->name, json_string_value(v));
+}
+
+static int inflight_take(struct uw *w, uint64_t cid)
+{
+	for (size_t i = 0; i < w->ninflight; i++)
+		if (w->inflight[i] == cid) {
+			w->inflight[i] = w->inflight[--w->ninflight];
+			return 1;
+		}
+	return 0;
+}
+
+/* The server answered a dispatched call: its result as CBOR, or its error's words. */
+static void on_call_answer(struct uw *w, uint64_t cid, const json_t *msg)
+{
+	const json_t *res = json_object_get(msg, "result"), *e = json_object_get(msg, "error");
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_RESULT, 3);
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_RESULT_MAX);
+	char err[AS_ERRLEN], what[PROTO_UP_ERROR_MAX];
+	int rc = f ? ipc_put_uint(&w->arena, f, "cid", cid) : AS_ENOMEM;
+	if (json_is_object(res) && call_value_encode(res, PROTO_UP_RESULT_MAX, &enc, err) == 0) {
+		rc |= ipc_put_bytes(&w->arena, f, "result", enc.p, enc.len);
+	} else {
+		if (json_is_object(res))
+			snprintf(what, sizeof what, "its result cannot be forwarded: %s", err);
+		else if (json_is_object(e))
+			snprintf(what, sizeof what, "the server answered with error %lld: %.600s",
+				 (long long)json_integer_value(json_object_get(e, "code")),
+				 json_string_value(json_object_get(e, "message")) ?: "(no message)");
+		else
+			snprintf(what, sizeof what, "the server's answer has neither a result object nor an error");
+		size_t n = text_cut(what, strlen(what), sizeof what - 1);
+		rc |= ipc_put_text(&w->arena, f, "error", what, n);
+	}
+	if (rc == 0)
+		send_frame(w, f);
+	buf_free(&enc);
+}
+
+static void on_message(struct uw *w, const char *line, size_t n)
+{
+	json_error_t je;
+	json_t *m = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
+	if (!json_is_object(m)) {
+		misbehaved(w, "it wrote a line that is not a JSON-RPC message (%.80s)", m ? "not an object" : je.text);
+		json_decref(m);
+		return;
+	}
+	const json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
+	if (json_is_string(method) && id) { /* a request of the server's own */
+		const char *mth = json_string_value(method);
+		json_t *ans = !strcmp(mth, "ping")
+				  ? json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id", id, "result")
+				  : json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+					      -32601, "message", "assent does not relay this request to its agents");
+		int rc = to_server(w, ans);
+		(void)rc;
+	} else if (json_is_string(method)) { /* a notification */
+		if (!strcmp(json_string_value(method), "notifications/tools/list_changed") && w->ready && !w->tools) {
+			w->list_seq++;
+			w->pages = 0;
+			list_tools(w, NULL);
+		}
+	} else if (json_is_string(id)) {
+		char tools_id[32];
+		snprintf(tools_id, sizeof tools_id, "assent-tools-%u", w->list_seq);
+		const json_t *res = json_object_get(m, "result");
+		if (!strcmp(json_string_value(id), "assent-init") && !w->ready) {
+			on_init(w, res);
+		} else if (!strcmp(json_string_value(id), tools_id)) {
+			if (json_is_object(res))
+				on_tools(w, res);
+			else {
+				misbehaved(w, "tools/list failed: none of its tools is served");
+				if (!w->tools)
+					w->tools = json_array();
+				tools_done(w);
+			}
+		} else {
+			misbehaved(w, "an answer to a request assent never made");
+		}
+	} else if (json_is_integer(id) && json_integer_value(id) > 0 &&
+		   inflight_take(w, (uint64_t)json_integer_value(id))) {
+		on_call_answer(w, (uint64_t)json_integer_value(id), m);
+	} else {
+		misbehaved(w, "an answer to no call in flight");
+	}
+	json_decref(m);
+}
+
+/* What the server wrote: whole lines are messages; a line over UP_LINE_MAX is skipped
+ * to its end. 0, or -1 when the server closed its stdout. */
+static int server_read(struct uw *w)
+{
+	uint8_t tmp[65536];
+	for (int turns = 0; turns < 64; turns++) {
+		ssize_t r = read(w->out_fd, tmp, sizeof tmp);
+		if (r == 0)
+			return -1;
+		if (r < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		size_t off = 0, n = (size_t)r;
+		while (off < n) {
+			uint8_t *nl = memchr(tmp + off, '\n', n - off);
+			size_t seg = nl ? (size_t)(nl - (tmp + off)) : n - off;
+			if (w->skipping) {
+				if (nl)
+					w->skipping = 0;
+			} else if (buf_put(&w->rx, tmp + off, seg) != 0) {
+				misbehaved(w, "a line over %u bytes: skipped", UP_LINE_MAX);
+				buf_reset(&w->rx);
+				w->skipping = !nl;
+			} else if (nl) {
+				size_t len = w->rx.len;
+				while (len && (w->rx.p[len - 1] == '\r' || w->rx.p[len - 1] == ' '))
+					len--;
+				if (len)
+					on_message(w, (const char *)w->rx.p, len);
+				buf_reset(&w->rx);
+			}
+			off += seg + (nl ? 1 : 0);
+		}
+	}
+	return 0;
+}
+
+static int server_flush(struct uw *w)
+{
+	while (w->tx.len) {
+		ssize_t r = write(w->in_fd, w->tx.p, w->tx.len);
+		if (r < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		memmove(w->tx.p, w->tx.p + r, w->tx.len - (size_t)r);
+		w->tx.len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The signer's dispatch: forward this call, once. The signer numbers dispatches upward, so
+ * a repeated or older number is refused, and the bytes must hash to the digest named. */
+static void on_dispatch(struct uw *w, struct ipc_frame *f)
+{
+	uint64_t cid;
+	const uint8_t *p;
+	const char *dg;
+	size_t n, dn;
+	char err[AS_ERRLEN], digest[72];
+	if (ipc_get_uint(f->body, "cid", UINT64_MAX, &cid, err) ||
+	    ipc_get_bytes(f->body, "call", CALL_MAX, &p, &n, err) ||
+	    ipc_get_text(f->body, "digest", 71, &dg, &dn, err)) {
+		ipc_log(w->ipcfd, "error", "upstream %s worker: a dispatch: %s", w->name, err);
+		return;
+	}
+	call_digest(p, n, digest);
+	struct cv_arena a;
+	cv_arena_init(&a, CALL_MAX);
+	struct cv *c = NULL;
+	const char *why = NULL;
+	if (cid <= w->last_cid || cid > (1ull << 53))
+		why = "its number was used before";
+	else if (dn != strlen(digest) || memcmp(dg, digest, dn))
+		why = "its bytes do not hash to the digest it names";
+	else if (cbor_decode(p, n, &a, &c, err) != 0 || call_check(c, err) != 0)
+		why = "it is not a call";
+	else if (w->ninflight >= UP_INFLIGHT)
+		why = "too many calls are in flight to this server";
+	json_t *args = why ? NULL : call_args_json(c);
+	if (!why && !args)
+		why = "out of memory";
+	if (why) {
+		ipc_log(w->ipcfd, "error", "upstream %s worker: dispatch %llu refused: %s", w->name,
+			(unsigned long long)cid, why);
+		cv_arena_reset(&w->arena);
+		struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
+		if (r && !ipc_put_uint(&w->arena, r, "cid", cid) &&
+		    !ipc_put_text(&w->arena, r, "error", why, strlen(why)))
+			send_frame(w, r);
+		cv_arena_free(&a);
+		return;
+	}
+	w->last_cid = cid;
+	char up[33], tool[CALL_TOOL_MAX + 1];
+	call_names(c, up, tool);
+	w->inflight[w->ninflight++] = cid;
+	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method",
+					"tools/call", "params", "name", tool, "arguments", args));
+	if (rc != 0) {
+		inflight_take(w, cid);
+		static const char full[] = "the server is not reading: the call was not sent";
+		cv_arena_reset(&w->arena);
+		struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
+		if (r && !ipc_put_uint(&w->arena, r, "cid", cid) &&
+		    !ipc_put_text(&w->arena, r, "error", full, sizeof full - 1))
+			send_frame(w, r);
+	}
+	cv_arena_free(&a);
+}
+
+/* The configuration comes first, before the jail: {name}. */
+static int read_config(struct uw *w, struct cv_arena *a, char *err)
+{
+	for (;;) {
+		struct pollfd p = {.fd = w->ipcfd, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			return as_fail(err, AS_EIO, "no configuration from the signer");
+		int r = ipc_read(&w->ipc, err);
+		if (r != 0 && r != AS_ENOTFOUND)
+			return r;
+		struct ipc_frame f;
+		cv_arena_reset(a);
+		int g = ipc_next(&w->ipc, a, &f, err);
+		if (g == AS_ENOTFOUND)
+			continue;
+		if (g != 0)
+			return g;
+		const char *nm;
+		size_t nn;
+		int rc = f.type != F_CONFIG ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
+					    : ipc_get_text(f.body, "name", 32, &nm, &nn, err);
+		if (rc == 0)
+			snprintf(w->name, sizeof w->name, "%.*s", (int)nn, nm);
+		ipc_frame_close_fds(&f);
+		return rc;
+	}
+}
+
+int worker_upstream_main(int ipcfd)
+{
+	static struct uw w;
+	w.ipcfd = ipcfd;
+	w.in_fd = WORKER_UP_IN_FD;
+	w.out_fd = WORKER_UP_OUT_FD;
+	char err[AS_ERRLEN];
+	cv_arena_init(&w.arena, 1u << 16);
+	buf_init(&w.rx, UP_LINE_MAX);
+	buf_init(&w.tx, UP_OUT_MAX);
+	if (ipc_conn_init(&w.ipc, ipcfd, err) != 0)
+		return 2;
+	struct cv_arena a;
+	cv_arena_init(&a, 1u << 20);
+	if (read_config(&w, &a, err) != 0) {
+		ipc_log(ipcfd, "error", "upstream worker: %s", err);
+		return 2;
+	}
+	/* Non-blocking before the jail: a server that stops reading must not stop this worker. */
+	if (fcntl(w.in_fd, F_SETFL, O_NONBLOCK) != 0 || fcntl(w.out_fd, F_SETFL, O_NONBLOCK) != 0) {
+		ipc_log(ipcfd, "error", "upstream %s worker: its pipes: %s", w.name, strerror(errno));
+		return 2;
+	}
+	struct jail_opts jo = {.max_fds = 16};
+	if (jail_enter(&jo, err) != 0) {
+		ipc_log(ipcfd, "error", "upstream %s worker: cannot enter the jail: %s", w.name, err);
+		return 2;
+	}
+	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
+	if (!hello || ipc_put_text(&a, hello, "kind", "upstream", 8) != 0)
+		return 2;
+	send_frame(&w, hello);
+	int rc =
+	    to_server(&w, json_pack("{s:s,s:s,s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id", "assent-init",
+				    "method", "initialize", "params", "protocolVersion", UP_PROTOCOL, "capabilities",
+				    "clientInfo", "name", "assent", "version", ASSENT_VERSION));
+	if (rc != 0)
+		return 2;
+	w.init_at = mono_ms();
+	for (;;) {
+		struct pollfd pf[3] = {
+		    {.fd = ipcfd, .events = (short)(POLLIN | (ipc_pending(&w.ipc) ? POLLOUT : 0))},
+		    {.fd = w.out_fd, .events = POLLIN},
+		    {.fd = w.tx.len ? w.in_fd : -1, .events = POLLOUT},
+		};
+		if (poll(pf, 3, 1000) < 0 && errno != EINTR)
+			return 2;
+		if (!w.ready && mono_ms() - w.init_at > UP_INIT_MS) {
+			ipc_log(ipcfd, "warning", "upstream %s: no answer to initialize in %u s", w.name,
+				UP_INIT_MS / 1000);
+			return 3;
+		}
+		if ((pf[0].revents & POLLOUT) && ipc_flush(&w.ipc, err) != 0)
+			return 0;
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			int r = ipc_read(&w.ipc, err);
+			if (r == AS_ECORRUPT)
+				return 2;
+			for (;;) {
+				cv_arena_reset(&a);
+				struct ipc_frame f;
+				int g = ipc_next(&w.ipc, &a, &f, err);
+				if (g != 0) {
+					if (g == AS_EIO || g == AS_ECORRUPT)
+						return 0; /* the signer went away */
+					break;
+				}
+				if (f.type == F_DISPATCH)
+					on_dispatch(&w, &f);
+				ipc_frame_close_fds(&f);
+			}
+		}
+		if ((pf[1].revents & (POLLIN | POLLHUP | POLLERR)) && server_read(&w) != 0) {
+			ipc_log(ipcfd, "warning", "upstream %s: the server closed its output (it exited?)", w.name);
+			int fr = ipc_flush(&w.ipc, err);
+			(void)fr; /* its last results go first, if they can */
+			return 3;
+		}
+		if (w.tx.len && server_flush(&w) != 0) {
+			ipc_log(ipcfd, "warning", "upstream %s: the server closed its input (it exited?)", w.name);
+			return 3;
+		}
+	}
+}
