@@ -38,6 +38,54 @@ static int up_index(const struct signer *s, const char *name)
 
 /* ---- starting the servers ---- */
 
+static int all_ready(const struct signer *s)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		if (!s->up[i].ready)
+			return 0;
+	return 1;
+}
+
+/* Before agents are served: the upstreams' tools, so that a client's first tools/list (an
+ * editor lists them as soon as it starts the bridge) has them. Only the upstream workers'
+ * frames are read meanwhile (agents wait in the listen backlog, HTTP agents for their
+ * F_HTTP_AUTH), for at most ASSENT_UPSTREAM_START_SECONDS (10); a server slower than that
+ * adds its tools later, and clients hear notifications/tools/list_changed. */
+static void gate_settle(struct signer *s)
+{
+	uint64_t v = 10;
+	const char *t = getenv("ASSENT_UPSTREAM_START_SECONDS");
+	if (t && *t && (parse_u64(t, &v) != 0 || v > 600))
+		v = 10;
+	uint64_t until = now_ms() + 1000 * v;
+	while (!all_ready(s) && now_ms() < until) {
+		struct pollfd pf[2 * UP_WORKERS];
+		int ks[2 * UP_WORKERS], errs[UP_WORKERS];
+		size_t n = 0;
+		for (size_t i = 0; i < s->nup; i++) {
+			struct worker *w = &s->w[W_UP0 + i];
+			if (w->fd < 0)
+				continue;
+			ks[n] = W_UP0 + (int)i;
+			pf[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+		}
+		size_t nw = n;
+		n += gate_fds(s, pf + n, errs);
+		if (poll(pf, n, 200) < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; i < nw; i++)
+			if (pf[i].revents)
+				worker_input(s, ks[i]);
+		for (size_t i = nw; i < n; i++)
+			if (pf[i].revents)
+				gate_stderr(s, errs[i - nw]);
+	}
+	for (size_t i = 0; i < s->nup; i++)
+		if (!s->up[i].ready)
+			slog("warning", "upstream %s: no tools yet after %llu s; agents get them when it is ready",
+			     s->up[i].cfg->name, (unsigned long long)v);
+}
+
 int gate_start(struct signer *s)
 {
 	char err[AS_ERRLEN];
@@ -85,6 +133,7 @@ int gate_start(struct signer *s)
 		}
 	}
 	slog("info", "gate: %zu upstream servers from %s", s->nup, s->o->upstreams);
+	gate_settle(s);
 	return 0;
 }
 

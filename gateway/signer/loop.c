@@ -91,7 +91,7 @@ static int worker_throttled(const struct signer *s, int k)
 	return s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) > IPC_TXQ_MAX / 2;
 }
 
-static void worker_input(struct signer *s, int k)
+void worker_input(struct signer *s, int k)
 {
 	struct worker *w = &s->w[k];
 	char err[AS_ERRLEN];

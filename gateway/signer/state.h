@@ -492,6 +492,7 @@ void start_banner(const struct signer *s);
 /* loop.c */
 /* One frame of worker k through its dispatch table (in worker k's state). */
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err);
+void worker_input(struct signer *s, int k); /* what worker k sent: read, checked, handled */
 void ctl_unwatch(struct signer *s, size_t i);
 int ctl_gone(struct signer *s, struct conn *c);
 

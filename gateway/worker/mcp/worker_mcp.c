@@ -55,7 +55,8 @@ struct tcall {
 
 struct mconn {
 	uint64_t id;
-	int fd; /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
+	int listed; /* it initialized: it may be told notifications/tools/list_changed */
+	int fd;	    /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
 	int http;
 	struct hreq *legacy; /* FEEDBACK_TRANSPORT=sse: the GET /sse stream every answer goes to */
 	struct buf in, out;
@@ -701,10 +702,15 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 	json_t *res = NULL;
 	switch (m.m) {
 	case MCP_M_INITIALIZE:
-		if (mcp_initialize(m.params, ASSENT_VERSION, &c->client, &res, err) != 0)
+		if (mcp_initialize(m.params, ASSENT_VERSION, &c->client, &res, err) != 0) {
 			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
-		else
+		} else {
+			if (w->routes) /* the gate: the upstreams' tools change as their servers come and go */
+				json_object_set_new(json_object_get(json_object_get(res, "capabilities"), "tools"),
+						    "listChanged", json_true());
+			c->listed = 1;
 			mcp_line_result(&c->out, &m.id, res, NULL);
+		}
 		break;
 	case MCP_M_PING:
 		mcp_line_result(&c->out, &m.id, json_object(), NULL);
@@ -1647,11 +1653,18 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		json_decref(rt);
 		json_decref(w->routes);
 		w->routes = map;
+		int changed = w->catalog ? tn - 2 != w->catalogn || memcmp(w->catalog, tj + 1, tn - 2) : tn > 2;
 		free(w->catalog);
 		w->catalogn = tn - 2; /* the objects, without the array's brackets */
 		w->catalog = w->catalogn ? strndup(tj + 1, w->catalogn) : NULL;
 		if (!w->catalog)
 			w->catalogn = 0;
+		/* Clients that initialized on a stream of their own hear that the list changed. */
+		for (size_t k = 0; changed && k < PROTO_CONNS_MAX; k++) {
+			struct mconn *mc = &w->conns[k];
+			if (mc->used && mc->fd >= 0 && mc->listed)
+				mcp_line_notification(&mc->out, "notifications/tools/list_changed", NULL, NULL);
+		}
 		return;
 	}
 	if (f->type == F_HTTP_REPLY) {
