@@ -99,7 +99,11 @@ static const struct frame_field call[] = {
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"hreq", FT_UINT, UINT64_MAX, OPT},
 };
-static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ}};
+static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ},
+					      {"resources", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"templates", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"prompts", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"completions", FT_BOOL, 0, OPT}};
 static const struct frame_field up_result[] = {{"cid", FT_UINT, UINT64_MAX, REQ},
 					       {"result", FT_BYTES, PROTO_UP_RESULT_MAX, OPT},
 					       {"error", FT_TEXT, PROTO_UP_ERROR_MAX, OPT}};

@@ -94,6 +94,10 @@ struct upw {
 	uint64_t err_window, err_lines;
 	struct up_tool *tools;
 	size_t ntools;
+	/* its resources and templates (as listed: URIs are not renamed), prompts (renamed as
+	 * tools are: {def, name}), and whether it completes arguments */
+	json_t *resources, *templates, *prompts;
+	int completions;
 	int ready;	    /* its worker said hello and its tools are known */
 	uint64_t stale[64]; /* calls given up on (a late answer to one is not an attack) */
 	size_t nstale;
@@ -103,7 +107,9 @@ struct gate_req {
 	uint8_t *call; /* the canonical call, as the mcp worker encoded it */
 	size_t n;
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
-	json_t *args; /* the exact arguments, which the policy reads */
+	char method[24]; /* tools/call, resources/read, prompts/get, completion/complete */
+	char *name;	 /* the URI a resources/read reads */
+	json_t *args;	 /* the exact arguments, which the policy reads */
 	unsigned ann;
 	uint64_t seq; /* the decision's ledger sequence number; 0: none (record calls) */
 };
@@ -114,6 +120,7 @@ struct gcall {
 	char sid[PQ_SID_LEN + 1];
 	char rid[PROTO_RID_MAX + 1];
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
+	char method[24];
 	unsigned rule;
 };
 
@@ -357,6 +364,7 @@ int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
 void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *result); /* a CallToolResult */
+void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, const char *msg, json_t *data);
 struct answer answer_ok(json_t *j);
 struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2, 3);
 void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);

@@ -129,6 +129,8 @@ struct mw {
 	char *catalog;
 	size_t catalogn;
 	json_t *routes;
+	json_t *more; /* {resources, resourceTemplates, prompts, resource_routes, template_routes, prompt_routes,
+		       * completions} */
 };
 
 static uint64_t mono_ms(void)
@@ -368,6 +370,126 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	buf_free(&call);
 	call_watch(w, c, rid, m);
 	return 1;
+}
+
+/* What the gate adds to the server's capabilities: the tools list changes, and the
+ * upstreams' resources, prompts and completions are served. */
+static void gate_caps(const struct mw *w, json_t *caps)
+{
+	json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
+	if (json_array_size(json_object_get(w->more, "resources")) ||
+	    json_array_size(json_object_get(w->more, "resourceTemplates")))
+		json_object_set_new(caps, "resources", json_object());
+	if (json_array_size(json_object_get(w->more, "prompts")))
+		json_object_set_new(caps, "prompts", json_object());
+	if (json_is_true(json_object_get(w->more, "completions")))
+		json_object_set_new(caps, "completions", json_object());
+}
+
+/* The upstream that serves uri: the one that listed it, else the first whose template's
+ * literal start it has; NULL: none. */
+static const char *resource_upstream(const struct mw *w, const char *uri)
+{
+	const char *up = json_string_value(json_object_get(json_object_get(w->more, "resource_routes"), uri));
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(w->more, "template_routes"), i, x)
+	{
+		const char *pre = json_string_value(json_array_get(x, 0));
+		if (!up && pre && *pre && !strncmp(uri, pre, strlen(pre)))
+			up = json_string_value(json_array_get(x, 1));
+	}
+	return up;
+}
+
+/* A request of the gate's other methods, as the signer will forward it (F_CALL). */
+static void gate_send(struct mw *w, struct mconn *c, const struct mcp_msg *m, const char *method, const char *up,
+		      const char *name, const json_t *obj)
+{
+	char err[AS_ERRLEN], rid[PROTO_RID_MAX + 1], client[ACTION_CLIENT_MAX + 1];
+	struct buf call;
+	buf_init(&call, CALL_MAX);
+	if (call_encode_ex(method, up, name, obj, &call, err) != 0) {
+		buf_free(&call);
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		return;
+	}
+	id_json(&m->id, rid);
+	action_client(client, c->client.name, c->client.client_version);
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_CALL, 5);
+	if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+	    ipc_put_bytes(a, f, "call", call.p, call.len) || ipc_put_text(a, f, "client", client, strlen(client)) ||
+	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "the request is too large", NULL, NULL);
+	else
+		send_frame(w, f);
+	buf_free(&call);
+}
+
+/* The upstreams' resources, templates, prompts and completions (the gate): lists from the
+ * catalog, the rest through the signer. 0 when m is none of them. */
+static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+{
+	static const struct {
+		const char *method, *key;
+	} lists[] = {{"resources/list", "resources"},
+		     {"resources/templates/list", "resourceTemplates"},
+		     {"prompts/list", "prompts"}};
+	if (!w->more || !m->method)
+		return 0;
+	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+		if (!strcmp(m->method, lists[i].method)) {
+			mcp_line_result(&c->out, &m->id,
+					json_pack("{s:O}", lists[i].key, json_object_get(w->more, lists[i].key)), NULL);
+			return 1;
+		}
+	const json_t *p = m->params;
+	if (!strcmp(m->method, "resources/read")) {
+		const char *uri = json_string_value(json_object_get(p, "uri"));
+		const char *up = uri ? resource_upstream(w, uri) : NULL;
+		if (!up)
+			mcp_line_error(&c->out, &m->id, -32002, "Resource not found", json_pack("{s:s?}", "uri", uri),
+				       NULL);
+		else
+			gate_send(w, c, m, "resources/read", up, uri, NULL);
+		return 1;
+	}
+	if (!strcmp(m->method, "prompts/get")) {
+		const char *nm = json_string_value(json_object_get(p, "name"));
+		const json_t *rt = nm ? json_object_get(json_object_get(w->more, "prompt_routes"), nm) : NULL;
+		const json_t *args = json_object_get(p, "arguments");
+		if (!rt)
+			mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "Unknown prompt", NULL, NULL);
+		else
+			gate_send(w, c, m, "prompts/get", json_string_value(json_array_get(rt, 0)),
+				  json_string_value(json_array_get(rt, 1)), json_is_object(args) ? args : NULL);
+		return 1;
+	}
+	if (!strcmp(m->method, "completion/complete")) {
+		const json_t *ref = json_object_get(p, "ref");
+		const char *type = json_string_value(json_object_get(ref, "type")), *up = NULL;
+		json_t *q = json_deep_copy(p);
+		if (type && !strcmp(type, "ref/prompt")) {
+			const json_t *rt = json_object_get(json_object_get(w->more, "prompt_routes"),
+							   json_string_value(json_object_get(ref, "name")) ?: "");
+			up = json_string_value(json_array_get(rt, 0));
+			if (up) /* the server knows its prompt by its own name */
+				json_object_set(json_object_get(q, "ref"), "name", json_array_get(rt, 1));
+		} else if (type && !strcmp(type, "ref/resource")) {
+			const char *uri = json_string_value(json_object_get(ref, "uri"));
+			up = uri ? resource_upstream(w, uri) : NULL;
+		}
+		if (!up || !json_is_object(q))
+			mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS,
+				       "completion/complete: no such prompt or resource", NULL, NULL);
+		else
+			gate_send(w, c, m, "completion/complete", up, NULL, q);
+		json_decref(q);
+		return 1;
+	}
+	return 0;
 }
 
 static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
@@ -631,7 +753,10 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	size_t start = c->out.len;
 	switch (m->m) {
 	case MCP_M_DISCOVER:
-		mcp_line_result(&c->out, &m->id, mcp_discover_result(ASSENT_VERSION), NULL);
+		json_t *d = mcp_discover_result(ASSENT_VERSION);
+		if (w->routes)
+			gate_caps(w, json_object_get(d, "capabilities"));
+		mcp_line_result(&c->out, &m->id, d, NULL);
 		return; /* it carries its resultType already */
 	case MCP_M_TOOLS_LIST:
 		if (mcp_line_tools_list_with(&c->out, &m->id, w->catalog, w->catalogn, NULL) == 0 &&
@@ -673,6 +798,11 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, err, NULL, NULL);
 		return;
 	default:
+		if (gated_other(w, c, m)) {
+			if (c->out.len > start && mcp_line_complete(&c->out, start, NULL, err) != 0)
+				c->out.len = start;
+			return;
+		}
 		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
 	}
 }
@@ -706,8 +836,7 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		} else {
 			if (w->routes) /* the gate: the upstreams' tools change as their servers come and go */
-				json_object_set_new(json_object_get(json_object_get(res, "capabilities"), "tools"),
-						    "listChanged", json_true());
+				gate_caps(w, json_object_get(res, "capabilities"));
 			c->listed = 1;
 			mcp_line_result(&c->out, &m.id, res, NULL);
 		}
@@ -737,7 +866,8 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 		task_method(w, c, &m, MCP_TASK_2025);
 		break;
 	default:
-		mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
+		if (!gated_other(w, c, &m))
+			mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
 	}
 }
 
@@ -1573,7 +1703,9 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) ||
 		    ipc_get_bool(f->body, "iserror", &iserr, err))
 			return;
-		if (cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &raw, err) != 0)
+		int rpcerr = 0;
+		if ((cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &raw, err) != 0) ||
+		    (cv_get(f->body, "rpc_error") && ipc_get_bool(f->body, "rpc_error", &rpcerr, err) != 0))
 			return;
 		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
 			struct call *k = &w->calls[i];
@@ -1586,6 +1718,16 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		int task = tcall_take_into(w, conn, rid, ridn, &tc);
 		if (!c || id_parse(rid, ridn, &id) != 0)
 			return;
+		if (rpcerr) { /* the gate refused a read or a prompt: a JSON-RPC error */
+			json_t *e = json_loadb(js, jsn, 0, NULL);
+			json_t *data = json_incref(json_object_get(e, "data"));
+			mcp_line_error(&c->out, &id, (int)json_integer_value(json_object_get(e, "code")),
+				       json_string_value(json_object_get(e, "message")) ?: "refused", data, NULL);
+			json_decref(e);
+			if (c->http)
+				route_out(w, c, rid, ridn, 1);
+			return;
+		}
 		if (raw) { /* an upstream's CallToolResult, with assent's _meta: sent as it is */
 			size_t start = c->out.len;
 			json_t *res = json_loadb(js, jsn, 0, NULL);
@@ -1647,6 +1789,12 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		if (ipc_get_text(f->body, "tools", IPC_FRAME_MAX, &tj, &tn, err) ||
 		    ipc_get_text(f->body, "routes", IPC_FRAME_MAX, &rj, &rn, err) || tn < 2 || tj[0] != '[')
 			return;
+		const char *mj;
+		size_t mn;
+		if (ipc_get_text(f->body, "more", IPC_FRAME_MAX, &mj, &mn, err) == 0) {
+			json_decref(w->more);
+			w->more = json_loadb(mj, mn, 0, NULL);
+		}
 		json_t *rt = json_loadb(rj, rn, 0, NULL), *map = json_object(), *x;
 		size_t i;
 		json_array_foreach(rt, i, x) json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);

@@ -41,8 +41,11 @@ struct uw {
 	int skipping; /* inside a line over UP_LINE_MAX */
 	int ready;    /* initialized */
 	uint64_t init_at;
-	json_t *tools; /* the list being gathered */
-	unsigned pages, list_seq;
+	/* The lists being gathered, one after another (phase): tools, then what the server's
+	 * capabilities say it has (resources, resource templates, prompts). */
+	json_t *lists[4];
+	unsigned phase, pages, list_seq;
+	int has[4], completions;
 	uint64_t last_cid; /* the signer numbers dispatches upward: each is forwarded once */
 	uint64_t inflight[UP_INFLIGHT];
 	size_t ninflight;
@@ -103,62 +106,105 @@ static int to_server(struct uw *w, json_t *msg)
 	return rc;
 }
 
-static void list_tools(struct uw *w, const json_t *cursor)
+static const struct {
+	const char *method, *key, *field; /* the list's method, its result's array, the frame's field */
+} lists[4] = {{"tools/list", "tools", "tools"},
+	      {"resources/list", "resources", "resources"},
+	      {"resources/templates/list", "resourceTemplates", "templates"},
+	      {"prompts/list", "prompts", "prompts"}};
+
+static void list_next(struct uw *w, const json_t *cursor)
 {
-	char id[32];
-	snprintf(id, sizeof id, "assent-tools-%u", w->list_seq);
+	char id[40];
+	snprintf(id, sizeof id, "assent-list-%u-%u", w->list_seq, w->phase);
 	json_t *p = json_object();
 	if (cursor)
 		json_object_set(p, "cursor", (json_t *)cursor);
-	int rc = to_server(
-	    w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method", "tools/list", "params", p));
+	int rc = to_server(w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method",
+					lists[w->phase].method, "params", p));
 	(void)rc; /* a server that does not read is logged; its list never comes */
 }
 
-static void tools_done(struct uw *w)
+static void list_start(struct uw *w)
 {
-	struct buf enc;
-	buf_init(&enc, PROTO_UP_TOOLS_MAX);
-	char err[AS_ERRLEN];
-	cv_arena_reset(&w->arena);
-	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 1);
-	if (call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err) != 0) {
-		misbehaved(w, "its tool list: %s; none is served", err);
-		json_array_clear(w->tools);
-		buf_reset(&enc);
-		int rc = call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err);
-		(void)rc; /* an empty array always encodes */
+	for (int i = 0; i < 4; i++) {
+		json_decref(w->lists[i]);
+		w->lists[i] = NULL;
 	}
-	if (f && ipc_put_bytes(&w->arena, f, "tools", enc.p, enc.len) == 0)
-		send_frame(w, f);
-	buf_free(&enc);
-	json_decref(w->tools);
-	w->tools = NULL;
+	w->list_seq++;
+	w->phase = 0;
+	w->pages = 0;
+	list_next(w, NULL);
 }
 
-/* A tools/list page: gathered until the last, then told to the signer. */
-static void on_tools(struct uw *w, const json_t *res)
+/* Every list is in: the catalog to the signer, each list as canonical CBOR. */
+static void lists_done(struct uw *w)
 {
-	const json_t *t = json_object_get(res, "tools"), *next = json_object_get(res, "nextCursor"), *x;
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 5);
+	struct buf enc[4];
+	int rc = f ? 0 : AS_ENOMEM;
+	for (int i = 0; i < 4; i++) {
+		buf_init(&enc[i], PROTO_UP_TOOLS_MAX);
+		if (!w->lists[i] && i)
+			continue; /* the server has none */
+		if (!w->lists[i])
+			w->lists[i] = json_array();
+		if (call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err) != 0) {
+			misbehaved(w, "its %s: %s; none is served", lists[i].key, err);
+			json_array_clear(w->lists[i]);
+			buf_reset(&enc[i]);
+			int er = call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err);
+			(void)er; /* an empty array always encodes */
+		}
+		if (rc == 0)
+			rc = ipc_put_bytes(&w->arena, f, lists[i].field, enc[i].p, enc[i].len);
+	}
+	if (rc == 0 && w->completions)
+		rc = ipc_put_bool(&w->arena, f, "completions", 1);
+	if (rc == 0)
+		send_frame(w, f);
+	for (int i = 0; i < 4; i++)
+		buf_free(&enc[i]);
+}
+
+/* The next list the server has, or the catalog when none is left. */
+static void phase_next(struct uw *w)
+{
+	while (++w->phase < 4 && !w->has[w->phase])
+		;
+	w->pages = 0;
+	if (w->phase < 4)
+		list_next(w, NULL);
+	else
+		lists_done(w);
+}
+
+/* A page of the list of this phase: gathered until the last. */
+static void on_list(struct uw *w, const json_t *res)
+{
+	unsigned ph = w->phase;
+	const json_t *t = json_object_get(res, lists[ph].key), *next = json_object_get(res, "nextCursor"), *x;
 	size_t i;
-	if (!w->tools)
-		w->tools = json_array();
+	if (!w->lists[ph])
+		w->lists[ph] = json_array();
 	if (!json_is_array(t))
-		misbehaved(w, "tools/list: its result has no tools array");
+		misbehaved(w, "%s: its result has no %s array", lists[ph].method, lists[ph].key);
 	json_array_foreach(t, i, x)
 	{
-		if (json_array_size(w->tools) >= UP_TOOLS_MAX) {
-			misbehaved(w, "more than %u tools: the rest are not served", UP_TOOLS_MAX);
+		if (json_array_size(w->lists[ph]) >= UP_TOOLS_MAX) {
+			misbehaved(w, "more than %u %s: the rest are not served", UP_TOOLS_MAX, lists[ph].key);
 			next = NULL;
 			break;
 		}
-		json_array_append(w->tools, (json_t *)x);
+		json_array_append(w->lists[ph], (json_t *)x);
 	}
 	if (json_is_string(next) && ++w->pages < UP_PAGES_MAX) {
-		list_tools(w, next);
+		list_next(w, next);
 		return;
 	}
-	tools_done(w);
+	phase_next(w);
 }
 
 static void on_init(struct uw *w, const json_t *res)
@@ -169,10 +215,14 @@ static void on_init(struct uw *w, const json_t *res)
 		exit(3); /* restarted with backoff */
 	}
 	w->ready = 1;
+	const json_t *caps = json_object_get(res, "capabilities");
+	w->has[0] = 1;
+	w->has[1] = w->has[2] = json_is_object(json_object_get(caps, "resources"));
+	w->has[3] = json_is_object(json_object_get(caps, "prompts"));
+	w->completions = json_is_object(json_object_get(caps, "completions"));
 	int rc = to_server(w, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 	(void)rc;
-	w->pages = 0;
-	list_tools(w, NULL);
+	list_start(w);
 	ipc_log(w->ipcfd, "info", "upstream %s: initialized (protocol %.20s)", w->name, json_string_value(v));
 }
 
@@ -234,26 +284,26 @@ static void on_message(struct uw *w, const char *line, size_t n)
 		int rc = to_server(w, ans);
 		(void)rc;
 	} else if (json_is_string(method)) { /* a notification */
-		if (!strcmp(json_string_value(method), "notifications/tools/list_changed") && w->ready && !w->tools) {
-			w->list_seq++;
-			w->pages = 0;
-			list_tools(w, NULL);
-		}
+		const char *nm = json_string_value(method);
+		if (w->ready && (!strcmp(nm, "notifications/tools/list_changed") ||
+				 !strcmp(nm, "notifications/resources/list_changed") ||
+				 !strcmp(nm, "notifications/prompts/list_changed")))
+			list_start(w); /* the whole catalog again: a list in progress is dropped */
 	} else if (json_is_string(id)) {
-		char tools_id[32];
-		snprintf(tools_id, sizeof tools_id, "assent-tools-%u", w->list_seq);
+		char list_id[40];
+		snprintf(list_id, sizeof list_id, "assent-list-%u-%u", w->list_seq, w->phase);
 		const json_t *res = json_object_get(m, "result");
 		if (!strcmp(json_string_value(id), "assent-init") && !w->ready) {
 			on_init(w, res);
-		} else if (!strcmp(json_string_value(id), tools_id)) {
-			if (json_is_object(res))
-				on_tools(w, res);
-			else {
-				misbehaved(w, "tools/list failed: none of its tools is served");
-				if (!w->tools)
-					w->tools = json_array();
-				tools_done(w);
+		} else if (!strcmp(json_string_value(id), list_id) && w->phase < 4) {
+			if (json_is_object(res)) {
+				on_list(w, res);
+			} else {
+				misbehaved(w, "%s failed: none is served", lists[w->phase].method);
+				phase_next(w);
 			}
+		} else if (!strncmp(json_string_value(id), "assent-list-", 12)) {
+			/* an answer to a list a change notice replaced */
 		} else {
 			misbehaved(w, "an answer to a request assent never made");
 		}
@@ -357,11 +407,19 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		return;
 	}
 	w->last_cid = cid;
-	char up[33], tool[CALL_TOOL_MAX + 1];
-	call_names(c, up, tool);
+	static char name[CALL_URI_MAX + 1];
+	call_name(c, name, sizeof name);
+	const char *method = call_method(c);
+	json_t *params;
+	if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+		params = json_pack("{s:s,s:o}", "name", name, "arguments", args);
+	else if (!strcmp(method, "resources/read"))
+		params = (json_decref(args), json_pack("{s:s}", "uri", name));
+	else
+		params = args; /* completion/complete: its params as the agent sent them, routed */
 	w->inflight[w->ninflight++] = cid;
-	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method",
-					"tools/call", "params", "name", tool, "arguments", args));
+	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:o}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method", method,
+					"params", params));
 	if (rc != 0) {
 		inflight_take(w, cid);
 		static const char full[] = "the server is not reading: the call was not sent";
