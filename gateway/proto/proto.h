@@ -25,6 +25,7 @@ enum {
 	F_UP_TOOLS = 17,  /* upstream: {tools, resources?, templates?, prompts? (bytes: canonical CBOR arrays
 			   * of the MCP objects its lists returned), completions?} its catalog */
 	F_UP_RESULT = 18, /* upstream: {cid, result? (bytes: the CallToolResult), error?} a dispatched call's end */
+	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose
 	 * uid the signer measured. Fields other than those named are refused. */
@@ -68,6 +69,8 @@ enum {
 	F_TASK_STATUS = 108, /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
 	F_WEB_PUSH = 107,    /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
 	F_DISPATCH = 109,    /* upstream: {cid, call, digest} forward this call, once */
+	F_NOTE = 111,	     /* mcp: {conn, rid, method, json} a notification about call rid of conn (progress, log) */
+	F_UP_CANCEL = 112,   /* upstream: {cid} the agent cancelled this dispatched call */
 	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
 			      * where each goes, and their resources, templates and prompts */
 };

@@ -1201,3 +1201,84 @@ void gate_worker_down(struct signer *s, int k, const char *why)
 		call_end(s, c, "unknown", NULL, 0, NULL, text);
 	}
 }
+
+/* ---- what passes through during a call: progress, log messages, cancellation ---- */
+
+/* The only call in flight to upstream k: a log message a server sends names no call, so it
+ * reaches an agent only when it can be only this one's; NULL when there are none or several. */
+static struct gcall *only_call(struct signer *s, int k)
+{
+	struct gcall *one = NULL;
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
+		if (s->gcalls[i].used && s->gcalls[i].k == k) {
+			if (one)
+				return NULL;
+			one = &s->gcalls[i];
+		}
+	return one;
+}
+
+int h_up_note(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t cid = cv_get(f->body, "cid")->u;
+	const struct cv *mt = cv_get(f->body, "method"), *pb = cv_get(f->body, "params");
+	int progress = cv_text_eq(mt, "notifications/progress"), log = cv_text_eq(mt, "notifications/message");
+	if (!progress && !log)
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a notification the gate does not relay");
+	if (cid > s->next_cid || (progress != (cid != 0)))
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: about call %llu, which was never dispatched",
+			       (unsigned long long)cid);
+	struct gcall *c = cid ? gcall_find(s, s->cur, cid) : only_call(s, s->cur);
+	if (!c)
+		return 0; /* the call ended meanwhile, or a log message for no one call: dropped */
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
+	struct cv *v;
+	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
+	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (!json_is_object(params)) {
+		json_decref(params);
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: params is not a canonical CBOR map");
+	}
+	char *js = json_dumps(params, JSON_COMPACT);
+	json_decref(params);
+	struct cv_arena fa;
+	cv_arena_init(&fa, 16);
+	struct cv *nf = ipc_frame_new(&fa, F_NOTE, 4);
+	char e2[AS_ERRLEN];
+	struct worker *w = &s->w[W_MCP];
+	const char *m = progress ? "notifications/progress" : "notifications/message";
+	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", c->conn) &&
+	    !ipc_put_text(&fa, nf, "rid", c->rid, strlen(c->rid)) && !ipc_put_text(&fa, nf, "method", m, strlen(m)) &&
+	    !ipc_put_text(&fa, nf, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&fa);
+	return 0;
+}
+
+/* The agent cancelled a call that was forwarded: its server is told (MCP cancellation),
+ * and the call ends outcome unknown (it may have run); a late answer is dropped. */
+void gate_cancel(struct signer *s, uint64_t conn, const char *rid)
+{
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++) {
+		struct gcall *c = &s->gcalls[i];
+		if (!c->used || c->conn != conn || strcmp(c->rid, rid))
+			continue;
+		struct cv_arena a;
+		cv_arena_init(&a, 16);
+		struct cv *f = ipc_frame_new(&a, F_UP_CANCEL, 1);
+		char err[AS_ERRLEN];
+		struct worker *w = &s->w[c->k];
+		if (f && w->fd >= 0 && !ipc_put_uint(&a, f, "cid", c->cid) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			slog("warning", "upstream %s: its cancel could not be sent", c->upstream);
+		cv_arena_free(&a);
+		struct upw *u = upw_of(s, c->k);
+		if (u)
+			stale_add(u, c->cid);
+		c->conn = 0; /* nobody waits for an answer now */
+		call_end(s, c, "unknown", NULL, 0, NULL, "the agent cancelled the call after it was forwarded");
+	}
+}

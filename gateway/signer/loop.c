@@ -71,6 +71,7 @@ static const struct ipc_rule upstream_rules[] = {
     {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
     {F_UP_TOOLS, READY, 0, h_up_tools},
     {F_UP_RESULT, READY, 0, h_up_result},
+    {F_UP_NOTE, READY, 0, h_up_note},
 };
 
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)

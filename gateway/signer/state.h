@@ -490,6 +490,8 @@ void gate_stop(struct signer *s);
 int h_call(void *ctx, struct ipc_frame *f, char *err);
 int h_up_tools(void *ctx, struct ipc_frame *f, char *err);
 int h_up_result(void *ctx, struct ipc_frame *f, char *err);
+int h_up_note(void *ctx, struct ipc_frame *f, char *err);
+void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
 
 /* start.c */
 int start_state(const struct signer_opts *o);

@@ -38,6 +38,8 @@ struct call { /* a blocking tool call waiting for the signer */
 	char rid[PROTO_RID_MAX + 1];
 	struct mcp_id token; /* progress token, MCP_ID_NONE when the client gave none */
 	uint64_t started, next_progress;
+	double progress_sent; /* the last progress value told while it waited */
+	int gated;	      /* a call of an upstream's tool: it may wait for a reviewer, then for the server */
 	int used;
 };
 
@@ -315,7 +317,7 @@ static void input_round(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 }
 
 /* A registered blocking call: progress notifications while it waits (progress()). */
-static void call_watch(struct mw *w, const struct mconn *c, const char *rid, const struct mcp_msg *m)
+static void call_watch(struct mw *w, const struct mconn *c, const char *rid, const struct mcp_msg *m, int gated)
 {
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
 		struct call *k = &w->calls[i];
@@ -327,6 +329,8 @@ static void call_watch(struct mw *w, const struct mconn *c, const char *rid, con
 		k->token = m->progress_token;
 		k->started = mono_ms();
 		k->next_progress = k->started + PROGRESS_EVERY_MS;
+		k->progress_sent = 0;
+		k->gated = gated;
 		break;
 	}
 }
@@ -368,7 +372,7 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 	send_frame(w, f);
 	buf_free(&call);
-	call_watch(w, c, rid, m);
+	call_watch(w, c, rid, m, 1);
 	return 1;
 }
 
@@ -578,7 +582,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		send_frame(w, f); /* before act is freed: the frame's action points into it */
 		buf_free(&act);
 		if (wait)
-			call_watch(w, c, rid, m);
+			call_watch(w, c, rid, m, 0);
 		return;
 	}
 	case MCP_TOOL_GET_FEEDBACK: {
@@ -798,8 +802,11 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, err, NULL, NULL);
 		return;
 	default:
-		if (gated_other(w, c, m)) {
-			if (c->out.len > start && mcp_line_complete(&c->out, start, NULL, err) != 0)
+		if (gated_other(w, c, m)) { /* the lists are the same for every caller, as tools/list is */
+			int list = !strcmp(m->method, "resources/list") ||
+				   !strcmp(m->method, "resources/templates/list") || !strcmp(m->method, "prompts/list");
+			if (c->out.len > start &&
+			    mcp_line_complete(&c->out, start, list ? MCP_LIST_CACHE_HINTS : NULL, err) != 0)
 				c->out.len = start;
 			return;
 		}
@@ -1731,8 +1738,13 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		if (raw) { /* an upstream's CallToolResult, with assent's _meta: sent as it is */
 			size_t start = c->out.len;
 			json_t *res = json_loadb(js, jsn, 0, NULL);
+			/* A read the gate decided is this caller's, never to be shared from a cache. */
+			const char *hints =
+			    json_is_array(json_object_get(res, "contents")) && !json_object_get(res, "cacheScope")
+				? "\"ttlMs\":0,\"cacheScope\":\"private\""
+				: NULL;
 			mcp_line_result(&c->out, &id, res ? res : mcp_tool_error("the result could not be read"), NULL);
-			if (c->modern && mcp_line_complete(&c->out, start, NULL, err) != 0)
+			if (c->modern && mcp_line_complete(&c->out, start, hints, err) != 0)
 				c->out.len = start;
 			if (c->http)
 				route_out(w, c, rid, ridn, 1);
@@ -1781,6 +1793,44 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		json_t *st = json_loadb(js, jsn, 0, NULL);
 		mcp_line_notification(&c->out, "notifications/tasks/status", mcp_task_get(MCP_TASK_2025, st), NULL);
 		json_decref(st);
+		return;
+	}
+	if (f->type == F_NOTE) { /* a forwarded call's progress or log message */
+		const char *rid, *mt, *js;
+		size_t ridn, mtn, jsn;
+		struct mconn *c;
+		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+		    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
+		    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
+		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)))
+			return;
+		json_t *p = json_loadb(js, jsn, 0, NULL);
+		if (!json_is_object(p))
+			return;
+		if (mtn == 22 && !memcmp(mt, "notifications/progress", 22)) {
+			struct call *k = NULL;
+			for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+				if (w->calls[i].used && w->calls[i].conn == conn && strlen(w->calls[i].rid) == ridn &&
+				    !memcmp(w->calls[i].rid, rid, ridn))
+					k = &w->calls[i];
+			if (!k || k->token.t == MCP_ID_NONE) { /* the agent asked for no progress */
+				json_decref(p);
+				return;
+			}
+			/* The agent's own token; values after those sent while it waited for a reviewer,
+			 * so that its progress only ever grows. */
+			json_t *total = json_object_get(p, "total");
+			double base = k->progress_sent, v = json_number_value(json_object_get(p, "progress"));
+			mcp_line_progress(&c->out, &k->token, base + v,
+					  json_is_number(total) ? base + json_number_value(total) : -1,
+					  json_string_value(json_object_get(p, "message")), NULL);
+			k->next_progress = mono_ms() + PROGRESS_EVERY_MS;
+		} else {
+			mcp_line_notification(&c->out, "notifications/message", json_incref(p), NULL);
+		}
+		json_decref(p);
+		if (c->http)
+			route_out(w, c, rid, ridn, 0);
 		return;
 	}
 	if (f->type == F_CATALOG) { /* the upstreams' tools changed */
@@ -1839,7 +1889,10 @@ static void progress(struct mw *w, uint64_t now)
 		struct mconn *c = conn_find(w, k->conn);
 		if (c)
 			mcp_line_progress(&c->out, &k->token, (double)(now - k->started) / 1000.0, -1,
-					  "waiting for a reviewer", NULL);
+					  k->gated ? "waiting for a decision, or for the upstream server"
+						   : "waiting for a reviewer",
+					  NULL);
+		k->progress_sent = (double)(now - k->started) / 1000.0;
 		if (c && c->http)
 			route_out(w, c, k->rid, strlen(k->rid), 0);
 		k->next_progress = now + PROGRESS_EVERY_MS;

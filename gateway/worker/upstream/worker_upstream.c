@@ -32,6 +32,7 @@
 #define UP_TOOLS_MAX 2000	 /* tools of one server */
 #define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
 #define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
+#define UP_NOTES_PER_S 100	 /* progress and log notifications relayed a second */
 
 struct uw {
 	int ipcfd, in_fd, out_fd; /* the signer; the server's stdin (we write); its stdout (we read) */
@@ -49,7 +50,8 @@ struct uw {
 	uint64_t last_cid; /* the signer numbers dispatches upward: each is forwarded once */
 	uint64_t inflight[UP_INFLIGHT];
 	size_t ninflight;
-	uint64_t log_window, logs; /* rate of logs about the server's misbehaviour */
+	uint64_t log_window, logs;   /* rate of logs about the server's misbehaviour */
+	uint64_t note_window, notes; /* rate of notifications relayed */
 	struct cv_arena arena;
 };
 
@@ -265,6 +267,42 @@ static void on_call_answer(struct uw *w, uint64_t cid, const json_t *msg)
 	buf_free(&enc);
 }
 
+/* A call's progress (its token is the call's number) or a log message, to the signer, which
+ * gives it to the agent of that call; at most UP_NOTES_PER_S a second, the rest dropped. */
+static void relay_note(struct uw *w, const char *method, const json_t *params)
+{
+	uint64_t now = mono_ms(), cid = 0;
+	if (now - w->note_window >= 1000) {
+		w->note_window = now;
+		w->notes = 0;
+	}
+	if (!json_is_object(params) || ++w->notes > UP_NOTES_PER_S) {
+		if (w->notes == UP_NOTES_PER_S + 1)
+			misbehaved(w, "more than %u notifications a second: the rest of this second's are dropped",
+				   UP_NOTES_PER_S);
+		return;
+	}
+	if (!strcmp(method, "notifications/progress")) {
+		const json_t *t = json_object_get(params, "progressToken");
+		int known = 0;
+		for (size_t i = 0; json_is_integer(t) && i < w->ninflight; i++)
+			known |= w->inflight[i] == (uint64_t)json_integer_value(t);
+		if (!known)
+			return; /* progress of a call not in flight: nobody to tell */
+		cid = (uint64_t)json_integer_value(t);
+	}
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_NOTE, 3);
+	if (f && call_value_encode(params, PROTO_UP_NOTE_MAX, &enc, err) == 0 &&
+	    !ipc_put_uint(&w->arena, f, "cid", cid) && !ipc_put_text(&w->arena, f, "method", method, strlen(method)) &&
+	    !ipc_put_bytes(&w->arena, f, "params", enc.p, enc.len))
+		send_frame(w, f);
+	buf_free(&enc);
+}
+
 static void on_message(struct uw *w, const char *line, size_t n)
 {
 	json_error_t je;
@@ -285,9 +323,11 @@ static void on_message(struct uw *w, const char *line, size_t n)
 		(void)rc;
 	} else if (json_is_string(method)) { /* a notification */
 		const char *nm = json_string_value(method);
-		if (w->ready && (!strcmp(nm, "notifications/tools/list_changed") ||
-				 !strcmp(nm, "notifications/resources/list_changed") ||
-				 !strcmp(nm, "notifications/prompts/list_changed")))
+		if (!strcmp(nm, "notifications/progress") || !strcmp(nm, "notifications/message"))
+			relay_note(w, nm, json_object_get(m, "params"));
+		else if (w->ready && (!strcmp(nm, "notifications/tools/list_changed") ||
+				      !strcmp(nm, "notifications/resources/list_changed") ||
+				      !strcmp(nm, "notifications/prompts/list_changed")))
 			list_start(w); /* the whole catalog again: a list in progress is dropped */
 	} else if (json_is_string(id)) {
 		char list_id[40];
@@ -411,7 +451,10 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 	call_name(c, name, sizeof name);
 	const char *method = call_method(c);
 	json_t *params;
-	if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+	if (!strcmp(method, "tools/call")) /* its progress comes back under the call's number */
+		params = json_pack("{s:s,s:o,s:{s:I}}", "name", name, "arguments", args, "_meta", "progressToken",
+				   (json_int_t)cid);
+	else if (!strcmp(method, "prompts/get"))
 		params = json_pack("{s:s,s:o}", "name", name, "arguments", args);
 	else if (!strcmp(method, "resources/read"))
 		params = (json_decref(args), json_pack("{s:s}", "uri", name));
@@ -430,6 +473,19 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 			send_frame(w, r);
 	}
 	cv_arena_free(&a);
+}
+
+/* The agent cancelled a call in flight: the server is told, and its answer is not awaited. */
+static void on_cancel(struct uw *w, struct ipc_frame *f)
+{
+	uint64_t cid;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "cid", UINT64_MAX, &cid, err) != 0 || !inflight_take(w, cid))
+		return;
+	int rc =
+	    to_server(w, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method", "notifications/cancelled",
+				   "params", "requestId", (json_int_t)cid, "reason", "the agent cancelled the call"));
+	(void)rc;
 }
 
 /* The configuration comes first, before the jail: {name}. */
@@ -529,6 +585,8 @@ int worker_upstream_main(int ipcfd)
 				}
 				if (f.type == F_DISPATCH)
 					on_dispatch(&w, &f);
+				else if (f.type == F_UP_CANCEL)
+					on_cancel(&w, &f);
 				ipc_frame_close_fds(&f);
 			}
 		}
