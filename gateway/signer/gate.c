@@ -115,7 +115,7 @@ int gate_start(struct signer *s)
 			     s->o->upstreams, s->ups->u[i].name);
 			return 2;
 		}
-	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls))) {
+	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks))) {
 		slog("error", "out of memory");
 		return 2;
 	}
@@ -1064,6 +1064,9 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 {
 	struct gcall copy = *c;
 	c->used = 0;
+	for (size_t i = 0; s->asks && i < GASKS_MAX; i++) /* its server's questions end with it */
+		if (s->asks[i].used && s->asks[i].k == copy.k && s->asks[i].cid == copy.cid)
+			s->asks[i].used = 0;
 	if (!copy.ledgered) {
 		call_answer(s, &copy, res, text, facts_of(copy.sid, "forwarded", 0, copy.upstream, copy.tool));
 		return;
@@ -1281,4 +1284,114 @@ void gate_cancel(struct signer *s, uint64_t conn, const char *rid)
 		c->conn = 0; /* nobody waits for an answer now */
 		call_end(s, c, "unknown", NULL, 0, NULL, "the agent cancelled the call after it was forwarded");
 	}
+}
+
+/* ---- a server's requests of the client: to the client of the call, never another ---- */
+
+static void up_answer(struct signer *s, int k, const char *sid, const char *key, const uint8_t *p, size_t n)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_UP_ANSWER, 2);
+	char err[AS_ERRLEN];
+	struct worker *w = &s->w[k];
+	if (f && w->fd >= 0 && !ipc_put_text(&a, f, "sid", sid, strlen(sid)) && !ipc_put_bytes(&a, f, key, p, n) &&
+	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		slog("warning", "upstream worker %d: an answer could not be sent", k - W_UP0);
+	cv_arena_free(&a);
+}
+
+/* An error for the server's request, as canonical CBOR {code, message}. */
+static void up_refuse(struct signer *s, int k, const char *sid, const char *why)
+{
+	json_t *e = json_pack("{s:i,s:s}", "code", -32603, "message", why);
+	struct buf b;
+	buf_init(&b, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	if (e && call_value_encode(e, PROTO_UP_NOTE_MAX, &b, err) == 0)
+		up_answer(s, k, sid, "error", b.p, b.len);
+	buf_free(&b);
+	json_decref(e);
+}
+
+int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	const struct cv *sv = cv_get(f->body, "sid"), *mt = cv_get(f->body, "method"), *pb = cv_get(f->body, "params");
+	char sid[PROTO_RID_MAX + 1];
+	snprintf(sid, sizeof sid, "%.*s", (int)sv->n, (const char *)sv->s);
+	if (!cv_text_eq(mt, "sampling/createMessage") && !cv_text_eq(mt, "elicitation/create") &&
+	    !cv_text_eq(mt, "roots/list"))
+		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: a request the gate does not relay");
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
+	struct cv *v;
+	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
+	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (!json_is_object(params)) {
+		json_decref(params);
+		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: params is not a canonical CBOR map");
+	}
+	/* Over stdio a server's request names no call: it is relayed only when it can be only
+	 * one agent's, the client of the one call in flight to this server. */
+	struct gcall *c = only_call(s, s->cur);
+	struct gask *q = NULL;
+	for (size_t i = 0; c && i < GASKS_MAX && !q; i++)
+		if (!s->asks[i].used)
+			q = &s->asks[i];
+	if (!c || !q) {
+		json_decref(params);
+		up_refuse(s, s->cur, sid,
+			  c ? "too many requests are waiting for clients"
+			    : "assent relays a server's request only to the client of its one call in flight");
+		return 0;
+	}
+	*q = (struct gask){.used = 1, .k = s->cur, .aid = ++s->next_aid, .cid = c->cid, .conn = c->conn};
+	snprintf(q->sid, sizeof q->sid, "%s", sid);
+	char *js = json_dumps(params, JSON_COMPACT);
+	json_decref(params);
+	char m[32];
+	snprintf(m, sizeof m, "%.*s", (int)mt->n, (const char *)mt->s);
+	struct cv_arena fa;
+	cv_arena_init(&fa, 16);
+	struct cv *nf = ipc_frame_new(&fa, F_ASK, 5);
+	char e2[AS_ERRLEN];
+	struct worker *w = &s->w[W_MCP];
+	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", c->conn) &&
+	    !ipc_put_text(&fa, nf, "rid", c->rid, strlen(c->rid)) && !ipc_put_uint(&fa, nf, "aid", q->aid) &&
+	    !ipc_put_text(&fa, nf, "method", m, strlen(m)) && !ipc_put_text(&fa, nf, "json", js, strlen(js)) &&
+	    ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&fa);
+	return 0;
+}
+
+/* The client's answer, to the server that asked: only from the connection that was asked. */
+int h_answer(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t conn = cv_get(f->body, "conn")->u, aid = cv_get(f->body, "aid")->u;
+	const struct cv *rb = cv_get(f->body, "result"), *eb = cv_get(f->body, "error");
+	if (!rb == !eb)
+		return as_fail(err, AS_ECORRUPT, "F_ANSWER: exactly one of result and error");
+	struct gask *q = NULL;
+	for (size_t i = 0; s->asks && i < GASKS_MAX && !q; i++)
+		if (s->asks[i].used && s->asks[i].aid == aid)
+			q = &s->asks[i];
+	if (!q) {
+		if (aid && aid <= s->next_aid)
+			return as_fail(err, AS_ENOTFOUND, "an answer to request %llu, which ended: dropped",
+				       (unsigned long long)aid);
+		return as_fail(err, AS_ECORRUPT, "an answer to request %llu, which was never asked",
+			       (unsigned long long)aid);
+	}
+	if (q->conn != conn)
+		return as_fail(err, AS_ECORRUPT, "an answer to request %llu from connection %llu, which was not asked",
+			       (unsigned long long)aid, (unsigned long long)conn);
+	q->used = 0;
+	if (gcall_find(s, q->k, q->cid)) /* its call still runs: the server still waits */
+		up_answer(s, q->k, q->sid, rb ? "result" : "error", rb ? rb->s : eb->s, rb ? rb->n : eb->n);
+	return 0;
 }

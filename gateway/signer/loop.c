@@ -35,6 +35,7 @@ static const struct ipc_rule mcp_rules[] = {
     {F_TASK, READY, 0, h_task},
     {F_INPUT, READY, 0, h_input},
     {F_CALL, READY, 0, h_call},
+    {F_ANSWER, READY, 0, h_answer},
     {F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
     {F_SESSION_INFO, READY, 0, h_session_info},
     {F_SESSION_END, READY, 0, h_session_end},
@@ -72,6 +73,7 @@ static const struct ipc_rule upstream_rules[] = {
     {F_UP_TOOLS, READY, 0, h_up_tools},
     {F_UP_RESULT, READY, 0, h_up_result},
     {F_UP_NOTE, READY, 0, h_up_note},
+    {F_UP_ASK, READY, 0, h_up_ask},
 };
 
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)

@@ -124,6 +124,13 @@ struct gcall {
 	unsigned rule;
 };
 
+#define GASKS_MAX 256
+struct gask { /* a server's request (sampling, elicitation, roots) relayed to the client of its call */
+	int used, k;
+	uint64_t aid, cid, conn;
+	char sid[PROTO_RID_MAX + 1]; /* the server's id for it, as JSON text */
+};
+
 struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint64_t conn;
 	char rid[PROTO_RID_MAX + 1];
@@ -268,6 +275,8 @@ struct signer {
 	struct upw up[UP_WORKERS];
 	size_t nup;
 	struct gcall *gcalls; /* GCALLS_MAX */
+	struct gask *asks;    /* GASKS_MAX: servers' requests relayed to an agent's client */
+	uint64_t next_aid;
 	uint64_t next_cid;
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
 };
@@ -491,6 +500,8 @@ int h_call(void *ctx, struct ipc_frame *f, char *err);
 int h_up_tools(void *ctx, struct ipc_frame *f, char *err);
 int h_up_result(void *ctx, struct ipc_frame *f, char *err);
 int h_up_note(void *ctx, struct ipc_frame *f, char *err);
+int h_up_ask(void *ctx, struct ipc_frame *f, char *err);
+int h_answer(void *ctx, struct ipc_frame *f, char *err);
 void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
 
 /* start.c */

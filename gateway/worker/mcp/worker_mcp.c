@@ -182,6 +182,7 @@ static int id_parse(const char *txt, size_t n, struct mcp_id *id)
 }
 
 static int send_frame(struct mw *w, struct cv *f);
+static void answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error);
 
 /* What this worker sends, the signer's field tables (gateway/proto/frames.c) let in. */
 _Static_assert(MH_BEARER_MAX <= PROTO_BEARER_MAX && MH_SESSION_LEN <= PROTO_SESSION_MAX,
@@ -828,6 +829,14 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 				send_about(w, F_CANCEL, c->id, rid);
 			}
 		}
+		return;
+	}
+	if (m.kind == MCP_MSG_RESPONSE && m.id.t == MCP_ID_STR && m.id.len > 11 && !memcmp(m.id.s, "assent-ask-", 11)) {
+		uint64_t aid; /* a client answering a server's request the gate relayed */
+		char num[24];
+		snprintf(num, sizeof num, "%.*s", (int)(m.id.len - 11 < 23 ? m.id.len - 11 : 23), m.id.s + 11);
+		if (parse_u64(num, &aid) == 0)
+			answer_frame(w, c->id, aid, m.result, m.error);
 		return;
 	}
 	if (m.kind != MCP_MSG_REQUEST)
@@ -1679,6 +1688,69 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	return 0;
 }
 
+/* The client's answer to a server's request: to the signer, as CBOR. */
+static void answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error)
+{
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_RESULT_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_ANSWER, 3);
+	const json_t *body = result ? result : error;
+	if (f && json_is_object(body) &&
+	    call_value_encode(body, result ? PROTO_UP_RESULT_MAX : PROTO_UP_NOTE_MAX, &enc, err) == 0 &&
+	    !ipc_put_uint(a, f, "conn", conn) && !ipc_put_uint(a, f, "aid", aid) &&
+	    !ipc_put_bytes(a, f, result ? "result" : "error", enc.p, enc.len))
+		send_frame(w, f);
+	buf_free(&enc);
+}
+
+/* F_ASK: the request goes to the client (on its stream, or the call's HTTP stream) when it
+ * declared the capability; otherwise the server hears why not at once. */
+static void ask_client(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t conn, aid;
+	const char *rid, *mt, *js;
+	size_t ridn, mtn, jsn;
+	char err[AS_ERRLEN];
+	struct mconn *c;
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+	    ipc_get_uint(f->body, "aid", UINT64_MAX, &aid, err) ||
+	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
+	    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
+	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err))
+		return;
+	char m[65];
+	snprintf(m, sizeof m, "%.*s", (int)mtn, mt);
+	c = conn_find(w, conn);
+	int ok = c && !c->modern && !c->stateless &&
+		 (!strcmp(m, "sampling/createMessage") ? c->client.sampling
+		  : !strcmp(m, "elicitation/create")   ? c->client.elicitation
+						       : c->client.roots);
+	if (!ok) {
+		json_t *e =
+		    json_pack("{s:i,s:s}", "code", -32601, "message",
+			      "the agent's client does not take this request (it did not declare the capability)");
+		answer_frame(w, conn, aid, NULL, e);
+		json_decref(e);
+		return;
+	}
+	char id[40];
+	snprintf(id, sizeof id, "assent-ask-%llu", (unsigned long long)aid);
+	json_t *p = json_loadb(js, jsn, 0, NULL);
+	json_t *msg =
+	    json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method", m, "params", p ? p : json_object());
+	char *line = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+	json_decref(msg);
+	int rc = line ? buf_put(&c->out, line, strlen(line)) : AS_ENOMEM;
+	if (rc == 0)
+		rc = buf_putc(&c->out, '\n');
+	free(line);
+	if (c->http)
+		route_out(w, c, rid, ridn, 0);
+}
+
 static void on_frame(struct mw *w, struct ipc_frame *f)
 {
 	uint64_t conn = 0;
@@ -1793,6 +1865,10 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		json_t *st = json_loadb(js, jsn, 0, NULL);
 		mcp_line_notification(&c->out, "notifications/tasks/status", mcp_task_get(MCP_TASK_2025, st), NULL);
 		json_decref(st);
+		return;
+	}
+	if (f->type == F_ASK) { /* a server asks the client of a forwarded call */
+		ask_client(w, f);
 		return;
 	}
 	if (f->type == F_NOTE) { /* a forwarded call's progress or log message */

@@ -303,6 +303,57 @@ static void relay_note(struct uw *w, const char *method, const json_t *params)
 	buf_free(&enc);
 }
 
+/* A server's request of the client (sampling, elicitation, roots) to the signer, which
+ * relays it to the client of the call it belongs to. 0, or -1 when it cannot be sent. */
+static int ask_client(struct uw *w, const char *method, const json_t *id, const json_t *params)
+{
+	char *sid = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_t *p = json_is_object(params) ? json_incref((json_t *)params) : json_object();
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_ASK, 3);
+	int rc = !sid || strlen(sid) > PROTO_RID_MAX || !f || call_value_encode(p, PROTO_UP_NOTE_MAX, &enc, err) ||
+		 ipc_put_text(&w->arena, f, "sid", sid, strlen(sid)) ||
+		 ipc_put_text(&w->arena, f, "method", method, strlen(method)) ||
+		 ipc_put_bytes(&w->arena, f, "params", enc.p, enc.len);
+	if (rc == 0)
+		send_frame(w, f);
+	json_decref(p);
+	free(sid);
+	buf_free(&enc);
+	return rc ? -1 : 0;
+}
+
+/* The client's answer (through the signer) to the server's request sid. */
+static void on_answer(struct uw *w, struct ipc_frame *f)
+{
+	const char *sid;
+	size_t sn;
+	const uint8_t *p;
+	size_t n;
+	char err[AS_ERRLEN];
+	int res = cv_get(f->body, "result") != NULL;
+	if (ipc_get_text(f->body, "sid", PROTO_RID_MAX, &sid, &sn, err) ||
+	    ipc_get_bytes(f->body, res ? "result" : "error", PROTO_UP_RESULT_MAX, &p, &n, err))
+		return;
+	json_t *id = json_loadb(sid, sn, JSON_DECODE_ANY, NULL);
+	struct cv_arena a;
+	cv_arena_init(&a, n + 16);
+	struct cv *v;
+	json_t *body = cbor_decode(p, n, &a, &v, err) == 0 ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (id && json_is_object(body)) {
+		int rc = to_server(
+		    w, json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", id, res ? "result" : "error", body));
+		(void)rc;
+	} else {
+		json_decref(id);
+		json_decref(body);
+	}
+}
+
 static void on_message(struct uw *w, const char *line, size_t n)
 {
 	json_error_t je;
@@ -315,6 +366,12 @@ static void on_message(struct uw *w, const char *line, size_t n)
 	const json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
 	if (json_is_string(method) && id) { /* a request of the server's own */
 		const char *mth = json_string_value(method);
+		if ((!strcmp(mth, "sampling/createMessage") || !strcmp(mth, "elicitation/create") ||
+		     !strcmp(mth, "roots/list")) &&
+		    ask_client(w, mth, id, json_object_get(m, "params")) == 0) {
+			json_decref(m);
+			return; /* the signer relays it to the client of the call, and its answer back */
+		}
 		json_t *ans = !strcmp(mth, "ping")
 				  ? json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id", id, "result")
 				  : json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
@@ -548,10 +605,11 @@ int worker_upstream_main(int ipcfd)
 	if (!hello || ipc_put_text(&a, hello, "kind", "upstream", 8) != 0)
 		return 2;
 	send_frame(&w, hello);
-	int rc =
-	    to_server(&w, json_pack("{s:s,s:s,s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id", "assent-init",
-				    "method", "initialize", "params", "protocolVersion", UP_PROTOCOL, "capabilities",
-				    "clientInfo", "name", "assent", "version", ASSENT_VERSION));
+	/* assent relays sampling, elicitation and roots to the client of the call they belong to */
+	int rc = to_server(&w, json_pack("{s:s,s:s,s:s,s:{s:s,s:{s:{},s:{},s:{}},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id",
+					 "assent-init", "method", "initialize", "params", "protocolVersion",
+					 UP_PROTOCOL, "capabilities", "sampling", "elicitation", "roots", "clientInfo",
+					 "name", "assent", "version", ASSENT_VERSION));
 	if (rc != 0)
 		return 2;
 	w.init_at = mono_ms();
@@ -587,6 +645,8 @@ int worker_upstream_main(int ipcfd)
 					on_dispatch(&w, &f);
 				else if (f.type == F_UP_CANCEL)
 					on_cancel(&w, &f);
+				else if (f.type == F_UP_ANSWER)
+					on_answer(&w, &f);
 				ipc_frame_close_fds(&f);
 			}
 		}
