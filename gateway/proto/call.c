@@ -109,10 +109,9 @@ struct call_shape {
 	int uri; /* the name is a URI: 1 to CALL_URI_MAX bytes of printable text */
 };
 static const struct call_shape shapes[] = {
-    {"tools/call", "tool", "arguments", 0},
-    {"prompts/get", "prompt", "arguments", 0},
-    {"resources/read", "uri", NULL, 1},
-    {"completion/complete", NULL, "params", 0},
+    {"tools/call", "tool", "arguments", 0},    {"prompts/get", "prompt", "arguments", 0},
+    {"resources/read", "uri", NULL, 1},	       {"resources/subscribe", "uri", NULL, 1},
+    {"resources/unsubscribe", "uri", NULL, 1}, {"completion/complete", NULL, "params", 0},
 };
 
 static const struct call_shape *shape_of(const char *method, size_t n)

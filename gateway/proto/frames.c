@@ -103,7 +103,8 @@ static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS
 					      {"resources", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
 					      {"templates", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
 					      {"prompts", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
-					      {"completions", FT_BOOL, 0, OPT}};
+					      {"completions", FT_BOOL, 0, OPT},
+					      {"subscribe", FT_BOOL, 0, OPT}};
 static const struct frame_field up_note[] = {
     {"cid", FT_UINT, UINT64_MAX, REQ}, {"method", FT_TEXT, 64, REQ}, {"params", FT_BYTES, PROTO_UP_NOTE_MAX, REQ}};
 static const struct frame_field up_ask[] = {

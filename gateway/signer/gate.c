@@ -366,6 +366,8 @@ static void send_catalog(struct signer *s)
 		}
 		if (u->completions)
 			json_object_set_new(more, "completions", json_true());
+		if (u->subscribe)
+			json_object_set_new(more, "subscribe", json_true());
 	}
 	char *tj = json_dumps(tools, JSON_COMPACT), *rj = json_dumps(routes, JSON_COMPACT),
 	     *mj = more ? json_dumps(more, JSON_COMPACT) : NULL;
@@ -578,6 +580,7 @@ int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
 	tools_free(u);
 	other_lists(u, res, tpl, pr);
 	u->completions = cv_get(f->body, "completions") && cv_get(f->body, "completions")->t == CV_TRUE;
+	u->subscribe = cv_get(f->body, "subscribe") && cv_get(f->body, "subscribe")->t == CV_TRUE;
 	json_decref(res);
 	json_decref(tpl);
 	json_decref(pr);
@@ -885,6 +888,28 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 	return 1;
 }
 
+/* A client's subscription to a resource of an upstream: kept, so that the server's
+ * notifications/resources/updated reach the clients that subscribed, and only them. */
+static void subscription(struct signer *s, uint64_t conn, const char *up, const char *uri, int on)
+{
+	if (!s->subs)
+		s->subs = json_array();
+	size_t i;
+	json_t *x;
+	json_array_foreach(s->subs, i, x)
+	{
+		if ((uint64_t)json_integer_value(json_array_get(x, 0)) == conn &&
+		    !strcmp(json_string_value(json_array_get(x, 1)), up) &&
+		    !strcmp(json_string_value(json_array_get(x, 2)), uri)) {
+			if (!on)
+				json_array_remove(s->subs, i);
+			return;
+		}
+	}
+	if (on && json_array_size(s->subs) < 4096)
+		json_array_append_new(s->subs, json_pack("[I,s,s]", (json_int_t)conn, up, uri));
+}
+
 /* Read an F_CALL: the connection, who asked, and the call (checked, digested). */
 int h_call(void *ctx, struct ipc_frame *f, char *err)
 {
@@ -917,7 +942,7 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	if (g) {
 		call_names(cv, g->upstream, g->tool);
 		snprintf(g->method, sizeof g->method, "%s", call_method(cv));
-		if (!strcmp(g->method, "resources/read")) {
+		if (!strncmp(g->method, "resources/", 10)) {
 			char uri[CALL_URI_MAX + 1];
 			call_name(cv, uri, sizeof uri);
 			g->name = strdup(uri);
@@ -941,7 +966,9 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	for (size_t i = 0; tool && u && i < u->ntools; i++)
 		if (!strcmp(u->tools[i].name, g->tool))
 			t = &u->tools[i];
-	if (u && !tool && !read) { /* prompts and completions: served, not decided (they act on nothing) */
+	if (u && !tool && !read) { /* prompts, completions, subscriptions: served, not decided (they act on nothing) */
+		if (!strcmp(g->method, "resources/subscribe") || !strcmp(g->method, "resources/unsubscribe"))
+			subscription(s, c->id, g->upstream, g->name, g->method[10] == 's');
 		char sid[PQ_SID_LEN + 1];
 		pq_new_session_id(sid);
 		g->k = W_UP0 + ui;
@@ -1221,12 +1248,61 @@ static struct gcall *only_call(struct signer *s, int k)
 	return one;
 }
 
+static void note_to(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *js)
+{
+	struct cv_arena fa;
+	cv_arena_init(&fa, 16);
+	struct cv *nf = ipc_frame_new(&fa, F_NOTE, 4);
+	char e2[AS_ERRLEN];
+	struct worker *w = &s->w[W_MCP];
+	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", conn) &&
+	    !ipc_put_text(&fa, nf, "rid", rid, strlen(rid)) &&
+	    !ipc_put_text(&fa, nf, "method", method, strlen(method)) &&
+	    !ipc_put_text(&fa, nf, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	cv_arena_free(&fa);
+}
+
+/* A resource of upstream s->cur changed: each client subscribed to it hears so. */
+static int resource_updated(struct signer *s, const struct cv *pb, char *err)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
+	struct cv *v;
+	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
+	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	struct upw *u = upw_of(s, s->cur);
+	if (!uri || !u) {
+		json_decref(params);
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a resource update without its uri");
+	}
+	json_t *p = json_pack("{s:s}", "uri", uri);
+	char *js = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	size_t i;
+	json_t *x;
+	json_array_foreach(s->subs, i, x)
+	{
+		if (!strcmp(json_string_value(json_array_get(x, 1)), u->cfg->name) &&
+		    !strcmp(json_string_value(json_array_get(x, 2)), uri))
+			note_to(s, (uint64_t)json_integer_value(json_array_get(x, 0)), "",
+				"notifications/resources/updated", js);
+	}
+	free(js);
+	json_decref(p);
+	json_decref(params);
+	return 0;
+}
+
 int h_up_note(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	uint64_t cid = cv_get(f->body, "cid")->u;
 	const struct cv *mt = cv_get(f->body, "method"), *pb = cv_get(f->body, "params");
 	int progress = cv_text_eq(mt, "notifications/progress"), log = cv_text_eq(mt, "notifications/message");
+	if (cv_text_eq(mt, "notifications/resources/updated") && cid == 0)
+		return resource_updated(s, pb, err);
 	if (!progress && !log)
 		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a notification the gate does not relay");
 	if (cid > s->next_cid || (progress != (cid != 0)))
@@ -1394,4 +1470,12 @@ int h_answer(void *ctx, struct ipc_frame *f, char *err)
 	if (gcall_find(s, q->k, q->cid)) /* its call still runs: the server still waits */
 		up_answer(s, q->k, q->sid, rb ? "result" : "error", rb ? rb->s : eb->s, rb ? rb->n : eb->n);
 	return 0;
+}
+
+/* A connection ended: its subscriptions go with it. */
+void gate_conn_end(struct signer *s, uint64_t conn)
+{
+	for (size_t i = json_array_size(s->subs); i-- > 0;)
+		if ((uint64_t)json_integer_value(json_array_get(json_array_get(s->subs, i), 0)) == conn)
+			json_array_remove(s->subs, i);
 }

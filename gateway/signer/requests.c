@@ -11,6 +11,7 @@
 void conn_end(struct signer *s, struct conn *c)
 {
 	ctl_unwatch(s, (size_t)(c - s->conns)); /* the reviewer sees the end too */
+	gate_conn_end(s, c->id);
 	s->ended[s->ended_at++ % (sizeof s->ended / sizeof *s->ended)] = c->id;
 	c->used = 0;
 }

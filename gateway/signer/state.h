@@ -97,7 +97,7 @@ struct upw {
 	/* its resources and templates (as listed: URIs are not renamed), prompts (renamed as
 	 * tools are: {def, name}), and whether it completes arguments */
 	json_t *resources, *templates, *prompts;
-	int completions;
+	int completions, subscribe;
 	int ready;	    /* its worker said hello and its tools are known */
 	uint64_t stale[64]; /* calls given up on (a late answer to one is not an attack) */
 	size_t nstale;
@@ -276,6 +276,7 @@ struct signer {
 	size_t nup;
 	struct gcall *gcalls; /* GCALLS_MAX */
 	struct gask *asks;    /* GASKS_MAX: servers' requests relayed to an agent's client */
+	json_t *subs;	      /* resource subscriptions: [[conn, upstream, uri], ...] */
 	uint64_t next_aid;
 	uint64_t next_cid;
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
@@ -503,6 +504,7 @@ int h_up_note(void *ctx, struct ipc_frame *f, char *err);
 int h_up_ask(void *ctx, struct ipc_frame *f, char *err);
 int h_answer(void *ctx, struct ipc_frame *f, char *err);
 void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
+void gate_conn_end(struct signer *s, uint64_t conn);
 
 /* start.c */
 int start_state(const struct signer_opts *o);

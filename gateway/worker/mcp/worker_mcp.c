@@ -389,6 +389,8 @@ static void gate_caps(const struct mw *w, json_t *caps)
 		json_object_set_new(caps, "prompts", json_object());
 	if (json_is_true(json_object_get(w->more, "completions")))
 		json_object_set_new(caps, "completions", json_object());
+	if (json_is_true(json_object_get(w->more, "subscribe")) && json_object_get(caps, "resources"))
+		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 }
 
 /* The upstream that serves uri: the one that listed it, else the first whose template's
@@ -459,6 +461,18 @@ static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 				       NULL);
 		else
 			gate_send(w, c, m, "resources/read", up, uri, NULL);
+		return 1;
+	}
+	/* 2026-07-28 has no subscriptions: there they are methods not found, as the revision says */
+	if ((!strcmp(m->method, "resources/subscribe") || !strcmp(m->method, "resources/unsubscribe")) &&
+	    !(c->stateless || mcp_is_modern(m))) {
+		const char *uri = json_string_value(json_object_get(p, "uri"));
+		const char *up = uri ? resource_upstream(w, uri) : NULL;
+		if (!up)
+			mcp_line_error(&c->out, &m->id, -32002, "Resource not found", json_pack("{s:s?}", "uri", uri),
+				       NULL);
+		else
+			gate_send(w, c, m, m->method, up, uri, NULL);
 		return 1;
 	}
 	if (!strcmp(m->method, "prompts/get")) {
@@ -1901,8 +1915,10 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 					  json_is_number(total) ? base + json_number_value(total) : -1,
 					  json_string_value(json_object_get(p, "message")), NULL);
 			k->next_progress = mono_ms() + PROGRESS_EVERY_MS;
-		} else {
-			mcp_line_notification(&c->out, "notifications/message", json_incref(p), NULL);
+		} else { /* a log message, or an update of a resource it subscribed to */
+			char mn[65];
+			snprintf(mn, sizeof mn, "%.*s", (int)mtn, mt);
+			mcp_line_notification(&c->out, mn, json_incref(p), NULL);
 		}
 		json_decref(p);
 		if (c->http)

@@ -46,7 +46,7 @@ struct uw {
 	 * capabilities say it has (resources, resource templates, prompts). */
 	json_t *lists[4];
 	unsigned phase, pages, list_seq;
-	int has[4], completions;
+	int has[4], completions, subscribe;
 	uint64_t last_cid; /* the signer numbers dispatches upward: each is forwarded once */
 	uint64_t inflight[UP_INFLIGHT];
 	size_t ninflight;
@@ -144,7 +144,7 @@ static void lists_done(struct uw *w)
 {
 	char err[AS_ERRLEN];
 	cv_arena_reset(&w->arena);
-	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 5);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 7);
 	struct buf enc[4];
 	int rc = f ? 0 : AS_ENOMEM;
 	for (int i = 0; i < 4; i++) {
@@ -165,6 +165,8 @@ static void lists_done(struct uw *w)
 	}
 	if (rc == 0 && w->completions)
 		rc = ipc_put_bool(&w->arena, f, "completions", 1);
+	if (rc == 0 && w->subscribe)
+		rc = ipc_put_bool(&w->arena, f, "subscribe", 1);
 	if (rc == 0)
 		send_frame(w, f);
 	for (int i = 0; i < 4; i++)
@@ -222,6 +224,7 @@ static void on_init(struct uw *w, const json_t *res)
 	w->has[1] = w->has[2] = json_is_object(json_object_get(caps, "resources"));
 	w->has[3] = json_is_object(json_object_get(caps, "prompts"));
 	w->completions = json_is_object(json_object_get(caps, "completions"));
+	w->subscribe = json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe"));
 	int rc = to_server(w, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 	(void)rc;
 	list_start(w);
@@ -380,7 +383,8 @@ static void on_message(struct uw *w, const char *line, size_t n)
 		(void)rc;
 	} else if (json_is_string(method)) { /* a notification */
 		const char *nm = json_string_value(method);
-		if (!strcmp(nm, "notifications/progress") || !strcmp(nm, "notifications/message"))
+		if (!strcmp(nm, "notifications/progress") || !strcmp(nm, "notifications/message") ||
+		    !strcmp(nm, "notifications/resources/updated"))
 			relay_note(w, nm, json_object_get(m, "params"));
 		else if (w->ready && (!strcmp(nm, "notifications/tools/list_changed") ||
 				      !strcmp(nm, "notifications/resources/list_changed") ||
@@ -513,7 +517,8 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 				   (json_int_t)cid);
 	else if (!strcmp(method, "prompts/get"))
 		params = json_pack("{s:s,s:o}", "name", name, "arguments", args);
-	else if (!strcmp(method, "resources/read"))
+	else if (!strcmp(method, "resources/read") || !strcmp(method, "resources/subscribe") ||
+		 !strcmp(method, "resources/unsubscribe"))
 		params = (json_decref(args), json_pack("{s:s}", "uri", name));
 	else
 		params = args; /* completion/complete: its params as the agent sent them, routed */
