@@ -19,7 +19,9 @@ HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-prote
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
 SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,undefined \
             -fno-sanitize-recover=all -fno-omit-frame-pointer
-LIBS     := -llmdb -lmbedcrypto -lcrypto -ljansson -lseccomp -lmicrohttpd -pthread
+# -lmbedtls -lmbedx509: the upstream HTTP client's TLS (gateway/worker/upstream/uhttp.c),
+# which the tests and harnesses that link libassent.a may pull in too.
+LIBS     := -llmdb -lmbedtls -lmbedx509 -lmbedcrypto -lcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
@@ -115,7 +117,7 @@ build/assentd: build/obj/gateway/cli/assentd.o build/libassent.a
 # OpenSSL or LMDB, so a worker has no key, ledger, registry or policy code to run
 # (tests/integration/binaries.sh checks with nm and ldd).
 WORKER_LIB_OBJ := $(filter build/obj/common/% build/obj/gateway/proto/% build/obj/gateway/worker/%,$(LIB_OBJ))
-WORKER_LIBS    := -lmbedcrypto -ljansson -lseccomp -lmicrohttpd -pthread
+WORKER_LIBS    := -lmbedtls -lmbedx509 -lmbedcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 build/libassent-worker.a: $(WORKER_LIB_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
 	@rm -f $@; ar rcs $@ $^
