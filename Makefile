@@ -164,7 +164,7 @@ fuzz-smoke: deps $(FUZZ_BINS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/scripts/fuzz_smoke.sh $(FUZZERS)
 
 # ---- the whole test suite ----
-check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint build/tests/evil_worker
+check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint build/tests/evil_worker build/tests/uhttp_probe
 	tests/scripts/run.sh
 test: check
 
@@ -245,6 +245,13 @@ build/tests/mint: tests/tools/mint.c build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
 build/tests/evil_worker: tests/tools/evil_worker.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+# uhttp_probe drives the upstream HTTP client over sockets it connects itself, optionally
+# inside the workers' jail (tests/integration/uhttp_tls.sh); the plain build, since the
+# sanitizers' runtime makes calls the jail kills.
+build/tests/uhttp_probe: tests/tools/uhttp_probe.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)

@@ -148,6 +148,10 @@ static void test_sse(void **state)
 			  "id: 7\r\nretry: 10\r\ndata:{\"c\":3}\r\n\r\n\r\n"
 			  "0\r\n\r\n",
 			  0, 0, 1, 200, "{\"a\":1}|{\"b\":\n2}|{\"c\":3}|", NULL, NULL);
+	/* chunks that cut lines: the SSE line and the chunk framing are read apart */
+	expect_all_splits("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+			  "7\r\ndata: {\r\n5\r\n\"a\":1\r\n3\r\n}\n\n\r\n0\r\n\r\n",
+			  0, 0, 1, 200, "{\"a\":1}|", NULL, NULL);
 	/* an event not ended by a blank line when the stream ends is dropped */
 	expect_all_splits("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {\"a\":1}\n\ndata: {\"cut\"",
 			  1, 0, 1, 200, "{\"a\":1}|", NULL, NULL);
@@ -431,7 +435,7 @@ static void test_client_closes(void **state)
 	close(sv[1]);
 	e.len = 0;
 	io(c, &e, -1);
-	assert_string_equal(e.log, "lost 0;closed 0;");
+	assert_string_equal(e.log, "lost 0;closed 0;"); /* written: it may have been acted on */
 	/* bytes no request asked for: an error */
 	attach_pair(c, sv);
 	peer_write(sv[1], "HTTP/1.1 200 OK\r\n");

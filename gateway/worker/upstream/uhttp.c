@@ -41,6 +41,7 @@ enum { C_NOFD, C_HANDSHAKE, C_READY };
 struct uhttp_conn {
 	struct uhttp *u;
 	int fd, state, in_flight, want_write, handshook, sys_errno;
+	int attempted;				  /* a byte of the request in flight may have left */
 	char sent_session[UHTTP_SESSION_MAX + 1]; /* the session the request in flight carried */
 	struct buf out;				  /* the request being written: wiped */
 	size_t out_off;
@@ -337,13 +338,14 @@ static void conn_drop(struct uhttp_conn *c, const struct uhttp_cb *cb, int event
 	c->fd = -1;
 	c->state = C_NOFD;
 	c->handshook = 0;
-	int lost = c->in_flight;
+	int lost = c->in_flight, unsent = !c->attempted;
 	c->in_flight = 0;
+	c->attempted = 0;
 	out_clear(c);
 	uhttp_resp_reset(&c->resp);
 	if (events && cb && cb->on_event) {
 		if (lost)
-			cb->on_event(cb->arg, UHTTP_EV_LOST, 0);
+			cb->on_event(cb->arg, UHTTP_EV_LOST, unsent);
 		cb->on_event(cb->arg, UHTTP_EV_CLOSED, 0);
 	}
 }
@@ -494,6 +496,7 @@ static void finished(struct uhttp_conn *c, const struct uhttp_cb *cb)
 	struct uhttp *u = c->u;
 	int status = c->resp.status;
 	c->in_flight = 0;
+	c->attempted = 0;
 	out_clear(c);
 	if (status == 404 && c->sent_session[0]) {
 		if (strcmp(u->session, c->sent_session) == 0) /* not already replaced by a new one */
@@ -546,6 +549,7 @@ static int do_write(struct uhttp_conn *c, char *err)
 		const uint8_t *p = c->out.p + c->out_off;
 		size_t n = c->out.len - c->out_off;
 		int k;
+		c->attempted = 1; /* even a WANT_WRITE may have put part of a TLS record on the wire */
 		if (c->u->tls) {
 			k = mbedtls_ssl_write(&c->ssl, p, n);
 		} else {

@@ -17,8 +17,9 @@
  *   poll(fd, uhttp_want(c)); uhttp_io(c, &cb)    until the response's UHTTP_EV_DONE
  *   UHTTP_EV_CLOSED: c closed its fd; ask the signer for a new one and uhttp_attach again.
  * Every request sent ends in exactly one UHTTP_EV_DONE (its HTTP status; its messages
- * were delivered before) or one UHTTP_EV_LOST (no complete answer: the server may or may
- * not have acted on it, so a tools/call is never sent again on that account).
+ * were delivered before) or one UHTTP_EV_LOST (no complete answer: unless LOST says not
+ * a byte was written, the server may have acted on it, so a tools/call is never sent
+ * again on that account).
  * The MCP session (Mcp-Session-Id, MCP-Protocol-Version) belongs to the uhttp and so is
  * shared by its connections. Header values of the configuration (the upstream's
  * credentials) are never logged nor put in an error message, and are wiped when freed.
@@ -75,8 +76,8 @@ struct uhttp_resp {
 	int st, sse_cr, chunked, have_len, have_te, have_ct, head_done, nheaders;
 	uint64_t len_left, clen, stream_bytes;
 	size_t head_bytes;
-	struct buf line, data, jbody; /* a line, an SSE event's data, a JSON body */
-	char event[16];		      /* the SSE event type of the event being read ("" = message) */
+	struct buf line, sline, data, jbody; /* an HTTP line, an SSE line, an SSE event's data, a JSON body */
+	char event[16];			     /* the SSE event type of the event being read ("" = message) */
 	int event_other;
 };
 
@@ -120,7 +121,9 @@ enum uhttp_event {
 	UHTTP_EV_DONE = 1,     /* the request's response is complete; status is its HTTP status */
 	UHTTP_EV_SESSION_LOST, /* a 404 to a request with Mcp-Session-Id: the session is gone
 				  (forgotten here), initialize again; DONE (404) follows */
-	UHTTP_EV_LOST,	       /* the request ended without a complete response (see above) */
+	UHTTP_EV_LOST,	       /* the request ended without a complete response (see above); status
+				  is 1 when not one byte of it was written (a failed handshake: it
+				  may be sent again), 0 when the server may have acted on it */
 	UHTTP_EV_CLOSED,       /* the connection is gone and its fd closed: attach a new one */
 };
 

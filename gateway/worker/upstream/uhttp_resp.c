@@ -29,21 +29,24 @@ void uhttp_resp_init(struct uhttp_resp *r, const struct uhttp_limits *lim)
 	if (r->lim.stream_max == 0)
 		r->lim.stream_max = 16 * (uint64_t)r->lim.body_max;
 	/* A body line (SSE) may be as long as an event plus its field name. */
-	buf_init(&r->line, r->lim.body_max + 64);
+	buf_init(&r->line, UHTTP_HEADER_LINE_MAX);
+	buf_init(&r->sline, r->lim.body_max + 64);
 	buf_init(&r->data, r->lim.body_max);
 	buf_init(&r->jbody, r->lim.body_max);
 }
 
 void uhttp_resp_reset(struct uhttp_resp *r)
 {
-	struct buf line = r->line, data = r->data, jbody = r->jbody;
+	struct buf line = r->line, sline = r->sline, data = r->data, jbody = r->jbody;
 	struct uhttp_limits lim = r->lim;
 	memset(r, 0, sizeof *r);
 	r->lim = lim;
 	r->line = line;
+	r->sline = sline;
 	r->data = data;
 	r->jbody = jbody;
 	buf_reset(&r->line);
+	buf_reset(&r->sline);
 	buf_reset(&r->data);
 	buf_reset(&r->jbody);
 }
@@ -51,6 +54,7 @@ void uhttp_resp_reset(struct uhttp_resp *r)
 void uhttp_resp_free(struct uhttp_resp *r)
 {
 	buf_free(&r->line);
+	buf_free(&r->sline);
 	buf_free(&r->data);
 	buf_free(&r->jbody);
 }
@@ -347,12 +351,12 @@ static int json_body(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char 
 	}
 }
 
-/* One complete SSE line in r->line (its end of line cut off). */
+/* One complete SSE line in r->sline (its end of line cut off). */
 static int sse_line(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char *err)
 {
 	struct rd l, name;
-	rd_init(&l, r->line.p, r->line.len);
-	if (r->line.len == 0) { /* dispatch */
+	rd_init(&l, r->sline.p, r->sline.len);
+	if (r->sline.len == 0) { /* dispatch */
 		int rc = 0;
 		/* An empty data field is no message: servers send one with an id to prime a
 		 * reconnection (MCP 2025-11-25). */
@@ -363,7 +367,7 @@ static int sse_line(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char *
 		r->event_other = 0;
 		return rc;
 	}
-	if (r->line.p[0] == ':') /* a comment (keep-alive) */
+	if (r->sline.p[0] == ':') /* a comment (keep-alive) */
 		goto out;
 	if (rd_token(&l, ":", &name) != 0)
 		goto out;
@@ -393,7 +397,7 @@ static int sse_line(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char *
 		}
 	} /* retry and unknown fields: ignored */
 out:
-	buf_reset(&r->line);
+	buf_reset(&r->sline);
 	return 0;
 }
 
@@ -415,9 +419,9 @@ static int sse_feed(struct uhttp_resp *r, const uint8_t *p, size_t n, uhttp_msg_
 		size_t j = i;
 		while (j < n && p[j] != '\n' && p[j] != '\r')
 			j++;
-		if (r->line.len + (j - i) > r->line.max)
-			return as_fail(err, AS_ETOOBIG, "SSE: a line of more than %zu bytes", r->line.max);
-		if (buf_put(&r->line, p + i, j - i) != 0)
+		if (r->sline.len + (j - i) > r->sline.max)
+			return as_fail(err, AS_ETOOBIG, "SSE: a line of more than %zu bytes", r->sline.max);
+		if (buf_put(&r->sline, p + i, j - i) != 0)
 			return as_fail(err, AS_ENOMEM, "SSE: out of memory for a line");
 		if (j == n)
 			break;
