@@ -284,7 +284,7 @@ static int deliver(struct uhttp_resp *r, const uint8_t *p, size_t n, uhttp_msg_f
  * each message is parsed by the caller. */
 static int json_value_end(struct rd *v)
 {
-	uint8_t open[JSON_DEPTH_MAX / 8 + 1]; /* a bit per level: 1 for '[', 0 for '{' */
+	uint8_t opener[JSON_DEPTH_MAX / 8 + 1] = {0}; /* a bit per level: 1 for '[', 0 for '{' */
 	int depth = 0, in_str = 0;
 	for (; v->off < v->len; v->off++) {
 		uint8_t c = v->p[v->off];
@@ -301,14 +301,14 @@ static int json_value_end(struct rd *v)
 			if (depth == JSON_DEPTH_MAX)
 				return AS_EINVAL;
 			if (c == '[')
-				open[depth / 8] |= (uint8_t)(1u << (depth % 8));
+				opener[depth / 8] |= (uint8_t)(1u << (depth % 8));
 			else
-				open[depth / 8] &= (uint8_t) ~(1u << (depth % 8));
+				opener[depth / 8] &= (uint8_t) ~(1u << (depth % 8));
 			depth++;
 		} else if ((c == ',' || c == ']') && depth == 0) {
 			return 0;
 		} else if (c == ']' || c == '}') {
-			if (depth == 0 || ((open[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1) != (c == ']'))
+			if (depth == 0 || ((opener[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1) != (c == ']'))
 				return AS_EINVAL;
 			depth--;
 		}
@@ -404,10 +404,13 @@ out:
 /* Body bytes of an SSE stream: lines end at CR LF, LF or CR (any split across reads). */
 static int sse_feed(struct uhttp_resp *r, const uint8_t *p, size_t n, uhttp_msg_fn on_msg, void *arg, char *err)
 {
+	/* The bytes up to the stream's bound are read first, so that an error in them is
+	 * reported whatever the reads were. */
+	uint64_t room = r->lim.stream_max - r->stream_bytes;
+	int over = n > room;
+	if (over)
+		n = (size_t)room;
 	r->stream_bytes += n;
-	if (r->stream_bytes > r->lim.stream_max)
-		return as_fail(err, AS_ETOOBIG, "SSE: a stream of more than %llu bytes",
-			       (unsigned long long)r->lim.stream_max);
 	size_t i = 0;
 	while (i < n) {
 		if (r->sse_cr && p[i] == '\n') { /* the LF of a CR LF */
@@ -429,6 +432,9 @@ static int sse_feed(struct uhttp_resp *r, const uint8_t *p, size_t n, uhttp_msg_
 		i = j + 1;
 		GUARD(sse_line(r, on_msg, arg, err));
 	}
+	if (over)
+		return as_fail(err, AS_ETOOBIG, "SSE: a stream of more than %llu bytes",
+			       (unsigned long long)r->lim.stream_max);
 	return 0;
 }
 
@@ -508,13 +514,15 @@ int uhttp_resp_feed(struct uhttp_resp *r, const uint8_t *p, size_t n, size_t *us
 			if (rc < 0)
 				goto fail;
 			r->head_bytes += in.off - before;
+			if (rc == 0)
+				break;
+			/* Checked once a line is whole (a partial one is bounded by max), so that
+			 * the error is the same however the bytes were cut into reads. */
 			if (head && r->head_bytes > UHTTP_HEADERS_BYTES_MAX) {
 				rc = as_fail(err, AS_ETOOBIG, "HTTP: headers of more than %u bytes",
 					     UHTTP_HEADERS_BYTES_MAX);
 				goto fail;
 			}
-			if (rc == 0)
-				break;
 			if (r->st == ST_STATUS) {
 				rc = parse_status(r, err);
 				r->st = ST_HEADERS;
