@@ -14,7 +14,7 @@ JSON-RPC body; what it answers depends on the method:
   anything else  JSON result {"echo": method, "session": the header's session}
 A request with a session id the server does not know gets 404. With --auth VALUE every
 request must carry Authorization: VALUE (else 401). --tls13 accepts TLS 1.3 only. Each
-connection's TLS version is appended to --log."""
+request's TLS version and whether its session was resumed go to --log."""
 import argparse
 import http.server
 import json
@@ -46,6 +46,7 @@ def log(line):
 
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    wbufsize = 1 << 16  # one write per answer (flushed after each), so Nagle holds nothing back
 
     def log_message(self, fmt, *a):
         pass
@@ -62,7 +63,7 @@ class H(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         if isinstance(self.connection, ssl.SSLSocket):
-            log("tls " + str(self.connection.version()))
+            log("tls %s reused %s" % (self.connection.version(), self.connection.session_reused))
         n = int(self.headers.get("Content-Length", "0"))
         req = json.loads(self.rfile.read(n))
         if args.auth is not None and self.headers.get("Authorization") != args.auth:

@@ -8,8 +8,8 @@
 # with what failed; plain HTTP to loopback; JSON, batch and SSE answers; the session id
 # kept and sent; a 404 to it reported as a lost session, then a new session; an
 # oversized body refused; a server's Connection: close as a closed connection and a new
-# one for the next request; the upstream's credential sent and never shown; and all of
-# it inside the workers' seccomp jail.
+# one for the next request, resuming the TLS session; the upstream's credential sent and
+# never shown; and all of it inside the workers' seccomp jail.
 . "$(dirname "$0")/../lib.sh"
 PROBE=$ROOT/build/tests/uhttp_probe
 SERVER=$ROOT/tests/integration/uhttp_server.py
@@ -136,6 +136,8 @@ probe close "${TLS[@]}" --host localhost --ca "$T/ca.pem" "$INIT" "$(msg 2 close
 check "Connection: close: the run goes on (exit 0)" rc_is close 0
 check "... the answer, then 'closed' (a new fd is needed)" sh -c "grep -A2 -F '\"closing\":true' '$T/close.out' | grep -q '^closed'"
 check "... the next request answered over a new connection" has close '"echo":"tools/list"'
+check "... which resumed the TLS session (no second full handshake)" grep -q "reused True" "$T/tls.log"
+check "... while the first connections made full handshakes" grep -q "reused False" "$T/tls.log"
 
 # ---- the credential is never shown ----
 check "the credential appears in no probe output" sh -c "! grep -qF 'uhttp-secret-$$' '$T'/*.out"
