@@ -328,6 +328,22 @@ static void io(struct uhttp_conn *c, struct evs *e, int want_rc)
 	assert_null(strstr(err, "s3cr3t"));
 }
 
+static struct uhttp_conn *new_client(struct uhttp **u)
+{
+	struct uhttp_conn *c;
+	char err[AS_ERRLEN];
+	*u = new_plain();
+	assert_int_equal(uhttp_conn_new(*u, &c, err), 0);
+	return c;
+}
+
+static void client_free(struct uhttp *u, struct uhttp_conn *c, int peer)
+{
+	close(peer);
+	uhttp_conn_free(c);
+	uhttp_free(u);
+}
+
 /* A new connection: one end to c, the other the server's. */
 static void attach_pair(struct uhttp_conn *c, int sv[2])
 {
@@ -339,12 +355,11 @@ static void attach_pair(struct uhttp_conn *c, int sv[2])
 static void test_client_session(void **state)
 {
 	(void)state;
-	struct uhttp *u = new_plain();
-	struct uhttp_conn *c;
+	struct uhttp *u;
+	struct uhttp_conn *c = new_client(&u);
 	char err[AS_ERRLEN], req[8192];
 	int sv[2];
 	struct evs e = {0};
-	assert_int_equal(uhttp_conn_new(u, &c, err), 0);
 	assert_int_equal(uhttp_want(c), 0);
 	assert_int_equal(uhttp_send(c, "{}", 2, err), AS_EINVAL); /* no descriptor yet */
 	attach_pair(c, sv);
@@ -358,8 +373,9 @@ static void test_client_session(void **state)
 	assert_int_equal(uhttp_want(c), POLLIN);
 	peer_read(sv[1], req, sizeof req);
 	assert_string_equal(req, "POST /mcp HTTP/1.1\r\nHost: example.test:8080\r\n"
+				 "Authorization: " SECRET "\r\nX-Team: blue\r\n"
 				 "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
-				 "Authorization: " SECRET "\r\nX-Team: blue\r\nContent-Length: 46\r\n\r\n"
+				 "Content-Length: 46\r\n\r\n"
 				 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}");
 	peer_write(sv[1], JSON_HEAD "Mcp-Session-Id: S-1\r\nContent-Length: 8\r\n\r\n{\"id\":1}");
 	io(c, &e, 0);
@@ -407,20 +423,61 @@ static void test_client_session(void **state)
 	e.len = 0;
 	io(c, &e, 0);
 	assert_string_equal(e.log, "done 404;closed 0;");
-	close(sv[1]);
-	uhttp_conn_free(c);
-	uhttp_free(u);
+	client_free(u, c, sv[1]);
+}
+
+/* SEP-2243 routing headers, encoded when not plain; DELETE ends the session. */
+static void test_client_routing_and_delete(void **state)
+{
+	(void)state;
+	struct uhttp *u;
+	struct uhttp_conn *c = new_client(&u);
+	char err[AS_ERRLEN], req[8192];
+	int sv[2];
+	struct evs e = {0};
+	attach_pair(c, sv);
+	struct uhttp_req rq = {.method = "tools/call", .name = "caf\xc3\xa9\r\nX-Evil: 1"};
+	assert_int_equal(uhttp_send_req(c, "{\"id\":1}", 8, &rq, err), 0);
+	io(c, &e, 0);
+	peer_read(sv[1], req, sizeof req);
+	assert_non_null(strstr(req, "\r\nMcp-Method: tools/call\r\n"));
+	assert_non_null(strstr(req, "\r\nMcp-Name: =?base64?Y2Fmw6kNClgtRXZpbDogMQ==?=\r\n"));
+	assert_null(strstr(req, "X-Evil"));
+	peer_write(sv[1], JSON_HEAD "Mcp-Session-Id: S-9\r\nContent-Length: 8\r\n\r\n{\"id\":1}");
+	io(c, &e, 0);
+	assert_string_equal(uhttp_session_id(u), "S-9");
+	/* a name that is plain goes as it is; one that looks encoded is encoded */
+	struct uhttp_req plain = {.method = "resources/read", .name = "=?base64?eA==?="};
+	assert_int_equal(uhttp_send_req(c, "{\"id\":2}", 8, &plain, err), 0);
+	io(c, &e, 0);
+	peer_read(sv[1], req, sizeof req);
+	assert_non_null(strstr(req, "\r\nMcp-Method: resources/read\r\nMcp-Name: =?base64?PT9iYXNlNjQ/ZUE9PT89?=\r\n"));
+	peer_write(sv[1], "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+	io(c, &e, 0);
+	/* DELETE: no body, the session sent and forgotten */
+	assert_int_equal(uhttp_send_delete(c, err), 0);
+	assert_string_equal(uhttp_session_id(u), "");
+	io(c, &e, 0);
+	peer_read(sv[1], req, sizeof req);
+	assert_int_equal(strncmp(req, "DELETE /mcp HTTP/1.1\r\nHost: example.test:8080\r\n", 46), 0);
+	assert_non_null(strstr(req, "\r\nMcp-Session-Id: S-9\r\nContent-Length: 0\r\n\r\n"));
+	assert_null(strstr(req, "Content-Type"));
+	peer_write(sv[1], "HTTP/1.1 204 No Content\r\n\r\n");
+	e.len = 0;
+	io(c, &e, 0);
+	assert_string_equal(e.log, "done 204;");
+	assert_int_equal(uhttp_send_delete(c, err), AS_EINVAL); /* no session left */
+	client_free(u, c, sv[1]);
 }
 
 static void test_client_closes(void **state)
 {
 	(void)state;
-	struct uhttp *u = new_plain();
-	struct uhttp_conn *c;
+	struct uhttp *u;
+	struct uhttp_conn *c = new_client(&u);
 	char err[AS_ERRLEN], req[8192];
 	int sv[2];
 	struct evs e = {0};
-	assert_int_equal(uhttp_conn_new(u, &c, err), 0);
 	/* an idle connection the server closes: closed, no error */
 	attach_pair(c, sv);
 	close(sv[1]);
@@ -451,9 +508,7 @@ static void test_client_closes(void **state)
 	assert_non_null(huge);
 	assert_int_equal(uhttp_send(c, huge, UHTTP_BODY_MAX_DEFAULT + 1, err), AS_ETOOBIG);
 	free(huge);
-	close(sv[1]);
-	uhttp_conn_free(c);
-	uhttp_free(u);
+	client_free(u, c, sv[1]);
 }
 
 static void test_cfg_refusals(void **state)
@@ -529,9 +584,7 @@ static void test_system_store(void **state)
 	assert_true(uhttp_io(c, &cb, err) < 0);
 	assert_non_null(strstr(err, "TLS: example.com"));
 	assert_string_equal(e.log, "closed 0;");
-	close(sv[1]);
-	uhttp_conn_free(c);
-	uhttp_free(u);
+	client_free(u, c, sv[1]);
 }
 
 int main(void)
@@ -544,6 +597,7 @@ int main(void)
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_keepalive_boundary),
 	    cmocka_unit_test(test_client_session),
+	    cmocka_unit_test(test_client_routing_and_delete),
 	    cmocka_unit_test(test_client_closes),
 	    cmocka_unit_test(test_cfg_refusals),
 	    cmocka_unit_test(test_system_store),

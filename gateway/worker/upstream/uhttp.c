@@ -156,12 +156,10 @@ static int load_ca(struct uhttp *u, const char *path, char *err)
 	return 0;
 }
 
-/* The lines every request carries, built once. */
+/* The lines every request carries, built once: Host and the configuration's headers. */
 static int build_fixed(struct uhttp *u, const struct uhttp_cfg *cfg)
 {
-	GUARD(buf_printf(&u->fixed, "POST %s HTTP/1.1\r\nHost: %s\r\n", u->path, u->hostport));
-	GUARD(buf_printf(&u->fixed, "Content-Type: application/json\r\n"
-				    "Accept: application/json, text/event-stream\r\n"));
+	GUARD(buf_printf(&u->fixed, "Host: %s\r\n", u->hostport));
 	for (size_t i = 0; i < cfg->nheaders; i++)
 		GUARD(buf_printf(&u->fixed, "%s: %s\r\n", cfg->headers[i].name, cfg->headers[i].value));
 	return 0;
@@ -304,7 +302,7 @@ int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
 		return as_fail(err, AS_ENOMEM, "uhttp: out of memory");
 	c->u = u;
 	c->fd = -1;
-	buf_init(&c->out, u->fixed.len + 512 + u->body_max);
+	buf_init(&c->out, u->fixed.len + 1024 + 3 * UHTTP_ROUTING_MAX + u->body_max);
 	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max};
 	uhttp_resp_init(&c->resp, &lim);
 	mbedtls_ssl_init(&c->ssl);
@@ -401,31 +399,81 @@ int uhttp_idle(const struct uhttp_conn *c)
 	return c->fd >= 0 && !c->in_flight;
 }
 
-int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err)
+/* An Mcp-Method / Mcp-Name value as SEP-2243 writes it: printable ASCII without
+ * surrounding spaces as it is, anything else (non-ASCII, a control byte, which would
+ * otherwise split the header) as =?base64?...?=. */
+static int put_routing(struct buf *out, const char *name, const char *v)
+{
+	size_t n = strlen(v);
+	int plain = n > 0 && v[0] != ' ' && v[n - 1] != ' ' && strncmp(v, "=?base64?", 9) != 0;
+	for (size_t i = 0; plain && i < n; i++)
+		plain = (unsigned char)v[i] >= 0x20 && (unsigned char)v[i] < 0x7f;
+	if (plain)
+		return buf_printf(out, "%s: %s\r\n", name, v);
+	GUARD(buf_printf(out, "%s: =?base64?", name));
+	GUARD(b64_encode((const uint8_t *)v, n, out));
+	return buf_put(out, "?=\r\n", 4);
+}
+
+/* One request into c->out: the request line, the fixed lines, the session's, the body. */
+static int compose(struct uhttp_conn *c, const char *verb, const char *json, size_t n, const struct uhttp_req *rq,
+		   char *err)
 {
 	struct uhttp *u = c->u;
 	if (c->fd < 0)
 		return as_fail(err, AS_EINVAL, "uhttp: send: the connection has no descriptor");
 	if (c->in_flight)
 		return as_fail(err, AS_EINVAL, "uhttp: send: a request is already in flight on this connection");
-	if (n == 0 || n > u->body_max)
-		return as_fail(err, AS_ETOOBIG, "uhttp: send: a message of %zu bytes (1 to %zu)", n, u->body_max);
+	if (rq && ((rq->method && strlen(rq->method) > UHTTP_ROUTING_MAX) ||
+		   (rq->name && strlen(rq->name) > UHTTP_ROUTING_MAX)))
+		return as_fail(err, AS_ETOOBIG, "uhttp: send: a method or name of more than %d bytes",
+			       UHTTP_ROUTING_MAX);
 	out_clear(c);
 	snprintf(c->sent_session, sizeof c->sent_session, "%s", u->session);
-	int rc = buf_put(&c->out, u->fixed.p, u->fixed.len);
+	int rc = buf_printf(&c->out, "%s %s HTTP/1.1\r\n", verb, u->path);
+	if (rc == 0)
+		rc = buf_put(&c->out, u->fixed.p, u->fixed.len);
+	if (rc == 0 && n)
+		rc = buf_printf(&c->out, "Content-Type: application/json\r\n"
+					 "Accept: application/json, text/event-stream\r\n");
 	if (rc == 0 && u->protocol[0])
 		rc = buf_printf(&c->out, "MCP-Protocol-Version: %s\r\n", u->protocol);
 	if (rc == 0 && u->session[0])
 		rc = buf_printf(&c->out, "Mcp-Session-Id: %s\r\n", u->session);
+	if (rc == 0 && rq && rq->method)
+		rc = put_routing(&c->out, "Mcp-Method", rq->method);
+	if (rc == 0 && rq && rq->name)
+		rc = put_routing(&c->out, "Mcp-Name", rq->name);
 	if (rc == 0)
 		rc = buf_printf(&c->out, "Content-Length: %zu\r\n\r\n", n);
-	if (rc == 0)
+	if (rc == 0 && n)
 		rc = buf_put(&c->out, json, n);
 	if (rc != 0) {
 		out_clear(c);
 		return as_fail(err, AS_ENOMEM, "uhttp: send: out of memory");
 	}
 	c->in_flight = 1;
+	return 0;
+}
+
+int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struct uhttp_req *rq, char *err)
+{
+	if (n == 0 || n > c->u->body_max)
+		return as_fail(err, AS_ETOOBIG, "uhttp: send: a message of %zu bytes (1 to %zu)", n, c->u->body_max);
+	return compose(c, "POST", json, n, rq, err);
+}
+
+int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err)
+{
+	return uhttp_send_req(c, json, n, NULL, err);
+}
+
+int uhttp_send_delete(struct uhttp_conn *c, char *err)
+{
+	if (!c->u->session[0])
+		return as_fail(err, AS_EINVAL, "uhttp: delete: there is no session to end");
+	GUARD(compose(c, "DELETE", NULL, 0, NULL, err));
+	c->u->session[0] = 0; /* ended on our side whatever the server answers */
 	return 0;
 }
 

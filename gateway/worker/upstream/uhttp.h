@@ -28,7 +28,7 @@
  * shared by its connections. Header values of the configuration (the upstream's
  * credentials) are never logged nor put in an error message, and are wiped when freed.
  * Not done here: the optional GET stream for server-initiated messages, SSE resumption
- * (Last-Event-ID), DELETE of the session, TLS 1.3 (mbedTLS 2.28 has none). */
+ * (Last-Event-ID), x-mcp-header parameters (SEP-2243), TLS 1.3 (mbedTLS 2.28 has none). */
 #ifndef ASSENT_UHTTP_H
 #define ASSENT_UHTTP_H
 
@@ -48,6 +48,7 @@
 #define UHTTP_PROTOCOL_MAX 32	 /* MCP-Protocol-Version */
 #define UHTTP_SSE_ID_MAX 256	 /* an SSE id: field */
 #define UHTTP_CFG_HEADERS_MAX 64 /* extra request headers of the configuration */
+#define UHTTP_ROUTING_MAX 4096	 /* Mcp-Method, Mcp-Name before their encoding */
 
 /* ---- the response parser: pure, bytes in, events out (fuzz/uhttp.c) ---- */
 
@@ -159,6 +160,17 @@ int uhttp_idle(const struct uhttp_conn *c);
 /* Queues one POST of json (at most body_max bytes). AS_EINVAL when c has no descriptor
  * or a request in flight. */
 int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err) AS_MUST_USE;
+/* The routing headers of MCP 2026-07-28 (SEP-2243), which must match the body: the
+ * caller, which parsed the message, names its method and its params.name (or
+ * params.uri); NULL members are left out. Values that are not plain printable ASCII
+ * go as =?base64?...?=, so no value can split a header. */
+struct uhttp_req {
+	const char *method, *name;
+};
+int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struct uhttp_req *rq, char *err) AS_MUST_USE;
+/* Queues a DELETE that ends the session (MCP 2025-06-18: a client that no longer needs
+ * it should); the session is forgotten here at once. AS_EINVAL without a session. */
+int uhttp_send_delete(struct uhttp_conn *c, char *err) AS_MUST_USE;
 /* The poll events c waits for: POLLIN, plus POLLOUT while the handshake or the
  * request needs to write; 0 without a descriptor. */
 short uhttp_want(const struct uhttp_conn *c);
