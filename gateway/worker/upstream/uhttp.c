@@ -40,6 +40,10 @@ struct uhttp {
 	int have_resume;
 };
 
+/* Room for everything of a request but its path, fixed lines and body: the request line's
+ * verb, media headers, protocol, session, two routing headers in base64, Content-Length. */
+#define OUT_SLACK (512 + UHTTP_SESSION_MAX + 2 * (4 * (UHTTP_ROUTING_MAX / 3 + 1) + 32))
+
 enum { C_NOFD, C_HANDSHAKE, C_READY };
 
 struct uhttp_conn {
@@ -159,6 +163,12 @@ static int load_ca(struct uhttp *u, const char *path, char *err)
 /* The lines every request carries, built once: Host and the configuration's headers. */
 static int build_fixed(struct uhttp *u, const struct uhttp_cfg *cfg)
 {
+	/* All of it reserved first: a buffer that grew by realloc would leave a copy of the
+	 * credentials behind in freed memory, unwiped. */
+	size_t need = strlen(u->hostport) + 9;
+	for (size_t i = 0; i < cfg->nheaders; i++)
+		need += strlen(cfg->headers[i].name) + strlen(cfg->headers[i].value) + 4;
+	GUARD(buf_reserve(&u->fixed, need + 1));
 	GUARD(buf_printf(&u->fixed, "Host: %s\r\n", u->hostport));
 	for (size_t i = 0; i < cfg->nheaders; i++)
 		GUARD(buf_printf(&u->fixed, "%s: %s\r\n", cfg->headers[i].name, cfg->headers[i].value));
@@ -302,7 +312,7 @@ int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
 		return as_fail(err, AS_ENOMEM, "uhttp: out of memory");
 	c->u = u;
 	c->fd = -1;
-	buf_init(&c->out, u->fixed.len + 1024 + 3 * UHTTP_ROUTING_MAX + u->body_max);
+	buf_init(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + u->body_max);
 	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max};
 	uhttp_resp_init(&c->resp, &lim);
 	mbedtls_ssl_init(&c->ssl);
@@ -430,7 +440,11 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 			       UHTTP_ROUTING_MAX);
 	out_clear(c);
 	snprintf(c->sent_session, sizeof c->sent_session, "%s", u->session);
-	int rc = buf_printf(&c->out, "%s %s HTTP/1.1\r\n", verb, u->path);
+	/* Reserved whole before the credentials are copied in (see build_fixed); what the
+	 * buffer held before was wiped by out_clear. */
+	int rc = buf_reserve(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + n);
+	if (rc == 0)
+		rc = buf_printf(&c->out, "%s %s HTTP/1.1\r\n", verb, u->path);
 	if (rc == 0)
 		rc = buf_put(&c->out, u->fixed.p, u->fixed.len);
 	if (rc == 0 && n)

@@ -61,11 +61,12 @@ struct uhttp_limits {
 
 struct uhttp_resp;
 /* Called once the status line and headers are read (before any message); a negative
- * return stops the parse with that error. */
+ * return stops the parse with an error. */
 typedef int (*uhttp_head_fn)(void *arg, const struct uhttp_resp *r);
 /* One JSON-RPC message of a 2xx answer (a JSON body, each element of a batch array, or
  * each SSE event of type "message"). The bytes are the server's, not validated as JSON
- * beyond the batch split; valid until the call returns. Negative stops the parse. */
+ * beyond the batch split; valid until the call returns. Negative stops the parse with
+ * that code (err says which message was refused). */
 typedef int (*uhttp_msg_fn)(void *arg, const char *json, size_t n);
 
 struct uhttp_resp {

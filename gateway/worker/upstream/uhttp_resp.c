@@ -271,10 +271,11 @@ static int head_end(struct uhttp_resp *r, char *err)
 
 /* ---- bodies ---- */
 
-static int deliver(struct uhttp_resp *r, const uint8_t *p, size_t n, uhttp_msg_fn on_msg, void *arg)
+static int deliver(struct uhttp_resp *r, const uint8_t *p, size_t n, uhttp_msg_fn on_msg, void *arg, char *err)
 {
 	r->nmsgs++;
-	return on_msg ? on_msg(arg, (const char *)p, n) : 0;
+	int rc = on_msg ? on_msg(arg, (const char *)p, n) : 0;
+	return rc < 0 ? as_fail(err, rc, "HTTP: message %zu of the answer was refused by its reader", r->nmsgs) : 0;
 }
 
 #define JSON_DEPTH_MAX 1000
@@ -326,7 +327,7 @@ static int json_body(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char 
 	if (rd_left(&v) == 0)
 		return as_fail(err, AS_EINVAL, "HTTP: an empty JSON body");
 	if (rd_expect(&v, "[") != 0)
-		return deliver(r, v.p + v.off, rd_left(&v), on_msg, arg);
+		return deliver(r, v.p + v.off, rd_left(&v), on_msg, arg, err);
 	if (rd_expect_end(&v, "]") != 0)
 		return as_fail(err, AS_EINVAL, "HTTP: a JSON batch without its closing ']'");
 	rd_skip_ws(&v, RD_JSON_WS);
@@ -341,7 +342,7 @@ static int json_body(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char 
 		rd_trim_end(&el, RD_JSON_WS);
 		if (rd_left(&el) == 0)
 			return as_fail(err, AS_EINVAL, "HTTP: an empty element in a JSON batch");
-		GUARD(deliver(r, el.p, el.len, on_msg, arg));
+		GUARD(deliver(r, el.p, el.len, on_msg, arg, err));
 		if (v.off >= v.len)
 			return 0;
 		uint8_t c;
@@ -361,7 +362,7 @@ static int sse_line(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char *
 		/* An empty data field is no message: servers send one with an id to prime a
 		 * reconnection (MCP 2025-11-25). */
 		if (r->data.len > 1 && !r->event_other && (r->event[0] == 0 || strcmp(r->event, "message") == 0))
-			rc = deliver(r, r->data.p, r->data.len - 1 /* the last LF */, on_msg, arg);
+			rc = deliver(r, r->data.p, r->data.len - 1 /* the last LF */, on_msg, arg, err);
 		buf_reset(&r->data);
 		r->event[0] = 0;
 		r->event_other = 0;
@@ -544,7 +545,10 @@ int uhttp_resp_feed(struct uhttp_resp *r, const uint8_t *p, size_t n, size_t *us
 				rc = head_end(r, err);
 				r->head_done = 1;
 				if (rc == 0 && on_head)
-					rc = on_head(arg, r);
+					rc = on_head(arg, r) < 0
+						 ? as_fail(err, AS_EINVAL,
+							   "HTTP: the answer's head was refused by its reader")
+						 : 0;
 				if (rc == 0 && r->st == ST_DONE)
 					rc = body_end(r, on_msg, arg, err);
 			}
