@@ -7,6 +7,7 @@ JSON-RPC body; what it answers depends on the method:
   notifications/* 202 Accepted, no body
   sse            text/event-stream, chunked: a priming event, a comment, a progress
                  notification, the result; events split across writes, CRLF and LF lines
+  flood          an SSE stream of events without end (a hostile server)
   batch          a JSON array of two messages
   big            a JSON body of --big bytes
   close          the result with Connection: close, then the connection is closed
@@ -101,6 +102,19 @@ class H(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
+            return
+        if method == "flood":  # SSE events without end, until the client goes
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            ev = b"data: " + result({"flood": "y" * 200}) + b"\n\n"
+            try:
+                for _ in range(1 << 20):
+                    self.wfile.write(ev * 20)
+                    self.wfile.flush()
+            except OSError:
+                log("flood: the client went")
+            self.close_connection = True
             return
         if method == "batch":
             body = b"[" + result({"n": 1}) + b",\n" + json.dumps(

@@ -7,7 +7,7 @@
 # not; a wrong host name, plain HTTP to a TLS port and a TLS 1.3-only server are refused
 # with what failed; plain HTTP to loopback; JSON, batch and SSE answers; the session id
 # kept and sent; a 404 to it reported as a lost session, then a new session; an
-# oversized body refused; a server's Connection: close as a closed connection and a new
+# oversized body and an endless SSE stream refused; a server's Connection: close as a closed connection and a new
 # one for the next request, resuming the TLS session; the upstream's credential sent and
 # never shown; and all of it inside the workers' seccomp jail.
 . "$(dirname "$0")/../lib.sh"
@@ -130,6 +130,12 @@ probe big "${TLS[@]}" --host localhost --ca "$T/ca.pem" --max 1048576 "$(msg 1 b
 check "a 5 MiB body over a 1 MiB maximum: refused (exit 1)" rc_is big 1
 check "... saying so" has big "a body of 5242"
 check "... the request lost, the connection dropped" sh -c "grep -q '^lost$' '$T/big.out' && grep -q '^closed' '$T/big.out'"
+
+# ---- a flood: an SSE stream without end is cut at its bound (16 x the body maximum) ----
+probe flood "${TLS[@]}" --host localhost --ca "$T/ca.pem" --max 4096 "$(msg 1 flood)"
+check "an endless SSE stream: refused (exit 1)" rc_is flood 1
+check "... at its bound, 64 KiB for a 4 KiB maximum" has flood "SSE: a stream of more than 65536 bytes"
+check "... after delivering the events within it" sh -c "n=\$(grep -c '\"flood\"' '$T/flood.out'); [ \"\$n\" -gt 10 ] && [ \"\$n\" -lt 400 ]"
 
 # ---- the server closes the connection: a new one for the next request ----
 probe close "${TLS[@]}" --host localhost --ca "$T/ca.pem" "$INIT" "$(msg 2 close)" "$(msg 3 tools/list)"

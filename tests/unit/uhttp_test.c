@@ -502,6 +502,23 @@ static void test_client_closes(void **state)
 	assert_non_null(strstr(err, "no request in flight"));
 	assert_string_equal(e.log, "closed 0;");
 	close(sv[1]);
+	/* the caller's deadline: uhttp_close drops a request before any byte left (lost, unsent)
+	 * and after (lost, maybe acted on) */
+	attach_pair(c, sv);
+	assert_int_equal(uhttp_send(c, "{\"id\":5}", 8, err), 0);
+	e.len = 0;
+	uhttp_close(c, &cb);
+	assert_string_equal(e.log, "lost 1;closed 0;");
+	assert_int_equal(uhttp_fd(c), -1);
+	close(sv[1]);
+	attach_pair(c, sv);
+	assert_int_equal(uhttp_send(c, "{\"id\":6}", 8, err), 0);
+	io(c, &e, 0);
+	e.len = 0;
+	uhttp_close(c, &cb);
+	uhttp_close(c, &cb); /* no descriptor: nothing */
+	assert_string_equal(e.log, "lost 0;closed 0;");
+	close(sv[1]);
 	/* an oversized request is refused before anything is written */
 	attach_pair(c, sv);
 	char *huge = calloc(1, UHTTP_BODY_MAX_DEFAULT + 1);

@@ -364,6 +364,11 @@ static void conn_drop(struct uhttp_conn *c, const struct uhttp_cb *cb, int event
 	}
 }
 
+void uhttp_close(struct uhttp_conn *c, const struct uhttp_cb *cb)
+{
+	conn_drop(c, cb, 1);
+}
+
 void uhttp_conn_free(struct uhttp_conn *c)
 {
 	if (!c)

@@ -154,6 +154,9 @@ void uhttp_conn_free(struct uhttp_conn *c);
 /* Takes a connected TCP socket (blocking or not: every call uses MSG_DONTWAIT); from
  * now on c owns it and closes it. The TLS handshake starts in the next uhttp_io. */
 int uhttp_attach(struct uhttp_conn *c, int fd, char *err) AS_MUST_USE;
+/* Drops the connection now (a deadline passed: uhttp keeps no time of its own), with
+ * UHTTP_EV_LOST for a request in flight and UHTTP_EV_CLOSED; nothing without a fd. */
+void uhttp_close(struct uhttp_conn *c, const struct uhttp_cb *cb);
 /* The descriptor c holds, or -1. */
 int uhttp_fd(const struct uhttp_conn *c);
 /* 1 when c has a descriptor and no request in flight. */
