@@ -50,6 +50,7 @@ struct uhttp_conn {
 	struct uhttp *u;
 	int fd, state, in_flight, want_write, handshook, sys_errno;
 	int attempted;				  /* a byte of the request in flight may have left */
+	int deleting;				  /* the request in flight ends the session */
 	char sent_session[UHTTP_SESSION_MAX + 1]; /* the session the request in flight carried */
 	struct buf out;				  /* the request being written: wiped */
 	size_t out_off;
@@ -472,6 +473,7 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 		return as_fail(err, AS_ENOMEM, "uhttp: send: out of memory");
 	}
 	c->in_flight = 1;
+	c->deleting = 0;
 	return 0;
 }
 
@@ -493,6 +495,7 @@ int uhttp_send_delete(struct uhttp_conn *c, char *err)
 		return as_fail(err, AS_EINVAL, "uhttp: delete: there is no session to end");
 	GUARD(compose(c, "DELETE", NULL, 0, NULL, err));
 	c->u->session[0] = 0; /* ended on our side whatever the server answers */
+	c->deleting = 1;
 	return 0;
 }
 
@@ -552,9 +555,11 @@ struct feed_ctx {
 
 static int on_head(void *arg, const struct uhttp_resp *r)
 {
-	struct uhttp *u = ((struct feed_ctx *)arg)->c->u;
-	/* The session the server assigns (with initialize's answer); one already held stays. */
-	if (r->status >= 200 && r->status < 300 && r->session[0] && !u->session[0])
+	const struct uhttp_conn *c = ((struct feed_ctx *)arg)->c;
+	struct uhttp *u = c->u;
+	/* The session the server assigns (with initialize's answer); one already held stays,
+	 * and the answer to the DELETE that ended one does not bring it back. */
+	if (r->status >= 200 && r->status < 300 && r->session[0] && !u->session[0] && !c->deleting)
 		snprintf(u->session, sizeof u->session, "%s", r->session);
 	return 0;
 }
