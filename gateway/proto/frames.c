@@ -115,7 +115,9 @@ static const struct frame_field answer[] = {CONN,
 					    {"error", FT_BYTES, PROTO_UP_NOTE_MAX, OPT}};
 static const struct frame_field up_result[] = {{"cid", FT_UINT, UINT64_MAX, REQ},
 					       {"result", FT_BYTES, PROTO_UP_RESULT_MAX, OPT},
-					       {"error", FT_TEXT, PROTO_UP_ERROR_MAX, OPT}};
+					       {"error", FT_TEXT, PROTO_UP_ERROR_MAX, OPT},
+					       {"unknown", FT_BOOL, 0, OPT}}; /* error: the server may have run it */
+static const struct frame_field none[] = {{"t", FT_UINT, UINT64_MAX, OPT}};   /* no field but the type */
 static const struct frame_field session_info[] = {
     CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ}, {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};
 
@@ -138,6 +140,7 @@ static const struct frame_table tables[] = {
     TABLE(F_UP_RESULT, up_result),
     TABLE(F_UP_NOTE, up_note),
     TABLE(F_UP_ASK, up_ask),
+    TABLE(F_UP_CONNECT, none),
     TABLE(F_ANSWER, answer),
     TABLE(F_HTTP_AUTH, http_auth),
     TABLE(F_SESSION_INFO, session_info),

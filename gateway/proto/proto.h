@@ -22,12 +22,13 @@ enum {
 	F_TASK = 14,	/* mcp: {conn, rid, op: PROTO_TASK_*, sid?} a task's state, its cancel, the list */
 	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?}
 			 * a tools/call of an upstream's tool (the gate) */
-	F_UP_TOOLS = 17,  /* upstream: {tools, resources?, templates?, prompts? (bytes: canonical CBOR arrays
-			   * of the MCP objects its lists returned), completions?} its catalog */
-	F_UP_RESULT = 18, /* upstream: {cid, result? (bytes: the CallToolResult), error?} a dispatched call's end */
-	F_UP_ASK = 20,	  /* upstream: {sid, method, params} the server asks the client something (sampling,
-			   * elicitation, roots) during a call; sid: the server's request id, as JSON text */
-	F_ANSWER = 21,	  /* mcp: {conn, aid, result? | error? (bytes)} the client's answer to F_ASK aid */
+	F_UP_TOOLS = 17,   /* upstream: {tools, resources?, templates?, prompts? (bytes: canonical CBOR arrays
+			    * of the MCP objects its lists returned), completions?} its catalog */
+	F_UP_RESULT = 18,  /* upstream: {cid, result? (bytes: the CallToolResult), error?} a dispatched call's end */
+	F_UP_ASK = 20,	   /* upstream: {sid, method, params} the server asks the client something (sampling,
+			    * elicitation, roots) during a call; sid: the server's request id, as JSON text */
+	F_UP_CONNECT = 22, /* upstream (url): {} a new connection to its server, please: F_UP_SOCKET */
+	F_ANSWER = 21,	   /* mcp: {conn, aid, result? | error? (bytes)} the client's answer to F_ASK aid */
 	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose
@@ -75,6 +76,7 @@ enum {
 	F_NOTE = 111,	     /* mcp: {conn, rid, method, json} a notification about call rid of conn (progress, log) */
 	F_UP_CANCEL = 112,   /* upstream: {cid} the agent cancelled this dispatched call */
 	F_ASK = 113,	     /* mcp: {conn, rid, aid, method, json} ask the client of call rid (a server's request) */
+	F_UP_SOCKET = 115,   /* upstream (url): {} + a socket connecting to its server, TCP_NODELAY */
 	F_UP_ANSWER = 114,   /* upstream: {sid, result? | error? (bytes)} the answer to the server's request sid */
 	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
 			      * where each goes, and their resources, templates and prompts */

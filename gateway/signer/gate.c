@@ -10,6 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +89,100 @@ static void gate_settle(struct signer *s)
 			     s->up[i].cfg->name, (unsigned long long)v);
 }
 
+static int resolve(struct signer *s, size_t i)
+{
+	const struct upstream *u = &s->ups->u[i];
+	char port[8];
+	snprintf(port, sizeof port, "%u", (unsigned)u->port);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
+	int rc = getaddrinfo(u->host, port, &hints, &res);
+	if (rc != 0 || !res || res->ai_addrlen > sizeof s->up[i].addr) {
+		slog("error", "%s: server \"%s\": cannot resolve %s: %s", s->o->upstreams, u->name, u->host,
+		     rc ? gai_strerror(rc) : "no address");
+		if (res)
+			freeaddrinfo(res);
+		return -1;
+	}
+	memcpy(&s->up[i].addr, res->ai_addr, res->ai_addrlen);
+	s->up[i].addrlen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* A url upstream's configuration for its worker: where (scheme, host, port, path), with
+ * which headers (its credentials: to this worker only) and which CA. */
+int gate_config(struct signer *s, int k, struct cv_arena *a, struct cv *f)
+{
+	const struct upstream *u = s->up[k - W_UP0].cfg;
+	if (u->kind != UP_HTTP)
+		return 0;
+	struct cv *m = cv_map(a, u->ca ? 6 : 5), *hs = cv_array(a, u->nheaders), *slot = ipc_put(a, f, "url");
+	if (!m || !hs || !slot)
+		return AS_ENOMEM;
+	size_t i = 0;
+	int rc = kv_text(a, m, &i, "scheme", u->scheme, strlen(u->scheme)) |
+		 kv_text(a, m, &i, "host", u->host, strlen(u->host)) | kv_uint(a, m, &i, "port", u->port) |
+		 kv_text(a, m, &i, "path", u->path, strlen(u->path));
+	if (u->ca)
+		rc |= kv_text(a, m, &i, "ca", u->ca, strlen(u->ca));
+	for (size_t h = 0; h < u->nheaders && !rc; h++) {
+		struct cv *p = cv_array(a, 2);
+		rc = !p || slot_text(a, &p->items[0], u->headers[h].key, strlen(u->headers[h].key)) ||
+		     slot_text(a, &p->items[1], u->headers[h].value, strlen(u->headers[h].value));
+		if (!rc)
+			hs->items[h] = *p;
+	}
+	struct cv *x = kv(a, m, &i, "headers");
+	if (!x)
+		return AS_ENOMEM;
+	*x = *hs;
+	m->n = i;
+	*slot = *m;
+	return rc ? AS_ENOMEM : 0;
+}
+
+/* A url upstream's worker asks for a connection: the signer makes it, to the one address
+ * resolved at start (a compromised worker reaches that server and nothing else), at most
+ * 32 in ten seconds. */
+int h_up_connect(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	(void)f;
+	struct upw *u = upw_of(s, s->cur);
+	if (!u || u->cfg->kind != UP_HTTP)
+		return as_fail(err, AS_ECORRUPT, "F_UP_CONNECT from a worker of no url upstream");
+	uint64_t now = now_ms();
+	if (now - u->conn_window > 10000) {
+		u->conn_window = now;
+		u->conns = 0;
+	}
+	if (++u->conns > 32) {
+		if (u->conns == 33)
+			slog("warning",
+			     "upstream %s: its worker asks for more than 32 connections in ten seconds: refused",
+			     u->cfg->name);
+		return 0;
+	}
+	int fd = socket(u->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+	if (fd < 0 || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+	    (connect(fd, (const struct sockaddr *)&u->addr, u->addrlen) != 0 && errno != EINPROGRESS)) {
+		slog("warning", "upstream %s: cannot connect to %s:%u: %s", u->cfg->name, u->cfg->host,
+		     (unsigned)u->cfg->port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 0; /* the worker asks again */
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 8);
+	struct cv *sf = ipc_frame_new(&a, F_UP_SOCKET, 0);
+	char e2[AS_ERRLEN];
+	if (sf && ipc_conn_send(&s->w[s->cur].ipc, sf, fd, e2) != 0)
+		slog("warning", "upstream %s: a connection could not be handed over: %s", u->cfg->name, e2);
+	cv_arena_free(&a);
+	close(fd);
+	return 0;
+}
+
 int gate_start(struct signer *s)
 {
 	char err[AS_ERRLEN];
@@ -107,25 +204,20 @@ int gate_start(struct signer *s)
 		     s->o->upstreams, s->ups->n, UP_WORKERS);
 		return 2;
 	}
-	for (size_t i = 0; i < s->ups->n; i++)
-		if (s->ups->u[i].kind != UP_STDIO) {
-			slog("error",
-			     "%s: server \"%s\": a url (Streamable HTTP) upstream is not served by this build yet; "
-			     "run it as a command (stdio)",
-			     s->o->upstreams, s->ups->u[i].name);
-			return 2;
-		}
+
 	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks))) {
 		slog("error", "out of memory");
 		return 2;
 	}
 	s->nup = s->ups->n;
 	for (size_t i = 0; i < s->nup; i++)
-		if (geteuid() == 0 && !s->ups->u[i].has_uid)
+		if (s->ups->u[i].kind == UP_STDIO && geteuid() == 0 && !s->ups->u[i].has_uid)
 			slog("warning", "upstream %s: its server runs as root (its entry names no \"uid\" to run as)",
 			     s->ups->u[i].name);
 	for (size_t i = 0; i < s->nup; i++) {
 		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
+		if (s->ups->u[i].kind == UP_HTTP && resolve(s, i) != 0) /* once, now: its worker reaches that alone */
+			return 2;
 		s->w[W_UP0 + i] = (struct worker){.kind = "upstream", .fd = -1};
 		if (spawn_worker(s, W_UP0 + (int)i) != 0) {
 			slog("error", "cannot start the worker of upstream %s", s->up[i].cfg->name);
@@ -1171,7 +1263,8 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 	if (eb) {
 		char text[PROTO_UP_ERROR_MAX + 64];
 		snprintf(text, sizeof text, "upstream %s: %.*s", c->upstream, (int)eb->n, (const char *)eb->s);
-		call_end(s, c, "error", NULL, 0, NULL, text);
+		const struct cv *unk = cv_get(f->body, "unknown");
+		call_end(s, c, unk && unk->t == CV_TRUE ? "unknown" : "error", NULL, 0, NULL, text);
 		return 0;
 	}
 	struct cv_arena a;

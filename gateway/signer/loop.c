@@ -74,6 +74,7 @@ static const struct ipc_rule upstream_rules[] = {
     {F_UP_RESULT, READY, 0, h_up_result},
     {F_UP_NOTE, READY, 0, h_up_note},
     {F_UP_ASK, READY, 0, h_up_ask},
+    {F_UP_CONNECT, READY, 0, h_up_connect},
 };
 
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -98,7 +99,12 @@ struct upw {
 	 * tools are: {def, name}), and whether it completes arguments */
 	json_t *resources, *templates, *prompts;
 	int completions, subscribe;
-	int ready;	    /* its worker said hello and its tools are known */
+	int ready; /* its worker said hello and its tools are known */
+	/* a url upstream: the address its host resolved to at start, which alone its worker may
+	 * reach (the signer connects every socket it gets), and how many it asked for lately */
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	uint64_t conn_window, conns;
 	uint64_t stale[64]; /* calls given up on (a late answer to one is not an attack) */
 	size_t nstale;
 };
@@ -501,6 +507,8 @@ int h_call(void *ctx, struct ipc_frame *f, char *err);
 int h_up_tools(void *ctx, struct ipc_frame *f, char *err);
 int h_up_result(void *ctx, struct ipc_frame *f, char *err);
 int h_up_note(void *ctx, struct ipc_frame *f, char *err);
+int h_up_connect(void *ctx, struct ipc_frame *f, char *err);
+int gate_config(struct signer *s, int k, struct cv_arena *a, struct cv *f);
 int h_up_ask(void *ctx, struct ipc_frame *f, char *err);
 int h_answer(void *ctx, struct ipc_frame *f, char *err);
 void gate_cancel(struct signer *s, uint64_t conn, const char *rid);

@@ -24,6 +24,7 @@
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/jail.h"
+#include "gateway/worker/upstream/uphttp.h"
 
 #define UP_LINE_MAX (4u << 20)	 /* one message from the server; a longer line is skipped */
 #define UP_OUT_MAX (16u << 20)	 /* what may wait to be written to the server */
@@ -53,6 +54,8 @@ struct uw {
 	uint64_t log_window, logs;   /* rate of logs about the server's misbehaviour */
 	uint64_t note_window, notes; /* rate of notifications relayed */
 	struct cv_arena arena;
+	struct uphttp *http; /* a url upstream: its connections (NULL: stdio) */
+	unsigned asked;	     /* sockets asked of the signer, not yet given */
 };
 
 static uint64_t mono_ms(void)
@@ -92,13 +95,22 @@ static int send_frame(struct uw *w, struct cv *f)
 	return rc;
 }
 
-/* One JSON-RPC message to the server, as a line. */
+/* One JSON-RPC message to the server: a line on its stdin, or a POST. */
 static int to_server(struct uw *w, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
+	const json_t *id = json_object_get(msg, "id");
+	uint64_t cid = json_is_integer(id) && json_object_get(msg, "method") ? (uint64_t)json_integer_value(id) : 0;
 	json_decref(msg);
 	if (!s)
 		return AS_ENOMEM;
+	if (w->http) {
+		int rc = uphttp_send(w->http, s, strlen(s), cid);
+		free(s);
+		if (rc != 0)
+			misbehaved(w, "%u requests wait for a connection to the server", UPHTTP_QUEUE);
+		return rc;
+	}
 	int rc = buf_put(&w->tx, s, strlen(s));
 	if (rc == 0)
 		rc = buf_putc(&w->tx, '\n');
@@ -219,6 +231,8 @@ static void on_init(struct uw *w, const json_t *res)
 		exit(3); /* restarted with backoff */
 	}
 	w->ready = 1;
+	if (w->http)
+		uphttp_protocol(w->http, json_string_value(v));
 	const json_t *caps = json_object_get(res, "capabilities");
 	w->has[0] = 1;
 	w->has[1] = w->has[2] = json_is_object(json_object_get(caps, "resources"));
@@ -573,8 +587,41 @@ static int read_config(struct uw *w, struct cv_arena *a, char *err)
 					    : ipc_get_text(f.body, "name", 32, &nm, &nn, err);
 		if (rc == 0)
 			snprintf(w->name, sizeof w->name, "%.*s", (int)nn, nm);
+		const struct cv *url = rc == 0 ? cv_get(f.body, "url") : NULL;
+		if (url) /* reads the CA file: before the jail */
+			rc = uphttp_new(url, &w->http, err);
 		ipc_frame_close_fds(&f);
 		return rc;
+	}
+}
+
+/* A url upstream's call whose POST ended without its answer. */
+static void http_fail(void *arg, uint64_t cid, int unknown, const char *why)
+{
+	struct uw *w = arg;
+	if (!cid || !inflight_take(w, cid))
+		return; /* answered already, or no call */
+	cv_arena_reset(&w->arena);
+	struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 3);
+	if (r && !ipc_put_uint(&w->arena, r, "cid", cid) && !ipc_put_text(&w->arena, r, "error", why, strlen(why)) &&
+	    (!unknown || !ipc_put_bool(&w->arena, r, "unknown", 1)))
+		send_frame(w, r);
+}
+
+static void http_msg(void *arg, const char *json, size_t n)
+{
+	on_message(arg, json, n);
+}
+
+/* Sockets for the url upstream's connections, asked of the signer (which alone connects). */
+static void ask_sockets(struct uw *w)
+{
+	for (unsigned n = uphttp_wanted(w->http, w->asked); n > 0; n--) {
+		cv_arena_reset(&w->arena);
+		struct cv *f = ipc_frame_new(&w->arena, F_UP_CONNECT, 0);
+		if (!f || send_frame(w, f) != 0)
+			return;
+		w->asked++;
 	}
 }
 
@@ -597,7 +644,7 @@ int worker_upstream_main(int ipcfd)
 		return 2;
 	}
 	/* Non-blocking before the jail: a server that stops reading must not stop this worker. */
-	if (fcntl(w.in_fd, F_SETFL, O_NONBLOCK) != 0 || fcntl(w.out_fd, F_SETFL, O_NONBLOCK) != 0) {
+	if (!w.http && (fcntl(w.in_fd, F_SETFL, O_NONBLOCK) != 0 || fcntl(w.out_fd, F_SETFL, O_NONBLOCK) != 0)) {
 		ipc_log(ipcfd, "error", "upstream %s worker: its pipes: %s", w.name, strerror(errno));
 		return 2;
 	}
@@ -618,14 +665,28 @@ int worker_upstream_main(int ipcfd)
 	if (rc != 0)
 		return 2;
 	w.init_at = mono_ms();
+	struct uphttp_cb hcb = {http_msg, http_fail, &w};
 	for (;;) {
-		struct pollfd pf[3] = {
+		struct pollfd pf[3 + UPHTTP_CONNS] = {
 		    {.fd = ipcfd, .events = (short)(POLLIN | (ipc_pending(&w.ipc) ? POLLOUT : 0))},
-		    {.fd = w.out_fd, .events = POLLIN},
-		    {.fd = w.tx.len ? w.in_fd : -1, .events = POLLOUT},
+		    {.fd = w.http ? -1 : w.out_fd, .events = POLLIN},
+		    {.fd = !w.http && w.tx.len ? w.in_fd : -1, .events = POLLOUT},
 		};
-		if (poll(pf, 3, 1000) < 0 && errno != EINTR)
+		size_t nh = 0;
+		if (w.http) {
+			ask_sockets(&w);
+			nh = uphttp_fds(w.http, pf + 3);
+		}
+		if (poll(pf, 3 + nh, 1000) < 0 && errno != EINTR)
 			return 2;
+		if (w.http && uphttp_io(w.http, pf + 3, nh, &hcb, err) != 0) {
+			ipc_log(ipcfd, "warning", "upstream %s: the server ended the session: starting over", w.name);
+			int fr = ipc_flush(&w.ipc, err);
+			(void)fr;
+			return 3;
+		}
+		if (w.http && err[0]) /* a connection failed (TLS, HTTP): said, then another is asked for */
+			misbehaved(&w, "%s", err);
 		if (!w.ready && mono_ms() - w.init_at > UP_INIT_MS) {
 			ipc_log(ipcfd, "warning", "upstream %s: no answer to initialize in %u s", w.name,
 				UP_INIT_MS / 1000);
@@ -652,8 +713,25 @@ int worker_upstream_main(int ipcfd)
 					on_cancel(&w, &f);
 				else if (f.type == F_UP_ANSWER)
 					on_answer(&w, &f);
+				else if (f.type == F_UP_SOCKET && w.http && f.nfds == 1) {
+					uphttp_attach(w.http, f.fds[0]); /* its connection's now */
+					f.fds[0] = -1;
+					w.asked -= w.asked > 0;
+				}
 				ipc_frame_close_fds(&f);
 			}
+		}
+		if (w.http) { /* messages queued by this turn's frames leave now */
+			ask_sockets(&w);
+			struct pollfd none[UPHTTP_CONNS];
+			size_t n2 = uphttp_fds(w.http, none);
+			for (size_t i = 0; i < n2; i++)
+				none[i].revents = 0;
+			if (uphttp_io(w.http, none, n2, &hcb, err) != 0)
+				return 3;
+			if (err[0])
+				misbehaved(&w, "%s", err);
+			continue;
 		}
 		if ((pf[1].revents & (POLLIN | POLLHUP | POLLERR)) && server_read(&w) != 0) {
 			ipc_log(ipcfd, "warning", "upstream %s: the server closed its output (it exited?)", w.name);
