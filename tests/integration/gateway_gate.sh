@@ -5,7 +5,9 @@
 #    2026-07-28 as the agent, each over stdio (the bridge) and HTTP (an agent key): tools/list, an
 #    allowed read (record calls and plain allow), a denied delete, an asked write held, shown in
 #    assent show, /review/api/pending and /review/mcp, approved through the page's API, forwarded
-#    once; the identical call again held again; a rejection.
+#    once; the identical call again held again; a rejection; and once more approved in the page
+#    itself (headless Chromium: the card's Tool call block, the approve button), the agent hearing
+#    progress while it waits.
 #  - gateway_gate.py: a JSON-RPC retry with the same id on one connection while held (stdio and
 #    HTTP) is never a second dispatch.
 #  - kill -9 of the whole daemon while a call is dispatched and unanswered (an upstream that hangs):
@@ -102,11 +104,16 @@ check "the daemon serves both upstreams' tools (pid ${P1:-none})" sh -c "grep -q
 HTTP=$(listener "$S" http)
 REVIEW=$(listener "$S" review)
 
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+CHROMIUM_OK=
+if [ -x "$CHROMIUM" ] && [ -d "$MCP/node_modules/playwright-core" ]; then CHROMIUM_OK=$CHROMIUM; else
+	ok "# SKIP the page in a browser: no $CHROMIUM or playwright-core (make deps installs both)"
+fi
 cat >"$T/sdk.json" <<JSON
 {"state": "$S", "build": "$ROOT/build", "policy": "$T/gate.policy", "upstreams": "$T/gate.json",
  "url": "http://$HTTP/mcp", "key": "$KEY", "review": "http://$REVIEW", "reviewToken": "$RTOKEN",
  "callLog": "$T/calls-fs.log", "root": "$ROOTDIR", "node22": "$NODE22", "transcript": "$T/transcript.jsonl",
- "runs": ["stdio:sdk1", "http:sdk1", "stdio:sdk2", "http:sdk2"]}
+ "runs": ["stdio:sdk1", "http:sdk1", "stdio:sdk2", "http:sdk2"], "chromium": "$CHROMIUM_OK"}
 JSON
 # relay TAP PREFIX WHAT RC: another program's TAP lines as this script's
 relay() {

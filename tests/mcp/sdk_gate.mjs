@@ -10,7 +10,8 @@
 //   ask          a write held: `assent pending`, `assent show` (text and JSON), /review/api/pending
 //                and /review/mcp list_pending_feedback show its arguments, upstream, tool and digest;
 //                approved through the page's API (login, CSRF header, POST /review/api/decide);
-//                forwarded once; the upstream's result returned; its lifecycle on the ledger
+//                forwarded once; the upstream's result returned; its lifecycle on the ledger; and
+//                once more in the page itself (headless Chromium) with the approve button
 //   retry        the identical call again after that: held again as a new request, nothing
 //                forwarded until a second approval, then exactly once more
 //   reject       a write rejected (assent reject -m): isError with the reviewer's reason, nothing
@@ -19,7 +20,7 @@
 // for the upstream's credential.
 // Usage: node sdk_gate.mjs CONFIG.json   (written by tests/integration/gateway_gate.sh: state, build,
 //   policy, upstreams, url, key, review (http://HOST:PORT), reviewToken, callLog, root, node22,
-//   transcript, runs: ["stdio:sdk1", "http:sdk1", "stdio:sdk2", "http:sdk2"])
+//   transcript, runs: ["stdio:sdk1", "http:sdk1", "stdio:sdk2", "http:sdk2"], chromium: its path or "")
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -332,6 +333,60 @@ async function run(kind, sdk, direct) {
   await a.c.close().catch(() => {});
 }
 
+// The reviewer's page itself in headless Chromium (Debian's, driven by playwright-core): a write
+// held for the SDK 1.x client over HTTP shows in its card's Tool call block (upstream, tool, the
+// call's digest, the arguments), the client hears progress while it waits, and the approve button
+// forwards it once.
+async function browserRun() {
+  const tag = "http SDK 1.32.2 (2025-11-25), the page in Chromium";
+  let chromium;
+  try {
+    ({ chromium } = await import("playwright-core"));
+  } catch (e) {
+    ok(false, `${tag}: playwright-core loads`, short(e));
+    return;
+  }
+  const browser = await chromium.launch({ executablePath: cfg.chromium, args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
+  const c = new Client1({ name: "gate-browser-agent", version: "1.32.2" });
+  try {
+    await c.connect(new Http1(new URL(cfg.url), { requestInit: { headers: { Authorization: `Bearer ${cfg.key}` } } }));
+    const path = "w-browser.txt", body = "written after a click\n";
+    let progress = 0;
+    const p = c.callTool({ name: "fs__write_file", arguments: { path, content: body } }, undefined,
+      { timeout: 120000, resetTimeoutOnProgress: true, onprogress: () => { progress++; } });
+    const held = await heldFor(path);
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${cfg.review}/review`);
+    await page.fill('#login input[name="token"]', cfg.reviewToken);
+    await page.press('#login input[name="token"]', "Enter");
+    const card = page.locator(`article.request[data-sid="${held.session_id}"]`);
+    await card.waitFor({ timeout: 30000 });
+    const block = card.locator(".block.call");
+    const t = (await block.textContent()) ?? "";
+    appendFileSync(cfg.transcript.replace(/\.jsonl$/, "") + ".review.jsonl", JSON.stringify({ page: await page.content() }) + "\n");
+    const args = (await block.locator("pre.arguments").textContent()) ?? "";
+    ok(t.includes("Tool call") && t.includes("fs") && t.includes("write_file (Write a file)") && t.includes(held.call) &&
+      t.includes("destructiveHint") && args.includes(`"path": "${path}"`) && args.includes("written after a click"),
+      `${tag}: the held write's card shows upstream, tool, declared hints, the call's digest and the arguments`, t);
+    for (let i = 0; i < 600 && progress === 0; i++) await sleep(100); // the gateway's progress comes every 10 s
+    ok(progress > 0, `${tag}: ... the agent's blocked call gets progress notifications meanwhile (${progress})`);
+    ok(calls("write_file", (x) => x.path === path) === 0, `${tag}: ... nothing forwarded before the click`);
+    await card.locator('button[data-action="approve"]').click();
+    const r = await p;
+    record("browser fs__write_file", r);
+    ok(!r.isError && text(r) === `wrote ${Buffer.byteLength(body)} bytes to ${path}` && facts(r).session_id === held.session_id,
+      `${tag}: ... approve in the page: the agent gets the upstream's result`, JSON.stringify(r));
+    ok(calls("write_file", (x) => x.path === path) === 1, `${tag}: ... forwarded exactly once`);
+    const dec = ledger(held.session_id).find((e) => e.entry.kind === "decision");
+    ok(dec?.entry.outcome === "approved" && dec.entry.reviewer?.channel === "web", `${tag}: ... the decision is the web's`, JSON.stringify(dec?.entry));
+  } catch (e) {
+    ok(false, `${tag}`, `threw: ${short(e)}`);
+  } finally {
+    await c.close().catch(() => {});
+    await browser.close().catch(() => {});
+  }
+}
+
 let direct = [];
 try {
   direct = await directTools();
@@ -344,5 +399,6 @@ for (const r of cfg.runs) {
   const [kind, sdk] = r.split(":");
   await run(kind, sdk, direct);
 }
+if (cfg.chromium) await browserRun();
 console.log(`1..${n}`);
 process.exit(failed ? 1 : 0);
