@@ -328,6 +328,30 @@ def misbehave():
     else:
         ok(True, "garbage: its tools are not served (its list never came through the garbage)")
 
+    # -- results too big: over the gateway's bound (2 MiB encoded) the agent is told; over the upstream
+    # worker's line bound (4 MiB) the line is skipped and the call ends at the call timeout; the same
+    # upstream answers the next call either way
+    import base64
+    for name, size in (("big-3m.txt", 3 << 20), ("big-6m.txt", 6 << 20)):
+        with open(f"{cfg['root']}/{name}", "w") as f:
+            f.write(base64.b64encode(os.urandom(size * 3 // 4)).decode())
+    a.call("b1", "fs__read_file", {"path": "big-3m.txt"})
+    m = a.wait_id("b1")
+    t = text_of(m)
+    sid = gate_facts(m).get("session_id")
+    out = [e["entry"] for e in ledger(sid)] if sid else []
+    ok(m and m.get("result", {}).get("isError") and "cannot be forwarded" in t,
+       f"a 3 MiB result: isError, the agent is told it cannot be forwarded ({t[:120]}; ledger: "
+       f"{[(e['kind'], e.get('status')) for e in out]})")
+    a.call("b2", "fs__read_file", {"path": "big-6m.txt"})
+    m = a.wait_id("b2")
+    t = text_of(m)
+    ok(m and m.get("result", {}).get("isError") and "outcome is unknown" in t,
+       f"a 6 MiB result (one line over the worker's bound): the call ends isError, outcome unknown ({t[:120]})")
+    a.call("b3", "fs__echo", {"text": "after the big ones"})
+    m = a.wait_id("b3")
+    ok(m and text_of(m) == "after the big ones", "... and the same upstream answers the next call")
+
     # -- flood: it keeps answering, and so does the healthy one, while it floods
     for i in range(20):
         a.call(f"fl{i}", "flood__echo", {"text": f"flood {i}"})

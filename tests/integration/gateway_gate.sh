@@ -241,7 +241,7 @@ start_daemon "$S2" "$T/bad.policy" "$T/bad.json" "$T/daemon2.log" "" ASSENT_UPST
 P3=$(daemon_pid "$S2")
 for u in fs crash hang flood; do wait_log "$T/daemon2.log" "upstream $u: 5 tools served" 1; done
 cat >"$T/bad.json.cfg" <<JSON
-{"state": "$S2", "build": "$ROOT/build", "policy": "$T/bad.policy", "upstreams": "$T/bad.json", "log": "$T/daemon2.log",
+{"state": "$S2", "build": "$ROOT/build", "policy": "$T/bad.policy", "root": "$ROOTDIR", "upstreams": "$T/bad.json", "log": "$T/daemon2.log",
  "transcript": "$T/transcript-bad.jsonl",
  "callLogs": {"fs": "$T/calls-fs.log", "crash": "$T/calls-crash.log", "hang": "$T/calls-hang.log", "garbage": "$T/calls-garbage.log", "flood": "$T/calls-flood.log"}}
 JSON
