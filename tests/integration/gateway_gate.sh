@@ -239,7 +239,7 @@ printf '{"mcpServers": {%s, %s, %s, %s, %s}}\n' "$(upstream fs)" "$(upstream cra
 	"$(upstream flood '"UPSTREAM_MODE": "flood"')" >"$T/bad.json"
 start_daemon "$S2" "$T/bad.policy" "$T/bad.json" "$T/daemon2.log" "" ASSENT_UPSTREAM_CALL_TIMEOUT=3
 P3=$(daemon_pid "$S2")
-for u in fs crash hang flood; do wait_log "$T/daemon2.log" "upstream $u: 5 tools served" 1; done
+for u in fs crash hang garbage flood; do wait_log "$T/daemon2.log" "upstream $u: 5 tools served" 1; done
 cat >"$T/bad.json.cfg" <<JSON
 {"state": "$S2", "build": "$ROOT/build", "policy": "$T/bad.policy", "root": "$ROOTDIR", "upstreams": "$T/bad.json", "log": "$T/daemon2.log",
  "transcript": "$T/transcript-bad.jsonl",
