@@ -224,7 +224,8 @@ static void print_call(const json_t *r)
 	if (any)
 		printf(" (declared by the server, not verified)\n");
 	if (pol)
-		printf("rule     line %lld of the policy\n", (long long)json_integer_value(json_object_get(pol, "rule")));
+		printf("rule     line %lld of the policy\n",
+		       (long long)json_integer_value(json_object_get(pol, "rule")));
 	printf("call     ");
 	show_str(json_string_value(json_object_get(r, "call")), 0);
 	printf(" (the exact call; secrets below are redacted)\narguments:\n");

@@ -99,7 +99,19 @@ static const struct frame_field call[] = {
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"hreq", FT_UINT, UINT64_MAX, OPT},
 };
-static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ}};
+static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ},
+					      {"resources", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"templates", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"prompts", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"completions", FT_BOOL, 0, OPT}};
+static const struct frame_field up_note[] = {
+    {"cid", FT_UINT, UINT64_MAX, REQ}, {"method", FT_TEXT, 64, REQ}, {"params", FT_BYTES, PROTO_UP_NOTE_MAX, REQ}};
+static const struct frame_field up_ask[] = {
+    {"sid", FT_TEXT, PROTO_RID_MAX, REQ}, {"method", FT_TEXT, 64, REQ}, {"params", FT_BYTES, PROTO_UP_NOTE_MAX, REQ}};
+static const struct frame_field answer[] = {CONN,
+					    {"aid", FT_UINT, UINT64_MAX, REQ},
+					    {"result", FT_BYTES, PROTO_UP_RESULT_MAX, OPT},
+					    {"error", FT_BYTES, PROTO_UP_NOTE_MAX, OPT}};
 static const struct frame_field up_result[] = {{"cid", FT_UINT, UINT64_MAX, REQ},
 					       {"result", FT_BYTES, PROTO_UP_RESULT_MAX, OPT},
 					       {"error", FT_TEXT, PROTO_UP_ERROR_MAX, OPT}};
@@ -123,6 +135,9 @@ static const struct frame_table tables[] = {
     TABLE(F_CALL, call),
     TABLE(F_UP_TOOLS, up_tools),
     TABLE(F_UP_RESULT, up_result),
+    TABLE(F_UP_NOTE, up_note),
+    TABLE(F_UP_ASK, up_ask),
+    TABLE(F_ANSWER, answer),
     TABLE(F_HTTP_AUTH, http_auth),
     TABLE(F_SESSION_INFO, session_info),
     TABLE(F_SESSION_END, conn_only),

@@ -11,6 +11,17 @@
 
 static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw);
 
+/* A JSON-RPC error for the agent's request (the gate: a read or prompt that was refused). */
+void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, const char *msg, json_t *data)
+{
+	json_t *e = json_pack("{s:i,s:s}", "code", code, "message", msg);
+	if (e && data)
+		json_object_set(e, "data", data);
+	if (e)
+		result_frame(s, conn, rid, e, 1, 2);
+	json_decref(e);
+}
+
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror)
 {
 	result_frame(s, conn, rid, result, iserror, 0);
@@ -41,7 +52,7 @@ static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_
 	char err[AS_ERRLEN];
 	if (js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
 	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror) &&
-	    (!raw || !ipc_put_bool(&a, f, "raw", 1)))
+	    (!raw || !ipc_put_bool(&a, f, raw == 2 ? "rpc_error" : "raw", 1)))
 		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
 			worker_down(s, W_MCP, "its socket is stuck");
 	free(js);

@@ -580,6 +580,7 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	char r[PROTO_RID_MAX + 1];
 	frame_text(f, "rid", r, sizeof r);
+	gate_cancel(s, c->id, r); /* a gated call already forwarded: its server is told */
 	struct find_ctx fc = {c->id, r, ""};
 	pq_each(s->q, find_rid, &fc);
 	struct pq_item out;

@@ -405,8 +405,10 @@ static void restore_calls(struct signer *s, json_t *calls)
 		static const char why[] = "the daemon stopped after the call was dispatched and before its outcome was "
 					  "recorded: it may or may not have run, and it is never sent again";
 		char err[AS_ERRLEN] = "out of memory";
-		if (m && (kv_text(&a, m, &i, "kind", "outcome", 7) | kv_text(&a, m, &i, "session_id", sid, strlen(sid)) |
-			  kv_text(&a, m, &i, "status", "unknown", 7) | kv_text(&a, m, &i, "reason", why, sizeof why - 1)) == 0) {
+		if (m &&
+		    (kv_text(&a, m, &i, "kind", "outcome", 7) | kv_text(&a, m, &i, "session_id", sid, strlen(sid)) |
+		     kv_text(&a, m, &i, "status", "unknown", 7) | kv_text(&a, m, &i, "reason", why, sizeof why - 1)) ==
+			0) {
 			m->n = i;
 			unknown += op_add(s, m, NULL, err) != NULL;
 		}
@@ -414,8 +416,9 @@ static void restore_calls(struct signer *s, json_t *calls)
 		slog("warning", "gated call %s: dispatched by a previous run, outcome unknown (never sent again)", sid);
 	}
 	if (unknown || abandoned)
-		slog("warning", "%zu gated calls of a previous run end with outcome unknown, %zu approved ones abandoned",
-		     unknown, abandoned);
+		slog("warning",
+		     "%zu gated calls of a previous run end with outcome unknown, %zu approved ones abandoned", unknown,
+		     abandoned);
 }
 
 /* At start, before the policy loads: every request a previous run left pending is

@@ -94,6 +94,10 @@ struct upw {
 	uint64_t err_window, err_lines;
 	struct up_tool *tools;
 	size_t ntools;
+	/* its resources and templates (as listed: URIs are not renamed), prompts (renamed as
+	 * tools are: {def, name}), and whether it completes arguments */
+	json_t *resources, *templates, *prompts;
+	int completions;
 	int ready;	    /* its worker said hello and its tools are known */
 	uint64_t stale[64]; /* calls given up on (a late answer to one is not an attack) */
 	size_t nstale;
@@ -103,7 +107,9 @@ struct gate_req {
 	uint8_t *call; /* the canonical call, as the mcp worker encoded it */
 	size_t n;
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
-	json_t *args; /* the exact arguments, which the policy reads */
+	char method[24]; /* tools/call, resources/read, prompts/get, completion/complete */
+	char *name;	 /* the URI a resources/read reads */
+	json_t *args;	 /* the exact arguments, which the policy reads */
 	unsigned ann;
 	uint64_t seq; /* the decision's ledger sequence number; 0: none (record calls) */
 };
@@ -114,7 +120,15 @@ struct gcall {
 	char sid[PQ_SID_LEN + 1];
 	char rid[PROTO_RID_MAX + 1];
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
+	char method[24];
 	unsigned rule;
+};
+
+#define GASKS_MAX 256
+struct gask { /* a server's request (sampling, elicitation, roots) relayed to the client of its call */
+	int used, k;
+	uint64_t aid, cid, conn;
+	char sid[PROTO_RID_MAX + 1]; /* the server's id for it, as JSON text */
 };
 
 struct req { /* what the signer keeps of a pending request (pq_item.data) */
@@ -261,6 +275,8 @@ struct signer {
 	struct upw up[UP_WORKERS];
 	size_t nup;
 	struct gcall *gcalls; /* GCALLS_MAX */
+	struct gask *asks;    /* GASKS_MAX: servers' requests relayed to an agent's client */
+	uint64_t next_aid;
 	uint64_t next_cid;
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
 };
@@ -357,6 +373,7 @@ int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
 void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *result); /* a CallToolResult */
+void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, const char *msg, json_t *data);
 struct answer answer_ok(json_t *j);
 struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2, 3);
 void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);
@@ -482,6 +499,10 @@ void gate_stop(struct signer *s);
 int h_call(void *ctx, struct ipc_frame *f, char *err);
 int h_up_tools(void *ctx, struct ipc_frame *f, char *err);
 int h_up_result(void *ctx, struct ipc_frame *f, char *err);
+int h_up_note(void *ctx, struct ipc_frame *f, char *err);
+int h_up_ask(void *ctx, struct ipc_frame *f, char *err);
+int h_answer(void *ctx, struct ipc_frame *f, char *err);
+void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
 
 /* start.c */
 int start_state(const struct signer_opts *o);
@@ -492,6 +513,7 @@ void start_banner(const struct signer *s);
 /* loop.c */
 /* One frame of worker k through its dispatch table (in worker k's state). */
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err);
+void worker_input(struct signer *s, int k); /* what worker k sent: read, checked, handled */
 void ctl_unwatch(struct signer *s, size_t i);
 int ctl_gone(struct signer *s, struct conn *c);
 

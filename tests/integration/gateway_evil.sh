@@ -182,4 +182,40 @@ for sc in http-unmeasured http-replay; do
 		check "$sc: nothing was recorded ($n requests)" test "$n" -eq 0
 	fi
 done
+# The gate: a hostile upstream worker (up-*) or a hostile mcp worker (gate-*), against a signer
+# serving one upstream ("up", a server that never speaks: its worker is the one on trial).
+printf '{"mcpServers": {"up": {"command": "sleep", "args": ["1000"]}}}\n' >"$T/ups.json"
+for sc in up-result-never-dispatched up-agent-frame up-list-frame up-review-frame up-tools-not-cbor up-result-empty \
+	up-hello-as-mcp gate-call-not-a-call gate-upstream-frame; do
+	S=$T/$sc
+	mkdir -p "$S"
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$sc" >"$T/wrap-$sc"
+	chmod +x "$T/wrap-$sc"
+	"$EVIL" signer "$S" "$T/wrap-$sc" "$T/ups.json" 2>"$T/$sc.log" &
+	pid=$!
+	case $sc in
+	gate-call-not-a-call) # it waits for an agent to connect
+		for _ in $(seq 100); do [ -S "$S/agent.sock" ] && grep -q 'serving' "$T/$sc.log" && break; sleep 0.05; done
+		$PY -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(1.5)' "$S/agent.sock" & ;;
+	esac
+	for _ in $(seq 100); do grep -q '"security"' "$T/$sc.log" 2>/dev/null && break; sleep 0.05; done
+	sleep 0.3
+	kill "$pid" 2>/dev/null
+	wait "$pid"
+	case $sc in
+	up-result-never-dispatched) why='a result for call 1, which was never dispatched to it' ;;
+	up-agent-frame) why='frame type 16 is not a known type' ;;
+	up-list-frame) why='frame type 12 is not a known type' ;;
+	up-review-frame) why='frame type 44 is not a known type' ;;
+	up-tools-not-cbor) why='F_UP_TOOLS: tools is not a canonical CBOR array' ;;
+	up-result-empty) why='F_UP_RESULT: exactly one of result and error' ;;
+	up-hello-as-mcp) why="hello from the upstream worker says it is 'mcp'" ;;
+	gate-call-not-a-call) why='F_CALL: call: expected a map of method, upstream, tool, arguments' ;;
+	gate-upstream-frame) why='frame type 18 is not a known type' ;;
+	esac
+	check "$sc: a security event saying why ($why)" grep -qF "$why" "$T/$sc.log"
+	check "$sc: ... the worker is killed and restarted" grep -q 'restarting in' "$T/$sc.log"
+	check "$sc: nothing was recorded or decided" sh -c "! '$VERIFY' export '$S/ledger' 2>/dev/null | grep -qE '\"(request|decision|dispatch)\"'"
+	expect_exit 0 "$sc: the ledger verifies" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
+done
 done_testing

@@ -33,7 +33,14 @@
  * HTTP connection with an agent's key (the signer measures its owner), then sends a
  * request naming an HTTP request the signer never authenticated (unmeasured), or two
  * requests naming the one it did (replay): the signer must take the measured uid once,
- * for the request it measured, and treat anything else as an attack. */
+ * for the request it measured, and treat anything else as an attack.
+ * The gate (evil_worker signer STATE WRAPPER UPSTREAMS: the signer runs with --upstreams):
+ * up-* play a hostile upstream worker (the mcp and review workers are real):
+ * up-result-never-dispatched, up-agent-frame (an F_CALL, the mcp worker's frame), up-list-frame
+ * (an agent's request naming a client's connection), up-review-frame (a decision),
+ * up-tools-not-cbor, up-result-empty (neither result nor error), up-hello-as-mcp;
+ * gate-* play a hostile mcp worker: gate-call-not-a-call (an F_CALL whose call is not a
+ * canonical call), gate-upstream-frame (an upstream worker's F_UP_RESULT). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +53,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "gateway/proto/call.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/worker/jail.h"
 #include "ledger/merkle.h"
@@ -509,26 +517,116 @@ static int ctl_after_end(struct cv_arena *a)
 	return 0;
 }
 
+/* The gate: a canonical call as the mcp worker encodes it (gateway/proto/call.h), or, bad, a
+ * map that is not one. */
+static void call_frame(struct cv_arena *a, uint64_t conn, int bad)
+{
+	struct buf b;
+	buf_init(&b, 1u << 16);
+	json_t *args = json_pack("{s:s}", "path", "x");
+	if (bad) { /* a call with a fifth key: what no mcp worker builds */
+		struct cv *m = cv_map(a, 1);
+		MUST(cv_set_text(a, &m->items[0], "method", 6));
+		MUST(cv_set_text(a, &m->items[1], "tools/call", 10));
+		MUST(cbor_encode(m, &b, NULL));
+	} else {
+		MUST(call_encode("up", "write_file", args, &b, NULL));
+	}
+	json_decref(args);
+	struct cv *f = ipc_frame_new(a, F_CALL, 4);
+	MUST(ipc_put_uint(a, f, "conn", conn));
+	MUST(ipc_put_text(a, f, "rid", "1", 1));
+	MUST(ipc_put_bytes(a, f, "call", b.p, b.len));
+	MUST(ipc_put_text(a, f, "client", "evil/1", 6));
+	SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
+	buf_free(&b);
+}
+
+/* A hostile upstream worker (scenarios up-*): what a server that compromised its worker
+ * could send the signer. Each must be a security event, and nothing may reach an agent. */
+static int up_scenario(struct cv_arena *a, const char *sc)
+{
+	struct cv *f;
+	if (!strcmp(sc, "up-hello-as-mcp")) { /* it claims to be the agents' worker */
+		hello_as(a, "mcp");
+		return 0;
+	}
+	hello_as(a, "upstream");
+	if (!strcmp(sc, "up-result-never-dispatched")) { /* an answer to a call it was never given */
+		static const uint8_t empty_map[] = {0xa0};
+		f = ipc_frame_new(a, F_UP_RESULT, 2);
+		MUST(ipc_put_uint(a, f, "cid", 1));
+		MUST(ipc_put_bytes(a, f, "result", empty_map, 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
+	} else if (!strcmp(sc,
+			   "up-agent-frame")) { /* a message for an agent's connection, as if it were the mcp worker */
+		call_frame(a, 1, 0);
+	} else if (!strcmp(sc, "up-list-frame")) { /* an agent's request, aimed at another client's connection */
+		f = ipc_frame_new(a, F_LIST, 2);
+		MUST(ipc_put_uint(a, f, "conn", 1));
+		MUST(ipc_put_text(a, f, "rid", "1", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
+	} else if (!strcmp(sc, "up-review-frame")) { /* a reviewer's decision */
+		f = ipc_frame_new(a, F_CTL_DECIDE, 3);
+		MUST(ipc_put_uint(a, f, "conn", 1));
+		MUST(ipc_put_text(a, f, "sid", "req-x", 5));
+		MUST(ipc_put_text(a, f, "outcome", "approved", 8));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
+	} else if (!strcmp(sc, "up-tools-not-cbor")) { /* a catalog that is not canonical CBOR */
+		f = ipc_frame_new(a, F_UP_TOOLS, 1);
+		MUST(ipc_put_bytes(a, f, "tools", (const uint8_t *)"\x81\x18\x01", 3)); /* 1 as a non-shortest uint */
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
+	} else if (!strcmp(sc, "up-result-empty")) {
+		f = ipc_frame_new(a, F_UP_RESULT, 1);
+		MUST(ipc_put_uint(a, f, "cid", 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
+	} else {
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "signer")) {
-		struct signer_opts o = {.state = argv[2], .worker_exe = argv[3], .single_user = 1};
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "signer")) {
+		struct signer_opts o = {
+		    .state = argv[2], .worker_exe = argv[3], .upstreams = argc == 5 ? argv[4] : NULL, .single_user = 1};
 		return signer_main(&o);
 	}
 	if (argc < 3)
 		return 2;
 	const char *sc = argv[1];
-	int web = !strncmp(sc, "web-", 4);	    /* which worker this scenario plays; the other is real */
+	int web = !strncmp(sc, "web-", 4), up = !strncmp(sc, "up-", 3);
+	/* which worker this scenario plays; the others are real */
+	const char *plays = web ? "review" : up ? "upstream" : "mcp";
 	if (argc == 5 && !strcmp(argv[3], "--uid")) /* a signer running as root names the worker's uid */
 		jail_set_ids((uid_t)strtoul(argv[4], NULL, 10), (gid_t)strtoul(argv[4], NULL, 10));
-	if (!strcmp(argv[2], web ? "mcp" : "review"))
-		return web ? worker_mcp_main(WORKER_IPC_FD) : worker_review_main(WORKER_IPC_FD);
+	if (strcmp(argv[2], plays))
+		return !strcmp(argv[2], "mcp")	    ? worker_mcp_main(WORKER_IPC_FD)
+		       : !strcmp(argv[2], "review") ? worker_review_main(WORKER_IPC_FD)
+						    : worker_upstream_main(WORKER_IPC_FD);
 	struct cv_arena a;
 	cv_arena_init(&a, 4096);
 	struct cv *f;
+	if (up) {
+		if (up_scenario(&a, sc) != 0)
+			return 2;
+		sleep(5);
+		return 0;
+	}
 	if (web && strcmp(sc, "web-before-hello"))
 		hello_as(&a, "review");
-	if (!strcmp(sc, "web-ctl-ended")) {
+	if (!strcmp(sc, "gate-call-not-a-call")) { /* the mcp worker: a call that is no canonical call */
+		hello(&a);
+		call_frame(&a, wait_conn(&a), 1);
+	} else if (!strcmp(sc, "gate-upstream-frame")) { /* the mcp worker: an upstream's result */
+		static const uint8_t empty_map[] = {0xa0};
+		hello(&a);
+		f = ipc_frame_new(&a, F_UP_RESULT, 2);
+		MUST(ipc_put_uint(&a, f, "cid", 1));
+		MUST(ipc_put_bytes(&a, f, "result", empty_map, 1));
+		SENT(ipc_send(WORKER_IPC_FD, f, -1, NULL));
+	} else if (!strcmp(sc, "web-ctl-ended")) {
 		return ctl_after_end(&a);
 	} else if (!strncmp(sc, "web-replay:", 11)) {
 		return web_replay(&a, sc + 11);

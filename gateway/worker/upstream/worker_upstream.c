@@ -32,6 +32,7 @@
 #define UP_TOOLS_MAX 2000	 /* tools of one server */
 #define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
 #define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
+#define UP_NOTES_PER_S 100	 /* progress and log notifications relayed a second */
 
 struct uw {
 	int ipcfd, in_fd, out_fd; /* the signer; the server's stdin (we write); its stdout (we read) */
@@ -41,12 +42,16 @@ struct uw {
 	int skipping; /* inside a line over UP_LINE_MAX */
 	int ready;    /* initialized */
 	uint64_t init_at;
-	json_t *tools; /* the list being gathered */
-	unsigned pages, list_seq;
+	/* The lists being gathered, one after another (phase): tools, then what the server's
+	 * capabilities say it has (resources, resource templates, prompts). */
+	json_t *lists[4];
+	unsigned phase, pages, list_seq;
+	int has[4], completions;
 	uint64_t last_cid; /* the signer numbers dispatches upward: each is forwarded once */
 	uint64_t inflight[UP_INFLIGHT];
 	size_t ninflight;
-	uint64_t log_window, logs; /* rate of logs about the server's misbehaviour */
+	uint64_t log_window, logs;   /* rate of logs about the server's misbehaviour */
+	uint64_t note_window, notes; /* rate of notifications relayed */
 	struct cv_arena arena;
 };
 
@@ -103,62 +108,105 @@ static int to_server(struct uw *w, json_t *msg)
 	return rc;
 }
 
-static void list_tools(struct uw *w, const json_t *cursor)
+static const struct {
+	const char *method, *key, *field; /* the list's method, its result's array, the frame's field */
+} lists[4] = {{"tools/list", "tools", "tools"},
+	      {"resources/list", "resources", "resources"},
+	      {"resources/templates/list", "resourceTemplates", "templates"},
+	      {"prompts/list", "prompts", "prompts"}};
+
+static void list_next(struct uw *w, const json_t *cursor)
 {
-	char id[32];
-	snprintf(id, sizeof id, "assent-tools-%u", w->list_seq);
+	char id[40];
+	snprintf(id, sizeof id, "assent-list-%u-%u", w->list_seq, w->phase);
 	json_t *p = json_object();
 	if (cursor)
 		json_object_set(p, "cursor", (json_t *)cursor);
-	int rc = to_server(
-	    w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method", "tools/list", "params", p));
+	int rc = to_server(w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method",
+					lists[w->phase].method, "params", p));
 	(void)rc; /* a server that does not read is logged; its list never comes */
 }
 
-static void tools_done(struct uw *w)
+static void list_start(struct uw *w)
 {
-	struct buf enc;
-	buf_init(&enc, PROTO_UP_TOOLS_MAX);
-	char err[AS_ERRLEN];
-	cv_arena_reset(&w->arena);
-	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 1);
-	if (call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err) != 0) {
-		misbehaved(w, "its tool list: %s; none is served", err);
-		json_array_clear(w->tools);
-		buf_reset(&enc);
-		int rc = call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err);
-		(void)rc; /* an empty array always encodes */
+	for (int i = 0; i < 4; i++) {
+		json_decref(w->lists[i]);
+		w->lists[i] = NULL;
 	}
-	if (f && ipc_put_bytes(&w->arena, f, "tools", enc.p, enc.len) == 0)
-		send_frame(w, f);
-	buf_free(&enc);
-	json_decref(w->tools);
-	w->tools = NULL;
+	w->list_seq++;
+	w->phase = 0;
+	w->pages = 0;
+	list_next(w, NULL);
 }
 
-/* A tools/list page: gathered until the last, then told to the signer. */
-static void on_tools(struct uw *w, const json_t *res)
+/* Every list is in: the catalog to the signer, each list as canonical CBOR. */
+static void lists_done(struct uw *w)
 {
-	const json_t *t = json_object_get(res, "tools"), *next = json_object_get(res, "nextCursor"), *x;
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 5);
+	struct buf enc[4];
+	int rc = f ? 0 : AS_ENOMEM;
+	for (int i = 0; i < 4; i++) {
+		buf_init(&enc[i], PROTO_UP_TOOLS_MAX);
+		if (!w->lists[i] && i)
+			continue; /* the server has none */
+		if (!w->lists[i])
+			w->lists[i] = json_array();
+		if (call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err) != 0) {
+			misbehaved(w, "its %s: %s; none is served", lists[i].key, err);
+			json_array_clear(w->lists[i]);
+			buf_reset(&enc[i]);
+			int er = call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err);
+			(void)er; /* an empty array always encodes */
+		}
+		if (rc == 0)
+			rc = ipc_put_bytes(&w->arena, f, lists[i].field, enc[i].p, enc[i].len);
+	}
+	if (rc == 0 && w->completions)
+		rc = ipc_put_bool(&w->arena, f, "completions", 1);
+	if (rc == 0)
+		send_frame(w, f);
+	for (int i = 0; i < 4; i++)
+		buf_free(&enc[i]);
+}
+
+/* The next list the server has, or the catalog when none is left. */
+static void phase_next(struct uw *w)
+{
+	while (++w->phase < 4 && !w->has[w->phase])
+		;
+	w->pages = 0;
+	if (w->phase < 4)
+		list_next(w, NULL);
+	else
+		lists_done(w);
+}
+
+/* A page of the list of this phase: gathered until the last. */
+static void on_list(struct uw *w, const json_t *res)
+{
+	unsigned ph = w->phase;
+	const json_t *t = json_object_get(res, lists[ph].key), *next = json_object_get(res, "nextCursor"), *x;
 	size_t i;
-	if (!w->tools)
-		w->tools = json_array();
+	if (!w->lists[ph])
+		w->lists[ph] = json_array();
 	if (!json_is_array(t))
-		misbehaved(w, "tools/list: its result has no tools array");
+		misbehaved(w, "%s: its result has no %s array", lists[ph].method, lists[ph].key);
 	json_array_foreach(t, i, x)
 	{
-		if (json_array_size(w->tools) >= UP_TOOLS_MAX) {
-			misbehaved(w, "more than %u tools: the rest are not served", UP_TOOLS_MAX);
+		if (json_array_size(w->lists[ph]) >= UP_TOOLS_MAX) {
+			misbehaved(w, "more than %u %s: the rest are not served", UP_TOOLS_MAX, lists[ph].key);
 			next = NULL;
 			break;
 		}
-		json_array_append(w->tools, (json_t *)x);
+		json_array_append(w->lists[ph], (json_t *)x);
 	}
 	if (json_is_string(next) && ++w->pages < UP_PAGES_MAX) {
-		list_tools(w, next);
+		list_next(w, next);
 		return;
 	}
-	tools_done(w);
+	phase_next(w);
 }
 
 static void on_init(struct uw *w, const json_t *res)
@@ -169,10 +217,14 @@ static void on_init(struct uw *w, const json_t *res)
 		exit(3); /* restarted with backoff */
 	}
 	w->ready = 1;
+	const json_t *caps = json_object_get(res, "capabilities");
+	w->has[0] = 1;
+	w->has[1] = w->has[2] = json_is_object(json_object_get(caps, "resources"));
+	w->has[3] = json_is_object(json_object_get(caps, "prompts"));
+	w->completions = json_is_object(json_object_get(caps, "completions"));
 	int rc = to_server(w, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 	(void)rc;
-	w->pages = 0;
-	list_tools(w, NULL);
+	list_start(w);
 	ipc_log(w->ipcfd, "info", "upstream %s: initialized (protocol %.20s)", w->name, json_string_value(v));
 }
 
@@ -215,6 +267,93 @@ static void on_call_answer(struct uw *w, uint64_t cid, const json_t *msg)
 	buf_free(&enc);
 }
 
+/* A call's progress (its token is the call's number) or a log message, to the signer, which
+ * gives it to the agent of that call; at most UP_NOTES_PER_S a second, the rest dropped. */
+static void relay_note(struct uw *w, const char *method, const json_t *params)
+{
+	uint64_t now = mono_ms(), cid = 0;
+	if (now - w->note_window >= 1000) {
+		w->note_window = now;
+		w->notes = 0;
+	}
+	if (!json_is_object(params) || ++w->notes > UP_NOTES_PER_S) {
+		if (w->notes == UP_NOTES_PER_S + 1)
+			misbehaved(w, "more than %u notifications a second: the rest of this second's are dropped",
+				   UP_NOTES_PER_S);
+		return;
+	}
+	if (!strcmp(method, "notifications/progress")) {
+		const json_t *t = json_object_get(params, "progressToken");
+		int known = 0;
+		for (size_t i = 0; json_is_integer(t) && i < w->ninflight; i++)
+			known |= w->inflight[i] == (uint64_t)json_integer_value(t);
+		if (!known)
+			return; /* progress of a call not in flight: nobody to tell */
+		cid = (uint64_t)json_integer_value(t);
+	}
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_NOTE, 3);
+	if (f && call_value_encode(params, PROTO_UP_NOTE_MAX, &enc, err) == 0 &&
+	    !ipc_put_uint(&w->arena, f, "cid", cid) && !ipc_put_text(&w->arena, f, "method", method, strlen(method)) &&
+	    !ipc_put_bytes(&w->arena, f, "params", enc.p, enc.len))
+		send_frame(w, f);
+	buf_free(&enc);
+}
+
+/* A server's request of the client (sampling, elicitation, roots) to the signer, which
+ * relays it to the client of the call it belongs to. 0, or -1 when it cannot be sent. */
+static int ask_client(struct uw *w, const char *method, const json_t *id, const json_t *params)
+{
+	char *sid = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_t *p = json_is_object(params) ? json_incref((json_t *)params) : json_object();
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_ASK, 3);
+	int rc = !sid || strlen(sid) > PROTO_RID_MAX || !f || call_value_encode(p, PROTO_UP_NOTE_MAX, &enc, err) ||
+		 ipc_put_text(&w->arena, f, "sid", sid, strlen(sid)) ||
+		 ipc_put_text(&w->arena, f, "method", method, strlen(method)) ||
+		 ipc_put_bytes(&w->arena, f, "params", enc.p, enc.len);
+	if (rc == 0)
+		send_frame(w, f);
+	json_decref(p);
+	free(sid);
+	buf_free(&enc);
+	return rc ? -1 : 0;
+}
+
+/* The client's answer (through the signer) to the server's request sid. */
+static void on_answer(struct uw *w, struct ipc_frame *f)
+{
+	const char *sid;
+	size_t sn;
+	const uint8_t *p;
+	size_t n;
+	char err[AS_ERRLEN];
+	int res = cv_get(f->body, "result") != NULL;
+	if (ipc_get_text(f->body, "sid", PROTO_RID_MAX, &sid, &sn, err) ||
+	    ipc_get_bytes(f->body, res ? "result" : "error", PROTO_UP_RESULT_MAX, &p, &n, err))
+		return;
+	json_t *id = json_loadb(sid, sn, JSON_DECODE_ANY, NULL);
+	struct cv_arena a;
+	cv_arena_init(&a, n + 16);
+	struct cv *v;
+	json_t *body = cbor_decode(p, n, &a, &v, err) == 0 ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (id && json_is_object(body)) {
+		int rc = to_server(
+		    w, json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", id, res ? "result" : "error", body));
+		(void)rc;
+	} else {
+		json_decref(id);
+		json_decref(body);
+	}
+}
+
 static void on_message(struct uw *w, const char *line, size_t n)
 {
 	json_error_t je;
@@ -227,6 +366,12 @@ static void on_message(struct uw *w, const char *line, size_t n)
 	const json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
 	if (json_is_string(method) && id) { /* a request of the server's own */
 		const char *mth = json_string_value(method);
+		if ((!strcmp(mth, "sampling/createMessage") || !strcmp(mth, "elicitation/create") ||
+		     !strcmp(mth, "roots/list")) &&
+		    ask_client(w, mth, id, json_object_get(m, "params")) == 0) {
+			json_decref(m);
+			return; /* the signer relays it to the client of the call, and its answer back */
+		}
 		json_t *ans = !strcmp(mth, "ping")
 				  ? json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id", id, "result")
 				  : json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
@@ -234,26 +379,28 @@ static void on_message(struct uw *w, const char *line, size_t n)
 		int rc = to_server(w, ans);
 		(void)rc;
 	} else if (json_is_string(method)) { /* a notification */
-		if (!strcmp(json_string_value(method), "notifications/tools/list_changed") && w->ready && !w->tools) {
-			w->list_seq++;
-			w->pages = 0;
-			list_tools(w, NULL);
-		}
+		const char *nm = json_string_value(method);
+		if (!strcmp(nm, "notifications/progress") || !strcmp(nm, "notifications/message"))
+			relay_note(w, nm, json_object_get(m, "params"));
+		else if (w->ready && (!strcmp(nm, "notifications/tools/list_changed") ||
+				      !strcmp(nm, "notifications/resources/list_changed") ||
+				      !strcmp(nm, "notifications/prompts/list_changed")))
+			list_start(w); /* the whole catalog again: a list in progress is dropped */
 	} else if (json_is_string(id)) {
-		char tools_id[32];
-		snprintf(tools_id, sizeof tools_id, "assent-tools-%u", w->list_seq);
+		char list_id[40];
+		snprintf(list_id, sizeof list_id, "assent-list-%u-%u", w->list_seq, w->phase);
 		const json_t *res = json_object_get(m, "result");
 		if (!strcmp(json_string_value(id), "assent-init") && !w->ready) {
 			on_init(w, res);
-		} else if (!strcmp(json_string_value(id), tools_id)) {
-			if (json_is_object(res))
-				on_tools(w, res);
-			else {
-				misbehaved(w, "tools/list failed: none of its tools is served");
-				if (!w->tools)
-					w->tools = json_array();
-				tools_done(w);
+		} else if (!strcmp(json_string_value(id), list_id) && w->phase < 4) {
+			if (json_is_object(res)) {
+				on_list(w, res);
+			} else {
+				misbehaved(w, "%s failed: none is served", lists[w->phase].method);
+				phase_next(w);
 			}
+		} else if (!strncmp(json_string_value(id), "assent-list-", 12)) {
+			/* an answer to a list a change notice replaced */
 		} else {
 			misbehaved(w, "an answer to a request assent never made");
 		}
@@ -357,11 +504,22 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		return;
 	}
 	w->last_cid = cid;
-	char up[33], tool[CALL_TOOL_MAX + 1];
-	call_names(c, up, tool);
+	static char name[CALL_URI_MAX + 1];
+	call_name(c, name, sizeof name);
+	const char *method = call_method(c);
+	json_t *params;
+	if (!strcmp(method, "tools/call")) /* its progress comes back under the call's number */
+		params = json_pack("{s:s,s:o,s:{s:I}}", "name", name, "arguments", args, "_meta", "progressToken",
+				   (json_int_t)cid);
+	else if (!strcmp(method, "prompts/get"))
+		params = json_pack("{s:s,s:o}", "name", name, "arguments", args);
+	else if (!strcmp(method, "resources/read"))
+		params = (json_decref(args), json_pack("{s:s}", "uri", name));
+	else
+		params = args; /* completion/complete: its params as the agent sent them, routed */
 	w->inflight[w->ninflight++] = cid;
-	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method",
-					"tools/call", "params", "name", tool, "arguments", args));
+	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:o}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method", method,
+					"params", params));
 	if (rc != 0) {
 		inflight_take(w, cid);
 		static const char full[] = "the server is not reading: the call was not sent";
@@ -372,6 +530,19 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 			send_frame(w, r);
 	}
 	cv_arena_free(&a);
+}
+
+/* The agent cancelled a call in flight: the server is told, and its answer is not awaited. */
+static void on_cancel(struct uw *w, struct ipc_frame *f)
+{
+	uint64_t cid;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "cid", UINT64_MAX, &cid, err) != 0 || !inflight_take(w, cid))
+		return;
+	int rc =
+	    to_server(w, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method", "notifications/cancelled",
+				   "params", "requestId", (json_int_t)cid, "reason", "the agent cancelled the call"));
+	(void)rc;
 }
 
 /* The configuration comes first, before the jail: {name}. */
@@ -434,10 +605,11 @@ int worker_upstream_main(int ipcfd)
 	if (!hello || ipc_put_text(&a, hello, "kind", "upstream", 8) != 0)
 		return 2;
 	send_frame(&w, hello);
-	int rc =
-	    to_server(&w, json_pack("{s:s,s:s,s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id", "assent-init",
-				    "method", "initialize", "params", "protocolVersion", UP_PROTOCOL, "capabilities",
-				    "clientInfo", "name", "assent", "version", ASSENT_VERSION));
+	/* assent relays sampling, elicitation and roots to the client of the call they belong to */
+	int rc = to_server(&w, json_pack("{s:s,s:s,s:s,s:{s:s,s:{s:{},s:{},s:{}},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id",
+					 "assent-init", "method", "initialize", "params", "protocolVersion",
+					 UP_PROTOCOL, "capabilities", "sampling", "elicitation", "roots", "clientInfo",
+					 "name", "assent", "version", ASSENT_VERSION));
 	if (rc != 0)
 		return 2;
 	w.init_at = mono_ms();
@@ -471,6 +643,10 @@ int worker_upstream_main(int ipcfd)
 				}
 				if (f.type == F_DISPATCH)
 					on_dispatch(&w, &f);
+				else if (f.type == F_UP_CANCEL)
+					on_cancel(&w, &f);
+				else if (f.type == F_UP_ANSWER)
+					on_answer(&w, &f);
 				ipc_frame_close_fds(&f);
 			}
 		}
