@@ -329,8 +329,8 @@ def misbehave():
        and len(lines) < 50, f"garbage: the log says what it wrote, and that the 10 MB line was skipped ({len(lines)} lines)")
 
     # -- results too big: over the gateway's bound (2 MiB encoded) the agent is told; over the upstream
-    # worker's line bound (4 MiB) the line is skipped and the call ends at the call timeout; the same
-    # upstream answers the next call either way
+    # worker's line bound (4 MiB) the line is skipped, and the call it answers (its id read from the
+    # line's end) ends at once; the same upstream answers the next call either way
     import base64
     for name, size in (("big-3m.txt", 3 << 20), ("big-6m.txt", 6 << 20)):
         with open(f"{cfg['root']}/{name}", "w") as f:
@@ -346,8 +346,13 @@ def misbehave():
     a.call("b2", "fs__read_file", {"path": "big-6m.txt"})
     m = a.wait_id("b2")
     t = text_of(m)
-    ok(m and m.get("result", {}).get("isError") and "outcome is unknown" in t,
-       f"a 6 MiB result (one line over the worker's bound): the call ends isError, outcome unknown ({t[:120]})")
+    sid = gate_facts(m).get("session_id")
+    out = [e["entry"] for e in ledger(sid)] if sid else []
+    ok(m and m.get("result", {}).get("isError") and "its answer is a line over 4194304 bytes: not forwarded" in t,
+       f"a 6 MiB result (one line over the upstream worker's bound): the call ends at once, isError, saying so "
+       f"({t[:120]})")
+    ok(any(e["kind"] == "outcome" and e.get("status") == "error" for e in out),
+       f"... its ledger outcome is error, not unknown: the server answered ({[(e['kind'], e.get('status')) for e in out]})")
     a.call("b3", "fs__echo", {"text": "after the big ones"})
     m = a.wait_id("b3")
     ok(m and text_of(m) == "after the big ones", "... and the same upstream answers the next call")
