@@ -24,6 +24,7 @@
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/jail.h"
+#include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/upstream/uphttp.h"
 
 #define UP_LINE_MAX (4u << 20)	 /* one message from the server; a longer line is skipped */
@@ -53,6 +54,9 @@ struct uw {
 	size_t ninflight;
 	uint64_t log_window, logs;   /* rate of logs about the server's misbehaviour */
 	uint64_t note_window, notes; /* rate of notifications relayed */
+	/* a skipped line's first and last bytes, to find the call it answers */
+	char skip_head[MCP_PEEK_HEAD], skip_tail[MCP_PEEK_TAIL];
+	size_t skip_hlen, skip_tlen;
 	struct cv_arena arena;
 	struct uphttp *http; /* a url upstream: its connections (NULL: stdio) */
 	unsigned asked;	     /* sockets asked of the signer, not yet given */
@@ -431,6 +435,44 @@ static void on_message(struct uw *w, const char *line, size_t n)
 	json_decref(m);
 }
 
+/* ---- a line over UP_LINE_MAX: skipped, but the call it answers is told so at once ----
+ * Without this, a call whose result is one line over the bound waited for
+ * ASSENT_UPSTREAM_CALL_TIMEOUT (300 s) and ended "outcome unknown", though the server had
+ * answered. The line's id is read from its first or last bytes as the mcp worker reads an
+ * agent's over-long line (mcp_peek_id); only the id of a call in flight counts, so a server
+ * can only fail its own calls this way, which it can anyway. */
+
+static void skip_keep(struct uw *w, const uint8_t *p, size_t n)
+{
+	const size_t cap = sizeof w->skip_tail;
+	if (n >= cap) {
+		memcpy(w->skip_tail, p + n - cap, cap);
+		w->skip_tlen = cap;
+		return;
+	}
+	size_t keep = w->skip_tlen + n > cap ? cap - n : w->skip_tlen;
+	memmove(w->skip_tail, w->skip_tail + w->skip_tlen - keep, keep);
+	memcpy(w->skip_tail + keep, p, n);
+	w->skip_tlen = keep + n;
+}
+
+/* The skipped line ended: the call it answered, if it names one in flight, fails now. */
+static void skip_done(struct uw *w)
+{
+	struct mcp_id id;
+	int found = mcp_peek_id(w->skip_head, w->skip_hlen, w->skip_tail, w->skip_tlen, &id);
+	w->skip_hlen = w->skip_tlen = 0;
+	if (!found || id.t != MCP_ID_INT || id.i <= 0 || !inflight_take(w, (uint64_t)id.i))
+		return;
+	char what[128];
+	snprintf(what, sizeof what, "its answer is a line over %u bytes: not forwarded", UP_LINE_MAX);
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
+	if (f && !ipc_put_uint(&w->arena, f, "cid", (uint64_t)id.i) &&
+	    !ipc_put_text(&w->arena, f, "error", what, strlen(what)))
+		send_frame(w, f);
+}
+
 /* What the server wrote: whole lines are messages; a line over UP_LINE_MAX is skipped
  * to its end. 0, or -1 when the server closed its stdout. */
 static int server_read(struct uw *w)
@@ -447,12 +489,21 @@ static int server_read(struct uw *w)
 			uint8_t *nl = memchr(tmp + off, '\n', n - off);
 			size_t seg = nl ? (size_t)(nl - (tmp + off)) : n - off;
 			if (w->skipping) {
-				if (nl)
+				skip_keep(w, tmp + off, seg);
+				if (nl) {
 					w->skipping = 0;
+					skip_done(w);
+				}
 			} else if (buf_put(&w->rx, tmp + off, seg) != 0) {
 				misbehaved(w, "a line over %u bytes: skipped", UP_LINE_MAX);
+				w->skip_hlen = w->rx.len < sizeof w->skip_head ? w->rx.len : sizeof w->skip_head;
+				memcpy(w->skip_head, w->rx.p, w->skip_hlen);
+				w->skip_tlen = 0;
+				skip_keep(w, tmp + off, seg);
 				buf_reset(&w->rx);
 				w->skipping = !nl;
+				if (nl)
+					skip_done(w);
 			} else if (nl) {
 				size_t len = w->rx.len;
 				while (len && (w->rx.p[len - 1] == '\r' || w->rx.p[len - 1] == ' '))
