@@ -163,9 +163,12 @@ class Bench:
 
     # ---- assentd ----
     def gate_files(self, name, upstreams):
+        """-> (state dir, policy, upstreams file); the upstreams serve a root of this daemon's own
+        (DIR/root), so that its upstream servers can be told from any other's."""
         d = os.path.join(self.top, name)
-        os.makedirs(d)
-        servers = {u: {"command": NODE, "args": [FS, "--root", self.root], "env": {"UPSTREAM_SECRET": self.secret}}
+        os.makedirs(os.path.join(d, "root"))
+        self.gate_root = os.path.join(d, "root")
+        servers = {u: {"command": NODE, "args": [FS, "--root", self.gate_root], "env": {"UPSTREAM_SECRET": self.secret}}
                    for u in upstreams}
         ups = os.path.join(d, "upstreams.json")
         with open(ups, "w") as f:
@@ -210,14 +213,37 @@ class Bench:
             raise Failed(f"assent agent add: {r.stderr.strip()[:200]}")
         return r.stdout.strip().splitlines()[-1]
 
+    def wait_tools(self, hp, key, n):
+        """Until the agent listener lists n upstream echo tools (the upstreams start in the
+        background: a call before its server answered initialize is an unknown tool)."""
+        end, seen = time.monotonic() + 60, []
+        while time.monotonic() < end:
+            seen = [t for t in self.tools_list(hp, key) if t.endswith("__echo")]
+            if len(seen) >= n:
+                return
+            time.sleep(0.25)
+        raise Failed(f"only {len(seen)} of {n} upstreams' tools listed after 60 s")
+
+    def stop_daemon(self, pid):
+        if running(pid):
+            procs = tree(pid)
+            os.kill(pid, signal.SIGTERM)
+            end = time.monotonic() + 10
+            while any(running(q) for q in procs) and time.monotonic() < end:
+                time.sleep(0.02)
+
     def gate(self):
         state, pol, ups = self.gate_files("gate1", ["fs"])
         key = self.agent_key(state)
         pid, hp = self.start_daemon(state, pol, ups)
-        url = f"http://{hp}/mcp"
-        bridge = [os.path.join(self.build, "assentd"), "--stdio", "--state", state, "--policy", pol, "--upstreams", ups]
-        return self.cells(lambda c: self.drive(c, "fs__echo", stdio=bridge),
-                          lambda c: self.drive(c, "fs__echo", url=url, bearer=key))
+        try:
+            self.wait_tools(hp, key, 1)
+            url = f"http://{hp}/mcp"
+            bridge = [os.path.join(self.build, "assentd"), "--stdio", "--state", state, "--policy", pol, "--upstreams", ups]
+            return self.cells(lambda c: self.drive(c, "fs__echo", stdio=bridge),
+                              lambda c: self.drive(c, "fs__echo", url=url, bearer=key))
+        finally:
+            self.stop_daemon(pid)
 
     def tools_list(self, hp, key):
         host, port = hp.rsplit(":", 1)
@@ -247,8 +273,10 @@ class Bench:
                 return [t.get("name") for t in (m.get("result") or {}).get("tools", [])]
         return []
 
-    def upstream_pids(self):
-        """Node processes serving our root: the upstream servers, wherever they were started from."""
+    def upstream_pids(self, root=None):
+        """Node processes serving the root (any of ours by default): the upstream servers,
+        wherever they were started from."""
+        root = (root or self.top).encode()
         out = []
         for d in os.listdir("/proc"):
             if d.isdigit():
@@ -257,7 +285,7 @@ class Bench:
                         cl = f.read().split(b"\0")
                 except OSError:
                     continue
-                if len(cl) > 1 and cl[1] == FS.encode() and self.root.encode() in cl and running(int(d)):
+                if len(cl) > 1 and cl[1] == FS.encode() and any(a.startswith(root) for a in cl) and running(int(d)):
                     out.append(int(d))
         return out
 
@@ -280,18 +308,13 @@ class Bench:
             state, pol, ups = self.gate_files("gate10", names)
             key = self.agent_key(state)
             pid, hp = self.start_daemon(state, pol, ups)
-            end, seen = time.monotonic() + 60, []
-            while time.monotonic() < end:
-                seen = [n for n in self.tools_list(hp, key) if n.endswith("__echo")]
-                if len(seen) >= UPSTREAMS_FOR_RSS:
-                    break
-                time.sleep(0.25)
-            if len(seen) < UPSTREAMS_FOR_RSS:
-                raise Failed(f"only {len(seen)} of {UPSTREAMS_FOR_RSS} upstreams' tools listed after 60 s")
-            ups_total = settled_rss(self.upstream_pids)[0]
-            mine = lambda: [q for q in tree(pid) if q not in set(self.upstream_pids())]  # noqa: E731
-            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: signer + workers + upstream workers"] = settled_rss(mine)[0]
-            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: the {len(self.upstream_pids())} upstream servers"] = ups_total
+            self.wait_tools(hp, key, UPSTREAMS_FOR_RSS)
+            root = self.gate_root
+            ups_total = settled_rss(lambda: self.upstream_pids(root))[0]
+            mine = lambda: [q for q in tree(pid) if q not in set(self.upstream_pids(root))]  # noqa: E731
+            total, parts = settled_rss(mine)
+            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: its {len(parts)} processes (signer, workers, upstream workers)"] = total
+            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: the {len(self.upstream_pids(root))} upstream servers (node)"] = ups_total
         return mem
 
     def cleanup(self):
@@ -315,28 +338,31 @@ def report(cols, mem, skip, rule, a):
     print(f"gate bench: an allowed tools/call of echo (python3 tests/bench/gate_bench.py; raw JSON-RPC driver, "
           f"{a.seconds:g} s per cell after 200 warm-up calls; load average {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} CPUs)")
-    hdr = f"{'':<14}{'transport':<10}{'in flight':>9}{'calls/s':>11}{'p50 ms':>9}{'p99 ms':>9}" \
-          f"{'added p50 vs direct':>21}{'% of direct rate':>18}"
-    print(hdr)
+    print(f"{'':<40}{'':<29}{'vs direct, same transport':>30}{'vs direct over stdio':>30}")
+    print(f"{'':<14}{'transport':<10}{'in flight':>9}{'calls/s':>11}{'p50 ms':>9}{'p99 ms':>9}"
+          + f"{'added p50':>14}{'% of rate':>16}" * 2)
     for name in cols:
         for tr, c in CELLS:
             v = cols[name].get((tr, c), {})
-            d = cols.get("direct", {}).get((tr, c), {})
             if "error" in v:
                 print(f"{name:<14}{tr:<10}{c:>9}  failed: {v['error'][:200]}")
                 continue
-            added = pctd = ""
-            if name not in ("client floor", "direct") and "rate" in d:
-                added = f"{(v['p50_ms'] - d['p50_ms']) * 1000:+.0f} us"
-                pctd = f"{100 * v['rate'] / d['rate']:.0f}%"
-            print(f"{name:<14}{tr:<10}{c:>9}{v['rate']:>11,.0f}{v['p50_ms']:>9.3f}{v['p99_ms']:>9.3f}{added:>21}{pctd:>18}")
+            cmp = ""
+            if name not in ("client floor", "direct"):
+                for ref in (cols.get("direct", {}).get((tr, c), {}), cols.get("direct", {}).get(("stdio", c), {})):
+                    if "rate" in ref and (tr == "http" or not cmp):
+                        cmp += f"{(v['p50_ms'] - ref['p50_ms']) * 1000:>+11.0f} us{100 * v['rate'] / ref['rate']:>15.0f}%"
+            print(f"{name:<14}{tr:<10}{c:>9}{v['rate']:>11,.0f}{v['p50_ms']:>9.3f}{v['p99_ms']:>9.3f}{cmp}")
+    print("The proxies (ref proxy, assentd) reach the upstream over stdio whatever the agent's transport: over HTTP,")
+    print("the upstream's own Streamable HTTP server (the SDK's, with SSE answers) is replaced by its stdio side, so")
+    print("the HTTP rows are also compared with the direct stdio figure at the same number in flight.")
     if skip:
         print(f"assentd       SKIP: {skip}")
     elif rule:
         print(f"assentd policy: {rule}; default deny")
     print("resident memory (VmRSS, MiB):")
     for k, v in mem.items():
-        print(f"  {k:<72}{mib(v):>8}")
+        print(f"  {k:<80}{mib(v):>8}")
     if skip:
         print(f"  assentd with {UPSTREAMS_FOR_RSS} upstreams: SKIP: {skip}")
 
