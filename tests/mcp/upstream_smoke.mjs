@@ -227,6 +227,48 @@ async function main() {
   ok(init?.result && took >= 3000, `slow-start: initialize answered after ${took} ms (at least 3,000)`);
   w.kill();
 
+  // the modes over Streamable HTTP, on the wire
+  {
+    const post = async (port, msg, sid, ms = 20000) => {
+      const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+      if (sid) Object.assign(headers, { "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" });
+      const r = await fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", headers, body: JSON.stringify(msg),
+        signal: AbortSignal.timeout(ms) });
+      return { status: r.status, sid: r.headers.get("mcp-session-id"), body: await r.text() };
+    };
+    const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {},
+      clientInfo: { name: "upstream-smoke", version: "1" } } };
+    const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } };
+    const open = async (mode) => {
+      const rr = fresh();
+      const hh = await startHttp([FS, "--http", "--root", rr.root], envFor(rr, { UPSTREAM_MODE: mode }));
+      const t0 = Date.now();
+      const i = await post(hh.port, INIT);
+      await post(hh.port, { jsonrpc: "2.0", method: "notifications/initialized" }, i.sid);
+      return { ...hh, r: rr, sid: i.sid, took: Date.now() - t0, init: i };
+    };
+    let m = await open("crash-on-call");
+    const exited = new Promise((res) => m.p.on("exit", (code) => res(code)));
+    await post(m.port, call, m.sid).catch(() => null);
+    ok((await exited) === 3 && lines(m.r.log).length === 1, "http crash-on-call: counted, then exit status 3");
+    m = await open("garbage");
+    let g = await post(m.port, call, m.sid);
+    let parsed = true;
+    try { JSON.parse(g.body); } catch { parsed = false; }
+    ok(g.status === 200 && !parsed && g.body.length >= 1 << 20 && lines(m.r.log).length === 1,
+      "http garbage: tools/call answered 200 with a non-JSON body of 1 MB, and counted", `${g.status} ${g.body.length}`);
+    m.p.kill();
+    m = await open("hang");
+    const hungCall = post(m.port, call, m.sid, 2000).then(() => "answered", () => "no answer");
+    const png = await post(m.port, { jsonrpc: "2.0", id: 3, method: "ping" }, m.sid);
+    ok(png.status === 200 && (await hungCall) === "no answer" && lines(m.r.log).length === 1,
+      "http hang: tools/call never answered (2 s), a later ping is");
+    m.p.kill();
+    m = await open("slow-start");
+    ok(m.init.status === 200 && m.took >= 3000, `http slow-start: initialize answered after ${m.took} ms (at least 3,000)`);
+    m.p.kill();
+  }
+
   // resources and prompts
   r = fresh();
   c = await sdkStdio(NODE, [FS, "--root", r.root], envFor(r, { UPSTREAM_MODE: "resources,prompts" }));
