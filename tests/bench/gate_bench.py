@@ -23,7 +23,7 @@ only when a column that should work did not. Usage (from the repository root):
   python3 tests/bench/gate_bench.py [--build build] [--seconds 3] [--keep]
 Stdlib only; the pinned Node 22 of tests/mcp; a temporary directory; stops all it started.
 """
-import argparse, http.client, json, os, select, shutil, signal, subprocess, sys, tempfile, time
+import argparse, http.client, json, os, select, signal, subprocess, sys, tempfile, time
 from benchlib import finish, mib, running, settled_rss, tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -334,10 +334,32 @@ class Bench:
             os.kill(q, signal.SIGKILL)
 
 
-def report(cols, mem, skip, rule, a):
+def fsync_cost(d, n=200):
+    """p50 and p99 (ms) of appending one line and fsyncing it in d: what the reference proxy pays
+    per call, and what a shared disk makes of it at the time of the run."""
+    path = os.path.join(d, "fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    t = []
+    try:
+        for _ in range(n):
+            s = time.perf_counter()
+            os.write(fd, b"x" * 120 + b"\n")
+            os.fsync(fd)
+            t.append(time.perf_counter() - s)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    t.sort()
+    return t[n // 2] * 1e3, t[min(n - 1, n * 99 // 100)] * 1e3
+
+
+def report(cols, mem, skip, rule, a, fsync=None):
     print(f"gate bench: an allowed tools/call of echo (python3 tests/bench/gate_bench.py; raw JSON-RPC driver, "
           f"{a.seconds:g} s per cell after 200 warm-up calls; load average {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} CPUs)")
+    if fsync:
+        print(f"a line appended and fsynced in the bench's directory, now: p50 {fsync[0]:.3f} ms, p99 {fsync[1]:.3f} ms "
+              f"(the reference proxy pays one per call, before forwarding)")
     print(f"{'':<40}{'':<29}{'vs direct, same transport':>30}{'vs direct over stdio':>30}")
     print(f"{'':<14}{'transport':<10}{'in flight':>9}{'calls/s':>11}{'p50 ms':>9}{'p99 ms':>9}"
           + f"{'added p50':>14}{'% of rate':>16}" * 2)
@@ -381,6 +403,7 @@ def main():
     ok, cols, mem = False, {}, {}
     gate_ok, skip = gate_built(b.build)
     try:
+        fsync = fsync_cost(b.top)
         cols["client floor"] = b.floor()
         cols["direct"] = b.direct()
         cols["ref proxy"] = b.proxy()
@@ -389,17 +412,13 @@ def main():
                 cols["assentd"] = b.gate()
             except (Failed, OSError, subprocess.TimeoutExpired) as e:
                 cols["assentd"] = {cell: {"error": f"{type(e).__name__}: {e}"} for cell in CELLS}
+        ok_mem = True
         try:
             mem = b.memory(gate_ok)
         except (Failed, OSError, subprocess.TimeoutExpired) as e:
-            mem = {}
-            cols.setdefault("memory", {})
             print(f"gate_bench: memory: FAILED: {e}", file=sys.stderr)
             ok_mem = False
-        else:
-            ok_mem = True
-        report({k: v for k, v in cols.items() if k != "memory"}, mem, "" if gate_ok else skip,
-               getattr(b, "rule", None), a)
+        report(cols, mem, "" if gate_ok else skip, getattr(b, "rule", None), a, fsync)
         bad = [f"{n} {tr} {c}: {v['error']}" for n, col in cols.items() for (tr, c), v in col.items() if "error" in v]
         for p in bad:
             print(f"gate_bench: FAILED: {p[:300]}", file=sys.stderr)
