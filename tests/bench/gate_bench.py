@@ -23,7 +23,7 @@ only when a column that should work did not. Usage (from the repository root):
   python3 tests/bench/gate_bench.py [--build build] [--seconds 3] [--keep]
 Stdlib only; the pinned Node 22 of tests/mcp; a temporary directory; stops all it started.
 """
-import argparse, http.client, json, os, select, shutil, signal, subprocess, sys, tempfile, time
+import argparse, http.client, json, os, select, signal, subprocess, sys, tempfile, time
 from benchlib import finish, mib, running, settled_rss, tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -163,9 +163,12 @@ class Bench:
 
     # ---- assentd ----
     def gate_files(self, name, upstreams):
+        """-> (state dir, policy, upstreams file); the upstreams serve a root of this daemon's own
+        (DIR/root), so that its upstream servers can be told from any other's."""
         d = os.path.join(self.top, name)
-        os.makedirs(d)
-        servers = {u: {"command": NODE, "args": [FS, "--root", self.root], "env": {"UPSTREAM_SECRET": self.secret}}
+        os.makedirs(os.path.join(d, "root"))
+        self.gate_root = os.path.join(d, "root")
+        servers = {u: {"command": NODE, "args": [FS, "--root", self.gate_root], "env": {"UPSTREAM_SECRET": self.secret}}
                    for u in upstreams}
         ups = os.path.join(d, "upstreams.json")
         with open(ups, "w") as f:
@@ -210,14 +213,37 @@ class Bench:
             raise Failed(f"assent agent add: {r.stderr.strip()[:200]}")
         return r.stdout.strip().splitlines()[-1]
 
+    def wait_tools(self, hp, key, n):
+        """Until the agent listener lists n upstream echo tools (the upstreams start in the
+        background: a call before its server answered initialize is an unknown tool)."""
+        end, seen = time.monotonic() + 60, []
+        while time.monotonic() < end:
+            seen = [t for t in self.tools_list(hp, key) if t.endswith("__echo")]
+            if len(seen) >= n:
+                return
+            time.sleep(0.25)
+        raise Failed(f"only {len(seen)} of {n} upstreams' tools listed after 60 s")
+
+    def stop_daemon(self, pid):
+        if running(pid):
+            procs = tree(pid)
+            os.kill(pid, signal.SIGTERM)
+            end = time.monotonic() + 10
+            while any(running(q) for q in procs) and time.monotonic() < end:
+                time.sleep(0.02)
+
     def gate(self):
         state, pol, ups = self.gate_files("gate1", ["fs"])
         key = self.agent_key(state)
         pid, hp = self.start_daemon(state, pol, ups)
-        url = f"http://{hp}/mcp"
-        bridge = [os.path.join(self.build, "assentd"), "--stdio", "--state", state, "--policy", pol, "--upstreams", ups]
-        return self.cells(lambda c: self.drive(c, "fs__echo", stdio=bridge),
-                          lambda c: self.drive(c, "fs__echo", url=url, bearer=key))
+        try:
+            self.wait_tools(hp, key, 1)
+            url = f"http://{hp}/mcp"
+            bridge = [os.path.join(self.build, "assentd"), "--stdio", "--state", state, "--policy", pol, "--upstreams", ups]
+            return self.cells(lambda c: self.drive(c, "fs__echo", stdio=bridge),
+                              lambda c: self.drive(c, "fs__echo", url=url, bearer=key))
+        finally:
+            self.stop_daemon(pid)
 
     def tools_list(self, hp, key):
         host, port = hp.rsplit(":", 1)
@@ -247,8 +273,10 @@ class Bench:
                 return [t.get("name") for t in (m.get("result") or {}).get("tools", [])]
         return []
 
-    def upstream_pids(self):
-        """Node processes serving our root: the upstream servers, wherever they were started from."""
+    def upstream_pids(self, root=None):
+        """Node processes serving the root (any of ours by default): the upstream servers,
+        wherever they were started from."""
+        root = (root or self.top).encode()
         out = []
         for d in os.listdir("/proc"):
             if d.isdigit():
@@ -257,7 +285,7 @@ class Bench:
                         cl = f.read().split(b"\0")
                 except OSError:
                     continue
-                if len(cl) > 1 and cl[1] == FS.encode() and self.root.encode() in cl and running(int(d)):
+                if len(cl) > 1 and cl[1] == FS.encode() and any(a.startswith(root) for a in cl) and running(int(d)):
                     out.append(int(d))
         return out
 
@@ -280,18 +308,13 @@ class Bench:
             state, pol, ups = self.gate_files("gate10", names)
             key = self.agent_key(state)
             pid, hp = self.start_daemon(state, pol, ups)
-            end, seen = time.monotonic() + 60, []
-            while time.monotonic() < end:
-                seen = [n for n in self.tools_list(hp, key) if n.endswith("__echo")]
-                if len(seen) >= UPSTREAMS_FOR_RSS:
-                    break
-                time.sleep(0.25)
-            if len(seen) < UPSTREAMS_FOR_RSS:
-                raise Failed(f"only {len(seen)} of {UPSTREAMS_FOR_RSS} upstreams' tools listed after 60 s")
-            ups_total = settled_rss(self.upstream_pids)[0]
-            mine = lambda: [q for q in tree(pid) if q not in set(self.upstream_pids())]  # noqa: E731
-            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: signer + workers + upstream workers"] = settled_rss(mine)[0]
-            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: the {len(self.upstream_pids())} upstream servers"] = ups_total
+            self.wait_tools(hp, key, UPSTREAMS_FOR_RSS)
+            root = self.gate_root
+            ups_total = settled_rss(lambda: self.upstream_pids(root))[0]
+            mine = lambda: [q for q in tree(pid) if q not in set(self.upstream_pids(root))]  # noqa: E731
+            total, parts = settled_rss(mine)
+            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: its {len(parts)} processes (signer, workers, upstream workers)"] = total
+            mem[f"assentd, {UPSTREAMS_FOR_RSS} upstreams: the {len(self.upstream_pids(root))} upstream servers (node)"] = ups_total
         return mem
 
     def cleanup(self):
@@ -311,32 +334,57 @@ class Bench:
             os.kill(q, signal.SIGKILL)
 
 
-def report(cols, mem, skip, rule, a):
+def fsync_cost(d, n=200):
+    """p50 and p99 (ms) of appending one line and fsyncing it in d: what the reference proxy pays
+    per call, and what a shared disk makes of it at the time of the run."""
+    path = os.path.join(d, "fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    t = []
+    try:
+        for _ in range(n):
+            s = time.perf_counter()
+            os.write(fd, b"x" * 120 + b"\n")
+            os.fsync(fd)
+            t.append(time.perf_counter() - s)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    t.sort()
+    return t[n // 2] * 1e3, t[min(n - 1, n * 99 // 100)] * 1e3
+
+
+def report(cols, mem, skip, rule, a, fsync=None):
     print(f"gate bench: an allowed tools/call of echo (python3 tests/bench/gate_bench.py; raw JSON-RPC driver, "
           f"{a.seconds:g} s per cell after 200 warm-up calls; load average {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} CPUs)")
-    hdr = f"{'':<14}{'transport':<10}{'in flight':>9}{'calls/s':>11}{'p50 ms':>9}{'p99 ms':>9}" \
-          f"{'added p50 vs direct':>21}{'% of direct rate':>18}"
-    print(hdr)
+    if fsync:
+        print(f"a line appended and fsynced in the bench's directory, now: p50 {fsync[0]:.3f} ms, p99 {fsync[1]:.3f} ms "
+              f"(the reference proxy pays one per call, before forwarding)")
+    print(f"{'':<40}{'':<29}{'vs direct, same transport':>30}{'vs direct over stdio':>30}")
+    print(f"{'':<14}{'transport':<10}{'in flight':>9}{'calls/s':>11}{'p50 ms':>9}{'p99 ms':>9}"
+          + f"{'added p50':>14}{'% of rate':>16}" * 2)
     for name in cols:
         for tr, c in CELLS:
             v = cols[name].get((tr, c), {})
-            d = cols.get("direct", {}).get((tr, c), {})
             if "error" in v:
                 print(f"{name:<14}{tr:<10}{c:>9}  failed: {v['error'][:200]}")
                 continue
-            added = pctd = ""
-            if name not in ("client floor", "direct") and "rate" in d:
-                added = f"{(v['p50_ms'] - d['p50_ms']) * 1000:+.0f} us"
-                pctd = f"{100 * v['rate'] / d['rate']:.0f}%"
-            print(f"{name:<14}{tr:<10}{c:>9}{v['rate']:>11,.0f}{v['p50_ms']:>9.3f}{v['p99_ms']:>9.3f}{added:>21}{pctd:>18}")
+            cmp = ""
+            if name not in ("client floor", "direct"):
+                for ref in (cols.get("direct", {}).get((tr, c), {}), cols.get("direct", {}).get(("stdio", c), {})):
+                    if "rate" in ref and (tr == "http" or not cmp):
+                        cmp += f"{(v['p50_ms'] - ref['p50_ms']) * 1000:>+11.0f} us{100 * v['rate'] / ref['rate']:>15.0f}%"
+            print(f"{name:<14}{tr:<10}{c:>9}{v['rate']:>11,.0f}{v['p50_ms']:>9.3f}{v['p99_ms']:>9.3f}{cmp}")
+    print("The proxies (ref proxy, assentd) reach the upstream over stdio whatever the agent's transport: over HTTP,")
+    print("the upstream's own Streamable HTTP server (the SDK's, with SSE answers) is replaced by its stdio side, so")
+    print("the HTTP rows are also compared with the direct stdio figure at the same number in flight.")
     if skip:
         print(f"assentd       SKIP: {skip}")
     elif rule:
         print(f"assentd policy: {rule}; default deny")
     print("resident memory (VmRSS, MiB):")
     for k, v in mem.items():
-        print(f"  {k:<72}{mib(v):>8}")
+        print(f"  {k:<80}{mib(v):>8}")
     if skip:
         print(f"  assentd with {UPSTREAMS_FOR_RSS} upstreams: SKIP: {skip}")
 
@@ -355,6 +403,7 @@ def main():
     ok, cols, mem = False, {}, {}
     gate_ok, skip = gate_built(b.build)
     try:
+        fsync = fsync_cost(b.top)
         cols["client floor"] = b.floor()
         cols["direct"] = b.direct()
         cols["ref proxy"] = b.proxy()
@@ -363,17 +412,13 @@ def main():
                 cols["assentd"] = b.gate()
             except (Failed, OSError, subprocess.TimeoutExpired) as e:
                 cols["assentd"] = {cell: {"error": f"{type(e).__name__}: {e}"} for cell in CELLS}
+        ok_mem = True
         try:
             mem = b.memory(gate_ok)
         except (Failed, OSError, subprocess.TimeoutExpired) as e:
-            mem = {}
-            cols.setdefault("memory", {})
             print(f"gate_bench: memory: FAILED: {e}", file=sys.stderr)
             ok_mem = False
-        else:
-            ok_mem = True
-        report({k: v for k, v in cols.items() if k != "memory"}, mem, "" if gate_ok else skip,
-               getattr(b, "rule", None), a)
+        report(cols, mem, "" if gate_ok else skip, getattr(b, "rule", None), a, fsync)
         bad = [f"{n} {tr} {c}: {v['error']}" for n, col in cols.items() for (tr, c), v in col.items() if "error" in v]
         for p in bad:
             print(f"gate_bench: FAILED: {p[:300]}", file=sys.stderr)

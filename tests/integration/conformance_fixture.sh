@@ -104,6 +104,35 @@ gate() {
 		not_ok "$ver: assentd --upstreams did not start: $(tail -3 "$d.log")"
 		return
 	fi
+	# The upstream starts in the background: wait until its tools are listed through assent.
+	if ! $PY - "$hp" <<-'PYEOF'; then
+		import http.client, json, sys, time
+		host, port = sys.argv[1].rsplit(":", 1)
+		def post(c, msg, sid=None):
+		    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Host": sys.argv[1]}
+		    if sid:
+		        h.update({"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+		    c.request("POST", "/mcp", body=json.dumps(msg), headers=h)
+		    r = c.getresponse()
+		    return r, r.read().decode(errors="replace")
+		end = time.monotonic() + 30
+		while time.monotonic() < end:
+		    c = http.client.HTTPConnection(host, int(port), timeout=10)
+		    r, _ = post(c, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+		                "capabilities": {}, "clientInfo": {"name": "conformance-fixture-wait", "version": "1"}}})
+		    sid = r.getheader("Mcp-Session-Id")
+		    post(c, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+		    _, body = post(c, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, sid)
+		    c.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sid or "", "Host": sys.argv[1]})
+		    c.getresponse().read()
+		    c.close()
+		    if '"test_simple_text"' in body:
+		        sys.exit(0)
+		    time.sleep(0.25)
+		sys.exit(1)
+	PYEOF
+		not_ok "$ver: the fixture's tools never showed in assentd's tools/list: $(tail -3 "$d.log")"
+	fi
 	suite "gate-$ver" "http://localhost:${hp##*:}/mcp" "$@"
 	check "$ver: assentd is still running after the suite" kill -0 "$(daemon_pid "$d")"
 	stop_pid "$(daemon_pid "$d")"

@@ -2,7 +2,8 @@
 // fixture tools, resources, prompts and completions the conformance suite's server scenarios
 // call, written once, with no SDK in them, so that the SDK 1.32.2 server (2025 sessions, stdio)
 // and the SDK 2.4 one (2026-07-28 requests) serve the same things. A tool's run(args, io)
-// gets io = {notify(notification), request(request), progressToken, closeSSEStream}
+// gets io = {notify(notification), request(request), progressToken, closeSSEStream,
+// clientCapabilities}
 // from the server that runs it; lookups that fail throw FixtureError(code, message, data).
 export class FixtureError extends Error {
   constructor(code, message, data) {
@@ -42,6 +43,68 @@ async function elicit(io, params, prefix) {
     return { ...text(`Elicitation not supported or error: ${e.message}`), isError: true };
   }
 }
+
+// What the multi-round-trip fixtures ask of the client (SEP-2322 names them in inputRequests;
+// fixture_modern.mjs returns them as an input_required result, the 2025 forms below send them).
+export const ask = (message, prop, type = "string") => ({ method: "elicitation/create", params: { message,
+  requestedSchema: { type: "object", properties: { [prop]: { type } }, required: [prop] } } });
+export const sample = (prompt, maxTokens = 100) => ({ method: "sampling/createMessage", params: {
+  messages: [{ role: "user", content: { type: "text", text: prompt } }], maxTokens } });
+export const ROOTS = { method: "roots/list", params: {} };
+export const MRTR_ASKS = {
+  user_name: ask("What is your name?", "name"),
+  capital_question: sample("What is the capital of France?"),
+  client_roots: ROOTS,
+  confirm: ask("Please confirm", "ok", "boolean"),
+  greeting: sample("Generate a greeting", 50),
+  step1: ask("Step 1: What is your name?", "name"),
+  step2: ask("Step 2: What is your favorite color?", "color"),
+  user_context: ask("What context should the prompt use?", "context"),
+};
+// the answers, whichever way they came (an inputResponses entry or a request's result)
+export const accepted = (r) => (r?.action === "accept" && r.content && typeof r.content === "object" ? r.content : undefined);
+export const sampled = (r) => (typeof r?.content?.text === "string" ? r.content.text : undefined);
+export const rootsOf = (r) => (Array.isArray(r?.roots) ? r.roots : undefined);
+export const MRTR_TEXT = {
+  elicitation: (c) => `Hello, ${c.name}!`,
+  sampling: (t) => `The model answered: ${t}`,
+  roots: (roots) => `Client roots: ${roots.map((x) => x.uri).join(", ") || "(none)"}`,
+  requestState: (c) => `state-ok: confirmed ${JSON.stringify(c ?? {})}`,
+  multiple: (name, greeting, roots) => `All inputs received: name=${name}, greeting=${greeting}, roots=${roots.length}`,
+  multiRound: (name, color) => `Done: ${name} likes ${color}`,
+  prompt: (context) => `Use this context: ${context}`,
+};
+// The 2025 forms of the multi-round-trip fixtures: the same questions sent as requests to the
+// client during the call (stdio and 2025 sessions have no input_required result), the same
+// answers. A gate in front of this server can offer them to a 2026-07-28 client as input_required.
+const pushed = (io, key) => io.request(MRTR_ASKS[key]);
+const LEGACY_MRTR = {
+  test_input_required_result_elicitation: async (io) => text(MRTR_TEXT.elicitation(accepted(await pushed(io, "user_name")) ?? {})),
+  test_input_required_result_sampling: async (io) => text(MRTR_TEXT.sampling(sampled(await pushed(io, "capital_question")))),
+  test_input_required_result_list_roots: async (io) => text(MRTR_TEXT.roots(rootsOf(await pushed(io, "client_roots")) ?? [])),
+  test_input_required_result_request_state: async (io) => text(MRTR_TEXT.requestState(accepted(await pushed(io, "confirm")))),
+  test_input_required_result_multiple_inputs: async (io) => {
+    const name = accepted(await pushed(io, "user_name"))?.name;
+    const greeting = sampled(await pushed(io, "greeting"));
+    return text(MRTR_TEXT.multiple(name, greeting, rootsOf(await pushed(io, "client_roots")) ?? []));
+  },
+  test_input_required_result_multi_round: async (io) => {
+    const name = accepted(await pushed(io, "step1"))?.name;
+    return text(MRTR_TEXT.multiRound(name, accepted(await pushed(io, "step2"))?.color));
+  },
+  test_input_required_result_tampered_state: async (io) => {
+    await pushed(io, "confirm");
+    return text("state verified");
+  },
+  test_input_required_result_capabilities: async (io) => {
+    const caps = io.clientCapabilities ?? {}, asked = [];
+    if (caps.elicitation) asked.push(["user_name", await pushed(io, "user_name")]);
+    if (caps.sampling) asked.push(["greeting", await pushed(io, "greeting")]);
+    if (caps.roots) asked.push(["client_roots", await pushed(io, "client_roots")]);
+    return text(`Inputs for the declared capabilities: ${asked.map(([k]) => k).join(", ") || "(none declared)"}`);
+  },
+};
+export const MRTR_TOOL_NAMES = Object.keys(LEGACY_MRTR);
 
 // name -> {description, inputSchema, run(args, io)}
 export const TOOLS = {
@@ -139,6 +202,10 @@ export const TOOLS = {
     } },
 };
 
+for (const [name, run] of Object.entries(LEGACY_MRTR))
+  TOOLS[name] = { description: `Multi-round-trip fixture ${name} (SEP-2322; over 2025: requests to the client)`,
+    run: (_a, io) => run(io) };
+
 export const RESOURCES = [
   { uri: "test://static-text", name: "static-text", description: "A static text resource for testing",
     mimeType: "text/plain", text: "This is the content of the static text resource." },
@@ -186,12 +253,21 @@ export function readResource(uri) {
 }
 
 export const listResources = () => RESOURCES.map(({ uri, name, description, mimeType }) => ({ uri, name, description, mimeType }));
-export const listPrompts = () => Object.entries(PROMPTS).map(([name, p]) => ({ name, description: p.description,
-  arguments: p.arguments }));
+export const listPrompts = () => [...Object.entries(PROMPTS).map(([name, p]) => ({ name, description: p.description,
+  arguments: p.arguments })), MRTR_PROMPT];
 export const listTools = () => Object.entries(TOOLS).map(([name, t]) => ({ name, description: t.description,
   inputSchema: t.inputSchema ?? noArgs }));
 
-export function getPrompt(name, args = {}) {
+export const MRTR_PROMPT = { name: "test_input_required_result_prompt",
+  description: "A prompt that needs elicited input first", arguments: [] };
+
+// prompts/get; io (as for a tool) serves the 2025 form of the multi-round-trip prompt.
+export async function getPrompt(name, args = {}, io = undefined) {
+  if (name === MRTR_PROMPT.name && io) {
+    const c = accepted(await pushed(io, "user_context"));
+    return { description: MRTR_PROMPT.description, messages: [{ role: "user",
+      content: { type: "text", text: MRTR_TEXT.prompt(c?.context) } }] };
+  }
   const p = PROMPTS[name];
   if (!p) throw new FixtureError(INVALID_PARAMS, `Unknown prompt: ${name}`);
   const missing = p.arguments.filter((a) => a.required && args[a.name] === undefined).map((a) => a.name);

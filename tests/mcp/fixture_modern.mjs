@@ -10,8 +10,8 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, Server, createMcpHandler, hostHeaderValidationResponse,
   inputRequired, isLegacyRequest, localhostAllowedHostnames, localhostAllowedOrigins, originValidationResponse,
 } from "@modelcontextprotocol/server";
-import { FixtureError, TEMPLATE, callTool, complete, getPrompt, listPrompts, listResources, listTools,
-  readResource } from "./fixture_defs.mjs";
+import { FixtureError, MRTR_ASKS, MRTR_PROMPT, MRTR_TEXT, MRTR_TOOL_NAMES, TEMPLATE, accepted, callTool, complete,
+  getPrompt, listPrompts, listResources, listTools, readResource, rootsOf, sampled } from "./fixture_defs.mjs";
 
 const CAPABILITIES = { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true },
   prompts: { listChanged: true }, logging: {}, completions: {} };
@@ -40,63 +40,50 @@ function verify(state) { // -> the payload, or throws -32602
     throw new ProtocolError(-32602, "requestState failed its integrity check", { reason: "tampered or foreign state" });
   return JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
 }
-const ask = (message, prop, type = "string") => ({ method: "elicitation/create", params: { message,
-  requestedSchema: { type: "object", properties: { [prop]: { type } }, required: [prop] } } });
-const sample = (text, maxTokens = 100) => ({ method: "sampling/createMessage", params: {
-  messages: [{ role: "user", content: { type: "text", text } }], maxTokens } });
-const ROOTS = { method: "roots/list", params: {} };
-const accepted = (r, key) => (r?.[key]?.action === "accept" && r[key].content && typeof r[key].content === "object"
-  ? r[key].content : undefined);
-const sampled = (r, key) => (typeof r?.[key]?.content?.text === "string" ? r[key].content.text : undefined);
-const rootsOf = (r, key) => (Array.isArray(r?.[key]?.roots) ? r[key].roots : undefined);
 const done = (t) => ({ content: [{ type: "text", text: t }] });
+const want = (...keys) => Object.fromEntries(keys.map((k) => [k, MRTR_ASKS[k]]));
 
 // name -> (responses, ctx) => result; each re-asks for what is missing or malformed.
 const MRTR_TOOLS = {
   test_input_required_result_elicitation: (r) => {
-    const c = accepted(r, "user_name");
-    return typeof c?.name === "string" ? done(`Hello, ${c.name}!`)
-      : inputRequired({ inputRequests: { user_name: ask("What is your name?", "name") } });
+    const c = accepted(r?.user_name);
+    return typeof c?.name === "string" ? done(MRTR_TEXT.elicitation(c)) : inputRequired({ inputRequests: want("user_name") });
   },
   test_input_required_result_sampling: (r) => {
-    const t = sampled(r, "capital_question");
-    return t !== undefined ? done(`The model answered: ${t}`)
-      : inputRequired({ inputRequests: { capital_question: sample("What is the capital of France?") } });
+    const t = sampled(r?.capital_question);
+    return t !== undefined ? done(MRTR_TEXT.sampling(t)) : inputRequired({ inputRequests: want("capital_question") });
   },
   test_input_required_result_list_roots: (r) => {
-    const roots = rootsOf(r, "client_roots");
-    return roots ? done(`Client roots: ${roots.map((x) => x.uri).join(", ") || "(none)"}`)
-      : inputRequired({ inputRequests: { client_roots: ROOTS } });
+    const roots = rootsOf(r?.client_roots);
+    return roots ? done(MRTR_TEXT.roots(roots)) : inputRequired({ inputRequests: want("client_roots") });
   },
   test_input_required_result_request_state: (r, ctx) => {
     const state = ctx.mcpReq.requestState();
     if (state !== undefined && r?.confirm) {
       const p = verify(state);
-      if (p.tool === "request_state") return done(`state-ok: confirmed ${JSON.stringify(accepted(r, "confirm") ?? {})}`);
+      if (p.tool === "request_state") return done(MRTR_TEXT.requestState(accepted(r.confirm)));
     }
-    return inputRequired({ inputRequests: { confirm: ask("Please confirm", "ok", "boolean") },
+    return inputRequired({ inputRequests: want("confirm"),
       requestState: mint({ tool: "request_state", round: 1 }) });
   },
   test_input_required_result_multiple_inputs: (r, ctx) => {
     const state = ctx.mcpReq.requestState();
-    const name = accepted(r, "user_name")?.name, greeting = sampled(r, "greeting"), roots = rootsOf(r, "client_roots");
+    const name = accepted(r?.user_name)?.name, greeting = sampled(r?.greeting), roots = rootsOf(r?.client_roots);
     if (state !== undefined && verify(state).tool === "multiple_inputs" && name !== undefined && greeting !== undefined
       && roots)
-      return done(`All inputs received: name=${name}, greeting=${greeting}, roots=${roots.length}`);
-    return inputRequired({ inputRequests: { user_name: ask("What is your name?", "name"),
-      greeting: sample("Generate a greeting", 50), client_roots: ROOTS },
-    requestState: mint({ tool: "multiple_inputs", round: 1 }) });
+      return done(MRTR_TEXT.multiple(name, greeting, roots));
+    return inputRequired({ inputRequests: want("user_name", "greeting", "client_roots"),
+      requestState: mint({ tool: "multiple_inputs", round: 1 }) });
   },
   test_input_required_result_multi_round: (r, ctx) => {
     const state = ctx.mcpReq.requestState();
     const p = state !== undefined ? verify(state) : { tool: "multi_round", round: 0 };
-    if (p.tool === "multi_round" && p.round === 2 && accepted(r, "step2")?.color !== undefined)
-      return done(`Done: ${p.name} likes ${accepted(r, "step2").color}`);
-    if (p.tool === "multi_round" && p.round >= 1 && accepted(r, "step1")?.name !== undefined)
-      return inputRequired({ inputRequests: { step2: ask("Step 2: What is your favorite color?", "color") },
-        requestState: mint({ tool: "multi_round", round: 2, name: accepted(r, "step1").name }) });
-    return inputRequired({ inputRequests: { step1: ask("Step 1: What is your name?", "name") },
-      requestState: mint({ tool: "multi_round", round: 1 }) });
+    if (p.tool === "multi_round" && p.round === 2 && accepted(r?.step2)?.color !== undefined)
+      return done(MRTR_TEXT.multiRound(p.name, accepted(r.step2).color));
+    if (p.tool === "multi_round" && p.round >= 1 && accepted(r?.step1)?.name !== undefined)
+      return inputRequired({ inputRequests: want("step2"),
+        requestState: mint({ tool: "multi_round", round: 2, name: accepted(r.step1).name }) });
+    return inputRequired({ inputRequests: want("step1"), requestState: mint({ tool: "multi_round", round: 1 }) });
   },
   test_input_required_result_tampered_state: (r, ctx) => {
     const state = ctx.mcpReq.requestState();
@@ -104,15 +91,12 @@ const MRTR_TOOLS = {
       verify(state); // throws on a tampered state
       return done("state verified");
     }
-    return inputRequired({ inputRequests: { confirm: ask("Please confirm", "ok", "boolean") },
-      requestState: mint({ tool: "tampered_state", round: 1 }) });
+    return inputRequired({ inputRequests: want("confirm"), requestState: mint({ tool: "tampered_state", round: 1 }) });
   },
   test_input_required_result_capabilities: (r, ctx) => {
     const caps = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? {};
-    const wanted = {};
-    if (caps.elicitation) wanted.user_name = ask("What is your name?", "name");
-    if (caps.sampling) wanted.greeting = sample("Generate a greeting", 50);
-    if (caps.roots) wanted.client_roots = ROOTS;
+    const wanted = want(...[caps.elicitation && "user_name", caps.sampling && "greeting", caps.roots && "client_roots"]
+      .filter(Boolean));
     const have = Object.keys(wanted).filter((k) => r?.[k] !== undefined);
     if (Object.keys(wanted).length === 0 || have.length === Object.keys(wanted).length)
       return done(`Inputs for the declared capabilities: ${Object.keys(wanted).join(", ") || "(none declared)"}`);
@@ -129,7 +113,7 @@ const DIAGNOSTIC_TOOLS = {
     run: (_a, ctx) => {
       if (!ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY]?.sampling)
         throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { sampling: {} } });
-      return inputRequired({ inputRequests: { answer: sample("Say hello") } });
+      return inputRequired({ inputRequests: want("greeting") });
     } },
   test_streaming_elicitation: { description: "Reports progress, then asks for input (an input_required result)",
     inputSchema: { type: "object", properties: {} },
@@ -137,8 +121,8 @@ const DIAGNOSTIC_TOOLS = {
       const token = ctx.mcpReq._meta?.progressToken;
       if (token !== undefined)
         await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: 1, total: 2 } });
-      if (accepted(ctx.mcpReq.inputResponses, "confirm")) return done("confirmed");
-      return inputRequired({ inputRequests: { confirm: ask("Continue?", "ok", "boolean") } });
+      if (accepted(ctx.mcpReq.inputResponses?.confirm)) return done("confirmed");
+      return inputRequired({ inputRequests: want("confirm") });
     } },
   test_logging_tool: { description: "Logs (only when the request set a log level) and answers",
     inputSchema: { type: "object", properties: {} },
@@ -147,13 +131,11 @@ const DIAGNOSTIC_TOOLS = {
       return done("logged");
     } },
 };
-const MRTR_PROMPT = { name: "test_input_required_result_prompt", description: "A prompt that needs elicited input first",
-  arguments: [] };
 
 function newServer() {
   const server = new Server({ name: "assent-conformance-fixture", version: "1.0.0" }, { capabilities: CAPABILITIES });
-  server.setRequestHandler("tools/list", async () => ({ tools: [...listTools(), ...Object.keys(MRTR_TOOLS).map((name) => ({
-    name, description: `Multi-round-trip fixture ${name} (SEP-2322)`, inputSchema: { type: "object", properties: {} } })),
+  // the defaults' list has the multi-round-trip tools already (their 2025 forms: same names)
+  server.setRequestHandler("tools/list", async () => ({ tools: [...listTools(),
   ...Object.entries(DIAGNOSTIC_TOOLS).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema }))] }));
   server.setRequestHandler("tools/call", protocolErrors(async (req, ctx) => MRTR_TOOLS[req.params.name]
     ? MRTR_TOOLS[req.params.name](ctx.mcpReq.inputResponses, ctx)
@@ -168,14 +150,13 @@ function newServer() {
   server.setRequestHandler("resources/list", async () => ({ resources: listResources() }));
   server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: [TEMPLATE] }));
   server.setRequestHandler("resources/read", protocolErrors(async (req) => readResource(req.params.uri)));
-  server.setRequestHandler("prompts/list", async () => ({ prompts: [...listPrompts(), MRTR_PROMPT] }));
+  server.setRequestHandler("prompts/list", async () => ({ prompts: listPrompts() }));
   server.setRequestHandler("prompts/get", protocolErrors(async (req, ctx) => {
     if (req.params.name !== MRTR_PROMPT.name) return getPrompt(req.params.name, req.params.arguments);
-    const c = accepted(ctx.mcpReq.inputResponses, "user_context");
-    if (typeof c?.context !== "string")
-      return inputRequired({ inputRequests: { user_context: ask("What context should the prompt use?", "context") } });
+    const c = accepted(ctx.mcpReq.inputResponses?.user_context);
+    if (typeof c?.context !== "string") return inputRequired({ inputRequests: want("user_context") });
     return { description: MRTR_PROMPT.description, messages: [{ role: "user",
-      content: { type: "text", text: `Use this context: ${c.context}` } }] };
+      content: { type: "text", text: MRTR_TEXT.prompt(c.context) } }] };
   }));
   server.setRequestHandler("completion/complete", async (req) => complete(req.params.argument));
   return server;
@@ -189,3 +170,6 @@ export async function modernFetch(request, parsedBody) {
     ?? originValidationResponse(request, localhostAllowedOrigins());
   return rejected ?? handler.fetch(request, { parsedBody });
 }
+
+// the two sides must offer the same multi-round-trip tools
+for (const name of MRTR_TOOL_NAMES) if (!MRTR_TOOLS[name]) throw new Error(`fixture_modern: no 2026 form of ${name}`);

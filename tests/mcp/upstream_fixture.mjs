@@ -40,7 +40,7 @@ import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
-  CallToolRequestSchema, CompleteRequestSchema, CreateMessageResultSchema, ElicitResultSchema,
+  CallToolRequestSchema, CompleteRequestSchema, CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema,
   GetPromptRequestSchema, ListPromptsRequestSchema, ListResourceTemplatesRequestSchema, ListResourcesRequestSchema,
   ListToolsRequestSchema, McpError, ReadResourceRequestSchema, SetLevelRequestSchema, SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -62,7 +62,16 @@ const sdkErrors = (fn) => async (...a) => {
     throw e;
   }
 };
-const RESULT_SCHEMA = { "sampling/createMessage": CreateMessageResultSchema, "elicitation/create": ElicitResultSchema };
+const RESULT_SCHEMA = { "sampling/createMessage": CreateMessageResultSchema, "elicitation/create": ElicitResultSchema,
+  "roots/list": ListRootsResultSchema };
+// what a fixture gets to talk back to the caller, from the SDK's request context
+const ioOf = (server, extra, meta) => ({
+  notify: (n) => extra.sendNotification(n),
+  request: (r) => extra.sendRequest(r, RESULT_SCHEMA[r.method]),
+  progressToken: meta?.progressToken,
+  closeSSEStream: extra.closeSSEStream, // only over HTTP with an event store, as the SDK offers it
+  clientCapabilities: server.getClientCapabilities(),
+});
 
 function newServer() {
   const server = new Server({ name: "assent-conformance-fixture", version: "1.0.0" }, { capabilities: CAPABILITIES });
@@ -70,12 +79,7 @@ function newServer() {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
   server.setRequestHandler(CallToolRequestSchema, sdkErrors(async (req, extra) => {
     if (callLog) appendFileSync(callLog, `${req.params.name} ${JSON.stringify(req.params.arguments ?? {})}\n`);
-    return await callTool(req.params.name, req.params.arguments, {
-      notify: (n) => extra.sendNotification(n),
-      request: (r) => extra.sendRequest(r, RESULT_SCHEMA[r.method]),
-      progressToken: req.params._meta?.progressToken,
-      closeSSEStream: extra.closeSSEStream, // only over HTTP with an event store, as the SDK offers it
-    });
+    return await callTool(req.params.name, req.params.arguments, ioOf(server, extra, req.params._meta));
   }));
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: listResources() }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [TEMPLATE] }));
@@ -89,7 +93,8 @@ function newServer() {
     return {};
   });
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: listPrompts() }));
-  server.setRequestHandler(GetPromptRequestSchema, sdkErrors(async (req) => getPrompt(req.params.name, req.params.arguments)));
+  server.setRequestHandler(GetPromptRequestSchema, sdkErrors(async (req, extra) => getPrompt(req.params.name,
+    req.params.arguments, ioOf(server, extra, req.params._meta))));
   server.setRequestHandler(CompleteRequestSchema, async (req) => complete(req.params.argument));
   server.setRequestHandler(SetLevelRequestSchema, async () => ({}));
   return server;

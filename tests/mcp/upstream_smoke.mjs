@@ -13,9 +13,11 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FS = join(here, "upstream_fs.mjs");
+const FIXTURE = join(here, "upstream_fixture.mjs");
 const PROXY = join(here, "..", "bench", "ref_proxy.mjs");
 const NODE = process.execPath;
 const SECRET = "s3cr3t-" + Math.random().toString(36).slice(2);
@@ -225,6 +227,48 @@ async function main() {
   ok(init?.result && took >= 3000, `slow-start: initialize answered after ${took} ms (at least 3,000)`);
   w.kill();
 
+  // the modes over Streamable HTTP, on the wire
+  {
+    const post = async (port, msg, sid, ms = 20000) => {
+      const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+      if (sid) Object.assign(headers, { "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" });
+      const r = await fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", headers, body: JSON.stringify(msg),
+        signal: AbortSignal.timeout(ms) });
+      return { status: r.status, sid: r.headers.get("mcp-session-id"), body: await r.text() };
+    };
+    const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {},
+      clientInfo: { name: "upstream-smoke", version: "1" } } };
+    const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "x" } } };
+    const open = async (mode) => {
+      const rr = fresh();
+      const hh = await startHttp([FS, "--http", "--root", rr.root], envFor(rr, { UPSTREAM_MODE: mode }));
+      const t0 = Date.now();
+      const i = await post(hh.port, INIT);
+      await post(hh.port, { jsonrpc: "2.0", method: "notifications/initialized" }, i.sid);
+      return { ...hh, r: rr, sid: i.sid, took: Date.now() - t0, init: i };
+    };
+    let m = await open("crash-on-call");
+    const exited = new Promise((res) => m.p.on("exit", (code) => res(code)));
+    await post(m.port, call, m.sid).catch(() => null);
+    ok((await exited) === 3 && lines(m.r.log).length === 1, "http crash-on-call: counted, then exit status 3");
+    m = await open("garbage");
+    let g = await post(m.port, call, m.sid);
+    let parsed = true;
+    try { JSON.parse(g.body); } catch { parsed = false; }
+    ok(g.status === 200 && !parsed && g.body.length >= 1 << 20 && lines(m.r.log).length === 1,
+      "http garbage: tools/call answered 200 with a non-JSON body of 1 MB, and counted", `${g.status} ${g.body.length}`);
+    m.p.kill();
+    m = await open("hang");
+    const hungCall = post(m.port, call, m.sid, 2000).then(() => "answered", () => "no answer");
+    const png = await post(m.port, { jsonrpc: "2.0", id: 3, method: "ping" }, m.sid);
+    ok(png.status === 200 && (await hungCall) === "no answer" && lines(m.r.log).length === 1,
+      "http hang: tools/call never answered (2 s), a later ping is");
+    m.p.kill();
+    m = await open("slow-start");
+    ok(m.init.status === 200 && m.took >= 3000, `http slow-start: initialize answered after ${m.took} ms (at least 3,000)`);
+    m.p.kill();
+  }
+
   // resources and prompts
   r = fresh();
   c = await sdkStdio(NODE, [FS, "--root", r.root], envFor(r, { UPSTREAM_MODE: "resources,prompts" }));
@@ -246,6 +290,60 @@ async function main() {
   const caps = (await w.init())?.result?.capabilities ?? {};
   ok(!caps.resources && !caps.prompts, "without those modes it offers no resources or prompts", JSON.stringify(caps));
   w.kill();
+
+  // ---- the conformance fixture over stdio (as a gate runs it): the 2025 forms of the
+  // multi-round-trip fixtures ask the client during the call ----
+  {
+    const fc = new Client({ name: "upstream-smoke", version: "1" },
+      { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+    const asked = [];
+    fc.setRequestHandler(ElicitRequestSchema, async (rq) => {
+      asked.push(rq.params.message);
+      const prop = Object.keys(rq.params.requestedSchema.properties)[0];
+      return { action: "accept", content: { [prop]: prop === "ok" ? true : `${prop}-value` } };
+    });
+    fc.setRequestHandler(CreateMessageRequestSchema, async (rq) => {
+      asked.push(rq.params.messages[0].content.text);
+      return { role: "assistant", content: { type: "text", text: "Paris" }, model: "smoke" };
+    });
+    fc.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///smoke", name: "smoke" }] }));
+    const flog = join(top, "fixture-calls.log");
+    await fc.connect(new StdioClientTransport({ command: NODE, args: [FIXTURE],
+      env: { ...process.env, UPSTREAM_CALL_LOG: flog }, stderr: "ignore" }));
+    const names = (await fc.listTools()).tools.map((t) => t.name);
+    ok(["test_simple_text", "test_tool_with_progress", "test_sampling", "json_schema_2020_12_tool", "test_reconnection",
+      "test_input_required_result_multi_round"].every((t) => names.includes(t)), "fixture stdio: the fixture tools listed",
+    names.join(","));
+    a = await fc.callTool({ name: "test_simple_text", arguments: {} });
+    ok(textOf(a) === "This is a simple text response for testing.", "fixture stdio: test_simple_text", textOf(a));
+    a = await fc.callTool({ name: "test_input_required_result_multi_round", arguments: {} });
+    ok(textOf(a) === "Done: name-value likes color-value"
+      && asked.join("|") === "Step 1: What is your name?|Step 2: What is your favorite color?",
+    "fixture stdio: multi_round asks its two questions in turn, then answers", `${textOf(a)} / ${asked.join("|")}`);
+    a = await fc.callTool({ name: "test_input_required_result_multiple_inputs", arguments: {} });
+    ok(textOf(a) === "All inputs received: name=name-value, greeting=Paris, roots=1",
+      "fixture stdio: multiple_inputs asks by elicitation, sampling and roots/list", textOf(a));
+    const gp = await fc.getPrompt({ name: "test_input_required_result_prompt", arguments: {} });
+    ok(gp.messages?.[0]?.content?.text === "Use this context: context-value", "fixture stdio: the prompt elicits first",
+      JSON.stringify(gp));
+    ok(lines(flog).length === 3 && lines(flog)[0] === "test_simple_text {}", "fixture stdio: its call log (tools/call only)",
+      JSON.stringify(lines(flog)));
+    await fc.close();
+  }
+
+  // progress, on the wire (the SDK client drops a progress notification that arrives in the same
+  // read as the result: its handler is gone by the time the notification is dispatched)
+  {
+    const fw = new Raw([FIXTURE], { ...process.env });
+    await fw.init();
+    const ans = await fw.request("tools/call", { name: "test_tool_with_progress", arguments: {}, _meta: { progressToken: "p1" } });
+    const at = fw.lines.indexOf(ans);
+    const prog = fw.lines.slice(0, at).filter((m) => m.method === "notifications/progress" && m.params?.progressToken === "p1");
+    ok(prog.map((m) => `${m.params.progress}/${m.params.total}`).join(",") === "0/100,50/100,100/100" && ans?.result,
+      "fixture stdio: test_tool_with_progress sends 0, 50, 100 of 100 on the call's token before its result",
+      JSON.stringify(prog.map((m) => m.params)));
+    fw.kill();
+  }
 
   // ---- the reference proxy ----
   for (const how of ["stdio", "http"]) {
