@@ -1939,7 +1939,10 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		}
 		json_t *rt = json_loadb(rj, rn, 0, NULL), *map = json_object(), *x;
 		size_t i;
-		json_array_foreach(rt, i, x) json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);
+		json_array_foreach(rt, i, x)
+		{
+			json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);
+		}
 		json_decref(rt);
 		json_decref(w->routes);
 		w->routes = map;

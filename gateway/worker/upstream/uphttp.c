@@ -103,11 +103,14 @@ int uphttp_send(struct uphttp *h, const char *json, size_t n, uint64_t cid)
 {
 	if (h->qn == UPHTTP_QUEUE)
 		return AS_ETOOBIG;
-	char *copy = malloc(n ? n : 1);
-	if (!copy)
+	struct pending *p = &h->q[(h->qhead + h->qn) % UPHTTP_QUEUE];
+	p->json = malloc(n ? n : 1); /* the queue's, freed once sent */
+	if (!p->json)
 		return AS_ENOMEM;
-	memcpy(copy, json, n);
-	h->q[(h->qhead + h->qn++) % UPHTTP_QUEUE] = (struct pending){copy, n, cid};
+	memcpy(p->json, json, n);
+	p->n = n;
+	p->cid = cid;
+	h->qn++;
 	return 0;
 }
 
