@@ -98,6 +98,7 @@ static const struct frame_field call[] = {
     {"call", FT_BYTES, PROTO_CALL_MAX, REQ},
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"hreq", FT_UINT, UINT64_MAX, OPT},
+    {"task", FT_BOOL, 0, OPT}, /* collected as an MCP task */
 };
 static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ},
 					      {"resources", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},

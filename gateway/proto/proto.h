@@ -20,7 +20,7 @@ enum {
 	F_CANCEL = 13,	/* mcp: {conn, rid} notifications/cancelled */
 	F_INPUT = 15,	/* mcp: {conn, rid, action, state, accepted, text?, hreq?} a multi-round answer */
 	F_TASK = 14,	/* mcp: {conn, rid, op: PROTO_TASK_*, sid?} a task's state, its cancel, the list */
-	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?}
+	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?, task?}
 			 * a tools/call of an upstream's tool (the gate) */
 	F_UP_TOOLS = 17,   /* upstream: {tools, resources?, templates?, prompts? (bytes: canonical CBOR arrays
 			    * of the MCP objects its lists returned), completions?} its catalog */

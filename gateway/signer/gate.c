@@ -746,6 +746,47 @@ static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t
 	json_decref(res);
 }
 
+/* The same for a task's call: the answer is kept for its owner, its status the gate's. */
+static void answer_task(const struct gcall *c, json_t *res, json_t *facts, struct signer *s)
+{
+	json_t *meta = json_object_get(res, "_meta");
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(res, "_meta", meta);
+	}
+	const char *k;
+	json_t *v;
+	void *tmp;
+	json_object_foreach_safe(meta, tmp, k, v)
+	{
+		if (!strncmp(k, "io.assent/", 10))
+			json_object_del(meta, k);
+	}
+	json_t *r = json_pack("{s:O?,s:s,s:o}", "status", json_object_get(facts, "status"), "session_id", c->sid,
+			      "io.assent/call_result", res);
+	json_object_set_new(meta, GATE_META, facts);
+	task_end(s, c->sid, c->conn, c->owner, c->created_ms, r);
+}
+
+static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const char *upstream, const char *tool);
+static void answer_refused(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *text,
+			   json_t *facts);
+static void answer_task(const struct gcall *c, json_t *res, json_t *facts, struct signer *s);
+
+static void refuse_g(struct signer *s, const struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+		     const char *text, json_t *facts)
+{
+	if (!g->task) {
+		answer_refused(s, conn, rid, g->method, text, facts);
+		return;
+	}
+	struct gcall c = {.task = 1, .conn = conn, .created_ms = g->created_ms};
+	snprintf(c.sid, sizeof c.sid, "%s", sid);
+	snprintf(c.owner, sizeof c.owner, "%s", g->owner);
+	json_t *res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text, "isError", 1);
+	answer_task(&c, res, facts, s);
+}
+
 static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const char *upstream, const char *tool)
 {
 	json_t *f =
@@ -754,6 +795,10 @@ static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const
 		json_object_set_new(f, "decision_seq", json_integer((json_int_t)seq));
 	return f;
 }
+
+/* A gated call of g that ends without reaching its server: told, or kept for a task. */
+static void refuse_g(struct signer *s, const struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+		     const char *text, json_t *facts);
 
 /* A call that ends without reaching the server (or with the server's error): an isError
  * result saying why, or for another method than tools/call a JSON-RPC error with the
@@ -841,11 +886,13 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 			snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
 			snprintf(c->tool, sizeof c->tool, "%s", g->tool);
 			snprintf(c->method, sizeof c->method, "%s", g->method);
+			c->task = g->task;
+			snprintf(c->owner, sizeof c->owner, "%s", g->owner);
+			c->created_ms = g->created_ms;
 			call_end(s, c, "error", NULL, 0, NULL, gone);
 			return;
 		}
-		answer_refused(s, conn, rid, g->method, gone,
-			       facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		refuse_g(s, g, sid, conn, rid, gone, facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
 		return;
 	}
 	*c = (struct gcall){.used = 1,
@@ -862,6 +909,9 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
 	snprintf(c->tool, sizeof c->tool, "%s", g->tool);
 	snprintf(c->method, sizeof c->method, "%s", g->method);
+	c->task = g->task;
+	snprintf(c->owner, sizeof c->owner, "%s", g->owner);
+	c->created_ms = g->created_ms;
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 3);
@@ -887,9 +937,9 @@ static void dispatch_done(struct signer *s, struct op *o, const struct ledger_po
 	o->d = NULL;
 	if (!pos) {
 		slog("error", "dispatch of %s not recorded: %s; not forwarded", d->sid, err);
-		answer_refused(s, d->conn, d->rid, d->g->method,
-			       "the gateway could not record the dispatch: the call was not forwarded",
-			       facts_of(d->sid, "not_forwarded", d->g->seq, d->g->upstream, d->g->tool));
+		refuse_g(s, d->g, d->sid, d->conn, d->rid,
+			 "the gateway could not record the dispatch: the call was not forwarded",
+			 facts_of(d->sid, "not_forwarded", d->g->seq, d->g->upstream, d->g->tool));
 	} else {
 		dispatch_now(s, d->g, d->sid, d->conn, d->rid, d->rule, 1);
 	}
@@ -907,9 +957,8 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 	if (w->fd < 0 || w->state != S_READY) { /* nothing leaves: said so, and recorded */
 		append_simple(s, "abandoned", sid, "approved, but the upstream server was not available: not forwarded",
 			      NULL);
-		answer_refused(s, conn, rid, g->method,
-			       "the upstream server is not available now: the call was not forwarded",
-			       facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		refuse_g(s, g, sid, conn, rid, "the upstream server is not available now: the call was not forwarded",
+			 facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
 		gate_req_free(g);
 		return;
 	}
@@ -931,9 +980,8 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 	}
 	if (!o) {
 		slog("error", "dispatch of %s not recorded: %s; not forwarded", sid, err);
-		answer_refused(s, conn, rid, g->method,
-			       "the gateway could not record the dispatch: the call was not forwarded",
-			       facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		refuse_g(s, g, sid, conn, rid, "the gateway could not record the dispatch: the call was not forwarded",
+			 facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
 		gate_req_free(g);
 		free(d);
 		return;
@@ -957,7 +1005,7 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 	if (json_is_true(json_object_get(result, "approved"))) {
 		r->gate = NULL;
 		dispatch(s, g, it->session_id, r->conn, r->rid, r->has_pd ? r->pd.line : 0);
-	} else if (it->blocking) {
+	} else if (it->blocking || g->task) {
 		const char *why = json_string_value(json_object_get(result, "response"));
 		const char *who = json_string_value(json_object_get(result, "reviewer"));
 		char text[1200];
@@ -972,8 +1020,8 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 		else
 			snprintf(text, sizeof text, "%s by %s: %s; the call was not forwarded",
 				 status ? status : "refused", who ? who : "a reviewer", why ? why : "no reason given");
-		answer_refused(s, r->conn, r->rid, g->method, text,
-			       facts_of(it->session_id, status ? status : "refused", r->seq, g->upstream, g->tool));
+		refuse_g(s, g, it->session_id, r->conn, r->rid, text,
+			 facts_of(it->session_id, status ? status : "refused", r->seq, g->upstream, g->tool));
 	}
 	json_decref(result);
 	req_free(r);
@@ -1090,7 +1138,10 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	r->conn = c->id;
 	r->uid = uid;
 	r->gate = g;
-	r->collect = "wait";
+	const struct cv *tk = cv_get(f->body, "task");
+	g->task = tk && tk->t == CV_TRUE && !strcmp(g->method, "tools/call");
+	r->collect = g->task ? "task" : "wait";
+	snprintf(g->owner, sizeof g->owner, "%s", c->owner);
 	snprintf(r->rid, sizeof r->rid, "%s", r_id);
 	snprintf(r->type, sizeof r->type, "call");
 	snprintf(r->client, sizeof r->client, "%.*s", (int)client->n, (const char *)client->s);
@@ -1102,8 +1153,9 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	request_terms(s, c, r, 0, &it);
 	it.requester_id = c->id;
 	it.requester_uid = uid;
-	it.blocking = 1;
+	it.blocking = !g->task; /* a task is collected: the agent hears at once that it is working */
 	it.data = r;
+	g->created_ms = it.created_ms;
 	json_object_set_new(r->view, "call", json_string(r->action));
 	if (r->has_pd && r->pd.action == POL_ALLOW && r->pd.record_calls) { /* reads: no ledger entry */
 		r->gate = NULL;
@@ -1129,7 +1181,14 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 		return 0;
 	}
 	if (decided) {
+		int task = g->task;
 		policy_decide(s, c, &it, r);
+		if (task) { /* decided at once, and still a task: it works until its call returns */
+			json_t *res = result_base(it.session_id, "pending", 0);
+			json_object_set_new(res, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
+			send_result(s, c->id, r_id, res, 0);
+			json_decref(res);
+		}
 		return 0;
 	}
 	o->it = it;
@@ -1156,6 +1215,13 @@ struct outcome_wait { /* an outcome entry waiting for its commit, and the answer
 /* The agent's answer to a dispatched call: the server's result, or why there is none. */
 static void call_answer(struct signer *s, const struct gcall *c, json_t *res, const char *text, json_t *facts)
 {
+	if (c->task) { /* a task: the result (or an isError one saying why) is kept for tasks/get */
+		if (!res)
+			res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
+					text ? text : "the call ended without a result", "isError", 1);
+		answer_task(c, res, facts, s);
+		return;
+	}
 	if (res)
 		answer_call(s, c->conn, c->rid, res, facts);
 	else
@@ -1571,4 +1637,34 @@ void gate_conn_end(struct signer *s, uint64_t conn)
 	for (size_t i = json_array_size(s->subs); i-- > 0;)
 		if ((uint64_t)json_integer_value(json_array_get(json_array_get(s->subs, i), 0)) == conn)
 			json_array_remove(s->subs, i);
+}
+
+/* ---- gated calls collected as tasks ---- */
+
+static struct gcall *task_call(struct signer *s, const char *sid, const char *owner)
+{
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
+		if (s->gcalls[i].used && s->gcalls[i].task && !strcmp(s->gcalls[i].sid, sid) &&
+		    !strcmp(s->gcalls[i].owner, owner))
+			return &s->gcalls[i];
+	return NULL;
+}
+
+/* A task whose call was forwarded and has not returned: working. NULL: no such call. */
+json_t *gate_task_state(struct signer *s, const char *sid, const char *owner)
+{
+	const struct gcall *c = task_call(s, sid, owner);
+	return c ? json_pack("{s:s,s:s,s:I,s:I}", "state", "working", "session_id", sid, "created_ms",
+			     (json_int_t)c->created_ms, "updated_ms", (json_int_t)c->started_ms)
+		 : NULL;
+}
+
+/* tasks/cancel of a forwarded call: its server is told; 1 when there was one. */
+int gate_task_cancel(struct signer *s, const char *sid, const char *owner)
+{
+	struct gcall *c = task_call(s, sid, owner);
+	if (!c)
+		return 0;
+	gate_cancel(s, c->conn, c->rid);
+	return 1;
 }

@@ -300,6 +300,18 @@ void finish(struct signer *s, struct pq_item *it, json_t *result)
 	req_free(r);
 }
 
+/* A gated call collected as a task ended (gate.c): its answer is kept for tasks/get and
+ * tasks/result, and the connection that made it hears so when it can. Takes result. */
+void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owner, uint64_t created_ms, json_t *result)
+{
+	struct req r = {.conn = conn, .collect = "task"};
+	struct pq_item it = {.created_ms = created_ms};
+	snprintf(it.session_id, sizeof it.session_id, "%s", sid);
+	task_status(s, &it, &r, result);
+	remember_done(s, sid, conn, owner, result, created_ms);
+	json_decref(result);
+}
+
 json_t *result_base(const char *sid, const char *status, int approved)
 {
 	return json_pack("{s:s,s:s,s:b,s:I}", "session_id", sid, "status", status, "approved", approved, "timestamp",

@@ -114,8 +114,11 @@ struct gate_req {
 	size_t n;
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
 	char method[24]; /* tools/call, resources/read, prompts/get, completion/complete */
-	char *name;	 /* the URI a resources/read reads */
-	json_t *args;	 /* the exact arguments, which the policy reads */
+	int task;	 /* collected as an MCP task: its answer is kept, not sent */
+	char owner[80];
+	uint64_t created_ms;
+	char *name;   /* the URI a resources/read reads */
+	json_t *args; /* the exact arguments, which the policy reads */
 	unsigned ann;
 	uint64_t seq; /* the decision's ledger sequence number; 0: none (record calls) */
 };
@@ -128,6 +131,9 @@ struct gcall {
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
 	char method[24];
 	unsigned rule;
+	int task; /* an MCP task's: the answer is kept for its owner (task_end) */
+	char owner[80];
+	uint64_t created_ms;
 };
 
 #define GASKS_MAX 256
@@ -393,6 +399,7 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 		 const char *reviewer, uint64_t seq);
 void finish(struct signer *s, struct pq_item *it, json_t *result);
 json_t *result_base(const char *sid, const char *status, int approved);
+void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owner, uint64_t created_ms, json_t *result);
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 
 /* requests.c */
@@ -513,6 +520,8 @@ int h_up_ask(void *ctx, struct ipc_frame *f, char *err);
 int h_answer(void *ctx, struct ipc_frame *f, char *err);
 void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
 void gate_conn_end(struct signer *s, uint64_t conn);
+json_t *gate_task_state(struct signer *s, const char *sid, const char *owner);
+int gate_task_cancel(struct signer *s, const char *sid, const char *owner);
 
 /* start.c */
 int start_state(const struct signer_opts *o);

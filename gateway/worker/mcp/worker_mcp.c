@@ -361,19 +361,29 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 	id_json(&m->id, rid);
 	action_client(client, c->client.name, c->client.client_version);
+	/* A client that asks for a task gets one: the call may wait for a reviewer for long. */
+	enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
+	if (era && !tcall_add(w, c->id, rid, T_CREATE, era, NULL)) {
+		buf_free(&call);
+		answer_tool_error(c, &m->id, "too many task calls at once; try again");
+		return 1;
+	}
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
-	struct cv *f = ipc_frame_new(a, F_CALL, 5);
+	struct cv *f = ipc_frame_new(a, F_CALL, 6);
 	if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 	    ipc_put_bytes(a, f, "call", call.p, call.len) || ipc_put_text(a, f, "client", client, strlen(client)) ||
-	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq))) {
+	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)) || (era && ipc_put_bool(a, f, "task", 1))) {
+		if (era)
+			tcall_take(w, c->id, rid, strlen(rid));
 		buf_free(&call);
 		answer_tool_error(c, &m->id, "the call is too large");
 		return 1;
 	}
 	send_frame(w, f);
 	buf_free(&call);
-	call_watch(w, c, rid, m, 1);
+	if (!era)
+		call_watch(w, c, rid, m, 1);
 	return 1;
 }
 
@@ -708,11 +718,12 @@ static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, co
 			return;
 		} else {
 			res = mcp_tool_result(json_incref(j));
-			json_t *meta = json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->sid);
-			if (res && meta)
-				json_object_set_new(res, "_meta", meta);
-			else
-				json_decref(meta);
+			json_t *meta = json_object_get(res, "_meta"); /* a gated call's result has assent's already */
+			if (res && !json_is_object(meta))
+				json_object_set_new(res, "_meta", meta = json_object());
+			if (meta)
+				json_object_set_new(meta, "io.modelcontextprotocol/related-task",
+						    json_pack("{s:s}", "taskId", t->sid));
 		}
 		break;
 	case T_LIST:
