@@ -782,12 +782,13 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	c->client = mm.client; /* this request's declaration: a stdio connection may carry several */
 	size_t start = c->out.len;
 	switch (m->m) {
-	case MCP_M_DISCOVER:
+	case MCP_M_DISCOVER: {
 		json_t *d = mcp_discover_result(ASSENT_VERSION);
 		if (w->routes)
 			gate_caps(w, json_object_get(d, "capabilities"));
 		mcp_line_result(&c->out, &m->id, d, NULL);
 		return; /* it carries its resultType already */
+	}
 	case MCP_M_TOOLS_LIST:
 		if (mcp_line_tools_list_with(&c->out, &m->id, w->catalog, w->catalogn, NULL) == 0 &&
 		    mcp_line_complete(&c->out, start, MCP_LIST_CACHE_HINTS, err) != 0)
