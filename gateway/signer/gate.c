@@ -710,6 +710,7 @@ void gate_req_free(struct gate_req *g)
 		return;
 	free(g->call);
 	free(g->name);
+	free(g->token);
 	json_decref(g->args);
 	free(g);
 }
@@ -793,6 +794,18 @@ static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const
 	    json_pack("{s:s,s:s,s:s,s:s}", "session_id", sid, "status", status, "upstream", upstream, "tool", tool);
 	if (seq)
 		json_object_set_new(f, "decision_seq", json_integer((json_int_t)seq));
+	return f;
+}
+
+/* A forwarded call's facts: those above, the digest of the exact call that was decided, and
+ * its approval token when the rule asked for one. */
+static json_t *facts_call(const struct gcall *c, const char *status)
+{
+	json_t *f = facts_of(c->sid, status, c->seq, c->upstream, c->tool);
+	if (c->digest[0])
+		json_object_set_new(f, "call", json_string(c->digest));
+	if (c->token[0])
+		json_object_set_new(f, "approval_token", json_string(c->token));
 	return f;
 }
 
@@ -912,6 +925,8 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	c->task = g->task;
 	snprintf(c->owner, sizeof c->owner, "%s", g->owner);
 	c->created_ms = g->created_ms;
+	snprintf(c->digest, sizeof c->digest, "%s", digest);
+	snprintf(c->token, sizeof c->token, "%s", g->token ? g->token : "");
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 3);
@@ -1001,6 +1016,9 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 	struct req *r = it->data;
 	struct gate_req *g = r->gate;
 	g->seq = r->seq;
+	const char *jwt = json_string_value(json_object_get(result, "approval_token"));
+	if (jwt && strlen(jwt) < sizeof((struct gcall *)0)->token) /* token yes: it goes with the result */
+		g->token = strdup(jwt);
 	const char *status = json_string_value(json_object_get(result, "status"));
 	if (json_is_true(json_object_get(result, "approved"))) {
 		r->gate = NULL;
@@ -1234,7 +1252,7 @@ static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos
 	o->d = NULL;
 	if (!pos) /* the server ran it: the agent hears its result, and the log why the ledger does not */
 		slog("error", "outcome of %s not recorded: %s", w->c.sid, err);
-	json_t *facts = facts_of(w->c.sid, "forwarded", w->c.seq, w->c.upstream, w->c.tool);
+	json_t *facts = facts_call(&w->c, "forwarded");
 	if (pos)
 		json_object_set_new(facts, "outcome_seq", json_integer((json_int_t)pos->seq));
 	call_answer(s, &w->c, w->res, w->text, facts);
@@ -1253,7 +1271,7 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 		if (s->asks[i].used && s->asks[i].k == copy.k && s->asks[i].cid == copy.cid)
 			s->asks[i].used = 0;
 	if (!copy.ledgered) {
-		call_answer(s, &copy, res, text, facts_of(copy.sid, "forwarded", 0, copy.upstream, copy.tool));
+		call_answer(s, &copy, res, text, facts_call(&copy, "forwarded"));
 		return;
 	}
 	char digest[72] = "";
@@ -1287,7 +1305,7 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 	}
 	if (!o) {
 		slog("error", "outcome of %s not recorded: %s", copy.sid, err);
-		call_answer(s, &copy, res, text, facts_of(copy.sid, "forwarded", copy.seq, copy.upstream, copy.tool));
+		call_answer(s, &copy, res, text, facts_call(&copy, "forwarded"));
 		free(w);
 		return;
 	}

@@ -117,6 +117,7 @@ struct gate_req {
 	int task;	 /* collected as an MCP task: its answer is kept, not sent */
 	char owner[80];
 	uint64_t created_ms;
+	char *token;  /* the approval token its reviewer's decision issued (token yes) */
 	char *name;   /* the URI a resources/read reads */
 	json_t *args; /* the exact arguments, which the policy reads */
 	unsigned ann;
@@ -134,6 +135,8 @@ struct gcall {
 	int task; /* an MCP task's: the answer is kept for its owner (task_end) */
 	char owner[80];
 	uint64_t created_ms;
+	char digest[72];  /* "sha256:" of the exact call */
+	char token[1600]; /* an approval token for it (ask ... token yes), "" when none */
 };
 
 #define GASKS_MAX 256

@@ -133,7 +133,20 @@ for _ in range(100):
 check(st.get("status") == "completed", "... the task completes")
 res = task_result(tid)
 check("wrote" in res.get("content", [{}])[0].get("text", ""), "... tasks/result is the upstream's result")
-check(res.get("_meta", {}).get("io.assent/gate", {}).get("decision_seq"), "... with the decision's ledger seq")
+gm = res.get("_meta", {}).get("io.assent/gate", {})
+check(gm.get("decision_seq"), "... with the decision's ledger seq")
+tok = gm.get("approval_token", "")
+claims = {}
+if tok.count(".") == 2:
+    import base64
+    part = tok.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+check(claims.get("action") == gm.get("call") and str(gm.get("call", "")).startswith("sha256:") and
+      claims.get("approved") is True and claims.get("session_id") == tid,
+      "... and, as its rule says token yes, an approval token for the exact call (action %s)" % claims.get("action"))
+v = subprocess.run([os.path.join(build, "assent-verify"), "token", tok, "--aud", claims.get("aud", ""), "--jwks",
+                    os.path.join(state, "keys", "jwks.json")], capture_output=True, text=True)
+check(v.returncode == 0, "... which assent-verify accepts (%s)" % (v.stderr.strip() or "ok"))
 check(sum(1 for l in calls() if l.startswith("write_file")) == 1, "... forwarded once")
 check(any(m.get("method") == "notifications/tasks/status" and m["params"].get("taskId") == tid and
           m["params"].get("status") == "completed" for m in notes), "... and the client heard it completed")

@@ -16,7 +16,7 @@ cat >"$T/ups.json" <<JSON
 {"mcpServers": {"fs": {"command": "$NODE", "args": ["$ROOT/tests/mcp/upstream_fs.mjs", "--root", "$T/root"],
   "env": {"UPSTREAM_SECRET": "task-test-secret", "UPSTREAM_CALL_LOG": "$T/calls.log"}}}}
 JSON
-printf 'allow upstream fs tool echo\ndefault ask same-user ok\n' >"$T/p.policy"
+printf 'allow upstream fs tool echo\nask upstream fs tool write_file token yes same-user ok\ndefault ask same-user ok\n' >"$T/p.policy"
 "$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
 export ASSENT_SINGLE_USER=1
 $PY "$ROOT/tests/integration/gateway_gate_tasks.py" "$ROOT/build" "$S" "$T/p.policy" "$T/ups.json" "$T/calls.log"
