@@ -379,14 +379,25 @@ size_t gate_fds(struct signer *s, struct pollfd *pf, int *who)
 	return n;
 }
 
+static void server_exited(const struct upw *u, int st)
+{
+	if (WIFEXITED(st))
+		slog("warning", "upstream %s: its server exited with status %d", u->cfg->name, WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		slog("warning", "upstream %s: its server died of signal %d", u->cfg->name, WTERMSIG(st));
+}
+
 static void kill_server(struct upw *u)
 {
-	if (u->spid > 0) {
-		kill(-u->spid, SIGKILL); /* its whole process group: npx and its children */
-		int st;
+	if (u->spid <= 0)
+		return;
+	int st;
+	if (waitpid(u->spid, &st, WNOHANG) == u->spid) /* it ended first (and its worker saw it) */
+		server_exited(u, st);
+	else if (kill(-u->spid, SIGKILL) == 0) /* its whole process group: npx and its children */
 		waitpid(u->spid, &st, 0);
-		u->spid = 0;
-	}
+	kill(-u->spid, SIGKILL); /* what it left behind in its group */
+	u->spid = 0;
 }
 
 void gate_reap(struct signer *s, pid_t p, int st)
@@ -394,12 +405,7 @@ void gate_reap(struct signer *s, pid_t p, int st)
 	for (size_t i = 0; i < s->nup; i++)
 		if (s->up[i].spid == p) {
 			s->up[i].spid = 0;
-			if (WIFEXITED(st))
-				slog("warning", "upstream %s: its server exited with status %d", s->up[i].cfg->name,
-				     WEXITSTATUS(st));
-			else if (WIFSIGNALED(st))
-				slog("warning", "upstream %s: its server died of signal %d", s->up[i].cfg->name,
-				     WTERMSIG(st));
+			server_exited(&s->up[i], st);
 			kill(-p, SIGKILL); /* what it left behind in its group */
 		}
 }
@@ -725,15 +731,15 @@ void gate_evaluate(const struct req *r, struct pol_request *q)
 	q->context = NULL;
 }
 
-/* The raw CallToolResult answer, with assent's facts in its _meta. */
-static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts)
+/* assent's facts into a result's _meta (taken). An upstream cannot speak for assent: keys
+ * under io.assent/ are assent's alone, and the upstream's are dropped. */
+static void gate_meta(json_t *res, json_t *facts)
 {
 	json_t *meta = json_object_get(res, "_meta");
 	if (!json_is_object(meta)) {
 		meta = json_object();
 		json_object_set_new(res, "_meta", meta);
 	}
-	/* An upstream cannot speak for assent: keys under io.assent/ are assent's alone. */
 	const char *k;
 	json_t *v;
 	void *tmp;
@@ -743,6 +749,12 @@ static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t
 			json_object_del(meta, k);
 	}
 	json_object_set_new(meta, GATE_META, facts);
+}
+
+/* The raw CallToolResult answer, with assent's facts in its _meta. */
+static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts)
+{
+	gate_meta(res, facts);
 	send_result_raw(s, conn, rid, res);
 	json_decref(res);
 }
@@ -750,22 +762,10 @@ static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t
 /* The same for a task's call: the answer is kept for its owner, its status the gate's. */
 static void answer_task(const struct gcall *c, json_t *res, json_t *facts, struct signer *s)
 {
-	json_t *meta = json_object_get(res, "_meta");
-	if (!json_is_object(meta)) {
-		meta = json_object();
-		json_object_set_new(res, "_meta", meta);
-	}
-	const char *k;
-	json_t *v;
-	void *tmp;
-	json_object_foreach_safe(meta, tmp, k, v)
-	{
-		if (!strncmp(k, "io.assent/", 10))
-			json_object_del(meta, k);
-	}
-	json_t *r = json_pack("{s:O?,s:s,s:o}", "status", json_object_get(facts, "status"), "session_id", c->sid,
+	json_t *r = json_pack("{s:O?,s:s,s:O}", "status", json_object_get(facts, "status"), "session_id", c->sid,
 			      "io.assent/call_result", res);
-	json_object_set_new(meta, GATE_META, facts);
+	gate_meta(res, facts); /* res is r's too: the same object */
+	json_decref(res);
 	task_end(s, c->sid, c->conn, c->owner, c->created_ms, r);
 }
 

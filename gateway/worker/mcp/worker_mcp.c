@@ -463,19 +463,10 @@ static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			return 1;
 		}
 	const json_t *p = m->params;
-	if (!strcmp(m->method, "resources/read")) {
-		const char *uri = json_string_value(json_object_get(p, "uri"));
-		const char *up = uri ? resource_upstream(w, uri) : NULL;
-		if (!up)
-			mcp_line_error(&c->out, &m->id, -32002, "Resource not found", json_pack("{s:s?}", "uri", uri),
-				       NULL);
-		else
-			gate_send(w, c, m, "resources/read", up, uri, NULL);
-		return 1;
-	}
 	/* 2026-07-28 has no subscriptions: there they are methods not found, as the revision says */
-	if ((!strcmp(m->method, "resources/subscribe") || !strcmp(m->method, "resources/unsubscribe")) &&
-	    !(c->stateless || mcp_is_modern(m))) {
+	int sub = (!strcmp(m->method, "resources/subscribe") || !strcmp(m->method, "resources/unsubscribe")) &&
+		  !(c->stateless || mcp_is_modern(m));
+	if (sub || !strcmp(m->method, "resources/read")) {
 		const char *uri = json_string_value(json_object_get(p, "uri"));
 		const char *up = uri ? resource_upstream(w, uri) : NULL;
 		if (!up)
@@ -1673,33 +1664,18 @@ static void keepalive(struct mw *w, uint64_t now)
 /* Before the jail: the configuration frame, and libmicrohttpd on the listener. */
 static int http_start(struct mw *w, struct cv_arena *a, char *err)
 {
-	for (;;) {
-		struct pollfd p = {.fd = w->ipcfd, .events = POLLIN};
-		if (poll(&p, 1, 10000) <= 0)
-			return as_fail(err, AS_EIO, "no configuration from the signer");
-		int r = ipc_read(&w->ipc, err);
-		if (r != 0 && r != AS_ENOTFOUND)
-			return r;
-		struct ipc_frame f;
-		cv_arena_reset(a);
-		int g = ipc_next(&w->ipc, a, &f, err);
-		if (g == AS_ENOTFOUND)
-			continue;
-		if (g != 0)
-			return g;
-		const struct cv *c = cv_get(f.body, "http");
-		int rc = f.type != F_CONFIG || !c
-			     ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
-			     : http_cfg_from_cv(c, &w->cfg, err);
-		const char *ph;
-		size_t phn;
-		if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
-			snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
-		ipc_frame_close_fds(&f);
-		if (rc != 0)
-			return rc;
-		break;
-	}
+	struct ipc_frame f;
+	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
+	const struct cv *c = cv_get(f.body, "http");
+	int rc =
+	    !c ? as_fail(err, AS_ECORRUPT, "the configuration has no http member") : http_cfg_from_cv(c, &w->cfg, err);
+	const char *ph;
+	size_t phn;
+	if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
+		snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
+	ipc_frame_close_fds(&f);
+	if (rc != 0)
+		return rc;
 	if (!w->cfg.on)
 		return 0;
 	w->pconns.unauth_max = w->cfg.unauth_per_addr;

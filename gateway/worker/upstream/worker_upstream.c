@@ -618,32 +618,18 @@ static void on_cancel(struct uw *w, struct ipc_frame *f)
 /* The configuration comes first, before the jail: {name}. */
 static int read_config(struct uw *w, struct cv_arena *a, char *err)
 {
-	for (;;) {
-		struct pollfd p = {.fd = w->ipcfd, .events = POLLIN};
-		if (poll(&p, 1, 10000) <= 0)
-			return as_fail(err, AS_EIO, "no configuration from the signer");
-		int r = ipc_read(&w->ipc, err);
-		if (r != 0 && r != AS_ENOTFOUND)
-			return r;
-		struct ipc_frame f;
-		cv_arena_reset(a);
-		int g = ipc_next(&w->ipc, a, &f, err);
-		if (g == AS_ENOTFOUND)
-			continue;
-		if (g != 0)
-			return g;
-		const char *nm;
-		size_t nn;
-		int rc = f.type != F_CONFIG ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
-					    : ipc_get_text(f.body, "name", 32, &nm, &nn, err);
-		if (rc == 0)
-			snprintf(w->name, sizeof w->name, "%.*s", (int)nn, nm);
-		const struct cv *url = rc == 0 ? cv_get(f.body, "url") : NULL;
-		if (url) /* reads the CA file: before the jail */
-			rc = uphttp_new(url, &w->http, err);
-		ipc_frame_close_fds(&f);
-		return rc;
-	}
+	struct ipc_frame f;
+	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
+	const char *nm;
+	size_t nn;
+	int rc = ipc_get_text(f.body, "name", 32, &nm, &nn, err);
+	if (rc == 0)
+		snprintf(w->name, sizeof w->name, "%.*s", (int)nn, nm);
+	const struct cv *url = rc == 0 ? cv_get(f.body, "url") : NULL;
+	if (url) /* reads the CA file: before the jail */
+		rc = uphttp_new(url, &w->http, err);
+	ipc_frame_close_fds(&f);
+	return rc;
 }
 
 /* A url upstream's call whose POST ended without its answer. */
