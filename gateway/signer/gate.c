@@ -873,12 +873,25 @@ static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 static void call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
 		     const char *text);
 
+/* A free slot for a dispatched call. Slots are taken lowest first and every scan stops at
+ * gcall_hi, one past the highest in use, so that the few calls in flight cost a few steps
+ * per frame rather than GCALLS_MAX. */
 static struct gcall *gcall_new(struct signer *s)
 {
 	for (size_t i = 0; i < GCALLS_MAX; i++)
-		if (!s->gcalls[i].used)
+		if (!s->gcalls[i].used) {
+			if (i >= s->gcall_hi)
+				s->gcall_hi = i + 1;
 			return &s->gcalls[i];
+		}
 	return NULL;
+}
+
+static void gcall_free(struct signer *s, struct gcall *c)
+{
+	c->used = 0;
+	while (s->gcall_hi && !s->gcalls[s->gcall_hi - 1].used)
+		s->gcall_hi--;
 }
 
 /* Sends the dispatch frame: the call leaves now, once. */
@@ -1166,22 +1179,22 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	snprintf(r->owner, sizeof r->owner, "%s", c->owner);
 	call_digest(g->call, g->n, r->action);
 	r->subjects = json_array();
-	r->view = t ? call_view(u, t, g->args) : read_view(u, g->name);
 	struct pq_item it = {0};
-	request_terms(s, c, r, 0, &it);
+	request_terms(s, c, r, 0, &it); /* the policy reads the call, never the view */
 	it.requester_id = c->id;
 	it.requester_uid = uid;
 	it.blocking = !g->task; /* a task is collected: the agent hears at once that it is working */
 	it.data = r;
 	g->created_ms = it.created_ms;
-	json_object_set_new(r->view, "call", json_string(r->action));
-	if (r->has_pd && r->pd.action == POL_ALLOW && r->pd.record_calls) { /* reads: no ledger entry */
+	if (r->has_pd && r->pd.action == POL_ALLOW && r->pd.record_calls) { /* reads: no ledger entry, no view */
 		r->gate = NULL;
 		dispatch_now(s, g, it.session_id, c->id, r_id, r->pd.line, 0);
 		gate_req_free(g);
 		req_free(r);
 		return 0;
 	}
+	r->view = t ? call_view(u, t, g->args) : read_view(u, g->name);
+	json_object_set_new(r->view, "call", json_string(r->action));
 	/* The request entry is encoded at once (op_add): the signer's arena serves to build it. */
 	struct cv_arena *ea = &s->arena;
 	cv_arena_reset(ea);
@@ -1218,7 +1231,7 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 
 static struct gcall *gcall_find(struct signer *s, int k, uint64_t cid)
 {
-	for (size_t i = 0; i < GCALLS_MAX; i++)
+	for (size_t i = 0; i < s->gcall_hi; i++)
 		if (s->gcalls[i].used && s->gcalls[i].k == k && s->gcalls[i].cid == cid)
 			return &s->gcalls[i];
 	return NULL;
@@ -1266,7 +1279,7 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 		     const char *text)
 {
 	struct gcall copy = *c;
-	c->used = 0;
+	gcall_free(s, c);
 	for (size_t i = 0; s->asks && i < GASKS_MAX; i++) /* its server's questions end with it */
 		if (s->asks[i].used && s->asks[i].k == copy.k && s->asks[i].cid == copy.cid)
 			s->asks[i].used = 0;
@@ -1372,7 +1385,7 @@ void gate_tick(struct signer *s)
 	if (!s->gcalls)
 		return;
 	uint64_t now = now_ms();
-	for (size_t i = 0; i < GCALLS_MAX; i++) {
+	for (size_t i = 0; i < s->gcall_hi; i++) {
 		struct gcall *c = &s->gcalls[i];
 		if (!c->used || c->until_ms > now)
 			continue;
@@ -1396,7 +1409,7 @@ void gate_worker_down(struct signer *s, int k, const char *why)
 		return;
 	kill_server(u);
 	u->ready = 0;
-	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++) {
+	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
 		struct gcall *c = &s->gcalls[i];
 		if (!c->used || c->k != k)
 			continue;
@@ -1416,7 +1429,7 @@ void gate_worker_down(struct signer *s, int k, const char *why)
 static struct gcall *only_call(struct signer *s, int k)
 {
 	struct gcall *one = NULL;
-	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
+	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++)
 		if (s->gcalls[i].used && s->gcalls[i].k == k) {
 			if (one)
 				return NULL;
@@ -1519,7 +1532,7 @@ int h_up_note(void *ctx, struct ipc_frame *f, char *err)
  * and the call ends outcome unknown (it may have run); a late answer is dropped. */
 void gate_cancel(struct signer *s, uint64_t conn, const char *rid)
 {
-	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++) {
+	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
 		struct gcall *c = &s->gcalls[i];
 		if (!c->used || c->conn != conn || strcmp(c->rid, rid))
 			continue;
@@ -1661,7 +1674,7 @@ void gate_conn_end(struct signer *s, uint64_t conn)
 
 static struct gcall *task_call(struct signer *s, const char *sid, const char *owner)
 {
-	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
+	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++)
 		if (s->gcalls[i].used && s->gcalls[i].task && !strcmp(s->gcalls[i].sid, sid) &&
 		    !strcmp(s->gcalls[i].owner, owner))
 			return &s->gcalls[i];

@@ -290,6 +290,7 @@ struct signer {
 	struct upw up[UP_WORKERS];
 	size_t nup;
 	struct gcall *gcalls; /* GCALLS_MAX */
+	size_t gcall_hi;      /* one past the highest slot in use */
 	struct gask *asks;    /* GASKS_MAX: servers' requests relayed to an agent's client */
 	json_t *subs;	      /* resource subscriptions: [[conn, upstream, uri], ...] */
 	uint64_t next_aid;
