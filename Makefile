@@ -19,7 +19,9 @@ HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-prote
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
 SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,undefined \
             -fno-sanitize-recover=all -fno-omit-frame-pointer
-LIBS     := -llmdb -lmbedcrypto -lcrypto -ljansson -lseccomp -lmicrohttpd -pthread
+# -lmbedtls -lmbedx509: the upstream HTTP client's TLS (gateway/worker/upstream/uhttp.c),
+# which the tests and harnesses that link libassent.a may pull in too.
+LIBS     := -llmdb -lmbedtls -lmbedx509 -lmbedcrypto -lcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
@@ -115,7 +117,7 @@ build/assentd: build/obj/gateway/cli/assentd.o build/libassent.a
 # OpenSSL or LMDB, so a worker has no key, ledger, registry or policy code to run
 # (tests/integration/binaries.sh checks with nm and ldd).
 WORKER_LIB_OBJ := $(filter build/obj/common/% build/obj/gateway/proto/% build/obj/gateway/worker/%,$(LIB_OBJ))
-WORKER_LIBS    := -lmbedcrypto -ljansson -lseccomp -lmicrohttpd -pthread
+WORKER_LIBS    := -lmbedtls -lmbedx509 -lmbedcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 build/libassent-worker.a: $(WORKER_LIB_OBJ) $(WEB_OBJ)
 	@echo "  AR      $@"
 	@rm -f $@; ar rcs $@ $^
@@ -162,7 +164,7 @@ fuzz-smoke: deps $(FUZZ_BINS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/scripts/fuzz_smoke.sh $(FUZZERS)
 
 # ---- the whole test suite ----
-check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint build/tests/evil_worker
+check: deps all build/san/assent-verify build/san/assent $(UNIT_BINS) $(UNIT_SAN_BINS) $(REPLAY_BINS) build/tests/mint build/tests/evil_worker build/tests/uhttp_probe
 	tests/scripts/run.sh
 test: check
 
@@ -244,6 +246,13 @@ build/tests/mint: tests/tools/mint.c build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
 build/tests/evil_worker: tests/tools/evil_worker.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+# uhttp_probe drives the upstream HTTP client over sockets it connects itself, optionally
+# inside the workers' jail (tests/integration/uhttp_tls.sh); the plain build, since the
+# sanitizers' runtime makes calls the jail kills.
+build/tests/uhttp_probe: tests/tools/uhttp_probe.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)

@@ -102,28 +102,74 @@ static int put_text(struct cv_arena *a, struct cv *m, size_t i, const char *k, c
 	return rc;
 }
 
-int call_encode(const char *upstream, const char *tool, const json_t *args, struct buf *out, char *err)
+/* What each method's call holds besides method and upstream: a name (its key, and whether
+ * it is a tool or prompt name or a URI), and an object (its key; present always). */
+struct call_shape {
+	const char *method, *name_key, *obj_key;
+	int uri; /* the name is a URI: 1 to CALL_URI_MAX bytes of printable text */
+};
+static const struct call_shape shapes[] = {
+    {"tools/call", "tool", "arguments", 0},    {"prompts/get", "prompt", "arguments", 0},
+    {"resources/read", "uri", NULL, 1},	       {"resources/subscribe", "uri", NULL, 1},
+    {"resources/unsubscribe", "uri", NULL, 1}, {"completion/complete", NULL, "params", 0},
+};
+
+static const struct call_shape *shape_of(const char *method, size_t n)
 {
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+		if (strlen(shapes[i].method) == n && !memcmp(shapes[i].method, method, n))
+			return &shapes[i];
+	return NULL;
+}
+
+static int uri_ok(const char *p, size_t n)
+{
+	if (n < 1 || n > CALL_URI_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int call_encode_ex(const char *method, const char *upstream, const char *name, const json_t *obj, struct buf *out,
+		   char *err)
+{
+	const struct call_shape *sh = shape_of(method, strlen(method));
+	if (!sh)
+		return as_fail(err, AS_EINVAL, "%s: not a method the gate forwards", method);
 	if (!up_name_ok(upstream, strlen(upstream)))
 		return as_fail(err, AS_EINVAL, "no upstream server is called that");
-	if (!call_tool_name_ok(tool, strlen(tool)))
-		return as_fail(err, AS_EINVAL, "tool name: 1 to %d of [A-Za-z0-9_.-]", CALL_TOOL_MAX);
-	if (args && !json_is_object(args))
-		return as_fail(err, AS_EINVAL, "arguments: expected an object");
+	if (sh->name_key && (!name || (sh->uri ? !uri_ok(name, strlen(name)) : !call_tool_name_ok(name, strlen(name)))))
+		return as_fail(err, AS_EINVAL,
+			       sh->uri ? "uri: 1 to %d bytes without control characters"
+				       : "name: 1 to %d of [A-Za-z0-9_.-]",
+			       sh->uri ? CALL_URI_MAX : CALL_TOOL_MAX);
+	if (obj && !json_is_object(obj))
+		return as_fail(err, AS_EINVAL, "%s: expected an object", sh->obj_key ? sh->obj_key : "params");
 	/* Items: at most one per byte of the result, which is bounded. */
 	struct cv_arena a;
 	cv_arena_init(&a, CALL_MAX);
-	struct cv *m = cv_map(&a, 4);
+	size_t np = 2 + (sh->name_key != NULL) + (sh->obj_key != NULL), i = 2;
+	struct cv *m = cv_map(&a, np);
 	int rc = m ? 0 : AS_ENOMEM;
 	if (rc == 0)
-		rc = put_text(&a, m, 0, "method", "tools/call") | put_text(&a, m, 1, "upstream", upstream) |
-		     put_text(&a, m, 2, "tool", tool) | cv_set_text(&a, &m->items[6], "arguments", 9);
+		rc = put_text(&a, m, 0, "method", method) | put_text(&a, m, 1, "upstream", upstream);
+	if (rc == 0 && sh->name_key)
+		rc = put_text(&a, m, i++, sh->name_key, name);
+	if (rc == 0 && sh->obj_key) {
+		rc = cv_set_text(&a, &m->items[2 * i], sh->obj_key, strlen(sh->obj_key));
+		if (rc == 0 && obj)
+			rc = from_json(&a, obj, &m->items[2 * i + 1], 1, CALL_DEPTH, err) ? AS_EINVAL : 0;
+		else if (rc == 0)
+			m->items[2 * i + 1] = (struct cv){.t = CV_MAP};
+		if (rc == AS_EINVAL) {
+			cv_arena_free(&a);
+			return AS_EINVAL; /* err says why */
+		}
+	}
 	if (rc != 0)
 		rc = as_fail(err, AS_ENOMEM, "out of memory");
-	else if (args)
-		rc = from_json(&a, args, &m->items[7], 1, CALL_DEPTH, err);
-	else
-		m->items[7] = (struct cv){.t = CV_MAP};
 	if (rc == 0) {
 		size_t start = out->len;
 		char why[AS_ERRLEN];
@@ -140,6 +186,11 @@ int call_encode(const char *upstream, const char *tool, const json_t *args, stru
 	}
 	cv_arena_free(&a);
 	return rc;
+}
+
+int call_encode(const char *upstream, const char *tool, const json_t *args, struct buf *out, char *err)
+{
+	return call_encode_ex("tools/call", upstream, tool, args, out, err);
 }
 
 static int args_ok(const struct cv *v, int depth, char *err)
@@ -180,28 +231,58 @@ static int args_ok(const struct cv *v, int depth, char *err)
 
 int call_check(const struct cv *c, char *err)
 {
-	if (!c || c->t != CV_MAP || c->n != 4)
-		return as_fail(err, AS_ECORRUPT, "call: expected a map of method, upstream, tool, arguments");
-	const struct cv *m = cv_get(c, "method"), *u = cv_get(c, "upstream"), *t = cv_get(c, "tool"),
-			*a = cv_get(c, "arguments");
-	if (!m || !u || !t || !a)
-		return as_fail(err, AS_ECORRUPT, "call: expected a map of method, upstream, tool, arguments");
-	if (m->t != CV_TEXT || !cv_text_eq(m, "tools/call"))
-		return as_fail(err, AS_ECORRUPT, "call.method: expected tools/call");
+	const struct cv *m = c && c->t == CV_MAP ? cv_get(c, "method") : NULL;
+	const struct call_shape *sh = m && m->t == CV_TEXT ? shape_of((const char *)m->s, m->n) : NULL;
+	if (!sh)
+		return as_fail(
+		    err, AS_ECORRUPT,
+		    "call: expected a map of method, upstream, tool, arguments (or another method's fields)");
+	const struct cv *u = cv_get(c, "upstream"), *nm = sh->name_key ? cv_get(c, sh->name_key) : NULL,
+			*o = sh->obj_key ? cv_get(c, sh->obj_key) : NULL;
+	if (c->n != 2u + (sh->name_key != NULL) + (sh->obj_key != NULL) || !u || (sh->name_key && !nm) ||
+	    (sh->obj_key && !o))
+		return as_fail(err, AS_ECORRUPT, "call: %s: expected method, upstream%s%s%s%s", sh->method,
+			       sh->name_key ? ", " : "", sh->name_key ? sh->name_key : "", sh->obj_key ? ", " : "",
+			       sh->obj_key ? sh->obj_key : "");
 	if (u->t != CV_TEXT || !up_name_ok((const char *)u->s, u->n))
 		return as_fail(err, AS_ECORRUPT, "call.upstream: not an upstream's name");
-	if (t->t != CV_TEXT || !call_tool_name_ok((const char *)t->s, t->n))
-		return as_fail(err, AS_ECORRUPT, "call.tool: not a tool name");
-	if (a->t != CV_MAP)
-		return as_fail(err, AS_ECORRUPT, "call.arguments: expected a map");
-	return args_ok(a, 1, err);
+	if (nm && (nm->t != CV_TEXT ||
+		   (sh->uri ? !uri_ok((const char *)nm->s, nm->n) : !call_tool_name_ok((const char *)nm->s, nm->n))))
+		return as_fail(err, AS_ECORRUPT, "call.%s: not a %s", sh->name_key, sh->uri ? "URI" : "name");
+	if (o && o->t != CV_MAP)
+		return as_fail(err, AS_ECORRUPT, "call.%s: expected a map", sh->obj_key);
+	return o ? args_ok(o, 1, err) : 0;
+}
+
+const char *call_method(const struct cv *c)
+{
+	const struct cv *m = cv_get(c, "method");
+	const struct call_shape *sh = shape_of((const char *)m->s, m->n);
+	return sh->method;
+}
+
+size_t call_name(const struct cv *c, char *out, size_t max)
+{
+	const struct cv *m = cv_get(c, "method");
+	const struct call_shape *sh = shape_of((const char *)m->s, m->n);
+	const struct cv *nm = sh->name_key ? cv_get(c, sh->name_key) : NULL;
+	size_t n = nm && nm->n < max ? nm->n : 0;
+	if (n)
+		memcpy(out, nm->s, n);
+	out[n] = 0;
+	return n;
 }
 
 void call_names(const struct cv *c, char upstream[33], char tool[CALL_TOOL_MAX + 1])
 {
-	const struct cv *u = cv_get(c, "upstream"), *t = cv_get(c, "tool");
+	const struct cv *u = cv_get(c, "upstream");
 	snprintf(upstream, 33, "%.*s", (int)u->n, (const char *)u->s);
-	snprintf(tool, CALL_TOOL_MAX + 1, "%.*s", (int)t->n, (const char *)t->s);
+	const struct cv *m = cv_get(c, "method");
+	const struct call_shape *sh = shape_of((const char *)m->s, m->n);
+	if (sh->uri || !sh->name_key)
+		tool[0] = 0;
+	else
+		call_name(c, tool, CALL_TOOL_MAX + 1);
 }
 
 static json_t *to_json(const struct cv *v)
@@ -250,7 +331,9 @@ static json_t *to_json(const struct cv *v)
 
 json_t *call_args_json(const struct cv *c)
 {
-	return to_json(cv_get(c, "arguments"));
+	const struct cv *m = cv_get(c, "method");
+	const struct call_shape *sh = shape_of((const char *)m->s, m->n);
+	return sh->obj_key ? to_json(cv_get(c, sh->obj_key)) : json_object();
 }
 
 void call_digest(const uint8_t *p, size_t n, char out[72])

@@ -1,5 +1,6 @@
 /* The canonical call of the gate (issue 15): a tools/call an agent made of an upstream
- * MCP server, as the mcp worker encodes it, the signer checks, digests, decides and
+ * MCP server (or a resources/read, prompts/get, completion/complete), as the mcp worker
+ * encodes it, the signer checks, digests, decides and
  * records, and the upstream worker forwards once dispatched. One CBOR map,
  *   {"method": "tools/call", "upstream": NAME, "tool": TOOL, "arguments": {...}}
  * encoded canonically, so its sha256 names exactly one call. JSON arguments become CBOR
@@ -26,6 +27,20 @@
 int up_name_ok(const char *p, size_t n);
 int call_tool_name_ok(const char *p, size_t n);
 
+#define CALL_URI_MAX 4096 /* a resource's URI */
+
+/* The same for any method the gate forwards: tools/call (name: the tool; obj: its
+ * arguments), prompts/get (the prompt; its arguments), resources/read (the URI; obj NULL),
+ * completion/complete (name NULL; obj: the request's params, ref and argument). The map's
+ * keys: method, upstream, and tool | prompt | uri, arguments | params. */
+int call_encode_ex(const char *method, const char *upstream, const char *name, const json_t *obj, struct buf *out,
+		   char *err);
+
+/* A checked call's method (a static string), and its name (tool, prompt or URI; "" for a
+ * completion) copied into out (max bytes with the NUL; cut to "" when it does not fit). */
+const char *call_method(const struct cv *c);
+size_t call_name(const struct cv *c, char *out, size_t max);
+
 /* The mcp worker: encode upstream, tool and args (an object; NULL: {}) into out. 0, or
  * AS_EINVAL / AS_ETOOBIG with err naming what is wrong. */
 int call_encode(const char *upstream, const char *tool, const json_t *args, struct buf *out, char *err);
@@ -35,8 +50,9 @@ int call_encode(const char *upstream, const char *tool, const json_t *args, stru
  * AS_ECORRUPT with err. */
 int call_check(const struct cv *c, char *err);
 
-/* A checked call's parts: its upstream and tool (NUL-terminated copies) and its
- * arguments as JSON (a new reference; NULL when out of memory). */
+/* A checked call's parts: its upstream and tool (NUL-terminated copies; the tool "" for
+ * another method than tools/call and prompts/get) and its arguments or params as JSON
+ * (a new reference; {} for resources/read; NULL when out of memory). */
 void call_names(const struct cv *c, char upstream[33], char tool[CALL_TOOL_MAX + 1]);
 json_t *call_args_json(const struct cv *c);
 

@@ -98,11 +98,27 @@ static const struct frame_field call[] = {
     {"call", FT_BYTES, PROTO_CALL_MAX, REQ},
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"hreq", FT_UINT, UINT64_MAX, OPT},
+    {"task", FT_BOOL, 0, OPT}, /* collected as an MCP task */
 };
-static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ}};
+static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ},
+					      {"resources", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"templates", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"prompts", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},
+					      {"completions", FT_BOOL, 0, OPT},
+					      {"subscribe", FT_BOOL, 0, OPT}};
+static const struct frame_field up_note[] = {
+    {"cid", FT_UINT, UINT64_MAX, REQ}, {"method", FT_TEXT, 64, REQ}, {"params", FT_BYTES, PROTO_UP_NOTE_MAX, REQ}};
+static const struct frame_field up_ask[] = {
+    {"sid", FT_TEXT, PROTO_RID_MAX, REQ}, {"method", FT_TEXT, 64, REQ}, {"params", FT_BYTES, PROTO_UP_NOTE_MAX, REQ}};
+static const struct frame_field answer[] = {CONN,
+					    {"aid", FT_UINT, UINT64_MAX, REQ},
+					    {"result", FT_BYTES, PROTO_UP_RESULT_MAX, OPT},
+					    {"error", FT_BYTES, PROTO_UP_NOTE_MAX, OPT}};
 static const struct frame_field up_result[] = {{"cid", FT_UINT, UINT64_MAX, REQ},
 					       {"result", FT_BYTES, PROTO_UP_RESULT_MAX, OPT},
-					       {"error", FT_TEXT, PROTO_UP_ERROR_MAX, OPT}};
+					       {"error", FT_TEXT, PROTO_UP_ERROR_MAX, OPT},
+					       {"unknown", FT_BOOL, 0, OPT}}; /* error: the server may have run it */
+static const struct frame_field none[] = {{"t", FT_UINT, UINT64_MAX, OPT}};   /* no field but the type */
 static const struct frame_field session_info[] = {
     CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ}, {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};
 
@@ -123,6 +139,10 @@ static const struct frame_table tables[] = {
     TABLE(F_CALL, call),
     TABLE(F_UP_TOOLS, up_tools),
     TABLE(F_UP_RESULT, up_result),
+    TABLE(F_UP_NOTE, up_note),
+    TABLE(F_UP_ASK, up_ask),
+    TABLE(F_UP_CONNECT, none),
+    TABLE(F_ANSWER, answer),
     TABLE(F_HTTP_AUTH, http_auth),
     TABLE(F_SESSION_INFO, session_info),
     TABLE(F_SESSION_END, conn_only),

@@ -707,3 +707,24 @@ void ipc_log(int fd, const char *level, const char *fmt, ...)
 	}
 	cv_arena_free(&a);
 }
+
+int ipc_config(struct ipc_conn *c, int fd, struct cv_arena *a, struct ipc_frame *f, char *err)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			return as_fail(err, AS_EIO, "no configuration from the signer");
+		int r = ipc_read(c, err);
+		if (r != 0 && r != AS_ENOTFOUND)
+			return r;
+		cv_arena_reset(a);
+		int g = ipc_next(c, a, f, err);
+		if (g == AS_ENOTFOUND)
+			continue;
+		if (g == 0 && f->type != F_CONFIG) {
+			ipc_frame_close_fds(f);
+			return as_fail(err, AS_ECORRUPT, "the first frame is not the configuration");
+		}
+		return g;
+	}
+}

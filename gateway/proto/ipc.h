@@ -127,6 +127,11 @@ struct ipc_frame {
  *   AS_ENOMEM    out of memory */
 int ipc_next(struct ipc_conn *c, struct cv_arena *a, struct ipc_frame *f, char *err) AS_MUST_USE;
 
+/* A worker's first frame, its configuration (F_CONFIG), which it reads before its jail:
+ * waits at most 10 s on c (over fd), then the same as ipc_next into *f (the caller closes
+ * its descriptors); AS_EIO when none comes, AS_ECORRUPT when the first frame is another. */
+int ipc_config(struct ipc_conn *c, int fd, struct cv_arena *a, struct ipc_frame *f, char *err) AS_MUST_USE;
+
 /* Close f->fds[0..nfds) that are not -1, set them to -1 and nfds to 0. */
 void ipc_frame_close_fds(struct ipc_frame *f);
 

@@ -60,6 +60,7 @@
 #define PROTO_UP_TOOLS_MAX (1u << 20)  /* F_UP_TOOLS tools: one upstream's catalog, encoded */
 #define PROTO_UP_RESULT_MAX (2u << 20) /* F_UP_RESULT result: one call's result, encoded */
 #define PROTO_UP_ERROR_MAX 1024	       /* F_UP_RESULT error */
+#define PROTO_UP_NOTE_MAX (64u << 10)  /* F_UP_NOTE params: one progress or log notification */
 #define PROTO_CALL_MAX (512u << 10)    /* F_CALL call: CALL_MAX (gateway/proto/call.h) */
 
 #endif

@@ -20,10 +20,16 @@ enum {
 	F_CANCEL = 13,	/* mcp: {conn, rid} notifications/cancelled */
 	F_INPUT = 15,	/* mcp: {conn, rid, action, state, accepted, text?, hreq?} a multi-round answer */
 	F_TASK = 14,	/* mcp: {conn, rid, op: PROTO_TASK_*, sid?} a task's state, its cancel, the list */
-	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?}
+	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?, task?}
 			 * a tools/call of an upstream's tool (the gate) */
-	F_UP_TOOLS = 17,  /* upstream: {tools (bytes: canonical CBOR array of MCP tool objects)} its catalog */
-	F_UP_RESULT = 18, /* upstream: {cid, result? (bytes: the CallToolResult), error?} a dispatched call's end */
+	F_UP_TOOLS = 17,   /* upstream: {tools, resources?, templates?, prompts? (bytes: canonical CBOR arrays
+			    * of the MCP objects its lists returned), completions?} its catalog */
+	F_UP_RESULT = 18,  /* upstream: {cid, result? (bytes: the CallToolResult), error?} a dispatched call's end */
+	F_UP_ASK = 20,	   /* upstream: {sid, method, params} the server asks the client something (sampling,
+			    * elicitation, roots) during a call; sid: the server's request id, as JSON text */
+	F_UP_CONNECT = 22, /* upstream (url): {} a new connection to its server, please: F_UP_SOCKET */
+	F_ANSWER = 21,	   /* mcp: {conn, aid, result? | error? (bytes)} the client's answer to F_ASK aid */
+	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose
 	 * uid the signer measured. Fields other than those named are refused. */
@@ -53,8 +59,9 @@ enum {
 	F_SESSION_END = 32,	/* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */
 	F_CONN_NEW = 100,    /* {conn} + the connection's descriptor */
-	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror, raw?} the answer to a tool call; raw: json is the
-			      * CallToolResult itself (an upstream's), not a result to wrap */
+	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror, raw?, rpc_error?} the answer to a tool call; raw:
+			      * json is the result itself (an upstream's), not a result to wrap; rpc_error:
+			      * json is a JSON-RPC error {code, message, data?} */
 	F_CTL_REPLY = 102,   /* review: {conn, status, json} status: enum proto_status */
 	F_CONFIG = 103,	     /* {http: {on, hosts, origins, limits...}} first, before the jail;
 			      * review also {proxy, proxy_header} */
@@ -66,7 +73,13 @@ enum {
 	F_TASK_STATUS = 108, /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
 	F_WEB_PUSH = 107,    /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
 	F_DISPATCH = 109,    /* upstream: {cid, call, digest} forward this call, once */
-	F_CATALOG = 110,     /* mcp: {tools (text: the upstreams' tools as a JSON array, renamed)} */
+	F_NOTE = 111,	     /* mcp: {conn, rid, method, json} a notification about call rid of conn (progress, log) */
+	F_UP_CANCEL = 112,   /* upstream: {cid} the agent cancelled this dispatched call */
+	F_ASK = 113,	     /* mcp: {conn, rid, aid, method, json} ask the client of call rid (a server's request) */
+	F_UP_SOCKET = 115,   /* upstream (url): {} + a socket connecting to its server, TCP_NODELAY */
+	F_UP_ANSWER = 114,   /* upstream: {sid, result? | error? (bytes)} the answer to the server's request sid */
+	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
+			      * where each goes, and their resources, templates and prompts */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

@@ -10,6 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +41,148 @@ static int up_index(const struct signer *s, const char *name)
 
 /* ---- starting the servers ---- */
 
+static int all_ready(const struct signer *s)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		if (!s->up[i].ready)
+			return 0;
+	return 1;
+}
+
+/* Before agents are served: the upstreams' tools, so that a client's first tools/list (an
+ * editor lists them as soon as it starts the bridge) has them. Only the upstream workers'
+ * frames are read meanwhile (agents wait in the listen backlog, HTTP agents for their
+ * F_HTTP_AUTH), for at most ASSENT_UPSTREAM_START_SECONDS (10); a server slower than that
+ * adds its tools later, and clients hear notifications/tools/list_changed. */
+static void gate_settle(struct signer *s)
+{
+	uint64_t v = 10;
+	const char *t = getenv("ASSENT_UPSTREAM_START_SECONDS");
+	if (t && *t && (parse_u64(t, &v) != 0 || v > 600))
+		v = 10;
+	uint64_t until = now_ms() + 1000 * v;
+	while (!all_ready(s) && now_ms() < until) {
+		struct pollfd pf[2 * UP_WORKERS];
+		int ks[2 * UP_WORKERS], errs[UP_WORKERS];
+		size_t n = 0;
+		for (size_t i = 0; i < s->nup; i++) {
+			struct worker *w = &s->w[W_UP0 + i];
+			if (w->fd < 0)
+				continue;
+			ks[n] = W_UP0 + (int)i;
+			pf[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+		}
+		size_t nw = n;
+		n += gate_fds(s, pf + n, errs);
+		if (poll(pf, n, 200) < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; i < nw; i++)
+			if (pf[i].revents)
+				worker_input(s, ks[i]);
+		for (size_t i = nw; i < n; i++)
+			if (pf[i].revents)
+				gate_stderr(s, errs[i - nw]);
+	}
+	for (size_t i = 0; i < s->nup; i++)
+		if (!s->up[i].ready)
+			slog("warning", "upstream %s: no tools yet after %llu s; agents get them when it is ready",
+			     s->up[i].cfg->name, (unsigned long long)v);
+}
+
+static int resolve(struct signer *s, size_t i)
+{
+	const struct upstream *u = &s->ups->u[i];
+	char port[8];
+	snprintf(port, sizeof port, "%u", (unsigned)u->port);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
+	int rc = getaddrinfo(u->host, port, &hints, &res);
+	if (rc != 0 || !res || res->ai_addrlen > sizeof s->up[i].addr) {
+		slog("error", "%s: server \"%s\": cannot resolve %s: %s", s->o->upstreams, u->name, u->host,
+		     rc ? gai_strerror(rc) : "no address");
+		if (res)
+			freeaddrinfo(res);
+		return -1;
+	}
+	memcpy(&s->up[i].addr, res->ai_addr, res->ai_addrlen);
+	s->up[i].addrlen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* A url upstream's configuration for its worker: where (scheme, host, port, path), with
+ * which headers (its credentials: to this worker only) and which CA. */
+int gate_config(struct signer *s, int k, struct cv_arena *a, struct cv *f)
+{
+	const struct upstream *u = s->up[k - W_UP0].cfg;
+	if (u->kind != UP_HTTP)
+		return 0;
+	struct cv *m = cv_map(a, u->ca ? 6 : 5), *hs = cv_array(a, u->nheaders), *slot = ipc_put(a, f, "url");
+	if (!m || !hs || !slot)
+		return AS_ENOMEM;
+	size_t i = 0;
+	int rc = kv_text(a, m, &i, "scheme", u->scheme, strlen(u->scheme)) |
+		 kv_text(a, m, &i, "host", u->host, strlen(u->host)) | kv_uint(a, m, &i, "port", u->port) |
+		 kv_text(a, m, &i, "path", u->path, strlen(u->path));
+	if (u->ca)
+		rc |= kv_text(a, m, &i, "ca", u->ca, strlen(u->ca));
+	for (size_t h = 0; h < u->nheaders && !rc; h++) {
+		struct cv *p = cv_array(a, 2);
+		rc = !p || slot_text(a, &p->items[0], u->headers[h].key, strlen(u->headers[h].key)) ||
+		     slot_text(a, &p->items[1], u->headers[h].value, strlen(u->headers[h].value));
+		if (!rc)
+			hs->items[h] = *p;
+	}
+	struct cv *x = kv(a, m, &i, "headers");
+	if (!x)
+		return AS_ENOMEM;
+	*x = *hs;
+	m->n = i;
+	*slot = *m;
+	return rc ? AS_ENOMEM : 0;
+}
+
+/* A url upstream's worker asks for a connection: the signer makes it, to the one address
+ * resolved at start (a compromised worker reaches that server and nothing else), at most
+ * 32 in ten seconds. */
+int h_up_connect(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	(void)f;
+	struct upw *u = upw_of(s, s->cur);
+	if (!u || u->cfg->kind != UP_HTTP)
+		return as_fail(err, AS_ECORRUPT, "F_UP_CONNECT from a worker of no url upstream");
+	uint64_t now = now_ms();
+	if (now - u->conn_window > 10000) {
+		u->conn_window = now;
+		u->conns = 0;
+	}
+	if (++u->conns > 32) {
+		if (u->conns == 33)
+			slog("warning",
+			     "upstream %s: its worker asks for more than 32 connections in ten seconds: refused",
+			     u->cfg->name);
+		return 0;
+	}
+	int fd = socket(u->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+	if (fd < 0 || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+	    (connect(fd, (const struct sockaddr *)&u->addr, u->addrlen) != 0 && errno != EINPROGRESS)) {
+		slog("warning", "upstream %s: cannot connect to %s:%u: %s", u->cfg->name, u->cfg->host,
+		     (unsigned)u->cfg->port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 0; /* the worker asks again */
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 8);
+	struct cv *sf = ipc_frame_new(&a, F_UP_SOCKET, 0);
+	char e2[AS_ERRLEN];
+	if (sf && ipc_conn_send(&s->w[s->cur].ipc, sf, fd, e2) != 0)
+		slog("warning", "upstream %s: a connection could not be handed over: %s", u->cfg->name, e2);
+	cv_arena_free(&a);
+	close(fd);
+	return 0;
+}
+
 int gate_start(struct signer *s)
 {
 	char err[AS_ERRLEN];
@@ -59,21 +204,20 @@ int gate_start(struct signer *s)
 		     s->o->upstreams, s->ups->n, UP_WORKERS);
 		return 2;
 	}
-	for (size_t i = 0; i < s->ups->n; i++)
-		if (s->ups->u[i].kind != UP_STDIO) {
-			slog("error",
-			     "%s: server \"%s\": a url (Streamable HTTP) upstream is not served by this build yet; "
-			     "run it as a command (stdio)",
-			     s->o->upstreams, s->ups->u[i].name);
-			return 2;
-		}
-	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls))) {
+
+	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks))) {
 		slog("error", "out of memory");
 		return 2;
 	}
 	s->nup = s->ups->n;
+	for (size_t i = 0; i < s->nup; i++)
+		if (s->ups->u[i].kind == UP_STDIO && geteuid() == 0 && !s->ups->u[i].has_uid)
+			slog("warning", "upstream %s: its server runs as root (its entry names no \"uid\" to run as)",
+			     s->ups->u[i].name);
 	for (size_t i = 0; i < s->nup; i++) {
 		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
+		if (s->ups->u[i].kind == UP_HTTP && resolve(s, i) != 0) /* once, now: its worker reaches that alone */
+			return 2;
 		s->w[W_UP0 + i] = (struct worker){.kind = "upstream", .fd = -1};
 		if (spawn_worker(s, W_UP0 + (int)i) != 0) {
 			slog("error", "cannot start the worker of upstream %s", s->up[i].cfg->name);
@@ -81,6 +225,7 @@ int gate_start(struct signer *s)
 		}
 	}
 	slog("info", "gate: %zu upstream servers from %s", s->nup, s->o->upstreams);
+	gate_settle(s);
 	return 0;
 }
 
@@ -234,14 +379,25 @@ size_t gate_fds(struct signer *s, struct pollfd *pf, int *who)
 	return n;
 }
 
+static void server_exited(const struct upw *u, int st)
+{
+	if (WIFEXITED(st))
+		slog("warning", "upstream %s: its server exited with status %d", u->cfg->name, WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		slog("warning", "upstream %s: its server died of signal %d", u->cfg->name, WTERMSIG(st));
+}
+
 static void kill_server(struct upw *u)
 {
-	if (u->spid > 0) {
-		kill(-u->spid, SIGKILL); /* its whole process group: npx and its children */
-		int st;
+	if (u->spid <= 0)
+		return;
+	int st;
+	if (waitpid(u->spid, &st, WNOHANG) == u->spid) /* it ended first (and its worker saw it) */
+		server_exited(u, st);
+	else if (kill(-u->spid, SIGKILL) == 0) /* its whole process group: npx and its children */
 		waitpid(u->spid, &st, 0);
-		u->spid = 0;
-	}
+	kill(-u->spid, SIGKILL); /* what it left behind in its group */
+	u->spid = 0;
 }
 
 void gate_reap(struct signer *s, pid_t p, int st)
@@ -249,12 +405,7 @@ void gate_reap(struct signer *s, pid_t p, int st)
 	for (size_t i = 0; i < s->nup; i++)
 		if (s->up[i].spid == p) {
 			s->up[i].spid = 0;
-			if (WIFEXITED(st))
-				slog("warning", "upstream %s: its server exited with status %d", s->up[i].cfg->name,
-				     WEXITSTATUS(st));
-			else if (WIFSIGNALED(st))
-				slog("warning", "upstream %s: its server died of signal %d", s->up[i].cfg->name,
-				     WTERMSIG(st));
+			server_exited(&s->up[i], st);
 			kill(-p, SIGKILL); /* what it left behind in its group */
 		}
 }
@@ -280,20 +431,59 @@ static void send_catalog(struct signer *s)
 			json_array_append_new(
 			    routes, json_pack("[O,s,s]", json_object_get(x->def, "name"), s->up[i].cfg->name, x->name));
 		}
-	char *tj = json_dumps(tools, JSON_COMPACT), *rj = json_dumps(routes, JSON_COMPACT);
+	/* Resources keep their URIs: a read goes to the server that listed the URI, else to
+	 * the first whose template's literal start the URI has. Prompts are renamed as tools. */
+	json_t *more = json_pack("{s:[],s:[],s:[],s:{},s:[],s:{},s:b}", "resources", "resourceTemplates", "prompts",
+				 "resource_routes", "template_routes", "prompt_routes", "completions", 0);
+	for (size_t i = 0; more && i < s->nup; i++) {
+		const struct upw *u = &s->up[i];
+		const char *nm = u->cfg->name;
+		size_t k;
+		json_t *x;
+		json_array_foreach(u->resources, k, x)
+		{
+			const char *uri = json_string_value(json_object_get(x, "uri"));
+			if (json_object_get(json_object_get(more, "resource_routes"), uri))
+				continue; /* another server listed it first */
+			json_array_append(json_object_get(more, "resources"), x);
+			json_object_set_new(json_object_get(more, "resource_routes"), uri, json_string(nm));
+		}
+		json_array_foreach(u->templates, k, x)
+		{
+			const char *t = json_string_value(json_object_get(x, "uriTemplate"));
+			json_array_append(json_object_get(more, "resourceTemplates"), x);
+			json_array_append_new(json_object_get(more, "template_routes"),
+					      json_pack("[s%,s]", t, strcspn(t, "{"), nm));
+		}
+		json_array_foreach(u->prompts, k, x)
+		{
+			json_array_append(json_object_get(more, "prompts"), json_object_get(x, "def"));
+			json_object_set_new(json_object_get(more, "prompt_routes"),
+					    json_string_value(json_object_get(json_object_get(x, "def"), "name")),
+					    json_pack("[s,O]", nm, json_object_get(x, "name")));
+		}
+		if (u->completions)
+			json_object_set_new(more, "completions", json_true());
+		if (u->subscribe)
+			json_object_set_new(more, "subscribe", json_true());
+	}
+	char *tj = json_dumps(tools, JSON_COMPACT), *rj = json_dumps(routes, JSON_COMPACT),
+	     *mj = more ? json_dumps(more, JSON_COMPACT) : NULL;
 	json_decref(tools);
 	json_decref(routes);
+	json_decref(more);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_CATALOG, 2);
+	struct cv *f = ipc_frame_new(&a, F_CATALOG, 3);
 	char err[AS_ERRLEN];
-	if (!tj || !rj || strlen(tj) + strlen(rj) > IPC_FRAME_MAX - 4096)
-		slog("error", "gate: the upstreams' tools do not fit one frame: not served");
+	if (!tj || !rj || !mj || strlen(tj) + strlen(rj) + strlen(mj) > IPC_FRAME_MAX - 4096)
+		slog("error", "gate: the upstreams' tools, resources and prompts do not fit one frame: not served");
 	else if (f && !ipc_put_text(&a, f, "tools", tj, strlen(tj)) && !ipc_put_text(&a, f, "routes", rj, strlen(rj)) &&
-		 ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		 !ipc_put_text(&a, f, "more", mj, strlen(mj)) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
 		worker_down(s, W_MCP, "its socket is stuck");
 	free(tj);
 	free(rj);
+	free(mj);
 	cv_arena_free(&a);
 }
 
@@ -312,6 +502,10 @@ static void tools_free(struct upw *u)
 	free(u->tools);
 	u->tools = NULL;
 	u->ntools = 0;
+	json_decref(u->resources);
+	json_decref(u->templates);
+	json_decref(u->prompts);
+	u->resources = u->templates = u->prompts = NULL;
 }
 
 /* Is name served already, by assent itself or another upstream? */
@@ -390,22 +584,104 @@ static const char *tool_take(struct signer *s, struct upw *u, const json_t *j, s
 	return NULL;
 }
 
+/* One list of the catalog frame: a canonical CBOR array, as JSON; NULL when absent. */
+static int list_of(const struct ipc_frame *f, const char *k, json_t **out, char *err)
+{
+	const struct cv *b = cv_get(f->body, k);
+	*out = NULL;
+	if (!b)
+		return 0;
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_TOOLS_MAX);
+	struct cv *v;
+	char why[AS_ERRLEN];
+	int rc = cbor_decode(b->s, b->n, &a, &v, why);
+	*out = rc == 0 && v->t == CV_ARRAY ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (!json_is_array(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: %s is not a canonical CBOR array", k);
+	}
+	return 0;
+}
+
+/* Only the members agents are shown, each of its type: a server's extra fields stay with it. */
+static json_t *pick(const json_t *x, const char *const *keys, size_t n)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_object_get(x, keys[i]);
+		if (json_is_string(v) && json_string_length(v) <= TOOL_TEXT_MAX)
+			json_object_set(o, keys[i], (json_t *)v);
+		else if ((json_is_object(v) || json_is_array(v) || json_is_integer(v)) && strcmp(keys[i], "name"))
+			json_object_set(o, keys[i], (json_t *)v);
+	}
+	return o;
+}
+
+static void other_lists(struct upw *u, const json_t *res, const json_t *tpl, const json_t *pr)
+{
+	static const char *const rk[] = {"uri", "name", "title", "description", "mimeType", "size", "annotations"};
+	static const char *const tk[] = {"uriTemplate", "name", "title", "description", "mimeType", "annotations"};
+	static const char *const pk[] = {"name", "title", "description", "arguments"};
+	size_t i;
+	json_t *x;
+	u->resources = json_array();
+	u->templates = json_array();
+	u->prompts = json_array();
+	json_array_foreach(res, i, x)
+	{
+		const char *uri = json_string_value(json_object_get(x, "uri"));
+		if (uri && strlen(uri) <= CALL_URI_MAX && json_is_string(json_object_get(x, "name")))
+			json_array_append_new(u->resources, pick(x, rk, sizeof rk / sizeof *rk));
+	}
+	json_array_foreach(tpl, i, x)
+	{
+		const char *t = json_string_value(json_object_get(x, "uriTemplate"));
+		if (t && strlen(t) <= CALL_URI_MAX && json_is_string(json_object_get(x, "name")))
+			json_array_append_new(u->templates, pick(x, tk, sizeof tk / sizeof *tk));
+	}
+	json_array_foreach(pr, i, x)
+	{
+		const char *nm = json_string_value(json_object_get(x, "name"));
+		char exposed[UP_NAME_MAX + 2 + CALL_TOOL_MAX + 1];
+		if (!nm || !call_tool_name_ok(nm, strlen(nm)))
+			continue;
+		snprintf(exposed, sizeof exposed, "%s%s%s", u->cfg->bare ? "" : u->cfg->name,
+			 u->cfg->bare ? "" : UP_SEPARATOR, nm);
+		json_t *def = pick(x, pk, sizeof pk / sizeof *pk);
+		json_object_set_new(def, "name", json_string(exposed));
+		json_array_append_new(u->prompts, json_pack("{s:o,s:s}", "def", def, "name", nm));
+	}
+}
+
 int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	struct upw *u = upw_of(s, s->cur);
-	const struct cv *b = cv_get(f->body, "tools");
-	struct cv_arena a;
-	cv_arena_init(&a, PROTO_UP_TOOLS_MAX);
-	struct cv *v;
-	int rc = cbor_decode(b->s, b->n, &a, &v, err);
-	json_t *list = rc == 0 && v->t == CV_ARRAY ? call_value_json(v) : NULL;
-	cv_arena_free(&a);
-	if (!u || !json_is_array(list)) {
+	json_t *list = NULL, *res = NULL, *tpl = NULL, *pr = NULL;
+	int rc = list_of(f, "tools", &list, err);
+	if (rc == 0)
+		rc = list_of(f, "resources", &res, err);
+	if (rc == 0)
+		rc = list_of(f, "templates", &tpl, err);
+	if (rc == 0)
+		rc = list_of(f, "prompts", &pr, err);
+	if (rc != 0 || !u || !list) {
 		json_decref(list);
-		return as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: tools is not a canonical CBOR array");
+		json_decref(res);
+		json_decref(tpl);
+		json_decref(pr);
+		return rc ? rc : as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: not from an upstream worker");
 	}
 	tools_free(u);
+	other_lists(u, res, tpl, pr);
+	u->completions = cv_get(f->body, "completions") && cv_get(f->body, "completions")->t == CV_TRUE;
+	u->subscribe = cv_get(f->body, "subscribe") && cv_get(f->body, "subscribe")->t == CV_TRUE;
+	json_decref(res);
+	json_decref(tpl);
+	json_decref(pr);
 	u->tools = calloc(json_array_size(list) + 1, sizeof *u->tools);
 	size_t i, left = 0;
 	json_t *x;
@@ -439,6 +715,8 @@ void gate_req_free(struct gate_req *g)
 	if (!g)
 		return;
 	free(g->call);
+	free(g->name);
+	free(g->token);
 	json_decref(g->args);
 	free(g);
 }
@@ -446,22 +724,22 @@ void gate_req_free(struct gate_req *g)
 void gate_evaluate(const struct req *r, struct pol_request *q)
 {
 	q->upstream = r->gate->upstream;
-	q->tool = r->gate->tool;
+	q->tool = r->gate->tool[0] ? r->gate->tool : NULL; /* a resources/read names no tool */
 	q->args = r->gate->args;
 	q->annotations = r->gate->ann;
 	q->message = NULL;
 	q->context = NULL;
 }
 
-/* The raw CallToolResult answer, with assent's facts in its _meta. */
-static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts)
+/* assent's facts into a result's _meta (taken). An upstream cannot speak for assent: keys
+ * under io.assent/ are assent's alone, and the upstream's are dropped. */
+static void gate_meta(json_t *res, json_t *facts)
 {
 	json_t *meta = json_object_get(res, "_meta");
 	if (!json_is_object(meta)) {
 		meta = json_object();
 		json_object_set_new(res, "_meta", meta);
 	}
-	/* An upstream cannot speak for assent: keys under io.assent/ are assent's alone. */
 	const char *k;
 	json_t *v;
 	void *tmp;
@@ -471,8 +749,43 @@ static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t
 			json_object_del(meta, k);
 	}
 	json_object_set_new(meta, GATE_META, facts);
+}
+
+/* The raw CallToolResult answer, with assent's facts in its _meta. */
+static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts)
+{
+	gate_meta(res, facts);
 	send_result_raw(s, conn, rid, res);
 	json_decref(res);
+}
+
+/* The same for a task's call: the answer is kept for its owner, its status the gate's. */
+static void answer_task(const struct gcall *c, json_t *res, json_t *facts, struct signer *s)
+{
+	json_t *r = json_pack("{s:O?,s:s,s:O}", "status", json_object_get(facts, "status"), "session_id", c->sid,
+			      "io.assent/call_result", res);
+	gate_meta(res, facts); /* res is r's too: the same object */
+	json_decref(res);
+	task_end(s, c->sid, c->conn, c->owner, c->created_ms, r);
+}
+
+static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const char *upstream, const char *tool);
+static void answer_refused(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *text,
+			   json_t *facts);
+static void answer_task(const struct gcall *c, json_t *res, json_t *facts, struct signer *s);
+
+static void refuse_g(struct signer *s, const struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+		     const char *text, json_t *facts)
+{
+	if (!g->task) {
+		answer_refused(s, conn, rid, g->method, text, facts);
+		return;
+	}
+	struct gcall c = {.task = 1, .conn = conn, .created_ms = g->created_ms};
+	snprintf(c.sid, sizeof c.sid, "%s", sid);
+	snprintf(c.owner, sizeof c.owner, "%s", g->owner);
+	json_t *res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text, "isError", 1);
+	answer_task(&c, res, facts, s);
 }
 
 static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const char *upstream, const char *tool)
@@ -484,9 +797,34 @@ static json_t *facts_of(const char *sid, const char *status, uint64_t seq, const
 	return f;
 }
 
-/* A call that ends without reaching the server: an isError result saying why. */
-static void answer_refused(struct signer *s, uint64_t conn, const char *rid, const char *text, json_t *facts)
+/* A forwarded call's facts: those above, the digest of the exact call that was decided, and
+ * its approval token when the rule asked for one. */
+static json_t *facts_call(const struct gcall *c, const char *status)
 {
+	json_t *f = facts_of(c->sid, status, c->seq, c->upstream, c->tool);
+	if (c->digest[0])
+		json_object_set_new(f, "call", json_string(c->digest));
+	if (c->token[0])
+		json_object_set_new(f, "approval_token", json_string(c->token));
+	return f;
+}
+
+/* A gated call of g that ends without reaching its server: told, or kept for a task. */
+static void refuse_g(struct signer *s, const struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+		     const char *text, json_t *facts);
+
+/* A call that ends without reaching the server (or with the server's error): an isError
+ * result saying why, or for another method than tools/call a JSON-RPC error with the
+ * gate's facts as its data. */
+static void answer_refused(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *text,
+			   json_t *facts)
+{
+	if (method && strcmp(method, "tools/call")) {
+		json_t *data = json_pack("{s:o}", GATE_META, facts);
+		send_rpc_error(s, conn, rid, -32603, text, data);
+		json_decref(data);
+		return;
+	}
 	json_t *res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text, "isError", 1);
 	answer_call(s, conn, rid, res, facts);
 }
@@ -500,8 +838,8 @@ static json_t *call_view(const struct upw *u, const struct up_tool *t, const jso
 	(void)rr;		    /* it fails only on memory, leaving what it could not redact whole: refused below */
 	char msg[256];
 	snprintf(msg, sizeof msg, "Call %s of upstream %s", t->name, u->cfg->name);
-	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:o}", "type", "call", "message", msg, "upstream", u->cfg->name, "tool",
-			      t->name, "arguments", shown ? shown : json_object());
+	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "type", "call", "method", "tools/call", "message", msg,
+			      "upstream", u->cfg->name, "tool", t->name, "arguments", shown ? shown : json_object());
 	json_t *ts = json_deep_copy(t->shown);
 	if (json_object_get(ts, "annotations"))
 		json_object_set_new(ts, "annotations_by", json_string("the upstream server (declared, not verified)"));
@@ -509,12 +847,23 @@ static json_t *call_view(const struct upw *u, const struct up_tool *t, const jso
 	return v;
 }
 
+/* A resources/read's view: the server and the URI it would read. */
+static json_t *read_view(const struct upw *u, const char *uri)
+{
+	char msg[300];
+	snprintf(msg, sizeof msg, "Read a resource of upstream %s", u->cfg->name);
+	return json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "call", "method", "resources/read", "message", msg,
+			 "upstream", u->cfg->name, "uri", uri);
+}
+
 /* The request entry's action fields: the view's call (redacted arguments, reals as text). */
 static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 {
-	json_t *j = json_pack("{s:O,s:O,s:O,s:O,s:O}", "type", json_object_get(view, "type"), "message",
-			      json_object_get(view, "message"), "upstream", json_object_get(view, "upstream"), "tool",
-			      json_object_get(view, "tool"), "arguments", json_object_get(view, "arguments"));
+	static const char *const keys[] = {"type", "method", "message", "upstream", "tool", "uri", "arguments"};
+	json_t *j = json_object();
+	for (size_t k = 0; j && k < sizeof keys / sizeof *keys; k++)
+		if (json_object_get(view, keys[k]))
+			json_object_set(j, keys[k], json_object_get(view, keys[k]));
 	struct cv *v = cv_alloc(a, 1);
 	int rc = j && v ? cv_from_json_value(a, j, v, 0, 1, err) : as_fail(err, AS_ENOMEM, "out of memory");
 	json_decref(j);
@@ -549,10 +898,14 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 			snprintf(c->rid, sizeof c->rid, "%s", rid);
 			snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
 			snprintf(c->tool, sizeof c->tool, "%s", g->tool);
+			snprintf(c->method, sizeof c->method, "%s", g->method);
+			c->task = g->task;
+			snprintf(c->owner, sizeof c->owner, "%s", g->owner);
+			c->created_ms = g->created_ms;
 			call_end(s, c, "error", NULL, 0, NULL, gone);
 			return;
 		}
-		answer_refused(s, conn, rid, gone, facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		refuse_g(s, g, sid, conn, rid, gone, facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
 		return;
 	}
 	*c = (struct gcall){.used = 1,
@@ -568,6 +921,12 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	snprintf(c->rid, sizeof c->rid, "%s", rid);
 	snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
 	snprintf(c->tool, sizeof c->tool, "%s", g->tool);
+	snprintf(c->method, sizeof c->method, "%s", g->method);
+	c->task = g->task;
+	snprintf(c->owner, sizeof c->owner, "%s", g->owner);
+	c->created_ms = g->created_ms;
+	snprintf(c->digest, sizeof c->digest, "%s", digest);
+	snprintf(c->token, sizeof c->token, "%s", g->token ? g->token : "");
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 3);
@@ -593,9 +952,9 @@ static void dispatch_done(struct signer *s, struct op *o, const struct ledger_po
 	o->d = NULL;
 	if (!pos) {
 		slog("error", "dispatch of %s not recorded: %s; not forwarded", d->sid, err);
-		answer_refused(s, d->conn, d->rid,
-			       "the gateway could not record the dispatch: the call was not forwarded",
-			       facts_of(d->sid, "not_forwarded", d->g->seq, d->g->upstream, d->g->tool));
+		refuse_g(s, d->g, d->sid, d->conn, d->rid,
+			 "the gateway could not record the dispatch: the call was not forwarded",
+			 facts_of(d->sid, "not_forwarded", d->g->seq, d->g->upstream, d->g->tool));
 	} else {
 		dispatch_now(s, d->g, d->sid, d->conn, d->rid, d->rule, 1);
 	}
@@ -613,8 +972,8 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 	if (w->fd < 0 || w->state != S_READY) { /* nothing leaves: said so, and recorded */
 		append_simple(s, "abandoned", sid, "approved, but the upstream server was not available: not forwarded",
 			      NULL);
-		answer_refused(s, conn, rid, "the upstream server is not available now: the call was not forwarded",
-			       facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		refuse_g(s, g, sid, conn, rid, "the upstream server is not available now: the call was not forwarded",
+			 facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
 		gate_req_free(g);
 		return;
 	}
@@ -636,8 +995,8 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 	}
 	if (!o) {
 		slog("error", "dispatch of %s not recorded: %s; not forwarded", sid, err);
-		answer_refused(s, conn, rid, "the gateway could not record the dispatch: the call was not forwarded",
-			       facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		refuse_g(s, g, sid, conn, rid, "the gateway could not record the dispatch: the call was not forwarded",
+			 facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
 		gate_req_free(g);
 		free(d);
 		return;
@@ -657,11 +1016,14 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 	struct req *r = it->data;
 	struct gate_req *g = r->gate;
 	g->seq = r->seq;
+	const char *jwt = json_string_value(json_object_get(result, "approval_token"));
+	if (jwt && strlen(jwt) < sizeof((struct gcall *)0)->token) /* token yes: it goes with the result */
+		g->token = strdup(jwt);
 	const char *status = json_string_value(json_object_get(result, "status"));
 	if (json_is_true(json_object_get(result, "approved"))) {
 		r->gate = NULL;
 		dispatch(s, g, it->session_id, r->conn, r->rid, r->has_pd ? r->pd.line : 0);
-	} else if (it->blocking) {
+	} else if (it->blocking || g->task) {
 		const char *why = json_string_value(json_object_get(result, "response"));
 		const char *who = json_string_value(json_object_get(result, "reviewer"));
 		char text[1200];
@@ -676,12 +1038,34 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 		else
 			snprintf(text, sizeof text, "%s by %s: %s; the call was not forwarded",
 				 status ? status : "refused", who ? who : "a reviewer", why ? why : "no reason given");
-		answer_refused(s, r->conn, r->rid, text,
-			       facts_of(it->session_id, status ? status : "refused", r->seq, g->upstream, g->tool));
+		refuse_g(s, g, it->session_id, r->conn, r->rid, text,
+			 facts_of(it->session_id, status ? status : "refused", r->seq, g->upstream, g->tool));
 	}
 	json_decref(result);
 	req_free(r);
 	return 1;
+}
+
+/* A client's subscription to a resource of an upstream: kept, so that the server's
+ * notifications/resources/updated reach the clients that subscribed, and only them. */
+static void subscription(struct signer *s, uint64_t conn, const char *up, const char *uri, int on)
+{
+	if (!s->subs)
+		s->subs = json_array();
+	size_t i;
+	json_t *x;
+	json_array_foreach(s->subs, i, x)
+	{
+		if ((uint64_t)json_integer_value(json_array_get(x, 0)) == conn &&
+		    !strcmp(json_string_value(json_array_get(x, 1)), up) &&
+		    !strcmp(json_string_value(json_array_get(x, 2)), uri)) {
+			if (!on)
+				json_array_remove(s->subs, i);
+			return;
+		}
+	}
+	if (on && json_array_size(s->subs) < 4096)
+		json_array_append_new(s->subs, json_pack("[I,s,s]", (json_int_t)conn, up, uri));
 }
 
 /* Read an F_CALL: the connection, who asked, and the call (checked, digested). */
@@ -715,7 +1099,15 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	struct gate_req *g = calloc(1, sizeof *g);
 	if (g) {
 		call_names(cv, g->upstream, g->tool);
-		g->args = call_args_json(cv);
+		snprintf(g->method, sizeof g->method, "%s", call_method(cv));
+		if (!strncmp(g->method, "resources/", 10)) {
+			char uri[CALL_URI_MAX + 1];
+			call_name(cv, uri, sizeof uri);
+			g->name = strdup(uri);
+			g->args = json_pack("{s:s}", "uri", uri); /* what args.uri rules read */
+		} else {
+			g->args = call_args_json(cv);
+		}
 		g->call = malloc(call->n);
 	}
 	cv_arena_free(&a);
@@ -728,19 +1120,30 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	int ui = up_index(s, g->upstream);
 	struct upw *u = ui >= 0 ? &s->up[ui] : NULL;
 	const struct up_tool *t = NULL;
-	for (size_t i = 0; u && i < u->ntools; i++)
+	int tool = !strcmp(g->method, "tools/call"), read = !strcmp(g->method, "resources/read");
+	for (size_t i = 0; tool && u && i < u->ntools; i++)
 		if (!strcmp(u->tools[i].name, g->tool))
 			t = &u->tools[i];
-	if (!t) { /* the catalog changed under the worker: not an attack */
+	if (u && !tool && !read) { /* prompts, completions, subscriptions: served, not decided (they act on nothing) */
+		if (!strcmp(g->method, "resources/subscribe") || !strcmp(g->method, "resources/unsubscribe"))
+			subscription(s, c->id, g->upstream, g->name, g->method[10] == 's');
+		char sid[PQ_SID_LEN + 1];
+		pq_new_session_id(sid);
+		g->k = W_UP0 + ui;
+		dispatch_now(s, g, sid, c->id, r_id, 0, 0);
+		gate_req_free(g);
+		return 0;
+	}
+	if (!t && !(read && u)) { /* the catalog changed under the worker: not an attack */
 		char text[300];
 		snprintf(text, sizeof text, "%s %s has no tool %s (any more)", u ? "upstream" : "no upstream is called",
 			 g->upstream, g->tool);
-		answer_refused(s, c->id, r_id, text, facts_of("", "unknown_tool", 0, g->upstream, g->tool));
+		answer_refused(s, c->id, r_id, g->method, text, facts_of("", "unknown_tool", 0, g->upstream, g->tool));
 		gate_req_free(g);
 		return 0;
 	}
 	g->k = W_UP0 + ui;
-	g->ann = t->ann;
+	g->ann = t ? t->ann : 0;
 	if (request_over_limit(s, c, uid, r_id, strlen(r_id), 1)) {
 		gate_req_free(g);
 		return 0;
@@ -753,20 +1156,24 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	r->conn = c->id;
 	r->uid = uid;
 	r->gate = g;
-	r->collect = "wait";
+	const struct cv *tk = cv_get(f->body, "task");
+	g->task = tk && tk->t == CV_TRUE && !strcmp(g->method, "tools/call");
+	r->collect = g->task ? "task" : "wait";
+	snprintf(g->owner, sizeof g->owner, "%s", c->owner);
 	snprintf(r->rid, sizeof r->rid, "%s", r_id);
 	snprintf(r->type, sizeof r->type, "call");
 	snprintf(r->client, sizeof r->client, "%.*s", (int)client->n, (const char *)client->s);
 	snprintf(r->owner, sizeof r->owner, "%s", c->owner);
 	call_digest(g->call, g->n, r->action);
 	r->subjects = json_array();
-	r->view = call_view(u, t, g->args);
+	r->view = t ? call_view(u, t, g->args) : read_view(u, g->name);
 	struct pq_item it = {0};
 	request_terms(s, c, r, 0, &it);
 	it.requester_id = c->id;
 	it.requester_uid = uid;
-	it.blocking = 1;
+	it.blocking = !g->task; /* a task is collected: the agent hears at once that it is working */
 	it.data = r;
+	g->created_ms = it.created_ms;
 	json_object_set_new(r->view, "call", json_string(r->action));
 	if (r->has_pd && r->pd.action == POL_ALLOW && r->pd.record_calls) { /* reads: no ledger entry */
 		r->gate = NULL;
@@ -792,7 +1199,14 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 		return 0;
 	}
 	if (decided) {
+		int task = g->task;
 		policy_decide(s, c, &it, r);
+		if (task) { /* decided at once, and still a task: it works until its call returns */
+			json_t *res = result_base(it.session_id, "pending", 0);
+			json_object_set_new(res, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
+			send_result(s, c->id, r_id, res, 0);
+			json_decref(res);
+		}
 		return 0;
 	}
 	o->it = it;
@@ -813,7 +1227,24 @@ static struct gcall *gcall_find(struct signer *s, int k, uint64_t cid)
 struct outcome_wait { /* an outcome entry waiting for its commit, and the answer it frees */
 	struct gcall c;
 	json_t *res;
+	char *text; /* res NULL: why the call ended without a result */
 };
+
+/* The agent's answer to a dispatched call: the server's result, or why there is none. */
+static void call_answer(struct signer *s, const struct gcall *c, json_t *res, const char *text, json_t *facts)
+{
+	if (c->task) { /* a task: the result (or an isError one saying why) is kept for tasks/get */
+		if (!res)
+			res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
+					text ? text : "the call ended without a result", "isError", 1);
+		answer_task(c, res, facts, s);
+		return;
+	}
+	if (res)
+		answer_call(s, c->conn, c->rid, res, facts);
+	else
+		answer_refused(s, c->conn, c->rid, c->method, text ? text : "the call ended without a result", facts);
+}
 
 static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
 {
@@ -821,24 +1252,26 @@ static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos
 	o->d = NULL;
 	if (!pos) /* the server ran it: the agent hears its result, and the log why the ledger does not */
 		slog("error", "outcome of %s not recorded: %s", w->c.sid, err);
-	json_t *facts = facts_of(w->c.sid, "forwarded", w->c.seq, w->c.upstream, w->c.tool);
+	json_t *facts = facts_call(&w->c, "forwarded");
 	if (pos)
 		json_object_set_new(facts, "outcome_seq", json_integer((json_int_t)pos->seq));
-	answer_call(s, w->c.conn, w->c.rid, w->res, facts);
+	call_answer(s, &w->c, w->res, w->text, facts);
+	free(w->text);
 	free(w);
 }
 
 /* Records a dispatched call's outcome (when it was ledgered) and answers its agent with res
- * (taken; NULL: an isError result of text). */
+ * (taken; NULL: an isError result, or JSON-RPC error, of text). */
 static void call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
 		     const char *text)
 {
 	struct gcall copy = *c;
 	c->used = 0;
-	if (!res)
-		res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text, "isError", 1);
+	for (size_t i = 0; s->asks && i < GASKS_MAX; i++) /* its server's questions end with it */
+		if (s->asks[i].used && s->asks[i].k == copy.k && s->asks[i].cid == copy.cid)
+			s->asks[i].used = 0;
 	if (!copy.ledgered) {
-		answer_call(s, copy.conn, copy.rid, res, facts_of(copy.sid, "forwarded", 0, copy.upstream, copy.tool));
+		call_answer(s, &copy, res, text, facts_call(&copy, "forwarded"));
 		return;
 	}
 	char digest[72] = "";
@@ -872,13 +1305,13 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 	}
 	if (!o) {
 		slog("error", "outcome of %s not recorded: %s", copy.sid, err);
-		answer_call(s, copy.conn, copy.rid, res,
-			    facts_of(copy.sid, "forwarded", copy.seq, copy.upstream, copy.tool));
+		call_answer(s, &copy, res, text, facts_call(&copy, "forwarded"));
 		free(w);
 		return;
 	}
 	w->c = copy;
 	w->res = res;
+	w->text = text ? strdup(text) : NULL;
 	o->d = (struct decision *)w; /* outcome_done's own record */
 }
 
@@ -914,7 +1347,8 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 	if (eb) {
 		char text[PROTO_UP_ERROR_MAX + 64];
 		snprintf(text, sizeof text, "upstream %s: %.*s", c->upstream, (int)eb->n, (const char *)eb->s);
-		call_end(s, c, "error", NULL, 0, NULL, text);
+		const struct cv *unk = cv_get(f->body, "unknown");
+		call_end(s, c, unk && unk->t == CV_TRUE ? "unknown" : "error", NULL, 0, NULL, text);
 		return 0;
 	}
 	struct cv_arena a;
@@ -973,4 +1407,282 @@ void gate_worker_down(struct signer *s, int k, const char *why)
 			 c->upstream, why);
 		call_end(s, c, "unknown", NULL, 0, NULL, text);
 	}
+}
+
+/* ---- what passes through during a call: progress, log messages, cancellation ---- */
+
+/* The only call in flight to upstream k: a log message a server sends names no call, so it
+ * reaches an agent only when it can be only this one's; NULL when there are none or several. */
+static struct gcall *only_call(struct signer *s, int k)
+{
+	struct gcall *one = NULL;
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
+		if (s->gcalls[i].used && s->gcalls[i].k == k) {
+			if (one)
+				return NULL;
+			one = &s->gcalls[i];
+		}
+	return one;
+}
+
+static void note_to(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *js)
+{
+	struct cv_arena fa;
+	cv_arena_init(&fa, 16);
+	struct cv *nf = ipc_frame_new(&fa, F_NOTE, 4);
+	char e2[AS_ERRLEN];
+	struct worker *w = &s->w[W_MCP];
+	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", conn) &&
+	    !ipc_put_text(&fa, nf, "rid", rid, strlen(rid)) &&
+	    !ipc_put_text(&fa, nf, "method", method, strlen(method)) &&
+	    !ipc_put_text(&fa, nf, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	cv_arena_free(&fa);
+}
+
+/* A resource of upstream s->cur changed: each client subscribed to it hears so. */
+static int resource_updated(struct signer *s, const struct cv *pb, char *err)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
+	struct cv *v;
+	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
+	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	struct upw *u = upw_of(s, s->cur);
+	if (!uri || !u) {
+		json_decref(params);
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a resource update without its uri");
+	}
+	json_t *p = json_pack("{s:s}", "uri", uri);
+	char *js = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	size_t i;
+	json_t *x;
+	json_array_foreach(s->subs, i, x)
+	{
+		if (!strcmp(json_string_value(json_array_get(x, 1)), u->cfg->name) &&
+		    !strcmp(json_string_value(json_array_get(x, 2)), uri))
+			note_to(s, (uint64_t)json_integer_value(json_array_get(x, 0)), "",
+				"notifications/resources/updated", js);
+	}
+	free(js);
+	json_decref(p);
+	json_decref(params);
+	return 0;
+}
+
+int h_up_note(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t cid = cv_get(f->body, "cid")->u;
+	const struct cv *mt = cv_get(f->body, "method"), *pb = cv_get(f->body, "params");
+	int progress = cv_text_eq(mt, "notifications/progress"), log = cv_text_eq(mt, "notifications/message");
+	if (cv_text_eq(mt, "notifications/resources/updated") && cid == 0)
+		return resource_updated(s, pb, err);
+	if (!progress && !log)
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a notification the gate does not relay");
+	if (cid > s->next_cid || (progress != (cid != 0)))
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: about call %llu, which was never dispatched",
+			       (unsigned long long)cid);
+	struct gcall *c = cid ? gcall_find(s, s->cur, cid) : only_call(s, s->cur);
+	if (!c)
+		return 0; /* the call ended meanwhile, or a log message for no one call: dropped */
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
+	struct cv *v;
+	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
+	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (!json_is_object(params)) {
+		json_decref(params);
+		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: params is not a canonical CBOR map");
+	}
+	char *js = json_dumps(params, JSON_COMPACT);
+	json_decref(params);
+	struct cv_arena fa;
+	cv_arena_init(&fa, 16);
+	struct cv *nf = ipc_frame_new(&fa, F_NOTE, 4);
+	char e2[AS_ERRLEN];
+	struct worker *w = &s->w[W_MCP];
+	const char *m = progress ? "notifications/progress" : "notifications/message";
+	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", c->conn) &&
+	    !ipc_put_text(&fa, nf, "rid", c->rid, strlen(c->rid)) && !ipc_put_text(&fa, nf, "method", m, strlen(m)) &&
+	    !ipc_put_text(&fa, nf, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&fa);
+	return 0;
+}
+
+/* The agent cancelled a call that was forwarded: its server is told (MCP cancellation),
+ * and the call ends outcome unknown (it may have run); a late answer is dropped. */
+void gate_cancel(struct signer *s, uint64_t conn, const char *rid)
+{
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++) {
+		struct gcall *c = &s->gcalls[i];
+		if (!c->used || c->conn != conn || strcmp(c->rid, rid))
+			continue;
+		struct cv_arena a;
+		cv_arena_init(&a, 16);
+		struct cv *f = ipc_frame_new(&a, F_UP_CANCEL, 1);
+		char err[AS_ERRLEN];
+		struct worker *w = &s->w[c->k];
+		if (f && w->fd >= 0 && !ipc_put_uint(&a, f, "cid", c->cid) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			slog("warning", "upstream %s: its cancel could not be sent", c->upstream);
+		cv_arena_free(&a);
+		struct upw *u = upw_of(s, c->k);
+		if (u)
+			stale_add(u, c->cid);
+		c->conn = 0; /* nobody waits for an answer now */
+		call_end(s, c, "unknown", NULL, 0, NULL, "the agent cancelled the call after it was forwarded");
+	}
+}
+
+/* ---- a server's requests of the client: to the client of the call, never another ---- */
+
+static void up_answer(struct signer *s, int k, const char *sid, const char *key, const uint8_t *p, size_t n)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 16);
+	struct cv *f = ipc_frame_new(&a, F_UP_ANSWER, 2);
+	char err[AS_ERRLEN];
+	struct worker *w = &s->w[k];
+	if (f && w->fd >= 0 && !ipc_put_text(&a, f, "sid", sid, strlen(sid)) && !ipc_put_bytes(&a, f, key, p, n) &&
+	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		slog("warning", "upstream worker %d: an answer could not be sent", k - W_UP0);
+	cv_arena_free(&a);
+}
+
+/* An error for the server's request, as canonical CBOR {code, message}. */
+static void up_refuse(struct signer *s, int k, const char *sid, const char *why)
+{
+	json_t *e = json_pack("{s:i,s:s}", "code", -32603, "message", why);
+	struct buf b;
+	buf_init(&b, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	if (e && call_value_encode(e, PROTO_UP_NOTE_MAX, &b, err) == 0)
+		up_answer(s, k, sid, "error", b.p, b.len);
+	buf_free(&b);
+	json_decref(e);
+}
+
+int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	const struct cv *sv = cv_get(f->body, "sid"), *mt = cv_get(f->body, "method"), *pb = cv_get(f->body, "params");
+	char sid[PROTO_RID_MAX + 1];
+	snprintf(sid, sizeof sid, "%.*s", (int)sv->n, (const char *)sv->s);
+	if (!cv_text_eq(mt, "sampling/createMessage") && !cv_text_eq(mt, "elicitation/create") &&
+	    !cv_text_eq(mt, "roots/list"))
+		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: a request the gate does not relay");
+	struct cv_arena a;
+	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
+	struct cv *v;
+	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
+	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (!json_is_object(params)) {
+		json_decref(params);
+		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: params is not a canonical CBOR map");
+	}
+	/* Over stdio a server's request names no call: it is relayed only when it can be only
+	 * one agent's, the client of the one call in flight to this server. */
+	struct gcall *c = only_call(s, s->cur);
+	struct gask *q = NULL;
+	for (size_t i = 0; c && i < GASKS_MAX && !q; i++)
+		if (!s->asks[i].used)
+			q = &s->asks[i];
+	if (!c || !q) {
+		json_decref(params);
+		up_refuse(s, s->cur, sid,
+			  c ? "too many requests are waiting for clients"
+			    : "assent relays a server's request only to the client of its one call in flight");
+		return 0;
+	}
+	*q = (struct gask){.used = 1, .k = s->cur, .aid = ++s->next_aid, .cid = c->cid, .conn = c->conn};
+	snprintf(q->sid, sizeof q->sid, "%s", sid);
+	char *js = json_dumps(params, JSON_COMPACT);
+	json_decref(params);
+	char m[32];
+	snprintf(m, sizeof m, "%.*s", (int)mt->n, (const char *)mt->s);
+	struct cv_arena fa;
+	cv_arena_init(&fa, 16);
+	struct cv *nf = ipc_frame_new(&fa, F_ASK, 5);
+	char e2[AS_ERRLEN];
+	struct worker *w = &s->w[W_MCP];
+	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", c->conn) &&
+	    !ipc_put_text(&fa, nf, "rid", c->rid, strlen(c->rid)) && !ipc_put_uint(&fa, nf, "aid", q->aid) &&
+	    !ipc_put_text(&fa, nf, "method", m, strlen(m)) && !ipc_put_text(&fa, nf, "json", js, strlen(js)) &&
+	    ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
+		worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&fa);
+	return 0;
+}
+
+/* The client's answer, to the server that asked: only from the connection that was asked. */
+int h_answer(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	uint64_t conn = cv_get(f->body, "conn")->u, aid = cv_get(f->body, "aid")->u;
+	const struct cv *rb = cv_get(f->body, "result"), *eb = cv_get(f->body, "error");
+	if (!rb == !eb)
+		return as_fail(err, AS_ECORRUPT, "F_ANSWER: exactly one of result and error");
+	struct gask *q = NULL;
+	for (size_t i = 0; s->asks && i < GASKS_MAX && !q; i++)
+		if (s->asks[i].used && s->asks[i].aid == aid)
+			q = &s->asks[i];
+	if (!q) {
+		if (aid && aid <= s->next_aid)
+			return as_fail(err, AS_ENOTFOUND, "an answer to request %llu, which ended: dropped",
+				       (unsigned long long)aid);
+		return as_fail(err, AS_ECORRUPT, "an answer to request %llu, which was never asked",
+			       (unsigned long long)aid);
+	}
+	if (q->conn != conn)
+		return as_fail(err, AS_ECORRUPT, "an answer to request %llu from connection %llu, which was not asked",
+			       (unsigned long long)aid, (unsigned long long)conn);
+	q->used = 0;
+	if (gcall_find(s, q->k, q->cid)) /* its call still runs: the server still waits */
+		up_answer(s, q->k, q->sid, rb ? "result" : "error", rb ? rb->s : eb->s, rb ? rb->n : eb->n);
+	return 0;
+}
+
+/* A connection ended: its subscriptions go with it. */
+void gate_conn_end(struct signer *s, uint64_t conn)
+{
+	for (size_t i = json_array_size(s->subs); i-- > 0;)
+		if ((uint64_t)json_integer_value(json_array_get(json_array_get(s->subs, i), 0)) == conn)
+			json_array_remove(s->subs, i);
+}
+
+/* ---- gated calls collected as tasks ---- */
+
+static struct gcall *task_call(struct signer *s, const char *sid, const char *owner)
+{
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
+		if (s->gcalls[i].used && s->gcalls[i].task && !strcmp(s->gcalls[i].sid, sid) &&
+		    !strcmp(s->gcalls[i].owner, owner))
+			return &s->gcalls[i];
+	return NULL;
+}
+
+/* A task whose call was forwarded and has not returned: working. NULL: no such call. */
+json_t *gate_task_state(struct signer *s, const char *sid, const char *owner)
+{
+	const struct gcall *c = task_call(s, sid, owner);
+	return c ? json_pack("{s:s,s:s,s:I,s:I}", "state", "working", "session_id", sid, "created_ms",
+			     (json_int_t)c->created_ms, "updated_ms", (json_int_t)c->started_ms)
+		 : NULL;
+}
+
+/* tasks/cancel of a forwarded call: its server is told; 1 when there was one. */
+int gate_task_cancel(struct signer *s, const char *sid, const char *owner)
+{
+	struct gcall *c = task_call(s, sid, owner);
+	if (!c)
+		return 0;
+	gate_cancel(s, c->conn, c->rid);
+	return 1;
 }

@@ -35,6 +35,7 @@ static const struct ipc_rule mcp_rules[] = {
     {F_TASK, READY, 0, h_task},
     {F_INPUT, READY, 0, h_input},
     {F_CALL, READY, 0, h_call},
+    {F_ANSWER, READY, 0, h_answer},
     {F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
     {F_SESSION_INFO, READY, 0, h_session_info},
     {F_SESSION_END, READY, 0, h_session_end},
@@ -71,6 +72,9 @@ static const struct ipc_rule upstream_rules[] = {
     {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
     {F_UP_TOOLS, READY, 0, h_up_tools},
     {F_UP_RESULT, READY, 0, h_up_result},
+    {F_UP_NOTE, READY, 0, h_up_note},
+    {F_UP_ASK, READY, 0, h_up_ask},
+    {F_UP_CONNECT, READY, 0, h_up_connect},
 };
 
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
@@ -91,7 +95,7 @@ static int worker_throttled(const struct signer *s, int k)
 	return s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) > IPC_TXQ_MAX / 2;
 }
 
-static void worker_input(struct signer *s, int k)
+void worker_input(struct signer *s, int k)
 {
 	struct worker *w = &s->w[k];
 	char err[AS_ERRLEN];

@@ -11,6 +11,17 @@
 
 static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw);
 
+/* A JSON-RPC error for the agent's request (the gate: a read or prompt that was refused). */
+void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, const char *msg, json_t *data)
+{
+	json_t *e = json_pack("{s:i,s:s}", "code", code, "message", msg);
+	if (e && data)
+		json_object_set(e, "data", data);
+	if (e)
+		result_frame(s, conn, rid, e, 1, 2);
+	json_decref(e);
+}
+
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror)
 {
 	result_frame(s, conn, rid, result, iserror, 0);
@@ -41,7 +52,7 @@ static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_
 	char err[AS_ERRLEN];
 	if (js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
 	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror) &&
-	    (!raw || !ipc_put_bool(&a, f, "raw", 1)))
+	    (!raw || !ipc_put_bool(&a, f, raw == 2 ? "rpc_error" : "raw", 1)))
 		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
 			worker_down(s, W_MCP, "its socket is stuck");
 	free(js);
@@ -287,6 +298,18 @@ void finish(struct signer *s, struct pq_item *it, json_t *result)
 	remember_done(s, it->session_id, r->conn, r->owner, result, it->created_ms);
 	json_decref(result);
 	req_free(r);
+}
+
+/* A gated call collected as a task ended (gate.c): its answer is kept for tasks/get and
+ * tasks/result, and the connection that made it hears so when it can. Takes result. */
+void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owner, uint64_t created_ms, json_t *result)
+{
+	struct req r = {.conn = conn, .collect = "task"};
+	struct pq_item it = {.created_ms = created_ms};
+	snprintf(it.session_id, sizeof it.session_id, "%s", sid);
+	task_status(s, &it, &r, result);
+	remember_done(s, sid, conn, owner, result, created_ms);
+	json_decref(result);
 }
 
 json_t *result_base(const char *sid, const char *status, int approved)

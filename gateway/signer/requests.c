@@ -11,6 +11,7 @@
 void conn_end(struct signer *s, struct conn *c)
 {
 	ctl_unwatch(s, (size_t)(c - s->conns)); /* the reviewer sees the end too */
+	gate_conn_end(s, c->id);
 	s->ended[s->ended_at++ % (sizeof s->ended / sizeof *s->ended)] = c->id;
 	c->used = 0;
 }
@@ -580,6 +581,7 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(get_conn(s, f, W_MCP, &c, err));
 	char r[PROTO_RID_MAX + 1];
 	frame_text(f, "rid", r, sizeof r);
+	gate_cancel(s, c->id, r); /* a gated call already forwarded: its server is told */
 	struct find_ctx fc = {c->id, r, ""};
 	pq_each(s->q, find_rid, &fc);
 	struct pq_item out;

@@ -331,6 +331,9 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 		       "counts as a blocking call, whose connection went with the previous run";
 	if (cv_text_eq(collect, "wait"))
 		return "the caller's connection went with the previous run";
+	if (cv_text_eq(cv_get(e, "type"), "call")) /* the ledger keeps its arguments redacted, not the call */
+		return "a gated call's exact call is not recorded (its arguments are, redacted), so it cannot be "
+		       "forwarded after a restart";
 	if (!cv_text_eq(collect, "poll") && !cv_text_eq(collect, "task"))
 		return "it names a way of collecting this assent does not know";
 	struct pq_item it = {.requester_id = 0, .blocking = 0};

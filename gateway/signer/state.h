@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -94,7 +95,16 @@ struct upw {
 	uint64_t err_window, err_lines;
 	struct up_tool *tools;
 	size_t ntools;
-	int ready;	    /* its worker said hello and its tools are known */
+	/* its resources and templates (as listed: URIs are not renamed), prompts (renamed as
+	 * tools are: {def, name}), and whether it completes arguments */
+	json_t *resources, *templates, *prompts;
+	int completions, subscribe;
+	int ready; /* its worker said hello and its tools are known */
+	/* a url upstream: the address its host resolved to at start, which alone its worker may
+	 * reach (the signer connects every socket it gets), and how many it asked for lately */
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	uint64_t conn_window, conns;
 	uint64_t stale[64]; /* calls given up on (a late answer to one is not an attack) */
 	size_t nstale;
 };
@@ -103,6 +113,12 @@ struct gate_req {
 	uint8_t *call; /* the canonical call, as the mcp worker encoded it */
 	size_t n;
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
+	char method[24]; /* tools/call, resources/read, prompts/get, completion/complete */
+	int task;	 /* collected as an MCP task: its answer is kept, not sent */
+	char owner[80];
+	uint64_t created_ms;
+	char *token;  /* the approval token its reviewer's decision issued (token yes) */
+	char *name;   /* the URI a resources/read reads */
 	json_t *args; /* the exact arguments, which the policy reads */
 	unsigned ann;
 	uint64_t seq; /* the decision's ledger sequence number; 0: none (record calls) */
@@ -114,7 +130,20 @@ struct gcall {
 	char sid[PQ_SID_LEN + 1];
 	char rid[PROTO_RID_MAX + 1];
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
+	char method[24];
 	unsigned rule;
+	int task; /* an MCP task's: the answer is kept for its owner (task_end) */
+	char owner[80];
+	uint64_t created_ms;
+	char digest[72];  /* "sha256:" of the exact call */
+	char token[1600]; /* an approval token for it (ask ... token yes), "" when none */
+};
+
+#define GASKS_MAX 256
+struct gask { /* a server's request (sampling, elicitation, roots) relayed to the client of its call */
+	int used, k;
+	uint64_t aid, cid, conn;
+	char sid[PROTO_RID_MAX + 1]; /* the server's id for it, as JSON text */
 };
 
 struct req { /* what the signer keeps of a pending request (pq_item.data) */
@@ -261,6 +290,9 @@ struct signer {
 	struct upw up[UP_WORKERS];
 	size_t nup;
 	struct gcall *gcalls; /* GCALLS_MAX */
+	struct gask *asks;    /* GASKS_MAX: servers' requests relayed to an agent's client */
+	json_t *subs;	      /* resource subscriptions: [[conn, upstream, uri], ...] */
+	uint64_t next_aid;
 	uint64_t next_cid;
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
 };
@@ -357,6 +389,7 @@ int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
 void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *result); /* a CallToolResult */
+void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, const char *msg, json_t *data);
 struct answer answer_ok(json_t *j);
 struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2, 3);
 void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);
@@ -369,6 +402,7 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 		 const char *reviewer, uint64_t seq);
 void finish(struct signer *s, struct pq_item *it, json_t *result);
 json_t *result_base(const char *sid, const char *status, int approved);
+void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owner, uint64_t created_ms, json_t *result);
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 
 /* requests.c */
@@ -482,6 +516,15 @@ void gate_stop(struct signer *s);
 int h_call(void *ctx, struct ipc_frame *f, char *err);
 int h_up_tools(void *ctx, struct ipc_frame *f, char *err);
 int h_up_result(void *ctx, struct ipc_frame *f, char *err);
+int h_up_note(void *ctx, struct ipc_frame *f, char *err);
+int h_up_connect(void *ctx, struct ipc_frame *f, char *err);
+int gate_config(struct signer *s, int k, struct cv_arena *a, struct cv *f);
+int h_up_ask(void *ctx, struct ipc_frame *f, char *err);
+int h_answer(void *ctx, struct ipc_frame *f, char *err);
+void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
+void gate_conn_end(struct signer *s, uint64_t conn);
+json_t *gate_task_state(struct signer *s, const char *sid, const char *owner);
+int gate_task_cancel(struct signer *s, const char *sid, const char *owner);
 
 /* start.c */
 int start_state(const struct signer_opts *o);
@@ -492,6 +535,7 @@ void start_banner(const struct signer *s);
 /* loop.c */
 /* One frame of worker k through its dispatch table (in worker k's state). */
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err);
+void worker_input(struct signer *s, int k); /* what worker k sent: read, checked, handled */
 void ctl_unwatch(struct signer *s, size_t i);
 int ctl_gone(struct signer *s, struct conn *c);
 

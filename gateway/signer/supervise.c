@@ -30,7 +30,7 @@ int spawn_worker(struct signer *s, int k)
 	/* An upstream worker gets its server's pipes: the server is started first, by the
 	 * signer, with the environment the upstreams file gives it (gate.c). */
 	int up_in = -1, up_out = -1;
-	if (k >= W_UP0 && gate_spawn_server(s, k, &up_in, &up_out) != 0) {
+	if (k >= W_UP0 && s->up[k - W_UP0].cfg->kind == UP_STDIO && gate_spawn_server(s, k, &up_in, &up_out) != 0) {
 		close(sv[0]);
 		close(sv[1]);
 		slog("error", "upstream worker %d: cannot start its server", k - W_UP0);
@@ -94,11 +94,12 @@ int spawn_worker(struct signer *s, int k)
 	}
 	/* Its configuration comes first: it starts its HTTP server before its jail. */
 	struct cv_arena a;
-	cv_arena_init(&a, 256);
-	if (k >= W_UP0) { /* an upstream worker: which server it speaks for */
+	cv_arena_init(&a, 4096);
+	if (k >= W_UP0) { /* an upstream worker: which server it speaks for, and for a url how */
 		const char *nm = s->up[k - W_UP0].cfg->name;
-		struct cv *uf = ipc_frame_new(&a, F_CONFIG, 1);
-		if (!uf || ipc_put_text(&a, uf, "name", nm, strlen(nm)) || ipc_conn_send(&w->ipc, uf, -1, err) != 0)
+		struct cv *uf = ipc_frame_new(&a, F_CONFIG, 2);
+		if (!uf || ipc_put_text(&a, uf, "name", nm, strlen(nm)) || gate_config(s, k, &a, uf) ||
+		    ipc_conn_send(&w->ipc, uf, -1, err) != 0)
 			slog("error", "cannot send the upstream worker of %s its configuration", nm);
 		cv_arena_free(&a);
 		return 0;

@@ -24,7 +24,8 @@ static json_t *task_state(struct signer *s, const char *sid, const char *owner)
 		return json_pack("{s:s,s:s,s:I,s:I,s:I}", "state", "working", "session_id", sid, "created_ms",
 				 (json_int_t)it->created_ms, "updated_ms", (json_int_t)it->created_ms, "deadline_ms",
 				 (json_int_t)it->deadline_ms);
-	return json_pack("{s:s}", "state", "unknown"); /* someone else's is as unknown as none */
+	json_t *g = gate_task_state(s, sid, owner);	       /* a gated call forwarded, not yet returned */
+	return g ? g : json_pack("{s:s}", "state", "unknown"); /* someone else's is as unknown as none */
 }
 
 /* The cancelled entry is on disk: the request is answered as cancelled for whoever
@@ -48,6 +49,13 @@ static void cancel_done(struct signer *s, struct op *o, const struct ledger_pos 
 
 static int task_cancel(struct signer *s, struct conn *c, const char *rid, const char *sid)
 {
+	if (gate_task_cancel(s, sid, c->owner)) { /* forwarded: its server is told, and it ends unknown */
+		json_t *ack = json_pack("{s:s,s:s,s:I,s:I}", "state", "cancelled", "session_id", sid, "created_ms",
+					(json_int_t)0, "updated_ms", (json_int_t)now_ms());
+		send_result(s, c->id, rid, ack, 0);
+		json_decref(ack);
+		return 0;
+	}
 	json_t *st = task_state(s, sid, c->owner);
 	if (strcmp(json_string_value(json_object_get(st, "state")), "working") != 0) {
 		send_result(s, c->id, rid, st, 0); /* decided already, or not theirs: said as it is */

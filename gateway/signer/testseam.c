@@ -26,7 +26,9 @@ static int seam_connect(struct seam *m, int k, char *err)
 	int sv[2];
 	GUARD(ipc_socketpair(sv, err));
 	struct worker *w = &m->s.w[k];
-	*w = (struct worker){.kind = k == W_MCP ? "mcp" : k == W_REVIEW ? "review" : "upstream",
+	*w = (struct worker){.kind = k == W_MCP	     ? "mcp"
+				     : k == W_REVIEW ? "review"
+						     : "upstream",
 			     .fd = sv[0],
 			     .state = S_READY,
 			     .once = 1 /* F_HELLO is rule 0 of both tables */};

@@ -36,6 +36,22 @@ for l in libcrypto liblmdb; do
 	check "ldd: assent-worker does not link $l" sh -c "ldd '$WORKER' | grep -q libseccomp && ! ldd '$WORKER' | grep -q '$l'"
 done
 
+# ---- the upstream HTTP client (gateway/worker/upstream/uhttp.c): mbedTLS, never OpenSSL ----
+# Linked with --as-needed, assent-worker maps libmbedtls only once a worker calls the client;
+# uhttp_probe holds the client and the jail alone, so its ldd shows what the client brings.
+PROBE=$B/tests/uhttp_probe
+if [ -x "$PROBE" ]; then
+	check "ldd: the upstream HTTP client links libmbedtls and libmbedx509 (uhttp_probe)" \
+		sh -c "ldd '$PROBE' | grep -q libmbedtls && ldd '$PROBE' | grep -q libmbedx509"
+	check "ldd: ... and neither brings OpenSSL (libcrypto, libssl)" sh -c "ldd '$PROBE' | grep -q libmbedtls && ! ldd '$PROBE' | grep -qE 'libcrypto|libssl'"
+else
+	ok "# SKIP build/tests/uhttp_probe is not built (make check builds it)"
+fi
+if has_def "$WORKER" '^uhttp_io$'; then
+	check "ldd: assent-worker, which holds the upstream HTTP client, links libmbedtls and libmbedx509" \
+		sh -c "ldd '$WORKER' | grep -q libmbedtls && ldd '$WORKER' | grep -q libmbedx509"
+fi
+
 # ---- the verify library and the static verifier: verify-only code ----
 check "nm: libassent-verify.a defines the verify API (av_verify_token, av_verify_ledger)" \
 	sh -c "nm --defined-only '$B/libassent-verify.a' | grep -q ' T av_verify_token\$' && nm --defined-only '$B/libassent-verify.a' | grep -q ' T av_verify_ledger\$'"

@@ -52,6 +52,21 @@ DIRECT_EXPECTED = {
 }
 
 
+# Scenarios that pass directly and not through assent, each with why: what the gate does not do
+# yet (README "assent in front of your MCP servers", Not yet). Reported as SKIP with the reason
+# (never as a pass), and listed under the table; when one starts to pass through assent its
+# entry must go (a PASS of a listed gap is reported as a failure, so that the list stays true).
+MRTR = ("the fixture serves its multi-round-trip tools (input_required results) over 2026-07-28 HTTP only, "
+        "and assent speaks 2025-06-18 to its stdio upstreams without forwarding inputResponses/requestState")
+GATE_GAPS = {
+    ("2025-11-25", "server-sse-polling"): "assentd's Streamable HTTP has no SSE resumption (Last-Event-ID), which "
+                                          "this scenario polls for",
+}
+for _sc in ("basic-elicitation", "basic-list-roots", "basic-sampling", "capability-check", "multi-round",
+            "multiple-input-requests", "non-tool-request", "request-state", "result-type", "tampered-state"):
+    GATE_GAPS[("2026-07-28", "input-required-result-" + _sc)] = MRTR
+
+
 def judge(checks):
     """-> (verdict 'pass' | 'fail' | 'n/a', detail)"""
     if isinstance(checks, str):
@@ -98,7 +113,13 @@ def main(argv):
                 print("%s conformance %s %s directly: %s" % ("PASS" if dv == "pass" else "FAIL", ver, sc, clip(dd, 200)))
             if dv == "fail":
                 failing.append("direct %s %s: %s" % (ver, sc, dd))
-            if dv == "pass" and g is not None:
+            gap = GATE_GAPS.get((ver, sc))
+            if dv == "pass" and g is not None and gap and gv != "pass":
+                print("SKIP conformance %s %s through assent: not yet: %s" % (ver, sc, gap))
+                table[sc][ver] = (dv, "gap")
+            elif dv == "pass" and g is not None and gap:
+                print("FAIL conformance %s %s through assent passes now: take it out of GATE_GAPS" % (ver, sc))
+            elif dv == "pass" and g is not None:
                 print("%s conformance %s %s through assent: %s" % ("PASS" if gv == "pass" else "FAIL", ver, sc,
                                                                    clip(gd, 200)))
             if gv == "fail":
@@ -111,7 +132,9 @@ def main(argv):
     for sc in sorted(table):
         cells = ["%-11s %-12s" % table[sc].get(v, ("-", "-")) for v, *_ in runs]
         print("# %-*s  %s" % (width, sc, "  ".join(cells)))
-    print("# -: not run at that version; skip: the gate column was not run")
+    print("# -: not run at that version; skip: the gate column was not run; gap: what the gate does not do yet:")
+    for (v, sc), why in sorted(GATE_GAPS.items()):
+        print("#   %s %s: %s" % (v, sc, why))
     for f in failing:
         print("# failing " + clip(f, 300))
     return 0

@@ -191,7 +191,8 @@ for sc in up-result-never-dispatched up-agent-frame up-list-frame up-review-fram
 	mkdir -p "$S"
 	printf '#!/bin/sh\nexec %s %s "$@"\n' "$EVIL" "$sc" >"$T/wrap-$sc"
 	chmod +x "$T/wrap-$sc"
-	"$EVIL" signer "$S" "$T/wrap-$sc" "$T/ups.json" 2>"$T/$sc.log" &
+	# the server never speaks: the signer must not wait for its tools before serving (ASSENT_UPSTREAM_START_SECONDS)
+	ASSENT_UPSTREAM_START_SECONDS=0 "$EVIL" signer "$S" "$T/wrap-$sc" "$T/ups.json" 2>"$T/$sc.log" &
 	pid=$!
 	case $sc in
 	gate-call-not-a-call) # it waits for an agent to connect

@@ -1357,6 +1357,13 @@ json_t *mcp_tool_result(json_t *structured)
 {
 	if (!structured)
 		return NULL;
+	/* a gated call's answer kept for its task: the upstream's own result, as it is */
+	json_t *cr = json_object_get(structured, "io.assent/call_result");
+	if (json_is_object(cr)) {
+		json_incref(cr);
+		json_decref(structured);
+		return cr;
+	}
 	char *text = json_dumps(structured, JSON_COMPACT);
 	json_t *t = text ? json_string(text) : NULL;
 	free(text);

@@ -38,6 +38,8 @@ struct call { /* a blocking tool call waiting for the signer */
 	char rid[PROTO_RID_MAX + 1];
 	struct mcp_id token; /* progress token, MCP_ID_NONE when the client gave none */
 	uint64_t started, next_progress;
+	double progress_sent; /* the last progress value told while it waited */
+	int gated;	      /* a call of an upstream's tool: it may wait for a reviewer, then for the server */
 	int used;
 };
 
@@ -55,7 +57,8 @@ struct tcall {
 
 struct mconn {
 	uint64_t id;
-	int fd; /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
+	int listed; /* it initialized: it may be told notifications/tools/list_changed */
+	int fd;	    /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
 	int http;
 	struct hreq *legacy; /* FEEDBACK_TRANSPORT=sse: the GET /sse stream every answer goes to */
 	struct buf in, out;
@@ -128,6 +131,8 @@ struct mw {
 	char *catalog;
 	size_t catalogn;
 	json_t *routes;
+	json_t *more; /* {resources, resourceTemplates, prompts, resource_routes, template_routes, prompt_routes,
+		       * completions} */
 };
 
 static uint64_t mono_ms(void)
@@ -177,6 +182,7 @@ static int id_parse(const char *txt, size_t n, struct mcp_id *id)
 }
 
 static int send_frame(struct mw *w, struct cv *f);
+static void answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error);
 
 /* What this worker sends, the signer's field tables (gateway/proto/frames.c) let in. */
 _Static_assert(MH_BEARER_MAX <= PROTO_BEARER_MAX && MH_SESSION_LEN <= PROTO_SESSION_MAX,
@@ -312,7 +318,7 @@ static void input_round(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 }
 
 /* A registered blocking call: progress notifications while it waits (progress()). */
-static void call_watch(struct mw *w, const struct mconn *c, const char *rid, const struct mcp_msg *m)
+static void call_watch(struct mw *w, const struct mconn *c, const char *rid, const struct mcp_msg *m, int gated)
 {
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
 		struct call *k = &w->calls[i];
@@ -324,6 +330,8 @@ static void call_watch(struct mw *w, const struct mconn *c, const char *rid, con
 		k->token = m->progress_token;
 		k->started = mono_ms();
 		k->next_progress = k->started + PROGRESS_EVERY_MS;
+		k->progress_sent = 0;
+		k->gated = gated;
 		break;
 	}
 }
@@ -353,20 +361,155 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 	id_json(&m->id, rid);
 	action_client(client, c->client.name, c->client.client_version);
+	/* A client that asks for a task gets one: the call may wait for a reviewer for long. */
+	enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
+	if (era && !tcall_add(w, c->id, rid, T_CREATE, era, NULL)) {
+		buf_free(&call);
+		answer_tool_error(c, &m->id, "too many task calls at once; try again");
+		return 1;
+	}
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
-	struct cv *f = ipc_frame_new(a, F_CALL, 5);
+	struct cv *f = ipc_frame_new(a, F_CALL, 6);
 	if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 	    ipc_put_bytes(a, f, "call", call.p, call.len) || ipc_put_text(a, f, "client", client, strlen(client)) ||
-	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq))) {
+	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)) || (era && ipc_put_bool(a, f, "task", 1))) {
+		if (era)
+			tcall_take(w, c->id, rid, strlen(rid));
 		buf_free(&call);
 		answer_tool_error(c, &m->id, "the call is too large");
 		return 1;
 	}
 	send_frame(w, f);
 	buf_free(&call);
-	call_watch(w, c, rid, m);
+	if (!era)
+		call_watch(w, c, rid, m, 1);
 	return 1;
+}
+
+/* What the gate adds to the server's capabilities: the tools list changes, and the
+ * upstreams' resources, prompts and completions are served. */
+static void gate_caps(const struct mw *w, json_t *caps)
+{
+	json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
+	if (json_array_size(json_object_get(w->more, "resources")) ||
+	    json_array_size(json_object_get(w->more, "resourceTemplates")))
+		json_object_set_new(caps, "resources", json_object());
+	if (json_array_size(json_object_get(w->more, "prompts")))
+		json_object_set_new(caps, "prompts", json_object());
+	if (json_is_true(json_object_get(w->more, "completions")))
+		json_object_set_new(caps, "completions", json_object());
+	if (json_is_true(json_object_get(w->more, "subscribe")) && json_object_get(caps, "resources"))
+		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
+}
+
+/* The upstream that serves uri: the one that listed it, else the first whose template's
+ * literal start it has; NULL: none. */
+static const char *resource_upstream(const struct mw *w, const char *uri)
+{
+	const char *up = json_string_value(json_object_get(json_object_get(w->more, "resource_routes"), uri));
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(w->more, "template_routes"), i, x)
+	{
+		const char *pre = json_string_value(json_array_get(x, 0));
+		if (!up && pre && *pre && !strncmp(uri, pre, strlen(pre)))
+			up = json_string_value(json_array_get(x, 1));
+	}
+	return up;
+}
+
+/* A request of the gate's other methods, as the signer will forward it (F_CALL). */
+static void gate_send(struct mw *w, struct mconn *c, const struct mcp_msg *m, const char *method, const char *up,
+		      const char *name, const json_t *obj)
+{
+	char err[AS_ERRLEN], rid[PROTO_RID_MAX + 1], client[ACTION_CLIENT_MAX + 1];
+	struct buf call;
+	buf_init(&call, CALL_MAX);
+	if (call_encode_ex(method, up, name, obj, &call, err) != 0) {
+		buf_free(&call);
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		return;
+	}
+	id_json(&m->id, rid);
+	action_client(client, c->client.name, c->client.client_version);
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_CALL, 5);
+	if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+	    ipc_put_bytes(a, f, "call", call.p, call.len) || ipc_put_text(a, f, "client", client, strlen(client)) ||
+	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "the request is too large", NULL, NULL);
+	else
+		send_frame(w, f);
+	buf_free(&call);
+}
+
+/* The upstreams' resources, templates, prompts and completions (the gate): lists from the
+ * catalog, the rest through the signer. 0 when m is none of them. */
+static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+{
+	static const struct {
+		const char *method, *key;
+	} lists[] = {{"resources/list", "resources"},
+		     {"resources/templates/list", "resourceTemplates"},
+		     {"prompts/list", "prompts"}};
+	if (!w->more || !m->method)
+		return 0;
+	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+		if (!strcmp(m->method, lists[i].method)) {
+			mcp_line_result(&c->out, &m->id,
+					json_pack("{s:O}", lists[i].key, json_object_get(w->more, lists[i].key)), NULL);
+			return 1;
+		}
+	const json_t *p = m->params;
+	/* 2026-07-28 has no subscriptions: there they are methods not found, as the revision says */
+	int sub = (!strcmp(m->method, "resources/subscribe") || !strcmp(m->method, "resources/unsubscribe")) &&
+		  !(c->stateless || mcp_is_modern(m));
+	if (sub || !strcmp(m->method, "resources/read")) {
+		const char *uri = json_string_value(json_object_get(p, "uri"));
+		const char *up = uri ? resource_upstream(w, uri) : NULL;
+		if (!up)
+			mcp_line_error(&c->out, &m->id, -32002, "Resource not found", json_pack("{s:s?}", "uri", uri),
+				       NULL);
+		else
+			gate_send(w, c, m, m->method, up, uri, NULL);
+		return 1;
+	}
+	if (!strcmp(m->method, "prompts/get")) {
+		const char *nm = json_string_value(json_object_get(p, "name"));
+		const json_t *rt = nm ? json_object_get(json_object_get(w->more, "prompt_routes"), nm) : NULL;
+		const json_t *args = json_object_get(p, "arguments");
+		if (!rt)
+			mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "Unknown prompt", NULL, NULL);
+		else
+			gate_send(w, c, m, "prompts/get", json_string_value(json_array_get(rt, 0)),
+				  json_string_value(json_array_get(rt, 1)), json_is_object(args) ? args : NULL);
+		return 1;
+	}
+	if (!strcmp(m->method, "completion/complete")) {
+		const json_t *ref = json_object_get(p, "ref");
+		const char *type = json_string_value(json_object_get(ref, "type")), *up = NULL;
+		json_t *q = json_deep_copy(p);
+		if (type && !strcmp(type, "ref/prompt")) {
+			const json_t *rt = json_object_get(json_object_get(w->more, "prompt_routes"),
+							   json_string_value(json_object_get(ref, "name")) ?: "");
+			up = json_string_value(json_array_get(rt, 0));
+			if (up) /* the server knows its prompt by its own name */
+				json_object_set(json_object_get(q, "ref"), "name", json_array_get(rt, 1));
+		} else if (type && !strcmp(type, "ref/resource")) {
+			const char *uri = json_string_value(json_object_get(ref, "uri"));
+			up = uri ? resource_upstream(w, uri) : NULL;
+		}
+		if (!up || !json_is_object(q))
+			mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS,
+				       "completion/complete: no such prompt or resource", NULL, NULL);
+		else
+			gate_send(w, c, m, "completion/complete", up, NULL, q);
+		json_decref(q);
+		return 1;
+	}
+	return 0;
 }
 
 static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
@@ -455,7 +598,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		send_frame(w, f); /* before act is freed: the frame's action points into it */
 		buf_free(&act);
 		if (wait)
-			call_watch(w, c, rid, m);
+			call_watch(w, c, rid, m, 0);
 		return;
 	}
 	case MCP_TOOL_GET_FEEDBACK: {
@@ -566,11 +709,12 @@ static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, co
 			return;
 		} else {
 			res = mcp_tool_result(json_incref(j));
-			json_t *meta = json_pack("{s:{s:s}}", "io.modelcontextprotocol/related-task", "taskId", t->sid);
-			if (res && meta)
-				json_object_set_new(res, "_meta", meta);
-			else
-				json_decref(meta);
+			json_t *meta = json_object_get(res, "_meta"); /* a gated call's result has assent's already */
+			if (res && !json_is_object(meta))
+				json_object_set_new(res, "_meta", meta = json_object());
+			if (meta)
+				json_object_set_new(meta, "io.modelcontextprotocol/related-task",
+						    json_pack("{s:s}", "taskId", t->sid));
 		}
 		break;
 	case T_LIST:
@@ -629,9 +773,13 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	c->client = mm.client; /* this request's declaration: a stdio connection may carry several */
 	size_t start = c->out.len;
 	switch (m->m) {
-	case MCP_M_DISCOVER:
-		mcp_line_result(&c->out, &m->id, mcp_discover_result(ASSENT_VERSION), NULL);
+	case MCP_M_DISCOVER: {
+		json_t *d = mcp_discover_result(ASSENT_VERSION);
+		if (w->routes)
+			gate_caps(w, json_object_get(d, "capabilities"));
+		mcp_line_result(&c->out, &m->id, d, NULL);
 		return; /* it carries its resultType already */
+	}
 	case MCP_M_TOOLS_LIST:
 		if (mcp_line_tools_list_with(&c->out, &m->id, w->catalog, w->catalogn, NULL) == 0 &&
 		    mcp_line_complete(&c->out, start, MCP_LIST_CACHE_HINTS, err) != 0)
@@ -672,6 +820,14 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, err, NULL, NULL);
 		return;
 	default:
+		if (gated_other(w, c, m)) { /* the lists are the same for every caller, as tools/list is */
+			int list = !strcmp(m->method, "resources/list") ||
+				   !strcmp(m->method, "resources/templates/list") || !strcmp(m->method, "prompts/list");
+			if (c->out.len > start &&
+			    mcp_line_complete(&c->out, start, list ? MCP_LIST_CACHE_HINTS : NULL, err) != 0)
+				c->out.len = start;
+			return;
+		}
 		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
 	}
 }
@@ -692,6 +848,14 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 		}
 		return;
 	}
+	if (m.kind == MCP_MSG_RESPONSE && m.id.t == MCP_ID_STR && m.id.len > 11 && !memcmp(m.id.s, "assent-ask-", 11)) {
+		uint64_t aid; /* a client answering a server's request the gate relayed */
+		char num[24];
+		snprintf(num, sizeof num, "%.*s", (int)(m.id.len - 11 < 23 ? m.id.len - 11 : 23), m.id.s + 11);
+		if (parse_u64(num, &aid) == 0)
+			answer_frame(w, c->id, aid, m.result, m.error);
+		return;
+	}
 	if (m.kind != MCP_MSG_REQUEST)
 		return;
 	if (c->stateless || mcp_is_modern(&m)) {
@@ -701,10 +865,14 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 	json_t *res = NULL;
 	switch (m.m) {
 	case MCP_M_INITIALIZE:
-		if (mcp_initialize(m.params, ASSENT_VERSION, &c->client, &res, err) != 0)
+		if (mcp_initialize(m.params, ASSENT_VERSION, &c->client, &res, err) != 0) {
 			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
-		else
+		} else {
+			if (w->routes) /* the gate: the upstreams' tools change as their servers come and go */
+				gate_caps(w, json_object_get(res, "capabilities"));
+			c->listed = 1;
 			mcp_line_result(&c->out, &m.id, res, NULL);
+		}
 		break;
 	case MCP_M_PING:
 		mcp_line_result(&c->out, &m.id, json_object(), NULL);
@@ -731,7 +899,8 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 		task_method(w, c, &m, MCP_TASK_2025);
 		break;
 	default:
-		mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
+		if (!gated_other(w, c, &m))
+			mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
 	}
 }
 
@@ -1495,33 +1664,18 @@ static void keepalive(struct mw *w, uint64_t now)
 /* Before the jail: the configuration frame, and libmicrohttpd on the listener. */
 static int http_start(struct mw *w, struct cv_arena *a, char *err)
 {
-	for (;;) {
-		struct pollfd p = {.fd = w->ipcfd, .events = POLLIN};
-		if (poll(&p, 1, 10000) <= 0)
-			return as_fail(err, AS_EIO, "no configuration from the signer");
-		int r = ipc_read(&w->ipc, err);
-		if (r != 0 && r != AS_ENOTFOUND)
-			return r;
-		struct ipc_frame f;
-		cv_arena_reset(a);
-		int g = ipc_next(&w->ipc, a, &f, err);
-		if (g == AS_ENOTFOUND)
-			continue;
-		if (g != 0)
-			return g;
-		const struct cv *c = cv_get(f.body, "http");
-		int rc = f.type != F_CONFIG || !c
-			     ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
-			     : http_cfg_from_cv(c, &w->cfg, err);
-		const char *ph;
-		size_t phn;
-		if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
-			snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
-		ipc_frame_close_fds(&f);
-		if (rc != 0)
-			return rc;
-		break;
-	}
+	struct ipc_frame f;
+	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
+	const struct cv *c = cv_get(f.body, "http");
+	int rc =
+	    !c ? as_fail(err, AS_ECORRUPT, "the configuration has no http member") : http_cfg_from_cv(c, &w->cfg, err);
+	const char *ph;
+	size_t phn;
+	if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
+		snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
+	ipc_frame_close_fds(&f);
+	if (rc != 0)
+		return rc;
 	if (!w->cfg.on)
 		return 0;
 	w->pconns.unauth_max = w->cfg.unauth_per_addr;
@@ -1534,6 +1688,69 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	if (!w->mhd)
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the agent listener");
 	return 0;
+}
+
+/* The client's answer to a server's request: to the signer, as CBOR. */
+static void answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error)
+{
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_RESULT_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_ANSWER, 3);
+	const json_t *body = result ? result : error;
+	if (f && json_is_object(body) &&
+	    call_value_encode(body, result ? PROTO_UP_RESULT_MAX : PROTO_UP_NOTE_MAX, &enc, err) == 0 &&
+	    !ipc_put_uint(a, f, "conn", conn) && !ipc_put_uint(a, f, "aid", aid) &&
+	    !ipc_put_bytes(a, f, result ? "result" : "error", enc.p, enc.len))
+		send_frame(w, f);
+	buf_free(&enc);
+}
+
+/* F_ASK: the request goes to the client (on its stream, or the call's HTTP stream) when it
+ * declared the capability; otherwise the server hears why not at once. */
+static void ask_client(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t conn, aid;
+	const char *rid, *mt, *js;
+	size_t ridn, mtn, jsn;
+	char err[AS_ERRLEN];
+	struct mconn *c;
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+	    ipc_get_uint(f->body, "aid", UINT64_MAX, &aid, err) ||
+	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
+	    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
+	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err))
+		return;
+	char m[65];
+	snprintf(m, sizeof m, "%.*s", (int)mtn, mt);
+	c = conn_find(w, conn);
+	int ok = c && !c->modern && !c->stateless &&
+		 (!strcmp(m, "sampling/createMessage") ? c->client.sampling
+		  : !strcmp(m, "elicitation/create")   ? c->client.elicitation
+						       : c->client.roots);
+	if (!ok) {
+		json_t *e =
+		    json_pack("{s:i,s:s}", "code", -32601, "message",
+			      "the agent's client does not take this request (it did not declare the capability)");
+		answer_frame(w, conn, aid, NULL, e);
+		json_decref(e);
+		return;
+	}
+	char id[40];
+	snprintf(id, sizeof id, "assent-ask-%llu", (unsigned long long)aid);
+	json_t *p = json_loadb(js, jsn, 0, NULL);
+	json_t *msg =
+	    json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method", m, "params", p ? p : json_object());
+	char *line = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+	json_decref(msg);
+	int rc = line ? buf_put(&c->out, line, strlen(line)) : AS_ENOMEM;
+	if (rc == 0)
+		rc = buf_putc(&c->out, '\n');
+	free(line);
+	if (c->http)
+		route_out(w, c, rid, ridn, 0);
 }
 
 static void on_frame(struct mw *w, struct ipc_frame *f)
@@ -1567,7 +1784,9 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) ||
 		    ipc_get_bool(f->body, "iserror", &iserr, err))
 			return;
-		if (cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &raw, err) != 0)
+		int rpcerr = 0;
+		if ((cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &raw, err) != 0) ||
+		    (cv_get(f->body, "rpc_error") && ipc_get_bool(f->body, "rpc_error", &rpcerr, err) != 0))
 			return;
 		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
 			struct call *k = &w->calls[i];
@@ -1580,11 +1799,26 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		int task = tcall_take_into(w, conn, rid, ridn, &tc);
 		if (!c || id_parse(rid, ridn, &id) != 0)
 			return;
+		if (rpcerr) { /* the gate refused a read or a prompt: a JSON-RPC error */
+			json_t *e = json_loadb(js, jsn, 0, NULL);
+			json_t *data = json_incref(json_object_get(e, "data"));
+			mcp_line_error(&c->out, &id, (int)json_integer_value(json_object_get(e, "code")),
+				       json_string_value(json_object_get(e, "message")) ?: "refused", data, NULL);
+			json_decref(e);
+			if (c->http)
+				route_out(w, c, rid, ridn, 1);
+			return;
+		}
 		if (raw) { /* an upstream's CallToolResult, with assent's _meta: sent as it is */
 			size_t start = c->out.len;
 			json_t *res = json_loadb(js, jsn, 0, NULL);
+			/* A read the gate decided is this caller's, never to be shared from a cache. */
+			const char *hints =
+			    json_is_array(json_object_get(res, "contents")) && !json_object_get(res, "cacheScope")
+				? "\"ttlMs\":0,\"cacheScope\":\"private\""
+				: NULL;
 			mcp_line_result(&c->out, &id, res ? res : mcp_tool_error("the result could not be read"), NULL);
-			if (c->modern && mcp_line_complete(&c->out, start, NULL, err) != 0)
+			if (c->modern && mcp_line_complete(&c->out, start, hints, err) != 0)
 				c->out.len = start;
 			if (c->http)
 				route_out(w, c, rid, ridn, 1);
@@ -1635,23 +1869,83 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		json_decref(st);
 		return;
 	}
+	if (f->type == F_ASK) { /* a server asks the client of a forwarded call */
+		ask_client(w, f);
+		return;
+	}
+	if (f->type == F_NOTE) { /* a forwarded call's progress or log message */
+		const char *rid, *mt, *js;
+		size_t ridn, mtn, jsn;
+		struct mconn *c;
+		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+		    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
+		    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
+		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)))
+			return;
+		json_t *p = json_loadb(js, jsn, 0, NULL);
+		if (!json_is_object(p))
+			return;
+		if (mtn == 22 && !memcmp(mt, "notifications/progress", 22)) {
+			struct call *k = NULL;
+			for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+				if (w->calls[i].used && w->calls[i].conn == conn && strlen(w->calls[i].rid) == ridn &&
+				    !memcmp(w->calls[i].rid, rid, ridn))
+					k = &w->calls[i];
+			if (!k || k->token.t == MCP_ID_NONE) { /* the agent asked for no progress */
+				json_decref(p);
+				return;
+			}
+			/* The agent's own token; values after those sent while it waited for a reviewer,
+			 * so that its progress only ever grows. */
+			json_t *total = json_object_get(p, "total");
+			double base = k->progress_sent, v = json_number_value(json_object_get(p, "progress"));
+			mcp_line_progress(&c->out, &k->token, base + v,
+					  json_is_number(total) ? base + json_number_value(total) : -1,
+					  json_string_value(json_object_get(p, "message")), NULL);
+			k->next_progress = mono_ms() + PROGRESS_EVERY_MS;
+		} else { /* a log message, or an update of a resource it subscribed to */
+			char mn[65];
+			snprintf(mn, sizeof mn, "%.*s", (int)mtn, mt);
+			mcp_line_notification(&c->out, mn, json_incref(p), NULL);
+		}
+		json_decref(p);
+		if (c->http)
+			route_out(w, c, rid, ridn, 0);
+		return;
+	}
 	if (f->type == F_CATALOG) { /* the upstreams' tools changed */
 		const char *tj, *rj;
 		size_t tn, rn;
 		if (ipc_get_text(f->body, "tools", IPC_FRAME_MAX, &tj, &tn, err) ||
 		    ipc_get_text(f->body, "routes", IPC_FRAME_MAX, &rj, &rn, err) || tn < 2 || tj[0] != '[')
 			return;
+		const char *mj;
+		size_t mn;
+		if (ipc_get_text(f->body, "more", IPC_FRAME_MAX, &mj, &mn, err) == 0) {
+			json_decref(w->more);
+			w->more = json_loadb(mj, mn, 0, NULL);
+		}
 		json_t *rt = json_loadb(rj, rn, 0, NULL), *map = json_object(), *x;
 		size_t i;
-		json_array_foreach(rt, i, x) json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);
+		json_array_foreach(rt, i, x)
+		{
+			json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);
+		}
 		json_decref(rt);
 		json_decref(w->routes);
 		w->routes = map;
+		int changed = w->catalog ? tn - 2 != w->catalogn || memcmp(w->catalog, tj + 1, tn - 2) : tn > 2;
 		free(w->catalog);
 		w->catalogn = tn - 2; /* the objects, without the array's brackets */
 		w->catalog = w->catalogn ? strndup(tj + 1, w->catalogn) : NULL;
 		if (!w->catalog)
 			w->catalogn = 0;
+		/* Clients that initialized on a stream of their own hear that the list changed. */
+		for (size_t k = 0; changed && k < PROTO_CONNS_MAX; k++) {
+			struct mconn *mc = &w->conns[k];
+			if (mc->used && mc->fd >= 0 && mc->listed)
+				mcp_line_notification(&mc->out, "notifications/tools/list_changed", NULL, NULL);
+		}
 		return;
 	}
 	if (f->type == F_HTTP_REPLY) {
@@ -1678,7 +1972,10 @@ static void progress(struct mw *w, uint64_t now)
 		struct mconn *c = conn_find(w, k->conn);
 		if (c)
 			mcp_line_progress(&c->out, &k->token, (double)(now - k->started) / 1000.0, -1,
-					  "waiting for a reviewer", NULL);
+					  k->gated ? "waiting for a decision, or for the upstream server"
+						   : "waiting for a reviewer",
+					  NULL);
+		k->progress_sent = (double)(now - k->started) / 1000.0;
 		if (c && c->http)
 			route_out(w, c, k->rid, strlen(k->rid), 0);
 		k->next_progress = now + PROGRESS_EVERY_MS;

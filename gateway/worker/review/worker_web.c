@@ -751,38 +751,23 @@ static struct MHD_Daemon *start_on(int fd, const int *proxy)
 int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
 {
 	W.ipcfd = ipcfd;
-	for (;;) {
-		struct pollfd p = {.fd = ipcfd, .events = POLLIN};
-		if (poll(&p, 1, 10000) <= 0)
-			return as_fail(err, AS_EIO, "no configuration from the signer");
-		int r = ipc_read(ipc, err);
-		if (r != 0 && r != AS_ENOTFOUND)
-			return r;
-		struct ipc_frame f;
-		cv_arena_reset(a);
-		int g = ipc_next(ipc, a, &f, err);
-		if (g == AS_ENOTFOUND)
-			continue;
-		if (g != 0)
-			return g;
-		const struct cv *c = cv_get(f.body, "http");
-		uint64_t proxy = 0;
-		const char *ph;
-		size_t phn;
-		int rc = f.type != F_CONFIG || !c
-			     ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
-			     : http_cfg_from_cv(c, &W.cfg, err);
-		if (rc == 0)
-			rc = ipc_get_uint(f.body, "proxy", 1, &proxy, err) ||
-			     ipc_get_text(f.body, "proxy_header", sizeof W.proxy_header - 1, &ph, &phn, err);
-		if (rc == 0)
-			snprintf(W.proxy_header, sizeof W.proxy_header, "%.*s", (int)phn, ph);
-		W.proxy = (int)proxy;
-		ipc_frame_close_fds(&f);
-		if (rc != 0)
-			return rc ? rc : AS_ECORRUPT;
-		break;
-	}
+	struct ipc_frame f;
+	GUARD(ipc_config(ipc, ipcfd, a, &f, err));
+	const struct cv *c = cv_get(f.body, "http");
+	uint64_t proxy = 0;
+	const char *ph;
+	size_t phn;
+	int rc =
+	    !c ? as_fail(err, AS_ECORRUPT, "the configuration has no http member") : http_cfg_from_cv(c, &W.cfg, err);
+	if (rc == 0)
+		rc = ipc_get_uint(f.body, "proxy", 1, &proxy, err) ||
+		     ipc_get_text(f.body, "proxy_header", sizeof W.proxy_header - 1, &ph, &phn, err);
+	if (rc == 0)
+		snprintf(W.proxy_header, sizeof W.proxy_header, "%.*s", (int)phn, ph);
+	W.proxy = (int)proxy;
+	ipc_frame_close_fds(&f);
+	if (rc != 0)
+		return rc;
 	W.conns.unauth_max = W.cfg.unauth_per_addr;
 	if (W.cfg.on && !(W.tcp = start_on(WORKER_HTTP_FD, &on_tcp)))
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the reviewer listener");

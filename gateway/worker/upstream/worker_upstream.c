@@ -24,6 +24,8 @@
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/jail.h"
+#include "gateway/worker/mcp/mcp.h"
+#include "gateway/worker/upstream/uphttp.h"
 
 #define UP_LINE_MAX (4u << 20)	 /* one message from the server; a longer line is skipped */
 #define UP_OUT_MAX (16u << 20)	 /* what may wait to be written to the server */
@@ -32,6 +34,7 @@
 #define UP_TOOLS_MAX 2000	 /* tools of one server */
 #define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
 #define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
+#define UP_NOTES_PER_S 100	 /* progress and log notifications relayed a second */
 
 struct uw {
 	int ipcfd, in_fd, out_fd; /* the signer; the server's stdin (we write); its stdout (we read) */
@@ -41,13 +44,22 @@ struct uw {
 	int skipping; /* inside a line over UP_LINE_MAX */
 	int ready;    /* initialized */
 	uint64_t init_at;
-	json_t *tools; /* the list being gathered */
-	unsigned pages, list_seq;
+	/* The lists being gathered, one after another (phase): tools, then what the server's
+	 * capabilities say it has (resources, resource templates, prompts). */
+	json_t *lists[4];
+	unsigned phase, pages, list_seq;
+	int has[4], completions, subscribe;
 	uint64_t last_cid; /* the signer numbers dispatches upward: each is forwarded once */
 	uint64_t inflight[UP_INFLIGHT];
 	size_t ninflight;
-	uint64_t log_window, logs; /* rate of logs about the server's misbehaviour */
+	uint64_t log_window, logs;   /* rate of logs about the server's misbehaviour */
+	uint64_t note_window, notes; /* rate of notifications relayed */
+	/* a skipped line's first and last bytes, to find the call it answers */
+	char skip_head[MCP_PEEK_HEAD], skip_tail[MCP_PEEK_TAIL];
+	size_t skip_hlen, skip_tlen;
 	struct cv_arena arena;
+	struct uphttp *http; /* a url upstream: its connections (NULL: stdio) */
+	unsigned asked;	     /* sockets asked of the signer, not yet given */
 };
 
 static uint64_t mono_ms(void)
@@ -87,13 +99,22 @@ static int send_frame(struct uw *w, struct cv *f)
 	return rc;
 }
 
-/* One JSON-RPC message to the server, as a line. */
+/* One JSON-RPC message to the server: a line on its stdin, or a POST. */
 static int to_server(struct uw *w, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
+	const json_t *id = json_object_get(msg, "id");
+	uint64_t cid = json_is_integer(id) && json_object_get(msg, "method") ? (uint64_t)json_integer_value(id) : 0;
 	json_decref(msg);
 	if (!s)
 		return AS_ENOMEM;
+	if (w->http) {
+		int rc = uphttp_send(w->http, s, strlen(s), cid);
+		free(s);
+		if (rc != 0)
+			misbehaved(w, "%u requests wait for a connection to the server", UPHTTP_QUEUE);
+		return rc;
+	}
 	int rc = buf_put(&w->tx, s, strlen(s));
 	if (rc == 0)
 		rc = buf_putc(&w->tx, '\n');
@@ -103,62 +124,107 @@ static int to_server(struct uw *w, json_t *msg)
 	return rc;
 }
 
-static void list_tools(struct uw *w, const json_t *cursor)
+static const struct {
+	const char *method, *key, *field; /* the list's method, its result's array, the frame's field */
+} lists[4] = {{"tools/list", "tools", "tools"},
+	      {"resources/list", "resources", "resources"},
+	      {"resources/templates/list", "resourceTemplates", "templates"},
+	      {"prompts/list", "prompts", "prompts"}};
+
+static void list_next(struct uw *w, const json_t *cursor)
 {
-	char id[32];
-	snprintf(id, sizeof id, "assent-tools-%u", w->list_seq);
+	char id[40];
+	snprintf(id, sizeof id, "assent-list-%u-%u", w->list_seq, w->phase);
 	json_t *p = json_object();
 	if (cursor)
 		json_object_set(p, "cursor", (json_t *)cursor);
-	int rc = to_server(
-	    w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method", "tools/list", "params", p));
+	int rc = to_server(w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method",
+					lists[w->phase].method, "params", p));
 	(void)rc; /* a server that does not read is logged; its list never comes */
 }
 
-static void tools_done(struct uw *w)
+static void list_start(struct uw *w)
 {
-	struct buf enc;
-	buf_init(&enc, PROTO_UP_TOOLS_MAX);
-	char err[AS_ERRLEN];
-	cv_arena_reset(&w->arena);
-	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 1);
-	if (call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err) != 0) {
-		misbehaved(w, "its tool list: %s; none is served", err);
-		json_array_clear(w->tools);
-		buf_reset(&enc);
-		int rc = call_value_encode(w->tools, PROTO_UP_TOOLS_MAX, &enc, err);
-		(void)rc; /* an empty array always encodes */
+	for (int i = 0; i < 4; i++) {
+		json_decref(w->lists[i]);
+		w->lists[i] = NULL;
 	}
-	if (f && ipc_put_bytes(&w->arena, f, "tools", enc.p, enc.len) == 0)
-		send_frame(w, f);
-	buf_free(&enc);
-	json_decref(w->tools);
-	w->tools = NULL;
+	w->list_seq++;
+	w->phase = 0;
+	w->pages = 0;
+	list_next(w, NULL);
 }
 
-/* A tools/list page: gathered until the last, then told to the signer. */
-static void on_tools(struct uw *w, const json_t *res)
+/* Every list is in: the catalog to the signer, each list as canonical CBOR. */
+static void lists_done(struct uw *w)
 {
-	const json_t *t = json_object_get(res, "tools"), *next = json_object_get(res, "nextCursor"), *x;
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 7);
+	struct buf enc[4];
+	int rc = f ? 0 : AS_ENOMEM;
+	for (int i = 0; i < 4; i++) {
+		buf_init(&enc[i], PROTO_UP_TOOLS_MAX);
+		if (!w->lists[i] && i)
+			continue; /* the server has none */
+		if (!w->lists[i])
+			w->lists[i] = json_array();
+		if (call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err) != 0) {
+			misbehaved(w, "its %s: %s; none is served", lists[i].key, err);
+			json_array_clear(w->lists[i]);
+			buf_reset(&enc[i]);
+			int er = call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err);
+			(void)er; /* an empty array always encodes */
+		}
+		if (rc == 0)
+			rc = ipc_put_bytes(&w->arena, f, lists[i].field, enc[i].p, enc[i].len);
+	}
+	if (rc == 0 && w->completions)
+		rc = ipc_put_bool(&w->arena, f, "completions", 1);
+	if (rc == 0 && w->subscribe)
+		rc = ipc_put_bool(&w->arena, f, "subscribe", 1);
+	if (rc == 0)
+		send_frame(w, f);
+	for (int i = 0; i < 4; i++)
+		buf_free(&enc[i]);
+}
+
+/* The next list the server has, or the catalog when none is left. */
+static void phase_next(struct uw *w)
+{
+	while (++w->phase < 4 && !w->has[w->phase])
+		;
+	w->pages = 0;
+	if (w->phase < 4)
+		list_next(w, NULL);
+	else
+		lists_done(w);
+}
+
+/* A page of the list of this phase: gathered until the last. */
+static void on_list(struct uw *w, const json_t *res)
+{
+	unsigned ph = w->phase;
+	const json_t *t = json_object_get(res, lists[ph].key), *next = json_object_get(res, "nextCursor"), *x;
 	size_t i;
-	if (!w->tools)
-		w->tools = json_array();
+	if (!w->lists[ph])
+		w->lists[ph] = json_array();
 	if (!json_is_array(t))
-		misbehaved(w, "tools/list: its result has no tools array");
+		misbehaved(w, "%s: its result has no %s array", lists[ph].method, lists[ph].key);
 	json_array_foreach(t, i, x)
 	{
-		if (json_array_size(w->tools) >= UP_TOOLS_MAX) {
-			misbehaved(w, "more than %u tools: the rest are not served", UP_TOOLS_MAX);
+		if (json_array_size(w->lists[ph]) >= UP_TOOLS_MAX) {
+			misbehaved(w, "more than %u %s: the rest are not served", UP_TOOLS_MAX, lists[ph].key);
 			next = NULL;
 			break;
 		}
-		json_array_append(w->tools, (json_t *)x);
+		json_array_append(w->lists[ph], (json_t *)x);
 	}
 	if (json_is_string(next) && ++w->pages < UP_PAGES_MAX) {
-		list_tools(w, next);
+		list_next(w, next);
 		return;
 	}
-	tools_done(w);
+	phase_next(w);
 }
 
 static void on_init(struct uw *w, const json_t *res)
@@ -169,10 +235,17 @@ static void on_init(struct uw *w, const json_t *res)
 		exit(3); /* restarted with backoff */
 	}
 	w->ready = 1;
+	if (w->http)
+		uphttp_protocol(w->http, json_string_value(v));
+	const json_t *caps = json_object_get(res, "capabilities");
+	w->has[0] = 1;
+	w->has[1] = w->has[2] = json_is_object(json_object_get(caps, "resources"));
+	w->has[3] = json_is_object(json_object_get(caps, "prompts"));
+	w->completions = json_is_object(json_object_get(caps, "completions"));
+	w->subscribe = json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe"));
 	int rc = to_server(w, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
 	(void)rc;
-	w->pages = 0;
-	list_tools(w, NULL);
+	list_start(w);
 	ipc_log(w->ipcfd, "info", "upstream %s: initialized (protocol %.20s)", w->name, json_string_value(v));
 }
 
@@ -215,6 +288,93 @@ static void on_call_answer(struct uw *w, uint64_t cid, const json_t *msg)
 	buf_free(&enc);
 }
 
+/* A call's progress (its token is the call's number) or a log message, to the signer, which
+ * gives it to the agent of that call; at most UP_NOTES_PER_S a second, the rest dropped. */
+static void relay_note(struct uw *w, const char *method, const json_t *params)
+{
+	uint64_t now = mono_ms(), cid = 0;
+	if (now - w->note_window >= 1000) {
+		w->note_window = now;
+		w->notes = 0;
+	}
+	if (!json_is_object(params) || ++w->notes > UP_NOTES_PER_S) {
+		if (w->notes == UP_NOTES_PER_S + 1)
+			misbehaved(w, "more than %u notifications a second: the rest of this second's are dropped",
+				   UP_NOTES_PER_S);
+		return;
+	}
+	if (!strcmp(method, "notifications/progress")) {
+		const json_t *t = json_object_get(params, "progressToken");
+		int known = 0;
+		for (size_t i = 0; json_is_integer(t) && i < w->ninflight; i++)
+			known |= w->inflight[i] == (uint64_t)json_integer_value(t);
+		if (!known)
+			return; /* progress of a call not in flight: nobody to tell */
+		cid = (uint64_t)json_integer_value(t);
+	}
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_NOTE, 3);
+	if (f && call_value_encode(params, PROTO_UP_NOTE_MAX, &enc, err) == 0 &&
+	    !ipc_put_uint(&w->arena, f, "cid", cid) && !ipc_put_text(&w->arena, f, "method", method, strlen(method)) &&
+	    !ipc_put_bytes(&w->arena, f, "params", enc.p, enc.len))
+		send_frame(w, f);
+	buf_free(&enc);
+}
+
+/* A server's request of the client (sampling, elicitation, roots) to the signer, which
+ * relays it to the client of the call it belongs to. 0, or -1 when it cannot be sent. */
+static int ask_client(struct uw *w, const char *method, const json_t *id, const json_t *params)
+{
+	char *sid = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_t *p = json_is_object(params) ? json_incref((json_t *)params) : json_object();
+	struct buf enc;
+	buf_init(&enc, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_ASK, 3);
+	int rc = !sid || strlen(sid) > PROTO_RID_MAX || !f || call_value_encode(p, PROTO_UP_NOTE_MAX, &enc, err) ||
+		 ipc_put_text(&w->arena, f, "sid", sid, strlen(sid)) ||
+		 ipc_put_text(&w->arena, f, "method", method, strlen(method)) ||
+		 ipc_put_bytes(&w->arena, f, "params", enc.p, enc.len);
+	if (rc == 0)
+		send_frame(w, f);
+	json_decref(p);
+	free(sid);
+	buf_free(&enc);
+	return rc ? -1 : 0;
+}
+
+/* The client's answer (through the signer) to the server's request sid. */
+static void on_answer(struct uw *w, struct ipc_frame *f)
+{
+	const char *sid;
+	size_t sn;
+	const uint8_t *p;
+	size_t n;
+	char err[AS_ERRLEN];
+	int res = cv_get(f->body, "result") != NULL;
+	if (ipc_get_text(f->body, "sid", PROTO_RID_MAX, &sid, &sn, err) ||
+	    ipc_get_bytes(f->body, res ? "result" : "error", PROTO_UP_RESULT_MAX, &p, &n, err))
+		return;
+	json_t *id = json_loadb(sid, sn, JSON_DECODE_ANY, NULL);
+	struct cv_arena a;
+	cv_arena_init(&a, n + 16);
+	struct cv *v;
+	json_t *body = cbor_decode(p, n, &a, &v, err) == 0 ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (id && json_is_object(body)) {
+		int rc = to_server(
+		    w, json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", id, res ? "result" : "error", body));
+		(void)rc;
+	} else {
+		json_decref(id);
+		json_decref(body);
+	}
+}
+
 static void on_message(struct uw *w, const char *line, size_t n)
 {
 	json_error_t je;
@@ -227,6 +387,12 @@ static void on_message(struct uw *w, const char *line, size_t n)
 	const json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
 	if (json_is_string(method) && id) { /* a request of the server's own */
 		const char *mth = json_string_value(method);
+		if ((!strcmp(mth, "sampling/createMessage") || !strcmp(mth, "elicitation/create") ||
+		     !strcmp(mth, "roots/list")) &&
+		    ask_client(w, mth, id, json_object_get(m, "params")) == 0) {
+			json_decref(m);
+			return; /* the signer relays it to the client of the call, and its answer back */
+		}
 		json_t *ans = !strcmp(mth, "ping")
 				  ? json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id", id, "result")
 				  : json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
@@ -234,26 +400,29 @@ static void on_message(struct uw *w, const char *line, size_t n)
 		int rc = to_server(w, ans);
 		(void)rc;
 	} else if (json_is_string(method)) { /* a notification */
-		if (!strcmp(json_string_value(method), "notifications/tools/list_changed") && w->ready && !w->tools) {
-			w->list_seq++;
-			w->pages = 0;
-			list_tools(w, NULL);
-		}
+		const char *nm = json_string_value(method);
+		if (!strcmp(nm, "notifications/progress") || !strcmp(nm, "notifications/message") ||
+		    !strcmp(nm, "notifications/resources/updated"))
+			relay_note(w, nm, json_object_get(m, "params"));
+		else if (w->ready && (!strcmp(nm, "notifications/tools/list_changed") ||
+				      !strcmp(nm, "notifications/resources/list_changed") ||
+				      !strcmp(nm, "notifications/prompts/list_changed")))
+			list_start(w); /* the whole catalog again: a list in progress is dropped */
 	} else if (json_is_string(id)) {
-		char tools_id[32];
-		snprintf(tools_id, sizeof tools_id, "assent-tools-%u", w->list_seq);
+		char list_id[40];
+		snprintf(list_id, sizeof list_id, "assent-list-%u-%u", w->list_seq, w->phase);
 		const json_t *res = json_object_get(m, "result");
 		if (!strcmp(json_string_value(id), "assent-init") && !w->ready) {
 			on_init(w, res);
-		} else if (!strcmp(json_string_value(id), tools_id)) {
-			if (json_is_object(res))
-				on_tools(w, res);
-			else {
-				misbehaved(w, "tools/list failed: none of its tools is served");
-				if (!w->tools)
-					w->tools = json_array();
-				tools_done(w);
+		} else if (!strcmp(json_string_value(id), list_id) && w->phase < 4) {
+			if (json_is_object(res)) {
+				on_list(w, res);
+			} else {
+				misbehaved(w, "%s failed: none is served", lists[w->phase].method);
+				phase_next(w);
 			}
+		} else if (!strncmp(json_string_value(id), "assent-list-", 12)) {
+			/* an answer to a list a change notice replaced */
 		} else {
 			misbehaved(w, "an answer to a request assent never made");
 		}
@@ -264,6 +433,44 @@ static void on_message(struct uw *w, const char *line, size_t n)
 		misbehaved(w, "an answer to no call in flight");
 	}
 	json_decref(m);
+}
+
+/* ---- a line over UP_LINE_MAX: skipped, but the call it answers is told so at once ----
+ * Without this, a call whose result is one line over the bound waited for
+ * ASSENT_UPSTREAM_CALL_TIMEOUT (300 s) and ended "outcome unknown", though the server had
+ * answered. The line's id is read from its first or last bytes as the mcp worker reads an
+ * agent's over-long line (mcp_peek_id); only the id of a call in flight counts, so a server
+ * can only fail its own calls this way, which it can anyway. */
+
+static void skip_keep(struct uw *w, const uint8_t *p, size_t n)
+{
+	const size_t cap = sizeof w->skip_tail;
+	if (n >= cap) {
+		memcpy(w->skip_tail, p + n - cap, cap);
+		w->skip_tlen = cap;
+		return;
+	}
+	size_t keep = w->skip_tlen + n > cap ? cap - n : w->skip_tlen;
+	memmove(w->skip_tail, w->skip_tail + w->skip_tlen - keep, keep);
+	memcpy(w->skip_tail + keep, p, n);
+	w->skip_tlen = keep + n;
+}
+
+/* The skipped line ended: the call it answered, if it names one in flight, fails now. */
+static void skip_done(struct uw *w)
+{
+	struct mcp_id id;
+	int found = mcp_peek_id(w->skip_head, w->skip_hlen, w->skip_tail, w->skip_tlen, &id);
+	w->skip_hlen = w->skip_tlen = 0;
+	if (!found || id.t != MCP_ID_INT || id.i <= 0 || !inflight_take(w, (uint64_t)id.i))
+		return;
+	char what[128];
+	snprintf(what, sizeof what, "its answer is a line over %u bytes: not forwarded", UP_LINE_MAX);
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
+	if (f && !ipc_put_uint(&w->arena, f, "cid", (uint64_t)id.i) &&
+	    !ipc_put_text(&w->arena, f, "error", what, strlen(what)))
+		send_frame(w, f);
 }
 
 /* What the server wrote: whole lines are messages; a line over UP_LINE_MAX is skipped
@@ -282,12 +489,21 @@ static int server_read(struct uw *w)
 			uint8_t *nl = memchr(tmp + off, '\n', n - off);
 			size_t seg = nl ? (size_t)(nl - (tmp + off)) : n - off;
 			if (w->skipping) {
-				if (nl)
+				skip_keep(w, tmp + off, seg);
+				if (nl) {
 					w->skipping = 0;
+					skip_done(w);
+				}
 			} else if (buf_put(&w->rx, tmp + off, seg) != 0) {
 				misbehaved(w, "a line over %u bytes: skipped", UP_LINE_MAX);
+				w->skip_hlen = w->rx.len < sizeof w->skip_head ? w->rx.len : sizeof w->skip_head;
+				memcpy(w->skip_head, w->rx.p, w->skip_hlen);
+				w->skip_tlen = 0;
+				skip_keep(w, tmp + off, seg);
 				buf_reset(&w->rx);
 				w->skipping = !nl;
+				if (nl)
+					skip_done(w);
 			} else if (nl) {
 				size_t len = w->rx.len;
 				while (len && (w->rx.p[len - 1] == '\r' || w->rx.p[len - 1] == ' '))
@@ -357,11 +573,23 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		return;
 	}
 	w->last_cid = cid;
-	char up[33], tool[CALL_TOOL_MAX + 1];
-	call_names(c, up, tool);
+	static char name[CALL_URI_MAX + 1];
+	call_name(c, name, sizeof name);
+	const char *method = call_method(c);
+	json_t *params;
+	if (!strcmp(method, "tools/call")) /* its progress comes back under the call's number */
+		params = json_pack("{s:s,s:o,s:{s:I}}", "name", name, "arguments", args, "_meta", "progressToken",
+				   (json_int_t)cid);
+	else if (!strcmp(method, "prompts/get"))
+		params = json_pack("{s:s,s:o}", "name", name, "arguments", args);
+	else if (!strcmp(method, "resources/read") || !strcmp(method, "resources/subscribe") ||
+		 !strcmp(method, "resources/unsubscribe"))
+		params = (json_decref(args), json_pack("{s:s}", "uri", name));
+	else
+		params = args; /* completion/complete: its params as the agent sent them, routed */
 	w->inflight[w->ninflight++] = cid;
-	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method",
-					"tools/call", "params", "name", tool, "arguments", args));
+	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:o}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method", method,
+					"params", params));
 	if (rc != 0) {
 		inflight_take(w, cid);
 		static const char full[] = "the server is not reading: the call was not sent";
@@ -374,31 +602,63 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 	cv_arena_free(&a);
 }
 
+/* The agent cancelled a call in flight: the server is told, and its answer is not awaited. */
+static void on_cancel(struct uw *w, struct ipc_frame *f)
+{
+	uint64_t cid;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "cid", UINT64_MAX, &cid, err) != 0 || !inflight_take(w, cid))
+		return;
+	int rc =
+	    to_server(w, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method", "notifications/cancelled",
+				   "params", "requestId", (json_int_t)cid, "reason", "the agent cancelled the call"));
+	(void)rc;
+}
+
 /* The configuration comes first, before the jail: {name}. */
 static int read_config(struct uw *w, struct cv_arena *a, char *err)
 {
-	for (;;) {
-		struct pollfd p = {.fd = w->ipcfd, .events = POLLIN};
-		if (poll(&p, 1, 10000) <= 0)
-			return as_fail(err, AS_EIO, "no configuration from the signer");
-		int r = ipc_read(&w->ipc, err);
-		if (r != 0 && r != AS_ENOTFOUND)
-			return r;
-		struct ipc_frame f;
-		cv_arena_reset(a);
-		int g = ipc_next(&w->ipc, a, &f, err);
-		if (g == AS_ENOTFOUND)
-			continue;
-		if (g != 0)
-			return g;
-		const char *nm;
-		size_t nn;
-		int rc = f.type != F_CONFIG ? as_fail(err, AS_ECORRUPT, "the first frame is not the configuration")
-					    : ipc_get_text(f.body, "name", 32, &nm, &nn, err);
-		if (rc == 0)
-			snprintf(w->name, sizeof w->name, "%.*s", (int)nn, nm);
-		ipc_frame_close_fds(&f);
-		return rc;
+	struct ipc_frame f;
+	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
+	const char *nm;
+	size_t nn;
+	int rc = ipc_get_text(f.body, "name", 32, &nm, &nn, err);
+	if (rc == 0)
+		snprintf(w->name, sizeof w->name, "%.*s", (int)nn, nm);
+	const struct cv *url = rc == 0 ? cv_get(f.body, "url") : NULL;
+	if (url) /* reads the CA file: before the jail */
+		rc = uphttp_new(url, &w->http, err);
+	ipc_frame_close_fds(&f);
+	return rc;
+}
+
+/* A url upstream's call whose POST ended without its answer. */
+static void http_fail(void *arg, uint64_t cid, int unknown, const char *why)
+{
+	struct uw *w = arg;
+	if (!cid || !inflight_take(w, cid))
+		return; /* answered already, or no call */
+	cv_arena_reset(&w->arena);
+	struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 3);
+	if (r && !ipc_put_uint(&w->arena, r, "cid", cid) && !ipc_put_text(&w->arena, r, "error", why, strlen(why)) &&
+	    (!unknown || !ipc_put_bool(&w->arena, r, "unknown", 1)))
+		send_frame(w, r);
+}
+
+static void http_msg(void *arg, const char *json, size_t n)
+{
+	on_message(arg, json, n);
+}
+
+/* Sockets for the url upstream's connections, asked of the signer (which alone connects). */
+static void ask_sockets(struct uw *w)
+{
+	for (unsigned n = uphttp_wanted(w->http, w->asked); n > 0; n--) {
+		cv_arena_reset(&w->arena);
+		struct cv *f = ipc_frame_new(&w->arena, F_UP_CONNECT, 0);
+		if (!f || send_frame(w, f) != 0)
+			return;
+		w->asked++;
 	}
 }
 
@@ -421,7 +681,7 @@ int worker_upstream_main(int ipcfd)
 		return 2;
 	}
 	/* Non-blocking before the jail: a server that stops reading must not stop this worker. */
-	if (fcntl(w.in_fd, F_SETFL, O_NONBLOCK) != 0 || fcntl(w.out_fd, F_SETFL, O_NONBLOCK) != 0) {
+	if (!w.http && (fcntl(w.in_fd, F_SETFL, O_NONBLOCK) != 0 || fcntl(w.out_fd, F_SETFL, O_NONBLOCK) != 0)) {
 		ipc_log(ipcfd, "error", "upstream %s worker: its pipes: %s", w.name, strerror(errno));
 		return 2;
 	}
@@ -434,21 +694,36 @@ int worker_upstream_main(int ipcfd)
 	if (!hello || ipc_put_text(&a, hello, "kind", "upstream", 8) != 0)
 		return 2;
 	send_frame(&w, hello);
-	int rc =
-	    to_server(&w, json_pack("{s:s,s:s,s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id", "assent-init",
-				    "method", "initialize", "params", "protocolVersion", UP_PROTOCOL, "capabilities",
-				    "clientInfo", "name", "assent", "version", ASSENT_VERSION));
+	/* assent relays sampling, elicitation and roots to the client of the call they belong to */
+	int rc = to_server(&w, json_pack("{s:s,s:s,s:s,s:{s:s,s:{s:{},s:{},s:{}},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id",
+					 "assent-init", "method", "initialize", "params", "protocolVersion",
+					 UP_PROTOCOL, "capabilities", "sampling", "elicitation", "roots", "clientInfo",
+					 "name", "assent", "version", ASSENT_VERSION));
 	if (rc != 0)
 		return 2;
 	w.init_at = mono_ms();
+	struct uphttp_cb hcb = {http_msg, http_fail, &w};
 	for (;;) {
-		struct pollfd pf[3] = {
+		struct pollfd pf[3 + UPHTTP_CONNS] = {
 		    {.fd = ipcfd, .events = (short)(POLLIN | (ipc_pending(&w.ipc) ? POLLOUT : 0))},
-		    {.fd = w.out_fd, .events = POLLIN},
-		    {.fd = w.tx.len ? w.in_fd : -1, .events = POLLOUT},
+		    {.fd = w.http ? -1 : w.out_fd, .events = POLLIN},
+		    {.fd = !w.http && w.tx.len ? w.in_fd : -1, .events = POLLOUT},
 		};
-		if (poll(pf, 3, 1000) < 0 && errno != EINTR)
+		size_t nh = 0;
+		if (w.http) {
+			ask_sockets(&w);
+			nh = uphttp_fds(w.http, pf + 3);
+		}
+		if (poll(pf, 3 + nh, 1000) < 0 && errno != EINTR)
 			return 2;
+		if (w.http && uphttp_io(w.http, pf + 3, nh, &hcb, err) != 0) {
+			ipc_log(ipcfd, "warning", "upstream %s: the server ended the session: starting over", w.name);
+			int fr = ipc_flush(&w.ipc, err);
+			(void)fr;
+			return 3;
+		}
+		if (w.http && err[0]) /* a connection failed (TLS, HTTP): said, then another is asked for */
+			misbehaved(&w, "%s", err);
 		if (!w.ready && mono_ms() - w.init_at > UP_INIT_MS) {
 			ipc_log(ipcfd, "warning", "upstream %s: no answer to initialize in %u s", w.name,
 				UP_INIT_MS / 1000);
@@ -471,8 +746,29 @@ int worker_upstream_main(int ipcfd)
 				}
 				if (f.type == F_DISPATCH)
 					on_dispatch(&w, &f);
+				else if (f.type == F_UP_CANCEL)
+					on_cancel(&w, &f);
+				else if (f.type == F_UP_ANSWER)
+					on_answer(&w, &f);
+				else if (f.type == F_UP_SOCKET && w.http && f.nfds == 1) {
+					uphttp_attach(w.http, f.fds[0]); /* its connection's now */
+					f.fds[0] = -1;
+					w.asked -= w.asked > 0;
+				}
 				ipc_frame_close_fds(&f);
 			}
+		}
+		if (w.http) { /* messages queued by this turn's frames leave now */
+			ask_sockets(&w);
+			struct pollfd none[UPHTTP_CONNS];
+			size_t n2 = uphttp_fds(w.http, none);
+			for (size_t i = 0; i < n2; i++)
+				none[i].revents = 0;
+			if (uphttp_io(w.http, none, n2, &hcb, err) != 0)
+				return 3;
+			if (err[0])
+				misbehaved(&w, "%s", err);
+			continue;
 		}
 		if ((pf[1].revents & (POLLIN | POLLHUP | POLLERR)) && server_read(&w) != 0) {
 			ipc_log(ipcfd, "warning", "upstream %s: the server closed its output (it exited?)", w.name);

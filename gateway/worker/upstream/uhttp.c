@@ -1,0 +1,707 @@
+/* The connection half of the upstream HTTP client (uhttp.h): the configuration and the
+ * trusted CAs read before the jail, then per connection a TLS 1.2 client (mbedTLS 2.28,
+ * verify required, host name checked) or plain HTTP driven without blocking over a socket
+ * the signer connected, requests written and answers handed to uhttp_resp.c. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+
+#include "gateway/worker/upstream/uhttp.h"
+
+struct uhttp {
+	int tls;
+	char *host, *path, *ca_name, *hostport;
+	uint16_t port;
+	struct buf fixed; /* the request headers that never change, credentials included: wiped */
+	size_t body_max, stream_max;
+	char session[UHTTP_SESSION_MAX + 1];
+	char protocol[UHTTP_PROTOCOL_MAX + 1];
+	size_t nconns, nca;
+	mbedtls_x509_crt ca;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+	mbedtls_ssl_config conf;
+	/* The last TLS session a handshake made, offered again by the next connection
+	 * (resumption: no certificate or key exchange on a new fd; about 9 ms become ~1). */
+	mbedtls_ssl_session resume;
+	int have_resume;
+};
+
+/* Room for everything of a request but its path, fixed lines and body: the request line's
+ * verb, media headers, protocol, session, two routing headers in base64, Content-Length. */
+#define OUT_SLACK (512 + UHTTP_SESSION_MAX + 2 * (4 * (UHTTP_ROUTING_MAX / 3 + 1) + 32))
+
+enum { C_NOFD, C_HANDSHAKE, C_READY };
+
+struct uhttp_conn {
+	struct uhttp *u;
+	int fd, state, in_flight, want_write, handshook, sys_errno;
+	int attempted;				  /* a byte of the request in flight may have left */
+	int deleting;				  /* the request in flight ends the session */
+	char sent_session[UHTTP_SESSION_MAX + 1]; /* the session the request in flight carried */
+	struct buf out;				  /* the request being written: wiped */
+	size_t out_off;
+	struct uhttp_resp resp;
+	mbedtls_ssl_context ssl;
+};
+
+/* The tokens of RFC 9110 section 5.6.2, for header names and the protocol version. */
+static int token_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > max)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      strchr("!#$%&'*+-.^_`|~", c)))
+			return 0;
+	}
+	return 1;
+}
+
+/* Headers uhttp writes itself (or that would change the framing): a configuration may
+ * not set them. */
+static int header_reserved(const char *name)
+{
+	static const char *const names[] = {
+	    "host",    "content-length", "transfer-encoding",	 "connection",	    "content-type",
+	    "accept",  "mcp-session-id", "mcp-protocol-version", "upgrade",	    "te",
+	    "trailer", "expect",	 "keep-alive",		 "proxy-connection"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasecmp(name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static char *dup_str(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+static int cfg_check(const struct uhttp_cfg *cfg, char *err)
+{
+	if (!cfg->scheme || (strcmp(cfg->scheme, "https") && strcmp(cfg->scheme, "http")))
+		return as_fail(err, AS_EINVAL, "uhttp: scheme must be https or http");
+	if (!cfg->host || !cfg->host[0] || strlen(cfg->host) > 255)
+		return as_fail(err, AS_EINVAL, "uhttp: host must be 1 to 255 bytes");
+	for (const char *p = cfg->host; *p; p++)
+		if (*p <= 0x20 || *p >= 0x7f || strchr("/?#@[]", *p))
+			return as_fail(err, AS_EINVAL, "uhttp: host has a byte not allowed in a host name");
+	if (cfg->port == 0)
+		return as_fail(err, AS_EINVAL, "uhttp: port 0");
+	if (!cfg->path || cfg->path[0] != '/' || strlen(cfg->path) > 4096)
+		return as_fail(err, AS_EINVAL, "uhttp: path must start with '/' (at most 4096 bytes)");
+	for (const char *p = cfg->path; *p; p++)
+		if (*p <= 0x20 || *p >= 0x7f)
+			return as_fail(err, AS_EINVAL, "uhttp: path has a space, control or non-ASCII byte");
+	if (cfg->nheaders > UHTTP_CFG_HEADERS_MAX)
+		return as_fail(err, AS_ETOOBIG, "uhttp: more than %d headers", UHTTP_CFG_HEADERS_MAX);
+	for (size_t i = 0; i < cfg->nheaders; i++) {
+		const struct uhttp_header *h = &cfg->headers[i];
+		if (!h->name || !token_ok(h->name, 256))
+			return as_fail(err, AS_EINVAL, "uhttp: header %zu has no valid name", i + 1);
+		if (header_reserved(h->name))
+			return as_fail(err, AS_EINVAL, "uhttp: header '%s' is set by assent itself", h->name);
+		if (!h->value || strlen(h->value) > 8192)
+			return as_fail(err, AS_EINVAL, "uhttp: the value of header '%s' is missing or over 8192 bytes",
+				       h->name);
+		/* The value is a credential: say what is wrong with it, never what it is. */
+		for (const char *p = h->value; *p; p++)
+			if ((unsigned char)*p < 0x20 && *p != '\t')
+				return as_fail(err, AS_EINVAL, "uhttp: the value of header '%s' has a control byte",
+					       h->name);
+	}
+	if (strcmp(cfg->scheme, "http") == 0 && cfg->ca)
+		return as_fail(err, AS_EINVAL, "uhttp: a CA file for a plain http upstream");
+	return 0;
+}
+
+/* The CA file, read whole (bounded) into memory and parsed: nothing is opened later. */
+static int load_ca(struct uhttp *u, const char *path, char *err)
+{
+	struct buf b;
+	char why[AS_ERRLEN];
+	buf_init(&b, UHTTP_CA_FILE_MAX + 1);
+	if (file_read(path, UHTTP_CA_FILE_MAX, &b, why) != 0) {
+		buf_free(&b);
+		return as_fail(err, AS_EIO, "uhttp: CA file: %s", why);
+	}
+	if (buf_putc(&b, 0) != 0) { /* mbedTLS wants PEM NUL-terminated, the NUL counted */
+		buf_free(&b);
+		return as_fail(err, AS_ENOMEM, "uhttp: out of memory for the CA file");
+	}
+	int rc = mbedtls_x509_crt_parse(&u->ca, b.p, b.len);
+	buf_free(&b);
+	for (const mbedtls_x509_crt *c = &u->ca; c && c->raw.len; c = c->next)
+		u->nca++;
+	/* rc > 0: that many certificates of a bundle could not be parsed; the others count. */
+	if (rc < 0 || u->nca == 0) {
+		char e[128];
+		mbedtls_strerror(rc, e, sizeof e);
+		return as_fail(err, AS_ECRYPTO, "uhttp: CA file %s: no certificate could be read (%s)", path, e);
+	}
+	return 0;
+}
+
+/* The lines every request carries, built once: Host and the configuration's headers. */
+static int build_fixed(struct uhttp *u, const struct uhttp_cfg *cfg)
+{
+	/* All of it reserved first: a buffer that grew by realloc would leave a copy of the
+	 * credentials behind in freed memory, unwiped. */
+	size_t need = strlen(u->hostport) + 9;
+	for (size_t i = 0; i < cfg->nheaders; i++)
+		need += strlen(cfg->headers[i].name) + strlen(cfg->headers[i].value) + 4;
+	GUARD(buf_reserve(&u->fixed, need + 1));
+	GUARD(buf_printf(&u->fixed, "Host: %s\r\n", u->hostport));
+	for (size_t i = 0; i < cfg->nheaders; i++)
+		GUARD(buf_printf(&u->fixed, "%s: %s\r\n", cfg->headers[i].name, cfg->headers[i].value));
+	return 0;
+}
+
+int uhttp_new(const struct uhttp_cfg *cfg, struct uhttp **out, char *err)
+{
+	static const char *alpn[] = {"http/1.1", NULL}; /* mbedTLS keeps the pointer */
+	*out = NULL;
+	GUARD(cfg_check(cfg, err));
+	struct uhttp *u = calloc(1, sizeof *u);
+	if (!u)
+		return as_fail(err, AS_ENOMEM, "uhttp: out of memory");
+	mbedtls_x509_crt_init(&u->ca);
+	mbedtls_entropy_init(&u->entropy);
+	mbedtls_ctr_drbg_init(&u->drbg);
+	mbedtls_ssl_config_init(&u->conf);
+	mbedtls_ssl_session_init(&u->resume);
+	buf_init(&u->fixed, 1u << 20);
+	u->tls = strcmp(cfg->scheme, "https") == 0;
+	u->port = cfg->port;
+	u->body_max = cfg->body_max ? cfg->body_max : UHTTP_BODY_MAX_DEFAULT;
+	u->stream_max = cfg->stream_max;
+	int deflt = u->port == (u->tls ? 443 : 80);
+	int v6 = strchr(cfg->host, ':') != NULL;
+	size_t hn = strlen(cfg->host) + 16;
+	u->hostport = malloc(hn);
+	u->host = dup_str(cfg->host);
+	u->path = dup_str(cfg->path);
+	u->ca_name = dup_str(cfg->ca ? cfg->ca : "the system store (" UHTTP_SYSTEM_CA ")");
+	if (!u->hostport || !u->host || !u->path || !u->ca_name) {
+		uhttp_free(u);
+		return as_fail(err, AS_ENOMEM, "uhttp: out of memory");
+	}
+	if (deflt)
+		snprintf(u->hostport, hn, "%s%s%s", v6 ? "[" : "", cfg->host, v6 ? "]" : "");
+	else
+		snprintf(u->hostport, hn, "%s%s%s:%u", v6 ? "[" : "", cfg->host, v6 ? "]" : "", (unsigned)u->port);
+	if (build_fixed(u, cfg) != 0) {
+		uhttp_free(u);
+		return as_fail(err, AS_ENOMEM, "uhttp: out of memory for the request headers");
+	}
+	if (!u->tls) {
+		*out = u;
+		return 0;
+	}
+	int rc = load_ca(u, cfg->ca ? cfg->ca : UHTTP_SYSTEM_CA, err);
+	static const unsigned char pers[] = "assent-uhttp";
+	if (rc == 0 && mbedtls_ctr_drbg_seed(&u->drbg, mbedtls_entropy_func, &u->entropy, pers, sizeof pers - 1) != 0)
+		rc = as_fail(err, AS_ECRYPTO, "uhttp: the random generator could not be seeded");
+	if (rc == 0 && mbedtls_ssl_config_defaults(&u->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+						   MBEDTLS_SSL_PRESET_DEFAULT) != 0)
+		rc = as_fail(err, AS_ECRYPTO, "uhttp: TLS configuration failed");
+	if (rc == 0) {
+		/* TLS 1.2 at least; 1.2 at most too, since mbedTLS 2.28 has no TLS 1.3. */
+		mbedtls_ssl_conf_min_version(&u->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+		mbedtls_ssl_conf_authmode(&u->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+		mbedtls_ssl_conf_ca_chain(&u->conf, &u->ca, NULL);
+		mbedtls_ssl_conf_rng(&u->conf, mbedtls_ctr_drbg_random, &u->drbg);
+		mbedtls_ssl_conf_renegotiation(&u->conf, MBEDTLS_SSL_RENEGOTIATION_DISABLED);
+		if (mbedtls_ssl_conf_alpn_protocols(&u->conf, alpn) != 0)
+			rc = as_fail(err, AS_ECRYPTO, "uhttp: TLS ALPN configuration failed");
+	}
+	if (rc != 0) {
+		uhttp_free(u);
+		return rc;
+	}
+	*out = u;
+	return 0;
+}
+
+void uhttp_free(struct uhttp *u)
+{
+	if (!u)
+		return;
+	buf_free_wipe(&u->fixed);
+	mbedtls_ssl_session_free(&u->resume); /* wipes its master secret */
+	mbedtls_ssl_config_free(&u->conf);
+	mbedtls_ctr_drbg_free(&u->drbg);
+	mbedtls_entropy_free(&u->entropy);
+	mbedtls_x509_crt_free(&u->ca);
+	free(u->host);
+	free(u->path);
+	free(u->ca_name);
+	free(u->hostport);
+	explicit_bzero(u->session, sizeof u->session);
+	free(u);
+}
+
+size_t uhttp_ca_count(const struct uhttp *u)
+{
+	return u->nca;
+}
+
+const char *uhttp_session_id(const struct uhttp *u)
+{
+	return u->session;
+}
+
+int uhttp_set_protocol(struct uhttp *u, const char *version, char *err)
+{
+	if (!version || !token_ok(version, UHTTP_PROTOCOL_MAX))
+		return as_fail(err, AS_EINVAL, "uhttp: a protocol version must be a token of 1 to %d bytes",
+			       UHTTP_PROTOCOL_MAX);
+	snprintf(u->protocol, sizeof u->protocol, "%s", version);
+	return 0;
+}
+
+/* ---- the socket under TLS: MSG_DONTWAIT always, so a blocking fd cannot block ---- */
+
+static int bio_send(void *ctx, const unsigned char *p, size_t n)
+{
+	struct uhttp_conn *c = ctx;
+	ssize_t k = send(c->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (k >= 0)
+		return (int)k;
+	c->sys_errno = errno;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return MBEDTLS_ERR_SSL_WANT_WRITE;
+	return errno == EPIPE || errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_SEND_FAILED;
+}
+
+static int bio_recv(void *ctx, unsigned char *p, size_t n)
+{
+	struct uhttp_conn *c = ctx;
+	ssize_t k = recv(c->fd, p, n, MSG_DONTWAIT);
+	if (k >= 0)
+		return (int)k;
+	c->sys_errno = errno;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return MBEDTLS_ERR_SSL_WANT_READ;
+	return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
+}
+
+int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
+{
+	struct uhttp_conn *c = calloc(1, sizeof *c);
+	*out = NULL;
+	if (!c)
+		return as_fail(err, AS_ENOMEM, "uhttp: out of memory");
+	c->u = u;
+	c->fd = -1;
+	buf_init(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + u->body_max);
+	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max};
+	uhttp_resp_init(&c->resp, &lim);
+	mbedtls_ssl_init(&c->ssl);
+	if (u->tls) {
+		int rc = mbedtls_ssl_setup(&c->ssl, &u->conf);
+		if (rc == 0)
+			rc = mbedtls_ssl_set_hostname(&c->ssl, u->host);
+		if (rc != 0) {
+			uhttp_conn_free(c);
+			return as_fail(err, AS_ECRYPTO, "uhttp: TLS setup failed (-0x%04x)", (unsigned)-rc);
+		}
+		mbedtls_ssl_set_bio(&c->ssl, c, bio_send, bio_recv, NULL);
+	}
+	u->nconns++;
+	*out = c;
+	return 0;
+}
+
+static void out_clear(struct uhttp_conn *c)
+{
+	if (c->out.p)
+		explicit_bzero(c->out.p, c->out.len);
+	buf_reset(&c->out);
+	c->out_off = 0;
+}
+
+/* Closes the connection: the request in flight is lost, the caller attaches a new fd. */
+static void conn_drop(struct uhttp_conn *c, const struct uhttp_cb *cb, int events)
+{
+	if (c->fd < 0)
+		return;
+	if (c->u->tls && c->handshook) {
+		int rc = mbedtls_ssl_close_notify(&c->ssl); /* best effort: the socket does not block */
+		(void)rc;
+	}
+	close(c->fd);
+	c->fd = -1;
+	c->state = C_NOFD;
+	c->handshook = 0;
+	int lost = c->in_flight, unsent = !c->attempted;
+	c->in_flight = 0;
+	c->attempted = 0;
+	out_clear(c);
+	uhttp_resp_reset(&c->resp);
+	if (events && cb && cb->on_event) {
+		if (lost)
+			cb->on_event(cb->arg, UHTTP_EV_LOST, unsent);
+		cb->on_event(cb->arg, UHTTP_EV_CLOSED, 0);
+	}
+}
+
+void uhttp_close(struct uhttp_conn *c, const struct uhttp_cb *cb)
+{
+	conn_drop(c, cb, 1);
+}
+
+void uhttp_conn_free(struct uhttp_conn *c)
+{
+	if (!c)
+		return;
+	conn_drop(c, NULL, 0);
+	mbedtls_ssl_free(&c->ssl);
+	buf_free_wipe(&c->out);
+	uhttp_resp_free(&c->resp);
+	c->u->nconns--;
+	free(c);
+}
+
+int uhttp_attach(struct uhttp_conn *c, int fd, char *err)
+{
+	if (fd < 0)
+		return as_fail(err, AS_EINVAL, "uhttp: attach: no descriptor");
+	if (c->fd >= 0)
+		return as_fail(err, AS_EINVAL, "uhttp: attach: the connection already has a descriptor");
+	if (c->u->tls) {
+		int rc = mbedtls_ssl_session_reset(&c->ssl);
+		if (rc == 0)
+			rc = mbedtls_ssl_set_hostname(&c->ssl, c->u->host);
+		if (rc == 0 && c->u->have_resume)
+			rc = mbedtls_ssl_set_session(&c->ssl, &c->u->resume);
+		if (rc != 0)
+			return as_fail(err, AS_ECRYPTO, "uhttp: TLS reset failed (-0x%04x)", (unsigned)-rc);
+	}
+	c->fd = fd;
+	c->state = c->u->tls ? C_HANDSHAKE : C_READY;
+	c->want_write = c->u->tls; /* the ClientHello */
+	c->in_flight = 0;
+	uhttp_resp_reset(&c->resp);
+	return 0;
+}
+
+int uhttp_fd(const struct uhttp_conn *c)
+{
+	return c->fd;
+}
+
+int uhttp_idle(const struct uhttp_conn *c)
+{
+	return c->fd >= 0 && !c->in_flight;
+}
+
+/* An Mcp-Method / Mcp-Name value as SEP-2243 writes it: printable ASCII without
+ * surrounding spaces as it is, anything else (non-ASCII, a control byte, which would
+ * otherwise split the header) as =?base64?...?=. */
+static int put_routing(struct buf *out, const char *name, const char *v)
+{
+	size_t n = strlen(v);
+	int plain = n > 0 && v[0] != ' ' && v[n - 1] != ' ' && strncmp(v, "=?base64?", 9) != 0;
+	for (size_t i = 0; plain && i < n; i++)
+		plain = (unsigned char)v[i] >= 0x20 && (unsigned char)v[i] < 0x7f;
+	if (plain)
+		return buf_printf(out, "%s: %s\r\n", name, v);
+	GUARD(buf_printf(out, "%s: =?base64?", name));
+	GUARD(b64_encode((const uint8_t *)v, n, out));
+	return buf_put(out, "?=\r\n", 4);
+}
+
+/* One request into c->out: the request line, the fixed lines, the session's, the body. */
+static int compose(struct uhttp_conn *c, const char *verb, const char *json, size_t n, const struct uhttp_req *rq,
+		   char *err)
+{
+	struct uhttp *u = c->u;
+	if (c->fd < 0)
+		return as_fail(err, AS_EINVAL, "uhttp: send: the connection has no descriptor");
+	if (c->in_flight)
+		return as_fail(err, AS_EINVAL, "uhttp: send: a request is already in flight on this connection");
+	if (rq && ((rq->method && strlen(rq->method) > UHTTP_ROUTING_MAX) ||
+		   (rq->name && strlen(rq->name) > UHTTP_ROUTING_MAX)))
+		return as_fail(err, AS_ETOOBIG, "uhttp: send: a method or name of more than %d bytes",
+			       UHTTP_ROUTING_MAX);
+	out_clear(c);
+	snprintf(c->sent_session, sizeof c->sent_session, "%s", u->session);
+	/* Reserved whole before the credentials are copied in (see build_fixed); what the
+	 * buffer held before was wiped by out_clear. */
+	int rc = buf_reserve(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + n);
+	if (rc == 0)
+		rc = buf_printf(&c->out, "%s %s HTTP/1.1\r\n", verb, u->path);
+	if (rc == 0)
+		rc = buf_put(&c->out, u->fixed.p, u->fixed.len);
+	if (rc == 0 && n)
+		rc = buf_printf(&c->out, "Content-Type: application/json\r\n"
+					 "Accept: application/json, text/event-stream\r\n");
+	if (rc == 0 && u->protocol[0])
+		rc = buf_printf(&c->out, "MCP-Protocol-Version: %s\r\n", u->protocol);
+	if (rc == 0 && u->session[0])
+		rc = buf_printf(&c->out, "Mcp-Session-Id: %s\r\n", u->session);
+	if (rc == 0 && rq && rq->method)
+		rc = put_routing(&c->out, "Mcp-Method", rq->method);
+	if (rc == 0 && rq && rq->name)
+		rc = put_routing(&c->out, "Mcp-Name", rq->name);
+	if (rc == 0)
+		rc = buf_printf(&c->out, "Content-Length: %zu\r\n\r\n", n);
+	if (rc == 0 && n)
+		rc = buf_put(&c->out, json, n);
+	if (rc != 0) {
+		out_clear(c);
+		return as_fail(err, AS_ENOMEM, "uhttp: send: out of memory");
+	}
+	c->in_flight = 1;
+	c->deleting = 0;
+	return 0;
+}
+
+int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struct uhttp_req *rq, char *err)
+{
+	if (n == 0 || n > c->u->body_max)
+		return as_fail(err, AS_ETOOBIG, "uhttp: send: a message of %zu bytes (1 to %zu)", n, c->u->body_max);
+	return compose(c, "POST", json, n, rq, err);
+}
+
+int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err)
+{
+	return uhttp_send_req(c, json, n, NULL, err);
+}
+
+int uhttp_send_delete(struct uhttp_conn *c, char *err)
+{
+	if (!c->u->session[0])
+		return as_fail(err, AS_EINVAL, "uhttp: delete: there is no session to end");
+	GUARD(compose(c, "DELETE", NULL, 0, NULL, err));
+	c->u->session[0] = 0; /* ended on our side whatever the server answers */
+	c->deleting = 1;
+	return 0;
+}
+
+short uhttp_want(const struct uhttp_conn *c)
+{
+	if (c->fd < 0)
+		return 0;
+	int w = c->want_write || (c->state == C_READY && c->out_off < c->out.len);
+	return (short)(POLLIN | (w ? POLLOUT : 0));
+}
+
+/* ---- errors ---- */
+
+static int tls_fail(struct uhttp_conn *c, int rc, const char *when, char *err)
+{
+	struct uhttp *u = c->u;
+	if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED) {
+		uint32_t f = mbedtls_ssl_get_verify_result(&c->ssl);
+		char why[160] = "";
+		size_t k = 0;
+		if (f & MBEDTLS_X509_BADCERT_NOT_TRUSTED)
+			k += (size_t)snprintf(why + k, sizeof why - k, "%snot trusted", k ? ", " : "");
+		if (k < sizeof why && (f & MBEDTLS_X509_BADCERT_CN_MISMATCH))
+			k += (size_t)snprintf(why + k, sizeof why - k, "%sname does not match", k ? ", " : "");
+		if (k < sizeof why && (f & MBEDTLS_X509_BADCERT_EXPIRED))
+			k += (size_t)snprintf(why + k, sizeof why - k, "%sexpired", k ? ", " : "");
+		if (k < sizeof why && (f & MBEDTLS_X509_BADCERT_FUTURE))
+			k += (size_t)snprintf(why + k, sizeof why - k, "%snot valid yet", k ? ", " : "");
+		if (k == 0) {
+			mbedtls_x509_crt_verify_info(why, sizeof why, "", f);
+			for (char *p = why; *p; p++)
+				if (*p == '\n')
+					*p = ';';
+		}
+		return as_fail(err, AS_ECRYPTO, "TLS: the certificate of %s was refused: %s (trusted: %s)", u->host,
+			       why, u->ca_name);
+	}
+	if (rc == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE) {
+		unsigned alert = c->ssl.in_msg && c->ssl.in_msglen >= 2 ? c->ssl.in_msg[1] : 0;
+		return as_fail(err, AS_ECRYPTO, "TLS: %s sent a fatal alert (%u) %s", u->host, alert, when);
+	}
+	if (rc == MBEDTLS_ERR_SSL_CONN_EOF || rc == MBEDTLS_ERR_NET_CONN_RESET)
+		return as_fail(err, AS_EIO, "TLS: %s closed the connection %s", u->host, when);
+	if (rc == MBEDTLS_ERR_NET_SEND_FAILED || rc == MBEDTLS_ERR_NET_RECV_FAILED)
+		return as_fail(err, AS_EIO, "TLS: %s: %s %s", u->host, strerror(c->sys_errno), when);
+	char e[128];
+	mbedtls_strerror(rc, e, sizeof e);
+	return as_fail(err, AS_ECRYPTO, "TLS: %s %s: %s (-0x%04x)", u->host, when, e, (unsigned)-rc);
+}
+
+/* ---- I/O ---- */
+
+struct feed_ctx {
+	struct uhttp_conn *c;
+	const struct uhttp_cb *cb;
+};
+
+static int on_head(void *arg, const struct uhttp_resp *r)
+{
+	const struct uhttp_conn *c = ((struct feed_ctx *)arg)->c;
+	struct uhttp *u = c->u;
+	/* The session the server assigns (with initialize's answer); one already held stays,
+	 * and the answer to the DELETE that ended one does not bring it back. */
+	if (r->status >= 200 && r->status < 300 && r->session[0] && !u->session[0] && !c->deleting)
+		snprintf(u->session, sizeof u->session, "%s", r->session);
+	return 0;
+}
+
+static int on_msg(void *arg, const char *json, size_t n)
+{
+	const struct uhttp_cb *cb = ((struct feed_ctx *)arg)->cb;
+	return cb->on_msg ? cb->on_msg(cb->arg, json, n) : 0;
+}
+
+/* The answer to the request in flight is complete. */
+static void finished(struct uhttp_conn *c, const struct uhttp_cb *cb)
+{
+	struct uhttp *u = c->u;
+	int status = c->resp.status;
+	c->in_flight = 0;
+	c->attempted = 0;
+	out_clear(c);
+	if (status == 404 && c->sent_session[0]) {
+		if (strcmp(u->session, c->sent_session) == 0) /* not already replaced by a new one */
+			u->session[0] = 0;
+		if (cb->on_event)
+			cb->on_event(cb->arg, UHTTP_EV_SESSION_LOST, status);
+	}
+	if (cb->on_event)
+		cb->on_event(cb->arg, UHTTP_EV_DONE, status);
+}
+
+static int feed(struct uhttp_conn *c, const struct uhttp_cb *cb, const uint8_t *p, size_t n, char *err)
+{
+	struct feed_ctx fc = {c, cb};
+	if (!c->in_flight)
+		return as_fail(err, AS_EINVAL, "HTTP: %s sent %zu bytes with no request in flight", c->u->host, n);
+	size_t used;
+	int rc = uhttp_resp_feed(&c->resp, p, n, &used, on_head, on_msg, &fc, err);
+	if (rc <= 0)
+		return rc;
+	int close_after = c->resp.close;
+	finished(c, cb);
+	if (used < n)
+		return as_fail(err, AS_EINVAL, "HTTP: %s sent %zu bytes after its answer", c->u->host, n - used);
+	if (close_after) {
+		conn_drop(c, cb, 1);
+		return 1;
+	}
+	uhttp_resp_reset(&c->resp);
+	return 0;
+}
+
+/* The server closed its end. */
+static int eof(struct uhttp_conn *c, const struct uhttp_cb *cb, char *err)
+{
+	struct feed_ctx fc = {c, cb};
+	if (c->in_flight) {
+		int rc = uhttp_resp_eof(&c->resp, on_msg, &fc, err);
+		if (rc < 0)
+			return rc;
+		finished(c, cb);
+	}
+	conn_drop(c, cb, 1);
+	return 1;
+}
+
+static int do_write(struct uhttp_conn *c, char *err)
+{
+	while (c->out_off < c->out.len) {
+		const uint8_t *p = c->out.p + c->out_off;
+		size_t n = c->out.len - c->out_off;
+		int k;
+		c->attempted = 1; /* even a WANT_WRITE may have put part of a TLS record on the wire */
+		if (c->u->tls) {
+			k = mbedtls_ssl_write(&c->ssl, p, n);
+		} else {
+			k = bio_send(c, p, n);
+		}
+		if (k == MBEDTLS_ERR_SSL_WANT_WRITE || k == MBEDTLS_ERR_SSL_WANT_READ) {
+			c->want_write = k == MBEDTLS_ERR_SSL_WANT_WRITE;
+			return 0;
+		}
+		if (k < 0)
+			return c->u->tls ? tls_fail(c, k, "while the request was written", err)
+					 : as_fail(err, AS_EIO, "HTTP: %s: %s while the request was written",
+						   c->u->host, strerror(c->sys_errno));
+		c->out_off += (size_t)k;
+	}
+	c->want_write = 0;
+	return 0;
+}
+
+static int do_read(struct uhttp_conn *c, const struct uhttp_cb *cb, char *err)
+{
+	uint8_t tmp[16384];
+	for (;;) {
+		int k = c->u->tls ? mbedtls_ssl_read(&c->ssl, tmp, sizeof tmp) : bio_recv(c, tmp, sizeof tmp);
+		if (k == MBEDTLS_ERR_SSL_WANT_READ || k == MBEDTLS_ERR_SSL_WANT_WRITE) {
+			c->want_write |= k == MBEDTLS_ERR_SSL_WANT_WRITE;
+			return 0;
+		}
+		if (k == 0 || k == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || k == MBEDTLS_ERR_SSL_CONN_EOF ||
+		    k == MBEDTLS_ERR_NET_CONN_RESET)
+			return eof(c, cb, err);
+		if (k < 0)
+			return c->u->tls ? tls_fail(c, k, "while the answer was read", err)
+					 : as_fail(err, AS_EIO, "HTTP: %s: %s while the answer was read", c->u->host,
+						   strerror(c->sys_errno));
+		int rc = feed(c, cb, tmp, (size_t)k, err);
+		if (rc != 0)
+			return rc;
+	}
+}
+
+static int io_step(struct uhttp_conn *c, const struct uhttp_cb *cb, char *err)
+{
+	if (c->state == C_HANDSHAKE) {
+		int rc = mbedtls_ssl_handshake(&c->ssl);
+		if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE) {
+			c->want_write = rc == MBEDTLS_ERR_SSL_WANT_WRITE;
+			return 0;
+		}
+		if (rc != 0)
+			return tls_fail(c, rc, "during the handshake", err);
+		c->state = C_READY;
+		c->handshook = 1;
+		c->want_write = 0;
+		/* Kept for the next connection; a session that cannot be kept is only slower. */
+		mbedtls_ssl_session_free(&c->u->resume);
+		mbedtls_ssl_session_init(&c->u->resume);
+		c->u->have_resume = mbedtls_ssl_get_session(&c->ssl, &c->u->resume) == 0;
+	}
+	GUARD(do_write(c, err));
+	int rc = do_read(c, cb, err);
+	return rc < 0 ? rc : 0;
+}
+
+int uhttp_io(struct uhttp_conn *c, const struct uhttp_cb *cb, char *err)
+{
+	if (c->fd < 0)
+		return 0;
+	int rc = io_step(c, cb, err);
+	if (rc < 0) {
+		conn_drop(c, cb, 1);
+		return rc;
+	}
+	return 0;
+}
