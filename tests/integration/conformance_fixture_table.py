@@ -56,8 +56,10 @@ DIRECT_EXPECTED = {
 # yet (README "assent in front of your MCP servers", Not yet). Reported as SKIP with the reason
 # (never as a pass), and listed under the table; when one starts to pass through assent its
 # entry must go (a PASS of a listed gap is reported as a failure, so that the list stays true).
-MRTR = ("the fixture serves its multi-round-trip tools (input_required results) over 2026-07-28 HTTP only, "
-        "and assent speaks 2025-06-18 to its stdio upstreams without forwarding inputResponses/requestState")
+MRTR = ("over stdio the fixture's multi-round-trip tools ask the client during the call (their 2025 form: "
+        "elicitation/create, sampling/createMessage, roots/list requests); assent relays those to a 2025 client "
+        "but does not offer them to a 2026-07-28 client as an input_required result (the upstream's request is "
+        "refused -32601 and the call ends isError)")
 GATE_GAPS = {
     ("2025-11-25", "server-sse-polling"): "assentd's Streamable HTTP has no SSE resumption (Last-Event-ID), which "
                                           "this scenario polls for",

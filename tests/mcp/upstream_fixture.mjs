@@ -33,8 +33,13 @@
 //     test_prompt_with_embedded_resource {resourceUri}, test_prompt_with_image
 //   completion-complete: completion/complete over prompt and template arguments
 //   logging-set-level: logging/setLevel
-// Over stdio and 2025 HTTP a server-to-client request (sampling, elicitation) goes to the caller;
-// a 2026-07-28 request has none (see fixture_modern.mjs for what it serves instead).
+//   input-required-result-*: test_input_required_result_elicitation, _sampling, _list_roots,
+//     _request_state, _multiple_inputs, _multi_round, _tampered_state, _capabilities and the prompt
+//     test_input_required_result_prompt (2026-07-28: input_required results, fixture_modern.mjs;
+//     here, their 2025 form: the same questions sent to the caller during the call)
+//   server-stateless's diagnostic tools (test_missing_capability, ...): 2026-07-28 only
+// Over stdio and 2025 HTTP a server-to-client request (sampling, elicitation, roots) goes to the
+// caller; a 2026-07-28 request has none. Not served: the tasks extension's fixtures.
 import { appendFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";

@@ -72,8 +72,15 @@ function resolvePath(p, mustExist = true) {
   if (typeof p !== "string" || p.length === 0) throw new Error("path must be a non-empty string");
   const abs = resolve(root, p.replace(/^\/+/, ""));
   if (!inRoot(abs)) throw new Error(`${p}: outside the served directory`);
-  // a symbolic link may point out: check the real path (of the parent, for a file to create)
-  const real = mustExist ? realpathSync(abs) : join(realpathSync(dirname(abs)), abs.slice(dirname(abs).length + 1));
+  // a symbolic link may point out: check the real path (of the parent, for a file still to create;
+  // an existing one, link or not, is checked where it leads, since writing follows links)
+  let real;
+  try {
+    real = realpathSync(abs);
+  } catch (e) {
+    if (mustExist || e.code !== "ENOENT") throw e;
+    real = join(realpathSync(dirname(abs)), abs.slice(dirname(abs).length + 1));
+  }
   if (!inRoot(real)) throw new Error(`${p}: outside the served directory`);
   return real;
 }

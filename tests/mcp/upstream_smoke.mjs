@@ -39,6 +39,11 @@ function fresh() { // a served root with two files and a subdirectory, and its o
   writeFileSync(join(d, "root", "b.txt"), `the credential is ${SECRET}\n`);
   return { root: join(d, "root"), log: join(d, "calls.log"), dir: d };
 }
+function links(r) { // two ways out of the root: a link to a system file (read), one to a file of ours (write)
+  symlinkSync("/etc/passwd", join(r.root, "link"));
+  writeFileSync(join(r.dir, "outside.txt"), "untouched");
+  symlinkSync(join(r.dir, "outside.txt"), join(r.root, "outlink"));
+}
 const envFor = (r, extra = {}) => ({ ...process.env, UPSTREAM_SECRET: SECRET, UPSTREAM_CALL_LOG: r.log, ...extra });
 
 // ---- a raw JSON-RPC driver over a child's stdio: sees every line, JSON or not ----
@@ -125,7 +130,8 @@ async function tools(c, r, how) {
   let a = await c.callTool({ name: "read_file", arguments: { path: "a.txt" } });
   ok(textOf(a) === "alpha\n" && !a.isError, `${how}: read_file returns the file`, JSON.stringify(a));
   a = await c.callTool({ name: "list_directory", arguments: { path: "." } });
-  ok(textOf(a) === "[DIR] sub\n[FILE] a.txt\n[FILE] b.txt\n[FILE] link", `${how}: list_directory lists the root`, textOf(a));
+  ok(textOf(a) === "[DIR] sub\n[FILE] a.txt\n[FILE] b.txt\n[FILE] link\n[FILE] outlink", `${how}: list_directory lists the root`,
+    textOf(a));
   a = await c.callTool({ name: "write_file", arguments: { path: "sub/new.txt", content: "fresh" } });
   ok(!a.isError && readFileSync(join(r.root, "sub", "new.txt"), "utf8") === "fresh", `${how}: write_file writes`, textOf(a));
   a = await c.callTool({ name: "delete_files", arguments: { paths: ["sub/new.txt", "a.txt"] } });
@@ -137,6 +143,9 @@ async function tools(c, r, how) {
   ok(a.isError && /outside/.test(textOf(a)), `${how}: a path out of the root is refused`, textOf(a));
   a = await c.callTool({ name: "read_file", arguments: { path: "link" } });
   ok(a.isError && /outside/.test(textOf(a)), `${how}: a symbolic link out of the root is refused`, textOf(a));
+  a = await c.callTool({ name: "write_file", arguments: { path: "outlink", content: "overwritten" } });
+  ok(a.isError && /outside/.test(textOf(a)) && readFileSync(join(r.dir, "outside.txt"), "utf8") === "untouched",
+    `${how}: a write through a symbolic link out of the root is refused`, textOf(a));
   a = await c.callTool({ name: "read_file", arguments: { path: "b.txt" } });
   ok(!textOf(a).includes(SECRET) && textOf(a).includes("[redacted]"), `${how}: the credential is scrubbed from results`, textOf(a));
   a = await c.callTool({ name: "echo", arguments: { text: `say ${SECRET}` } });
@@ -145,7 +154,8 @@ async function tools(c, r, how) {
   const want = ["read_file {\"path\":\"a.txt\"}", "list_directory {\"path\":\".\"}",
     "write_file {\"path\":\"sub/new.txt\",\"content\":\"fresh\"}", "delete_files {\"paths\":[\"sub/new.txt\",\"a.txt\"]}",
     "echo {\"text\":\"hello\"}", "read_file {\"path\":\"../calls.log\"}", "read_file {\"path\":\"link\"}",
-    "read_file {\"path\":\"b.txt\"}", `echo {"text":"say ${SECRET}"}`];
+    "write_file {\"path\":\"outlink\",\"content\":\"overwritten\"}", "read_file {\"path\":\"b.txt\"}",
+    `echo {"text":"say ${SECRET}"}`];
   ok(JSON.stringify(got) === JSON.stringify(want), `${how}: the call log has one line per call, TOOL JSON-args, in order`,
     JSON.stringify(got));
 }
@@ -153,13 +163,13 @@ async function tools(c, r, how) {
 async function main() {
   // stdio
   let r = fresh();
-  symlinkSync("/etc/passwd", join(r.root, "link"));
+  links(r);
   let c = await sdkStdio(NODE, [FS, "--root", r.root], envFor(r));
   await tools(c, r, "stdio");
   await c.close();
   // HTTP
   r = fresh();
-  symlinkSync("/etc/passwd", join(r.root, "link"));
+  links(r);
   let h = await startHttp([FS, "--http", "--root", r.root], envFor(r));
   c = await sdkHttp(h.port);
   await tools(c, r, "http");
