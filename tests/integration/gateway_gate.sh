@@ -16,6 +16,8 @@
 #  - upstreams that crash on a call, hang (ASSENT_UPSTREAM_CALL_TIMEOUT=3), write garbage and flood,
 #    next to a healthy one: each call ends, the healthy one keeps answering, the daemon stays up
 #    with its memory bounded.
+#  - assentd --stdio --upstreams FILE alone (as a client's configuration runs it) starts the daemon
+#    serving the gate.
 #  - the upstream's credential (a long random UPSTREAM_SECRET) never appears in the log, the
 #    ledger, anything an agent got, assent show, /review/api/pending, nor in the memory of the mcp
 #    worker (nor the review and upstream workers), read through /proc/PID/mem as root; the same
@@ -259,8 +261,18 @@ check "the daemon that served them is the one started (pid $P3), still up" sh -c
 LOGKB=$(( $(stat -c %s "$T/daemon2.log") / 1024 ))
 check "the flood did not flood the log (${LOGKB} kB)" test "$LOGKB" -lt 4096
 
+# ---- the bridge alone, as an MCP client's configuration has it: it starts the daemon with the upstreams ----
+S3=$T/state3
+mkdir -p "$S3"
+"$ASSENT" --state "$S3" reviewer add tester --uid "$(id -u)" >/dev/null
+DAEMONS+=("$S3")
+sed -e "s|\"state\": \"$S\"|\"state\": \"$S3\"|" "$T/sdk.json" >"$T/bridge.json"
+"$PY" "$ROOT/tests/integration/gateway_gate.py" "$T/bridge.json" call fs__read_file '{"path": "docs/readme-stdio-sdk1.txt"}' >"$T/bridge-call.json" 2>"$T/bridge-call.err"
+check "assentd --stdio --upstreams FILE with no daemon running starts one that serves the gate: a read through it returns the file ($(head -c 160 "$T/bridge-call.json"))" \
+	sh -c "grep -q 'the readme of stdio-sdk1' '$T/bridge-call.json' && [ -n \"\$($PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get(\"upstreams\") or \"\")' '$S3/assentd.json')\" ]"
+
 # ---- the credential appears nowhere assent wrote or answered ----
-for st in "$S" "$S2"; do
+for st in "$S" "$S2" "$S3"; do
 	"$ASSENT" --state "$st" pending --json >>"$T/shows.txt" 2>&1
 	for sid in $("$VERIFY" export "$st/ledger" | $PY -c '
 import json, sys
@@ -277,11 +289,11 @@ nowhere() { # DESC FILE...
 	shift
 	if grep -qaF -- "$SECRET" "$@"; then not_ok "$d: found in $(grep -laF -- "$SECRET" "$@" | tr '\n' ' ')"; else ok "$d"; fi
 }
-nowhere "the credential is not in the daemons' logs" "$T/daemon.log" "$T/daemon2.log"
-nowhere "... nor in the ledger exports, nor in the LMDB files themselves" "$T/exports.jsonl" "$S/ledger/data.mdb" "$S2/ledger/data.mdb"
-nowhere "... nor in any answer an agent got (SDK and raw clients: tools/list, results, errors)" "$T/transcript.jsonl" "$T/transcript-bad.jsonl" "$T/hold1.out" "$T/hold2.out" "$T/after.json" "$T/marker.json"
+nowhere "the credential is not in the daemons' logs" "$T/daemon.log" "$T/daemon2.log" "$T/bridge-call.err" $(find "$S3" -name '*.log')
+nowhere "... nor in the ledger exports, nor in the LMDB files themselves" "$T/exports.jsonl" "$S/ledger/data.mdb" "$S2/ledger/data.mdb" "$S3/ledger/data.mdb"
+nowhere "... nor in any answer an agent got (SDK and raw clients: tools/list, results, errors)" "$T/transcript.jsonl" "$T/transcript-bad.jsonl" "$T/hold1.out" "$T/hold2.out" "$T/after.json" "$T/marker.json" "$T/bridge-call.json"
 nowhere "... nor in assent pending and assent show (text and --json) of every request" "$T/shows.txt"
 nowhere "... nor in what /review/api/pending and /review/mcp gave the reviewer" "$T/transcript.review.jsonl"
-nowhere "... nor in the state directories' other files" $(find "$S" "$S2" -type f ! -path '*/ledger/*' ! -name '*.sock')
+nowhere "... nor in the state directories' other files" $(find "$S" "$S2" "$S3" -type f ! -path '*/ledger/*' ! -name '*.sock')
 check "... while the upstreams file given to assentd does hold it (so the searches above could find it)" grep -qF -- "$SECRET" "$T/gate.json"
 done_testing
