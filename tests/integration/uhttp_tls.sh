@@ -115,6 +115,12 @@ check "plain HTTP to loopback: answered (exit 0)" rc_is plain 0
 check "... JSON and SSE" sh -c "grep -qF '\"id\":1,\"result\"' '$T/plain.out' && grep -qF '\"sse\":true' '$T/plain.out'"
 check "... no CA is read for plain HTTP" has plain "cas 0"
 
+# ---- the session's GET stream: server-initiated messages ----
+probe get "${TLS[@]}" --host localhost --ca "$T/ca.pem" "$INIT" GET
+check "GET stream: answered (exit 0)" rc_is get 0
+check "... the server's request (roots/list) and notification delivered" sh -c "grep -qF '\"method\": \"roots/list\"' '$T/get.out' && grep -qF 'notifications/tools/list_changed' '$T/get.out'"
+check "... the GET carried the session and asked for SSE only" grep -q "GET session sess-[0-9]* accept text/event-stream$" "$T/tls.log"
+
 # ---- a 404 to a request with the session: the session is lost; initialize again ----
 probe lost "${TLS[@]}" --host localhost --ca "$T/ca.pem" "$INIT" "$(msg 2 forget)" "$(msg 3 tools/list)" "$INIT" \
 	"$(msg 4 tools/list)"

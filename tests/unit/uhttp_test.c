@@ -454,6 +454,17 @@ static void test_client_routing_and_delete(void **state)
 	assert_non_null(strstr(req, "\r\nMcp-Method: resources/read\r\nMcp-Name: =?base64?PT9iYXNlNjQ/ZUE9PT89?=\r\n"));
 	peer_write(sv[1], "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
 	io(c, &e, 0);
+	/* GET: the session's stream, SSE only, no body; a 405 says the server has none */
+	assert_int_equal(uhttp_send_get(c, err), 0);
+	io(c, &e, 0);
+	peer_read(sv[1], req, sizeof req);
+	assert_int_equal(strncmp(req, "GET /mcp HTTP/1.1\r\n", 17), 0);
+	assert_non_null(strstr(req, "\r\nAccept: text/event-stream\r\nMcp-Session-Id: S-9\r\n\r\n"));
+	assert_null(strstr(req, "Content-"));
+	peer_write(sv[1], "HTTP/1.1 405 Method Not Allowed\r\nAllow: POST\r\nContent-Length: 0\r\n\r\n");
+	e.len = 0;
+	io(c, &e, 0);
+	assert_string_equal(e.log, "done 405;");
 	/* DELETE: no body, the session sent and forgotten */
 	assert_int_equal(uhttp_send_delete(c, err), 0);
 	assert_string_equal(uhttp_session_id(u), "");
@@ -468,6 +479,7 @@ static void test_client_routing_and_delete(void **state)
 	assert_string_equal(e.log, "done 200;");
 	assert_string_equal(uhttp_session_id(u), "");		/* the DELETE's answer does not bring it back */
 	assert_int_equal(uhttp_send_delete(c, err), AS_EINVAL); /* no session left */
+	assert_int_equal(uhttp_send_get(c, err), AS_EINVAL);
 	client_free(u, c, sv[1]);
 }
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ struct uhttp_conn {
 	int fd, state, in_flight, want_write, handshook, sys_errno;
 	int attempted;				  /* a byte of the request in flight may have left */
 	int deleting;				  /* the request in flight ends the session */
+	size_t stream_max;			  /* an SSE answer's bound (a GET stream has none) */
 	char sent_session[UHTTP_SESSION_MAX + 1]; /* the session the request in flight carried */
 	struct buf out;				  /* the request being written: wiped */
 	size_t out_off;
@@ -316,6 +318,7 @@ int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
 	buf_init(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + u->body_max);
 	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max};
 	uhttp_resp_init(&c->resp, &lim);
+	c->stream_max = c->resp.lim.stream_max; /* the default filled in */
 	mbedtls_ssl_init(&c->ssl);
 	if (u->tls) {
 		int rc = mbedtls_ssl_setup(&c->ssl, &u->conf);
@@ -453,9 +456,12 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 		rc = buf_printf(&c->out, "%s %s HTTP/1.1\r\n", verb, u->path);
 	if (rc == 0)
 		rc = buf_put(&c->out, u->fixed.p, u->fixed.len);
+	int get = strcmp(verb, "GET") == 0;
 	if (rc == 0 && n)
 		rc = buf_printf(&c->out, "Content-Type: application/json\r\n"
 					 "Accept: application/json, text/event-stream\r\n");
+	if (rc == 0 && get)
+		rc = buf_printf(&c->out, "Accept: text/event-stream\r\n");
 	if (rc == 0 && u->protocol[0])
 		rc = buf_printf(&c->out, "MCP-Protocol-Version: %s\r\n", u->protocol);
 	if (rc == 0 && u->session[0])
@@ -465,7 +471,7 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 	if (rc == 0 && rq && rq->name)
 		rc = put_routing(&c->out, "Mcp-Name", rq->name);
 	if (rc == 0)
-		rc = buf_printf(&c->out, "Content-Length: %zu\r\n\r\n", n);
+		rc = get ? buf_printf(&c->out, "\r\n") : buf_printf(&c->out, "Content-Length: %zu\r\n\r\n", n);
 	if (rc == 0 && n)
 		rc = buf_put(&c->out, json, n);
 	if (rc != 0) {
@@ -474,6 +480,8 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 	}
 	c->in_flight = 1;
 	c->deleting = 0;
+	/* A GET stream lives as long as the session: its events are bounded, its length not. */
+	c->resp.lim.stream_max = get ? SIZE_MAX : c->stream_max;
 	return 0;
 }
 
@@ -487,6 +495,13 @@ int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struc
 int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err)
 {
 	return uhttp_send_req(c, json, n, NULL, err);
+}
+
+int uhttp_send_get(struct uhttp_conn *c, char *err)
+{
+	if (!c->u->session[0])
+		return as_fail(err, AS_EINVAL, "uhttp: get: there is no session to listen on");
+	return compose(c, "GET", NULL, 0, NULL, err);
 }
 
 int uhttp_send_delete(struct uhttp_conn *c, char *err)

@@ -27,8 +27,9 @@
  * The MCP session (Mcp-Session-Id, MCP-Protocol-Version) belongs to the uhttp and so is
  * shared by its connections. Header values of the configuration (the upstream's
  * credentials) are never logged nor put in an error message, and are wiped when freed.
- * Not done here: the optional GET stream for server-initiated messages, SSE resumption
- * (Last-Event-ID), x-mcp-header parameters (SEP-2243), TLS 1.3 (mbedTLS 2.28 has none). */
+ * Not done here: SSE resumption (Last-Event-ID, retry), x-mcp-header parameters
+ * (SEP-2243), redirects (a 3xx is a DONE with its status), TLS 1.3 (mbedTLS 2.28 has
+ * none). No timeouts either: the caller's deadline calls uhttp_close. */
 #ifndef ASSENT_UHTTP_H
 #define ASSENT_UHTTP_H
 
@@ -172,6 +173,11 @@ struct uhttp_req {
 	const char *method, *name;
 };
 int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struct uhttp_req *rq, char *err) AS_MUST_USE;
+/* Queues the GET that opens the session's stream of server-initiated messages (MCP
+ * 2025-06-18, optional for servers: a 405 says there is none). Its answer is an SSE
+ * stream that ends only when the server ends it: give it a connection of its own. Each
+ * event is bounded by body_max; the stream's length is not. AS_EINVAL without a session. */
+int uhttp_send_get(struct uhttp_conn *c, char *err) AS_MUST_USE;
 /* Queues a DELETE that ends the session (MCP 2025-06-18: a client that no longer needs
  * it should); the session is forgotten here at once. AS_EINVAL without a session. */
 int uhttp_send_delete(struct uhttp_conn *c, char *err) AS_MUST_USE;
