@@ -3,6 +3,7 @@
  * verify required, host name checked) or plain HTTP driven without blocking over a socket
  * the signer connected, requests written and answers handed to uhttp_resp.c. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
@@ -13,10 +14,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <mbedtls/asn1.h>
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
+#include <mbedtls/oid.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 
@@ -39,6 +42,10 @@ struct uhttp {
 	 * (resumption: no certificate or key exchange on a new fd; about 9 ms become ~1). */
 	mbedtls_ssl_session resume;
 	int have_resume;
+	/* host as an IP address (4 or 16 bytes; 0: a name): mbedTLS 2.28 matches names only
+	 * (CN, dNSName), so an address is checked against the iPAddress entries here. */
+	uint8_t ip[16];
+	size_t iplen;
 };
 
 /* Room for everything of a request but its path, fixed lines and body: the request line's
@@ -178,6 +185,73 @@ static int build_fixed(struct uhttp *u, const struct uhttp_cfg *cfg)
 	return 0;
 }
 
+/* 1 when the certificate's subjectAltName holds an iPAddress equal to ip. The DER is
+ * the one mbedTLS parsed already; every length is checked by the asn1 reader. */
+static int san_has_ip(const mbedtls_x509_crt *crt, const uint8_t *ip, size_t iplen)
+{
+	unsigned char *p = crt->v3_ext.p, *end;
+	size_t len;
+	if (!p) /* a certificate without extensions (v1) */
+		return 0;
+	end = p + crt->v3_ext.len;
+	if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) != 0)
+		return 0;
+	end = p + len;
+	while (p < end) {
+		unsigned char *ext_end;
+		mbedtls_x509_buf oid;
+		int critical = 0;
+		if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) != 0)
+			return 0;
+		ext_end = p + len;
+		if (mbedtls_asn1_get_tag(&p, ext_end, &oid.len, MBEDTLS_ASN1_OID) != 0)
+			return 0;
+		oid.p = p;
+		p += oid.len;
+		/* critical is optional: absent, the cursor stays where it was */
+		int absent = mbedtls_asn1_get_bool(&p, ext_end, &critical);
+		(void)absent;
+		if (mbedtls_asn1_get_tag(&p, ext_end, &len, MBEDTLS_ASN1_OCTET_STRING) != 0)
+			return 0;
+		if (MBEDTLS_OID_CMP(MBEDTLS_OID_SUBJECT_ALT_NAME, &oid) != 0) {
+			p = ext_end;
+			continue;
+		}
+		unsigned char *q = p, *names_end;
+		if (mbedtls_asn1_get_tag(&q, ext_end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) != 0)
+			return 0;
+		names_end = q + len;
+		while (q < names_end) {
+			unsigned char tag = *q++;
+			if (mbedtls_asn1_get_len(&q, names_end, &len) != 0)
+				return 0;
+			if (tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7) && len == iplen && memcmp(q, ip, len) == 0)
+				return 1;
+			q += len;
+		}
+		p = ext_end;
+	}
+	return 0;
+}
+
+int uhttp_der_has_ip(const uint8_t *der, size_t n, const uint8_t *ip, size_t iplen)
+{
+	mbedtls_x509_crt crt;
+	mbedtls_x509_crt_init(&crt);
+	int rc = mbedtls_x509_crt_parse_der(&crt, der, n);
+	int has = rc == 0 && (iplen == 4 || iplen == 16) && san_has_ip(&crt, ip, iplen);
+	mbedtls_x509_crt_free(&crt);
+	return rc != 0 ? AS_EINVAL : has;
+}
+
+static int verify_ip(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	const struct uhttp *u = ctx;
+	if (depth == 0 && u->iplen && !san_has_ip(crt, u->ip, u->iplen))
+		*flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
+	return 0;
+}
+
 int uhttp_new(const struct uhttp_cfg *cfg, struct uhttp **out, char *err)
 {
 	static const char *alpn[] = {"http/1.1", NULL}; /* mbedTLS keeps the pointer */
@@ -233,6 +307,12 @@ int uhttp_new(const struct uhttp_cfg *cfg, struct uhttp **out, char *err)
 		mbedtls_ssl_conf_ca_chain(&u->conf, &u->ca, NULL);
 		mbedtls_ssl_conf_rng(&u->conf, mbedtls_ctr_drbg_random, &u->drbg);
 		mbedtls_ssl_conf_renegotiation(&u->conf, MBEDTLS_SSL_RENEGOTIATION_DISABLED);
+		if (inet_pton(AF_INET, cfg->host, u->ip) == 1)
+			u->iplen = 4;
+		else if (inet_pton(AF_INET6, cfg->host, u->ip) == 1)
+			u->iplen = 16;
+		if (u->iplen) /* no SNI for an address (RFC 6066), no name check: verify_ip instead */
+			mbedtls_ssl_conf_verify(&u->conf, verify_ip, u);
 		if (mbedtls_ssl_conf_alpn_protocols(&u->conf, alpn) != 0)
 			rc = as_fail(err, AS_ECRYPTO, "uhttp: TLS ALPN configuration failed");
 	}
@@ -322,7 +402,7 @@ int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
 	mbedtls_ssl_init(&c->ssl);
 	if (u->tls) {
 		int rc = mbedtls_ssl_setup(&c->ssl, &u->conf);
-		if (rc == 0)
+		if (rc == 0 && !u->iplen)
 			rc = mbedtls_ssl_set_hostname(&c->ssl, u->host);
 		if (rc != 0) {
 			uhttp_conn_free(c);
@@ -393,7 +473,7 @@ int uhttp_attach(struct uhttp_conn *c, int fd, char *err)
 		return as_fail(err, AS_EINVAL, "uhttp: attach: the connection already has a descriptor");
 	if (c->u->tls) {
 		int rc = mbedtls_ssl_session_reset(&c->ssl);
-		if (rc == 0)
+		if (rc == 0 && !c->u->iplen)
 			rc = mbedtls_ssl_set_hostname(&c->ssl, c->u->host);
 		if (rc == 0 && c->u->have_resume)
 			rc = mbedtls_ssl_set_session(&c->ssl, &c->u->resume);

@@ -17,6 +17,8 @@
  *   poll(fd, uhttp_want(c)); uhttp_io(c, &cb)    until the response's UHTTP_EV_DONE
  *   UHTTP_EV_CLOSED: c closed its fd; ask the signer for a new one and uhttp_attach again
  *   (the new connection resumes the last TLS session: no second full handshake).
+ * A host that is an IP address is matched against the certificate's iPAddress entries
+ * (mbedTLS 2.28 matches CN and dNSName only) and sent without SNI (RFC 6066).
  * The signer should set TCP_NODELAY on the sockets it connects: mbedTLS sends each
  * handshake record on its own, and Nagle holds the second back for the server's delayed
  * ACK (a handshake took about 50 ms instead of 9 here).
@@ -111,7 +113,7 @@ struct uhttp_header {
 
 struct uhttp_cfg {
 	const char *scheme; /* "https" or "http" */
-	const char *host;   /* SNI, Host header and the certificate's name */
+	const char *host;   /* SNI, Host header and the certificate's name (or address) */
 	uint16_t port;
 	const char *path; /* "/mcp" */
 	const struct uhttp_header *headers;
@@ -191,6 +193,11 @@ short uhttp_want(const struct uhttp_conn *c);
  * closed, and UHTTP_EV_LOST (if a request was in flight) and UHTTP_EV_CLOSED were
  * reported before it returns. */
 int uhttp_io(struct uhttp_conn *c, const struct uhttp_cb *cb, char *err) AS_MUST_USE;
+
+/* Whether the DER certificate's subjectAltName lists the IP address ip (4 or 16 bytes):
+ * 1 or 0, AS_EINVAL when the DER is no certificate. The check uhttp makes of a server
+ * whose host is an address, for tests and fuzz/uhttp_cert.c. */
+int uhttp_der_has_ip(const uint8_t *der, size_t n, const uint8_t *ip, size_t iplen);
 
 /* The session the server gave (Mcp-Session-Id of a 2xx answer), "" before one. */
 const char *uhttp_session_id(const struct uhttp *u);
