@@ -13,6 +13,7 @@ JSON-RPC body; what it answers depends on the method:
   close          the result with Connection: close, then the connection is closed
   forget         the result; the session is forgotten (later requests with it: 404)
   anything else  JSON result {"echo": method, "session": the header's session}
+GET /mcp with a known session streams two server-initiated messages (SSE) and ends.
 A request with a session id the server does not know gets 404. With --auth VALUE every
 request must carry Authorization: VALUE (else 401). --tls13 accepts TLS 1.3 only. Each
 request's TLS version and whether its session was resumed go to --log."""
@@ -130,6 +131,24 @@ class H(http.server.BaseHTTPRequestHandler):
             sessions.discard(sid)
             return self.reply(200, result({"forgot": sid}))
         return self.reply(200, result({"echo": method, "session": sid}))
+
+
+    def do_GET(self):
+        # The session's stream: two server-initiated messages, then its end.
+        sid = self.headers.get("Mcp-Session-Id")
+        log("GET session %s accept %s" % (sid, self.headers.get("Accept")))
+        if sid not in sessions:
+            return self.reply(404 if sid else 400)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for m in ({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"},
+                  {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}):
+            ev = b"data: " + json.dumps(m).encode() + b"\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
 
 
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):

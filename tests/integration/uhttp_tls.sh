@@ -4,7 +4,7 @@
 # temp dir, tests/integration/uhttp_server.py (python3 http.server + ssl) on 127.0.0.1
 # port 0, and build/tests/uhttp_probe, which connects the sockets itself as the signer
 # will and drives the module. Shown: the pinned CA is trusted and the system store is
-# not; a wrong host name, plain HTTP to a TLS port and a TLS 1.3-only server are refused
+# not; a wrong host name or address, plain HTTP to a TLS port and a TLS 1.3-only server are refused
 # with what failed; plain HTTP to loopback; JSON, batch and SSE answers; the session id
 # kept and sent; a 404 to it reported as a lost session, then a new session; an
 # oversized body and an endless SSE stream refused; a server's Connection: close as a closed connection and a new
@@ -28,10 +28,13 @@ mk_certs() {
 		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key -out srv.csr \
 			-subj "/CN=localhost" &&
 		printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >ext &&
-		openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext
+		openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext &&
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ip.key -out ip.csr -subj "/CN=ip" &&
+		printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >extip &&
+		openssl x509 -req -in ip.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out ip.pem -days 2 -extfile extip
 }
 (mk_certs) >"$T/openssl.log" 2>&1
-check "openssl makes a CA and a server certificate" test -s "$T/srv.pem" -a -s "$T/ca.pem"
+check "openssl makes a CA and two server certificates (localhost, IP 127.0.0.1)" test -s "$T/srv.pem" -a -s "$T/ca.pem" -a -s "$T/ip.pem"
 
 # start_server NAME ARGS...: the server's port in $PORT
 start_server() {
@@ -54,6 +57,8 @@ PLAIN_PORT=$PORT
 check "the plain HTTP server listens on a free port ($PLAIN_PORT)" test -n "$PLAIN_PORT"
 start_server tls13 --cert "$T/srv.pem" --key "$T/srv.key" --tls13
 TLS13_PORT=$PORT
+start_server ip --cert "$T/ip.pem" --key "$T/ip.key"
+IP_PORT=$PORT
 
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
 NOTE='{"jsonrpc":"2.0","method":"notifications/initialized"}'
@@ -101,6 +106,15 @@ probe wrongname "${TLS[@]}" --host wrong.example --ca "$T/ca.pem" "$INIT"
 check "wrong host name: refused (exit 1)" rc_is wrongname 1
 check "... 'name does not match' for wrong.example" has wrongname "certificate of wrong.example was refused: name does not match"
 
+# ---- an address as the host: its certificate's iPAddress is checked (mbedTLS 2.28 matches
+# names only; uhttp checks addresses itself) ----
+probe ipok --connect "127.0.0.1:$IP_PORT" --scheme https --host 127.0.0.1 --ca "$T/ca.pem" "$INIT"
+check "host 127.0.0.1, certificate for IP 127.0.0.1: accepted (exit 0)" rc_is ipok 0
+probe ipwrong --connect "127.0.0.1:$IP_PORT" --scheme https --host 127.0.0.2 --ca "$T/ca.pem" "$INIT"
+check "host 127.0.0.2, the same certificate: 'name does not match'" has ipwrong "certificate of 127.0.0.2 was refused: name does not match"
+probe ipname --connect "127.0.0.1:$TLS_PORT" --scheme https --host 127.0.0.1 --ca "$T/ca.pem" "$INIT"
+check "host 127.0.0.1, a certificate for localhost only: refused" has ipname "certificate of 127.0.0.1 was refused: name does not match"
+
 # ---- a server that speaks TLS 1.3 only (mbedTLS 2.28 has none) ----
 probe tls13 --connect "127.0.0.1:$TLS13_PORT" --scheme https --host localhost --ca "$T/ca.pem" "$INIT"
 check "TLS 1.3-only server: refused (exit 1)" rc_is tls13 1
@@ -114,6 +128,12 @@ probe plain --connect "127.0.0.1:$PLAIN_PORT" --scheme http --host 127.0.0.1 "$I
 check "plain HTTP to loopback: answered (exit 0)" rc_is plain 0
 check "... JSON and SSE" sh -c "grep -qF '\"id\":1,\"result\"' '$T/plain.out' && grep -qF '\"sse\":true' '$T/plain.out'"
 check "... no CA is read for plain HTTP" has plain "cas 0"
+
+# ---- the session's GET stream: server-initiated messages ----
+probe get "${TLS[@]}" --host localhost --ca "$T/ca.pem" "$INIT" GET
+check "GET stream: answered (exit 0)" rc_is get 0
+check "... the server's request (roots/list) and notification delivered" sh -c "grep -qF '\"method\": \"roots/list\"' '$T/get.out' && grep -qF 'notifications/tools/list_changed' '$T/get.out'"
+check "... the GET carried the session and asked for SSE only" grep -q "GET session sess-[0-9]* accept text/event-stream$" "$T/tls.log"
 
 # ---- a 404 to a request with the session: the session is lost; initialize again ----
 probe lost "${TLS[@]}" --host localhost --ca "$T/ca.pem" "$INIT" "$(msg 2 forget)" "$(msg 3 tools/list)" "$INIT" \

@@ -3,6 +3,7 @@
  * the signer will), attaches them, and sends each MESSAGE argument as one request in
  * turn, printing one line per thing the module reports:
  *   msg JSON | done STATUS | session-lost | lost | closed | session ID | error TEXT
+ * A MESSAGE of "GET" opens the session's stream (uhttp_send_get) instead.
  * A closed connection is replaced by a new socket before the next message. With --jail
  * it connects --conns sockets first, then enters the workers' jail (gateway/worker/jail.h:
  * seccomp, no files, no new sockets) and runs every request inside it.
@@ -124,7 +125,9 @@ static int one(struct uhttp *u, struct uhttp_conn *c, const char *msg, const cha
 			return 1;
 		}
 	}
-	if (uhttp_send(c, msg, strlen(msg), err) != 0) {
+	/* "GET" opens the session's stream instead of posting a message */
+	int rc = strcmp(msg, "GET") == 0 ? uhttp_send_get(c, err) : uhttp_send(c, msg, strlen(msg), err);
+	if (rc != 0) {
 		printf("error %s\n", err);
 		return 1;
 	}
@@ -148,7 +151,7 @@ static int one(struct uhttp *u, struct uhttp_conn *c, const char *msg, const cha
 	if (uhttp_session_id(u)[0])
 		printf("session %s\n", uhttp_session_id(u));
 	if (protocol && s.done) {
-		int rc = uhttp_set_protocol(u, protocol, err);
+		rc = uhttp_set_protocol(u, protocol, err);
 		if (rc != 0) {
 			printf("error %s\n", err);
 			return 1;

@@ -352,6 +352,21 @@ static void attach_pair(struct uhttp_conn *c, int sv[2])
 	assert_int_equal(uhttp_attach(c, sv[0], err), 0);
 }
 
+/* The request c wrote, into req (io, then what the peer received). */
+static void written(struct uhttp_conn *c, struct evs *e, int peer, char *req, size_t cap)
+{
+	io(c, e, 0);
+	peer_read(peer, req, cap);
+}
+
+/* The peer answers; the events of c reading it start the log anew. */
+static void answer(struct uhttp_conn *c, struct evs *e, int peer, const char *text)
+{
+	peer_write(peer, text);
+	e->len = 0;
+	io(c, e, 0);
+}
+
 static void test_client_session(void **state)
 {
 	(void)state;
@@ -387,14 +402,12 @@ static void test_client_session(void **state)
 	assert_int_equal(uhttp_set_protocol(u, "2025-06-18", err), 0);
 	assert_int_equal(uhttp_set_protocol(u, "2025-06-18\r\nX: y", err), AS_EINVAL);
 	assert_int_equal(uhttp_send(c, "{\"id\":2}", 8, err), 0);
-	io(c, &e, 0);
-	peer_read(sv[1], req, sizeof req);
+	written(c, &e, sv[1], req, sizeof req);
 	assert_non_null(strstr(req, "\r\nMCP-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: S-1\r\n"));
-	peer_write(sv[1], "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
-			  "data: {\"method\":\"notifications/progress\"}\n\n"
-			  "data: {\"id\":2}\n\n");
-	e.len = 0;
-	io(c, &e, 0);
+	answer(c, &e, sv[1],
+	       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+	       "data: {\"method\":\"notifications/progress\"}\n\n"
+	       "data: {\"id\":2}\n\n");
 	/* the stream ends with the connection: messages come as they arrive, done at the close */
 	assert_string_equal(e.log, "msg {\"method\":\"notifications/progress\"};msg {\"id\":2};");
 	shutdown(sv[1], SHUT_WR);
@@ -406,22 +419,16 @@ static void test_client_session(void **state)
 	/* a new fd; the session gone: 404 */
 	attach_pair(c, sv);
 	assert_int_equal(uhttp_send(c, "{\"id\":3}", 8, err), 0);
-	io(c, &e, 0);
-	peer_read(sv[1], req, sizeof req);
+	written(c, &e, sv[1], req, sizeof req);
 	assert_non_null(strstr(req, "Mcp-Session-Id: S-1\r\n"));
-	peer_write(sv[1], "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
-	e.len = 0;
-	io(c, &e, 0);
+	answer(c, &e, sv[1], "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
 	assert_string_equal(e.log, "session-lost 404;done 404;");
 	assert_string_equal(uhttp_session_id(u), "");
 	/* without a session a 404 is just a 404; Connection: close drops the connection */
 	assert_int_equal(uhttp_send(c, "{\"id\":4}", 8, err), 0);
-	io(c, &e, 0);
-	peer_read(sv[1], req, sizeof req);
+	written(c, &e, sv[1], req, sizeof req);
 	assert_null(strstr(req, "Mcp-Session-Id"));
-	peer_write(sv[1], "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-	e.len = 0;
-	io(c, &e, 0);
+	answer(c, &e, sv[1], "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
 	assert_string_equal(e.log, "done 404;closed 0;");
 	client_free(u, c, sv[1]);
 }
@@ -438,8 +445,7 @@ static void test_client_routing_and_delete(void **state)
 	attach_pair(c, sv);
 	struct uhttp_req rq = {.method = "tools/call", .name = "caf\xc3\xa9\r\nX-Evil: 1"};
 	assert_int_equal(uhttp_send_req(c, "{\"id\":1}", 8, &rq, err), 0);
-	io(c, &e, 0);
-	peer_read(sv[1], req, sizeof req);
+	written(c, &e, sv[1], req, sizeof req);
 	assert_non_null(strstr(req, "\r\nMcp-Method: tools/call\r\n"));
 	assert_non_null(strstr(req, "\r\nMcp-Name: =?base64?Y2Fmw6kNClgtRXZpbDogMQ==?=\r\n"));
 	assert_null(strstr(req, "X-Evil"));
@@ -449,25 +455,30 @@ static void test_client_routing_and_delete(void **state)
 	/* a name that is plain goes as it is; one that looks encoded is encoded */
 	struct uhttp_req plain = {.method = "resources/read", .name = "=?base64?eA==?="};
 	assert_int_equal(uhttp_send_req(c, "{\"id\":2}", 8, &plain, err), 0);
-	io(c, &e, 0);
-	peer_read(sv[1], req, sizeof req);
+	written(c, &e, sv[1], req, sizeof req);
 	assert_non_null(strstr(req, "\r\nMcp-Method: resources/read\r\nMcp-Name: =?base64?PT9iYXNlNjQ/ZUE9PT89?=\r\n"));
 	peer_write(sv[1], "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
 	io(c, &e, 0);
+	/* GET: the session's stream, SSE only, no body; a 405 says the server has none */
+	assert_int_equal(uhttp_send_get(c, err), 0);
+	written(c, &e, sv[1], req, sizeof req);
+	assert_int_equal(strncmp(req, "GET /mcp HTTP/1.1\r\n", 17), 0);
+	assert_non_null(strstr(req, "\r\nAccept: text/event-stream\r\nMcp-Session-Id: S-9\r\n\r\n"));
+	assert_null(strstr(req, "Content-"));
+	answer(c, &e, sv[1], "HTTP/1.1 405 Method Not Allowed\r\nAllow: POST\r\nContent-Length: 0\r\n\r\n");
+	assert_string_equal(e.log, "done 405;");
 	/* DELETE: no body, the session sent and forgotten */
 	assert_int_equal(uhttp_send_delete(c, err), 0);
 	assert_string_equal(uhttp_session_id(u), "");
-	io(c, &e, 0);
-	peer_read(sv[1], req, sizeof req);
+	written(c, &e, sv[1], req, sizeof req);
 	assert_int_equal(strncmp(req, "DELETE /mcp HTTP/1.1\r\nHost: example.test:8080\r\n", 46), 0);
 	assert_non_null(strstr(req, "\r\nMcp-Session-Id: S-9\r\nContent-Length: 0\r\n\r\n"));
 	assert_null(strstr(req, "Content-Type"));
-	peer_write(sv[1], "HTTP/1.1 200 OK\r\nMcp-Session-Id: S-9\r\nContent-Length: 0\r\n\r\n");
-	e.len = 0;
-	io(c, &e, 0);
+	answer(c, &e, sv[1], "HTTP/1.1 200 OK\r\nMcp-Session-Id: S-9\r\nContent-Length: 0\r\n\r\n");
 	assert_string_equal(e.log, "done 200;");
 	assert_string_equal(uhttp_session_id(u), "");		/* the DELETE's answer does not bring it back */
 	assert_int_equal(uhttp_send_delete(c, err), AS_EINVAL); /* no session left */
+	assert_int_equal(uhttp_send_get(c, err), AS_EINVAL);
 	client_free(u, c, sv[1]);
 }
 
@@ -487,8 +498,7 @@ static void test_client_closes(void **state)
 	/* closed in the middle of an answer: the request is lost, an error */
 	attach_pair(c, sv);
 	assert_int_equal(uhttp_send(c, "{\"id\":1}", 8, err), 0);
-	io(c, &e, 0);
-	peer_read(sv[1], req, sizeof req);
+	written(c, &e, sv[1], req, sizeof req);
 	peer_write(sv[1], JSON_HEAD "Content-Length: 100\r\n\r\n{\"id\"");
 	close(sv[1]);
 	e.len = 0;

@@ -3,8 +3,10 @@
  * verify required, host name checked) or plain HTTP driven without blocking over a socket
  * the signer connected, requests written and answers handed to uhttp_resp.c. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +14,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <mbedtls/asn1.h>
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
+#include <mbedtls/oid.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 
@@ -38,6 +42,10 @@ struct uhttp {
 	 * (resumption: no certificate or key exchange on a new fd; about 9 ms become ~1). */
 	mbedtls_ssl_session resume;
 	int have_resume;
+	/* host as an IP address (4 or 16 bytes; 0: a name): mbedTLS 2.28 matches names only
+	 * (CN, dNSName), so an address is checked against the iPAddress entries here. */
+	uint8_t ip[16];
+	size_t iplen;
 };
 
 /* Room for everything of a request but its path, fixed lines and body: the request line's
@@ -51,6 +59,7 @@ struct uhttp_conn {
 	int fd, state, in_flight, want_write, handshook, sys_errno;
 	int attempted;				  /* a byte of the request in flight may have left */
 	int deleting;				  /* the request in flight ends the session */
+	size_t stream_max;			  /* an SSE answer's bound (a GET stream has none) */
 	char sent_session[UHTTP_SESSION_MAX + 1]; /* the session the request in flight carried */
 	struct buf out;				  /* the request being written: wiped */
 	size_t out_off;
@@ -176,6 +185,73 @@ static int build_fixed(struct uhttp *u, const struct uhttp_cfg *cfg)
 	return 0;
 }
 
+/* 1 when the certificate's subjectAltName holds an iPAddress equal to ip. The DER is
+ * the one mbedTLS parsed already; every length is checked by the asn1 reader. */
+static int san_has_ip(const mbedtls_x509_crt *crt, const uint8_t *ip, size_t iplen)
+{
+	unsigned char *p = crt->v3_ext.p, *end;
+	size_t len;
+	if (!p) /* a certificate without extensions (v1) */
+		return 0;
+	end = p + crt->v3_ext.len;
+	if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) != 0)
+		return 0;
+	end = p + len;
+	while (p < end) {
+		unsigned char *ext_end;
+		mbedtls_x509_buf oid;
+		int critical = 0;
+		if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) != 0)
+			return 0;
+		ext_end = p + len;
+		if (mbedtls_asn1_get_tag(&p, ext_end, &oid.len, MBEDTLS_ASN1_OID) != 0)
+			return 0;
+		oid.p = p;
+		p += oid.len;
+		/* critical is optional: absent, the cursor stays where it was */
+		int absent = mbedtls_asn1_get_bool(&p, ext_end, &critical);
+		(void)absent;
+		if (mbedtls_asn1_get_tag(&p, ext_end, &len, MBEDTLS_ASN1_OCTET_STRING) != 0)
+			return 0;
+		if (MBEDTLS_OID_CMP(MBEDTLS_OID_SUBJECT_ALT_NAME, &oid) != 0) {
+			p = ext_end;
+			continue;
+		}
+		unsigned char *q = p, *names_end;
+		if (mbedtls_asn1_get_tag(&q, ext_end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) != 0)
+			return 0;
+		names_end = q + len;
+		while (q < names_end) {
+			unsigned char tag = *q++;
+			if (mbedtls_asn1_get_len(&q, names_end, &len) != 0)
+				return 0;
+			if (tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7) && len == iplen && memcmp(q, ip, len) == 0)
+				return 1;
+			q += len;
+		}
+		p = ext_end;
+	}
+	return 0;
+}
+
+int uhttp_der_has_ip(const uint8_t *der, size_t n, const uint8_t *ip, size_t iplen)
+{
+	mbedtls_x509_crt crt;
+	mbedtls_x509_crt_init(&crt);
+	int rc = mbedtls_x509_crt_parse_der(&crt, der, n);
+	int has = rc == 0 && (iplen == 4 || iplen == 16) && san_has_ip(&crt, ip, iplen);
+	mbedtls_x509_crt_free(&crt);
+	return rc != 0 ? AS_EINVAL : has;
+}
+
+static int verify_ip(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	const struct uhttp *u = ctx;
+	if (depth == 0 && u->iplen && !san_has_ip(crt, u->ip, u->iplen))
+		*flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
+	return 0;
+}
+
 int uhttp_new(const struct uhttp_cfg *cfg, struct uhttp **out, char *err)
 {
 	static const char *alpn[] = {"http/1.1", NULL}; /* mbedTLS keeps the pointer */
@@ -231,6 +307,12 @@ int uhttp_new(const struct uhttp_cfg *cfg, struct uhttp **out, char *err)
 		mbedtls_ssl_conf_ca_chain(&u->conf, &u->ca, NULL);
 		mbedtls_ssl_conf_rng(&u->conf, mbedtls_ctr_drbg_random, &u->drbg);
 		mbedtls_ssl_conf_renegotiation(&u->conf, MBEDTLS_SSL_RENEGOTIATION_DISABLED);
+		if (inet_pton(AF_INET, cfg->host, u->ip) == 1)
+			u->iplen = 4;
+		else if (inet_pton(AF_INET6, cfg->host, u->ip) == 1)
+			u->iplen = 16;
+		if (u->iplen) /* no SNI for an address (RFC 6066), no name check: verify_ip instead */
+			mbedtls_ssl_conf_verify(&u->conf, verify_ip, u);
 		if (mbedtls_ssl_conf_alpn_protocols(&u->conf, alpn) != 0)
 			rc = as_fail(err, AS_ECRYPTO, "uhttp: TLS ALPN configuration failed");
 	}
@@ -316,10 +398,11 @@ int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
 	buf_init(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + u->body_max);
 	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max};
 	uhttp_resp_init(&c->resp, &lim);
+	c->stream_max = c->resp.lim.stream_max; /* the default filled in */
 	mbedtls_ssl_init(&c->ssl);
 	if (u->tls) {
 		int rc = mbedtls_ssl_setup(&c->ssl, &u->conf);
-		if (rc == 0)
+		if (rc == 0 && !u->iplen)
 			rc = mbedtls_ssl_set_hostname(&c->ssl, u->host);
 		if (rc != 0) {
 			uhttp_conn_free(c);
@@ -390,7 +473,7 @@ int uhttp_attach(struct uhttp_conn *c, int fd, char *err)
 		return as_fail(err, AS_EINVAL, "uhttp: attach: the connection already has a descriptor");
 	if (c->u->tls) {
 		int rc = mbedtls_ssl_session_reset(&c->ssl);
-		if (rc == 0)
+		if (rc == 0 && !c->u->iplen)
 			rc = mbedtls_ssl_set_hostname(&c->ssl, c->u->host);
 		if (rc == 0 && c->u->have_resume)
 			rc = mbedtls_ssl_set_session(&c->ssl, &c->u->resume);
@@ -453,9 +536,12 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 		rc = buf_printf(&c->out, "%s %s HTTP/1.1\r\n", verb, u->path);
 	if (rc == 0)
 		rc = buf_put(&c->out, u->fixed.p, u->fixed.len);
+	int get = strcmp(verb, "GET") == 0;
 	if (rc == 0 && n)
 		rc = buf_printf(&c->out, "Content-Type: application/json\r\n"
 					 "Accept: application/json, text/event-stream\r\n");
+	if (rc == 0 && get)
+		rc = buf_printf(&c->out, "Accept: text/event-stream\r\n");
 	if (rc == 0 && u->protocol[0])
 		rc = buf_printf(&c->out, "MCP-Protocol-Version: %s\r\n", u->protocol);
 	if (rc == 0 && u->session[0])
@@ -465,7 +551,7 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 	if (rc == 0 && rq && rq->name)
 		rc = put_routing(&c->out, "Mcp-Name", rq->name);
 	if (rc == 0)
-		rc = buf_printf(&c->out, "Content-Length: %zu\r\n\r\n", n);
+		rc = get ? buf_printf(&c->out, "\r\n") : buf_printf(&c->out, "Content-Length: %zu\r\n\r\n", n);
 	if (rc == 0 && n)
 		rc = buf_put(&c->out, json, n);
 	if (rc != 0) {
@@ -474,6 +560,8 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 	}
 	c->in_flight = 1;
 	c->deleting = 0;
+	/* A GET stream lives as long as the session: its events are bounded, its length not. */
+	c->resp.lim.stream_max = get ? SIZE_MAX : c->stream_max;
 	return 0;
 }
 
@@ -487,6 +575,13 @@ int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struc
 int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err)
 {
 	return uhttp_send_req(c, json, n, NULL, err);
+}
+
+int uhttp_send_get(struct uhttp_conn *c, char *err)
+{
+	if (!c->u->session[0])
+		return as_fail(err, AS_EINVAL, "uhttp: get: there is no session to listen on");
+	return compose(c, "GET", NULL, 0, NULL, err);
 }
 
 int uhttp_send_delete(struct uhttp_conn *c, char *err)

@@ -17,6 +17,8 @@
  *   poll(fd, uhttp_want(c)); uhttp_io(c, &cb)    until the response's UHTTP_EV_DONE
  *   UHTTP_EV_CLOSED: c closed its fd; ask the signer for a new one and uhttp_attach again
  *   (the new connection resumes the last TLS session: no second full handshake).
+ * A host that is an IP address is matched against the certificate's iPAddress entries
+ * (mbedTLS 2.28 matches CN and dNSName only) and sent without SNI (RFC 6066).
  * The signer should set TCP_NODELAY on the sockets it connects: mbedTLS sends each
  * handshake record on its own, and Nagle holds the second back for the server's delayed
  * ACK (a handshake took about 50 ms instead of 9 here).
@@ -27,8 +29,9 @@
  * The MCP session (Mcp-Session-Id, MCP-Protocol-Version) belongs to the uhttp and so is
  * shared by its connections. Header values of the configuration (the upstream's
  * credentials) are never logged nor put in an error message, and are wiped when freed.
- * Not done here: the optional GET stream for server-initiated messages, SSE resumption
- * (Last-Event-ID), x-mcp-header parameters (SEP-2243), TLS 1.3 (mbedTLS 2.28 has none). */
+ * Not done here: SSE resumption (Last-Event-ID, retry), x-mcp-header parameters
+ * (SEP-2243), redirects (a 3xx is a DONE with its status), TLS 1.3 (mbedTLS 2.28 has
+ * none). No timeouts either: the caller's deadline calls uhttp_close. */
 #ifndef ASSENT_UHTTP_H
 #define ASSENT_UHTTP_H
 
@@ -110,7 +113,7 @@ struct uhttp_header {
 
 struct uhttp_cfg {
 	const char *scheme; /* "https" or "http" */
-	const char *host;   /* SNI, Host header and the certificate's name */
+	const char *host;   /* SNI, Host header and the certificate's name (or address) */
 	uint16_t port;
 	const char *path; /* "/mcp" */
 	const struct uhttp_header *headers;
@@ -172,6 +175,11 @@ struct uhttp_req {
 	const char *method, *name;
 };
 int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struct uhttp_req *rq, char *err) AS_MUST_USE;
+/* Queues the GET that opens the session's stream of server-initiated messages (MCP
+ * 2025-06-18, optional for servers: a 405 says there is none). Its answer is an SSE
+ * stream that ends only when the server ends it: give it a connection of its own. Each
+ * event is bounded by body_max; the stream's length is not. AS_EINVAL without a session. */
+int uhttp_send_get(struct uhttp_conn *c, char *err) AS_MUST_USE;
 /* Queues a DELETE that ends the session (MCP 2025-06-18: a client that no longer needs
  * it should); the session is forgotten here at once. AS_EINVAL without a session. */
 int uhttp_send_delete(struct uhttp_conn *c, char *err) AS_MUST_USE;
@@ -185,6 +193,11 @@ short uhttp_want(const struct uhttp_conn *c);
  * closed, and UHTTP_EV_LOST (if a request was in flight) and UHTTP_EV_CLOSED were
  * reported before it returns. */
 int uhttp_io(struct uhttp_conn *c, const struct uhttp_cb *cb, char *err) AS_MUST_USE;
+
+/* Whether the DER certificate's subjectAltName lists the IP address ip (4 or 16 bytes):
+ * 1 or 0, AS_EINVAL when the DER is no certificate. The check uhttp makes of a server
+ * whose host is an address, for tests and fuzz/uhttp_cert.c. */
+int uhttp_der_has_ip(const uint8_t *der, size_t n, const uint8_t *ip, size_t iplen);
 
 /* The session the server gave (Mcp-Session-Id of a 2xx answer), "" before one. */
 const char *uhttp_session_id(const struct uhttp *u);
