@@ -211,7 +211,7 @@ for sc in up-result-never-dispatched up-agent-frame up-list-frame up-review-fram
 	up-tools-not-cbor) why='F_UP_TOOLS: tools is not a canonical CBOR array' ;;
 	up-result-empty) why='F_UP_RESULT: exactly one of result and error' ;;
 	up-hello-as-mcp) why="hello from the upstream worker says it is 'mcp'" ;;
-	gate-call-not-a-call) why='F_CALL: call: expected a map of method, upstream, tool, arguments' ;;
+	gate-call-not-a-call) why='F_CALL: call: tools/call: expected method, upstream, tool, arguments' ;;
 	gate-upstream-frame) why='frame type 18 is not a known type' ;;
 	esac
 	check "$sc: a security event saying why ($why)" grep -qF "$why" "$T/$sc.log"
