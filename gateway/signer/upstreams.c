@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/attr.h"
 #include "common/cvjson.h"
@@ -79,6 +80,21 @@ static int name_ok(const char *k, int header)
 
 /* env (name=value, any bytes in the value but NUL) or headers (token: value without CR, LF
  * or other controls, so that a value can never start another header). */
+/* Headers the gate's HTTP client writes itself or that would change the request's framing:
+ * an entry may not set them (uhttp.h refuses them too, later, in the worker). */
+static const char *const reserved_headers[] = {
+    "host",	  "content-length",    "content-type", "accept",  "mcp-session-id", "mcp-protocol-version",
+    "connection", "transfer-encoding", "te",	       "trailer", "upgrade",	    "expect",
+    "keep-alive", "proxy-connection",  "mcp-method",   "mcp-name"};
+
+static int reserved_header(const char *k)
+{
+	for (size_t i = 0; i < sizeof reserved_headers / sizeof *reserved_headers; i++)
+		if (!strcasecmp(k, reserved_headers[i]))
+			return 1;
+	return 0;
+}
+
 static int pairs_of(const struct ctx *c, const json_t *v, const char *what, int header, struct up_pair **out, size_t *n)
 {
 	if (!json_is_object(v))
@@ -96,6 +112,9 @@ static int pairs_of(const struct ctx *c, const json_t *v, const char *what, int 
 		if (!name_ok(k, header))
 			return bad(c, "\"%s\": \"%s\" is not a valid %s name", what, shown(kb, sizeof kb, k),
 				   header ? "header" : "environment variable");
+		if (header && reserved_header(k))
+			return bad(c, "\"%s\": \"%s\" is set by assent itself and may not be given", what,
+				   shown(kb, sizeof kb, k));
 		struct up_pair *p = &(*out)[*n];
 		if (!(p->key = strdup(k)))
 			return as_fail(c->err, AS_ENOMEM, "out of memory");
