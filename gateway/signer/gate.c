@@ -287,12 +287,24 @@ size_t gate_fds(struct signer *s, struct pollfd *pf, int *who)
 	return n;
 }
 
+/* How a server ended, to the log. */
+static void server_ended(const struct upw *u, int st)
+{
+	if (WIFEXITED(st))
+		slog("warning", "upstream %s: its server exited with status %d", u->cfg->name, WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		slog("warning", "upstream %s: its server died of signal %d", u->cfg->name, WTERMSIG(st));
+}
+
 static void kill_server(struct upw *u)
 {
 	if (u->spid > 0) {
 		kill(-u->spid, SIGKILL); /* its whole process group: npx and its children */
 		int st;
-		waitpid(u->spid, &st, 0);
+		/* A server that ended by itself, whose worker saw its output close before the signer
+		 * reaped it, is reaped here: its status is still told. */
+		if (waitpid(u->spid, &st, 0) == u->spid && !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
+			server_ended(u, st);
 		u->spid = 0;
 	}
 }
@@ -302,12 +314,7 @@ void gate_reap(struct signer *s, pid_t p, int st)
 	for (size_t i = 0; i < s->nup; i++)
 		if (s->up[i].spid == p) {
 			s->up[i].spid = 0;
-			if (WIFEXITED(st))
-				slog("warning", "upstream %s: its server exited with status %d", s->up[i].cfg->name,
-				     WEXITSTATUS(st));
-			else if (WIFSIGNALED(st))
-				slog("warning", "upstream %s: its server died of signal %d", s->up[i].cfg->name,
-				     WTERMSIG(st));
+			server_ended(&s->up[i], st);
 			kill(-p, SIGKILL); /* what it left behind in its group */
 		}
 }
