@@ -622,6 +622,7 @@ void gate_req_free(struct gate_req *g)
 		return;
 	free(g->call);
 	free(g->name);
+	free(g->token);
 	json_decref(g->args);
 	free(g);
 }
@@ -753,6 +754,8 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 			snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
 			snprintf(c->tool, sizeof c->tool, "%s", g->tool);
 			snprintf(c->method, sizeof c->method, "%s", g->method);
+			c->token = g->token;
+			g->token = NULL;
 			call_end(s, c, "error", NULL, 0, NULL, gone);
 			return;
 		}
@@ -769,6 +772,8 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 			    .started_ms = now_ms(),
 			    .rule = rule};
 	c->until_ms = c->started_ms + 1000ull * s->call_timeout_s;
+	c->token = g->token;
+	g->token = NULL;
 	snprintf(c->sid, sizeof c->sid, "%s", sid);
 	snprintf(c->rid, sizeof c->rid, "%s", rid);
 	snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
@@ -868,6 +873,10 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 	const char *status = json_string_value(json_object_get(result, "status"));
 	if (json_is_true(json_object_get(result, "approved"))) {
 		r->gate = NULL;
+		const char *jwt = json_string_value(json_object_get(result, "approval_token"));
+		if (jwt && !(g->token = strdup(jwt)))
+			slog("error", "%s: out of memory: its approval token is not given with its result",
+			     it->session_id);
 		dispatch(s, g, it->session_id, r->conn, r->rid, r->has_pd ? r->pd.line : 0);
 	} else if (it->blocking) {
 		const char *why = json_string_value(json_object_get(result, "response"));
@@ -1044,6 +1053,8 @@ struct outcome_wait { /* an outcome entry waiting for its commit, and the answer
 /* The agent's answer to a dispatched call: the server's result, or why there is none. */
 static void call_answer(struct signer *s, const struct gcall *c, json_t *res, const char *text, json_t *facts)
 {
+	if (c->token) /* token yes: what the reviewer approved, provable offline */
+		json_object_set_new(facts, "approval_token", json_string(c->token));
 	if (res)
 		answer_call(s, c->conn, c->rid, res, facts);
 	else
@@ -1060,6 +1071,7 @@ static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos
 	if (pos)
 		json_object_set_new(facts, "outcome_seq", json_integer((json_int_t)pos->seq));
 	call_answer(s, &w->c, w->res, w->text, facts);
+	free(w->c.token);
 	free(w->text);
 	free(w);
 }
@@ -1076,6 +1088,7 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 			s->asks[i].used = 0;
 	if (!copy.ledgered) {
 		call_answer(s, &copy, res, text, facts_of(copy.sid, "forwarded", 0, copy.upstream, copy.tool));
+		free(copy.token);
 		return;
 	}
 	char digest[72] = "";
@@ -1110,6 +1123,7 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 	if (!o) {
 		slog("error", "outcome of %s not recorded: %s", copy.sid, err);
 		call_answer(s, &copy, res, text, facts_of(copy.sid, "forwarded", copy.seq, copy.upstream, copy.tool));
+		free(copy.token);
 		free(w);
 		return;
 	}

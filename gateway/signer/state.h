@@ -112,6 +112,7 @@ struct gate_req {
 	json_t *args;	 /* the exact arguments, which the policy reads */
 	unsigned ann;
 	uint64_t seq; /* the decision's ledger sequence number; 0: none (record calls) */
+	char *token;  /* token yes: the approval's token, for the forwarded call's _meta */
 };
 #define GCALLS_MAX 4096
 struct gcall {
@@ -122,6 +123,7 @@ struct gcall {
 	char upstream[33], tool[CALL_TOOL_MAX + 1];
 	char method[24];
 	unsigned rule;
+	char *token; /* taken from its gate_req: given to the agent with the result, then freed */
 };
 
 #define GASKS_MAX 256

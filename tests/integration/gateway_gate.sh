@@ -88,11 +88,12 @@ wait_log() {
 # ---- the main daemon: fs (healthy) and slow (never answers a call) ----
 cat >"$T/gate.policy" <<'POL'
 # the gate test's policy: one read tool ledgered, other reads unrecorded, deletes of more than
-# one file denied, slow's calls allowed (ledgered), the rest asked
+# one file denied, slow's calls allowed (ledgered), writes of tok-* asked with a token, the rest asked
 allow upstream fs tool list_directory
 allow upstream fs annotation readonly record calls
 deny upstream fs tool delete_files args.paths.1 exists reason "one file at a time"
 allow upstream slow tool echo
+ask upstream fs tool write_file args.path ~ "^tok-" token yes same-user ok
 default ask same-user ok
 POL
 printf '{"mcpServers": {%s, %s}}\n' "$(upstream fs)" "$(upstream slow '"UPSTREAM_MODE": "hang"')" >"$T/gate.json"
