@@ -315,6 +315,8 @@ def misbehave():
         time.sleep(0.1)
     ok(calls(logs["crash"], "echo") == 2 and "outcome is unknown" in text_of(got),
        f"crash: ... and the next call reaches the restarted server (its call log: {calls(logs['crash'], 'echo')} calls)")
+    exits = sum(1 for l in open(cfg["log"]) if "upstream crash: its server exited with status 3" in l)
+    ok(exits == 2, f"crash: the log says each time how its server ended (exited with status 3: {exits} of 2)")
 
     # -- garbage: what it wrote is skipped; its call ends and the healthy one answers
     a.call("g1", "garbage__echo", {"text": "over garbage"})

@@ -5,7 +5,8 @@
 #    2026-07-28 as the agent, each over stdio (the bridge) and HTTP (an agent key): tools/list, an
 #    allowed read (record calls and plain allow), a denied delete, an asked write held, shown in
 #    assent show, /review/api/pending and /review/mcp, approved through the page's API, forwarded
-#    once; the identical call again held again; a rejection; and once more approved in the page
+#    once; the identical call again held again; a write under `token yes` with a token that
+#    verifies; a rejection; and once more approved in the page
 #    itself (headless Chromium: the card's Tool call block, the approve button), the agent hearing
 #    progress while it waits.
 #  - gateway_gate.py: a JSON-RPC retry with the same id on one connection while held (stdio and
@@ -15,7 +16,8 @@
 #    never again; a call held at the kill is cancelled, never forwarded.
 #  - upstreams that crash on a call, hang (ASSENT_UPSTREAM_CALL_TIMEOUT=3), write garbage and flood,
 #    next to a healthy one: each call ends, the healthy one keeps answering, the daemon stays up
-#    with its memory bounded.
+#    with its memory bounded; results over 2 MiB and answers on a line over 4 MiB end their call
+#    at once.
 #  - assentd --stdio --upstreams FILE alone (as a client's configuration runs it) starts the daemon
 #    serving the gate.
 #  - the upstream's credential (a long random UPSTREAM_SECRET) never appears in the log, the
@@ -88,11 +90,12 @@ wait_log() {
 # ---- the main daemon: fs (healthy) and slow (never answers a call) ----
 cat >"$T/gate.policy" <<'POL'
 # the gate test's policy: one read tool ledgered, other reads unrecorded, deletes of more than
-# one file denied, slow's calls allowed (ledgered), the rest asked
+# one file denied, slow's calls allowed (ledgered), writes of tok-* asked with a token, the rest asked
 allow upstream fs tool list_directory
 allow upstream fs annotation readonly record calls
 deny upstream fs tool delete_files args.paths.1 exists reason "one file at a time"
 allow upstream slow tool echo
+ask upstream fs tool write_file args.path ~ "^tok-" token yes same-user ok
 default ask same-user ok
 POL
 printf '{"mcpServers": {%s, %s}}\n' "$(upstream fs)" "$(upstream slow '"UPSTREAM_MODE": "hang"')" >"$T/gate.json"

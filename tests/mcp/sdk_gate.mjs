@@ -14,6 +14,8 @@
 //                once more in the page itself (headless Chromium) with the approve button
 //   retry        the identical call again after that: held again as a new request, nothing
 //                forwarded until a second approval, then exactly once more
+//   token        a write under a `token yes` rule: its result's _meta carries an approval token
+//                that assent-verify accepts against the ledger, for that session and call digest
 //   reject       a write rejected (assent reject -m): isError with the reviewer's reason, nothing
 //                forwarded
 // Every answer the agent got is appended to CFG.transcript (JSON lines) for the shell test's grep
@@ -26,8 +28,8 @@ import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/stdio";
-import { execFileSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 
@@ -283,8 +285,10 @@ async function run(kind, sdk, direct) {
     const f = facts(r);
     ok(!r.isError && text(r) === `wrote ${Buffer.byteLength(wbody)} bytes to ${wpath}`,
       `${tag}: ... the agent gets the upstream's own result`, JSON.stringify(r));
-    ok(f.status === "forwarded" && f.session_id === sid && Number.isInteger(f.decision_seq) && Number.isInteger(f.outcome_seq),
-      `${tag}: ... with the gate's facts (forwarded, its session_id, decision_seq, outcome_seq)`, JSON.stringify(f));
+    ok(f.status === "forwarded" && f.session_id === sid && Number.isInteger(f.decision_seq) && Number.isInteger(f.outcome_seq) &&
+      f.approval_token === undefined,
+      `${tag}: ... with the gate's facts (forwarded, its session_id, decision_seq, outcome_seq; no token: its rule asks for none)`,
+      JSON.stringify(f));
     ok(calls("write_file", (x) => x.path === wpath) === 1 && readFileSync(`${cfg.root}/${wpath}`, "utf8") === wbody,
       `${tag}: ... forwarded exactly once, and the file has the content`, `call log: ${calls("write_file", (x) => x.path === wpath)}`);
     const es = ledger(sid);
@@ -312,6 +316,25 @@ async function run(kind, sdk, direct) {
     ok(ledger(held1.session_id).filter((e) => e.entry.kind === "dispatch").length === 1 &&
       ledger(held.session_id).filter((e) => e.entry.kind === "dispatch").length === 1,
       `${tag}: ... one dispatch entry per approval`);
+  });
+
+  await step("a write approved with a token", async () => {
+    const path = `tok-${u}.txt`;
+    const p = call("fs__write_file", { path, content: "with a token\n" });
+    const held = await heldFor(path);
+    assent("approve", held.session_id);
+    const r = await p;
+    const f = facts(r);
+    const jwt = f.approval_token ?? "";
+    ok(!r.isError && f.status === "forwarded" && jwt.split(".").length === 3,
+      `${tag}: a write under a token yes rule: approved, forwarded, its _meta carries an approval token`, JSON.stringify(f));
+    const keys = readdirSync(`${cfg.state}/keys`).filter((k) => /^token-.*\.pub$/.test(k)).map((k) => `${cfg.state}/keys/${k}`);
+    const v = spawnSync(`${cfg.build}/assent-verify`, ["token", "-", "--aud", "assent", ...keys.flatMap((k) => ["--key", k]),
+      "--ledger", `${cfg.state}/ledger`], { input: jwt, encoding: "utf8" });
+    const claims = jwt ? JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString()) : {};
+    ok(v.status === 0 && claims.session_id === held.session_id && claims.action === held.call,
+      `${tag}: ... the token verifies offline against the ledger, for this session and the call's digest`,
+      `exit ${v.status} ${v.stderr} ${JSON.stringify(claims).slice(0, 200)}`);
   });
 
   await step("a rejected write", async () => {
