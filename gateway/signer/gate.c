@@ -1157,7 +1157,10 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	}
 	g->k = W_UP0 + ui;
 	g->ann = t ? t->ann : 0;
-	if (request_over_limit(s, c, uid, r_id, strlen(r_id), 1)) {
+	const struct cv *tk = cv_get(f->body, "task");
+	g->task = tk && tk->t == CV_TRUE && !strcmp(g->method, "tools/call");
+	/* a call held open counts in its principal's blocking limit; a task does not hold one */
+	if (request_over_limit(s, c, uid, r_id, strlen(r_id), !g->task)) {
 		gate_req_free(g);
 		return 0;
 	}
@@ -1169,8 +1172,6 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	r->conn = c->id;
 	r->uid = uid;
 	r->gate = g;
-	const struct cv *tk = cv_get(f->body, "task");
-	g->task = tk && tk->t == CV_TRUE && !strcmp(g->method, "tools/call");
 	r->collect = g->task ? "task" : "wait";
 	snprintf(g->owner, sizeof g->owner, "%s", c->owner);
 	snprintf(r->rid, sizeof r->rid, "%s", r_id);
