@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,7 +255,7 @@ static char **server_env(const struct upstream *u)
 /* The child: its own process group (so that it is stopped whole), the pipes as 0-2, its
  * directory and uid, its environment, then the command. Runs between fork and exec
  * only: the signer's memory is replaced at exec, so the server never holds a key. */
-static void server_exec(const struct upstream *u, int in, int out, int errw)
+static void server_exec(const struct upstream *u, int in, int out, int errw, pid_t signer)
 {
 	sigset_t none;
 	sigemptyset(&none);
@@ -272,6 +273,10 @@ static void server_exec(const struct upstream *u, int in, int out, int errw)
 		dprintf(2, "assent: cannot run as uid %u\n", (unsigned)u->uid);
 		_exit(126);
 	}
+	/* A daemon killed with -9 takes its servers with it (they hold credentials): set after the
+	 * uid change, which clears it, and checked against a parent that is gone already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != signer)
+		_exit(126);
 	char **argv = calloc(u->nargs + 2, sizeof *argv), **envp = server_env(u);
 	if (!argv || !envp)
 		_exit(126);
@@ -307,9 +312,9 @@ int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server)
 		close(pout[1]);
 		return -1;
 	}
-	pid_t pid = fork();
+	pid_t signer = getpid(), pid = fork();
 	if (pid == 0)
-		server_exec(u->cfg, pin[0], pout[1], perr[1]);
+		server_exec(u->cfg, pin[0], pout[1], perr[1], signer);
 	close(pin[0]);
 	close(pout[1]);
 	close(perr[1]);
