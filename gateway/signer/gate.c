@@ -589,6 +589,23 @@ static const char *tool_take(struct signer *s, struct upw *u, const json_t *j, s
 	return NULL;
 }
 
+/* What an upstream worker sent as canonical CBOR (a catalog list, a result, a notification's
+ * params), as JSON, when it is one canonical item of type t; NULL otherwise. */
+static json_t *cbor_json(const struct cv *b, enum cv_type t, size_t max)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, max);
+	struct cv *v;
+	char why[AS_ERRLEN];
+	json_t *j = cbor_decode(b->s, b->n, &a, &v, why) == 0 && v->t == t ? call_value_json(v) : NULL;
+	cv_arena_free(&a);
+	if (j && (t == CV_MAP ? !json_is_object(j) : !json_is_array(j))) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
 /* One list of the catalog frame: a canonical CBOR array, as JSON; NULL when absent. */
 static int list_of(const struct ipc_frame *f, const char *k, json_t **out, char *err)
 {
@@ -596,19 +613,8 @@ static int list_of(const struct ipc_frame *f, const char *k, json_t **out, char 
 	*out = NULL;
 	if (!b)
 		return 0;
-	struct cv_arena a;
-	cv_arena_init(&a, PROTO_UP_TOOLS_MAX);
-	struct cv *v;
-	char why[AS_ERRLEN];
-	int rc = cbor_decode(b->s, b->n, &a, &v, why);
-	*out = rc == 0 && v->t == CV_ARRAY ? call_value_json(v) : NULL;
-	cv_arena_free(&a);
-	if (!json_is_array(*out)) {
-		json_decref(*out);
-		*out = NULL;
-		return as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: %s is not a canonical CBOR array", k);
-	}
-	return 0;
+	*out = cbor_json(b, CV_ARRAY, PROTO_UP_TOOLS_MAX);
+	return *out ? 0 : as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: %s is not a canonical CBOR array", k);
 }
 
 /* Only the members agents are shown, each of its type: a server's extra fields stay with it. */
@@ -1370,16 +1376,9 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 		call_end(s, c, unk && unk->t == CV_TRUE ? "unknown" : "error", NULL, 0, NULL, text);
 		return 0;
 	}
-	struct cv_arena a;
-	cv_arena_init(&a, PROTO_UP_RESULT_MAX);
-	struct cv *v;
-	int rc = cbor_decode(rb->s, rb->n, &a, &v, err);
-	json_t *res = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
-	cv_arena_free(&a);
-	if (!json_is_object(res)) {
-		json_decref(res);
+	json_t *res = cbor_json(rb, CV_MAP, PROTO_UP_RESULT_MAX);
+	if (!res)
 		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: result is not a canonical CBOR map");
-	}
 	call_end(s, c, json_is_true(json_object_get(res, "isError")) ? "is_error" : "ok", rb->s, rb->n, res, NULL);
 	return 0;
 }
@@ -1462,12 +1461,7 @@ static void note_to(struct signer *s, uint64_t conn, const char *rid, const char
 /* A resource of upstream s->cur changed: each client subscribed to it hears so. */
 static int resource_updated(struct signer *s, const struct cv *pb, char *err)
 {
-	struct cv_arena a;
-	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
-	struct cv *v;
-	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
-	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
-	cv_arena_free(&a);
+	json_t *params = cbor_json(pb, CV_MAP, PROTO_UP_NOTE_MAX);
 	const char *uri = json_string_value(json_object_get(params, "uri"));
 	struct upw *u = upw_of(s, s->cur);
 	if (!uri || !u) {
@@ -1507,30 +1501,13 @@ int h_up_note(void *ctx, struct ipc_frame *f, char *err)
 	struct gcall *c = cid ? gcall_find(s, s->cur, cid) : only_call(s, s->cur);
 	if (!c)
 		return 0; /* the call ended meanwhile, or a log message for no one call: dropped */
-	struct cv_arena a;
-	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
-	struct cv *v;
-	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
-	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
-	cv_arena_free(&a);
-	if (!json_is_object(params)) {
-		json_decref(params);
+	json_t *params = cbor_json(pb, CV_MAP, PROTO_UP_NOTE_MAX);
+	if (!params)
 		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: params is not a canonical CBOR map");
-	}
 	char *js = json_dumps(params, JSON_COMPACT);
 	json_decref(params);
-	struct cv_arena fa;
-	cv_arena_init(&fa, 16);
-	struct cv *nf = ipc_frame_new(&fa, F_NOTE, 4);
-	char e2[AS_ERRLEN];
-	struct worker *w = &s->w[W_MCP];
-	const char *m = progress ? "notifications/progress" : "notifications/message";
-	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", c->conn) &&
-	    !ipc_put_text(&fa, nf, "rid", c->rid, strlen(c->rid)) && !ipc_put_text(&fa, nf, "method", m, strlen(m)) &&
-	    !ipc_put_text(&fa, nf, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
+	note_to(s, c->conn, c->rid, progress ? "notifications/progress" : "notifications/message", js);
 	free(js);
-	cv_arena_free(&fa);
 	return 0;
 }
 
@@ -1595,16 +1572,9 @@ int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
 	if (!cv_text_eq(mt, "sampling/createMessage") && !cv_text_eq(mt, "elicitation/create") &&
 	    !cv_text_eq(mt, "roots/list"))
 		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: a request the gate does not relay");
-	struct cv_arena a;
-	cv_arena_init(&a, PROTO_UP_NOTE_MAX);
-	struct cv *v;
-	int rc = cbor_decode(pb->s, pb->n, &a, &v, err);
-	json_t *params = rc == 0 && v->t == CV_MAP ? call_value_json(v) : NULL;
-	cv_arena_free(&a);
-	if (!json_is_object(params)) {
-		json_decref(params);
+	json_t *params = cbor_json(pb, CV_MAP, PROTO_UP_NOTE_MAX);
+	if (!params)
 		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: params is not a canonical CBOR map");
-	}
 	/* Over stdio a server's request names no call: it is relayed only when it can be only
 	 * one agent's, the client of the one call in flight to this server. */
 	struct gcall *c = only_call(s, s->cur);
