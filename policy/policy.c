@@ -376,31 +376,43 @@ static const char *re_too_costly(const char *s, size_t n)
 	return NULL;
 }
 
-static int compile_re(struct pstate *p, const struct word *x, struct cond *c)
+/* glibc compiles a regular expression by expanding its repetitions: stacked quantifiers
+ * (a++++, (a*)*), large or nested counts ((a{100}){100}) cost time and memory without bound,
+ * and back-references make matching exponential. The language keeps to what a rule needs. */
+int pol_regex_check(const char *s, size_t n, char *err)
 {
-	if (x->n > POL_REGEX_MAX) {
-		bad(p, x, "a regular expression is at most %d bytes", POL_REGEX_MAX);
-		return -1;
-	}
-	/* glibc compiles a regular expression by expanding its repetitions: stacked
-	 * quantifiers (a++++, (a*)*), large or nested counts ((a{100}){100}) cost time and
-	 * memory without bound. The language keeps to what a rule needs. */
-	const char *why = re_too_costly(x->s, x->n);
-	if (why) {
-		bad(p, x, "regular expression refused: %s", why);
-		return -1;
-	}
-	/* Back-references make matching exponential: the language leaves them out. */
-	for (size_t i = 0; i + 1 < x->n; i++)
-		if (x->s[i] == '\\' && x->s[i + 1] >= '1' && x->s[i + 1] <= '9') {
-			bad(p, x, "back-references (\\%c) are not allowed in regular expressions", x->s[i + 1]);
-			return -1;
-		}
-	int rc = regcomp(&c->re, x->s, REG_EXTENDED | REG_NOSUB);
+	if (n > POL_REGEX_MAX)
+		return as_fail(err, AS_EINVAL, "a regular expression is at most %d bytes", POL_REGEX_MAX);
+	const char *why = re_too_costly(s, n);
+	if (why)
+		return as_fail(err, AS_EINVAL, "regular expression refused: %s", why);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (s[i] == '\\' && s[i + 1] >= '1' && s[i + 1] <= '9')
+			return as_fail(err, AS_EINVAL, "back-references (\\%c) are not allowed in regular expressions",
+				       s[i + 1]);
+	char z[POL_REGEX_MAX + 1];
+	memcpy(z, s, n);
+	z[n] = 0;
+	regex_t re;
+	int rc = regcomp(&re, z, REG_EXTENDED);
 	if (rc != 0) {
 		char e[120];
-		regerror(rc, &c->re, e, sizeof e);
-		bad(p, x, "bad regular expression: %s", e);
+		regerror(rc, &re, e, sizeof e);
+		return as_fail(err, AS_EINVAL, "bad regular expression: %s", e);
+	}
+	regfree(&re);
+	return 0;
+}
+
+static int compile_re(struct pstate *p, const struct word *x, struct cond *c)
+{
+	char e[AS_ERRLEN];
+	if (pol_regex_check(x->s, x->n, e) != 0) {
+		bad(p, x, "%s", e);
+		return -1;
+	}
+	if (regcomp(&c->re, x->s, REG_EXTENDED | REG_NOSUB) != 0) {
+		bad(p, x, "bad regular expression");
 		return -1;
 	}
 	c->has_re = 1;

@@ -114,4 +114,10 @@ void policy_eval(const struct policy *p, const struct pol_request *r, struct pol
 
 const char *pol_action_name(enum pol_action a);
 
+/* 0 when the POSIX extended regular expression s[0..n) passes the policy's cost guard (no
+ * stacked or nested repetition, counts bounded, no back-references, at most POL_REGEX_MAX
+ * bytes) and compiles; else AS_EINVAL with err (AS_ERRLEN) saying why. For other callers that
+ * take operators' expressions (the call records' redaction patterns). */
+int pol_regex_check(const char *s, size_t n, char *err);
+
 #endif

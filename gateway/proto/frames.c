@@ -5,6 +5,8 @@
 
 #include "gateway/proto/limits.h"
 #include "gateway/proto/proto.h"
+#include "gateway/proto/reccfg.h"
+#include "gateway/proto/ipc.h"
 
 #define REQ 1
 #define OPT 0
@@ -122,6 +124,34 @@ static const struct frame_field none[] = {{"t", FT_UINT, UINT64_MAX, OPT}};   /*
 static const struct frame_field session_info[] = {
     CONN, {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ}, {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, REQ}};
 
+/* A call's record (gateway/worker/mcp/callrec.c): sizes in bytes, times in ms and us. */
+static const struct frame_field callrec[] = {
+    CONN,
+    RID,
+    {"tool", FT_TEXT, RECCFG_NAME_MAX, REQ},
+    {"up", FT_TEXT, 32, OPT},
+    {"t0", FT_UINT, UINT64_MAX, REQ},  /* unix ms */
+    {"dur", FT_UINT, UINT64_MAX, REQ}, /* microseconds */
+    {"outcome", FT_UINT, 2, REQ},      /* 0 ok, 1 soft_error, 2 error */
+    {"etype", FT_TEXT, 64, OPT},
+    {"emsg", FT_TEXT, PROTO_REC_ERROR_MAX, OPT},
+    {"asz", FT_UINT, UINT64_MAX, REQ},
+    {"rsz", FT_UINT, UINT64_MAX, OPT},
+    {"rate", FT_UINT, 1000000, OPT}, /* parts per million: a sampled tool's ok call */
+    {"args", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT},
+    {"res", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT},
+    {"atot", FT_UINT, UINT64_MAX, OPT}, /* args was cut: its whole size */
+    {"rtot", FT_UINT, UINT64_MAX, OPT},
+};
+static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
+					       {"dropped", FT_UINT, UINT64_MAX, REQ},
+					       {"failed", FT_UINT, UINT64_MAX, REQ},
+					       {"queued", FT_UINT, UINT64_MAX, REQ},
+					       {"events", FT_UINT, UINT64_MAX, REQ}};
+static const struct frame_field rec_answer[] = {{"qid", FT_UINT, UINT64_MAX, REQ},
+						{"status", FT_UINT, PS_COUNT - 1, REQ},
+						{"json", FT_TEXT, IPC_FRAME_MAX / 2, REQ}};
+
 #define TABLE(t, f)                                                                                                    \
 	{                                                                                                              \
 		t, #t, f, sizeof f / sizeof *f                                                                         \
@@ -163,6 +193,9 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_DECIDE, web_decide),
     TABLE(F_WEB_SUBMIT, web_submit),
     TABLE(F_WEB_ADMIN_CLEAR, web),
+    TABLE(F_CALLREC, callrec),
+    TABLE(F_REC_STATS, rec_stats),
+    TABLE(F_REC_ANSWER, rec_answer),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)

@@ -62,5 +62,6 @@
 #define PROTO_UP_ERROR_MAX 1024	       /* F_UP_RESULT error */
 #define PROTO_UP_NOTE_MAX (64u << 10)  /* F_UP_NOTE params: one progress or log notification */
 #define PROTO_CALL_MAX (512u << 10)    /* F_CALL call: CALL_MAX (gateway/proto/call.h) */
+#define PROTO_REC_ERROR_MAX 4096       /* F_CALLREC emsg: a call's error text before redaction (then cut) */
 
 #endif

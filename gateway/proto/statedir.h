@@ -13,5 +13,7 @@
 #define STATE_KEYS_DIR "keys"		      /* token and checkpoint keys */
 #define STATE_TOKEN_INDEX "token-keys.json"   /* in keys/: which token key is active */
 #define STATE_JWKS "jwks.json"		      /* in keys/: the token keys' public halves */
+#define STATE_RECORDS_DIR "records"	      /* the call records' SQLite database, all the recorder may touch */
+#define STATE_RECORDS_DB "calls.db"	      /* in records/, and STATE/calls.db links to it */
 
 #endif

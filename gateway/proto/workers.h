@@ -22,6 +22,11 @@
  * started the server on their other ends. */
 #define WORKER_UP_IN_FD 4
 #define WORKER_UP_OUT_FD 5
+/* The recorder (gateway/recorder/: the call records' database client, not a parser of
+ * agents' bytes alone), started as `assent-recorder [--uid N]` beside assent-worker, with its
+ * IPC socket on 3 and, when records go to JSON lines, their descriptor on 4. */
+#define RECORDER_EXE "assent-recorder"
+#define RECORDER_JSONL_FD 4
 
 /* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, 2 + i upstream i), for a
  * signer running as root: base + index, base from `base_text` (ASSENT_WORKER_UID) or
@@ -31,7 +36,7 @@
  * with "assent": a uid that another process may run as would let it signal the worker.
  * Each kind has its own uid, so one compromised worker cannot signal the other either. */
 #define JAIL_WORKER_UID_DEFAULT 66000u
-#define JAIL_WORKER_KINDS 16u
+#define JAIL_WORKER_KINDS 17u
 int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err);
 
 #endif

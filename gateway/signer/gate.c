@@ -762,9 +762,20 @@ static void gate_meta(json_t *res, json_t *facts)
 	json_object_set_new(meta, GATE_META, facts);
 }
 
+/* What the gate did with a call, for its record: its status and last ledger entry. */
+static void note_facts(struct signer *s, uint64_t conn, const char *rid, const json_t *facts)
+{
+	const json_t *seq = json_object_get(facts, "outcome_seq");
+	if (!seq)
+		seq = json_object_get(facts, "decision_seq");
+	rec_note(s, conn, rid, json_string_value(json_object_get(facts, "status")), 0,
+		 (uint64_t)json_integer_value(seq));
+}
+
 /* The raw CallToolResult answer, with assent's facts in its _meta. */
 static void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts)
 {
+	note_facts(s, conn, rid, facts);
 	gate_meta(res, facts);
 	send_result_raw(s, conn, rid, res);
 	json_decref(res);
@@ -831,6 +842,7 @@ static void answer_refused(struct signer *s, uint64_t conn, const char *rid, con
 			   json_t *facts)
 {
 	if (method && strcmp(method, "tools/call")) {
+		note_facts(s, conn, rid, facts);
 		json_t *data = json_pack("{s:o}", GATE_META, facts);
 		send_rpc_error(s, conn, rid, -32603, text, data);
 		json_decref(data);
@@ -913,6 +925,7 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	struct worker *w = &s->w[g->k];
 	char digest[72];
 	call_digest(g->call, g->n, digest);
+	rec_note(s, conn, rid, NULL, rule, 0); /* the rule that let it through, for its record */
 	if (!c || w->fd < 0 || w->state != S_READY) {
 		static const char gone[] = "the upstream server is not available now: the call was not forwarded";
 		if (ledgered && c) { /* its dispatch entry is on disk: its outcome follows it */
@@ -1062,6 +1075,7 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 		else
 			snprintf(text, sizeof text, "%s by %s: %s; the call was not forwarded",
 				 status ? status : "refused", who ? who : "a reviewer", why ? why : "no reason given");
+		rec_note(s, r->conn, r->rid, NULL, r->has_pd ? r->pd.line : 0, 0);
 		refuse_g(s, g, it->session_id, r->conn, r->rid, text,
 			 facts_of(it->session_id, status ? status : "refused", r->seq, g->upstream, g->tool));
 	}

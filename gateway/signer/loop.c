@@ -39,6 +39,7 @@ static const struct ipc_rule mcp_rules[] = {
     {F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
     {F_SESSION_INFO, READY, 0, h_session_info},
     {F_SESSION_END, READY, 0, h_session_end},
+    {F_CALLREC, READY, 0, h_callrec},
 };
 
 static const struct ipc_rule review_rules[] = {
@@ -77,10 +78,20 @@ static const struct ipc_rule upstream_rules[] = {
     {F_UP_CONNECT, READY, 0, h_up_connect},
 };
 
+/* The recorder: its counters (and, with the QA tools, its answers). */
+static const struct ipc_rule recorder_rules[] = {
+    {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+    {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+    {F_REC_STATS, READY, 0, h_rec_stats},
+};
+
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
 {
 	struct worker *w = &s->w[k];
 	s->cur = k;
+	if (k == W_REC)
+		return ipc_dispatch(recorder_rules, sizeof recorder_rules / sizeof *recorder_rules, IPC_STATE(w->state),
+				    &w->once, s, f, err);
 	if (k >= W_UP0)
 		return ipc_dispatch(upstream_rules, sizeof upstream_rules / sizeof *upstream_rules, IPC_STATE(w->state),
 				    &w->once, s, f, err);
@@ -326,6 +337,7 @@ static int start_workers(struct signer *s)
 		return 2;
 	}
 	s->w[W_REVIEW] = (struct worker){.kind = "review", .fd = -1};
+	s->w[W_REC] = (struct worker){.kind = "recorder", .fd = -1};
 	ctl_init(s);
 	if ((s->agent_fd = listen_unix(s->o->state, STATE_AGENT_SOCK, err)) < 0 ||
 	    (s->control_fd = listen_unix(s->o->state, STATE_CONTROL_SOCK, err)) < 0 ||
@@ -348,6 +360,8 @@ static int start_workers(struct signer *s)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (records_start(s) != 0) /* the recorder first, and what the mcp worker is to record */
+		return 2;
 	if (spawn_worker(s, W_MCP) != 0 || spawn_worker(s, W_REVIEW) != 0) {
 		slog("error", "cannot start the workers");
 		return 2;
@@ -508,6 +522,16 @@ static void stop_all(struct signer *s)
 	commit_batch(s);
 	slog("info", "assentd stopping: %zu requests stay pending; this run wrote %llu ledger entries in %llu commits",
 	     pq_count(s->q), (unsigned long long)s->committed, (unsigned long long)s->commits);
+	if (s->w[W_REC].pid > 0) { /* the recorder writes what it holds once its socket closes */
+		ipc_conn_free(&s->w[W_REC].ipc);
+		close(s->w[W_REC].fd);
+		s->w[W_REC].fd = -1;
+		for (int i = 0; i < 300 && s->w[W_REC].pid > 0; i++) /* 3 s at most */
+			if (waitpid(s->w[W_REC].pid, NULL, WNOHANG) == s->w[W_REC].pid)
+				s->w[W_REC].pid = 0;
+			else
+				usleep(10000);
+	}
 	for (int k = 0; k < NWORKERS; k++)
 		if (s->w[k].pid > 0) { /* workers hold nothing worth flushing */
 			kill(s->w[k].pid, SIGKILL);

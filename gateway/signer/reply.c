@@ -291,8 +291,11 @@ void finish(struct signer *s, struct pq_item *it, json_t *result)
 	struct req *r = it->data;
 	if (r->gate && gate_finish(s, it, result)) /* a gated call: forwarded, or told why not */
 		return;
-	if (it->blocking)
+	if (it->blocking) {
+		rec_note(s, r->conn, r->rid, json_string_value(json_object_get(result, "status")),
+			 r->has_pd ? r->pd.line : 0, r->seq);
 		send_result(s, r->conn, r->rid, result, 0);
+	}
 	else
 		task_status(s, it, r, result);
 	remember_done(s, it->session_id, r->conn, r->owner, result, it->created_ms);

@@ -32,6 +32,7 @@
 #include "gateway/signer/token.h"
 #include "gateway/signer/upstreams.h"
 #include "gateway/proto/call.h"
+#include "gateway/proto/reccfg.h"
 #include "common/util.h"
 #include "gateway/signer/websess.h"
 
@@ -44,8 +45,11 @@
 #define MCP_AUD_MAX MCP_AUDIENCE_MAX
 
 /* Upstream workers (the gate): one per upstream server, each with a uid of its own as root. */
-#define UP_WORKERS (JAIL_WORKER_KINDS - 2)
-enum { W_MCP, W_REVIEW, W_UP0, NWORKERS = W_UP0 + UP_WORKERS };
+#define UP_WORKERS (JAIL_WORKER_KINDS - 3)
+/* The recorder (gateway/recorder/, the call records' database client) comes last: its uid
+ * is the range's last, and `k >= W_UP0 && k < W_REC` is an upstream's worker. */
+enum { W_MCP, W_REVIEW, W_UP0, W_REC = W_UP0 + UP_WORKERS, NWORKERS };
+#define IS_UP(k) ((k) >= W_UP0 && (k) < W_REC)
 enum { S_NEW, S_READY }; /* a worker's state: before and after its hello */
 
 struct worker {
@@ -144,6 +148,17 @@ struct gask { /* a server's request (sampling, elicitation, roots) relayed to th
 	int used, k;
 	uint64_t aid, cid, conn;
 	char sid[PROTO_RID_MAX + 1]; /* the server's id for it, as JSON text */
+};
+
+/* What the signer decided about a call (records.c), kept until the call's record comes. */
+#define REC_NOTES 1024
+struct rec_note {
+	int used;
+	uint64_t conn;
+	char rid[PROTO_RID_MAX + 1];
+	char decision[24];
+	unsigned rule; /* the policy line */
+	uint64_t seq;  /* the ledger entry that ended it */
 };
 
 struct req { /* what the signer keeps of a pending request (pq_item.data) */
@@ -296,6 +311,11 @@ struct signer {
 	uint64_t next_aid;
 	uint64_t next_cid;
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
+	/* the call records (records.c) */
+	struct rec_cfg *rec;
+	struct rec_note *rec_notes; /* REC_NOTES */
+	uint64_t rec_sent, rec_dropped;				   /* toward the recorder; dropped here */
+	uint64_t rec_written, rec_dropped_rec, rec_failed, rec_queued, rec_events; /* its F_REC_STATS */
 };
 
 /* Lists hold summaries, never whole requests: a reply is one frame, and a thousand
@@ -526,6 +546,15 @@ void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
 void gate_conn_end(struct signer *s, uint64_t conn);
 json_t *gate_task_state(struct signer *s, const char *sid, const char *owner);
 int gate_task_cancel(struct signer *s, const char *sid, const char *owner);
+
+/* records.c: the call records */
+int records_start(struct signer *s);
+int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f) AS_MUST_USE;
+int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int *passfd) AS_MUST_USE;
+void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq);
+int h_callrec(void *ctx, struct ipc_frame *f, char *err);
+int h_rec_stats(void *ctx, struct ipc_frame *f, char *err);
+int records_metrics(const struct signer *s, struct buf *o);
 
 /* start.c */
 int start_state(const struct signer_opts *o);

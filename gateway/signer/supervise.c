@@ -30,10 +30,21 @@ int spawn_worker(struct signer *s, int k)
 	/* An upstream worker gets its server's pipes: the server is started first, by the
 	 * signer, with the environment the upstreams file gives it (gate.c). */
 	int up_in = -1, up_out = -1;
-	if (k >= W_UP0 && s->up[k - W_UP0].cfg->kind == UP_STDIO && gate_spawn_server(s, k, &up_in, &up_out) != 0) {
+	if (IS_UP(k) && s->up[k - W_UP0].cfg->kind == UP_STDIO && gate_spawn_server(s, k, &up_in, &up_out) != 0) {
 		close(sv[0]);
 		close(sv[1]);
 		slog("error", "upstream worker %d: cannot start its server", k - W_UP0);
+		return -1;
+	}
+	int jsonl = -1; /* the recorder's JSON lines, opened here */
+	struct cv_arena ra;
+	cv_arena_init(&ra, 4096);
+	struct cv *rf = k == W_REC ? ipc_frame_new(&ra, F_CONFIG, 2) : NULL;
+	if (k == W_REC && (!rf || records_recorder_cfg(s, &ra, rf, &jsonl) != 0)) {
+		close(sv[0]);
+		close(sv[1]);
+		cv_arena_free(&ra);
+		slog("error", "cannot make the recorder's configuration");
 		return -1;
 	}
 	pid_t pid = fork();
@@ -62,9 +73,10 @@ int spawn_worker(struct signer *s, int k)
 		 * Moved out of the way first, so that one dup2 cannot clobber the other. */
 		int l1 = k == W_MCP	 ? s->http_fd
 			 : k == W_REVIEW ? s->review_fd
+			 : k == W_REC	 ? jsonl
 					 : up_in,
 		    l2 = k == W_REVIEW ? s->proxy_fd
-			 : k >= W_UP0  ? up_out
+			 : IS_UP(k)    ? up_out
 				       : -1;
 		if ((l1 >= 0 && (l1 = fcntl(l1, F_DUPFD_CLOEXEC, 64)) < 0) ||
 		    (l2 >= 0 && (l2 = fcntl(l2, F_DUPFD_CLOEXEC, 64)) < 0))
@@ -74,10 +86,21 @@ int spawn_worker(struct signer *s, int k)
 		closefrom(l2 >= 0 ? WORKER_PROXY_FD + 1 : l1 >= 0 ? WORKER_HTTP_FD + 1 : WORKER_IPC_FD + 1);
 		char *argv[] = {WORKER_EXE, (char *)w->kind, uidarg[0] ? "--uid" : NULL, uidarg, NULL};
 		char *envp[] = {NULL};
+		if (k == W_REC) {
+			char exe[4200];
+			const char *sl = strrchr(s->o->worker_exe, '/');
+			snprintf(exe, sizeof exe, "%.*s%s", sl ? (int)(sl - s->o->worker_exe + 1) : 0, s->o->worker_exe,
+				 RECORDER_EXE);
+			char *rargv[] = {RECORDER_EXE, uidarg[0] ? "--uid" : NULL, uidarg, NULL};
+			execve(exe, rargv, envp);
+			_exit(127);
+		}
 		execve(s->o->worker_exe, argv, envp);
 		_exit(127);
 	}
 	close(sv[1]);
+	if (jsonl > 2)
+		close(jsonl);
 	if (up_in >= 0) { /* the worker's now */
 		close(up_in);
 		close(up_out);
@@ -92,10 +115,17 @@ int spawn_worker(struct signer *s, int k)
 		worker_down(s, k, "its IPC socket could not be set up");
 		return 0; /* restarted with backoff, as a worker that died */
 	}
+	if (k == W_REC) { /* where records go, and how they are redacted */
+		if (ipc_conn_send(&w->ipc, rf, -1, err) != 0)
+			slog("error", "cannot send the recorder its configuration: %s", err);
+		cv_arena_free(&ra);
+		return 0;
+	}
+	cv_arena_free(&ra);
 	/* Its configuration comes first: it starts its HTTP server before its jail. */
 	struct cv_arena a;
 	cv_arena_init(&a, 4096);
-	if (k >= W_UP0) { /* an upstream worker: which server it speaks for, and for a url how */
+	if (IS_UP(k)) { /* an upstream worker: which server it speaks for, and for a url how */
 		const char *nm = s->up[k - W_UP0].cfg->name;
 		struct cv *uf = ipc_frame_new(&a, F_CONFIG, 2);
 		if (!uf || ipc_put_text(&a, uf, "name", nm, strlen(nm)) || gate_config(s, k, &a, uf) ||
@@ -105,10 +135,11 @@ int spawn_worker(struct signer *s, int k)
 		return 0;
 	}
 	int rv = k == W_REVIEW;
-	struct cv *f = ipc_frame_new(&a, F_CONFIG, 3), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
+	struct cv *f = ipc_frame_new(&a, F_CONFIG, 4), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
 	if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, 0) ||
 	    (rv && ipc_put_uint(&a, f, "proxy", s->proxy_fd >= 0)) ||
 	    ipc_put_text(&a, f, "proxy_header", s->proxy_header, strlen(s->proxy_header)) ||
+	    (k == W_MCP && records_worker_cfg(s, &a, f)) ||
 	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
 		slog("error", "cannot send the %s worker its configuration: %s", w->kind, err);
 	cv_arena_free(&a);

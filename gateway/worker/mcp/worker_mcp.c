@@ -23,6 +23,7 @@
 #include "gateway/proto/ipc.h"
 #include "gateway/worker/jail.h"
 #include "gateway/worker/mcp/mcp.h"
+#include "gateway/worker/mcp/callrec.h"
 #include "gateway/worker/mhdconn.h"
 #include "gateway/worker/mcp/mhttp.h"
 #include "gateway/worker/mcp/modern.h"
@@ -133,6 +134,7 @@ struct mw {
 	json_t *routes;
 	json_t *more; /* {resources, resourceTemplates, prompts, resource_routes, template_routes, prompt_routes,
 		       * completions} */
+	struct callrec *rec; /* the call records (callrec.h); NULL: recording is off */
 };
 
 static uint64_t mono_ms(void)
@@ -203,6 +205,7 @@ static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *r
 
 static void conn_close(struct mw *w, struct mconn *c, int tell)
 {
+	callrec_conn_gone(w->rec, c->id); /* before the signer forgets the connection */
 	if (tell)
 		send_about(w, F_CONN_CLOSED, c->id, NULL);
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
@@ -512,7 +515,7 @@ static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	return 0;
 }
 
-static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
 	enum mcp_tool tool;
 	const json_t *args;
@@ -633,6 +636,31 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		return;
 	default:
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "unknown tool", NULL, NULL);
+	}
+}
+
+/* Every tools/call, timed and classified for the call records: its answer is either written
+ * at once (a refusal, parsed back from the line just written: our own JSON) or comes later
+ * in F_RESULT (on_frame). */
+static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+{
+	if (!w->rec) {
+		tools_call_do(w, c, m);
+		return;
+	}
+	char rid[PROTO_RID_MAX + 1];
+	id_json(&m->id, rid);
+	const char *name = json_string_value(json_object_get(m->params, "name"));
+	const json_t *route = name && w->routes ? json_object_get(w->routes, name) : NULL;
+	callrec_begin(w->rec, c->id, rid, m->params, json_string_value(json_array_get(route, 0)));
+	size_t before = c->out.len;
+	tools_call_do(w, c, m);
+	size_t ridn = strlen(rid);
+	if (c->out.len > before && callrec_open(w->rec, c->id, rid, ridn)) {
+		json_t *line = json_loadb((const char *)c->out.p + before, c->out.len - before, 0, NULL);
+		callrec_end(w->rec, c->id, rid, ridn, json_object_get(line, "result"), json_object_get(line, "error"),
+			    c->out.len - before);
+		json_decref(line);
 	}
 }
 
@@ -1673,6 +1701,14 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	size_t phn;
 	if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
 		snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
+	const char *rj;
+	size_t rjn;
+	if (rc == 0 && cv_get(f.body, "records") &&
+	    ipc_get_text(f.body, "records", PROTO_JSON_MAX, &rj, &rjn, err) == 0) { /* what to record */
+		json_t *j = json_loadb(rj, rjn, 0, NULL);
+		w->rec = callrec_new(j, w->ipcfd, err);
+		json_decref(j);
+	}
 	ipc_frame_close_fds(&f);
 	if (rc != 0)
 		return rc;
@@ -1799,8 +1835,11 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		int task = tcall_take_into(w, conn, rid, ridn, &tc);
 		if (!c || id_parse(rid, ridn, &id) != 0)
 			return;
+		int recorded = callrec_open(w->rec, conn, rid, ridn);
 		if (rpcerr) { /* the gate refused a read or a prompt: a JSON-RPC error */
 			json_t *e = json_loadb(js, jsn, 0, NULL);
+			if (recorded)
+				callrec_end(w->rec, conn, rid, ridn, NULL, e, jsn);
 			json_t *data = json_incref(json_object_get(e, "data"));
 			mcp_line_error(&c->out, &id, (int)json_integer_value(json_object_get(e, "code")),
 				       json_string_value(json_object_get(e, "message")) ?: "refused", data, NULL);
@@ -1812,6 +1851,8 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		if (raw) { /* an upstream's CallToolResult, with assent's _meta: sent as it is */
 			size_t start = c->out.len;
 			json_t *res = json_loadb(js, jsn, 0, NULL);
+			if (recorded)
+				callrec_end(w->rec, conn, rid, ridn, res, NULL, jsn);
 			/* A read the gate decided is this caller's, never to be shared from a cache. */
 			const char *hints =
 			    json_is_array(json_object_get(res, "contents")) && !json_object_get(res, "cacheScope")
@@ -1823,6 +1864,14 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			if (c->http)
 				route_out(w, c, rid, ridn, 1);
 			return;
+		}
+		if (recorded) { /* assent's own tool: iserr is its refusal; the result is parsed only to be kept */
+			json_t *sj = iserr || callrec_keeps(w->rec) ? json_loadb(js, jsn, 0, NULL) : NULL;
+			json_t *rr = iserr ? mcp_tool_error(json_string_value(json_object_get(sj, "error")) ?: "refused")
+					   : json_pack("{s:O?,s:b}", "structuredContent", sj, "isError", 0);
+			callrec_end(w->rec, conn, rid, ridn, rr, NULL, jsn);
+			json_decref(rr);
+			json_decref(sj);
 		}
 		static const char offer[] = "{\"input_required\":";
 		if (task || (!iserr && jsn > sizeof offer && !memcmp(js, offer, sizeof offer - 1))) {

@@ -1,0 +1,284 @@
+/* The signer's share of the call records (issue 16): their configuration, checked at start;
+ * the recorder's directory and start; each F_CALLREC of the mcp worker completed with what
+ * the signer itself measured (who made the call) and decided (its status, rule and ledger
+ * sequence number), then queued toward the recorder, or dropped and counted when that queue
+ * is full: never waited on. The recorder (gateway/recorder/) holds the database client. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Bytes queued toward the recorder beyond which a record is dropped: its socket's queue is
+ * the bounded queue (the recorder holds at most queue_max more in memory). */
+#define REC_TXQ_BYTES (4u << 20)
+
+/* The "records" section of the upstreams file, when there is one. */
+static int section_of(const char *path, json_t **out, char *err)
+{
+	*out = NULL;
+	if (!path)
+		return 0;
+	struct buf b;
+	buf_init(&b, 4u << 20);
+	if (file_read(path, 4u << 20, &b, err) != 0) {
+		buf_free(&b);
+		return AS_EINVAL;
+	}
+	json_t *root = json_loadb((const char *)b.p, b.len, 0, NULL);
+	buf_free(&b);
+	*out = json_incref(json_object_get(root, "records"));
+	json_decref(root);
+	return 0;
+}
+
+int records_start(struct signer *s)
+{
+	char err[AS_ERRLEN];
+	json_t *sec = NULL;
+	struct rec_cfg *c = calloc(1, sizeof *c);
+	if (!c || section_of(s->o->upstreams, &sec, err) != 0 || rec_cfg_load(c, sec, s->o->state, err) != 0) {
+		slog("error", "call records: %s", c ? err : "out of memory");
+		json_decref(sec);
+		free(c);
+		return 2;
+	}
+	json_decref(sec);
+	for (size_t i = 0; i < c->npatterns; i++) /* the policy's own guard against costly expressions */
+		if (pol_regex_check(c->patterns[i], strlen(c->patterns[i]), err) != 0) {
+			slog("error", "call records: redact_patterns[%zu]: %s", i, err);
+			free(c);
+			return 2;
+		}
+	for (size_t i = 0; i < c->nkeys || i < c->nprefixes; i++) {
+		const char *k[1] = {i < c->nkeys ? c->keys[i] : NULL}, *p[1] = {i < c->nprefixes ? c->prefixes[i] : NULL};
+		struct redact_rules r = {k, k[0] ? 1 : 0, p, p[0] ? 1 : 0};
+		if (redact_rules_check(&r, err) != 0) {
+			slog("error", "call records: %s", err);
+			free(c);
+			return 2;
+		}
+	}
+	s->rec = c;
+	if (!(s->rec_notes = calloc(REC_NOTES, sizeof *s->rec_notes))) {
+		slog("error", "out of memory");
+		return 2;
+	}
+	if (c->mode == REC_OFF)
+		return 0;
+	/* The SQLite database lives in a directory of its own, the only one the recorder may
+	 * touch (Landlock); STATE/calls.db names it for the seed's `sqlite3 calls.db`. */
+	char dir[4200], link[4200];
+	snprintf(dir, sizeof dir, "%s/%s", s->o->state, STATE_RECORDS_DIR);
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		slog("error", "call records: cannot create %s: %s", dir, strerror(errno));
+		return 2;
+	}
+	snprintf(link, sizeof link, "%s/%s", s->o->state, STATE_RECORDS_DB);
+	if (!strncmp(c->database, "sqlite:", 7) && symlink(STATE_RECORDS_DIR "/" STATE_RECORDS_DB, link) != 0 &&
+	    errno != EEXIST)
+		slog("warning", "call records: cannot link %s: %s", link, strerror(errno));
+	if (geteuid() == 0) { /* the recorder's own uid owns its directory and nothing else */
+		uid_t u;
+		if (jail_worker_uid(getenv("ASSENT_WORKER_UID"), W_REC, &u, err) != 0) {
+			slog("error", "%s", err);
+			return 2;
+		}
+		if (chown(dir, u, u) != 0)
+			slog("warning", "call records: cannot give %s to uid %u: %s", dir, (unsigned)u, strerror(errno));
+		static const char *const files[] = {STATE_RECORDS_DB, STATE_RECORDS_DB "-wal", STATE_RECORDS_DB "-shm",
+						    STATE_RECORDS_DB "-journal"};
+		for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+			char f[4300];
+			snprintf(f, sizeof f, "%s/%s", dir, files[i]);
+			if (chown(f, u, u) != 0 && errno != ENOENT)
+				slog("warning", "call records: cannot give %s to uid %u: %s", f, (unsigned)u, strerror(errno));
+		}
+	}
+	s->w[W_REC] = (struct worker){.kind = "recorder", .fd = -1};
+	if (spawn_worker(s, W_REC) != 0) {
+		slog("error", "cannot start the recorder");
+		return 2;
+	}
+	return 0;
+}
+
+int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f)
+{
+	if (!s->rec || s->rec->mode == REC_OFF)
+		return 0;
+	json_t *j = rec_cfg_json(s->rec, 0);
+	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	int rc = !js || ipc_put_text(a, f, "records", js, strlen(js));
+	free(js);
+	return rc;
+}
+
+int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int *passfd)
+{
+	*passfd = -1;
+	json_t *j = rec_cfg_json(s->rec, 1);
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/%s", s->o->state, STATE_RECORDS_DIR);
+	json_object_set_new(j, "dir", json_string(dir));
+	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	int rc = !js || ipc_put_text(a, f, "records", js, strlen(js));
+	free(js);
+	/* JSON lines go to a descriptor the signer opens: the recorder opens no file but its database. */
+	if (!rc && !strcmp(s->rec->jsonl, "stderr"))
+		*passfd = fcntl(2, F_DUPFD_CLOEXEC, 3); /* the child's 2 becomes /dev/null before it is moved */
+	else if (!rc && s->rec->jsonl[0] && (*passfd = open(s->rec->jsonl, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+							     0600)) < 0)
+		slog("error", "call records: cannot open %s for JSON lines: %s", s->rec->jsonl, strerror(errno));
+	return rc;
+}
+
+/* ---- what the signer decided about a call, kept until its record comes ---- */
+
+static size_t note_slot(uint64_t conn, const char *rid)
+{
+	uint64_t h = 1469598103934665603ull ^ conn;
+	for (const char *p = rid; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ull;
+	return (size_t)(h % REC_NOTES);
+}
+
+void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq)
+{
+	if (!s->rec_notes || !s->rec || s->rec->mode == REC_OFF)
+		return;
+	struct rec_note *n = &s->rec_notes[note_slot(conn, rid)];
+	if (!n->used || n->conn != conn || strcmp(n->rid, rid)) { /* a newer call takes the slot */
+		memset(n, 0, sizeof *n);
+		n->used = 1;
+		n->conn = conn;
+		snprintf(n->rid, sizeof n->rid, "%s", rid);
+	}
+	if (decision)
+		snprintf(n->decision, sizeof n->decision, "%s", decision);
+	if (rule)
+		n->rule = rule;
+	if (seq)
+		n->seq = seq;
+}
+
+static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct cv *v)
+{
+	struct cv *slot = ipc_put(a, f, k);
+	if (!slot)
+		return -1;
+	*slot = *v;
+	return 0;
+}
+
+int h_callrec(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	int rc = get_conn(s, f, W_MCP, &c, err);
+	if (rc != 0)
+		return rc;
+	char rid[PROTO_RID_MAX + 1];
+	frame_text(f, "rid", rid, sizeof rid);
+	struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(c->id, rid)] : NULL;
+	if (n && (!n->used || n->conn != c->id || strcmp(n->rid, rid)))
+		n = NULL;
+	struct worker *w = &s->w[W_REC];
+	if (!s->rec || s->rec->mode == REC_OFF || w->fd < 0 || w->state != S_READY ||
+	    ipc_pending(&w->ipc) > REC_TXQ_BYTES) {
+		s->rec_dropped++; /* never waited on: the agent's call is already answered */
+		if (n)
+			n->used = 0;
+		return 0;
+	}
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *out = ipc_frame_new(a, F_REC_CALL, f->body->n + 12);
+	rc = !out;
+	for (size_t i = 0; !rc && i < f->body->n; i++) {
+		const struct cv *k = &f->body->items[2 * i];
+		if (cv_text_eq(k, "t") || cv_text_eq(k, "conn"))
+			continue;
+		char key[16];
+		snprintf(key, sizeof key, "%.*s", (int)(k->n < 15 ? k->n : 15), (const char *)k->s);
+		rc = put_cv(a, out, key, k + 1);
+	}
+	/* Who made it, as the signer measured: never the worker's word. */
+	char session[64] = "";
+	const char *kind = c->http ? (c->agent[0] ? "key" : "anonymous") : "uid";
+	if (c->http && c->session[0])
+		snprintf(session, sizeof session, "%s", c->session);
+	else if (!c->http)
+		snprintf(session, sizeof session, "stdio:%llu", (unsigned long long)c->id);
+	const char *agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
+	json_t *ident = c->http ? json_pack("{s:s?}", "agent", c->agent[0] ? c->agent : NULL)
+				: json_pack("{s:I,s:I,s:s?}", "uid", (json_int_t)c->uid, "pid", (json_int_t)c->pid, "agent",
+					    agent);
+	char *ij = ident ? json_dumps(ident, JSON_COMPACT) : NULL;
+	json_decref(ident);
+	rc = rc || ipc_put_text(a, out, "user", c->owner, strlen(c->owner)) ||
+	     ipc_put_text(a, out, "ckind", kind, strlen(kind)) ||
+	     ipc_put_text(a, out, "client", c->client, strlen(c->client)) ||
+	     (session[0] && ipc_put_text(a, out, "session", session, strlen(session))) ||
+	     (ij && ipc_put_text(a, out, "identity", ij, strlen(ij))) ||
+	     ipc_put_text(a, out, "version", ASSENT_VERSION, strlen(ASSENT_VERSION));
+	free(ij);
+	if (!rc && n) {
+		char rule[24];
+		snprintf(rule, sizeof rule, "line %u", n->rule);
+		rc = (n->decision[0] && ipc_put_text(a, out, "decision", n->decision, strlen(n->decision))) ||
+		     (n->rule && ipc_put_text(a, out, "rule", rule, strlen(rule))) ||
+		     (n->seq && ipc_put_uint(a, out, "seq", n->seq));
+		n->used = 0;
+	}
+	if (rc || ipc_conn_send(&w->ipc, out, -1, err) != 0) {
+		s->rec_dropped++;
+		return 0;
+	}
+	s->rec_sent++;
+	return 0;
+}
+
+int h_rec_stats(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	(void)err;
+	s->rec_written = cv_get(f->body, "written")->u;
+	s->rec_dropped_rec = cv_get(f->body, "dropped")->u;
+	s->rec_failed = cv_get(f->body, "failed")->u;
+	s->rec_queued = cv_get(f->body, "queued")->u;
+	s->rec_events = cv_get(f->body, "events")->u;
+	return 0;
+}
+
+int records_metrics(const struct signer *s, struct buf *o)
+{
+	return buf_printf(o,
+			  "# HELP assent_records_total Call records by where they went.\n"
+			  "# TYPE assent_records_total counter\n"
+			  "assent_records_total{to=\"recorder\"} %llu\nassent_records_total{to=\"written\"} %llu\n"
+			  "# HELP assent_records_dropped_total Call records and events dropped: their queue was full "
+			  "(signer), or the recorder's memory was (recorder).\n"
+			  "# TYPE assent_records_dropped_total counter\n"
+			  "assent_records_dropped_total{where=\"signer\"} %llu\n"
+			  "assent_records_dropped_total{where=\"recorder\"} %llu\n"
+			  "# HELP assent_records_sink_failures_total Writes to a sink that failed (retried).\n"
+			  "# TYPE assent_records_sink_failures_total counter\n"
+			  "assent_records_sink_failures_total %llu\n"
+			  "# HELP assent_records_queued Records held by the recorder, not yet written.\n"
+			  "# TYPE assent_records_queued gauge\n"
+			  "assent_records_queued %llu\n"
+			  "# HELP assent_events_total Events written.\n# TYPE assent_events_total counter\n"
+			  "assent_events_total %llu\n",
+			  (unsigned long long)s->rec_sent, (unsigned long long)s->rec_written,
+			  (unsigned long long)s->rec_dropped, (unsigned long long)s->rec_dropped_rec,
+			  (unsigned long long)s->rec_failed, (unsigned long long)s->rec_queued,
+			  (unsigned long long)s->rec_events);
+}

@@ -1,0 +1,296 @@
+/* Timing, sizing and classifying every tools/call the mcp worker answers (callrec.h). */
+#define _GNU_SOURCE
+#include "gateway/worker/mcp/callrec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/proto/ipc.h"
+#include "gateway/proto/limits.h"
+#include "gateway/proto/proto.h"
+#include "gateway/proto/reccfg.h"
+#include "gateway/worker/mcp/softerr.h"
+
+#define CR_SLOTS 4096 /* calls open at once that can be recorded */
+#define CR_PROBE 64   /* slots looked at from a call's hash */
+
+struct crec {
+	int used;
+	uint64_t conn;
+	char rid[PROTO_RID_MAX + 1];
+	char tool[RECCFG_NAME_MAX + 1];
+	char up[33];
+	uint64_t t0_ms, t0_us; /* wall clock, and monotonic for the duration */
+	uint64_t asz;
+	json_t *args; /* mode full (and not a meta-only tool): kept until the end */
+};
+
+struct callrec {
+	struct rec_cfg cfg;
+	const char *statuses[RECCFG_LIST_MAX];
+	struct softerr_rules rules;
+	int ipcfd;
+	uint64_t rng;
+	struct cv_arena a;
+	struct crec slots[CR_SLOTS];
+	uint64_t untracked; /* calls begun with every probed slot taken */
+};
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+struct callrec *callrec_new(const json_t *cfg, int ipcfd, char *err)
+{
+	if (!cfg)
+		return NULL;
+	struct callrec *t = calloc(1, sizeof *t);
+	if (!t) {
+		as_fail(err, AS_ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (rec_cfg_from_json(&t->cfg, cfg, err) != 0 || t->cfg.mode == REC_OFF) {
+		free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->cfg.nstatuses; i++)
+		t->statuses[i] = t->cfg.statuses[i];
+	t->rules = (struct softerr_rules){.statuses = t->statuses, .nstatuses = t->cfg.nstatuses};
+	t->ipcfd = ipcfd;
+	if (getrandom(&t->rng, sizeof t->rng, 0) != (ssize_t)sizeof t->rng || !t->rng) /* before the jail */
+		t->rng = mono_us() | 1;
+	cv_arena_init(&t->a, 256);
+	return t;
+}
+
+void callrec_free(struct callrec *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < CR_SLOTS; i++)
+		json_decref(t->slots[i].args);
+	cv_arena_free(&t->a);
+	free(t);
+}
+
+static size_t slot_of(uint64_t conn, const char *rid, size_t ridn)
+{
+	uint64_t h = 1469598103934665603ull ^ conn;
+	for (size_t i = 0; i < ridn; i++)
+		h = (h ^ (uint8_t)rid[i]) * 1099511628211ull;
+	return (size_t)(h % CR_SLOTS);
+}
+
+static struct crec *find(const struct callrec *t, uint64_t conn, const char *rid, size_t ridn)
+{
+	size_t s = slot_of(conn, rid, ridn);
+	for (size_t i = 0; i < CR_PROBE; i++) {
+		const struct crec *c = &t->slots[(s + i) % CR_SLOTS];
+		if (c->used && c->conn == conn && strlen(c->rid) == ridn && !memcmp(c->rid, rid, ridn))
+			return (struct crec *)c;
+	}
+	return NULL;
+}
+
+int callrec_keeps(const struct callrec *t)
+{
+	return t && t->cfg.mode == REC_FULL;
+}
+
+int callrec_open(const struct callrec *t, uint64_t conn, const char *rid, size_t ridn)
+{
+	return t && find(t, conn, rid, ridn) != NULL;
+}
+
+static size_t dumped_size(const json_t *j)
+{
+	return j ? json_dumpb(j, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY) : 0;
+}
+
+void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json_t *params, const char *upstream)
+{
+	if (!t)
+		return;
+	const char *tool = json_string_value(json_object_get(params, "name"));
+	if (!tool || rec_cfg_excluded(&t->cfg, tool)) /* excluded: never recorded, never linked */
+		return;
+	size_t ridn = strlen(rid);
+	if (ridn > PROTO_RID_MAX)
+		return;
+	struct crec *c = find(t, conn, rid, ridn); /* a repeated id: the newer call is timed */
+	size_t s = slot_of(conn, rid, ridn);
+	for (size_t i = 0; !c && i < CR_PROBE; i++)
+		if (!t->slots[(s + i) % CR_SLOTS].used)
+			c = &t->slots[(s + i) % CR_SLOTS];
+	if (!c) {
+		t->untracked++;
+		return;
+	}
+	json_decref(c->args);
+	memset(c, 0, sizeof *c);
+	c->used = 1;
+	c->conn = conn;
+	memcpy(c->rid, rid, ridn + 1);
+	snprintf(c->tool, sizeof c->tool, "%s", tool);
+	if (upstream)
+		snprintf(c->up, sizeof c->up, "%s", upstream);
+	c->t0_ms = wall_ms();
+	c->t0_us = mono_us();
+	const json_t *args = json_object_get(params, "arguments");
+	c->asz = dumped_size(args);
+	if (t->cfg.mode == REC_FULL && !rec_cfg_meta_only(&t->cfg, tool))
+		c->args = json_incref((json_t *)(args ? args : json_null()));
+}
+
+/* The first text item of a result's content. */
+static const char *first_text(const json_t *result)
+{
+	size_t i;
+	const json_t *item;
+	json_array_foreach(json_object_get(result, "content"), i, item)
+	{
+		if (json_is_string(json_object_get(item, "text")))
+			return json_string_value(json_object_get(item, "text"));
+	}
+	return NULL;
+}
+
+/* "denied" -> "Denied": the gate's status of a call it did not forward, as an error type. */
+static void type_of_status(const char *st, char out[64])
+{
+	snprintf(out, 64, "%s", st);
+	if (out[0] >= 'a' && out[0] <= 'z')
+		out[0] = (char)(out[0] - 'a' + 'A');
+}
+
+/* At most max bytes of s, cut at a UTF-8 character boundary. */
+static size_t cut_utf8(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+static int put_payload(struct cv_arena *a, struct cv *f, const char *key, const char *totkey, const json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!s)
+		return 0;
+	size_t n = strlen(s), k = cut_utf8(s, n, RECCFG_PAYLOAD_MAX);
+	int rc = ipc_put_text(a, f, key, s, k) || (k < n && ipc_put_uint(a, f, totkey, n));
+	free(s);
+	return rc;
+}
+
+static void send_rec(struct callrec *t, struct crec *c, int outcome, const char *etype, const char *emsg,
+		     int64_t rsz, const json_t *payload)
+{
+	double rate = outcome == 0 ? rec_cfg_rate(&t->cfg, c->tool) : 1.0;
+	if (rate < 1.0) { /* a sampled tool's ok call: kept at its rate, with no redaction if not */
+		t->rng ^= t->rng << 13;
+		t->rng ^= t->rng >> 7;
+		t->rng ^= t->rng << 17;
+		if ((double)(t->rng >> 11) / 9007199254740992.0 >= rate)
+			return;
+	}
+	uint64_t now = mono_us();
+	cv_arena_reset(&t->a);
+	struct cv_arena *a = &t->a;
+	struct cv *f = ipc_frame_new(a, F_CALLREC, 16);
+	int rc = !f || ipc_put_uint(a, f, "conn", c->conn) || ipc_put_text(a, f, "rid", c->rid, strlen(c->rid)) ||
+		 ipc_put_text(a, f, "tool", c->tool, strlen(c->tool)) ||
+		 (c->up[0] && ipc_put_text(a, f, "up", c->up, strlen(c->up))) || ipc_put_uint(a, f, "t0", c->t0_ms) ||
+		 ipc_put_uint(a, f, "dur", now > c->t0_us ? now - c->t0_us : 0) ||
+		 ipc_put_uint(a, f, "outcome", (uint64_t)outcome) || ipc_put_uint(a, f, "asz", c->asz) ||
+		 (rsz >= 0 && ipc_put_uint(a, f, "rsz", (uint64_t)rsz)) ||
+		 (rate < 1.0 && ipc_put_uint(a, f, "rate", (uint64_t)(rate * 1e6 + 0.5))) ||
+		 (etype && ipc_put_text(a, f, "etype", etype, strlen(etype)));
+	if (!rc && emsg) {
+		size_t n = strlen(emsg);
+		rc = ipc_put_text(a, f, "emsg", emsg, cut_utf8(emsg, n, PROTO_REC_ERROR_MAX));
+	}
+	if (!rc && c->args) {
+		rc = put_payload(a, f, "args", "atot", c->args);
+		if (!rc && payload)
+			rc = put_payload(a, f, "res", "rtot", payload);
+	}
+	char err[AS_ERRLEN];
+	if (!rc && ipc_send(t->ipcfd, f, -1, err) == AS_EIO)
+		_exit(3); /* the signer is gone: as send_frame does */
+}
+
+static void end_slot(struct crec *c)
+{
+	json_decref(c->args);
+	c->args = NULL;
+	c->used = 0;
+}
+
+void callrec_end(struct callrec *t, uint64_t conn, const char *rid, size_t ridn, const json_t *result,
+		 const json_t *error, size_t rsz)
+{
+	struct crec *c = t ? find(t, conn, rid, ridn) : NULL;
+	if (!c)
+		return;
+	int outcome = 0;
+	char etype[64] = "", msg[PROTO_REC_ERROR_MAX + 1] = "";
+	const json_t *payload = result;
+	if (error) {
+		outcome = 2;
+		snprintf(etype, sizeof etype, "ProtocolError");
+		snprintf(msg, sizeof msg, "%lld: %s", (long long)json_integer_value(json_object_get(error, "code")),
+			 json_string_value(json_object_get(error, "message")) ?: "");
+		payload = error;
+	} else {
+		const json_t *sc = json_object_get(result, "structuredContent");
+		if (json_is_object(sc))
+			payload = sc;
+		const char *gst = json_string_value(
+		    json_object_get(json_object_get(json_object_get(result, "_meta"), "io.assent/gate"), "status"));
+		int iserr = json_is_true(json_object_get(result, "isError"));
+		if (c->up[0] && gst && strcmp(gst, "forwarded")) { /* the gate did not forward it */
+			outcome = 2;
+			type_of_status(gst, etype);
+			snprintf(msg, sizeof msg, "%s", first_text(result) ?: gst);
+		} else if (iserr && !c->up[0]) { /* assent's own tool refused the call */
+			outcome = 2;
+			snprintf(etype, sizeof etype, "ToolError");
+			snprintf(msg, sizeof msg, "%s", first_text(result) ?: "isError");
+		} else if (softerr_classify(result, &t->rules, msg, sizeof msg)) {
+			outcome = 1;
+			snprintf(etype, sizeof etype, "SoftError");
+		}
+	}
+	send_rec(t, c, outcome, outcome ? etype : NULL, outcome ? msg : NULL, (int64_t)rsz, payload);
+	end_slot(c);
+}
+
+void callrec_conn_gone(struct callrec *t, uint64_t conn)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < CR_SLOTS; i++) {
+		struct crec *c = &t->slots[i];
+		if (!c->used || c->conn != conn)
+			continue;
+		send_rec(t, c, 2, "Disconnected", "the client's connection ended before the call was answered", -1,
+			 NULL);
+		end_slot(c);
+	}
+}

@@ -1,0 +1,33 @@
+/* The mcp worker's share of the call records (issue 16): it sees every tools/call begin and
+ * end, so it times each one, sizes its arguments and result, classifies its outcome (ok, a
+ * soft error the tool returned as data, or an error), applies exclusion and sampling, and
+ * sends one F_CALLREC per recorded call. It never decides who made the call: the signer adds
+ * the identity it measured. Nothing here changes what the client receives. */
+#ifndef ASSENT_CALLREC_H
+#define ASSENT_CALLREC_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct callrec;
+
+/* From the records configuration the signer sent (reccfg.h JSON; NULL: recording off). */
+struct callrec *callrec_new(const json_t *cfg, int ipcfd, char *err);
+void callrec_free(struct callrec *t);
+
+/* A tools/call began: params as the client sent them; upstream: the gate's upstream the
+ * tool belongs to, or NULL for assent's own. */
+void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json_t *params, const char *upstream);
+/* Whether results are kept (mode full): the caller then parses one it would only splice. */
+int callrec_keeps(const struct callrec *t);
+/* Whether (conn, rid) is a call being recorded. */
+int callrec_open(const struct callrec *t, uint64_t conn, const char *rid, size_t ridn);
+/* Its answer: a CallToolResult (result), or a JSON-RPC error object (error); rsz: the bytes
+ * of the answer's JSON. Sends the record, unless sampled out. */
+void callrec_end(struct callrec *t, uint64_t conn, const char *rid, size_t ridn, const json_t *result,
+		 const json_t *error, size_t rsz);
+/* The client's connection ended: its unanswered calls are recorded as errors. */
+void callrec_conn_gone(struct callrec *t, uint64_t conn);
+
+#endif
