@@ -26,13 +26,13 @@ TESTLIBS := -lcmocka
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
-GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c
+GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c gateway/recorder/main.c
 LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
             $(filter-out $(GW_PROGS),$(shell find gateway -name '*.c' | sort))
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
-PROGS    := build/assent-verify build/assent build/assentd build/assent-worker
+PROGS    := build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder
 
 HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h policy/*.h fuzz/*.h) $(shell find gateway -name '*.h')
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
@@ -124,6 +124,11 @@ build/libassent-worker.a: $(WORKER_LIB_OBJ) $(WEB_OBJ)
 build/assent-worker: build/obj/gateway/worker/main.o build/libassent-worker.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(WORKER_LIBS)
+# The call recorder (gateway/recorder/): the only program with a database client in it.
+REC_LIBS := -lsqlite3 -lpq
+build/assent-recorder: build/obj/gateway/recorder/main.o build/libassent.a
+	@echo "  CCLD    $@"
+	@$(CC) $(LDHARDEN) -o $@ $^ -lsqlite3 -lpq -ljansson -lseccomp -pthread
 build/assent: build/obj/gateway/cli/assent.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
@@ -215,7 +220,7 @@ demo: deps all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 include/assent/err.h include/assent/verify.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc

@@ -1,0 +1,279 @@
+/* Records from the signer's frames, redacted and bounded (prep.h). */
+#include "gateway/recorder/prep.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+
+void rec_call_free(struct rec_call *c)
+{
+	char **f[] = {&c->call_id,  &c->tool,	     &c->upstream,    &c->error_type, &c->error_message,
+		      &c->session_id, &c->request_id, &c->user_sub,     &c->caller_kind, &c->client_id,
+		      &c->identity,   &c->arguments,  &c->result,	      &c->decision,   &c->rule,
+		      &c->server_version, &c->extra};
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+		free(*f[i]);
+		*f[i] = NULL;
+	}
+}
+
+void rec_event_free(struct rec_event *e)
+{
+	char **f[] = {&e->kind,	     &e->key,		&e->call_id, &e->session_id,    &e->user_sub,
+		      &e->caller_kind, &e->client_id, &e->server_version, &e->attrs};
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+		free(*f[i]);
+		*f[i] = NULL;
+	}
+}
+
+int prep_init(struct prep *p, const struct rec_cfg *c, uint64_t id_seed, char *err)
+{
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < c->nkeys; i++)
+		p->keys[i] = c->keys[i];
+	for (size_t i = 0; i < c->nprefixes; i++)
+		p->prefixes[i] = c->prefixes[i];
+	p->rules = (struct redact_rules){p->keys, c->nkeys, p->prefixes, c->nprefixes};
+	if (redact_rules_check(&p->rules, err) != 0)
+		return AS_EINVAL;
+	for (size_t i = 0; i < c->npatterns; i++) { /* checked by the signer against the policy's guard */
+		if (regcomp(&p->re[i], c->patterns[i], REG_EXTENDED) != 0) {
+			prep_free(p);
+			return as_fail(err, AS_EINVAL, "redact_patterns[%zu]: does not compile", i);
+		}
+		p->nre++;
+	}
+	p->ids = id_seed;
+	return 0;
+}
+
+void prep_free(struct prep *p)
+{
+	for (size_t i = 0; i < p->nre; i++)
+		regfree(&p->re[i]);
+	p->nre = 0;
+}
+
+/* Every match of the operator's expressions in s, replaced by the marker. */
+static char *patterns(struct prep *p, char *s)
+{
+	for (size_t i = 0; s && i < p->nre; i++) {
+		struct buf o;
+		buf_init(&o, 16u << 20);
+		const char *at = s;
+		regmatch_t m;
+		int any = 0, flags = 0;
+		while (*at && regexec(&p->re[i], at, 1, &m, flags) == 0) {
+			if (m.rm_eo == m.rm_so) { /* an empty match: step over one character */
+				if (buf_put(&o, at, 1) != 0)
+					break;
+				at++;
+				flags = REG_NOTBOL;
+				continue;
+			}
+			if (buf_put(&o, at, (size_t)m.rm_so) != 0 || buf_put(&o, REDACT_MARK, REDACT_MARK_LEN) != 0)
+				break;
+			at += m.rm_eo;
+			flags = REG_NOTBOL;
+			any = 1;
+		}
+		if (any && buf_put(&o, at, strlen(at) + 1) == 0) {
+			free(s);
+			s = (char *)o.p; /* the buffer's bytes, NUL-terminated: ours now */
+			continue;
+		}
+		buf_free(&o);
+	}
+	return s;
+}
+
+static size_t cut_utf8(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+char *prep_text(struct prep *p, const char *s, size_t n, size_t max)
+{
+	struct buf o;
+	buf_init(&o, 10 * n + 16);
+	struct redact_stats st = {0};
+	if (redact_text(s, n, &p->rules, &o, &st) != 0 || buf_putc(&o, 0) != 0) {
+		buf_free(&o);
+		return NULL;
+	}
+	char *r = patterns(p, (char *)o.p);
+	if (r) {
+		size_t k = cut_utf8(r, strlen(r), max);
+		r[k] = 0;
+	}
+	return r;
+}
+
+static int walk(struct prep *p, json_t *v, int depth)
+{
+	if (depth > REDACT_DEPTH_MAX)
+		return AS_EINVAL;
+	if (json_is_string(v)) {
+		if (!p->nre)
+			return 0;
+		char *s = strdup(json_string_value(v));
+		s = s ? patterns(p, s) : NULL;
+		int rc = s && strcmp(s, json_string_value(v)) ? json_string_set(v, s) : 0;
+		free(s);
+		return rc ? AS_ENOMEM : 0;
+	}
+	const char *k;
+	json_t *x;
+	size_t i;
+	if (json_is_object(v))
+		json_object_foreach(v, k, x)
+		{
+			if (walk(p, x, depth + 1))
+				return AS_EINVAL;
+		}
+	if (json_is_array(v))
+		json_array_foreach(v, i, x)
+		{
+			if (walk(p, x, depth + 1))
+				return AS_EINVAL;
+		}
+	return 0;
+}
+
+int prep_json(struct prep *p, json_t *v)
+{
+	struct redact_stats st = {0};
+	int rc = redact_json(v, &p->rules, &st);
+	return rc ? rc : walk(p, v, 0);
+}
+
+static char *dup_field(const struct cv *body, const char *k)
+{
+	const struct cv *v = cv_get(body, k);
+	if (!v || v->t != CV_TEXT)
+		return NULL;
+	char *s = malloc(v->n + 1);
+	if (s) {
+		memcpy(s, v->s, v->n);
+		s[v->n] = 0;
+	}
+	return s;
+}
+
+static uint64_t uint_field(const struct cv *body, const char *k, uint64_t dflt)
+{
+	const struct cv *v = cv_get(body, k);
+	return v && v->t == CV_UINT ? v->u : dflt;
+}
+
+/* Arguments or a result, as JSON text (cut at RECCFG_PAYLOAD_MAX when tot says so): redacted
+ * JSON text, or for a cut one {"truncated": true, "total_bytes": N, "head": redacted text}. */
+static char *payload(struct prep *p, const struct cv *body, const char *k, const char *totk)
+{
+	const struct cv *v = cv_get(body, k);
+	if (!v || v->t != CV_TEXT)
+		return NULL;
+	uint64_t tot = uint_field(body, totk, 0);
+	json_t *j = tot ? NULL : json_loadb((const char *)v->s, v->n, JSON_DECODE_ANY, NULL);
+	if (!j) {
+		char *head = prep_text(p, (const char *)v->s, v->n, RECCFG_PAYLOAD_MAX);
+		j = json_pack("{s:b,s:I,s:s}", "truncated", 1, "total_bytes", (json_int_t)(tot ? tot : v->n), "head",
+			      head ? head : "");
+		free(head);
+	} else if (prep_json(p, j) != 0) {
+		json_decref(j);
+		j = json_pack("{s:s}", "error", "too deeply nested to redact: not kept");
+	}
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	return s;
+}
+
+static const char *const OUTCOMES[] = {"ok", "soft_error", "error"};
+
+int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *err)
+{
+	memset(c, 0, sizeof *c);
+	const struct cv *t0 = cv_get(body, "t0"), *dur = cv_get(body, "dur"), *oc = cv_get(body, "outcome");
+	if (!t0 || t0->t != CV_UINT || !dur || dur->t != CV_UINT || !oc || oc->t != CV_UINT || oc->u > 2 ||
+	    !(c->tool = dup_field(body, "tool")))
+		return as_fail(err, AS_EINVAL, "a call record without its tool, times or outcome");
+	char id[24];
+	snprintf(id, sizeof id, "c%016llx", (unsigned long long)p->ids++);
+	c->call_id = strdup(id);
+	c->upstream = dup_field(body, "up");
+	c->started_ms = (int64_t)t0->u;
+	c->duration_ms = (double)dur->u / 1000.0;
+	c->outcome = OUTCOMES[oc->u];
+	c->ok = oc->u == 0;
+	if (!c->ok) {
+		c->error_type = dup_field(body, "etype");
+		const struct cv *m = cv_get(body, "emsg");
+		if (m && m->t == CV_TEXT)
+			c->error_message = prep_text(p, (const char *)m->s, m->n, REC_ERROR_MAX);
+	}
+	c->session_id = dup_field(body, "session");
+	c->request_id = dup_field(body, "rid");
+	c->user_sub = dup_field(body, "user");
+	c->caller_kind = dup_field(body, "ckind");
+	c->client_id = dup_field(body, "client");
+	c->identity = dup_field(body, "identity");
+	c->args_size = (int64_t)uint_field(body, "asz", 0);
+	c->result_size = cv_get(body, "rsz") ? (int64_t)uint_field(body, "rsz", 0) : -1;
+	c->arguments = payload(p, body, "args", "atot");
+	c->result = payload(p, body, "res", "rtot");
+	c->decision = dup_field(body, "decision");
+	c->rule = dup_field(body, "rule");
+	c->ledger_seq = cv_get(body, "seq") ? (int64_t)uint_field(body, "seq", 0) : -1;
+	c->sample_rate = cv_get(body, "rate") ? (double)uint_field(body, "rate", 1000000) / 1e6 : 0;
+	c->server_version = dup_field(body, "version");
+	return c->call_id ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
+}
+
+static void iso_ms(int64_t ms, char out[32])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 32 - n, ".%03dZ", (int)(ms % 1000));
+}
+
+static json_t *json_or_null(const char *s)
+{
+	json_t *j = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+	return j ? j : json_null();
+}
+
+json_t *prep_call_json(const struct rec_call *c)
+{
+	char at[32];
+	iso_ms(c->started_ms, at);
+	json_t *j = json_pack(
+	    "{s:s,s:s,s:s,s:s?,s:s,s:f,s:s,s:b,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o,s:I,s:o,s:s?,s:s?,s:s?}", "record",
+	    "tool_call", "call_id", c->call_id, "tool", c->tool, "upstream", c->upstream, "started_at", at,
+	    "duration_ms", c->duration_ms, "outcome", c->outcome, "ok", c->ok, "error_type", c->error_type,
+	    "error_message", c->error_message, "session_id", c->session_id, "request_id", c->request_id, "user_sub",
+	    c->user_sub, "caller_kind", c->caller_kind, "client_id", c->client_id, "identity",
+	    json_or_null(c->identity), "args_size", (json_int_t)c->args_size, "result_size",
+	    c->result_size >= 0 ? json_integer(c->result_size) : json_null(), "decision", c->decision, "rule", c->rule,
+	    "server_version", c->server_version);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "ledger_seq", c->ledger_seq >= 0 ? json_integer(c->ledger_seq) : json_null());
+	json_object_set_new(j, "sample_rate", c->sample_rate > 0 ? json_real(c->sample_rate) : json_null());
+	if (c->arguments)
+		json_object_set_new(j, "arguments", json_or_null(c->arguments));
+	if (c->result)
+		json_object_set_new(j, "result", json_or_null(c->result));
+	json_object_set_new(j, "extra", json_or_null(c->extra));
+	return j;
+}
