@@ -144,15 +144,20 @@ ORACLE_LIBS_ledger_entry      := -lcbor
 ORACLE_LIBS_token             := -ljwt
 ORACLE_LIBS_token_oracle_test := -ljwt
 
+# The call recorder's database clients (gateway/recorder/db.c): what links the recorder
+# links these, and so do the unit tests named db_* or store_* (unit_libs).
+REC_LIBS := -lsqlite3 -lpq
+unit_libs = $(ORACLE_LIBS_$(1)) $(if $(filter db_% store_%,$(1)),$(REC_LIBS))
+
 # ---- unit tests: each under the plain build and under the sanitizers ----
 UNIT_BINS     := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,build/san/tests/%,$(UNIT_SRC))
 build/tests/%: build/obj/tests/unit/%.o build/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBS) $(TESTLIBS) $(call unit_libs,$*)
 build/san/tests/%: build/san/obj/tests/unit/%.o build/san/libassent.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS) $(ORACLE_LIBS_$*)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS) $(TESTLIBS) $(call unit_libs,$*)
 
 # ---- fuzz harnesses: libFuzzer (clang) and a replay driver (gcc + sanitizers) ----
 FUZZ_BINS   := $(patsubst %,build/fuzz/%,$(FUZZERS))

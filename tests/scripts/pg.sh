@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server for the tests: Debian's postgresql-15 binaries, a cluster
+# in DIR that listens on a unix socket only (DIR/sock, listen_addresses = ''), trust
+# authentication on that socket, superuser "postgres".
+#   pg.sh start DIR   initdb + start; prints the conninfo the recorder takes, e.g.
+#                     postgresql:host=DIR/sock port=5432 dbname=postgres user=postgres
+#   pg.sh stop DIR    stop it (fast shutdown); the files stay, for the caller to remove
+# initdb and the server refuse to run as root, and CI runs as root: then they run as the
+# `postgres` system account (Debian's package makes it), or as `assent-pg` created for
+# the purpose when there is none, and DIR is handed to that account. DIR and every
+# directory above it must be searchable by it (a mktemp -d directory is 0700: chmod it
+# 0711 first). Run as another user, they run as that user.
+set -euo pipefail
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+
+die() {
+	echo "pg.sh: $*" >&2
+	exit 1
+}
+
+[ $# -eq 2 ] || die "usage: pg.sh start|stop DIR"
+cmd=$1
+dir=$2
+[ -x "$PGBIN/initdb" ] || die "no PostgreSQL at $PGBIN (apt-get install postgresql-15, or set PGBIN)"
+case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
+
+# as CMD...: run CMD as the cluster's owner.
+as() {
+	cd "$dir" 2>/dev/null || cd /
+	if [ "$(id -u)" -ne 0 ]; then
+		"$@"
+	elif command -v runuser >/dev/null; then
+		runuser -u "$owner" -- "$@"
+	else
+		setpriv --reuid="$owner" --regid="$owner" --init-groups -- "$@"
+	fi
+}
+
+owner=$(id -un)
+if [ "$(id -u)" -eq 0 ]; then
+	if [ -f "$dir/owner" ]; then
+		owner=$(cat "$dir/owner")
+	elif id postgres >/dev/null 2>&1; then
+		owner=postgres
+	else
+		id assent-pg >/dev/null 2>&1 ||
+			useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin assent-pg ||
+			die "cannot create the system user assent-pg to run PostgreSQL as (initdb refuses root)"
+		owner=assent-pg
+	fi
+fi
+
+case $cmd in
+start)
+	mkdir -p "$dir"
+	[ -e "$dir/data" ] && die "$dir/data exists: stop and remove the old cluster first"
+	echo "$owner" >"$dir/owner"
+	mkdir -p "$dir/data" "$dir/sock"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown "$owner" "$dir" "$dir/data" "$dir/sock"
+		as test -x "$dir" || die "$owner cannot reach $dir (a directory above it is not searchable by others: chmod o+x it)"
+	fi
+	chmod 0700 "$dir/data" "$dir/sock"
+	as "$PGBIN/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-locale --no-instructions >"$dir/initdb.log" 2>&1 ||
+		die "initdb failed: $(tail -3 "$dir/initdb.log" | tr '\n' ' ')"
+	cat >>"$dir/data/postgresql.conf" <<EOF
+listen_addresses = ''
+unix_socket_directories = '$dir/sock'
+unix_socket_permissions = 0700
+port = 5432
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_connections = 20
+shared_buffers = 16MB
+EOF
+	as "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
+		die "the server did not start: $(tail -3 "$dir/server.log" 2>/dev/null | tr '\n' ' ')"
+	echo "postgresql:host=$dir/sock port=5432 dbname=postgres user=postgres"
+	;;
+stop)
+	[ -d "$dir/data" ] || die "no cluster in $dir"
+	as "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null
+	;;
+*)
+	die "unknown command $cmd: start or stop"
+	;;
+esac
