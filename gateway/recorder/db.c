@@ -146,6 +146,14 @@ static int lite_connect(struct db *d, char *err)
 	return 0;
 }
 
+/* The server's notices ("table ... does not exist, skipping") are not errors: libpq
+ * would print each on stderr. */
+static void pg_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
 static int pg_connect(struct db *d, char *err)
 {
 	/* Later keywords override what the conninfo (dbname, expanded) says: a default
@@ -172,6 +180,7 @@ static int pg_connect(struct db *d, char *err)
 		return as_fail(err, AS_EIO, "PostgreSQL: cannot set the session's time zone to UTC: %s", line);
 	}
 	PQclear(r);
+	PQsetNoticeProcessor(c, pg_notice, NULL);
 	d->pg = c;
 	return 0;
 }
@@ -451,7 +460,7 @@ static int lite_script(struct db *d, const char *sql, char *err)
 
 /* ---- PostgreSQL ---- */
 
-static int pg_code(const PGresult *r)
+static int pg_code(const struct db *d, const PGresult *r)
 {
 	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 	if (!state || strlen(state) != 5)
@@ -459,8 +468,8 @@ static int pg_code(const PGresult *r)
 	if (!strncmp(state, "22", 2) || !strncmp(state, "23", 2) || !strncmp(state, "42", 2) ||
 	    !strncmp(state, "0A", 2))
 		return AS_EINVAL; /* data, integrity, syntax or access rule, unsupported */
-	if (!strncmp(state, "53", 2))
-		return AS_EIO; /* insufficient resources: may pass */
+	if (!strcmp(state, "08P01") && PQstatus(d->pg) == CONNECTION_OK)
+		return AS_EINVAL; /* a protocol violation the server survived: parameters that do not fit */
 	return AS_EIO;
 }
 
@@ -469,7 +478,7 @@ static int pg_fail(struct db *d, PGresult *r, const char *sql, char *err)
 	char line[AS_ERRLEN], shown[DB_SQL_SHOWN + 4];
 	const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	first_line(primary ? primary : PQerrorMessage(d->pg), line, sizeof line);
-	int code = pg_code(r);
+	int code = pg_code(d, r);
 	if (PQstatus(d->pg) == CONNECTION_BAD)
 		code = AS_EIO;
 	return as_fail(err, code, "PostgreSQL: %s (in %s)", line, sql_shown(sql, shown));

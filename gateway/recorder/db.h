@@ -61,7 +61,7 @@ int db_bool(const char *v);
 
 /* The text to bind for a timestamp column, unix ms in UTC: SQLite "YYYY-MM-DD
  * HH:MM:SS.mmm" (TEXT columns, so these sort and compare as times), PostgreSQL the same
- * with "+00" (TIMESTAMPTZ). */
+ * with "+00" (TIMESTAMPTZ); d NULL: SQLite's. Times are clamped to 1970 .. 9999. */
 void db_ts(const struct db *d, int64_t unix_ms, char out[DB_TS_LEN]);
 /* A timestamp as either backend returns it ("YYYY-MM-DD HH:MM:SS[.fff...]" then
  * nothing, "Z", or an offset "+HH", "-HH:MM"; 'T' for the space too) back to unix ms

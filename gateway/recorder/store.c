@@ -15,7 +15,11 @@
 #include "common/text.h"
 #include "common/util.h"
 
-#define INSERT_ROWS 64	  /* rows per INSERT statement (25 parameters each: 1,600 < 32,766) */
+#define INSERT_ROWS 64 /* rows per INSERT statement at most (25 parameters each: 1,600 < 32,766) */
+/* A batch goes in statements of these many rows, the largest that fits first, so that a
+ * batch of 100 is 64 + 16 + 16 + 4 rows: four round trips to PostgreSQL, not 37. */
+static const size_t insert_sizes[] = {INSERT_ROWS, 16, 4, 1};
+#define INSERT_SIZES 4
 #define SQL_MAX (1 << 20) /* the longest statement built */
 #define DAY_MS 86400000LL
 
@@ -191,7 +195,7 @@ struct store {
 	struct db *d;
 	char name[TB_COUNT][STORE_PREFIX_MAX + 24];
 	char *q[Q_COUNT];
-	char *ins_calls[2], *ins_events[2];	   /* one row, INSERT_ROWS rows */
+	char *ins_calls[INSERT_SIZES], *ins_events[INSERT_SIZES]; /* by insert_sizes */
 	char *events_q[STORE_EVENT_KINDS_MAX + 1]; /* events_for by number of kinds, made when first used */
 };
 
@@ -295,7 +299,7 @@ void store_free(struct store *st)
 		return;
 	for (size_t i = 0; i < Q_COUNT; i++)
 		free(st->q[i]);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < INSERT_SIZES; i++) {
 		free(st->ins_calls[i]);
 		free(st->ins_events[i]);
 	}
@@ -540,13 +544,14 @@ int store_open(struct db *d, const char *prefix, struct store **out, json_t **mi
 		if (!(st->q[i] = expand(st, q_text[i])))
 			rc = AS_ENOMEM;
 	if (rc == 0) {
+		/* A retried batch whose first commit did go through adds no call twice. */
 		const char *conflict = " ON CONFLICT (call_id) DO NOTHING";
-		st->ins_calls[0] = insert_text(st, TB_CALLS, 1, conflict);
-		st->ins_calls[1] = insert_text(st, TB_CALLS, INSERT_ROWS, conflict);
-		st->ins_events[0] = insert_text(st, TB_EVENTS, 1, "");
-		st->ins_events[1] = insert_text(st, TB_EVENTS, INSERT_ROWS, "");
-		if (!st->ins_calls[0] || !st->ins_calls[1] || !st->ins_events[0] || !st->ins_events[1])
-			rc = AS_ENOMEM;
+		for (size_t i = 0; i < INSERT_SIZES; i++) {
+			st->ins_calls[i] = insert_text(st, TB_CALLS, insert_sizes[i], conflict);
+			st->ins_events[i] = insert_text(st, TB_EVENTS, insert_sizes[i], "");
+			if (!st->ins_calls[i] || !st->ins_events[i])
+				rc = AS_ENOMEM;
+		}
 	}
 	if (rc < 0) {
 		store_free(st);
@@ -719,6 +724,15 @@ static int event_params(struct store *st, const struct rec_event *e, char ts[DB_
 	return 0;
 }
 
+/* The index in insert_sizes of the largest statement for left rows. */
+static size_t insert_size(size_t left)
+{
+	size_t k = 0;
+	while (insert_sizes[k] > left)
+		k++;
+	return k;
+}
+
 static int write_calls(struct store *st, const struct rec_call *calls, size_t n, char *err)
 {
 	const char **v = calloc((size_t)INSERT_ROWS * CALL_NCOLS, sizeof *v);
@@ -726,7 +740,7 @@ static int write_calls(struct store *st, const struct rec_call *calls, size_t n,
 	struct owned o = {0};
 	int rc = v && t ? db_begin(st->d, err) : as_fail(err, AS_ENOMEM, "out of memory writing %zu calls", n);
 	for (size_t i = 0; rc == 0 && i < n;) {
-		size_t rows = n - i >= INSERT_ROWS ? INSERT_ROWS : 1;
+		size_t k = insert_size(n - i), rows = insert_sizes[k];
 		for (size_t r = 0; rc == 0 && r < rows; r++) {
 			if (!calls[i + r].call_id || !calls[i + r].tool || !calls[i + r].outcome)
 				rc = as_fail(err, AS_EINVAL, "call record %zu has no call_id, tool or outcome", i + r);
@@ -734,7 +748,7 @@ static int write_calls(struct store *st, const struct rec_call *calls, size_t n,
 				rc = as_fail(err, AS_ENOMEM, "out of memory writing %zu calls", n);
 		}
 		if (rc == 0)
-			rc = db_exec(st->d, st->ins_calls[rows == 1 ? 0 : 1], v, rows * CALL_NCOLS, NULL, err);
+			rc = db_exec(st->d, st->ins_calls[k], v, rows * CALL_NCOLS, NULL, err);
 		owned_free(&o);
 		i += rows;
 	}
@@ -754,7 +768,7 @@ static int write_events(struct store *st, const struct rec_event *ev, size_t n, 
 	struct owned o = {0};
 	int rc = v && ts ? db_begin(st->d, err) : as_fail(err, AS_ENOMEM, "out of memory writing %zu events", n);
 	for (size_t i = 0; rc == 0 && i < n;) {
-		size_t rows = n - i >= INSERT_ROWS ? INSERT_ROWS : 1;
+		size_t k = insert_size(n - i), rows = insert_sizes[k];
 		for (size_t r = 0; rc == 0 && r < rows; r++) {
 			if (!ev[i + r].kind)
 				rc = as_fail(err, AS_EINVAL, "event %zu has no kind", i + r);
@@ -762,7 +776,7 @@ static int write_events(struct store *st, const struct rec_event *ev, size_t n, 
 				rc = as_fail(err, AS_ENOMEM, "out of memory writing %zu events", n);
 		}
 		if (rc == 0)
-			rc = db_exec(st->d, st->ins_events[rows == 1 ? 0 : 1], v, rows * EVENT_NCOLS, NULL, err);
+			rc = db_exec(st->d, st->ins_events[k], v, rows * EVENT_NCOLS, NULL, err);
 		owned_free(&o);
 		i += rows;
 	}
