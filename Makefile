@@ -125,10 +125,9 @@ build/assent-worker: build/obj/gateway/worker/main.o build/libassent-worker.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(WORKER_LIBS)
 # The call recorder (gateway/recorder/): the only program with a database client in it.
-REC_LIBS := -lsqlite3 -lpq
 build/assent-recorder: build/obj/gateway/recorder/main.o build/libassent.a
 	@echo "  CCLD    $@"
-	@$(CC) $(LDHARDEN) -o $@ $^ -lsqlite3 -lpq -ljansson -lseccomp -pthread
+	@$(CC) $(LDHARDEN) -o $@ $^ $(REC_LIBS) -lmbedcrypto -ljansson -lseccomp -pthread
 build/assent: build/obj/gateway/cli/assent.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)

@@ -68,8 +68,10 @@ static int ll_allow(int rs, const char *path, uint64_t rights)
 	return rc == 0 ? 0 : -1;
 }
 
-static int landlock(const struct confine_opts *o, int *abi_out, char *err)
+/* The ruleset is made (and its paths opened) before the uid changes, then enforced after. */
+static int landlock(const struct confine_opts *o, int *abi_out, int *rs_out, char *err)
 {
+	*rs_out = -1;
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_VERSION);
 	*abi_out = abi > 0 ? (int)abi : 0;
 	if (abi <= 0)
@@ -100,12 +102,12 @@ static int landlock(const struct confine_opts *o, int *abi_out, char *err)
 		struct ll_port np = {LL_NET_CONNECT_TCP, o->tcp_port};
 		rc = (int)syscall(SYS_landlock_add_rule, rs, LL_RULE_NET, &np, 0);
 	}
-	if (rc != 0 || syscall(SYS_landlock_restrict_self, rs, 0) != 0) {
+	if (rc != 0) {
 		int e = errno;
 		close(rs);
 		return as_fail(err, AS_EIO, "recorder: landlock: %s", strerror(e));
 	}
-	close(rs);
+	*rs_out = rs;
 	return 0;
 }
 
@@ -150,6 +152,14 @@ static int seccomp(char *err)
 int confine_enter(const struct confine_opts *o, char *err)
 {
 	struct rlimit zero = {0, 0}, fds = {64, 64};
+	int abi = 0, rs = -1;
+	int rc = landlock(o, &abi, &rs, err);
+	if (rc == AS_ENOTFOUND && getuid() != 0)
+		return as_fail(err, AS_EIO, "recorder: the kernel offers no Landlock, which keeps it to its directory");
+	if (rc != 0 && rc != AS_ENOTFOUND)
+		return rc;
+	if (o->dir && chdir(o->dir) != 0) /* its database is named from here (db.c: a relative path stays so) */
+		return as_fail(err, AS_EIO, "recorder: cannot enter %s: %s", o->dir, strerror(errno));
 	if (setrlimit(RLIMIT_CORE, &zero) != 0 || setrlimit(RLIMIT_NOFILE, &fds) != 0)
 		return as_fail(err, AS_EIO, "recorder: rlimits: %s", strerror(errno));
 	if (geteuid() == 0) {
@@ -167,11 +177,12 @@ int confine_enter(const struct confine_opts *o, char *err)
 		return as_fail(err, AS_EIO, "recorder: RLIMIT_NPROC: %s", strerror(errno));
 	if (prctl(PR_SET_DUMPABLE, 0) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return as_fail(err, AS_EIO, "recorder: prctl: %s", strerror(errno));
-	int abi = 0;
-	int rc = landlock(o, &abi, err);
-	if (rc == AS_ENOTFOUND && getuid() != 0 && o->uid == 0)
-		return as_fail(err, AS_EIO, "recorder: the kernel offers no Landlock, which keeps it to its directory");
-	if (rc != 0 && rc != AS_ENOTFOUND)
-		return rc;
+	if (rs >= 0) {
+		long r = syscall(SYS_landlock_restrict_self, rs, 0);
+		int e = errno;
+		close(rs);
+		if (r != 0)
+			return as_fail(err, AS_EIO, "recorder: landlock: restrict_self: %s", strerror(e));
+	}
 	return seccomp(err);
 }

@@ -113,6 +113,36 @@ static void cache_drop(struct db *d)
 	}
 }
 
+/* A relative path stays relative: the default VFS would make it absolute from getcwd, and
+ * the recorder, once its uid is dropped, cannot walk the state directory's path (0700, the
+ * signer's) but only its own directory, which is its working directory. */
+static sqlite3_vfs rel_vfs;
+static sqlite3_vfs *rel_base;
+
+static int rel_full(sqlite3_vfs *v, const char *z, int n, char *out)
+{
+	(void)v;
+	if (z[0] == '/')
+		return rel_base->xFullPathname(rel_base, z, n, out);
+	if ((int)strlen(z) >= n)
+		return SQLITE_CANTOPEN;
+	snprintf(out, (size_t)n, "%s", z);
+	return SQLITE_OK;
+}
+
+static const char *rel_vfs_name(void)
+{
+	if (!rel_base && (rel_base = sqlite3_vfs_find(NULL))) {
+		rel_vfs = *rel_base;
+		rel_vfs.zName = "assent-relative";
+		rel_vfs.pNext = NULL;
+		rel_vfs.xFullPathname = rel_full;
+		if (sqlite3_vfs_register(&rel_vfs, 0) != SQLITE_OK)
+			rel_base = NULL;
+	}
+	return rel_base ? rel_vfs.zName : NULL;
+}
+
 static int lite_connect(struct db *d, char *err)
 {
 	const char *path = d->target;
@@ -125,7 +155,10 @@ static int lite_connect(struct db *d, char *err)
 		close(fd);
 	}
 	sqlite3 *db = NULL;
-	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+				 *path && *path != '/' && strncmp(path, "file:", 5) && strcmp(path, ":memory:")
+				     ? rel_vfs_name()
+				     : NULL);
 	if (rc != SQLITE_OK) {
 		as_fail(err, AS_EIO, "cannot open SQLite database %s: %s", path,
 			db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <libpq-fe.h>
+#include <postgresql/libpq-fe.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +67,14 @@ static int open_db(struct rec *r, char *err)
 {
 	if (!strcmp(r->cfg.database, "off"))
 		return 0;
+	/* SQLite in its own directory is named from there: the recorder's working directory. */
+	char rel[sizeof r->cfg.database];
 	const char *url = r->cfg.database;
+	size_t dl = strlen(r->dir);
+	if (dl && !strncmp(url, "sqlite:", 7) && !strncmp(url + 7, r->dir, dl) && url[7 + dl] == '/') {
+		snprintf(rel, sizeof rel, "sqlite:%s", url + 8 + dl);
+		url = rel;
+	}
 	if (!r->db && db_open(url, &r->db, err) != 0)
 		return AS_EIO;
 	json_t *mig = NULL;
@@ -250,12 +257,15 @@ static int setup(struct rec *r, uid_t uid, char *err)
 		seed = now_ms() * 2654435761u;
 	if (prep_init(&r->p, &r->cfg, seed, err) != 0)
 		return AS_EINVAL;
-	if (open_db(r, err) != 0) /* before the confinement when it can: then retried within it */
-		ipc_log(FD, "error", "recorder: the database: %s (retried)", err);
 	struct confine_opts co = {.dir = !strncmp(r->cfg.database, "sqlite:", 7) && r->dir[0] ? r->dir : NULL,
 				  .tcp_port = pg_port(r->cfg.database),
 				  .uid = uid};
-	return confine_enter(&co, err);
+	if (confine_enter(&co, err) != 0)
+		return AS_EIO;
+	/* Opened within the confinement, so that its files are the recorder's own. */
+	if (open_db(r, err) != 0)
+		ipc_log(FD, "error", "recorder: the database: %s (retried)", err);
+	return 0;
 }
 
 int main(int argc, char **argv)
