@@ -142,6 +142,7 @@ static const struct frame_field callrec[] = {
     {"res", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT},
     {"atot", FT_UINT, UINT64_MAX, OPT}, /* args was cut: its whole size */
     {"rtot", FT_UINT, UINT64_MAX, OPT},
+    {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT}, /* declared by the client: the signer's own when it has one */
 };
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},

@@ -204,7 +204,7 @@ int h_callrec(void *ctx, struct ipc_frame *f, char *err)
 	rc = !out;
 	for (size_t i = 0; !rc && i < f->body->n; i++) {
 		const struct cv *k = &f->body->items[2 * i];
-		if (cv_text_eq(k, "t") || cv_text_eq(k, "conn"))
+		if (cv_text_eq(k, "t") || cv_text_eq(k, "conn") || (c->client[0] && cv_text_eq(k, "client")))
 			continue;
 		char key[16];
 		snprintf(key, sizeof key, "%.*s", (int)(k->n < 15 ? k->n : 15), (const char *)k->s);
@@ -225,7 +225,7 @@ int h_callrec(void *ctx, struct ipc_frame *f, char *err)
 	json_decref(ident);
 	rc = rc || ipc_put_text(a, out, "user", c->owner, strlen(c->owner)) ||
 	     ipc_put_text(a, out, "ckind", kind, strlen(kind)) ||
-	     ipc_put_text(a, out, "client", c->client, strlen(c->client)) ||
+	     (c->client[0] && ipc_put_text(a, out, "client", c->client, strlen(c->client))) ||
 	     (session[0] && ipc_put_text(a, out, "session", session, strlen(session))) ||
 	     (ij && ipc_put_text(a, out, "identity", ij, strlen(ij))) ||
 	     ipc_put_text(a, out, "version", ASSENT_VERSION, strlen(ASSENT_VERSION));

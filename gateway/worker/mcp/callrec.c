@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway/proto/action.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/limits.h"
 #include "gateway/proto/proto.h"
@@ -24,6 +25,7 @@ struct crec {
 	char rid[PROTO_RID_MAX + 1];
 	char tool[RECCFG_NAME_MAX + 1];
 	char up[33];
+	char client[ACTION_CLIENT_MAX + 1];
 	uint64_t t0_ms, t0_us; /* wall clock, and monotonic for the duration */
 	uint64_t asz;
 	json_t *args; /* mode full (and not a meta-only tool): kept until the end */
@@ -121,7 +123,8 @@ static size_t dumped_size(const json_t *j)
 	return j ? json_dumpb(j, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY) : 0;
 }
 
-void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json_t *params, const char *upstream)
+void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json_t *params, const char *upstream,
+		   const char *client)
 {
 	if (!t)
 		return;
@@ -148,6 +151,7 @@ void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json
 	snprintf(c->tool, sizeof c->tool, "%s", tool);
 	if (upstream)
 		snprintf(c->up, sizeof c->up, "%s", upstream);
+	snprintf(c->client, sizeof c->client, "%s", client ? client : "");
 	c->t0_ms = wall_ms();
 	c->t0_us = mono_us();
 	const json_t *args = json_object_get(params, "arguments");
@@ -212,7 +216,7 @@ static void send_rec(struct callrec *t, struct crec *c, int outcome, const char 
 	uint64_t now = mono_us();
 	cv_arena_reset(&t->a);
 	struct cv_arena *a = &t->a;
-	struct cv *f = ipc_frame_new(a, F_CALLREC, 16);
+	struct cv *f = ipc_frame_new(a, F_CALLREC, 17);
 	int rc = !f || ipc_put_uint(a, f, "conn", c->conn) || ipc_put_text(a, f, "rid", c->rid, strlen(c->rid)) ||
 		 ipc_put_text(a, f, "tool", c->tool, strlen(c->tool)) ||
 		 (c->up[0] && ipc_put_text(a, f, "up", c->up, strlen(c->up))) || ipc_put_uint(a, f, "t0", c->t0_ms) ||
@@ -220,7 +224,8 @@ static void send_rec(struct callrec *t, struct crec *c, int outcome, const char 
 		 ipc_put_uint(a, f, "outcome", (uint64_t)outcome) || ipc_put_uint(a, f, "asz", c->asz) ||
 		 (rsz >= 0 && ipc_put_uint(a, f, "rsz", (uint64_t)rsz)) ||
 		 (rate < 1.0 && ipc_put_uint(a, f, "rate", (uint64_t)(rate * 1e6 + 0.5))) ||
-		 (etype && ipc_put_text(a, f, "etype", etype, strlen(etype)));
+		 (etype && ipc_put_text(a, f, "etype", etype, strlen(etype))) ||
+		 (c->client[0] && ipc_put_text(a, f, "client", c->client, strlen(c->client)));
 	if (!rc && emsg) {
 		size_t n = strlen(emsg);
 		rc = ipc_put_text(a, f, "emsg", emsg, cut_utf8(emsg, n, PROTO_REC_ERROR_MAX));

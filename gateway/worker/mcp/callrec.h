@@ -17,8 +17,9 @@ struct callrec *callrec_new(const json_t *cfg, int ipcfd, char *err);
 void callrec_free(struct callrec *t);
 
 /* A tools/call began: params as the client sent them; upstream: the gate's upstream the
- * tool belongs to, or NULL for assent's own. */
-void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json_t *params, const char *upstream);
+ * tool belongs to, or NULL for assent's own; client: what the client declared of itself. */
+void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json_t *params, const char *upstream,
+		   const char *client);
 /* Whether results are kept (mode full): the caller then parses one it would only splice. */
 int callrec_keeps(const struct callrec *t);
 /* Whether (conn, rid) is a call being recorded. */

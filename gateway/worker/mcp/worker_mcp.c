@@ -652,7 +652,9 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	id_json(&m->id, rid);
 	const char *name = json_string_value(json_object_get(m->params, "name"));
 	const json_t *route = name && w->routes ? json_object_get(w->routes, name) : NULL;
-	callrec_begin(w->rec, c->id, rid, m->params, json_string_value(json_array_get(route, 0)));
+	char decl[ACTION_CLIENT_MAX + 1];
+	action_client(decl, c->client.name, c->client.client_version);
+	callrec_begin(w->rec, c->id, rid, m->params, json_string_value(json_array_get(route, 0)), decl);
 	size_t before = c->out.len;
 	tools_call_do(w, c, m);
 	size_t ridn = strlen(rid);
