@@ -153,6 +153,21 @@ static const struct frame_field rec_answer[] = {{"qid", FT_UINT, UINT64_MAX, REQ
 						{"status", FT_UINT, PS_COUNT - 1, REQ},
 						{"json", FT_TEXT, IPC_FRAME_MAX / 2, REQ}};
 
+/* What a question about the records may carry (qa.c checks who may ask which op). */
+#define QA_FIELDS                                                                                                      \
+	{"op", FT_TEXT, 16, REQ}, {"type", FT_TEXT, 16, OPT}, {"title", FT_TEXT, 1000, OPT},                           \
+	    {"description", FT_TEXT, 20000, OPT}, {"contact", FT_TEXT, 1000, OPT}, {"status", FT_TEXT, 16, OPT},       \
+	    {"id", FT_UINT, INT64_MAX, OPT}, {"offset", FT_UINT, 1000000, OPT}, {"limit", FT_UINT, 10000, OPT},        \
+	    {"key", FT_TEXT, PROTO_EVENT_KEY_MAX, OPT}, {"kind", FT_TEXT, PROTO_EVENT_KIND_MAX, OPT},                  \
+	    {"kinds", FT_ARRAY, 16, OPT}, {"attrs", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT},                                 \
+	    {"older", FT_UINT, UINT64_MAX, OPT},                                                                       \
+	{                                                                                                              \
+		"call", FT_TEXT, 64, OPT                                                                               \
+	}
+static const struct frame_field qa_mcp[] = {CONN, RID, QA_FIELDS};
+static const struct frame_field qa_ctl[] = {CONN, QA_FIELDS};
+static const struct frame_field qa_web[] = {WEB, QA_FIELDS};
+
 #define TABLE(t, f)                                                                                                    \
 	{                                                                                                              \
 		t, #t, f, sizeof f / sizeof *f                                                                         \
@@ -195,6 +210,9 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_SUBMIT, web_submit),
     TABLE(F_WEB_ADMIN_CLEAR, web),
     TABLE(F_CALLREC, callrec),
+    TABLE(F_QA, qa_mcp),
+    TABLE(F_CTL_QA, qa_ctl),
+    TABLE(F_WEB_QA, qa_web),
     TABLE(F_REC_STATS, rec_stats),
     TABLE(F_REC_ANSWER, rec_answer),
 };

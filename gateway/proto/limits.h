@@ -62,6 +62,8 @@
 #define PROTO_UP_ERROR_MAX 1024	       /* F_UP_RESULT error */
 #define PROTO_UP_NOTE_MAX (64u << 10)  /* F_UP_NOTE params: one progress or log notification */
 #define PROTO_CALL_MAX (512u << 10)    /* F_CALL call: CALL_MAX (gateway/proto/call.h) */
+#define PROTO_EVENT_KIND_MAX 128       /* an event's kind: dotted, 1 to 128 characters */
+#define PROTO_EVENT_KEY_MAX 255	       /* an event's key */
 #define PROTO_REC_ERROR_MAX 4096       /* F_CALLREC emsg: a call's error text before redaction (then cut) */
 
 #endif

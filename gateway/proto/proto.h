@@ -32,6 +32,7 @@ enum {
 	F_CALLREC = 23, /* mcp: {conn, rid, tool, up?, t0, dur, outcome, etype?, emsg?, asz, rsz?, rate?, args?, res?,
 			 * atot?, rtot?} a tools/call ended: what the worker saw of it (the call records,
 			 * issue 16); the signer adds who made it, as it measured them, and what it decided */
+	F_QA = 26,	   /* mcp: {conn, rid, op: submit | event, QA fields} a QA report, an event (qa_* tools) */
 	F_REC_STATS = 24,  /* recorder: {written, dropped, failed, queued, events} its counters, now and then */
 	F_REC_ANSWER = 25, /* recorder: {qid, status, json} the answer to F_REC_QUERY qid */
 	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
@@ -43,6 +44,7 @@ enum {
 	F_CTL_PENDING = 42, /* {conn, offset?} the page of requests from offset on */
 	F_CTL_SHOW = 43,    /* {conn, sid} */
 	F_CTL_DECIDE = 44,  /* {conn, sid, outcome, text?, n?} */
+	F_CTL_QA = 45,	    /* {conn, op, QA fields} `assent qa|events|event|calls prune` */
 	/* review: a reviewer listener request, one frame type per endpoint, each with the HTTP
 	 * connection's fd: {hreq, PROTO_WEB_CREDENTIALS (each optional), ...its own fields} */
 	F_WEB_METRICS = 50,	/* GET /metrics */
@@ -57,6 +59,7 @@ enum {
 	F_WEB_DECIDE = 59,	/* {sid, outcome, text?, n?} POST /review/api/decide */
 	F_WEB_SUBMIT = 60,	/* {sid, approved, text?, n?} POST /feedback/submit; submit_feedback */
 	F_WEB_ADMIN_CLEAR = 61, /* POST /admin/clear-stale-sessions */
+	F_WEB_QA = 62,		/* {op, QA fields} /review/mcp's qa_* tools, POST /review/api/qa */
 	F_HTTP_AUTH = 30,	/* mcp: {hreq, bearer?, session?, init, stateless?} + the TCP connection's
 				 * fd: may this HTTP request go on, and as which MCP session? stateless
 				 * (2026-07-28): as a connection of its own, ended by F_CONN_CLOSED */

@@ -185,10 +185,11 @@ static int prefix_ok(const char *p, int tables)
 	return tables || p[n - 1] != '_';
 }
 
-static const char *const SECTION_KEYS[] = {"mode",	   "exclude_tools",	  "meta_only_tools", "sample_rates",
-					   "soft_error_statuses", "redact_keys",	  "redact_prefixes", "redact_patterns",
-					   "database",	   "jsonl",		  "prefix",	     "retention",
-					   "qa_prefix",	   "qa_separator",	  "link_window",     "queue"};
+static const char *const SECTION_KEYS[] = {
+    "mode",	   "exclude_tools",   "meta_only_tools", "sample_rates", "soft_error_statuses",
+    "redact_keys", "redact_prefixes", "redact_patterns", "database",	 "jsonl",
+    "prefix",	   "retention",	      "qa_prefix",	 "qa_separator", "link_window",
+    "queue"};
 
 static int section_load(struct rec_cfg *c, const json_t *sec, char *err)
 {
@@ -209,12 +210,11 @@ static int section_load(struct rec_cfg *c, const json_t *sec, char *err)
 		return AS_EINVAL;
 	if (mode[0] && mode_parse(mode, &c->mode) != 0)
 		return as_fail(err, AS_EINVAL, "records.mode: \"%s\": expected off, meta or full", mode);
-	if (json_list(sec, "exclude_tools", (char *)c->exclude, sizeof c->exclude[0], &c->nexclude,
-		      RECCFG_NAME_MAX, err) ||
+	if (json_list(sec, "exclude_tools", (char *)c->exclude, sizeof c->exclude[0], &c->nexclude, RECCFG_NAME_MAX,
+		      err) ||
 	    json_list(sec, "meta_only_tools", (char *)c->meta_only, sizeof c->meta_only[0], &c->nmeta_only,
 		      RECCFG_NAME_MAX, err) ||
-	    json_list(sec, "soft_error_statuses", (char *)c->statuses, sizeof c->statuses[0], &c->nstatuses, 64,
-		      err) ||
+	    json_list(sec, "soft_error_statuses", (char *)c->statuses, sizeof c->statuses[0], &c->nstatuses, 64, err) ||
 	    json_list(sec, "redact_keys", (char *)c->keys, sizeof c->keys[0], &c->nkeys, 64, err) ||
 	    json_list(sec, "redact_prefixes", (char *)c->prefixes, sizeof c->prefixes[0], &c->nprefixes, 64, err))
 		return AS_EINVAL;
@@ -235,8 +235,9 @@ static int section_load(struct rec_cfg *c, const json_t *sec, char *err)
 	json_array_foreach(pats, i, v)
 	{
 		if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= sizeof c->patterns[0])
-			return as_fail(err, AS_EINVAL, "records.redact_patterns[%zu]: expected a regular expression of 1 "
-						       "to 256 bytes",
+			return as_fail(err, AS_EINVAL,
+				       "records.redact_patterns[%zu]: expected a regular expression of 1 "
+				       "to 256 bytes",
 				       i);
 		if (c->npatterns >= RECCFG_LIST_MAX)
 			return as_fail(err, AS_EINVAL, "records.redact_patterns: at most %u", RECCFG_LIST_MAX);
@@ -267,7 +268,8 @@ static int env_load(struct rec_cfg *c, char *err)
 {
 	const char *v = getenv("FEEDBACK_INSTRUMENTATION_MODE");
 	if (v && mode_parse(v, &c->mode) != 0)
-		return as_fail(err, AS_EINVAL, "FEEDBACK_INSTRUMENTATION_MODE: \"%.32s\": expected off, meta or full", v);
+		return as_fail(err, AS_EINVAL, "FEEDBACK_INSTRUMENTATION_MODE: \"%.32s\": expected off, meta or full",
+			       v);
 	if (env_list("ASSENT_RECORD_EXCLUDE_TOOLS", (char *)c->exclude, sizeof c->exclude[0], &c->nexclude,
 		     RECCFG_NAME_MAX, err) ||
 	    env_list("ASSENT_RECORD_META_ONLY_TOOLS", (char *)c->meta_only, sizeof c->meta_only[0], &c->nmeta_only,
@@ -288,15 +290,16 @@ static int env_load(struct rec_cfg *c, char *err)
 			while (*t == ' ')
 				t++;
 			if (!eq || eq == t)
-				return as_fail(err, AS_EINVAL,
-					       "ASSENT_RECORD_SAMPLE_RATES: \"%.80s\": expected tool=rate, rate in (0, 1]",
-					       t);
+				return as_fail(
+				    err, AS_EINVAL,
+				    "ASSENT_RECORD_SAMPLE_RATES: \"%.80s\": expected tool=rate, rate in (0, 1]", t);
 			*eq = 0;
 			char *end;
 			double r = strtod(eq + 1, &end);
 			if (end == eq + 1 || *end)
-				return as_fail(err, AS_EINVAL, "ASSENT_RECORD_SAMPLE_RATES: \"%.80s\": \"%.32s\" is not a "
-							       "number in (0, 1]",
+				return as_fail(err, AS_EINVAL,
+					       "ASSENT_RECORD_SAMPLE_RATES: \"%.80s\": \"%.32s\" is not a "
+					       "number in (0, 1]",
 					       t, eq + 1);
 			if (put_rate(c, t, r, "ASSENT_RECORD_SAMPLE_RATES", err) != 0)
 				return AS_EINVAL;
@@ -318,8 +321,8 @@ static int env_load(struct rec_cfg *c, char *err)
 		return as_fail(err, AS_EINVAL, "ASSENT_QA_WINDOW: \"%s\": expected a duration such as 15m", win);
 	uint64_t qn;
 	if (q[0] && (parse_u64(q, &qn) != 0 || qn < 1 || qn > 1000000))
-		return as_fail(err, AS_EINVAL, "ASSENT_RECORD_QUEUE: \"%s\": expected a number of records, 1 to 1000000",
-			       q);
+		return as_fail(err, AS_EINVAL,
+			       "ASSENT_RECORD_QUEUE: \"%s\": expected a number of records, 1 to 1000000", q);
 	if (q[0])
 		c->queue_max = (unsigned)qn;
 	return 0;
@@ -348,8 +351,8 @@ int rec_cfg_load(struct rec_cfg *c, const json_t *section, const char *state, ch
 			       "records database: expected off, sqlite:PATH or a postgresql:// URL (the URL is not "
 			       "shown: it may hold a password)");
 	if (!prefix_ok(c->prefix, 1))
-		return as_fail(err, AS_EINVAL, "records prefix \"%.40s\": expected a-z, 0-9 and _, starting with a letter",
-			       c->prefix);
+		return as_fail(err, AS_EINVAL,
+			       "records prefix \"%.40s\": expected a-z, 0-9 and _, starting with a letter", c->prefix);
 	if (!prefix_ok(c->qa_prefix, 0))
 		return as_fail(err, AS_EINVAL, "QA tools' prefix \"%.40s\": expected a-z, 0-9 and _", c->qa_prefix);
 	if (!c->qa_sep[0] || strspn(c->qa_sep, "_-.") != strlen(c->qa_sep))
@@ -378,8 +381,8 @@ json_t *rec_cfg_json(const struct rec_cfg *c, int with_url)
 	    "redact_keys", names_json((const char *)c->keys, sizeof c->keys[0], c->nkeys), "redact_prefixes",
 	    names_json((const char *)c->prefixes, sizeof c->prefixes[0], c->nprefixes), "redact_patterns",
 	    names_json((const char *)c->patterns, sizeof c->patterns[0], c->npatterns), "jsonl", c->jsonl, "prefix",
-	    c->prefix, "retention_s", (json_int_t)c->retention_s, "qa_prefix", c->qa_prefix, "qa_separator",
-	    c->qa_sep, "link_window_s", (json_int_t)c->window_s, "queue", (json_int_t)c->queue_max);
+	    c->prefix, "retention_s", (json_int_t)c->retention_s, "qa_prefix", c->qa_prefix, "qa_separator", c->qa_sep,
+	    "link_window_s", (json_int_t)c->window_s, "queue", (json_int_t)c->queue_max);
 	if (j && with_url)
 		json_object_set_new(j, "database", json_string(c->database));
 	return j;

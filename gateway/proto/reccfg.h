@@ -25,7 +25,7 @@ struct rec_rate {
 };
 
 struct rec_cfg {
-	enum rec_mode mode;			     /* FEEDBACK_INSTRUMENTATION_MODE, default meta */
+	enum rec_mode mode;				    /* FEEDBACK_INSTRUMENTATION_MODE, default meta */
 	char exclude[RECCFG_LIST_MAX][RECCFG_NAME_MAX + 1]; /* never recorded, never linked */
 	size_t nexclude;
 	char meta_only[RECCFG_LIST_MAX][RECCFG_NAME_MAX + 1]; /* kept at meta in mode full */
@@ -34,20 +34,20 @@ struct rec_cfg {
 	size_t nrates;
 	char statuses[RECCFG_LIST_MAX][65]; /* more status values that make a soft error */
 	size_t nstatuses;
-	char keys[RECCFG_LIST_MAX][65];	    /* more secret key names (redact.h) */
+	char keys[RECCFG_LIST_MAX][65]; /* more secret key names (redact.h) */
 	size_t nkeys;
 	char prefixes[RECCFG_LIST_MAX][65]; /* more secret token prefixes (redact.h) */
 	size_t nprefixes;
 	char patterns[RECCFG_LIST_MAX][257]; /* regular expressions (POSIX ERE, the policy's cost guard) */
 	size_t npatterns;
-	char database[RECCFG_URL_MAX + 1]; /* "sqlite:PATH", "postgresql://...", or "off" */
-	char jsonl[RECCFG_URL_MAX + 1];	   /* "", "stderr" or a file path */
-	char prefix[RECCFG_PREFIX_MAX + 1];	/* tables, default "ffb_" */
-	uint64_t retention_s;			/* 0: keep everything */
-	char qa_prefix[RECCFG_PREFIX_MAX + 1];	/* "qa" */
-	char qa_sep[8];				/* "_" */
-	uint64_t window_s;			/* feedback links by user within this (900) */
-	unsigned queue_max;			/* records queued toward the recorder before drops (10000) */
+	char database[RECCFG_URL_MAX + 1];     /* "sqlite:PATH", "postgresql://...", or "off" */
+	char jsonl[RECCFG_URL_MAX + 1];	       /* "", "stderr" or a file path */
+	char prefix[RECCFG_PREFIX_MAX + 1];    /* tables, default "ffb_" */
+	uint64_t retention_s;		       /* 0: keep everything */
+	char qa_prefix[RECCFG_PREFIX_MAX + 1]; /* "qa" */
+	char qa_sep[8];			       /* "_" */
+	uint64_t window_s;		       /* feedback links by user within this (900) */
+	unsigned queue_max;		       /* records queued toward the recorder before drops (10000) */
 };
 
 /* The defaults, then the section (a JSON object, or NULL), then the environment, which wins:

@@ -155,10 +155,9 @@ static int lite_connect(struct db *d, char *err)
 		close(fd);
 	}
 	sqlite3 *db = NULL;
-	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
-				 *path && *path != '/' && strncmp(path, "file:", 5) && strcmp(path, ":memory:")
-				     ? rel_vfs_name()
-				     : NULL);
+	int rc = sqlite3_open_v2(
+	    path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+	    *path && *path != '/' && strncmp(path, "file:", 5) && strcmp(path, ":memory:") ? rel_vfs_name() : NULL);
 	if (rc != SQLITE_OK) {
 		as_fail(err, AS_EIO, "cannot open SQLite database %s: %s", path,
 			db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));

@@ -41,6 +41,8 @@ struct rec {
 	struct store *st;
 	struct rec_call *q; /* waiting for the database, oldest first */
 	size_t nq, qcap;
+	struct rec_event *e; /* events, likewise */
+	size_t ne, ecap;
 	uint64_t first_ms, retry_ms, backoff_ms, next_prune_ms, next_stats_ms, last_log_ms;
 	uint64_t written, dropped, failed, events, sent_sig;
 };
@@ -118,12 +120,12 @@ static void on_call(struct rec *r, const struct cv *body)
 		return;
 	}
 	jsonl_write(r, &c);
-	if (!r->st && !r->db && !strcmp(r->cfg.database, "off")) {
+	if (!strcmp(r->cfg.database, "off")) {
 		r->written++;
 		rec_call_free(&c);
 		return;
 	}
-	if (r->nq >= r->cfg.queue_max) { /* full: dropped and counted, as the seed's queue does */
+	if (r->nq + r->ne >= r->cfg.queue_max) { /* full: dropped and counted, as the seed's queue does */
 		r->dropped++;
 		rec_call_free(&c);
 		return;
@@ -139,25 +141,237 @@ static void on_call(struct rec *r, const struct cv *body)
 		r->q = q;
 		r->qcap = cap;
 	}
-	if (!r->nq)
+	if (!r->nq && !r->ne)
 		r->first_ms = now_ms();
 	r->q[r->nq++] = c;
+}
+
+static void on_event(struct rec *r, const struct cv *body)
+{
+	char err[AS_ERRLEN];
+	struct rec_event e;
+	if (prep_event(&r->p, body, &e, err) != 0) {
+		ipc_log(FD, "warning", "recorder: %s", err);
+		rec_event_free(&e);
+		return;
+	}
+	if (r->jsonl >= 0) {
+		json_t *j = prep_event_json(&e);
+		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		json_decref(j);
+		if (s) {
+			size_t n = strlen(s);
+			s[n] = '\n';
+			if (write(r->jsonl, s, n + 1) != (ssize_t)(n + 1))
+				fail_log(r, "JSON lines", strerror(errno));
+			free(s);
+		}
+	}
+	if (!strcmp(r->cfg.database, "off")) {
+		r->events++;
+		rec_event_free(&e);
+		return;
+	}
+	if (r->nq + r->ne >= r->cfg.queue_max) { /* the same queue and the same drop-and-count as calls */
+		r->dropped++;
+		rec_event_free(&e);
+		return;
+	}
+	if (r->ne == r->ecap) {
+		size_t cap = r->ecap ? 2 * r->ecap : 64;
+		struct rec_event *q = realloc(r->e, cap * sizeof *q);
+		if (!q) {
+			r->dropped++;
+			rec_event_free(&e);
+			return;
+		}
+		r->e = q;
+		r->ecap = cap;
+	}
+	if (!r->nq && !r->ne)
+		r->first_ms = now_ms();
+	r->e[r->ne++] = e;
+}
+
+static void flush(struct rec *r, int force);
+
+/* ---- questions about the records (F_REC_QUERY): QA reports, events, pruning ---- */
+
+static void answer(struct rec *r, uint64_t qid, enum proto_status st, json_t *j)
+{
+	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (js && strlen(js) > IPC_FRAME_MAX / 2) {
+		free(js);
+		js = NULL;
+		st = PS_BAD_REQUEST;
+		j = json_pack("{s:b,s:s}", "ok", 0, "error", "the answer is too large: ask for fewer (limit)");
+		js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		json_decref(j);
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_REC_ANSWER, 3);
+	char err[AS_ERRLEN];
+	if (js && f && !ipc_put_uint(&a, f, "qid", qid) && !ipc_put_uint(&a, f, "status", st) &&
+	    !ipc_put_text(&a, f, "json", js, strlen(js)) && ipc_send(FD, f, -1, err) == AS_EIO)
+		_exit(0);
+	free(js);
+	cv_arena_free(&a);
+	(void)r;
+}
+
+static void answer_error(struct rec *r, uint64_t qid, enum proto_status st, const char *msg)
+{
+	answer(r, qid, st, json_pack("{s:b,s:s}", "ok", 0, "error", msg));
+}
+
+/* A text field as a C string in buf (NULL when absent). */
+static const char *field(const struct cv *b, const char *k, char *buf, size_t n)
+{
+	const struct cv *v = cv_get(b, k);
+	if (!v || v->t != CV_TEXT)
+		return NULL;
+	snprintf(buf, n, "%.*s", (int)v->n, (const char *)v->s);
+	return buf;
+}
+
+static uint64_t ufield(const struct cv *b, const char *k)
+{
+	const struct cv *v = cv_get(b, k);
+	return v && v->t == CV_UINT ? v->u : 0;
+}
+
+static void on_query(struct rec *r, const struct cv *body)
+{
+	uint64_t qid = ufield(body, "qid");
+	char op[17] = "", err[AS_ERRLEN];
+	field(body, "op", op, sizeof op);
+	if (!strcmp(r->cfg.database, "off")) {
+		answer_error(r, qid, PS_UNAVAILABLE, "the records have no database (records.database is off)");
+		return;
+	}
+	flush(r, 1); /* records still queued go first: a report links them, a query sees them */
+	if (!r->st || r->nq || r->ne) {
+		answer_error(r, qid, PS_UNAVAILABLE,
+			     "the records database is unavailable now (the daemon's log says why); try again");
+		return;
+	}
+	int64_t now = (int64_t)now_ms();
+	int64_t id = (int64_t)ufield(body, "id");
+	char type[17], status[17], user[128], ckind[16], client[256], session[80], key[256];
+	const char *ty = field(body, "type", type, sizeof type), *stt = field(body, "status", status, sizeof status);
+	json_t *out = NULL;
+	int rc = 0;
+	if (!strcmp(op, "submit")) {
+		const struct cv *t = cv_get(body, "title"), *d = cv_get(body, "description"),
+				*c = cv_get(body, "contact");
+		char *title = t ? prep_text(&r->p, (const char *)t->s, t->n, 1000) : NULL;
+		char *desc = d ? prep_text(&r->p, (const char *)d->s, d->n, 20000) : NULL;
+		char *contact = c ? prep_text(&r->p, (const char *)c->s, c->n, 1000) : NULL;
+		const char *us = field(body, "user", user, sizeof user),
+			   *ck = field(body, "ckind", ckind, sizeof ckind);
+		struct store_feedback fb = {ty,
+					    title ? title : "",
+					    desc ? desc : "",
+					    contact,
+					    us,
+					    ck,
+					    field(body, "client", client, sizeof client),
+					    field(body, "session", session, sizeof session),
+					    now};
+		size_t linked = 0;
+		rc = store_feedback_add(r->st, &fb, &id, err);
+		/* Links: the same session first, then the same principal within the window; an
+		 * anonymous caller is nobody in particular, so it links by session alone. */
+		if (rc == 0)
+			rc = store_link(r->st, id, fb.session_id, ck && !strcmp(ck, "anonymous") ? NULL : us,
+					(int64_t)r->cfg.window_s * 1000, now, &linked, err);
+		if (rc == 0)
+			out = json_pack("{s:I,s:I}", "feedback_id", (json_int_t)id, "linked_calls", (json_int_t)linked);
+		free(title);
+		free(desc);
+		free(contact);
+	} else if (!strcmp(op, "list")) {
+		rc = store_feedback_list(r->st, ty, stt, (size_t)ufield(body, "offset"), (size_t)ufield(body, "limit"),
+					 &out, err);
+	} else if (!strcmp(op, "stats")) {
+		rc = store_feedback_stats(r->st, now, &out, err);
+	} else if (!strcmp(op, "status")) {
+		rc = stt ? store_feedback_status(r->st, id, stt, now, err)
+			 : as_fail(err, AS_EINVAL, "status: required (in_progress, resolved or closed)");
+		if (rc == 0)
+			out = json_pack("{s:b,s:I,s:s}", "ok", 1, "feedback_id", (json_int_t)id, "status", stt);
+	} else if (!strcmp(op, "delete")) {
+		rc = store_feedback_delete(r->st, id, err);
+		if (rc == 0)
+			out = json_pack("{s:b,s:I}", "ok", 1, "deleted", (json_int_t)id);
+	} else if (!strcmp(op, "show")) {
+		rc = store_feedback_show(r->st, id, &out, err);
+	} else if (!strcmp(op, "events")) {
+		const char *kinds[STORE_EVENT_KINDS_MAX];
+		char kb[STORE_EVENT_KINDS_MAX][REC_KIND_MAX + 1];
+		size_t nk = 0;
+		const struct cv *ka = cv_get(body, "kinds");
+		for (size_t i = 0; ka && ka->t == CV_ARRAY && i < ka->n && nk < STORE_EVENT_KINDS_MAX; i++)
+			if (ka->items[i].t == CV_TEXT && ka->items[i].n <= REC_KIND_MAX) {
+				snprintf(kb[nk], sizeof kb[nk], "%.*s", (int)ka->items[i].n,
+					 (const char *)ka->items[i].s);
+				kinds[nk] = kb[nk];
+				nk++;
+			}
+		const char *k = field(body, "key", key, sizeof key);
+		rc = k ? store_events_for(r->st, k, kinds, nk, (size_t)ufield(body, "limit"), &out, err)
+		       : as_fail(err, AS_EINVAL, "key: required");
+	} else if (!strcmp(op, "prune")) {
+		uint64_t older = ufield(body, "older");
+		if (!older)
+			older = r->cfg.retention_s;
+		int64_t calls = 0, events = 0;
+		rc = older ? store_prune(r->st, now - (int64_t)older * 1000, &calls, &events, err)
+			   : as_fail(err, AS_EINVAL, "no retention is configured: say --older-than");
+		char tc[64], te[64];
+		snprintf(tc, sizeof tc, "%stool_calls", r->cfg.prefix);
+		snprintf(te, sizeof te, "%sevents", r->cfg.prefix);
+		if (rc == 0)
+			out = json_pack("{s:b,s:{s:I,s:I},s:I}", "ok", 1, "deleted", tc, (json_int_t)calls, te,
+					(json_int_t)events, "older_than_seconds", (json_int_t)older);
+	} else {
+		rc = as_fail(err, AS_EINVAL, "unknown question \"%s\"", op);
+	}
+	if (rc != 0) {
+		answer_error(r, qid,
+			     rc == AS_ENOTFOUND ? PS_NOT_FOUND
+			     : rc == AS_EINVAL	? PS_BAD_REQUEST
+						: PS_UNAVAILABLE,
+			     err);
+		json_decref(out);
+		return;
+	}
+	answer(r, qid, PS_OK, out);
 }
 
 static void flush(struct rec *r, int force)
 {
 	uint64_t now = now_ms();
-	if (!r->nq || (!force && r->nq < BATCH_MAX && now - r->first_ms < FLUSH_MS) || (!force && now < r->retry_ms))
+	size_t waiting = r->nq + r->ne;
+	if (!waiting || (!force && waiting < BATCH_MAX && now - r->first_ms < FLUSH_MS) ||
+	    (!force && now < r->retry_ms))
 		return;
 	char err[AS_ERRLEN];
-	while (r->nq) {
+	while (r->nq || r->ne) {
 		if (!r->st && open_db(r, err) != 0) {
 			r->failed++;
 			fail_log(r, "the database", err);
 			break;
 		}
-		size_t n = r->nq < BATCH_MAX ? r->nq : BATCH_MAX;
-		if (store_write(r->st, r->q, n, NULL, 0, err) != 0) {
+		size_t n = r->nq < BATCH_MAX ? r->nq : BATCH_MAX, m = r->ne < BATCH_MAX ? r->ne : BATCH_MAX;
+		int wr = store_write(r->st, r->q, n, r->e, m, err);
+		if (wr == AS_EINVAL) { /* the database refused the rows themselves: dropped, as the seed does */
+			ipc_log(FD, "error", "recorder: the database refused %zu records and %zu events: %s", n, m,
+				err);
+			r->dropped += n + m;
+		} else if (wr != 0) {
 			r->failed++;
 			fail_log(r, "writing records", err);
 			if (db_reconnect(r->db, err) != 0) { /* PostgreSQL went away: try again later */
@@ -170,13 +384,20 @@ static void flush(struct rec *r, int force)
 		}
 		for (size_t i = 0; i < n; i++)
 			rec_call_free(&r->q[i]);
+		for (size_t i = 0; i < m; i++)
+			rec_event_free(&r->e[i]);
 		memmove(r->q, r->q + n, (r->nq - n) * sizeof *r->q);
+		memmove(r->e, r->e + m, (r->ne - m) * sizeof *r->e);
 		r->nq -= n;
-		r->written += n;
+		r->ne -= m;
+		if (wr == 0) {
+			r->written += n;
+			r->events += m;
+		}
 		r->backoff_ms = 0;
 		r->first_ms = now;
 	}
-	if (r->nq) { /* retried with backoff: 1 s, doubling, at most 30 s */
+	if (r->nq || r->ne) { /* retried with backoff: 1 s, doubling, at most 30 s */
 		r->backoff_ms = r->backoff_ms ? (r->backoff_ms * 2 > 30000 ? 30000 : r->backoff_ms * 2) : 1000;
 		r->retry_ms = now + r->backoff_ms;
 		return;
@@ -194,7 +415,8 @@ static void flush(struct rec *r, int force)
 
 static void stats(struct rec *r, int force)
 {
-	uint64_t now = now_ms(), sig = r->written * 31 + r->dropped * 7 + r->failed * 3 + r->nq + r->events * 11;
+	uint64_t now = now_ms(),
+		 sig = r->written * 31 + r->dropped * 7 + r->failed * 3 + r->nq + r->ne * 5 + r->events * 11;
 	if (!force && (now < r->next_stats_ms || sig == r->sent_sig))
 		return;
 	r->next_stats_ms = now + 1000;
@@ -204,7 +426,7 @@ static void stats(struct rec *r, int force)
 	struct cv *f = ipc_frame_new(&a, F_REC_STATS, 5);
 	char err[AS_ERRLEN];
 	if (f && !ipc_put_uint(&a, f, "written", r->written) && !ipc_put_uint(&a, f, "dropped", r->dropped) &&
-	    !ipc_put_uint(&a, f, "failed", r->failed) && !ipc_put_uint(&a, f, "queued", r->nq) &&
+	    !ipc_put_uint(&a, f, "failed", r->failed) && !ipc_put_uint(&a, f, "queued", r->nq + r->ne) &&
 	    !ipc_put_uint(&a, f, "events", r->events) && ipc_send(FD, f, -1, err) == AS_EIO)
 		_exit(0);
 	cv_arena_free(&a);
@@ -277,7 +499,8 @@ int main(int argc, char **argv)
 		if (parse_u64(argv[2], &u) != 0 || u == 0 || u >= (uid_t)-1)
 			return 2;
 	} else if (argc != 1) {
-		fputs("usage: assent-recorder [--uid N]\n  started by assentd, never by hand: see assentd(1)\n", stderr);
+		fputs("usage: assent-recorder [--uid N]\n  started by assentd, never by hand: see assentd(1)\n",
+		      stderr);
 		return 2;
 	}
 	if (ipc_conn_init(&r.ipc, FD, err) != 0)
@@ -293,7 +516,7 @@ int main(int argc, char **argv)
 		return 2;
 	for (;;) {
 		struct pollfd pf = {.fd = FD, .events = POLLIN};
-		int timeout = r.nq ? FLUSH_MS / 2 : 1000;
+		int timeout = r.nq || r.ne ? FLUSH_MS / 2 : 1000;
 		if (poll(&pf, 1, timeout) < 0 && errno != EINTR)
 			return 2;
 		int eof = 0;
@@ -312,6 +535,10 @@ int main(int argc, char **argv)
 				}
 				if (f.type == F_REC_CALL)
 					on_call(&r, f.body);
+				else if (f.type == F_REC_EVENT)
+					on_event(&r, f.body);
+				else if (f.type == F_REC_QUERY)
+					on_query(&r, f.body);
 				ipc_frame_close_fds(&f);
 			}
 		}

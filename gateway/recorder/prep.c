@@ -10,9 +10,9 @@
 
 void rec_call_free(struct rec_call *c)
 {
-	char **f[] = {&c->call_id,  &c->tool,	     &c->upstream,    &c->error_type, &c->error_message,
-		      &c->session_id, &c->request_id, &c->user_sub,     &c->caller_kind, &c->client_id,
-		      &c->identity,   &c->arguments,  &c->result,	      &c->decision,   &c->rule,
+	char **f[] = {&c->call_id,	  &c->tool,	  &c->upstream, &c->error_type,	 &c->error_message,
+		      &c->session_id,	  &c->request_id, &c->user_sub, &c->caller_kind, &c->client_id,
+		      &c->identity,	  &c->arguments,  &c->result,	&c->decision,	 &c->rule,
 		      &c->server_version, &c->extra};
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
 		free(*f[i]);
@@ -22,7 +22,7 @@ void rec_call_free(struct rec_call *c)
 
 void rec_event_free(struct rec_event *e)
 {
-	char **f[] = {&e->kind,	     &e->key,		&e->call_id, &e->session_id,    &e->user_sub,
+	char **f[] = {&e->kind,	       &e->key,	      &e->call_id,	  &e->session_id, &e->user_sub,
 		      &e->caller_kind, &e->client_id, &e->server_version, &e->attrs};
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
 		free(*f[i]);
@@ -258,8 +258,8 @@ json_t *prep_call_json(const struct rec_call *c)
 	char at[32];
 	iso_ms(c->started_ms, at);
 	json_t *j = json_pack(
-	    "{s:s,s:s,s:s,s:s?,s:s,s:f,s:s,s:b,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o,s:I,s:o,s:s?,s:s?,s:s?}", "record",
-	    "tool_call", "call_id", c->call_id, "tool", c->tool, "upstream", c->upstream, "started_at", at,
+	    "{s:s,s:s,s:s,s:s?,s:s,s:f,s:s,s:b,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o,s:I,s:o,s:s?,s:s?,s:s?}",
+	    "record", "tool_call", "call_id", c->call_id, "tool", c->tool, "upstream", c->upstream, "started_at", at,
 	    "duration_ms", c->duration_ms, "outcome", c->outcome, "ok", c->ok, "error_type", c->error_type,
 	    "error_message", c->error_message, "session_id", c->session_id, "request_id", c->request_id, "user_sub",
 	    c->user_sub, "caller_kind", c->caller_kind, "client_id", c->client_id, "identity",
@@ -276,4 +276,34 @@ json_t *prep_call_json(const struct rec_call *c)
 		json_object_set_new(j, "result", json_or_null(c->result));
 	json_object_set_new(j, "extra", json_or_null(c->extra));
 	return j;
+}
+
+int prep_event(struct prep *p, const struct cv *body, struct rec_event *e, char *err)
+{
+	memset(e, 0, sizeof *e);
+	const struct cv *at = cv_get(body, "at");
+	if (!at || at->t != CV_UINT || !(e->kind = dup_field(body, "kind")))
+		return as_fail(err, AS_EINVAL, "an event without its time or kind");
+	e->occurred_ms = (int64_t)at->u;
+	e->key = dup_field(body, "key");
+	e->call_id = dup_field(body, "call");
+	e->session_id = dup_field(body, "session");
+	e->user_sub = dup_field(body, "user");
+	e->caller_kind = dup_field(body, "ckind");
+	e->client_id = dup_field(body, "client");
+	e->server_version = dup_field(body, "version");
+	e->attrs = payload(p, body, "attrs", "attrs_tot");
+	if (!e->attrs)
+		e->attrs = strdup("{}");
+	return e->attrs ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
+}
+
+json_t *prep_event_json(const struct rec_event *e)
+{
+	char at[32];
+	iso_ms(e->occurred_ms, at);
+	return json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o}", "record", "event", "occurred_at", at,
+			 "kind", e->kind, "key", e->key, "call_id", e->call_id, "session_id", e->session_id, "user_sub",
+			 e->user_sub, "caller_kind", e->caller_kind, "client_id", e->client_id, "server_version",
+			 e->server_version, "attrs", json_or_null(e->attrs));
 }

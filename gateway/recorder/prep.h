@@ -29,6 +29,10 @@ void prep_free(struct prep *p);
 /* An F_REC_CALL body into *out (rec_call_free). AS_EINVAL names a missing or bad field. */
 int prep_call(struct prep *p, const struct cv *body, struct rec_call *out, char *err);
 
+/* An F_REC_EVENT body into *out (rec_event_free): its attributes redacted like arguments. */
+int prep_event(struct prep *p, const struct cv *body, struct rec_event *out, char *err);
+json_t *prep_event_json(const struct rec_event *e);
+
 /* Redact text (patterns included) into a new string, cut to at most max bytes. */
 char *prep_text(struct prep *p, const char *s, size_t n, size_t max);
 /* Redact a JSON value in place, at any depth (keys, shapes, patterns in every string). */

@@ -45,7 +45,7 @@ struct rec_event {
 	char *key;	     /* what others join on (a session_id, a job id); NULL */
 	char *call_id;	     /* the call it happened in; NULL outside a call */
 	char *session_id, *user_sub, *caller_kind, *client_id, *server_version; /* each may be NULL */
-	char *attrs;	     /* JSON object, redacted and JSON-safe (NaN, infinities as strings) */
+	char *attrs; /* JSON object, redacted and JSON-safe (NaN, infinities as strings) */
 };
 
 void rec_call_free(struct rec_call *c);

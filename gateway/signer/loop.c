@@ -40,6 +40,7 @@ static const struct ipc_rule mcp_rules[] = {
     {F_SESSION_INFO, READY, 0, h_session_info},
     {F_SESSION_END, READY, 0, h_session_end},
     {F_CALLREC, READY, 0, h_callrec},
+    {F_QA, READY, 0, h_qa},
 };
 
 static const struct ipc_rule review_rules[] = {
@@ -52,6 +53,7 @@ static const struct ipc_rule review_rules[] = {
     {F_CTL_PENDING, READY, 0, h_ctl_pending},
     {F_CTL_SHOW, READY, 0, h_ctl_show},
     {F_CTL_DECIDE, READY, 0, h_ctl_decide},
+    {F_CTL_QA, READY, 0, h_ctl_qa},
     /* the reviewer listener's requests, each with its HTTP connection (web.c) */
     {F_WEB_METRICS, READY, IPC_FDS, h_web_metrics},
     {F_WEB_JWKS, READY, IPC_FDS, h_web_jwks},
@@ -65,6 +67,7 @@ static const struct ipc_rule review_rules[] = {
     {F_WEB_DECIDE, READY, IPC_FDS, h_web_decide},
     {F_WEB_SUBMIT, READY, IPC_FDS, h_web_submit},
     {F_WEB_ADMIN_CLEAR, READY, IPC_FDS, h_web_admin_clear},
+    {F_WEB_QA, READY, IPC_FDS, h_web_qa},
 };
 
 /* An upstream worker speaks for one server: its tools, and the ends of calls dispatched to it. */
@@ -83,6 +86,7 @@ static const struct ipc_rule recorder_rules[] = {
     {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
     {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
     {F_REC_STATS, READY, 0, h_rec_stats},
+    {F_REC_ANSWER, READY, 0, h_rec_answer},
 };
 
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
@@ -454,6 +458,7 @@ static void turn_chores(struct signer *s)
 			s->w[k].start_at = now + 5000;
 	expire(s);
 	gate_tick(s);
+	records_tick(s);
 	if (now >= s->next_regcheck) { /* a rotated token or a removed reviewer: their sessions end now */
 		reload_registry(s);
 		s->next_regcheck = now + 1000;

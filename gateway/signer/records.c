@@ -56,7 +56,8 @@ int records_start(struct signer *s)
 			return 2;
 		}
 	for (size_t i = 0; i < c->nkeys || i < c->nprefixes; i++) {
-		const char *k[1] = {i < c->nkeys ? c->keys[i] : NULL}, *p[1] = {i < c->nprefixes ? c->prefixes[i] : NULL};
+		const char *k[1] = {i < c->nkeys ? c->keys[i] : NULL},
+			   *p[1] = {i < c->nprefixes ? c->prefixes[i] : NULL};
 		struct redact_rules r = {k, k[0] ? 1 : 0, p, p[0] ? 1 : 0};
 		if (redact_rules_check(&r, err) != 0) {
 			slog("error", "call records: %s", err);
@@ -65,7 +66,8 @@ int records_start(struct signer *s)
 		}
 	}
 	s->rec = c;
-	if (!(s->rec_notes = calloc(REC_NOTES, sizeof *s->rec_notes))) {
+	if (!(s->rec_notes = calloc(REC_NOTES, sizeof *s->rec_notes)) ||
+	    !(s->qa_waits = calloc(QA_WAITS, sizeof *s->qa_waits))) {
 		slog("error", "out of memory");
 		return 2;
 	}
@@ -90,14 +92,16 @@ int records_start(struct signer *s)
 			return 2;
 		}
 		if (chown(dir, u, u) != 0)
-			slog("warning", "call records: cannot give %s to uid %u: %s", dir, (unsigned)u, strerror(errno));
+			slog("warning", "call records: cannot give %s to uid %u: %s", dir, (unsigned)u,
+			     strerror(errno));
 		static const char *const files[] = {STATE_RECORDS_DB, STATE_RECORDS_DB "-wal", STATE_RECORDS_DB "-shm",
 						    STATE_RECORDS_DB "-journal"};
 		for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
 			char f[4300];
 			snprintf(f, sizeof f, "%s/%s", dir, files[i]);
 			if (chown(f, u, u) != 0 && errno != ENOENT)
-				slog("warning", "call records: cannot give %s to uid %u: %s", f, (unsigned)u, strerror(errno));
+				slog("warning", "call records: cannot give %s to uid %u: %s", f, (unsigned)u,
+				     strerror(errno));
 		}
 	}
 	s->w[W_REC] = (struct worker){.kind = "recorder", .fd = -1};
@@ -134,8 +138,8 @@ int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int
 	/* JSON lines go to a descriptor the signer opens: the recorder opens no file but its database. */
 	if (!rc && !strcmp(s->rec->jsonl, "stderr"))
 		*passfd = fcntl(2, F_DUPFD_CLOEXEC, 3); /* the child's 2 becomes /dev/null before it is moved */
-	else if (!rc && s->rec->jsonl[0] && (*passfd = open(s->rec->jsonl, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-							     0600)) < 0)
+	else if (!rc && s->rec->jsonl[0] &&
+		 (*passfd = open(s->rec->jsonl, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		slog("error", "call records: cannot open %s for JSON lines: %s", s->rec->jsonl, strerror(errno));
 	return rc;
 }
@@ -218,9 +222,9 @@ int h_callrec(void *ctx, struct ipc_frame *f, char *err)
 	else if (!c->http)
 		snprintf(session, sizeof session, "stdio:%llu", (unsigned long long)c->id);
 	const char *agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
-	json_t *ident = c->http ? json_pack("{s:s?}", "agent", c->agent[0] ? c->agent : NULL)
-				: json_pack("{s:I,s:I,s:s?}", "uid", (json_int_t)c->uid, "pid", (json_int_t)c->pid, "agent",
-					    agent);
+	json_t *ident =
+	    c->http ? json_pack("{s:s?}", "agent", c->agent[0] ? c->agent : NULL)
+		    : json_pack("{s:I,s:I,s:s?}", "uid", (json_int_t)c->uid, "pid", (json_int_t)c->pid, "agent", agent);
 	char *ij = ident ? json_dumps(ident, JSON_COMPACT) : NULL;
 	json_decref(ident);
 	rc = rc || ipc_put_text(a, out, "user", c->owner, strlen(c->owner)) ||

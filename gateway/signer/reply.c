@@ -32,6 +32,21 @@ void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *r
 	result_frame(s, conn, rid, result, 0, 1);
 }
 
+/* A result whose JSON text someone else made (the recorder's): passed on unread. */
+void send_result_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, int iserror)
+{
+	struct worker *w = &s->w[W_MCP];
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_RESULT, 4);
+	char err[AS_ERRLEN];
+	if (w->fd >= 0 && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
+	    !ipc_put_text(&a, f, "json", js, n) && !ipc_put_bool(&a, f, "iserror", iserror))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_MCP, "its socket is stuck");
+	cv_arena_free(&a);
+}
+
 static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw)
 {
 	struct worker *w = &s->w[W_MCP];
@@ -74,9 +89,22 @@ struct answer ctl_error(enum proto_status st, const char *fmt, ...)
 	return (struct answer){st, json_pack("{s:b,s:s}", "ok", 0, "error", msg)};
 }
 
-void ctl_reply(struct signer *s, uint64_t conn, struct answer ans)
+void ctl_reply_text(struct signer *s, uint64_t conn, enum proto_status st, const char *js, size_t n)
 {
 	struct worker *w = &s->w[W_REVIEW];
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 3);
+	char err[AS_ERRLEN];
+	if (w->fd >= 0 && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_uint(&a, f, "status", st) &&
+	    !ipc_put_text(&a, f, "json", js, n))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	cv_arena_free(&a);
+}
+
+void ctl_reply(struct signer *s, uint64_t conn, struct answer ans)
+{
 	char *js = ans.j ? json_dumps(ans.j, JSON_COMPACT) : NULL;
 	enum proto_status st = js ? ans.st : PS_INTERNAL;
 	if (!js) /* json_pack or json_dumps out of memory */
@@ -90,16 +118,9 @@ void ctl_reply(struct signer *s, uint64_t conn, struct answer ans)
 		js = strdup(msg);
 		st = PS_INTERNAL;
 	}
-	struct cv_arena a;
-	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 3);
-	char err[AS_ERRLEN];
-	if (w->fd >= 0 && js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_uint(&a, f, "status", st) &&
-	    !ipc_put_text(&a, f, "json", js, strlen(js)))
-		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			worker_down(s, W_REVIEW, "its socket is stuck");
+	if (js)
+		ctl_reply_text(s, conn, st, js, strlen(js));
 	free(js);
-	cv_arena_free(&a);
 	json_decref(ans.j);
 }
 
@@ -295,8 +316,7 @@ void finish(struct signer *s, struct pq_item *it, json_t *result)
 		rec_note(s, r->conn, r->rid, json_string_value(json_object_get(result, "status")),
 			 r->has_pd ? r->pd.line : 0, r->seq);
 		send_result(s, r->conn, r->rid, result, 0);
-	}
-	else
+	} else
 		task_status(s, it, r, result);
 	remember_done(s, it->session_id, r->conn, r->owner, result, it->created_ms);
 	json_decref(result);

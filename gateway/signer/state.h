@@ -161,6 +161,15 @@ struct rec_note {
 	uint64_t seq;  /* the ledger entry that ended it */
 };
 
+/* A question about the records waiting for the recorder's answer (qa.c). */
+#define QA_WAITS 256
+struct qa_wait {
+	int used, to;	    /* to: who hears the answer (qa.c) */
+	uint64_t qid, conn; /* conn: the agent's or reviewer's connection, or the web request */
+	char rid[PROTO_RID_MAX + 1];
+	uint64_t until;
+};
+
 struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint64_t conn;
 	char rid[PROTO_RID_MAX + 1];
@@ -313,9 +322,11 @@ struct signer {
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
 	/* the call records (records.c) */
 	struct rec_cfg *rec;
-	struct rec_note *rec_notes; /* REC_NOTES */
-	uint64_t rec_sent, rec_dropped;				   /* toward the recorder; dropped here */
+	struct rec_note *rec_notes;	/* REC_NOTES */
+	uint64_t rec_sent, rec_dropped; /* toward the recorder; dropped here */
 	uint64_t rec_written, rec_dropped_rec, rec_failed, rec_queued, rec_events; /* its F_REC_STATS */
+	struct qa_wait *qa_waits;						   /* QA_WAITS */
+	uint64_t qa_next;
 };
 
 /* Lists hold summaries, never whole requests: a reply is one frame, and a thousand
@@ -414,6 +425,8 @@ void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, 
 struct answer answer_ok(json_t *j);
 struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2, 3);
 void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);
+void ctl_reply_text(struct signer *s, uint64_t conn, enum proto_status st, const char *js, size_t n);
+void send_result_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, int iserror);
 void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j);
 void reply_to(struct signer *s, uint64_t to, int web, struct answer ans);
 struct conn *conn_get(struct signer *s, uint64_t id, int worker);
@@ -515,6 +528,7 @@ int h_web_list(void *ctx, struct ipc_frame *f, char *err);
 int h_web_decide(void *ctx, struct ipc_frame *f, char *err);
 int h_web_submit(void *ctx, struct ipc_frame *f, char *err);
 int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
+int h_web_qa(void *ctx, struct ipc_frame *f, char *err);
 
 /* restore.c: what survives a restart (README "Restarts") */
 int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
@@ -555,6 +569,14 @@ void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *deci
 int h_callrec(void *ctx, struct ipc_frame *f, char *err);
 int h_rec_stats(void *ctx, struct ipc_frame *f, char *err);
 int records_metrics(const struct signer *s, struct buf *o);
+/* qa.c: QA reports and events */
+void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs); /* takes attrs */
+int h_qa(void *ctx, struct ipc_frame *f, char *err);
+int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err);
+int h_rec_answer(void *ctx, struct ipc_frame *f, char *err);
+int records_answer(struct signer *s, const struct ipc_frame *f, char *err);
+void records_tick(struct signer *s);
+void qa_web(struct signer *s, const struct ipc_frame *f, uint64_t hreq, const char *reviewer, const char *admin);
 
 /* start.c */
 int start_state(const struct signer_opts *o);

@@ -608,6 +608,22 @@ static void clear_stale(struct signer *s, size_t *expired, size_t *sessions)
 	*sessions = n;
 }
 
+/* /review/mcp's qa_* tools and the page's reports: reviewers read, admins change (qa.c). */
+int h_web_qa(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, &q, err));
+	if (web_identify(s, &q) != 0)
+		return 0;
+	if (!q.reviewer && !q.admin) {
+		web_auth_failed(s, &q, PS_UNAUTHORIZED, "refused: the records are for reviewers and admins");
+		return 0;
+	}
+	qa_web(s, f, q.hreq, q.reviewer, q.admin);
+	return 0;
+}
+
 int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;

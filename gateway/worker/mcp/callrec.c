@@ -202,8 +202,8 @@ static int put_payload(struct cv_arena *a, struct cv *f, const char *key, const 
 	return rc;
 }
 
-static void send_rec(struct callrec *t, struct crec *c, int outcome, const char *etype, const char *emsg,
-		     int64_t rsz, const json_t *payload)
+static void send_rec(struct callrec *t, struct crec *c, int outcome, const char *etype, const char *emsg, int64_t rsz,
+		     const json_t *payload)
 {
 	double rate = outcome == 0 ? rec_cfg_rate(&t->cfg, c->tool) : 1.0;
 	if (rate < 1.0) { /* a sampled tool's ok call: kept at its rate, with no redaction if not */

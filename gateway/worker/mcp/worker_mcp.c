@@ -24,6 +24,7 @@
 #include "gateway/worker/jail.h"
 #include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/mcp/callrec.h"
+#include "gateway/proto/reccfg.h"
 #include "gateway/worker/mhdconn.h"
 #include "gateway/worker/mcp/mhttp.h"
 #include "gateway/worker/mcp/modern.h"
@@ -132,9 +133,11 @@ struct mw {
 	char *catalog;
 	size_t catalogn;
 	json_t *routes;
-	json_t *more; /* {resources, resourceTemplates, prompts, resource_routes, template_routes, prompt_routes,
-		       * completions} */
+	json_t *more;	     /* {resources, resourceTemplates, prompts, resource_routes, template_routes, prompt_routes,
+			      * completions} */
 	struct callrec *rec; /* the call records (callrec.h); NULL: recording is off */
+	char qa[40];	     /* the QA tools' prefix and separator ("qa_"); "" when the records are off */
+	char *qa_defs;	     /* their definitions, which tools/list shows before the upstreams' */
 };
 
 static uint64_t mono_ms(void)
@@ -515,12 +518,17 @@ static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	return 0;
 }
 
+static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const char *name);
+
 static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
 	enum mcp_tool tool;
 	const json_t *args;
 	char err[AS_ERRLEN];
 	if (w->routes && gated_call(w, c, m))
+		return;
+	const char *qname = json_string_value(json_object_get(m->params, "name"));
+	if (qname && qa_call(w, c, m, qname))
 		return;
 	if (mcp_tools_call(m->params, &tool, &args, err) != 0) {
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
@@ -637,6 +645,152 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	default:
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "unknown tool", NULL, NULL);
 	}
+}
+
+/* The tools agents see after assent's own: the QA tools, then the upstreams' (objects separated
+ * by commas, as F_CATALOG sends them). 1 when the list changed. */
+static int set_catalog(struct mw *w, const char *up, size_t upn)
+{
+	size_t qn = w->qa_defs ? strlen(w->qa_defs) : 0;
+	struct buf b;
+	buf_init(&b, qn + upn + 2);
+	int rc =
+	    (qn && buf_put(&b, w->qa_defs, qn)) || (qn && upn && buf_putc(&b, ',')) || (upn && buf_put(&b, up, upn));
+	int changed = rc || !w->catalog || b.len != w->catalogn || memcmp(w->catalog, b.p, b.len);
+	free(w->catalog);
+	w->catalog = !rc && b.len ? strndup((const char *)b.p, b.len) : NULL;
+	w->catalogn = w->catalog ? b.len : 0;
+	buf_free(&b);
+	return changed;
+}
+
+/* The QA tools (issue 16): an agent reports a problem, with the calls before it linked, or
+ * records an event. Checked here; the signer adds who asks, the recorder does the rest. */
+static void qa_defs_make(struct mw *w)
+{
+	char sub[64], ev[64];
+	snprintf(sub, sizeof sub, "%ssubmit_feedback", w->qa);
+	snprintf(ev, sizeof ev, "%srecord_event", w->qa);
+	json_t *a = json_pack(
+	    "{s:s,s:s,s:s,s:{s:s,s:{s:{s:s,s:[s,s,s,s]},s:{s:s,s:i},s:{s:s,s:i},s:{s:s,s:i}},s:[s,s,s],s:b}}", "name",
+	    sub, "title", "Report a problem or an idea", "description",
+	    "File a bug report, feature request, improvement or question about the tools you use here. The calls you "
+	    "made before it (in this session, or lately as this agent) are attached to it for the people who own "
+	    "the tools. Answers {feedback_id, linked_calls}.",
+	    "inputSchema", "type", "object", "properties", "type", "type", "string", "enum", "bug", "feature",
+	    "improvement", "question", "title", "type", "string", "maxLength", 1000, "description", "type", "string",
+	    "maxLength", 20000, "contact", "type", "string", "maxLength", 1000, "required", "type", "title",
+	    "description", "additionalProperties", 0);
+	json_t *e = json_pack(
+	    "{s:s,s:s,s:s,s:{s:s,s:{s:{s:s,s:i},s:{s:s,s:i},s:{s:s},s:{s:s}},s:[s],s:b}}", "name", ev, "title",
+	    "Record an event", "description",
+	    "Record something that is not a tool call, such as llm.call (attrs: model, provider, duration_ms, "
+	    "input_tokens, output_tokens, ok, error) or job.finished, with a key others join on (a job id, a "
+	    "session_id). kind: a dotted name of 1 to 128 characters. Answers {queued}.",
+	    "inputSchema", "type", "object", "properties", "kind", "type", "string", "maxLength", 128, "key", "type",
+	    "string", "maxLength", 255, "attrs", "type", "object", "call_id", "type", "string", "required", "kind",
+	    "additionalProperties", 0);
+	char *as = a ? json_dumps(a, JSON_COMPACT) : NULL, *es = e ? json_dumps(e, JSON_COMPACT) : NULL;
+	json_decref(a);
+	json_decref(e);
+	free(w->qa_defs);
+	w->qa_defs = NULL;
+	if (as && es && asprintf(&w->qa_defs, "%s,%s", as, es) < 0)
+		w->qa_defs = NULL;
+	free(as);
+	free(es);
+	set_catalog(w, NULL, 0);
+}
+
+static const char *qa_text(const json_t *args, const char *k, size_t max, int required, char *err)
+{
+	const json_t *v = json_object_get(args, k);
+	if (!v && !required)
+		return NULL;
+	if (!json_is_string(v) || (required && json_string_length(v) == 0) || json_string_length(v) > max) {
+		as_fail(err, AS_EINVAL, "%s: %s a string of at most %zu bytes", k, required ? "required," : "expected",
+			max);
+		return (const char *)-1;
+	}
+	return json_string_value(v);
+}
+
+#define QA_BAD(p) ((p) == (const char *)-1)
+
+/* 1 when name is a QA tool (answered here or by the signer later), else 0. */
+static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const char *name)
+{
+	size_t pl = strlen(w->qa);
+	if (!pl || strncmp(name, w->qa, pl) ||
+	    (strcmp(name + pl, "submit_feedback") && strcmp(name + pl, "record_event")))
+		return 0;
+	int submit = !strcmp(name + pl, "submit_feedback");
+	const json_t *args = json_object_get(m->params, "arguments");
+	char err[AS_ERRLEN] = "", rid[PROTO_RID_MAX + 1];
+	id_json(&m->id, rid);
+	static const char *const sub_keys[] = {"type", "title", "description", "contact"};
+	static const char *const ev_keys[] = {"kind", "key", "attrs", "call_id"};
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)args, k, v)
+	{
+		const char *const *ks = submit ? sub_keys : ev_keys;
+		size_t i = 0;
+		while (i < 4 && strcmp(ks[i], k))
+			i++;
+		if (i == 4 && !err[0])
+			as_fail(err, AS_EINVAL, "unknown argument \"%.64s\" (%s takes %s)", k, name,
+				submit ? "type, title, description, contact" : "kind, key, attrs, call_id");
+	}
+	if (args && !json_is_object(args))
+		as_fail(err, AS_EINVAL, "arguments: expected an object");
+	cv_arena_reset(&w->arena);
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_QA, 10);
+	int rc = !f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid));
+	if (submit && !err[0]) {
+		const char *type = qa_text(args, "type", 16, 1, err),
+			   *title = QA_BAD(type) ? NULL : qa_text(args, "title", 1000, 1, err);
+		const char *desc = err[0] ? NULL : qa_text(args, "description", 20000, 1, err);
+		const char *contact = err[0] ? NULL : qa_text(args, "contact", 1000, 0, err);
+		if (!err[0] && strcmp(type, "bug") && strcmp(type, "feature") && strcmp(type, "improvement") &&
+		    strcmp(type, "question"))
+			as_fail(err, AS_EINVAL, "type: \"%.32s\": expected bug, feature, improvement or question",
+				type);
+		if (!err[0])
+			rc = rc || ipc_put_text(a, f, "op", "submit", 6) ||
+			     ipc_put_text(a, f, "type", type, strlen(type)) ||
+			     ipc_put_text(a, f, "title", title, strlen(title)) ||
+			     ipc_put_text(a, f, "description", desc, strlen(desc)) ||
+			     (contact && ipc_put_text(a, f, "contact", contact, strlen(contact)));
+	} else if (!err[0]) {
+		const char *kind = qa_text(args, "kind", 128, 1, err);
+		const char *key = err[0] ? NULL : qa_text(args, "key", 255, 0, err);
+		const char *call = err[0] ? NULL : qa_text(args, "call_id", 64, 0, err);
+		const json_t *attrs = json_object_get(args, "attrs");
+		char *aj = NULL;
+		if (!err[0] && attrs && !json_is_object(attrs))
+			as_fail(err, AS_EINVAL, "attrs: expected an object");
+		if (!err[0] && attrs && (!(aj = json_dumps(attrs, JSON_COMPACT)) || strlen(aj) > RECCFG_PAYLOAD_MAX))
+			as_fail(err, AS_EINVAL, "attrs: at most %u bytes of JSON", RECCFG_PAYLOAD_MAX);
+		if (!err[0] && !strcmp(kind, "llm.call") && !json_is_string(json_object_get(attrs, "model")))
+			as_fail(err, AS_EINVAL,
+				"an llm.call event needs attrs.model (and may give provider, duration_ms, "
+				"input_tokens, output_tokens, ok, error)");
+		if (!err[0])
+			rc = rc || ipc_put_text(a, f, "op", "event", 5) ||
+			     ipc_put_text(a, f, "kind", kind, strlen(kind)) ||
+			     (key && ipc_put_text(a, f, "key", key, strlen(key))) ||
+			     (call && ipc_put_text(a, f, "call", call, strlen(call))) ||
+			     (aj && ipc_put_text(a, f, "attrs", aj, strlen(aj)));
+		free(aj);
+	}
+	if (err[0] || rc) {
+		answer_tool_error(c, &m->id, err[0] ? err : "the report is too large");
+		return 1;
+	}
+	send_frame(w, f);
+	return 1;
 }
 
 /* Every tools/call, timed and classified for the call records: its answer is either written
@@ -1709,6 +1863,13 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	    ipc_get_text(f.body, "records", PROTO_JSON_MAX, &rj, &rjn, err) == 0) { /* what to record */
 		json_t *j = json_loadb(rj, rjn, 0, NULL);
 		w->rec = callrec_new(j, w->ipcfd, err);
+		const char *qp = json_string_value(json_object_get(j, "qa_prefix")),
+			   *qs = json_string_value(json_object_get(j, "qa_separator"));
+		if (qp && qs && strlen(qp) + strlen(qs) < sizeof w->qa) {
+			memcpy(w->qa, qp, strlen(qp));
+			memcpy(w->qa + strlen(qp), qs, strlen(qs) + 1);
+			qa_defs_make(w);
+		}
 		json_decref(j);
 	}
 	ipc_frame_close_fds(&f);
@@ -1869,8 +2030,9 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		}
 		if (recorded) { /* assent's own tool: iserr is its refusal; the result is parsed only to be kept */
 			json_t *sj = iserr || callrec_keeps(w->rec) ? json_loadb(js, jsn, 0, NULL) : NULL;
-			json_t *rr = iserr ? mcp_tool_error(json_string_value(json_object_get(sj, "error")) ?: "refused")
-					   : json_pack("{s:O?,s:b}", "structuredContent", sj, "isError", 0);
+			json_t *rr = iserr
+					 ? mcp_tool_error(json_string_value(json_object_get(sj, "error")) ?: "refused")
+					 : json_pack("{s:O?,s:b}", "structuredContent", sj, "isError", 0);
 			callrec_end(w->rec, conn, rid, ridn, rr, NULL, jsn);
 			json_decref(rr);
 			json_decref(sj);
@@ -1985,12 +2147,7 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		json_decref(rt);
 		json_decref(w->routes);
 		w->routes = map;
-		int changed = w->catalog ? tn - 2 != w->catalogn || memcmp(w->catalog, tj + 1, tn - 2) : tn > 2;
-		free(w->catalog);
-		w->catalogn = tn - 2; /* the objects, without the array's brackets */
-		w->catalog = w->catalogn ? strndup(tj + 1, w->catalogn) : NULL;
-		if (!w->catalog)
-			w->catalogn = 0;
+		int changed = set_catalog(w, tj + 1, tn - 2); /* the objects, without the array's brackets */
 		/* Clients that initialized on a stream of their own hear that the list changed. */
 		for (size_t k = 0; changed && k < PROTO_CONNS_MAX; k++) {
 			struct mconn *mc = &w->conns[k];
