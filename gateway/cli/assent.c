@@ -68,6 +68,20 @@ static const char usage_text[] =
     "      The decision FILE makes for a request (request_feedback's arguments, plus\n"
     "      \"agent\", \"uid\" or \"client\" for who asks) and the rule that made it.\n"
     "      (assentd --policy FILE loads one; SIGHUP reloads it.)\n"
+    "  qa list [--type T] [--status S] [--offset N] [--limit N] [--json]\n"
+    "  qa stats | qa show ID | qa status ID STATUS | qa delete ID\n"
+    "      QA reports agents filed (qa_submit_feedback), each with the calls before it\n"
+    "      (show: in order, with their outcomes). status moves open -> in_progress ->\n"
+    "      resolved -> closed; status and delete are for root or the daemon's own uid.\n"
+    "  events KEY [--kind K]... [--limit N] [--json]\n"
+    "      The events recorded with this key (a request's session_id, a job id), oldest\n"
+    "      first, those still queued included.\n"
+    "  event KIND --key K [--attr NAME=VALUE]...\n"
+    "      Record an event (root or the daemon's own uid): KIND dotted (deploy.finished),\n"
+    "      VALUE as JSON when it reads as JSON, else a string.\n"
+    "  calls prune [--older-than D]\n"
+    "      Delete call records and events older than D (30d, 12h; default: the configured\n"
+    "      retention), never those linked to a report; prints the rows deleted per table.\n"
     "  upstreams check FILE\n"
     "      Check an upstreams file (assent.upstreams(5): an MCP client's mcpServers\n"
     "      JSON, plus cwd, uid, ca) and list its servers, environment and header\n"
@@ -120,6 +134,9 @@ int main(int argc, char **argv)
 			return cmd_reviewer(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "reviewer") || !strcmp(argv[i], "agent") || !strcmp(argv[i], "admin"))
 		return cmd_identity(state, argv[i], argc - i, argv + i);
+	if (!strcmp(argv[i], "qa") || !strcmp(argv[i], "events") || !strcmp(argv[i], "event") ||
+	    !strcmp(argv[i], "calls"))
+		return cmd_records(state, argv[i], argc - i, argv + i);
 	if (!strcmp(argv[i], "policy"))
 		return cmd_policy(argc - i, argv + i);
 	if (!strcmp(argv[i], "upstreams"))

@@ -45,5 +45,11 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv);
 
 /* cmd_review.c */
 int cmd_reviewer(const char *state, int argc, char **argv);
+/* One command on STATE/control.sock (takes req): 0 with *rep when it says ok, else the
+ * exit status after printing why. */
+int ctl_call(const char *state, json_t *req, json_t **rep);
+
+/* cmd_records.c: the call records, QA reports and events */
+int cmd_records(const char *state, const char *group, int argc, char **argv);
 
 #endif

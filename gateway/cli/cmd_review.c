@@ -16,7 +16,7 @@
 
 /* ---- reviewer commands over STATE/control.sock ---- */
 
-static int ctl_call(const char *state, json_t *req, json_t **rep)
+int ctl_call(const char *state, json_t *req, json_t **rep)
 {
 	char path[4200];
 	snprintf(path, sizeof path, "%s/" STATE_CONTROL_SOCK, state);

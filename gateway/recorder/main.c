@@ -199,6 +199,8 @@ static void flush(struct rec *r, int force);
 
 static void answer(struct rec *r, uint64_t qid, enum proto_status st, json_t *j)
 {
+	if (st == PS_OK && json_is_object(j) && !json_object_get(j, "ok")) /* the control socket's convention */
+		json_object_set_new(j, "ok", json_true());
 	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (js && strlen(js) > IPC_FRAME_MAX / 2) {
@@ -321,8 +323,11 @@ static void on_query(struct rec *r, const struct cv *body)
 				nk++;
 			}
 		const char *k = field(body, "key", key, sizeof key);
-		rc = k ? store_events_for(r->st, k, kinds, nk, (size_t)ufield(body, "limit"), &out, err)
+		json_t *evs = NULL;
+		rc = k ? store_events_for(r->st, k, kinds, nk, (size_t)ufield(body, "limit"), &evs, err)
 		       : as_fail(err, AS_EINVAL, "key: required");
+		if (rc == 0)
+			out = json_pack("{s:s,s:o}", "key", k, "events", evs);
 	} else if (!strcmp(op, "prune")) {
 		uint64_t older = ufield(body, "older");
 		if (!older)

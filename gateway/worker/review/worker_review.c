@@ -83,6 +83,60 @@ static struct cv *ctl_frame(struct cv_arena *a, size_t k, uint64_t conn, const s
 	return f;
 }
 
+/* `assent qa|events|event|calls prune`: {"cmd": "records", "op": ..., fields} as F_CTL_QA, each
+ * field checked for its type here (and for its bounds by the frame's table at the signer). */
+static struct cv *records_frame(struct cv_arena *a, uint64_t conn, const json_t *j, const char **why)
+{
+	static const char *const texts[] = {"op", "type", "status", "key", "kind", "title", "description", "contact"};
+	static const char *const uints[] = {"id", "offset", "limit", "older"};
+	struct cv *f = ipc_frame_new(a, F_CTL_QA, 16);
+	if (!f || ipc_put_uint(a, f, "conn", conn))
+		return NULL;
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+		const json_t *v = json_object_get(j, texts[i]);
+		if (v &&
+		    (!json_is_string(v) || ipc_put_text(a, f, texts[i], json_string_value(v), json_string_length(v)))) {
+			*why = "a records command's text field is not text";
+			return NULL;
+		}
+	}
+	for (size_t i = 0; i < sizeof uints / sizeof *uints; i++) {
+		const json_t *v = json_object_get(j, uints[i]);
+		if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			  ipc_put_uint(a, f, uints[i], (uint64_t)json_integer_value(v)))) {
+			*why = "a records command's number is not a number from 0";
+			return NULL;
+		}
+	}
+	const json_t *kinds = json_object_get(j, "kinds"), *attrs = json_object_get(j, "attrs");
+	if (kinds) {
+		struct cv *arr =
+		    json_is_array(kinds) && json_array_size(kinds) <= 16 ? cv_array(a, json_array_size(kinds)) : NULL;
+		struct cv *slot = arr ? ipc_put(a, f, "kinds") : NULL;
+		for (size_t i = 0; slot && i < json_array_size(kinds); i++) {
+			const json_t *k = json_array_get(kinds, i);
+			if (!json_is_string(k) ||
+			    cv_set_text(a, &arr->items[i], json_string_value(k), json_string_length(k)))
+				slot = NULL;
+		}
+		if (!slot) {
+			*why = "kinds: at most 16 names";
+			return NULL;
+		}
+		*slot = *arr;
+	}
+	if (attrs) {
+		char *as = json_is_object(attrs) ? json_dumps(attrs, JSON_COMPACT) : NULL;
+		int bad = !as || ipc_put_text(a, f, "attrs", as, strlen(as));
+		free(as);
+		if (bad) {
+			*why = "attrs: expected an object";
+			return NULL;
+		}
+	}
+	return f;
+}
+
 static void handle_line(struct rconn *c, const char *line, size_t len)
 {
 	json_error_t je;
@@ -90,6 +144,19 @@ static void handle_line(struct rconn *c, const char *line, size_t len)
 	const char *cmd = json_string_value(json_object_get(j, "cmd"));
 	if (!j || !json_is_object(j) || !cmd) {
 		reply_error(c, "expected a JSON object with a \"cmd\"");
+		json_decref(j);
+		return;
+	}
+	if (!strcmp(cmd, "records")) {
+		struct cv_arena ra;
+		cv_arena_init(&ra, 64);
+		const char *why = "cannot forward the command";
+		struct cv *rf = records_frame(&ra, c->id, j, &why);
+		if (!rf)
+			reply_error(c, why);
+		else if (ipc_send(g_ipc, rf, -1, NULL) != 0)
+			_exit(3);
+		cv_arena_free(&ra);
 		json_decref(j);
 		return;
 	}
