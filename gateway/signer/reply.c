@@ -258,6 +258,9 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
 	metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
+	rec_event(s, "approval.decided", it->session_id,
+		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
+			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));
 	if (seq && strcmp(outcome, "cancelled")) {
 		memmove(&s->recent[1], &s->recent[0], sizeof s->recent - sizeof s->recent[0]);
 		struct recent *x = &s->recent[0];

@@ -144,6 +144,11 @@ void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, 
 	}
 	slog("info", "request %s (%s) from %s queued, deadline in %llu s", o->it.session_id, r->type, r->owner,
 	     (unsigned long long)((o->it.deadline_ms - o->it.created_ms) / 1000));
+	rec_event(s, "approval.requested", o->it.session_id,
+		  json_pack("{s:s,s:s,s:s?,s:I,s:s?,s:s?}", "type", r->type, "requester", r->owner, "audience",
+			    r->audience[0] ? r->audience : NULL, "deadline_s",
+			    (json_int_t)((o->it.deadline_ms - o->it.created_ms) / 1000), "upstream",
+			    r->gate ? r->gate->upstream : NULL, "tool", r->gate ? r->gate->tool : NULL));
 	if (r->mrtr) {
 		mrtr_offer(s, o);
 	} else if (!o->it.blocking) {

@@ -169,6 +169,9 @@ void worker_down(struct signer *s, int k, const char *why)
 	w->pid = 0;
 	w->state = S_NEW;
 	gate_worker_down(s, k, why); /* an upstream's: its server and its calls in flight */
+	if (IS_UP(k) && (size_t)(k - W_UP0) < s->nup)
+		rec_event(s, "upstream.restarted", s->up[k - W_UP0].cfg->name,
+			  json_pack("{s:s,s:I}", "reason", why, "restarts", (json_int_t)w->restarts_total + 1));
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		if (s->conns[i].used && s->conns[i].worker == k) {
 			fail_conn_requests(s, s->conns[i].id, why);
