@@ -83,6 +83,7 @@ static const struct frame_field ctl_decide[] = {CONN, SID(REQ), OUTCOME, TEXT, O
 		"client_addr", FT_TEXT, PROTO_ADDR_MAX, OPT                                                            \
 	}
 static const struct frame_field web[] = {WEB};
+static const struct frame_field web_me[] = {WEB, {"mcp", FT_BOOL, 0, OPT}}; /* mcp: from /review/mcp */
 static const struct frame_field web_login[] = {WEB, {"token", FT_TEXT, PROTO_TOKEN_MAX, OPT}};
 static const struct frame_field web_page[] = {WEB, OFFSET};
 static const struct frame_field web_decide[] = {WEB, SID(REQ), OUTCOME, TEXT, OPTION_N};
@@ -201,7 +202,7 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_JWKS, web),
     TABLE(F_WEB_CHECKPOINT, web),
     TABLE(F_WEB_LOGIN, web_login),
-    TABLE(F_WEB_ME, web),
+    TABLE(F_WEB_ME, web_me),
     TABLE(F_WEB_LOGOUT, web),
     TABLE(F_WEB_EVENTS, web),
     TABLE(F_WEB_PENDING, web_page),

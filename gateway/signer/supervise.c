@@ -139,7 +139,7 @@ int spawn_worker(struct signer *s, int k)
 	if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, 0) ||
 	    (rv && ipc_put_uint(&a, f, "proxy", s->proxy_fd >= 0)) ||
 	    ipc_put_text(&a, f, "proxy_header", s->proxy_header, strlen(s->proxy_header)) ||
-	    (k == W_MCP && records_worker_cfg(s, &a, f)) ||
+	    records_worker_cfg(s, &a, f) || /* the mcp worker's records, both workers' QA tools */
 	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
 		slog("error", "cannot send the %s worker its configuration: %s", w->kind, err);
 	cv_arena_free(&a);

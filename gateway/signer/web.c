@@ -454,8 +454,21 @@ int h_web_me(void *ctx, struct ipc_frame *f, char *err)
 	struct signer *s = ctx;
 	struct web_req q;
 	GUARD(web_begin(s, f, &q, err));
-	if (!web_reviewer_ok(s, &q, 0))
+	const struct cv *mcp = cv_get(f->body, "mcp");
+	if (mcp && mcp->t == CV_TRUE) { /* /review/mcp: a reviewer's tools, or an admin's QA tools */
+		if (web_identify(s, &q) != 0)
+			return 0;
+		if (q.admin) {
+			reply_to(s, q.hreq, 1, answer_ok(json_pack("{s:s}", "admin", q.admin)));
+			return 0;
+		}
+		if (!q.reviewer) {
+			web_auth_failed(s, &q, PS_UNAUTHORIZED, "log in first (no or expired session)");
+			return 0;
+		}
+	} else if (!web_reviewer_ok(s, &q, 0)) {
 		return 0;
+	}
 	if (!q.ss && !strcmp(q.via, "proxy")) { /* the page needs a session for its CSRF token */
 		web_login_reply(s, &q, q.reviewer, "proxy");
 		return 0;

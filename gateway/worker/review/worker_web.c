@@ -60,6 +60,7 @@ static struct {
 	struct http_cfg cfg;
 	int proxy;
 	char proxy_header[64];
+	char qa[40]; /* the QA tools' prefix and separator ("qa_"); "" when the records are off */
 	struct MHD_Daemon *tcp, *unix_;
 	struct wreq *reqs;
 	struct mc_list conns; /* both listeners' connections, for the whole-request deadline */
@@ -287,20 +288,102 @@ bad:
 
 /* ---- /review/mcp: a reviewer's own MCP client (JSON answers, no MCP session) ---- */
 
-static json_t *tools_list(void)
+/* The tools a caller of /review/mcp may use, and only those: a reviewer's (decide, and read the
+ * QA reports), an admin's (read and manage the reports). me: the signer's answer saying who. */
+static json_t *tools_list(const json_t *me)
 {
-	return json_pack(
-	    "{s:[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}},s:[s,s]}}]}",
-	    "tools", "name", "list_pending_feedback", "description",
-	    "The requests waiting for a decision that you may decide, oldest first, with their full context: a page "
-	    "of them, with more and next_offset when more wait (pass offset for the next page).",
-	    "inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0, "name",
-	    "submit_feedback", "description",
-	    "Decide a pending request as yourself: approved true or false, a response (the reason for a rejection, "
-	    "the answer to an input), and for a selection the option's number (from 1).",
-	    "inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved", "type",
-	    "boolean", "response", "type", "string", "selection", "type", "integer", "minimum", 1, "required",
-	    "session_id", "approved");
+	int admin = json_object_get(me, "admin") != NULL;
+	json_t *tools =
+	    admin
+		? json_array()
+		: json_pack("[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}}"
+			    ",s:[s,s]}}]",
+			    "name", "list_pending_feedback", "description",
+			    "The requests waiting for a decision that you may decide, oldest first, with their full "
+			    "context: a page of them, with more and next_offset when more wait (pass offset for the "
+			    "next page).",
+			    "inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0,
+			    "name", "submit_feedback", "description",
+			    "Decide a pending request as yourself: approved true or false, a response (the reason for "
+			    "a rejection, the answer to an input), and for a selection the option's number (from 1).",
+			    "inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved",
+			    "type", "boolean", "response", "type", "string", "selection", "type", "integer", "minimum",
+			    1, "required", "session_id", "approved");
+	if (W.qa[0]) {
+		char n[4][64];
+		static const char *const names[] = {"list_feedback", "get_feedback_statistics",
+						    "update_feedback_status", "delete_feedback"};
+		for (size_t i = 0; i < 4; i++)
+			snprintf(n[i], sizeof n[i], "%s%s", W.qa, names[i]);
+		json_array_append_new(
+		    tools,
+		    json_pack("{s:s,s:s,s:{s:s,s:{s:{s:s,s:[s,s,s,s]},s:{s:s,s:[s,s,s,s]},s:{s:s,s:i},s:{s:s,s:i}}}}",
+			      "name", n[0], "description",
+			      "QA reports agents filed, newest first: filter by type and status, a page at a time "
+			      "(offset, limit). Each has an id for the other tools.",
+			      "inputSchema", "type", "object", "properties", "type", "type", "string", "enum", "bug",
+			      "feature", "improvement", "question", "status", "type", "string", "enum", "open",
+			      "in_progress", "resolved", "closed", "offset", "type", "integer", "minimum", 0, "limit",
+			      "type", "integer", "minimum", 1));
+		json_array_append_new(tools,
+				      json_pack("{s:s,s:s,s:{s:s,s:{}}}", "name", n[1], "description",
+						"Counts of the QA reports by type and by status, and how many came "
+						"in the last 7 days.",
+						"inputSchema", "type", "object", "properties"));
+		if (admin) {
+			json_array_append_new(
+			    tools,
+			    json_pack("{s:s,s:s,s:{s:s,s:{s:{s:s,s:i},s:{s:s,s:[s,s,s]}},s:[s,s]}}", "name", n[2],
+				      "description",
+				      "Move a report one step on: open -> in_progress -> resolved -> closed (no other "
+				      "move).",
+				      "inputSchema", "type", "object", "properties", "feedback_id", "type", "integer",
+				      "minimum", 1, "status", "type", "string", "enum", "in_progress", "resolved",
+				      "closed", "required", "feedback_id", "status"));
+			json_array_append_new(
+			    tools, json_pack("{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}},s:[s]}}", "name", n[3], "description",
+					     "Delete a report and its links to the calls behind it.", "inputSchema",
+					     "type", "object", "properties", "feedback_id", "type", "integer",
+					     "minimum", 1, "required", "feedback_id"));
+		}
+	}
+	return json_pack("{s:o}", "tools", tools);
+}
+
+/* A qa_* tool on /review/mcp: F_WEB_QA with the question's fields; 0, -1 answered here, 1 none. */
+static int qa_tool_frame(struct wreq *h, const json_t *params, uint32_t *type, json_t *args)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	size_t pl = strlen(W.qa);
+	if (!pl || !name || strncmp(name, W.qa, pl))
+		return 1;
+	static const char *const names[] = {"list_feedback", "get_feedback_statistics", "update_feedback_status",
+					    "delete_feedback"};
+	static const char *const ops[] = {"list", "stats", "status", "delete"};
+	size_t k = 0;
+	while (k < 4 && strcmp(name + pl, names[k]))
+		k++;
+	if (k == 4)
+		return 1;
+	const json_t *ta = json_object_get(params, "arguments");
+	json_object_set_new(args, "op", json_string(ops[k]));
+	const char *kk;
+	json_t *v;
+	json_object_foreach((json_t *)ta, kk, v)
+	{
+		int text = !strcmp(kk, "type") || !strcmp(kk, "status");
+		int num = !strcmp(kk, "offset") || !strcmp(kk, "limit") || !strcmp(kk, "feedback_id");
+		if ((!text && !num) || (text && (!json_is_string(v) || json_string_length(v) > 16)) ||
+		    (num && (!json_is_integer(v) || json_integer_value(v) < 0))) {
+			char why[160];
+			snprintf(why, sizeof why, "%s: argument \"%.40s\" is unknown or of the wrong type", name, kk);
+			rpc_error(h, 200, -32602, why);
+			return -1;
+		}
+		json_object_set(args, !strcmp(kk, "feedback_id") ? "id" : kk, v);
+	}
+	*type = F_WEB_QA;
+	return 0;
 }
 
 /* A JSON-RPC message on /review/mcp goes through the agent listener's own code
@@ -324,6 +407,9 @@ static int mcp_tool_frame(struct wreq *h, const json_t *params, uint32_t *type, 
 	enum mcp_tool tool;
 	const json_t *ta;
 	char why[AS_ERRLEN] = "";
+	int qa = qa_tool_frame(h, params, type, args);
+	if (qa <= 0)
+		return qa;
 	if (mcp_tools_call(params, &tool, &ta, why) != 0 ||
 	    (tool != MCP_TOOL_LIST_PENDING && tool != MCP_TOOL_SUBMIT_FEEDBACK)) {
 		rpc_error(h, 200, -32602, why[0] ? why : "unknown tool (list_pending_feedback, submit_feedback)");
@@ -366,8 +452,11 @@ static void mcp_call(struct wreq *h)
 	snprintf(h->protocol, sizeof h->protocol, "%s", pv && strlen(pv) < sizeof h->protocol ? pv : "");
 	json_t *args = json_object();
 	uint32_t type = F_WEB_ME; /* everything is authenticated, even initialize */
-	if (m.kind != MCP_MSG_REQUEST || m.m != MCP_M_TOOLS_CALL || mcp_tool_frame(h, m.params, &type, args) == 0)
+	if (m.kind != MCP_MSG_REQUEST || m.m != MCP_M_TOOLS_CALL || mcp_tool_frame(h, m.params, &type, args) == 0) {
+		if (type == F_WEB_ME) /* /review/mcp's: an admin may use it too (its QA tools) */
+			json_object_set_new(args, "mcp", json_true());
 		to_signer(h, type, args);
+	}
 	json_decref(args);
 	mcp_msg_free(&m);
 }
@@ -391,7 +480,7 @@ static void mcp_reply(struct wreq *h, unsigned status, json_t *j)
 			      "instructions", "Reviewer tools of assent: list what waits for you, and decide it.");
 		break;
 	case MCP_M_TOOLS_LIST:
-		res = tools_list();
+		res = tools_list(j);
 		break;
 	case MCP_M_PING:
 		res = json_object();
@@ -764,6 +853,18 @@ int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
 		     ipc_get_text(f.body, "proxy_header", sizeof W.proxy_header - 1, &ph, &phn, err);
 	if (rc == 0)
 		snprintf(W.proxy_header, sizeof W.proxy_header, "%.*s", (int)phn, ph);
+	const char *rj;
+	size_t rjn;
+	if (rc == 0 && cv_get(f.body, "records") && ipc_get_text(f.body, "records", 1u << 20, &rj, &rjn, err) == 0) {
+		json_t *j = json_loadb(rj, rjn, 0, NULL);
+		const char *qp = json_string_value(json_object_get(j, "qa_prefix")),
+			   *qs = json_string_value(json_object_get(j, "qa_separator"));
+		if (qp && qs && strlen(qp) + strlen(qs) < sizeof W.qa) {
+			memcpy(W.qa, qp, strlen(qp));
+			memcpy(W.qa + strlen(qp), qs, strlen(qs) + 1);
+		}
+		json_decref(j);
+	}
 	W.proxy = (int)proxy;
 	ipc_frame_close_fds(&f);
 	if (rc != 0)
