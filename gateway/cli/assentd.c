@@ -50,8 +50,15 @@ static const char usage_text[] =
     "header (ASSENT_REVIEW_PROXY_HEADER, X-Reviewer-Email) only on ASSENT_REVIEW_PROXY_SOCKET\n"
     "(ASSENT_REVIEW_PROXY_GROUP) or with ASSENT_REVIEW_PROXY_SECRET\n"
     "(see assentd(1)).\n"
-    "Workers: assent-worker in the directory of assentd; their uids when run as root:\n"
-    "ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the upstream workers).\n";
+    "Call records (assentd(1) CALL RECORDS): FEEDBACK_INSTRUMENTATION_MODE (off|meta|full; meta),\n"
+    "ASSENT_RECORD_DATABASE (sqlite:STATE/records/calls.db; postgresql://...; off),\n"
+    "ASSENT_RECORD_JSONL (stderr or a file), ASSENT_RECORD_PREFIX (ffb_), ASSENT_RECORD_RETENTION,\n"
+    "ASSENT_RECORD_EXCLUDE_TOOLS, ASSENT_RECORD_META_ONLY_TOOLS, ASSENT_RECORD_SAMPLE_RATES,\n"
+    "ASSENT_RECORD_SOFT_STATUSES, ASSENT_RECORD_REDACT_KEYS, ASSENT_RECORD_QUEUE (10000),\n"
+    "ASSENT_QA_PREFIX (qa), ASSENT_QA_WINDOW (15m); or the upstreams file's \"records\" section.\n"
+    "Workers: assent-worker and assent-recorder in the directory of assentd; their uids when\n"
+    "run as root: ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the upstream workers,\n"
+    "+16: the recorder).\n";
 
 int main(int argc, char **argv)
 {
