@@ -120,6 +120,17 @@ int main(int argc, char **argv)
 			worker);
 		return 2;
 	}
+	char recorder[4096 + sizeof RECORDER_EXE];
+	snprintf(recorder, sizeof recorder, "%.*s/%s", slash ? (int)(slash - self) : 1, slash ? self : ".",
+		 RECORDER_EXE);
+	const char *mode = getenv("FEEDBACK_INSTRUMENTATION_MODE");
+	if ((!mode || strcmp(mode, "off")) && access(recorder, X_OK) != 0) {
+		fprintf(stderr,
+			"assentd: cannot run the call recorder %s (assent-recorder belongs beside assentd; "
+			"FEEDBACK_INSTRUMENTATION_MODE=off runs without it)\n",
+			recorder);
+		return 2;
+	}
 	struct signer_opts o = {
 	    .state = state, .policy = policy, .upstreams = upstreams, .worker_exe = worker, .single_user = single};
 	return signer_main(&o);

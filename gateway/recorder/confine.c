@@ -219,6 +219,14 @@ int confine_enter(const struct confine_opts *o, char *err)
 	if (geteuid() == 0) {
 		if (!o->uid)
 			return as_fail(err, AS_EINVAL, "recorder: started as root without a uid to drop to");
+		/* No capability can come back: the bounding set emptied, the inheritable and ambient
+		 * sets cleared (the uid change clears the permitted and effective ones). */
+		for (int cap = 0; cap <= 63; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+				return as_fail(err, AS_EIO, "recorder: cannot empty the bounding set: %s",
+					       strerror(errno));
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+			return as_fail(err, AS_EIO, "recorder: cannot clear the ambient set: %s", strerror(errno));
 		if (setgroups(0, NULL) != 0 || setresgid(o->uid, o->uid, o->uid) != 0 ||
 		    setresuid(o->uid, o->uid, o->uid) != 0)
 			return as_fail(err, AS_EIO, "recorder: cannot drop to uid %u: %s", (unsigned)o->uid,

@@ -74,18 +74,25 @@ check "make install installs err.h and verify.h as the only headers" \
 W=
 for _ in $(seq 100); do
 	p=$(daemon_pid "$T/s")
-	[ -n "$p" ] && W=$(pgrep -P "$p" | tr '\n' ' ') && [ "$(echo $W | wc -w)" -eq 2 ] && break
+	[ -n "$p" ] && W=$(pgrep -P "$p" | tr '\n' ' ') && [ "$(echo $W | wc -w)" -eq 3 ] && break
 	sleep 0.05
 done
-check "the installed daemon runs two workers ($W)" test "$(echo $W | wc -w)" -eq 2
+check "the installed daemon runs two workers and the recorder ($W)" test "$(echo $W | wc -w)" -eq 3
 kinds=
+REC=
 for w in $W; do
+	if [ "$(readlink "/proc/$w/exe")" = "$P/bin/assent-recorder" ]; then
+		REC=$w
+		continue
+	fi
 	exe=$(readlink "/proc/$w/exe")
 	check "worker $w runs $P/bin/assent-worker ($exe)" test "$exe" = "$P/bin/assent-worker"
 	kinds="$kinds $(tr '\0' ' ' <"/proc/$w/cmdline" | awk '$1 == "assent-worker" {print $2}')"
 done
 check "... one as 'assent-worker mcp', one as 'assent-worker review' ($kinds)" \
 	test "$(echo $kinds | tr ' ' '\n' | sort | tr '\n' ' ')" = "mcp review "
+
+check "... and the recorder runs $P/bin/assent-recorder" test -n "$REC"
 
 # ---- without assent-worker beside it, assentd refuses to start ----
 mkdir -p "$T/alone"

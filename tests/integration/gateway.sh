@@ -44,7 +44,7 @@ check "Python's jwt module accepts the token the gateway issued" grep -q '^req-'
 PID=$(daemon_pid "$S")
 check "the daemon outlives the bridge that started it" kill -0 "$PID"
 workers=$(pgrep -P "$PID" | tr '\n' ' ')
-check "the daemon runs two workers" test "$(echo $workers | wc -w)" -eq 2
+check "the daemon runs two workers and the recorder" test "$(echo $workers | wc -w)" -eq 3
 for w in $workers; do
 	st=/proc/$w/status
 	check "worker $w: Seccomp: 2 (filter)" grep -qP '^Seccomp:\t2$' "$st"

@@ -72,7 +72,13 @@ start() {
 	for _ in $(seq 200); do
 		p=$(daemon_pid "$d")
 		if [ -n "$p" ]; then
-			W=$(pgrep -P "$p" | tr '\n' ' ')
+			W=
+			for c in $(pgrep -P "$p"); do # the workers; the recorder is checked on its own (REC)
+				case "$(readlink "/proc/$c/exe")" in
+				*/assent-worker) W="$W $c" ;;
+				*/assent-recorder) REC=$c ;;
+				esac
+			done
 			n=0
 			for w in $W; do [ "$(field "$w" Seccomp)" = 2 ] && n=$((n + 1)); done
 			[ "$n" -eq 2 ] && return 0
@@ -157,6 +163,18 @@ for w in $W; do
 		ok "$m: worker $w: nobody cannot signal it # SKIP needs root for setpriv"
 	fi
 done
+# The recorder: confined its own way (a database client needs its files), never a worker's jail.
+recorder_checks() { # MODE WANT-UID
+	local m=$1 want=$2
+	check "$m: the recorder runs ($REC)" test -n "$REC"
+	check "$m: recorder: NoNewPrivs 1" test "$(field "$REC" NoNewPrivs)" = 1
+	check "$m: recorder: Seccomp 2 (filter)" test "$(field "$REC" Seccomp)" = 2
+	check "$m: recorder: uid $want" test "$(field "$REC" Uid)" = "$want	$want	$want	$want"
+	check "$m: recorder: CapEff empty" test "$(field "$REC" CapEff)" = 0000000000000000
+	check "$m: recorder: empty environment" test ! -s "/proc/$REC/environ"
+	check "$m: recorder: no key or ledger file open" sh -c "! ls -l /proc/$REC/fd 2>/dev/null | grep -qE 'keys/|ledger/'"
+}
+recorder_checks "service user" "$DU"
 if [ "$ME" -eq 0 ]; then # the reviewer (uid 65534) reaches the service user's control socket
 	chmod 0711 "$USER_S"
 	chmod 0666 "$USER_S/control.sock"
@@ -178,6 +196,9 @@ if ! start "$ROOT_S" 0 ASSENT_SINGLE_USER=1; then # the stdio agent and the revi
 	exit 1
 fi
 P=$(daemon_pid "$ROOT_S")
+recorder_checks "root daemon" 66016
+check "root daemon: recorder: CapBnd empty" test "$(field "$REC" CapBnd)" = 0000000000000000
+check "root daemon: recorder: no supplementary groups" test -z "$(field "$REC" Groups | tr -d ' ')"
 uids=""
 for w in $W; do
 	m="root daemon"

@@ -34,7 +34,8 @@ const { client, transport } = reviewer(token);
 await client.connect(transport);
 ok(client.getServerVersion()?.name === "assent-review", "the reviewer's SDK client connects with a reviewer token");
 const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-ok(tools.join(",") === "list_pending_feedback,submit_feedback", `tools/list names the reviewer tools (${tools})`);
+ok(tools.join(",") === "list_pending_feedback,qa_get_feedback_statistics,qa_list_feedback,submit_feedback",
+  `tools/list names the reviewer tools, the QA reports' reading ones with them (${tools})`);
 
 const waits = (args) => agent.callTool({ name: "request_feedback", arguments: args }, undefined, { timeout: 60000 });
 async function waitingFor(message) {

@@ -672,24 +672,26 @@ static void qa_defs_make(struct mw *w)
 	snprintf(sub, sizeof sub, "%ssubmit_feedback", w->qa);
 	snprintf(ev, sizeof ev, "%srecord_event", w->qa);
 	json_t *a = json_pack(
-	    "{s:s,s:s,s:s,s:{s:s,s:{s:{s:s,s:[s,s,s,s]},s:{s:s,s:i},s:{s:s,s:i},s:{s:s,s:i}},s:[s,s,s],s:b}}", "name",
-	    sub, "title", "Report a problem or an idea", "description",
+	    "{s:s,s:s,s:s,s:{s:s,s:{s:{s:s,s:[s,s,s,s]},s:{s:s,s:i},s:{s:s,s:i},s:{s:s,s:i}},s:[s,s,s],s:b},"
+	    "s:{s:s,s:{s:{s:s},s:{s:s}}}}",
+	    "name", sub, "title", "Report a problem or an idea", "description",
 	    "File a bug report, feature request, improvement or question about the tools you use here. The calls you "
 	    "made before it (in this session, or lately as this agent) are attached to it for the people who own "
 	    "the tools. Answers {feedback_id, linked_calls}.",
 	    "inputSchema", "type", "object", "properties", "type", "type", "string", "enum", "bug", "feature",
 	    "improvement", "question", "title", "type", "string", "maxLength", 1000, "description", "type", "string",
 	    "maxLength", 20000, "contact", "type", "string", "maxLength", 1000, "required", "type", "title",
-	    "description", "additionalProperties", 0);
+	    "description", "additionalProperties", 0, "outputSchema", "type", "object", "properties", "feedback_id",
+	    "type", "integer", "linked_calls", "type", "integer");
 	json_t *e = json_pack(
-	    "{s:s,s:s,s:s,s:{s:s,s:{s:{s:s,s:i},s:{s:s,s:i},s:{s:s},s:{s:s}},s:[s],s:b}}", "name", ev, "title",
-	    "Record an event", "description",
+	    "{s:s,s:s,s:s,s:{s:s,s:{s:{s:s,s:i},s:{s:s,s:i},s:{s:s},s:{s:s}},s:[s],s:b},s:{s:s,s:{s:{s:s}}}}", "name",
+	    ev, "title", "Record an event", "description",
 	    "Record something that is not a tool call, such as llm.call (attrs: model, provider, duration_ms, "
 	    "input_tokens, output_tokens, ok, error) or job.finished, with a key others join on (a job id, a "
 	    "session_id). kind: a dotted name of 1 to 128 characters. Answers {queued}.",
 	    "inputSchema", "type", "object", "properties", "kind", "type", "string", "maxLength", 128, "key", "type",
 	    "string", "maxLength", 255, "attrs", "type", "object", "call_id", "type", "string", "required", "kind",
-	    "additionalProperties", 0);
+	    "additionalProperties", 0, "outputSchema", "type", "object", "properties", "queued", "type", "boolean");
 	char *as = a ? json_dumps(a, JSON_COMPACT) : NULL, *es = e ? json_dumps(e, JSON_COMPACT) : NULL;
 	json_decref(a);
 	json_decref(e);
