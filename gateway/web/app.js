@@ -145,6 +145,7 @@
     }
   });
 
+  $("load-reports").addEventListener("click", () => loadReports());
   $("logout").addEventListener("click", async () => {
     try {
       await api("POST", "/review/api/logout", {});
@@ -306,7 +307,8 @@
       el("dt", { text: "Asked" }), el("dd", { text: r.created ? new Date(r.created * 1000).toLocaleString() : "?" }),
       el("dt", { text: "Session" }), el("dd", { class: "mono", text: r.session_id }));
     const article = el("article", { class: "request", "data-sid": r.session_id }, head, meta, facts,
-      r.type === "call" ? callBlock(r) : null, contextBlock(r.context), subjectsBlock(r.subject), decideForm(r));
+      r.type === "call" ? callBlock(r) : null, contextBlock(r.context), subjectsBlock(r.subject),
+      eventsBlock(r.session_id), decideForm(r));
     return { el: article, left, approvals, deadline: Number(r.deadline) || 0 };
   }
 
@@ -409,6 +411,62 @@
           : "none declared", false),
         el("dt", { text: "Call digest" }), elShown("dd", { class: "mono" }, String(r.call ?? "?"), false)),
       el("h4", { text: "Arguments" }), pre);
+  }
+
+  // ---- the call records: a request's events, the QA reports with the calls behind them ----
+  function eventsBlock(sid) {
+    const list = el("ol", { class: "events" });
+    const box = el("details", { class: "block events" }, el("summary", { text: "Events" }), list);
+    box.addEventListener("toggle", async () => {
+      if (!box.open) return;
+      try {
+        const d = await api("POST", "/review/api/qa", { op: "events", key: sid });
+        const evs = Array.isArray(d.events) ? d.events : [];
+        list.replaceChildren(...(evs.length ? evs.map((e) => elShown("li", {},
+          `${String(e.occurred_at ?? "")}  ${String(e.kind ?? "")}  ${JSON.stringify(e.attrs ?? {})}`, false))
+          : [el("li", { text: "No events recorded for this request yet." })]));
+      } catch (e) {
+        list.replaceChildren(el("li", { class: "error", text: `Cannot load the events: ${e.message}` }));
+      }
+    });
+    return box;
+  }
+
+  function reportCalls(calls) {
+    return el("ol", { class: "calls" }, ...calls.map((c) => elShown("li", { class: `outcome-${cls(c.outcome)}` },
+      `${String(c.started_at ?? "")}  ${String(c.tool ?? "")}  ${String(c.outcome ?? "")}` +
+      (c.error_type ? `  ${c.error_type}: ${String(c.error_message ?? "")}` : "") + `  (linked by ${String(c.rule ?? "?")})`,
+      false)));
+  }
+
+  async function loadReports() {
+    const out = $("reports");
+    try {
+      const d = await api("POST", "/review/api/qa", { op: "list", limit: 50 });
+      const items = Array.isArray(d.items) ? d.items : [];
+      out.replaceChildren(...(items.length ? items.map((f) => {
+        const body = el("div", { class: "report-body" });
+        const item = el("details", { class: "report" },
+          elShown("summary", {}, `#${f.id} ${String(f.type ?? "")} [${String(f.status ?? "")}] ${String(f.title ?? "")}`, false), body);
+        item.addEventListener("toggle", async () => {
+          if (!item.open || body.childNodes.length) return;
+          try {
+            const r = await api("POST", "/review/api/qa", { op: "show", id: Number(f.id) });
+            const fb = r.feedback || {};
+            body.replaceChildren(elShown("p", { class: "meta" }, `from ${String(fb.user_sub ?? "?")}` +
+              (fb.session_id ? `, session ${fb.session_id}` : "") + `, ${String(fb.created_at ?? "")}`, false),
+            elShown("p", { class: "description" }, String(fb.description ?? ""), true),
+            el("h4", { text: `Calls before it (${Array.isArray(r.calls) ? r.calls.length : 0})` }),
+            reportCalls(Array.isArray(r.calls) ? r.calls : []));
+          } catch (e) {
+            body.replaceChildren(el("p", { class: "error", text: `Cannot load the report: ${e.message}` }));
+          }
+        });
+        return item;
+      }) : [el("p", { text: "No QA reports." })]));
+    } catch (e) {
+      out.replaceChildren(el("p", { class: "error", text: `Cannot load the reports: ${e.message}` }));
+    }
   }
 
   // ---- subjects, with their bytes when the agent sent them ----

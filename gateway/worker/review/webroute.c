@@ -30,6 +30,7 @@ static const struct {
     {"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},
     {"/review/mcp", "POST", F_WEB_ME, WR_MCP},
     {"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
+    {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
 };
 
 static void refuse(struct wr_out *o, unsigned status, const char *error)

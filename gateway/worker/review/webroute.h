@@ -32,6 +32,7 @@ enum web_route {
 	WR_SUBMIT,
 	WR_MCP,
 	WR_ADMIN_CLEAR,
+	WR_QA,
 };
 
 struct wr_in {

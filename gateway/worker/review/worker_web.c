@@ -261,6 +261,22 @@ static void api_call(struct wreq *h)
 		if (submit_args(in, args, why))
 			goto bad;
 		break;
+	case WR_QA: { /* the call records' reports and events: {op, type?, status?, key?, id?, offset?, limit?} */
+		static const char *const nums[] = {"id", "offset", "limit"};
+		if (str_arg(in, "op", 16, 1, args, "op", why) || str_arg(in, "type", 16, 0, args, "type", why) ||
+		    str_arg(in, "status", 16, 0, args, "status", why) || str_arg(in, "key", 255, 0, args, "key", why))
+			goto bad;
+		for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+			json_t *v = json_object_get(in, nums[i]);
+			if (v && (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000)) {
+				snprintf(why, sizeof why, "\"%s\" must be a number from 0", nums[i]);
+				goto bad;
+			}
+			if (v)
+				json_object_set(args, nums[i], v);
+		}
+		break;
+	}
 	case WR_PENDING:
 	case WR_API_PENDING: { /* ?offset=N: the next page of a big queue */
 		const char *off = MHD_lookup_connection_value(h->mc, MHD_GET_ARGUMENT_KIND, "offset");
