@@ -123,9 +123,18 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		}
 		return v->route = MH_HEALTH;
 	}
+	if (!strcmp(path, "/events")) { /* {kind, key?, attrs?, call_id?} with an agent key */
+		v->events = 1;		/* answered as plain JSON, refusals too */
+		if (strcmp(m, "POST")) {
+			v->allow = "POST";
+			return reject(v, 405, -32600, "/events answers POST (one event as JSON)");
+		}
+		if (!h->authorization)
+			return reject(v, 401, -32001, "POST /events needs an agent key: Authorization: Bearer API_KEY");
+	}
 	int mcp = !strcmp(path, "/mcp"), sse = cfg->legacy_sse && !strcmp(path, "/sse"),
-	    msgs = cfg->legacy_sse && !strcmp(path, "/messages");
-	if (!mcp && !sse && !msgs)
+	    msgs = cfg->legacy_sse && !strcmp(path, "/messages"), events = !strcmp(path, "/events");
+	if (!mcp && !sse && !msgs && !events)
 		return reject(v, 404, -32601, "no such endpoint: the MCP endpoint is /mcp");
 	if (sse && strcmp(m, "GET")) {
 		v->allow = "GET";
@@ -205,6 +214,13 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		return reject(v, 415, -32600, "Content-Type must be application/json");
 	v->json = !h->accept || accepts(h->accept, "application/json");
 	v->sse = h->accept && accepts(h->accept, "text/event-stream");
+	if (events) { /* stateless, JSON: whatever the client said of versions and sessions */
+		v->events = v->modern = v->json = 1;
+		v->sse = v->unsupported = 0;
+		v->session[0] = 0;
+		snprintf(v->protocol, sizeof v->protocol, "2026-07-28");
+		return v->route = MH_MCP_POST;
+	}
 	if (!v->json && !v->sse)
 		return reject(v, 406, -32600, "Accept must admit application/json or text/event-stream");
 	return v->route = msgs ? MH_LEGACY_POST : MH_MCP_POST;

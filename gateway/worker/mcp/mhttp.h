@@ -47,6 +47,8 @@ struct mh_verdict {
 	int unsupported;		   /* MCP-Protocol-Version names a revision we do not speak: -32022 once
 					    * the body's id is known */
 	const char *method_hdr, *name_hdr; /* into head: Mcp-Method and Mcp-Name, NULL when absent */
+	int events; /* POST /events: an event from an agent key (the records), served as a stateless
+		     * tools/call of the QA tool that records events */
 };
 
 /* Classify one request. Always fills v; returns v->route. */

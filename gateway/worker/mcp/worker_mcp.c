@@ -1229,8 +1229,76 @@ static void sleep_on(struct hreq *h)
 }
 
 /* Answer with status and a JSON body (len 0: none). */
+static void set_answer(struct hreq *h, unsigned status, const char *body, size_t len);
+
+/* POST /events: the body {kind, key?, attrs?, call_id?} becomes the stateless tools/call of the
+ * QA tool that records events, so that it takes the path, checks and identity of any tool call. */
+static int events_request(struct mw *w, struct hreq *h)
+{
+	json_t *in = json_loadb((const char *)h->body.p, h->body.len, JSON_REJECT_DUPLICATES, NULL);
+	static char name[64];
+	snprintf(name, sizeof name, "%srecord_event", w->qa);
+	if (!json_is_object(in) || !w->qa[0]) {
+		json_decref(in);
+		const char *why = w->qa[0]
+				      ? "{\"error\":\"the body must be a JSON object: {kind, key, attrs, call_id}\"}"
+				      : "{\"error\":\"the call records are off (FEEDBACK_INSTRUMENTATION_MODE=off)\"}";
+		h->v.events = 0; /* this answer is already plain */
+		set_answer(h, w->qa[0] ? 400 : 503, why, strlen(why));
+		return -1;
+	}
+	json_t *call =
+	    json_pack("{s:s,s:i,s:s,s:{s:s,s:o,s:{s:s,s:{},s:{s:s,s:s}}}}", "jsonrpc", "2.0", "id", 1, "method",
+		      "tools/call", "params", "name", name, "arguments", in, "_meta", MCP_META_VERSION, "2026-07-28",
+		      MCP_META_CAPS, MCP_META_CLIENT, "name", "http-events", "version", ASSENT_VERSION);
+	char *s = call ? json_dumps(call, JSON_COMPACT) : NULL;
+	json_decref(call);
+	buf_reset(&h->body);
+	int rc = !s || buf_put(&h->body, s, strlen(s)) != 0;
+	free(s);
+	h->v.method_hdr = "tools/call";
+	h->v.name_hdr = name;
+	if (rc) {
+		static const char big[] = "{\"error\":\"the event is too large\"}";
+		h->v.events = 0;
+		set_answer(h, 413, big, sizeof big - 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* POST /events answers plain JSON: the tool's structured result, or {"error": why}. */
+static int events_answer(struct hreq *h, unsigned *status, const char *body, size_t len)
+{
+	json_t *j = json_loadb(body, len, 0, NULL), *out = NULL;
+	const json_t *res = json_object_get(j, "result"), *e = json_object_get(j, "error");
+	if (res && !json_is_true(json_object_get(res, "isError"))) {
+		out = json_incref(json_object_get(res, "structuredContent"));
+	} else {
+		const char *why = json_string_value(json_object_get(e, "message"));
+		if (!why)
+			why = json_string_value(
+			    json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+		out = json_pack("{s:s}", "error", why ? why : "refused");
+		if (*status == 200)
+			*status = 400;
+	}
+	char *s = out ? json_dumps(out, JSON_COMPACT) : NULL;
+	json_decref(out);
+	json_decref(j);
+	buf_reset(&h->out);
+	int rc = s && buf_put(&h->out, s, strlen(s)) == 0 ? 0 : -1;
+	free(s);
+	return rc;
+}
+
 static void set_answer(struct hreq *h, unsigned status, const char *body, size_t len)
 {
+	if (h->v.events && len && events_answer(h, &status, body, len) == 0) {
+		h->status = status;
+		h->st = HS_RESPOND;
+		return;
+	}
 	h->status = status;
 	buf_reset(&h->out);
 	if (len && buf_put(&h->out, body, len) != 0) {
@@ -1736,6 +1804,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			http_auth(w, h, 0);
 			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
 		}
+		if (h->v.events && events_request(w, h) != 0)
+			return queue(h);
 		{
 			char err[AS_ERRLEN];
 			if (mcp_parse_line((const char *)h->body.p, h->body.len, &h->m, err) != 0) {

@@ -268,7 +268,8 @@ static void api_call(struct wreq *h)
 			goto bad;
 		for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
 			json_t *v = json_object_get(in, nums[i]);
-			if (v && (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000)) {
+			if (v &&
+			    (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000)) {
 				snprintf(why, sizeof why, "\"%s\" must be a number from 0", nums[i]);
 				goto bad;
 			}
