@@ -8,6 +8,13 @@
 
 #include "gateway/proto/reccfg.h"
 
+/* A number argument: a JSON integer, or -1 (which the daemon refuses, naming the field). */
+static json_t *num(const char *s)
+{
+	uint64_t v;
+	return json_integer(parse_u64(s, &v) == 0 && v <= 1000000000000ull ? (json_int_t)v : -1);
+}
+
 static int ask(const char *state, json_t *req, int as_json)
 {
 	json_t *rep = NULL;
@@ -84,7 +91,7 @@ static int qa(const char *state, int argc, char **argv)
 			if (!strcmp(argv[i], "--type") || !strcmp(argv[i], "--status"))
 				json_object_set_new(req, argv[i] + 2, json_string(argv[i + 1]));
 			else if (!strcmp(argv[i], "--offset") || !strcmp(argv[i], "--limit"))
-				json_object_set_new(req, argv[i] + 2, json_integer(atoll(argv[i + 1])));
+				json_object_set_new(req, argv[i] + 2, num(argv[i + 1]));
 			else
 				return json_decref(req), die(2, "unknown option '%s' for qa list", argv[i]);
 			i++;
@@ -112,7 +119,7 @@ static int qa(const char *state, int argc, char **argv)
 	}
 	if ((!strcmp(op, "show") || !strcmp(op, "delete")) && argc >= 3) {
 		json_object_set_new(req, "op", json_string(op));
-		json_object_set_new(req, "id", json_integer(atoll(argv[2])));
+		json_object_set_new(req, "id", num(argv[2]));
 		if (!strcmp(op, "delete") || as_json)
 			return ask(state, req, 1);
 		json_t *rep = NULL;
@@ -124,7 +131,7 @@ static int qa(const char *state, int argc, char **argv)
 	}
 	if (!strcmp(op, "status") && argc >= 4) {
 		json_object_set_new(req, "op", json_string("status"));
-		json_object_set_new(req, "id", json_integer(atoll(argv[2])));
+		json_object_set_new(req, "id", num(argv[2]));
 		json_object_set_new(req, "status", json_string(argv[3]));
 		return ask(state, req, 1);
 	}
@@ -146,7 +153,7 @@ static int events(const char *state, int argc, char **argv)
 		} else if (!strcmp(argv[i], "--kind") && i + 1 < argc) {
 			json_array_append_new(kinds, json_string(argv[++i]));
 		} else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-			json_object_set_new(req, "limit", json_integer(atoll(argv[++i])));
+			json_object_set_new(req, "limit", num(argv[++i]));
 		} else {
 			json_decref(req);
 			return die(2, "unknown option '%s' for events", argv[i]);

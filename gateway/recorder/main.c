@@ -450,8 +450,9 @@ static unsigned pg_port(const char *url)
 	unsigned port = 5432;
 	int unix_sock = 0;
 	for (PQconninfoOption *x = o; x && x->keyword; x++) {
-		if (!strcmp(x->keyword, "port") && x->val && *x->val)
-			port = (unsigned)atoi(x->val);
+		uint64_t v;
+		if (!strcmp(x->keyword, "port") && x->val && *x->val && parse_u64(x->val, &v) == 0 && v && v < 65536)
+			port = (unsigned)v;
 		if (!strcmp(x->keyword, "host") && x->val && x->val[0] == '/')
 			unix_sock = 1;
 	}

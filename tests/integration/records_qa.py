@@ -37,6 +37,27 @@ def post(url, body, token=None, headers=None):
             return e.code, raw.decode(errors="replace")
 
 
+PSQL = os.environ.get("RECORDS_PSQL")  # "psql CONNINFO" when the records are in PostgreSQL
+LABEL = os.environ.get("RECORDS_LABEL", "sqlite")
+
+
+def count(sql):
+    if PSQL:
+        psql, conninfo = PSQL.split(" ", 1)
+        return int(subprocess.run([psql, conninfo, "-At", "-c", sql], capture_output=True, text=True, timeout=30).stdout.strip())
+    return sqlite3.connect(os.path.join(S, "calls.db")).execute(sql).fetchone()[0]
+
+
+_ok = t.ok
+
+
+def labelled(cond, desc):
+    return _ok(cond, f"[{LABEL}] {desc}")
+
+
+t.ok = labelled
+
+
 def assent(*args):
     p = subprocess.run([ASSENT, "--state", S, *args], capture_output=True, text=True, timeout=30)
     return p.returncode, p.stdout, p.stderr
@@ -214,10 +235,9 @@ p.wait(timeout=10)
 time.sleep(1.1)
 rc, so, se = assent("calls", "prune", "--older-than", "1s")
 t.ok(rc == 0 and "ffb_tool_calls:" in so and "ffb_events:" in so, f"assent calls prune prints the rows deleted per table ({so.strip()})")
-db = sqlite3.connect(os.path.join(S, "calls.db"))
-left = db.execute("SELECT COUNT(*) FROM ffb_tool_calls").fetchone()[0]
-linked = db.execute("SELECT COUNT(*) FROM ffb_feedback_call_links").fetchone()[0]
-kept = db.execute("SELECT COUNT(*) FROM ffb_tool_calls WHERE call_id IN (SELECT call_id FROM ffb_feedback_call_links)").fetchone()[0]
+left = count("SELECT COUNT(*) FROM ffb_tool_calls")
+linked = count("SELECT COUNT(*) FROM ffb_feedback_call_links")
+kept = count("SELECT COUNT(*) FROM ffb_tool_calls WHERE call_id IN (SELECT call_id FROM ffb_feedback_call_links)")
 t.ok(left == kept == linked and linked >= 4, f"... only the linked calls are left, and every link ({left} {kept} {linked})")
 rc, so, se = assent("qa", "delete", str(fid))
 t.ok(rc == 0, "assent qa delete")
@@ -225,5 +245,4 @@ rc, so, se = assent("qa", "show", str(fid))
 t.ok(rc == 1, f"... and it is gone ({se.strip()})")
 rc, so, se = assent("calls", "prune", "--older-than", "soon")
 t.ok(rc == 2 and "--older-than" in se, "a bad --older-than is named")
-t.plan()
 t.done()
