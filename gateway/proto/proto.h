@@ -29,11 +29,11 @@ enum {
 			    * elicitation, roots) during a call; sid: the server's request id, as JSON text */
 	F_UP_CONNECT = 22, /* upstream (url): {} a new connection to its server, please: F_UP_SOCKET */
 	F_ANSWER = 21,	   /* mcp: {conn, aid, result? | error? (bytes)} the client's answer to F_ASK aid */
-	F_CALLREC = 23, /* mcp: {conn, rid, tool, up?, t0, dur, outcome, etype?, emsg?, asz, rsz?, rate?, args?, res?,
-			 * atot?, rtot?} a tools/call ended: what the worker saw of it (the call records,
-			 * issue 16); the signer adds who made it, as it measured them, and what it decided */
-	F_QA = 26,	   /* mcp: {conn, rid, op: submit | event, QA fields} a QA report, an event (qa_* tools) */
-	F_REC_STATS = 24,  /* recorder: {written, dropped, failed, queued, events} its counters, now and then */
+	F_CALLREC = 23,	  /* mcp: {conn, rid, tool, up?, t0, dur, outcome, etype?, emsg?, asz, rsz?, rate?, args?, res?,
+			   * atot?, rtot?} a tools/call ended: what the worker saw of it (the call records,
+			   * issue 16); the signer adds who made it, as it measured them, and what it decided */
+	F_QA = 26,	  /* mcp: {conn, rid, op: submit | event, QA fields} a QA report, an event (qa_* tools) */
+	F_REC_STATS = 24, /* recorder: {written, dropped, failed, queued, events} its counters, now and then */
 	F_REC_ANSWER = 25, /* recorder: {qid, status, json} the answer to F_REC_QUERY qid */
 	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
 	/* review: a reviewer's command on the control socket, one frame type each (the
@@ -86,10 +86,10 @@ enum {
 	F_ASK = 113,	     /* mcp: {conn, rid, aid, method, json} ask the client of call rid (a server's request) */
 	F_UP_SOCKET = 115,   /* upstream (url): {} + a socket connecting to its server, TCP_NODELAY */
 	F_UP_ANSWER = 114,   /* upstream: {sid, result? | error? (bytes)} the answer to the server's request sid */
-	F_REC_CALL = 116,  /* recorder: F_CALLREC's fields and the signer's: user, ckind, client, session, decision?,
-			    * rule?, seq? */
-	F_REC_EVENT = 117, /* recorder: {at, kind, key?, call?, session?, user?, ckind?, client?, attrs} */
-	F_REC_QUERY = 118, /* recorder: {qid, op, json} a question about the records (QA reports, events, prune) */
+	F_REC_CALL = 116,    /* recorder: F_CALLREC's fields and the signer's: user, ckind, client, session, decision?,
+			      * rule?, seq? */
+	F_REC_EVENT = 117,   /* recorder: {at, kind, key?, call?, session?, user?, ckind?, client?, attrs} */
+	F_REC_QUERY = 118,   /* recorder: {qid, op, json} a question about the records (QA reports, events, prune) */
 	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
 			      * where each goes, and their resources, templates and prompts */
 };

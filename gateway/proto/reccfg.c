@@ -1,5 +1,5 @@
 /* The call records' configuration: defaults, the upstreams file's "records" section, the
- * environment, and the JSON a worker gets (reccfg.h). */
+ * environment, and the JSON sent to a worker (reccfg.h). */
 #include "gateway/proto/reccfg.h"
 
 #include <ctype.h>

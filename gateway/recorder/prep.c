@@ -133,19 +133,20 @@ static int walk(struct prep *p, json_t *v, int depth)
 	const char *k;
 	json_t *x;
 	size_t i;
-	if (json_is_object(v))
+	int rc = 0;
+	if (json_is_object(v)) {
 		json_object_foreach(v, k, x)
 		{
-			if (walk(p, x, depth + 1))
-				return AS_EINVAL;
+			rc = rc ? rc : walk(p, x, depth + 1);
 		}
-	if (json_is_array(v))
+	}
+	if (json_is_array(v)) {
 		json_array_foreach(v, i, x)
 		{
-			if (walk(p, x, depth + 1))
-				return AS_EINVAL;
+			rc = rc ? rc : walk(p, x, depth + 1);
 		}
-	return 0;
+	}
+	return rc ? AS_EINVAL : 0;
 }
 
 int prep_json(struct prep *p, json_t *v)

@@ -719,6 +719,63 @@ static const char *qa_text(const json_t *args, const char *k, size_t max, int re
 
 #define QA_BAD(p) ((p) == (const char *)-1)
 
+/* qa_submit_feedback's arguments into F_QA: 0, AS_EINVAL (err says which), or -1 (too large). */
+static int qa_submit_fields(struct cv_arena *a, struct cv *f, const json_t *args, char *err)
+{
+	const char *type = qa_text(args, "type", 16, 1, err);
+	if (QA_BAD(type))
+		return AS_EINVAL;
+	const char *title = qa_text(args, "title", 1000, 1, err);
+	if (QA_BAD(title))
+		return AS_EINVAL;
+	const char *desc = qa_text(args, "description", 20000, 1, err);
+	if (QA_BAD(desc))
+		return AS_EINVAL;
+	const char *contact = qa_text(args, "contact", 1000, 0, err);
+	if (QA_BAD(contact))
+		return AS_EINVAL;
+	if (strcmp(type, "bug") && strcmp(type, "feature") && strcmp(type, "improvement") && strcmp(type, "question"))
+		return as_fail(err, AS_EINVAL, "type: \"%.32s\": expected bug, feature, improvement or question", type);
+	return ipc_put_text(a, f, "op", "submit", 6) || ipc_put_text(a, f, "type", type, strlen(type)) ||
+		       ipc_put_text(a, f, "title", title, strlen(title)) ||
+		       ipc_put_text(a, f, "description", desc, strlen(desc)) ||
+		       (contact && ipc_put_text(a, f, "contact", contact, strlen(contact)))
+		   ? -1
+		   : 0;
+}
+
+/* qa_record_event's arguments into F_QA, likewise. */
+static int qa_event_fields(struct cv_arena *a, struct cv *f, const json_t *args, char *err)
+{
+	const char *kind = qa_text(args, "kind", 128, 1, err);
+	if (QA_BAD(kind))
+		return AS_EINVAL;
+	const char *key = qa_text(args, "key", 255, 0, err);
+	if (QA_BAD(key))
+		return AS_EINVAL;
+	const char *call = qa_text(args, "call_id", 64, 0, err);
+	if (QA_BAD(call))
+		return AS_EINVAL;
+	const json_t *attrs = json_object_get(args, "attrs");
+	if (attrs && !json_is_object(attrs))
+		return as_fail(err, AS_EINVAL, "attrs: expected an object");
+	if (!strcmp(kind, "llm.call") && !json_is_string(json_object_get(attrs, "model")))
+		return as_fail(err, AS_EINVAL,
+			       "an llm.call event needs attrs.model (and may give provider, duration_ms, input_tokens, "
+			       "output_tokens, ok, error)");
+	char *aj = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
+	if (attrs && (!aj || strlen(aj) > RECCFG_PAYLOAD_MAX)) {
+		free(aj);
+		return as_fail(err, AS_EINVAL, "attrs: at most %u bytes of JSON", RECCFG_PAYLOAD_MAX);
+	}
+	int rc = ipc_put_text(a, f, "op", "event", 5) || ipc_put_text(a, f, "kind", kind, strlen(kind)) ||
+		 (key && ipc_put_text(a, f, "key", key, strlen(key))) ||
+		 (call && ipc_put_text(a, f, "call", call, strlen(call))) ||
+		 (aj && ipc_put_text(a, f, "attrs", aj, strlen(aj)));
+	free(aj);
+	return rc ? -1 : 0;
+}
+
 /* 1 when name is a QA tool (answered here or by the signer later), else 0. */
 static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const char *name)
 {
@@ -750,43 +807,8 @@ static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const
 	struct cv_arena *a = &w->arena;
 	struct cv *f = ipc_frame_new(a, F_QA, 10);
 	int rc = !f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid));
-	if (submit && !err[0]) {
-		const char *type = qa_text(args, "type", 16, 1, err),
-			   *title = QA_BAD(type) ? NULL : qa_text(args, "title", 1000, 1, err);
-		const char *desc = err[0] ? NULL : qa_text(args, "description", 20000, 1, err);
-		const char *contact = err[0] ? NULL : qa_text(args, "contact", 1000, 0, err);
-		if (!err[0] && strcmp(type, "bug") && strcmp(type, "feature") && strcmp(type, "improvement") &&
-		    strcmp(type, "question"))
-			as_fail(err, AS_EINVAL, "type: \"%.32s\": expected bug, feature, improvement or question",
-				type);
-		if (!err[0])
-			rc = rc || ipc_put_text(a, f, "op", "submit", 6) ||
-			     ipc_put_text(a, f, "type", type, strlen(type)) ||
-			     ipc_put_text(a, f, "title", title, strlen(title)) ||
-			     ipc_put_text(a, f, "description", desc, strlen(desc)) ||
-			     (contact && ipc_put_text(a, f, "contact", contact, strlen(contact)));
-	} else if (!err[0]) {
-		const char *kind = qa_text(args, "kind", 128, 1, err);
-		const char *key = err[0] ? NULL : qa_text(args, "key", 255, 0, err);
-		const char *call = err[0] ? NULL : qa_text(args, "call_id", 64, 0, err);
-		const json_t *attrs = json_object_get(args, "attrs");
-		char *aj = NULL;
-		if (!err[0] && attrs && !json_is_object(attrs))
-			as_fail(err, AS_EINVAL, "attrs: expected an object");
-		if (!err[0] && attrs && (!(aj = json_dumps(attrs, JSON_COMPACT)) || strlen(aj) > RECCFG_PAYLOAD_MAX))
-			as_fail(err, AS_EINVAL, "attrs: at most %u bytes of JSON", RECCFG_PAYLOAD_MAX);
-		if (!err[0] && !strcmp(kind, "llm.call") && !json_is_string(json_object_get(attrs, "model")))
-			as_fail(err, AS_EINVAL,
-				"an llm.call event needs attrs.model (and may give provider, duration_ms, "
-				"input_tokens, output_tokens, ok, error)");
-		if (!err[0])
-			rc = rc || ipc_put_text(a, f, "op", "event", 5) ||
-			     ipc_put_text(a, f, "kind", kind, strlen(kind)) ||
-			     (key && ipc_put_text(a, f, "key", key, strlen(key))) ||
-			     (call && ipc_put_text(a, f, "call", call, strlen(call))) ||
-			     (aj && ipc_put_text(a, f, "attrs", aj, strlen(aj)));
-		free(aj);
-	}
+	if (!err[0] && !rc)
+		rc = submit ? qa_submit_fields(a, f, args, err) : qa_event_fields(a, f, args, err);
 	if (err[0] || rc) {
 		answer_tool_error(c, &m->id, err[0] ? err : "the report is too large");
 		return 1;
