@@ -132,8 +132,8 @@ struct mw {
 	char *catalog;
 	size_t catalogn;
 	json_t *routes;
-	json_t *more; /* {resources, resourceTemplates, prompts, resource_routes, template_routes, prompt_routes,
-		       * completions} */
+	json_t *more;	     /* {resources, resourceTemplates, prompts, resource_routes, template_routes, prompt_routes,
+			      * completions} */
 	struct callrec *rec; /* the call records (callrec.h); NULL: recording is off */
 };
 
@@ -654,7 +654,7 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	const json_t *route = name && w->routes ? json_object_get(w->routes, name) : NULL;
 	char decl[ACTION_CLIENT_MAX + 1];
 	action_client(decl, c->client.name, c->client.client_version);
-	callrec_begin(w->rec, c->id, rid, m->params, json_string_value(json_array_get(route, 0)), decl);
+	callrec_begin(w->rec, c->id, rid, m->params, json_string_value(json_array_get(route, 1)), decl);
 	size_t before = c->out.len;
 	tools_call_do(w, c, m);
 	size_t ridn = strlen(rid);
@@ -1869,8 +1869,9 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		}
 		if (recorded) { /* assent's own tool: iserr is its refusal; the result is parsed only to be kept */
 			json_t *sj = iserr || callrec_keeps(w->rec) ? json_loadb(js, jsn, 0, NULL) : NULL;
-			json_t *rr = iserr ? mcp_tool_error(json_string_value(json_object_get(sj, "error")) ?: "refused")
-					   : json_pack("{s:O?,s:b}", "structuredContent", sj, "isError", 0);
+			json_t *rr = iserr
+					 ? mcp_tool_error(json_string_value(json_object_get(sj, "error")) ?: "refused")
+					 : json_pack("{s:O?,s:b}", "structuredContent", sj, "isError", 0);
 			callrec_end(w->rec, conn, rid, ridn, rr, NULL, jsn);
 			json_decref(rr);
 			json_decref(sj);
