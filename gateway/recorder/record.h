@@ -28,7 +28,9 @@ struct rec_call {
 	char *client_id;      /* what the client declared (clientInfo name/version), never trusted */
 	char *identity;	      /* JSON object of other identity facts, or NULL */
 	int64_t args_size;    /* bytes of the arguments' JSON */
-	int64_t result_size;  /* bytes of the result's JSON; -1 when none */
+	int64_t result_size;  /* bytes of the answer's compact JSON: the CallToolResult, or the JSON-RPC error
+			       * object; for assent's own tools answered by the signer, their structured
+			       * result; never the JSON-RPC envelope; -1 when none */
 	char *arguments;      /* JSON, redacted: mode full only, else NULL */
 	char *result;	      /* JSON, redacted: mode full only, else NULL */
 	char *decision;	      /* the policy's: "allow" | "deny" | "ask" | "approved" | "rejected" | ...; NULL */
@@ -45,7 +47,7 @@ struct rec_event {
 	char *key;	     /* what others join on (a session_id, a job id); NULL */
 	char *call_id;	     /* the call it happened in; NULL outside a call */
 	char *session_id, *user_sub, *caller_kind, *client_id, *server_version; /* each may be NULL */
-	char *attrs;	     /* JSON object, redacted and JSON-safe (NaN, infinities as strings) */
+	char *attrs; /* JSON object, redacted and JSON-safe (NaN, infinities as strings) */
 };
 
 void rec_call_free(struct rec_call *c);
