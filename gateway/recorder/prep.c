@@ -10,9 +10,9 @@
 
 void rec_call_free(struct rec_call *c)
 {
-	char **f[] = {&c->call_id,  &c->tool,	     &c->upstream,    &c->error_type, &c->error_message,
-		      &c->session_id, &c->request_id, &c->user_sub,     &c->caller_kind, &c->client_id,
-		      &c->identity,   &c->arguments,  &c->result,	      &c->decision,   &c->rule,
+	char **f[] = {&c->call_id,	  &c->tool,	  &c->upstream, &c->error_type,	 &c->error_message,
+		      &c->session_id,	  &c->request_id, &c->user_sub, &c->caller_kind, &c->client_id,
+		      &c->identity,	  &c->arguments,  &c->result,	&c->decision,	 &c->rule,
 		      &c->server_version, &c->extra};
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
 		free(*f[i]);
@@ -22,7 +22,7 @@ void rec_call_free(struct rec_call *c)
 
 void rec_event_free(struct rec_event *e)
 {
-	char **f[] = {&e->kind,	     &e->key,		&e->call_id, &e->session_id,    &e->user_sub,
+	char **f[] = {&e->kind,	       &e->key,	      &e->call_id,	  &e->session_id, &e->user_sub,
 		      &e->caller_kind, &e->client_id, &e->server_version, &e->attrs};
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
 		free(*f[i]);
@@ -133,18 +133,21 @@ static int walk(struct prep *p, json_t *v, int depth)
 	const char *k;
 	json_t *x;
 	size_t i;
-	if (json_is_object(v))
+	/* braced: cppcheck misreads an unbraced json_*_foreach as a path that returns nothing */
+	if (json_is_object(v)) {
 		json_object_foreach(v, k, x)
 		{
 			if (walk(p, x, depth + 1))
 				return AS_EINVAL;
 		}
-	if (json_is_array(v))
+	}
+	if (json_is_array(v)) {
 		json_array_foreach(v, i, x)
 		{
 			if (walk(p, x, depth + 1))
 				return AS_EINVAL;
 		}
+	}
 	return 0;
 }
 
@@ -258,8 +261,8 @@ json_t *prep_call_json(const struct rec_call *c)
 	char at[32];
 	iso_ms(c->started_ms, at);
 	json_t *j = json_pack(
-	    "{s:s,s:s,s:s,s:s?,s:s,s:f,s:s,s:b,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o,s:I,s:o,s:s?,s:s?,s:s?}", "record",
-	    "tool_call", "call_id", c->call_id, "tool", c->tool, "upstream", c->upstream, "started_at", at,
+	    "{s:s,s:s,s:s,s:s?,s:s,s:f,s:s,s:b,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o,s:I,s:o,s:s?,s:s?,s:s?}",
+	    "record", "tool_call", "call_id", c->call_id, "tool", c->tool, "upstream", c->upstream, "started_at", at,
 	    "duration_ms", c->duration_ms, "outcome", c->outcome, "ok", c->ok, "error_type", c->error_type,
 	    "error_message", c->error_message, "session_id", c->session_id, "request_id", c->request_id, "user_sub",
 	    c->user_sub, "caller_kind", c->caller_kind, "client_id", c->client_id, "identity",
