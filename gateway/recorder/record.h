@@ -28,7 +28,9 @@ struct rec_call {
 	char *client_id;      /* what the client declared (clientInfo name/version), never trusted */
 	char *identity;	      /* JSON object of other identity facts, or NULL */
 	int64_t args_size;    /* bytes of the arguments' JSON */
-	int64_t result_size;  /* bytes of the result's JSON; -1 when none */
+	int64_t result_size;  /* bytes of the answer's compact JSON: the CallToolResult, or the JSON-RPC error
+			       * object; for assent's own tools answered by the signer, their structured
+			       * result; never the JSON-RPC envelope; -1 when none */
 	char *arguments;      /* JSON, redacted: mode full only, else NULL */
 	char *result;	      /* JSON, redacted: mode full only, else NULL */
 	char *decision;	      /* the policy's: "allow" | "deny" | "ask" | "approved" | "rejected" | ...; NULL */

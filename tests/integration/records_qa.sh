@@ -41,7 +41,7 @@ run() { # LABEL STATE [ENV=VALUE...]
 
 run sqlite "$T/sqlite"
 rc1=$?
-if CONN=$(PG_SOCKET_MODE=0777 "$PG" start "$T/pg" 2>"$T/pg.err"); then # the recorder has a uid of its own
+if CONN=$(PG_SOCKET_OTHERS=1 "$PG" start "$T/pg" 2>"$T/pg.err"); then # the recorder has a uid of its own
 	chmod 0711 "$T/pg"
 	CI=${CONN#postgresql:}
 	RECORDS_PSQL="/usr/lib/postgresql/15/bin/psql $CI" run postgresql "$T/pg-state" "ASSENT_RECORD_DATABASE=$CONN"

@@ -5,6 +5,10 @@
 #   pg.sh start DIR   initdb + start; prints the conninfo the recorder takes, e.g.
 #                     postgresql:host=DIR/sock port=5432 dbname=postgres user=postgres
 #   pg.sh stop DIR    stop it (fast shutdown); the files stay, for the caller to remove
+#   pg.sh resume DIR  start a cluster that pg.sh stop stopped again (same conninfo)
+# PG_SOCKET_OTHERS=1 at start: the socket is 0777 in a directory others may search (0711),
+# so that a process of another uid connects (assent's recorder drops to a uid of its own);
+# with trust authentication any local user can then, while the server runs.
 # initdb and the server refuse to run as root, and CI runs as root: then they run as the
 # `postgres` system account (Debian's package makes it), or as `assent-pg` created for
 # the purpose when there is none, and DIR is handed to that account. DIR and every
@@ -18,7 +22,7 @@ die() {
 	exit 1
 }
 
-[ $# -eq 2 ] || die "usage: pg.sh start|stop DIR"
+[ $# -eq 2 ] || die "usage: pg.sh start|stop|resume DIR"
 cmd=$1
 dir=$2
 [ -x "$PGBIN/initdb" ] || die "no PostgreSQL at $PGBIN (apt-get install postgresql-15, or set PGBIN)"
@@ -60,16 +64,18 @@ start)
 		chown "$owner" "$dir" "$dir/data" "$dir/sock"
 		as test -x "$dir" || die "$owner cannot reach $dir (a directory above it is not searchable by others: chmod o+x it)"
 	fi
-	chmod 0700 "$dir/data"
-	# PG_SOCKET_MODE: who else may connect (trust authentication): 0700, the owner (and root),
-	# by default; a test whose daemon runs its recorder as a uid of its own says 0777.
-	chmod "$([ "${PG_SOCKET_MODE:-0700}" = 0700 ] && echo 0700 || echo 0711)" "$dir/sock"
+	chmod 0700 "$dir/data" "$dir/sock"
+	sockmode=0700
+	if [ "${PG_SOCKET_OTHERS:-}" = 1 ]; then
+		sockmode=0777
+		chmod 0711 "$dir/sock"
+	fi
 	as "$PGBIN/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-locale --no-instructions >"$dir/initdb.log" 2>&1 ||
 		die "initdb failed: $(tail -3 "$dir/initdb.log" | tr '\n' ' ')"
 	cat >>"$dir/data/postgresql.conf" <<EOF
 listen_addresses = ''
 unix_socket_directories = '$dir/sock'
-unix_socket_permissions = ${PG_SOCKET_MODE:-0700}
+unix_socket_permissions = $sockmode
 port = 5432
 fsync = off
 synchronous_commit = off
@@ -81,11 +87,17 @@ EOF
 		die "the server did not start: $(tail -3 "$dir/server.log" 2>/dev/null | tr '\n' ' ')"
 	echo "postgresql:host=$dir/sock port=5432 dbname=postgres user=postgres"
 	;;
+resume)
+	[ -d "$dir/data" ] || die "no cluster in $dir"
+	as "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
+		die "the server did not start again: $(tail -3 "$dir/server.log" 2>/dev/null | tr '\n' ' ')"
+	echo "postgresql:host=$dir/sock port=5432 dbname=postgres user=postgres"
+	;;
 stop)
 	[ -d "$dir/data" ] || die "no cluster in $dir"
 	as "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null
 	;;
 *)
-	die "unknown command $cmd: start or stop"
+	die "unknown command $cmd: start, stop or resume"
 	;;
 esac

@@ -832,14 +832,16 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	const json_t *route = name && w->routes ? json_object_get(w->routes, name) : NULL;
 	char decl[ACTION_CLIENT_MAX + 1];
 	action_client(decl, c->client.name, c->client.client_version);
-	callrec_begin(w->rec, c->id, rid, m->params, json_string_value(json_array_get(route, 0)), decl);
+	callrec_begin(w->rec, c->id, rid, m->params, json_string_value(json_array_get(route, 1)), decl);
 	size_t before = c->out.len;
 	tools_call_do(w, c, m);
 	size_t ridn = strlen(rid);
 	if (c->out.len > before && callrec_open(w->rec, c->id, rid, ridn)) {
 		json_t *line = json_loadb((const char *)c->out.p + before, c->out.len - before, 0, NULL);
-		callrec_end(w->rec, c->id, rid, ridn, json_object_get(line, "result"), json_object_get(line, "error"),
-			    c->out.len - before);
+		const json_t *res = json_object_get(line, "result"), *e = json_object_get(line, "error");
+		/* the size of the answer itself: the line's envelope (its id) is no part of it */
+		callrec_end(w->rec, c->id, rid, ridn, res, e,
+			    res || e ? json_dumpb(res ? res : e, NULL, 0, JSON_COMPACT) : 0);
 		json_decref(line);
 	}
 }
