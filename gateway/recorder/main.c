@@ -110,6 +110,8 @@ static void jsonl_write(struct rec *r, const struct rec_call *c)
 	free(s);
 }
 
+static void flush(struct rec *r, int force);
+
 static void on_call(struct rec *r, const struct cv *body)
 {
 	char err[AS_ERRLEN];
@@ -125,6 +127,8 @@ static void on_call(struct rec *r, const struct cv *body)
 		rec_call_free(&c);
 		return;
 	}
+	if (r->nq + r->ne >= r->cfg.queue_max && now_ms() >= r->retry_ms)
+		flush(r, 1);			 /* a database that keeps up: a small queue is written, not dropped */
 	if (r->nq + r->ne >= r->cfg.queue_max) { /* full: dropped and counted, as the seed's queue does */
 		r->dropped++;
 		rec_call_free(&c);
@@ -172,6 +176,8 @@ static void on_event(struct rec *r, const struct cv *body)
 		rec_event_free(&e);
 		return;
 	}
+	if (r->nq + r->ne >= r->cfg.queue_max && now_ms() >= r->retry_ms)
+		flush(r, 1);
 	if (r->nq + r->ne >= r->cfg.queue_max) { /* the same queue and the same drop-and-count as calls */
 		r->dropped++;
 		rec_event_free(&e);
@@ -192,8 +198,6 @@ static void on_event(struct rec *r, const struct cv *body)
 		r->first_ms = now_ms();
 	r->e[r->ne++] = e;
 }
-
-static void flush(struct rec *r, int force);
 
 /* ---- questions about the records (F_REC_QUERY): QA reports, events, pruning ---- */
 
