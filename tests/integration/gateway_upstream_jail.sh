@@ -16,11 +16,11 @@ cleanup() {
 }
 trap cleanup EXIT
 # Two servers that never speak MCP: what is on trial is the processes around them. "b" says
-# something on stderr and exits after a second, so that it is restarted.
+# something on stderr and exits after 3 s, so that it is restarted.
 cat >"$T/b.sh" <<'SH'
 #!/bin/sh
 echo "b starting with secret-length ${#B_SECRET}" >&2
-sleep 1
+sleep 3
 exit 7
 SH
 chmod +x "$T/b.sh"
@@ -34,7 +34,10 @@ JSON
 for _ in $(seq 200); do [ -n "$(daemon_pid)" ] && grep -q 'gate: 2 upstream' "$T/daemon.log" && break; sleep 0.05; done
 D=$(daemon_pid)
 check "the daemon serves two upstreams" grep -q 'gate: 2 upstream servers' "$T/daemon.log"
-sleep 0.5
+# b lives 3 s at a time: look at its worker just after a start, while it surely runs.
+n0=$(grep -c 'upstream b: started' "$T/daemon.log")
+for _ in $(seq 200); do [ "$(grep -c 'upstream b: started' "$T/daemon.log")" -gt "$n0" ] && break; sleep 0.05; done
+sleep 0.3
 kids() { ps -o pid= --ppid "$D" | tr -d ' '; }
 workers_of() { for p in $(kids); do tr '\0' ' ' <"/proc/$p/cmdline" | grep -q "^assent-worker $1" && echo "$p"; done; }
 UPW=$(workers_of upstream)
