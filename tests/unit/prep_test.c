@@ -31,6 +31,7 @@ struct fx {
 	struct cv_arena a, d;
 	struct buf wb;
 	struct cv *f;
+	struct rec_cfg cfg; /* p borrows its keys and prefixes */
 	struct prep p;
 	int have_p;
 	struct rec_call c;
@@ -66,14 +67,14 @@ static void rules(struct fx *x, const char *section)
 	json_t *sec = section ? json_loads(section, 0, &je) : NULL;
 	if (section && !sec)
 		fail_msg("test section does not parse: %s", je.text);
-	struct rec_cfg cfg;
 	char err[AS_ERRLEN];
-	if (rec_cfg_load(&cfg, sec, "/st", err) != 0)
-		fail_msg("section refused: %s", err);
-	json_decref(sec);
 	if (x->have_p)
 		prep_free(&x->p);
-	if (prep_init(&x->p, &cfg, 0xabc, err) != 0)
+	x->have_p = 0;
+	if (rec_cfg_load(&x->cfg, sec, "/st", err) != 0)
+		fail_msg("section refused: %s", err);
+	json_decref(sec);
+	if (prep_init(&x->p, &x->cfg, 0xabc, err) != 0)
 		fail_msg("prep_init: %s", err);
 	x->have_p = 1;
 }
