@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gateway/proto/statedir.h"
+#include "common/cbor.h"
 #include "common/util.h"
 
 const char *rec_mode_name(enum rec_mode m)
@@ -170,6 +171,10 @@ static int env_text(const char *var, char *out, size_t outsz, char *err)
 		return 0;
 	if (strlen(v) >= outsz)
 		return as_fail(err, AS_EINVAL, "%s: at most %zu bytes", var, outsz - 1);
+	/* The value travels to the workers as JSON, which holds UTF-8 only: a path in another
+	 * encoding would silently drop out of their configuration. */
+	if (!utf8_valid((const uint8_t *)v, strlen(v)))
+		return as_fail(err, AS_EINVAL, "%s: not valid UTF-8", var);
 	snprintf(out, outsz, "%s", v);
 	return 0;
 }

@@ -1,12 +1,14 @@
 /* Records from the signer's frames, redacted and bounded (prep.h). */
 #include "gateway/recorder/prep.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/util.h"
+#include "gateway/proto/limits.h"
 
 void rec_call_free(struct rec_call *c)
 {
@@ -58,35 +60,54 @@ void prep_free(struct prep *p)
 	p->nre = 0;
 }
 
-/* Every match of the operator's expressions in s, replaced by the marker. */
+/* Every match of the operator's expressions in s, replaced by the marker. A match is widened
+ * to whole UTF-8 characters (the expressions run in the C locale, where '.' is one byte) so
+ * the text stays UTF-8; an empty match steps over one character. NULL when the text cannot
+ * be redacted (out of memory, or grown past the bound): never the text half redacted. */
 static char *patterns(struct prep *p, char *s)
 {
 	for (size_t i = 0; s && i < p->nre; i++) {
 		struct buf o;
 		buf_init(&o, 16u << 20);
-		const char *at = s;
+		size_t len = strlen(s), at = 0;
 		regmatch_t m;
-		int any = 0, flags = 0;
-		while (*at && regexec(&p->re[i], at, 1, &m, flags) == 0) {
-			if (m.rm_eo == m.rm_so) { /* an empty match: step over one character */
-				if (buf_put(&o, at, 1) != 0)
-					break;
-				at++;
-				flags = REG_NOTBOL;
-				continue;
-			}
-			if (buf_put(&o, at, (size_t)m.rm_so) != 0 || buf_put(&o, REDACT_MARK, REDACT_MARK_LEN) != 0)
+		int any = 0, rc = 0;
+		/* REG_STARTEND: regexec searches s[at..len) without measuring the rest of s each time,
+		 * and sees the character before at, so ^ and \b keep their meaning after a match. */
+		while (!rc && at < len) {
+			m.rm_so = (regoff_t)at;
+			m.rm_eo = (regoff_t)len;
+			if (regexec(&p->re[i], s, 1, &m, REG_STARTEND) != 0)
 				break;
-			at += m.rm_eo;
-			flags = REG_NOTBOL;
-			any = 1;
+			size_t so = (size_t)m.rm_so, eo = (size_t)m.rm_eo;
+			if (eo == so) { /* an empty match: keep the text to it and one character more */
+				if (so >= len)
+					break;
+				eo = so + 1;
+				while (((unsigned char)s[eo] & 0xC0) == 0x80)
+					eo++;
+				rc = buf_put(&o, s + at, eo - at);
+			} else {
+				while (so > at && ((unsigned char)s[so] & 0xC0) == 0x80)
+					so--;
+				while (((unsigned char)s[eo] & 0xC0) == 0x80)
+					eo++;
+				rc = buf_put(&o, s + at, so - at) || buf_put(&o, REDACT_MARK, REDACT_MARK_LEN);
+				any = 1;
+			}
+			at = eo;
 		}
-		if (any && buf_put(&o, at, strlen(at) + 1) == 0) {
-			free(s);
-			s = (char *)o.p; /* the buffer's bytes, NUL-terminated: ours now */
+		if (!rc && !any) {
+			buf_free(&o);
 			continue;
 		}
-		buf_free(&o);
+		if (rc || buf_put(&o, s + at, len - at + 1) != 0) {
+			buf_free(&o);
+			free(s);
+			return NULL;
+		}
+		free(s);
+		s = (char *)o.p; /* the buffer's bytes, NUL-terminated: ours now */
 	}
 	return s;
 }
@@ -117,6 +138,16 @@ char *prep_text(struct prep *p, const char *s, size_t n, size_t max)
 	return r;
 }
 
+/* Text the worker cut (a payload over RECCFG_PAYLOAD_MAX, an error over PROTO_REC_ERROR_MAX)
+ * may end inside a secret too short to be recognised (29 characters of a GitHub token): its
+ * last word goes, whatever it is, before the rest is redacted. */
+static size_t drop_cut_word(const uint8_t *s, size_t n)
+{
+	while (n > 0 && (isalnum(s[n - 1]) || (s[n - 1] && strchr("_-.~+/=", s[n - 1]))))
+		n--;
+	return n;
+}
+
 static int walk(struct prep *p, json_t *v, int depth)
 {
 	if (depth > REDACT_DEPTH_MAX)
@@ -126,7 +157,7 @@ static int walk(struct prep *p, json_t *v, int depth)
 			return 0;
 		char *s = strdup(json_string_value(v));
 		s = s ? patterns(p, s) : NULL;
-		int rc = s && strcmp(s, json_string_value(v)) ? json_string_set(v, s) : 0;
+		int rc = !s || (strcmp(s, json_string_value(v)) && json_string_set(v, s) != 0);
 		free(s);
 		return rc ? AS_ENOMEM : 0;
 	}
@@ -137,16 +168,18 @@ static int walk(struct prep *p, json_t *v, int depth)
 	if (json_is_object(v)) {
 		json_object_foreach(v, k, x)
 		{
-			rc = rc ? rc : walk(p, x, depth + 1);
+			if ((rc = walk(p, x, depth + 1)) != 0)
+				return rc;
 		}
 	}
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, x)
 		{
-			rc = rc ? rc : walk(p, x, depth + 1);
+			if ((rc = walk(p, x, depth + 1)) != 0)
+				return rc;
 		}
 	}
-	return rc ? AS_EINVAL : 0;
+	return 0;
 }
 
 int prep_json(struct prep *p, json_t *v)
@@ -183,15 +216,19 @@ static char *payload(struct prep *p, const struct cv *body, const char *k, const
 	if (!v || v->t != CV_TEXT)
 		return NULL;
 	uint64_t tot = uint_field(body, totk, 0);
+	int rc;
 	json_t *j = tot ? NULL : json_loadb((const char *)v->s, v->n, JSON_DECODE_ANY, NULL);
 	if (!j) {
-		char *head = prep_text(p, (const char *)v->s, v->n, RECCFG_PAYLOAD_MAX);
+		char *head =
+		    prep_text(p, (const char *)v->s, tot ? drop_cut_word(v->s, v->n) : v->n, RECCFG_PAYLOAD_MAX);
 		j = json_pack("{s:b,s:I,s:s}", "truncated", 1, "total_bytes", (json_int_t)(tot ? tot : v->n), "head",
 			      head ? head : "");
 		free(head);
-	} else if (prep_json(p, j) != 0) {
+	} else if ((rc = prep_json(p, j)) != 0) {
 		json_decref(j);
-		j = json_pack("{s:s}", "error", "too deeply nested to redact: not kept");
+		j = json_pack("{s:s}", "error",
+			      rc == AS_EINVAL ? "too deeply nested to redact: not kept"
+					      : "could not be redacted: not kept");
 	}
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 	json_decref(j);
@@ -219,7 +256,9 @@ int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *e
 		c->error_type = dup_field(body, "etype");
 		const struct cv *m = cv_get(body, "emsg");
 		if (m && m->t == CV_TEXT)
-			c->error_message = prep_text(p, (const char *)m->s, m->n, REC_ERROR_MAX);
+			c->error_message =
+			    prep_text(p, (const char *)m->s,
+				      m->n + 4 > PROTO_REC_ERROR_MAX ? drop_cut_word(m->s, m->n) : m->n, REC_ERROR_MAX);
 	}
 	c->session_id = dup_field(body, "session");
 	c->request_id = dup_field(body, "rid");
@@ -277,34 +316,4 @@ json_t *prep_call_json(const struct rec_call *c)
 		json_object_set_new(j, "result", json_or_null(c->result));
 	json_object_set_new(j, "extra", json_or_null(c->extra));
 	return j;
-}
-
-int prep_event(struct prep *p, const struct cv *body, struct rec_event *e, char *err)
-{
-	memset(e, 0, sizeof *e);
-	const struct cv *at = cv_get(body, "at");
-	if (!at || at->t != CV_UINT || !(e->kind = dup_field(body, "kind")))
-		return as_fail(err, AS_EINVAL, "an event without its time or kind");
-	e->occurred_ms = (int64_t)at->u;
-	e->key = dup_field(body, "key");
-	e->call_id = dup_field(body, "call");
-	e->session_id = dup_field(body, "session");
-	e->user_sub = dup_field(body, "user");
-	e->caller_kind = dup_field(body, "ckind");
-	e->client_id = dup_field(body, "client");
-	e->server_version = dup_field(body, "version");
-	e->attrs = payload(p, body, "attrs", "attrs_tot");
-	if (!e->attrs)
-		e->attrs = strdup("{}");
-	return e->attrs ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
-}
-
-json_t *prep_event_json(const struct rec_event *e)
-{
-	char at[32];
-	iso_ms(e->occurred_ms, at);
-	return json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o}", "record", "event", "occurred_at", at,
-			 "kind", e->kind, "key", e->key, "call_id", e->call_id, "session_id", e->session_id, "user_sub",
-			 e->user_sub, "caller_kind", e->caller_kind, "client_id", e->client_id, "server_version",
-			 e->server_version, "attrs", json_or_null(e->attrs));
 }

@@ -22,7 +22,8 @@ struct prep {
 	uint64_t ids; /* call ids: a random start, then counted */
 };
 
-/* From the configuration: the operator's rules, their expressions compiled. */
+/* From the configuration: the operator's rules, their expressions compiled. p borrows c's keys
+ * and prefixes (redact_rules holds pointers): c must outlive p. */
 int prep_init(struct prep *p, const struct rec_cfg *c, uint64_t id_seed, char *err);
 void prep_free(struct prep *p);
 
