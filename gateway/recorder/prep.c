@@ -317,3 +317,33 @@ json_t *prep_call_json(const struct rec_call *c)
 	json_object_set_new(j, "extra", json_or_null(c->extra));
 	return j;
 }
+
+int prep_event(struct prep *p, const struct cv *body, struct rec_event *e, char *err)
+{
+	memset(e, 0, sizeof *e);
+	const struct cv *at = cv_get(body, "at");
+	if (!at || at->t != CV_UINT || !(e->kind = dup_field(body, "kind")))
+		return as_fail(err, AS_EINVAL, "an event without its time or kind");
+	e->occurred_ms = (int64_t)at->u;
+	e->key = dup_field(body, "key");
+	e->call_id = dup_field(body, "call");
+	e->session_id = dup_field(body, "session");
+	e->user_sub = dup_field(body, "user");
+	e->caller_kind = dup_field(body, "ckind");
+	e->client_id = dup_field(body, "client");
+	e->server_version = dup_field(body, "version");
+	e->attrs = payload(p, body, "attrs", "attrs_tot");
+	if (!e->attrs)
+		e->attrs = strdup("{}");
+	return e->attrs ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
+}
+
+json_t *prep_event_json(const struct rec_event *e)
+{
+	char at[32];
+	iso_ms(e->occurred_ms, at);
+	return json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:s?,s:o}", "record", "event", "occurred_at", at,
+			 "kind", e->kind, "key", e->key, "call_id", e->call_id, "session_id", e->session_id, "user_sub",
+			 e->user_sub, "caller_kind", e->caller_kind, "client_id", e->client_id, "server_version",
+			 e->server_version, "attrs", json_or_null(e->attrs));
+}
