@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "gateway/proto/ipc.h"
+#include "gateway/proto/limits.h"
+#include "gateway/proto/reccfg.h"
 #include "gateway/worker/jail.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/worker.h"
@@ -88,12 +90,21 @@ static struct cv *ctl_frame(struct cv_arena *a, size_t k, uint64_t conn, const s
 static struct cv *records_frame(struct cv_arena *a, uint64_t conn, const json_t *j, const char **why)
 {
 	static const char *const texts[] = {"op", "type", "status", "key", "kind", "title", "description", "contact"};
+	/* Their bounds (F_CTL_QA's table in gateway/proto/frames.c: past one, the signer would take
+	 * this worker for a compromised one): refused here, naming the field. */
+	static const size_t maxes[] = {16, 16, 16, PROTO_EVENT_KEY_MAX, PROTO_EVENT_KIND_MAX, 1000, 20000, 1000};
 	static const char *const uints[] = {"id", "offset", "limit", "older"};
 	struct cv *f = ipc_frame_new(a, F_CTL_QA, 16);
 	if (!f || ipc_put_uint(a, f, "conn", conn))
 		return NULL;
 	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
 		const json_t *v = json_object_get(j, texts[i]);
+		if (v && json_is_string(v) && json_string_length(v) > maxes[i]) {
+			static char msg[96];
+			snprintf(msg, sizeof msg, "%s: at most %zu bytes", texts[i], maxes[i]);
+			*why = msg;
+			return NULL;
+		}
 		if (v &&
 		    (!json_is_string(v) || ipc_put_text(a, f, texts[i], json_string_value(v), json_string_length(v)))) {
 			*why = "a records command's text field is not text";
