@@ -10,6 +10,9 @@
 # the purpose when there is none, and DIR is handed to that account. DIR and every
 # directory above it must be searchable by it (a mktemp -d directory is 0700: chmod it
 # 0711 first). Run as another user, they run as that user.
+# PG_SOCKET_OPEN=1: any uid may connect to the socket (mode 0777, DIR/sock 0711), for a
+# client that runs as a uid of its own, such as assentd's recorder; with trust
+# authentication any local user can then connect as postgres: for throwaway clusters only.
 set -euo pipefail
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 
@@ -61,12 +64,17 @@ start)
 		as test -x "$dir" || die "$owner cannot reach $dir (a directory above it is not searchable by others: chmod o+x it)"
 	fi
 	chmod 0700 "$dir/data" "$dir/sock"
+	sockmode=0700
+	if [ "${PG_SOCKET_OPEN:-}" = 1 ]; then
+		chmod 0711 "$dir/sock"
+		sockmode=0777
+	fi
 	as "$PGBIN/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-locale --no-instructions >"$dir/initdb.log" 2>&1 ||
 		die "initdb failed: $(tail -3 "$dir/initdb.log" | tr '\n' ' ')"
 	cat >>"$dir/data/postgresql.conf" <<EOF
 listen_addresses = ''
 unix_socket_directories = '$dir/sock'
-unix_socket_permissions = 0700
+unix_socket_permissions = $sockmode
 port = 5432
 fsync = off
 synchronous_commit = off
