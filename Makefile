@@ -49,7 +49,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd)"
+	@echo "make bench    print ledger, token, CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd recording off, meta and full), and call records written per second to SQLite and PostgreSQL"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -199,7 +199,12 @@ build/bench/policy_bench: tests/bench/policy_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/cbor_bench build/bench/policy_bench build/tests/mint
+# records_bench drives the recorder's store directly, so it links the database clients.
+build/bench/records_bench: tests/bench/records_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) $(REC_LIBS)
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/cbor_bench build/bench/policy_bench build/bench/records_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	build/bench/sign_bench
@@ -211,6 +216,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 	node tests/bench/web_bench.mjs --build build
 	/usr/bin/python3 tests/bench/mcp2026_bench.py --build build
 	/usr/bin/python3 tests/bench/gate_bench.py --build build
+	build/bench/records_bench
 
 # ---- the main job: the gateway on ./var (gateway/cli/run.sh) ----
 run: deps all

@@ -166,9 +166,13 @@ static int lite_connect(struct db *d, char *err)
 	}
 	sqlite3_busy_timeout(db, 5000);
 	char *msg = NULL;
-	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", NULL, NULL, &msg);
+	/* temp_store MEMORY: a large statement's journal (a batch of rows) and temporary
+	 * tables stay in memory, never a file in /var/tmp or /tmp, which the recorder's
+	 * confinement refuses ("unable to open database file" on a batch's INSERT). */
+	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY",
+			  NULL, NULL, &msg);
 	if (rc != SQLITE_OK) {
-		as_fail(err, AS_EIO, "SQLite database %s: cannot set WAL mode: %s", path,
+		as_fail(err, AS_EIO, "SQLite database %s: cannot set WAL mode and temp_store: %s", path,
 			msg ? msg : sqlite3_errstr(rc));
 		sqlite3_free(msg);
 		sqlite3_close_v2(db);
