@@ -145,6 +145,7 @@ static const struct frame_field callrec[] = {
     {"rtot", FT_UINT, UINT64_MAX, OPT},
     {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT}, /* declared by the client: the signer's own when it has one */
 };
+static const struct frame_field callrecs[] = {{"recs", FT_ARRAY, PROTO_CALLRECS_MAX, REQ}}; /* each: callrec */
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},
 					       {"failed", FT_UINT, UINT64_MAX, REQ},
@@ -211,6 +212,7 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_SUBMIT, web_submit),
     TABLE(F_WEB_ADMIN_CLEAR, web),
     TABLE(F_CALLREC, callrec),
+    TABLE(F_CALLRECS, callrecs),
     TABLE(F_QA, qa_mcp),
     TABLE(F_CTL_QA, qa_ctl),
     TABLE(F_WEB_QA, qa_web),

@@ -33,6 +33,8 @@ enum {
 			   * atot?, rtot?} a tools/call ended: what the worker saw of it (the call records,
 			   * issue 16); the signer adds who made it, as it measured them, and what it decided */
 	F_QA = 26,	  /* mcp: {conn, rid, op: submit | event, QA fields} a QA report, an event (qa_* tools) */
+	F_CALLRECS = 27,  /* mcp: {recs: [F_CALLREC's map, ...]} the calls ended since the last batch (at most
+			   * PROTO_CALLRECS_MAX), sent once per turn of its loop: a syscall per batch, not per call */
 	F_REC_STATS = 24, /* recorder: {written, dropped, failed, queued, events} its counters, now and then */
 	F_REC_ANSWER = 25, /* recorder: {qid, status, json} the answer to F_REC_QUERY qid */
 	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
@@ -86,8 +88,9 @@ enum {
 	F_ASK = 113,	     /* mcp: {conn, rid, aid, method, json} ask the client of call rid (a server's request) */
 	F_UP_SOCKET = 115,   /* upstream (url): {} + a socket connecting to its server, TCP_NODELAY */
 	F_UP_ANSWER = 114,   /* upstream: {sid, result? | error? (bytes)} the answer to the server's request sid */
-	F_REC_CALL = 116,    /* recorder: F_CALLREC's fields and the signer's: user, ckind, client, session, decision?,
-			      * rule?, seq? */
+	F_REC_CALLS = 119,   /* recorder: {recs: [F_REC_CALL's map, ...]} a batch */
+	F_REC_CALL = 116,    /* recorder, the items of F_REC_CALLS: F_CALLREC's fields and the signer's: user, ckind,
+			      * client, session, decision?,    rule?, seq? */
 	F_REC_EVENT = 117,   /* recorder: {at, kind, key?, call?, session?, user?, ckind?, client?, attrs} */
 	F_REC_QUERY = 118,   /* recorder: {qid, op, json} a question about the records (QA reports, events, prune) */
 	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),

@@ -543,9 +543,14 @@ int main(int argc, char **argv)
 					eof = eof || g == AS_EIO || g == AS_ECORRUPT;
 					break;
 				}
-				if (f.type == F_REC_CALL)
+				if (f.type == F_REC_CALLS) {
+					const struct cv *recs = cv_get(f.body, "recs");
+					for (size_t i = 0; recs && recs->t == CV_ARRAY && i < recs->n; i++)
+						if (recs->items[i].t == CV_MAP)
+							on_call(&r, &recs->items[i]);
+				} else if (f.type == F_REC_CALL) {
 					on_call(&r, f.body);
-				else if (f.type == F_REC_EVENT)
+				} else if (f.type == F_REC_EVENT)
 					on_event(&r, f.body);
 				else if (f.type == F_REC_QUERY)
 					on_query(&r, f.body);

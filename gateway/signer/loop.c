@@ -39,7 +39,7 @@ static const struct ipc_rule mcp_rules[] = {
     {F_HTTP_AUTH, READY, IPC_FDS, h_http_auth},
     {F_SESSION_INFO, READY, 0, h_session_info},
     {F_SESSION_END, READY, 0, h_session_end},
-    {F_CALLREC, READY, 0, h_callrec},
+    {F_CALLRECS, READY, 0, h_callrecs},
     {F_QA, READY, 0, h_qa},
 };
 

@@ -5,6 +5,7 @@
  * is full: never waited on. The recorder (gateway/recorder/) holds the database client. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+#include "gateway/proto/frames.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,32 +183,29 @@ static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct 
 	return 0;
 }
 
-int h_callrec(void *ctx, struct ipc_frame *f, char *err)
+/* One record of the mcp worker's (body: F_CALLREC's fields, checked) into the recorder's
+ * batch: 1 when added, 0 when dropped (its connection ended, or the queue is full), or a
+ * negative as_err for a record no worker may send. */
+static int rec_item(struct signer *s, const struct cv *body, struct cv_arena *a, struct cv *arr, char *err)
 {
-	struct signer *s = ctx;
-	struct conn *c;
-	int rc = get_conn(s, f, W_MCP, &c, err);
-	if (rc != 0)
-		return rc;
+	const struct cv *cid = cv_get(body, "conn");
+	struct conn *c = conn_get(s, cid->u, W_MCP);
+	if (!c) {
+		if (conn_ended(s, cid->u))
+			return 0; /* a call of a connection that ended meanwhile: its record goes with it */
+		return as_fail(err, AS_ECORRUPT, "a call record names connection %llu, which it was never given",
+			       (unsigned long long)cid->u);
+	}
+	const struct cv *r = cv_get(body, "rid");
 	char rid[PROTO_RID_MAX + 1];
-	frame_text(f, "rid", rid, sizeof rid);
+	snprintf(rid, sizeof rid, "%.*s", (int)r->n, (const char *)r->s);
 	struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(c->id, rid)] : NULL;
 	if (n && (!n->used || n->conn != c->id || strcmp(n->rid, rid)))
 		n = NULL;
-	struct worker *w = &s->w[W_REC];
-	if (!s->rec || s->rec->mode == REC_OFF || w->fd < 0 || w->state != S_READY ||
-	    ipc_pending(&w->ipc) > REC_TXQ_BYTES) {
-		s->rec_dropped++; /* never waited on: the agent's call is already answered */
-		if (n)
-			n->used = 0;
-		return 0;
-	}
-	struct cv_arena *a = &s->arena;
-	cv_arena_reset(a);
-	struct cv *out = ipc_frame_new(a, F_REC_CALL, f->body->n + 12);
-	rc = !out;
-	for (size_t i = 0; !rc && i < f->body->n; i++) {
-		const struct cv *k = &f->body->items[2 * i];
+	struct cv *out = ipc_frame_new(a, F_REC_CALL, body->n + 12); /* an item in a frame's shape */
+	int rc = !out;
+	for (size_t i = 0; !rc && i < body->n; i++) {
+		const struct cv *k = &body->items[2 * i];
 		if (cv_text_eq(k, "t") || cv_text_eq(k, "conn") || (c->client[0] && cv_text_eq(k, "client")))
 			continue;
 		char key[16];
@@ -222,31 +220,80 @@ int h_callrec(void *ctx, struct ipc_frame *f, char *err)
 	else if (!c->http)
 		snprintf(session, sizeof session, "stdio:%llu", (unsigned long long)c->id);
 	const char *agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
-	json_t *ident =
-	    c->http ? json_pack("{s:s?}", "agent", c->agent[0] ? c->agent : NULL)
-		    : json_pack("{s:I,s:I,s:s?}", "uid", (json_int_t)c->uid, "pid", (json_int_t)c->pid, "agent", agent);
-	char *ij = ident ? json_dumps(ident, JSON_COMPACT) : NULL;
-	json_decref(ident);
+	char ident[200];
+	if (c->http)
+		snprintf(ident, sizeof ident, c->agent[0] ? "{\"agent\":\"%s\"}" : "{}", c->agent);
+	else if (agent)
+		snprintf(ident, sizeof ident, "{\"uid\":%u,\"pid\":%d,\"agent\":\"%s\"}", (unsigned)c->uid, (int)c->pid,
+			 agent);
+	else
+		snprintf(ident, sizeof ident, "{\"uid\":%u,\"pid\":%d}", (unsigned)c->uid, (int)c->pid);
 	rc = rc || ipc_put_text(a, out, "user", c->owner, strlen(c->owner)) ||
 	     ipc_put_text(a, out, "ckind", kind, strlen(kind)) ||
 	     (c->client[0] && ipc_put_text(a, out, "client", c->client, strlen(c->client))) ||
 	     (session[0] && ipc_put_text(a, out, "session", session, strlen(session))) ||
-	     (ij && ipc_put_text(a, out, "identity", ij, strlen(ij))) ||
+	     ipc_put_text(a, out, "identity", ident, strlen(ident)) ||
 	     ipc_put_text(a, out, "version", ASSENT_VERSION, strlen(ASSENT_VERSION));
-	free(ij);
 	if (!rc && n) {
 		char rule[24];
 		snprintf(rule, sizeof rule, "line %u", n->rule);
 		rc = (n->decision[0] && ipc_put_text(a, out, "decision", n->decision, strlen(n->decision))) ||
 		     (n->rule && ipc_put_text(a, out, "rule", rule, strlen(rule))) ||
 		     (n->seq && ipc_put_uint(a, out, "seq", n->seq));
-		n->used = 0;
 	}
-	if (rc || ipc_conn_send(&w->ipc, out, -1, err) != 0) {
-		s->rec_dropped++;
+	if (n)
+		n->used = 0;
+	if (rc)
+		return 0;
+	arr->items[arr->n++] = *out;
+	return 1;
+}
+
+/* F_CALLRECS: a batch of the mcp worker's records, each checked against F_CALLREC's table
+ * (a record that breaks it is an attack, as a frame would be), completed, and passed on as one
+ * F_REC_CALLS, or dropped and counted when the recorder's queue is full: never waited on. */
+int h_callrecs(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	const struct cv *recs = cv_get(f->body, "recs");
+	const struct frame_table *tb = frame_table_find(F_CALLREC);
+	for (size_t i = 0; i < recs->n; i++) {
+		const struct cv *it = &recs->items[i];
+		if (it->t != CV_MAP)
+			return as_fail(err, AS_ECORRUPT, "IPC F_CALLRECS: record %zu is not a map", i);
+		int rc = frame_fields_check(tb, it, err);
+		if (rc != 0)
+			return rc;
+	}
+	struct worker *w = &s->w[W_REC];
+	if (!s->rec || s->rec->mode == REC_OFF || w->fd < 0 || w->state != S_READY ||
+	    ipc_pending(&w->ipc) > REC_TXQ_BYTES) {
+		s->rec_dropped += recs->n; /* never waited on: the agents' calls are already answered */
 		return 0;
 	}
-	s->rec_sent++;
+	struct cv_arena *a = &s->arena;
+	cv_arena_reset(a);
+	struct cv *out = ipc_frame_new(a, F_REC_CALLS, 1), *arr = cv_array(a, recs->n), *slot;
+	if (!out || !arr || !(slot = ipc_put(a, out, "recs"))) {
+		s->rec_dropped += recs->n;
+		return 0;
+	}
+	arr->n = 0;
+	for (size_t i = 0; i < recs->n; i++) {
+		int rc = rec_item(s, &recs->items[i], a, arr, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			s->rec_dropped++;
+	}
+	*slot = *arr;
+	if (!arr->n)
+		return 0;
+	if (ipc_conn_send(&w->ipc, out, -1, err) != 0) {
+		s->rec_dropped += arr->n;
+		return 0;
+	}
+	s->rec_sent += arr->n;
 	return 0;
 }
 

@@ -16,7 +16,7 @@ void conn_end(struct signer *s, struct conn *c)
 	c->used = 0;
 }
 
-static int conn_ended(const struct signer *s, uint64_t id)
+int conn_ended(const struct signer *s, uint64_t id)
 {
 	for (size_t i = 0; i < sizeof s->ended / sizeof *s->ended; i++)
 		if (s->ended[i] == id && id)

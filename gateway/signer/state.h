@@ -443,6 +443,7 @@ void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 void conn_end(struct signer *s, struct conn *c);
 void frame_text(const struct ipc_frame *f, const char *k, char *out, size_t max);
 int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err);
+int conn_ended(const struct signer *s, uint64_t id); /* lately: a frame about it is stale, not an attack */
 void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why);
 void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid);
 int client_ok(const char *s, size_t n, char *err);
@@ -566,7 +567,7 @@ int records_start(struct signer *s);
 int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f) AS_MUST_USE;
 int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int *passfd) AS_MUST_USE;
 void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq);
-int h_callrec(void *ctx, struct ipc_frame *f, char *err);
+int h_callrecs(void *ctx, struct ipc_frame *f, char *err);
 int h_rec_stats(void *ctx, struct ipc_frame *f, char *err);
 int records_metrics(const struct signer *s, struct buf *o);
 /* qa.c: QA reports and events */

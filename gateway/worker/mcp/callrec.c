@@ -37,7 +37,9 @@ struct callrec {
 	struct softerr_rules rules;
 	int ipcfd;
 	uint64_t rng;
-	struct cv_arena a;
+	struct cv_arena a; /* the batch's records, until callrec_flush */
+	struct cv *batch[PROTO_CALLRECS_MAX];
+	size_t nbatch, bytes; /* bytes: of its texts, bounded so that a batch is one frame */
 	struct crec slots[CR_SLOTS];
 	uint64_t untracked; /* calls begun with every probed slot taken */
 };
@@ -75,7 +77,7 @@ struct callrec *callrec_new(const json_t *cfg, int ipcfd, char *err)
 	t->ipcfd = ipcfd;
 	if (getrandom(&t->rng, sizeof t->rng, 0) != (ssize_t)sizeof t->rng || !t->rng) /* before the jail */
 		t->rng = mono_us() | 1;
-	cv_arena_init(&t->a, 256);
+	cv_arena_init(&t->a, 64 * PROTO_CALLRECS_MAX);
 	return t;
 }
 
@@ -214,9 +216,10 @@ static void send_rec(struct callrec *t, struct crec *c, int outcome, const char 
 			return;
 	}
 	uint64_t now = mono_us();
-	cv_arena_reset(&t->a);
+	if (t->nbatch == PROTO_CALLRECS_MAX || t->bytes > (1u << 20))
+		callrec_flush(t);
 	struct cv_arena *a = &t->a;
-	struct cv *f = ipc_frame_new(a, F_CALLREC, 17);
+	struct cv *f = ipc_frame_new(a, F_CALLREC, 17); /* one item of the batch, in a frame's shape */
 	int rc = !f || ipc_put_uint(a, f, "conn", c->conn) || ipc_put_text(a, f, "rid", c->rid, strlen(c->rid)) ||
 		 ipc_put_text(a, f, "tool", c->tool, strlen(c->tool)) ||
 		 (c->up[0] && ipc_put_text(a, f, "up", c->up, strlen(c->up))) || ipc_put_uint(a, f, "t0", c->t0_ms) ||
@@ -235,9 +238,29 @@ static void send_rec(struct callrec *t, struct crec *c, int outcome, const char 
 		if (!rc && payload)
 			rc = put_payload(a, f, "res", "rtot", payload);
 	}
+	if (!rc) {
+		t->batch[t->nbatch++] = f;
+		for (size_t i = 0; i < f->n; i++)
+			t->bytes += f->items[2 * i + 1].t == CV_TEXT ? f->items[2 * i + 1].n + 16 : 16;
+	}
+}
+
+void callrec_flush(struct callrec *t)
+{
+	if (!t || !t->nbatch)
+		return;
+	struct cv_arena *a = &t->a;
+	struct cv *f = ipc_frame_new(a, F_CALLRECS, 1), *arr = cv_array(a, t->nbatch), *slot;
 	char err[AS_ERRLEN];
-	if (!rc && ipc_send(t->ipcfd, f, -1, err) == AS_EIO)
-		_exit(3); /* the signer is gone: as send_frame does */
+	if (f && arr && (slot = ipc_put(a, f, "recs"))) {
+		for (size_t i = 0; i < t->nbatch; i++)
+			arr->items[i] = *t->batch[i];
+		*slot = *arr;
+		if (ipc_send(t->ipcfd, f, -1, err) == AS_EIO)
+			_exit(3); /* the signer is gone: as send_frame does */
+	}
+	t->nbatch = t->bytes = 0;
+	cv_arena_reset(a);
 }
 
 static void end_slot(struct crec *c)
@@ -298,4 +321,5 @@ void callrec_conn_gone(struct callrec *t, uint64_t conn)
 			 NULL);
 		end_slot(c);
 	}
+	callrec_flush(t); /* before the signer hears that the connection ended */
 }

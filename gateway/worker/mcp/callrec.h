@@ -28,7 +28,11 @@ int callrec_open(const struct callrec *t, uint64_t conn, const char *rid, size_t
  * of the answer's JSON. Sends the record, unless sampled out. */
 void callrec_end(struct callrec *t, uint64_t conn, const char *rid, size_t ridn, const json_t *result,
 		 const json_t *error, size_t rsz);
-/* The client's connection ended: its unanswered calls are recorded as errors. */
+/* Send the records gathered since the last flush as one F_CALLRECS: once per turn of the
+ * worker's loop, and before any frame that must come after them (a connection's end, a QA
+ * report that links them). */
+void callrec_flush(struct callrec *t);
+/* The client's connection ended: its unanswered calls are recorded as errors (and flushed). */
 void callrec_conn_gone(struct callrec *t, uint64_t conn);
 
 #endif

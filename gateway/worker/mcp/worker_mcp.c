@@ -198,6 +198,8 @@ _Static_assert(MCP_WAIT_MAX <= PROTO_WAIT_MAX, "F_COLLECT wait fits the table");
  * (F_CANCEL) when rid is given. */
 static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
 {
+	if (type == F_CONN_CLOSED || type == F_SESSION_END)
+		callrec_flush(w->rec); /* the connection's records go first, while the signer knows it */
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, type, 2);
@@ -813,6 +815,7 @@ static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const
 		answer_tool_error(c, &m->id, err[0] ? err : "the report is too large");
 		return 1;
 	}
+	callrec_flush(w->rec); /* the calls before a report are the signer's (and the recorder's) first */
 	send_frame(w, f);
 	return 1;
 }
@@ -2337,6 +2340,7 @@ int worker_mcp_main(int ipcfd)
 			map[n] = c;
 			pf[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
 		}
+		callrec_flush(w.rec); /* this turn's calls: one frame */
 		if (poll(pf, n, timeout) < 0 && errno != EINTR)
 			return 2;
 		if (pf[0].revents) {
