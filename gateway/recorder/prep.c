@@ -148,6 +148,45 @@ static size_t drop_cut_word(const uint8_t *s, size_t n)
 	return n;
 }
 
+/* A stored payload's object keys are redacted too (a secret can be a key: {"ghp_...": true});
+ * the request redactor leaves keys alone, since a forwarded object must keep its keys, but a
+ * record is only read. A redacted key that meets another gets "#2", "#3", ... */
+static int keys(struct prep *p, json_t *obj)
+{
+	const char *k;
+	json_t *x;
+	void *tmp;
+	json_t *moved = NULL; /* [[new key, value], ...] */
+	json_object_foreach_safe(obj, tmp, k, x)
+	{
+		char *r = prep_text(p, k, strlen(k), 4096);
+		if (!r) {
+			json_decref(moved);
+			return AS_ENOMEM;
+		}
+		if (strcmp(r, k)) {
+			if (!moved)
+				moved = json_array();
+			json_array_append_new(moved, json_pack("[s,O]", r, x));
+			json_object_del(obj, k);
+		}
+		free(r);
+	}
+	size_t i;
+	json_t *pair;
+	json_array_foreach(moved, i, pair)
+	{
+		const char *nk0 = json_string_value(json_array_get(pair, 0));
+		char nk[4200];
+		snprintf(nk, sizeof nk, "%s", nk0 ? nk0 : REDACT_MARK);
+		for (unsigned n = 2; json_object_get(obj, nk) && n < 100000; n++)
+			snprintf(nk, sizeof nk, "%s#%u", nk0 ? nk0 : REDACT_MARK, n);
+		json_object_set(obj, nk, json_array_get(pair, 1));
+	}
+	json_decref(moved);
+	return 0;
+}
+
 static int walk(struct prep *p, json_t *v, int depth)
 {
 	if (depth > REDACT_DEPTH_MAX)
@@ -171,6 +210,8 @@ static int walk(struct prep *p, json_t *v, int depth)
 			if ((rc = walk(p, x, depth + 1)) != 0)
 				return rc;
 		}
+		if ((rc = keys(p, v)) != 0)
+			return rc;
 	}
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, x)

@@ -765,8 +765,16 @@ static void test_text_and_json(void **st)
 	json_t *j = J("{\"k\": [\"tok9999\", {\"secret\": 1}], \"tok1234\": \"v\"}");
 	assert_int_equal(prep_json(&x->p, j), 0);
 	char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	/* object keys are never rewritten (redact.h) */
-	assert_string_equal(s, "{\"k\":[\"[REDACTED]\",{\"secret\":\"[REDACTED]\"}],\"tok1234\":\"v\"}");
+	/* a stored payload's keys are redacted too (a forwarded request's never are: redact.h) */
+	assert_string_equal(s, "{\"[REDACTED]\":\"v\",\"k\":[\"[REDACTED]\",{\"secret\":\"[REDACTED]\"}]}");
+	free(s);
+	json_decref(j);
+	/* two keys redacted alike keep both values */
+	j = J("{\"tok1111\": 1, \"tok2222\": 2, \"[REDACTED]\": 0}");
+	assert_int_equal(prep_json(&x->p, j), 0);
+	assert_int_equal(json_object_size(j), 3);
+	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(s, "{\"[REDACTED]\":0,\"[REDACTED]#2\":1,\"[REDACTED]#3\":2}");
 	free(s);
 	json_decref(j);
 }
