@@ -926,9 +926,11 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	char digest[72];
 	call_digest(g->call, g->n, digest);
 	rec_note(s, conn, rid, NULL, rule, 0); /* the rule that let it through, for its record */
-	rec_event(s, "call.dispatched", sid,
-		  json_pack("{s:s,s:s,s:s,s:I,s:b}", "upstream", g->upstream, "tool", g->tool, "call", digest, "rule",
-			    (json_int_t)rule, "ledgered", ledgered));
+	if (ledgered) /* a call the ledger holds (decided, not only recorded): its dispatch is an event; a
+		       * read the policy lets through with `record calls` has its call record alone */
+		rec_event(s, "call.dispatched", sid,
+			  json_pack("{s:s,s:s,s:s,s:I,s:b}", "upstream", g->upstream, "tool", g->tool, "call", digest,
+				    "rule", (json_int_t)rule, "ledgered", ledgered));
 	if (!c || w->fd < 0 || w->state != S_READY) {
 		static const char gone[] = "the upstream server is not available now: the call was not forwarded";
 		if (ledgered && c) { /* its dispatch entry is on disk: its outcome follows it */
