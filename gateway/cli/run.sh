@@ -68,6 +68,8 @@ else
 fi
 cat <<TXT
   Health: curl http://$FEEDBACK_SSE_HOST:$FEEDBACK_SSE_PORT/health   Metrics: curl http://$ASSENT_REVIEW_HOST:$ASSENT_REVIEW_PORT/metrics
+  Every tool call on the record: sqlite3 $STATE/calls.db "SELECT tool, outcome, COUNT(*) FROM ffb_tool_calls GROUP BY 1, 2"
+      QA reports agents file: ${A[*]} qa list   (show ID: with the calls behind it)
 
 Starting the daemon (JSON log lines below; Ctrl-C stops it).
 TXT
