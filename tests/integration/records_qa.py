@@ -223,11 +223,15 @@ for _ in range(4):
         sid = sc(m).get("session_id")
         break
 rc, so, se = assent("approve", sid or "none")
+# a CI job records what it did with the approval, keyed by its session_id: the two join
+st, ans = post(HTTP + "/events", {"kind": "deploy.finished", "key": sid or "none", "attrs": {"ok": True}}, AGENT_KEY)
 time.sleep(0.5)
 rc2, so2, se2 = assent("events", sid or "none", "--json")
 kinds = [e.get("kind") for e in json.loads(so2).get("events", [])] if rc2 == 0 else []
 t.ok(rc == 0 and kinds[:2] == ["approval.requested", "approval.decided"],
      f"assent's own events under the request's session_id ({kinds}; {se.strip()} {se2.strip()})")
+t.ok(st == 200 and kinds[-1:] == ["deploy.finished"],
+     f"... and a CI job's deploy.finished with the same key joins them ({kinds})")
 p.stdin.close()
 p.wait(timeout=10)
 

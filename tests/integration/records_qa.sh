@@ -41,6 +41,28 @@ run() { # LABEL STATE [ENV=VALUE...]
 
 run sqlite "$T/sqlite"
 rc1=$?
+
+# Retention: the first write after a start prunes (ASSENT_RECORD_RETENTION), never a linked call.
+S=$T/sqlite
+p=$(daemon_pid "$S")
+[ -n "$p" ] && kill "$p" && for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+sqlite3 "$S/calls.db" "INSERT INTO ffb_tool_calls (call_id, tool, started_at, duration_ms, outcome, ok) VALUES ('old1', 'stale', '2020-01-01 00:00:00.000', 1, 'ok', 1); INSERT INTO ffb_events (occurred_at, kind, key, attrs) VALUES ('2020-01-01 00:00:00.000', 'old.event', 'old', '{}');"
+linked_before=$(sqlite3 "$S/calls.db" "SELECT COUNT(*) FROM ffb_tool_calls WHERE call_id IN (SELECT call_id FROM ffb_feedback_call_links)")
+ASSENT_SINGLE_USER=1 ASSENT_RECORD_RETENTION=30d "$ASSENTD" --state "$S" >>"$S.log" 2>&1 &
+for _ in $(seq 200); do [ -S "$S/control.sock" ] && [ -n "$(daemon_pid "$S")" ] && break; sleep 0.05; done
+sleep 0.5
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"ret","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_pending_feedback","arguments":{}}}' |
+	(cat; sleep 1) | "$ASSENTD" --stdio --state "$S" >/dev/null 2>&1
+for _ in $(seq 100); do [ "$(sqlite3 "$S/calls.db" "SELECT COUNT(*) FROM ffb_tool_calls WHERE call_id = 'old1'")" = 0 ] && break; sleep 0.05; done
+check "[sqlite] retention: the first write after a start prunes a call older than ASSENT_RECORD_RETENTION" \
+	test "$(sqlite3 "$S/calls.db" "SELECT COUNT(*) FROM ffb_tool_calls WHERE call_id = 'old1'")" = 0
+check "[sqlite] ... and an old event" test "$(sqlite3 "$S/calls.db" "SELECT COUNT(*) FROM ffb_events WHERE kind = 'old.event'")" = 0
+check "[sqlite] ... never a call linked to a report ($linked_before linked)" \
+	test "$(sqlite3 "$S/calls.db" "SELECT COUNT(*) FROM ffb_tool_calls WHERE call_id IN (SELECT call_id FROM ffb_feedback_call_links)")" = "$linked_before"
+check "[sqlite] ... and the new call is written" \
+	test "$(sqlite3 "$S/calls.db" "SELECT COUNT(*) FROM ffb_tool_calls WHERE client_id LIKE 'ret%'")" -ge 1
+check "[sqlite] ... the log says what was pruned" grep -q 'pruned 1 calls and 1 events' "$S.log"
 if CONN=$(PG_SOCKET_OTHERS=1 "$PG" start "$T/pg" 2>"$T/pg.err"); then # the recorder has a uid of its own
 	chmod 0711 "$T/pg"
 	CI=${CONN#postgresql:}
