@@ -171,14 +171,6 @@ static const int allowed[] = {
     SCMP_SYS(uname),
     SCMP_SYS(sendmsg),
     SCMP_SYS(recvmsg),
-    SCMP_SYS(sendto),
-    SCMP_SYS(recvfrom),
-    SCMP_SYS(connect),
-    SCMP_SYS(setsockopt),
-    SCMP_SYS(getsockopt),
-    SCMP_SYS(getsockname),
-    SCMP_SYS(getpeername),
-    SCMP_SYS(shutdown),
     SCMP_SYS(sched_yield),
     SCMP_SYS(restart_syscall),
     SCMP_SYS(ioctl),
@@ -187,15 +179,22 @@ static const int allowed[] = {
     SCMP_SYS(flock),
 };
 
-static int seccomp(char *err)
+/* A database client's network calls: PostgreSQL only. */
+static const int net_calls[] = {SCMP_SYS(sendto),      SCMP_SYS(recvfrom),   SCMP_SYS(connect),
+				SCMP_SYS(setsockopt),  SCMP_SYS(getsockopt), SCMP_SYS(getsockname),
+				SCMP_SYS(getpeername), SCMP_SYS(shutdown)};
+
+static int seccomp(int net, char *err)
 {
 	scmp_filter_ctx f = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int rc = f ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < sizeof allowed / sizeof *allowed; i++)
 		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, allowed[i], 0);
+	for (size_t i = 0; rc == 0 && net && i < sizeof net_calls / sizeof *net_calls; i++)
+		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, net_calls[i], 0);
 	/* Sockets of the families a database client needs, and no other (no raw, no netlink). */
 	static const int families[] = {AF_UNIX, AF_INET, AF_INET6};
-	for (size_t i = 0; rc == 0 && i < sizeof families / sizeof *families; i++)
+	for (size_t i = 0; rc == 0 && net && i < sizeof families / sizeof *families; i++)
 		rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, families[i]));
 	if (rc == 0)
 		rc = seccomp_load(f);
@@ -246,5 +245,5 @@ int confine_enter(const struct confine_opts *o, char *err)
 		if (r != 0)
 			return as_fail(err, AS_EIO, "recorder: landlock: restrict_self: %s", strerror(e));
 	}
-	return seccomp(err);
+	return seccomp(o->net, err);
 }

@@ -491,6 +491,7 @@ static int setup(struct rec *r, uid_t uid, char *err)
 		return AS_EINVAL;
 	struct confine_opts co = {.dir = !strncmp(r->cfg.database, "sqlite:", 7) && r->dir[0] ? r->dir : NULL,
 				  .tcp_port = pg_port(r->cfg.database),
+				  .net = !strncmp(r->cfg.database, "postgres", 8),
 				  .uid = uid};
 	if (confine_enter(&co, err) != 0)
 		return AS_EIO;
