@@ -374,6 +374,34 @@ await step("an input's default with an invisible character is shown marked besid
   must(sc?.status === "answered" || sc?.response === "no", JSON.stringify(sc).slice(0, 300));
 });
 
+// ---- the call records on the page: a request's events, a QA report with the calls behind it ----
+await step("a pending request's Events list its approval.requested (loaded when opened)", async () => {
+  call = ask(stdio, { type: "approval", message: "web: what happened so far?" });
+  ({ c, sid } = await cardOf(A.page, "web: what happened so far?"));
+  await c.locator("details.events summary").click();
+  await c.locator("details.events li", { hasText: "approval.requested" }).first().waitFor({ timeout: WAIT });
+  await c.locator('button[data-action="approve"]').click();
+  const sc = await settle(call);
+  must(sc?.approved === true, JSON.stringify(sc).slice(0, 200));
+  await gone(A.page, sid);
+});
+await step("QA reports: an agent's report, opened, lists the calls before it in order with their outcomes", async () => {
+  await stdio.callTool({ name: "list_pending_feedback", arguments: {} });
+  const r = await stdio.callTool({ name: "qa_submit_feedback",
+    arguments: { type: "bug", title: "web: the list came back empty", description: "seen <b>twice</b>" } });
+  must(r.structuredContent?.linked_calls >= 1, JSON.stringify(r.structuredContent));
+  await A.page.click("#load-reports");
+  const rep = A.page.locator("details.report", { hasText: "web: the list came back empty" }).first();
+  await rep.waitFor({ timeout: WAIT });
+  await rep.locator("summary").click();
+  const li = rep.locator("ol.calls li", { hasText: "list_pending_feedback" }).last();
+  await li.waitFor({ timeout: WAIT });
+  const t = await li.textContent();
+  must(/\bok\b/.test(t) && /linked by session/.test(t), `call line: ${t}`);
+  must(await rep.locator("b").count() === 0, "the report's markup became an element");
+  return `${await rep.locator("ol.calls li").count()} calls`;
+});
+
 // ---- logout ----
 await step("logout: the login form comes back, the tab forgets the session, and the old one is refused (401)", async () => {
   const old = await A.page.evaluate(() => sessionStorage.getItem("assent_session"));
