@@ -93,6 +93,10 @@ static int put_rate(struct rec_cfg *c, const char *tool, double rate, const char
 {
 	if (!(rate > 0 && rate <= 1) || isnan(rate))
 		return as_fail(err, AS_EINVAL, "%s: the rate of \"%.80s\" must be in (0, 1], not %g", from, tool, rate);
+	if (rate < 1e-6) /* a record carries its rate in millionths (F_CALLREC "rate") */
+		return as_fail(err, AS_EINVAL,
+			       "%s: the rate of \"%.80s\" is kept to a millionth: at least 0.000001, not %g", from,
+			       tool, rate);
 	if (!name_ok(tool, RECCFG_NAME_MAX))
 		return as_fail(err, AS_EINVAL, "%s: \"%.80s\" is not a tool name", from, tool);
 	for (size_t i = 0; i < c->nrates; i++)
