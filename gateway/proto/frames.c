@@ -166,7 +166,8 @@ static const struct frame_field rec_answer[] = {{"qid", FT_UINT, UINT64_MAX, REQ
 	{                                                                                                              \
 		"call", FT_TEXT, 64, OPT                                                                               \
 	}
-static const struct frame_field qa_mcp[] = {CONN, RID, QA_FIELDS};
+static const struct frame_field qa_mcp[] = {
+    CONN, RID, QA_FIELDS, {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT}}; /* declared, for stdio */
 static const struct frame_field qa_ctl[] = {CONN, QA_FIELDS};
 static const struct frame_field qa_web[] = {WEB, QA_FIELDS};
 

@@ -232,6 +232,11 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 	frame_text(f, "rid", rid, sizeof rid);
 	struct qa_who who;
 	who_of_conn(c, &who, session);
+	char declared[ACTION_CLIENT_MAX + 1];
+	if (!who.client && cv_get(f->body, "client")) { /* stdio: what its client declared, as such */
+		frame_text(f, "client", declared, sizeof declared);
+		who.client = declared;
+	}
 	if (!strcmp(op, "event")) {
 		if (!kind_ok(cv_get(f->body, "kind"))) {
 			struct qa_wait me = {.to = QA_TO_MCP, .conn = c->id};

@@ -112,7 +112,11 @@ t.ok([c.get("tool") for c in calls] == ["list_pending_feedback", "no_such_tool"]
      f"assent qa show: the two calls before it, in order ({[c.get('tool') for c in calls]})")
 t.ok([c.get("outcome") for c in calls] == ["ok", "error"] and all(c.get("rule") == "session" for c in calls),
      f"... with their outcomes, each linked by session ({[(c.get('outcome'), c.get('rule')) for c in calls]})")
-desc = (rep.get("feedback") or {}).get("description", "")
+fb = rep.get("feedback") or {}
+t.ok(fb.get("user_sub", "").startswith("uid:") and fb.get("caller_kind") == "uid" and
+     str(fb.get("client_id", "")).startswith("qa-test") and str(fb.get("session_id", "")).startswith("stdio:"),
+     f"the report says who filed it: measured uid, the declared client, the stdio session ({fb})")
+desc = fb.get("description", "")
 t.ok("hunter2" not in desc and "ghp_" not in desc and "[REDACTED]" in desc,
      f"the report's description is redacted ({desc!r})")
 rc, so, se = assent("qa", "show", str(fid))

@@ -807,8 +807,11 @@ static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const
 		as_fail(err, AS_EINVAL, "arguments: expected an object");
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
-	struct cv *f = ipc_frame_new(a, F_QA, 10);
-	int rc = !f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid));
+	struct cv *f = ipc_frame_new(a, F_QA, 11);
+	char decl[ACTION_CLIENT_MAX + 1];
+	action_client(decl, c->client.name, c->client.client_version);
+	int rc = !f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+		 (decl[0] && ipc_put_text(a, f, "client", decl, strlen(decl)));
 	if (!err[0] && !rc)
 		rc = submit ? qa_submit_fields(a, f, args, err) : qa_event_fields(a, f, args, err);
 	if (err[0] || rc) {
