@@ -181,6 +181,7 @@ static void ask(struct signer *s, const struct ipc_frame *f, const char *op, int
 		deliver_error(s, &me, PS_UNAVAILABLE, "the question could not be passed to the recorder");
 	} else {
 		s->qa_waits[i] = me;
+		s->qa_waiting++;
 	}
 	cv_arena_free(&a);
 }
@@ -192,6 +193,7 @@ int records_answer(struct signer *s, const struct ipc_frame *f, char *err)
 	for (size_t i = 0; s->qa_waits && i < QA_WAITS; i++)
 		if (s->qa_waits[i].used && s->qa_waits[i].qid == qid) {
 			s->qa_waits[i].used = 0;
+			s->qa_waiting--;
 			deliver(s, &s->qa_waits[i], (enum proto_status)cv_get(f->body, "status")->u,
 				(const char *)js->s, js->n);
 			return 0;
@@ -207,10 +209,13 @@ int h_rec_answer(void *ctx, struct ipc_frame *f, char *err)
 
 void records_tick(struct signer *s)
 {
+	if (!s->qa_waiting) /* every turn of the loop: nothing to look at, most of the time */
+		return;
 	uint64_t now = now_ms();
 	for (size_t i = 0; s->qa_waits && i < QA_WAITS; i++)
 		if (s->qa_waits[i].used && s->qa_waits[i].until <= now) {
 			s->qa_waits[i].used = 0;
+			s->qa_waiting--;
 			deliver_error(s, &s->qa_waits[i], PS_UNAVAILABLE,
 				      "the recorder did not answer in time; try again");
 		}

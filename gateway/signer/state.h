@@ -326,6 +326,7 @@ struct signer {
 	uint64_t rec_sent, rec_dropped; /* toward the recorder; dropped here */
 	uint64_t rec_written, rec_dropped_rec, rec_failed, rec_queued, rec_events; /* its F_REC_STATS */
 	struct qa_wait *qa_waits;						   /* QA_WAITS */
+	size_t qa_waiting;							   /* of them, in use */
 	uint64_t qa_next;
 };
 
