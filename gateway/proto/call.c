@@ -224,8 +224,13 @@ static int args_ok(const struct cv *v, int depth, char *err)
 			return as_fail(err, AS_ECORRUPT, "call.arguments: a number not in its shortest form");
 		return 0;
 	}
+	case CV_UINT:
+	case CV_NINT: /* as JSON carries them (jansson's json_int_t): the call's JSON is this exact call */
+		if (v->u > INT64_MAX)
+			return as_fail(err, AS_ECORRUPT, "call.arguments: an integer outside the signed 64-bit range");
+		return 0;
 	default:
-		return 0; /* text (UTF-8 checked by the decoder), integers, true, false, null */
+		return 0; /* text (UTF-8 checked by the decoder), true, false, null */
 	}
 }
 
