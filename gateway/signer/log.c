@@ -26,6 +26,29 @@ int log_rank(const char *level)
 	return !strcmp(level, "security") ? 9 : -1;
 }
 
+static void log_line(const char *level, const char *worker, const char *msg)
+{
+	json_t *j =
+	    json_pack("{s:I,s:s,s:s?,s:s}", "ts", (json_int_t)now_ms(), "level", level, "worker", worker, "msg", msg);
+	char *s = json_dumps(j, JSON_COMPACT);
+	fprintf(stderr, "%s\n", s ? s : msg);
+	free(s);
+	json_decref(j);
+}
+
+/* A jailed worker's line: its own level (debug, info, warning or error; anything else, a
+ * "security" too, is written as a warning: a worker's word never makes a security event) and
+ * which worker said it. */
+void wlog_line(const char *level, const char *worker, const char *msg)
+{
+	int rank = log_rank(level);
+	static const char *const names[] = {"debug", "info", "warning", "error"};
+	const char *lv = rank >= 0 && rank < 4 ? names[rank] : "warning";
+	if ((rank >= 0 && rank < 4 ? rank : 2) < log_min)
+		return;
+	log_line(lv, worker, msg);
+}
+
 void slog(const char *level, const char *fmt, ...)
 {
 	int rank = log_rank(level);
@@ -36,11 +59,7 @@ void slog(const char *level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	json_t *j = json_pack("{s:I,s:s,s:s}", "ts", (json_int_t)now_ms(), "level", level, "msg", msg);
-	char *s = json_dumps(j, JSON_COMPACT);
-	fprintf(stderr, "%s\n", s ? s : msg);
-	free(s);
-	json_decref(j);
+	log_line(level, NULL, msg);
 }
 
 void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...)

@@ -276,12 +276,12 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 		if (s->nrecent < sizeof s->recent / sizeof s->recent[0])
 			s->nrecent++;
 	}
-	json_t *j =
-	    json_pack("{s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "event", "request_finished", "session_id", it->session_id,
-		      "timestamp", (json_int_t)(now_ms() / 1000), "type", r->type, "outcome", outcome, "reviewer",
-		      reviewer, "latency_ms", (json_int_t)(now_ms() - it->created_ms), "summary", summary);
+	json_t *j = json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "ts", (json_int_t)now_ms(), "level", "info",
+			      "event", "request_finished", "session_id", it->session_id, "timestamp",
+			      (json_int_t)(now_ms() / 1000), "type", r->type, "outcome", outcome, "reviewer", reviewer,
+			      "latency_ms", (json_int_t)(now_ms() - it->created_ms), "summary", summary);
 	char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	if (line)
+	if (line && log_min <= 1) /* a line at info, as FEEDBACK_LOG_LEVEL says */
 		fprintf(stderr, "%s\n", line);
 	free(line);
 	json_decref(j);

@@ -632,17 +632,15 @@ int h_conn_closed(void *ctx, struct ipc_frame *f, char *err)
 
 int h_log(void *ctx, struct ipc_frame *f, char *err)
 {
-	(void)ctx;
 	(void)err;
 	const struct cv *lv = cv_get(f->body, "level"), *tx = cv_get(f->body, "text");
 	const char *txt = (const char *)tx->s;
 	size_t lvn = lv->n, txtn = tx->n;
 	char lvl[PROTO_LOG_LEVEL_MAX + 1];
 	snprintf(lvl, sizeof lvl, "%.*s", (int)lvn, (const char *)lv->s);
-	int rank = log_rank(lvl);
-	if (rank >= 0 && rank < 9 && rank < log_min) /* a worker's word cannot raise itself to a security event */
-		return 0;
-	slog("worker", "%s: %.*s", lvl, (int)txtn, txt);
+	char msg[1024];
+	snprintf(msg, sizeof msg, "%.*s", (int)txtn, txt);
+	wlog_line(lvl, ((struct signer *)ctx)->w[((struct signer *)ctx)->cur].kind, msg);
 	return 0;
 }
 

@@ -9,6 +9,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Where the reviewer listener is, for the agent listener's redirects of the seed's reviewer
+ * endpoints (/pending, /feedback/submit, /admin/clear-stale-sessions); none when it is off. */
+static int review_url_put(struct signer *s, struct cv_arena *a, struct cv *f)
+{
+	if (s->review_fd < 0)
+		return 0;
+	char u[96];
+	int v6 = strchr(s->review.host, ':') != NULL;
+	snprintf(u, sizeof u, "http://%s%s%s:%u", v6 ? "[" : "", s->review.host, v6 ? "]" : "", s->review.port);
+	return ipc_put_text(a, f, "review_url", u, strlen(u));
+}
+
 int spawn_worker(struct signer *s, int k)
 {
 	struct worker *w = &s->w[k];
@@ -135,12 +147,12 @@ int spawn_worker(struct signer *s, int k)
 		return 0;
 	}
 	int rv = k == W_REVIEW;
-	struct cv *f = ipc_frame_new(&a, F_CONFIG, 4), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
+	struct cv *f = ipc_frame_new(&a, F_CONFIG, 5), *c = http_cfg_to_cv(rv ? &s->review : &s->http, &a), *slot;
 	if (!f || !c || !(slot = ipc_put(&a, f, "http")) || (*slot = *c, 0) ||
 	    (rv && ipc_put_uint(&a, f, "proxy", s->proxy_fd >= 0)) ||
 	    ipc_put_text(&a, f, "proxy_header", s->proxy_header, strlen(s->proxy_header)) ||
 	    records_worker_cfg(s, &a, f) || /* the mcp worker's records, both workers' QA tools */
-	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+	    (k == W_MCP && review_url_put(s, &a, f)) || ipc_conn_send(&w->ipc, f, -1, err) != 0)
 		slog("error", "cannot send the %s worker its configuration: %s", w->kind, err);
 	cv_arena_free(&a);
 	return 0;

@@ -125,4 +125,16 @@ for _ in $(seq 30); do
 done
 kill "$FAKE" 2>/dev/null
 check "assent status against a daemon that hangs up at once: exit 2 every time, never SIGPIPE ($bad of 30 other)" test "$bad" -eq 0
+# Every line of the daemon's log is one JSON object with a level; a worker's carry its name, and
+# a worker's own word is never a security event (gateway_evil checks those the signer writes).
+for l in "$S.log" "$S3.log"; do
+	check "every line of $(basename "$l") is JSON with a level (debug, info, warning, error, security)" \
+		$PY -c 'import json,sys
+for n, line in enumerate(open(sys.argv[1]), 1):
+    if not line.strip(): continue
+    j = json.loads(line)
+    assert j.get("level") in ("debug", "info", "warning", "error", "security"), (n, line)
+    assert "worker" not in j or j["level"] != "security", (n, line)' "$l"
+done
+check "a worker's line names its worker" grep -q '"worker":"recorder"' "$S3.log"
 done_testing

@@ -221,6 +221,18 @@ r = req("POST", "/admin/clear-stale-sessions", {}, headers={"Authorization": coo
 ok(r.status == 401, f"the admin endpoint takes no session cookie, only an admin token: 401 ({r})")
 r = req("POST", "/admin/clear-stale-sessions", {}, origin=None, headers={"Authorization": f"Bearer {ADMIN}"})
 ok(r.status == 200 and "expired_requests" in (r.json() or {}), f"the admin endpoint with the admin token: 200 ({r})")
+# The seed's curl as written: POST, the admin token, no body and no Content-Type.
+r = req("POST", "/admin/clear-stale-sessions", None, origin=None, headers={"Authorization": f"Bearer {ADMIN}"})
+ok(r.status == 200 and "expired_requests" in (r.json() or {}), f"... and as the seed's curl sends it, no body, no Content-Type: 200 ({r})")
+r = req("POST", "/admin/clear-stale-sessions", "x", origin=None, ctype="text/plain", headers={"Authorization": f"Bearer {ADMIN}"})
+ok(r.status == 415, f"... but a body that is not JSON is still refused: 415 ({r})")
+# Where the seed's users look for the reviewer endpoints, the agent listener points them to ours.
+for m, p in (("GET", "/pending"), ("POST", "/feedback/submit"), ("POST", "/admin/clear-stale-sessions")):
+    r = req(m, p, None, origin=None, port=APORT, host=AHOST)
+    loc = r.header("Location") or ""
+    ok(r.status == 307 and loc == f"{ORIGIN}{p}", f"the agent listener's {m} {p}: 307 to the reviewer listener ({r.status} {loc})")
+r = req("GET", "/pending", None, origin=None, port=APORT, host=AHOST, headers={"Cookie": "assent_session=abc"})
+ok(r.status == 403, f"... a reviewer's cookie there is still refused, not redirected: 403 ({r})")
 
 # ---- still pending after all that; alice approves over the web ----
 ok(sid in pending_sids(cookie)[0], "the request survived every refused attempt")

@@ -260,7 +260,9 @@ static const struct row rows[] = {
     {"post upper case", LOOP, {POST("/review/api/decide"), .content_type = "Application/JSON"}, WR_DECIDE, 0, NULL},
     {"mcp text/plain", LOOP, {POST("/review/mcp"), .origin = NULL, .content_type = "text/plain"}, WR_MCP, 415,
      NULL},
-    {"admin no content-type", LOOP, {POST("/admin/clear-stale-sessions"), .origin = NULL, .content_type = NULL},
+    {"admin no content-type (the seed's curl, no body)", LOOP,
+     {POST("/admin/clear-stale-sessions"), .origin = NULL, .content_type = NULL}, WR_ADMIN_CLEAR, 0, NULL},
+    {"admin text/plain", LOOP, {POST("/admin/clear-stale-sessions"), .origin = NULL, .content_type = "text/plain"},
      WR_ADMIN_CLEAR, 415, NULL},
     /* Origin is judged before the media type. */
     {"post no origin text/plain", LOOP, {POST("/review/api/decide"), .origin = NULL, .content_type = "text/plain"},

@@ -123,8 +123,11 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		}
 		return v->route = MH_HEALTH;
 	}
-	if (!strcmp(path, "/events")) { /* {kind, key?, attrs?, call_id?} with an agent key */
-		v->events = 1;		/* answered as plain JSON, refusals too */
+	if (!strcmp(path, "/pending") || !strcmp(path, "/feedback/submit") ||
+	    !strcmp(path, "/admin/clear-stale-sessions"))
+		return v->route = MH_REVIEWERS; /* never served here: reviewers' credentials stay off this listener */
+	if (!strcmp(path, "/events")) {		/* {kind, key?, attrs?, call_id?} with an agent key */
+		v->events = 1;			/* answered as plain JSON, refusals too */
 		if (strcmp(m, "POST")) {
 			v->allow = "POST";
 			return reject(v, 405, -32600, "/events answers POST (one event as JSON)");

@@ -20,6 +20,8 @@ enum mh_route {
 	MH_MCP_DELETE,	/* DELETE /mcp: end the session */
 	MH_LEGACY_SSE,	/* GET /sse (FEEDBACK_TRANSPORT=sse): the 2024-11-05 event stream */
 	MH_LEGACY_POST, /* POST /messages?session_id=... (the same) */
+	MH_REVIEWERS,	/* /pending, /feedback/submit, /admin/clear-stale-sessions: the reviewer listener's
+			 * (where the seed's users look for them on this one): a redirect there */
 };
 
 /* What libmicrohttpd told us; any header may be NULL when absent. */

@@ -103,8 +103,9 @@ struct hreq {
 	char session[MH_SESSION_LEN + 1]; /* Mcp-Session-Id to send back */
 	unsigned retry_s;		  /* Retry-After, for a refusal by a limit */
 	int finished, suspended;
-	int stateless; /* a 2026-07-28 request: its own connection at the signer, for its lifetime */
-	int deferred;  /* refused (h->v), answered once the body is read: with its id when it shows */
+	int stateless;	    /* a 2026-07-28 request: its own connection at the signer, for its lifetime */
+	char location[160]; /* a 307's Location (the reviewer listener's endpoints) */
+	int deferred;	    /* refused (h->v), answered once the body is read: with its id when it shows */
 	uint64_t next_keepalive;
 	struct hreq *next;
 };
@@ -137,6 +138,7 @@ struct mw {
 			      * completions} */
 	struct callrec *rec; /* the call records (callrec.h); NULL: recording is off */
 	char qa[40];	     /* the QA tools' prefix and separator ("qa_"); "" when the records are off */
+	char review_url[96]; /* the reviewer listener, http://HOST:PORT; "" when it is off */
 	char *qa_defs;	     /* their definitions, which tools/list shows before the upstreams' */
 };
 
@@ -1672,6 +1674,8 @@ static enum MHD_Result queue(struct hreq *h)
 		MHD_add_response_header(r, "Cache-Control", "no-store");
 		if (h->status == 405 && h->v.allow)
 			MHD_add_response_header(r, "Allow", h->v.allow);
+		if (h->status == 307 && h->location[0])
+			MHD_add_response_header(r, "Location", h->location);
 		if (h->status == 401)
 			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent\"");
 		if (h->retry_s) { /* a limit: when to try again */
@@ -1770,6 +1774,25 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			char body[400];
 			size_t n = mh_error_body(&h->v, body, sizeof body);
 			set_answer(h, h->v.status, body, n);
+			return queue(h);
+		}
+		case MH_REVIEWERS: { /* the seed's reviewer endpoints: 307 to the reviewer listener, which has them */
+			char body[400];
+			int n =
+			    w->review_url[0]
+				? snprintf(body, sizeof body,
+					   "{\"error\":\"%s is on the reviewer listener: %s%s (reviewers' credentials "
+					   "are never taken here)\"}",
+					   url, w->review_url, url)
+				: snprintf(body, sizeof body,
+					   "{\"error\":\"%s is on the reviewer listener, which is off "
+					   "(ASSENT_REVIEW_PORT)\"}",
+					   url);
+			if (w->review_url[0])
+				snprintf(h->location, sizeof h->location, "%s%s", w->review_url, url);
+			h->v.events = 0;
+			set_answer(h, w->review_url[0] ? 307 : 404, body,
+				   n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
 			return queue(h);
 		}
 		case MH_HEALTH: {
@@ -1959,6 +1982,11 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 	size_t phn;
 	if (rc == 0 && ipc_get_text(f.body, "proxy_header", sizeof w->proxy_header - 1, &ph, &phn, err) == 0)
 		snprintf(w->proxy_header, sizeof w->proxy_header, "%.*s", (int)phn, ph);
+	const char *ru;
+	size_t run;
+	if (rc == 0 && cv_get(f.body, "review_url") &&
+	    ipc_get_text(f.body, "review_url", sizeof w->review_url - 1, &ru, &run, err) == 0)
+		snprintf(w->review_url, sizeof w->review_url, "%.*s", (int)run, ru);
 	const char *rj;
 	size_t rjn;
 	if (rc == 0 && cv_get(f.body, "records") &&

@@ -237,7 +237,7 @@ static void api_call(struct wreq *h)
 {
 	json_t *args = json_object(), *in = NULL;
 	char why[160] = "";
-	if (h->r.post) {
+	if (h->r.post && !(h->r.route == WR_ADMIN_CLEAR && h->body.len == 0)) { /* no body there: none needed */
 		json_error_t je;
 		in = json_loadb((const char *)h->body.p, h->body.len, JSON_REJECT_DUPLICATES, &je);
 		if (!json_is_object(in)) {
