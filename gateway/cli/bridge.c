@@ -3,6 +3,7 @@
  * parses nothing an agent sends. */
 #define _GNU_SOURCE
 #include "gateway/cli/bridge.h"
+#include "gateway/signer/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -195,6 +196,16 @@ int bridge_run(const struct bridge_opts *o)
 		return 1;
 	}
 	check_options(o);
+	struct registry *reg = NULL;
+	char rerr[AS_ERRLEN];
+	if (registry_load(o->state, &reg, rerr) == 0 &&
+	    !registry_reviewer_name(reg, 0)) /* unreadable: not ours to say */
+		fprintf(
+		    stderr,
+		    "assentd --stdio: WARNING: no reviewer is registered for %s: requests that wait for a person can "
+		    "only time out. An operator adds one: assent --state %s reviewer add NAME --uid %u\n",
+		    o->state, o->state, (unsigned)getuid());
+	registry_free(reg);
 	int rc = relay(fd);
 	close(fd);
 	return rc;

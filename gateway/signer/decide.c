@@ -415,12 +415,32 @@ struct answer decide(struct signer *s, const struct who *c, const char *sid, con
 
 /* ---- deadlines ---- */
 
+/* While nobody can decide (no reviewer registered for this state directory), every request that
+ * waits for a person can only time out: its answers say so, and the log, loudly (first runs
+ * that start a second daemon elsewhere, with no reviewer, must not look like slow reviewers). */
+int no_reviewer_warning(struct signer *s, json_t *res)
+{
+	if (!s->reg || registry_reviewer_name(s->reg, 0))
+		return 0;
+	char msg[600];
+	snprintf(msg, sizeof msg,
+		 "no reviewer is registered for this state directory (%s): requests that wait for a person can only "
+		 "time out; an operator adds one with: assent --state %s reviewer add NAME --uid UID",
+		 s->o->state, s->o->state);
+	if (res)
+		json_object_set_new(res, "warning", json_string(msg));
+	else
+		slog("warning", "%s", msg);
+	return 1;
+}
+
 static void timeout_answer(struct signer *s, struct pq_item *it, uint64_t seq)
 {
 	const struct req *r = it->data;
 	int denies = r->has_pd && r->pd.timeout_denies;
 	json_t *res = result_base(it->session_id, denies ? "denied" : "timeout", 0);
 	json_object_set_new(res, "error", json_string("timeout"));
+	no_reviewer_warning(s, res);
 	request_log(s, it, it->data, denies ? "denied" : "timeout", NULL, seq);
 	finish(s, it, res);
 }

@@ -149,10 +149,12 @@ void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, 
 			    r->audience[0] ? r->audience : NULL, "deadline_s",
 			    (json_int_t)((o->it.deadline_ms - o->it.created_ms) / 1000), "upstream",
 			    r->gate ? r->gate->upstream : NULL, "tool", r->gate ? r->gate->tool : NULL));
+	no_reviewer_warning(s, NULL);
 	if (r->mrtr) {
 		mrtr_offer(s, o);
 	} else if (!o->it.blocking) {
 		json_t *res = result_base(o->it.session_id, "pending", 0);
+		no_reviewer_warning(s, res);
 		json_object_set_new(res, "deadline", json_integer((json_int_t)(o->it.deadline_ms / 1000)));
 		send_result(s, o->conn, r->rid, res, 0);
 		json_decref(res);

@@ -125,6 +125,19 @@ for _ in $(seq 30); do
 done
 kill "$FAKE" 2>/dev/null
 check "assent status against a daemon that hangs up at once: exit 2 every time, never SIGPIPE ($bad of 30 other)" test "$bad" -eq 0
+# A state directory with no reviewer says so, loudly: on the bridge's stderr, in the log, and in
+# request_feedback's answer (a first run that starts a second daemon elsewhere must not look slow).
+NR=$T/noreviewer
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_feedback","arguments":{"type":"approval","message":"anyone?","wait":false}}}' |
+	(cat; sleep 1.5) | "$ASSENTD" --stdio --state "$NR" >"$T/nr.out" 2>"$T/nr.err"
+check "no reviewer: the bridge warns on its stderr, naming the command that adds one" \
+	grep -q "WARNING: no reviewer is registered for $NR.*reviewer add NAME" "$T/nr.err"
+check "... request_feedback's answer says so" grep -q 'no reviewer is registered for this state directory' "$T/nr.out"
+check "... and the daemon's log" grep -q 'no reviewer is registered for this state directory' "$NR/assentd.log"
+p=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$NR/assentd.json" 2>/dev/null)
+[ -n "$p" ] && kill "$p" 2>/dev/null
+
 # Every line of the daemon's log is one JSON object with a level; a worker's carry its name, and
 # a worker's own word is never a security event (gateway_evil checks those the signer writes).
 for l in "$S.log" "$S3.log"; do

@@ -527,7 +527,8 @@ static const struct {
 	"\"reviewer\":{\"type\":\"string\"},"                                                                          \
 	"\"approval_token\":{\"type\":\"string\",\"description\":\"Signed JWT, present when approved; downstream "     \
 	"gates check it with assent-verify.\"},"                                                                       \
-	"\"error\":{\"type\":\"string\",\"description\":\"Why there is no decision, e.g. timeout.\"}},"                \
+	"\"error\":{\"type\":\"string\",\"description\":\"Why there is no decision, e.g. timeout.\"},"                 \
+	"\"warning\":{\"type\":\"string\",\"description\":\"Why it may never be decided: no reviewer is registered.\"}}," \
 	"\"required\":[\"session_id\",\"status\",\"approved\"]}"
 
 #define SUBJECT_SCHEMA                                                                                                 \
