@@ -103,6 +103,30 @@ int die(int code, const char *fmt, ...)
 	return code;
 }
 
+/* A credential made in a state directory found by default (no --state, no
+ * ASSENT_STATE_DIR) that no daemon serves is almost always a mistake: `make run` serves
+ * ./var, and the key printed here is one that daemon rejects. So say so, loudly. */
+static void warn_default_unserved(const char *state)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/" STATE_CONTROL_SOCK, state);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int e = fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? 0 : errno;
+	if (fd >= 0)
+		close(fd);
+	if (e == ENOENT || e == ECONNREFUSED)
+		fprintf(stderr,
+			"assent: WARNING: no daemon serves %s, the state directory found by default (no --state, "
+			"no ASSENT_STATE_DIR). A daemon started on another one (make run uses ./var) does not know "
+			"what this command makes: pass the daemon's --state DIR (make run prints its commands with "
+			"it).\n",
+			state);
+}
+
 int main(int argc, char **argv)
 {
 	const char *state_flag = NULL;
@@ -132,8 +156,12 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < sizeof review_cmds / sizeof *review_cmds; k++)
 		if (!strcmp(argv[i], review_cmds[k]))
 			return cmd_reviewer(state, argc - i, argv + i);
-	if (!strcmp(argv[i], "reviewer") || !strcmp(argv[i], "agent") || !strcmp(argv[i], "admin"))
+	if (!strcmp(argv[i], "reviewer") || !strcmp(argv[i], "agent") || !strcmp(argv[i], "admin")) {
+		if (!state_flag && !getenv("ASSENT_STATE_DIR") && i + 1 < argc &&
+		    (!strcmp(argv[i + 1], "add") || !strcmp(argv[i + 1], "token")))
+			warn_default_unserved(state);
 		return cmd_identity(state, argv[i], argc - i, argv + i);
+	}
 	if (!strcmp(argv[i], "qa") || !strcmp(argv[i], "events") || !strcmp(argv[i], "event") ||
 	    !strcmp(argv[i], "calls"))
 		return cmd_records(state, argv[i], argc - i, argv + i);

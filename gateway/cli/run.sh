@@ -24,6 +24,20 @@ if [ -f "$STATE/assentd.json" ] && pid=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' 
 	echo "assentd already serves $STATE (pid $pid): stop it (kill $pid) to start it here in the foreground."
 	exit 1
 fi
+# A port someone else already listens on: say which variable moves it, before any key or
+# token is made or printed (the health URL would answer from the other daemon).
+port_taken() { # host port: 0 when something accepts a connection there
+	(exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
+}
+for hp in "FEEDBACK_SSE_PORT $FEEDBACK_SSE_HOST $FEEDBACK_SSE_PORT agents' HTTP" \
+	"ASSENT_REVIEW_PORT $ASSENT_REVIEW_HOST $ASSENT_REVIEW_PORT the review page's"; do
+	read -r var host port what <<<"$hp"
+	if port_taken "$host" "$port"; then
+		echo "make run: $host:$port ($what listener) is already in use by another program;" >&2
+		echo "  choose another port with $var, e.g.: $var=$((port + 10)) make run" >&2
+		exit 1
+	fi
+done
 me=$(id -un)
 webtok=""
 if ! "${A[@]}" reviewer list 2>/dev/null | grep -q '"name"'; then
