@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "include/assent/err.h"
 #include "common/cbor.h"   /* utf8_valid */
@@ -555,7 +556,7 @@ static int condition(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		c->n = -1;
 		for (int i = 0; i < 4; i++)
-			if (!strcmp(x->s, risk_names[i]))
+			if (!strcasecmp(x->s, risk_names[i]))
 				c->n = i;
 		if (c->n < 0) {
 			bad(p, x, "not a risk level (low, medium, high, critical)");
@@ -1018,10 +1019,14 @@ static int cond_match(const struct cond *c, const struct pol_request *r)
 	case C_MESSAGE:
 		return r->message && text_cmp(c, r->message);
 	case C_RISK: {
+		/* `risk` or else `risk_level`, in any case ("HIGH" is high): what agents write, and
+		 * what the review page's badge reads, so the rule and the badge never disagree. */
 		const json_t *v = r->context ? json_object_get(r->context, "risk") : NULL;
+		if (!json_is_string(v) && r->context)
+			v = json_object_get(r->context, "risk_level");
 		const char *s = json_string_value(v);
 		for (int i = 0; s && i < 4; i++)
-			if (!strcmp(s, risk_names[i]))
+			if (!strcasecmp(s, risk_names[i]))
 				return order(c->op, i, (double)c->n);
 		return 0;
 	}

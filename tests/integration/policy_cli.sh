@@ -26,6 +26,10 @@ decision() { # REQUEST_JSON -> the first line of `policy test` on the examples
 }
 d=$(decision '{"type":"approval","message":"m","context":{"sql":"ALTER TABLE t DROP COLUMN c"}}')
 check "examples: dropping a column is denied, with the reason ($d)" sh -c "case '$d' in 'deny (rule on line 5): dropping a column'*) exit 0;; esac; exit 1"
+d=$(decision '{"type":"approval","message":"m","context":{"sql":"alter table t drop  column c"}}')
+check "examples: ... in lower case too ($d)" sh -c "case '$d' in 'deny (rule on line 5): dropping a column'*) exit 0;; esac; exit 1"
+d=$(decision '{"type":"approval","message":"m","context":{"sql":"ALTER TABLE t Drop Column c"}}')
+check "examples: ... and in mixed case ($d)" sh -c "case '$d' in 'deny (rule on line 5): dropping a column'*) exit 0;; esac; exit 1"
 d=$(decision '{"type":"approval","message":"m","audience":"tf-prod","subject":{"name":"p.tfplan","content":"aGk="}}')
 check "examples: a Terraform plan with its bytes is asked of group:infra ($d)" sh -c "case '$d' in 'ask (rule on line 10)') exit 0;; esac; exit 1"
 "$ASSENT" policy test "$P/examples.policy" "$T/req.json" 2>/dev/null >"$T/tf.out"

@@ -75,6 +75,11 @@ static const struct {
     {"allow message = \"hi\"", "{\"message\":\"hi\"}", "{\"message\":\"hi!\"}"},
     {"allow risk >= high", "{\"context\":{\"risk\":\"critical\"}}", "{\"context\":{\"risk\":\"medium\"}}"},
     {"allow risk = low", "{\"context\":{\"risk\":\"low\"}}", "{\"context\":{\"risk\":\"unknown\"}}"},
+    /* any case, in the request and in the rule; risk_level when there is no risk */
+    {"allow risk >= high", "{\"context\":{\"risk\":\"HIGH\"}}", "{\"context\":{\"risk\":\"Medium\"}}"},
+    {"allow risk >= HIGH", "{\"context\":{\"risk_level\":\"Critical\"}}", "{\"context\":{\"risk_level\":\"low\"}}"},
+    {"allow risk = medium", "{\"context\":{\"risk\":\"medium\",\"risk_level\":\"high\"}}",
+     "{\"context\":{\"risk\":\"high\",\"risk_level\":\"medium\"}}"},
     {"allow type approval audience prod", "{\"type\":\"approval\",\"audience\":\"prod\"}",
      "{\"type\":\"approval\",\"audience\":\"dev\"}"},
     /* gated calls to an upstream's tools */
