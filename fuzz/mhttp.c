@@ -119,7 +119,7 @@ static void check_body(const struct mh_verdict *v)
 static void check_verdict(const struct http_cfg *c, const struct mh_head *h, const struct mh_verdict *v)
 {
 	const char *m = h->method ? h->method : "", *p = h->path ? h->path : "";
-	if (v->route < MH_REJECT || v->route > MH_LEGACY_POST)
+	if (v->route < MH_REJECT || v->route > MH_REVIEWERS)
 		fail("route out of range", NULL);
 	if (!memchr(v->session, 0, sizeof v->session) || (v->session[0] && !is_hex32(v->session)))
 		fail("session is not empty or 32 lowercase hex", NULL);
@@ -173,6 +173,15 @@ static void check_verdict(const struct http_cfg *c, const struct mh_head *h, con
 		fail("routed with a Host not on the list (DNS rebinding)", h->host);
 	if (h->origin && !listed(h->origin, c->origins, c->norigins))
 		fail("routed with an Origin not on the list", h->origin);
+	/* The reviewers' endpoints are only redirected (after the Host, Origin and reviewer-
+	 * credential checks): nothing else of the request is looked at. */
+	if (v->route == MH_REVIEWERS) {
+		if (strcmp(p, "/pending") && strcmp(p, "/feedback/submit") && strcmp(p, "/admin/clear-stale-sessions"))
+			fail("a redirect to the reviewer listener for another path", p);
+		if ((h->cookie && strstr(h->cookie, "assent_session=")) || h->identity)
+			fail("a reviewer's credential redirected rather than refused", NULL);
+		return;
+	}
 	/* /health looks at nothing but Host and Origin; the MCP endpoints at all of it. */
 	if (v->route != MH_HEALTH && h->authorization && !v->bearer)
 		fail("routed with an Authorization header but no bearer", h->authorization);
