@@ -3,6 +3,7 @@
 #include "gateway/cli/cli.h"
 
 #include <getopt.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -116,26 +117,162 @@ static void show_json(const char *js)
 	show_text(js + start, n - start, 1);
 }
 
-/* Who asked, as the signer recorded it: the measured uid, the agent key, or anonymous. */
+/* A unified diff: a hunk header and a file header, or git's "diff --git" first line. */
+static int is_diff(const char *s, size_t n)
+{
+	int hunk = 0, head = !strncmp(s, "diff --git ", n < 11 ? n : 11);
+	for (size_t i = 0; i < n; i++) {
+		if (i && s[i - 1] != '\n')
+			continue;
+		if (n - i >= 3 && !memcmp(s + i, "@@ ", 3))
+			hunk = 1;
+		else if (n - i >= 4 && (!memcmp(s + i, "--- ", 4) || !memcmp(s + i, "+++ ", 4)))
+			head = 1;
+	}
+	return hunk && head;
+}
+
+/* Multi-line text as a block of its own lines, neutralised line by line; a unified diff
+ * coloured when stdout is a terminal (added green, removed red, hunks cyan, headers bold).
+ * The colours are ours, around neutralised text: the agent's bytes drive nothing. */
+static void show_block(const char *s, size_t n)
+{
+	int colour = isatty(STDOUT_FILENO) && is_diff(s, n);
+	for (size_t i = 0; i < n;) {
+		const char *nl = memchr(s + i, '\n', n - i);
+		size_t len = nl ? (size_t)(nl - (s + i)) : n - i;
+		const char *l = s + i, *c = "";
+		if (colour && len >= 3 && (!memcmp(l, "+++", 3) || !memcmp(l, "---", 3)))
+			c = "\033[1m";
+		else if (colour && len >= 4 && !memcmp(l, "diff", 4))
+			c = "\033[1m";
+		else if (colour && len >= 2 && !memcmp(l, "@@", 2))
+			c = "\033[36m";
+		else if (colour && len && *l == '+')
+			c = "\033[32m";
+		else if (colour && len && *l == '-')
+			c = "\033[31m";
+		fputs(c, stdout);
+		show_text(l, len, 1);
+		printf("%s\n", *c ? "\033[0m" : "");
+		i += len + 1;
+	}
+}
+
+#define BLOCKS_MAX 64
+#define BLOCK_DEPTH_MAX 32
+
+struct blocks {
+	size_t n;
+	char *path[BLOCKS_MAX];
+	json_t *text[BLOCKS_MAX];
+};
+
+/* Every multi-line string of v (a copy) is taken out into b, with its path, and replaced
+ * by a note naming the block it is shown in: JSON escapes \n, so SQL or a plan would
+ * otherwise be one long line. */
+static void take_blocks(json_t *v, const char *path, int depth, struct blocks *b)
+{
+	if (depth > BLOCK_DEPTH_MAX)
+		return;
+	const char *k;
+	json_t *x;
+	size_t i;
+	char sub[512];
+	if (json_is_object(v)) {
+		json_object_foreach(v, k, x)
+		{
+			snprintf(sub, sizeof sub, "%s.%s", path, k);
+			take_blocks(x, sub, depth + 1, b);
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+		{
+			snprintf(sub, sizeof sub, "%s.%zu", path, i);
+			take_blocks(x, sub, depth + 1, b);
+		}
+	} else if (json_is_string(v) && memchr(json_string_value(v), '\n', json_string_length(v)) &&
+		   b->n < BLOCKS_MAX) {
+		size_t lines = 1;
+		for (const char *q = json_string_value(v); *q; q++)
+			lines += *q == '\n' && q[1];
+		char note[600];
+		snprintf(note, sizeof note, "(%zu lines: shown below as %s)", lines, path);
+		b->path[b->n] = strdup(path);
+		b->text[b->n] = json_copy(v);
+		if (b->path[b->n] && b->text[b->n] && json_string_set(v, note) == 0)
+			b->n++;
+		else {
+			free(b->path[b->n]);
+			json_decref(b->text[b->n]);
+		}
+	}
+}
+
+/* A JSON value as indented JSON, its multi-line strings as blocks after it. */
+static void show_json_blocks(const json_t *v, const char *root)
+{
+	json_t *c = json_deep_copy(v);
+	struct blocks b = {0};
+	take_blocks(c, root, 0, &b);
+	char *js = c ? json_dumps(c, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+	if (js)
+		show_json(js);
+	printf("\n");
+	free(js);
+	json_decref(c);
+	for (size_t i = 0; i < b.n; i++) {
+		printf("---- ");
+		show_str(b.path[i], 0);
+		printf(" ----\n");
+		show_block(json_string_value(b.text[i]), json_string_length(b.text[i]));
+		printf("----\n");
+		free(b.path[i]);
+		json_decref(b.text[i]);
+	}
+}
+
+/* A uid with this machine's name for it, "uid 1000 (alice)": the name is the system's,
+ * not the agent's word. */
+static void uid_name(long long uid, char *out, size_t n)
+{
+	const struct passwd *pw = uid >= 0 && uid <= UINT32_MAX ? getpwuid((uid_t)uid) : NULL;
+	int plain = pw && pw->pw_name && *pw->pw_name && strlen(pw->pw_name) < 64;
+	for (const char *q = plain ? pw->pw_name : ""; *q; q++)
+		plain &= (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+			 *q == '.' || *q == '_' || *q == '-';
+	if (plain)
+		snprintf(out, n, "uid %lld (%s)", uid, pw->pw_name);
+	else
+		snprintf(out, n, "uid %lld", uid);
+}
+
+/* Who asked, as the signer recorded it: the agent by its key's or registration's name and
+ * the measured uid, an anonymous client, or a uid no agent is registered for. */
 static void show_requester(const json_t *rq)
 {
 	const json_t *uid = json_object_get(rq, "uid");
 	const char *agent = json_string_value(json_object_get(rq, "agent"));
+	char who[128] = "";
+	if (json_is_integer(uid))
+		uid_name(json_integer_value(uid), who, sizeof who);
 	/* HTTP agents on loopback carry the uid measured on their connection as well. */
-	char measured[48] = "";
-	if (json_is_integer(uid) && (agent || json_is_true(json_object_get(rq, "anonymous"))))
+	char measured[160] = "";
+	if (*who && (agent || json_is_true(json_object_get(rq, "anonymous"))))
 		/* HTTP on loopback, or a stdio agent registered by uid */
-		snprintf(measured, sizeof measured, ", uid %lld (measured)", (long long)json_integer_value(uid));
+		snprintf(measured, sizeof measured, ", %s measured", who);
 	if (agent) {
 		printf("from     agent ");
 		show_str(agent, 0);
-		printf(" (%s)%s, client ",
-		       json_is_string(json_object_get(rq, "agent_by")) ? "registered for its uid" : "its API key",
+		printf(" (by %s)%s, client ",
+		       json_is_string(json_object_get(rq, "agent_by")) ? "its registered uid" : "its API key",
 		       measured);
 	} else if (json_is_true(json_object_get(rq, "anonymous")))
 		printf("from     an anonymous HTTP client%s, client ", measured);
-	else if (json_is_integer(uid))
-		printf("from     uid %lld (measured), client ", (long long)json_integer_value(uid));
+	else if (*who)
+		printf("from     %s, measured on its socket; no agent is registered for it (assent agent add NAME "
+		       "--uid %lld names it), client ",
+		       who, (long long)json_integer_value(uid));
 	else
 		printf("from     (not recorded), client ");
 	show_str(json_string_value(json_object_get(rq, "client")), 0);
@@ -170,9 +307,7 @@ static void print_content(const json_t *o)
 		while (show < len && show > 0 && (p[show] & 0xC0) == 0x80)
 			show--;
 		printf("---- %zu bytes of text ----\n", len);
-		show_text((const char *)p, show, 1);
-		if (show && p[show - 1] != '\n')
-			putchar('\n');
+		show_block((const char *)p, show && p[show - 1] == '\n' ? show - 1 : show);
 	} else {
 		printf("---- %zu bytes, binary ----\n", len);
 		for (size_t k = 0; k < show; k += 16) {
@@ -229,22 +364,7 @@ static void print_call(const json_t *r)
 	printf("call     ");
 	show_str(json_string_value(json_object_get(r, "call")), 0);
 	printf(" (the exact call; secrets below are redacted)\narguments:\n");
-	char *js = json_dumps(args, JSON_INDENT(2) | JSON_SORT_KEYS);
-	if (js)
-		show_json(js);
-	free(js);
-	printf("\n");
-	json_object_foreach((json_t *)args, k, v)
-	{
-		const char *t = json_string_value(v);
-		if (!t || !strchr(t, '\n'))
-			continue;
-		printf("---- %s ----\n", k);
-		show_str(t, 1);
-		if (t[strlen(t) - 1] != '\n')
-			putchar('\n');
-		printf("----\n");
-	}
+	show_json_blocks(args, "arguments");
 }
 
 static void print_request(const json_t *r)
@@ -267,21 +387,21 @@ static void print_request(const json_t *r)
 	printf("action   ");
 	show_str(json_string_value(json_object_get(r, "action")), 0);
 	printf("\n\n");
-	show_str(json_string_value(json_object_get(r, "message")), 1);
-	printf("\n");
+	const json_t *msg = json_object_get(r, "message");
+	if (json_is_string(msg))
+		show_block(json_string_value(msg), json_string_length(msg));
+	else
+		show_str(NULL, 0);
 	if (!strcmp(json_string_value(json_object_get(r, "type")) ?: "", "call"))
 		print_call(r);
 	const json_t *ctx = json_object_get(r, "context");
 	if (ctx) {
 		/* jansson escapes controls but leaves bidirectional and invisible characters as they are */
-		char *c = json_is_string(ctx) ? strdup(json_string_value(ctx)) : json_dumps(ctx, JSON_INDENT(2));
 		printf("\ncontext:\n");
 		if (json_is_string(ctx))
-			show_str(c, 1);
-		else if (c)
-			show_json(c);
-		printf("\n");
-		free(c);
+			show_block(json_string_value(ctx), json_string_length(ctx));
+		else
+			show_json_blocks(ctx, "context");
 	}
 	size_t i;
 	json_t *o;

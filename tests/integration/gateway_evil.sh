@@ -110,7 +110,7 @@ for f in show pending show-json pending-json; do
 		$PY -c 'import sys,re; t=open(sys.argv[1],encoding="utf-8").read(); sys.exit(1 if re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]", t) else 0)' "$T/$f.out"
 done
 for want in '\\u001[bB]\[8m; rm -rf \\u202e/tsil \\u2066x' 'deploy\\u200e to\\u200b prod' 'keep\\ufeff it' 'plan\\u2060\.tf' \
-	'^from     uid [0-9]+ \(measured\), client evil/1' 'note: 7 control, bidirectional or invisible characters'; do
+	'^from     uid [0-9]+( \([a-z0-9._-]+\))?, measured on its socket; no agent is registered for it \(assent agent add NAME --uid [0-9]+ names it\), client evil/1' 'note: 7 control, bidirectional or invisible characters'; do
 	check "text-context: assent show marks it: $want" grep -qE "$want" "$T/show.out"
 done
 check "text-context: assent pending marks the message" grep -qF 'deploy\u200e to\u200b prod' "$T/pending.out"

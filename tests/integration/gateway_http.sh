@@ -69,7 +69,7 @@ show_first() {
 ask "$URL" "$KEY" 2>"$T/ask.err"
 show_first "$S" >"$T/show-agent.out" 2>&1
 check "assent show names an HTTP agent by its key, not as uid 0" \
-	grep -qE '^from     agent ci-agent \(its API key\), uid [0-9]+ \(measured\), client sh-http/2 \(declared\)$' "$T/show-agent.out"
+	grep -qE '^from     agent ci-agent \(by its API key\), uid [0-9]+( \([a-z0-9._-]+\))? measured, client sh-http/2 \(declared\)$' "$T/show-agent.out"
 KEYPUB=$(ls "$S"/keys/token-*.pub | head -1)
 expect_exit 0 "the token an HTTP agent received verifies, bound to the plan bytes and the ledger" \
 	"$VERIFY" token - --aud tf-prod --key "$KEYPUB" --subject "$S/http-plan.bin" --ledger "$S/ledger" <"$S/http-approve.token"
@@ -91,7 +91,7 @@ if [ -d "$ROOT/tests/mcp/node_modules/@modelcontextprotocol/sdk" ]; then
 		ask "http://127.0.0.1:$port/mcp" 2>"$T/ask-anon.err"
 		show_first "$T/anon" >"$T/show-anon.out" 2>&1
 		check "assent show names an anonymous HTTP client as such, not as uid 0" \
-			grep -qE '^from     an anonymous HTTP client, uid [0-9]+ \(measured\), client sh-http/2 \(declared\)$' "$T/show-anon.out"
+			grep -qE '^from     an anonymous HTTP client, uid [0-9]+( \([a-z0-9._-]+\))? measured, client sh-http/2 \(declared\)$' "$T/show-anon.out"
 		node "$ROOT/tests/mcp/sdk_sse_legacy.mjs" "$T/anon" "$ROOT/build" "http://127.0.0.1:$port" >"$T/sse.tap" 2>"$T/sse.err"
 		rc=$?
 		while read -r line; do

@@ -3,7 +3,8 @@
 Unix user (setpriv): initialize with an API key, then one request_feedback with
 wait false. Prints the session_id, or the error, as one JSON line.
 Usage: http_agent.py HOST:PORT KEY MESSAGE [AUDIENCE]
-ASSENT_TEST_SOURCE_ADDR: the local address to connect from (default: the kernel's choice)."""
+ASSENT_TEST_SOURCE_ADDR: the local address to connect from (default: the kernel's choice).
+ASSENT_TEST_CONTEXT: a JSON object sent as the request's context."""
 import http.client, json, os, sys
 
 addr, key, message = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -35,6 +36,8 @@ post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
 args = {"type": "approval", "message": message, "wait": False}
 if len(sys.argv) > 4:
     args["audience"] = sys.argv[4]
+if os.environ.get("ASSENT_TEST_CONTEXT"):
+    args["context"] = json.loads(os.environ["ASSENT_TEST_CONTEXT"])
 st, ans, _ = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                    "params": {"name": "request_feedback", "arguments": args}}, session)
 res = ((ans or {}).get("result") or {}).get("structuredContent") or {}

@@ -94,7 +94,7 @@ for l in open(sys.argv[1]):
 check "a stdio agent as uid 65534 asks ($SID4)" test -n "$SID4"
 as_nobody "$ASSENT" --state "$S" show "$SID4" >"$T/show4.out" 2>&1
 check "assent show names it as the agent registered for its uid, with the uid measured" \
-	grep -qE '^from     agent localbot \(registered for its uid\), uid 65534 \(measured\), client sh/1 \(declared\)$' "$T/show4.out"
+	grep -qE '^from     agent localbot \(by its registered uid\), uid 65534 \(nobody\) measured, client sh/1 \(declared\)$' "$T/show4.out"
 
 # bob owns the agent registered for uid 65534: a request of that uid is that agent's,
 # whatever key it came with, so bob does not decide it.
