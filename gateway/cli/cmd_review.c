@@ -171,7 +171,7 @@ struct blocks {
 /* Every multi-line string of v (a copy) is taken out into b, with its path, and replaced
  * by a note naming the block it is shown in: JSON escapes \n, so SQL or a plan would
  * otherwise be one long line. */
-static void take_blocks(json_t *v, const char *path, int depth, struct blocks *b)
+static void take_blocks(json_t *v, const char *path, int depth, int replace, struct blocks *b)
 {
 	if (depth > BLOCK_DEPTH_MAX)
 		return;
@@ -182,14 +182,14 @@ static void take_blocks(json_t *v, const char *path, int depth, struct blocks *b
 	if (json_is_object(v)) {
 		json_object_foreach(v, k, x)
 		{
-			snprintf(sub, sizeof sub, "%s.%s", path, k);
-			take_blocks(x, sub, depth + 1, b);
+			snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k);
+			take_blocks(x, sub, depth + 1, replace, b);
 		}
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, x)
 		{
-			snprintf(sub, sizeof sub, "%s.%zu", path, i);
-			take_blocks(x, sub, depth + 1, b);
+			snprintf(sub, sizeof sub, "%s%s%zu", path, *path ? "." : "", i);
+			take_blocks(x, sub, depth + 1, replace, b);
 		}
 	} else if (json_is_string(v) && memchr(json_string_value(v), '\n', json_string_length(v)) &&
 		   b->n < BLOCKS_MAX) {
@@ -200,7 +200,7 @@ static void take_blocks(json_t *v, const char *path, int depth, struct blocks *b
 		snprintf(note, sizeof note, "(%zu lines: shown below as %s)", lines, path);
 		b->path[b->n] = strdup(path);
 		b->text[b->n] = json_copy(v);
-		if (b->path[b->n] && b->text[b->n] && json_string_set(v, note) == 0)
+		if (b->path[b->n] && b->text[b->n] && (!replace || json_string_set(v, note) == 0))
 			b->n++;
 		else {
 			free(b->path[b->n]);
@@ -209,12 +209,14 @@ static void take_blocks(json_t *v, const char *path, int depth, struct blocks *b
 	}
 }
 
-/* A JSON value as indented JSON, its multi-line strings as blocks after it. */
+/* A JSON value as indented JSON, its multi-line strings as blocks after it. A gated call's
+ * arguments (root "") are the exact call and keep their strings in the JSON too; a
+ * context's are replaced there by a note naming their block. */
 static void show_json_blocks(const json_t *v, const char *root)
 {
 	json_t *c = json_deep_copy(v);
 	struct blocks b = {0};
-	take_blocks(c, root, 0, &b);
+	take_blocks(c, root, 0, *root != 0, &b);
 	char *js = c ? json_dumps(c, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
 	if (js)
 		show_json(js);
@@ -364,7 +366,7 @@ static void print_call(const json_t *r)
 	printf("call     ");
 	show_str(json_string_value(json_object_get(r, "call")), 0);
 	printf(" (the exact call; secrets below are redacted)\narguments:\n");
-	show_json_blocks(args, "arguments");
+	show_json_blocks(args, "");
 }
 
 static void print_request(const json_t *r)
