@@ -109,13 +109,7 @@ int die(int code, const char *fmt, ...)
 static void warn_default_unserved(const char *state)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s/" STATE_CONTROL_SOCK, state);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path)
-		return;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int e = fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? 0 : errno;
+	int fd = ctl_connect(state, path, sizeof path), e = fd < 0 ? errno : 0;
 	if (fd >= 0)
 		close(fd);
 	if (e == ENOENT || e == ECONNREFUSED)

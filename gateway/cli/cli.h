@@ -48,6 +48,8 @@ int cmd_reviewer(const char *state, int argc, char **argv);
 /* One command on STATE/control.sock (takes req): 0 with *rep when it says ok, else the
  * exit status after printing why. */
 int ctl_call(const char *state, json_t *req, json_t **rep);
+/* A connection to STATE/control.sock (path gets its name), or -1 with errno. */
+int ctl_connect(const char *state, char *path, size_t n);
 
 /* cmd_records.c: the call records, QA reports and events */
 int cmd_records(const char *state, const char *group, int argc, char **argv);

@@ -17,20 +17,34 @@
 
 /* ---- reviewer commands over STATE/control.sock ---- */
 
+int ctl_connect(const char *state, char *path, size_t n)
+{
+	snprintf(path, n, "%s/" STATE_CONTROL_SOCK, state);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 int ctl_call(const char *state, json_t *req, json_t **rep)
 {
 	char path[4200];
-	snprintf(path, sizeof path, "%s/" STATE_CONTROL_SOCK, state);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path)
-		return die(2, "state directory path too long");
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+	int fd = ctl_connect(state, path, sizeof path);
+	if (fd < 0) {
 		int e = errno;
-		if (fd >= 0)
-			close(fd);
 		json_decref(req);
+		if (e == ENAMETOOLONG)
+			return die(2, "state directory path too long");
 		/* A daemon that runs but is not this user's to reach is not a daemon that is down. */
 		if (e == EACCES || e == EPERM)
 			return die(

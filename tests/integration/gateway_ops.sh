@@ -19,6 +19,7 @@ start() { # STATE [env...]
 	local st=$1
 	shift
 	mkdir -p "$st"
+	rm -f "$st/assentd.json" # the last daemon's: its port is not this one's
 	env "$@" "$ASSENTD" --state "$st" >"$st.log" 2>&1 &
 	daemons+=($!)
 	for _ in $(seq 200); do [ -n "$(info "$st" http)" ] && break; sleep 0.05; done
