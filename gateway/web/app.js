@@ -4,7 +4,7 @@
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
-  const S = { csrf: "", reviewer: "", offset: 0, from: 0, es: null, debounce: 0, gen: 0, cards: new Map() };
+  const S = { csrf: "", reviewer: "", offset: 0, from: 0, es: null, debounce: 0, gen: 0, cards: new Map(), known: new Set(), seenOnce: false, linked: null };
   // The session's secret lives in this tab's sessionStorage and travels in the
   // Authorization header, never in a cookie: a page on any other port of this host
   // can set cookies for it (cookies are not isolated by port), but none can read or
@@ -100,6 +100,8 @@
     $("who").textContent = `Signed in as ${S.reviewer}` + (me.via === "proxy" ? " (through the proxy)" : "");
     $("who").hidden = $("logout").hidden = $("app").hidden = false;
     $("login").hidden = true;
+    notifyButton();
+    compactToggle();
     openEvents();
     refresh();
   }
@@ -256,6 +258,8 @@
     }
     const total = Number(data.pending) || reqs.length;
     $("count").textContent = `(${total})`;
+    document.title = total ? `(${total}) assent: review` : "assent: review"; // seen from another tab
+    notifyNew(reqs, total);
     $("empty").hidden = reqs.length > 0;
     const more = $("more"), page = (text, from) => el("button", { type: "button", text, "data-from": from });
     more.hidden = !(data.more > 0 || S.from > 0);
@@ -264,7 +268,63 @@
     S.from > 0 ? page("First page", 0) : "", data.more > 0 ? page(`Next ${Math.min(data.more, reqs.length)}`, S.from + reqs.length) : "");
     more.onclick = (ev) => { const f = ev.target.dataset?.from; if (f !== undefined) { S.from = Number(f); refresh(); } };
     if (lostFocus) (list.querySelector("h3") || $("pending-h")).focus();
+    showLinked();
     tick();
+  }
+
+  // A deep link /review#SESSION_ID opens that request: scrolled to, marked and focused, once per
+  // hash; a request that is not (or no longer) in the queue says so in the status line.
+  function showLinked() {
+    const sid = decodeURIComponent(location.hash.slice(1));
+    if (!sid) { for (const c of S.cards.values()) c.el.classList.remove("linked"); S.linked = null; return; }
+    if (S.linked === sid) return;
+    const card = S.cards.get(sid);
+    if (!card) {
+      if (!S.from) status(`Request ${sid} is not waiting (decided, expired or on another page); Recent decisions lists what was decided.`, false);
+      S.linked = sid;
+      return;
+    }
+    S.linked = sid;
+    for (const c of S.cards.values()) c.el.classList.toggle("linked", c === card);
+    card.el.scrollIntoView({ block: "start" });
+    card.el.querySelector("h3")?.focus({ preventScroll: true });
+  }
+  addEventListener("hashchange", () => { S.linked = null; showLinked(); });
+
+  // Browser notifications: asked for by the button only (never on load); once granted, a request
+  // that arrives while this tab is hidden raises one notification naming how many wait.
+  function notifyNew(reqs, total) {
+    const fresh = reqs.filter((r) => typeof r.session_id === "string" && !S.known.has(r.session_id));
+    for (const r of reqs) S.known.add(r.session_id);
+    const first = !S.seenOnce;
+    S.seenOnce = true;
+    if (first || !fresh.length || !("Notification" in window) || Notification.permission !== "granted" || !document.hidden) return;
+    const n = new Notification(`assent: ${total} waiting`, { body: String(fresh[0].message ?? "a request").slice(0, 120), tag: "assent-pending" });
+    n.onclick = () => { focus(); location.hash = fresh[0].session_id; n.close(); };
+  }
+  function notifyButton() {
+    const b = $("notify");
+    if (!("Notification" in window)) { b.hidden = true; return; }
+    const show = () => {
+      b.textContent = Notification.permission === "granted" ? "Notifications on" : Notification.permission === "denied" ? "Notifications blocked" : "Notify me";
+      b.disabled = Notification.permission !== "default";
+    };
+    show();
+    b.hidden = false;
+    b.onclick = async () => { await Notification.requestPermission(); show(); };
+  }
+
+  // The compact list: one line a request (message, type, risk, time left) to triage many; the
+  // choice is kept for this tab.
+  function compactToggle() {
+    const b = $("compact"), set = (on) => {
+      $("requests").classList.toggle("compact", on);
+      b.setAttribute("aria-pressed", String(on));
+      b.textContent = on ? "Full cards" : "Compact list";
+      sessionStorage.setItem("assent_compact", on ? "1" : "");
+    };
+    set(sessionStorage.getItem("assent_compact") === "1");
+    b.onclick = () => set(!$("requests").classList.contains("compact"));
   }
 
   function renderRecent(recent) {
@@ -297,8 +357,9 @@
     const left = el("span", { class: "left" });
     const approvals = el("dd", {});
     const head = elShown("h3", { tabindex: "-1" }, r.message, true);
+    head.onclick = () => { if ($("requests").classList.contains("compact")) head.parentNode.classList.toggle("open"); };
     const meta = el("p", { class: "meta" }, el("span", { class: "type", text: String(r.type) }), " ",
-      r.risk ? elShown("span", { class: `risk risk-${cls(r.risk)}` }, `risk ${r.risk}`, false) : "", " ", left);
+      r.risk ? elShown("span", { class: `risk risk-${cls(String(r.risk).toLowerCase())}` }, `risk ${r.risk}`, false) : "", " ", left);
     const facts = el("dl", { class: "facts" },
       el("dt", { text: "From" }), elShown("dd", {}, requester(r.requester), false),
       el("dt", { text: "Audience" }), elShown("dd", {}, r.audience ? r.audience : "any (none given)", false),
@@ -360,6 +421,10 @@
       out.append(el("span", { class: "trunc", text: ` ${m}` }));
     } else if (isDiff(v)) {
       out.append(diffBlock(v));
+    } else if (typeof v === "string" && v.includes("\n")) { // SQL, plan output: its lines, not "\n"s
+      const m = v.match(/…\[truncated \d+ bytes\]/);
+      if (m) marks.push(m[0]);
+      out.append(el("span", { class: "text-block" }, ...shown(v, true)));
     } else if (v !== null && typeof v === "object") {
       const arr = Array.isArray(v), items = arr ? v.map((x) => [null, x]) : Object.entries(v);
       if (!items.length) return out.append(arr ? "[]" : "{}");

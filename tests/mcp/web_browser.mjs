@@ -62,6 +62,11 @@ async function newPage(name, opts = {}) {
   // Playwright's init scripts are not subject to the page's CSP: they only listen.
   await ctx.addInitScript(() => {
     window.__csp = [];
+    window.__asked = 0; // how often the page asked for the notification permission
+    if (window.Notification) {
+      const ask = Notification.requestPermission.bind(Notification);
+      Notification.requestPermission = (...a) => { window.__asked++; return ask(...a); };
+    }
     document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
   });
   const page = await ctx.newPage();
@@ -225,6 +230,64 @@ await step("reject with a reason: the client's call returns rejected with it, an
   must(sc?.approved === false && sc.status === "rejected" && sc.response === "not this image" && !sc.approval_token,
     JSON.stringify(sc).slice(0, 300));
   await gone(A.page, sid);
+});
+
+// ---- issue 17: the title counts, the risk badge reads risk_level, SQL is a block, deep link, compact ----
+const SQL = "BEGIN;\nALTER TABLE users DROP COLUMN email;\nCOMMIT;";
+const callA = ask(http, { type: "approval", message: "web: migrate users?", context: { risk_level: "HIGH", sql: SQL } });
+const callB = ask(http, { type: "approval", message: "web: restart the worker?" });
+let cA, cB;
+await step("the tab's title counts what waits: (2) with two requests pending", async () => {
+  cA = await cardOf(A.page, "web: migrate users?");
+  cB = await cardOf(A.page, "web: restart the worker?");
+  await A.page.waitForFunction(() => document.title === "(2) assent: review", null, { timeout: WAIT });
+  return await A.page.title();
+});
+await step("risk_level \"HIGH\" is the high risk badge, coloured as high", async () => {
+  const b = cA.c.locator(".risk");
+  must((await b.textContent()) === "risk HIGH" && /\brisk-high\b/.test(await b.getAttribute("class")), `badge: ${await b.textContent()} ${await b.getAttribute("class")}`);
+  const [hi, plain] = [await b.evaluate((e) => getComputedStyle(e).color), await cA.c.locator(".type").evaluate((e) => getComputedStyle(e).color)];
+  must(hi !== plain, `the badge is not coloured: ${hi}`);
+});
+await step("a multi-line string (SQL) is a block of its lines, not an escaped one-liner", async () => {
+  const t = await cA.c.locator("pre.context .text-block").textContent();
+  must(t === SQL, `block: ${JSON.stringify(t)}`);
+  must(!(await cA.c.locator("pre.context").textContent()).includes("\\n"), "an escaped \\n is shown");
+});
+await step("the notification button asks for permission only when clicked, never on load", async () => {
+  const b = A.page.locator("#notify");
+  must(await b.isVisible() && (await b.textContent()) === "Notify me", `button: ${await b.textContent()}`);
+  must(await A.page.evaluate(() => window.__asked) === 0, "the page asked on load");
+  await b.click();
+  await A.page.waitForFunction(() => window.__asked === 1, null, { timeout: WAIT });
+  return `then the button says "${await b.textContent()}"`;
+});
+await step("a deep link /review#ID opens the page at that request, marked and focused", async () => {
+  await A.page.goto("about:blank");
+  await A.page.goto(`${base}/review#${cB.sid}`);
+  await A.page.locator(`article.request.linked[data-sid="${cB.sid}"]`).waitFor({ timeout: WAIT });
+  must(await A.page.evaluate(() => document.activeElement?.closest("article")?.dataset.sid) === cB.sid, "focus is elsewhere");
+  must(await A.page.locator("article.request.linked").count() === 1, "more than one is marked");
+  cA.c = card(A.page, cA.sid); cB.c = card(A.page, cB.sid);
+});
+await step("the compact list: one line a request, a click on its title opens it, the toggle gives the cards back", async () => {
+  await A.page.evaluate(() => { location.hash = ""; });
+  await A.page.locator("#compact").click();
+  const facts = cA.c.locator("dl.facts");
+  must(await A.page.locator("#requests.compact").count() === 1 && await facts.isHidden() && await cA.c.locator("h3").isVisible() && await cA.c.locator(".risk").isVisible(),
+    "the compact list still shows the cards' details");
+  const hc = await cA.c.evaluate((e) => e.getBoundingClientRect().height);
+  await cA.c.locator("h3").click();
+  must(await facts.isVisible(), "a click on the title does not open the request");
+  await A.page.locator("#compact").click();
+  must(await A.page.locator("#requests.compact").count() === 0 && await cB.c.locator("dl.facts").isVisible(), "the cards did not come back");
+  return `a compact line is ${Math.round(hc)} px high`;
+});
+await step("both are decided from the page, and the title drops its count", async () => {
+  for (const x of [cA, cB]) await x.c.locator('button[data-action="approve"]').click();
+  const [a, b] = [await settle(callA), await settle(callB)];
+  must(a?.status === "approved" && b?.status === "approved", `${JSON.stringify(a).slice(0, 120)} ${JSON.stringify(b).slice(0, 120)}`);
+  await A.page.waitForFunction(() => document.title === "assent: review", null, { timeout: WAIT });
 });
 
 // ---- input: the default prefilled; a binary subject as a hex dump ----
