@@ -31,6 +31,15 @@ static const char usage_text[] =
     "  status [--json]           the daemon's pid, pending count, uptime, ledger size,\n"
     "                            entries and commits this run, worker restarts\n"
     "\n"
+    "Commands (pipelines and scripts: ask for a decision and wait for it):\n"
+    "  request --message TEXT [--type approval|confirmation|input|selection]\n"
+    "          [--context-file FILE] [--subject FILE]... [--audience AUD] [--timeout S]\n"
+    "          [--option TEXT]... [--default TEXT] [--json]\n"
+    "      Asks over STATE/agent.sock as the agent this uid is registered as; prints the\n"
+    "      review link on stderr while it waits, then the approval token (the answer for\n"
+    "      input and selection; the whole decision with --json) on stdout. Exit 0\n"
+    "      approved or answered, 1 rejected/denied/cancelled, 3 timed out, 2 usage or I/O.\n"
+    "\n"
     "Commands (operators):\n"
     "  ledger append [--batch N] [--checkpoint-every N] [--checkpoint-secs S] < ENTRIES.jsonl\n"
     "      Demo ledgers only: append entries read as JSON lines, each an object with\n"
@@ -159,6 +168,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[i], "qa") || !strcmp(argv[i], "events") || !strcmp(argv[i], "event") ||
 	    !strcmp(argv[i], "calls"))
 		return cmd_records(state, argv[i], argc - i, argv + i);
+	if (!strcmp(argv[i], "request"))
+		return cmd_request(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "policy"))
 		return cmd_policy(argc - i, argv + i);
 	if (!strcmp(argv[i], "upstreams"))

@@ -54,4 +54,7 @@ int ctl_connect(const char *state, char *path, size_t n);
 /* cmd_records.c: the call records, QA reports and events */
 int cmd_records(const char *state, const char *group, int argc, char **argv);
 
+/* cmd_request.c: assent request (answers read by reqans.h) */
+int cmd_request(const char *state, int argc, char **argv);
+
 #endif

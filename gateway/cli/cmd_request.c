@@ -1,0 +1,335 @@
+/* `assent request`: a script or pipeline step asks for a decision (issue 17). It is an
+ * MCP client of the daemon's agent socket, as `assentd --stdio` relays for agents: it
+ * asks request_feedback with wait=false, then collects with get_feedback a minute at a
+ * time (reconnecting when the daemon restarts), saying on stderr where the request
+ * can be reviewed. stdout gets only the result: the approval token (the answer for
+ * input and selection), or with --json the whole decision. Exit 0 approved or
+ * answered, 1 rejected, denied or cancelled, 3 timed out, 2 usage or I/O error.
+ * Local only for now: it is the agent its uid is registered as (assent agent add
+ * --uid); requests from another machine go through the HTTP listener with a key. */
+#define _GNU_SOURCE
+#include "gateway/cli/cli.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/cli/reqans.h"
+#include "gateway/proto/limits.h"
+
+#define REQ_WAIT 50 /* get_feedback's wait_seconds: its maximum (MCP_WAIT_MAX) */
+#define CLOSED 2    /* the connection ended: reconnect (errors are negative AS_E*) */
+
+struct conn {
+	int fd;
+	struct buf in; /* bytes read and not yet a whole line */
+	long long next_id;
+};
+
+static int conn_send(struct conn *c, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	if (!s)
+		return -1;
+	size_t n = strlen(s), off = 0;
+	int rc = 0;
+	while (off < n && rc == 0) {
+		ssize_t w = write(c->fd, s + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			rc = -1;
+		else
+			off += (size_t)w;
+	}
+	free(s);
+	return rc == 0 && write(c->fd, "\n", 1) == 1 ? 0 : -1;
+}
+
+/* The result of call `id`: 1 with *res, < 0 with err (the daemon said no), CLOSED when
+ * the connection ended (reconnect), skipping notifications in between. */
+static int conn_await(struct conn *c, long long id, json_t **res, char *err)
+{
+	for (;;) {
+		uint8_t *nl = c->in.len ? memchr(c->in.p, '\n', c->in.len) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - c->in.p);
+			int r = reqans_parse((const char *)c->in.p, n, id, res, err);
+			memmove(c->in.p, nl + 1, c->in.len - n - 1);
+			c->in.len -= n + 1;
+			if (r != 0)
+				return r;
+			continue;
+		}
+		if (c->in.len > LINE_MAX_BYTES)
+			return as_fail(err, AS_EINVAL, "the daemon sent a line over %u bytes", LINE_MAX_BYTES);
+		if (buf_reserve(&c->in, 65536) != 0)
+			return as_fail(err, AS_ENOMEM, "out of memory");
+		ssize_t r = read(c->fd, c->in.p + c->in.len, 65536);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return CLOSED;
+		c->in.len += (size_t)r;
+	}
+}
+
+static int conn_open(const char *state, struct conn *c, char *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if ((size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", state, STATE_AGENT_SOCK) >= sizeof sa.sun_path)
+		return as_fail(err, AS_EINVAL, "%s/%s: the path is too long for a socket", state, STATE_AGENT_SOCK);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int e = errno;
+		if (c->fd >= 0)
+			close(c->fd);
+		c->fd = -1;
+		return as_fail(err, AS_EIO, "no daemon answers at %s: %s (start it: make run, or assentd --state %s)",
+			       sa.sun_path, strerror(e), state);
+	}
+	c->in.len = 0;
+	json_t *res = NULL;
+	long long id = c->next_id++;
+	if (conn_send(c, json_pack("{s:s,s:I,s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id", id, "method",
+				   "initialize", "params", "protocolVersion", "2025-06-18", "capabilities",
+				   "clientInfo", "name", "assent-request", "version", "1")) != 0)
+		return as_fail(err, AS_EIO, "cannot write to the daemon: %s", strerror(errno));
+	/* initialize's result has no decision in it: any answer to the id will do */
+	int r = conn_await(c, id, &res, err);
+	json_decref(res);
+	if (r == CLOSED)
+		return as_fail(err, AS_EIO, "the daemon closed the connection during initialize");
+	if (r < 0)
+		return r;
+	return conn_send(c, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+}
+
+/* One tools/call: 1 with the decision in *res, < 0 with err, CLOSED when the connection ended. */
+static int conn_tool(struct conn *c, const char *name, json_t *args, json_t **res, char *err)
+{
+	long long id = c->next_id++;
+	json_t *result = NULL;
+	if (conn_send(c, json_pack("{s:s,s:I,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "id", id, "method", "tools/call",
+				   "params", "name", name, "arguments", args)) != 0)
+		return CLOSED;
+	int r = conn_await(c, id, &result, err);
+	if (r != 1)
+		return r;
+	*res = reqans_decision(result, err);
+	json_decref(result);
+	return *res ? 1 : AS_EINVAL;
+}
+
+static int add_subject(json_t *subjects, const char *path, size_t *total, char *err)
+{
+	struct buf b, e;
+	buf_init(&b, MCP_CONTENT_MAX);
+	if (file_read(path, MCP_CONTENT_MAX, &b, err) != 0) {
+		buf_free(&b);
+		return -1;
+	}
+	*total += b.len;
+	if (*total > MCP_CONTENT_MAX) {
+		buf_free(&b);
+		return as_fail(err, AS_EINVAL, "--subject: the files together exceed %u bytes", MCP_CONTENT_MAX);
+	}
+	buf_init(&e, b.len / 3 * 4 + 8);
+	int rc = b64_encode(b.p, b.len, &e);
+	const char *base = strrchr(path, '/');
+	if (rc == 0)
+		json_array_append_new(subjects, json_pack("{s:s,s:s%}", "name", base ? base + 1 : path, "content",
+							  (const char *)e.p, e.len));
+	buf_free(&b);
+	buf_free(&e);
+	return rc == 0 ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
+}
+
+/* The context file: a JSON object as it is, anything else (a plan's text) as a string. */
+static json_t *load_context(const char *path, char *err)
+{
+	struct buf b;
+	buf_init(&b, LINE_MAX_BYTES);
+	if (file_read(path, LINE_MAX_BYTES, &b, err) != 0) {
+		buf_free(&b);
+		return NULL;
+	}
+	json_t *v = json_loadb((const char *)b.p, b.len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(v)) {
+		json_decref(v);
+		v = json_stringn((const char *)b.p, b.len);
+		if (!v)
+			as_fail(err, AS_EINVAL, "--context-file %s: neither a JSON object nor UTF-8 text", path);
+	}
+	buf_free(&b);
+	return v;
+}
+
+/* The review page's link to this request, from the daemon's STATE/assentd.json. */
+static void review_link(const char *state, const char *sid, char *out, size_t n)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/assentd.json", state);
+	json_t *d = json_load_file(path, 0, NULL);
+	const char *hp = json_string_value(json_object_get(d, "review"));
+	if (hp)
+		snprintf(out, n, "http://%s/review#%s", hp, sid);
+	else
+		snprintf(out, n, "assent --state %s show %s", state, sid);
+	json_decref(d);
+}
+
+static const char request_usage[] =
+    "usage: assent request --message TEXT [--type approval|confirmation|input|selection]\n"
+    "         [--context-file FILE] [--subject FILE]... [--audience AUD] [--timeout SECONDS]\n"
+    "         [--option TEXT]... [--default TEXT] [--json]\n";
+
+static int finish(json_t *res, int as_json)
+{
+	const char *st = json_string_value(json_object_get(res, "status"));
+	const char *tok = json_string_value(json_object_get(res, "approval_token"));
+	const char *resp = json_string_value(json_object_get(res, "response"));
+	int ok = json_is_true(json_object_get(res, "approved")) || !strcmp(st, "answered") || !strcmp(st, "selected");
+	int rc = ok ? 0 : !strcmp(st, "timeout") ? 3 : 1;
+	if (as_json) {
+		json_dumpf(res, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+	} else if (ok && tok) {
+		printf("%s\n", tok);
+	} else if (ok) {
+		printf("%s\n", resp ? resp : "");
+	}
+	if (!ok) {
+		const char *why = resp ? resp : json_string_value(json_object_get(res, "error"));
+		fprintf(stderr, "assent request: %s%s%s\n", st, why ? ": " : "", why ? why : "");
+	} else if (!as_json) {
+		const char *by = json_string_value(json_object_get(res, "reviewer"));
+		fprintf(stderr, "assent request: %s%s%s\n", st, by ? " by " : "", by ? by : "");
+	}
+	json_decref(res);
+	return rc;
+}
+
+int cmd_request(const char *state, int argc, char **argv)
+{
+	json_t *args = json_object(), *subjects = json_array(), *options = json_array();
+	int as_json = 0;
+	size_t total = 0;
+	char err[AS_ERRLEN];
+	json_object_set_new(args, "type", json_string("approval"));
+	for (int i = 1; i < argc; i++) {
+		const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+			fputs(request_usage, stdout);
+			return 0;
+		}
+		if (!strcmp(f, "--json")) {
+			as_json = 1;
+			continue;
+		}
+		if (!v)
+			return die(2, "request: %s needs a value\n%s", f, request_usage);
+		i++;
+		if (!strcmp(f, "--type") || !strcmp(f, "--message") || !strcmp(f, "--audience") ||
+		    !strcmp(f, "--default")) {
+			json_t *s = json_string(v);
+			if (!s)
+				return die(2, "request: %s: not UTF-8", f);
+			json_object_set_new(args, f + 2, s);
+		} else if (!strcmp(f, "--option")) {
+			json_t *s = json_string(v);
+			if (!s)
+				return die(2, "request: --option: not UTF-8");
+			json_array_append_new(options, s);
+		} else if (!strcmp(f, "--timeout")) {
+			char *end;
+			errno = 0;
+			long long t = strtoll(v, &end, 10);
+			if (errno || *end || t < 1 || t > MCP_TIMEOUT_MAX)
+				return die(2, "request: --timeout: expected 1 to %d seconds, got '%s'", MCP_TIMEOUT_MAX,
+					   v);
+			json_object_set_new(args, "timeout_override", json_integer(t));
+		} else if (!strcmp(f, "--context-file")) {
+			json_t *c = load_context(v, err);
+			if (!c)
+				return die(2, "request: %s", err);
+			json_object_set_new(args, "context", c);
+		} else if (!strcmp(f, "--subject")) {
+			if (add_subject(subjects, v, &total, err) != 0)
+				return die(2, "request: --subject %s: %s", v, err);
+		} else {
+			return die(2, "request: unknown option '%s'\n%s", f, request_usage);
+		}
+	}
+	if (!json_object_get(args, "message"))
+		return die(2, "request: --message is required\n%s", request_usage);
+	if (json_array_size(subjects))
+		json_object_set(args, "subject", subjects);
+	if (json_array_size(options))
+		json_object_set(args, "options", options);
+	json_decref(subjects);
+	json_decref(options);
+	json_object_set_new(args, "wait", json_false());
+
+	struct conn c = {.fd = -1, .next_id = 1};
+	buf_init(&c.in, LINE_MAX_BYTES + 65536);
+	json_t *res = NULL;
+	if (conn_open(state, &c, err) != 0)
+		return die(2, "request: %s", err);
+	int r = conn_tool(&c, "request_feedback", args, &res, err);
+	if (r == CLOSED)
+		return die(2, "request: the daemon closed the connection before answering");
+	if (r < 0)
+		return die(2, "request: %s", err);
+	char sid[MCP_SESSION_ID_MAX + 1], link[4400];
+	const char *sv = json_string_value(json_object_get(res, "session_id"));
+	snprintf(sid, sizeof sid, "%s", sv ? sv : "");
+	const char *warning = json_string_value(json_object_get(res, "warning"));
+	if (warning)
+		fprintf(stderr, "assent request: WARNING: %s\n", warning);
+	time_t start = time(NULL);
+	int said = 0, fails = 0;
+	while (!strcmp(json_string_value(json_object_get(res, "status")), "pending")) {
+		if (!said++) {
+			review_link(state, sid, link, sizeof link);
+			fprintf(stderr, "assent request: waiting for a reviewer: %s\n", link);
+		} else {
+			fprintf(stderr, "assent request: still waiting (%lld min): %s\n",
+				(long long)(time(NULL) - start) / 60, link);
+		}
+		json_decref(res);
+		res = NULL;
+		for (;;) {
+			r = conn_tool(&c, "get_feedback",
+				      json_pack("{s:s,s:i}", "session_id", sid, "wait_seconds", REQ_WAIT), &res, err);
+			if (r != CLOSED)
+				break;
+			/* the daemon went away (a restart): its ledger keeps the request; ask again */
+			if (c.fd >= 0)
+				close(c.fd);
+			c.fd = -1;
+			if (++fails > 30)
+				return die(2, "request: lost the daemon and could not reconnect (%s)", sid);
+			fprintf(stderr, "assent request: the daemon closed the connection; reconnecting\n");
+			sleep(2);
+			if (conn_open(state, &c, err) != 0)
+				fprintf(stderr, "assent request: %s\n", err);
+			if (c.fd < 0)
+				continue;
+		}
+		if (r < 0)
+			return die(2, "request: %s (%s)", err, sid);
+		fails = 0;
+	}
+	if (c.fd >= 0)
+		close(c.fd);
+	buf_free(&c.in);
+	return finish(res, as_json);
+}
