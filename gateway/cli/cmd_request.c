@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -22,6 +25,7 @@
 
 #include "gateway/cli/reqans.h"
 #include "gateway/proto/limits.h"
+#include "gateway/worker/upstream/uhttp.h"
 
 #define REQ_WAIT 50 /* get_feedback's wait_seconds: its maximum (MCP_WAIT_MAX) */
 #define CLOSED 2    /* the connection ended: reconnect (errors are negative AS_E*) */
@@ -30,7 +34,189 @@ struct conn {
 	int fd;
 	struct buf in; /* bytes read and not yet a whole line */
 	long long next_id;
+	/* --url: the daemon's HTTP listener through the upstream client (uhttp: MCP's
+	 * streamable HTTP, its session id, SSE or JSON answers, TLS with mbedTLS) */
+	struct uhttp *u;
+	struct uhttp_conn *hc;
+	const char *host;
+	char port[8];
 };
+
+/* What one HTTP request brought: the answer to want (or why none), and how it ended. */
+struct hreq {
+	long long want;
+	json_t *result;
+	int rc, done, lost, session_lost, status;
+	char err[AS_ERRLEN];
+};
+
+static int h_msg(void *arg, const char *json, size_t n)
+{
+	struct hreq *h = arg;
+	if (h->result || h->rc < 0)
+		return 0;
+	int r = reqans_parse(json, n, h->want, &h->result, h->err);
+	if (r < 0)
+		h->rc = r;
+	return 0;
+}
+
+static void h_event(void *arg, enum uhttp_event ev, int status)
+{
+	struct hreq *h = arg;
+	if (ev == UHTTP_EV_DONE) {
+		h->done = 1;
+		h->status = status;
+	} else if (ev == UHTTP_EV_SESSION_LOST) {
+		h->session_lost = 1;
+	} else if (ev == UHTTP_EV_LOST) {
+		h->lost = 1;
+	}
+}
+
+static int tcp_connect(struct conn *c, char *err)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+	int g = getaddrinfo(c->host, c->port, &hints, &ai), fd = -1, e = 0;
+	if (g != 0)
+		return as_fail(err, AS_EIO, "--url: cannot resolve %s: %s", c->host, gai_strerror(g));
+	for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+		fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+			e = errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		return as_fail(err, AS_EIO, "--url: cannot connect to %s port %s: %s", c->host, c->port, strerror(e));
+	int one = 1; /* mbedTLS sends each handshake record on its own: no Nagle delay */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+/* One JSON-RPC message over HTTP (id < 0: a notification): 1 with *res, < 0 with err,
+ * CLOSED when the connection or the MCP session ended (open again, then retry). */
+static int http_rpc(struct conn *c, json_t *msg, long long id, const char *method, const char *name, json_t **res,
+		    char *err)
+{
+	*res = NULL;
+	if (uhttp_fd(c->hc) < 0) {
+		int fd = tcp_connect(c, err);
+		if (fd < 0 || uhttp_attach(c->hc, fd, err) != 0) {
+			json_decref(msg);
+			return fd < 0 ? fd : CLOSED;
+		}
+	}
+	char *s = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	if (!s)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	struct hreq h = {.want = id};
+	struct uhttp_cb cb = {h_msg, h_event, &h};
+	struct uhttp_req rq = {method, name};
+	int rc = uhttp_send_req(c->hc, s, strlen(s), &rq, err);
+	free(s);
+	if (rc != 0)
+		return CLOSED;
+	while (!h.done && !h.lost) {
+		struct pollfd pf = {.fd = uhttp_fd(c->hc), .events = uhttp_want(c->hc)};
+		/* get_feedback answers within REQ_WAIT seconds: far past that the daemon is gone */
+		int k = poll(&pf, 1, (REQ_WAIT + 60) * 1000);
+		if (k == 0) {
+			uhttp_close(c->hc, &cb);
+			break;
+		}
+		if (k < 0 && errno != EINTR)
+			return as_fail(err, AS_EIO, "poll: %s", strerror(errno));
+		if (uhttp_io(c->hc, &cb, h.err) != 0 && !h.lost)
+			return as_fail(err, AS_EIO, "%s", h.err);
+	}
+	if (h.rc < 0) {
+		json_decref(h.result);
+		return as_fail(err, h.rc, "%s", h.err);
+	}
+	if (h.session_lost || !h.done) {
+		json_decref(h.result);
+		return CLOSED;
+	}
+	if (h.status == 401 || h.status == 403)
+		return as_fail(err, AS_EINVAL, "the daemon refused the agent key (HTTP %d): check ASSENT_AGENT_KEY",
+			       h.status);
+	if (id < 0)
+		return h.status / 100 == 2 ? 1 : as_fail(err, AS_EIO, "the daemon answered HTTP %d", h.status);
+	if (!h.result)
+		return as_fail(err, AS_EIO, "the daemon answered HTTP %d without the call's answer", h.status);
+	*res = h.result;
+	return 1;
+}
+
+/* --url http[s]://HOST[:PORT][/PATH] with ASSENT_AGENT_KEY (never a flag: ps shows flags). */
+static int http_setup(struct conn *c, const char *url, const char *ca, char *err)
+{
+	static char hostbuf[256], pathbuf[1024], auth[512];
+	const char *scheme = !strncmp(url, "https://", 8) ? "https" : !strncmp(url, "http://", 7) ? "http" : NULL;
+	if (!scheme)
+		return as_fail(err, AS_EINVAL, "--url: expected http://HOST[:PORT][/PATH] or https://..., got '%s'",
+			       url);
+	const char *h = url + strlen(scheme) + 3, *slash = strchr(h, '/'), *end = slash ? slash : h + strlen(h);
+	const char *colon = memchr(h, ':', (size_t)(end - h));
+	size_t hl = (size_t)((colon ? colon : end) - h);
+	if (hl == 0 || hl >= sizeof hostbuf)
+		return as_fail(err, AS_EINVAL, "--url: no host in '%s'", url);
+	memcpy(hostbuf, h, hl);
+	hostbuf[hl] = 0;
+	uint64_t port = strcmp(scheme, "https") ? 80 : 443;
+	if (colon) {
+		char pb[8];
+		size_t pl = (size_t)(end - colon - 1);
+		if (pl == 0 || pl >= sizeof pb)
+			return as_fail(err, AS_EINVAL, "--url: bad port in '%s'", url);
+		memcpy(pb, colon + 1, pl);
+		pb[pl] = 0;
+		if (parse_u64(pb, &port) != 0 || port == 0 || port > 65535)
+			return as_fail(err, AS_EINVAL, "--url: bad port in '%s'", url);
+	}
+	snprintf(pathbuf, sizeof pathbuf, "%s", slash && slash[1] ? slash : "/mcp");
+	const char *key = getenv("ASSENT_AGENT_KEY");
+	if (!key || !*key)
+		return as_fail(err, AS_EINVAL,
+			       "--url needs the agent's key in ASSENT_AGENT_KEY (assent agent add NAME)");
+	if ((size_t)snprintf(auth, sizeof auth, "Bearer %s", key) >= sizeof auth)
+		return as_fail(err, AS_EINVAL, "ASSENT_AGENT_KEY is too long");
+	c->host = hostbuf;
+	snprintf(c->port, sizeof c->port, "%u", (unsigned)port);
+	static struct uhttp_header hdr;
+	hdr.name = "Authorization";
+	hdr.value = auth;
+	struct uhttp_cfg cfg = {.scheme = scheme,
+				.host = hostbuf,
+				.port = (uint16_t)port,
+				.path = pathbuf,
+				.headers = &hdr,
+				.nheaders = 1,
+				.ca = ca};
+	int rc = uhttp_new(&cfg, &c->u, err);
+	explicit_bzero(auth, sizeof auth);
+	if (rc != 0)
+		return rc;
+	return uhttp_conn_new(c->u, &c->hc, err);
+}
+
+/* A message and, for a call (id >= 0), its answer, over the socket or HTTP. */
+static int conn_send(struct conn *c, json_t *msg);
+static int conn_await(struct conn *c, long long id, json_t **res, char *err);
+static int conn_rpc(struct conn *c, json_t *msg, long long id, const char *method, const char *name, json_t **res,
+		    char *err)
+{
+	*res = NULL;
+	if (c->hc)
+		return http_rpc(c, msg, id, method, name, res, err);
+	if (conn_send(c, msg) != 0)
+		return CLOSED;
+	return id < 0 ? 1 : conn_await(c, id, res, err);
+}
 
 static int conn_send(struct conn *c, json_t *msg)
 {
@@ -83,33 +269,41 @@ static int conn_await(struct conn *c, long long id, json_t **res, char *err)
 
 static int conn_open(const char *state, struct conn *c, char *err)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if ((size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", state, STATE_AGENT_SOCK) >= sizeof sa.sun_path)
-		return as_fail(err, AS_EINVAL, "%s/%s: the path is too long for a socket", state, STATE_AGENT_SOCK);
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
-		if (c->fd >= 0)
-			close(c->fd);
-		c->fd = -1;
-		return as_fail(err, AS_EIO, "no daemon answers at %s: %s (start it: make run, or assentd --state %s)",
-			       sa.sun_path, strerror(e), state);
+	if (!c->hc) {
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		if ((size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", state, STATE_AGENT_SOCK) >=
+		    sizeof sa.sun_path)
+			return as_fail(err, AS_EINVAL, "%s/%s: the path is too long for a socket", state,
+				       STATE_AGENT_SOCK);
+		c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+			int e = errno;
+			if (c->fd >= 0)
+				close(c->fd);
+			c->fd = -1;
+			return as_fail(err, AS_EIO,
+				       "no daemon answers at %s: %s (start it: make run, or assentd --state %s)",
+				       sa.sun_path, strerror(e), state);
+		}
+		c->in.len = 0;
 	}
-	c->in.len = 0;
 	json_t *res = NULL;
 	long long id = c->next_id++;
-	if (conn_send(c, json_pack("{s:s,s:I,s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id", id, "method",
-				   "initialize", "params", "protocolVersion", "2025-06-18", "capabilities",
-				   "clientInfo", "name", "assent-request", "version", "1")) != 0)
-		return as_fail(err, AS_EIO, "cannot write to the daemon: %s", strerror(errno));
 	/* initialize's result has no decision in it: any answer to the id will do */
-	int r = conn_await(c, id, &res, err);
+	int r = conn_rpc(c,
+			 json_pack("{s:s,s:I,s:s,s:{s:s,s:{},s:{s:s,s:s}}}", "jsonrpc", "2.0", "id", id, "method",
+				   "initialize", "params", "protocolVersion", "2025-06-18", "capabilities",
+				   "clientInfo", "name", "assent-request", "version", "1"),
+			 id, "initialize", NULL, &res, err);
 	json_decref(res);
 	if (r == CLOSED)
 		return as_fail(err, AS_EIO, "the daemon closed the connection during initialize");
 	if (r < 0)
 		return r;
-	return conn_send(c, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+	r = conn_rpc(c, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"), -1,
+		     "notifications/initialized", NULL, &res, err);
+	json_decref(res);
+	return r == 1 ? 0 : r == CLOSED ? as_fail(err, AS_EIO, "the daemon closed the connection") : r;
 }
 
 /* One tools/call: 1 with the decision in *res, < 0 with err, CLOSED when the connection ended. */
@@ -117,10 +311,10 @@ static int conn_tool(struct conn *c, const char *name, json_t *args, json_t **re
 {
 	long long id = c->next_id++;
 	json_t *result = NULL;
-	if (conn_send(c, json_pack("{s:s,s:I,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "id", id, "method", "tools/call",
-				   "params", "name", name, "arguments", args)) != 0)
-		return CLOSED;
-	int r = conn_await(c, id, &result, err);
+	int r = conn_rpc(c,
+			 json_pack("{s:s,s:I,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "id", id, "method", "tools/call",
+				   "params", "name", name, "arguments", args),
+			 id, "tools/call", name, &result, err);
 	if (r != 1)
 		return r;
 	*res = reqans_decision(result, err);
@@ -175,6 +369,15 @@ static json_t *load_context(const char *path, char *err)
 /* The review page's link to this request, from the daemon's STATE/assentd.json. */
 static void review_link(const char *state, const char *sid, char *out, size_t n)
 {
+	const char *base = getenv("ASSENT_REVIEW_URL"); /* the page as reviewers reach it, e.g. behind nginx */
+	if (base && *base) {
+		snprintf(out, n, "%s%sreview#%s", base, base[strlen(base) - 1] == '/' ? "" : "/", sid);
+		return;
+	}
+	if (!state) {
+		snprintf(out, n, "request %s (set ASSENT_REVIEW_URL for the page's link)", sid);
+		return;
+	}
 	char path[4200];
 	snprintf(path, sizeof path, "%s/assentd.json", state);
 	json_t *d = json_load_file(path, 0, NULL);
@@ -189,7 +392,9 @@ static void review_link(const char *state, const char *sid, char *out, size_t n)
 static const char request_usage[] =
     "usage: assent request --message TEXT [--type approval|confirmation|input|selection]\n"
     "         [--context-file FILE] [--subject FILE]... [--audience AUD] [--timeout SECONDS]\n"
-    "         [--option TEXT]... [--default TEXT] [--json]\n";
+    "         [--option TEXT]... [--default TEXT] [--json] [--url URL [--ca FILE]]\n"
+    "  --url: the daemon's HTTP listener (http[s]://HOST:PORT[/mcp]) with the agent's key\n"
+    "         in ASSENT_AGENT_KEY, instead of STATE/agent.sock\n";
 
 static int finish(json_t *res, int as_json)
 {
@@ -222,6 +427,7 @@ int cmd_request(const char *state, int argc, char **argv)
 	json_t *args = json_object(), *subjects = json_array(), *options = json_array();
 	int as_json = 0;
 	size_t total = 0;
+	const char *url = NULL, *ca = NULL;
 	char err[AS_ERRLEN];
 	json_object_set_new(args, "type", json_string("approval"));
 	for (int i = 1; i < argc; i++) {
@@ -261,6 +467,10 @@ int cmd_request(const char *state, int argc, char **argv)
 			if (!c)
 				return die(2, "request: %s", err);
 			json_object_set_new(args, "context", c);
+		} else if (!strcmp(f, "--url")) {
+			url = v;
+		} else if (!strcmp(f, "--ca")) {
+			ca = v;
 		} else if (!strcmp(f, "--subject")) {
 			if (add_subject(subjects, v, &total, err) != 0)
 				return die(2, "request: --subject %s: %s", v, err);
@@ -281,6 +491,10 @@ int cmd_request(const char *state, int argc, char **argv)
 	struct conn c = {.fd = -1, .next_id = 1};
 	buf_init(&c.in, LINE_MAX_BYTES + 65536);
 	json_t *res = NULL;
+	if (ca && !url)
+		return die(2, "request: --ca is for --url https://...");
+	if (url && http_setup(&c, url, ca, err) != 0)
+		return die(2, "request: %s", err);
 	if (conn_open(state, &c, err) != 0)
 		return die(2, "request: %s", err);
 	int r = conn_tool(&c, "request_feedback", args, &res, err);
@@ -298,7 +512,7 @@ int cmd_request(const char *state, int argc, char **argv)
 	int said = 0, fails = 0;
 	while (!strcmp(json_string_value(json_object_get(res, "status")), "pending")) {
 		if (!said++) {
-			review_link(state, sid, link, sizeof link);
+			review_link(url ? NULL : state, sid, link, sizeof link);
 			fprintf(stderr, "assent request: waiting for a reviewer: %s\n", link);
 		} else {
 			fprintf(stderr, "assent request: still waiting (%lld min): %s\n",
@@ -315,14 +529,18 @@ int cmd_request(const char *state, int argc, char **argv)
 			if (c.fd >= 0)
 				close(c.fd);
 			c.fd = -1;
+			if (c.hc) { /* a new connection; uhttp keeps the MCP session until a 404 ends it */
+				uhttp_conn_free(c.hc);
+				c.hc = NULL;
+				if (uhttp_conn_new(c.u, &c.hc, err) != 0)
+					return die(2, "request: %s", err);
+			}
 			if (++fails > 30)
 				return die(2, "request: lost the daemon and could not reconnect (%s)", sid);
 			fprintf(stderr, "assent request: the daemon closed the connection; reconnecting\n");
 			sleep(2);
 			if (conn_open(state, &c, err) != 0)
 				fprintf(stderr, "assent request: %s\n", err);
-			if (c.fd < 0)
-				continue;
 		}
 		if (r < 0)
 			return die(2, "request: %s (%s)", err, sid);
@@ -330,6 +548,8 @@ int cmd_request(const char *state, int argc, char **argv)
 	}
 	if (c.fd >= 0)
 		close(c.fd);
+	uhttp_conn_free(c.hc);
+	uhttp_free(c.u);
 	buf_free(&c.in);
 	return finish(res, as_json);
 }

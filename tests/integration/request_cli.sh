@@ -13,6 +13,7 @@ mkdir -p "$S"
 chmod 0755 "$T"
 "$ASSENT" --state "$S" reviewer add alice --uid "$(id -u)" >/dev/null
 "$ASSENT" --state "$S" agent add pipeline --uid "$AGENT_UID" --audience tf-prod >/dev/null
+KEY=$("$ASSENT" --state "$S" agent add remote-ci --audience tf-prod | tail -1) # for --url
 printf 'default ask same-user ok\n' >"$T/p.policy"
 start_daemon() {
 	rm -f "$S/assentd.json"
@@ -91,6 +92,31 @@ for _ in $(seq 200); do grep -q reconnecting "$T/rs.err" && break; sleep 0.05; d
 check "the daemon restarts while a request waits: it says it reconnects" grep -q "reconnecting" "$T/rs.err"
 "$ASSENT" --state "$S" approve "$id" >/dev/null
 check "and the same request, approved after the restart, ends it with exit 0" test "$(waitrc rs)" = 0
+
+# ---- from another machine: --url, the HTTP listener, the agent's key ----
+HTTP=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"])' "$S/assentd.json")
+(ASSENT_AGENT_KEY=$KEY ASSENT_REVIEW_URL=https://review.example/ "${AGENT_PREFIX[@]}" "$ASSENT" request --url "http://$HTTP/mcp" \
+	--message "remote: apply?" --audience tf-prod --subject "$T/plan.tfplan" >"$T/h1.out" 2>"$T/h1.err"; echo $? >"$T/h1.rc") &
+id=$(pending_id)
+check "--url: the request reaches the queue as the key's agent" sh -c "'$ASSENT' --state '$S' show '$id' | grep -q 'remote-ci'"
+for _ in $(seq 100); do grep -q "review#" "$T/h1.err" && break; sleep 0.05; done
+check "--url: the link is ASSENT_REVIEW_URL's page" grep -q "waiting for a reviewer: https://review.example/review#$id" "$T/h1.err"
+"$ASSENT" --state "$S" approve "$id" >/dev/null
+check "--url approved: exit 0" test "$(waitrc h1)" = 0
+expect_exit 0 "--url: the token verifies against the plan's bytes" \
+	"$VERIFY" token "$(cat "$T/h1.out")" --aud tf-prod --key "$(ls "$S"/keys/token-*.pub | head -1)" --subject "$T/plan.tfplan" --require-computed
+(ASSENT_AGENT_KEY=$KEY "${AGENT_PREFIX[@]}" "$ASSENT" request --url "http://$HTTP" --message "remote: drop it?" >"$T/h2.out" 2>"$T/h2.err"; echo $? >"$T/h2.rc") &
+id=$(pending_id)
+"$ASSENT" --state "$S" reject "$id" -m "no" >/dev/null
+check "--url rejected: exit 1 (the path defaults to /mcp)" test "$(waitrc h2)" = 1
+expect_exit 2 "--url with a wrong key: exit 2" env ASSENT_AGENT_KEY=ak_not-a-key "$ASSENT" request --url "http://$HTTP/mcp" --message m
+check "--url with a wrong key: the error says the key was refused" sh -c "printf '%s' \"\$1\" | grep -q 'refused the agent key (HTTP 401)'" _ "$ERR"
+expect_exit 2 "--url without ASSENT_AGENT_KEY: exit 2, naming it" env -u ASSENT_AGENT_KEY "$ASSENT" request --url "http://$HTTP/mcp" --message m
+check "--url without ASSENT_AGENT_KEY: the error names it" sh -c "printf '%s' \"\$1\" | grep -q 'ASSENT_AGENT_KEY'" _ "$ERR"
+expect_exit 2 "--url with no scheme: exit 2" env ASSENT_AGENT_KEY=$KEY "$ASSENT" request --url "$HTTP" --message m
+check "--url with no scheme: the error shows the form" sh -c "printf '%s' \"\$1\" | grep -q 'expected http://HOST'" _ "$ERR"
+expect_exit 2 "--url to a port nobody listens on: exit 2" env ASSENT_AGENT_KEY=$KEY "$ASSENT" request --url "http://127.0.0.1:1/mcp" --message m
+check "--url to a closed port: the error says it cannot connect" sh -c "printf '%s' \"\$1\" | grep -q 'cannot connect to 127.0.0.1 port 1'" _ "$ERR"
 
 expect_exit 2 "no --message: exit 2" ask --audience tf-prod
 check "no --message: the error names it" sh -c "printf '%s' \"\$1\" | grep -q -- '--message is required'" _ "$ERR"
