@@ -1,5 +1,5 @@
 /* Fuzz target: the upstream HTTP client's response parser (gateway/worker/upstream/
- * uhttp_resp.c). Input: one byte choosing the limits and how the rest is cut into reads,
+ * uhttp_resp.c). Input: one byte choosing the limits (any_body too) and how the rest is cut into reads,
  * then the bytes a server sends on one connection (responses back to back, as keep-alive
  * would have them), then the connection's end.
  * Properties (abort when violated):
@@ -84,7 +84,8 @@ static void check_session(const char *s)
 static void run(const uint8_t *p, size_t n, size_t body_max, int mode, uint32_t seed, struct outcome *o)
 {
 	struct uhttp_resp r;
-	struct uhttp_limits lim = {.body_max = body_max, .stream_max = 4 * body_max};
+	/* the seed's low bit: any_body, as the notify worker reads webhook receivers' answers */
+	struct uhttp_limits lim = {.body_max = body_max, .stream_max = 4 * body_max, .any_body = (int)(seed & 1)};
 	struct ctx c = {o, &r, body_max};
 	memset(o, 0, sizeof *o);
 	o->hash = 0xcbf29ce484222325ull;

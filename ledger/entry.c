@@ -28,6 +28,8 @@ static const struct kind kinds[] = {
     {"policy_load", {{"digest", F_TEXT}, {"source", F_TEXT}, {NULL, F_ANY}}},
     {"key", {{"purpose", F_TEXT}, {"kid", F_TEXT}, {"event", F_TEXT}, {NULL, F_ANY}}},
     {"identity", {{"event", F_TEXT}, {"name", F_TEXT}, {NULL, F_ANY}}},
+    /* a webhook added or removed (assent notify): its name and host, never its secret or path */
+    {"webhook", {{"event", F_TEXT}, {"name", F_TEXT}, {"host", F_TEXT}, {NULL, F_ANY}}},
     /* one approval of a quorum short of it, so that a restart keeps it */
     {"approval", {{"session_id", F_TEXT}, {"reviewer", F_ANY}, {"n", F_UINT}, {"quorum", F_UINT}, {NULL, F_ANY}}},
     /* the gate: a call is forwarded only after its dispatch entry is on disk; its outcome follows */

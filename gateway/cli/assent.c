@@ -68,6 +68,11 @@ static const char usage_text[] =
     "      what it may ask for besides the default \"assent\"; --owner: the reviewer\n"
     "      responsible for it, who can never decide its requests.\n"
     "      Each change is an `identity` entry on the ledger.\n"
+    "  notify add NAME --url URL [--format json|slack] [--events request,decision,deadline]\n"
+    "             [--ca FILE] | notify list [--json] | notify remove NAME\n"
+    "      Webhooks on a new request, a decision, a deadline approaching: a signed POST\n"
+    "      (X-Assent-Signature: t=T,v1=HMAC-SHA256(secret, \"T.BODY\")); add prints the\n"
+    "      secret once. Kept in STATE/notify.json (0600); each change is ledgered.\n"
     "  ledger checkpoint\n"
     "      Sign a periodic checkpoint of the current tree now (if it grew since the\n"
     "      last periodic one) and print it. (Every commit signs its head anyway.)\n"
@@ -169,6 +174,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[i], "qa") || !strcmp(argv[i], "events") || !strcmp(argv[i], "event") ||
 	    !strcmp(argv[i], "calls"))
 		return cmd_records(state, argv[i], argc - i, argv + i);
+	if (!strcmp(argv[i], "notify"))
+		return cmd_notify(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "request"))
 		return cmd_request(state, argc - i, argv + i);
 	if (!strcmp(argv[i], "policy"))

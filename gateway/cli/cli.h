@@ -42,6 +42,8 @@ int cmd_upstreams(int argc, char **argv);
 /* cmd_identity.c */
 int cmd_keygen(const char *state, int argc, char **argv);
 int cmd_identity(const char *state, const char *kind, int argc, char **argv);
+/* Appends one ledger entry (e is taken); 0 or the exit status after saying why. */
+int cli_ledger_entry(const char *state, json_t *e);
 
 /* cmd_review.c */
 int cmd_reviewer(const char *state, int argc, char **argv);
@@ -56,5 +58,8 @@ int cmd_records(const char *state, const char *group, int argc, char **argv);
 
 /* cmd_request.c: assent request (answers read by reqans.h) */
 int cmd_request(const char *state, int argc, char **argv);
+
+/* cmd_notify.c: assent notify add|list|remove (webhooks, gateway/signer/hooks.h) */
+int cmd_notify(const char *state, int argc, char **argv);
 
 #endif

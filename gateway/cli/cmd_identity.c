@@ -49,13 +49,10 @@ int cmd_keygen(const char *state, int argc, char **argv)
 	return 0;
 }
 
-/* Record an identity change on the ledger (never a secret: name and groups only). */
-static int identity_entry(const char *state, const char *event, const char *name, const char *groups_json)
+/* Append one entry (an object the caller made, taken here) to the ledger. */
+int cli_ledger_entry(const char *state, json_t *e)
 {
 	char line[1024];
-	json_t *g = groups_json ? json_loads(groups_json, JSON_DECODE_ANY, NULL) : json_array();
-	json_t *e = json_pack("{s:s,s:s,s:s,s:o}", "kind", "identity", "event", event, "name", name, "groups",
-			      g ? g : json_array());
 	char *txt = json_dumps(e, JSON_COMPACT);
 	json_decref(e);
 	snprintf(line, sizeof line, "%s", txt ? txt : "");
@@ -76,6 +73,14 @@ static int identity_entry(const char *state, const char *event, const char *name
 	}
 	buf_free(&enc);
 	return rc;
+}
+
+/* Record an identity change on the ledger (never a secret: name and groups only). */
+static int identity_entry(const char *state, const char *event, const char *name, const char *groups_json)
+{
+	json_t *g = groups_json ? json_loads(groups_json, JSON_DECODE_ANY, NULL) : json_array();
+	return cli_ledger_entry(state, json_pack("{s:s,s:s,s:s,s:o}", "kind", "identity", "event", event, "name", name,
+						 "groups", g ? g : json_array()));
 }
 
 int cmd_identity(const char *state, const char *kind, int argc, char **argv)

@@ -115,7 +115,7 @@ static int http_rpc(struct conn *c, json_t *msg, long long id, const char *metho
 		return as_fail(err, AS_ENOMEM, "out of memory");
 	struct hreq h = {.want = id};
 	struct uhttp_cb cb = {h_msg, h_event, &h};
-	struct uhttp_req rq = {method, name};
+	struct uhttp_req rq = {.method = method, .name = name};
 	int rc = uhttp_send_req(c->hc, s, strlen(s), &rq, err);
 	free(s);
 	if (rc != 0)

@@ -154,6 +154,8 @@ static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, 
 static const struct frame_field rec_answer[] = {{"qid", FT_UINT, UINT64_MAX, REQ},
 						{"status", FT_UINT, PS_COUNT - 1, REQ},
 						{"json", FT_TEXT, IPC_FRAME_MAX / 2, REQ}};
+static const struct frame_field notify_done[] = {
+    {"id", FT_UINT, UINT64_MAX, REQ}, {"status", FT_UINT, 599, REQ}, {"error", FT_TEXT, PROTO_NOTIFY_ERROR_MAX, OPT}};
 
 /* What a question about the records may carry (qa.c checks who may ask which op). */
 #define QA_FIELDS                                                                                                      \
@@ -219,6 +221,7 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_QA, qa_web),
     TABLE(F_REC_STATS, rec_stats),
     TABLE(F_REC_ANSWER, rec_answer),
+    TABLE(F_NOTIFY_DONE, notify_done),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)

@@ -66,5 +66,11 @@
 #define PROTO_EVENT_KEY_MAX 255	       /* an event's key */
 #define PROTO_CALLRECS_MAX 64	       /* F_CALLRECS recs: records in one batch */
 #define PROTO_REC_ERROR_MAX 4096       /* F_CALLREC emsg: a call's error text before redaction (then cut) */
+/* webhooks (the notify worker) */
+#define PROTO_NOTIFY_HOOKS_MAX 16      /* webhooks in STATE/notify.json */
+#define PROTO_NOTIFY_INFLIGHT 32       /* deliveries in flight at once, each on its own connection */
+#define PROTO_NOTIFY_BODY_MAX 8192     /* one delivery's body (the signer makes it) */
+#define PROTO_NOTIFY_ERROR_MAX 256     /* F_NOTIFY_DONE error */
+#define PROTO_NOTIFY_TIMEOUT_MS 20000u /* a delivery's whole exchange, connect to response */
 
 #endif

@@ -36,7 +36,8 @@ enum {
 	F_CALLRECS = 27,  /* mcp: {recs: [F_CALLREC's map, ...]} the calls ended since the last batch (at most
 			   * PROTO_CALLRECS_MAX), sent once per turn of its loop: a syscall per batch, not per call */
 	F_REC_STATS = 24, /* recorder: {written, dropped, failed, queued, events} its counters, now and then */
-	F_REC_ANSWER = 25, /* recorder: {qid, status, json} the answer to F_REC_QUERY qid */
+	F_REC_ANSWER = 25,  /* recorder: {qid, status, json} the answer to F_REC_QUERY qid */
+	F_NOTIFY_DONE = 28, /* notify: {id, status, error?} delivery id ended: its HTTP status, 0 when none came */
 	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose
@@ -93,6 +94,8 @@ enum {
 			      * client, session, decision?,    rule?, seq? */
 	F_REC_EVENT = 117,   /* recorder: {at, kind, key?, call?, session?, user?, ckind?, client?, attrs} */
 	F_REC_QUERY = 118,   /* recorder: {qid, op, json} a question about the records (QA reports, events, prune) */
+	F_NOTIFY_POST = 120, /* notify: {id, hook, body, headers: [[name, value]...]} + a socket connecting to
+			      * webhook `hook` (the F_CONFIG hooks' index): POST body there, once */
 	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
 			      * where each goes, and their resources, templates and prompts */
 };

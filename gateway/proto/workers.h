@@ -10,7 +10,7 @@
 
 /* The workers' own binary (gateway/worker/main.c), which assentd finds in its own
  * directory: `make install` puts both in PREFIX/bin. The signer starts each worker as
- * `assent-worker KIND [--uid N]` (KIND mcp, review or upstream; N the uid and gid to drop to,
+ * `assent-worker KIND [--uid N]` (KIND mcp, review, upstream or notify; N the uid and gid to drop to,
  * given only by a signer running as root), with an empty environment, 0-2 on
  * /dev/null and these descriptors: */
 #define WORKER_EXE "assent-worker"
@@ -28,7 +28,8 @@
 #define RECORDER_EXE "assent-recorder"
 #define RECORDER_JSONL_FD 4
 
-/* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, 2 + i upstream i), for a
+/* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, 2 + i upstream i,
+ * 16 the recorder, 17 the notify worker), for a
  * signer running as root: base + index, base from `base_text` (ASSENT_WORKER_UID) or
  * JAIL_WORKER_UID_DEFAULT when NULL or empty. Refused (AS_EINVAL, err names why) when the
  * range base .. base + JAIL_WORKER_KINDS - 1 includes 0, 65534, 65535 or (uid_t)-1, or when
@@ -36,7 +37,7 @@
  * with "assent": a uid that another process may run as would let it signal the worker.
  * Each kind has its own uid, so one compromised worker cannot signal the other either. */
 #define JAIL_WORKER_UID_DEFAULT 66000u
-#define JAIL_WORKER_KINDS 17u
+#define JAIL_WORKER_KINDS 18u
 int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err);
 
 #endif

@@ -81,6 +81,13 @@ static const struct ipc_rule upstream_rules[] = {
     {F_UP_CONNECT, READY, 0, h_up_connect},
 };
 
+/* The notify worker: how each webhook delivery ended. */
+static const struct ipc_rule notify_rules[] = {
+    {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
+    {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
+    {F_NOTIFY_DONE, READY, 0, h_notify_done},
+};
+
 /* The recorder: its counters (and, with the QA tools, its answers). */
 static const struct ipc_rule recorder_rules[] = {
     {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
@@ -93,6 +100,9 @@ int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
 {
 	struct worker *w = &s->w[k];
 	s->cur = k;
+	if (k == W_NOTIFY)
+		return ipc_dispatch(notify_rules, sizeof notify_rules / sizeof *notify_rules, IPC_STATE(w->state),
+				    &w->once, s, f, err);
 	if (k == W_REC)
 		return ipc_dispatch(recorder_rules, sizeof recorder_rules / sizeof *recorder_rules, IPC_STATE(w->state),
 				    &w->once, s, f, err);
@@ -370,7 +380,10 @@ static int start_workers(struct signer *s)
 		slog("error", "cannot start the workers");
 		return 2;
 	}
-	return gate_start(s); /* the upstream servers and their workers, before any key too */
+	int rc = gate_start(s); /* the upstream servers and their workers, before any key too */
+	/* The webhooks: their worker starts in the loop's first turn (it execs at once, so it
+	 * inherits nothing of this process's memory). */
+	return rc == 0 && notify_start(s) != 0 ? 2 : rc;
 }
 
 /* ---- one turn of the event loop ---- */
@@ -407,6 +420,8 @@ static int turn_timeout(struct signer *s)
 	for (int k = 0; k < NWORKERS; k++)
 		if (s->w[k].start_at && s->w[k].start_at < next)
 			next = s->w[k].start_at;
+	if (notify_due(s) < next) /* a webhook's retry */
+		next = notify_due(s);
 	int ms = next > now ? (int)(next - now) : 0;
 	for (int k = 0; k < NWORKERS; k++)
 		if (s->w[k].fd >= 0 && s->w[k].backlog && !worker_throttled(s, k))
@@ -459,6 +474,7 @@ static void turn_chores(struct signer *s)
 	expire(s);
 	gate_tick(s);
 	records_tick(s);
+	notify_tick(s);
 	if (now >= s->next_regcheck) { /* a rotated token or a removed reviewer: their sessions end now */
 		reload_registry(s);
 		s->next_regcheck = now + 1000;
@@ -543,6 +559,7 @@ static void stop_all(struct signer *s)
 			waitpid(s->w[k].pid, NULL, 0);
 		}
 	gate_stop(s);
+	notify_free(s);
 	ledger_close(s->ledger); /* signs a final checkpoint */
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);

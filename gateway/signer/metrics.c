@@ -64,6 +64,15 @@ int metrics_text(const struct metrics *m, const struct metrics_gauges *g, struct
 			 "assent_auth_failures_total{listener=\"agent\"} "
 			 "%llu\nassent_auth_failures_total{listener=\"review\"} %llu\n",
 			 (unsigned long long)m->auth_fail_agent, (unsigned long long)m->auth_fail_review);
+	rc |= buf_printf(o,
+			 "# HELP assent_webhook_deliveries_total Webhook deliveries and attempts, by result.\n"
+			 "# TYPE assent_webhook_deliveries_total counter\n"
+			 "assent_webhook_deliveries_total{result=\"delivered\"} %llu\n"
+			 "assent_webhook_deliveries_total{result=\"retried\"} %llu\n"
+			 "assent_webhook_deliveries_total{result=\"gave_up\"} %llu\n"
+			 "assent_webhook_deliveries_total{result=\"dropped\"} %llu\n",
+			 (unsigned long long)m->hook_delivered, (unsigned long long)m->hook_retried,
+			 (unsigned long long)m->hook_gave_up, (unsigned long long)m->hook_dropped);
 	rc |=
 	    buf_printf(o,
 		       "# HELP assent_web_sessions Reviewers logged in on the web.\n# TYPE assent_web_sessions gauge\n"

@@ -17,6 +17,9 @@ struct metrics {
 	uint64_t lat_count;
 	double lat_sum_s;
 	uint64_t auth_fail_agent, auth_fail_review; /* refused credentials, by listener */
+	/* webhook deliveries (notify.c): delivered (a 2xx), attempts that failed and are retried,
+	 * given up after the last retry, dropped because the queue was full */
+	uint64_t hook_delivered, hook_retried, hook_gave_up, hook_dropped;
 };
 
 /* A request left the queue: outcome approved|rejected|answered|selected|denied|

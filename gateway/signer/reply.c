@@ -258,6 +258,7 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
 	metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
+	notify_event(s, NOTIFY_DECISION, it, r, outcome, reviewer ? reviewer : r->has_pd ? "policy" : NULL);
 	rec_event(s, "approval.decided", it->session_id,
 		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
 			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));

@@ -150,6 +150,8 @@ void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, 
 			    (json_int_t)((o->it.deadline_ms - o->it.created_ms) / 1000), "upstream",
 			    r->gate ? r->gate->upstream : NULL, "tool", r->gate ? r->gate->tool : NULL));
 	no_reviewer_warning(s, NULL);
+	r->told |= NOTIFY_REQUEST; /* it waits for a person: its decision is told too (notify.c) */
+	notify_event(s, NOTIFY_REQUEST, &o->it, r, NULL, NULL);
 	if (r->mrtr) {
 		mrtr_offer(s, o);
 	} else if (!o->it.blocking) {

@@ -45,10 +45,11 @@
 #define MCP_AUD_MAX MCP_AUDIENCE_MAX
 
 /* Upstream workers (the gate): one per upstream server, each with a uid of its own as root. */
-#define UP_WORKERS (JAIL_WORKER_KINDS - 3)
-/* The recorder (gateway/recorder/, the call records' database client) comes last: its uid
- * is the range's last, and `k >= W_UP0 && k < W_REC` is an upstream's worker. */
-enum { W_MCP, W_REVIEW, W_UP0, W_REC = W_UP0 + UP_WORKERS, NWORKERS };
+#define UP_WORKERS (JAIL_WORKER_KINDS - 4)
+/* The recorder (gateway/recorder/, the call records' database client) comes after the
+ * upstreams (`k >= W_UP0 && k < W_REC` is an upstream's worker), then the notify worker
+ * (webhooks, notify.c): its uid is the range's last. */
+enum { W_MCP, W_REVIEW, W_UP0, W_REC = W_UP0 + UP_WORKERS, W_NOTIFY, NWORKERS };
 #define IS_UP(k) ((k) >= W_UP0 && (k) < W_REC)
 enum { S_NEW, S_READY }; /* a worker's state: before and after its hello */
 
@@ -194,6 +195,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	int mrtr;	       /* its client's user may answer it (mrtr.c): collected, not waited on */
 	struct gate_req *gate; /* a gated call (gate.c); NULL for request_feedback */
 	uint64_t seq;	       /* its decision's ledger sequence number, once decided */
+	unsigned told;	       /* notify.c: NOTIFY_REQUEST it waited for a person, NOTIFY_DEADLINE its end nears */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
@@ -250,7 +252,9 @@ struct recent { /* a decision, for the web page's "recent" list */
 	int restricted;
 };
 
+struct notifier; /* notify.c: the webhooks and their deliveries */
 struct signer {
+	struct notifier *nt;
 	uint8_t mrtr_key[32]; /* MACs requestStates (mrtr.c); made at first use, in memory only */
 	int mrtr_keyed;
 	const struct signer_opts *o;
@@ -460,6 +464,20 @@ int h_conn_closed(void *ctx, struct ipc_frame *f, char *err);
 int h_log(void *ctx, struct ipc_frame *f, char *err);
 int h_hello(void *ctx, struct ipc_frame *f, char *err);
 
+/* notify.c: webhooks (STATE/notify.json) and the notify worker that sends them */
+enum { NOTIFY_REQUEST = 1, NOTIFY_DECISION = 2, NOTIFY_DEADLINE = 4 }; /* hooks.h's HOOK_EV_* */
+int notify_start(struct signer *s);
+void notify_tick(struct signer *s);
+uint64_t notify_due(const struct signer *s); /* when the next delivery waiting for its time is due */
+void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r, const char *outcome,
+		  const char *by);
+int notify_config(struct signer *s, struct cv_arena *a, struct cv *f);
+void notify_worker_down(struct signer *s);
+void notify_free(struct signer *s);
+int h_notify_done(void *ctx, struct ipc_frame *f, char *err);
+/* supervise.c: http://HOST:PORT of the reviewer listener, or ASSENT_REVIEW_URL; 0 when none */
+int review_origin(const struct signer *s, char *out, size_t cap);
+
 /* reqrecord.c */
 struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
 			 const struct pq_item *it, const char *uid_agent);
@@ -479,6 +497,7 @@ void page_add(json_t *arr, json_t *v, size_t *used, size_t *more, size_t max_ite
 int reviewer_may_see(struct signer *s, const char *reviewer, const struct req *r);
 json_t *list_reply_page(struct signer *s, const char *owner, const char *reviewer, size_t offset);
 void view_fit(json_t *v, size_t max);
+const char *view_risk(const json_t *view);
 json_t *show_reply(const struct req *r);
 int h_list(void *ctx, struct ipc_frame *f, char *err);
 /* tasks.c */

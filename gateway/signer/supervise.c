@@ -9,15 +9,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Where reviewers open the page: ASSENT_REVIEW_URL (behind a proxy, the proxy's origin), else
+ * the reviewer listener's own address; 0 when there is neither. */
+int review_origin(const struct signer *s, char *u, size_t cap)
+{
+	const char *env = getenv("ASSENT_REVIEW_URL");
+	if (env && (!strncmp(env, "https://", 8) || !strncmp(env, "http://", 7)) && strlen(env) < cap &&
+	    !strpbrk(env, "\"<> \t\r\n")) {
+		snprintf(u, cap, "%s", env);
+		size_t n = strlen(u);
+		while (n > 0 && u[n - 1] == '/')
+			u[--n] = 0;
+		return 1;
+	}
+	if (s->review_fd < 0)
+		return 0;
+	int v6 = strchr(s->review.host, ':') != NULL;
+	snprintf(u, cap, "http://%s%s%s:%u", v6 ? "[" : "", s->review.host, v6 ? "]" : "", s->review.port);
+	return 1;
+}
+
 /* Where the reviewer listener is, for the agent listener's redirects of the seed's reviewer
  * endpoints (/pending, /feedback/submit, /admin/clear-stale-sessions); none when it is off. */
 static int review_url_put(struct signer *s, struct cv_arena *a, struct cv *f)
 {
-	if (s->review_fd < 0)
+	char u[512];
+	if (s->review_fd < 0 || !review_origin(s, u, sizeof u))
 		return 0;
-	char u[96];
-	int v6 = strchr(s->review.host, ':') != NULL;
-	snprintf(u, sizeof u, "http://%s%s%s:%u", v6 ? "[" : "", s->review.host, v6 ? "]" : "", s->review.port);
 	return ipc_put_text(a, f, "review_url", u, strlen(u));
 }
 
@@ -134,6 +152,15 @@ int spawn_worker(struct signer *s, int k)
 		return 0;
 	}
 	cv_arena_free(&ra);
+	if (k == W_NOTIFY) { /* the webhooks it may be given deliveries for */
+		struct cv_arena na;
+		cv_arena_init(&na, 8192);
+		struct cv *nf = ipc_frame_new(&na, F_CONFIG, 1);
+		if (!nf || notify_config(s, &na, nf) != 0 || ipc_conn_send(&w->ipc, nf, -1, err) != 0)
+			slog("error", "cannot send the notify worker its configuration");
+		cv_arena_free(&na);
+		return 0;
+	}
 	/* Its configuration comes first: it starts its HTTP server before its jail. */
 	struct cv_arena a;
 	cv_arena_init(&a, 4096);
@@ -181,6 +208,8 @@ void worker_down(struct signer *s, int k, const char *why)
 	w->pid = 0;
 	w->state = S_NEW;
 	gate_worker_down(s, k, why); /* an upstream's: its server and its calls in flight */
+	if (k == W_NOTIFY)
+		notify_worker_down(s); /* its deliveries in flight are tried again */
 	if (IS_UP(k) && (size_t)(k - W_UP0) < s->nup)
 		rec_event(s, "upstream.restarted", s->up[k - W_UP0].cfg->name,
 			  json_pack("{s:s,s:I}", "reason", why, "restarts", (json_int_t)w->restarts_total + 1));

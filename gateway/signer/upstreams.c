@@ -14,6 +14,7 @@
 
 #include "common/attr.h"
 #include "common/cvjson.h"
+#include "common/urlsplit.h"
 #include "common/util.h"
 
 /* What a refusal names: the file and the server. */
@@ -149,85 +150,17 @@ static int args_of(const struct ctx *c, const json_t *v, struct upstream *u)
 	return 0;
 }
 
-/* A loopback address written as one (127.0.0.0/8, ::1) or localhost: never a name that
- * merely starts like one (127.0.0.1.example.com resolves wherever its owner likes). */
-static int loopback(const char *host)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (!strcmp(host, "localhost"))
-		return 1;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
-}
-
-/* https://HOST[:PORT][/PATH] or http:// to a loopback host. No user info (credentials go in
- * headers, where they are never logged), no fragment. */
+/* https://HOST[:PORT][/PATH] or http:// to a loopback host (common/urlsplit.h). */
 static int url_of(const struct ctx *c, struct upstream *u)
 {
-	const char *s = u->url, *rest;
-	if (!strncmp(s, "https://", 8)) {
-		snprintf(u->scheme, sizeof u->scheme, "https");
-		u->port = 443;
-		rest = s + 8;
-	} else if (!strncmp(s, "http://", 7)) {
-		snprintf(u->scheme, sizeof u->scheme, "http");
-		u->port = 80;
-		rest = s + 7;
-	} else {
-		return bad(c, "\"url\" must start with https:// (or http:// to a loopback address)");
-	}
-	size_t auth = strcspn(rest, "/?#");
-	if (memchr(rest, '@', auth))
-		return bad(c, "\"url\" must not carry credentials (user@host): put them in \"headers\"");
-	if (strchr(rest, '#'))
-		return bad(c, "\"url\" must not have a fragment");
-	const char *host = rest, *colon;
-	size_t hn;
-	if (*host == '[') {
-		const char *close = memchr(host, ']', auth);
-		if (!close)
-			return bad(c, "\"url\": an IPv6 address must be in brackets");
-		host++;
-		hn = (size_t)(close - host);
-		colon = close + 1 < rest + auth && close[1] == ':' ? close + 1 : NULL;
-		if (!colon && close + 1 != rest + auth)
-			return bad(c, "\"url\": unexpected characters after the address");
-		if (strspn(host, "0123456789abcdefABCDEF:.") < hn)
-			return bad(c, "\"url\": not an IPv6 address in brackets");
-	} else {
-		colon = memchr(host, ':', auth);
-		hn = colon ? (size_t)(colon - host) : auth;
-		if (strspn(host, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") < hn)
-			return bad(c, "\"url\": the host may hold letters, digits, '.' and '-' only");
-	}
-	if (hn == 0 || hn >= sizeof u->host)
-		return bad(c, "\"url\" names no host, or one that is too long");
-	memcpy(u->host, host, hn);
-	u->host[hn] = 0;
-	if (colon) {
-		const char *p = colon + 1;
-		size_t pn = (size_t)(rest + auth - p);
-		unsigned long v = 0;
-		if (pn == 0 || pn > 5 || strspn(p, "0123456789") < pn)
-			return bad(c, "\"url\": the port must be a number from 1 to 65535");
-		for (size_t i = 0; i < pn; i++)
-			v = v * 10 + (unsigned long)(p[i] - '0');
-		if (v == 0 || v > 65535)
-			return bad(c, "\"url\": the port must be a number from 1 to 65535");
-		u->port = (uint16_t)v;
-	}
-	if (!strcmp(u->scheme, "http") && !loopback(u->host))
-		return bad(c, "\"url\": plain http:// only to a loopback address; use https:// for %s",
-			   u->host); /* the host passed its character check */
-	const char *path = rest + auth;
-	for (const unsigned char *q = (const unsigned char *)path; *q; q++)
-		if (*q <= 0x20 || *q >= 0x7f)
-			return bad(c, "\"url\": the path must be printable ASCII without spaces");
-	if (*path && *path != '/')
-		return bad(c, "\"url\": the path must start with '/'");
-	if (!(u->path = strdup(*path ? path : "/")))
+	struct url_parts p;
+	char why[AS_ERRLEN];
+	if (url_split(u->url, &p, why, sizeof why) != 0)
+		return bad(c, "\"url\": %s", why);
+	snprintf(u->scheme, sizeof u->scheme, "%s", p.scheme);
+	snprintf(u->host, sizeof u->host, "%s", p.host);
+	u->port = p.port;
+	if (!(u->path = strdup(*p.path ? p.path : "/")))
 		return as_fail(c->err, AS_ENOMEM, "out of memory");
 	return 0;
 }

@@ -143,3 +143,14 @@ int h_list(void *ctx, struct ipc_frame *f, char *err)
 	json_decref(res);
 	return 0;
 }
+
+/* The risk a reviewer is shown (the page's badge, a webhook's body): what the policy's risk
+ * condition reads, the context's risk, else its risk_level (issue 17); NULL when neither. */
+const char *view_risk(const json_t *view)
+{
+	const json_t *ctx = json_object_get(view, "context");
+	const json_t *risk = json_object_get(ctx, "risk");
+	if (!json_is_string(risk))
+		risk = json_object_get(ctx, "risk_level");
+	return json_string_value(risk);
+}

@@ -91,13 +91,9 @@ static json_t *web_view(const struct req *r, size_t *budget)
 	}
 	if (r->has_pd && r->pd.quorum > 1)
 		json_object_set_new(v, "quorum", json_integer(r->pd.quorum));
-	/* The badge reads what the policy's risk condition reads: risk, else risk_level (issue 17). */
-	const json_t *ctx = json_object_get(v, "context");
-	const json_t *risk = json_object_get(ctx, "risk");
-	if (!json_is_string(risk))
-		risk = json_object_get(ctx, "risk_level");
-	if (json_is_string(risk))
-		json_object_set_new(v, "risk", json_string(json_string_value(risk)));
+	const char *risk = view_risk(v);
+	if (risk)
+		json_object_set_new(v, "risk", json_string(risk));
 	return v;
 }
 

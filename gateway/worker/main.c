@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 			return 2;
 		jail_set_ids((uid_t)wu, (gid_t)wu);
 	} else if (argc != 2) {
-		fputs("usage: assent-worker mcp|review|upstream [--uid N]\n"
+		fputs("usage: assent-worker mcp|review|upstream|notify [--uid N]\n"
 		      "  started by assentd, never by hand: see assentd(1)\n",
 		      stderr);
 		return 2;
@@ -30,6 +30,8 @@ int main(int argc, char **argv)
 		return worker_review_main(WORKER_IPC_FD);
 	if (!strcmp(argv[1], "upstream"))
 		return worker_upstream_main(WORKER_IPC_FD);
+	if (!strcmp(argv[1], "notify"))
+		return worker_notify_main(WORKER_IPC_FD);
 	fprintf(stderr, "assent-worker: unknown kind '%.32s'\n", argv[1]);
 	return 2;
 }

@@ -9,5 +9,6 @@
 int worker_mcp_main(int ipcfd);
 int worker_review_main(int ipcfd);
 int worker_upstream_main(int ipcfd);
+int worker_notify_main(int ipcfd); /* webhooks: the signer's deliveries */
 
 #endif

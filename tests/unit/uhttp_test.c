@@ -433,6 +433,58 @@ static void test_client_session(void **state)
 	client_free(u, c, sv[1]);
 }
 
+/* A request's own headers (a webhook's signature) go as given; a value or name that could
+ * split a header is refused, nothing sent. */
+static void test_client_extra_headers(void **state)
+{
+	(void)state;
+	struct uhttp *u;
+	struct uhttp_conn *c = new_client(&u);
+	char err[AS_ERRLEN], req[8192];
+	int sv[2];
+	struct evs e = {0};
+	attach_pair(c, sv);
+	const struct uhttp_header bad[] = {{"X-Assent-Event", "request.created\r\nX-Evil: 1"}};
+	struct uhttp_req rb = {.extra = bad, .nextra = 1};
+	assert_int_equal(uhttp_send_req(c, "{\"id\":1}", 8, &rb, err), AS_EINVAL);
+	assert_non_null(strstr(err, "not a plain ASCII name and value"));
+	const struct uhttp_header badname[] = {{"X Evil", "1"}};
+	struct uhttp_req rn = {.extra = badname, .nextra = 1};
+	assert_int_equal(uhttp_send_req(c, "{\"id\":1}", 8, &rn, err), AS_EINVAL);
+	const struct uhttp_header good[] = {{"X-Assent-Signature", "t=1,v1=ab"}, {"X-Assent-Delivery", "whd_1"}};
+	struct uhttp_req rg = {.extra = good, .nextra = 2};
+	assert_int_equal(uhttp_send_req(c, "{\"id\":1}", 8, &rg, err), 0);
+	written(c, &e, sv[1], req, sizeof req);
+	assert_non_null(strstr(req, "\r\nX-Assent-Signature: t=1,v1=ab\r\nX-Assent-Delivery: whd_1\r\n"));
+	assert_null(strstr(req, "X-Evil"));
+	client_free(u, c, sv[1]);
+}
+
+/* any_body: a 2xx that is neither JSON nor SSE (a webhook receiver's "ok") completes the
+ * response; without it the same answer is refused, as MCP wants. */
+static void test_any_body(void **state)
+{
+	(void)state;
+	static const char text[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok";
+	for (int any = 0; any < 2; any++) {
+		struct uhttp_resp r;
+		struct uhttp_limits lim = {.any_body = any};
+		struct got g;
+		char err[AS_ERRLEN] = "";
+		uhttp_resp_init(&r, &lim);
+		int rc = feed_split(&r, text, sizeof text - 1, 0, &g, err);
+		if (any) {
+			assert_int_equal(rc, 1);
+			assert_int_equal(r.status, 200);
+			assert_string_equal(g.msgs, "");
+		} else {
+			assert_true(rc < 0);
+			assert_non_null(strstr(err, "text/plain"));
+		}
+		uhttp_resp_free(&r);
+	}
+}
+
 /* SEP-2243 routing headers, encoded when not plain; DELETE ends the session. */
 static void test_client_routing_and_delete(void **state)
 {
@@ -626,6 +678,8 @@ int main(void)
 	    cmocka_unit_test(test_keepalive_boundary),
 	    cmocka_unit_test(test_client_session),
 	    cmocka_unit_test(test_client_routing_and_delete),
+	    cmocka_unit_test(test_client_extra_headers),
+	    cmocka_unit_test(test_any_body),
 	    cmocka_unit_test(test_client_closes),
 	    cmocka_unit_test(test_cfg_refusals),
 	    cmocka_unit_test(test_system_store),

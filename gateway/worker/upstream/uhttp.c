@@ -31,6 +31,7 @@ struct uhttp {
 	uint16_t port;
 	struct buf fixed; /* the request headers that never change, credentials included: wiped */
 	size_t body_max, stream_max;
+	int any_body;
 	char session[UHTTP_SESSION_MAX + 1];
 	char protocol[UHTTP_PROTOCOL_MAX + 1];
 	size_t nconns, nca;
@@ -270,6 +271,7 @@ int uhttp_new(const struct uhttp_cfg *cfg, struct uhttp **out, char *err)
 	u->port = cfg->port;
 	u->body_max = cfg->body_max ? cfg->body_max : UHTTP_BODY_MAX_DEFAULT;
 	u->stream_max = cfg->stream_max;
+	u->any_body = cfg->any_body;
 	int deflt = u->port == (u->tls ? 443 : 80);
 	int v6 = strchr(cfg->host, ':') != NULL;
 	size_t hn = strlen(cfg->host) + 16;
@@ -396,7 +398,7 @@ int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
 	c->u = u;
 	c->fd = -1;
 	buf_init(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + u->body_max);
-	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max};
+	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max, .any_body = u->any_body};
 	uhttp_resp_init(&c->resp, &lim);
 	c->stream_max = c->resp.lim.stream_max; /* the default filled in */
 	mbedtls_ssl_init(&c->ssl);
@@ -527,11 +529,23 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 		   (rq->name && strlen(rq->name) > UHTTP_ROUTING_MAX)))
 		return as_fail(err, AS_ETOOBIG, "uhttp: send: a method or name of more than %d bytes",
 			       UHTTP_ROUTING_MAX);
+	size_t xn = 0;
+	for (size_t i = 0; rq && i < rq->nextra; i++) {
+		const char *k = rq->extra[i].name, *v = rq->extra[i].value;
+		size_t kn = strlen(k), vn = strlen(v), ok = kn > 0 && kn <= 64 && vn <= 1024;
+		ok = ok && strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") == kn;
+		for (size_t j = 0; ok && j < vn; j++)
+			ok = (unsigned char)v[j] >= 0x20 && (unsigned char)v[j] < 0x7f;
+		if (!ok)
+			return as_fail(err, AS_EINVAL, "uhttp: send: header %zu is not a plain ASCII name and value",
+				       i);
+		xn += kn + vn + 4;
+	}
 	out_clear(c);
 	snprintf(c->sent_session, sizeof c->sent_session, "%s", u->session);
 	/* Reserved whole before the credentials are copied in (see build_fixed); what the
 	 * buffer held before was wiped by out_clear. */
-	int rc = buf_reserve(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + n);
+	int rc = buf_reserve(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + xn + n);
 	if (rc == 0)
 		rc = buf_printf(&c->out, "%s %s HTTP/1.1\r\n", verb, u->path);
 	if (rc == 0)
@@ -550,6 +564,8 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 		rc = put_routing(&c->out, "Mcp-Method", rq->method);
 	if (rc == 0 && rq && rq->name)
 		rc = put_routing(&c->out, "Mcp-Name", rq->name);
+	for (size_t i = 0; rc == 0 && rq && i < rq->nextra; i++)
+		rc = buf_printf(&c->out, "%s: %s\r\n", rq->extra[i].name, rq->extra[i].value);
 	if (rc == 0)
 		rc = get ? buf_printf(&c->out, "\r\n") : buf_printf(&c->out, "Content-Length: %zu\r\n\r\n", n);
 	if (rc == 0 && n)

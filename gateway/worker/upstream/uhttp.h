@@ -60,6 +60,8 @@ enum uhttp_body { UHTTP_BODY_NONE, UHTTP_BODY_JSON, UHTTP_BODY_SSE, UHTTP_BODY_D
 struct uhttp_limits {
 	size_t body_max;   /* a JSON body, one SSE event's data, a discarded body */
 	size_t stream_max; /* all the bytes of one SSE stream (0: 16 x body_max) */
+	int any_body;	   /* a 2xx with a body that is neither JSON nor SSE is read and dropped,
+			    * not refused (a webhook receiver's "ok") */
 };
 
 struct uhttp_resp;
@@ -121,6 +123,7 @@ struct uhttp_cfg {
 	const char *ca;	   /* a PEM file of trusted CAs; NULL: UHTTP_SYSTEM_CA */
 	size_t body_max;   /* 0: UHTTP_BODY_MAX_DEFAULT */
 	size_t stream_max; /* 0: 16 x body_max */
+	int any_body;	   /* uhttp_limits' */
 };
 
 struct uhttp;
@@ -173,6 +176,10 @@ int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err) AS_M
  * go as =?base64?...?=, so no value can split a header. */
 struct uhttp_req {
 	const char *method, *name;
+	/* Headers of this request alone (a webhook's signature and delivery id): names of
+	 * letters, digits and '-', values printable ASCII, else the send is refused. */
+	const struct uhttp_header *extra;
+	size_t nextra;
 };
 int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struct uhttp_req *rq, char *err) AS_MUST_USE;
 /* Queues the GET that opens the session's stream of server-initiated messages (MCP

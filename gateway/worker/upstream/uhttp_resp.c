@@ -241,7 +241,7 @@ static int head_end(struct uhttp_resp *r, char *err)
 		  : two && s != 202 && r->have_ct == 2 ? UHTTP_BODY_SSE
 						       : UHTTP_BODY_DISCARD;
 	int empty = r->have_len && r->clen == 0 && !r->have_ct; /* a DELETE's 200, say */
-	if (two && s != 202 && s != 204 && !empty && r->body == UHTTP_BODY_DISCARD)
+	if (two && s != 202 && s != 204 && !empty && r->body == UHTTP_BODY_DISCARD && !r->lim.any_body)
 		return as_fail(err, AS_EINVAL,
 			       "HTTP: a %d answer with Content-Type '%s' (not application/json "
 			       "nor text/event-stream)",

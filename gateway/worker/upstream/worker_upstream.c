@@ -26,6 +26,7 @@
 #include "gateway/worker/jail.h"
 #include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/upstream/uphttp.h"
+#include "gateway/worker/wio.h"
 
 #define UP_LINE_MAX (4u << 20)	 /* one message from the server; a longer line is skipped */
 #define UP_OUT_MAX (16u << 20)	 /* what may wait to be written to the server */
@@ -662,6 +663,22 @@ static void ask_sockets(struct uw *w)
 	}
 }
 
+static void on_frame(void *arg, struct ipc_frame *f)
+{
+	struct uw *w = arg;
+	if (f->type == F_DISPATCH)
+		on_dispatch(w, f);
+	else if (f->type == F_UP_CANCEL)
+		on_cancel(w, f);
+	else if (f->type == F_UP_ANSWER)
+		on_answer(w, f);
+	else if (f->type == F_UP_SOCKET && w->http && f->nfds == 1) {
+		uphttp_attach(w->http, f->fds[0]); /* its connection's now */
+		f->fds[0] = -1;
+		w->asked -= w->asked > 0;
+	}
+}
+
 int worker_upstream_main(int ipcfd)
 {
 	static struct uw w;
@@ -732,31 +749,9 @@ int worker_upstream_main(int ipcfd)
 		if ((pf[0].revents & POLLOUT) && ipc_flush(&w.ipc, err) != 0)
 			return 0;
 		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			int r = ipc_read(&w.ipc, err);
-			if (r == AS_ECORRUPT)
-				return 2;
-			for (;;) {
-				cv_arena_reset(&a);
-				struct ipc_frame f;
-				int g = ipc_next(&w.ipc, &a, &f, err);
-				if (g != 0) {
-					if (g == AS_EIO || g == AS_ECORRUPT)
-						return 0; /* the signer went away */
-					break;
-				}
-				if (f.type == F_DISPATCH)
-					on_dispatch(&w, &f);
-				else if (f.type == F_UP_CANCEL)
-					on_cancel(&w, &f);
-				else if (f.type == F_UP_ANSWER)
-					on_answer(&w, &f);
-				else if (f.type == F_UP_SOCKET && w.http && f.nfds == 1) {
-					uphttp_attach(w.http, f.fds[0]); /* its connection's now */
-					f.fds[0] = -1;
-					w.asked -= w.asked > 0;
-				}
-				ipc_frame_close_fds(&f);
-			}
+			int r = wio_frames(&w.ipc, &a, on_frame, &w, err);
+			if (r != 0)
+				return r == 1 ? 0 : 2; /* 1: the signer went away */
 		}
 		if (w.http) { /* messages queued by this turn's frames leave now */
 			ask_sockets(&w);

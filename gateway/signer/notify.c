@@ -1,0 +1,522 @@
+/* Webhooks (issue 17): on a new request, a decision and a deadline approaching, a POST to each
+ * webhook of STATE/notify.json (hooks.h) that wants the event. The signer makes each body (a
+ * short summary and the review page's link, never the context, never a secret), signs it
+ * with the webhook's secret, connects the socket to the address it resolved when the file
+ * was read, and hands both to the notify worker (gateway/worker/notify/), which speaks TLS
+ * and HTTP with the receiver and says only how it ended (F_NOTIFY_DONE: a status). A
+ * failed attempt is retried with backoff (ASSENT_NOTIFY_BACKOFF_MS, doubling, at most a
+ * minute), ASSENT_NOTIFY_RETRIES times (default 5), then given up and logged.
+ *
+ * The signature, for receivers (README "Webhooks"):
+ *   X-Assent-Signature: t=UNIX_SECONDS,v1=hex(HMAC-SHA256(secret, "UNIX_SECONDS." || body))
+ * the secret being the whole whsec_... string as `assent notify add` printed it. Each attempt
+ * is signed anew (its own t), with the same X-Assent-Delivery id, so a receiver can drop a
+ * delivery it already has.
+ *
+ * Names resolve when the file is read (a blocking lookup, as for the upstreams at start):
+ * the worker can reach these addresses and nothing else. A file that changed restarts the
+ * worker with the new webhooks; deliveries queued for a webhook that is gone are dropped. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mbedtls/md.h>
+
+#include "gateway/signer/hooks.h"
+
+#define NT_QUEUE 512		 /* deliveries waiting or in flight */
+#define NT_SUMMARY 200		 /* characters of the request's message in a body */
+#define NT_DEADLINE_MS 300000u	 /* the deadline event: 5 minutes left at most... */
+#define NT_BACKOFF_MAX_MS 60000u /* the longest wait between two attempts */
+
+struct delivery {
+	int used, inflight;
+	char hook[HOOK_NAME_MAX + 1];
+	char event[24];
+	uint64_t id, next_at, sent_at;
+	unsigned attempt; /* attempts made */
+	int last_status;
+	char *body;
+	size_t len;
+};
+
+struct notifier {
+	struct hooks hk;
+	struct sockaddr_storage addr[HOOKS_MAX];
+	socklen_t alen[HOOKS_MAX]; /* 0: the name did not resolve */
+	struct timespec mtime;
+	off_t size;
+	ino_t ino;
+	int exists;
+	uint64_t next_check, next_id;
+	unsigned retries, backoff_ms, inflight;
+	unsigned wants; /* the events some webhook wants */
+	uint64_t due;	/* the next waiting delivery's time, as the last tick saw (loop.c waits no longer) */
+	struct delivery q[NT_QUEUE];
+};
+
+static unsigned env_uint(const char *name, unsigned def, unsigned max)
+{
+	const char *v = getenv(name);
+	uint64_t n;
+	if (!v || !*v)
+		return def;
+	if (parse_u64(v, &n) != 0 || n > max) {
+		slog("warning", "%s=%.32s: not a number from 0 to %u; %u is used", name, v, max, def);
+		return def;
+	}
+	return (unsigned)n;
+}
+
+static void drop(struct notifier *n, struct delivery *d)
+{
+	if (d->inflight && n->inflight)
+		n->inflight--;
+	free(d->body);
+	memset(d, 0, sizeof *d);
+}
+
+static int hook_index(const struct notifier *n, const char *name)
+{
+	for (size_t i = 0; i < n->hk.n; i++)
+		if (!strcmp(n->hk.h[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static void resolve(struct notifier *n, size_t i)
+{
+	const struct hook *h = &n->hk.h[i];
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai = NULL;
+	char port[8];
+	snprintf(port, sizeof port, "%u", (unsigned)h->port);
+	n->alen[i] = 0;
+	int g = getaddrinfo(h->host, port, &hints, &ai);
+	if (g != 0 || !ai || ai->ai_addrlen > sizeof n->addr[i]) {
+		slog("warning", "webhook %s: cannot resolve %s: %s (its deliveries fail until the file is read again)",
+		     h->name, h->host, g ? gai_strerror(g) : "no address");
+	} else {
+		memcpy(&n->addr[i], ai->ai_addr, ai->ai_addrlen);
+		n->alen[i] = ai->ai_addrlen;
+	}
+	if (ai)
+		freeaddrinfo(ai);
+}
+
+/* notify.json changed (or came, or went): the new webhooks, their addresses, a new worker. */
+static void reload(struct signer *s)
+{
+	struct notifier *n = s->nt;
+	char err[AS_ERRLEN];
+	static struct hooks fresh;
+	if (hooks_load(s->o->state, &fresh, err) != 0) {
+		slog("error", "%s: the webhooks read before stay", err);
+		return;
+	}
+	n->hk = fresh;
+	explicit_bzero(&fresh, sizeof fresh);
+	n->wants = 0;
+	for (size_t i = 0; i < n->hk.n; i++) {
+		resolve(n, i);
+		n->wants |= n->hk.h[i].events;
+	}
+	size_t gone = 0;
+	for (size_t i = 0; i < NT_QUEUE; i++)
+		if (n->q[i].used && hook_index(n, n->q[i].hook) < 0) {
+			drop(n, &n->q[i]);
+			gone++;
+		}
+	slog("info", "webhooks: %zu from %s/%s%s", n->hk.n, s->o->state, HOOKS_FILE,
+	     gone ? " (deliveries to removed webhooks dropped)" : "");
+	/* The worker holds each webhook's TLS set-up: a new one for the new file. */
+	struct worker *w = &s->w[W_NOTIFY];
+	if (w->pid > 0 || w->fd >= 0)
+		worker_down(s, W_NOTIFY, "its webhooks changed");
+	w->restarts = 0;
+	w->start_at = n->hk.n ? now_ms() : 0;
+}
+
+static void check_file(struct signer *s)
+{
+	struct notifier *n = s->nt;
+	char path[4200];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", s->o->state, HOOKS_FILE);
+	int exists = stat(path, &st) == 0;
+	if (exists == n->exists &&
+	    (!exists || (st.st_mtim.tv_sec == n->mtime.tv_sec && st.st_mtim.tv_nsec == n->mtime.tv_nsec &&
+			 st.st_size == n->size && st.st_ino == n->ino)))
+		return;
+	n->exists = exists;
+	if (exists) {
+		n->mtime = st.st_mtim;
+		n->size = st.st_size;
+		n->ino = st.st_ino;
+	}
+	reload(s);
+}
+
+int notify_start(struct signer *s)
+{
+	if (!(s->nt = calloc(1, sizeof *s->nt))) {
+		slog("error", "out of memory");
+		return -1;
+	}
+	s->nt->retries = env_uint("ASSENT_NOTIFY_RETRIES", 5, 20);
+	s->nt->backoff_ms = env_uint("ASSENT_NOTIFY_BACKOFF_MS", 1000, NT_BACKOFF_MAX_MS);
+	s->w[W_NOTIFY] = (struct worker){.kind = "notify", .fd = -1};
+	s->nt->due = UINT64_MAX;
+	check_file(s);
+	return 0;
+}
+
+void notify_free(struct signer *s)
+{
+	if (!s->nt)
+		return;
+	for (size_t i = 0; i < NT_QUEUE; i++)
+		drop(s->nt, &s->nt->q[i]);
+	explicit_bzero(s->nt, sizeof *s->nt);
+	free(s->nt);
+	s->nt = NULL;
+}
+
+int notify_config(struct signer *s, struct cv_arena *a, struct cv *f)
+{
+	const struct notifier *n = s->nt;
+	struct cv *arr = n ? cv_array(a, n->hk.n) : NULL, *slot = arr ? ipc_put(a, f, "hooks") : NULL;
+	if (!slot)
+		return -1;
+	for (size_t i = 0; i < n->hk.n; i++) {
+		const struct hook *h = &n->hk.h[i];
+		struct cv *m = cv_map(a, 5);
+		size_t k = 0;
+		if (!m || kv_text(a, m, &k, "scheme", h->scheme, strlen(h->scheme)) ||
+		    kv_text(a, m, &k, "host", h->host, strlen(h->host)) ||
+		    kv_text(a, m, &k, "path", h->path, strlen(h->path)) || kv_uint(a, m, &k, "port", h->port) ||
+		    (h->ca[0] && kv_text(a, m, &k, "ca", h->ca, strlen(h->ca))))
+			return -1;
+		m->n = k;
+		arr->items[i] = *m;
+	}
+	*slot = *arr;
+	return 0;
+}
+
+/* Slack's mrkdwn reads <...> as links and mentions (<!channel>): the agent's words are escaped. */
+static void slack_escape(struct buf *b, const char *t)
+{
+	for (; *t; t++) {
+		int rc = *t == '&'   ? buf_printf(b, "&amp;")
+			 : *t == '<' ? buf_printf(b, "&lt;")
+			 : *t == '>' ? buf_printf(b, "&gt;")
+				     : buf_put(b, t, 1);
+		(void)rc; /* a full buffer cuts the text */
+	}
+}
+
+/* At most max characters of t (UTF-8, which jansson checked), line breaks as spaces. */
+static void summary_cut(const char *t, char *out, size_t max)
+{
+	size_t n = 0, chars = 0;
+	for (const unsigned char *p = (const unsigned char *)(t ? t : ""); *p && chars < max; chars++) {
+		size_t len = *p < 0x80 ? 1 : *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
+		size_t k = 0;
+		for (; k < len && p[k]; k++)
+			out[n++] = p[k] == '\n' || p[k] == '\r' || p[k] == '\t' ? ' ' : (char)p[k];
+		p += k;
+	}
+	out[n] = 0;
+}
+
+static char *make_body(struct signer *s, const struct hook *h, const char *event, uint64_t id, const struct pq_item *it,
+		       const struct req *r, const char *outcome, const char *by)
+{
+	char summary[NT_SUMMARY * 4 + 1], origin[512], link[700] = "", did[40];
+	summary_cut(json_string_value(json_object_get(r->view, "message")), summary, NT_SUMMARY);
+	if (review_origin(s, origin, sizeof origin))
+		snprintf(link, sizeof link, "%s/review#%s", origin, it->session_id);
+	snprintf(did, sizeof did, "whd_%016llx", (unsigned long long)id);
+	char risk[33] = "";
+	summary_cut(view_risk(r->view), risk, 8); /* a word such as "high", not a text */
+	uint64_t left = it->deadline_ms > now_ms() ? (it->deadline_ms - now_ms()) / 1000 : 0;
+	if (!h->slack) {
+		json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "id", it->session_id, "type", r->type, "summary",
+					summary, "requester", r->owner, "created", (json_int_t)(it->created_ms / 1000),
+					"deadline", (json_int_t)(it->deadline_ms / 1000));
+		if (req && r->audience[0])
+			json_object_set_new(req, "audience", json_string(r->audience));
+		if (req && risk[0])
+			json_object_set_new(req, "risk", json_string(risk));
+		if (req && link[0])
+			json_object_set_new(req, "url", json_string(link));
+		json_t *j = json_pack("{s:s,s:s,s:I,s:o}", "event", event, "delivery", did, "time",
+				      (json_int_t)(now_ms() / 1000), "request", req);
+		if (j && outcome)
+			json_object_set_new(j, "decision",
+					    json_pack("{s:s,s:s}", "outcome", outcome, "by", by ? by : ""));
+		char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		json_decref(j);
+		return t;
+	}
+	struct buf b;
+	buf_init(&b, PROTO_NOTIFY_BODY_MAX / 2);
+	int rc = buf_printf(&b, "assent: ");
+	if (link[0])
+		rc |= buf_printf(&b, "<%s|%s %s>", link, r->type, it->session_id);
+	else
+		rc |= buf_printf(&b, "%s %s", r->type, it->session_id);
+	if (!strcmp(event, "request.created"))
+		rc |= buf_printf(&b, " from %s waits for a decision (%llu s left)", r->owner, (unsigned long long)left);
+	else if (!strcmp(event, "request.deadline"))
+		rc |= buf_printf(&b, " from %s: its deadline is in %llu s", r->owner, (unsigned long long)left);
+	else
+		rc |= buf_printf(&b, " from %s: %s%s%s", r->owner, outcome ? outcome : "decided", by ? " by " : "",
+				 by ? by : "");
+	rc |= buf_printf(&b, "\n>");
+	(void)rc;
+	slack_escape(&b, summary);
+	json_t *j = json_pack("{s:s%}", "text", (const char *)b.p, b.len);
+	buf_free(&b);
+	char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	return t;
+}
+
+void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r, const char *outcome,
+		  const char *by)
+{
+	struct notifier *n = s->nt;
+	if (!n || !r)
+		return;
+	/* A decision is told of what waited for a person (request_done marks it), never of a
+	 * call the policy alone decided: a busy gate would flood the receivers. */
+	if (!(n->wants & ev) || (ev == NOTIFY_DECISION && !(r->told & NOTIFY_REQUEST)))
+		return;
+	const char *event = ev == NOTIFY_REQUEST    ? "request.created"
+			    : ev == NOTIFY_DECISION ? "request.decided"
+						    : "request.deadline";
+	for (size_t i = 0; i < n->hk.n; i++) {
+		const struct hook *h = &n->hk.h[i];
+		if (!(h->events & ev))
+			continue;
+		size_t k = 0;
+		while (k < NT_QUEUE && n->q[k].used)
+			k++;
+		if (k == NT_QUEUE) {
+			s->m.hook_dropped++;
+			slog("warning", "webhook %s: %s of %s dropped: %d deliveries wait already", h->name, event,
+			     it->session_id, NT_QUEUE);
+			continue;
+		}
+		struct delivery *d = &n->q[k];
+		uint64_t id = ++n->next_id;
+		char *body = make_body(s, h, event, id, it, r, outcome, by);
+		if (!body || strlen(body) > PROTO_NOTIFY_BODY_MAX) {
+			free(body);
+			s->m.hook_dropped++;
+			slog("error", "webhook %s: %s of %s: no body could be made", h->name, event, it->session_id);
+			continue;
+		}
+		*d = (struct delivery){.used = 1, .id = id, .next_at = now_ms(), .body = body, .len = strlen(body)};
+		snprintf(d->hook, sizeof d->hook, "%s", h->name);
+		snprintf(d->event, sizeof d->event, "%s", event);
+	}
+}
+
+static void attempt_failed(struct signer *s, struct delivery *d, int status, const char *why)
+{
+	struct notifier *n = s->nt;
+	char what[80];
+	if (status)
+		snprintf(what, sizeof what, "HTTP %d", status);
+	else
+		snprintf(what, sizeof what, "%.72s", why && *why ? why : "no response");
+	if (d->inflight) {
+		d->inflight = 0;
+		n->inflight--;
+	}
+	if (d->attempt > n->retries) {
+		s->m.hook_gave_up++;
+		slog("error", "webhook %s: gave up on delivery whd_%016llx (%s) after %u attempts: %s", d->hook,
+		     (unsigned long long)d->id, d->event, d->attempt, what);
+		drop(n, d);
+		return;
+	}
+	uint64_t wait = n->backoff_ms;
+	for (unsigned i = 1; i < d->attempt && wait < NT_BACKOFF_MAX_MS; i++)
+		wait *= 2;
+	if (wait > NT_BACKOFF_MAX_MS)
+		wait = NT_BACKOFF_MAX_MS;
+	d->next_at = now_ms() + wait;
+	s->m.hook_retried++;
+	slog("warning", "webhook %s: delivery whd_%016llx (%s) attempt %u failed: %s; again in %llu ms", d->hook,
+	     (unsigned long long)d->id, d->event, d->attempt, what, (unsigned long long)wait);
+}
+
+static int put_header(struct cv_arena *a, struct cv *arr, size_t i, const char *k, const char *v)
+{
+	struct cv *p = cv_array(a, 2);
+	if (!p || slot_text(a, &p->items[0], k, strlen(k)) || slot_text(a, &p->items[1], v, strlen(v)))
+		return -1;
+	arr->items[i] = *p;
+	return 0;
+}
+
+/* One attempt: sign, connect, hand over. */
+static void send_one(struct signer *s, struct delivery *d)
+{
+	struct notifier *n = s->nt;
+	int hi = hook_index(n, d->hook);
+	const struct hook *h = hi >= 0 ? &n->hk.h[hi] : NULL;
+	d->attempt++;
+	if (!h || !n->alen[hi]) {
+		attempt_failed(s, d, 0, h ? "its host did not resolve" : "the webhook is gone");
+		return;
+	}
+	char t[24], sig[96], did[40];
+	uint8_t mac[32];
+	snprintf(t, sizeof t, "%llu", (unsigned long long)(now_ms() / 1000));
+	struct buf m;
+	buf_init(&m, PROTO_NOTIFY_BODY_MAX + 64);
+	int rc = buf_printf(&m, "%s.", t) || buf_put(&m, d->body, d->len) ||
+		 mbedtls_md_hmac(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), (const uint8_t *)h->secret,
+				 strlen(h->secret), m.p, m.len, mac) != 0;
+	buf_free(&m);
+	char hex[65];
+	hex_encode(mac, sizeof mac, hex);
+	snprintf(sig, sizeof sig, "t=%s,v1=%s", t, hex);
+	snprintf(did, sizeof did, "whd_%016llx", (unsigned long long)d->id);
+	int fd = rc ? -1 : socket(n->addr[hi].ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+	if (fd < 0 || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+	    (connect(fd, (const struct sockaddr *)&n->addr[hi], n->alen[hi]) != 0 && errno != EINPROGRESS)) {
+		char why[128];
+		snprintf(why, sizeof why, "cannot connect to %s port %u: %s", h->host, (unsigned)h->port,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		attempt_failed(s, d, 0, why);
+		return;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, d->len + 4096);
+	struct cv *f = ipc_frame_new(&a, F_NOTIFY_POST, 4), *hs = cv_array(&a, 4), *slot;
+	char err[AS_ERRLEN] = "";
+	rc = !f || !hs || ipc_put_uint(&a, f, "id", d->id) || ipc_put_uint(&a, f, "hook", (uint64_t)hi) ||
+	     ipc_put_text(&a, f, "body", d->body, d->len) || put_header(&a, hs, 0, "X-Assent-Signature", sig) ||
+	     put_header(&a, hs, 1, "X-Assent-Event", d->event) || put_header(&a, hs, 2, "X-Assent-Delivery", did) ||
+	     put_header(&a, hs, 3, "User-Agent", "assent/" ASSENT_VERSION) || !(slot = ipc_put(&a, f, "headers"));
+	if (!rc) {
+		*slot = *hs;
+		rc = ipc_conn_send(&s->w[W_NOTIFY].ipc, f, fd, err) != 0;
+	}
+	cv_arena_free(&a);
+	close(fd); /* the worker has its own copy */
+	if (rc) {
+		attempt_failed(s, d, 0, err[0] ? err : "the delivery could not be handed to the notify worker");
+		return;
+	}
+	d->inflight = 1;
+	d->sent_at = now_ms();
+	n->inflight++;
+}
+
+struct deadline_scan {
+	struct signer *s;
+	uint64_t now;
+};
+
+static void deadline_one(const struct pq_item *it, void *arg)
+{
+	struct deadline_scan *x = arg;
+	struct req *r = it->data;
+	uint64_t span = it->deadline_ms - it->created_ms, warn = span / 5 < NT_DEADLINE_MS ? span / 5 : NT_DEADLINE_MS;
+	if ((r->told & NOTIFY_DEADLINE) || it->deadline_ms <= x->now || it->deadline_ms - x->now > warn)
+		return;
+	r->told |= NOTIFY_DEADLINE;
+	notify_event(x->s, NOTIFY_DEADLINE, it, r, NULL, NULL);
+}
+
+void notify_tick(struct signer *s)
+{
+	struct notifier *n = s->nt;
+	if (!n)
+		return;
+	uint64_t now = now_ms();
+	if (now >= n->next_check) { /* once a second: the file, the deadlines */
+		n->next_check = now + 1000;
+		check_file(s);
+		if (n->wants & NOTIFY_DEADLINE) {
+			struct deadline_scan x = {s, now};
+			if (pq_each(s->q, deadline_one, &x) != 0)
+				slog("warning", "webhooks: out of memory scanning the deadlines");
+		}
+	}
+	const struct worker *w = &s->w[W_NOTIFY];
+	int ready = w->fd >= 0 && w->state == S_READY;
+	n->due = UINT64_MAX;
+	for (size_t i = 0; i < NT_QUEUE; i++) {
+		struct delivery *d = &n->q[i];
+		if (!d->used)
+			continue;
+		if (d->inflight && now - d->sent_at > PROTO_NOTIFY_TIMEOUT_MS + 5000) /* the worker's own ran out */
+			attempt_failed(s, d, 0, "the notify worker did not say how it ended");
+		else if (!d->inflight && d->next_at <= now && ready && n->inflight < PROTO_NOTIFY_INFLIGHT)
+			send_one(s, d);
+		if (d->used && !d->inflight && ready && d->next_at < n->due)
+			n->due = d->next_at;
+	}
+}
+
+uint64_t notify_due(const struct signer *s)
+{
+	return s->nt ? s->nt->due : UINT64_MAX;
+}
+
+void notify_worker_down(struct signer *s)
+{
+	struct notifier *n = s->nt;
+	for (size_t i = 0; n && i < NT_QUEUE; i++)
+		if (n->q[i].used && n->q[i].inflight)
+			attempt_failed(s, &n->q[i], 0, "the notify worker stopped");
+}
+
+int h_notify_done(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct notifier *n = s->nt;
+	uint64_t id = cv_get(f->body, "id")->u, status = cv_get(f->body, "status")->u;
+	const struct cv *e = cv_get(f->body, "error");
+	(void)err;
+	for (size_t i = 0; n && i < NT_QUEUE; i++) {
+		struct delivery *d = &n->q[i];
+		if (!d->used || !d->inflight || d->id != id)
+			continue;
+		if (status >= 200 && status < 300) {
+			s->m.hook_delivered++;
+			slog("info", "webhook %s: delivery whd_%016llx (%s) delivered: HTTP %llu, attempt %u", d->hook,
+			     (unsigned long long)d->id, d->event, (unsigned long long)status, d->attempt);
+			drop(n, d);
+			return 0;
+		}
+		char why[PROTO_NOTIFY_ERROR_MAX + 1] = "";
+		if (e)
+			snprintf(why, sizeof why, "%.*s", (int)e->n, (const char *)e->s);
+		for (char *p = why; *p; p++) /* the worker's words, logged: no control bytes */
+			if ((unsigned char)*p < 0x20)
+				*p = ' ';
+		attempt_failed(s, d, (int)status, why);
+		return 0;
+	}
+	return 0; /* a delivery given up already (timed out here): not an attack */
+}

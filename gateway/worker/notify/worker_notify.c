@@ -1,0 +1,252 @@
+/* The notify worker: it POSTs the signer's webhook deliveries and says how each ended.
+ * It parses the only bytes webhook receivers send back (TLS records, HTTP responses),
+ * so it is jailed like every worker, and it can reach nothing by itself: the signer
+ * connects each delivery's socket, to an address it resolved from STATE/notify.json, and
+ * hands it over with the delivery (F_NOTIFY_POST); the jail has no socket or connect and
+ * its Landlock ruleset allows no network right. The bodies and their signatures are the
+ * signer's (it holds the secrets); here they are only sent. One connection per delivery,
+ * closed when it ends; a delivery with no complete answer in PROTO_NOTIFY_TIMEOUT_MS ends
+ * with status 0 (the signer retries). */
+#include "gateway/worker/worker.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/proto/ipc.h"
+#include "gateway/proto/proto.h"
+#include "gateway/worker/jail.h"
+#include "gateway/worker/upstream/uhttp.h"
+#include "gateway/worker/wio.h"
+
+struct nconn {
+	struct uhttp_conn *c;
+	uint64_t id, started;
+	int used, reported;
+	int status; /* the response's HTTP status once DONE; 0 none yet */
+	char why[PROTO_NOTIFY_ERROR_MAX];
+};
+
+struct nw {
+	int ipcfd;
+	struct ipc_conn ipc;
+	struct cv_arena arena;
+	struct uhttp *u[PROTO_NOTIFY_HOOKS_MAX];
+	size_t nhooks;
+	struct nconn conns[PROTO_NOTIFY_INFLIGHT];
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void done(struct nw *w, struct nconn *n, int status, const char *why)
+{
+	if (n->reported)
+		return;
+	n->reported = 1;
+	cv_arena_reset(&w->arena);
+	char err[AS_ERRLEN];
+	struct cv *f = ipc_frame_new(&w->arena, F_NOTIFY_DONE, 3);
+	size_t wl = why ? strnlen(why, PROTO_NOTIFY_ERROR_MAX - 1) : 0;
+	if (!f || ipc_put_uint(&w->arena, f, "id", n->id) || ipc_put_uint(&w->arena, f, "status", (uint64_t)status) ||
+	    (wl && ipc_put_text(&w->arena, f, "error", why, wl)) || ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		ipc_log(w->ipcfd, "error", "notify worker: cannot report delivery %llu", (unsigned long long)n->id);
+}
+
+static void on_event(void *arg, enum uhttp_event ev, int status)
+{
+	struct nconn *n = arg;
+	if (ev == UHTTP_EV_DONE && !n->status)
+		n->status = status;
+	else if (ev == UHTTP_EV_LOST && !n->status && !n->why[0])
+		snprintf(n->why, sizeof n->why, "the connection ended before a complete response");
+}
+
+static int on_msg(void *arg, const char *json, size_t len)
+{
+	(void)arg; /* a receiver's JSON answer is not read: only its status counts */
+	(void)json;
+	(void)len;
+	return 0;
+}
+
+static void conn_end(struct nw *w, struct nconn *n)
+{
+	done(w, n, n->status, n->status ? NULL : n->why[0] ? n->why : "no response");
+	uhttp_conn_free(n->c);
+	memset(n, 0, sizeof *n);
+}
+
+/* A delivery: {id, hook, body, headers} and its socket. */
+static void on_post(struct nw *w, struct ipc_frame *f)
+{
+	char err[AS_ERRLEN];
+	uint64_t id, hook;
+	const char *body;
+	size_t blen;
+	const struct cv *hs;
+	if (ipc_get_uint(f->body, "id", UINT64_MAX, &id, err) ||
+	    ipc_get_uint(f->body, "hook", w->nhooks - 1, &hook, err) ||
+	    ipc_get_text(f->body, "body", PROTO_NOTIFY_BODY_MAX, &body, &blen, err) ||
+	    ipc_get(f->body, "headers", CV_ARRAY, &hs, err) || f->nfds != 1 || hs->n > 8) {
+		ipc_log(w->ipcfd, "error", "notify worker: a bad delivery frame: %s", err);
+		return;
+	}
+	struct nconn *n = NULL;
+	for (size_t i = 0; i < PROTO_NOTIFY_INFLIGHT && !n; i++)
+		if (!w->conns[i].used)
+			n = &w->conns[i];
+	struct nconn busy = {.id = id};
+	if (!n) {
+		done(w, &busy, 0, "the notify worker has no free connection");
+		return;
+	}
+	/* The headers' text is copied: the frame's arena is reused before the request is written. */
+	static char hv[8][2][1100];
+	struct uhttp_header xh[8];
+	for (size_t i = 0; i < hs->n; i++) {
+		const struct cv *p = &hs->items[i];
+		if (p->t != CV_ARRAY || p->n != 2 || p->items[0].t != CV_TEXT || p->items[1].t != CV_TEXT ||
+		    p->items[0].n >= sizeof hv[i][0] || p->items[1].n >= sizeof hv[i][1]) {
+			done(w, &busy, 0, "a bad header in the delivery frame");
+			return;
+		}
+		for (int k = 0; k < 2; k++)
+			snprintf(hv[i][k], sizeof hv[i][k], "%.*s", (int)p->items[k].n, (const char *)p->items[k].s);
+		xh[i] = (struct uhttp_header){hv[i][0], hv[i][1]};
+	}
+	*n = (struct nconn){.used = 1, .id = id, .started = mono_ms()};
+	struct uhttp_req rq = {.extra = xh, .nextra = hs->n};
+	if (uhttp_conn_new(w->u[hook], &n->c, err) != 0 || uhttp_attach(n->c, f->fds[0], err) != 0) {
+		done(w, n, 0, err);
+		uhttp_conn_free(n->c);
+		memset(n, 0, sizeof *n);
+		return;
+	}
+	f->fds[0] = -1; /* the connection's now */
+	if (uhttp_send_req(n->c, body, blen, &rq, err) != 0) {
+		snprintf(n->why, sizeof n->why, "%s", err);
+		conn_end(w, n);
+	}
+}
+
+static void on_frame(void *arg, struct ipc_frame *f)
+{
+	if (f->type == F_NOTIFY_POST)
+		on_post(arg, f);
+}
+
+/* The configuration, before the jail: {hooks: [{scheme, host, port, path, ca?}...]}; each
+ * CA file is read now, while files can still be opened. */
+static int read_config(struct nw *w, struct cv_arena *a, char *err)
+{
+	struct ipc_frame f;
+	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
+	const struct cv *hs;
+	int rc = ipc_get(f.body, "hooks", CV_ARRAY, &hs, err);
+	for (size_t i = 0; rc == 0 && i < hs->n && i < PROTO_NOTIFY_HOOKS_MAX; i++) {
+		const struct cv *h = &hs->items[i];
+		const char *sc, *ho, *pa, *ca = NULL;
+		size_t scn, hon, pan, can = 0;
+		uint64_t port;
+		char b[4][1100];
+		rc = ipc_get_text(h, "scheme", 5, &sc, &scn, err) || ipc_get_text(h, "host", 255, &ho, &hon, err) ||
+		     ipc_get_text(h, "path", 1024, &pa, &pan, err) || ipc_get_uint(h, "port", 65535, &port, err) ||
+		     (cv_get(h, "ca") && ipc_get_text(h, "ca", 1023, &ca, &can, err));
+		if (rc)
+			break;
+		snprintf(b[0], sizeof b[0], "%.*s", (int)scn, sc);
+		snprintf(b[1], sizeof b[1], "%.*s", (int)hon, ho);
+		snprintf(b[2], sizeof b[2], "%.*s", (int)pan, pa);
+		snprintf(b[3], sizeof b[3], "%.*s", (int)can, ca ? ca : "");
+		struct uhttp_cfg cfg = {.scheme = b[0],
+					.host = b[1],
+					.port = (uint16_t)port,
+					.path = b[2],
+					.ca = can ? b[3] : NULL,
+					.body_max = 64u << 10,
+					.any_body = 1};
+		rc = uhttp_new(&cfg, &w->u[i], err);
+		w->nhooks = i + 1;
+	}
+	if (rc == 0 && !w->nhooks)
+		rc = as_fail(err, AS_EINVAL, "no webhooks in the configuration");
+	ipc_frame_close_fds(&f);
+	return rc;
+}
+
+int worker_notify_main(int ipcfd)
+{
+	static struct nw w;
+	w.ipcfd = ipcfd;
+	char err[AS_ERRLEN] = "";
+	cv_arena_init(&w.arena, 1u << 12);
+	if (ipc_conn_init(&w.ipc, ipcfd, err) != 0)
+		return 2;
+	struct cv_arena a;
+	cv_arena_init(&a, 1u << 16);
+	if (read_config(&w, &a, err) != 0) {
+		ipc_log(ipcfd, "error", "notify worker: %s", err);
+		return 2;
+	}
+	struct jail_opts jo = {.max_fds = 16 + PROTO_NOTIFY_INFLIGHT};
+	if (jail_enter(&jo, err) != 0) {
+		ipc_log(ipcfd, "error", "notify worker: cannot enter the jail: %s", err);
+		return 2;
+	}
+	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
+	if (!hello || ipc_put_text(&a, hello, "kind", "notify", 6) != 0 || ipc_conn_send(&w.ipc, hello, -1, err) != 0)
+		return 2;
+	for (;;) {
+		struct pollfd pf[1 + PROTO_NOTIFY_INFLIGHT];
+		struct nconn *of[1 + PROTO_NOTIFY_INFLIGHT];
+		size_t np = 1;
+		pf[0] = (struct pollfd){.fd = ipcfd, .events = (short)(POLLIN | (ipc_pending(&w.ipc) ? POLLOUT : 0))};
+		for (size_t i = 0; i < PROTO_NOTIFY_INFLIGHT; i++)
+			if (w.conns[i].used && uhttp_fd(w.conns[i].c) >= 0) {
+				of[np] = &w.conns[i];
+				pf[np++] =
+				    (struct pollfd){.fd = uhttp_fd(w.conns[i].c), .events = uhttp_want(w.conns[i].c)};
+			}
+		if (poll(pf, np, 1000) < 0 && errno != EINTR)
+			return 2;
+		uint64_t now = mono_ms();
+		for (size_t i = 1; i < np; i++) {
+			struct nconn *n = of[i];
+			struct uhttp_cb cb = {on_msg, on_event, n};
+			err[0] = 0;
+			if (pf[i].revents && uhttp_io(n->c, &cb, err) != 0 && !n->status)
+				snprintf(n->why, sizeof n->why, "%s", err);
+			if (!n->status && now - n->started > PROTO_NOTIFY_TIMEOUT_MS) {
+				snprintf(n->why, sizeof n->why, "no complete response in %u s",
+					 PROTO_NOTIFY_TIMEOUT_MS / 1000);
+				uhttp_close(n->c, &cb);
+			}
+			if (n->status || uhttp_fd(n->c) < 0)
+				conn_end(&w, n);
+		}
+		if ((pf[0].revents & POLLOUT) && ipc_flush(&w.ipc, err) != 0)
+			return 0;
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			int r = wio_frames(&w.ipc, &a, on_frame, &w, err);
+			if (r != 0)
+				return r == 1 ? 0 : 2;
+		}
+		/* A request just queued starts now: its first write needs no poll. */
+		for (size_t i = 0; i < PROTO_NOTIFY_INFLIGHT; i++) {
+			struct nconn *n = &w.conns[i];
+			struct uhttp_cb cb = {on_msg, on_event, n};
+			if (n->used && uhttp_fd(n->c) >= 0 && uhttp_io(n->c, &cb, err) != 0 && !n->status)
+				snprintf(n->why, sizeof n->why, "%s", err);
+			if (n->used && (n->status || uhttp_fd(n->c) < 0))
+				conn_end(&w, n);
+		}
+	}
+}
