@@ -366,12 +366,21 @@ static json_t *load_context(const char *path, char *err)
 	return v;
 }
 
-/* The review page's link to this request, from the daemon's STATE/assentd.json. */
-static void review_link(const char *state, const char *sid, char *out, size_t n)
+/* The review page's link to this request: ASSENT_REVIEW_URL here, else the one the daemon's
+ * answer gave (review_url), else from its STATE/assentd.json. */
+static void review_link(const char *state, const char *sid, const char *given, char *out, size_t n)
 {
 	const char *base = getenv("ASSENT_REVIEW_URL"); /* the page as reviewers reach it, e.g. behind nginx */
 	if (base && *base) {
 		snprintf(out, n, "%s%sreview#%s", base, base[strlen(base) - 1] == '/' ? "" : "/", sid);
+		return;
+	}
+	size_t gl = given ? strlen(given) : 0;
+	for (size_t i = 0; i < gl; i++) /* the daemon's text, printed to a terminal: printable ASCII only */
+		if ((unsigned char)given[i] < 0x20 || (unsigned char)given[i] >= 0x7f)
+			gl = n;
+	if (given && gl && gl < n) {
+		snprintf(out, n, "%s", given);
 		return;
 	}
 	if (!state) {
@@ -512,7 +521,8 @@ int cmd_request(const char *state, int argc, char **argv)
 	int said = 0, fails = 0;
 	while (!strcmp(json_string_value(json_object_get(res, "status")), "pending")) {
 		if (!said++) {
-			review_link(url ? NULL : state, sid, link, sizeof link);
+			review_link(url ? NULL : state, sid, json_string_value(json_object_get(res, "review_url")),
+				    link, sizeof link);
 			fprintf(stderr, "assent request: waiting for a reviewer: %s\n", link);
 		} else {
 			fprintf(stderr, "assent request: still waiting (%lld min): %s\n",

@@ -158,6 +158,11 @@ void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, 
 		json_t *res = result_base(o->it.session_id, "pending", 0);
 		no_reviewer_warning(s, res);
 		json_object_set_new(res, "deadline", json_integer((json_int_t)(o->it.deadline_ms / 1000)));
+		char origin[512], link[600];
+		if (review_origin(s, origin, sizeof origin)) { /* an HTTP client has no assentd.json to read it from */
+			snprintf(link, sizeof link, "%s/review#%s", origin, o->it.session_id);
+			json_object_set_new(res, "review_url", json_string(link));
+		}
 		send_result(s, o->conn, r->rid, res, 0);
 		json_decref(res);
 	}

@@ -107,6 +107,10 @@ expect_exit 0 "--url: the token verifies against the plan's bytes" \
 	"$VERIFY" token "$(cat "$T/h1.out")" --aud tf-prod --key "$(ls "$S"/keys/token-*.pub | head -1)" --subject "$T/plan.tfplan" --require-computed
 (ASSENT_AGENT_KEY=$KEY "${AGENT_PREFIX[@]}" "$ASSENT" request --url "http://$HTTP" --message "remote: drop it?" >"$T/h2.out" 2>"$T/h2.err"; echo $? >"$T/h2.rc") &
 id=$(pending_id)
+REV=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["review"])' "$S/assentd.json")
+for _ in $(seq 100); do grep -q "review#" "$T/h2.err" && break; sleep 0.05; done
+check "--url without ASSENT_REVIEW_URL: the link is the one the daemon's answer gave (review_url)" \
+	grep -q "waiting for a reviewer: http://$REV/review#$id" "$T/h2.err"
 "$ASSENT" --state "$S" reject "$id" -m "no" >/dev/null
 check "--url rejected: exit 1 (the path defaults to /mcp)" test "$(waitrc h2)" = 1
 expect_exit 2 "--url with a wrong key: exit 2" env ASSENT_AGENT_KEY=ak_not-a-key "$ASSENT" request --url "http://$HTTP/mcp" --message m

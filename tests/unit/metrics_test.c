@@ -304,6 +304,7 @@ static void test_empty(void **state)
 	    {"assent_ledger_bytes", "gauge"},
 	    {"assent_worker_restarts_total", "counter"},
 	    {"assent_auth_failures_total", "counter"},
+	    {"assent_webhook_deliveries_total", "counter"},
 	    {"assent_web_sessions", "gauge"},
 	    {"assent_uptime_seconds", "gauge"},
 	};
@@ -335,6 +336,7 @@ static void test_empty(void **state)
 	assert_true(value(&E, "assent_worker_restarts_total{worker=\"review\"}") == 0);
 	assert_true(value(&E, "assent_auth_failures_total{listener=\"agent\"}") == 0);
 	assert_true(value(&E, "assent_auth_failures_total{listener=\"review\"}") == 0);
+	assert_true(value(&E, "assent_webhook_deliveries_total{result=\"gave_up\"}") == 0);
 	buf_free(&t);
 }
 
@@ -450,6 +452,8 @@ static void test_gauges(void **state)
 	memset(&m, 0, sizeof m);
 	m.auth_fail_agent = 11;
 	m.auth_fail_review = 12;
+	m.hook_delivered = 13;
+	m.hook_dropped = 14;
 	struct metrics_gauges g = {.pending = 1,
 				   .ledger_entries = 2,
 				   .ledger_bytes = UINT64_MAX,
@@ -467,6 +471,8 @@ static void test_gauges(void **state)
 	assert_true(value(&E, "assent_web_sessions") == 7);
 	assert_true(value(&E, "assent_auth_failures_total{listener=\"agent\"}") == 11);
 	assert_true(value(&E, "assent_auth_failures_total{listener=\"review\"}") == 12);
+	assert_true(value(&E, "assent_webhook_deliveries_total{result=\"delivered\"}") == 13);
+	assert_true(value(&E, "assent_webhook_deliveries_total{result=\"dropped\"}") == 14);
 	assert_non_null(strstr((const char *)t.p, "\nassent_ledger_bytes 18446744073709551615\n"));
 	buf_free(&t);
 }

@@ -528,7 +528,8 @@ static const struct {
 	"\"approval_token\":{\"type\":\"string\",\"description\":\"Signed JWT, present when approved; downstream "     \
 	"gates check it with assent-verify.\"},"                                                                       \
 	"\"error\":{\"type\":\"string\",\"description\":\"Why there is no decision, e.g. timeout.\"},"                 \
-	"\"warning\":{\"type\":\"string\",\"description\":\"Why it may never be decided: no reviewer is registered.\"}}," \
+	"\"warning\":{\"type\":\"string\",\"description\":\"Why it may never be decided: no reviewer is registered.\"}," \
+	"\"review_url\":{\"type\":\"string\",\"description\":\"Where reviewers open this pending request.\"}}," \
 	"\"required\":[\"session_id\",\"status\",\"approved\"]}"
 
 #define SUBJECT_SCHEMA                                                                                                 \
