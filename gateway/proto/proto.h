@@ -95,6 +95,9 @@ enum {
 	F_REC_QUERY = 118,   /* recorder: {qid, op, json} a question about the records (QA reports, events, prune) */
 	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
 			      * where each goes, and their resources, templates and prompts */
+	/* review, appended (issue 17, the page's history): */
+	F_WEB_HISTORY = 63, /* {who?, outcome?, audience?, rule?, since?, until?, limit?} GET /review/api/history */
+	F_WEB_PROOF = 64,   /* {seq} GET /review/api/proof: a decision's inclusion proof (assent-verify proof) */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web
