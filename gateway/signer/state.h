@@ -244,12 +244,12 @@ struct op {
 };
 
 /* A decision, for the web page's "recent" list and its history (GET /review/api/history):
- * the last HISTORY_MAX, in memory only (a restart starts an empty history; the ledger keeps
- * them all, and `assent-verify export` reads them). */
+ * the last HISTORY_MAX, in memory, rebuilt from the ledger's tail at start (restore.c). */
 #define HISTORY_MAX 1000
-#define HISTORY_RECENT 20 /* the newest of them, in the pending list's "recent" */
+#define HISTORY_RECENT 20	/* the newest of them, in the pending list's "recent" */
+#define HISTORY_MESSAGE_MAX 120 /* bytes of a request's message kept with its decision */
 struct recent {
-	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[121];
+	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[HISTORY_MESSAGE_MAX + 1];
 	char requester[80];		/* struct conn's owner: "agent:NAME", "uid:N" */
 	char audience[MCP_AUD_MAX + 1]; /* "" when none */
 	uint64_t seq, at;		/* the decision's entry; at: unix s */
@@ -444,7 +444,12 @@ void reply_to(struct signer *s, uint64_t to, int web, struct answer ans);
 struct conn *conn_get(struct signer *s, uint64_t id, int worker);
 void req_free(struct req *r);
 struct done *done_at(struct signer *s, size_t i);
-/* The i-th newest decision of the history (0: the newest), or NULL past the last. */
+/* The history ring (reply.c): x pushed as the newest (over the oldest when full; the ring
+ * takes x->pd), the i-th newest (0: the newest) or NULL past the last, and a message cut to
+ * HISTORY_MESSAGE_MAX bytes on a character boundary with its line breaks as spaces. */
+void history_push(struct signer *s, const struct recent *x);
+void history_free(struct signer *s); /* the ring's terms, and the ring emptied (the process's end frees the rest) */
+void history_summary(char out[HISTORY_MESSAGE_MAX + 1], const char *msg, size_t n);
 const struct recent *history_nth(const struct signer *s, size_t i);
 void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
 		 const char *reviewer, uint64_t seq);
@@ -550,6 +555,9 @@ int h_web_proof(void *ctx, struct ipc_frame *f, char *err);
 /* restore.c: what survives a restart (README "Restarts") */
 int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
 void restore_pending(struct signer *s);
+/* The history of decisions as the ledger's tail has it: the last HISTORY_MAX decisions whose
+ * request entries are on it too, read backwards from the newest entry. */
+void restore_history(struct signer *s);
 
 /* gate.c */
 int gate_start(struct signer *s);

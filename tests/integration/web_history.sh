@@ -3,7 +3,8 @@
 # see, newest first, filtered by who, outcome, audience, rule and time, with per-hour
 # figures for the chart; GET /review/api/proof?seq=N downloads a decision's inclusion
 # proof, which `assent-verify proof --check` accepts. Bad queries are 400 naming the
-# parameter; a decision whose rule names other reviewers is neither listed nor proven.
+# parameter; a decision whose rule names other reviewers is neither listed nor proven; a
+# restart rebuilds the same history from the ledger's tail.
 . "$(dirname "$0")/../lib.sh"
 ASSENTD=$ROOT/build/assentd
 S=$T/state
@@ -151,4 +152,35 @@ check "a proof with seq=x: 400 naming it" sh -c "[ \"\$(curl -s -o '$T/body' -w 
 check "a proof with another parameter: 400" test "$(get "$ALICE" "/review/api/proof?seq=$SEQ&size=3")" = 400
 check "POST to the history: 405" test "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Origin: $R" -H 'Content-Type: application/json' --data '{}' "$R/review/api/history")" = 405
 check "the daemon is still up (no worker was killed)" sh -c "! grep -q 'security' '$T/daemon.log'"
+
+# A restart rebuilds the history from the ledger's tail: the same decisions, for the same people.
+hist() { curl -s -H "Authorization: Bearer $1" "$R/review/api/history" >"$2"; }
+hist "$ALICE" "$T/alice.before"
+hist "$BOB" "$T/bob.before"
+p=$(daemon_pid "$S")
+kill "$p"
+for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+rm -f "$S/assentd.json"
+ASSENT_SINGLE_USER=$(agent_single_user) "$ASSENTD" --state "$S" --policy "$T/p.policy" >>"$T/daemon.log" 2>&1 &
+for _ in $(seq 200); do [ -n "$(listener "$S" review)" ] && break; sleep 0.05; done
+R=http://$(listener "$S" review)
+hist "$ALICE" "$T/alice.after"
+hist "$BOB" "$T/bob.after"
+# The same fields; the times are the ledger entries' (stamped as each entry was written), which
+# may differ from the live ones by the moment between the decision and its entry: compared to the second.
+same() { $PY - "$1" "$2" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["decisions"] for f in sys.argv[1:3])
+keys = ("session_id", "seq", "outcome", "by", "requester", "audience", "rule", "message")
+assert [[x.get(k) for k in keys] for x in a] == [[x.get(k) for k in keys] for x in b], (a, b)
+for x, y in zip(a, b):
+    for k in ("requested_at", "decided_at"):
+        assert abs(x[k] - y[k]) <= 1, (k, x, y)
+PY
+}
+check "after a restart alice's history is the same three decisions (bob's restricted one still hidden from her)" same "$T/alice.before" "$T/alice.after"
+check "  ... and bob's the same four" same "$T/bob.before" "$T/bob.after"
+check "  ... the daemon says how many it rebuilt" grep -q 'the history of decisions holds the ledger.s last 4' "$T/daemon.log"
+check "  ... and a proof of one of them still downloads" test "$(get "$ALICE" "/review/api/proof?seq=$SEQ")" = 200
+expect_exit 0 "  ... and holds" "$VERIFY" proof --check "$T/body" --key "$S/keys/checkpoint.pub"
 done_testing
