@@ -801,7 +801,8 @@ static int proof_read(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, struct eckey
 /* The inclusion proof of a decision in this reviewer's history, as `assent-verify proof`
  * makes it (verify/proof.h), checked by `assent-verify proof --check`. Only a decision the
  * reviewer may see: the entry holds the request's response and names. It reads the whole
- * ledger (every leaf up to the newest checkpoint): milliseconds per 10,000 entries. */
+ * ledger (every leaf up to the newest checkpoint, each checked), in the event loop: a cost
+ * linear in the ledger's size, paid only when a reviewer asks. */
 int h_web_proof(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
