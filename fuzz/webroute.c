@@ -97,6 +97,9 @@ static const struct {
     {"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},
     {"/review/mcp", "POST", F_WEB_ME, WR_MCP},
     {"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
+    {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
+    {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
+    {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 

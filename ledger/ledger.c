@@ -662,6 +662,19 @@ int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, s
 	return out;
 }
 
+int ledger_read(struct ledger *l,
+		int (*fn)(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, struct eckey *key, void *arg, char *err),
+		void *arg, char *err)
+{
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, &txn);
+	if (rc != 0)
+		return lmdb_fail(err, rc, "begin");
+	rc = fn(txn, l->entries, l->ckpts, l->key, arg, err);
+	mdb_txn_abort(txn);
+	return rc;
+}
+
 void ledger_close(struct ledger *l)
 {
 	if (!l)

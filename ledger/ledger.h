@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <lmdb.h>
+
 #include "include/assent/err.h"
 #include "common/attr.h"
 
@@ -88,6 +90,15 @@ const char *ledger_origin(const struct ledger *l);
  * call), in one read transaction; fn returns non-zero to stop, which is returned. */
 int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg), void *arg,
 		char *err) AS_MUST_USE AS_MUST_USE;
+
+/* Call fn in one read transaction of l's own environment, with its entries and checkpoints
+ * databases and l's checkpoint key (to check the checkpoints it reads; l keeps it): what
+ * reads the store directly (an inclusion proof) without opening the environment a second
+ * time in this process, which LMDB forbids. fn's result is returned. */
+struct eckey;
+int ledger_read(struct ledger *l,
+		int (*fn)(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, struct eckey *key, void *arg, char *err),
+		void *arg, char *err) AS_MUST_USE;
 
 /* Writes a final checkpoint when the tree grew (clean shutdown), then frees l. */
 void ledger_close(struct ledger *l);

@@ -20,6 +20,15 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	MDB_dbi entries, ckpts;
 	int nolock;
 	GUARD(store_open_ro(dir, &env, &txn, &entries, &ckpts, &nolock, err));
+	int rc = proof_make_txn(txn, entries, ckpts, seq, size, keys, nkeys, out, err);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	return rc;
+}
+
+int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, uint64_t size, struct eckey *const *keys,
+		   size_t nkeys, struct buf *out, char *err)
+{
 	int rc = 0;
 	uint8_t(*leaves)[32] = NULL;
 	struct buf note, entry;
@@ -149,8 +158,6 @@ out:
 	buf_free(&note);
 	buf_free(&entry);
 	cv_arena_free(&a);
-	mdb_txn_abort(txn);
-	mdb_env_close(env);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/eckey.h"
 #include "common/util.h"
+#include "ledger/store.h" /* lmdb.h */
 
 #define PROOF_MAX 65536 + 2 * (1u << 20) /* JSON proof: path, checkpoint, a base64 entry */
 
@@ -18,6 +19,12 @@
  * Returns 0, AS_ECORRUPT (reason in err) or an I/O error. */
 int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const *keys, size_t nkeys, struct buf *out,
 	       char *err);
+
+/* The same, in a read transaction of an environment already open (txn, its entries and
+ * checkpoints databases): the signer's own, since LMDB must not open one environment twice
+ * in a process. The caller ends txn. */
+int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, uint64_t size, struct eckey *const *keys,
+		   size_t nkeys, struct buf *out, char *err);
 
 /* Check a proof. ckpt (may be NULL) is a checkpoint obtained independently; else
  * the proof's own checkpoint is used. Either must verify with one of keys and

@@ -172,6 +172,15 @@ static const struct frame_field qa_mcp[] = {
     CONN, RID, QA_FIELDS, {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT}}; /* declared, for stdio */
 static const struct frame_field qa_ctl[] = {CONN, QA_FIELDS};
 static const struct frame_field qa_web[] = {WEB, QA_FIELDS};
+static const struct frame_field web_history[] = {WEB,
+						 {"who", FT_TEXT, PROTO_HIST_WHO_MAX, OPT},
+						 {"outcome", FT_TEXT, PROTO_OUTCOME_MAX, OPT},
+						 {"audience", FT_TEXT, PROTO_HIST_AUD_MAX, OPT},
+						 {"rule", FT_UINT, PROTO_HIST_RULE_MAX, OPT},
+						 {"since", FT_UINT, PROTO_HIST_TIME_MAX, OPT},
+						 {"until", FT_UINT, PROTO_HIST_TIME_MAX, OPT},
+						 {"limit", FT_UINT, PROTO_HIST_LIMIT_MAX, OPT}};
+static const struct frame_field web_proof[] = {WEB, {"seq", FT_UINT, PROTO_SEQ_MAX, REQ}};
 
 #define TABLE(t, f)                                                                                                    \
 	{                                                                                                              \
@@ -222,6 +231,8 @@ static const struct frame_table tables[] = {
     TABLE(F_REC_STATS, rec_stats),
     TABLE(F_REC_ANSWER, rec_answer),
     TABLE(F_NOTIFY_DONE, notify_done),
+    TABLE(F_WEB_HISTORY, web_history),
+    TABLE(F_WEB_PROOF, web_proof),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)

@@ -56,6 +56,13 @@
 #define PROTO_PROXY_SECRET_MAX 256
 #define PROTO_TOKEN_MAX 512 /* a reviewer's web token */
 #define PROTO_ADDR_MAX 45   /* a client address the proxy passes (X-Real-IP) */
+/* F_WEB_HISTORY's filters (gateway/worker/review/histq.h parses them from the query) */
+#define PROTO_HIST_WHO_MAX PROTO_NAME_MAX   /* a reviewer's name, "policy" or "deadline" */
+#define PROTO_HIST_AUD_MAX MCP_AUDIENCE_MAX /* an audience: [A-Za-z0-9._:/-] */
+#define PROTO_HIST_RULE_MAX 1000000	    /* a policy rule's line */
+#define PROTO_HIST_TIME_MAX 99999999999ull  /* unix seconds (year 5138) */
+#define PROTO_HIST_LIMIT_MAX 1000	    /* decisions in one answer (the signer keeps at most this many) */
+#define PROTO_SEQ_MAX (1ull << 53)	    /* a ledger sequence number a page can name (JSON's exact integers) */
 /* the gate */
 #define PROTO_UP_TOOLS_MAX (1u << 20)  /* F_UP_TOOLS tools: one upstream's catalog, encoded */
 #define PROTO_UP_RESULT_MAX (2u << 20) /* F_UP_RESULT result: one call's result, encoded */

@@ -98,6 +98,9 @@ enum {
 			      * webhook `hook` (the F_CONFIG hooks' index): POST body there, once */
 	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
 			      * where each goes, and their resources, templates and prompts */
+	/* review, appended (issue 17, the page's history): */
+	F_WEB_HISTORY = 63, /* {who?, outcome?, audience?, rule?, since?, until?, limit?} GET /review/api/history */
+	F_WEB_PROOF = 64,   /* {seq} GET /review/api/proof: a decision's inclusion proof (assent-verify proof) */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

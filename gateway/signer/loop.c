@@ -68,6 +68,8 @@ static const struct ipc_rule review_rules[] = {
     {F_WEB_SUBMIT, READY, IPC_FDS, h_web_submit},
     {F_WEB_ADMIN_CLEAR, READY, IPC_FDS, h_web_admin_clear},
     {F_WEB_QA, READY, IPC_FDS, h_web_qa},
+    {F_WEB_HISTORY, READY, IPC_FDS, h_web_history},
+    {F_WEB_PROOF, READY, IPC_FDS, h_web_proof},
 };
 
 /* An upstream worker speaks for one server: its tools, and the ends of calls dispatched to it. */

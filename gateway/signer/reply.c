@@ -247,36 +247,83 @@ static void remember_done(struct signer *s, const char *sid, uint64_t conn, cons
 
 /* One structured JSON line per finished request (stderr, the daemon's log). */
 
+void history_summary(char out[HISTORY_MESSAGE_MAX + 1], const char *msg, size_t n)
+{
+	if (n > HISTORY_MESSAGE_MAX) /* cut on a character boundary: JSON takes whole UTF-8 only */
+		for (n = HISTORY_MESSAGE_MAX; n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80; n--)
+			;
+	memcpy(out, msg, n);
+	out[n] = 0;
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+void history_push(struct signer *s, const struct recent *x)
+{
+	struct recent *slot = &s->recent[s->recent_head];
+	free(slot->pd);
+	*slot = *x; /* the ring owns x's terms from here */
+	s->recent_head = (s->recent_head + 1) % HISTORY_MAX;
+	if (s->nrecent < HISTORY_MAX)
+		s->nrecent++;
+}
+
+void history_free(struct signer *s)
+{
+	for (size_t i = 0; i < HISTORY_MAX; i++) {
+		free(s->recent[i].pd);
+		s->recent[i].pd = NULL;
+	}
+	s->nrecent = s->recent_head = 0;
+}
+
+/* A decision into the history ring, over its oldest when full (a ring: no copy per decision). */
+static void history_add(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
+			const char *reviewer, const char *summary, uint64_t seq)
+{
+	struct recent x = {0};
+	snprintf(x.sid, sizeof x.sid, "%s", it->session_id);
+	snprintf(x.outcome, sizeof x.outcome, "%s", outcome);
+	/* No reviewer: the policy decided it at once (allow, deny), or its deadline passed (an ask). */
+	snprintf(x.by, sizeof x.by, "%s",
+		 reviewer				? reviewer
+		 : r->has_pd && r->pd.action != POL_ASK ? "policy"
+							: "deadline");
+	snprintf(x.message, sizeof x.message, "%s", summary);
+	snprintf(x.requester, sizeof x.requester, "%s", r->owner);
+	snprintf(x.audience, sizeof x.audience, "%s", r->audience);
+	x.seq = seq;
+	x.at_ms = now_ms();
+	x.at = x.at_ms / 1000;
+	x.created_ms = it->created_ms;
+	x.rule = r->has_pd ? r->pd.line : 0;
+	/* Out of memory for the terms: the entry stays hidden from everyone rather than shown to all. */
+	x.restricted = r->has_pd && r->pd.nreviewers;
+	if (x.restricted && (x.pd = malloc(sizeof *x.pd)))
+		*x.pd = r->pd;
+	history_push(s, &x);
+}
+
+const struct recent *history_nth(const struct signer *s, size_t i)
+{
+	return i < s->nrecent ? &s->recent[(s->recent_head + HISTORY_MAX - 1 - i) % HISTORY_MAX] : NULL;
+}
+
 /* A request left the queue: one log line, the metrics, and (decisions) the web page's recent list. */
 void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
 		 const char *reviewer, uint64_t seq)
 {
 	const char *msg = json_string_value(json_object_get(r->view, "message"));
-	char summary[121];
-	snprintf(summary, sizeof summary, "%s", msg ? msg : "");
-	for (char *p = summary; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+	char summary[HISTORY_MESSAGE_MAX + 1];
+	history_summary(summary, msg ? msg : "", msg ? strlen(msg) : 0);
 	metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
 	notify_event(s, NOTIFY_DECISION, it, r, outcome, reviewer ? reviewer : r->has_pd ? "policy" : NULL);
 	rec_event(s, "approval.decided", it->session_id,
 		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
 			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));
-	if (seq && strcmp(outcome, "cancelled")) {
-		memmove(&s->recent[1], &s->recent[0], sizeof s->recent - sizeof s->recent[0]);
-		struct recent *x = &s->recent[0];
-		snprintf(x->sid, sizeof x->sid, "%s", it->session_id);
-		snprintf(x->outcome, sizeof x->outcome, "%s", outcome);
-		snprintf(x->by, sizeof x->by, "%s", reviewer ? reviewer : r->has_pd ? "policy" : "deadline");
-		memcpy(x->message, summary, sizeof x->message);
-		x->seq = seq;
-		x->at = now_ms() / 1000;
-		x->restricted = r->has_pd && r->pd.nreviewers;
-		if (x->restricted)
-			x->pd = r->pd;
-		if (s->nrecent < sizeof s->recent / sizeof s->recent[0])
-			s->nrecent++;
-	}
+	if (seq && strcmp(outcome, "cancelled"))
+		history_add(s, it, r, outcome, reviewer, summary, seq);
 	json_t *j = json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "ts", (json_int_t)now_ms(), "level", "info",
 			      "event", "request_finished", "session_id", it->session_id, "timestamp",
 			      (json_int_t)(now_ms() / 1000), "type", r->type, "outcome", outcome, "reviewer", reviewer,

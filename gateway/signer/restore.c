@@ -465,3 +465,136 @@ void restore_pending(struct signer *s)
 	json_decref(o.index);
 	json_decref(o.calls);
 }
+
+/* ---- the history: the last decisions, read backwards from the ledger's newest entry ---- */
+
+struct hist_scan {
+	struct recent *x; /* newest first, as found */
+	int *found;	  /* x[k]'s request entry was read */
+	size_t n, nfound;
+	json_t *index; /* session_id -> k */
+	struct cv_arena a;
+};
+
+/* A final entry (decision, timeout): what it says of the decision. 0, or -1 to pass it by. */
+static int hist_final(struct hist_scan *h, const struct cv *e, const char *sid, uint64_t seq)
+{
+	struct recent *x = &h->x[h->n];
+	const struct cv *kind = cv_get(e, "kind"), *pol = cv_get(e, "policy");
+	uint64_t t, u;
+	memset(x, 0, sizeof *x);
+	if (uint_of(cv_get(e, "time"), UINT64_MAX, &t) != 0)
+		return -1;
+	if (cv_text_eq(kind, "timeout"))
+		snprintf(x->outcome, sizeof x->outcome, "timeout");
+	else if (text_copy(cv_get(e, "outcome"), x->outcome, sizeof x->outcome) != 0)
+		return -1;
+	/* as history_add names them: the reviewer, else the policy (decided at once) or the deadline */
+	if (text_copy(cv_get(cv_get(e, "reviewer"), "name"), x->by, sizeof x->by) != 0)
+		snprintf(x->by, sizeof x->by, "%s",
+			 pol && !cv_text_eq(cv_get(pol, "decision"), "ask") && !cv_text_eq(kind, "timeout")
+			     ? "policy"
+			     : "deadline");
+	if (pol && uint_of(cv_get(pol, "rule"), UINT32_MAX, &u) == 0)
+		x->rule = (unsigned)u;
+	snprintf(x->sid, sizeof x->sid, "%s", sid);
+	x->seq = seq;
+	x->at_ms = t;
+	x->at = t / 1000;
+	return json_object_set_new(h->index, sid, json_integer((json_int_t)h->n)) == 0 ? (h->n++, 0) : -1;
+}
+
+/* Its request entry: when it was asked, by whom, for which audience, under which terms. */
+static void hist_request(struct hist_scan *h, const struct cv *e, size_t k)
+{
+	struct recent *x = &h->x[k];
+	const struct cv *msg = cv_get(e, "message"), *pol = cv_get(e, "policy"), *terms = cv_get(e, "terms"),
+			*rv = cv_get(terms, "reviewers");
+	uint64_t t, u;
+	if (h->found[k] || uint_of(cv_get(e, "time"), UINT64_MAX, &t) != 0 ||
+	    text_copy(cv_get(e, "owner"), x->requester, sizeof x->requester) != 0)
+		return;
+	x->created_ms = t;
+	if (cv_get(e, "audience"))
+		text_copy(cv_get(e, "audience"), x->audience, sizeof x->audience);
+	if (msg && msg->t == CV_TEXT)
+		history_summary(x->message, (const char *)msg->s, msg->n);
+	if (!x->rule && pol && uint_of(cv_get(pol, "rule"), UINT32_MAX, &u) == 0)
+		x->rule = (unsigned)u;
+	if (!strcmp(x->outcome, "timeout") && cv_get(terms, "timeout_denies") &&
+	    cv_get(terms, "timeout_denies")->t == CV_TRUE)
+		snprintf(x->outcome, sizeof x->outcome, "denied"); /* as timeout_answer names it */
+	if (rv && rv->t == CV_ARRAY && rv->n) {
+		/* a rule that named its reviewers: shown to them only, as it was; terms that cannot
+		 * be read keep it from everyone (restricted, with no terms) */
+		x->restricted = 1;
+		struct pol_decision *pd = calloc(1, sizeof *pd);
+		for (size_t i = 0; pd && i < rv->n && i < POL_LIST_MAX; i++)
+			if (text_copy(&rv->items[i], pd->reviewers[pd->nreviewers], sizeof pd->reviewers[0]) == 0)
+				pd->nreviewers++;
+		if (pd && pd->nreviewers == rv->n) {
+			x->pd = pd;
+		} else {
+			free(pd);
+		}
+	}
+	h->found[k] = 1;
+	h->nfound++;
+}
+
+static int hist_walk(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, struct eckey *key, void *arg, char *err)
+{
+	(void)ckpts;
+	(void)key;
+	struct hist_scan *h = arg;
+	MDB_cursor *cur;
+	MDB_val k, v;
+	if (mdb_cursor_open(txn, entries, &cur) != 0)
+		return as_fail(err, AS_EIO, "cannot read the ledger's entries");
+	for (int rc = mdb_cursor_get(cur, &k, &v, MDB_LAST); rc == 0 && !(h->n == HISTORY_MAX && h->nfound == h->n);
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_PREV)) {
+		struct cv *e;
+		char sid[PQ_SID_LEN + 1];
+		cv_arena_reset(&h->a);
+		if (k.mv_size != 8 || cbor_decode(v.mv_data, v.mv_size, &h->a, &e, NULL) != 0 ||
+		    text_copy(cv_get(e, "session_id"), sid, sizeof sid) != 0)
+			continue; /* assent-verify reports damage; here we only look for decisions */
+		const struct cv *kind = cv_get(e, "kind");
+		json_t *at = json_object_get(h->index, sid);
+		if ((cv_text_eq(kind, "decision") || cv_text_eq(kind, "timeout")) && !at && h->n < HISTORY_MAX)
+			hist_final(h, e, sid, be64_get(k.mv_data));
+		else if (cv_text_eq(kind, "request") && at)
+			hist_request(h, e, (size_t)json_integer_value(at));
+	}
+	mdb_cursor_close(cur);
+	return 0;
+}
+
+void restore_history(struct signer *s)
+{
+	struct hist_scan h = {.x = calloc(HISTORY_MAX, sizeof *h.x),
+			      .found = calloc(HISTORY_MAX, sizeof *h.found),
+			      .index = json_object()};
+	char err[AS_ERRLEN];
+	cv_arena_init(&h.a, ENTRY_MAX);
+	if (!h.x || !h.found || !h.index)
+		slog("error", "rebuilding the history of decisions: out of memory");
+	else if (ledger_read(s->ledger, hist_walk, &h, err) != 0)
+		slog("error", "rebuilding the history of decisions from the ledger: %s", err);
+	/* oldest first, so that the newest ends on top; a decision whose request entry is not on
+	 * the ledger (cut from an older copy) is left out: it could not be shown whole */
+	size_t kept = 0;
+	for (size_t k = h.n; h.x && h.found && k-- > 0;)
+		if (h.found[k]) {
+			history_push(s, &h.x[k]);
+			kept++;
+		} else {
+			free(h.x[k].pd);
+		}
+	if (kept)
+		slog("info", "the history of decisions holds the ledger's last %zu", kept);
+	free(h.x);
+	free(h.found);
+	json_decref(h.index);
+	cv_arena_free(&h.a);
+}

@@ -119,6 +119,7 @@ int start_keys(struct signer *s)
 	reload_registry(s);
 	cv_arena_init(&s->arena, 1u << 20);
 	restore_pending(s); /* what a previous run left pending (restore.c) */
+	restore_history(s); /* and the page's history of its decisions */
 	if (load_policy(s, err) != 0) {
 		slog("error", "%s", err);
 		return 2;

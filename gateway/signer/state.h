@@ -245,10 +245,19 @@ struct op {
 	const struct cv *fields; /* kept decoded for the ledger (enc is then empty) */
 };
 
-struct recent { /* a decision, for the web page's "recent" list */
-	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[121];
-	uint64_t seq, at;
-	struct pol_decision pd; /* its terms: shown only to reviewers who could have decided it */
+/* A decision, for the web page's "recent" list and its history (GET /review/api/history):
+ * the last HISTORY_MAX, in memory, rebuilt from the ledger's tail at start (restore.c). */
+#define HISTORY_MAX 1000
+#define HISTORY_RECENT 20	/* the newest of them, in the pending list's "recent" */
+#define HISTORY_MESSAGE_MAX 120 /* bytes of a request's message kept with its decision */
+struct recent {
+	char sid[PQ_SID_LEN + 1], outcome[17], by[80], message[HISTORY_MESSAGE_MAX + 1];
+	char requester[80];		/* struct conn's owner: "agent:NAME", "uid:N" */
+	char audience[MCP_AUD_MAX + 1]; /* "" when none */
+	uint64_t seq, at;		/* the decision's entry; at: unix s */
+	uint64_t created_ms, at_ms;	/* asked, decided (unix ms) */
+	unsigned rule;			/* the policy line that decided or asked; 0: no policy */
+	struct pol_decision *pd; /* restricted: its terms (owned), shown only to reviewers who could have decided it */
 	int restricted;
 };
 
@@ -270,8 +279,8 @@ struct signer {
 	char proxy_path[108], proxy_header[64], proxy_secret[129];
 	struct web_sessions *ws;
 	struct metrics m;
-	struct recent recent[20];
-	size_t nrecent;
+	struct recent recent[HISTORY_MAX]; /* a ring: the newest at recent_head - 1 (history_nth) */
+	size_t nrecent, recent_head;
 	uint64_t web_bumps, web_sent; /* the queue's view changed without an entry (a quorum's approval); last pushed */
 	uint64_t next_stats, next_sweep;
 	size_t stats_pending;
@@ -439,6 +448,13 @@ void reply_to(struct signer *s, uint64_t to, int web, struct answer ans);
 struct conn *conn_get(struct signer *s, uint64_t id, int worker);
 void req_free(struct req *r);
 struct done *done_at(struct signer *s, size_t i);
+/* The history ring (reply.c): x pushed as the newest (over the oldest when full; the ring
+ * takes x->pd), the i-th newest (0: the newest) or NULL past the last, and a message cut to
+ * HISTORY_MESSAGE_MAX bytes on a character boundary with its line breaks as spaces. */
+void history_push(struct signer *s, const struct recent *x);
+void history_free(struct signer *s); /* the ring's terms, and the ring emptied (the process's end frees the rest) */
+void history_summary(char out[HISTORY_MESSAGE_MAX + 1], const char *msg, size_t n);
+const struct recent *history_nth(const struct signer *s, size_t i);
 void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
 		 const char *reviewer, uint64_t seq);
 void finish(struct signer *s, struct pq_item *it, json_t *result);
@@ -552,10 +568,15 @@ int h_web_decide(void *ctx, struct ipc_frame *f, char *err);
 int h_web_submit(void *ctx, struct ipc_frame *f, char *err);
 int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
 int h_web_qa(void *ctx, struct ipc_frame *f, char *err);
+int h_web_history(void *ctx, struct ipc_frame *f, char *err);
+int h_web_proof(void *ctx, struct ipc_frame *f, char *err);
 
 /* restore.c: what survives a restart (README "Restarts") */
 int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
 void restore_pending(struct signer *s);
+/* The history of decisions as the ledger's tail has it: the last HISTORY_MAX decisions whose
+ * request entries are on it too, read backwards from the newest entry. */
+void restore_history(struct signer *s);
 
 /* gate.c */
 int gate_start(struct signer *s);

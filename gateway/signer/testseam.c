@@ -64,6 +64,7 @@ static int seam_open(struct seam *m, char *err)
 	reload_registry(s);
 	cv_arena_init(&s->arena, 1u << 20);
 	restore_pending(s); /* as start_keys does: what a signer before this one left pending */
+	restore_history(s); /* and its history of decisions */
 	return load_policy(s, err);
 }
 
@@ -110,6 +111,7 @@ void signer_test_free(struct signer *s)
 	while (s->q && pq_pop_expired(s->q, UINT64_MAX, &it) == 0)
 		req_free(it.data);
 	pq_free(s->q);
+	history_free(s);
 	for (size_t i = 0; i < s->ndone; i++)
 		json_decref(done_at(s, i)->result);
 	free(s->batch);

@@ -114,6 +114,10 @@
     for (const c of S.cards.values()) c.el.remove();
     S.cards.clear();
     $("recent").replaceChildren();
+    $("history").tBodies[0].replaceChildren();
+    $("chart").replaceChildren();
+    S.histSeq = S.histPending = undefined;
+    S.histLoaded = false;
     $("who").hidden = $("logout").hidden = $("app").hidden = true;
     $("login").hidden = false;
     if (msg) status(msg, isError);
@@ -229,6 +233,14 @@
     const t0 = performance.now();
     renderQueue(data);
     renderRecent(Array.isArray(data.recent) ? data.recent : []);
+    // A decision since, or another count of what waits (the chart counts pending requests as
+    // asked): the history again, at most once a second however fast the queue moves.
+    const newest = Array.isArray(data.recent) && data.recent.length ? data.recent[0].seq : -1, waiting = Number(data.pending) || 0;
+    if (newest !== S.histSeq || waiting !== S.histPending) {
+      S.histSeq = newest;
+      S.histPending = waiting;
+      if (!S.histTimer) S.histTimer = setTimeout(() => { S.histTimer = 0; loadHistory(); }, S.histLoaded ? 1000 : 0);
+    }
     performance.measure("assent-render", { start: t0 }); // read by the web bench (make bench)
     if (S.cards.size && !S.painted) { // the first frame with requests in it
       S.painted = true;
@@ -334,6 +346,153 @@
       d.by ? ` by ${d.by}` : "", d.at ? ` at ${new Date(d.at * 1000).toLocaleTimeString()}` : "",
       d.message ? elShown("span", { class: "msg" }, d.message, false) : "")));
   }
+
+  // ---- the history: recent decisions with filters, each with its ledger seq and its proof, and
+  // a chart of requests, decisions and time to decision per hour (GET /review/api/history) ----
+  const SVG = "http://www.w3.org/2000/svg";
+  // svg("rect", {x, y, width, height, class}, ...kids): attributes only, never style (the CSP).
+  function svg(tag, attrs, ...kids) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+    return e;
+  }
+  const took = (ms) => {
+    const s = Math.round(Number(ms) / 1000);
+    if (!(s >= 0)) return "?";
+    if (s < 60) return `${Math.max(0, Number(ms) / 1000).toFixed(s < 10 ? 1 : 0)} s`;
+    if (s < 3600) return `${Math.round(s / 60)} min`;
+    return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+  };
+  // a time of today as its time only, another day's with its date
+  const when = (t) => {
+    const d = new Date(t * 1000);
+    return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString();
+  };
+  const hourLabel = (t) => new Date(t * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+
+  function historyQuery() {
+    const f = $("history-filters").elements, q = new URLSearchParams();
+    for (const k of ["who", "outcome", "audience", "rule"]) if (f[k].value.trim()) q.set(k, f[k].value.trim());
+    if (f.range.value) q.set("since", String(Math.floor(Date.now() / 1000 + S.offset - Number(f.range.value))));
+    q.set("limit", "200");
+    return q.toString();
+  }
+
+  async function loadHistory() {
+    const gen = (S.histGen = (S.histGen || 0) + 1);
+    let d;
+    try {
+      d = await api("GET", "/review/api/history?" + historyQuery());
+    } catch (e) {
+      if (e.status === 401) return signedOut("Your session ended: log in again.");
+      $("history-note").textContent = `Cannot load the history: ${e.message}`;
+      $("history-note").classList.add("error");
+      return;
+    }
+    if (gen !== S.histGen) return; // a newer one was asked for
+    S.histLoaded = true;
+    $("history-note").classList.remove("error");
+    const rows = Array.isArray(d.decisions) ? d.decisions : [];
+    $("history-note").textContent = rows.length
+      ? `${rows.length === d.matched ? rows.length : `The newest ${rows.length} of ${d.matched}`} decision${d.matched === 1 ? "" : "s"} match, of the ${d.kept} kept (the gateway keeps the last ${d.kept_max} in memory; the ledger keeps them all).`
+      : `No decision matches, of the ${Number(d.kept) || 0} kept.`;
+    $("history").tBodies[0].replaceChildren(...rows.map(historyRow));
+    drawChart(Array.isArray(d.hours) ? d.hours : []);
+  }
+
+  function historyRow(x) {
+    const seq = Number(x.seq), a = el("a", { href: `/review/api/proof?seq=${seq}`, class: "proof", download: `assent-entry-${seq}.proof`,
+      title: `the inclusion proof of ledger entry ${seq}: assent-verify proof --check FILE --key checkpoint.pub`, text: "proof" });
+    a.addEventListener("click", (ev) => { ev.preventDefault(); downloadProof(seq); });
+    return el("tr", { "data-sid": x.session_id, "data-seq": seq },
+      el("td", { class: "seq", text: String(seq) }),
+      el("td", { class: "num", text: when(Number(x.decided_at)) }),
+      el("td", {}, el("span", { class: `outcome ${cls(x.outcome)}`, text: String(x.outcome) })),
+      elShown("td", { class: "by" }, String(x.by ?? ""), false),
+      elShown("td", {}, String(x.requester ?? ""), false),
+      elShown("td", {}, x.audience ? String(x.audience) : "", false),
+      el("td", { class: "num", text: x.rule ? String(x.rule) : "" }),
+      el("td", { class: "num", text: took(x.decision_ms) }),
+      elShown("td", { class: "msg" }, String(x.message ?? ""), false),
+      el("td", {}, a));
+  }
+
+  // The proof needs the session's header, which a plain link cannot send: fetched, then saved.
+  async function downloadProof(seq) {
+    let res;
+    try {
+      res = await fetch(`/review/api/proof?seq=${seq}`, { headers: authHeaders(), credentials: "omit", cache: "no-store" });
+    } catch (e) {
+      return status("Cannot reach the gateway for the proof.", true);
+    }
+    if (!res.ok) {
+      let msg = `HTTP ${res.status}`;
+      try { msg = (await res.json()).error || msg; } catch (e) { /* the status says enough */ }
+      return status(`No proof of entry ${seq}: ${msg}`, true);
+    }
+    const url = URL.createObjectURL(await res.blob()), a = el("a", { href: url, download: `assent-entry-${seq}.proof`, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    status(`The proof of entry ${seq} is saved: assent-verify proof --check assent-entry-${seq}.proof --key checkpoint.pub`);
+  }
+
+  // Bars of requests (asked that hour) and decisions (timeouts in red on top) on the left
+  // scale; the reviewers' median time to decision as a line, the 90th percentile as rings,
+  // on the right one. Drawn from the API's figures only: no library, no CDN.
+  function drawChart(hours) {
+    const W = 720, H = 230, L = 34, R = 54, T = 22, B = 26, pw = W - L - R, ph = H - T - B;
+    const n = hours.length || 24, slot = pw / n, bw = Math.max(2, slot * 0.36);
+    const maxN = Math.max(1, ...hours.map((h) => Math.max(Number(h.requests) || 0, Number(h.decisions) || 0)));
+    const top = maxN <= 5 ? maxN : Math.ceil(maxN / 5) * 5;
+    const maxMs = Math.max(1000, ...hours.map((h) => Number(h.p90_ms ?? h.p50_ms) || 0));
+    const y = (v) => T + ph - (ph * v) / top, yt = (ms) => T + ph - (ph * ms) / maxMs;
+    const g = svg("g", {});
+    g.append(svg("line", { class: "axis", x1: L, y1: T + ph, x2: L + pw, y2: T + ph }),
+      svg("line", { class: "axis", x1: L, y1: T, x2: L, y2: T + ph }), svg("line", { class: "axis", x1: L + pw, y1: T, x2: L + pw, y2: T + ph }));
+    for (const v of [0, top / 2, top]) if (v === Math.round(v)) g.append(svg("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end" }, String(v)));
+    for (const ms of [0, maxMs / 2, maxMs]) g.append(svg("text", { x: L + pw + 4, y: yt(ms) + 4 }, took(ms)));
+    const pts = [];
+    let any = false;
+    hours.forEach((h, i) => {
+      const x0 = L + i * slot + (slot - 2 * bw) / 2, req = Number(h.requests) || 0, dec = Number(h.decisions) || 0, to = Math.min(dec, Number(h.timeouts) || 0);
+      const tip = `${hourLabel(h.hour)}: ${req} asked, ${dec} decided` + (to ? ` (${to} timed out)` : "") +
+        (h.p50_ms !== undefined ? `; reviewers took ${took(h.p50_ms)} (median), ${took(h.p90_ms)} (90th percentile)` : "");
+      if (req) g.append(svg("rect", { class: "bar-req", x: x0, y: y(req), width: bw, height: y(0) - y(req) }, svg("title", {}, tip)));
+      if (dec - to) g.append(svg("rect", { class: "bar-dec", x: x0 + bw, y: y(dec - to), width: bw, height: y(0) - y(dec - to) }, svg("title", {}, tip)));
+      if (to) g.append(svg("rect", { class: "bar-to", x: x0 + bw, y: y(dec), width: bw, height: y(dec - to) - y(dec) }, svg("title", {}, tip)));
+      any ||= req > 0 || dec > 0;
+      const cx = L + (i + 0.5) * slot;
+      if (h.p50_ms !== undefined) {
+        pts.push(`${cx.toFixed(1)},${yt(Number(h.p50_ms)).toFixed(1)}`);
+        g.append(svg("circle", { class: "ttd-dot", cx: cx.toFixed(1), cy: yt(Number(h.p50_ms)).toFixed(1), r: 3.5 }, svg("title", {}, tip)));
+        if (h.p90_ms !== undefined) g.append(svg("circle", { class: "ttd-p90", cx: cx.toFixed(1), cy: yt(Number(h.p90_ms)).toFixed(1), r: 3 }, svg("title", {}, tip)));
+      }
+      if (i % 3 === 0 || i === n - 1) g.append(svg("text", { x: cx, y: H - 8, "text-anchor": "middle" }, i === n - 1 ? "now" : hourLabel(h.hour)));
+    });
+    if (pts.length > 1) g.append(svg("polyline", { class: "ttd-line", points: pts.join(" ") }));
+    if (!any) g.append(svg("text", { x: L + pw / 2, y: T + ph / 2, "text-anchor": "middle" }, "Nothing asked or decided in the last 24 hours."));
+    const legend = [["legend-req", "asked"], ["legend-dec", "decided"], ["legend-to", "timed out"], ["legend-ttd", "reviewers' time to decision (median; rings: 90th pct)"]];
+    let lx = L;
+    for (const [c, t] of legend) {
+      g.append(svg("rect", { class: c, x: lx, y: 4, width: 10, height: 10 }), svg("text", { x: lx + 14, y: 13 }, t));
+      lx += 24 + t.length * 6;
+    }
+    const sum = (k) => hours.reduce((a, h) => a + (Number(h[k]) || 0), 0);
+    const last = [...hours].reverse().find((h) => h.p50_ms !== undefined);
+    const label = `Last 24 hours: ${sum("requests")} requests asked, ${sum("decisions")} decided, ${sum("timeouts")} timed out` +
+      (last ? `; the latest hour with reviewers' decisions had a median time to decision of ${took(last.p50_ms)}` : "");
+    $("chart").replaceChildren(svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img", "aria-label": label },
+      svg("title", {}, label), g));
+  }
+
+  // A long queue puts the history far down: one button takes the keyboard's focus there.
+  $("to-history").addEventListener("click", () => { $("history-h").scrollIntoView({ block: "start" }); $("history-h").focus({ preventScroll: true }); });
+  $("history-filters").addEventListener("submit", (ev) => { ev.preventDefault(); loadHistory(); });
+  $("history-filters").addEventListener("change", () => loadHistory());
+  $("history-filters").addEventListener("reset", () => setTimeout(loadHistory, 0));
 
   function tick() {
     const now = Date.now() / 1000 + S.offset;

@@ -46,7 +46,8 @@ cat >"$T/web.policy" <<'POL'
 ask type approval message ~ "quorum" quorum 2 same-user ok
 default ask same-user ok
 POL
-ASSENT_SINGLE_USER=1 ASSENT_REVIEW_PORT=0 "$ASSENTD" --state "$S" --policy "$T/web.policy" >"$T/daemon.log" 2>&1 &
+# 300 pending per agent: the history steps fill the queue with 200 to show the page at that size.
+ASSENT_MAX_PENDING_PER_AGENT=300 ASSENT_SINGLE_USER=1 ASSENT_REVIEW_PORT=0 "$ASSENTD" --state "$S" --policy "$T/web.policy" >"$T/daemon.log" 2>&1 &
 for _ in $(seq 200); do [ -n "$(listener "$S" review)" ] && [ -n "$(listener "$S" http)" ] && break; sleep 0.05; done
 REVIEW=$(listener "$S" review)
 HTTP=$(listener "$S" http)

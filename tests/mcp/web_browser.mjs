@@ -10,7 +10,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { chromium } from "playwright-core";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { inflateSync } from "node:zlib";
 
 const [state, build, base, mcpUrl, agentKey, aliceToken, bobToken, policyFile] = process.argv.slice(2);
 const WAIT = 30000; // generous: a condition, never a duration, is what is checked
@@ -34,6 +35,42 @@ function verify(token, aud, ...extra) {
   return { rc: r.status, err: (r.stderr || "").trim() };
 }
 const claims = (jwt) => JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString());
+// A screenshot's pixels (8-bit RGB or RGBA PNG, as Chromium writes them): {w, h, px(x, y) -> [r, g, b]}.
+function png(buf) {
+  must(buf.subarray(1, 4).toString() === "PNG", "not a PNG");
+  let w = 0, h = 0, ch = 0;
+  const idat = [];
+  for (let o = 8; o < buf.length;) {
+    const len = buf.readUInt32BE(o), type = buf.subarray(o + 4, o + 8).toString(), d = buf.subarray(o + 8, o + 8 + len);
+    if (type === "IHDR") {
+      w = d.readUInt32BE(0); h = d.readUInt32BE(4);
+      must(d[8] === 8 && (d[9] === 2 || d[9] === 6) && d[12] === 0, `an unexpected PNG (depth ${d[8]}, colour ${d[9]}, interlace ${d[12]})`);
+      ch = d[9] === 6 ? 4 : 3;
+    } else if (type === "IDAT") idat.push(d);
+    o += 12 + len;
+  }
+  const raw = inflateSync(Buffer.concat(idat)), stride = w * ch, out = Buffer.alloc(h * stride);
+  for (let y = 0; y < h; y++) { // undo each row's filter (PNG spec, 9)
+    const f = raw[y * (stride + 1)], row = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let i = 0; i < stride; i++) {
+      const a = i >= ch ? out[y * stride + i - ch] : 0, b = y ? out[(y - 1) * stride + i] : 0, c = y && i >= ch ? out[(y - 1) * stride + i - ch] : 0;
+      const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+      const pred = f === 0 ? 0 : f === 1 ? a : f === 2 ? b : f === 3 ? (a + b) >> 1 : pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      out[y * stride + i] = (row[i] + pred) & 255;
+    }
+  }
+  return { w, h, px: (x, y) => [out[y * stride + x * ch], out[y * stride + x * ch + 1], out[y * stride + x * ch + 2]] };
+}
+// How many pixels of img are within 40 (per channel) of the CSS colour "rgb(r, g, b)".
+function pixelsOf(img, css) {
+  const want = (css.match(/\d+/g) || []).slice(0, 3).map(Number);
+  let k = 0;
+  for (let y = 0; y < img.h; y++) for (let x = 0; x < img.w; x++) {
+    const p = img.px(x, y);
+    if (Math.abs(p[0] - want[0]) < 40 && Math.abs(p[1] - want[1]) < 40 && Math.abs(p[2] - want[2]) < 40) k++;
+  }
+  return k;
+}
 
 // ---- the agents: the SDK over stdio (a local agent) and over HTTP (a key) ----
 const stdio = new Client({ name: "web-browser-test", version: "1.0.0" });
@@ -463,6 +500,128 @@ await step("QA reports: an agent's report, opened, lists the calls before it in 
   must(/\bok\b/.test(t) && /linked by session/.test(t), `call line: ${t}`);
   must(await rep.locator("b").count() === 0, "the report's markup became an element");
   return `${await rep.locator("ol.calls li").count()} calls`;
+});
+
+// ---- issue 17: the history (filters, seq and proof per decision) and its chart ----
+const rows = (page) => page.locator("#history tbody tr");
+async function historyOutcomes(page) {
+  return page.locator("#history tbody tr td:nth-child(3)").allTextContents();
+}
+await step("the history lists this page's decisions newest first, each with its ledger seq and a proof link", async () => {
+  await A.page.locator("#history-h").scrollIntoViewIfNeeded();
+  await A.page.waitForFunction(() => document.querySelectorAll("#history tbody tr").length >= 10, null, { timeout: WAIT });
+  const seqs = (await A.page.locator("#history tbody tr td.seq").allTextContents()).map(Number);
+  must(seqs.every((x) => x > 0) && seqs.every((x, i) => !i || x < seqs[i - 1]), `seqs: ${seqs.join(",")}`);
+  must(await A.page.locator("#history tbody tr a.proof").count() === seqs.length, "a row without its proof link");
+  const outs = new Set(await historyOutcomes(A.page));
+  for (const o of ["approved", "rejected", "answered", "selected"]) must(outs.has(o), `no ${o} decision in ${[...outs]}`);
+  return `${seqs.length} decisions, seq ${seqs.at(-1)} to ${seqs[0]}`;
+});
+await step("the filters change the table: outcome, who, rule, a time range, and Clear gives it back", async () => {
+  const all = await rows(A.page).count(), f = "#history-filters";
+  await A.page.selectOption(`${f} select[name="outcome"]`, "rejected");
+  await A.page.waitForFunction(() => [...document.querySelectorAll("#history tbody tr td:nth-child(3)")].every((t) => t.textContent === "rejected"), null, { timeout: WAIT });
+  const rej = await rows(A.page).count();
+  must(rej >= 2 && rej < all, `${rej} rejected of ${all}`);
+  await A.page.selectOption(`${f} select[name="outcome"]`, "");
+  await A.page.fill(`${f} input[name="who"]`, "bob");
+  await A.page.press(`${f} input[name="who"]`, "Enter");
+  await A.page.waitForFunction(() => { const b = [...document.querySelectorAll("#history tbody tr td.by")]; return b.length && b.every((t) => t.textContent === "bob"); }, null, { timeout: WAIT });
+  const bobs = await rows(A.page).count();
+  await A.page.fill(`${f} input[name="who"]`, "nobody-at-all");
+  await A.page.press(`${f} input[name="who"]`, "Enter");
+  await A.page.waitForFunction(() => document.querySelectorAll("#history tbody tr").length === 0 && /No decision matches/.test(document.querySelector("#history-note").textContent), null, { timeout: WAIT });
+  await A.page.fill(`${f} input[name="who"]`, "");
+  await A.page.fill(`${f} input[name="rule"]`, "2");
+  await A.page.press(`${f} input[name="rule"]`, "Enter");
+  await A.page.waitForFunction(() => document.querySelectorAll("#history tbody tr").length > 0 && [...document.querySelectorAll("#history tbody tr td:nth-child(7)")].every((t) => t.textContent === "2"), null, { timeout: WAIT });
+  const rule2 = await rows(A.page).count();
+  await A.page.fill(`${f} input[name="rule"]`, "x");
+  await A.page.press(`${f} input[name="rule"]`, "Enter");
+  await A.page.locator("#history-note.error", { hasText: "rule must be a whole number" }).waitFor({ timeout: WAIT });
+  await A.page.click(`${f} button[type="reset"]`);
+  await A.page.selectOption(`${f} select[name="range"]`, "3600");
+  await A.page.waitForFunction((n) => document.querySelectorAll("#history tbody tr").length === n && !document.querySelector("#history-note.error"), all, { timeout: WAIT });
+  await A.page.click(`${f} button[type="reset"]`);
+  await A.page.waitForFunction((n) => document.querySelectorAll("#history tbody tr").length === n, all, { timeout: WAIT });
+  return `all ${all}, rejected ${rej}, bob ${bobs}, rule 2 ${rule2}, the last hour ${all}; a bad rule names it`;
+});
+await step("a decision's proof downloads, and assent-verify proof --check holds for it", async () => {
+  const row = rows(A.page).first(), seq = Number(await row.getAttribute("data-seq"));
+  const [dl] = await Promise.all([A.page.waitForEvent("download", { timeout: WAIT }), row.locator("a.proof").click()]);
+  must(dl.suggestedFilename() === `assent-entry-${seq}.proof`, `saved as ${dl.suggestedFilename()}`);
+  const file = `${state}/../entry-${seq}.proof`;
+  await dl.saveAs(file);
+  const r = spawnSync(`${build}/assent-verify`, ["proof", "--check", file, "--key", `${state}/keys/checkpoint.pub`], { encoding: "utf8" });
+  must(r.status === 0, `assent-verify proof --check: exit ${r.status}: ${r.stderr}`);
+  must(JSON.parse(readFileSync(file, "utf8")).index === seq, "the proof is of another entry");
+  return `entry ${seq}`;
+});
+let chartShot;
+await step("the chart is drawn: SVG bars of non-zero height, a time-to-decision dot, and a screenshot that is not blank", async () => {
+  const box = A.page.locator("#chart-box");
+  await box.scrollIntoViewIfNeeded();
+  const bars = await A.page.$$eval("#chart svg rect.bar-req, #chart svg rect.bar-dec", (rs) => rs.map((r) => Number(r.getAttribute("height"))));
+  must(bars.length >= 2 && bars.every((hh) => hh > 0), `bar heights ${bars.join(",")}`);
+  must(await A.page.locator("#chart svg circle.ttd-dot").count() >= 1, "no time-to-decision dot");
+  const label = await A.page.locator("#chart svg").getAttribute("aria-label");
+  must(/\d+ requests asked, \d+ decided/.test(label ?? ""), `aria-label: ${label}`);
+  chartShot = await box.screenshot();
+  const img = png(chartShot);
+  const req = await A.page.$eval("#chart rect.bar-req", (r) => getComputedStyle(r).fill);
+  const dec = await A.page.$eval("#chart rect.bar-dec", (r) => getComputedStyle(r).fill);
+  const nreq = pixelsOf(img, req), ndec = pixelsOf(img, dec);
+  must(nreq > 50 && ndec > 50, `pixels of the bars' colours: ${nreq} (${req}), ${ndec} (${dec})`);
+  // the same box with its chart taken out: the pixels must differ
+  await A.page.evaluate(() => { window.__chart = document.querySelector("#chart svg"); window.__chart.remove(); });
+  const empty = png(await box.screenshot());
+  await A.page.evaluate(() => document.querySelector("#chart").append(window.__chart));
+  must(pixelsOf(empty, req) < nreq / 10, "the bars' colour is there without the chart");
+  return `${img.w}x${img.h} px, ${nreq} px of request bars, ${ndec} px of decision bars, ${bars.length} bars`;
+});
+
+// ---- the page with 1 and with 200 pending requests (screenshots kept in SHOTS, described in the closing note) ----
+const SHOTS = process.env.SHOTS || `${state}/../shots`;
+mkdirSync(SHOTS, { recursive: true });
+const later = async (i) => (await http.callTool({ name: "request_feedback", arguments: { type: "approval", wait: false,
+  message: `web: batch request ${String(i).padStart(3, "0")} of 200`,
+  context: { step: i, risk: i % 7 === 0 ? "high" : "low" } } })).structuredContent?.session_id;
+await step("with 1 pending request: the page, the history and the chart in one screenshot", async () => {
+  must(await later(1), "the request was not queued");
+  await A.page.waitForFunction(() => document.title === "(1) assent: review", null, { timeout: WAIT });
+  await A.page.screenshot({ path: `${SHOTS}/pending-1.png`, fullPage: true });
+  await A.page.setViewportSize({ width: 1280, height: 900 });
+  await A.page.evaluate(() => scrollTo(0, 0));
+  await A.page.screenshot({ path: `${SHOTS}/pending-1-viewport.png` });
+  return `${SHOTS}/pending-1.png`;
+});
+await step("with 200 pending: the first 100 shown, the rest counted, the compact list one line each, the history still reachable", async () => {
+  for (let i = 2; i <= 200; i++) must(await later(i), `request ${i} was not queued`); // one at a time: one connection
+  await A.page.waitForFunction(() => document.title === "(200) assent: review", null, { timeout: 4 * WAIT });
+  await A.page.waitForFunction(() => document.querySelectorAll("article.request").length === 100, null, { timeout: WAIT });
+  // the chart counts what waits as asked: 200 more this hour than it has decided
+  await A.page.waitForFunction(() => { const m = /(\d+) requests asked, (\d+) decided/.exec(document.querySelector("#chart svg")?.getAttribute("aria-label") ?? "");
+    return m && Number(m[1]) >= Number(m[2]) + 200; }, null, { timeout: WAIT });
+  const more = await A.page.locator("#more").textContent();
+  must(/100 more wait/.test(more), `#more: ${more}`);
+  await A.page.evaluate(() => scrollTo(0, 0));
+  await A.page.screenshot({ path: `${SHOTS}/pending-200-viewport.png` });
+  const full = await A.page.evaluate(() => document.documentElement.scrollHeight);
+  if ((await A.page.locator("#requests.compact").count()) === 0) await A.page.click("#compact");
+  await A.page.waitForFunction(() => document.querySelector("#requests.compact"), null, { timeout: WAIT });
+  const compact = await A.page.evaluate(() => document.documentElement.scrollHeight);
+  await A.page.screenshot({ path: `${SHOTS}/pending-200-compact.png`, fullPage: true });
+  await A.page.evaluate(() => scrollTo(0, 0));
+  await A.page.screenshot({ path: `${SHOTS}/pending-200-compact-viewport.png` });
+  await A.page.click("#to-history"); // one click from the top of a long queue to the history
+  await A.page.waitForFunction(() => document.activeElement?.id === "history-h" && document.querySelector("#history-h").getBoundingClientRect().top < innerHeight, null, { timeout: WAIT });
+  const hist = await A.page.evaluate(() => document.querySelector("#history-h").getBoundingClientRect().top + scrollY);
+  await A.page.screenshot({ path: `${SHOTS}/pending-200-history.png` });
+  const chart = await A.page.$$eval("#chart svg rect.bar-req", (rs) => rs.map((r) => Number(r.getAttribute("height"))));
+  must(compact < full / 3, `the compact page is ${compact} px high, the cards' ${full} px`);
+  must(chart.some((hh) => hh > 0), "the chart lost its bars");
+  await A.page.click("#compact"); // the cards back, for what follows
+  return `full cards ${full} px high, compact ${compact} px, the history at y=${Math.round(hist)} px, one click away; shots in ${SHOTS}`;
 });
 
 // ---- logout ----

@@ -115,6 +115,18 @@ static const struct row rows[] = {
     {"mcp", LOOP, {POST("/review/mcp"), .origin = NULL, .authorization = "Bearer rt_x"}, WR_MCP, 0, NULL},
     {"admin", LOOP, {POST("/admin/clear-stale-sessions"), .origin = NULL, .authorization = "Bearer adm"},
      WR_ADMIN_CLEAR, 0, NULL},
+    {"history", LOOP, {GET("/review/api/history")}, WR_HISTORY, 0, NULL},
+    {"history query", LOOP, {GET("/review/api/history?who=alice&outcome=rejected&limit=5")}, WR_HISTORY, 0, NULL},
+    {"history post", LOOP, {POST("/review/api/history")}, WR_HISTORY, 405, "GET"},
+    {"history cross-site", LOOP, {GET("/review/api/history"), .sec_fetch_site = "cross-site"}, WR_HISTORY, 403, NULL},
+    {"history other origin", LOOP, {GET("/review/api/history"), .origin = "http://evil.example"}, WR_HISTORY, 403,
+     NULL},
+    {"history other host", LOOP, {GET("/review/api/history"), .host = "evil.example"}, WR_HISTORY, 403, NULL},
+    {"history prefix", LOOP, {GET("/review/api/historyx")}, WR_NONE, 404, NULL},
+    {"proof", LOOP, {GET("/review/api/proof?seq=3")}, WR_PROOF, 0, NULL},
+    {"proof post", LOOP, {POST("/review/api/proof")}, WR_PROOF, 405, "GET"},
+    {"proof cross-site", LOOP, {GET("/review/api/proof?seq=3"), .sec_fetch_site = "cross-site"}, WR_PROOF, 403, NULL},
+    {"qa", LOOP, {POST("/review/api/qa")}, WR_QA, 0, NULL},
     /* Paths that are none of them: only the exact path, before any ? or #. */
     {"root", LOOP, {GET("/")}, WR_NONE, 404, NULL},
     {"empty url", LOOP, {GET("")}, WR_NONE, 404, NULL},
@@ -330,6 +342,9 @@ static const struct {
     {"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},
     {"/review/mcp", "POST", F_WEB_ME, WR_MCP},
     {"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
+    {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
+    {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
+    {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
 };
 
 static size_t spec_of(enum web_route r)

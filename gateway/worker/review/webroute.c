@@ -31,6 +31,8 @@ static const struct {
     {"/review/mcp", "POST", F_WEB_ME, WR_MCP},
     {"/admin/clear-stale-sessions", "POST", F_WEB_ADMIN_CLEAR, WR_ADMIN_CLEAR},
     {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
+    {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
+    {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
 };
 
 static void refuse(struct wr_out *o, unsigned status, const char *error)

@@ -33,6 +33,8 @@ enum web_route {
 	WR_MCP,
 	WR_ADMIN_CLEAR,
 	WR_QA,
+	WR_HISTORY, /* the page's history of decisions and its chart's figures */
+	WR_PROOF,   /* a decision's inclusion proof, for assent-verify proof --check */
 };
 
 struct wr_in {

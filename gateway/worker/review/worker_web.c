@@ -19,6 +19,7 @@
 #include "gateway/worker/mhdconn.h"
 #include "gateway/proto/proto.h"
 #include "common/util.h"
+#include "gateway/worker/review/histq.h"
 #include "gateway/worker/review/webroute.h"
 #include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/worker.h"
@@ -52,6 +53,7 @@ struct wreq {
 	json_t *rpc_id;
 	enum mcp_method rpc_m; /* what it asked */
 	char protocol[16];
+	uint64_t proof_seq; /* /review/api/proof: the entry, for the download's file name */
 	struct wreq *next;
 };
 
@@ -233,6 +235,54 @@ static int submit_args(json_t *in, json_t *args, char *why)
 	return 0;
 }
 
+struct query_ctx {
+	struct histq q;
+	int proof, bad;
+	char why[HISTQ_WHY_MAX];
+};
+
+static enum MHD_Result query_one(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	struct query_ctx *c = cls;
+	c->bad = histq_arg(&c->q, c->proof, key, value, c->why) != 0;
+	return c->bad ? MHD_NO : MHD_YES;
+}
+
+/* ?who=&outcome=&audience=&rule=&since=&until=&limit= (history), ?seq= (proof): parsed
+ * here, in the jail, into typed fields; the signer gets numbers and checked names only. */
+static int query_args(struct wreq *h, json_t *args, char *why)
+{
+	struct query_ctx c = {.proof = h->r.route == WR_PROOF};
+	histq_init(&c.q);
+	MHD_get_connection_values(h->mc, MHD_GET_ARGUMENT_KIND, query_one, &c);
+	if (c.bad || histq_done(&c.q, c.proof, c.why) != 0) {
+		snprintf(why, 160, "%s", c.why);
+		return -1;
+	}
+	const struct histq *q = &c.q;
+	if (c.proof) {
+		h->proof_seq = q->seq;
+		return json_object_set_new(args, "seq", json_integer((json_int_t)q->seq));
+	}
+	int rc = json_object_set_new(args, "limit", json_integer((json_int_t)q->limit));
+	if (q->has & HQ_WHO)
+		rc |= json_object_set_new(args, "who", json_string(q->who));
+	if (q->has & HQ_OUTCOME)
+		rc |= json_object_set_new(args, "outcome", json_string(q->outcome));
+	if (q->has & HQ_AUDIENCE)
+		rc |= json_object_set_new(args, "audience", json_string(q->audience));
+	if (q->has & HQ_RULE)
+		rc |= json_object_set_new(args, "rule", json_integer((json_int_t)q->rule));
+	if (q->has & HQ_SINCE)
+		rc |= json_object_set_new(args, "since", json_integer((json_int_t)q->since));
+	if (q->has & HQ_UNTIL)
+		rc |= json_object_set_new(args, "until", json_integer((json_int_t)q->until));
+	if (rc)
+		snprintf(why, 160, "out of memory");
+	return rc;
+}
+
 static void api_call(struct wreq *h)
 {
 	json_t *args = json_object(), *in = NULL;
@@ -290,6 +340,11 @@ static void api_call(struct wreq *h)
 			json_object_set_new(args, "offset", json_integer((json_int_t)o));
 		break;
 	}
+	case WR_HISTORY:
+	case WR_PROOF:
+		if (query_args(h, args, why))
+			goto bad;
+		break;
 	default:
 		break;
 	}
@@ -707,11 +762,16 @@ static enum MHD_Result respond(struct wreq *h)
 		MHD_add_response_header(r, "Content-Type", h->ctype);
 	int data = h->r.route > WR_CSS;
 	security_headers(r, data);
+	char v[200];
+	if (h->r.route == WR_PROOF && h->status == 200) { /* a file to keep, as assent-verify proof writes it */
+		snprintf(v, sizeof v, "attachment; filename=\"assent-entry-%llu.proof\"",
+			 (unsigned long long)h->proof_seq);
+		MHD_add_response_header(r, "Content-Disposition", v);
+	}
 	if (h->status == 405 && h->r.allow)
 		MHD_add_response_header(r, "Allow", h->r.allow);
 	if (h->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent-review\"");
-	char v[200];
 	if (h->retry) {
 		snprintf(v, sizeof v, "%u", h->retry);
 		MHD_add_response_header(r, "Retry-After", v);
