@@ -113,6 +113,10 @@ check "--url without ASSENT_REVIEW_URL: the link is the one the daemon's answer 
 	grep -q "waiting for a reviewer: http://$REV/review#$id" "$T/h2.err"
 "$ASSENT" --state "$S" reject "$id" -m "no" >/dev/null
 check "--url rejected: exit 1 (the path defaults to /mcp)" test "$(waitrc h2)" = 1
+(ASSENT_AGENT_KEY=$KEY "${AGENT_PREFIX[@]}" "$ASSENT" request --url "http://$HTTP/mcp" --message "remote: soon?" --timeout 1 \
+	>"$T/h3.out" 2>"$T/h3.err"; echo $? >"$T/h3.rc") &
+check "--url timed out: exit 3" test "$(waitrc h3)" = 3
+check "--url timed out: stderr says so, stdout is empty" sh -c "grep -q timeout '$T/h3.err' && [ ! -s '$T/h3.out' ]"
 expect_exit 2 "--url with a wrong key: exit 2" env ASSENT_AGENT_KEY=ak_not-a-key "$ASSENT" request --url "http://$HTTP/mcp" --message m
 check "--url with a wrong key: the error says the key was refused" sh -c "printf '%s' \"\$1\" | grep -q 'refused the agent key (HTTP 401)'" _ "$ERR"
 expect_exit 2 "--url without ASSENT_AGENT_KEY: exit 2, naming it" env -u ASSENT_AGENT_KEY "$ASSENT" request --url "http://$HTTP/mcp" --message m
