@@ -123,6 +123,10 @@ class Bench:
         self.secret = "gate-bench-secret-" + os.urandom(8).hex()
         self.env = {k: v for k, v in os.environ.items() if k not in ("ASSENT_SINGLE_USER", "ASSENT_STATE_DIR",
                                                                     "UPSTREAM_MODE", "UPSTREAM_CALL_LOG")}
+        # The bench asks and approves from one process: as root that is the daemon's own uid,
+        # whose requests only single-user mode lets anyone decide (same-user assurance).
+        if os.geteuid() == 0:
+            self.env["ASSENT_SINGLE_USER"] = "1"
         self.env.update(UPSTREAM_SECRET=self.secret, FEEDBACK_SSE_PORT="0", ASSENT_REVIEW_PORT="0",
                         ASSENT_HTTP_MAX_SESSIONS="4096", ASSENT_HTTP_MAX_SESSIONS_PER_AGENT="4096")
         self.procs, self.daemons = [], []

@@ -54,10 +54,12 @@ static void make_entry(struct cv_arena *a, uint64_t i, struct buf *out)
 	cv_arena_reset(a);
 	struct cv *m = cv_map(a, n + 1);
 	for (size_t k = 0; k < n; k++) {
-		cv_set_text(a, &m->items[2 * k], kv[k][0], strlen(kv[k][0]));
-		cv_set_text(a, &m->items[2 * k + 1], kv[k][1], strlen(kv[k][1]));
+		if (cv_set_text(a, &m->items[2 * k], kv[k][0], strlen(kv[k][0])) != 0 ||
+		    cv_set_text(a, &m->items[2 * k + 1], kv[k][1], strlen(kv[k][1])) != 0)
+			abort();
 	}
-	cv_set_text(a, &m->items[2 * n], "deadline", 8);
+	if (cv_set_text(a, &m->items[2 * n], "deadline", 8) != 0)
+		abort();
 	cv_set_uint(&m->items[2 * n + 1], 1796000000000ull + i);
 	buf_reset(out);
 	if (cbor_encode(m, out, NULL) != 0)
@@ -197,7 +199,8 @@ int main(void)
 	size_t *lens = malloc(n * sizeof *lens);
 	for (int g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0 && count < n;
 	     g = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		buf_put(&all, v.mv_data, v.mv_size);
+		if (buf_put(&all, v.mv_data, v.mv_size) != 0)
+			abort();
 		lens[count++] = v.mv_size;
 		total += v.mv_size;
 	}

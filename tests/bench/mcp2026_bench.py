@@ -141,6 +141,10 @@ class Bench:
         self.top = tempfile.mkdtemp(prefix="assent-mcp2026bench-")
         self.state = os.path.join(self.top, "state")
         self.env = {k: v for k, v in os.environ.items() if k not in ("ASSENT_SINGLE_USER", "ASSENT_STATE_DIR")}
+        # The bench asks and approves from one process: as root that is the daemon's own uid,
+        # whose requests only single-user mode lets anyone decide (same-user assurance).
+        if os.geteuid() == 0:
+            self.env["ASSENT_SINGLE_USER"] = "1"
         self.env.update(ASSENT_HTTP_MAX_SESSIONS_PER_AGENT="4096", ASSENT_HTTP_MAX_SESSIONS="4096",
                         FEEDBACK_SSE_PORT="0", ASSENT_REVIEW_PORT="0")
         self.daemon, self.node = None, None

@@ -252,7 +252,8 @@ int main(int argc, char **argv)
 	if (mbedtls_pk_write_key_pem(&pk, p, sizeof p))
 		die("cannot export the key");
 	buf_init(&pem, 2048);
-	buf_put(&pem, p, strlen((char *)p));
+	if (buf_put(&pem, p, strlen((char *)p)) != 0)
+		die("out of memory");
 	BIO *bio = BIO_new_mem_buf(pem.p, (int)pem.len);
 	okey = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
 	BIO_free(bio);
@@ -266,8 +267,9 @@ int main(int argc, char **argv)
 	buf_init(&cb, 2048);
 	char header[160];
 	snprintf(header, sizeof header, "{\"alg\":\"ES256\",\"kid\":\"%s\",\"typ\":\"JWT\"}", KID);
-	b64url_encode((const uint8_t *)header, strlen(header), &hb);
-	b64url_encode((const uint8_t *)CLAIMS, strlen(CLAIMS), &cb);
+	if (b64url_encode((const uint8_t *)header, strlen(header), &hb) != 0 ||
+	    b64url_encode((const uint8_t *)CLAIMS, strlen(CLAIMS), &cb) != 0)
+		die("out of memory");
 	input_len = (size_t)snprintf(input, sizeof input, "%.*s.%.*s", (int)hb.len, (const char *)hb.p, (int)cb.len,
 				     (const char *)cb.p);
 	buf_free(&hb);
