@@ -34,7 +34,7 @@ enum web_route {
 	WR_ADMIN_CLEAR,
 	WR_QA,
 	WR_HISTORY, /* the page's history of decisions and its chart's figures */
-	WR_PROOF,   /* a decision's inclusion proof, for assent-verify proof --check */
+	WR_PROOF,   /* a decision's inclusion proof, for assent-verify proof --check (the last: fuzz/webroute.c) */
 };
 
 struct wr_in {
