@@ -135,6 +135,15 @@ check "a deadline approaching: request.deadline before the timeout" waitfor /ok 
 L=$(lines /ok request.deadline | head -1)
 check "... naming the request and its deadline" test "$(field 'b["request"]["summary"], b["request"]["deadline"] >= b["time"]')" = "restart? True"
 
+cp "$S/notify.json" "$T/notify.good"
+printf '{"webhooks": [{"name": "x"' >"$S/notify.json" # a hand edit gone wrong
+for _ in $(seq 60); do grep -q 'not a webhooks file' "$T/daemon.log" && break; sleep 0.05; done
+check "a broken notify.json is refused, naming the file, and the webhooks read before stay" \
+	grep -q "notify.json: not a webhooks file (.*): the webhooks read before stay" "$T/daemon.log"
+n=$(lines /ok request.created | wc -l)
+( ask --message "while the file is broken" --timeout 2 >/dev/null 2>&1 ) &
+check "... so a request still reaches them" waitfor /ok request.created $((n + 1))
+cp "$T/notify.good" "$S/notify.json"
 expect_exit 0 "notify remove" "$ASSENT" --state "$S" notify remove chat
 sleep 1.5
 n=$(lines /slack request.created | wc -l)

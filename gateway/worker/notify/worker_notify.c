@@ -108,7 +108,8 @@ static void on_post(struct nw *w, struct ipc_frame *f)
 		done(w, &busy, 0, "the notify worker has no free connection");
 		return;
 	}
-	/* The headers' text is copied: the frame's arena is reused before the request is written. */
+	/* The frame's text is not NUL-terminated: each header is copied into a C string for
+	 * uhttp_send_req, which writes the whole request into its own buffer before it returns. */
 	static char hv[8][2][1100];
 	struct uhttp_header xh[8];
 	for (size_t i = 0; i < hs->n; i++) {
