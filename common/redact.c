@@ -69,9 +69,70 @@ static int has_prefix(const char *s, size_t n, const char *p)
 	return n >= k && memcmp(s, p, k) == 0;
 }
 
-static int is_mark(const char *s, size_t n)
+/* Digits at s[i..): how many (0 when none, or when more than 20). */
+static size_t digits_at(const char *s, size_t n, size_t i)
 {
-	return n >= REDACT_MARK_LEN && memcmp(s, REDACT_MARK, REDACT_MARK_LEN) == 0;
+	size_t k = 0;
+	while (i + k < n && is_digit((unsigned char)s[i + k]) && k <= 20)
+		k++;
+	return k > 20 ? 0 : k;
+}
+
+static int lit_at(const char *s, size_t n, size_t *i, const char *lit)
+{
+	size_t k = strlen(lit);
+	if (n - *i < k || memcmp(s + *i, lit, k))
+		return 0;
+	*i += k;
+	return 1;
+}
+
+size_t redact_mark_len(const char *s, size_t n)
+{
+	if (n >= REDACT_MARK_LEN && memcmp(s, REDACT_MARK, REDACT_MARK_LEN) == 0)
+		return REDACT_MARK_LEN;
+	size_t i = 0, d;
+	if (!lit_at(s, n, &i, "[secret: ") || !(d = digits_at(s, n, i)))
+		return 0;
+	i += d;
+	if (!lit_at(s, n, &i, " chars") && !lit_at(s, n, &i, " char"))
+		return 0;
+	size_t j = i;
+	if (lit_at(s, n, &j, ", ") && (d = digits_at(s, n, j)) != 0) {
+		j += d;
+		if (lit_at(s, n, &j, " lines"))
+			i = j;
+	}
+	return lit_at(s, n, &i, "]") ? i : 0;
+}
+
+/* Characters and lines of s[0..n): characters are UTF-8 lead bytes (any byte that is
+ * not a continuation byte), lines one more than the line feeds. */
+static void count_text(const char *s, size_t n, size_t *chars, size_t *lines)
+{
+	*chars = 0;
+	*lines = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			(*chars)++;
+		if (s[i] == '\n')
+			(*lines)++;
+	}
+}
+
+/* The marker for s[0..n): REDACT_MARK for records, "[secret: N chars]" (with ", L
+ * lines" when more than one) for what reviewers read. */
+static int put_mark(struct buf *out, const struct redact_rules *r, const char *s, size_t n, struct redact_stats *st)
+{
+	size_t chars, lines;
+	count_text(s, n, &chars, &lines);
+	if (st)
+		st->chars += chars;
+	if (!r || !r->view)
+		return buf_put(out, REDACT_MARK, REDACT_MARK_LEN);
+	if (lines > 1)
+		return buf_printf(out, "[secret: %zu chars, %zu lines]", chars, lines);
+	return buf_printf(out, "[secret: %zu %s]", chars, chars == 1 ? "char" : "chars");
 }
 
 /* ---- key names ---- */
@@ -281,13 +342,20 @@ static int m_auth_scheme(const char *s, size_t n, size_t i, size_t we, struct sp
 	m->re = m->next = e;
 	return 1;
 }
-
 /* Characters of URL userinfo (RFC 3986: unreserved, pct-encoded, sub-delims) as far
  * as they matter here: never whitespace, quotes, brackets or braces, so a match never
  * spans JSON or prose punctuation, nor the marker of an earlier replacement. */
 static int is_userinfo(unsigned char c)
 {
 	return c > 0x20 && c < 0x7f && !strchr("/@?#[]{}\"'`<>\\|^", c);
+}
+
+/* Characters a masked password of URL userinfo may have: unreserved and pct-encoded
+ * (RFC 3986), '+', '=' and '!'. A span with ';', '$', '(', '&' or '*' could be shell
+ * or SQL that runs; it is shown instead (what a reviewer reads is what runs). */
+static int is_userinfo_secret(unsigned char c)
+{
+	return is_alnum(c) || (c && strchr("-._~%+=!", c));
 }
 
 /* scheme://user:PASSWORD@host, at the "://" found at s[i]. The user part may be empty
@@ -299,13 +367,13 @@ static int m_userinfo(const char *s, size_t n, size_t i, struct span *m)
 		p++;
 	if (p >= n || s[p] != ':')
 		return 0;
-	size_t ps = ++p;
-	if (n - ps > REDACT_MARK_LEN && is_mark(s + ps, n - ps) && s[ps + REDACT_MARK_LEN] == '@') {
+	size_t ps = ++p, mk = redact_mark_len(s + ps, n - ps);
+	if (mk && ps + mk < n && s[ps + mk] == '@') {
 		m->rs = m->re = ps; /* already redacted: consume it as the first pass did */
-		m->next = ps + REDACT_MARK_LEN;
+		m->next = ps + mk;
 		return 1;
 	}
-	while (p < n && is_userinfo((unsigned char)s[p]))
+	while (p < n && is_userinfo_secret((unsigned char)s[p]))
 		p++;
 	if (p >= n || s[p] != '@' || p == ps)
 		return 0;
@@ -314,10 +382,77 @@ static int m_userinfo(const char *s, size_t n, size_t i, struct span *m)
 	return 1;
 }
 
+/* Where an unquoted value ends: whitespace, punctuation that ends a value in the
+ * languages agents write (& ; , quotes < > ) ] } |), and what starts code in a shell
+ * or a template ($ ( \), so that a masked value can never be a command substitution. */
 static int value_end_char(unsigned char c)
 {
 	return is_space(c) || c == '&' || c == ';' || c == ',' || c == '"' || c == '\'' || c == '`' || c == '<' ||
-	       c == '>' || c == ')' || c == ']' || c == '}' || c == '|';
+	       c == '>' || c == ')' || c == ']' || c == '}' || c == '|' || c == '$' || c == '(' || c == '\\';
+}
+
+/* A quoted value starting at s[vs] (after its opening quote q, or after \q when esc):
+ * 1 with *end at its closing quote when it closes on its own line and holds nothing
+ * that could end it early in some language or run as code (a backslash, '$', '`'),
+ * else 0: an unmatched quote, or a value that is code, is shown, never masked. */
+static int quoted_end(const char *s, size_t n, size_t vs, char q, int esc, size_t *end)
+{
+	for (size_t e = vs; e < n; e++) {
+		if (esc ? (s[e] == '\\' && e + 1 < n && s[e + 1] == q) : s[e] == q) {
+			*end = e;
+			return e > vs;
+		}
+		if (s[e] == '\n' || s[e] == '\r' || s[e] == '\\' || s[e] == '$' || s[e] == '`')
+			return 0;
+	}
+	return 0;
+}
+
+/* The separator after a secret key word ending at s[p]: '=', ':', ':=' or '=>', with
+ * optional blanks around; sets *colon, returns where the value starts (n when none). */
+static size_t kv_separator(const char *s, size_t n, size_t p, int *colon)
+{
+	while (p < n && (s[p] == ' ' || s[p] == '\t'))
+		p++;
+	if (p >= n || (s[p] != '=' && s[p] != ':'))
+		return n;
+	*colon = s[p] == ':';
+	p++;
+	if (p < n && ((*colon && s[p] == '=') || (!*colon && s[p] == '>'))) { /* := and => */
+		*colon = 0;
+		p++;
+	}
+	while (p < n && (s[p] == ' ' || s[p] == '\t'))
+		p++;
+	return p;
+}
+
+/* An unquoted value from s[p]: one run of value characters; for an HTTP header
+ * (authorization, cookie; line set) a scheme word may come first ("Basic xyz"), kept
+ * shown. Never past a blank after the token, so never to the end of a line of text. */
+static int unquoted_value(const char *s, size_t n, size_t p, int line, size_t *vs, size_t *ve)
+{
+	size_t e = p;
+	while (e < n && !value_end_char((unsigned char)s[e]))
+		e++;
+	if (line && e > p && e < n && (s[e] == ' ' || s[e] == '\t')) {
+		int scheme = 1;
+		for (size_t k = p; k < e && scheme; k++)
+			scheme = is_upper((unsigned char)s[k]) || is_lower((unsigned char)s[k]);
+		size_t t = e;
+		while (t < n && (s[t] == ' ' || s[t] == '\t'))
+			t++;
+		size_t te = t;
+		while (te < n && !value_end_char((unsigned char)s[te]))
+			te++;
+		if (scheme && te > t) {
+			p = t;
+			e = te;
+		}
+	}
+	*vs = p;
+	*ve = e;
+	return e > p;
 }
 
 /* key=value, key: value, "key": "value", 'key' => 'value', KEY=\"value\" ... */
@@ -326,7 +461,7 @@ static int m_keyvalue(const char *s, size_t n, size_t i, size_t we, const struct
 	if (!redact_key_secret(s + i, we - i, r))
 		return 0;
 	size_t p = we;
-	int quoted_key = 0;
+	int quoted_key = 0, colon = 0;
 	if (i > 0 && (s[i - 1] == '"' || s[i - 1] == '\'')) {
 		char q = s[i - 1];
 		if (p < n && s[p] == q) {
@@ -337,82 +472,51 @@ static int m_keyvalue(const char *s, size_t n, size_t i, size_t we, const struct
 			p += 2;
 		}
 	}
-	while (p < n && (s[p] == ' ' || s[p] == '\t'))
-		p++;
-	if (p >= n || (s[p] != '=' && s[p] != ':'))
+	if ((p = kv_separator(s, n, p, &colon)) >= n)
 		return 0;
-	int colon = s[p] == ':';
-	p++;
-	if (p < n && ((colon && s[p] == '=') || (!colon && s[p] == '>'))) { /* := and => */
-		colon = 0;
-		p++;
-	}
-	while (p < n && (s[p] == ' ' || s[p] == '\t'))
-		p++;
-	if (p >= n)
-		return 0;
-	/* Quoted value: up to the matching quote (backslash escapes honoured), or to the end. */
+	size_t mk = redact_mark_len(s + p, n - p);
 	int esc = p + 1 < n && s[p] == '\\' && (s[p + 1] == '"' || s[p + 1] == '\'');
-	if (s[p] == '"' || s[p] == '\'' || esc) {
+	if (!mk && (s[p] == '"' || s[p] == '\'' || esc)) { /* quoted: up to its closing quote */
 		char q = esc ? s[p + 1] : s[p];
-		size_t vs = p + (esc ? 2 : 1), e = vs;
-		while (e < n) {
-			if (esc ? (s[e] == '\\' && e + 1 < n && s[e + 1] == q) : s[e] == q)
-				break;
-			if (!esc && s[e] == '\\' && e + 1 < n)
-				e++;
-			e++;
-		}
-		if (e > n)
-			e = n;
-		if (e == vs)
+		size_t vs = p + (esc ? 2 : 1), e = 0;
+		if (!quoted_end(s, n, vs, q, esc, &e))
 			return 0;
 		m->rs = vs;
 		m->re = e;
-		m->next = e < n ? e + (esc ? 2 : 1) : n;
-		if (e - vs == REDACT_MARK_LEN && is_mark(s + vs, e - vs))
+		m->next = e + (esc ? 2 : 1);
+		if (redact_mark_len(s + vs, e - vs) == e - vs) /* already redacted */
 			m->re = m->rs;
 		return 1;
 	}
-	if (is_mark(s + p, n - p)) { /* already redacted */
+	if (mk) { /* already redacted */
 		m->rs = m->re = p;
-		m->next = p + REDACT_MARK_LEN;
+		m->next = p + mk;
 		return 1;
 	}
-	size_t e = p;
-	int line = colon && !quoted_key && line_key(s + i, we - i);
-	if (line) {
-		/* A header value runs to the end of its line, or of the quoted header in
-		 * command text (curl -H 'Authorization: ...'). */
-		while (e < n && s[e] != '\r' && s[e] != '\n' && s[e] != '"' && s[e] != '\'' && s[e] != '`')
-			e++;
-		while (e > p && (s[e - 1] == ' ' || s[e - 1] == '\t'))
-			e--;
-	} else {
-		while (e < n && !value_end_char((unsigned char)s[e]))
-			e++;
-	}
-	if (e == p)
+	size_t vs, ve;
+	if (!unquoted_value(s, n, p, colon && !quoted_key && line_key(s + i, we - i), &vs, &ve))
 		return 0;
 	/* An unquoted "key: value" is also prose ("password: use a strong one"): only a
 	 * value that looks random goes. */
-	if (colon && !quoted_key && !looks_random(s + p, e - p))
+	if (colon && !quoted_key && !looks_random(s + vs, ve - vs))
 		return 0;
-	m->rs = p;
-	m->re = m->next = e;
+	m->rs = vs;
+	m->re = m->next = ve;
 	return 1;
 }
 
 int redact_text(const char *s, size_t len, const struct redact_rules *r, struct buf *out, struct redact_stats *st)
 {
-	size_t start = out->len, copied = 0, i = 0, hits = 0;
+	size_t start = out->len, copied = 0, i = 0, hits = 0, chars = 0;
 	int rc = 0;
 	while (rc == 0 && i < len) {
 		unsigned char c = (unsigned char)s[i];
 		struct span m;
 		int hit = 0;
-		size_t next = i + 1;
-		if (!is_word(c)) {
+		size_t next = i + 1, mk;
+		if (c == '[' && (mk = redact_mark_len(s + i, len - i)) != 0) {
+			next = i + mk; /* a marker (an earlier pass's) is left whole */
+		} else if (!is_word(c)) {
 			if (c == ':' && i + 2 < len && s[i + 1] == '/' && s[i + 2] == '/' && m_userinfo(s, len, i, &m))
 				hit = 1;
 		} else {
@@ -423,9 +527,11 @@ int redact_text(const char *s, size_t len, const struct redact_rules *r, struct 
 		}
 		if (hit) {
 			if (m.re > m.rs) {
+				struct redact_stats one = {0, 0, 0};
 				rc = buf_put(out, s + copied, m.rs - copied);
 				if (rc == 0)
-					rc = buf_put(out, REDACT_MARK, REDACT_MARK_LEN);
+					rc = put_mark(out, r, s + m.rs, m.re - m.rs, &one);
+				chars += one.chars;
 				copied = m.re;
 				hits++;
 			}
@@ -439,8 +545,10 @@ int redact_text(const char *s, size_t len, const struct redact_rules *r, struct 
 		out->len = start;
 		return rc;
 	}
-	if (st)
+	if (st) {
 		st->patterns += hits;
+		st->chars += chars;
+	}
 	return 0;
 }
 
@@ -453,23 +561,39 @@ static int worth_replacing(const json_t *v)
 	if (json_is_null(v) || json_is_boolean(v))
 		return 0;
 	if (json_is_string(v))
-		return json_string_length(v) != 0 && !(json_string_length(v) == REDACT_MARK_LEN &&
-						       !memcmp(json_string_value(v), REDACT_MARK, REDACT_MARK_LEN));
+		return json_string_length(v) != 0 &&
+		       redact_mark_len(json_string_value(v), json_string_length(v)) != json_string_length(v);
 	return 1;
+}
+
+/* The marker a whole value under a secret key becomes: a string's characters and
+ * lines, or the characters of any other value's compact JSON text. */
+static json_t *value_mark(const json_t *v, const struct redact_rules *r, struct redact_stats *st)
+{
+	char *text = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	const char *s = json_is_string(v) ? json_string_value(v) : text;
+	size_t n = json_is_string(v) ? json_string_length(v) : text ? strlen(text) : 0;
+	struct buf b;
+	buf_init(&b, 80);
+	json_t *m = s && put_mark(&b, r, s, n, st) == 0 ? json_stringn((const char *)b.p, b.len) : NULL;
+	buf_free(&b);
+	free(text);
+	return m;
 }
 
 static int redact_string(json_t *v, const struct redact_rules *r, struct redact_stats *st)
 {
 	size_t n = json_string_length(v);
-	struct redact_stats local = {0, 0};
+	struct redact_stats local = {0, 0, 0};
 	struct buf b;
-	/* Each replacement adds at most 9 bytes to a span of at least one: 10n + 16 always fits. */
-	buf_init(&b, n > (SIZE_MAX - 16) / 10 ? SIZE_MAX : 10 * n + 16);
+	buf_init(&b, REDACT_OUT_MAX(n));
 	int rc = redact_text(json_string_value(v), n, r, &b, &local);
 	if (rc == 0 && local.patterns > 0) {
 		rc = json_string_setn(v, b.len ? (const char *)b.p : "", b.len) == 0 ? 0 : AS_ENOMEM;
-		if (st && rc == 0)
+		if (st && rc == 0) {
 			st->patterns += local.patterns;
+			st->chars += local.chars;
+		}
 	}
 	buf_free(&b);
 	return rc;
@@ -493,7 +617,7 @@ static int redact_object(json_t *o, const struct redact_rules *r, struct redact_
 		json_t *val = json_object_iter_value(it);
 		if (redact_key_secret(key, klen, r) || (named && klen == 5 && !memcmp(key, "value", 5))) {
 			if (worth_replacing(val)) {
-				json_t *m = json_string(REDACT_MARK);
+				json_t *m = value_mark(val, r, st);
 				if (!m || json_object_iter_set_new(o, it, m) != 0)
 					return AS_ENOMEM;
 				if (st)

@@ -34,19 +34,29 @@
  *                  of 8+ characters that has a digit or an aB, or 24+ characters:
  *                  the scheme word is kept ("Bearer [REDACTED]"), so the prose
  *                  "Bearer tokens" or "Basic authentication" is left alone
- *   URL userinfo   scheme://user:PASSWORD@host: the password is replaced (user and
- *                  password of printable ASCII without quotes, brackets, braces, /?#)
+ *   URL userinfo   scheme://user:PASSWORD@host: the password is replaced (user of
+ *                  printable ASCII without quotes, brackets, braces, /?#; password
+ *                  of [A-Za-z0-9-._~%+=!] only)
  *   key=value      a secret key word (the key rules above), optionally quoted, then
- *                  '=' or ':' and the value (quoted: up to the closing quote;
- *                  otherwise up to whitespace or one of & ; , " ' ` < > ) ] } |).
- *                  The value is replaced, the key and separator kept. With '=' or a
- *                  quoted key ("password": "x") any non-empty value goes; with an
- *                  unquoted key and ':' only a value that looks like a secret (it
- *                  has a digit or an aB, lowercase then uppercase), so the prose
- *                  "password: use a strong one" stays while "password: hunter2"
- *                  does not. For authorization, proxy-authorization, cookie and
- *                  set-cookie with ':' the value runs to the end of the line or
- *                  to a quote (HTTP header text, curl -H '...').
+ *                  '=' or ':' and the value. A quoted value is replaced only when
+ *                  its closing quote is on the same line and it holds no backslash,
+ *                  '$' or '`'; an unquoted one runs up to whitespace or one of
+ *                  & ; , " ' ` < > ) ] } | $ ( \. The value is replaced, the key and
+ *                  separator kept. With '=' or a quoted key ("password": "x") any
+ *                  non-empty value goes; with an unquoted key and ':' only a value
+ *                  that looks like a secret (it has a digit or an aB, lowercase then
+ *                  uppercase), so the prose "password: use a strong one" stays while
+ *                  "password: hunter2" does not. For authorization,
+ *                  proxy-authorization, cookie and set-cookie with ':' a scheme word
+ *                  may come first ("Authorization: Basic xyz": xyz goes).
+ *
+ * What a reviewer reads is what runs (issue 28): a replaced span in text is always
+ * one of the above, ends where its own syntax ends (the closing quote, the first
+ * delimiter, the end of the token), never crosses a line break and never runs on to
+ * the end of the text because a quote was left open: an agent cannot steer a mask
+ * over text that follows it. With rules->view set, each mark says what it hides,
+ * "[secret: 41 chars]" ("[secret: 1704 chars, 28 lines]" for a multi-line value under
+ * a secret key), and the stats count the characters hidden.
  * Redaction is idempotent: a value already equal to REDACT_MARK is left as it is,
  * and the marker's characters start no match.
  *
@@ -58,6 +68,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/util.h"
 
@@ -85,13 +96,23 @@ struct redact_rules {
 	size_t nkeys;
 	const char *const *prefixes;
 	size_t nprefixes;
+	int view; /* 1: marks say what they hide, "[secret: N chars]" (what reviewers read); 0: REDACT_MARK */
 };
 
 /* Replacements made; the functions add to these (zero the struct first). */
 struct redact_stats {
 	size_t keys;	 /* values replaced because of their key */
 	size_t patterns; /* secret-shaped substrings replaced in text */
+	size_t chars;	 /* characters they held (a non-string value: of its compact JSON) */
 };
+
+/* Room for redact_text's output whatever it replaces: a span of one byte may become
+ * a marker of up to 64 bytes. */
+#define REDACT_OUT_MAX(n) ((n) > (SIZE_MAX - 64) / 65 ? SIZE_MAX : 65 * (n) + 64)
+
+/* Length of the marker at s[0..n) (REDACT_MARK, or "[secret: N chars]" / "[secret: N
+ * char]" / "[secret: N chars, L lines]"), or 0 when none starts there. */
+size_t redact_mark_len(const char *s, size_t n);
 
 /* Check operator rules against the limits above, naming the first bad entry. */
 int redact_rules_check(const struct redact_rules *r, char *err);
@@ -100,8 +121,8 @@ int redact_rules_check(const struct redact_rules *r, char *err);
 int redact_key_secret(const char *key, size_t len, const struct redact_rules *r);
 
 /* Append s[0..len) to out with every secret-shaped substring replaced. The output
- * is valid UTF-8 when the input is (only ASCII-delimited spans are replaced). At most
- * len + 9 bytes per replacement: give out a max of 10 * len + 16 to never hit it.
+ * is valid UTF-8 when the input is (only ASCII-delimited spans are replaced). Give
+ * out a max of REDACT_OUT_MAX(len) to never hit it.
  * Returns 0, or AS_ETOOBIG / AS_ENOMEM with out->len unchanged. */
 int redact_text(const char *s, size_t len, const struct redact_rules *r, struct buf *out, struct redact_stats *st);
 

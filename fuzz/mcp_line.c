@@ -156,7 +156,7 @@ static void check_action(const struct buf *act)
 
 static const char *const op_keys[] = {"ticket", "x-vault-token"};
 static const char *const op_prefixes[] = {"acme_", "glpat-"};
-static const struct redact_rules op_rules = {op_keys, 2, op_prefixes, 2};
+static const struct redact_rules op_rules = {op_keys, 2, op_prefixes, 2, 0};
 
 static json_t *request_feedback(const json_t *args, const struct redact_rules *r)
 {

@@ -32,7 +32,7 @@ static void fail(const char *why)
  * start a match. */
 static const char *const op_keys[] = {"ticket", "x-vault-token", "k"};
 static const char *const op_prefixes[] = {"acme_", "glpat-", "RED"};
-static const struct redact_rules op_rules = {op_keys, 3, op_prefixes, 3};
+static const struct redact_rules op_rules = {op_keys, 3, op_prefixes, 3, 0};
 
 /* out is in with some disjoint, non-empty spans each replaced by one marker: the
  * pieces between markers are pieces of in, in order, the first one at its start and

@@ -39,7 +39,7 @@ int prep_init(struct prep *p, const struct rec_cfg *c, uint64_t id_seed, char *e
 		p->keys[i] = c->keys[i];
 	for (size_t i = 0; i < c->nprefixes; i++)
 		p->prefixes[i] = c->prefixes[i];
-	p->rules = (struct redact_rules){p->keys, c->nkeys, p->prefixes, c->nprefixes};
+	p->rules = (struct redact_rules){p->keys, c->nkeys, p->prefixes, c->nprefixes, 0};
 	if (redact_rules_check(&p->rules, err) != 0)
 		return AS_EINVAL;
 	for (size_t i = 0; i < c->npatterns; i++) { /* checked by the signer against the policy's guard */

@@ -59,7 +59,7 @@ int records_start(struct signer *s)
 	for (size_t i = 0; i < c->nkeys || i < c->nprefixes; i++) {
 		const char *k[1] = {i < c->nkeys ? c->keys[i] : NULL},
 			   *p[1] = {i < c->nprefixes ? c->prefixes[i] : NULL};
-		struct redact_rules r = {k, k[0] ? 1 : 0, p, p[0] ? 1 : 0};
+		struct redact_rules r = {k, k[0] ? 1 : 0, p, p[0] ? 1 : 0, 0};
 		if (redact_rules_check(&r, err) != 0) {
 			slog("error", "call records: %s", err);
 			free(c);

@@ -1158,7 +1158,7 @@ static void test_feedback_redact_bounds(void **state)
 
 	/* operator rules reach message, options and context */
 	const char *keys[] = {"ticket"}, *prefixes[] = {"acme_"};
-	struct redact_rules r = {keys, 1, prefixes, 1};
+	struct redact_rules r = {keys, 1, prefixes, 1, 0};
 	a = parse("{\"type\":\"selection\",\"message\":\"use acme_0123456789abcdef\",\"options\":[\"ticket=42\",\"b\"],"
 		  "\"context\":{\"ticket\":\"T-1\"}}");
 	assert_int_equal(mcp_check_request_feedback(a, &f, err), 0);

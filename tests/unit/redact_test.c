@@ -100,7 +100,7 @@ static void test_key(void **state)
 		 "{\"outer\":{\"list\":[{\"%s\":\"s3cr3t-VALUE-123\",\"note\":\"kept\"}],\"other\":\"visible\"}}",
 		 c->key);
 	json_t *j = parse(text);
-	struct redact_stats st = {0, 0};
+	struct redact_stats st = {0, 0, 0};
 	assert_int_equal(redact_json(j, NULL, &st), 0);
 	json_t *item = json_array_get(json_object_get(json_object_get(j, "outer"), "list"), 0);
 	assert_string_equal(json_string_value(json_object_get(item, c->key)), REDACT_MARK);
@@ -132,7 +132,7 @@ static void test_key_lookalikes_kept(void **state)
 		char text[256];
 		snprintf(text, sizeof text, "{\"%s\":\"value-42\"}", keys[i]);
 		json_t *j = parse(text);
-		struct redact_stats st = {0, 0};
+		struct redact_stats st = {0, 0, 0};
 		assert_int_equal(redact_json(j, NULL, &st), 0);
 		assert_string_equal(json_string_value(json_object_get(j, keys[i])), "value-42");
 		assert_int_equal(st.keys, 0);
@@ -149,7 +149,7 @@ static void test_key_value_types(void **state)
 	json_t *j = parse("{\"password\":null,\"token\":true,\"secret\":false,\"api_key\":\"\","
 			  "\"authorization\":{\"type\":\"oauth\",\"scopes\":[\"a\"]},\"cookie\":[\"a=1\"],"
 			  "\"passwd\":12345,\"client_secret\":1.5}");
-	struct redact_stats st = {0, 0};
+	struct redact_stats st = {0, 0, 0};
 	assert_int_equal(redact_json(j, NULL, &st), 0);
 	char *s = dump(j);
 	/* null, booleans and "" carry no secret and stay; everything else goes whole */
@@ -167,7 +167,7 @@ static void test_name_value_entries(void **state)
 	/* Kubernetes env and HAR headers: the secret's name is a sibling */
 	json_t *j = parse("{\"env\":[{\"name\":\"DB_PASSWORD\",\"value\":\"hunter2\"},{\"name\":\"LOG_LEVEL\","
 			  "\"value\":\"debug\"}],\"headers\":[{\"key\":\"Authorization\",\"value\":\"xyz\"}]}");
-	struct redact_stats st = {0, 0};
+	struct redact_stats st = {0, 0, 0};
 	assert_int_equal(redact_json(j, NULL, &st), 0);
 	char *s = dump(j);
 	assert_string_equal(
@@ -193,7 +193,7 @@ static const struct pattern_case pattern_cases[] = {
     {"bearer jwt", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", "Bearer [REDACTED]", "eyJ"},
     {"basic", "Basic dXNlcjpwYXNzd29yZA== sent", "Basic [REDACTED] sent", "dXNlcjpw"},
     {"authorization header", "curl -H 'Authorization: Bearer abc123def456' https://x.example/",
-     "curl -H 'Authorization: [REDACTED]' https://x.example/", "abc123def456"},
+     "curl -H 'Authorization: Bearer [REDACTED]' https://x.example/", "abc123def456"},
     {"openai sk", "key sk-proj-Abc123def456GHI789jkl012 ok", "key [REDACTED] ok", "Abc123def"},
     {"openai sk legacy", "sk-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKl", "[REDACTED]", "AbCdEf"},
     {"anthropic sk-ant", "ANTHROPIC=sk-ant-api03-AbC123xyz456_def789-ghiJKL0 done", "ANTHROPIC=[REDACTED] done",
@@ -232,23 +232,23 @@ static const struct pattern_case pattern_cases[] = {
     {"url userinfo", "dsn postgres://app:s3cret@db:5432/prod ok", "dsn postgres://app:[REDACTED]@db:5432/prod ok",
      "s3cret"},
     {"url userinfo empty user", "redis://:pa55word@cache:6379/0", "redis://:[REDACTED]@cache:6379/0", "pa55word"},
-    {"cookie header", "Cookie: session=abc123; theme=dark\nnext line", "Cookie: [REDACTED]\nnext line", "abc123"},
+    {"cookie header", "Cookie: session=abc123; theme=dark\nnext line", "Cookie: [REDACTED]; theme=dark\nnext line",
+     "abc123"},
     {"api key header", "X-Api-Key: 9f8e7d6c", "X-Api-Key: [REDACTED]", "9f8e7d6c"},
     {"go assignment", "token := \"tok-1\"", "token := \"[REDACTED]\"", "tok-1"},
     {"ruby hash", "'secret' => 'xyz'", "'secret' => '[REDACTED]'", "xyz"},
-    {"unterminated quote", "password=\"abc def", "password=\"[REDACTED]", "abc def"},
 };
 
 static void test_pattern(void **state)
 {
 	const struct pattern_case *c = *state;
-	struct redact_stats st = {0, 0};
+	struct redact_stats st = {0, 0, 0};
 	char *out = redacted(c->in, NULL, &st);
 	assert_string_equal(out, c->want);
 	assert_null(strstr(out, c->secret));
 	assert_true(st.patterns >= 1);
 	/* idempotent: a second pass changes nothing and finds nothing new */
-	struct redact_stats st2 = {0, 0};
+	struct redact_stats st2 = {0, 0, 0};
 	char *again = redacted(out, NULL, &st2);
 	assert_string_equal(again, out);
 	assert_int_equal(st2.patterns, 0);
@@ -285,7 +285,7 @@ static void test_prose_kept(void **state)
 	    "",
 	};
 	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
-		struct redact_stats st = {0, 0};
+		struct redact_stats st = {0, 0, 0};
 		char *out = redacted(texts[i], NULL, &st);
 		if (strcmp(out, texts[i]) != 0)
 			fail_msg("prose changed: \"%s\" -> \"%s\"", texts[i], out);
@@ -309,10 +309,10 @@ static void test_operator_key(void **state)
 {
 	(void)state;
 	const char *keys[] = {"session_key", "X-Vault.Role"};
-	struct redact_rules r = {keys, 2, NULL, 0};
+	struct redact_rules r = {keys, 2, NULL, 0, 0};
 	assert_int_equal(redact_rules_check(&r, NULL), 0);
 	json_t *j = parse("{\"Session-Key\":\"abc\",\"x-vault.role\":\"r\",\"session\":\"kept\"}");
-	struct redact_stats st = {0, 0};
+	struct redact_stats st = {0, 0, 0};
 	assert_int_equal(redact_json(j, &r, &st), 0);
 	char *s = dump(j);
 	assert_string_equal(s, "{\"Session-Key\":\"[REDACTED]\",\"x-vault.role\":\"[REDACTED]\",\"session\":\"kept\"}");
@@ -331,7 +331,7 @@ static void test_operator_prefix(void **state)
 {
 	(void)state;
 	const char *prefixes[] = {"glpat-", "ACME_"};
-	struct redact_rules r = {NULL, 0, prefixes, 2};
+	struct redact_rules r = {NULL, 0, prefixes, 2, 0};
 	assert_int_equal(redact_rules_check(&r, NULL), 0);
 	char *out = redacted("gitlab glpat-abcdefghijklmnopqrst and ACME_0123456789 but glpat-short, xglpat-abcdefghij",
 			     &r, NULL);
@@ -352,9 +352,9 @@ static void test_rules_check(void **state)
 	big[sizeof big - 1] = 0;
 	const char *bigp[] = {big};
 	struct redact_rules bad[] = {
-	    {empty, 1, NULL, 0}, {space, 1, NULL, 0},  {nul, 1, NULL, 0},
-	    {bigp, 1, NULL, 0},	 {NULL, 0, shortp, 1}, {NULL, 0, dotp, 1},
-	    {NULL, 0, bigp, 1},	 {NULL, 1, NULL, 0},   {NULL, REDACT_RULES_MAX + 1, NULL, 0},
+	    {empty, 1, NULL, 0, 0}, {space, 1, NULL, 0, 0},  {nul, 1, NULL, 0, 0},
+	    {bigp, 1, NULL, 0, 0},  {NULL, 0, shortp, 1, 0}, {NULL, 0, dotp, 1, 0},
+	    {NULL, 0, bigp, 1, 0},  {NULL, 1, NULL, 0, 0},   {NULL, REDACT_RULES_MAX + 1, NULL, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		err[0] = 0;
@@ -363,7 +363,7 @@ static void test_rules_check(void **state)
 	}
 	assert_int_equal(redact_rules_check(NULL, err), 0);
 	const char *ok[] = {"abc"};
-	struct redact_rules good = {ok, 1, ok, 1};
+	struct redact_rules good = {ok, 1, ok, 1, 0};
 	assert_int_equal(redact_rules_check(&good, err), 0);
 }
 
@@ -405,11 +405,11 @@ static void test_json_idempotent(void **state)
 	(void)state;
 	json_t *j = parse("{\"a\":\"password=x&token=eyJa.eyJb.c\",\"token\":{\"x\":1},\"b\":[\"ghp_" GH36 "\"],"
 			  "\"env\":[{\"name\":\"API_KEY\",\"value\":\"v\"}]}");
-	struct redact_stats st = {0, 0};
+	struct redact_stats st = {0, 0, 0};
 	assert_int_equal(redact_json(j, NULL, &st), 0);
 	char *first = dump(j);
 	assert_true(st.keys == 2 && st.patterns == 3);
-	struct redact_stats st2 = {0, 0};
+	struct redact_stats st2 = {0, 0, 0};
 	assert_int_equal(redact_json(j, NULL, &st2), 0);
 	char *second = dump(j);
 	assert_string_equal(first, second);
@@ -573,9 +573,87 @@ static void test_bound_huge_count(void **state)
 	json_decref(j);
 }
 
+/* ---- issue 28: an agent cannot steer a mask over what runs ---- */
+
+/* Each of these once hid text after a secret-looking key from the reviewer (a quote
+ * left open blanked the rest of the string) or could hide code in a masked value.
+ * Every one must keep the dangerous text visible, in view style as in records style. */
+static const char *const steered[][2] = {
+    {"ls -l /srv/data # password=\"\nrm -rf /srv/data", "rm -rf /srv/data"},
+    {"ls -l /srv/data # password=\"", "password=\""},
+    {"SELECT * FROM t WHERE note = 'password=\"'; DROP TABLE users; --", "DROP TABLE users"},
+    {"UPDATE t SET x = 1 WHERE password = '; DROP TABLE users; --", "DROP TABLE users"},
+    {"psql -c \"password='x\\'; DROP TABLE users; --'\"", "DROP TABLE users"},
+    {"echo password=\"x\\\"; rm -rf /srv; echo \\\"\"", "rm -rf /srv"},
+    {"run password=$(rm${IFS}-rf${IFS}/srv)", "rm${IFS}-rf${IFS}/srv"},
+    {"run password=\"$(rm -rf /srv)\"", "$(rm -rf /srv)"},
+    {"run token=`rm -rf /srv`", "rm -rf /srv"},
+    {"curl -H 'Authorization: Bearer1 rm -rf /srv'", "rm -rf /srv"},
+    {"curl http://u:x;rm$IFS-rf$IFS/srv;@host", "rm$IFS-rf$IFS/srv"},
+    {"Cookie: a=b1\nrm -rf /srv", "rm -rf /srv"},
+    {"api_key: 'k1\nrm -rf /srv'", "rm -rf /srv"},
+};
+
+static void test_steered_masks_never_hide(void **state)
+{
+	(void)state;
+	static const char *const vk[] = {"ticket"};
+	struct redact_rules view = {vk, 1, NULL, 0, 1};
+	for (size_t i = 0; i < sizeof steered / sizeof *steered; i++) {
+		for (int v = 0; v < 2; v++) {
+			char *out = redacted(steered[i][0], v ? &view : NULL, NULL);
+			if (!strstr(out, steered[i][1]))
+				fail_msg("case %zu: '%s' hidden in '%s'", i, steered[i][1], out);
+			free(out);
+		}
+	}
+}
+
+/* View style: each mark says how much it hides; a multi-line value under a secret key
+ * says how many lines; the stats count the characters. */
+static void test_view_marks(void **state)
+{
+	(void)state;
+	struct redact_rules view = {NULL, 0, NULL, 0, 1};
+	struct redact_stats st = {0, 0, 0};
+	char *out = redacted("login password=hunter2 and ghp_" GH36 " done", &view, &st);
+	assert_string_equal(out, "login password=[secret: 7 chars] and [secret: 40 chars] done");
+	assert_int_equal(st.patterns, 2);
+	assert_int_equal(st.chars, 47);
+	/* a second pass leaves the marks alone (the word "secret" in them starts no match) */
+	char *again = redacted(out, &view, &st);
+	assert_string_equal(again, out);
+	free(again);
+	free(out);
+	out = redacted("password=x", &view, NULL);
+	assert_string_equal(out, "password=[secret: 1 char]");
+	free(out);
+
+	json_t *j = parse("{\"private_key\":\"-----BEGIN-----\\nAAAA\\n-----END-----\",\"token\":{\"a\":1},"
+			  "\"cmd\":\"ls # password=\\\"\\nrm -rf /\",\"api_key\":\"\",\"secret\":null}");
+	struct redact_stats js = {0, 0, 0};
+	assert_int_equal(redact_json(j, &view, &js), 0);
+	char *d = dump(j);
+	assert_string_equal(d, "{\"private_key\":\"[secret: 34 chars, 3 lines]\",\"token\":\"[secret: 7 chars]\","
+			       "\"cmd\":\"ls # password=\\\"\\nrm -rf /\",\"api_key\":\"\",\"secret\":null}");
+	assert_int_equal(js.keys, 2);
+	assert_int_equal(js.chars, 41);
+	free(d);
+	json_decref(j);
+	/* the mark grammar */
+	assert_int_equal(redact_mark_len("[secret: 12 chars]x", 19), 18);
+	assert_int_equal(redact_mark_len("[secret: 1 char]", 16), 16);
+	assert_int_equal(redact_mark_len("[secret: 9 chars, 2 lines]", 26), 26);
+	assert_int_equal(redact_mark_len("[REDACTED]", 10), 10);
+	assert_int_equal(redact_mark_len("[secret: chars]", 15), 0);
+	assert_int_equal(redact_mark_len("[secret: 9 chars", 16), 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
+	    cmocka_unit_test(test_steered_masks_never_hide),
+	    cmocka_unit_test(test_view_marks),
 	    cmocka_unit_test(test_key_lookalikes_kept),
 	    cmocka_unit_test(test_key_value_types),
 	    cmocka_unit_test(test_name_value_entries),
