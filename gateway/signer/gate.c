@@ -852,17 +852,27 @@ static void answer_refused(struct signer *s, uint64_t conn, const char *rid, con
 	answer_call(s, conn, rid, res, facts);
 }
 
-/* The view reviewers get: what the call is, from the signer's own copy of the catalog. */
+/* The view reviewers get: what the call is, from the signer's own copy of the catalog.
+ * Its arguments are the exact ones but for secrets, each mark saying how many characters
+ * it hides ("[secret: 41 chars]", common/redact.h: an agent cannot steer a mark over
+ * text that runs); when anything is masked, "masked" says so first and how to see it
+ * (assent show --full, which the ledger records as a reveal). fuzz/view checks the view
+ * against the call with common/viewcheck.c, which knows nothing of the redactor. */
 static json_t *call_view(const struct upw *u, const struct up_tool *t, const json_t *args)
 {
+	static const struct redact_rules view_rules = {NULL, 0, NULL, 0, 1};
 	json_t *shown = json_deep_copy(args);
-	int rr = redact_json(shown, NULL,
-			     NULL); /* what a reviewer reads and the ledger keeps; the digest is of the exact call */
-	(void)rr;		    /* it fails only on memory, leaving what it could not redact whole: refused below */
+	struct redact_stats st = {0, 0, 0};
+	int rr = redact_json(shown, &view_rules, &st); /* what a reviewer reads and the ledger keeps */
+	(void)rr; /* it fails only on memory, leaving what it could not redact whole: refused below */
 	char msg[256];
 	snprintf(msg, sizeof msg, "Call %s of upstream %s", t->name, u->cfg->name);
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "type", "call", "method", "tools/call", "message", msg,
 			      "upstream", u->cfg->name, "tool", t->name, "arguments", shown ? shown : json_object());
+	if (st.keys + st.patterns > 0)
+		json_object_set_new(v, "masked",
+				    json_pack("{s:I,s:I}", "spans", (json_int_t)(st.keys + st.patterns), "chars",
+					      (json_int_t)st.chars));
 	json_t *ts = json_deep_copy(t->shown);
 	if (json_object_get(ts, "annotations"))
 		json_object_set_new(ts, "annotations_by", json_string("the upstream server (declared, not verified)"));
@@ -882,7 +892,7 @@ static json_t *read_view(const struct upw *u, const char *uri)
 /* The request entry's action fields: the view's call (redacted arguments, reals as text). */
 static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 {
-	static const char *const keys[] = {"type", "method", "message", "upstream", "tool", "uri", "arguments"};
+	static const char *const keys[] = {"type", "method", "message", "upstream", "tool", "uri", "arguments", "masked"};
 	json_t *j = json_object();
 	for (size_t k = 0; j && k < sizeof keys / sizeof *keys; k++)
 		if (json_object_get(view, keys[k]))

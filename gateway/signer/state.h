@@ -512,6 +512,10 @@ int load_policy(struct signer *s, char *err);
 void page_add(json_t *arr, json_t *v, size_t *used, size_t *more, size_t max_items);
 int reviewer_may_see(struct signer *s, const char *reviewer, const struct req *r);
 json_t *list_reply_page(struct signer *s, const char *owner, const char *reviewer, size_t offset);
+/* Sets view's "masked" ({spans, chars}) from the marks in its message, context, options
+ * and default, unless it has one (a gated call counts its own); marks an agent wrote
+ * itself count too, which only ever says more is hidden than is. */
+void view_note_masks(json_t *view);
 void view_fit(json_t *v, size_t max);
 const char *view_risk(const json_t *view);
 json_t *show_reply(const struct req *r);

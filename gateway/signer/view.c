@@ -2,7 +2,10 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
+#include "common/redact.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static size_t json_size(const json_t *j)
@@ -93,6 +96,45 @@ static json_t *list_reply(struct signer *s, const char *owner)
 
 /* A view over max bytes of JSON (a context of escapes: each byte may print as six)
  * loses its context, with a note saying so, so that it fits in an answer. */
+/* Marks in the strings of v ("[secret: N chars]", common/redact.h), and what they hide. */
+static void count_marks(const json_t *v, size_t *spans, size_t *chars, int depth)
+{
+	size_t i;
+	const char *k;
+	json_t *x;
+	if (depth > 64)
+		return;
+	if (json_is_string(v)) {
+		const char *p = json_string_value(v);
+		size_t n = json_string_length(v);
+		for (size_t at = 0; at < n; at++) {
+			size_t mk = p[at] == '[' ? redact_mark_len(p + at, n - at) : 0;
+			if (mk > REDACT_MARK_LEN || (mk && p[at + 1] == 's')) {
+				(*spans)++;
+				*chars += strtoul(p + at + 9, NULL, 10);
+				at += mk - 1;
+			}
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, x) count_marks(x, spans, chars, depth + 1);
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, x) count_marks(x, spans, chars, depth + 1);
+	}
+}
+
+void view_note_masks(json_t *view)
+{
+	if (json_object_get(view, "masked")) /* a gated call's view counts its own (gate.c) */
+		return;
+	static const char *const keys[] = {"message", "context", "options", "default"};
+	size_t spans = 0, chars = 0;
+	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+		count_marks(json_object_get(view, keys[k]), &spans, &chars, 0);
+	if (spans)
+		json_object_set_new(view, "masked",
+				    json_pack("{s:I,s:I}", "spans", (json_int_t)spans, "chars", (json_int_t)chars));
+}
+
 void view_fit(json_t *v, size_t max)
 {
 	size_t n = json_size(v);

@@ -54,8 +54,8 @@ let p = call({ type: "approval", message: "Apply plan to prod?", audience: "tf-p
   subject: { name: "plan.tfplan", content }, context: { workspace: "prod", password: "hunter2" } });
 let sid = await pendingId("Apply plan to prod?");
 const shown = JSON.parse(assent("show", sid, "--json"));
-ok(shown.context?.password === "[REDACTED]" && shown.context?.workspace === "prod",
-  "the reviewer sees the context with the password redacted");
+ok(shown.context?.password === "[secret: 7 chars]" && shown.context?.workspace === "prod",
+  "the reviewer sees the context with the password masked, and how long it is");
 const sub = shown.subject?.[0];
 ok(sub?.computed === true && sub.size === 21 &&
   Buffer.from(sub.content_base64 ?? "", "base64").toString() === "terraform plan bytes\n",

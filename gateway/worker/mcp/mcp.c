@@ -1162,11 +1162,13 @@ static int redact_owned(char **s, size_t *n, size_t max, const char *what, const
 	}
 	buf_free(&b);
 	if (rc == AS_ETOOBIG)
-		return as_fail(err, rc, "%s: over %zu bytes once secrets are marked %s", what, max, REDACT_MARK);
+		return as_fail(err, rc, "%s: over %zu bytes once secrets are marked", what, max);
 	if (rc != 0)
 		return as_fail(err, rc, "%s: redaction failed: %s", what, as_strerror(rc));
 	return 0;
 }
+
+const struct redact_rules mcp_view_rules = {NULL, 0, NULL, 0, 1};
 
 int mcp_feedback_redact(struct mcp_feedback *f, const struct redact_rules *r, size_t context_max, char *err)
 {

@@ -271,6 +271,10 @@ void mcp_feedback_free(struct mcp_feedback *f);
  * (AS_ETOOBIG, naming it). Sets f->redacted. */
 int mcp_feedback_redact(struct mcp_feedback *f, const struct redact_rules *r, size_t context_max, char *err);
 
+/* The rules the worker redacts requests with: the built-in ones, marks in view style
+ * ("[secret: N chars]"), since what it redacts is what reviewers read. */
+extern const struct redact_rules mcp_view_rules;
+
 /* The canonical CBOR (common/cbor.h) of the action, which the action digest covers:
  * a map of
  *   type, message                                  text
