@@ -47,6 +47,7 @@ struct cond {
 	double v;
 	regex_t re;
 	int has_re;
+	unsigned col; /* where the value is written, for warnings */
 	char *path[POL_PATH_MAX];
 	size_t npath;
 };
@@ -290,121 +291,6 @@ static int parse_op(const char *s, enum op *op)
 	return -1;
 }
 
-static const char *re_too_costly(const char *s, size_t n)
-{
-	int prev_quant = 0, depth = 0, group_quant[12] = {0};
-	unsigned counts = 0;
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		if (ch == '\\') { /* an escaped character is an atom */
-			i++;
-			prev_quant = 0;
-			continue;
-		}
-		if (ch == '[') { /* a bracket expression is an atom: skip to its end */
-			size_t j = i + 1;
-			if (j < n && s[j] == '^')
-				j++;
-			if (j < n && s[j] == ']')
-				j++;
-			while (j < n && s[j] != ']') {
-				if (s[j] == '[' && j + 1 < n &&
-				    (s[j + 1] == ':' || s[j + 1] == '.' || s[j + 1] == '=')) {
-					const char *e = strstr(s + j + 2, s[j + 1] == ':'   ? ":]"
-									  : s[j + 1] == '.' ? ".]"
-											    : "=]");
-					if (!e || (size_t)(e - s) >= n)
-						return NULL; /* unterminated: regcomp says so */
-					j = (size_t)(e - s) + 2;
-				} else {
-					j++;
-				}
-			}
-			i = j;
-			prev_quant = 0;
-			continue;
-		}
-		if (ch == '(') {
-			if (++depth > 10)
-				return "groups nested more than 10 deep";
-			group_quant[depth] = 0;
-			prev_quant = 0;
-			continue;
-		}
-		if (ch == ')') {
-			/* a group that holds a quantifier, itself quantified, multiplies */
-			int inner = depth > 0 && depth < 12 ? group_quant[depth] : 0;
-			if (depth > 0)
-				depth--;
-			if (i + 1 < n && strchr("*+?{", s[i + 1]) && inner)
-				return "a repeated group that repeats inside ((a+)+, (a*){2})";
-			if (inner && depth < 12)
-				group_quant[depth] = 1;
-			prev_quant = 0;
-			continue;
-		}
-		if (ch == '*' || ch == '+' || ch == '?' || ch == '{') {
-			if (prev_quant)
-				return "stacked quantifiers (a++, a*{2})";
-			if (ch == '{') {
-				unsigned long a = 0, b = 0;
-				size_t j = i + 1;
-				while (j < n && s[j] >= '0' && s[j] <= '9' && a <= 1000)
-					a = a * 10 + (unsigned long)(s[j++] - '0');
-				b = a;
-				if (j < n && s[j] == ',') {
-					j++;
-					b = 0;
-					while (j < n && s[j] >= '0' && s[j] <= '9' && b <= 1000)
-						b = b * 10 + (unsigned long)(s[j++] - '0');
-				}
-				if (a > 100 || b > 100)
-					return "a repetition count over 100";
-				counts += (unsigned)(b > a ? b : a);
-				if (counts > 256)
-					return "repetition counts adding up to more than 256";
-				while (j < n && s[j] != '}')
-					j++;
-				i = j;
-			}
-			if (depth < 12)
-				group_quant[depth] = 1;
-			prev_quant = 1;
-			continue;
-		}
-		prev_quant = 0;
-	}
-	return NULL;
-}
-
-/* glibc compiles a regular expression by expanding its repetitions: stacked quantifiers
- * (a++++, (a*)*), large or nested counts ((a{100}){100}) cost time and memory without bound,
- * and back-references make matching exponential. The language keeps to what a rule needs. */
-int pol_regex_check(const char *s, size_t n, char *err)
-{
-	if (n > POL_REGEX_MAX)
-		return as_fail(err, AS_EINVAL, "a regular expression is at most %d bytes", POL_REGEX_MAX);
-	const char *why = re_too_costly(s, n);
-	if (why)
-		return as_fail(err, AS_EINVAL, "regular expression refused: %s", why);
-	for (size_t i = 0; i + 1 < n; i++)
-		if (s[i] == '\\' && s[i + 1] >= '1' && s[i + 1] <= '9')
-			return as_fail(err, AS_EINVAL, "back-references (\\%c) are not allowed in regular expressions",
-				       s[i + 1]);
-	char z[POL_REGEX_MAX + 1];
-	memcpy(z, s, n);
-	z[n] = 0;
-	regex_t re;
-	int rc = regcomp(&re, z, REG_EXTENDED);
-	if (rc != 0) {
-		char e[120];
-		regerror(rc, &re, e, sizeof e);
-		return as_fail(err, AS_EINVAL, "bad regular expression: %s", e);
-	}
-	regfree(&re);
-	return 0;
-}
-
 static int compile_re(struct pstate *p, const struct word *x, struct cond *c)
 {
 	char e[AS_ERRLEN];
@@ -440,6 +326,7 @@ static int value(struct pstate *p, struct cond *c, int allow_order)
 		return -1;
 	if (!(c->s = strdup(v->s)))
 		return -1;
+	c->col = v->col;
 	if (c->op == OP_RE)
 		return compile_re(p, v, c);
 	c->numeric = !v->quoted && parse_number(v->s, &c->v) == 0;
@@ -811,6 +698,47 @@ static int parse_rule(struct pstate *p, struct rule *r)
 	return rc == 0 && r->key ? 0 : -1;
 }
 
+/* Warnings, since the file still means what it says: rules that can never match, and allow
+ * rules that trust what the agent declares or a pattern that holds at one end only. */
+static void rule_warnings(struct pol_msgs *m, const struct policy *p, const struct rule *r, const struct word *w0,
+			  unsigned catch_all)
+{
+	if (!r->is_default && catch_all)
+		diag(m, 1, r->line, w0->col, w0->s, w0->n,
+		     "can never match: the rule on line %u matches every request first", catch_all);
+	else if (!r->is_default)
+		for (size_t j = 0; j + 1 < p->n; j++)
+			if (!p->rules[j].shadow && !p->shadow_all && !strcmp(p->rules[j].key, r->key)) {
+				diag(m, 1, r->line, w0->col, w0->s, w0->n,
+				     "can never match: line %u has the same conditions and comes first",
+				     p->rules[j].line);
+				break;
+			}
+	unsigned types = 0xf;
+	for (size_t j = 0; j < r->nconds; j++)
+		if (r->conds[j].k == C_TYPE)
+			types &= r->conds[j].types;
+	if (!types)
+		diag(m, 1, r->line, w0->col, w0->s, w0->n, "can never match: its type conditions exclude each other");
+	for (size_t j = 0; j < r->nconds; j++)
+		if (r->conds[j].k == C_CLIENT && r->action == POL_ALLOW) {
+			diag(m, 1, r->line, w0->col, w0->s, w0->n,
+			     "allows on the client name an agent declares: any agent can declare any name");
+			break;
+		}
+	for (size_t j = 0; j < r->nconds && r->action == POL_ALLOW; j++) {
+		const struct cond *c = &r->conds[j];
+		int end = c->has_re ? pol_regex_one_end(c->s, strlen(c->s)) : 0;
+		if (end)
+			diag(m, 1, r->line, c->col, c->s, strlen(c->s),
+			     "allows on a pattern anchored at its %s only: %s; anchor both ends (^...$)",
+			     end == 1 ? "start" : "end",
+			     end == 1 ? "whatever follows a match is allowed too (^SELECT allows 'SELECT 1; "
+					"DROP TABLE t')"
+				      : "whatever comes before a match is allowed too");
+	}
+}
+
 int policy_parse(const char *src, size_t len, struct policy **out, struct pol_msgs *m)
 {
 	memset(m, 0, sizeof *m);
@@ -895,31 +823,7 @@ int policy_parse(const char *src, size_t len, struct policy **out, struct pol_ms
 		p->n++;
 		if (r->is_default)
 			seen_default = lineno;
-		/* Rules that can never match: a warning, since the file still means what it says. */
-		if (!r->is_default && catch_all)
-			diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
-			     "can never match: the rule on line %u matches every request first", catch_all);
-		else if (!r->is_default)
-			for (size_t j = 0; j + 1 < p->n; j++)
-				if (!p->rules[j].shadow && !p->shadow_all && !strcmp(p->rules[j].key, r->key)) {
-					diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
-					     "can never match: line %u has the same conditions and comes first",
-					     p->rules[j].line);
-					break;
-				}
-		unsigned types = 0xf;
-		for (size_t j = 0; j < r->nconds; j++)
-			if (r->conds[j].k == C_TYPE)
-				types &= r->conds[j].types;
-		if (!types)
-			diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
-			     "can never match: its type conditions exclude each other");
-		for (size_t j = 0; j < r->nconds; j++)
-			if (r->conds[j].k == C_CLIENT && r->action == POL_ALLOW) {
-				diag(m, 1, lineno, w[0].col, w[0].s, w[0].n,
-				     "allows on the client name an agent declares: any agent can declare any name");
-				break;
-			}
+		rule_warnings(m, p, r, &w[0], catch_all);
 		if (!r->is_default && !r->nconds && !r->shadow && !catch_all)
 			catch_all = lineno;
 	next_line:;

@@ -25,7 +25,7 @@
 struct pol_msg {
 	unsigned line, col; /* 1-based; col 0 when the whole line is meant */
 	int warning;
-	char text[64]; /* the offending text, printable */
+	char text[POL_REGEX_MAX + 1]; /* the offending text, printable (a whole regular expression fits) */
 	char msg[200];
 };
 struct pol_msgs {
@@ -119,5 +119,11 @@ const char *pol_action_name(enum pol_action a);
  * bytes) and compiles; else AS_EINVAL with err (AS_ERRLEN) saying why. For other callers that
  * take operators' expressions (the call records' redaction patterns). */
 int pol_regex_check(const char *s, size_t n, char *err);
+
+/* Whether the regular expression s[0..n) (one that passed pol_regex_check) has a branch anchored
+ * at one end of the string only: 1 at its start (^, \`, without $ or \'), 2 at its end, 0 when
+ * every branch is anchored at both ends or at neither. A rule that allows on ^SELECT allows
+ * "SELECT 1; DROP TABLE t" too: `assent policy check` warns about such an allow rule. */
+int pol_regex_one_end(const char *s, size_t n);
 
 #endif

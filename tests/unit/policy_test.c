@@ -292,6 +292,66 @@ static void test_warnings(void **state)
 	policy_free(p);
 }
 
+/* A pattern anchored at one end only (issue 28): 1 at its start, 2 at its end, 0 otherwise. */
+static const struct {
+	const char *re;
+	int want;
+} one_end[] = {
+    {"^SELECT", 1},
+    {"^[[:space:]]*SELECT[[:space:]]", 1},
+    {"done$", 2},
+    {"^SELECT[^;]*$", 0},
+    {"\\`SELECT[^;]*\\'", 0}, /* glibc's buffer anchors count as anchors */
+    {"\\`SELECT", 1},
+    {"SELECT\\'", 2},
+    {"SELECT", 0}, /* anchored at neither end: a search, not a broken whole-string match */
+    {"^a\\$", 1},  /* an escaped $ is a dollar sign */
+    {"^a[$]", 1},  /* so is one in brackets */
+    {"^a$|^b", 1}, /* every branch counts */
+    {"^a$|b$", 2},
+    {"^a$|b", 0}, /* a branch anchored at neither end */
+    {"^(a|b)$", 0},
+    {"^(a$|b$)", 0}, /* the group's branches carry the end */
+    {"^(a$|b)", 1},  /* ... all of them, or it is not anchored */
+    {"(^a|^b)x$", 0},
+    {"(^a)?b$", 2}, /* an optional group anchors nothing */
+    {"(^a)+b$", 0},
+    {"^a(b$)*", 1}, /* nor does a repeated last group */
+    {"^(S|s)[^;]*([^;]|$)", 1},
+    {"", 0},
+};
+
+static void test_one_end(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof one_end / sizeof *one_end; i++) {
+		char err[AS_ERRLEN];
+		const char *re = one_end[i].re;
+		if (pol_regex_check(re, strlen(re), err) != 0)
+			fail_msg("row %zu: '%s' does not compile: %s", i, re, err);
+		int got = pol_regex_one_end(re, strlen(re));
+		if (got != one_end[i].want)
+			fail_msg("row %zu: '%s': %d, wanted %d", i, re, got, one_end[i].want);
+	}
+	/* A warning for an allow rule, at the pattern's column, naming it; never an error, and
+	 * none for ask and deny rules (a person or a refusal is what their pattern leads to). */
+	struct pol_msgs m;
+	struct policy *p = load("ask upstream db args.sql ~ \"^DROP\"\n"
+				"deny message ~ \"^rm\" reason \"r\"\n"
+				"allow upstream db tool query args.sql ~ \"^[[:space:]]*SELECT[[:space:]]\"\n"
+				"allow message ~ \"^yes$\"\n"
+				"default ask\n",
+				&m);
+	assert_int_equal(m.errors, 0);
+	assert_int_equal(m.warnings, 1);
+	assert_int_equal(m.m[0].warning, 1);
+	assert_int_equal(m.m[0].line, 3);
+	assert_int_equal(m.m[0].col, 41);
+	assert_string_equal(m.m[0].text, "^[[:space:]]*SELECT[[:space:]]");
+	assert_non_null(strstr(m.m[0].msg, "anchored at its start only"));
+	policy_free(p);
+}
+
 /* An allow rule issues tokens only for an audience it names (issue 12, section 5). */
 static void test_allow_audience(void **state)
 {
@@ -333,9 +393,10 @@ static void test_allow_audience(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_conditions), cmocka_unit_test(test_actions_and_options),
-	    cmocka_unit_test(test_shadow),     cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_warnings),   cmocka_unit_test(test_allow_audience),
+	    cmocka_unit_test(test_conditions),	   cmocka_unit_test(test_actions_and_options),
+	    cmocka_unit_test(test_shadow),	   cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_warnings),	   cmocka_unit_test(test_one_end),
+	    cmocka_unit_test(test_allow_audience),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
