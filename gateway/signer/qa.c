@@ -19,8 +19,8 @@ enum { QA_TO_MCP, QA_TO_CTL, QA_TO_WEB };
 
 /* The fields of a question the recorder takes, as the worker's frame carried them (their
  * table in frames.c bounded each). */
-static const char *const QA_COPY[] = {"type",  "title", "description", "contact", "status", "id",   "offset",
-				      "limit", "key",	"kind",	       "kinds",	  "attrs",  "older"};
+static const char *const QA_COPY[] = {"type",  "title", "description", "contact", "status", "id",    "offset",
+				      "limit", "key",	"kind",	       "kinds",	  "attrs",  "older", "by"};
 
 static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct cv *v)
 {
