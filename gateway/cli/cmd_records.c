@@ -139,11 +139,12 @@ static int qa(const char *state, int argc, char **argv)
 	return die(2, "usage: assent qa list|stats|show ID|status ID STATUS|delete ID (see assent --help)");
 }
 
-/* `assent events KEY [--kind K]... [--limit N] [--json]`: oldest first. */
+/* `assent events KEY [--kind K]... [--by WHO] [--limit N] [--json]`: oldest first, each with who
+ * recorded it (the principal the daemon measured: agent:NAME, uid:N, assent). */
 static int events(const char *state, int argc, char **argv)
 {
 	if (argc < 2 || argv[1][0] == '-')
-		return die(2, "usage: assent events KEY [--kind K]... [--limit N] [--json]");
+		return die(2, "usage: assent events KEY [--kind K]... [--by WHO] [--limit N] [--json]");
 	json_t *kinds = json_array();
 	json_t *req = json_pack("{s:s,s:s,s:s,s:o}", "cmd", "records", "op", "events", "key", argv[1], "kinds", kinds);
 	int as_json = 0;
@@ -154,6 +155,8 @@ static int events(const char *state, int argc, char **argv)
 			json_array_append_new(kinds, json_string(argv[++i]));
 		} else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
 			json_object_set_new(req, "limit", num(argv[++i]));
+		} else if (!strcmp(argv[i], "--by") && i + 1 < argc) {
+			json_object_set_new(req, "by", json_string(argv[++i]));
 		} else {
 			json_decref(req);
 			return die(2, "unknown option '%s' for events", argv[i]);
@@ -170,7 +173,8 @@ static int events(const char *state, int argc, char **argv)
 	json_array_foreach(json_object_get(rep, "events"), i, e)
 	{
 		char *attrs = json_dumps(json_object_get(e, "attrs"), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-		printf("%s  %-24s %s%s%s\n", str(e, "occurred_at"), str(e, "kind"), attrs ? attrs : "{}",
+		printf("%s  %-24s by %-20s %s%s%s\n", str(e, "occurred_at"), str(e, "kind"),
+		       *str(e, "user_sub") ? str(e, "user_sub") : "?", attrs ? attrs : "{}",
 		       *str(e, "call_id") ? "  call " : "", str(e, "call_id"));
 		free(attrs);
 	}

@@ -70,9 +70,10 @@ enum {
 	F_SESSION_END = 32,	/* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */
 	F_CONN_NEW = 100,    /* {conn} + the connection's descriptor */
-	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror, raw?, rpc_error?} the answer to a tool call; raw:
-			      * json is the result itself (an upstream's), not a result to wrap; rpc_error:
-			      * json is a JSON-RPC error {code, message, data?} */
+	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror, raw?, rpc_error?, status?} the answer to a tool
+			      * call; raw: json is the result itself (an upstream's), not a result to wrap;
+			      * rpc_error: json is a JSON-RPC error {code, message, data?}; status: a refusal's
+			      * enum proto_status (POST /events answers with its HTTP status) */
 	F_CTL_REPLY = 102,   /* review: {conn, status, json} status: enum proto_status */
 	F_CONFIG = 103,	     /* {http: {on, hosts, origins, limits...}} first, before the jail;
 			      * review also {proxy, proxy_header} */

@@ -327,8 +327,10 @@ static void on_query(struct rec *r, const struct cv *body)
 				nk++;
 			}
 		const char *k = field(body, "key", key, sizeof key);
+		char bb[PROTO_EVENT_BY_MAX + 1];
+		const char *by = field(body, "by", bb, sizeof bb);
 		json_t *evs = NULL;
-		rc = k ? store_events_for(r->st, k, kinds, nk, (size_t)ufield(body, "limit"), &evs, err)
+		rc = k ? store_events_for(r->st, k, by, kinds, nk, (size_t)ufield(body, "limit"), &evs, err)
 		       : as_fail(err, AS_EINVAL, "key: required");
 		if (rc == 0)
 			out = json_pack("{s:s,s:o}", "key", k, "events", evs);

@@ -1159,16 +1159,16 @@ static const char *events_text(struct store *st, size_t nkinds)
 	sb_add(&s, cols);
 	sb_add(&s, " FROM (SELECT ");
 	sb_add(&s, cols);
-	sb_addf(&s, " FROM %s WHERE key = $1", st->name[TB_EVENTS]);
+	sb_addf(&s, " FROM %s WHERE key = $1 AND (CAST($3 AS TEXT) IS NULL OR user_sub = $3)", st->name[TB_EVENTS]);
 	for (size_t i = 0; i < nkinds; i++)
-		sb_addf(&s, "%s$%zu", i ? ", " : " AND kind IN (", i + 3);
+		sb_addf(&s, "%s$%zu", i ? ", " : " AND kind IN (", i + 4);
 	sb_add(&s, nkinds ? ")" : "");
 	sb_add(&s, " ORDER BY occurred_at DESC, id DESC LIMIT CAST($2 AS BIGINT)) recent ORDER BY occurred_at, id");
 	return st->events_q[nkinds] = sb_done(&s);
 }
 
-int store_events_for(struct store *st, const char *key, const char *const *kinds, size_t nkinds, size_t limit,
-		     json_t **out, char *err)
+int store_events_for(struct store *st, const char *key, const char *by, const char *const *kinds, size_t nkinds,
+		     size_t limit, json_t **out, char *err)
 {
 	*out = NULL;
 	if (!key)
@@ -1184,16 +1184,16 @@ int store_events_for(struct store *st, const char *key, const char *const *kinds
 		return as_fail(err, AS_ENOMEM, "out of memory reading events");
 	char lim[24];
 	snprintf(lim, sizeof lim, "%zu", limit);
-	const char *p[2 + STORE_EVENT_KINDS_MAX] = {key, lim};
+	const char *p[3 + STORE_EVENT_KINDS_MAX] = {key, lim, by};
 	for (size_t i = 0; i < nkinds; i++) {
 		if (!kinds[i])
 			return as_fail(err, AS_EINVAL, "event kind %zu is missing", i);
-		p[2 + i] = kinds[i];
+		p[3 + i] = kinds[i];
 	}
 	struct jrows j = {event_spec, N(event_spec), json_array()};
 	if (!j.arr)
 		return as_fail(err, AS_ENOMEM, "out of memory reading events");
-	int rc = db_query(st->d, sql, p, 2 + nkinds, row_json, &j, err);
+	int rc = db_query(st->d, sql, p, 3 + nkinds, row_json, &j, err);
 	if (rc < 0) {
 		json_decref(j.arr);
 		return rc;

@@ -93,12 +93,13 @@ int store_feedback_delete(struct store *st, int64_t id, char *err);
  * is not (or no longer) in the table has null for all but position, rule and call_id. */
 int store_feedback_show(struct store *st, int64_t id, json_t **out, char *err);
 
-/* Events of key (kinds: any of nkinds, at most STORE_EVENT_KINDS_MAX, or all when 0), the
+/* Events of key recorded by `by` (user_sub, who recorded each: "agent:NAME", "uid:N",
+ * "assent"; NULL: anyone) (kinds: any of nkinds, at most STORE_EVENT_KINDS_MAX, or all when 0), the
  * newest limit (0: STORE_EVENTS_LIMIT; at most STORE_EVENTS_MAX), oldest first: [{id,
  * occurred_at (db_ts_iso's form, so texts sort as times), kind, key, call_id, session_id,
  * user_sub, caller_kind, client_id, server_version, attrs (parsed JSON)}, ...]. Only
  * events already written: merge queued ones by occurred_at. */
-int store_events_for(struct store *st, const char *key, const char *const *kinds, size_t nkinds, size_t limit,
-		     json_t **out, char *err);
+int store_events_for(struct store *st, const char *key, const char *by, const char *const *kinds, size_t nkinds,
+		     size_t limit, json_t **out, char *err);
 
 #endif

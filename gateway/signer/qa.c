@@ -19,8 +19,8 @@ enum { QA_TO_MCP, QA_TO_CTL, QA_TO_WEB };
 
 /* The fields of a question the recorder takes, as the worker's frame carried them (their
  * table in frames.c bounded each). */
-static const char *const QA_COPY[] = {"type",  "title", "description", "contact", "status", "id",   "offset",
-				      "limit", "key",	"kind",	       "kinds",	  "attrs",  "older"};
+static const char *const QA_COPY[] = {"type",  "title", "description", "contact", "status", "id",    "offset",
+				      "limit", "key",	"kind",	       "kinds",	  "attrs",  "older", "by"};
 
 static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct cv *v)
 {
@@ -121,11 +121,27 @@ static int kind_ok(const struct cv *k)
 	return 1;
 }
 
+/* An event's kind and key (f's, kind already well formed) against what the signer knows:
+ * PS_OK, or the status of its refusal and why. */
+static enum proto_status event_check(struct signer *s, const struct ipc_frame *f, const char *by, int operator,
+				     char * why, size_t n)
+{
+	char kind[PROTO_EVENT_KIND_MAX + 1], key[PROTO_EVENT_KEY_MAX + 1];
+	const struct cv *k = cv_get(f->body, "key");
+	frame_text(f, "kind", kind, sizeof kind);
+	frame_text(f, "key", key, sizeof key);
+	if (k && (k->t != CV_TEXT || memchr(k->s, 0, k->n))) {
+		snprintf(why, n, "key: text without NUL characters");
+		return PS_BAD_REQUEST;
+	}
+	return (enum proto_status)event_claim(s, by, kind, k ? key : NULL, operator, why, n);
+}
+
 static void deliver(struct signer *s, const struct qa_wait *w, enum proto_status st, const char *js, size_t n)
 {
 	switch (w->to) {
 	case QA_TO_MCP:
-		send_result_text(s, w->conn, w->rid, js, n, st != PS_OK);
+		send_refusal_text(s, w->conn, w->rid, js, n, st);
 		break;
 	case QA_TO_CTL:
 		ctl_reply_text(s, w->conn, st, js, n);
@@ -243,12 +259,19 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 		who.client = declared;
 	}
 	if (!strcmp(op, "event")) {
+		struct qa_wait me = {.to = QA_TO_MCP, .conn = c->id};
+		snprintf(me.rid, sizeof me.rid, "%s", rid);
+		char why[400];
 		if (!kind_ok(cv_get(f->body, "kind"))) {
-			struct qa_wait me = {.to = QA_TO_MCP, .conn = c->id};
-			snprintf(me.rid, sizeof me.rid, "%s", rid);
 			deliver_error(
 			    s, &me, PS_BAD_REQUEST,
 			    "kind: a dotted name of 1 to 128 characters (A-Z a-z 0-9 _ - .), such as llm.call");
+			return 0;
+		}
+		enum proto_status st = event_check(s, f, c->owner, 0, why, sizeof why);
+		if (st != PS_OK) {
+			slog("warning", "an event from %s refused: %s", c->owner, why);
+			deliver_error(s, &me, st, why);
 			return 0;
 		}
 		int ok = send_event(s, f->body, &who, NULL, NULL, NULL) == 0;
@@ -307,6 +330,12 @@ int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err)
 			deliver_error(
 			    s, &me, PS_BAD_REQUEST,
 			    "kind: a dotted name of 1 to 128 characters (A-Z a-z 0-9 _ - .), such as deploy.finished");
+			return 0;
+		}
+		char why[400];
+		enum proto_status st = event_check(s, f, user, 1, why, sizeof why);
+		if (st != PS_OK) {
+			deliver_error(s, &me, st, why);
 			return 0;
 		}
 		int ok = send_event(s, f->body, &who, NULL, NULL, NULL) == 0;

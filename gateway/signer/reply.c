@@ -33,18 +33,24 @@ void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *r
 }
 
 /* A result whose JSON text someone else made (the recorder's): passed on unread. */
-void send_result_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, int iserror)
+void send_refusal_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, enum proto_status st)
 {
 	struct worker *w = &s->w[W_MCP];
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_RESULT, 4);
+	struct cv *f = ipc_frame_new(&a, F_RESULT, 5);
 	char err[AS_ERRLEN];
 	if (w->fd >= 0 && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
-	    !ipc_put_text(&a, f, "json", js, n) && !ipc_put_bool(&a, f, "iserror", iserror))
+	    !ipc_put_text(&a, f, "json", js, n) && !ipc_put_bool(&a, f, "iserror", st != PS_OK) &&
+	    (st == PS_OK || !ipc_put_uint(&a, f, "status", st)))
 		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
 			worker_down(s, W_MCP, "its socket is stuck");
 	cv_arena_free(&a);
+}
+
+void send_result_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, int iserror)
+{
+	send_refusal_text(s, conn, rid, js, n, iserror ? PS_BAD_REQUEST : PS_OK);
 }
 
 static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw)

@@ -443,6 +443,9 @@ struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2,
 void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);
 void ctl_reply_text(struct signer *s, uint64_t conn, enum proto_status st, const char *js, size_t n);
 void send_result_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, int iserror);
+/* The same, refused with st (PS_OK: answered): an HTTP caller's status (POST /events) says why. */
+void send_refusal_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n,
+		       enum proto_status st);
 void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j);
 void reply_to(struct signer *s, uint64_t to, int web, struct answer ans);
 struct conn *conn_get(struct signer *s, uint64_t id, int worker);
@@ -619,6 +622,12 @@ int h_rec_stats(void *ctx, struct ipc_frame *f, char *err);
 int records_metrics(const struct signer *s, struct buf *o);
 /* qa.c: QA reports and events */
 void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs); /* takes attrs */
+/* evclaim.c: 1 when kind is one of assent's own (reserved: nobody else records it); and
+ * whether principal `by` may record kind under key (NULL: none): PS_OK, or a status and why.
+ * operator: root or the daemon's own uid, whose keys are not checked (their kinds are). */
+int event_kind_reserved(const char *kind);
+int event_claim(struct signer *s, const char *by, const char *kind, const char *key, int operator, char * why,
+		size_t n);
 int h_qa(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err);
 int h_rec_answer(void *ctx, struct ipc_frame *f, char *err);

@@ -647,7 +647,8 @@
         const d = await api("POST", "/review/api/qa", { op: "events", key: sid });
         const evs = Array.isArray(d.events) ? d.events : [];
         list.replaceChildren(...(evs.length ? evs.map((e) => elShown("li", {},
-          `${String(e.occurred_at ?? "")}  ${String(e.kind ?? "")}  ${JSON.stringify(e.attrs ?? {})}`, false))
+          `${String(e.occurred_at ?? "")}  ${String(e.kind ?? "")}  by ${String(e.user_sub ?? "?")}  ` +
+          JSON.stringify(e.attrs ?? {}), false))
           : [el("li", { text: "No events recorded for this request yet." })]));
       } catch (e) {
         list.replaceChildren(el("li", { class: "error", text: `Cannot load the events: ${e.message}` }));

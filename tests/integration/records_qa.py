@@ -3,14 +3,15 @@
 session (stdio) and by principal within the window (stateless HTTP with an agent key), the
 report's text redacted, assent qa list|show|status|delete, each principal's tools on
 /review/mcp, the reviewers' read and the admins' change, events from POST /events, from
-`assent event` and from assent itself read back by key, and pruning that keeps a report's
-calls. Run by records_qa.sh with the daemon already started; prints TAP."""
+`assent event` and from assent itself read back by key with who recorded each, nobody writing
+into another's request or recording assent's own kinds (issue 28), and pruning that keeps a
+report's calls. Run by records_qa.sh with the daemon already started; prints TAP."""
 import json, os, sqlite3, subprocess, sys, time, urllib.request, urllib.error
 
 sys.path.insert(0, os.path.dirname(__file__))
 import taplib as t  # noqa: E402
 
-S, ASSENT, ASSENTD, AGENT_KEY, RT, AT = sys.argv[1:7]
+S, ASSENT, ASSENTD, AGENT_KEY, RT, AT, OTHER_KEY = sys.argv[1:8]
 info = json.load(open(os.path.join(S, "assentd.json")))
 def base(u):  # assentd.json says "127.0.0.1:PORT" or a URL
     u = u.split("/mcp")[0].split("/review")[0]
@@ -227,15 +228,99 @@ for _ in range(4):
         sid = sc(m).get("session_id")
         break
 rc, so, se = assent("approve", sid or "none")
-# a CI job records what it did with the approval, keyed by its session_id: the two join
-st, ans = post(HTTP + "/events", {"kind": "deploy.finished", "key": sid or "none", "attrs": {"ok": True}}, AGENT_KEY)
 time.sleep(0.5)
 rc2, so2, se2 = assent("events", sid or "none", "--json")
-kinds = [e.get("kind") for e in json.loads(so2).get("events", [])] if rc2 == 0 else []
-t.ok(rc == 0 and kinds[:2] == ["approval.requested", "approval.decided"],
-     f"assent's own events under the request's session_id ({kinds}; {se.strip()} {se2.strip()})")
-t.ok(st == 200 and kinds[-1:] == ["deploy.finished"],
-     f"... and a CI job's deploy.finished with the same key joins them ({kinds})")
+evs = json.loads(so2).get("events", []) if rc2 == 0 else []
+t.ok(rc == 0 and [e.get("kind") for e in evs][:2] == ["approval.requested", "approval.decided"] and
+     all(e.get("user_sub") == "assent" for e in evs[:2]),
+     f"assent's own events under the request's session_id, recorded by assent ({[(e.get('kind'), e.get('user_sub')) for e in evs]}; {se.strip()} {se2.strip()})")
+
+# ---- issue 28: nobody writes into another's request, nor records assent's own kinds ----
+def events_of(k, *more):
+    rc, so, _ = assent("events", k, "--json", *more)
+    return json.loads(so).get("events", []) if rc == 0 else None
+
+
+# the request is uid:0's (stdio): neither agent key may attach to it
+st, ans = post(HTTP + "/events", {"kind": "deploy.finished", "key": sid or "none", "attrs": {"ok": True}}, OTHER_KEY)
+t.ok(st == 403 and "not yours" in str(ans) and "agent:mallory" in str(ans),
+     f"another agent key's event on uid:0's request is refused with 403, naming why ({st} {ans})")
+st2, ans2 = post(HTTP + "/events", {"kind": "deploy.finished", "key": sid or "none"}, AGENT_KEY)
+t.ok(st2 == 403 and "not yours" in str(ans2), f"... and so is agent:ci's ({st2} {ans2})")
+if os.getuid() == 0:  # a second Unix user over stdio: nobody (65534)
+    q = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ASSENTD, "--stdio", "--state", S],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for m in [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "nobody", "version": "1"}}},
+              call(1, "qa_record_event", {"kind": "deploy.finished", "key": sid or "none"})]:
+        q.stdin.write(json.dumps(m) + "\n")
+    q.stdin.flush()
+    ans = []
+    for _ in range(4):
+        ln = q.stdout.readline()
+        if not ln:
+            break
+        ans.append(json.loads(ln))
+        if ans[-1].get("id") == 1:
+            break
+    q.stdin.close()
+    q.wait(timeout=10)
+    r1 = next((m for m in ans if m.get("id") == 1), {})
+    txt = json.dumps(r1)
+    t.ok((r1.get("result") or {}).get("isError") is True and "not yours" in txt and "uid:65534" in txt,
+         f"another Unix user's qa_record_event on it over stdio is refused, naming why ({txt[:300]})")
+else:
+    t.ok(True, "another Unix user over stdio # SKIP needs root (setpriv)")
+st, ans = post(HTTP + "/events", {"kind": "approval.decided", "key": "free-" + str(os.getpid()), "attrs": {"outcome": "approved"}}, AGENT_KEY)
+t.ok(st == 400 and "approval.decided" in str(ans) and "own events" in str(ans),
+     f"an agent posting assent's own kind is refused with 400, naming the kind ({st} {ans})")
+st, ans = post(HTTP + "/events", {"kind": "Call.Finished", "key": "free-" + str(os.getpid())}, AGENT_KEY)
+t.ok(st == 400 and "Call.Finished" in str(ans), f"... in any case ({st} {ans})")
+rc, so, se = assent("event", "request.created", "--key", "free-" + str(os.getpid()))
+t.ok(rc != 0 and "request.created" in se, f"... and so is an operator's assent event of one ({rc} {se.strip()})")
+time.sleep(0.5)
+evs = events_of(sid or "none")
+t.ok(evs is not None and [e.get("user_sub") for e in evs] == ["assent", "assent"],
+     f"nothing of theirs is recorded under uid:0's request ({[(e.get('kind'), e.get('user_sub')) for e in evs or []]})")
+t.ok(events_of("free-" + str(os.getpid())) == [], "... nor under the free key the reserved kinds named")
+t.ok(count(f"SELECT COUNT(*) FROM ffb_events WHERE key = '{sid}' AND user_sub <> 'assent'") == 0,
+     "... and the table holds none of theirs")
+# the operator may record under any request (the CI job's deploy.finished joins the approval)
+rc, so, se = assent("event", "deploy.finished", "--key", sid or "none", "--attr", "ok=true")
+t.ok(rc == 0, f"an operator's assent event on the request is recorded ({se.strip()})")
+
+# agent:ci's own request: its events are taken, shown with who recorded them
+st, ans = modern_call(20, "request_feedback", {"type": "approval", "message": "deploy?", "wait": False})
+own = ((ans or {}).get("result") or {}).get("structuredContent", {}).get("session_id") if isinstance(ans, dict) else None
+st1, a1 = post(HTTP + "/events", {"kind": "deploy.started", "key": own or "none", "attrs": {"env": "prod"}}, AGENT_KEY)
+t.ok(st1 == 200 and a1 == {"queued": True}, f"agent:ci's event on its own request is taken ({own} {st1} {a1})")
+st2, a2 = post(HTTP + "/events", {"kind": "deploy.started", "key": own or "none"}, OTHER_KEY)
+t.ok(st2 == 403 and "agent:ci" in str(a2), f"... agent:mallory's on it is refused, naming whose it is ({st2} {a2})")
+st3, a3 = post(HTTP + "/events", {"kind": "deploy.started", "key": "req-" + "0" * 32}, AGENT_KEY)
+t.ok(st3 == 403 and "no request" in str(a3), f"... and one on a request assent does not know ({st3} {a3})")
+time.sleep(0.5)
+evs = events_of(own or "none")
+t.ok(evs is not None and [(e.get("kind"), e.get("user_sub")) for e in evs] ==
+     [("approval.requested", "assent"), ("deploy.started", "agent:ci")],
+     f"assent events --json: the owner's event with its recorder, no other ({[(e.get('kind'), e.get('user_sub')) for e in evs or []]})")
+rc, so, se = assent("events", own or "none")
+line = next((ln for ln in so.splitlines() if "deploy.started" in ln), "")
+t.ok(rc == 0 and "by agent:ci" in line and "by assent" in so, f"assent events prints who recorded each ({so.strip()!r})")
+st, ans = post(REVIEW + "/review/api/qa", {"op": "events", "key": own or "none"}, RT)
+t.ok(st == 200 and [e.get("user_sub") for e in ans.get("events", [])] == ["assent", "agent:ci"],
+     f"the review page's API gives each event's recorder ({st} {ans})")
+# a free-form key: each principal's own namespace, read with --by
+free = "job-" + str(os.getpid())
+post(HTTP + "/events", {"kind": "job.step", "key": free}, AGENT_KEY)
+post(HTTP + "/events", {"kind": "job.step", "key": free}, OTHER_KEY)
+time.sleep(0.5)
+both = events_of(free)
+mine = events_of(free, "--by", "agent:ci")
+t.ok(both is not None and sorted(e.get("user_sub") for e in both) == ["agent:ci", "agent:mallory"] and
+     [e.get("user_sub") for e in mine or []] == ["agent:ci"],
+     f"a free-form key keeps each recorder's events apart: --by reads one's ({both} {mine})")
+st, ans = post(REVIEW + "/review/api/qa", {"op": "events", "key": free, "by": "agent:mallory"}, RT)
+t.ok(st == 200 and [e.get("user_sub") for e in ans.get("events", [])] == ["agent:mallory"],
+     f"... and so does the page's API with by ({st} {ans})")
 p.stdin.close()
 p.wait(timeout=10)
 

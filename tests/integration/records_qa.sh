@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # QA reports and events (issue 16) end to end: tests/integration/records_qa.py against a daemon
-# with a CLI reviewer (root), a web reviewer, an admin and an agent key; once with the records
+# with a CLI reviewer (root), a web reviewer, an admin and two agent keys; once with the records
 # in SQLite (the default), once in a real PostgreSQL (tests/scripts/pg.sh).
 . "$(dirname "$0")/../lib.sh"
 ASSENTD=$ROOT/build/assentd
@@ -27,13 +27,15 @@ run() { # LABEL STATE [ENV=VALUE...]
 	rt=$("$ASSENT" --state "$S" reviewer add webby --web | tail -1)
 	at=$("$ASSENT" --state "$S" admin add ops | tail -1)
 	key=$("$ASSENT" --state "$S" agent add ci | tail -1)
+	mal=$("$ASSENT" --state "$S" agent add mallory | tail -1) # a second agent key: events.py's intruder
 	env ASSENT_SINGLE_USER=1 "$@" "$ASSENTD" --state "$S" >"$S.log" 2>&1 &
 	for _ in $(seq 200); do [ -n "$(review_of "$S")" ] && [ -S "$S/control.sock" ] && break; sleep 0.05; done
 	if [ -z "$(review_of "$S")" ]; then
 		not_ok "[$label] the daemon did not start: $(tail -3 "$S.log")"
 		return 1
 	fi
-	RECORDS_LABEL=$label $PY "$ROOT/tests/integration/records_qa.py" "$S" "$ASSENT" "$ASSENTD" "$key" "$rt" "$at"
+	open_agent_sock "$S" # records_qa.py's second Unix user (nobody) asks over stdio
+	RECORDS_LABEL=$label $PY "$ROOT/tests/integration/records_qa.py" "$S" "$ASSENT" "$ASSENTD" "$key" "$rt" "$at" "$mal"
 	local rc=$?
 	[ $rc -ne 0 ] && echo "# [$label] daemon log:" && sed 's/^/# /' "$S.log" | tail -20
 	return $rc

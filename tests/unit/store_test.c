@@ -981,12 +981,14 @@ static void test_events_for(void **state)
 					  .kind = (char *)kinds[5 - i],
 					  .key = "job-wing",
 					  .attrs = "{\"n\": 1, \"nan\": \"nan\"}"};
+	e[0].user_sub = "agent:ci"; /* who recorded them: two principals under one key */
+	e[1].user_sub = "agent:other";
 	e[6] = (struct rec_event){.occurred_ms = T0 + 500, .kind = "step.started", .key = "job-other", .attrs = NULL};
 	e[7] = (struct rec_event){.occurred_ms = T0 + 600, .kind = "loose", .key = NULL, .attrs = "{}"};
 	write_ok(st, NULL, 0, e, 8);
 
 	json_t *a = NULL;
-	assert_int_equal(store_events_for(st, "job-wing", NULL, 0, 0, &a, err), 0);
+	assert_int_equal(store_events_for(st, "job-wing", NULL, NULL, 0, 0, &a, err), 0);
 	assert_int_equal(json_array_size(a), 6);
 	for (int i = 0; i < 6; i++) {
 		json_t *ev = json_array_get(a, i);
@@ -999,13 +1001,13 @@ static void test_events_for(void **state)
 	}
 	json_decref(a);
 	const char *steps[] = {"step.started", "step.finished"};
-	assert_int_equal(store_events_for(st, "job-wing", steps, 2, 100, &a, err), 0);
+	assert_int_equal(store_events_for(st, "job-wing", NULL, steps, 2, 100, &a, err), 0);
 	assert_int_equal(json_array_size(a), 4);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "kind")), "step.started");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 3), "kind")), "step.finished");
 	json_decref(a);
 	/* More than limit: the newest, still oldest first. */
-	assert_int_equal(store_events_for(st, "job-wing", steps, 2, 3, &a, err), 0);
+	assert_int_equal(store_events_for(st, "job-wing", NULL, steps, 2, 3, &a, err), 0);
 	assert_int_equal(json_array_size(a), 3);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "kind")), "step.finished");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "occurred_at")),
@@ -1013,23 +1015,37 @@ static void test_events_for(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 2), "occurred_at")),
 			    "2026-01-01T00:00:05.000Z");
 	json_decref(a);
-	const char *fin[] = {"job.finished"};
-	assert_int_equal(store_events_for(st, "job-wing", fin, 1, 0, &a, err), 0);
+	/* by: only the events that principal recorded under the key (each its own namespace). */
+	assert_int_equal(store_events_for(st, "job-wing", "agent:ci", NULL, 0, 0, &a, err), 0);
 	assert_int_equal(json_array_size(a), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "user_sub")), "agent:ci");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "kind")), "job.finished");
 	json_decref(a);
-	assert_int_equal(store_events_for(st, "job-none", NULL, 0, 0, &a, err), 0);
+	assert_int_equal(store_events_for(st, "job-wing", "agent:other", steps, 2, 0, &a, err), 0);
+	assert_int_equal(json_array_size(a), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "kind")), "step.finished");
+	json_decref(a);
+	assert_int_equal(store_events_for(st, "job-wing", "agent:nobody", NULL, 0, 0, &a, err), 0);
 	assert_int_equal(json_array_size(a), 0);
 	json_decref(a);
-	assert_int_equal(store_events_for(st, "job-other", NULL, 0, 0, &a, err), 0);
+	const char *fin[] = {"job.finished"};
+	assert_int_equal(store_events_for(st, "job-wing", NULL, fin, 1, 0, &a, err), 0);
+	assert_int_equal(json_array_size(a), 1);
+	json_decref(a);
+	assert_int_equal(store_events_for(st, "job-none", NULL, NULL, 0, 0, &a, err), 0);
+	assert_int_equal(json_array_size(a), 0);
+	json_decref(a);
+	assert_int_equal(store_events_for(st, "job-other", NULL, NULL, 0, 0, &a, err), 0);
 	assert_int_equal(json_array_size(a), 1);
 	assert_true(json_is_null(json_object_get(json_array_get(a, 0), "attrs")));
 	json_decref(a);
-	assert_int_equal(store_events_for(st, "job-wing", NULL, 0, STORE_EVENTS_MAX + 1, &a, err), AS_EINVAL);
+	assert_int_equal(store_events_for(st, "job-wing", NULL, NULL, 0, STORE_EVENTS_MAX + 1, &a, err), AS_EINVAL);
 	const char *many[STORE_EVENT_KINDS_MAX + 1];
 	for (int i = 0; i <= STORE_EVENT_KINDS_MAX; i++)
 		many[i] = "k";
-	assert_int_equal(store_events_for(st, "job-wing", many, STORE_EVENT_KINDS_MAX + 1, 0, &a, err), AS_EINVAL);
-	assert_int_equal(store_events_for(st, "job-wing", many, STORE_EVENT_KINDS_MAX, 0, &a, err), 0);
+	assert_int_equal(store_events_for(st, "job-wing", NULL, many, STORE_EVENT_KINDS_MAX + 1, 0, &a, err),
+			 AS_EINVAL);
+	assert_int_equal(store_events_for(st, "job-wing", NULL, many, STORE_EVENT_KINDS_MAX, 0, &a, err), 0);
 	assert_int_equal(json_array_size(a), 0);
 	json_decref(a);
 	store_free(st);

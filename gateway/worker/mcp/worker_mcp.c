@@ -106,6 +106,7 @@ struct hreq {
 	int stateless;	    /* a 2026-07-28 request: its own connection at the signer, for its lifetime */
 	char location[160]; /* a 307's Location (the reviewer listener's endpoints) */
 	int deferred;	    /* refused (h->v), answered once the body is read: with its id when it shows */
+	unsigned refused;   /* POST /events: the HTTP status of the signer's refusal (F_RESULT status) */
 	uint64_t next_keepalive;
 	struct hreq *next;
 };
@@ -1299,6 +1300,21 @@ static int events_request(struct mw *w, struct hreq *h)
 	return 0;
 }
 
+/* A refusal's status (F_RESULT's, an enum proto_status) kept on the HTTP request waiting for
+ * (conn, rid), so that POST /events answers 403 to a caller who may not, not 400. */
+static void refusal_status(struct mw *w, const struct cv *body, uint64_t conn, const char *rid, size_t ridn)
+{
+	static const unsigned http[PS_COUNT] = {
+	    [PS_OK] = 200,	  [PS_BAD_REQUEST] = 400, [PS_UNAUTHORIZED] = 401, [PS_FORBIDDEN] = 403,
+	    [PS_NOT_FOUND] = 404, [PS_TOO_MANY] = 429,	  [PS_UNAVAILABLE] = 503,  [PS_INTERNAL] = 500};
+	const struct cv *st = cv_get(body, "status");
+	if (!st || st->t != CV_UINT || st->u >= PS_COUNT || st->u == PS_OK)
+		return;
+	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->waiting && h->conn == conn && strlen(h->rid) == ridn && !memcmp(h->rid, rid, ridn))
+			h->refused = http[st->u];
+}
+
 /* POST /events answers plain JSON: the tool's structured result, or {"error": why}. */
 static int events_answer(struct hreq *h, unsigned *status, const char *body, size_t len)
 {
@@ -1313,7 +1329,7 @@ static int events_answer(struct hreq *h, unsigned *status, const char *body, siz
 			    json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
 		out = json_pack("{s:s}", "error", why ? why : "refused");
 		if (*status == 200)
-			*status = 400;
+			*status = h->refused ? h->refused : 400;
 	}
 	char *s = out ? json_dumps(out, JSON_COMPACT) : NULL;
 	json_decref(out);
@@ -2128,6 +2144,8 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 		int task = tcall_take_into(w, conn, rid, ridn, &tc);
 		if (!c || id_parse(rid, ridn, &id) != 0)
 			return;
+		if (iserr)
+			refusal_status(w, f->body, conn, rid, ridn);
 		int recorded = callrec_open(w->rec, conn, rid, ridn);
 		if (rpcerr) { /* the gate refused a read or a prompt: a JSON-RPC error */
 			json_t *e = json_loadb(js, jsn, 0, NULL);

@@ -89,10 +89,12 @@ static struct cv *ctl_frame(struct cv_arena *a, size_t k, uint64_t conn, const s
  * field checked for its type here (and for its bounds by the frame's table at the signer). */
 static struct cv *records_frame(struct cv_arena *a, uint64_t conn, const json_t *j, const char **why)
 {
-	static const char *const texts[] = {"op", "type", "status", "key", "kind", "title", "description", "contact"};
+	static const char *const texts[] = {"op",    "type",	    "status",  "key", "kind",
+					    "title", "description", "contact", "by"};
 	/* Their bounds (F_CTL_QA's table in gateway/proto/frames.c: past one, the signer would take
 	 * this worker for a compromised one): refused here, naming the field. */
-	static const size_t maxes[] = {16, 16, 16, PROTO_EVENT_KEY_MAX, PROTO_EVENT_KIND_MAX, 1000, 20000, 1000};
+	static const size_t maxes[] = {16,   16,    16,	  PROTO_EVENT_KEY_MAX, PROTO_EVENT_KIND_MAX,
+				       1000, 20000, 1000, PROTO_EVENT_BY_MAX};
 	static const char *const uints[] = {"id", "offset", "limit", "older"};
 	struct cv *f = ipc_frame_new(a, F_CTL_QA, 16);
 	if (!f || ipc_put_uint(a, f, "conn", conn))

@@ -311,10 +311,11 @@ static void api_call(struct wreq *h)
 		if (submit_args(in, args, why))
 			goto bad;
 		break;
-	case WR_QA: { /* the call records' reports and events: {op, type?, status?, key?, id?, offset?, limit?} */
+	case WR_QA: { /* the records' reports and events: {op, type?, status?, key?, by?, id?, offset?, limit?} */
 		static const char *const nums[] = {"id", "offset", "limit"};
 		if (str_arg(in, "op", 16, 1, args, "op", why) || str_arg(in, "type", 16, 0, args, "type", why) ||
-		    str_arg(in, "status", 16, 0, args, "status", why) || str_arg(in, "key", 255, 0, args, "key", why))
+		    str_arg(in, "status", 16, 0, args, "status", why) || str_arg(in, "key", 255, 0, args, "key", why) ||
+		    str_arg(in, "by", PROTO_EVENT_BY_MAX, 0, args, "by", why))
 			goto bad;
 		for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
 			json_t *v = json_object_get(in, nums[i]);
