@@ -35,6 +35,8 @@ static const struct kind kinds[] = {
     /* the gate: a call is forwarded only after its dispatch entry is on disk; its outcome follows */
     {"dispatch", {{"session_id", F_TEXT}, {"upstream", F_TEXT}, {"tool", F_TEXT}, {"call", F_TEXT}, {NULL, F_ANY}}},
     {"outcome", {{"session_id", F_TEXT}, {"status", F_TEXT}, {NULL, F_ANY}}},
+    /* a reviewer saw what a call's view masked (assent show --full): who, and of which request */
+    {"reveal", {{"session_id", F_TEXT}, {"reviewer", F_ANY}, {NULL, F_ANY}}},
 };
 
 static const char *reserved[] = {"v", "seq", "time", "prev"};

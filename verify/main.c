@@ -4,7 +4,9 @@
  * its file, and a damaged one can crash the reader (NOTES.md); we report that as
  * damage instead of dying with it. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -26,6 +28,7 @@
 #include "ledger/store.h"
 #include "common/util.h"
 #include "verify/vkeys.h"
+#include "verify/exact.h"
 
 #define EXIT_HOLDS 0
 #define EXIT_NOT 1
@@ -61,6 +64,12 @@ static const char usage_text[] =
     "      Print an RFC 9162 inclusion proof of entry SEQ (default size: latest checkpoint).\n"
     "  proof --check FILE --key PUB.pem... [--checkpoint FILE]\n"
     "      Check a proof against its signed checkpoint (or one you give).\n"
+    "  exact DIR EXACTDIR\n"
+    "      Check the retained exact calls (STATE/exact) against the ledger: each file\n"
+    "      hashes to its name and to a request entry's action, that entry's view shows\n"
+    "      every character of the call but in marks stating how much they hide, and\n"
+    "      every entry whose view masked something has its file. Check the ledger\n"
+    "      itself with `ledger` first.\n"
     "\n"
     "DIR is the ledger directory (STATE/ledger). KEYPIN pins the checkpoint key:\n"
     "  --key PUB.pem...    a copy of the key you trust\n"
@@ -303,6 +312,57 @@ static int run_checkpoint(void *p)
 	mdb_txn_abort(txn);
 	mdb_env_close(env);
 	vkeys_free(&keys);
+	return out;
+}
+
+/* ---- exact ---- */
+
+struct exact_args {
+	const char *dir, *exact;
+};
+
+static int run_exact(void *p)
+{
+	struct exact_args *a = p;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi ent, ck;
+	int nolock, rc;
+	char err[AS_ERRLEN];
+	if ((rc = store_open_ro(a->dir, &env, &txn, &ent, &ck, &nolock, err)) != 0)
+		return rc == AS_ECORRUPT ? not_holds("%s", err) : (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
+	DIR *d = opendir(a->exact);
+	int out = EXIT_HOLDS;
+	size_t checked = 0;
+	struct dirent *de;
+	if (!d) {
+		fprintf(stderr, "%s: %s: %s\n", prog, a->exact, strerror(errno));
+		out = EXIT_USAGE;
+	}
+	while (d && out == EXIT_HOLDS && (de = readdir(d))) {
+		size_t nl = strlen(de->d_name);
+		if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp."))
+			continue;
+		char path[PATH_MAX + 300], digest[80];
+		if (nl != 7 + 64 + 5 || strncmp(de->d_name, "sha256-", 7) || strcmp(de->d_name + 71, ".cbor")) {
+			out = not_holds("%s: %s is not a retained call's name (sha256-HEX.cbor)", a->exact, de->d_name);
+			break;
+		}
+		snprintf(path, sizeof path, "%s/%s", a->exact, de->d_name);
+		snprintf(digest, sizeof digest, "sha256:%.64s", de->d_name + 7);
+		if (exact_one(txn, ent, path, digest, err) != 0)
+			out = not_holds("exact call %s: %s", de->d_name, err);
+		checked++;
+	}
+	if (d)
+		closedir(d);
+	if (out == EXIT_HOLDS && exact_missing(txn, ent, a->exact, err) != 0)
+		out = not_holds("%s", err);
+	if (out == EXIT_HOLDS)
+		printf("%zu exact call%s match%s the ledger's request entries and their views\n", checked,
+		       checked == 1 ? "" : "s", checked == 1 ? "es" : "");
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
 	return out;
 }
 
@@ -710,6 +770,12 @@ int main(int argc, char **argv)
 			return usage_error("--to is before --from");
 		da.dir = pos[0];
 		return isolated(run_export, &da, da.dir);
+	}
+	if (!strcmp(cmd, "exact")) {
+		if (npos != 2)
+			return usage_error("exact takes the ledger directory and the exact calls' directory");
+		struct exact_args ea = {pos[0], pos[1]};
+		return isolated(run_exact, &ea, pos[0]);
 	}
 	if (!strcmp(cmd, "proof")) {
 		if (check) {

@@ -383,9 +383,57 @@ static void print_call(const json_t *r)
 	show_json_blocks(args, "");
 }
 
+/* forward: print_request is below */
+static void print_request(const json_t *r);
+
+/* `assent show ID --full`: the view, then the exact arguments the daemon holds, asked for
+ * as a reveal (a ledger entry names who looked, on disk before the answer). rep: the
+ * view, taken. */
+static int show_full(const char *state, const char *id, json_t *rep, int json)
+{
+	json_t *exact;
+	int rc = ctl_call(state, json_pack("{s:s,s:s}", "cmd", "reveal", "session_id", id), &exact);
+	if (rc != 0) {
+		json_decref(rep);
+		return rc;
+	}
+	if (json) {
+		json_t *both = json_pack("{s:O,s:O}", "request", json_object_get(rep, "request"), "exact", exact);
+		char *s = json_dumps(both, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		printf("%s\n", s ? s : "null");
+		free(s);
+		json_decref(both);
+	} else {
+		print_request(json_object_get(rep, "request"));
+		printf("\nexact arguments, as they will run (revealed to you; ledger entry %lld):\n",
+		       (long long)json_integer_value(json_object_get(exact, "reveal_seq")));
+		show_json_blocks(json_object_get(exact, "arguments"), "arguments");
+		printf("call     ");
+		show_str(json_string_value(json_object_get(exact, "call")), 0);
+		printf("\n");
+	}
+	json_decref(exact);
+	json_decref(rep);
+	return 0;
+}
+
 static void print_request(const json_t *r)
 {
 	shown_marked = 0;
+	const json_t *mk = json_object_get(r, "masked");
+	if (mk) /* said first: the view differs from what runs in these marks only */
+		printf("MASKED   this view hides %lld character%s in %lld marked span%s ([secret: N chars]); "
+		       "assent show --full %s shows the exact %s (the ledger records that you looked)\n",
+		       (long long)json_integer_value(json_object_get(mk, "chars")),
+		       json_integer_value(json_object_get(mk, "chars")) == 1 ? "" : "s",
+		       (long long)json_integer_value(json_object_get(mk, "spans")),
+		       json_integer_value(json_object_get(mk, "spans")) == 1 ? "" : "s",
+		       json_string_value(json_object_get(r, "session_id")) ?: "ID",
+		       json_object_get(r, "arguments") ? "call" : "request, where it is a gated call");
+	const json_t *cut = json_object_get(r, "context");
+	if (json_is_true(json_object_get(cut, "truncated")))
+		printf("CUT      the context was cut for length: %lld bytes in all, the head shown\n",
+		       (long long)json_integer_value(json_object_get(cut, "total_bytes")));
 	printf("session  ");
 	show_str(json_string_value(json_object_get(r, "session_id")), 0);
 	printf("\ntype     ");
@@ -596,9 +644,13 @@ int cmd_reviewer(const char *state, int argc, char **argv)
 		json_decref(rep);
 		return 0;
 	}
-	if (!strcmp(cmd, "show") && argc == 2) {
-		if ((rc = ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", argv[1]), &rep)) != 0)
+	int full = argc == 3 && !strcmp(cmd, "show") && (!strcmp(argv[1], "--full") || !strcmp(argv[2], "--full"));
+	if (!strcmp(cmd, "show") && (argc == 2 || full)) {
+		const char *id = full && !strcmp(argv[1], "--full") ? argv[2] : argv[1];
+		if ((rc = ctl_call(state, json_pack("{s:s,s:s}", "cmd", "show", "session_id", id), &rep)) != 0)
 			return rc;
+		if (full)
+			return show_full(state, id, rep, json);
 		if (json) {
 			char *s = json_dumps(json_object_get(rep, "request"), JSON_INDENT(2) | JSON_ENSURE_ASCII);
 			printf("%s\n", s);

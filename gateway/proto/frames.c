@@ -210,6 +210,7 @@ static const struct frame_table tables[] = {
     TABLE(F_CTL_STATUS, conn_only),
     TABLE(F_CTL_PENDING, ctl_pending),
     TABLE(F_CTL_SHOW, ctl_show),
+    TABLE(F_CTL_REVEAL, ctl_show),
     TABLE(F_CTL_DECIDE, ctl_decide),
     TABLE(F_WEB_METRICS, web),
     TABLE(F_WEB_JWKS, web),

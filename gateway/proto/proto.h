@@ -47,6 +47,7 @@ enum {
 	F_CTL_PENDING = 42, /* {conn, offset?} the page of requests from offset on */
 	F_CTL_SHOW = 43,    /* {conn, sid} */
 	F_CTL_DECIDE = 44,  /* {conn, sid, outcome, text?, n?} */
+	F_CTL_REVEAL = 46,  /* {conn, sid} `assent show --full`: a gated call's exact arguments, ledgered as a reveal */
 	F_CTL_QA = 45,	    /* {conn, op, QA fields} `assent qa|events|event|calls prune` */
 	/* review: a reviewer listener request, one frame type per endpoint, each with the HTTP
 	 * connection's fd: {hreq, PROTO_WEB_CREDENTIALS (each optional), ...its own fields} */

@@ -14,6 +14,7 @@
 #define STATE_TOKEN_INDEX "token-keys.json"   /* in keys/: which token key is active */
 #define STATE_JWKS "jwks.json"		      /* in keys/: the token keys' public halves */
 #define STATE_RECORDS_DIR "records"	      /* the call records' SQLite database, all the recorder may touch */
+#define STATE_EXACT_DIR "exact"		      /* exact calls whose view masks something, by digest (0700) */
 #define STATE_RECORDS_DB "calls.db"	      /* in records/, and STATE/calls.db links to it */
 
 #endif

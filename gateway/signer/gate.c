@@ -1236,6 +1236,12 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	}
 	r->view = t ? call_view(u, t, g->args) : read_view(u, g->name);
 	json_object_set_new(r->view, "call", json_string(r->action));
+	if (json_object_get(r->view, "masked") && exact_keep(s, g->call, g->n, r->action, why) != 0) {
+		/* an auditor could not learn what ran: refused, nothing forwarded */
+		slog("error", "a masked call's exact bytes could not be kept: %s", why);
+		request_refused(s, c->id, r, why);
+		return 0;
+	}
 	/* The request entry is encoded at once (op_add): the signer's arena serves to build it. */
 	struct cv_arena *ea = &s->arena;
 	cv_arena_reset(ea);

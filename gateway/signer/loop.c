@@ -52,6 +52,7 @@ static const struct ipc_rule review_rules[] = {
     {F_CTL_STATUS, READY, 0, h_ctl_status},
     {F_CTL_PENDING, READY, 0, h_ctl_pending},
     {F_CTL_SHOW, READY, 0, h_ctl_show},
+    {F_CTL_REVEAL, READY, 0, h_ctl_reveal},
     {F_CTL_DECIDE, READY, 0, h_ctl_decide},
     {F_CTL_QA, READY, 0, h_ctl_qa},
     /* the reviewer listener's requests, each with its HTTP connection (web.c) */

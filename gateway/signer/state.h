@@ -551,6 +551,10 @@ void reload_registry(struct signer *s);
 int h_ctl_whoami(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_status(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err);
+/* exact.c: the exact call of a view that masks, kept in STATE/exact/ by its digest
+ * (written and synced; 0 also when already there); and `assent show --full`. */
+int exact_keep(struct signer *s, const uint8_t *call, size_t n, const char *digest, char *err);
+int h_ctl_reveal(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_show(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err);
 

@@ -58,8 +58,8 @@ static const struct {
 	uint32_t type;
 	unsigned args;
 } ctl_cmds[] = {
-    {"pending", F_CTL_PENDING, CA_OFFSET}, {"show", F_CTL_SHOW, CA_SID}, {"decide", F_CTL_DECIDE, CA_SID | CA_DECIDE},
-    {"whoami", F_CTL_WHOAMI, 0},	   {"status", F_CTL_STATUS, 0},
+    {"pending", F_CTL_PENDING, CA_OFFSET},	  {"show", F_CTL_SHOW, CA_SID}, {"reveal", F_CTL_REVEAL, CA_SID},
+    {"decide", F_CTL_DECIDE, CA_SID | CA_DECIDE}, {"whoami", F_CTL_WHOAMI, 0},	{"status", F_CTL_STATUS, 0},
 };
 
 struct ctl_args {
