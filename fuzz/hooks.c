@@ -4,7 +4,9 @@
  *     characters, a scheme of https (or http to a loopback host), a port from 1, a path from
  *     '/', and events within HOOK_EV_ALL and not none; names are distinct;
  *   - an error leaves no webhook and says something;
- *   - what hooks_save would write reads back the same (hook_set is its own inverse). */
+ *   - what hooks_save would write reads back the same (hook_set is its own inverse);
+ *   - a scope (reviewers, groups) holds at most HOOK_SCOPE_MAX names of the name charset
+ *     each, and hook_scope_set of its text gives the same lists back. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    back.events != h->events || back.port != h->port || strcmp(back.host, h->host) ||
 		    strcmp(back.path, h->path) || back.slack != h->slack)
 			abort();
+		char rv[HOOK_SCOPE_MAX * (HOOK_SCOPE_NAME_MAX + 1) + 1], gr[sizeof rv];
+		if (h->nreviewers > HOOK_SCOPE_MAX || h->ngroups > HOOK_SCOPE_MAX)
+			abort();
+		hook_scope_text(h->reviewers, h->nreviewers, rv, sizeof rv);
+		hook_scope_text(h->groups, h->ngroups, gr, sizeof gr);
+		if (hook_scope_set(&back, rv, gr, err) != 0 || back.nreviewers != h->nreviewers ||
+		    back.ngroups != h->ngroups)
+			abort();
+		for (size_t k = 0; k < h->nreviewers; k++)
+			if (strcmp(back.reviewers[k], h->reviewers[k]) || !h->reviewers[k][0] ||
+			    strspn(h->reviewers[k],
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+				strlen(h->reviewers[k]))
+				abort();
+		for (size_t k = 0; k < h->ngroups; k++)
+			if (strcmp(back.groups[k], h->groups[k]) || !h->groups[k][0])
+				abort();
 	}
 	return 0;
 }

@@ -13,15 +13,18 @@
 #include "common/util.h"
 
 static const char usage_text[] =
-    "usage: assentd [--state DIR] [--policy FILE] [--upstreams FILE] [--single-user] [--stdio]\n"
+    "usage: assentd [--state DIR] [--policy FILE] [--upstreams FILE] [--single-user]\n"
+    "               [--stdio | --daemon]\n"
     "\n"
     "  (no --stdio)  run the daemon for the state directory: agents reach it on\n"
     "                STATE/agent.sock (through assentd --stdio) and over HTTP on\n"
     "                127.0.0.1:8765/mcp, reviewers with `assent`\n"
     "                on STATE/control.sock. Logs JSON lines on stderr.\n"
     "  --stdio       what MCP client configurations run: relay stdin/stdout to the\n"
-    "                daemon, starting it (detached, log in STATE/assentd.log) when none\n"
-    "                runs. FEEDBACK_TRANSPORT=stdio means the same.\n"
+    "                daemon, starting it once (detached, log in STATE/assentd.log) when\n"
+    "                none runs, and saying why when it cannot. FEEDBACK_TRANSPORT=stdio\n"
+    "                means the same (sse: see below; any other value is refused).\n"
+    "  --daemon      the daemon whatever FEEDBACK_TRANSPORT says: what a bridge starts.\n"
     "  --policy FILE decide with a policy (assent.policy(5)): allowed and denied requests\n"
     "                are answered at once, the rest wait for the reviewers a rule names;\n"
     "                SIGHUP reloads it. Without it every request waits for a person.\n"
@@ -60,13 +63,32 @@ static const char usage_text[] =
     "run as root: ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the upstream workers,\n"
     "+16: the recorder).\n";
 
+/* FEEDBACK_TRANSPORT: unset or empty, stdio (the bridge's role unless --daemon) or
+ * sse (the daemon also serves the older HTTP+SSE endpoints). Anything else is a
+ * mistake in a copied configuration: refused by name rather than guessed at. */
+static int transport_role(int *stdio_mode)
+{
+	const char *tr = getenv("FEEDBACK_TRANSPORT");
+	if (!tr || !*tr || !strcmp(tr, "sse"))
+		return 0;
+	if (!strcmp(tr, "stdio")) {
+		*stdio_mode = 1;
+		return 0;
+	}
+	fprintf(stderr, "assentd: FEEDBACK_TRANSPORT: expected stdio or sse, got '%.32s'%s\n", tr,
+		strlen(tr) > 32 ? "..." : "");
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *state_flag = NULL, *policy = NULL, *upstreams = NULL;
-	int stdio_mode = 0, single = 0;
+	int stdio_flag = 0, daemon_flag = 0, stdio_mode = 0, single = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--stdio"))
-			stdio_mode = 1;
+			stdio_flag = 1;
+		else if (!strcmp(argv[i], "--daemon"))
+			daemon_flag = 1;
 		else if (!strcmp(argv[i], "--single-user"))
 			single = 1;
 		else if (!strcmp(argv[i], "--state") && i + 1 < argc)
@@ -83,9 +105,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	const char *tr = getenv("FEEDBACK_TRANSPORT");
-	if (tr && !strcmp(tr, "stdio"))
-		stdio_mode = 1;
+	if (stdio_flag && daemon_flag) {
+		fprintf(stderr, "assentd: --stdio and --daemon: one role, not both\n");
+		return 2;
+	}
+	if (transport_role(&stdio_mode) != 0)
+		return 2;
+	stdio_mode = daemon_flag ? 0 : stdio_mode || stdio_flag;
 	const char *su = getenv("ASSENT_SINGLE_USER");
 	if (su && (!strcmp(su, "1") || !strcmp(su, "true")))
 		single = 1;

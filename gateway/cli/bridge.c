@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -44,27 +45,37 @@ static int try_connect(const char *path)
 }
 
 /* Start the daemon detached: its own session, stdin from /dev/null, output to
- * STATE/assentd.log. It inherits this bridge's environment (FEEDBACK_*), which it
- * reads before its workers start; the workers get none of it. */
-static int start_daemon(const struct bridge_opts *o)
+ * STATE/assentd.log. It is always told it is the daemon (--daemon): it inherits this
+ * bridge's environment (FEEDBACK_*, read before its workers start; the workers get
+ * none of it), and a FEEDBACK_TRANSPORT=stdio there must not make it another bridge,
+ * which would start another (the fork loop of a copied client configuration). One
+ * fork, not two: the bridge waits for this child and sees it exit. Returns its pid,
+ * or -1 with the reason in err; *log_off is where its lines begin in the log. */
+static pid_t start_daemon(const struct bridge_opts *o, off_t *log_off, char *err)
 {
 	char log[4200];
 	snprintf(log, sizeof log, "%s/assentd.log", o->state);
-	pid_t pid = fork();
-	if (pid < 0)
+	int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	struct stat st;
+	if (out < 0 || fstat(out, &st) != 0) {
+		snprintf(err, AS_ERRLEN, "cannot write its log assentd.log there: %s", strerror(errno));
+		if (out >= 0)
+			close(out);
 		return -1;
+	}
+	*log_off = st.st_size;
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, AS_ERRLEN, "cannot start a process: %s", strerror(errno));
+		close(out);
+		return -1;
+	}
 	if (pid == 0) {
-		if (setsid() < 0)
-			_exit(1);
-		pid_t p2 = fork();
-		if (p2 != 0)
-			_exit(p2 < 0);
 		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
-			_exit(1);
-		char *argv[8] = {"assentd", "--state", (char *)o->state};
-		int n = 3;
+		if (setsid() < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+			_exit(126);
+		char *argv[9] = {"assentd", "--daemon", "--state", (char *)o->state};
+		int n = 4;
 		if (o->policy) {
 			argv[n++] = "--policy";
 			argv[n++] = (char *)o->policy;
@@ -74,11 +85,102 @@ static int start_daemon(const struct bridge_opts *o)
 			argv[n++] = (char *)o->upstreams;
 		}
 		execv(o->daemon_path, argv);
+		fprintf(stderr, "assentd --stdio: cannot run %s: %s\n", o->daemon_path, strerror(errno));
 		_exit(127);
 	}
-	int st;
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	close(out);
+	return pid;
+}
+
+/* Another daemon holds the state directory's lock (two bridges raced: ours lost). */
+static int lock_held(const char *state)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/" STATE_LOCK_FILE, state);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
+/* Why the daemon stopped: the message of the last line it logged (a JSON line, or
+ * raw text), bounded. */
+static void daemon_why(const char *state, off_t off, char *why, size_t cap)
+{
+	char path[4200], err[AS_ERRLEN];
+	snprintf(path, sizeof path, "%s/assentd.log", state);
+	snprintf(why, cap, "it logged nothing");
+	struct buf b;
+	if (file_read(path, 1 << 20, &b, err) != 0)
+		return;
+	size_t from = off >= 0 && (size_t)off <= b.len ? (size_t)off : 0, end = b.len;
+	while (end > from && (b.p[end - 1] == '\n' || b.p[end - 1] == '\r'))
+		end--;
+	size_t start = end;
+	while (start > from && b.p[start - 1] != '\n')
+		start--;
+	if (end > start) {
+		json_t *j = json_loadb((const char *)b.p + start, end - start, 0, NULL);
+		const char *m = json_string_value(json_object_get(j, "msg"));
+		if (m)
+			snprintf(why, cap, "%.300s", m);
+		else
+			snprintf(why, cap, "%.*s", (int)(end - start > 300 ? 300 : end - start),
+				 (const char *)b.p + start);
+		json_decref(j);
+	}
+	buf_free(&b);
+}
+
+/* The daemon this bridge started has exited (status st): say why, from its log. */
+static void say_exit(const struct bridge_opts *o, int st, off_t log_off, const char *when)
+{
+	char why[400];
+	daemon_why(o->state, log_off, why, sizeof why);
+	fprintf(stderr, "assentd --stdio: the daemon it started for %s exited (%s %d) %s: %s (see %s/assentd.log)\n",
+		o->state, WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), when,
+		why, o->state);
+}
+
+/* Wait for the daemon this bridge started to listen. It is started once: if it
+ * exits first, the bridge says why, unless another daemon won the state directory,
+ * whose socket it then waits for. */
+static int wait_daemon(const struct bridge_opts *o, const char *sock, pid_t pid, off_t log_off)
+{
+	int fd = -1, waited = 0, limit = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000, st = 0;
+	while ((fd = try_connect(sock)) < 0 && waited < limit) {
+		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
+			pid = -1;
+			if (!lock_held(o->state)) {
+				say_exit(o, st, log_off, "before it listened");
+				return -2;
+			}
+		}
+		struct timespec ts = {0, 20 * 1000000};
+		nanosleep(&ts, NULL);
+		waited += 20;
+	}
+	return fd;
+}
+
+/* The daemon closed the connection. One this bridge started may have stopped on
+ * its configuration after it listened (a weak FEEDBACK_TOKEN_SECRET is found once
+ * its workers run): give it a second to exit, and say why it did. */
+static void after_close(const struct bridge_opts *o, pid_t pid, off_t log_off)
+{
+	int st = 0;
+	for (int i = 0; pid > 0 && i < 50; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			say_exit(o, st, log_off, "after it listened");
+			return;
+		}
+		struct timespec ts = {0, 20 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "assentd --stdio: the daemon for %s closed the connection (see %s/assentd.log)\n", o->state,
+		o->state);
 }
 
 /* Compare what this bridge was started with to what the daemon says it runs with. */
@@ -177,18 +279,15 @@ int bridge_run(const struct bridge_opts *o)
 	}
 	snprintf(path, sizeof path, "%s/%s", o->state, STATE_AGENT_SOCK);
 	int fd = try_connect(path);
+	pid_t pid = -1;
+	off_t log_off = 0;
 	if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
-		if (start_daemon(o) != 0) {
-			fprintf(stderr, "assentd --stdio: cannot start the daemon for %s (see %s/assentd.log)\n",
-				o->state, o->state);
+		if ((pid = start_daemon(o, &log_off, err)) < 0) {
+			fprintf(stderr, "assentd --stdio: cannot start the daemon for %s: %s\n", o->state, err);
 			return 1;
 		}
-		int waited = 0, limit = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;
-		while ((fd = try_connect(path)) < 0 && waited < limit) {
-			struct timespec ts = {0, 20 * 1000000};
-			nanosleep(&ts, NULL);
-			waited += 20;
-		}
+		if ((fd = wait_daemon(o, path, pid, log_off)) == -2)
+			return 1;
 	}
 	if (fd < 0) {
 		fprintf(stderr, "assentd --stdio: cannot reach the daemon at %s: %s (see %s/assentd.log)\n", path,
@@ -208,5 +307,7 @@ int bridge_run(const struct bridge_opts *o)
 	registry_free(reg);
 	int rc = relay(fd);
 	close(fd);
+	if (rc != 0)
+		after_close(o, pid, log_off);
 	return rc;
 }

@@ -1,4 +1,5 @@
-/* STATE/notify.json (hooks.h): {"webhooks": [{name, url, format, events: [...], secret, ca?}]}. */
+/* STATE/notify.json (hooks.h): {"webhooks": [{name, url, format, events: [...], secret, ca?,
+ * reviewers?: [...], groups?: [...]}]}. */
 #include "gateway/signer/hooks.h"
 
 #include <jansson.h>
@@ -78,6 +79,62 @@ int hook_set(struct hook *h, const char *name, const char *url, const char *form
 	return events_of(events, &h->events, err);
 }
 
+static int scope_of(const char *what, const char *list, char (*names)[HOOK_SCOPE_NAME_MAX + 1], size_t *n, char *err)
+{
+	*n = 0;
+	for (const char *t = list ? list : ""; *t;) {
+		size_t len = strcspn(t, ",");
+		char one[HOOK_SCOPE_NAME_MAX + 2];
+		snprintf(one, sizeof one, "%.*s", (int)(len < HOOK_SCOPE_NAME_MAX + 1 ? len : HOOK_SCOPE_NAME_MAX + 1),
+			 t);
+		if (len > HOOK_SCOPE_NAME_MAX || !name_ok(one))
+			return as_fail(err, AS_EINVAL,
+				       "--%s: '%.*s' is not a name (1 to %d letters, digits, '.', '_', '-')", what,
+				       (int)(len < 64 ? len : 64), t, HOOK_SCOPE_NAME_MAX);
+		if (*n == HOOK_SCOPE_MAX)
+			return as_fail(err, AS_EINVAL, "--%s: more than %d names", what, HOOK_SCOPE_MAX);
+		snprintf(names[(*n)++], HOOK_SCOPE_NAME_MAX + 1, "%.*s", HOOK_SCOPE_NAME_MAX, one);
+		t += len + (t[len] == ',');
+	}
+	return 0;
+}
+
+int hook_scope_set(struct hook *h, const char *reviewers, const char *groups, char *err)
+{
+	int rc = scope_of("reviewers", reviewers, h->reviewers, &h->nreviewers, err);
+	if (rc == 0)
+		rc = scope_of("groups", groups, h->groups, &h->ngroups, err);
+	if (rc != 0)
+		h->nreviewers = h->ngroups = 0;
+	return rc;
+}
+
+void hook_scope_text(const char (*names)[HOOK_SCOPE_NAME_MAX + 1], size_t n, char *out, size_t cap)
+{
+	size_t used = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < n && used < cap; i++)
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? "," : "", names[i]);
+}
+
+/* A JSON list of names as "a,b" for hook_scope_set; 0 when it is no such list. */
+static int list_text(const json_t *arr, char *out, size_t cap)
+{
+	size_t used = 0;
+	out[0] = 0;
+	if (!arr)
+		return 1;
+	if (!json_is_array(arr) || json_array_size(arr) > HOOK_SCOPE_MAX)
+		return 0;
+	for (size_t k = 0; k < json_array_size(arr); k++) {
+		const char *e = json_string_value(json_array_get(arr, k));
+		if (!e || !*e || strchr(e, ',') || strlen(e) > HOOK_SCOPE_NAME_MAX)
+			return 0;
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "," : "", e);
+	}
+	return 1;
+}
+
 static const char *text_of(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
@@ -98,6 +155,15 @@ int hooks_parse(const char *text, size_t n, const char *path, struct hooks *out,
 		const json_t *w = json_array_get(arr, i), *evs = json_object_get(w, "events");
 		const char *nm = text_of(w, "name"), *sec = text_of(w, "secret");
 		char list[64] = "", e2[AS_ERRLEN] = "";
+		static char rv[HOOK_SCOPE_MAX * (HOOK_SCOPE_NAME_MAX + 1) + 1], gr[sizeof rv];
+		if (!list_text(json_object_get(w, "reviewers"), rv, sizeof rv) ||
+		    !list_text(json_object_get(w, "groups"), gr, sizeof gr)) {
+			json_decref(doc);
+			memset(out, 0, sizeof *out);
+			return as_fail(err, AS_ECORRUPT,
+				       "%s: webhook %zu: \"reviewers\" or \"groups\" is not a list of at most %d names",
+				       path, i, HOOK_SCOPE_MAX);
+		}
 		if (evs && (!json_is_array(evs) || json_array_size(evs) > 3)) {
 			json_decref(doc);
 			memset(out, 0, sizeof *out); /* all or nothing */
@@ -115,7 +181,8 @@ int hooks_parse(const char *text, size_t n, const char *path, struct hooks *out,
 				nm = NULL; /* a name twice: refused below */
 		if (!nm || !sec || strlen(sec) != HOOK_SECRET_LEN || strncmp(sec, "whsec_", 6) ||
 		    hook_set(h, nm, text_of(w, "url"), text_of(w, "format"), evs ? list : NULL, text_of(w, "ca"), e2) !=
-			0) {
+			0 ||
+		    hook_scope_set(h, rv, gr, e2) != 0) {
 			json_decref(doc);
 			memset(out, 0, sizeof *out);
 			return as_fail(err, AS_ECORRUPT, "%s: webhook %zu: %s", path, i,
@@ -158,6 +225,17 @@ int hooks_save(const char *state, const struct hooks *hs, char *err)
 				      h->slack ? "slack" : "json", "events", ev, "secret", h->secret);
 		if (o && h->ca[0])
 			json_object_set_new(o, "ca", json_string(h->ca));
+		json_t *rv = json_array(), *gr = json_array();
+		for (size_t k = 0; k < h->nreviewers; k++)
+			json_array_append_new(rv, json_string(h->reviewers[k]));
+		for (size_t k = 0; k < h->ngroups; k++)
+			json_array_append_new(gr, json_string(h->groups[k]));
+		if (o && h->nreviewers)
+			json_object_set(o, "reviewers", rv);
+		if (o && h->ngroups)
+			json_object_set(o, "groups", gr);
+		json_decref(rv);
+		json_decref(gr);
 		json_array_append_new(arr, o);
 	}
 	json_t *doc = json_pack("{s:o}", "webhooks", arr);

@@ -16,6 +16,8 @@
 #define HOOK_NAME_MAX 64
 #define HOOK_URL_MAX 1024
 #define HOOK_SECRET_LEN 70 /* "whsec_" and 64 hex digits */
+#define HOOK_SCOPE_MAX 16  /* reviewers, and groups, a webhook may speak for */
+#define HOOK_SCOPE_NAME_MAX 64
 
 enum {
 	HOOK_EV_REQUEST = 1,  /* request.created: a request waits for a person */
@@ -33,6 +35,13 @@ struct hook {
 	unsigned events;
 	char secret[HOOK_SECRET_LEN + 1];
 	char ca[1024]; /* a PEM file of CAs for https; "" the system's */
+	/* Its scope: who reads it. A request whose rule names its reviewers is told in full
+	 * only to a webhook whose reviewers include one of them (by name or group) or whose
+	 * groups include a group the rule names; others learn its id and that it is
+	 * restricted. None of either: unscoped. */
+	char reviewers[HOOK_SCOPE_MAX][HOOK_SCOPE_NAME_MAX + 1];
+	char groups[HOOK_SCOPE_MAX][HOOK_SCOPE_NAME_MAX + 1];
+	size_t nreviewers, ngroups;
 };
 
 struct hooks {
@@ -49,6 +58,11 @@ int hooks_parse(const char *text, size_t n, const char *path, struct hooks *out,
  * events a comma-separated list of request, decision, deadline; NULL: all). */
 int hook_set(struct hook *h, const char *name, const char *url, const char *format, const char *events, const char *ca,
 	     char *err);
+/* Sets h's scope from comma-separated lists (NULL or "": none), each name as a
+ * reviewer's or group's name may be. */
+int hook_scope_set(struct hook *h, const char *reviewers, const char *groups, char *err);
+/* "a,b" for a scope list ("" for none). */
+void hook_scope_text(const char (*names)[HOOK_SCOPE_NAME_MAX + 1], size_t n, char *out, size_t cap);
 /* "request,decision,deadline" for the events bits. */
 void hook_events_text(unsigned ev, char *out, size_t cap);
 

@@ -239,6 +239,104 @@ static void summary_cut(const char *t, char *out, size_t max)
 	out[n] = 0;
 }
 
+/* Restricted requests (their rule names their reviewers, as the web page and the proofs
+ * keep them, web.c): a webhook is told their summary, requester, type, audience, risk
+ * and who decided only when its scope (hooks.h) could see them; any other learns the id,
+ * the event, the times, the outcome and that the request is restricted, with the review
+ * page's link, where a reviewer who may see it does. Told, not skipped: a channel still
+ * learns that something waits, and a quiet channel would look like an idle queue. */
+static int restricted(const struct req *r)
+{
+	return r->has_pd && r->pd.nreviewers;
+}
+
+static int hook_may_see(struct signer *s, const struct hook *h, const struct req *r)
+{
+	if (!restricted(r))
+		return 1;
+	for (size_t i = 0; i < h->nreviewers; i++)
+		if (reviewer_allowed(s, h->reviewers[i], &r->pd))
+			return 1;
+	for (size_t i = 0; i < h->ngroups; i++)
+		for (size_t k = 0; k < r->pd.nreviewers; k++)
+			if (!strncmp(r->pd.reviewers[k], "group:", 6) && !strcmp(r->pd.reviewers[k] + 6, h->groups[i]))
+				return 1;
+	return 0;
+}
+
+struct body_in {
+	const char *event, *outcome, *by, *link, *did;
+	const struct pq_item *it;
+	const struct req *r;
+	int full; /* the webhook may read this request's contents */
+};
+
+static char *json_body(const struct body_in *b, const char *summary, const char *risk)
+{
+	const struct pq_item *it = b->it;
+	const struct req *r = b->r;
+	json_t *req = json_pack("{s:s,s:I,s:I}", "id", it->session_id, "created", (json_int_t)(it->created_ms / 1000),
+				"deadline", (json_int_t)(it->deadline_ms / 1000));
+	if (req && restricted(r))
+		json_object_set_new(req, "restricted", json_true());
+	if (req && b->full) {
+		json_object_set_new(req, "type", json_string(r->type));
+		json_object_set_new(req, "summary", json_string(summary));
+		json_object_set_new(req, "requester", json_string(r->owner));
+		if (r->audience[0])
+			json_object_set_new(req, "audience", json_string(r->audience));
+		if (risk[0])
+			json_object_set_new(req, "risk", json_string(risk));
+	}
+	if (req && b->link[0])
+		json_object_set_new(req, "url", json_string(b->link));
+	json_t *j = json_pack("{s:s,s:s,s:I,s:o}", "event", b->event, "delivery", b->did, "time",
+			      (json_int_t)(now_ms() / 1000), "request", req);
+	if (j && b->outcome)
+		json_object_set_new(j, "decision",
+				    b->full ? json_pack("{s:s,s:s}", "outcome", b->outcome, "by", b->by ? b->by : "")
+					    : json_pack("{s:s}", "outcome", b->outcome));
+	char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	return t;
+}
+
+static char *slack_body(const struct body_in *in, const char *summary)
+{
+	const struct pq_item *it = in->it;
+	const struct req *r = in->r;
+	const char *type = in->full ? r->type : "request", *owner = in->full ? r->owner : NULL;
+	const char *by = in->full ? in->by : NULL;
+	uint64_t left = it->deadline_ms > now_ms() ? (it->deadline_ms - now_ms()) / 1000 : 0;
+	struct buf b;
+	buf_init(&b, PROTO_NOTIFY_BODY_MAX / 2);
+	int rc = buf_printf(&b, "assent: ");
+	if (in->link[0])
+		rc |= buf_printf(&b, "<%s|%s %s>", in->link, type, it->session_id);
+	else
+		rc |= buf_printf(&b, "%s %s", type, it->session_id);
+	if (owner)
+		rc |= buf_printf(&b, " from %s", owner);
+	else
+		rc |= buf_printf(&b, " (restricted to its reviewers: see the review page)");
+	if (!strcmp(in->event, "request.created"))
+		rc |= buf_printf(&b, " waits for a decision (%llu s left)", (unsigned long long)left);
+	else if (!strcmp(in->event, "request.deadline"))
+		rc |= buf_printf(&b, ": its deadline is in %llu s", (unsigned long long)left);
+	else
+		rc |= buf_printf(&b, ": %s%s%s", in->outcome ? in->outcome : "decided", by ? " by " : "", by ? by : "");
+	if (in->full) {
+		rc |= buf_printf(&b, "\n>");
+		slack_escape(&b, summary);
+	}
+	(void)rc; /* a full buffer cuts the text */
+	json_t *j = json_pack("{s:s%}", "text", (const char *)b.p, b.len);
+	buf_free(&b);
+	char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	return t;
+}
+
 static char *make_body(struct signer *s, const struct hook *h, const char *event, uint64_t id, const struct pq_item *it,
 		       const struct req *r, const char *outcome, const char *by)
 {
@@ -249,48 +347,15 @@ static char *make_body(struct signer *s, const struct hook *h, const char *event
 	snprintf(did, sizeof did, "whd_%016llx", (unsigned long long)id);
 	char risk[33] = "";
 	summary_cut(view_risk(r->view), risk, 8); /* a word such as "high", not a text */
-	uint64_t left = it->deadline_ms > now_ms() ? (it->deadline_ms - now_ms()) / 1000 : 0;
-	if (!h->slack) {
-		json_t *req = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "id", it->session_id, "type", r->type, "summary",
-					summary, "requester", r->owner, "created", (json_int_t)(it->created_ms / 1000),
-					"deadline", (json_int_t)(it->deadline_ms / 1000));
-		if (req && r->audience[0])
-			json_object_set_new(req, "audience", json_string(r->audience));
-		if (req && risk[0])
-			json_object_set_new(req, "risk", json_string(risk));
-		if (req && link[0])
-			json_object_set_new(req, "url", json_string(link));
-		json_t *j = json_pack("{s:s,s:s,s:I,s:o}", "event", event, "delivery", did, "time",
-				      (json_int_t)(now_ms() / 1000), "request", req);
-		if (j && outcome)
-			json_object_set_new(j, "decision",
-					    json_pack("{s:s,s:s}", "outcome", outcome, "by", by ? by : ""));
-		char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
-		json_decref(j);
-		return t;
-	}
-	struct buf b;
-	buf_init(&b, PROTO_NOTIFY_BODY_MAX / 2);
-	int rc = buf_printf(&b, "assent: ");
-	if (link[0])
-		rc |= buf_printf(&b, "<%s|%s %s>", link, r->type, it->session_id);
-	else
-		rc |= buf_printf(&b, "%s %s", r->type, it->session_id);
-	if (!strcmp(event, "request.created"))
-		rc |= buf_printf(&b, " from %s waits for a decision (%llu s left)", r->owner, (unsigned long long)left);
-	else if (!strcmp(event, "request.deadline"))
-		rc |= buf_printf(&b, " from %s: its deadline is in %llu s", r->owner, (unsigned long long)left);
-	else
-		rc |= buf_printf(&b, " from %s: %s%s%s", r->owner, outcome ? outcome : "decided", by ? " by " : "",
-				 by ? by : "");
-	rc |= buf_printf(&b, "\n>");
-	(void)rc;
-	slack_escape(&b, summary);
-	json_t *j = json_pack("{s:s%}", "text", (const char *)b.p, b.len);
-	buf_free(&b);
-	char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	return t;
+	struct body_in in = {.event = event,
+			     .outcome = outcome,
+			     .by = by,
+			     .link = link,
+			     .did = did,
+			     .it = it,
+			     .r = r,
+			     .full = hook_may_see(s, h, r)};
+	return h->slack ? slack_body(&in, summary) : json_body(&in, summary, risk);
 }
 
 void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r, const char *outcome,

@@ -53,7 +53,7 @@ json.dump(d, open(t + "/secrets.json", "w"))
 PY
 check "notify.json is mode 0600" test "$(stat -c %a "$S/notify.json")" = 600
 expect_exit 0 "notify list" "$ASSENT" --state "$S" notify list
-check "notify list names each webhook, its format and events" sh -c "printf '%s' \"\$1\" | grep -q '^chat	http://127.0.0.1:$PORT/...	slack	request$'" _ "$OUT"
+check "notify list names each webhook, its format, events and scope" sh -c "printf '%s' \"\$1\" | grep -q '^chat	http://127.0.0.1:$PORT/...	slack	request	unscoped$'" _ "$OUT"
 check "notify list shows no secret and no URL path (a Slack URL's path is its credential)" \
 	sh -c "! printf '%s' \"\$1\" | grep -Eq 'whsec_|/ok|/slack'" _ "$OUT"
 expect_exit 1 "notify add: a name that exists is refused" "$ASSENT" --state "$S" notify add ops --url "http://127.0.0.1:$PORT/ok"
