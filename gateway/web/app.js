@@ -526,10 +526,24 @@
       el("dt", { text: "Approvals" }), approvals,
       el("dt", { text: "Asked" }), el("dd", { text: r.created ? new Date(r.created * 1000).toLocaleString() : "?" }),
       el("dt", { text: "Session" }), el("dd", { class: "mono", text: r.session_id }));
-    const article = el("article", { class: "request", "data-sid": r.session_id }, head, meta, facts,
+    const article = el("article", { class: "request", "data-sid": r.session_id }, maskedNote(r), head, meta, facts,
       r.type === "call" ? callBlock(r) : null, contextBlock(r.context), subjectsBlock(r.subject),
       eventsBlock(r.session_id), decideForm(r));
     return { el: article, left, approvals, deadline: Number(r.deadline) || 0 };
+  }
+
+  // Said first on the card (issue 28): the view differs from what runs only in marks that say
+  // how much they hide; a gated call's exact arguments are one reveal away (ledgered).
+  function maskedNote(r) {
+    const m = r.masked, ctx = r.context, notes = [];
+    if (m && typeof m === "object")
+      notes.push(`This view hides ${Number(m.chars) || 0} characters of secrets in ${Number(m.spans) || 0} marked ` +
+        `span(s), each shown as [secret: N chars].` + (r.type === "call"
+          ? ` Everything else is exactly what will run; to see the masked values: assent show --full ${r.session_id} (recorded on the ledger).`
+          : ""));
+    if (ctx && typeof ctx === "object" && ctx.truncated === true)
+      notes.push(`The context was cut for length: ${Number(ctx.total_bytes) || 0} bytes in all, the head shown.`);
+    return notes.length ? el("p", { class: "masked", role: "note", text: notes.join(" ") }) : null;
   }
 
   function updateCard(card, r) {
