@@ -19,16 +19,12 @@
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 
-static const uint32_t worker_types[] = {F_HELLO,       F_CONN_CLOSED, F_LOG,
-					F_REQUEST,     F_COLLECT,     F_LIST,
-					F_CANCEL,      F_HTTP_AUTH,   F_SESSION_INFO,
-					F_SESSION_END, F_CTL_WHOAMI,  F_CTL_STATUS,
-					F_CTL_PENDING, F_CTL_SHOW,    F_CTL_DECIDE,
-					F_WEB_METRICS, F_WEB_JWKS,    F_WEB_CHECKPOINT,
-					F_WEB_LOGIN,   F_WEB_ME,      F_WEB_LOGOUT,
-					F_WEB_EVENTS,  F_WEB_PENDING, F_WEB_LIST,
-					F_WEB_DECIDE,  F_WEB_SUBMIT,  F_WEB_ADMIN_CLEAR,
-					F_WEB_HISTORY, F_WEB_PROOF};
+static const uint32_t worker_types[] = {
+    F_HELLO,	      F_CONN_CLOSED, F_LOG,	     F_REQUEST,		F_COLLECT,     F_LIST,
+    F_CANCEL,	      F_HTTP_AUTH,   F_SESSION_INFO, F_SESSION_END,	F_CTL_WHOAMI,  F_CTL_STATUS,
+    F_CTL_PENDING,    F_CTL_SHOW,    F_CTL_DECIDE,   F_CTL_REVEAL,	F_WEB_METRICS, F_WEB_JWKS,
+    F_WEB_CHECKPOINT, F_WEB_LOGIN,   F_WEB_ME,	     F_WEB_LOGOUT,	F_WEB_EVENTS,  F_WEB_PENDING,
+    F_WEB_LIST,	      F_WEB_DECIDE,  F_WEB_SUBMIT,   F_WEB_ADMIN_CLEAR, F_WEB_HISTORY, F_WEB_PROOF};
 
 static char big[1u << 20];
 
