@@ -171,7 +171,7 @@ int h_ctl_reveal(void *ctx, struct ipc_frame *f, char *err)
 		return 0;
 	}
 	slog("info", "request %s: exact call revealed to %s", id, reviewer);
-	snprintf(o->it.session_id, sizeof o->it.session_id, "%s", id);
+	snprintf(o->it.session_id, sizeof o->it.session_id, "%.*s", (int)(sizeof o->it.session_id - 1), id);
 	o->conn = c->id;
 	o->answer =
 	    json_pack("{s:b,s:s,s:s,s:s,s:s,s:O,s:s}", "ok", 1, "session_id", id, "upstream", r->gate->upstream, "tool",
