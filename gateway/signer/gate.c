@@ -892,7 +892,8 @@ static json_t *read_view(const struct upw *u, const char *uri)
 /* The request entry's action fields: the view's call (redacted arguments, reals as text). */
 static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 {
-	static const char *const keys[] = {"type", "method", "message", "upstream", "tool", "uri", "arguments", "masked"};
+	static const char *const keys[] = {"type", "method", "message",	  "upstream",
+					   "tool", "uri",    "arguments", "masked"};
 	json_t *j = json_object();
 	for (size_t k = 0; j && k < sizeof keys / sizeof *keys; k++)
 		if (json_object_get(view, keys[k]))

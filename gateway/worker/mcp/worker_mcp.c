@@ -555,7 +555,7 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 			rc = as_fail(err, AS_ENOMEM, "too many task calls at once; try again");
 		if (era)
 			fb.wait = 0; /* a task is collected, never waited on */
-		if (rc == 0) /* marks that say what they hide: what a reviewer reads (common/redact.h) */
+		if (rc == 0)	     /* marks that say what they hide: what a reviewer reads (common/redact.h) */
 			rc = mcp_feedback_redact(&fb, &mcp_view_rules, 0, err);
 		if (rc == 0)
 			rc = mcp_feedback_action(&fb, &act, err);
