@@ -511,7 +511,7 @@ int redact_text(const char *s, size_t len, const struct redact_rules *r, struct 
 	int rc = 0;
 	while (rc == 0 && i < len) {
 		unsigned char c = (unsigned char)s[i];
-		struct span m;
+		struct span m = {0, 0, 0};
 		int hit = 0;
 		size_t next = i + 1, mk;
 		if (c == '[' && (mk = redact_mark_len(s + i, len - i)) != 0) {

@@ -116,9 +116,15 @@ static void count_marks(const json_t *v, size_t *spans, size_t *chars, int depth
 			}
 		}
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, x) count_marks(x, spans, chars, depth + 1);
+		json_array_foreach(v, i, x)
+		{
+			count_marks(x, spans, chars, depth + 1);
+		}
 	} else if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, k, x) count_marks(x, spans, chars, depth + 1);
+		json_object_foreach((json_t *)v, k, x)
+		{
+			count_marks(x, spans, chars, depth + 1);
+		}
 	}
 }
 
