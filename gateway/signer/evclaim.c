@@ -77,7 +77,7 @@ int event_claim(struct signer *s, const char *by, const char *kind, const char *
 			snprintf(why, n,
 				 "key \"%.80s\": no request by that id is known to assent now (pending, decided in "
 				 "the last %u, or in flight); an event is attached only to a request of your own",
-				 key, HISTORY_MAX);
+				 key, (unsigned)HISTORY_MAX);
 			return PS_FORBIDDEN;
 		}
 	} else if (!(owner = session_owner(s, key)) && !strncmp(key, "stdio:", 6)) {

@@ -333,7 +333,7 @@ static void test_error_message_redacted(void **st)
 	absent(c->error_message, "ghp_");
 	absent(c->error_message, "sk-proj");
 	assert_string_equal(c->error_message, "auth failed for [REDACTED] (sent Bearer [REDACTED])\n"
-					      "Authorization: [REDACTED]\n"
+					      "Authorization: Basic [REDACTED]\n"
 					      "password=[REDACTED]; retry with [REDACTED] or [REDACTED]");
 }
 
