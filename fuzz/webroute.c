@@ -92,6 +92,7 @@ static const struct {
     {"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
     {"/review/api/pending", "GET", F_WEB_PENDING, WR_API_PENDING},
     {"/review/api/decide", "POST", F_WEB_DECIDE, WR_DECIDE},
+    {"/review/api/reveal", "POST", F_WEB_REVEAL, WR_REVEAL},
     {"/review/events", "GET", F_WEB_EVENTS, WR_EVENTS},
     {"/pending", "GET", F_WEB_LIST, WR_PENDING},
     {"/feedback/submit", "POST", F_WEB_SUBMIT, WR_SUBMIT},

@@ -87,6 +87,7 @@ static const struct frame_field web_me[] = {WEB, {"mcp", FT_BOOL, 0, OPT}}; /* m
 static const struct frame_field web_login[] = {WEB, {"token", FT_TEXT, PROTO_TOKEN_MAX, OPT}};
 static const struct frame_field web_page[] = {WEB, OFFSET};
 static const struct frame_field web_decide[] = {WEB, SID(REQ), OUTCOME, TEXT, OPTION_N};
+static const struct frame_field web_reveal[] = {WEB, SID(REQ)};
 static const struct frame_field web_submit[] = {WEB, SID(REQ), {"approved", FT_BOOL, 0, REQ}, TEXT, OPTION_N};
 static const struct frame_field http_auth[] = {
     {"hreq", FT_UINT, UINT64_MAX, REQ},
@@ -222,6 +223,7 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_PENDING, web_page),
     TABLE(F_WEB_LIST, web_page),
     TABLE(F_WEB_DECIDE, web_decide),
+    TABLE(F_WEB_REVEAL, web_reveal),
     TABLE(F_WEB_SUBMIT, web_submit),
     TABLE(F_WEB_ADMIN_CLEAR, web),
     TABLE(F_CALLREC, callrec),

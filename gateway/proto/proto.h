@@ -103,6 +103,7 @@ enum {
 	/* review, appended (issue 17, the page's history): */
 	F_WEB_HISTORY = 63, /* {who?, outcome?, audience?, rule?, since?, until?, limit?} GET /review/api/history */
 	F_WEB_PROOF = 64,   /* {seq} GET /review/api/proof: a decision's inclusion proof (assent-verify proof) */
+	F_WEB_REVEAL = 65,  /* {sid} POST /review/api/reveal: a gated call's exact arguments, ledgered as a reveal */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

@@ -115,20 +115,6 @@ int h_ctl_show(void *ctx, struct ipc_frame *f, char *err)
 	return 0;
 }
 
-/* The reveal entry is on disk (or could not be written): now the reviewer sees. */
-static void reveal_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
-{
-	if (pos) {
-		json_object_set_new(o->answer, "reveal_seq", json_integer((json_int_t)pos->seq));
-		ctl_reply(s, o->conn, answer_ok(o->answer));
-		return;
-	}
-	json_decref(o->answer);
-	slog("error", "reveal of %s not recorded: %s", o->it.session_id, err);
-	ctl_reply(s, o->conn,
-		  ctl_error(PS_UNAVAILABLE, "the reveal could not be recorded, so nothing is shown: %s", err));
-}
-
 int h_ctl_reveal(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -137,45 +123,10 @@ int h_ctl_reveal(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ctl_begin(s, f, &c, err));
 	GUARD(ctl_sid(f->body, id, err));
 	const char *reviewer = ctl_reviewer(s, c);
-	if (!reviewer)
-		return 0;
-	struct pq_item *it = pq_find(s->q, id);
-	struct req *r = it ? it->data : NULL;
-	if (!r || !reviewer_may_see(s, reviewer, r)) {
-		ctl_reply(s, c->id, ctl_error(PS_NOT_FOUND, "no pending request %s", id));
-		return 0;
+	if (reviewer) {
+		struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
+		reveal(s, &w, id);
 	}
-	if (!r->gate || !r->gate->args) { /* request_feedback: the worker masked it before the signer saw it */
-		ctl_reply(s, c->id,
-			  ctl_error(PS_NOT_FOUND,
-				    "request %s is not a gated call: its masked text was never sent to the daemon, "
-				    "so there is nothing to reveal (the marks say how much each hides)",
-				    id));
-		return 0;
-	}
-	struct cv_arena *a = &s->arena;
-	cv_arena_reset(a);
-	struct cv *m = cv_map(a, 3), *rv;
-	size_t i = 0;
-	int rc = m ? 0 : AS_ENOMEM;
-	rc |= kv_text(a, m, &i, "kind", "reveal", 6) | kv_text(a, m, &i, "session_id", id, strlen(id));
-	rv = kv(a, m, &i, "reviewer");
-	rc |= slot_map(a, rv, 3);
-	size_t j = 0;
-	rc |= kv_text(a, rv, &j, "name", reviewer, strlen(reviewer)) | kv_text(a, rv, &j, "channel", "cli", 3) |
-	      kv_uint(a, rv, &j, "uid", (uint64_t)c->uid);
-	char e2[AS_ERRLEN] = "out of memory";
-	struct op *o = rc == 0 ? op_add(s, m, reveal_done, e2) : NULL;
-	if (!o) {
-		ctl_reply(s, c->id, ctl_error(PS_UNAVAILABLE, "the reveal could not be recorded: %s", e2));
-		return 0;
-	}
-	slog("info", "request %s: exact call revealed to %s", id, reviewer);
-	snprintf(o->it.session_id, sizeof o->it.session_id, "%.*s", (int)(sizeof o->it.session_id - 1), id);
-	o->conn = c->id;
-	o->answer =
-	    json_pack("{s:b,s:s,s:s,s:s,s:s,s:O,s:s}", "ok", 1, "session_id", id, "upstream", r->gate->upstream, "tool",
-		      r->gate->tool, "method", r->gate->method, "arguments", r->gate->args, "call", r->action);
 	return 0;
 }
 

@@ -66,6 +66,7 @@ static const struct ipc_rule review_rules[] = {
     {F_WEB_PENDING, READY, IPC_FDS, h_web_pending},
     {F_WEB_LIST, READY, IPC_FDS, h_web_list},
     {F_WEB_DECIDE, READY, IPC_FDS, h_web_decide},
+    {F_WEB_REVEAL, READY, IPC_FDS, h_web_reveal},
     {F_WEB_SUBMIT, READY, IPC_FDS, h_web_submit},
     {F_WEB_ADMIN_CLEAR, READY, IPC_FDS, h_web_admin_clear},
     {F_WEB_QA, READY, IPC_FDS, h_web_qa},

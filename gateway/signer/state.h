@@ -554,6 +554,9 @@ int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err);
 /* exact.c: the exact call of a view that masks, kept in STATE/exact/ by its digest
  * (written and synced; 0 also when already there); and `assent show --full`. */
 int exact_keep(struct signer *s, const uint8_t *call, size_t n, const char *digest, char *err);
+/* Show w's reviewer the exact arguments of pending gated call id, once a `reveal` entry
+ * naming them is on disk; the answer (or why not) goes to w->reply. */
+void reveal(struct signer *s, const struct who *w, const char *id);
 int h_ctl_reveal(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_show(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err);
@@ -576,6 +579,7 @@ int h_web_events(void *ctx, struct ipc_frame *f, char *err);
 int h_web_pending(void *ctx, struct ipc_frame *f, char *err);
 int h_web_list(void *ctx, struct ipc_frame *f, char *err);
 int h_web_decide(void *ctx, struct ipc_frame *f, char *err);
+int h_web_reveal(void *ctx, struct ipc_frame *f, char *err);
 int h_web_submit(void *ctx, struct ipc_frame *f, char *err);
 int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
 int h_web_qa(void *ctx, struct ipc_frame *f, char *err);

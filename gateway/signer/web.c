@@ -720,6 +720,21 @@ int h_web_decide(void *ctx, struct ipc_frame *f, char *err)
 	return 0;
 }
 
+/* The page's Reveal: a pending gated call's exact arguments, ledgered as revealed (exact.c). */
+int h_web_reveal(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct web_req q;
+	GUARD(web_begin(s, f, &q, err));
+	if (!web_reviewer_ok(s, &q, 1))
+		return 0;
+	char id[65];
+	snprintf(id, sizeof id, "%.*s", (int)q.sidn, q.sid);
+	struct who w = {q.reviewer, "web", q.via, (uid_t)-1, q.hreq, 1};
+	reveal(s, &w, id);
+	return 0;
+}
+
 /* submit_feedback's {approved, response, selection}: the outcome follows from the
  * request's type (an unknown request: "approved", which decide() refuses as such). */
 static const char *submit_outcome(struct signer *s, const struct web_req *q)

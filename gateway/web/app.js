@@ -539,11 +539,35 @@
     if (m && typeof m === "object")
       notes.push(`This view hides ${Number(m.chars) || 0} characters of secrets in ${Number(m.spans) || 0} marked ` +
         `span(s), each shown as [secret: N chars].` + (r.type === "call"
-          ? ` Everything else is exactly what will run; to see the masked values: assent show --full ${r.session_id} (recorded on the ledger).`
-          : ""));
+          ? ` Everything else is exactly what will run. Reveal shows the exact arguments (also: assent show --full ${r.session_id}); the ledger records that you did.`
+          : " The agent's own text was masked before the daemon saw it, so it cannot be revealed."));
     if (ctx && typeof ctx === "object" && ctx.truncated === true)
       notes.push(`The context was cut for length: ${Number(ctx.total_bytes) || 0} bytes in all, the head shown.`);
-    return notes.length ? el("p", { class: "masked", role: "note", text: notes.join(" ") }) : null;
+    if (!notes.length) return null;
+    const box = el("div", { class: "masked", role: "note" }, el("p", { text: notes.join(" ") }));
+    if (r.type === "call" && m && typeof m === "object") {
+      const out = el("div", { class: "revealed" });
+      const b = el("button", { type: "button", class: "reveal", text: "Reveal the exact call" });
+      b.onclick = () => reveal(r, b, out);
+      box.append(b, out);
+    }
+    return box;
+  }
+
+  // The exact arguments, once the signer has ledgered the reveal (POST /review/api/reveal).
+  async function reveal(r, b, out) {
+    b.disabled = true;
+    try {
+      const a = await api("POST", "/review/api/reveal", { session_id: r.session_id });
+      out.replaceChildren(el("p", { class: "meta", text: `Exact arguments of ${a.tool} on ${a.upstream} (revealed to ${S.reviewer}, ledger seq ${a.reveal_seq}):` }),
+        elShown("pre", { class: "exact" }, JSON.stringify(a.arguments, null, 2), true));
+      b.remove();
+      status(`Revealed the exact call of "${short(r.message)}" (ledger seq ${a.reveal_seq}).`);
+    } catch (e) {
+      b.disabled = false;
+      if (e.status === 401) return signedOut("Your session ended: log in again.", true);
+      status(`Not revealed: ${e.message}`, true);
+    }
   }
 
   function updateCard(card, r) {

@@ -133,9 +133,34 @@ t.ok(r.returncode == 0 and m and "ran" in json.dumps(m.get("result")), "approved
 ran = [json.loads(l) for l in open(uplog)]
 t.ok(ran and ran[-1] == args, "the upstream received exactly the call that was approved")
 
+# 2b. The same on the page (headless Chromium): the card's note, the mark, the Reveal button.
+args3 = {"command": "deploy --password=s3cretPW --to prod", "ratio": 0.1, "big": 1e300, "neg": -2.5}
+a.send({"jsonrpc": "2.0", "id": "c3", "method": "tools/call", "params": {"name": "sh__run", "arguments": args3}})
+sid3 = pending_call("s3cret") or pending_call("deploy --password=[secret: 8 chars] --to prod")
+t.ok(sid3, "a call with one secret is held")
+review = json.load(open(f"{state}/assentd.json")).get("review")
+tok = assent("reviewer", "token", "rev").stdout.strip().splitlines()[-1:]
+t.ok(review and tok and tok[0].startswith("rt_"), f"the page listens ({review}) and rev has a web token")
+mjs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp", "web_reveal.mjs")
+nxt = t._count["n"] + 1
+w = subprocess.run(["timeout", "300", "node", mjs, f"http://{review}", tok[0] if tok else "", sid3 or "", "s3cretPW", str(nxt)],
+                   capture_output=True, text=True)
+lines = [l for l in w.stdout.splitlines() if l.startswith(("ok ", "not ok "))]
+for l in lines:  # the browser's checks, counted as this script's
+    t.ok(l.startswith("ok "), l.split(" - ", 1)[-1])
+t.ok(w.returncode == 0 and len(lines) == 6, f"the browser's checks all ran ({len(lines)} of 6; {w.stderr.strip()[-300:]})")
+rev = [e for e in ledger_entries(sid3) if e.get("kind") == "reveal"]
+t.ok(len(rev) == 1 and rev[0].get("reviewer", {}).get("name") == "rev" and rev[0]["reviewer"].get("channel") == "web"
+     and rev[0]["reviewer"].get("via") == "session", f"the page's reveal is on the ledger, channel web ({rev})")
+r = assent("reject", sid3, "-m", "not now")
+t.ok(r.returncode == 0 and a.wait("c3") is not None, "rejected, the agent hears it")
+# request_feedback's text never reached the daemon unmasked: no reveal, and it says why.
+r = assent("show", "--full", "no-such-request")
+t.ok(r.returncode != 0 and "no pending request" in (r.stderr + r.stdout), "a reveal of an unknown request is refused, naming it")
+
 # 3. The auditor: the kept call against the ledger, and a tampered copy refused.
 v = subprocess.run([f"{build}/assent-verify", "exact", f"{state}/ledger", f"{state}/exact"], capture_output=True, text=True)
-t.ok(v.returncode == 0 and "1 exact call matches" in v.stdout, f"assent-verify exact holds ({v.stdout.strip()} {v.stderr.strip()})")
+t.ok(v.returncode == 0 and "2 exact calls match" in v.stdout, f"assent-verify exact holds ({v.stdout.strip()} {v.stderr.strip()})")
 data = open(kept, "rb").read()
 os.chmod(kept, 0o600)
 open(kept, "wb").write(data.replace(b"prod", b"prox"))

@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { chromium } from "playwright-core";
+import { must, tap } from "./tap.mjs";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -15,18 +16,7 @@ import { inflateSync } from "node:zlib";
 
 const [state, build, base, mcpUrl, agentKey, aliceToken, bobToken, policyFile] = process.argv.slice(2);
 const WAIT = 30000; // generous: a condition, never a duration, is what is checked
-let n = 0, failed = 0;
-const ok = (cond, desc) => { n++; if (!cond) failed++; console.log(`${cond ? "ok" : "not ok"} ${n} - ${desc}`); return !!cond; };
-// step(desc, fn): one TAP line; fn returns true/false or throws (its message is shown).
-async function step(desc, fn) {
-  try {
-    const r = await fn();
-    return ok(r !== false, desc + (typeof r === "string" ? ` (${r})` : ""));
-  } catch (e) {
-    return ok(false, `${desc}: ${String(e?.message ?? e).split("\n")[0].slice(0, 300)}`);
-  }
-}
-const must = (cond, what) => { if (!cond) throw new Error(what); };
+const T = tap(0), { ok, step } = T;
 const sha256 = (b) => createHash("sha256").update(b).digest("hex");
 const keyPub = () => `${state}/keys/${readdirSync(`${state}/keys`).find((f) => /^token-.*\.pub$/.test(f))}`;
 function verify(token, aud, ...extra) {
@@ -645,5 +635,4 @@ await step("no Content-Security-Policy violation and no script error on any page
 await browser.close();
 await stdio.close();
 await http.close();
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+T.end();

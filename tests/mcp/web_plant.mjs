@@ -10,23 +10,14 @@
 // plant: against a daemon with ASSENT_REVIEW_STREAM_SECONDS=2; streams: with
 // ASSENT_REVIEW_STREAMS_PER_REVIEWER=2 (and long streams).
 import { chromium } from "playwright-core";
+import { must, tap } from "./tap.mjs";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { createInterface } from "node:readline";
 
 const [state, build, base, aliceToken, bobToken, part] = process.argv.slice(2);
 const WAIT = 30000; // generous: a condition, never a duration, is what is checked
-let n = 0, failed = 0;
-const ok = (cond, desc) => { n++; if (!cond) failed++; console.log(`${cond ? "ok" : "not ok"} ${n} - ${desc}`); return !!cond; };
-async function step(desc, fn) {
-  try {
-    const r = await fn();
-    return ok(r !== false, desc + (typeof r === "string" ? ` (${r})` : ""));
-  } catch (e) {
-    return ok(false, `${desc}: ${String(e?.message ?? e).split("\n")[0].slice(0, 300)}`);
-  }
-}
-const must = (cond, what) => { if (!cond) throw new Error(what); };
+const T = tap(0), { ok, step } = T;
 
 // ---- an agent over the stdio bridge: raw JSON-RPC lines ----
 const agent = spawn(`${build}/assentd`, ["--stdio", "--state", state], { stdio: ["pipe", "pipe", "inherit"] });
@@ -194,5 +185,4 @@ await step("once another of her pages closes, the third gets its stream after Re
 await browser.close();
 hostile.close();
 agent.stdin.end();
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+T.end();

@@ -27,6 +27,7 @@ enum web_route {
 	WR_LOGOUT,
 	WR_API_PENDING,
 	WR_DECIDE,
+	WR_REVEAL, /* a gated call's exact arguments (the card's Reveal) */
 	WR_EVENTS,
 	WR_PENDING,
 	WR_SUBMIT,

@@ -307,6 +307,10 @@ static void api_call(struct wreq *h)
 		    str_arg(in, "text", 16384, 0, args, "text", why) || int_arg(in, "option", args, why))
 			goto bad;
 		break;
+	case WR_REVEAL:
+		if (str_arg(in, "session_id", 64, 1, args, "sid", why))
+			goto bad;
+		break;
 	case WR_SUBMIT:
 		if (submit_args(in, args, why))
 			goto bad;
