@@ -411,6 +411,19 @@ uint64_t now_unix_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+int name_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	return n > 0 && n <= max && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 void be64_put(uint8_t out[8], uint64_t v)
 {
 	for (int i = 7; i >= 0; i--) {

@@ -153,7 +153,14 @@ int file_write_atomic(const char *path, const void *data, size_t n, unsigned mod
 /* mkdir -p with mode for the directories it creates. */
 int mkdir_p(const char *path, unsigned mode, char *err) AS_MUST_USE;
 
+/* Milliseconds: since the epoch (the wall clock), and on the monotonic clock (for waits and
+ * deadlines, which a clock change must not move). */
+/* A name an operator gives (a reviewer, an agent, a webhook): 1 to max ASCII letters,
+ * digits, '.', '_' or '-', so that it is safe in a file, a log line and a URL as it is. */
+int name_ok(const char *s, size_t max);
+
 uint64_t now_unix_ms(void);
+uint64_t mono_ms(void);
 void be64_put(uint8_t out[8], uint64_t v);
 uint64_t be64_get(const uint8_t in[8]);
 

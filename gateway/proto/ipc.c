@@ -412,18 +412,11 @@ static ssize_t send_msg(int fd, const uint8_t *p, size_t n, int passfd)
 	return r;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int ipc_send(int fd, const struct cv *body, int passfd, char *err)
 {
 	struct buf fr;
 	GUARD(frame_encode(body, &fr, err));
-	int64_t deadline = mono_ms() + IPC_SEND_TIMEOUT_MS;
+	int64_t deadline = (int64_t)mono_ms() + IPC_SEND_TIMEOUT_MS;
 	size_t off = 0;
 	int rc = 0;
 	while (rc == 0 && off < fr.len) {
@@ -436,7 +429,7 @@ int ipc_send(int fd, const struct cv *body, int passfd, char *err)
 			rc = as_fail(err, AS_EIO, "IPC send: %s", strerror(errno));
 			break;
 		}
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - (int64_t)mono_ms();
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		if (left <= 0 || (poll(&p, 1, (int)left) < 0 && errno != EINTR))
 			rc = as_fail(err, AS_EIO, "IPC send: the peer has not read for %d ms (%zu of %zu bytes sent)",

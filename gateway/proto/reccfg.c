@@ -63,7 +63,7 @@ int rec_cfg_duration(const char *s, uint64_t *seconds)
 }
 
 /* A name in a list: a tool as agents name it, a status, a key or a prefix. */
-static int name_ok(const char *s, size_t max)
+static int list_name_ok(const char *s, size_t max)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > max)
@@ -79,7 +79,7 @@ static int put_name(char *rows, size_t w, size_t *n, const char *v, size_t max, 
 {
 	if (*n >= RECCFG_LIST_MAX)
 		return as_fail(err, AS_EINVAL, "%s: at most %u entries", from, RECCFG_LIST_MAX);
-	if (!name_ok(v, max))
+	if (!list_name_ok(v, max))
 		return as_fail(err, AS_EINVAL, "%s: \"%.80s\" is not a name (1 to %zu of A-Z a-z 0-9 _ - . : /)", from,
 			       v, max);
 	for (size_t i = 0; i < *n; i++)
@@ -97,7 +97,7 @@ static int put_rate(struct rec_cfg *c, const char *tool, double rate, const char
 		return as_fail(err, AS_EINVAL,
 			       "%s: the rate of \"%.80s\" is kept to a millionth: at least 0.000001, not %g", from,
 			       tool, rate);
-	if (!name_ok(tool, RECCFG_NAME_MAX))
+	if (!list_name_ok(tool, RECCFG_NAME_MAX))
 		return as_fail(err, AS_EINVAL, "%s: \"%.80s\" is not a tool name", from, tool);
 	for (size_t i = 0; i < c->nrates; i++)
 		if (!strcmp(c->rates[i].tool, tool)) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/text.h"
 #include "common/util.h"
 #include "gateway/proto/limits.h"
 
@@ -112,15 +113,6 @@ static char *patterns(struct prep *p, char *s)
 	return s;
 }
 
-static size_t cut_utf8(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
-	return max;
-}
-
 char *prep_text(struct prep *p, const char *s, size_t n, size_t max)
 {
 	struct buf o;
@@ -132,7 +124,7 @@ char *prep_text(struct prep *p, const char *s, size_t n, size_t max)
 	}
 	char *r = patterns(p, (char *)o.p);
 	if (r) {
-		size_t k = cut_utf8(r, strlen(r), max);
+		size_t k = text_cut(r, strlen(r), max);
 		r[k] = 0;
 	}
 	return r;

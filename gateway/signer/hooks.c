@@ -41,19 +41,11 @@ static int events_of(const char *list, unsigned *ev, char *err)
 	return *ev ? 0 : as_fail(err, AS_EINVAL, "--events: no event named (request, decision, deadline)");
 }
 
-static int name_ok(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > HOOK_NAME_MAX)
-		return 0;
-	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
-}
-
 int hook_set(struct hook *h, const char *name, const char *url, const char *format, const char *events, const char *ca,
 	     char *err)
 {
 	memset(h, 0, sizeof *h);
-	if (!name_ok(name))
+	if (!name_ok(name, HOOK_NAME_MAX))
 		return as_fail(err, AS_EINVAL, "webhook name '%.64s': 1 to %d letters, digits, '.', '_' or '-'", name,
 			       HOOK_NAME_MAX);
 	snprintf(h->name, sizeof h->name, "%s", name);
@@ -87,7 +79,7 @@ static int scope_of(const char *what, const char *list, char (*names)[HOOK_SCOPE
 		char one[HOOK_SCOPE_NAME_MAX + 2];
 		snprintf(one, sizeof one, "%.*s", (int)(len < HOOK_SCOPE_NAME_MAX + 1 ? len : HOOK_SCOPE_NAME_MAX + 1),
 			 t);
-		if (len > HOOK_SCOPE_NAME_MAX || !name_ok(one))
+		if (len > HOOK_SCOPE_NAME_MAX || !name_ok(one, HOOK_NAME_MAX))
 			return as_fail(err, AS_EINVAL,
 				       "--%s: '%.*s' is not a name (1 to %d letters, digits, '.', '_', '-')", what,
 				       (int)(len < 64 ? len : 64), t, HOOK_SCOPE_NAME_MAX);

@@ -17,20 +17,6 @@ struct registry {
 	char *groups_cache;
 };
 
-static int name_ok(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > REG_NAME_MAX)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-		      c == '_' || c == '-'))
-			return 0;
-	}
-	return 1;
-}
-
 int registry_load(const char *state, struct registry **out, char *err)
 {
 	char path[4200];
@@ -108,7 +94,7 @@ static int taken(const struct registry *r, const char *name)
 int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uids, size_t nuids,
 			  const char *const *groups, size_t ngroups, char *err)
 {
-	if (!name_ok(name))
+	if (!name_ok(name, REG_NAME_MAX))
 		return as_fail(err, AS_EINVAL, "reviewer name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", name);
 	if (taken(r, name))
 		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);
@@ -134,7 +120,7 @@ int registry_reviewer_add(struct registry *r, const char *name, const uid_t *uid
 		json_array_append_new(u, json_integer((json_int_t)uids[i]));
 	}
 	for (size_t i = 0; i < ngroups; i++) {
-		if (!name_ok(groups[i])) {
+		if (!name_ok(groups[i], REG_NAME_MAX)) {
 			json_decref(u);
 			json_decref(g);
 			return as_fail(err, AS_EINVAL, "group name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", groups[i]);
@@ -178,7 +164,7 @@ int registry_agent_add(struct registry *r, const char *name, const char *const *
 int registry_agent_add_opts(struct registry *r, const char *name, const struct reg_agent_opts *o,
 			    char key[REG_KEY_LEN + 1], char *err)
 {
-	if (!name_ok(name))
+	if (!name_ok(name, REG_NAME_MAX))
 		return as_fail(err, AS_EINVAL, "agent name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", name);
 	if (taken(r, name))
 		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);
@@ -194,7 +180,7 @@ int registry_agent_add_opts(struct registry *r, const char *name, const struct r
 	}
 	json_t *a = json_array(), *u = json_array();
 	for (size_t i = 0; i < o->naud; i++) {
-		if (!name_ok(o->audiences[i]) && !strchr(o->audiences[i], '/')) {
+		if (!name_ok(o->audiences[i], REG_NAME_MAX) && !strchr(o->audiences[i], '/')) {
 			json_decref(a);
 			json_decref(u);
 			return as_fail(err, AS_EINVAL, "audience '%.80s': use A-Z a-z 0-9 . _ - /", o->audiences[i]);
@@ -389,7 +375,7 @@ int registry_reviewer_proxy_id(struct registry *r, const char *name, const char 
 int registry_admin_add(struct registry *r, const char *name, char key[REG_KEY_LEN + 1], char *err)
 {
 	char hex[65];
-	if (!name_ok(name))
+	if (!name_ok(name, REG_NAME_MAX))
 		return as_fail(err, AS_EINVAL, "admin name '%.80s': use 1-64 of A-Z a-z 0-9 . _ -", name);
 	if (taken(r, name))
 		return as_fail(err, AS_EEXIST, "the name '%s' is already registered", name);

@@ -66,7 +66,7 @@ static int abs_path(const struct ctx *c, const json_t *v, const char *what, char
 }
 
 /* An environment variable's name, or an HTTP header's (a token, RFC 9110 5.6.2). */
-static int name_ok(const char *k, int header)
+static int env_header_name_ok(const char *k, int header)
 {
 	static const char env_first[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
 	static const char tchar[] = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -110,7 +110,7 @@ static int pairs_of(const struct ctx *c, const json_t *v, const char *what, int 
 	json_object_foreach((json_t *)v, k, x)
 	{
 		char kb[68];
-		if (!name_ok(k, header))
+		if (!env_header_name_ok(k, header))
 			return bad(c, "\"%s\": \"%s\" is not a valid %s name", what, shown(kb, sizeof kb, k),
 				   header ? "header" : "environment variable");
 		if (header && reserved_header(k))

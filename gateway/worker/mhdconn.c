@@ -14,13 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t mc_mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static struct mc_conn *of(struct MHD_Connection *mc)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -109,7 +102,7 @@ void mc_notify(void *cls, struct MHD_Connection *mc, void **ctx, enum MHD_Connec
 			free(p);
 			return;
 		}
-		*p = (struct mc_conn){.fd = ci->connect_fd, .since = mc_mono_ms(), .receiving = 1, .next = l->head};
+		*p = (struct mc_conn){.fd = ci->connect_fd, .since = mono_ms(), .receiving = 1, .next = l->head};
 		const union MHD_ConnectionInfo *ai = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		if (ai && ai->client_addr)
 			mc_addr_key(ai->client_addr, p->addr);
@@ -147,7 +140,7 @@ void mc_authed(struct MHD_Connection *mc)
 
 void mc_log_refused(struct mc_list *l, int ipcfd, const char *listener)
 {
-	uint64_t now = mc_mono_ms();
+	uint64_t now = mono_ms();
 	if (l->refused == l->logged || (l->logged_at && now - l->logged_at < 60000))
 		return;
 	ipc_log(ipcfd, "warning",
@@ -163,13 +156,13 @@ void mc_request_done(struct MHD_Connection *mc)
 	struct mc_conn *p = of(mc);
 	if (p) {
 		p->receiving = 1;
-		p->since = mc_mono_ms();
+		p->since = mono_ms();
 	}
 }
 
 void mc_deadlines(struct mc_list *l, unsigned request_s)
 {
-	uint64_t now = mc_mono_ms();
+	uint64_t now = mono_ms();
 	for (struct mc_conn *p = l->head; p; p = p->next)
 		if (p->receiving && now - p->since > 1000ull * request_s) {
 			shutdown(p->fd, SHUT_RDWR); /* libmicrohttpd sees the end and closes it */

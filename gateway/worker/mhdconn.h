@@ -33,7 +33,6 @@ struct mc_list {
 	uint64_t logged, logged_at; /* refusals logged so far, and when */
 };
 
-uint64_t mc_mono_ms(void);
 /* MHD_OPTION_NOTIFY_CONNECTION's callback with a struct mc_list * as its closure. */
 void mc_notify(void *cls, struct MHD_Connection *mc, void **ctx, enum MHD_ConnectionNotificationCode toe);
 /* A request's head and body are in (the clock stops), or it was answered (the clock

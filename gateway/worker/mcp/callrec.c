@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/text.h"
+#include "common/util.h"
 #include "gateway/proto/action.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/limits.h"
@@ -43,13 +45,6 @@ struct callrec {
 	struct crec slots[CR_SLOTS];
 	uint64_t untracked; /* calls begun with every probed slot taken */
 };
-
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static uint64_t mono_us(void)
 {
@@ -154,7 +149,7 @@ void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json
 	if (upstream)
 		snprintf(c->up, sizeof c->up, "%s", upstream);
 	snprintf(c->client, sizeof c->client, "%s", client ? client : "");
-	c->t0_ms = wall_ms();
+	c->t0_ms = now_unix_ms();
 	c->t0_us = mono_us();
 	const json_t *args = json_object_get(params, "arguments");
 	c->asz = dumped_size(args);
@@ -184,21 +179,12 @@ static void type_of_status(const char *st, char out[64])
 }
 
 /* At most max bytes of s, cut at a UTF-8 character boundary. */
-static size_t cut_utf8(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
-	return max;
-}
-
 static int put_payload(struct cv_arena *a, struct cv *f, const char *key, const char *totkey, const json_t *j)
 {
 	char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (!s)
 		return 0;
-	size_t n = strlen(s), k = cut_utf8(s, n, RECCFG_PAYLOAD_MAX);
+	size_t n = strlen(s), k = text_cut(s, n, RECCFG_PAYLOAD_MAX);
 	int rc = ipc_put_text(a, f, key, s, k) || (k < n && ipc_put_uint(a, f, totkey, n));
 	free(s);
 	return rc;
@@ -231,7 +217,7 @@ static void send_rec(struct callrec *t, struct crec *c, int outcome, const char 
 		 (c->client[0] && ipc_put_text(a, f, "client", c->client, strlen(c->client)));
 	if (!rc && emsg) {
 		size_t n = strlen(emsg);
-		rc = ipc_put_text(a, f, "emsg", emsg, cut_utf8(emsg, n, PROTO_REC_ERROR_MAX));
+		rc = ipc_put_text(a, f, "emsg", emsg, text_cut(emsg, n, PROTO_REC_ERROR_MAX));
 	}
 	if (!rc && c->args) {
 		rc = put_payload(a, f, "args", "atot", c->args);

@@ -143,13 +143,6 @@ struct mw {
 	char *qa_defs;	     /* their definitions, which tools/list shows before the upstreams' */
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 #define wlog(w, ...) ipc_log((w)->ipcfd, __VA_ARGS__) /* a log line to the signer */
 
 static struct mconn *conn_find(struct mw *w, uint64_t id)

@@ -39,13 +39,6 @@ struct nw {
 	struct nconn conns[PROTO_NOTIFY_INFLIGHT];
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void done(struct nw *w, struct nconn *n, int status, const char *why)
 {
 	if (n->reported)

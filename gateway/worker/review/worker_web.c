@@ -70,11 +70,6 @@ static struct {
 	uint64_t pending, uptime, version;
 } W;
 
-static uint64_t mono_ms(void)
-{
-	return mc_mono_ms();
-}
-
 static void wake(struct wreq *h)
 {
 	mc_wake(h->mc, &h->suspended);

@@ -63,13 +63,6 @@ struct uw {
 	unsigned asked;	     /* sockets asked of the signer, not yet given */
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
-
 /* What the server did wrong, to the log, at most 20 lines a minute: a flood of garbage
  * must not become a flood of log lines. */
 static void misbehaved(struct uw *w, const char *fmt, ...) AS_PRINTF(2, 3);
