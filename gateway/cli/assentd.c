@@ -11,10 +11,12 @@
 #include "gateway/proto/workers.h"
 #include "gateway/signer/signer.h"
 #include "common/util.h"
+#include "include/assent/version.h"
 
 static const char usage_text[] =
     "usage: assentd [--state DIR] [--policy FILE] [--upstreams FILE] [--single-user]\n"
     "               [--stdio | --daemon]\n"
+    "       assentd --version | --help\n"
     "\n"
     "  (no --stdio)  run the daemon for the state directory: agents reach it on\n"
     "                STATE/agent.sock (through assentd --stdio) and over HTTP on\n"
@@ -99,6 +101,9 @@ int main(int argc, char **argv)
 			upstreams = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			puts("assentd " ASSENT_VERSION);
 			return 0;
 		} else {
 			fprintf(stderr, "assentd: unknown option '%s' (see assentd --help)\n", argv[i]);

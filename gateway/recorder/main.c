@@ -25,6 +25,7 @@
 #include "gateway/recorder/confine.h"
 #include "gateway/recorder/prep.h"
 #include "gateway/recorder/store.h"
+#include "include/assent/version.h"
 
 #define FD 3
 #define BATCH_MAX 512	 /* records per write */
@@ -508,11 +509,16 @@ int main(int argc, char **argv)
 	static struct rec r;
 	char err[AS_ERRLEN];
 	uint64_t u = 0;
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("assent-recorder " ASSENT_VERSION);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--uid")) {
 		if (parse_u64(argv[2], &u) != 0 || u == 0 || u >= (uid_t)-1)
 			return 2;
 	} else if (argc != 1) {
-		fputs("usage: assent-recorder [--uid N]\n  started by assentd, never by hand: see assentd(1)\n",
+		fputs("usage: assent-recorder [--uid N]\n       assent-recorder --version\n  started by assentd, never "
+		      "by hand: see assentd(1)\n",
 		      stderr);
 		return 2;
 	}
