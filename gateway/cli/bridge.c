@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway/proto/limits.h"
 #include "gateway/signer/token.h"
 #include "common/util.h"
 
@@ -238,6 +239,39 @@ static void check_options(const struct bridge_opts *o)
 	json_decref(j);
 }
 
+/* The client's own FEEDBACK_TIMEOUT_SECONDS (its configuration's env block) is this
+ * connection's default deadline, whatever the running daemon was started with: told
+ * to the daemon in the connection's first line, before any byte of the client's. The
+ * daemon caps it as it caps a timeout_override (ASSENT_MAX_TIMEOUT_SECONDS). */
+static int send_defaults(int sock)
+{
+	const char *t = getenv("FEEDBACK_TIMEOUT_SECONDS");
+	uint64_t v = 0;
+	if (!t || !*t)
+		return 0;
+	if (parse_u64(t, &v) != 0 || v == 0 || v > MCP_TIMEOUT_MAX) {
+		fprintf(stderr,
+			"assentd --stdio: FEEDBACK_TIMEOUT_SECONDS must be 1 to %d, not '%.16s': this client's "
+			"requests wait the daemon's default\n",
+			MCP_TIMEOUT_MAX, t);
+		return 0;
+	}
+	char line[128];
+	int n = snprintf(line, sizeof line,
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/assent/defaults\","
+			 "\"params\":{\"timeoutSeconds\":%llu}}\n",
+			 (unsigned long long)v);
+	for (int off = 0; off < n;) {
+		ssize_t w = write(sock, line + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (int)w;
+	}
+	return 0;
+}
+
 static int relay(int sock)
 {
 	char buf[65536];
@@ -305,7 +339,7 @@ int bridge_run(const struct bridge_opts *o)
 		    "only time out. An operator adds one: assent --state %s reviewer add NAME --uid %u\n",
 		    o->state, o->state, (unsigned)getuid());
 	registry_free(reg);
-	int rc = relay(fd);
+	int rc = send_defaults(fd) == 0 ? relay(fd) : 1;
 	close(fd);
 	if (rc != 0)
 		after_close(o, pid, log_off);

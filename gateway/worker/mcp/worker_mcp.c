@@ -69,9 +69,10 @@ struct mconn {
 	char head[MCP_PEEK_HEAD], tail[MCP_PEEK_TAIL]; /* of the line being skipped: where its id may be */
 	size_t headn, tailn;
 	struct mcp_client client;
-	uint64_t hreq; /* HTTP: the request whose message is being handled (the signer measured its peer) */
-	int modern;    /* a 2026-07-28 request came on it: results carry resultType */
-	int stateless; /* HTTP 2026-07-28: the connection is one request's, ended with it */
+	uint64_t hreq;	       /* HTTP: the request whose message is being handled (the signer measured its peer) */
+	int modern;	       /* a 2026-07-28 request came on it: results carry resultType */
+	int stateless;	       /* HTTP 2026-07-28: the connection is one request's, ended with it */
+	uint32_t dflt_timeout; /* stdio: the bridge's notifications/assent/defaults, 0 when none */
 	int used;
 };
 
@@ -550,6 +551,8 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		struct buf act;
 		buf_init(&act, MCP_ACTION_MAX);
 		int rc = mcp_check_request_feedback(args, &fb, err);
+		if (rc == 0 && !fb.timeout) /* the client's own FEEDBACK_TIMEOUT_SECONDS, through its bridge */
+			fb.timeout = c->dflt_timeout;
 		enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
 		if (rc == 0 && era && !tcall_add(w, c->id, rid, T_CREATE, era, NULL))
 			rc = as_fail(err, AS_ENOMEM, "too many task calls at once; try again");
@@ -1064,6 +1067,8 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 				id_json(&rq, rid);
 				send_about(w, F_CANCEL, c->id, rid);
 			}
+		} else if (m.m == MCP_M_ASSENT_DEFAULTS && !c->http && mcp_defaults(m.params, &c->dflt_timeout, err)) {
+			wlog(w, "warning", "mcp: %s", err);
 		}
 		return;
 	}
