@@ -980,6 +980,8 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	c->created_ms = g->created_ms;
 	snprintf(c->digest, sizeof c->digest, "%s", digest);
 	snprintf(c->token, sizeof c->token, "%s", g->token ? g->token : "");
+	slog("debug", "dispatch: %s (call %llu, %s %s__%s, rule %u) to the upstream worker", sid,
+	     (unsigned long long)c->cid, g->method, g->upstream, g->tool, rule);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 3);
