@@ -61,9 +61,10 @@ static int put_who(struct cv_arena *a, struct cv *f, const struct qa_who *w)
 	       (w->session && ipc_put_text(a, f, "session", w->session, strlen(w->session)));
 }
 
-/* An event: kind, key and attributes from f (a worker's frame) or given; never waited on. */
+/* An event: kind, key and attributes from f (a worker's frame) or given; never waited on.
+ * call: the id of the call it was recorded inside, unless the frame names one itself. */
 static int send_event(struct signer *s, const struct cv *body, const struct qa_who *who, const char *kind,
-		      const char *key, const char *attrs)
+		      const char *key, const char *attrs, const char *call)
 {
 	struct worker *w = &s->w[W_REC];
 	if (!recorder_ready(s) || ipc_pending(&w->ipc) > (4u << 20)) {
@@ -85,6 +86,8 @@ static int send_event(struct signer *s, const struct cv *body, const struct qa_w
 		     (key && ipc_put_text(&a, f, "key", key, strlen(key))) ||
 		     (attrs && ipc_put_text(&a, f, "attrs", attrs, strlen(attrs)));
 	}
+	if (!rc && call && !(body && cv_get(body, "call")))
+		rc = ipc_put_text(&a, f, "call", call, strlen(call));
 	char err[AS_ERRLEN];
 	rc = rc || ipc_conn_send(&w->ipc, f, -1, err) != 0;
 	cv_arena_free(&a);
@@ -95,6 +98,11 @@ static int send_event(struct signer *s, const struct cv *body, const struct qa_w
 
 void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs)
 {
+	rec_event_in(s, kind, key, NULL, attrs);
+}
+
+void rec_event_in(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs)
+{
 	if (!recorder_ready(s)) {
 		json_decref(attrs);
 		return;
@@ -102,7 +110,7 @@ void rec_event(struct signer *s, const char *kind, const char *key, json_t *attr
 	char *js = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
 	json_decref(attrs);
 	struct qa_who who = {"assent", "assent", NULL, NULL};
-	send_event(s, NULL, &who, kind, key, js);
+	send_event(s, NULL, &who, kind, key, js, call);
 	free(js);
 }
 
@@ -274,7 +282,8 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 			deliver_error(s, &me, st, why);
 			return 0;
 		}
-		int ok = send_event(s, f->body, &who, NULL, NULL, NULL) == 0;
+		/* Recorded while one call of its connection waits for its answer: inside that call. */
+		int ok = send_event(s, f->body, &who, NULL, NULL, NULL, rec_call_open(s, c->id, rid)) == 0;
 		char js[64];
 		snprintf(js, sizeof js, "{\"queued\":%s}", ok ? "true" : "false");
 		send_result_text(s, c->id, rid, js, strlen(js), 0);
@@ -338,7 +347,7 @@ int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err)
 			deliver_error(s, &me, st, why);
 			return 0;
 		}
-		int ok = send_event(s, f->body, &who, NULL, NULL, NULL) == 0;
+		int ok = send_event(s, f->body, &who, NULL, NULL, NULL, NULL) == 0;
 		ctl_reply(s, c->id, answer_ok(json_pack("{s:b,s:b}", "ok", ok, "queued", ok)));
 		return 0;
 	}
