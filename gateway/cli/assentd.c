@@ -61,7 +61,9 @@ static const char usage_text[] =
     "ASSENT_RECORD_JSONL (stderr or a file), ASSENT_RECORD_PREFIX (ffb_), ASSENT_RECORD_RETENTION,\n"
     "ASSENT_RECORD_EXCLUDE_TOOLS, ASSENT_RECORD_META_ONLY_TOOLS, ASSENT_RECORD_SAMPLE_RATES,\n"
     "ASSENT_RECORD_SOFT_STATUSES, ASSENT_RECORD_REDACT_KEYS, ASSENT_RECORD_QUEUE (10000),\n"
-    "ASSENT_QA_PREFIX (qa), ASSENT_QA_WINDOW (15m); or the upstreams file's \"records\" section.\n"
+    "ASSENT_QA_PREFIX (qa), ASSENT_QA_WINDOW (15m), FEEDBACK_INSIGHTS_ENABLED (false: QA tool\n"
+    "use and report metadata, never text, in /metrics and events keyed insights);\n"
+    "or the upstreams file's \"records\" section.\n"
     "Workers: assent-worker and assent-recorder in the directory of assentd; their uids when\n"
     "run as root: ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the upstream workers,\n"
     "+16: the recorder).\n";

@@ -266,6 +266,7 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 		frame_text(f, "client", declared, sizeof declared);
 		who.client = declared;
 	}
+	insights_use(s, "mcp", op, f);
 	if (!strcmp(op, "event")) {
 		struct qa_wait me = {.to = QA_TO_MCP, .conn = c->id};
 		snprintf(me.rid, sizeof me.rid, "%s", rid);
@@ -334,6 +335,7 @@ int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err)
 	else
 		snprintf(user, sizeof user, "uid:%u", (unsigned)c->uid);
 	struct qa_who who = {user, "uid", NULL, NULL};
+	insights_use(s, "control", op, f);
 	if (!strcmp(op, "event")) {
 		if (!kind_ok(cv_get(f->body, "kind"))) {
 			deliver_error(
@@ -375,5 +377,6 @@ void qa_web(struct signer *s, const struct ipc_frame *f, uint64_t hreq, const ch
 	char user[96];
 	snprintf(user, sizeof user, "%s:%s", admin ? "admin" : "reviewer", admin ? admin : reviewer);
 	struct qa_who who = {user, "token", NULL, NULL};
+	insights_use(s, "web", op, f);
 	ask(s, f, op, QA_TO_WEB, hreq, NULL, &who);
 }

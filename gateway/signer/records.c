@@ -68,6 +68,8 @@ int records_start(struct signer *s)
 		}
 	}
 	s->rec = c;
+	if (insights_start(s) != 0)
+		return 2;
 	if (getrandom(&s->rec_ids, sizeof s->rec_ids, 0) != (ssize_t)sizeof s->rec_ids)
 		s->rec_ids = now_ms() << 20; /* unique enough for ids: they only join records */
 	s->rec_ids >>= 1;		     /* counted up from here, never wrapping in a daemon's life */

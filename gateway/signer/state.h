@@ -153,6 +153,8 @@ struct gask { /* a server's request (sampling, elicitation, roots) relayed to th
 
 /* What the signer decided about a call (records.c), kept until the call's record comes. */
 #define REC_NOTES 1024
+#define INSIGHTS_OPS 9	 /* the QA operations counted (insights.c) */
+#define INSIGHTS_TYPES 5 /* bug, feature, improvement, question, other */
 struct rec_note {
 	int used;
 	uint64_t conn;
@@ -337,6 +339,8 @@ struct signer {
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
 	/* the call records (records.c) */
 	struct rec_cfg *rec;
+	int insights; /* FEEDBACK_INSIGHTS_ENABLED (insights.c) */
+	uint64_t ins_uses[INSIGHTS_OPS], ins_subs[INSIGHTS_TYPES];
 	struct rec_note *rec_notes;	/* REC_NOTES */
 	uint64_t rec_ids;		/* the next call id (records.c): a random start, then counted */
 	uint64_t rec_sent, rec_dropped; /* toward the recorder; dropped here */
@@ -636,6 +640,12 @@ const char *rec_call_open(const struct signer *s, uint64_t conn, const char *exc
 int h_callrecs(void *ctx, struct ipc_frame *f, char *err);
 int h_rec_stats(void *ctx, struct ipc_frame *f, char *err);
 int records_metrics(const struct signer *s, struct buf *o);
+/* Usage insights (insights.c): FEEDBACK_INSIGHTS_ENABLED read at start (0, or 2 on a bad value,
+ * logged); each QA operation counted by tool, a report's metadata recorded (never its text);
+ * their lines of /metrics. */
+int insights_start(struct signer *s);
+void insights_use(struct signer *s, const char *channel, const char *op, const struct ipc_frame *f);
+int insights_metrics(const struct signer *s, struct buf *o);
 /* qa.c: QA reports and events */
 void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs); /* takes attrs */
 /* The same, for an event recorded inside call `call` (its call_id; NULL: none). */
