@@ -166,6 +166,7 @@ static const struct frame_field notify_done[] = {
 	    {"key", FT_TEXT, PROTO_EVENT_KEY_MAX, OPT}, {"kind", FT_TEXT, PROTO_EVENT_KIND_MAX, OPT},                  \
 	    {"kinds", FT_ARRAY, 16, OPT}, {"attrs", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT},                                 \
 	    {"older", FT_UINT, UINT64_MAX, OPT}, {"by", FT_TEXT, PROTO_EVENT_BY_MAX, OPT},                             \
+	    {"ref", FT_TEXT, PROTO_FEEDBACK_REF_MAX, OPT},                                                             \
 	{                                                                                                              \
 		"call", FT_TEXT, 64, OPT                                                                               \
 	}

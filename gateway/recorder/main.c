@@ -299,6 +299,16 @@ static void on_query(struct rec *r, const struct cv *body)
 		free(title);
 		free(desc);
 		free(contact);
+	} else if (!strcmp(op, "link")) { /* an outside report's id: the calls before now, linked to it */
+		char ref[STORE_REF_MAX + 1];
+		const char *us = field(body, "user", user, sizeof user),
+			   *ck = field(body, "ckind", ckind, sizeof ckind), *rf = field(body, "ref", ref, sizeof ref);
+		size_t linked = 0;
+		rc = store_link_ref(r->st, rf, field(body, "session", session, sizeof session),
+				    ck && !strcmp(ck, "anonymous") ? NULL : us, (int64_t)r->cfg.window_s * 1000, now,
+				    (size_t)ufield(body, "limit"), &linked, err);
+		if (rc == 0)
+			out = json_pack("{s:s,s:I}", "feedback_id", rf, "linked_calls", (json_int_t)linked);
 	} else if (!strcmp(op, "list")) {
 		rc = store_feedback_list(r->st, ty, stt, (size_t)ufield(body, "offset"), (size_t)ufield(body, "limit"),
 					 &out, err);

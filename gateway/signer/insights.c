@@ -13,9 +13,11 @@
 
 /* The QA operations (qa.c's op names) and the seed's name for the tool each one is. */
 static const char *const OPS[INSIGHTS_OPS][2] = {
-    {"submit", "submit_feedback"},	  {"event", "record_event"}, {"list", "list_feedback"},
-    {"stats", "get_feedback_statistics"}, {"show", "get_feedback"},  {"status", "update_feedback_status"},
-    {"delete", "delete_feedback"},	  {"prune", "prune"},	     {"events", "list_events"},
+    {"submit", "submit_feedback"}, {"event", "record_event"},
+    {"list", "list_feedback"},	   {"stats", "get_feedback_statistics"},
+    {"show", "get_feedback"},	   {"status", "update_feedback_status"},
+    {"delete", "delete_feedback"}, {"prune", "prune"},
+    {"events", "list_events"},	   {"link", "link_feedback"},
 };
 static const char *const TYPES[INSIGHTS_TYPES] = {"bug", "feature", "improvement", "question", "other"};
 

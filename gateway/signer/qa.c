@@ -19,8 +19,8 @@ enum { QA_TO_MCP, QA_TO_CTL, QA_TO_WEB };
 
 /* The fields of a question the recorder takes, as the worker's frame carried them (their
  * table in frames.c bounded each). */
-static const char *const QA_COPY[] = {"type",  "title", "description", "contact", "status", "id",    "offset",
-				      "limit", "key",	"kind",	       "kinds",	  "attrs",  "older", "by"};
+static const char *const QA_COPY[] = {"type", "title", "description", "contact", "status", "id", "offset", "limit",
+				      "key",  "kind",  "kinds",	      "attrs",	 "older",  "by", "ref"};
 
 static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct cv *v)
 {
@@ -290,7 +290,7 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 		send_result_text(s, c->id, rid, js, strlen(js), 0);
 		return 0;
 	}
-	if (strcmp(op, "submit"))
+	if (strcmp(op, "submit") && strcmp(op, "link"))
 		return as_fail(err, AS_ECORRUPT, "F_QA: \"%s\" is not a question an agent may ask", op);
 	ask(s, f, op, QA_TO_MCP, c->id, rid, &who);
 	return 0;

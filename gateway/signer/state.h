@@ -153,7 +153,7 @@ struct gask { /* a server's request (sampling, elicitation, roots) relayed to th
 
 /* What the signer decided about a call (records.c), kept until the call's record comes. */
 #define REC_NOTES 1024
-#define INSIGHTS_OPS 9	 /* the QA operations counted (insights.c) */
+#define INSIGHTS_OPS 10	 /* the QA operations counted (insights.c) */
 #define INSIGHTS_TYPES 5 /* bug, feature, improvement, question, other */
 struct rec_note {
 	int used;
