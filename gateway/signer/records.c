@@ -70,6 +70,11 @@ int records_start(struct signer *s)
 	s->rec = c;
 	if (insights_start(s) != 0)
 		return 2;
+	char why[AS_ERRLEN];
+	if (c->mode != REC_OFF && recsink_check(c->jsonl, why, sizeof why) != 0) {
+		slog("error", "call records: %s", why);
+		return 2;
+	}
 	if (getrandom(&s->rec_ids, sizeof s->rec_ids, 0) != (ssize_t)sizeof s->rec_ids)
 		s->rec_ids = now_ms() << 20; /* unique enough for ids: they only join records */
 	s->rec_ids >>= 1;		     /* counted up from here, never wrapping in a daemon's life */
@@ -145,6 +150,8 @@ int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int
 	/* JSON lines go to a descriptor the signer opens: the recorder opens no file but its database. */
 	if (!rc && !strcmp(s->rec->jsonl, "stderr"))
 		*passfd = fcntl(2, F_DUPFD_CLOEXEC, 3); /* the child's 2 becomes /dev/null before it is moved */
+	else if (!rc && s->rec->jsonl[0] == '|')
+		*passfd = recsink_start(s->rec->jsonl + 1);
 	else if (!rc && s->rec->jsonl[0] &&
 		 (*passfd = open(s->rec->jsonl, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		slog("error", "call records: cannot open %s for JSON lines: %s", s->rec->jsonl, strerror(errno));

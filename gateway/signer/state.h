@@ -644,6 +644,10 @@ int records_metrics(const struct signer *s, struct buf *o);
  * logged); each QA operation counted by tool, a report's metadata recorded (never its text);
  * their lines of /metrics. */
 int insights_start(struct signer *s);
+/* The records' program sink (recsink.c): ASSENT_RECORD_JSONL=|PROGRAM checked at start (0, or
+ * -1 with why), and the program started for a recorder: the pipe's end to hand it, or -1. */
+int recsink_check(const char *jsonl, char *err, size_t n);
+int recsink_start(const char *prog);
 void insights_use(struct signer *s, const char *channel, const char *op, const struct ipc_frame *f);
 int insights_metrics(const struct signer *s, struct buf *o);
 /* qa.c: QA reports and events */
