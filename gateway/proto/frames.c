@@ -145,6 +145,8 @@ static const struct frame_field callrec[] = {
     {"atot", FT_UINT, UINT64_MAX, OPT}, /* args was cut: its whole size */
     {"rtot", FT_UINT, UINT64_MAX, OPT},
     {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT}, /* declared by the client: the signer's own when it has one */
+    {"extra", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT}, /* the enricher's keys of the result (records.extra_keys) */
+    {"xtot", FT_UINT, UINT64_MAX, OPT},
 };
 static const struct frame_field callrecs[] = {{"recs", FT_ARRAY, PROTO_CALLRECS_MAX, REQ}}; /* each: callrec */
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},

@@ -326,6 +326,7 @@ int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *e
 	c->result_size = cv_get(body, "rsz") ? (int64_t)uint_field(body, "rsz", 0) : -1;
 	c->arguments = payload(p, body, "args", "atot");
 	c->result = payload(p, body, "res", "rtot");
+	c->extra = payload(p, body, "extra", "xtot"); /* the enricher's keys, redacted like a result */
 	c->decision = dup_field(body, "decision");
 	c->rule = dup_field(body, "rule");
 	c->ledger_seq = cv_get(body, "seq") ? (int64_t)uint_field(body, "seq", 0) : -1;
