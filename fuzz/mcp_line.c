@@ -416,10 +416,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("a cancel reason over its bound", NULL);
 	} else if (m.kind == MCP_MSG_NOTIFICATION && m.m == MCP_M_ASSENT_DEFAULTS) {
 		uint32_t t;
-		int rc = mcp_defaults(m.params, &t, err);
-		if (rc == 0 && (t < 1 || t > MCP_TIMEOUT_MAX))
+		int drc = mcp_defaults(m.params, &t, err);
+		if (drc == 0 && (t < 1 || t > MCP_TIMEOUT_MAX))
 			fail("a default timeout out of its range", NULL);
-		if (rc != 0)
+		if (drc != 0)
 			check_ascii_err(err, "notifications/assent/defaults");
 	} else if (m.kind != MCP_MSG_NOTIFICATION && m.kind != MCP_MSG_RESPONSE) {
 		fail("parse succeeded with an unknown kind", NULL);
