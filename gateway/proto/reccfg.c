@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gateway/proto/statedir.h"
 #include "common/cbor.h"
@@ -357,6 +358,11 @@ int rec_cfg_load(struct rec_cfg *c, const json_t *section, const char *state, ch
 	    (size_t)snprintf(c->database, sizeof c->database, "sqlite:%s/%s/%s", state, STATE_RECORDS_DIR,
 			     STATE_RECORDS_DB) >= sizeof c->database)
 		return as_fail(err, AS_EINVAL, "the state directory's path is too long for the records database");
+	if (!strncasecmp(c->database, "mysql", 5) || !strncasecmp(c->database, "mariadb", 7))
+		return as_fail(err, AS_EINVAL,
+			       "records database: MySQL and MariaDB are not supported (SQLite or PostgreSQL; a program "
+			       "given as ASSENT_RECORD_JSONL=|PROGRAM gets every record to load anywhere; the URL is "
+			       "not shown: it may hold a password)");
 	if (strcmp(c->database, "off") && strncmp(c->database, "sqlite:", 7) &&
 	    strncmp(c->database, "postgresql:", 11) && strncmp(c->database, "postgres:", 9))
 		return as_fail(err, AS_EINVAL,
