@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -184,6 +185,22 @@ static void after_close(const struct bridge_opts *o, pid_t pid, off_t log_off)
 		o->state);
 }
 
+/* The bridge's own FEEDBACK_INSIGHTS_ENABLED (a client's env block) against the running
+ * daemon's, which is the daemon's alone to change: said, never silently ignored. */
+static void check_insights(const json_t *info, long long pid)
+{
+	const char *v = getenv("FEEDBACK_INSIGHTS_ENABLED");
+	const json_t *d = json_object_get(info, "insights");
+	if (!v || !*v || !json_is_boolean(d))
+		return;
+	int mine = !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes");
+	if (mine != json_is_true(d))
+		fprintf(stderr,
+			"assentd --stdio: the running daemon (pid %lld) has usage insights %s, not %s as this bridge's "
+			"FEEDBACK_INSIGHTS_ENABLED says; stop it to change them\n",
+			pid, json_is_true(d) ? "on" : "off", mine ? "on" : "off");
+}
+
 /* Compare what this bridge was started with to what the daemon says it runs with. */
 static void check_options(const struct bridge_opts *o)
 {
@@ -217,6 +234,7 @@ static void check_options(const struct bridge_opts *o)
 			"assentd --stdio: the running daemon (pid %lld) serves upstreams %s, not %s as this bridge was "
 			"started; stop it (kill %lld) to change them\n",
 			pid, dup ? dup : "(none)", myup ? myup : "(none)", pid);
+	check_insights(j, pid);
 	struct tok_config c;
 	char e2[AS_ERRLEN];
 	if (tok_config_from_env(&c, e2) == 0) {

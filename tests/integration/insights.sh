@@ -22,6 +22,13 @@ run() { # STATE on|off ENV...
 	for _ in $(seq 200); do [ -S "$st/agent.sock" ] && grep -q '"review"' "$st/assentd.json" 2>/dev/null && break; sleep 0.05; done
 	$PY "$ROOT/tests/integration/insights.py" "$st" "$ROOT/build" "$mode" >"$st.tap" 2>"$st.err"
 	local rc=$?
+	# A client whose env block says otherwise hears it from its bridge (the daemon's setting holds).
+	local other=true
+	[ "$mode" = on ] && other=false
+	echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | FEEDBACK_INSIGHTS_ENABLED=$other timeout 20 \
+		"$ROOT/build/assentd" --stdio --state "$st" >/dev/null 2>"$st.bridge"
+	echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | FEEDBACK_INSIGHTS_ENABLED=$([ "$mode" = on ] && echo true || echo false) \
+		timeout 20 "$ROOT/build/assentd" --stdio --state "$st" >/dev/null 2>"$st.bridge-same"
 	while read -r line; do
 		case "$line" in
 		"ok "*) ok "$mode: ${line#ok * - }" ;;
@@ -29,6 +36,9 @@ run() { # STATE on|off ENV...
 		esac
 	done <"$st.tap"
 	[ "$rc" -eq 0 ] || not_ok "$mode: the Python driver exited $rc: $(tail -3 "$st.err")"
+	check "$mode: a bridge with FEEDBACK_INSIGHTS_ENABLED=$other says the daemon's are $mode ($(head -c 200 "$st.bridge"))" \
+		grep -q "has usage insights $mode, not .* FEEDBACK_INSIGHTS_ENABLED says" "$st.bridge"
+	check "$mode: a bridge that agrees says nothing of it" sh -c "! grep -q 'usage insights' '$st.bridge-same'"
 	stop
 }
 run "$T/on" on FEEDBACK_INSIGHTS_ENABLED=true
