@@ -179,7 +179,6 @@ void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *deci
 		n->conn = conn;
 		snprintf(n->rid, sizeof n->rid, "%s", rid);
 		snprintf(n->call_id, sizeof n->call_id, "c%016llx", (unsigned long long)s->rec_ids++);
-		n->open = 1;
 	}
 	if (decision) { /* its status: the agent is answered now */
 		snprintf(n->decision, sizeof n->decision, "%s", decision);
@@ -189,6 +188,14 @@ void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *deci
 		n->rule = rule;
 	if (seq)
 		n->seq = seq;
+}
+
+void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid)
+{
+	rec_note(s, conn, rid, NULL, 0, 0);
+	struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(conn, rid)] : NULL;
+	if (n && n->used && n->conn == conn && !strcmp(n->rid, rid) && !n->decision[0])
+		n->open = 1;
 }
 
 const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid)

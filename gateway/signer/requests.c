@@ -416,7 +416,7 @@ void request_terms(struct signer *s, const struct conn *c, struct req *r, uint64
 	}
 	it->deadline_ms = it->created_ms + 1000u * (timeout ? timeout : s->timeout_s);
 	if (!strcmp(r->collect, "wait")) /* its agent waits: events it records meanwhile are inside it */
-		rec_note(s, r->conn, r->rid, NULL, 0, 0);
+		rec_note_waiting(s, r->conn, r->rid);
 	/* DEBUG: what decided it and for how long, never the message, context or arguments. */
 	if (log_min > 0)
 		return;

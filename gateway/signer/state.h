@@ -632,6 +632,9 @@ int records_start(struct signer *s);
 int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f) AS_MUST_USE;
 int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int *passfd) AS_MUST_USE;
 void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq);
+/* Call rid on conn waits for its answer (a blocking request or gated call): its note is
+ * made, and events its connection records until the answer are inside it. */
+void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid);
 /* The call id of call rid on conn (its note's), or NULL: the id its record will carry. */
 const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid);
 /* The call of conn still waiting for its answer, when exactly one is: the call an event its
