@@ -24,6 +24,9 @@ SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,unde
 LIBS     := -llmdb -lmbedtls -lmbedx509 -lmbedcrypto -lcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 TESTLIBS := -lcmocka
 
+# The version is written once, in include/assent/version.h; the pkg-config file takes it from there.
+VERSION := $(shell sed -n 's/^\#define ASSENT_VERSION "\(.*\)"$$/\1/p' include/assent/version.h)
+
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
 GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c gateway/recorder/main.c
@@ -231,9 +234,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 include/assent/err.h include/assent/verify.h $(DESTDIR)$(PREFIX)/include/assent/
+	install -m 0644 include/assent/err.h include/assent/verify.h include/assent/version.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
-	sed 's|@PREFIX@|$(PREFIX)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
 	install -m 0644 verify/assent-verify.1 gateway/cli/assent.1 gateway/cli/assentd.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 0644 policy/assent.policy.5 gateway/cli/assent.upstreams.5 $(DESTDIR)$(PREFIX)/share/man/man5/

@@ -414,6 +414,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char reason[MCP_REASON_MAX + 1];
 		if (mcp_cancelled(m.params, &rid, reason, err) == 0 && strlen(reason) > MCP_REASON_MAX)
 			fail("a cancel reason over its bound", NULL);
+	} else if (m.kind == MCP_MSG_NOTIFICATION && m.m == MCP_M_ASSENT_DEFAULTS) {
+		uint32_t t;
+		int drc = mcp_defaults(m.params, &t, err);
+		if (drc == 0 && (t < 1 || t > MCP_TIMEOUT_MAX))
+			fail("a default timeout out of its range", NULL);
+		if (drc != 0)
+			check_ascii_err(err, "notifications/assent/defaults");
 	} else if (m.kind != MCP_MSG_NOTIFICATION && m.kind != MCP_MSG_RESPONSE) {
 		fail("parse succeeded with an unknown kind", NULL);
 	}

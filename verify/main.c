@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "include/assent/verify.h"
+#include "include/assent/version.h"
 #include "common/cbor.h"
 #include "ledger/entry.h"
 #include "ledger/merkle.h"
@@ -38,6 +39,7 @@ static const char *prog = "assent-verify";
 
 static const char usage_text[] =
     "usage: assent-verify COMMAND [OPTIONS]\n"
+    "       assent-verify --version | --help\n"
     "\n"
     "Commands:\n"
     "  token [TOKEN | -] --aud AUD [--key PUB.pem]... [--jwks FILE] [--secret-env VAR]\n"
@@ -609,6 +611,10 @@ int main(int argc, char **argv)
 		return usage_error("missing command");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		fputs(usage_text, stdout);
+		return EXIT_HOLDS;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("assent-verify " ASSENT_VERSION);
 		return EXIT_HOLDS;
 	}
 	const char *cmd = argv[1];

@@ -3,6 +3,7 @@
  * STATE/control.sock; operator commands work on the state directory itself. */
 #define _GNU_SOURCE
 #include "gateway/cli/cli.h"
+#include "include/assent/version.h"
 
 #include <getopt.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 
 static const char usage_text[] =
     "usage: assent [--state DIR] COMMAND ...\n"
+    "       assent --version | --help\n"
     "\n"
     "Commands (reviewers; the daemon must run: assentd, or any assentd --stdio):\n"
     "  pending [--json]          requests you may decide (every page of them)\n"
@@ -154,6 +156,9 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			puts("assent " ASSENT_VERSION);
 			return 0;
 		} else if (!strcmp(argv[i], "--state") && i + 1 < argc) {
 			state_flag = argv[++i];

@@ -11,10 +11,12 @@
 #include "gateway/proto/workers.h"
 #include "gateway/signer/signer.h"
 #include "common/util.h"
+#include "include/assent/version.h"
 
 static const char usage_text[] =
     "usage: assentd [--state DIR] [--policy FILE] [--upstreams FILE] [--single-user]\n"
     "               [--stdio | --daemon]\n"
+    "       assentd --version | --help\n"
     "\n"
     "  (no --stdio)  run the daemon for the state directory: agents reach it on\n"
     "                STATE/agent.sock (through assentd --stdio) and over HTTP on\n"
@@ -38,7 +40,8 @@ static const char usage_text[] =
     "\n"
     "State directory: --state DIR, else $ASSENT_STATE_DIR, else $XDG_STATE_HOME/assent,\n"
     "else ~/.local/state/assent (never the current directory).\n"
-    "Environment: FEEDBACK_TIMEOUT_SECONDS (300), FEEDBACK_SIGN_TOKENS, FEEDBACK_TOKEN_SECRET.\n"
+    "Environment: FEEDBACK_TIMEOUT_SECONDS (300; a bridge's own is its client's default, capped\n"
+    "by ASSENT_MAX_TIMEOUT_SECONDS), FEEDBACK_SIGN_TOKENS, FEEDBACK_TOKEN_SECRET.\n"
     "Agents over HTTP (MCP Streamable HTTP on /mcp, Authorization: Bearer KEY from\n"
     "`assent agent add`): FEEDBACK_SSE_HOST (127.0.0.1), FEEDBACK_SSE_PORT (8765; off: none;\n"
     "0: any free port, see STATE/assentd.json), FEEDBACK_ALLOW_ANONYMOUS (false: loopback\n"
@@ -57,8 +60,11 @@ static const char usage_text[] =
     "ASSENT_RECORD_DATABASE (sqlite:STATE/records/calls.db; postgresql://...; off),\n"
     "ASSENT_RECORD_JSONL (stderr or a file), ASSENT_RECORD_PREFIX (ffb_), ASSENT_RECORD_RETENTION,\n"
     "ASSENT_RECORD_EXCLUDE_TOOLS, ASSENT_RECORD_META_ONLY_TOOLS, ASSENT_RECORD_SAMPLE_RATES,\n"
-    "ASSENT_RECORD_SOFT_STATUSES, ASSENT_RECORD_REDACT_KEYS, ASSENT_RECORD_QUEUE (10000),\n"
-    "ASSENT_QA_PREFIX (qa), ASSENT_QA_WINDOW (15m); or the upstreams file's \"records\" section.\n"
+    "ASSENT_RECORD_SOFT_STATUSES, ASSENT_RECORD_REDACT_KEYS, ASSENT_RECORD_EXTRA_KEYS (the extra\n"
+    "column's keys of a result), ASSENT_RECORD_QUEUE (10000),\n"
+    "ASSENT_QA_PREFIX (qa), ASSENT_QA_WINDOW (15m), FEEDBACK_INSIGHTS_ENABLED (false: QA tool\n"
+    "use and report metadata, never text, in /metrics and events keyed insights);\n"
+    "or the upstreams file's \"records\" section.\n"
     "Workers: assent-worker and assent-recorder in the directory of assentd; their uids when\n"
     "run as root: ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the upstream workers,\n"
     "+16: the recorder).\n";
@@ -99,6 +105,9 @@ int main(int argc, char **argv)
 			upstreams = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			puts("assentd " ASSENT_VERSION);
 			return 0;
 		} else {
 			fprintf(stderr, "assentd: unknown option '%s' (see assentd --help)\n", argv[i]);

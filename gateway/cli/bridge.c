@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway/proto/limits.h"
 #include "gateway/signer/token.h"
 #include "common/util.h"
 
@@ -183,6 +185,22 @@ static void after_close(const struct bridge_opts *o, pid_t pid, off_t log_off)
 		o->state);
 }
 
+/* The bridge's own FEEDBACK_INSIGHTS_ENABLED (a client's env block) against the running
+ * daemon's, which is the daemon's alone to change: said, never silently ignored. */
+static void check_insights(const json_t *info, long long pid)
+{
+	const char *v = getenv("FEEDBACK_INSIGHTS_ENABLED");
+	const json_t *d = json_object_get(info, "insights");
+	if (!v || !*v || !json_is_boolean(d))
+		return;
+	int mine = !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes");
+	if (mine != json_is_true(d))
+		fprintf(stderr,
+			"assentd --stdio: the running daemon (pid %lld) has usage insights %s, not %s as this bridge's "
+			"FEEDBACK_INSIGHTS_ENABLED says; stop it to change them\n",
+			pid, json_is_true(d) ? "on" : "off", mine ? "on" : "off");
+}
+
 /* Compare what this bridge was started with to what the daemon says it runs with. */
 static void check_options(const struct bridge_opts *o)
 {
@@ -216,6 +234,7 @@ static void check_options(const struct bridge_opts *o)
 			"assentd --stdio: the running daemon (pid %lld) serves upstreams %s, not %s as this bridge was "
 			"started; stop it (kill %lld) to change them\n",
 			pid, dup ? dup : "(none)", myup ? myup : "(none)", pid);
+	check_insights(j, pid);
 	struct tok_config c;
 	char e2[AS_ERRLEN];
 	if (tok_config_from_env(&c, e2) == 0) {
@@ -236,6 +255,39 @@ static void check_options(const struct bridge_opts *o)
 		tok_config_clear(&c);
 	}
 	json_decref(j);
+}
+
+/* The client's own FEEDBACK_TIMEOUT_SECONDS (its configuration's env block) is this
+ * connection's default deadline, whatever the running daemon was started with: told
+ * to the daemon in the connection's first line, before any byte of the client's. The
+ * daemon caps it as it caps a timeout_override (ASSENT_MAX_TIMEOUT_SECONDS). */
+static int send_defaults(int sock)
+{
+	const char *t = getenv("FEEDBACK_TIMEOUT_SECONDS");
+	uint64_t v = 0;
+	if (!t || !*t)
+		return 0;
+	if (parse_u64(t, &v) != 0 || v == 0 || v > MCP_TIMEOUT_MAX) {
+		fprintf(stderr,
+			"assentd --stdio: FEEDBACK_TIMEOUT_SECONDS must be 1 to %d, not '%.16s': this client's "
+			"requests wait the daemon's default\n",
+			MCP_TIMEOUT_MAX, t);
+		return 0;
+	}
+	char line[128];
+	int n = snprintf(line, sizeof line,
+			 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/assent/defaults\","
+			 "\"params\":{\"timeoutSeconds\":%llu}}\n",
+			 (unsigned long long)v);
+	for (int off = 0; off < n;) {
+		ssize_t w = write(sock, line + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (int)w;
+	}
+	return 0;
 }
 
 static int relay(int sock)
@@ -305,7 +357,7 @@ int bridge_run(const struct bridge_opts *o)
 		    "only time out. An operator adds one: assent --state %s reviewer add NAME --uid %u\n",
 		    o->state, o->state, (unsigned)getuid());
 	registry_free(reg);
-	int rc = relay(fd);
+	int rc = send_defaults(fd) == 0 ? relay(fd) : 1;
 	close(fd);
 	if (rc != 0)
 		after_close(o, pid, log_off);

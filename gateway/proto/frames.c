@@ -145,6 +145,8 @@ static const struct frame_field callrec[] = {
     {"atot", FT_UINT, UINT64_MAX, OPT}, /* args was cut: its whole size */
     {"rtot", FT_UINT, UINT64_MAX, OPT},
     {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT}, /* declared by the client: the signer's own when it has one */
+    {"extra", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT}, /* the enricher's keys of the result (records.extra_keys) */
+    {"xtot", FT_UINT, UINT64_MAX, OPT},
 };
 static const struct frame_field callrecs[] = {{"recs", FT_ARRAY, PROTO_CALLRECS_MAX, REQ}}; /* each: callrec */
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
@@ -166,6 +168,7 @@ static const struct frame_field notify_done[] = {
 	    {"key", FT_TEXT, PROTO_EVENT_KEY_MAX, OPT}, {"kind", FT_TEXT, PROTO_EVENT_KIND_MAX, OPT},                  \
 	    {"kinds", FT_ARRAY, 16, OPT}, {"attrs", FT_TEXT, RECCFG_PAYLOAD_MAX, OPT},                                 \
 	    {"older", FT_UINT, UINT64_MAX, OPT}, {"by", FT_TEXT, PROTO_EVENT_BY_MAX, OPT},                             \
+	    {"ref", FT_TEXT, PROTO_FEEDBACK_REF_MAX, OPT},                                                             \
 	{                                                                                                              \
 		"call", FT_TEXT, 64, OPT                                                                               \
 	}

@@ -71,6 +71,7 @@
 #define PROTO_CALL_MAX (512u << 10)    /* F_CALL call: CALL_MAX (gateway/proto/call.h) */
 #define PROTO_EVENT_KIND_MAX 128       /* an event's kind: dotted, 1 to 128 characters */
 #define PROTO_EVENT_KEY_MAX 255	       /* an event's key */
+#define PROTO_FEEDBACK_REF_MAX 128     /* an outside report's id that qa_link_feedback links calls to */
 #define PROTO_EVENT_BY_MAX 79	       /* who recorded an event: struct conn's owner, "agent:NAME", "uid:N" */
 #define PROTO_CALLRECS_MAX 64	       /* F_CALLRECS recs: records in one batch */
 #define PROTO_REC_ERROR_MAX 4096       /* F_CALLREC emsg: a call's error text before redaction (then cut) */

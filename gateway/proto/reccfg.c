@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gateway/proto/statedir.h"
 #include "common/cbor.h"
@@ -198,7 +199,7 @@ static const char *const SECTION_KEYS[] = {
     "mode",	   "exclude_tools",   "meta_only_tools", "sample_rates", "soft_error_statuses",
     "redact_keys", "redact_prefixes", "redact_patterns", "database",	 "jsonl",
     "prefix",	   "retention",	      "qa_prefix",	 "qa_separator", "link_window",
-    "queue"};
+    "queue",	   "extra_keys"};
 
 static int section_load(struct rec_cfg *c, const json_t *sec, char *err)
 {
@@ -225,7 +226,8 @@ static int section_load(struct rec_cfg *c, const json_t *sec, char *err)
 		      RECCFG_NAME_MAX, err) ||
 	    json_list(sec, "soft_error_statuses", (char *)c->statuses, sizeof c->statuses[0], &c->nstatuses, 64, err) ||
 	    json_list(sec, "redact_keys", (char *)c->keys, sizeof c->keys[0], &c->nkeys, 64, err) ||
-	    json_list(sec, "redact_prefixes", (char *)c->prefixes, sizeof c->prefixes[0], &c->nprefixes, 64, err))
+	    json_list(sec, "redact_prefixes", (char *)c->prefixes, sizeof c->prefixes[0], &c->nprefixes, 64, err) ||
+	    json_list(sec, "extra_keys", (char *)c->extra_keys, sizeof c->extra_keys[0], &c->nextra_keys, 64, err))
 		return AS_EINVAL;
 	const json_t *rates = json_object_get(sec, "sample_rates");
 	if (rates && !json_is_object(rates))
@@ -285,7 +287,9 @@ static int env_load(struct rec_cfg *c, char *err)
 		     RECCFG_NAME_MAX, err) ||
 	    env_list("ASSENT_RECORD_SOFT_STATUSES", (char *)c->statuses, sizeof c->statuses[0], &c->nstatuses, 64,
 		     err) ||
-	    env_list("ASSENT_RECORD_REDACT_KEYS", (char *)c->keys, sizeof c->keys[0], &c->nkeys, 64, err))
+	    env_list("ASSENT_RECORD_REDACT_KEYS", (char *)c->keys, sizeof c->keys[0], &c->nkeys, 64, err) ||
+	    env_list("ASSENT_RECORD_EXTRA_KEYS", (char *)c->extra_keys, sizeof c->extra_keys[0], &c->nextra_keys, 64,
+		     err))
 		return AS_EINVAL;
 	if ((v = getenv("ASSENT_RECORD_SAMPLE_RATES"))) {
 		c->nrates = 0;
@@ -354,6 +358,11 @@ int rec_cfg_load(struct rec_cfg *c, const json_t *section, const char *state, ch
 	    (size_t)snprintf(c->database, sizeof c->database, "sqlite:%s/%s/%s", state, STATE_RECORDS_DIR,
 			     STATE_RECORDS_DB) >= sizeof c->database)
 		return as_fail(err, AS_EINVAL, "the state directory's path is too long for the records database");
+	if (!strncasecmp(c->database, "mysql", 5) || !strncasecmp(c->database, "mariadb", 7))
+		return as_fail(err, AS_EINVAL,
+			       "records database: MySQL and MariaDB are not supported (SQLite or PostgreSQL; a program "
+			       "given as ASSENT_RECORD_JSONL=|PROGRAM gets every record to load anywhere; the URL is "
+			       "not shown: it may hold a password)");
 	if (strcmp(c->database, "off") && strncmp(c->database, "sqlite:", 7) &&
 	    strncmp(c->database, "postgresql:", 11) && strncmp(c->database, "postgres:", 9))
 		return as_fail(err, AS_EINVAL,
@@ -392,6 +401,9 @@ json_t *rec_cfg_json(const struct rec_cfg *c, int with_url)
 	    names_json((const char *)c->patterns, sizeof c->patterns[0], c->npatterns), "jsonl", c->jsonl, "prefix",
 	    c->prefix, "retention_s", (json_int_t)c->retention_s, "qa_prefix", c->qa_prefix, "qa_separator", c->qa_sep,
 	    "link_window_s", (json_int_t)c->window_s, "queue", (json_int_t)c->queue_max);
+	if (j)
+		json_object_set_new(j, "extra_keys",
+				    names_json((const char *)c->extra_keys, sizeof c->extra_keys[0], c->nextra_keys));
 	if (j && with_url)
 		json_object_set_new(j, "database", json_string(c->database));
 	return j;
@@ -415,7 +427,8 @@ int rec_cfg_from_json(struct rec_cfg *c, const json_t *j, char *err)
 		      RECCFG_NAME_MAX, err) ||
 	    back_list(j, "soft_error_statuses", (char *)c->statuses, sizeof c->statuses[0], &c->nstatuses, 64, err) ||
 	    back_list(j, "redact_keys", (char *)c->keys, sizeof c->keys[0], &c->nkeys, 64, err) ||
-	    back_list(j, "redact_prefixes", (char *)c->prefixes, sizeof c->prefixes[0], &c->nprefixes, 64, err))
+	    back_list(j, "redact_prefixes", (char *)c->prefixes, sizeof c->prefixes[0], &c->nprefixes, 64, err) ||
+	    back_list(j, "extra_keys", (char *)c->extra_keys, sizeof c->extra_keys[0], &c->nextra_keys, 64, err))
 		return AS_EINVAL;
 	const char *k;
 	const json_t *v;

@@ -38,6 +38,8 @@ struct rec_cfg {
 	size_t nkeys;
 	char prefixes[RECCFG_LIST_MAX][65]; /* more secret token prefixes (redact.h) */
 	size_t nprefixes;
+	char extra_keys[RECCFG_LIST_MAX][65]; /* the enricher: these keys of a result's structuredContent, into extra */
+	size_t nextra_keys;
 	char patterns[RECCFG_LIST_MAX][257]; /* regular expressions (POSIX ERE, the policy's cost guard) */
 	size_t npatterns;
 	char database[RECCFG_URL_MAX + 1];     /* "sqlite:PATH", "postgresql://...", or "off" */
@@ -55,8 +57,8 @@ struct rec_cfg {
  * ASSENT_RECORD_PREFIX, ASSENT_RECORD_RETENTION, ASSENT_RECORD_EXCLUDE_TOOLS,
  * ASSENT_RECORD_META_ONLY_TOOLS, ASSENT_RECORD_SAMPLE_RATES (tool=rate,...),
  * ASSENT_RECORD_SOFT_STATUSES, ASSENT_RECORD_REDACT_KEYS, ASSENT_RECORD_QUEUE,
- * ASSENT_QA_PREFIX, ASSENT_QA_WINDOW. state: the state directory (the SQLite default is
- * STATE/records/calls.db). err names the variable or the section's key and what is wrong. */
+ * ASSENT_QA_PREFIX, ASSENT_QA_WINDOW, ASSENT_RECORD_EXTRA_KEYS (section: extra_keys). state: the state directory (the
+ * SQLite default is STATE/records/calls.db). err names the variable or the section's key and what is wrong. */
 int rec_cfg_load(struct rec_cfg *c, const json_t *section, const char *state, char *err);
 
 /* The configuration as JSON for a worker's F_CONFIG (with_url: include database), and back. */

@@ -6,7 +6,7 @@
 
 #include <sys/types.h>
 
-#define ASSENT_VERSION "0.1.0"
+#include "include/assent/version.h"
 
 /* The workers' own binary (gateway/worker/main.c), which assentd finds in its own
  * directory: `make install` puts both in PREFIX/bin. The signer starts each worker as

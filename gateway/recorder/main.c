@@ -25,6 +25,7 @@
 #include "gateway/recorder/confine.h"
 #include "gateway/recorder/prep.h"
 #include "gateway/recorder/store.h"
+#include "include/assent/version.h"
 
 #define FD 3
 #define BATCH_MAX 512	 /* records per write */
@@ -298,6 +299,16 @@ static void on_query(struct rec *r, const struct cv *body)
 		free(title);
 		free(desc);
 		free(contact);
+	} else if (!strcmp(op, "link")) { /* an outside report's id: the calls before now, linked to it */
+		char ref[STORE_REF_MAX + 1];
+		const char *us = field(body, "user", user, sizeof user),
+			   *ck = field(body, "ckind", ckind, sizeof ckind), *rf = field(body, "ref", ref, sizeof ref);
+		size_t linked = 0;
+		rc = store_link_ref(r->st, rf, field(body, "session", session, sizeof session),
+				    ck && !strcmp(ck, "anonymous") ? NULL : us, (int64_t)r->cfg.window_s * 1000, now,
+				    (size_t)ufield(body, "limit"), &linked, err);
+		if (rc == 0)
+			out = json_pack("{s:s,s:I}", "feedback_id", rf, "linked_calls", (json_int_t)linked);
 	} else if (!strcmp(op, "list")) {
 		rc = store_feedback_list(r->st, ty, stt, (size_t)ufield(body, "offset"), (size_t)ufield(body, "limit"),
 					 &out, err);
@@ -508,11 +519,16 @@ int main(int argc, char **argv)
 	static struct rec r;
 	char err[AS_ERRLEN];
 	uint64_t u = 0;
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("assent-recorder " ASSENT_VERSION);
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "--uid")) {
 		if (parse_u64(argv[2], &u) != 0 || u == 0 || u >= (uid_t)-1)
 			return 2;
 	} else if (argc != 1) {
-		fputs("usage: assent-recorder [--uid N]\n  started by assentd, never by hand: see assentd(1)\n",
+		fputs("usage: assent-recorder [--uid N]\n       assent-recorder --version\n  started by assentd, never "
+		      "by hand: see assentd(1)\n",
 		      stderr);
 		return 2;
 	}

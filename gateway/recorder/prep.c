@@ -270,6 +270,17 @@ static char *payload(struct prep *p, const struct cv *body, const char *k, const
 
 static const char *const OUTCOMES[] = {"ok", "soft_error", "error"};
 
+/* "c" and 16 lowercase hex digits: the form of the call ids the signer gives (records.c). */
+static int call_id_ok(const struct cv *v)
+{
+	if (!v || v->t != CV_TEXT || v->n != 17 || v->s[0] != 'c')
+		return 0;
+	for (size_t i = 1; i < 17; i++)
+		if (!strchr("0123456789abcdef", v->s[i]) || !v->s[i])
+			return 0;
+	return 1;
+}
+
 int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *err)
 {
 	memset(c, 0, sizeof *c);
@@ -278,7 +289,11 @@ int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *e
 	    !(c->tool = dup_field(body, "tool")))
 		return as_fail(err, AS_EINVAL, "a call record without its tool, times or outcome");
 	char id[24];
-	snprintf(id, sizeof id, "c%016llx", (unsigned long long)p->ids++);
+	const struct cv *given = cv_get(body, "id"); /* the signer's, when its events name this call */
+	if (call_id_ok(given))
+		snprintf(id, sizeof id, "%.17s", (const char *)given->s);
+	else
+		snprintf(id, sizeof id, "c%016llx", (unsigned long long)p->ids++);
 	c->call_id = strdup(id);
 	c->upstream = dup_field(body, "up");
 	c->started_ms = (int64_t)t0->u;
@@ -303,6 +318,7 @@ int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *e
 	c->result_size = cv_get(body, "rsz") ? (int64_t)uint_field(body, "rsz", 0) : -1;
 	c->arguments = payload(p, body, "args", "atot");
 	c->result = payload(p, body, "res", "rtot");
+	c->extra = payload(p, body, "extra", "xtot"); /* the enricher's keys, redacted like a result */
 	c->decision = dup_field(body, "decision");
 	c->rule = dup_field(body, "rule");
 	c->ledger_seq = cv_get(body, "seq") ? (int64_t)uint_field(body, "seq", 0) : -1;

@@ -139,6 +139,7 @@ enum q {
 	Q_LINK_SESSION,
 	Q_LINK_USER,
 	Q_LINK_CLEAR,
+	Q_LINK_CLEAR_MINE,
 	Q_LINK_ADD,
 	Q_FB_LIST,
 	Q_FB_COUNT,
@@ -174,6 +175,8 @@ static const char *const q_text[Q_COUNT] = {
 		    "started_at <= $3 AND (CAST($4 AS TEXT) IS NULL OR session_id IS NULL OR session_id <> $4) "
 		    "ORDER BY started_at DESC, id DESC LIMIT CAST($5 AS BIGINT)",
     [Q_LINK_CLEAR] = "DELETE FROM {L} WHERE feedback_id = $1",
+    [Q_LINK_CLEAR_MINE] = "DELETE FROM {L} WHERE feedback_id = $1 AND call_id IN (SELECT call_id FROM {C} WHERE "
+			  "user_sub = CAST($2 AS TEXT) OR session_id = CAST($3 AS TEXT))",
     [Q_LINK_ADD] = "INSERT INTO {L} (feedback_id, call_id, position, rule) VALUES ($1, $2, $3, $4)",
     [Q_FB_LIST] = "SELECT " FB_COLS " FROM {F} WHERE (CAST($1 AS TEXT) IS NULL OR type = $1) AND "
 		  "(CAST($2 AS TEXT) IS NULL OR status = $2) ORDER BY created_at DESC, id DESC "
@@ -892,14 +895,14 @@ struct link_row {
 };
 struct link_set {
 	struct link_row rows[STORE_LINKS_MAX];
-	size_t n;
+	size_t n, max;
 	const char *rule;
 };
 
 static int row_link(void *ctx, const char *const *cols, size_t ncols)
 {
 	struct link_set *s = ctx;
-	if (ncols < 3 || !cols[1] || s->n >= STORE_LINKS_MAX)
+	if (ncols < 3 || !cols[1] || s->n >= s->max)
 		return 0;
 	struct link_row *r = &s->rows[s->n];
 	r->id = cols[0] ? strtoll(cols[0], NULL, 10) : 0;
@@ -920,39 +923,35 @@ static int link_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int store_link(struct store *st, int64_t id, const char *session_id, const char *user_sub, int64_t window_ms,
-	       int64_t now_ms, size_t *linked, char *err)
+/* The links of report idt (text): the calls of session_id, then of user_sub in the window,
+ * at most max, replacing its links (all of them, or with mine set only those of this caller's
+ * calls: an outside report's id is shared by whoever links under it). */
+static int link_calls(struct store *st, const char *idt, const char *session_id, const char *user_sub,
+		      int64_t window_ms, int64_t now_ms, size_t max, int mine, size_t *linked, char *err)
 {
-	if (linked)
-		*linked = 0;
-	char idt[24], now[DB_TS_LEN], since[DB_TS_LEN], room[24];
-	snprintf(idt, sizeof idt, "%lld", (long long)id);
+	char now[DB_TS_LEN], since[DB_TS_LEN], room[24];
 	db_ts(st->d, now_ms, now);
 	db_ts(st->d, now_ms - (window_ms > 0 ? window_ms : 0), since);
-	const char *pid[] = {idt};
-	struct one_text cur = {.found = 0};
-	GUARD(db_query(st->d, st->q[Q_FB_STATUS], pid, 1, row_text, &cur, err));
-	if (!cur.found)
-		return as_fail(err, AS_ENOTFOUND, "no feedback %lld", (long long)id);
-
 	int rc = 0;
-	struct link_set s = {.n = 0};
+	struct link_set s = {.n = 0, .max = max && max < STORE_LINKS_MAX ? max : STORE_LINKS_MAX};
 	if (session_id) {
 		s.rule = "session";
 		const char *p[] = {session_id, now};
 		rc = db_query(st->d, st->q[Q_LINK_SESSION], p, 2, row_link, &s, err);
 	}
-	if (rc == 0 && user_sub && window_ms > 0 && s.n < STORE_LINKS_MAX) {
+	if (rc == 0 && user_sub && window_ms > 0 && s.n < s.max) {
 		s.rule = "user_window";
-		snprintf(room, sizeof room, "%zu", (size_t)STORE_LINKS_MAX - s.n);
+		snprintf(room, sizeof room, "%zu", s.max - s.n);
 		const char *p[] = {user_sub, since, now, session_id, room};
 		rc = db_query(st->d, st->q[Q_LINK_USER], p, 5, row_link, &s, err);
 	}
 	if (rc == 0) {
 		qsort(s.rows, s.n, sizeof s.rows[0], link_cmp);
 		rc = db_begin(st->d, err);
+		const char *pc[] = {idt, user_sub, session_id};
 		if (rc == 0)
-			rc = db_exec(st->d, st->q[Q_LINK_CLEAR], pid, 1, NULL, err);
+			rc =
+			    db_exec(st->d, st->q[mine ? Q_LINK_CLEAR_MINE : Q_LINK_CLEAR], pc, mine ? 3 : 1, NULL, err);
 		for (size_t i = 0; rc == 0 && i < s.n; i++) {
 			char pos[24];
 			snprintf(pos, sizeof pos, "%zu", i + 1);
@@ -969,6 +968,39 @@ int store_link(struct store *st, int64_t id, const char *session_id, const char 
 	if (rc == 0 && linked)
 		*linked = s.n;
 	return rc;
+}
+
+int store_link(struct store *st, int64_t id, const char *session_id, const char *user_sub, int64_t window_ms,
+	       int64_t now_ms, size_t *linked, char *err)
+{
+	if (linked)
+		*linked = 0;
+	char idt[24];
+	snprintf(idt, sizeof idt, "%lld", (long long)id);
+	const char *pid[] = {idt};
+	struct one_text cur = {.found = 0};
+	GUARD(db_query(st->d, st->q[Q_FB_STATUS], pid, 1, row_text, &cur, err));
+	if (!cur.found)
+		return as_fail(err, AS_ENOTFOUND, "no feedback %lld", (long long)id);
+	return link_calls(st, idt, session_id, user_sub, window_ms, now_ms, STORE_LINKS_MAX, 0, linked, err);
+}
+
+int store_link_ref(struct store *st, const char *ref, const char *session_id, const char *user_sub, int64_t window_ms,
+		   int64_t now_ms, size_t max, size_t *linked, char *err)
+{
+	if (linked)
+		*linked = 0;
+	size_t n = ref ? strlen(ref) : 0;
+	if (!n || n > STORE_REF_MAX)
+		return as_fail(err, AS_EINVAL, "feedback_id: 1 to %d bytes", STORE_REF_MAX);
+	if (strspn(ref, "0123456789") == n)
+		return as_fail(err, AS_EINVAL,
+			       "feedback_id \"%.32s\": digits alone name assent's own reports (qa_submit_feedback's "
+			       "ids); give yours a prefix, such as ext-%.32s",
+			       ref, ref);
+	if (!session_id && !user_sub)
+		return as_fail(err, AS_EINVAL, "a caller with neither a session nor a name has no calls to link");
+	return link_calls(st, ref, session_id, user_sub, window_ms, now_ms, max, 1, linked, err);
 }
 
 int store_feedback_list(struct store *st, const char *type, const char *status, size_t offset, size_t limit,

@@ -19,6 +19,7 @@
 #define STORE_PREFIX_MAX 32	 /* [a-z0-9_], starting with a letter */
 #define STORE_PRUNE_BATCH 5000	 /* rows per transaction */
 #define STORE_LINKS_MAX 20	 /* calls linked to one report */
+#define STORE_REF_MAX 128	 /* an outside report's id (PROTO_FEEDBACK_REF_MAX) */
 #define STORE_EVENTS_LIMIT 1000	 /* events_for's default limit */
 #define STORE_EVENTS_MAX 10000	 /* events_for's largest limit */
 #define STORE_EVENT_KINDS_MAX 16 /* kinds events_for filters on */
@@ -75,6 +76,12 @@ int store_feedback_add(struct store *st, const struct store_feedback *f, int64_t
  * Note that user_sub "anonymous" is shared by every anonymous caller. */
 int store_link(struct store *st, int64_t id, const char *session_id, const char *user_sub, int64_t window_ms,
 	       int64_t now_ms, size_t *linked, char *err);
+/* The same for a report kept elsewhere (the seed's capture_recent_calls + link_feedback): ref
+ * its id there (1..STORE_REF_MAX bytes, not digits alone, which name assent's own reports), at
+ * most max calls (0: STORE_LINKS_MAX). Linking again under ref replaces this caller's links
+ * (its calls: user_sub's or session_id's), never another caller's. AS_EINVAL for a bad ref. */
+int store_link_ref(struct store *st, const char *ref, const char *session_id, const char *user_sub, int64_t window_ms,
+		   int64_t now_ms, size_t max, size_t *linked, char *err);
 /* {items: [{id, type, title, description, contact, status, created_at, updated_at,
  * user_sub, caller_kind, client_id, session_id}, ...] newest first, total (matching),
  * offset, limit}; type and status may be NULL (any); limit 0 means STORE_LIST_LIMIT, more

@@ -939,9 +939,9 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	rec_note(s, conn, rid, NULL, rule, 0); /* the rule that let it through, for its record */
 	if (ledgered) /* a call the ledger holds (decided, not only recorded): its dispatch is an event; a
 		       * read the policy lets through with `record calls` has its call record alone */
-		rec_event(s, "call.dispatched", sid,
-			  json_pack("{s:s,s:s,s:s,s:I,s:b}", "upstream", g->upstream, "tool", g->tool, "call", digest,
-				    "rule", (json_int_t)rule, "ledgered", ledgered));
+		rec_event_in(s, "call.dispatched", sid, rec_call_id(s, conn, rid),
+			     json_pack("{s:s,s:s,s:s,s:I,s:b}", "upstream", g->upstream, "tool", g->tool, "call",
+				       digest, "rule", (json_int_t)rule, "ledgered", ledgered));
 	if (!c || w->fd < 0 || w->state != S_READY) {
 		static const char gone[] = "the upstream server is not available now: the call was not forwarded";
 		if (ledgered && c) { /* its dispatch entry is on disk: its outcome follows it */
@@ -980,6 +980,8 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	c->created_ms = g->created_ms;
 	snprintf(c->digest, sizeof c->digest, "%s", digest);
 	snprintf(c->token, sizeof c->token, "%s", g->token ? g->token : "");
+	slog("debug", "dispatch: %s (call %llu, %s %s__%s, rule %u) to the upstream worker", sid,
+	     (unsigned long long)c->cid, g->method, g->upstream, g->tool, rule);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 3);
@@ -1316,10 +1318,10 @@ static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos
 	json_t *facts = facts_call(&w->c, "forwarded");
 	if (pos)
 		json_object_set_new(facts, "outcome_seq", json_integer((json_int_t)pos->seq));
-	rec_event(s, "call.finished", w->c.sid,
-		  json_pack("{s:s,s:s,s:I,s:I,s:b}", "upstream", w->c.upstream, "tool", w->c.tool, "duration_ms",
-			    (json_int_t)(now_ms() - w->c.started_ms), "outcome_seq", (json_int_t)(pos ? pos->seq : 0),
-			    "error", w->text != NULL));
+	rec_event_in(s, "call.finished", w->c.sid, rec_call_id(s, w->c.conn, w->c.rid),
+		     json_pack("{s:s,s:s,s:I,s:I,s:b}", "upstream", w->c.upstream, "tool", w->c.tool, "duration_ms",
+			       (json_int_t)(now_ms() - w->c.started_ms), "outcome_seq",
+			       (json_int_t)(pos ? pos->seq : 0), "error", w->text != NULL));
 	call_answer(s, &w->c, w->res, w->text, facts);
 	free(w->text);
 	free(w);

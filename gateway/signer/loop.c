@@ -4,6 +4,7 @@
  * checked against the dispatch table and against state held here. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+#include "gateway/proto/frames.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -104,6 +105,11 @@ int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err)
 {
 	struct worker *w = &s->w[k];
 	s->cur = k;
+	if (log_min == 0 && f->type != F_LOG) { /* DEBUG: what each worker asks, by frame type (never its bytes) */
+		const struct frame_table *ft = frame_table_find(f->type);
+		slog("debug", "frame %s (%u, %zu bytes) from the %s worker", ft ? ft->name : "unknown",
+		     (unsigned)f->type, f->len, w->kind);
+	}
 	if (k == W_NOTIFY)
 		return ipc_dispatch(notify_rules, sizeof notify_rules / sizeof *notify_rules, IPC_STATE(w->state),
 				    &w->once, s, f, err);

@@ -19,8 +19,8 @@ enum { QA_TO_MCP, QA_TO_CTL, QA_TO_WEB };
 
 /* The fields of a question the recorder takes, as the worker's frame carried them (their
  * table in frames.c bounded each). */
-static const char *const QA_COPY[] = {"type",  "title", "description", "contact", "status", "id",    "offset",
-				      "limit", "key",	"kind",	       "kinds",	  "attrs",  "older", "by"};
+static const char *const QA_COPY[] = {"type", "title", "description", "contact", "status", "id", "offset", "limit",
+				      "key",  "kind",  "kinds",	      "attrs",	 "older",  "by", "ref"};
 
 static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct cv *v)
 {
@@ -61,9 +61,10 @@ static int put_who(struct cv_arena *a, struct cv *f, const struct qa_who *w)
 	       (w->session && ipc_put_text(a, f, "session", w->session, strlen(w->session)));
 }
 
-/* An event: kind, key and attributes from f (a worker's frame) or given; never waited on. */
+/* An event: kind, key and attributes from f (a worker's frame) or given; never waited on.
+ * call: the id of the call it was recorded inside, unless the frame names one itself. */
 static int send_event(struct signer *s, const struct cv *body, const struct qa_who *who, const char *kind,
-		      const char *key, const char *attrs)
+		      const char *key, const char *attrs, const char *call)
 {
 	struct worker *w = &s->w[W_REC];
 	if (!recorder_ready(s) || ipc_pending(&w->ipc) > (4u << 20)) {
@@ -85,6 +86,8 @@ static int send_event(struct signer *s, const struct cv *body, const struct qa_w
 		     (key && ipc_put_text(&a, f, "key", key, strlen(key))) ||
 		     (attrs && ipc_put_text(&a, f, "attrs", attrs, strlen(attrs)));
 	}
+	if (!rc && call && !(body && cv_get(body, "call")))
+		rc = ipc_put_text(&a, f, "call", call, strlen(call));
 	char err[AS_ERRLEN];
 	rc = rc || ipc_conn_send(&w->ipc, f, -1, err) != 0;
 	cv_arena_free(&a);
@@ -95,6 +98,11 @@ static int send_event(struct signer *s, const struct cv *body, const struct qa_w
 
 void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs)
 {
+	rec_event_in(s, kind, key, NULL, attrs);
+}
+
+void rec_event_in(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs)
+{
 	if (!recorder_ready(s)) {
 		json_decref(attrs);
 		return;
@@ -102,7 +110,7 @@ void rec_event(struct signer *s, const char *kind, const char *key, json_t *attr
 	char *js = attrs ? json_dumps(attrs, JSON_COMPACT) : NULL;
 	json_decref(attrs);
 	struct qa_who who = {"assent", "assent", NULL, NULL};
-	send_event(s, NULL, &who, kind, key, js);
+	send_event(s, NULL, &who, kind, key, js, call);
 	free(js);
 }
 
@@ -258,6 +266,7 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 		frame_text(f, "client", declared, sizeof declared);
 		who.client = declared;
 	}
+	insights_use(s, "mcp", op, f);
 	if (!strcmp(op, "event")) {
 		struct qa_wait me = {.to = QA_TO_MCP, .conn = c->id};
 		snprintf(me.rid, sizeof me.rid, "%s", rid);
@@ -274,13 +283,14 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 			deliver_error(s, &me, st, why);
 			return 0;
 		}
-		int ok = send_event(s, f->body, &who, NULL, NULL, NULL) == 0;
+		/* Recorded while one call of its connection waits for its answer: inside that call. */
+		int ok = send_event(s, f->body, &who, NULL, NULL, NULL, rec_call_open(s, c->id, rid)) == 0;
 		char js[64];
 		snprintf(js, sizeof js, "{\"queued\":%s}", ok ? "true" : "false");
 		send_result_text(s, c->id, rid, js, strlen(js), 0);
 		return 0;
 	}
-	if (strcmp(op, "submit"))
+	if (strcmp(op, "submit") && strcmp(op, "link"))
 		return as_fail(err, AS_ECORRUPT, "F_QA: \"%s\" is not a question an agent may ask", op);
 	ask(s, f, op, QA_TO_MCP, c->id, rid, &who);
 	return 0;
@@ -325,6 +335,7 @@ int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err)
 	else
 		snprintf(user, sizeof user, "uid:%u", (unsigned)c->uid);
 	struct qa_who who = {user, "uid", NULL, NULL};
+	insights_use(s, "control", op, f);
 	if (!strcmp(op, "event")) {
 		if (!kind_ok(cv_get(f->body, "kind"))) {
 			deliver_error(
@@ -338,7 +349,7 @@ int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err)
 			deliver_error(s, &me, st, why);
 			return 0;
 		}
-		int ok = send_event(s, f->body, &who, NULL, NULL, NULL) == 0;
+		int ok = send_event(s, f->body, &who, NULL, NULL, NULL, NULL) == 0;
 		ctl_reply(s, c->id, answer_ok(json_pack("{s:b,s:b}", "ok", ok, "queued", ok)));
 		return 0;
 	}
@@ -366,5 +377,6 @@ void qa_web(struct signer *s, const struct ipc_frame *f, uint64_t hreq, const ch
 	char user[96];
 	snprintf(user, sizeof user, "%s:%s", admin ? "admin" : "reviewer", admin ? admin : reviewer);
 	struct qa_who who = {user, "token", NULL, NULL};
+	insights_use(s, "web", op, f);
 	ask(s, f, op, QA_TO_WEB, hreq, NULL, &who);
 }

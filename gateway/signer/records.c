@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,6 +68,16 @@ int records_start(struct signer *s)
 		}
 	}
 	s->rec = c;
+	if (insights_start(s) != 0)
+		return 2;
+	char why[AS_ERRLEN];
+	if (c->mode != REC_OFF && recsink_check(c->jsonl, why, sizeof why) != 0) {
+		slog("error", "call records: %s", why);
+		return 2;
+	}
+	if (getrandom(&s->rec_ids, sizeof s->rec_ids, 0) != (ssize_t)sizeof s->rec_ids)
+		s->rec_ids = now_ms() << 20; /* unique enough for ids: they only join records */
+	s->rec_ids >>= 1;		     /* counted up from here, never wrapping in a daemon's life */
 	if (!(s->rec_notes = calloc(REC_NOTES, sizeof *s->rec_notes)) ||
 	    !(s->qa_waits = calloc(QA_WAITS, sizeof *s->qa_waits))) {
 		slog("error", "out of memory");
@@ -139,6 +150,8 @@ int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int
 	/* JSON lines go to a descriptor the signer opens: the recorder opens no file but its database. */
 	if (!rc && !strcmp(s->rec->jsonl, "stderr"))
 		*passfd = fcntl(2, F_DUPFD_CLOEXEC, 3); /* the child's 2 becomes /dev/null before it is moved */
+	else if (!rc && s->rec->jsonl[0] == '|')
+		*passfd = recsink_start(s->rec->jsonl + 1);
 	else if (!rc && s->rec->jsonl[0] &&
 		 (*passfd = open(s->rec->jsonl, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		slog("error", "call records: cannot open %s for JSON lines: %s", s->rec->jsonl, strerror(errno));
@@ -165,13 +178,44 @@ void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *deci
 		n->used = 1;
 		n->conn = conn;
 		snprintf(n->rid, sizeof n->rid, "%s", rid);
+		snprintf(n->call_id, sizeof n->call_id, "c%016llx", (unsigned long long)s->rec_ids++);
 	}
-	if (decision)
+	if (decision) { /* its status: the agent is answered now */
 		snprintf(n->decision, sizeof n->decision, "%s", decision);
+		n->open = 0;
+	}
 	if (rule)
 		n->rule = rule;
 	if (seq)
 		n->seq = seq;
+}
+
+void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid)
+{
+	rec_note(s, conn, rid, NULL, 0, 0);
+	struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(conn, rid)] : NULL;
+	if (n && n->used && n->conn == conn && !strcmp(n->rid, rid) && !n->decision[0])
+		n->open = 1;
+}
+
+const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid)
+{
+	const struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(conn, rid)] : NULL;
+	return n && n->used && n->conn == conn && !strcmp(n->rid, rid) ? n->call_id : NULL;
+}
+
+const char *rec_call_open(const struct signer *s, uint64_t conn, const char *except_rid)
+{
+	const char *found = NULL;
+	for (size_t i = 0; s->rec_notes && i < REC_NOTES; i++) {
+		const struct rec_note *n = &s->rec_notes[i];
+		if (!n->used || !n->open || n->conn != conn || (except_rid && !strcmp(n->rid, except_rid)))
+			continue;
+		if (found)
+			return NULL; /* two calls in flight: which one it is inside is not known */
+		found = n->call_id;
+	}
+	return found;
 }
 
 static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct cv *v)
@@ -237,7 +281,8 @@ static int rec_item(struct signer *s, const struct cv *body, struct cv_arena *a,
 	if (!rc && n) {
 		char rule[24];
 		snprintf(rule, sizeof rule, "line %u", n->rule);
-		rc = (n->decision[0] && ipc_put_text(a, out, "decision", n->decision, strlen(n->decision))) ||
+		rc = ipc_put_text(a, out, "id", n->call_id, strlen(n->call_id)) ||
+		     (n->decision[0] && ipc_put_text(a, out, "decision", n->decision, strlen(n->decision))) ||
 		     (n->rule && ipc_put_text(a, out, "rule", rule, strlen(rule))) ||
 		     (n->seq && ipc_put_uint(a, out, "seq", n->seq));
 	}

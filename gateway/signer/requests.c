@@ -415,6 +415,23 @@ void request_terms(struct signer *s, const struct conn *c, struct req *r, uint64
 			timeout = r->pd.deadline_s;
 	}
 	it->deadline_ms = it->created_ms + 1000u * (timeout ? timeout : s->timeout_s);
+	if (!strcmp(r->collect, "wait")) /* its agent waits: events it records meanwhile are inside it */
+		rec_note_waiting(s, r->conn, r->rid);
+	/* DEBUG: what decided it and for how long, never the message, context or arguments. */
+	if (log_min > 0)
+		return;
+	char what[200];
+	if (r->gate)
+		snprintf(what, sizeof what, "%s %s__%s", r->gate->method, r->gate->upstream, r->gate->tool);
+	else
+		snprintf(what, sizeof what, "request_feedback %s", r->type);
+	unsigned long long left = (it->deadline_ms - it->created_ms) / 1000;
+	if (r->has_pd)
+		slog("debug", "policy: %s (%s): %s by %s %u, deadline %llu s", it->session_id, what,
+		     pol_action_name(r->pd.action), r->pd.by_default ? "the default, line" : "rule", r->pd.line, left);
+	else
+		slog("debug", "policy: none loaded: %s (%s) waits for a person, deadline %llu s", it->session_id, what,
+		     left);
 }
 
 /* Refused for what the agent asked (an audience it may not ask for): answered, not recorded. */

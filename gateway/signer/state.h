@@ -153,13 +153,17 @@ struct gask { /* a server's request (sampling, elicitation, roots) relayed to th
 
 /* What the signer decided about a call (records.c), kept until the call's record comes. */
 #define REC_NOTES 1024
+#define INSIGHTS_OPS 10	 /* the QA operations counted (insights.c) */
+#define INSIGHTS_TYPES 5 /* bug, feature, improvement, question, other */
 struct rec_note {
 	int used;
 	uint64_t conn;
 	char rid[PROTO_RID_MAX + 1];
 	char decision[24];
-	unsigned rule; /* the policy line */
-	uint64_t seq;  /* the ledger entry that ended it */
+	unsigned rule;	  /* the policy line */
+	uint64_t seq;	  /* the ledger entry that ended it */
+	char call_id[18]; /* "c" and 16 hex digits: its record's call_id, and its events' */
+	int open;	  /* its agent has not been answered yet: events it records are inside it */
 };
 
 /* A question about the records waiting for the recorder's answer (qa.c). */
@@ -335,7 +339,10 @@ struct signer {
 	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
 	/* the call records (records.c) */
 	struct rec_cfg *rec;
+	int insights; /* FEEDBACK_INSIGHTS_ENABLED (insights.c) */
+	uint64_t ins_uses[INSIGHTS_OPS], ins_subs[INSIGHTS_TYPES];
 	struct rec_note *rec_notes;	/* REC_NOTES */
+	uint64_t rec_ids;		/* the next call id (records.c): a random start, then counted */
 	uint64_t rec_sent, rec_dropped; /* toward the recorder; dropped here */
 	uint64_t rec_written, rec_dropped_rec, rec_failed, rec_queued, rec_events; /* its F_REC_STATS */
 	struct qa_wait *qa_waits;						   /* QA_WAITS */
@@ -625,11 +632,31 @@ int records_start(struct signer *s);
 int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f) AS_MUST_USE;
 int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int *passfd) AS_MUST_USE;
 void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq);
+/* Call rid on conn waits for its answer (a blocking request or gated call): its note is
+ * made, and events its connection records until the answer are inside it. */
+void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid);
+/* The call id of call rid on conn (its note's), or NULL: the id its record will carry. */
+const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid);
+/* The call of conn still waiting for its answer, when exactly one is: the call an event its
+ * agent records now is inside (issue 29); NULL when none or several are. */
+const char *rec_call_open(const struct signer *s, uint64_t conn, const char *except_rid);
 int h_callrecs(void *ctx, struct ipc_frame *f, char *err);
 int h_rec_stats(void *ctx, struct ipc_frame *f, char *err);
 int records_metrics(const struct signer *s, struct buf *o);
+/* Usage insights (insights.c): FEEDBACK_INSIGHTS_ENABLED read at start (0, or 2 on a bad value,
+ * logged); each QA operation counted by tool, a report's metadata recorded (never its text);
+ * their lines of /metrics. */
+int insights_start(struct signer *s);
+/* The records' program sink (recsink.c): ASSENT_RECORD_JSONL=|PROGRAM checked at start (0, or
+ * -1 with why), and the program started for a recorder: the pipe's end to hand it, or -1. */
+int recsink_check(const char *jsonl, char *err, size_t n);
+int recsink_start(const char *prog);
+void insights_use(struct signer *s, const char *channel, const char *op, const struct ipc_frame *f);
+int insights_metrics(const struct signer *s, struct buf *o);
 /* qa.c: QA reports and events */
 void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs); /* takes attrs */
+/* The same, for an event recorded inside call `call` (its call_id; NULL: none). */
+void rec_event_in(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs);
 /* evclaim.c: 1 when kind is one of assent's own (reserved: nobody else records it); and
  * whether principal `by` may record kind under key (NULL: none): PS_OK, or a status and why.
  * operator: root or the daemon's own uid, whose keys are not checked (their kinds are). */

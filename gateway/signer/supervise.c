@@ -39,6 +39,17 @@ static int review_url_put(struct signer *s, struct cv_arena *a, struct cv *f)
 	return ipc_put_text(a, f, "review_url", u, strlen(u));
 }
 
+/* DEBUG: a worker or an upstream started. The upstream's name only: a url may carry a
+ * credential, a command's arguments too. */
+static void started_debug(const struct signer *s, int k, pid_t pid)
+{
+	if (IS_UP(k))
+		slog("debug", "upstream %s: its worker started (pid %d, %s)", s->up[k - W_UP0].cfg->name, (int)pid,
+		     s->up[k - W_UP0].cfg->kind == UP_STDIO ? "stdio server" : "url server");
+	else
+		slog("debug", "%s worker started (pid %d)", s->w[k].kind, (int)pid);
+}
+
 int spawn_worker(struct signer *s, int k)
 {
 	struct worker *w = &s->w[k];
@@ -138,6 +149,7 @@ int spawn_worker(struct signer *s, int k)
 	w->pid = pid;
 	w->fd = sv[0];
 	w->state = S_NEW; /* until its hello */
+	started_debug(s, k, pid);
 	w->once = 0;
 	w->start_at = 0;
 	if (ipc_conn_init(&w->ipc, w->fd, err) != 0) { /* not expected: sv is our own socketpair */

@@ -307,7 +307,7 @@ static json_t *metrics_reply(struct signer *s, struct buf *out)
 				   s->w[W_REVIEW].restarts_total,
 				   nws};
 	buf_init(out, 1 << 16);
-	return metrics_text(&s->m, &g, out) == 0 && records_metrics(s, out) == 0
+	return metrics_text(&s->m, &g, out) == 0 && records_metrics(s, out) == 0 && insights_metrics(s, out) == 0
 		   ? NULL
 		   : json_pack("{s:s}", "error", "out of memory");
 }

@@ -9,17 +9,23 @@
 
 #include "gateway/worker/jail.h"
 #include "common/util.h"
+#include "include/assent/version.h"
 #include "gateway/worker/worker.h"
 
 int main(int argc, char **argv)
 {
 	uint64_t wu = 0;
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		puts("assent-worker " ASSENT_VERSION);
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[2], "--uid")) {
 		if (parse_u64(argv[3], &wu) != 0 || wu == 0 || wu >= (uid_t)-1)
 			return 2;
 		jail_set_ids((uid_t)wu, (gid_t)wu);
 	} else if (argc != 2) {
 		fputs("usage: assent-worker mcp|review|upstream|notify [--uid N]\n"
+		      "       assent-worker --version\n"
 		      "  started by assentd, never by hand: see assentd(1)\n",
 		      stderr);
 		return 2;

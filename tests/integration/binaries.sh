@@ -66,8 +66,8 @@ done
 P=$T/prefix
 make -s -C "$ROOT" install PREFIX="$P" >"$T/install.log" 2>&1
 check "make install puts assentd and assent-worker in PREFIX/bin" test -x "$P/bin/assentd" -a -x "$P/bin/assent-worker"
-check "make install installs err.h and verify.h as the only headers" \
-	test "$(cd "$P/include" && find . -type f | sort | tr '\n' ' ')" = "./assent/err.h ./assent/verify.h "
+check "make install installs err.h, verify.h and version.h as the only headers" \
+	test "$(cd "$P/include" && find . -type f | sort | tr '\n' ' ')" = "./assent/err.h ./assent/verify.h ./assent/version.h "
 
 # ---- the installed daemon runs its workers from the installed assent-worker ----
 "$P/bin/assentd" --state "$T/s" 2>"$T/d.log" &

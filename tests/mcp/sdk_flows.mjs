@@ -39,8 +39,8 @@ ok(client.getServerVersion()?.name === "assent", "initialize: the server says it
 
 const tools = await client.listTools();
 const names = tools.tools.map((t) => t.name).sort();
-ok(JSON.stringify(names) === JSON.stringify(["get_feedback", "list_pending_feedback", "qa_record_event", "qa_submit_feedback",
-  "request_feedback", "submit_feedback"]), `tools/list names the four tools and the two QA tools (${names})`);
+ok(JSON.stringify(names) === JSON.stringify(["get_feedback", "list_pending_feedback", "qa_link_feedback", "qa_record_event", "qa_submit_feedback",
+  "request_feedback", "submit_feedback"]), `tools/list names the four tools and the three QA tools (${names})`);
 ok(tools.tools.every((t) => t.inputSchema?.type === "object" && t.outputSchema?.type === "object"),
   "every tool has an input and an output schema");
 

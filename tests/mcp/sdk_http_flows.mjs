@@ -34,7 +34,7 @@ await client.connect(transport);
 ok(client.getServerVersion()?.name === "assent" && typeof transport.sessionId === "string",
   `initialize over HTTP: the server says it is assent and issues a session (${transport.sessionId?.slice(0, 8)}...)`);
 const tools = await client.listTools();
-ok(tools.tools.length === 6, "tools/list over HTTP names the four tools and the two QA tools");
+ok(tools.tools.length === 7, "tools/list over HTTP names the four tools and the three QA tools");
 
 const call = (args, opts = {}) =>
   client.callTool({ name: "request_feedback", arguments: args }, undefined, { timeout: 60000, ...opts });

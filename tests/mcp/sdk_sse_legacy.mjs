@@ -15,7 +15,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const client = new Client({ name: "sse-legacy", version: "1.0.0" });
 await client.connect(new SSEClientTransport(new URL(`${base}/sse`)));
 ok(client.getServerVersion()?.name === "assent", "GET /sse, then initialize over POST /messages");
-ok((await client.listTools()).tools.length === 6, "tools/list over the old transport (four, and two QA tools)");
+ok((await client.listTools()).tools.length === 7, "tools/list over the old transport (four, and three QA tools)");
 const p = client.callTool({ name: "request_feedback", arguments: { type: "approval", message: "legacy: go?" } },
   undefined, { timeout: 60000 });
 let sid;

@@ -673,6 +673,37 @@ static void test_tools_call_params(void **state)
 	}
 }
 
+/* notifications/assent/defaults: the bridge's FEEDBACK_TIMEOUT_SECONDS, 1..MCP_TIMEOUT_MAX or refused. */
+static void test_defaults_params(void **state)
+{
+	(void)state;
+	uint32_t t = 7;
+	char err[AS_ERRLEN];
+	struct mcp_msg m;
+	const char *line = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/assent/defaults\","
+			   "\"params\":{\"timeoutSeconds\":120}}";
+	assert_int_equal(mcp_parse_line(line, strlen(line), &m, err), 0);
+	assert_int_equal(m.kind, MCP_MSG_NOTIFICATION);
+	assert_int_equal(m.m, MCP_M_ASSENT_DEFAULTS);
+	assert_int_equal(mcp_defaults(m.params, &t, err), 0);
+	assert_int_equal(t, 120);
+	mcp_msg_free(&m);
+	const char *bad[] = {"{}",
+			     "{\"timeoutSeconds\":0}",
+			     "{\"timeoutSeconds\":86401}",
+			     "{\"timeoutSeconds\":\"9\"}",
+			     "{\"timeoutSeconds\":-5}",
+			     "{\"timeoutSeconds\":1.5}"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		json_t *p = parse(bad[i]);
+		assert_int_equal(mcp_defaults(p, &t, err), AS_EINVAL);
+		assert_int_equal(t, 0);
+		assert_non_null(strstr(err, "timeoutSeconds"));
+		json_decref(p);
+	}
+	assert_int_equal(mcp_defaults(NULL, &t, err), AS_EINVAL);
+}
+
 static void test_cancelled_params(void **state)
 {
 	(void)state;
@@ -1396,6 +1427,7 @@ int main(void)
 	    cmocka_unit_test(test_line_tool_json),
 	    cmocka_unit_test(test_tools_call_params),
 	    cmocka_unit_test(test_cancelled_params),
+	    cmocka_unit_test(test_defaults_params),
 	    cmocka_unit_test(test_log_set_level),
 	    cmocka_unit_test(test_feedback_valid_full),
 	    cmocka_unit_test(test_bad_args_sizes),

@@ -245,6 +245,25 @@ static void test_optional_absent(void **st)
 	assert_int_equal(c->ledger_seq, 0);
 }
 
+/* The signer's call id (its events name it) is the row's; anything not of its form is not. */
+static void test_given_call_id(void **st)
+{
+	struct fx *x = *st;
+	rules(x, NULL);
+	frame(x, 0);
+	put_t(x, "id", "c0123456789abcdef");
+	assert_string_equal(prep(x)->call_id, "c0123456789abcdef");
+	const char *bad[] = {"c0123456789ABCDEF", "c0123456789abcde",  "c0123456789abcdef0",
+			     "x0123456789abcdef", "c0123456789abcde'", ""};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		frame(x, 0);
+		put_t(x, "id", bad[i]);
+		struct rec_call *c = prep(x);
+		if (!strcmp(c->call_id, bad[i]) || strlen(c->call_id) != 17 || c->call_id[0] != 'c')
+			fail_msg("id \"%s\" gave call_id \"%s\"", bad[i], c->call_id);
+	}
+}
+
 static void test_outcomes(void **st)
 {
 	struct fx *x = *st;
@@ -798,6 +817,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_every_column),
 	    T(test_optional_absent),
+	    T(test_given_call_id),
 	    T(test_outcomes),
 	    T(test_required),
 	    T(test_error_message_redacted),

@@ -860,6 +860,23 @@ static void test_link(void **state)
 	assert_int_equal(linked, 0);
 	assert_int_equal(store_link(st, 999999, "S1", "u1", win, now, &linked, err), AS_ENOTFOUND);
 	assert_non_null(strstr(err, "999999"));
+
+	/* A report kept elsewhere (store_link_ref): its own id, at most max calls; linking again
+	 * replaces the caller's own links under it, never another's; digits alone are refused. */
+	const char *q_ref = "SELECT COUNT(*) FROM ffb_feedback_call_links WHERE feedback_id = 'bug-7Q2X'";
+	assert_int_equal(store_link_ref(st, "bug-7Q2X", "S1", "u1", win, now, 5, &linked, err), 0);
+	assert_int_equal(linked, 5);
+	assert_int_equal(store_link_ref(st, "bug-7Q2X", NULL, "u2", win, now, 0, &linked, err), 0);
+	assert_int_equal(linked, 1); /* u2's one call */
+	assert_int_equal(count(c->d, q_ref), 6);
+	assert_int_equal(store_link_ref(st, "bug-7Q2X", "S1", "u1", win, now, 3, &linked, err), 0);
+	assert_int_equal(linked, 3);
+	assert_int_equal(count(c->d, q_ref), 4); /* u1's five replaced by three, u2's kept */
+	assert_int_equal(count(c->d, "SELECT COUNT(*) FROM ffb_feedback"), 3); /* no report made */
+	assert_int_equal(store_link_ref(st, "42", "S1", "u1", win, now, 0, &linked, err), AS_EINVAL);
+	assert_non_null(strstr(err, "digits alone"));
+	assert_int_equal(store_link_ref(st, "", "S1", "u1", win, now, 0, &linked, err), AS_EINVAL);
+	assert_int_equal(store_link_ref(st, "x", NULL, NULL, win, now, 0, &linked, err), AS_EINVAL);
 	store_free(st);
 }
 

@@ -190,6 +190,25 @@ static int put_payload(struct cv_arena *a, struct cv *f, const char *key, const 
 	return rc;
 }
 
+/* The enricher (records.extra_keys): those keys of the result's structuredContent, as
+ * found, into the record's extra column (redacted there like a result); NULL when none. */
+static json_t *extra_of(const struct callrec *t, const json_t *sc)
+{
+	if (!t->cfg.nextra_keys || !json_is_object(sc))
+		return NULL;
+	json_t *x = json_object();
+	for (size_t i = 0; x && i < t->cfg.nextra_keys; i++) {
+		json_t *v = json_object_get(sc, t->cfg.extra_keys[i]);
+		if (v)
+			json_object_set(x, t->cfg.extra_keys[i], v);
+	}
+	if (x && !json_object_size(x)) {
+		json_decref(x);
+		x = NULL;
+	}
+	return x;
+}
+
 static void send_rec(struct callrec *t, struct crec *c, int outcome, const char *etype, const char *emsg, int64_t rsz,
 		     const json_t *payload)
 {
@@ -205,7 +224,7 @@ static void send_rec(struct callrec *t, struct crec *c, int outcome, const char 
 	if (t->nbatch == PROTO_CALLRECS_MAX || t->bytes > (1u << 20))
 		callrec_flush(t);
 	struct cv_arena *a = &t->a;
-	struct cv *f = ipc_frame_new(a, F_CALLREC, 17); /* one item of the batch, in a frame's shape */
+	struct cv *f = ipc_frame_new(a, F_CALLREC, 19); /* one item of the batch, in a frame's shape */
 	int rc = !f || ipc_put_uint(a, f, "conn", c->conn) || ipc_put_text(a, f, "rid", c->rid, strlen(c->rid)) ||
 		 ipc_put_text(a, f, "tool", c->tool, strlen(c->tool)) ||
 		 (c->up[0] && ipc_put_text(a, f, "up", c->up, strlen(c->up))) || ipc_put_uint(a, f, "t0", c->t0_ms) ||
@@ -219,6 +238,10 @@ static void send_rec(struct callrec *t, struct crec *c, int outcome, const char 
 		size_t n = strlen(emsg);
 		rc = ipc_put_text(a, f, "emsg", emsg, text_cut(emsg, n, PROTO_REC_ERROR_MAX));
 	}
+	json_t *extra = outcome != 2 ? extra_of(t, payload) : NULL;
+	if (!rc && extra)
+		rc = put_payload(a, f, "extra", "xtot", extra);
+	json_decref(extra);
 	if (!rc && c->args) {
 		rc = put_payload(a, f, "args", "atot", c->args);
 		if (!rc && payload)

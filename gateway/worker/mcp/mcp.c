@@ -196,6 +196,7 @@ static const struct {
     {"notifications/cancelled", MCP_M_CANCELLED, MCP_MSG_NOTIFICATION},
     {"notifications/progress", MCP_M_PROGRESS, MCP_MSG_NOTIFICATION},
     {"notifications/roots/list_changed", MCP_M_ROOTS_LIST_CHANGED, MCP_MSG_NOTIFICATION},
+    {"notifications/assent/defaults", MCP_M_ASSENT_DEFAULTS, MCP_MSG_NOTIFICATION},
 };
 
 enum mcp_method mcp_method_lookup(const char *name, size_t len, enum mcp_kind *kind)
@@ -777,6 +778,23 @@ int mcp_cancelled(const json_t *params, struct mcp_id *request_id, char reason[M
 			       json_kind(r));
 	if (json_is_string(r))
 		mcp_copy_declared(reason, MCP_REASON_MAX, r);
+	return 0;
+}
+
+int mcp_defaults(const json_t *params, uint32_t *timeout, char *err)
+{
+	*timeout = 0;
+	const json_t *t = params ? json_object_get(params, "timeoutSeconds") : NULL;
+	if (!json_is_integer(t))
+		return as_fail(err, AS_EINVAL,
+			       "notifications/assent/defaults: timeoutSeconds: expected an integer, got %s",
+			       t ? json_kind(t) : "nothing");
+	json_int_t v = json_integer_value(t);
+	if (v < 1 || v > MCP_TIMEOUT_MAX)
+		return as_fail(err, AS_EINVAL,
+			       "notifications/assent/defaults: timeoutSeconds: expected 1 to %d, got %lld",
+			       MCP_TIMEOUT_MAX, (long long)v);
+	*timeout = (uint32_t)v;
 	return 0;
 }
 

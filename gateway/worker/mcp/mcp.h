@@ -83,6 +83,7 @@ enum mcp_method {
 	MCP_M_TASKS_LIST,	  /* tasks/list (2025-11-25 only) */
 	MCP_M_TASKS_CANCEL,	  /* tasks/cancel */
 	MCP_M_TASKS_UPDATE,	  /* tasks/update (the 2026-07-28 extension only) */
+	MCP_M_ASSENT_DEFAULTS,	  /* notifications/assent/defaults: the stdio bridge's (mcp_defaults) */
 };
 
 struct mcp_msg {
@@ -204,6 +205,13 @@ int mcp_tools_call(const json_t *params, enum mcp_tool *tool, const json_t **arg
 /* notifications/cancelled params: requestId (string or integer) and an optional
  * reason (copied, cut to MCP_REASON_MAX bytes at a character boundary). */
 int mcp_cancelled(const json_t *params, struct mcp_id *request_id, char reason[MCP_REASON_MAX + 1], char *err);
+
+/* notifications/assent/defaults params, which `assentd --stdio` sends first on its
+ * connection: timeoutSeconds, the client's own FEEDBACK_TIMEOUT_SECONDS (an integer
+ * 1..MCP_TIMEOUT_MAX), the default of every request_feedback on that connection that
+ * gives no timeout_override. It is the agent's own default, asking no more than a
+ * timeout_override on each call would: the signer caps it alike. *timeout is 0 on error. */
+int mcp_defaults(const json_t *params, uint32_t *timeout, char *err);
 
 /* ---- request_feedback ---- */
 

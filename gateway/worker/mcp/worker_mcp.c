@@ -69,9 +69,10 @@ struct mconn {
 	char head[MCP_PEEK_HEAD], tail[MCP_PEEK_TAIL]; /* of the line being skipped: where its id may be */
 	size_t headn, tailn;
 	struct mcp_client client;
-	uint64_t hreq; /* HTTP: the request whose message is being handled (the signer measured its peer) */
-	int modern;    /* a 2026-07-28 request came on it: results carry resultType */
-	int stateless; /* HTTP 2026-07-28: the connection is one request's, ended with it */
+	uint64_t hreq;	       /* HTTP: the request whose message is being handled (the signer measured its peer) */
+	int modern;	       /* a 2026-07-28 request came on it: results carry resultType */
+	int stateless;	       /* HTTP 2026-07-28: the connection is one request's, ended with it */
+	uint32_t dflt_timeout; /* stdio: the bridge's notifications/assent/defaults, 0 when none */
 	int used;
 };
 
@@ -543,6 +544,8 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		struct buf act;
 		buf_init(&act, MCP_ACTION_MAX);
 		int rc = mcp_check_request_feedback(args, &fb, err);
+		if (rc == 0 && !fb.timeout) /* the client's own FEEDBACK_TIMEOUT_SECONDS, through its bridge */
+			fb.timeout = c->dflt_timeout;
 		enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
 		if (rc == 0 && era && !tcall_add(w, c->id, rid, T_CREATE, era, NULL))
 			rc = as_fail(err, AS_ENOMEM, "too many task calls at once; try again");
@@ -690,15 +693,30 @@ static void qa_defs_make(struct mw *w)
 	    "inputSchema", "type", "object", "properties", "kind", "type", "string", "maxLength", 128, "key", "type",
 	    "string", "maxLength", 255, "attrs", "type", "object", "call_id", "type", "string", "required", "kind",
 	    "additionalProperties", 0, "outputSchema", "type", "object", "properties", "queued", "type", "boolean");
-	char *as = a ? json_dumps(a, JSON_COMPACT) : NULL, *es = e ? json_dumps(e, JSON_COMPACT) : NULL;
+	char lk[64];
+	snprintf(lk, sizeof lk, "%slink_feedback", w->qa);
+	json_t *l = json_pack(
+	    "{s:s,s:s,s:s,s:{s:s,s:{s:{s:s,s:i,s:i},s:{s:s,s:i,s:i}},s:[s],s:b},s:{s:s,s:{s:{s:s},s:{s:s}}}}", "name",
+	    lk, "title", "Link your recent calls to a report", "description",
+	    "Attach the calls you made before now (in this session first, then lately as this agent) to a report "
+	    "kept elsewhere, under its id there (bug-7Q2X, 42): the people who own the tools read them with it. "
+	    "Linking again under the same id replaces its links. Answers {feedback_id, linked_calls}.",
+	    "inputSchema", "type", "object", "properties", "feedback_id", "type", "string", "minLength", 1, "maxLength",
+	    PROTO_FEEDBACK_REF_MAX, "n", "type", "integer", "minimum", 1, "maximum", 20, "required", "feedback_id",
+	    "additionalProperties", 0, "outputSchema", "type", "object", "properties", "feedback_id", "type", "string",
+	    "linked_calls", "type", "integer");
+	char *as = a ? json_dumps(a, JSON_COMPACT) : NULL, *es = e ? json_dumps(e, JSON_COMPACT) : NULL,
+	     *ls = l ? json_dumps(l, JSON_COMPACT) : NULL;
 	json_decref(a);
 	json_decref(e);
+	json_decref(l);
 	free(w->qa_defs);
 	w->qa_defs = NULL;
-	if (as && es && asprintf(&w->qa_defs, "%s,%s", as, es) < 0)
+	if (as && es && ls && asprintf(&w->qa_defs, "%s,%s,%s", as, es, ls) < 0)
 		w->qa_defs = NULL;
 	free(as);
 	free(es);
+	free(ls);
 	set_catalog(w, NULL, 0);
 }
 
@@ -774,30 +792,53 @@ static int qa_event_fields(struct cv_arena *a, struct cv *f, const json_t *args,
 	return rc ? -1 : 0;
 }
 
+/* qa_link_feedback's arguments into F_QA: an outside report's id (printable, no control
+ * characters) and how many calls at most (the recorder's STORE_LINKS_MAX, 20). */
+static int qa_link_fields(struct cv_arena *a, struct cv *f, const json_t *args, char *err)
+{
+	const char *ref = qa_text(args, "feedback_id", PROTO_FEEDBACK_REF_MAX, 1, err);
+	if (QA_BAD(ref))
+		return AS_EINVAL;
+	for (const unsigned char *p = (const unsigned char *)ref; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return as_fail(err, AS_EINVAL, "feedback_id: no control characters");
+	const json_t *n = json_object_get(args, "n");
+	if (n && (!json_is_integer(n) || json_integer_value(n) < 1 || json_integer_value(n) > 20))
+		return as_fail(err, AS_EINVAL, "n: expected an integer from 1 to 20");
+	return ipc_put_text(a, f, "op", "link", 4) || ipc_put_text(a, f, "ref", ref, strlen(ref)) ||
+		       (n && ipc_put_uint(a, f, "limit", (uint64_t)json_integer_value(n)))
+		   ? -1
+		   : 0;
+}
+
 /* 1 when name is a QA tool (answered here or by the signer later), else 0. */
 static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const char *name)
 {
 	size_t pl = strlen(w->qa);
 	if (!pl || strncmp(name, w->qa, pl) ||
-	    (strcmp(name + pl, "submit_feedback") && strcmp(name + pl, "record_event")))
+	    (strcmp(name + pl, "submit_feedback") && strcmp(name + pl, "record_event") &&
+	     strcmp(name + pl, "link_feedback")))
 		return 0;
-	int submit = !strcmp(name + pl, "submit_feedback");
+	int submit = !strcmp(name + pl, "submit_feedback"), link = !strcmp(name + pl, "link_feedback");
 	const json_t *args = json_object_get(m->params, "arguments");
 	char err[AS_ERRLEN] = "", rid[PROTO_RID_MAX + 1];
 	id_json(&m->id, rid);
 	static const char *const sub_keys[] = {"type", "title", "description", "contact"};
 	static const char *const ev_keys[] = {"kind", "key", "attrs", "call_id"};
+	static const char *const link_keys[] = {"feedback_id", "n", "", ""};
 	const char *k;
 	json_t *v;
 	json_object_foreach((json_t *)args, k, v)
 	{
-		const char *const *ks = submit ? sub_keys : ev_keys;
+		const char *const *ks = submit ? sub_keys : link ? link_keys : ev_keys;
 		size_t i = 0;
-		while (i < 4 && strcmp(ks[i], k))
+		while (i < 4 && (!ks[i][0] || strcmp(ks[i], k)))
 			i++;
 		if (i == 4 && !err[0])
 			as_fail(err, AS_EINVAL, "unknown argument \"%.64s\" (%s takes %s)", k, name,
-				submit ? "type, title, description, contact" : "kind, key, attrs, call_id");
+				submit ? "type, title, description, contact"
+				: link ? "feedback_id, n"
+				       : "kind, key, attrs, call_id");
 	}
 	if (args && !json_is_object(args))
 		as_fail(err, AS_EINVAL, "arguments: expected an object");
@@ -809,7 +850,9 @@ static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const
 	int rc = !f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 		 (decl[0] && ipc_put_text(a, f, "client", decl, strlen(decl)));
 	if (!err[0] && !rc)
-		rc = submit ? qa_submit_fields(a, f, args, err) : qa_event_fields(a, f, args, err);
+		rc = submit ? qa_submit_fields(a, f, args, err)
+		     : link ? qa_link_fields(a, f, args, err)
+			    : qa_event_fields(a, f, args, err);
 	if (err[0] || rc) {
 		answer_tool_error(c, &m->id, err[0] ? err : "the report is too large");
 		return 1;
@@ -1057,6 +1100,8 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 				id_json(&rq, rid);
 				send_about(w, F_CANCEL, c->id, rid);
 			}
+		} else if (m.m == MCP_M_ASSENT_DEFAULTS && !c->http && mcp_defaults(m.params, &c->dflt_timeout, err)) {
+			wlog(w, "warning", "mcp: %s", err);
 		}
 		return;
 	}
