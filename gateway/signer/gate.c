@@ -1003,8 +1003,8 @@ struct dispatched { /* a dispatch entry waiting for its commit */
 
 static void dispatch_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
 {
-	struct dispatched *d = (struct dispatched *)o->d;
-	o->d = NULL;
+	struct dispatched *d = o->own;
+	o->own = NULL;
 	if (!pos) {
 		slog("error", "dispatch of %s not recorded: %s; not forwarded", d->sid, err);
 		refuse_g(s, d->g, d->sid, d->conn, d->rid,
@@ -1061,7 +1061,7 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 	d->rule = rule;
 	snprintf(d->sid, sizeof d->sid, "%s", sid);
 	snprintf(d->rid, sizeof d->rid, "%s", rid);
-	o->d = (struct decision *)d; /* dispatch_done's own record, never a struct decision */
+	o->own = d; /* dispatch_done's own record */
 }
 
 /* finish() of a gated call: approved, it is dispatched; otherwise the agent hears why
@@ -1311,8 +1311,8 @@ static void call_answer(struct signer *s, const struct gcall *c, json_t *res, co
 
 static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
 {
-	struct outcome_wait *w = (struct outcome_wait *)o->d;
-	o->d = NULL;
+	struct outcome_wait *w = o->own;
+	o->own = NULL;
 	if (!pos) /* the server ran it: the agent hears its result, and the log why the ledger does not */
 		slog("error", "outcome of %s not recorded: %s", w->c.sid, err);
 	json_t *facts = facts_call(&w->c, "forwarded");
@@ -1379,7 +1379,7 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 	w->c = copy;
 	w->res = res;
 	w->text = text ? strdup(text) : NULL;
-	o->d = (struct decision *)w; /* outcome_done's own record */
+	o->own = w; /* outcome_done's own record */
 }
 
 static void stale_add(struct upw *u, uint64_t cid)

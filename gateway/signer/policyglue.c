@@ -118,8 +118,8 @@ struct pdecided { /* a decision the policy made at once, waiting for its commit 
 static void policy_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
 {
 	struct req *r = o->it.data;
-	struct pdecided *pd = (struct pdecided *)o->d;
-	o->d = NULL;
+	struct pdecided *pd = o->own;
+	o->own = NULL;
 	int allow = r->pd.action == POL_ALLOW;
 	json_t *res;
 	if (!pos) {
@@ -202,7 +202,7 @@ void policy_decide(struct signer *s, const struct conn *c, const struct pq_item 
 	}
 	o->it = *it;
 	o->conn = r->conn;
-	o->d = (struct decision *)pd;	      /* policy_done's own record; never a struct decision */
+	o->own = pd;			      /* policy_done's own record */
 	pd->tr.session_id = o->it.session_id; /* *it is the caller's, gone by the commit */
 }
 

@@ -284,7 +284,7 @@ int request_over_limit(struct signer *s, const struct conn *c, uid_t uid, const 
 	oc.blocking += waiters_of(s, c->owner);	 /* get_feedback calls held open count too */
 	for (size_t i = 0; i < s->nbatch; i++) { /* requests not yet on disk count too */
 		const struct op *o = s->batch[i];
-		if (o->it.data && !o->d && same_principal(o->it.data, &oc)) {
+		if (o->it.data && !o->d && !o->own && same_principal(o->it.data, &oc)) {
 			oc.pending++;
 			oc.blocking += o->it.blocking != 0;
 		}
@@ -623,7 +623,7 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	}
 	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */
 		struct op *o = s->batch[i];
-		if (o->it.data && o->it.blocking && !o->d && o->conn == c->id &&
+		if (o->it.data && o->it.blocking && !o->d && !o->own && o->conn == c->id &&
 		    !strcmp(((struct req *)o->it.data)->rid, r))
 			o->cancelled = 1;
 	}

@@ -244,6 +244,8 @@ struct op {
 	int cancelled;	   /* a request whose caller cancelled or left before it was on disk */
 	int web;	   /* conn is a web request of the review worker (hreq), not a control connection */
 	struct decision *d;
+	void *own;		 /* instead of d: the record its own done callback reads (a dispatch, an outcome, a
+				  * policy decision: gate.c, policyglue.c); requests.c counts neither as a request waiting */
 	struct op_held *held;	 /* op_add_held: the fields below and what they point into */
 	json_t *answer;		 /* a quorum's approval: the reviewer's answer, sent once it is on disk */
 	const struct cv *fields; /* kept decoded for the ledger (enc is then empty) */
