@@ -502,6 +502,11 @@ static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		const json_t *ref = json_object_get(p, "ref");
 		const char *type = json_string_value(json_object_get(ref, "type")), *up = NULL;
 		json_t *q = json_deep_copy(p);
+		/* the agent's _meta (its revision's envelope, its progress token) is about its
+		 * connection to assent: a server that speaks 2026-07-28 would take the envelope for
+		 * a request of that revision under 2025 headers, and refuse it */
+		if (json_is_object(q))
+			json_object_del(q, "_meta");
 		if (type && !strcmp(type, "ref/prompt")) {
 			const json_t *rt = json_object_get(json_object_get(w->more, "prompt_routes"),
 							   json_string_value(json_object_get(ref, "name")) ?: "");
