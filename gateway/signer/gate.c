@@ -557,7 +557,9 @@ static const char *tool_take(struct signer *s, struct upw *u, const json_t *j, s
 	for (size_t t = 0; t < u->ntools; t++)
 		if (!strcmp(u->tools[t].name, name))
 			return "the server lists it twice";
-	json_t *def = json_pack("{s:s,s:O}", "name", exposed, "inputSchema", in);
+	/* assent can hold any call for a reviewer: a client may make it a task of assent's own */
+	json_t *def =
+	    json_pack("{s:s,s:O,s:{s:s}}", "name", exposed, "inputSchema", in, "execution", "taskSupport", "optional");
 	const char *title = tool_text(j, "title"), *desc = tool_text(j, "description");
 	if (title)
 		json_object_set_new(def, "title", json_string(title));

@@ -5,7 +5,7 @@ An allowed call asked as a task completes with the upstream's result; a held cal
 is working while it waits, is approved by a reviewer (assent approve, single-user), completes,
 and tasks/result gives the upstream's own result with the gate's _meta and the related task; a
 held call rejected ends with an isError result and nothing upstream; tasks/cancel of a held call
-cancels it."""
+cancels it. Every gated tool is listed with execution.taskSupport "optional"."""
 import json, os, subprocess, sys, time
 
 build, state, policy, ups, log = sys.argv[1:6]
@@ -95,6 +95,19 @@ send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVer
 init = wait_id(1)
 check(init and "result" in init, "initialize")
 send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+# the upstream's tools say a spec client may make their calls tasks (a held call may wait long)
+gated = []
+for _ in range(200):
+    rid[0] += 1
+    send({"jsonrpc": "2.0", "id": rid[0], "method": "tools/list"})
+    gated = [t for t in ((wait_id(rid[0]) or {}).get("result") or {}).get("tools", []) if "__" in t["name"]]
+    if gated:
+        break
+    time.sleep(0.05)
+check(gated and all((t.get("execution") or {}).get("taskSupport") == "optional" for t in gated),
+      "every gated tool is listed with execution.taskSupport optional (%s)"
+      % [(t["name"], t.get("execution")) for t in gated][:3])
 
 # an allowed call asked as a task
 r = call("fs__echo", {"text": "as a task"})
