@@ -190,6 +190,22 @@ c = wait_id(rid[0]) or {}
 check((c.get("result") or {}).get("status") == "cancelled", "tasks/cancel of a held call: cancelled")
 check(task_get(tid).get("status") == "cancelled", "... and it stays cancelled")
 check(not any("never.txt" in l for l in calls()), "... nothing reached the upstream")
+# 2026-07-28 on the same stdio connection (last: its requests carry their own capabilities): list changes are advertised only with a
+# subscriptions/listen to hear them on (assent has none: it advertises none)
+M26 = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+       "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "1"}}
+send({"jsonrpc": "2.0", "id": 2000, "method": "server/discover", "params": {"_meta": M26}})
+caps = ((wait_id(2000) or {}).get("result") or {}).get("capabilities") or {}
+send({"jsonrpc": "2.0", "id": 2001, "method": "subscriptions/listen",
+      "params": {"_meta": M26, "notifications": {"toolsListChanged": True}}})
+listen = wait_id(2001, 5) or {}
+advertised = [k for k in ("tools", "resources", "prompts") if (caps.get(k) or {}).get("listChanged")]
+check(caps.get("tools") is not None and (not advertised or listen.get("error", {}).get("code") != -32601),
+      "2026-07-28 server/discover advertises list changes (%s) only with subscriptions/listen answered (%s)"
+      % (advertised, listen.get("error") or listen.get("result") or "no answer yet"))
+check(not (caps.get("resources") or {}).get("subscribe"),
+      "... and no resources/subscribe, which that revision does not have (%s)" % caps.get("resources"))
+
 p.stdin.close()
 p.wait(timeout=30)
 print("1..%d" % n)

@@ -399,10 +399,13 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 }
 
 /* What the gate adds to the server's capabilities: the tools list changes, and the
- * upstreams' resources, prompts and completions are served. */
-static void gate_caps(const struct mw *w, json_t *caps)
+ * upstreams' resources, prompts and completions are served. In 2026-07-28 a change is heard
+ * only on a subscriptions/listen stream, which assent does not offer: no listChanged there,
+ * and no resources/subscribe (that revision has none). */
+static void gate_caps(const struct mw *w, json_t *caps, int modern)
 {
-	json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
+	if (!modern)
+		json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
 	if (json_array_size(json_object_get(w->more, "resources")) ||
 	    json_array_size(json_object_get(w->more, "resourceTemplates")))
 		json_object_set_new(caps, "resources", json_object());
@@ -410,7 +413,7 @@ static void gate_caps(const struct mw *w, json_t *caps)
 		json_object_set_new(caps, "prompts", json_object());
 	if (json_is_true(json_object_get(w->more, "completions")))
 		json_object_set_new(caps, "completions", json_object());
-	if (json_is_true(json_object_get(w->more, "subscribe")) && json_object_get(caps, "resources"))
+	if (!modern && json_is_true(json_object_get(w->more, "subscribe")) && json_object_get(caps, "resources"))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 }
 
@@ -1000,7 +1003,7 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	case MCP_M_DISCOVER: {
 		json_t *d = mcp_discover_result(ASSENT_VERSION);
 		if (w->routes)
-			gate_caps(w, json_object_get(d, "capabilities"));
+			gate_caps(w, json_object_get(d, "capabilities"), 1);
 		mcp_line_result(&c->out, &m->id, d, NULL);
 		return; /* it carries its resultType already */
 	}
@@ -1093,7 +1096,7 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		} else {
 			if (w->routes) /* the gate: the upstreams' tools change as their servers come and go */
-				gate_caps(w, json_object_get(res, "capabilities"));
+				gate_caps(w, json_object_get(res, "capabilities"), 0);
 			c->listed = 1;
 			mcp_line_result(&c->out, &m.id, res, NULL);
 		}
