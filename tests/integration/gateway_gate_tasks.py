@@ -206,6 +206,12 @@ check(caps.get("tools") is not None and (not advertised or listen.get("error", {
 check(not (caps.get("resources") or {}).get("subscribe"),
       "... and no resources/subscribe, which that revision does not have (%s)" % caps.get("resources"))
 
+# the server's start-up roots/list (no call carries it) is answered with the entry's "roots"
+roots = [json.loads(l.split(" ", 1)[1]) for l in calls() if l.startswith("roots/list ")]
+want = [{"uri": "file://" + os.path.join(os.path.dirname(log), "root"), "name": os.path.join(os.path.dirname(log), "root")},
+        {"uri": "file:///srv/a%20dir", "name": "/srv/a dir"}]
+check(roots and roots[0].get("roots") == want, "the server's start-up roots/list is answered with the entry's roots (%s)"
+      % (roots[:1],))
 p.stdin.close()
 p.wait(timeout=30)
 print("1..%d" % n)
