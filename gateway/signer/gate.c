@@ -557,7 +557,9 @@ static const char *tool_take(struct signer *s, struct upw *u, const json_t *j, s
 	for (size_t t = 0; t < u->ntools; t++)
 		if (!strcmp(u->tools[t].name, name))
 			return "the server lists it twice";
-	json_t *def = json_pack("{s:s,s:O}", "name", exposed, "inputSchema", in);
+	/* assent can hold any call for a reviewer: a client may make it a task of assent's own */
+	json_t *def =
+	    json_pack("{s:s,s:O,s:{s:s}}", "name", exposed, "inputSchema", in, "execution", "taskSupport", "optional");
 	const char *title = tool_text(j, "title"), *desc = tool_text(j, "description");
 	if (title)
 		json_object_set_new(def, "title", json_string(title));
@@ -1605,6 +1607,28 @@ static void up_refuse(struct signer *s, int k, const char *sid, const char *why)
 	json_decref(e);
 }
 
+/* A server's roots/list that no single call's client can answer (at start-up, or with several
+ * calls in flight), answered as a client would: with the entry's "roots" (none: empty). */
+static void up_roots(struct signer *s, int k, const char *sid)
+{
+	const struct upw *u = upw_of(s, k);
+	json_t *list = json_array();
+	static char uri[3 * UP_STRING_MAX + 8];
+	for (size_t i = 0; u && list && i < u->cfg->nroots; i++)
+		if (upstreams_file_uri(u->cfg->roots[i], uri, sizeof uri) == 0)
+			json_array_append_new(list, json_pack("{s:s,s:s}", "uri", uri, "name", u->cfg->roots[i]));
+	json_t *r = json_pack("{s:o}", "roots", list);
+	struct buf b;
+	buf_init(&b, PROTO_UP_NOTE_MAX);
+	char err[AS_ERRLEN];
+	if (r && call_value_encode(r, PROTO_UP_NOTE_MAX, &b, err) == 0)
+		up_answer(s, k, sid, "result", b.p, b.len);
+	else
+		up_refuse(s, k, sid, "the configured roots do not fit one answer");
+	buf_free(&b);
+	json_decref(r);
+}
+
 int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -1620,6 +1644,11 @@ int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
 	/* Over stdio a server's request names no call: it is relayed only when it can be only
 	 * one agent's, the client of the one call in flight to this server. */
 	struct gcall *c = only_call(s, s->cur);
+	if (!c && cv_text_eq(mt, "roots/list")) { /* no one client to ask: the operator's roots */
+		json_decref(params);
+		up_roots(s, s->cur, sid);
+		return 0;
+	}
 	struct gask *q = NULL;
 	for (size_t i = 0; c && i < GASKS_MAX && !q; i++)
 		if (!s->asks[i].used)

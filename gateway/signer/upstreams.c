@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,51 @@ static int args_of(const struct ctx *c, const json_t *v, struct upstream *u)
 	return 0;
 }
 
+/* "roots": absolute directories the server's roots/list is answered with. */
+static int roots_of(const struct ctx *c, const json_t *v, struct upstream *u)
+{
+	if (!json_is_array(v))
+		return bad(c, "\"roots\" must be an array of absolute paths, not %s", json_kind(v));
+	if (json_array_size(v) > UP_ROOTS_MAX)
+		return bad(c, "\"roots\" has %zu items; at most %u", json_array_size(v), UP_ROOTS_MAX);
+	if (!(u->roots = calloc(json_array_size(v) + 1, sizeof *u->roots)))
+		return as_fail(c->err, AS_ENOMEM, "out of memory");
+	size_t i;
+	const json_t *x;
+	json_array_foreach(v, i, x)
+	{
+		char label[32];
+		snprintf(label, sizeof label, "roots[%zu]", i);
+		GUARD(abs_path(c, x, label, &u->roots[i]));
+		u->nroots++;
+	}
+	return 0;
+}
+
+int upstreams_file_uri(const char *path, char *out, size_t max)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+	if (max < 8)
+		return AS_ETOOBIG;
+	memcpy(out, "file://", 7);
+	n = 7;
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		int plain = isalnum(*p) || strchr("-._~/", *p);
+		if (n + (plain ? 1 : 3) >= max)
+			return AS_ETOOBIG;
+		if (plain) {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n] = 0;
+	return 0;
+}
+
 /* https://HOST[:PORT][/PATH] or http:// to a loopback host (common/urlsplit.h). */
 static int url_of(const struct ctx *c, struct upstream *u)
 {
@@ -216,6 +262,8 @@ static int server_of(struct ctx *c, const char *name, const json_t *v, struct up
 				   u->name, UP_SEPARATOR);
 		u->bare = 1;
 	}
+	if ((x = json_object_get(v, "roots")))
+		GUARD(roots_of(c, x, u));
 	if (u->kind == UP_STDIO) {
 		GUARD(str_of(c, cmd, "command", 0, &u->command));
 		if ((x = json_object_get(v, "args")))
@@ -346,6 +394,9 @@ void upstreams_free(struct upstreams *u)
 		free(x->path);
 		pairs_free(x->headers, x->nheaders);
 		free(x->ca);
+		for (size_t k = 0; x->roots && x->roots[k]; k++) /* the one a refusal left too */
+			free(x->roots[k]);
+		free(x->roots);
 	}
 	free(u->u);
 	free(u);

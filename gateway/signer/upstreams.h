@@ -1,7 +1,7 @@
 /* The upstream MCP servers assent stands in front of (issue 15), as an operator lists
  * them: the `mcpServers` JSON MCP clients already use (claude_desktop_config.json,
  * .mcp.json, Cursor's mcp.json), so an existing client configuration is handed over as
- * it is, plus assent's own optional fields (cwd, uid, ca). assent.upstreams(5) is the
+ * it is, plus assent's own optional fields (cwd, uid, ca, prefix, roots). assent.upstreams(5) is the
  * reference. This module only reads and checks the file: every refusal names the file,
  * the server and what is wrong. Pure over memory (upstreams_parse) plus one file read. */
 #ifndef ASSENT_UPSTREAMS_H
@@ -18,6 +18,7 @@
 #define UP_ENV_MAX 256	   /* env entries, and headers, of one server */
 #define UP_STRING_MAX 4096 /* any one string */
 #define UP_SEPARATOR "__"  /* between an upstream's name and its tool's */
+#define UP_ROOTS_MAX 64	   /* "roots" of one server */
 
 enum up_kind { UP_STDIO = 1, UP_HTTP };
 
@@ -29,6 +30,10 @@ struct upstream {
 	char name[UP_NAME_MAX + 1];
 	enum up_kind kind;
 	int bare; /* "prefix": "": its tools are served under their own names, not NAME__TOOL */
+	/* assent's own "roots": absolute directories, the answer to the server's roots/list when
+	 * no one call's client can answer it (at start-up, or with several calls in flight) */
+	char **roots;
+	size_t nroots;
 	/* UP_STDIO: run command with args, in cwd (NULL: the daemon's), as uid when has_uid,
 	 * with exactly env as its environment (the server's credentials live here) */
 	char *command;
@@ -63,5 +68,8 @@ int upstreams_parse(const char *text, size_t n, const char *file, struct upstrea
 /* Read path (at most UP_FILE_MAX bytes) and parse it. */
 int upstreams_load(const char *path, struct upstreams **out, char *err);
 void upstreams_free(struct upstreams *u);
+/* path (absolute) as a file:// URI into out (max bytes with its NUL; 3 * UP_STRING_MAX + 8
+ * holds any): bytes other than unreserved ones and '/' percent-encoded. 0, or AS_ETOOBIG. */
+int upstreams_file_uri(const char *path, char *out, size_t max);
 
 #endif

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # The MCP conformance suite (0.2.0-alpha.12 under the pinned Node 22, as conformance.sh runs it)
 # against the fixture upstream (tests/mcp/upstream_fixture.mjs: the suite's fixture tools,
-# resources and prompts on the official SDK), once per spec revision, in two columns:
-#   direct:         the fixture over Streamable HTTP, called by the suite itself;
-#   through assent: assentd --upstreams naming the fixture as a stdio upstream with
-#                   "prefix": "" (its tools under their own names) and an allow-all policy,
-#                   the suite on assentd's agent listener (anonymous, loopback).
+# resources and prompts on the official SDK), once per spec revision, in three columns:
+#   direct:        the fixture over Streamable HTTP, called by the suite itself;
+#   through stdio: assentd --upstreams naming the fixture as a stdio upstream with
+#                  "prefix": "" (its tools under their own names) and an allow-all policy,
+#                  the suite on assentd's agent listener (anonymous, loopback);
+#   through url:   the same with the fixture served over Streamable HTTP (--http) as a url
+#                  upstream (http://127.0.0.1:PORT/mcp).
 # Revisions as conformance.sh: 2025-11-25 (--spec-version 2025-11-25 --suite all) and
 # 2026-07-28 (--requirements 2026-07-28). A fresh server per run. TAP: that each direct run ran
 # enough scenarios, that each scenario the fixture is built for passes directly
 # (conformance_fixture_table.py DIRECT_EXPECTED), and that every scenario that passed directly
-# passes through assent too; the through-assent column is skipped (`# SKIP gate not built`)
-# while build/assentd --help does not mention --upstreams. Then both columns side by side.
+# passes through assent too, over either kind of upstream; the through-assent columns are
+# skipped (`# SKIP gate not built`) while build/assentd --help does not mention --upstreams.
+# Then the columns side by side.
 . "$(dirname "$0")/../lib.sh"
 ASSENTD=$ROOT/build/assentd
 MCP=$ROOT/tests/mcp/node_modules
@@ -57,39 +60,53 @@ suite() {
 	echo "# $name: conformance server $* exited $rc"
 }
 
-# direct VER ARGS...: a fresh fixture over HTTP, the suite against it
-direct() {
-	local ver=$1 port="" pid
-	shift
-	"$NODE22" "$FIXTURE" --http >"$T/fixture-$ver.port" 2>"$T/fixture-$ver.log" &
-	pid=$!
-	PIDS+=("$pid")
+# fixture NAME: a fresh fixture over Streamable HTTP; its port in $FPORT, its pid in $FPID
+fixture() {
+	local name=$1
+	FPORT="" FPID=""
+	"$NODE22" "$FIXTURE" --http >"$T/fixture-$name.port" 2>"$T/fixture-$name.log" &
+	FPID=$!
+	PIDS+=("$FPID")
 	for _ in $(seq 200); do
-		port=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$T/fixture-$ver.port")
-		[ -n "$port" ] && break
+		FPORT=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$T/fixture-$name.port")
+		[ -n "$FPORT" ] && break
 		sleep 0.05
 	done
-	if [ -z "$port" ]; then
-		not_ok "$ver: the fixture did not start: $(tail -3 "$T/fixture-$ver.log")"
-		return
-	fi
-	# localhost, not 127.0.0.1: dns-rebinding-protection sends Host/Origin localhost:PORT as the valid case.
-	suite "direct-$ver" "http://localhost:$port/mcp" "$@"
-	check "$ver: the fixture is still running after the suite" kill -0 "$pid"
-	stop_pid "$pid"
+	[ -n "$FPORT" ] || not_ok "$name: the fixture did not start: $(tail -3 "$T/fixture-$name.log")"
+	[ -n "$FPORT" ]
 }
 
-# gate VER ARGS...: a fresh assentd in front of the fixture (stdio upstream, prefix ""), allow-all
-gate() {
-	local ver=$1 d=$T/gate-$1 hp=""
+# direct VER ARGS...: a fresh fixture over HTTP, the suite against it
+direct() {
+	local ver=$1
 	shift
+	fixture "direct-$ver" || return
+	# localhost, not 127.0.0.1: dns-rebinding-protection sends Host/Origin localhost:PORT as the valid case.
+	suite "direct-$ver" "http://localhost:$FPORT/mcp" "$@"
+	check "$ver: the fixture is still running after the suite" kill -0 "$FPID"
+	stop_pid "$FPID"
+}
+
+# gate KIND VER ARGS...: a fresh assentd in front of the fixture (prefix ""), allow-all; KIND
+# stdio: the fixture as its child; url: a fresh fixture over Streamable HTTP as a url upstream
+gate() {
+	local kind=$1 ver=$2 d=$T/gate-$1-$2 hp="" fpid=""
+	shift 2
 	mkdir -p "$d"
-	cat >"$d.upstreams.json" <<-EOF
-		{"mcpServers": {"fixture": {"command": "$NODE22", "args": ["$FIXTURE"], "prefix": ""}}}
-	EOF
+	if [ "$kind" = url ]; then
+		fixture "gate-url-$ver" || return
+		fpid=$FPID
+		cat >"$d.upstreams.json" <<-EOF
+			{"mcpServers": {"fixture": {"url": "http://127.0.0.1:$FPORT/mcp", "prefix": ""}}}
+		EOF
+	else
+		cat >"$d.upstreams.json" <<-EOF
+			{"mcpServers": {"fixture": {"command": "$NODE22", "args": ["$FIXTURE"], "prefix": ""}}}
+		EOF
+	fi
 	printf 'allow upstream "*"\ndefault allow\n' >"$d.policy"
 	if ! "$ASSENT" policy check "$d.policy" >"$d.check" 2>&1; then
-		not_ok "$ver: assent policy check refuses the allow-all policy: $(head -c 300 "$d.check")"
+		not_ok "$kind $ver: assent policy check refuses the allow-all policy: $(head -c 300 "$d.check")"
 		return
 	fi
 	env FEEDBACK_ALLOW_ANONYMOUS=true ASSENT_SINGLE_USER=1 ASSENT_HTTP_MAX_SESSIONS=4096 \
@@ -101,7 +118,7 @@ gate() {
 		sleep 0.05
 	done
 	if [ -z "$hp" ]; then
-		not_ok "$ver: assentd --upstreams did not start: $(tail -3 "$d.log")"
+		not_ok "$kind $ver: assentd --upstreams did not start: $(tail -3 "$d.log")"
 		return
 	fi
 	# The upstream starts in the background: wait until its tools are listed through assent.
@@ -131,11 +148,13 @@ gate() {
 		    time.sleep(0.25)
 		sys.exit(1)
 	PYEOF
-		not_ok "$ver: the fixture's tools never showed in assentd's tools/list: $(tail -3 "$d.log")"
+		not_ok "$kind $ver: the fixture's tools never showed in assentd's tools/list: $(tail -3 "$d.log")"
 	fi
-	suite "gate-$ver" "http://localhost:${hp##*:}/mcp" "$@"
-	check "$ver: assentd is still running after the suite" kill -0 "$(daemon_pid "$d")"
+	suite "gate-$kind-$ver" "http://localhost:${hp##*:}/mcp" "$@"
+	check "$kind $ver: assentd is still running after the suite" kill -0 "$(daemon_pid "$d")"
 	stop_pid "$(daemon_pid "$d")"
+	[ -z "$fpid" ] || check "url $ver: the fixture is still running after the suite" kill -0 "$fpid"
+	stop_pid "$fpid"
 }
 
 ARGS_2025=(--spec-version 2025-11-25 --suite all)
@@ -143,11 +162,14 @@ ARGS_2026=(--requirements 2026-07-28)
 direct 2025-11-25 "${ARGS_2025[@]}"
 direct 2026-07-28 "${ARGS_2026[@]}"
 if [ -z "$GATE_SKIP" ]; then
-	gate 2025-11-25 "${ARGS_2025[@]}"
-	gate 2026-07-28 "${ARGS_2026[@]}"
-	G25=$T/out-gate-2025-11-25 G26=$T/out-gate-2026-07-28
+	for kind in stdio url; do
+		gate $kind 2025-11-25 "${ARGS_2025[@]}"
+		gate $kind 2026-07-28 "${ARGS_2026[@]}"
+	done
+	G25=$T/out-gate-stdio-2025-11-25:$T/out-gate-url-2025-11-25
+	G26=$T/out-gate-stdio-2026-07-28:$T/out-gate-url-2026-07-28
 else
-	G25="-$GATE_SKIP" G26="-$GATE_SKIP"
+	G25="-$GATE_SKIP:-$GATE_SKIP" G26="-$GATE_SKIP:-$GATE_SKIP"
 fi
 
 # The minimum counts are below what 0.2.0-alpha.12 runs (33 and 51): a run that stops early fails.

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Read the conformance suite's results against the fixture upstream (tests/mcp/upstream_fixture.mjs)
-called directly and through assentd (the fixture as a stdio upstream with "prefix": ""), one
-`-o DIR` per spec version and column, and print, for tests/integration/conformance_fixture.sh:
+called directly and through assentd (the fixture as a stdio upstream and as a url upstream, each
+with "prefix": ""), one `-o DIR` per spec version and column, and print, for tests/integration/conformance_fixture.sh:
   - `PASS desc` / `FAIL desc` per version: the direct run ran at least MIN scenarios;
   - per scenario the fixture is built to pass directly (DIRECT_EXPECTED): it did;
-  - per scenario that passed directly: it passes through assent too (or `SKIP desc` per
-    version when the gate column was not run, with the reason);
-  - the table scenario x (version, direct | through assent), and what failed, as `# ...` lines.
-Arguments: VERSION:MIN:DIRECT_DIR:GATE_DIR  (GATE_DIR `-REASON` when not run).
+  - per scenario that passed directly: it passes through assent too, over each kind of upstream
+    (or `SKIP desc` per version and kind when that column was not run, with the reason);
+  - the table scenario x (version, direct | stdio | url), the pass counts, and what failed, as
+    `# ...` lines.
+Arguments: VERSION:MIN:DIRECT_DIR:STDIO_DIR:URL_DIR  (a gate DIR is `-REASON` when not run).
 
 Judging is conformance_table.py's without its n/a list (that list is for a server of its own
 tools; the fixture has the fixture tools): a FAILURE fails the scenario unless the suite marks
@@ -52,21 +53,24 @@ DIRECT_EXPECTED = {
 }
 
 
+COLUMNS = ("stdio", "url")  # the upstream kinds of the through-assent columns
+
 # Scenarios that pass directly and not through assent, each with why: what the gate does not do
-# yet (README "assent in front of your MCP servers", Not yet). Reported as SKIP with the reason
+# yet (README "assent in front of your MCP servers", Not yet), per (upstream kind, version,
+# scenario). Reported as SKIP with the reason
 # (never as a pass), and listed under the table; when one starts to pass through assent its
 # entry must go (a PASS of a listed gap is reported as a failure, so that the list stays true).
 MRTR = ("over stdio the fixture's multi-round-trip tools ask the client during the call (their 2025 form: "
         "elicitation/create, sampling/createMessage, roots/list requests); assent relays those to a 2025 client "
         "but does not offer them to a 2026-07-28 client as an input_required result (the upstream's request is "
         "refused -32601 and the call ends isError)")
-GATE_GAPS = {
-    ("2025-11-25", "server-sse-polling"): "assentd's Streamable HTTP has no SSE resumption (Last-Event-ID), which "
-                                          "this scenario polls for",
-}
-for _sc in ("basic-elicitation", "basic-list-roots", "basic-sampling", "capability-check", "multi-round",
-            "multiple-input-requests", "non-tool-request", "request-state", "result-type", "tampered-state"):
-    GATE_GAPS[("2026-07-28", "input-required-result-" + _sc)] = MRTR
+GATE_GAPS = {}
+for _col in COLUMNS:
+    GATE_GAPS[(_col, "2025-11-25", "server-sse-polling")] = ("assentd's Streamable HTTP has no SSE resumption "
+                                                             "(Last-Event-ID), which this scenario polls for")
+    for _sc in ("basic-elicitation", "basic-list-roots", "basic-sampling", "capability-check", "multi-round",
+                "multiple-input-requests", "non-tool-request", "request-state", "result-type", "tampered-state"):
+        GATE_GAPS[(_col, "2026-07-28", "input-required-result-" + _sc)] = MRTR
 
 
 def judge(checks):
@@ -94,49 +98,74 @@ def judge(checks):
     return "pass", "%d checks passed" % passed
 
 
+def gate_line(ver, col, sc, dv, gv, gd):
+    """The TAP line for one scenario through assent over one kind of upstream, and its table cell."""
+    gap = GATE_GAPS.get((col, ver, sc))
+    if dv != "pass" or gv == "skip":
+        return None, gv
+    if gap and gv != "pass":
+        return "SKIP conformance %s %s through assent (%s upstream): not yet: %s" % (ver, sc, col, gap), "gap"
+    if gap:
+        return "FAIL conformance %s %s through assent (%s upstream) passes now: take it out of GATE_GAPS" % (
+            ver, sc, col), gv
+    return "%s conformance %s %s through assent (%s upstream): %s" % ("PASS" if gv == "pass" else "FAIL", ver, sc,
+                                                                     col, clip(gd, 200)), gv
+
+
 def main(argv):
     runs = []
     for arg in argv:
-        ver, n, direct, gate = arg.split(":", 3)
-        runs.append((ver, int(n), direct, gate))
+        ver, n, direct, stdio, url = arg.split(":", 4)
+        runs.append((ver, int(n), direct, {"stdio": stdio, "url": url}))
     table, failing = {}, []
-    for ver, n, direct, gate in runs:
+    for ver, n, direct, gates in runs:
         d = read_run(direct)
-        g = read_run(gate) if not gate.startswith("-") else None
+        g = {c: read_run(gates[c]) if not gates[c].startswith("-") else None for c in COLUMNS}
         if len(d) >= n:
             print("PASS %s: the suite ran %d scenarios against the fixture directly (at least %d)" % (ver, len(d), n))
         else:
             print("FAIL %s: the suite ran only %d scenarios against the fixture directly, wanted %d" % (ver, len(d), n))
-        for sc in sorted(set(d) | set(g or {})):
+        names = set(d)
+        for c in COLUMNS:
+            names |= set(g[c] or {})
+        for sc in sorted(names):
             dv, dd = judge(d[sc]) if sc in d else ("-", "not run")
-            gv, gd = (judge(g[sc]) if sc in g else ("-", "not run")) if g is not None else ("skip", gate[1:])
-            table.setdefault(sc, {})[ver] = (dv, gv)
             if sc in DIRECT_EXPECTED.get(ver, ()):
                 print("%s conformance %s %s directly: %s" % ("PASS" if dv == "pass" else "FAIL", ver, sc, clip(dd, 200)))
             if dv == "fail":
                 failing.append("direct %s %s: %s" % (ver, sc, dd))
-            gap = GATE_GAPS.get((ver, sc))
-            if dv == "pass" and g is not None and gap and gv != "pass":
-                print("SKIP conformance %s %s through assent: not yet: %s" % (ver, sc, gap))
-                table[sc][ver] = (dv, "gap")
-            elif dv == "pass" and g is not None and gap:
-                print("FAIL conformance %s %s through assent passes now: take it out of GATE_GAPS" % (ver, sc))
-            elif dv == "pass" and g is not None:
-                print("%s conformance %s %s through assent: %s" % ("PASS" if gv == "pass" else "FAIL", ver, sc,
-                                                                   clip(gd, 200)))
-            if gv == "fail":
-                failing.append("through assent %s %s: %s" % (ver, sc, gd))
-        if g is None:
-            print("SKIP %s through assent: %s" % (ver, gate[1:]))
+            cells = [dv]
+            for c in COLUMNS:
+                if g[c] is None:
+                    gv, gd = "skip", gates[c][1:]
+                else:
+                    gv, gd = judge(g[c][sc]) if sc in g[c] else ("-", "not run")
+                line, cell = gate_line(ver, c, sc, dv, gv, gd)
+                if line:
+                    print(line)
+                cells.append(cell)
+                if gv == "fail":
+                    failing.append("through assent (%s) %s %s: %s" % (c, ver, sc, gd))
+            table.setdefault(sc, {})[ver] = cells
+        for c in COLUMNS:
+            if g[c] is None:
+                print("SKIP %s through assent (%s upstream): %s" % (ver, c, gates[c][1:]))
     width = max([len(s) for s in table] + [8])
-    print("# %-*s  %s" % (width, "scenario", "  ".join("%-24s" % v for v, *_ in runs)))
-    print("# %-*s  %s" % (width, "", "  ".join("%-11s %-12s" % ("direct", "via assent") for _ in runs)))
+    print("# %-*s  %s" % (width, "scenario", "  ".join("%-26s" % v for v, *_ in runs)))
+    print("# %-*s  %s" % (width, "", "  ".join("%-8s %-8s %-8s" % ("direct", "stdio", "url") for _ in runs)))
     for sc in sorted(table):
-        cells = ["%-11s %-12s" % table[sc].get(v, ("-", "-")) for v, *_ in runs]
+        cells = ["%-8s %-8s %-8s" % tuple(table[sc].get(v, ("-", "-", "-"))) for v, *_ in runs]
         print("# %-*s  %s" % (width, sc, "  ".join(cells)))
+    for ver, *_ in runs:
+        counts = {"direct": 0, "stdio": 0, "url": 0}
+        for sc in table:
+            for k, v in zip(("direct", "stdio", "url"), table[sc].get(ver, ("-", "-", "-"))):
+                counts[k] += v == "pass"
+        print("# %s passes: direct %d, through stdio %d, through url %d" % (ver, counts["direct"], counts["stdio"],
+                                                                         counts["url"]))
     print("# -: not run at that version; skip: the gate column was not run; gap: what the gate does not do yet:")
-    for (v, sc), why in sorted(GATE_GAPS.items()):
-        print("#   %s %s: %s" % (v, sc, why))
+    for (c, v, sc), why in sorted(GATE_GAPS.items()):
+        print("#   %s %s (%s upstream): %s" % (v, sc, c, why))
     for f in failing:
         print("# failing " + clip(f, 300))
     return 0

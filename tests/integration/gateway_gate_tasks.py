@@ -5,7 +5,7 @@ An allowed call asked as a task completes with the upstream's result; a held cal
 is working while it waits, is approved by a reviewer (assent approve, single-user), completes,
 and tasks/result gives the upstream's own result with the gate's _meta and the related task; a
 held call rejected ends with an isError result and nothing upstream; tasks/cancel of a held call
-cancels it."""
+cancels it. Every gated tool is listed with execution.taskSupport "optional"."""
 import json, os, subprocess, sys, time
 
 build, state, policy, ups, log = sys.argv[1:6]
@@ -96,6 +96,19 @@ init = wait_id(1)
 check(init and "result" in init, "initialize")
 send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
+# the upstream's tools say a spec client may make their calls tasks (a held call may wait long)
+gated = []
+for _ in range(200):
+    rid[0] += 1
+    send({"jsonrpc": "2.0", "id": rid[0], "method": "tools/list"})
+    gated = [t for t in ((wait_id(rid[0]) or {}).get("result") or {}).get("tools", []) if "__" in t["name"]]
+    if gated:
+        break
+    time.sleep(0.05)
+check(gated and all((t.get("execution") or {}).get("taskSupport") == "optional" for t in gated),
+      "every gated tool is listed with execution.taskSupport optional (%s)"
+      % [(t["name"], t.get("execution")) for t in gated][:3])
+
 # an allowed call asked as a task
 r = call("fs__echo", {"text": "as a task"})
 tid = ((r or {}).get("result") or {}).get("task", {}).get("taskId")
@@ -177,6 +190,28 @@ c = wait_id(rid[0]) or {}
 check((c.get("result") or {}).get("status") == "cancelled", "tasks/cancel of a held call: cancelled")
 check(task_get(tid).get("status") == "cancelled", "... and it stays cancelled")
 check(not any("never.txt" in l for l in calls()), "... nothing reached the upstream")
+# 2026-07-28 on the same stdio connection (last: its requests carry their own capabilities): list changes are advertised only with a
+# subscriptions/listen to hear them on (assent has none: it advertises none)
+M26 = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+       "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "1"}}
+send({"jsonrpc": "2.0", "id": 2000, "method": "server/discover", "params": {"_meta": M26}})
+caps = ((wait_id(2000) or {}).get("result") or {}).get("capabilities") or {}
+send({"jsonrpc": "2.0", "id": 2001, "method": "subscriptions/listen",
+      "params": {"_meta": M26, "notifications": {"toolsListChanged": True}}})
+listen = wait_id(2001, 5) or {}
+advertised = [k for k in ("tools", "resources", "prompts") if (caps.get(k) or {}).get("listChanged")]
+check(caps.get("tools") is not None and (not advertised or listen.get("error", {}).get("code") != -32601),
+      "2026-07-28 server/discover advertises list changes (%s) only with subscriptions/listen answered (%s)"
+      % (advertised, listen.get("error") or listen.get("result") or "no answer yet"))
+check(not (caps.get("resources") or {}).get("subscribe"),
+      "... and no resources/subscribe, which that revision does not have (%s)" % caps.get("resources"))
+
+# the server's start-up roots/list (no call carries it) is answered with the entry's "roots"
+roots = [json.loads(l.split(" ", 1)[1]) for l in calls() if l.startswith("roots/list ")]
+want = [{"uri": "file://" + os.path.join(os.path.dirname(log), "root"), "name": os.path.join(os.path.dirname(log), "root")},
+        {"uri": "file:///srv/a%20dir", "name": "/srv/a dir"}]
+check(roots and roots[0].get("roots") == want, "the server's start-up roots/list is answered with the entry's roots (%s)"
+      % (roots[:1],))
 p.stdin.close()
 p.wait(timeout=30)
 print("1..%d" % n)

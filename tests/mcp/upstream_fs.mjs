@@ -37,6 +37,8 @@
 //     resources       also serves two text resources (file:///README, test://status) and a template
 //                     (fs://{path}, a file under the root): resources/* passthrough
 //     prompts         also serves one prompt, summarize_file {path}: prompts/* passthrough
+//     roots           after initialize: asks its client roots/list (a start-up request no call
+//                     carries) and appends `roots/list RESULT-or-ERROR-JSON` to UPSTREAM_CALL_LOG
 import { appendFileSync, readFileSync, readdirSync, realpathSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -54,7 +56,7 @@ const root = realpathSync(resolve(arg("--root") ?? process.env.UPSTREAM_ROOT ?? 
 const secret = process.env.UPSTREAM_SECRET ?? "";
 const callLog = process.env.UPSTREAM_CALL_LOG;
 const modes = new Set((process.env.UPSTREAM_MODE ?? "").split(",").map((s) => s.trim()).filter(Boolean));
-const KNOWN = ["crash-on-call", "hang", "garbage", "flood", "slow-start", "resources", "prompts"];
+const KNOWN = ["crash-on-call", "hang", "garbage", "flood", "slow-start", "resources", "prompts", "roots"];
 for (const m of modes) {
   if (!KNOWN.includes(m)) {
     process.stderr.write(`upstream_fs: unknown UPSTREAM_MODE ${m} (known: ${KNOWN.join(", ")})\n`);
@@ -195,6 +197,9 @@ function hook(transport) {
 }
 
 function afterInitialize(server) {
+  if (modes.has("roots"))
+    server.server.listRoots().then((r) => r, (e) => ({ error: { code: e.code, message: e.message } }))
+      .then((r) => { if (callLog) appendFileSync(callLog, `roots/list ${JSON.stringify(r)}\n`); });
   if (modes.has("garbage") && !useHttp) {
     process.stdout.write("this is not JSON\n{\"jsonrpc\": \"2.0\", broken\n\u0000\u0001 binary \u00ff\n");
     process.stdout.write("x".repeat(10 << 20) + "\n");

@@ -240,6 +240,19 @@ static void test_task_shapes(void **state)
 	assert_string_equal(json_string_value(json_object_get(g26, "status")), "completed");
 	assert_false(json_is_true(json_object_get(json_object_get(g26, "result"), "isError")));
 	assert_string_equal(json_string_value(json_object_get(g26, "resultType")), "complete");
+	/* the inlined result is one of 2026-07-28 too: resultType "complete" (issue 29) */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(g26, "result"), "resultType")),
+			    "complete");
+	assert_null(json_object_get(json_object_get(g25, "result"), "resultType"));
+	/* a gated call's own result (the upstream's CallToolResult) inlined the same way */
+	json_t *gdone = J("{\"state\":\"done\",\"session_id\":\"req-7\",\"created_ms\":1,\"updated_ms\":2,"
+			  "\"result\":{\"io.assent/call_result\":{\"content\":[],\"isError\":false}}}");
+	json_t *gg26 = mcp_task_get(MCP_TASK_2026, gdone);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(gg26, "result"), "resultType")),
+			    "complete");
+	assert_non_null(json_object_get(json_object_get(gg26, "result"), "content"));
+	json_decref(gdone);
+	json_decref(gg26);
 	json_t *can = J("{\"state\":\"cancelled\",\"session_id\":\"req-4\",\"created_ms\":1,\"updated_ms\":2}");
 	assert_string_equal(mcp_task_status(MCP_TASK_2026, can), "cancelled");
 	json_t *lst = J("{\"tasks\":[{\"state\":\"working\",\"session_id\":\"req-5\",\"created_ms\":1},"

@@ -142,12 +142,40 @@ static void test_limits(void **state)
 	assert_int_equal(upstreams_load("/nonexistent/upstreams.json", &u, err), AS_ENOTFOUND);
 }
 
+/* "roots": absolute directories, either kind of server; a refusal frees what it read */
+static void test_roots(void **state)
+{
+	(void)state;
+	struct upstreams *u = parse_ok("{\"mcpServers\":{\"a\":{\"command\":\"x\",\"roots\":[\"/srv/a dir\",\"/w\"]},"
+				       "\"b\":{\"url\":\"http://127.0.0.1:1/mcp\",\"roots\":[]}}}");
+	assert_int_equal(u->u[0].nroots, 2);
+	assert_string_equal(u->u[0].roots[0], "/srv/a dir");
+	assert_int_equal(u->u[1].nroots, 0);
+	upstreams_free(u);
+	static const char *const refused[] = {
+	    "{\"mcpServers\":{\"a\":{\"command\":\"x\",\"roots\":\"/srv\"}}}",
+	    "{\"mcpServers\":{\"a\":{\"command\":\"x\",\"roots\":[\"/srv\",\"rel\"]}}}",
+	    "{\"mcpServers\":{\"a\":{\"command\":\"x\",\"roots\":[3]}}}",
+	};
+	char err[AS_ERRLEN];
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		assert_int_equal(upstreams_parse(refused[i], strlen(refused[i]), "f", &u, err), AS_EINVAL);
+		assert_non_null(strstr(err, "roots"));
+	}
+	char uri[64];
+	assert_int_equal(upstreams_file_uri("/srv/a dir/%é", uri, sizeof uri), 0);
+	assert_string_equal(uri, "file:///srv/a%20dir/%25%C3%A9");
+	assert_int_equal(upstreams_file_uri("/srv/a dir", uri, 17), AS_ETOOBIG);
+	assert_int_equal(upstreams_file_uri("/srv/a dir", uri, 20), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_client_config_as_is),
 	    cmocka_unit_test(test_refusals_name_file_server_and_what),
 	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_roots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,8 +118,13 @@ json_t *mcp_task_get(enum mcp_task_era era, const json_t *st)
 	const json_t *res = json_object_get(st, "result");
 	if (t && era == MCP_TASK_2026) {
 		json_object_set_new(t, "resultType", json_string("complete"));
-		if (res && !strcmp(status, "completed")) /* DetailedTask: the result inlined */
-			json_object_set_new(t, "result", mcp_tool_result(json_deep_copy(res)));
+		json_t *r = res && !strcmp(status, "completed") ? mcp_tool_result(json_deep_copy(res)) : NULL;
+		/* DetailedTask: the result inlined, a result of this revision like any other
+		 * (@modelcontextprotocol/ext-tasks refuses one without its resultType) */
+		if (r && !json_object_get(r, "resultType"))
+			json_object_set_new(r, "resultType", json_string("complete"));
+		if (r)
+			json_object_set_new(t, "result", r);
 	}
 	return t;
 }

@@ -393,10 +393,13 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 }
 
 /* What the gate adds to the server's capabilities: the tools list changes, and the
- * upstreams' resources, prompts and completions are served. */
-static void gate_caps(const struct mw *w, json_t *caps)
+ * upstreams' resources, prompts and completions are served. In 2026-07-28 a change is heard
+ * only on a subscriptions/listen stream, which assent does not offer: no listChanged there,
+ * and no resources/subscribe (that revision has none). */
+static void gate_caps(const struct mw *w, json_t *caps, int modern)
 {
-	json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
+	if (!modern)
+		json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
 	if (json_array_size(json_object_get(w->more, "resources")) ||
 	    json_array_size(json_object_get(w->more, "resourceTemplates")))
 		json_object_set_new(caps, "resources", json_object());
@@ -404,7 +407,7 @@ static void gate_caps(const struct mw *w, json_t *caps)
 		json_object_set_new(caps, "prompts", json_object());
 	if (json_is_true(json_object_get(w->more, "completions")))
 		json_object_set_new(caps, "completions", json_object());
-	if (json_is_true(json_object_get(w->more, "subscribe")) && json_object_get(caps, "resources"))
+	if (!modern && json_is_true(json_object_get(w->more, "subscribe")) && json_object_get(caps, "resources"))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 }
 
@@ -496,6 +499,11 @@ static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 		const json_t *ref = json_object_get(p, "ref");
 		const char *type = json_string_value(json_object_get(ref, "type")), *up = NULL;
 		json_t *q = json_deep_copy(p);
+		/* the agent's _meta (its revision's envelope, its progress token) is about its
+		 * connection to assent: a server that speaks 2026-07-28 would take the envelope for
+		 * a request of that revision under 2025 headers, and refuse it */
+		if (json_is_object(q))
+			json_object_del(q, "_meta");
 		if (type && !strcmp(type, "ref/prompt")) {
 			const json_t *rt = json_object_get(json_object_get(w->more, "prompt_routes"),
 							   json_string_value(json_object_get(ref, "name")) ?: "");
@@ -1031,7 +1039,7 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	case MCP_M_DISCOVER: {
 		json_t *d = mcp_discover_result(ASSENT_VERSION);
 		if (w->routes)
-			gate_caps(w, json_object_get(d, "capabilities"));
+			gate_caps(w, json_object_get(d, "capabilities"), 1);
 		mcp_line_result(&c->out, &m->id, d, NULL);
 		return; /* it carries its resultType already */
 	}
@@ -1126,7 +1134,7 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		} else {
 			if (w->routes) /* the gate: the upstreams' tools change as their servers come and go */
-				gate_caps(w, json_object_get(res, "capabilities"));
+				gate_caps(w, json_object_get(res, "capabilities"), 0);
 			c->listed = 1;
 			mcp_line_result(&c->out, &m.id, res, NULL);
 		}

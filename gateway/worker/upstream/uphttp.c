@@ -128,11 +128,16 @@ void uphttp_attach(struct uphttp *h, int fd)
 
 unsigned uphttp_wanted(const struct uphttp *h, unsigned asked)
 {
-	unsigned have = 0;
-	for (size_t i = 0; i < UPHTTP_CONNS; i++)
+	unsigned have = 0, busy = 0;
+	for (size_t i = 0; i < UPHTTP_CONNS; i++) {
 		have += uhttp_fd(h->c[i]) >= 0;
-	/* one connection always (the server may speak first on it), more while messages wait */
-	unsigned want = h->qn > 1 ? (unsigned)(h->qn < UPHTTP_CONNS ? h->qn : UPHTTP_CONNS) : 1;
+		busy += h->busy[i] != 0;
+	}
+	/* One connection always (the server may speak first on it), and one for each waiting
+	 * message beside those busy: a server that asks its client something during a call
+	 * holds the call's connection until it has the answer, which must leave at once. */
+	size_t need = busy + h->qn;
+	unsigned want = need < 1 ? 1 : (unsigned)(need < UPHTTP_CONNS ? need : UPHTTP_CONNS);
 	return want > have + asked ? want - have - asked : 0;
 }
 
