@@ -48,17 +48,10 @@ struct rec {
 	uint64_t written, dropped, failed, events, sent_sig;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* A failure, logged at most every 10 s (the counters say how many). */
 static void fail_log(struct rec *r, const char *what, const char *err)
 {
-	uint64_t now = now_ms();
+	uint64_t now = now_unix_ms();
 	if (now - r->last_log_ms < 10000)
 		return;
 	r->last_log_ms = now;
@@ -128,7 +121,7 @@ static void on_call(struct rec *r, const struct cv *body)
 		rec_call_free(&c);
 		return;
 	}
-	if (r->nq + r->ne >= r->cfg.queue_max && now_ms() >= r->retry_ms)
+	if (r->nq + r->ne >= r->cfg.queue_max && now_unix_ms() >= r->retry_ms)
 		flush(r, 1);			 /* a database that keeps up: a small queue is written, not dropped */
 	if (r->nq + r->ne >= r->cfg.queue_max) { /* full: dropped and counted, as the seed's queue does */
 		r->dropped++;
@@ -147,7 +140,7 @@ static void on_call(struct rec *r, const struct cv *body)
 		r->qcap = cap;
 	}
 	if (!r->nq && !r->ne)
-		r->first_ms = now_ms();
+		r->first_ms = now_unix_ms();
 	r->q[r->nq++] = c;
 }
 
@@ -177,7 +170,7 @@ static void on_event(struct rec *r, const struct cv *body)
 		rec_event_free(&e);
 		return;
 	}
-	if (r->nq + r->ne >= r->cfg.queue_max && now_ms() >= r->retry_ms)
+	if (r->nq + r->ne >= r->cfg.queue_max && now_unix_ms() >= r->retry_ms)
 		flush(r, 1);
 	if (r->nq + r->ne >= r->cfg.queue_max) { /* the same queue and the same drop-and-count as calls */
 		r->dropped++;
@@ -196,7 +189,7 @@ static void on_event(struct rec *r, const struct cv *body)
 		r->ecap = cap;
 	}
 	if (!r->nq && !r->ne)
-		r->first_ms = now_ms();
+		r->first_ms = now_unix_ms();
 	r->e[r->ne++] = e;
 }
 
@@ -264,7 +257,7 @@ static void on_query(struct rec *r, const struct cv *body)
 			     "the records database is unavailable now (the daemon's log says why); try again");
 		return;
 	}
-	int64_t now = (int64_t)now_ms();
+	int64_t now = (int64_t)now_unix_ms();
 	int64_t id = (int64_t)ufield(body, "id");
 	char type[17], status[17], user[128], ckind[16], client[256], session[80], key[256];
 	const char *ty = field(body, "type", type, sizeof type), *stt = field(body, "status", status, sizeof status);
@@ -375,7 +368,7 @@ static void on_query(struct rec *r, const struct cv *body)
 
 static void flush(struct rec *r, int force)
 {
-	uint64_t now = now_ms();
+	uint64_t now = now_unix_ms();
 	size_t waiting = r->nq + r->ne;
 	if (!waiting || (!force && waiting < BATCH_MAX && now - r->first_ms < FLUSH_MS) ||
 	    (!force && now < r->retry_ms))
@@ -437,7 +430,7 @@ static void flush(struct rec *r, int force)
 
 static void stats(struct rec *r, int force)
 {
-	uint64_t now = now_ms(),
+	uint64_t now = now_unix_ms(),
 		 sig = r->written * 31 + r->dropped * 7 + r->failed * 3 + r->nq + r->ne * 5 + r->events * 11;
 	if (!force && (now < r->next_stats_ms || sig == r->sent_sig))
 		return;
@@ -499,7 +492,7 @@ static int setup(struct rec *r, uid_t uid, char *err)
 	r->jsonl = r->cfg.jsonl[0] && fcntl(RECORDER_JSONL_FD, F_GETFD) >= 0 ? RECORDER_JSONL_FD : -1;
 	uint64_t seed;
 	if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
-		seed = now_ms() * 2654435761u;
+		seed = now_unix_ms() * 2654435761u;
 	if (prep_init(&r->p, &r->cfg, seed, err) != 0)
 		return AS_EINVAL;
 	struct confine_opts co = {.dir = !strncmp(r->cfg.database, "sqlite:", 7) && r->dir[0] ? r->dir : NULL,

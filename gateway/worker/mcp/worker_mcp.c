@@ -938,13 +938,6 @@ static void task_method(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 	}
 }
 
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The signer's answer to a task operation, in the shape of the task's revision. */
 static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, const struct mcp_id *id, const char *js,
 			size_t jsn, int iserr)
@@ -957,7 +950,7 @@ static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, co
 	switch (t->kind) {
 	case T_CREATE: /* refused before it was queued: as a blocking call would hear it */
 		res = iserr || !j ? mcp_tool_error(json_string_value(json_object_get(j, "error")) ?: "refused")
-				  : mcp_task_created(t->era, j, wall_ms(), &sync);
+				  : mcp_task_created(t->era, j, now_unix_ms(), &sync);
 		break;
 	case T_RESULT:
 		if (iserr || !j) {
