@@ -49,7 +49,9 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	if (d->tr.assurance && !strcmp(d->tr.assurance, "self-attested")) /* the requester's own word */
 		json_object_set_new(res, "assurance", json_string("self-attested"));
 	free(jwt);
+	r->why = strcmp(d->outcome, "rejected") ? NULL : d->response; /* told to the webhooks */
 	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
+	r->why = NULL;
 	r->seq = pos->seq;
 	if (o->conn)
 		reply_to(s, o->conn, o->web,

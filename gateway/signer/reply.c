@@ -291,9 +291,11 @@ static void history_add(struct signer *s, const struct pq_item *it, const struct
 	struct recent x = {0};
 	snprintf(x.sid, sizeof x.sid, "%s", it->session_id);
 	snprintf(x.outcome, sizeof x.outcome, "%s", outcome);
-	/* No reviewer: the policy decided it at once (allow, deny), or its deadline passed (an ask). */
+	/* No reviewer: the agent cancelled it (or went), the policy decided it at once (allow,
+	 * deny), or its deadline passed (an ask). */
 	snprintf(x.by, sizeof x.by, "%s",
 		 reviewer				? reviewer
+		 : !strcmp(outcome, "cancelled")	? "agent"
 		 : r->has_pd && r->pd.action != POL_ASK ? "policy"
 							: "deadline");
 	snprintf(x.message, sizeof x.message, "%s", summary);
@@ -328,7 +330,7 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 	rec_event(s, "approval.decided", it->session_id,
 		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
 			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));
-	if (seq && strcmp(outcome, "cancelled"))
+	if (seq) /* cancellations too: the page's history and its Outcome filter show them */
 		history_add(s, it, r, outcome, reviewer, summary, seq);
 	json_t *j = json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "ts", (json_int_t)now_ms(), "level", "info",
 			      "event", "request_finished", "session_id", it->session_id, "timestamp",
@@ -412,6 +414,27 @@ static void collect_blocking(const struct pq_item *x, void *arg)
 		snprintf(c->sids[c->n++], PQ_SID_LEN + 1, "%s", x->session_id);
 }
 
+/* The cancelled entry is on disk (or could not be written): the log line, the metrics,
+ * the webhooks and the page's history, with the entry's seq. */
+static void cancelled_logged(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	if (!pos)
+		slog("error", "ledger: cancelled entry for %s: %s", o->it.session_id, err);
+	request_log(s, &o->it, o->it.data, "cancelled", NULL, pos ? pos->seq : 0);
+	req_free(o->it.data);
+}
+
+void request_cancelled(struct signer *s, struct pq_item *out, const char *reason)
+{
+	struct op *o = append_simple(s, "cancelled", out->session_id, reason, cancelled_logged);
+	if (o) {
+		o->it = *out;
+		return;
+	}
+	request_log(s, out, out->data, "cancelled", NULL, 0);
+	req_free(out->data);
+}
+
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
 {
 	/* Blocking requests whose caller went away are cancelled and ledgered as such;
@@ -423,11 +446,8 @@ void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
 		pq_each(s->q, collect_blocking, &c);
 		for (size_t i = 0; i < c.n; i++) {
 			struct pq_item out;
-			if (pq_remove(s->q, sids[i], &out) == 0) {
-				append_simple(s, "cancelled", out.session_id, reason, NULL);
-				request_log(s, &out, out.data, "cancelled", NULL, 0);
-				req_free(out.data);
-			}
+			if (pq_remove(s->q, sids[i], &out) == 0)
+				request_cancelled(s, &out, reason);
 		}
 	} while (c.n == c.max);
 	for (size_t i = 0; i < s->nbatch; i++) /* requests not yet on disk: cancelled once they are */

@@ -599,11 +599,8 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	struct find_ctx fc = {c->id, r, ""};
 	pq_each(s->q, find_rid, &fc);
 	struct pq_item out;
-	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0) {
-		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call", NULL);
-		request_log(s, &out, out.data, "cancelled", NULL, 0);
-		req_free(out.data);
-	}
+	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0)
+		request_cancelled(s, &out, "the agent cancelled the call");
 	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */
 		struct op *o = s->batch[i];
 		if (o->it.data && o->it.blocking && !o->d && o->conn == c->id &&

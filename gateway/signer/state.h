@@ -196,6 +196,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	struct gate_req *gate; /* a gated call (gate.c); NULL for request_feedback */
 	uint64_t seq;	       /* its decision's ledger sequence number, once decided */
 	unsigned told;	       /* notify.c: NOTIFY_REQUEST it waited for a person, NOTIFY_DEADLINE its end nears */
+	const char *why;       /* while request_log runs: a rejection's or cancellation's reason (NULL: none) */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
@@ -463,6 +464,9 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 void finish(struct signer *s, struct pq_item *it, json_t *result);
 json_t *result_base(const char *sid, const char *status, int approved);
 void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owner, uint64_t created_ms, json_t *result);
+/* A request out of the queue is cancelled: its entry, then the log, the webhooks and the
+ * history once it is on disk. Takes out->data. */
+void request_cancelled(struct signer *s, struct pq_item *out, const char *reason);
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 
 /* requests.c */
