@@ -185,6 +185,11 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 			char what[32];
 			snprintf(what, sizeof what, "%s added", kind);
 			rc = identity_entry(state, what, name, registry_groups_json(r, kind, name));
+			/* Not on the ledger: not added either. A command succeeds whole or says it failed. */
+			if (rc != 0 && (registry_remove(r, kind, name, err) != 0 || registry_save(r, state, err) != 0))
+				die(rc, "%s %s is registered but its ledger entry is missing: %s", kind, name, err);
+			else if (rc != 0)
+				die(rc, "%s %s was not added (the ledger entry could not be written)", kind, name);
 		}
 		if (rc == 0 && !strcmp(kind, "agent") && nu)
 			printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key)\n",
