@@ -713,6 +713,7 @@ int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
 	}
 	json_decref(list);
 	u->ready = 1;
+	s->w[s->cur].restarts = 0; /* its server runs and answered: the backoff starts over */
 	slog("info", "upstream %s: %zu tools served%s", u->cfg->name, u->ntools,
 	     left ? " (some left out: see above)" : "");
 	send_catalog(s);

@@ -660,7 +660,11 @@ int h_hello(void *ctx, struct ipc_frame *f, char *err)
 		return as_fail(err, AS_ECORRUPT, "hello from the %s worker says it is '%.*s'", s->w[s->cur].kind,
 			       (int)n, kind);
 	s->w[s->cur].state = S_READY;
-	s->w[s->cur].restarts = 0;
+	/* An upstream worker says hello before its server has run at all: its backoff starts
+	 * over only once the server answers (h_up_tools), so a command that does not exist
+	 * waits 1, 2, 4 ... 30 s between starts, not a second each. */
+	if (!IS_UP(s->cur))
+		s->w[s->cur].restarts = 0;
 	gate_hello(s, s->cur); /* the mcp worker learns the upstreams' tools */
 	return 0;
 }
