@@ -408,10 +408,13 @@ struct answer decide(struct signer *s, const struct who *c, const char *sid, con
 		     uint64_t n)
 {
 	struct answer rep = decide_checked(s, c, sid, outcome, text, n);
+	const char *why = rep.j ? json_string_value(json_object_get(rep.j, "error")) : NULL;
+	if (why && !strncmp(why, "refused: ", 9)) /* the reviewer's words begin so; the line says it once */
+		why += 9;
 	if (rep.j && rep.st != PS_OK)
 		slog("warning", "decision %s on %s by %s (%s%s%s, uid %d) refused: %s", outcome, sid, c->reviewer,
 		     c->channel, c->web ? " via " : "", c->web ? c->via : "", c->uid == (uid_t)-1 ? -1 : (int)c->uid,
-		     json_string_value(json_object_get(rep.j, "error")) ?: "?");
+		     why ? why : "?");
 	return rep;
 }
 

@@ -40,6 +40,7 @@ done
 check "alice sees the request pending ($SID)" test -n "$SID"
 expect_exit 1 "alice (the requester's uid) cannot approve it" as_agent "$ASSENT" --state "$S" approve "$SID"
 check "... told that it is her own request" sh -c "printf '%s' \"\$1\" | grep -q 'asked for $SID itself'" _ "$ERR"
+check "the daemon logs the refusal saying refused once" sh -c "grep -q 'decision approved on $SID by alice .* refused: uid' '$S/assentd.log' '$T/daemon.log' 2>/dev/null && ! grep -q 'refused: refused' '$S/assentd.log' '$T/daemon.log' 2>/dev/null"
 expect_exit 1 "a rejection still needs its reason" as_agent "$ASSENT" --state "$S" reject "$SID" -m ""
 expect_exit 0 "alice may reject her own request" as_agent "$ASSENT" --state "$S" reject "$SID" -m "not today"
 # With the rejection refused the agent would wait out its deadline: stop it then.

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Small dead ends of a first week (issue 29, 3), each as a new user met it: the identity
+# lists are tables (--json for machines); `agent add --uid` says that every stdio agent of
+# that uid becomes that agent.
+. "$(dirname "$0")/../lib.sh"
+S=$T/state
+"$ASSENT" --state "$S" reviewer add alice --uid 1000 --group dba --web >/dev/null
+"$ASSENT" --state "$S" agent add ci --audience tf-prod >/dev/null
+expect_exit 0 "agent add --uid" "$ASSENT" --state "$S" agent add localbot --uid 1001 --owner alice
+check "... says every stdio agent of uid 1001 is that agent from now on" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'Every stdio agent running as uid 1001, whatever client it is, is agent localbot from now on, with its audiences'" _ "$OUT"
+expect_exit 0 "agent list" "$ASSENT" --state "$S" agent list
+check "... is a table with a header" sh -c "printf '%s\n' \"\$1\" | head -1 | grep -Eq '^NAME +AUDIENCES +UIDS +OWNER$'" _ "$OUT"
+check "... a row per agent" sh -c "printf '%s\n' \"\$1\" | grep -Eq '^ci +tf-prod +- +-$' && printf '%s\n' \"\$1\" | grep -Eq '^localbot +- +1001 +alice$'" _ "$OUT"
+expect_exit 0 "agent list --json" "$ASSENT" --state "$S" agent list --json
+check "... is the JSON" sh -c "printf '%s' \"\$1\" | $PY -c 'import json,sys; a=json.load(sys.stdin); sys.exit(0 if [x[\"name\"] for x in a] == [\"ci\", \"localbot\"] else 1)'" _ "$OUT"
+expect_exit 0 "reviewer list" "$ASSENT" --state "$S" reviewer list
+check "... is a table too" sh -c "printf '%s\n' \"\$1\" | grep -Eq '^alice +1000 +dba +yes +-$'" _ "$OUT"
+done_testing
