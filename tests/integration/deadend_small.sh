@@ -16,4 +16,18 @@ expect_exit 0 "agent list --json" "$ASSENT" --state "$S" agent list --json
 check "... is the JSON" sh -c "printf '%s' \"\$1\" | $PY -c 'import json,sys; a=json.load(sys.stdin); sys.exit(0 if [x[\"name\"] for x in a] == [\"ci\", \"localbot\"] else 1)'" _ "$OUT"
 expect_exit 0 "reviewer list" "$ASSENT" --state "$S" reviewer list
 check "... is a table too" sh -c "printf '%s\n' \"\$1\" | grep -Eq '^alice +1000 +dba +yes +-$'" _ "$OUT"
+
+# The upstreams parser: a missing comma is said as such, and the input it quotes keeps its quotes.
+printf '{"mcpServers": {"a": {"command": "x" "args": []}}}' >"$T/u1.json"
+expect_exit 1 "upstreams check: a missing comma" "$ASSENT" upstreams check "$T/u1.json"
+expect_err "not JSON: a comma is missing before '\"args\"' \(line 1, column 43: a ',' or '\}' was expected\)" "... is said as a missing comma, the member quoted as written"
+printf '{"mcpServers": {"a": {"command": "x\377"}}}' >"$T/u2.json"
+expect_exit 1 "upstreams check: a byte that is not UTF-8" "$ASSENT" upstreams check "$T/u2.json"
+expect_err "unable to decode byte 0xff near '\"x' " "... quotes the input with its quote, not '?'"
+
+# A policy error's list of the words a rule may hold is whole.
+printf 'ask message ~ "x" quorum 2 bogus\n' >"$T/p.policy"
+expect_exit 1 "policy check: an unknown word" "$ASSENT" policy check "$T/p.policy"
+check "... lists every word a rule may hold, to the last (token)" \
+	sh -c "printf '%s' \"\$1\" | grep -q \"same-user, record, token): 'bogus'\$\"" _ "$ERR"
 done_testing
