@@ -30,4 +30,18 @@ printf 'ask message ~ "x" quorum 2 bogus\n' >"$T/p.policy"
 expect_exit 1 "policy check: an unknown word" "$ASSENT" policy check "$T/p.policy"
 check "... lists every word a rule may hold, to the last (token)" \
 	sh -c "printf '%s' \"\$1\" | grep -q \"same-user, record, token): 'bogus'\$\"" _ "$ERR"
+
+# A port given explicitly and taken by another program: the daemon stops naming the variable.
+mkfifo "$T/port"
+$PY -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True); sys.stdin.read()' <"$T/port" >"$T/port.out" &
+HOLDER=$!
+exec 4>"$T/port"
+for _ in $(seq 200); do [ -s "$T/port.out" ] && break; sleep 0.05; done
+P=$(cat "$T/port.out")
+FEEDBACK_SSE_PORT=$P expect_exit 2 "assentd with FEEDBACK_SSE_PORT=$P, which another program holds, stops" "$ROOT/build/assentd" --state "$T/s2"
+check "... naming the listener and its variable" sh -c "printf '%s' \"\$1\" | grep -q 'for the agent HTTP listener (FEEDBACK_SSE_PORT=$P): Address already in use; another program listens there'" _ "$ERR"
+ASSENT_REVIEW_PORT=$P expect_exit 2 "the same for the reviewer listener" "$ROOT/build/assentd" --state "$T/s2"
+check "... naming ASSENT_REVIEW_PORT" sh -c "printf '%s' \"\$1\" | grep -q 'for the reviewer listener (ASSENT_REVIEW_PORT=$P)'" _ "$ERR"
+exec 4>&-
+wait "$HOLDER"
 done_testing
