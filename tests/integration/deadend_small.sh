@@ -44,4 +44,12 @@ ASSENT_REVIEW_PORT=$P expect_exit 2 "the same for the reviewer listener" "$ROOT/
 check "... naming ASSENT_REVIEW_PORT" sh -c "printf '%s' \"\$1\" | grep -q 'for the reviewer listener (ASSENT_REVIEW_PORT=$P)'" _ "$ERR"
 exec 4>&-
 wait "$HOLDER"
+
+# The verifier's manual reads as words, not "DIR.Thatissafe...".
+if command -v man >/dev/null; then
+	MANWIDTH=200 man -l "$ROOT/verify/assent-verify.1" 2>/dev/null >"$T/verify.man"
+	check "assent-verify(1): 'in DIR. That is safe on a stopped ledger'" grep -Eq 'in DIR\. +That is safe on a stopped ledger' "$T/verify.man"
+else
+	ok "# SKIP no man to render assent-verify(1)"
+fi
 done_testing
