@@ -23,6 +23,9 @@ open_agent_sock "$S"
 [ "$(id -u)" -eq 0 ] && chmod 0666 "$S/control.sock"
 as_agent() { "${AGENT_PREFIX[@]}" "$@"; }
 
+R=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["review"])' "$S/assentd.json")
+check "GET /favicon.ico on the reviewer listener: 204, not a 404 on every page load" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "http://$R/favicon.ico")" = 204
 # The agent asks and waits (a deadline far beyond the test).
 mkfifo "$T/agent.out"
 as_agent "$PY" "$ROOT/tests/integration/restart_agent.py" "$ROOT/build" "$S" hold request_feedback \
