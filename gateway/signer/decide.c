@@ -383,6 +383,35 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 	return rep;
 }
 
+/* What the page shows a web reviewer of one request it lists: why they may not give its
+ * yes (approve, answer, select), and whether they may still reject it; "" and 1 when
+ * nothing stands in the way. The rule's own words, as a click would have them. */
+int decide_may(struct signer *s, const struct who *c, const struct pq_item *it, char *why, size_t n)
+{
+	const struct req *r = it->data;
+	const char *yes = !strcmp(r->type, "input")	  ? "answered"
+			  : !strcmp(r->type, "selection") ? "selected"
+							  : "approved";
+	struct decision_in in = {.sid = it->session_id, .outcome = yes, .text = "", .n = 1};
+	json_t *groups_doc = NULL;
+	const char **groups = NULL;
+	if (r->has_pd && r->pd.nreviewers)
+		reviewer_groups(s, c->reviewer, &groups_doc, &groups, &in.ngroups);
+	in.groups = groups;
+	decision_inputs(s, c, it, &in);
+	struct decision_verdict v;
+	decision_make(&in, &v);
+	why[0] = 0;
+	if (v.reason >= DECISION_NOT_NAMED && (v.reason <= DECISION_CHANNEL || v.reason == DECISION_APPROVED_ALREADY))
+		decision_message(&in, &v, why, n);
+	in.outcome = "rejected";
+	in.text = "-";
+	decision_make(&in, &v);
+	free(groups);
+	json_decref(groups_doc);
+	return !decision_refused(&v) || v.reason < DECISION_NOT_NAMED || v.reason > DECISION_CHANNEL;
+}
+
 struct answer decide_self_attested(struct signer *s, struct pq_item *it, const char *outcome, const char *text,
 				   uint64_t n)
 {

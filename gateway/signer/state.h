@@ -400,6 +400,7 @@ extern int log_min;
 uint64_t now_ms(void);
 int log_rank(const char *level);
 void slog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
+int decide_may(struct signer *s, const struct who *c, const struct pq_item *it, char *why, size_t n); /* decide.c */
 int no_reviewer_warning(struct signer *s, json_t *res);			/* decide.c: res NULL: the log */
 void wlog_line(const char *level, const char *worker, const char *msg); /* a worker's F_LOG */
 void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);

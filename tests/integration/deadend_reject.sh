@@ -17,6 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT
 "$ASSENT" --state "$S" reviewer add alice --uid "$AGENT_UID" >/dev/null
+TOKEN=$("$ASSENT" --state "$S" reviewer token alice | tail -1)
 "$ASSENTD" --state "$S" >"$T/daemon.log" 2>&1 &
 for _ in $(seq 400); do "$ASSENT" --state "$S" status >/dev/null 2>&1 && break; sleep 0.05; done
 open_agent_sock "$S"
@@ -41,6 +42,10 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 check "alice sees the request pending ($SID)" test -n "$SID"
+curl -s -H "Authorization: Bearer $TOKEN" "http://$R/review/api/pending" >"$T/pending.json"
+check "the page's list tells alice why she may not approve it, and that she may reject it (no live Approve)" \
+	$PY -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["requests"] if x["session_id"] == sys.argv[2]][0]
+sys.exit(0 if "cannot decide it" in r.get("may_not_decide", "") and r.get("may_reject", True) else 1)' "$T/pending.json" "$SID"
 expect_exit 1 "alice (the requester's uid) cannot approve it" as_agent "$ASSENT" --state "$S" approve "$SID"
 check "... told that it is her own request" sh -c "printf '%s' \"\$1\" | grep -q 'asked for $SID itself'" _ "$ERR"
 check "the daemon logs the refusal saying refused once" sh -c "grep -q 'decision approved on $SID by alice .* refused: uid' '$S/assentd.log' '$T/daemon.log' 2>/dev/null && ! grep -q 'refused: refused' '$S/assentd.log' '$T/daemon.log' 2>/dev/null"
