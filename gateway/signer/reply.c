@@ -435,6 +435,53 @@ void request_cancelled(struct signer *s, struct pq_item *out, const char *reason
 	req_free(out->data);
 }
 
+/* The cancelled entry of a call that still waits on its connection is on disk: the agent
+ * hears at once (an error result, or a held gated call's isError), then the log. */
+static void cancelled_told(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct req *r = o->it.data;
+	if (!pos)
+		slog("error", "ledger: cancelled entry for %s: %s", o->it.session_id, err);
+	request_log(s, &o->it, r, "cancelled", NULL, pos ? pos->seq : 0);
+	json_t *res = result_base(o->it.session_id, "cancelled", 0);
+	json_object_set_new(res, "error", json_string("cancelled: assentd is stopping; ask again once it is back"));
+	finish(s, &o->it, res);
+}
+
+static void collect_waiting(const struct pq_item *x, void *arg)
+{
+	struct collect_ctx *c = arg;
+	if (x->blocking && c->n < c->max)
+		snprintf(c->sids[c->n++], PQ_SID_LEN + 1, "%s", x->session_id);
+}
+
+size_t cancel_waiting(struct signer *s)
+{
+	char sids[64][PQ_SID_LEN + 1];
+	struct collect_ctx c = {0, sids, 0, 64};
+	size_t told = 0;
+	do {
+		c.n = 0;
+		pq_each(s->q, collect_waiting, &c);
+		for (size_t i = 0; i < c.n; i++) {
+			struct pq_item out;
+			if (pq_remove(s->q, sids[i], &out) != 0)
+				continue;
+			struct op *o = append_simple(s, "cancelled", out.session_id,
+						     "the daemon stopped: the caller waited on a connection that went "
+						     "with it",
+						     cancelled_told);
+			if (o)
+				o->it = out;
+			else
+				req_free(out.data);
+			told++;
+		}
+		commit_batch(s);
+	} while (c.n == c.max);
+	return told;
+}
+
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
 {
 	/* Blocking requests whose caller went away are cancelled and ledgered as such;

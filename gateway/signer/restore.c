@@ -512,11 +512,11 @@ static int hist_final(struct hist_scan *h, const struct cv *e, const char *sid, 
 	else if (text_copy(cv_get(e, "outcome"), x->outcome, sizeof x->outcome) != 0)
 		return -1;
 	/* as history_add names them: the reviewer, else the policy (decided at once) or the deadline */
-	if (cv_text_eq(kind, "cancelled")) /* by the agent, or by a restart (restore_pending's words) */
+	if (cv_text_eq(kind,
+		       "cancelled")) /* by the agent, or by a restart ("the daemon stopped", "the daemon restarted") */
 		snprintf(x->by, sizeof x->by, "%s",
-			 why && why->t == CV_TEXT && why->n >= 20 && !memcmp(why->s, "the daemon restarted", 20)
-			     ? "restart"
-			     : "agent");
+			 why && why->t == CV_TEXT && why->n >= 11 && !memcmp(why->s, "the daemon ", 11) ? "restart"
+													: "agent");
 	else if (text_copy(cv_get(cv_get(e, "reviewer"), "name"), x->by, sizeof x->by) != 0)
 		snprintf(x->by, sizeof x->by, "%s",
 			 pol && !cv_text_eq(cv_get(pol, "decision"), "ask") && !cv_text_eq(kind, "timeout")

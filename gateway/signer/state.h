@@ -468,6 +468,9 @@ void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owne
 /* A request out of the queue is cancelled: its entry, then the log, the webhooks and the
  * history once it is on disk. Takes out->data. */
 void request_cancelled(struct signer *s, struct pq_item *out, const char *reason);
+/* The daemon stops: every call still waiting on its connection (a blocking request, a
+ * held gated call) is cancelled on the ledger and its agent told at once. How many. */
+size_t cancel_waiting(struct signer *s);
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 
 /* requests.c */

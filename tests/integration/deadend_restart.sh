@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# No dead end across a restart (issue 29, 3): a request cancelled by a restart, and one
+# No dead end across a restart (issue 29, 3): a blocking call is answered as cancelled
+# when the daemon stops (its agent does not wait out its own timeout); a request
+# cancelled by a restart, and one
 # the agent gives up on, are on the page's history (Outcome filter: cancelled); a request
 # restored by a restart and then rejected is told to the webhooks as request.decided,
 # with the reviewer's reason; delivery ids are unique across restarts; a receiver that
@@ -26,6 +28,7 @@ echo '{}' >"$T/secrets.json"
 $PY "$RECV" "$T/recv.jsonl" "$T/secrets.json" --http10 >"$T/recv.port" 2>"$T/recv.err" &
 RP=$!
 for _ in $(seq 100); do [ -s "$T/recv.port" ] && break; sleep 0.05; done
+KEY=$("$ASSENT" --state "$S" agent add ci | tail -1)
 "$ASSENT" --state "$S" notify add ops --url "http://127.0.0.1:$(cat "$T/recv.port")/ok" >/dev/null
 start_daemon() { # OLD_PID
 	"$ASSENTD" --state "$S" >>"$T/daemon.log" 2>&1 </dev/null &
@@ -73,6 +76,14 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 check "a blocking request waits ($B)" test -n "$B"
+# The same over HTTP (a blocking tools/call on its POST's stream).
+ASSENT_TEST_HTTP=$(field "$S/assentd.json" http) ASSENT_TEST_KEY=$KEY agent call request_feedback \
+	'{"type":"approval","message":"held over HTTP"}' >"$T/http.out" 2>&1 &
+HTTPAG=$!
+for _ in $(seq 200); do
+	"$ASSENT" --state "$S" pending --json | grep -q '"held over HTTP"' && break
+	sleep 0.05
+done
 check "the webhook hears of the first request (request.created)" waitfor request.created "$A"
 check "... and of the second" waitfor request.created "$B"
 for _ in $(seq 200); do [ "$(grep -c 'webhook ops: .*delivered: HTTP 200' "$T/daemon.log")" -ge 2 ] && break; sleep 0.05; done
@@ -82,9 +93,13 @@ check "... no attempt failed" sh -c "! grep -q 'webhook ops: .*failed' '$T/daemo
 events request.created | $PY -c 'import json,sys; print("\n".join(json.loads(l)["delivery"] for l in sys.stdin))' | sort >"$T/ids1"
 
 stop_daemon
-read -r _ <&3 # the held call's bridge ends with the daemon
+read -r HELD <&3
+check "the blocking call is answered as cancelled when the daemon stops, not left to its own timeout ($HELD)" \
+	sh -c "printf '%s' \"\$1\" | $PY -c 'import json,sys; r=json.load(sys.stdin); sys.exit(0 if r.get(\"status\") == \"cancelled\" and \"stopping\" in r.get(\"error\", \"\") else 1)'" _ "$HELD"
 wait "$HOLD" 2>/dev/null
 HOLD=""
+wait "$HTTPAG"
+check "... and over HTTP too ($(cat "$T/http.out"))" $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r.get("status") == "cancelled" else 1)' "$T/http.out"
 start_daemon "$PID1"
 H=$(history cancelled)
 check "the page's history lists the request the restart cancelled (Outcome cancelled)" \
