@@ -45,6 +45,27 @@ check "... naming ASSENT_REVIEW_PORT" sh -c "printf '%s' \"\$1\" | grep -q 'for 
 exec 4>&-
 wait "$HOLDER"
 
+# A state directory this user cannot write is said as such, not as "another assentd".
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -p "$T/ro" && chmod 0755 "$T/ro" && chmod o+x "$T"
+	expect_exit 2 "assentd on a state directory uid 65534 cannot write stops" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$ROOT/build/assentd" --state "$T/ro"
+	check "... saying it cannot open its lock file and must be writable, not 'another assentd'" \
+		sh -c "printf '%s' \"\$1\" | grep -q 'assentd.lock: Permission denied (the state directory must be writable by the user assentd runs as, uid 65534)' && ! printf '%s' \"\$1\" | grep -q 'another assentd'" _ "$ERR"
+else
+	ok "# SKIP not root: no other user to be refused the directory"
+	ok "# SKIP not root"
+fi
+
+# A bridge that starts the daemon does not compare its options with the previous run's
+# stale assentd.json, nor tells the user to kill a pid that is gone.
+mkdir -p "$T/st" && chmod 0755 "$T/st"
+printf '{"pid": 2147483000, "policy": "/nonexistent/old.policy", "token_mode": "ES256"}\n' >"$T/st/assentd.json"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' |
+	ASSENT_SINGLE_USER=1 "$ROOT/build/assentd" --stdio --state "$T/st" >"$T/bridge.out" 2>"$T/bridge.err"
+check "... and said nothing of the stale file's policy or pid ($(head -c 200 "$T/bridge.err"))" sh -c "! grep -Eq 'kill 2147483000|old.policy' '$T/bridge.err'"
+kill "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/st/assentd.json")" 2>/dev/null
+
 # The verifier's manual reads as words, not "DIR.Thatissafe...".
 if command -v man >/dev/null; then
 	MANWIDTH=200 man -l "$ROOT/verify/assent-verify.1" 2>/dev/null >"$T/verify.man"
