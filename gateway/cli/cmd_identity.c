@@ -152,7 +152,7 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 		explicit_bzero(key, sizeof key);
 	} else if (!strcmp(sub, "add") && argc >= 3) {
 		const char *name = argv[2], *proxy_id = NULL, *owner = NULL;
-		uid_t uids[32];
+		uid_t uids[32] = {0};
 		const char *multi[32];
 		size_t nu = 0, nm = 0;
 		int web = 0;
