@@ -1086,6 +1086,9 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 				 "timeout: no reviewer decided before the deadline; the call was not forwarded "
 				 "(session_id %s)",
 				 it->session_id);
+		else if (status && !strcmp(status, "cancelled")) /* the daemon stopping (cancel_waiting) */
+			snprintf(text, sizeof text, "%s; the call was not forwarded (session_id %s)",
+				 json_string_value(json_object_get(result, "error")) ?: "cancelled", it->session_id);
 		else if (status && !strcmp(status, "denied"))
 			snprintf(text, sizeof text, "denied by the policy (rule %u): %s; the call was not forwarded",
 				 r->has_pd ? r->pd.line : 0, why ? why : "no reason given");
