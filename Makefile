@@ -222,8 +222,9 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 	build/bench/records_bench
 
 # ---- the main job: the gateway on ./var (gateway/cli/run.sh) ----
+# POLICY=FILE and UPSTREAMS=FILE hand the daemon a policy and the MCP servers to gate.
 run: deps all
-	gateway/cli/run.sh ./var
+	POLICY="$(POLICY)" UPSTREAMS="$(UPSTREAMS)" gateway/cli/run.sh ./var
 
 # The ledger on its own: append, checkpoint, verify, prove, export (./var/demo).
 demo: deps all

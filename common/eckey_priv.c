@@ -53,23 +53,65 @@ int eckey_load_private(const char *path, struct eckey **out, char *err)
 	return 0;
 }
 
+/* The public half beside a private key that has none (its maker stopped in between). */
+static int pub_fill(const struct eckey *k, const char *pub_path, char *err)
+{
+	struct stat st;
+	if (stat(pub_path, &st) == 0 || errno != ENOENT)
+		return 0;
+	struct buf pub;
+	buf_init(&pub, 4096);
+	int rc = eckey_public_pem(k, &pub);
+	rc = rc ? as_fail(err, rc, "cannot export the key") : file_write_atomic(pub_path, pub.p, pub.len, 0644, err);
+	buf_free(&pub);
+	return rc;
+}
+
+static int load_private(const char *priv_path, const char *pub_path, struct eckey **out, char *err)
+{
+	GUARD(eckey_load_private(priv_path, out, err));
+	int rc = pub_fill(*out, pub_path, err);
+	if (rc != 0) {
+		eckey_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* Two processes may both find no key (a daemon starting and an `assent` command): the
+ * private key is created exclusively, so one wins and the other loads the winner's
+ * instead of signing with a key of its own that nobody else trusts. */
 int eckey_load_or_create(const char *priv_path, const char *pub_path, struct eckey **out, char *err)
 {
 	struct stat st;
 	if (stat(priv_path, &st) == 0)
-		return eckey_load_private(priv_path, out, err);
+		return load_private(priv_path, pub_path, out, err);
 	if (errno != ENOENT)
 		return as_fail(err, AS_EIO, "cannot stat %s: %s", priv_path, strerror(errno));
 	struct eckey *k;
 	if (eckey_generate(&k) != 0)
 		return as_fail(err, AS_ECRYPTO, "cannot generate a P-256 key");
-	int rc = eckey_save(k, priv_path, pub_path, err);
-	if (rc != 0) {
-		eckey_free(k);
-		return rc;
+	struct buf priv;
+	buf_init(&priv, 4096);
+	int rc = eckey_private_pem(k, &priv);
+	rc =
+	    rc ? as_fail(err, rc, "cannot export the key") : file_create_atomic(priv_path, priv.p, priv.len, 0600, err);
+	buf_free_wipe(&priv);
+	if (rc == 0) { /* ours won: its public half replaces any left by an older key */
+		struct buf pub;
+		buf_init(&pub, 4096);
+		rc = eckey_public_pem(k, &pub);
+		rc = rc ? as_fail(err, rc, "cannot export the key")
+			: file_write_atomic(pub_path, pub.p, pub.len, 0644, err);
+		buf_free(&pub);
 	}
-	*out = k;
-	return 0;
+	if (rc != 0)
+		eckey_free(k);
+	if (rc == AS_EEXIST) /* another process made it first: theirs */
+		return load_private(priv_path, pub_path, out, err);
+	if (rc == 0)
+		*out = k;
+	return rc;
 }
 
 int eckey_sign(const struct eckey *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen)

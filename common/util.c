@@ -342,10 +342,10 @@ static int fsync_dir_of(const char *path)
 	return rc == 0 ? 0 : AS_EIO;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t n, unsigned mode, char *err)
+/* data into a fresh, synced file beside path (its name in tmp). */
+static int write_tmp(const char *path, const void *data, size_t n, unsigned mode, char *tmp, size_t tmpn, char *err)
 {
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+	if (snprintf(tmp, tmpn, "%s.tmp.%ld", path, (long)getpid()) >= (int)tmpn)
 		return as_fail(err, AS_EINVAL, "path too long: %.64s...", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
@@ -372,11 +372,31 @@ int file_write_atomic(const char *path, const void *data, size_t n, unsigned mod
 		return as_fail(err, AS_EIO, "cannot sync %s: %s", tmp, strerror(e));
 	}
 	close(fd);
+	return 0;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t n, unsigned mode, char *err)
+{
+	char tmp[4096];
+	GUARD(write_tmp(path, data, n, mode, tmp, sizeof tmp, err));
 	if (rename(tmp, path) != 0) {
 		int e = errno;
 		unlink(tmp);
 		return as_fail(err, AS_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
 	}
+	if (fsync_dir_of(path) != 0)
+		return as_fail(err, AS_EIO, "cannot sync the directory of %s", path);
+	return 0;
+}
+
+int file_create_atomic(const char *path, const void *data, size_t n, unsigned mode, char *err)
+{
+	char tmp[4096];
+	GUARD(write_tmp(path, data, n, mode, tmp, sizeof tmp, err));
+	int rc = link(tmp, path), e = errno;
+	unlink(tmp);
+	if (rc != 0)
+		return as_fail(err, e == EEXIST ? AS_EEXIST : AS_EIO, "cannot create %s: %s", path, strerror(e));
 	if (fsync_dir_of(path) != 0)
 		return as_fail(err, AS_EIO, "cannot sync the directory of %s", path);
 	return 0;

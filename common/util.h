@@ -150,6 +150,9 @@ int parse_u64(const char *s, uint64_t *out) AS_MUST_USE;
 int file_read(const char *path, size_t max, struct buf *out, char *err) AS_MUST_USE;
 /* Write a file atomically (temp file, fsync, rename, fsync dir) with the given mode. */
 int file_write_atomic(const char *path, const void *data, size_t n, unsigned mode, char *err) AS_MUST_USE;
+/* As file_write_atomic, but only when path does not exist: AS_EEXIST when another
+ * process made it first (theirs stays, whole). */
+int file_create_atomic(const char *path, const void *data, size_t n, unsigned mode, char *err) AS_MUST_USE;
 /* mkdir -p with mode for the directories it creates. */
 int mkdir_p(const char *path, unsigned mode, char *err) AS_MUST_USE;
 

@@ -101,6 +101,7 @@ static const struct {
     {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
     {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
     {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
+    {"/favicon.ico", "GET", 0, WR_FAVICON},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
 
@@ -114,8 +115,8 @@ static int listed(const char *x, const char (*list)[HTTPCFG_NAME_MAX + 1], size_
 
 static int is_open(enum web_route r)
 {
-	return r == WR_PAGE || r == WR_JS || r == WR_CSS || r == WR_HEALTH || r == WR_METRICS || r == WR_JWKS ||
-	       r == WR_CHECKPOINT;
+	return r == WR_PAGE || r == WR_JS || r == WR_CSS || r == WR_FAVICON || r == WR_HEALTH || r == WR_METRICS ||
+	       r == WR_JWKS || r == WR_CHECKPOINT;
 }
 
 /* application/json, then white space and nothing or parameters. */

@@ -147,7 +147,7 @@ static const struct word *next(struct pstate *p, const char *what)
 static void bad(struct pstate *p, const struct word *x, const char *fmt, ...) AS_PRINTF(3, 4);
 static void bad(struct pstate *p, const struct word *x, const char *fmt, ...)
 {
-	char msg[200];
+	char msg[POL_MSG_MAX + 1];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);

@@ -21,12 +21,13 @@
  * without an audience condition (or token-audience) may issue a token for. */
 #define POL_DEFAULT_AUDIENCE "assent"
 
+#define POL_MSG_MAX 400
 /* One diagnostic: an error, or a warning (a rule that can never match). */
 struct pol_msg {
 	unsigned line, col; /* 1-based; col 0 when the whole line is meant */
 	int warning;
 	char text[POL_REGEX_MAX + 1]; /* the offending text, printable (a whole regular expression fits) */
-	char msg[200];
+	char msg[POL_MSG_MAX + 1];    /* the longest, the list of words a rule may hold, fits whole */
 };
 struct pol_msgs {
 	struct pol_msg m[POL_MSGS_MAX];

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
@@ -201,9 +202,13 @@ static void check_insights(const json_t *info, long long pid)
 			pid, json_is_true(d) ? "on" : "off", mine ? "on" : "off");
 }
 
-/* Compare what this bridge was started with to what the daemon says it runs with. */
-static void check_options(const struct bridge_opts *o)
+/* Compare what this bridge was started with to what the daemon says it runs with. A
+ * daemon this bridge started runs with its options (and its assentd.json may still be
+ * the previous run's); one whose pid no longer runs wrote a stale file: nothing to say. */
+static void check_options(const struct bridge_opts *o, pid_t started)
 {
+	if (started > 0)
+		return;
 	char path[4200], err[AS_ERRLEN];
 	snprintf(path, sizeof path, "%s/%s", o->state, STATE_INFO_FILE);
 	struct buf b;
@@ -219,6 +224,10 @@ static void check_options(const struct bridge_opts *o)
 	const char *dmode = json_string_value(json_object_get(j, "token_mode"));
 	const char *dkid = json_string_value(json_object_get(j, "token_secret_kid"));
 	long long pid = json_integer_value(json_object_get(j, "pid"));
+	if (pid <= 0 || pid > INT_MAX || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+		json_decref(j);
+		return;
+	}
 	char rp[4096];
 	const char *mine = o->policy && realpath(o->policy, rp) ? rp : o->policy;
 	if ((mine || dpol) && (!mine || !dpol || strcmp(mine, dpol) != 0))
@@ -346,7 +355,7 @@ int bridge_run(const struct bridge_opts *o)
 			strerror(errno), o->state);
 		return 1;
 	}
-	check_options(o);
+	check_options(o, pid);
 	struct registry *reg = NULL;
 	char rerr[AS_ERRLEN];
 	if (registry_load(o->state, &reg, rerr) == 0 &&

@@ -35,6 +35,9 @@ int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **
 int cmd_append(const char *state, int argc, char **argv);
 int cmd_checkpoint(const char *state, int argc, char **argv);
 
+/* table.c: rows (objects) as aligned columns, keys[k] under heads[k] (at most 8). */
+void table_print(const json_t *rows, const char *const *keys, const char *const *heads, size_t ncols);
+
 /* cmd_policy.c */
 int cmd_policy(int argc, char **argv);
 int cmd_upstreams(int argc, char **argv);

@@ -83,6 +83,33 @@ static int identity_entry(const char *state, const char *event, const char *name
 						 "groups", g ? g : json_array()));
 }
 
+/* list: a table for people, --json for machines. */
+static void identity_list(const struct registry *r, const char *kind, int json)
+{
+	char *s = registry_list_json(r);
+	json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+	json_t *arr = json_object_get(j, !strcmp(kind, "agent")	  ? "agents"
+					 : !strcmp(kind, "admin") ? "admins"
+								  : "reviewers");
+	static const char *const ak[] = {"name", "audiences", "uids", "owner"};
+	static const char *const ah[] = {"NAME", "AUDIENCES", "UIDS", "OWNER"};
+	static const char *const rk[] = {"name", "uids", "groups", "web", "proxy_id"};
+	static const char *const rh[] = {"NAME", "UIDS", "GROUPS", "WEB", "PROXY ID"};
+	static const char *const nk[] = {"name"}, *const nh[] = {"NAME"};
+	char *out = json ? json_dumps(arr, JSON_INDENT(2) | JSON_ENCODE_ANY) : NULL;
+	if (json)
+		printf("%s\n", out ? out : "[]");
+	else if (!strcmp(kind, "agent"))
+		table_print(arr, ak, ah, 4);
+	else if (!strcmp(kind, "admin"))
+		table_print(arr, nk, nh, 1);
+	else
+		table_print(arr, rk, rh, 5);
+	free(out);
+	free(s);
+	json_decref(j);
+}
+
 int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 {
 	char err[AS_ERRLEN];
@@ -93,17 +120,8 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 		return die(2, "%s", err);
 	const char *sub = argv[1];
 	int rc = 0;
-	if (!strcmp(sub, "list") && argc == 2) {
-		char *s = registry_list_json(r);
-		json_t *j = s ? json_loads(s, 0, NULL) : NULL;
-		json_t *arr = json_object_get(j, !strcmp(kind, "agent")	  ? "agents"
-						 : !strcmp(kind, "admin") ? "admins"
-									  : "reviewers");
-		char *out = json_dumps(arr, JSON_INDENT(2) | JSON_ENCODE_ANY);
-		printf("%s\n", out ? out : "[]");
-		free(out);
-		free(s);
-		json_decref(j);
+	if (!strcmp(sub, "list") && (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")))) {
+		identity_list(r, kind, argc == 3);
 	} else if (!strcmp(sub, "remove") && argc == 3) {
 		char *groups = NULL;
 		const char *g = registry_groups_json(r, kind, argv[2]);
@@ -134,7 +152,7 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 		explicit_bzero(key, sizeof key);
 	} else if (!strcmp(sub, "add") && argc >= 3) {
 		const char *name = argv[2], *proxy_id = NULL, *owner = NULL;
-		uid_t uids[32];
+		uid_t uids[32] = {0};
 		const char *multi[32];
 		size_t nu = 0, nm = 0;
 		int web = 0;
@@ -185,10 +203,21 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 			char what[32];
 			snprintf(what, sizeof what, "%s added", kind);
 			rc = identity_entry(state, what, name, registry_groups_json(r, kind, name));
+			/* Not on the ledger: not added either. A command succeeds whole or says it failed. */
+			if (rc != 0 && (registry_remove(r, kind, name, err) != 0 || registry_save(r, state, err) != 0))
+				die(rc, "%s %s is registered but its ledger entry is missing: %s", kind, name, err);
+			else if (rc != 0)
+				die(rc, "%s %s was not added (the ledger entry could not be written)", kind, name);
 		}
+		char uid_list[32 * 12] = "";
+		for (size_t k = 0, at = 0; k < nu && at < sizeof uid_list; k++)
+			at += (size_t)snprintf(uid_list + at, sizeof uid_list - at, "%s%u", k ? ", " : "",
+					       (unsigned)uids[k]);
 		if (rc == 0 && !strcmp(kind, "agent") && nu)
-			printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key)\n",
-			       name);
+			printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key). "
+			       "Every stdio agent running as uid%s %s, whatever client it is, is agent %s from now on, "
+			       "with its audiences.\n",
+			       name, nu > 1 ? "s" : "", uid_list, name);
 		else if (rc == 0 && !strcmp(kind, "agent"))
 			printf("agent %s added. Its API key, shown this once (only a hash is kept):\n%s\n", name, key);
 		else if (rc == 0 && !strcmp(kind, "admin"))

@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -110,6 +111,34 @@ static void print_names(const char *what, const struct up_pair *p, size_t n)
 	printf(" (values not shown)\n");
 }
 
+/* Where the daemon's exec would find a command: a path with a slash (relative to the
+ * server's cwd), else each directory of the server's PATH (its env's, else assentd's, as
+ * gate.c's server_env gives it). 1 when found and executable. */
+static int command_found(const struct upstream *x)
+{
+	char path[4200];
+	if (strchr(x->command, '/')) {
+		snprintf(path, sizeof path, "%s%s%s", x->command[0] != '/' && x->cwd ? x->cwd : "",
+			 x->command[0] != '/' && x->cwd ? "/" : "", x->command);
+		return access(path, X_OK) == 0;
+	}
+	const char *p = getenv("PATH");
+	for (size_t i = 0; i < x->nenv; i++)
+		if (!strcmp(x->env[i].key, "PATH"))
+			p = x->env[i].value;
+	if (!p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p) {
+		size_t n = strcspn(p, ":");
+		snprintf(path, sizeof path, "%.*s%s%s", (int)n, p, n ? "/" : "./", x->command);
+		struct stat st;
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+			return 1;
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
 int cmd_upstreams(int argc, char **argv)
 {
 	if (argc != 3 || strcmp(argv[1], "check"))
@@ -120,6 +149,7 @@ int cmd_upstreams(int argc, char **argv)
 	if (rc != 0)
 		return die(rc == AS_EINVAL || rc == AS_ETOOBIG ? 1 : 2, "%s", err); /* 2: cannot read it */
 	printf("%s: %zu upstream server%s\n", argv[2], u->n, u->n == 1 ? "" : "s");
+	size_t warned = 0;
 	for (size_t i = 0; i < u->n; i++) {
 		const struct upstream *x = &u->u[i];
 		if (x->kind == UP_STDIO) {
@@ -132,6 +162,13 @@ int cmd_upstreams(int argc, char **argv)
 			if (x->has_uid)
 				printf("    runs as uid %u\n", (unsigned)x->uid);
 			print_names("env", x->env, x->nenv);
+			if (!command_found(x)) {
+				warned++;
+				fprintf(stderr,
+					"assent: warning: %s: command '%s' is not found on the server's PATH (or "
+					"not executable): the daemon would start it again and again, with backoff\n",
+					x->name, x->command);
+			}
 		} else {
 			printf("  %s: Streamable HTTP: %s://%s%s%s:%u%s%s\n", x->name, x->scheme,
 			       strchr(x->host, ':') ? "[" : "", x->host, strchr(x->host, ':') ? "]" : "", x->port,
@@ -142,5 +179,7 @@ int cmd_upstreams(int argc, char **argv)
 		}
 	}
 	upstreams_free(u);
+	if (warned)
+		printf("%zu warning%s (see above): the file is valid\n", warned, warned == 1 ? "" : "s");
 	return 0;
 }

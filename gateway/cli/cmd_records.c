@@ -71,6 +71,27 @@ static void print_report(const json_t *rep)
 	}
 }
 
+/* qa stats for people: the totals, then a count per type and per status. */
+static void print_stats(const json_t *rep)
+{
+	static const char *const keys[] = {"what", "n"}, *const th[] = {"TYPE", "REPORTS"},
+				 *const sh[] = {"STATUS", "REPORTS"};
+	printf("%lld reports, %lld in the last 7 days\n", (long long)json_integer_value(json_object_get(rep, "total")),
+	       (long long)json_integer_value(json_object_get(rep, "last_7_days")));
+	for (int k = 0; k < 2; k++) {
+		json_t *rows = json_array();
+		const char *name;
+		json_t *v;
+		json_object_foreach(json_object_get(rep, k ? "by_status" : "by_type"), name, v)
+		{
+			json_array_append_new(rows, json_pack("{s:s,s:O}", "what", name, "n", v));
+		}
+		putchar('\n');
+		table_print(rows, keys, k ? sh : th, 2);
+		json_decref(rows);
+	}
+}
+
 static int qa(const char *state, int argc, char **argv)
 {
 	if (argc < 2)
@@ -115,7 +136,14 @@ static int qa(const char *state, int argc, char **argv)
 	}
 	if (!strcmp(op, "stats")) {
 		json_object_set_new(req, "op", json_string("stats"));
-		return ask(state, req, 1);
+		if (as_json)
+			return ask(state, req, 1);
+		json_t *rep = NULL;
+		int rc = ctl_call(state, req, &rep);
+		if (rc == 0)
+			print_stats(rep);
+		json_decref(rep);
+		return rc;
 	}
 	if ((!strcmp(op, "show") || !strcmp(op, "delete")) && argc >= 3) {
 		json_object_set_new(req, "op", json_string(op));

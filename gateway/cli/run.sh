@@ -4,6 +4,7 @@
 # agents on this machine over `assentd --stdio`, reviewers with `assent` or in a
 # browser on 127.0.0.1:8766/review (ASSENT_REVIEW_*). The first run registers you
 # as a reviewer (terminal and web token) and creates a first agent key, shown once.
+# POLICY=FILE and UPSTREAMS=FILE (make run POLICY=... UPSTREAMS=...) pass --policy and --upstreams.
 set -euo pipefail
 STATE=${1:-./var}
 B=$(cd "$(dirname "$0")/../.." && pwd)/build
@@ -87,4 +88,10 @@ cat <<TXT
 
 Starting the daemon (JSON log lines below; Ctrl-C stops it).
 TXT
-exec "$B/assentd" --state "$STATE"
+# make run POLICY=FILE UPSTREAMS=FILE: the daemon's --policy and --upstreams (absolute, as
+# the bridges that agents start compare them).
+opts=()
+[ -n "${POLICY:-}" ] && opts+=(--policy "$(realpath "$POLICY")")
+[ -n "${UPSTREAMS:-}" ] && opts+=(--upstreams "$(realpath "$UPSTREAMS")")
+[ ${#opts[@]} -gt 0 ] && echo "  With: ${opts[*]} (give the stdio bridges the same: assentd --stdio --state $STATE ${opts[*]})"
+exec "$B/assentd" --state "$STATE" "${opts[@]}"

@@ -49,7 +49,9 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	if (d->tr.assurance && !strcmp(d->tr.assurance, "self-attested")) /* the requester's own word */
 		json_object_set_new(res, "assurance", json_string("self-attested"));
 	free(jwt);
+	r->why = strcmp(d->outcome, "rejected") ? NULL : d->response; /* told to the webhooks */
 	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
+	r->why = NULL;
 	r->seq = pos->seq;
 	if (o->conn)
 		reply_to(s, o->conn, o->web,
@@ -381,6 +383,35 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 	return rep;
 }
 
+/* What the page shows a web reviewer of one request it lists: why they may not give its
+ * yes (approve, answer, select), and whether they may still reject it; "" and 1 when
+ * nothing stands in the way. The rule's own words, as a click would have them. */
+int decide_may(struct signer *s, const struct who *c, const struct pq_item *it, char *why, size_t n)
+{
+	const struct req *r = it->data;
+	const char *yes = !strcmp(r->type, "input")	  ? "answered"
+			  : !strcmp(r->type, "selection") ? "selected"
+							  : "approved";
+	struct decision_in in = {.sid = it->session_id, .outcome = yes, .text = "", .n = 1};
+	json_t *groups_doc = NULL;
+	const char **groups = NULL;
+	if (r->has_pd && r->pd.nreviewers)
+		reviewer_groups(s, c->reviewer, &groups_doc, &groups, &in.ngroups);
+	in.groups = groups;
+	decision_inputs(s, c, it, &in);
+	struct decision_verdict v;
+	decision_make(&in, &v);
+	why[0] = 0;
+	if (v.reason >= DECISION_NOT_NAMED && (v.reason <= DECISION_CHANNEL || v.reason == DECISION_APPROVED_ALREADY))
+		decision_message(&in, &v, why, n);
+	in.outcome = "rejected";
+	in.text = "-";
+	decision_make(&in, &v);
+	free(groups);
+	json_decref(groups_doc);
+	return !decision_refused(&v) || v.reason < DECISION_NOT_NAMED || v.reason > DECISION_CHANNEL;
+}
+
 struct answer decide_self_attested(struct signer *s, struct pq_item *it, const char *outcome, const char *text,
 				   uint64_t n)
 {
@@ -406,10 +437,13 @@ struct answer decide(struct signer *s, const struct who *c, const char *sid, con
 		     uint64_t n)
 {
 	struct answer rep = decide_checked(s, c, sid, outcome, text, n);
+	const char *why = rep.j ? json_string_value(json_object_get(rep.j, "error")) : NULL;
+	if (why && !strncmp(why, "refused: ", 9)) /* the reviewer's words begin so; the line says it once */
+		why += 9;
 	if (rep.j && rep.st != PS_OK)
 		slog("warning", "decision %s on %s by %s (%s%s%s, uid %d) refused: %s", outcome, sid, c->reviewer,
 		     c->channel, c->web ? " via " : "", c->web ? c->via : "", c->uid == (uid_t)-1 ? -1 : (int)c->uid,
-		     json_string_value(json_object_get(rep.j, "error")) ?: "?");
+		     why ? why : "?");
 	return rep;
 }
 

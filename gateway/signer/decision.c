@@ -65,6 +65,24 @@ static int same_user_rule(const struct decision_in *in, struct decision_verdict 
 	return DECISION_OK;
 }
 
+/* A rejection the owner or same-user rule refused, from someone the policy names (or
+ * the requester itself, whom it need not name): let it through. */
+static int rejecting_own(const struct decision_in *in, struct decision_verdict *v)
+{
+	if (strcmp(in->outcome, "rejected") != 0)
+		return 0;
+	int same = in->requester_uid != (uid_t)-1 &&
+		   ((in->reviewer_uid != (uid_t)-1 && in->reviewer_uid == in->requester_uid) ||
+		    in->reviewer_has_requester_uid);
+	if (v->reason == DECISION_NOT_NAMED)
+		return same ? (v->assurance = "same-user", 1) : 0;
+	if (v->reason >= DECISION_SELF_SINGLE && v->reason <= DECISION_SAME_POLICY) {
+		v->assurance = "same-user";
+		return 1;
+	}
+	return v->reason == DECISION_OWNER;
+}
+
 /* What the outcome means for this type of request, and what the agent is told. */
 static int answer_rule(const struct decision_in *in, struct decision_verdict *v)
 {
@@ -115,6 +133,11 @@ void decision_make(const struct decision_in *in, struct decision_verdict *v)
 		v->reason = owner_rule(in, v);
 	if (!v->reason)
 		v->reason = same_user_rule(in, v);
+	/* A rejection grants nothing: the requester, or the agent's owner, may always end a
+	 * request they may not approve, and the agent hears at once instead of waiting out
+	 * the deadline. It is recorded as what it is (assurance same-user, or the owner). */
+	if (rejecting_own(in, v))
+		v->reason = DECISION_OK;
 	/* The terminal (the control socket) and the web are channels; a rule may leave one out. */
 	if (!v->reason && pd && pd->channels && !(pd->channels & (in->web ? POL_CH_WEB : POL_CH_TERMINAL)))
 		v->reason = DECISION_CHANNEL;

@@ -715,6 +715,7 @@ int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
 	}
 	json_decref(list);
 	u->ready = 1;
+	s->w[s->cur].restarts = 0; /* its server runs and answered: the backoff starts over */
 	slog("info", "upstream %s: %zu tools served%s", u->cfg->name, u->ntools,
 	     left ? " (some left out: see above)" : "");
 	send_catalog(s);
@@ -1089,6 +1090,9 @@ int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 				 "timeout: no reviewer decided before the deadline; the call was not forwarded "
 				 "(session_id %s)",
 				 it->session_id);
+		else if (status && !strcmp(status, "cancelled")) /* the daemon stopping (cancel_waiting) */
+			snprintf(text, sizeof text, "%s; the call was not forwarded (session_id %s)",
+				 json_string_value(json_object_get(result, "error")) ?: "cancelled", it->session_id);
 		else if (status && !strcmp(status, "denied"))
 			snprintf(text, sizeof text, "denied by the policy (rule %u): %s; the call was not forwarded",
 				 r->has_pd ? r->pd.line : 0, why ? why : "no reason given");

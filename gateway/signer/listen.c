@@ -94,7 +94,10 @@ int tcp_listen(struct http_cfg *c, const char *what, const char *port_var, char 
 		if (fd >= 0)
 			close(fd);
 		if (c->port_explicit) {
-			as_fail(err, AS_EIO, "cannot listen on %s:%u: %s", c->host, c->port, strerror(e));
+			as_fail(err, AS_EIO, "cannot listen on %s:%u for the %s listener (%s=%u): %s%s", c->host,
+				c->port, what, port_var, c->port, strerror(e),
+				e == EADDRINUSE ? "; another program listens there: set it to a free port (0: any)"
+						: "");
 			return -2;
 		}
 		slog("warning",

@@ -601,6 +601,12 @@ int signer_main(const struct signer_opts *o)
 	start_banner(s);
 	while (!s->stop && turn(s) == 0)
 		;
+	/* Calls waiting on a connection would end with it, unanswered, and some clients then
+	 * wait out their own timeout: each is told it is cancelled, and the workers get a
+	 * moment to deliver that before they are stopped. */
+	if (cancel_waiting(s))
+		for (uint64_t until = now_ms() + 500; now_ms() < until && turn(s) == 0;)
+			;
 	stop_all(s);
 	return 0;
 }

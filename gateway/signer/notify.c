@@ -18,6 +18,7 @@
  * worker with the new webhooks; deliveries queued for a webhook that is gone are dropped. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+#include "common/redact.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -176,6 +177,10 @@ int notify_start(struct signer *s)
 	s->nt->backoff_ms = env_uint("ASSENT_NOTIFY_BACKOFF_MS", 1000, NT_BACKOFF_MAX_MS);
 	s->w[W_NOTIFY] = (struct worker){.kind = "notify", .fd = -1};
 	s->nt->due = UINT64_MAX;
+	/* Receivers drop a delivery id they have seen: ids are unique across restarts, so
+	 * each run counts on from its start's wall clock in milliseconds (2^22 ids for each
+	 * millisecond since the previous run's start; the top bit stays clear). */
+	s->nt->next_id = (now_unix_ms() & ((1ull << 41) - 1)) << 22;
 	check_file(s);
 	return 0;
 }
@@ -239,6 +244,20 @@ static void summary_cut(const char *t, char *out, size_t max)
 	out[n] = 0;
 }
 
+/* A reviewer's reason as the ledger keeps it (secrets redacted), cut as a summary. */
+static void reason_cut(const char *t, char *out, size_t max)
+{
+	struct buf red;
+	struct redact_stats st;
+	size_t n = strlen(t) < 4096 ? strlen(t) : 4096;
+	buf_init(&red, REDACT_OUT_MAX(n) + 1);
+	if (redact_text(t, n, NULL, &red, &st) != 0 || buf_put(&red, "", 1) != 0)
+		snprintf(out, max, "%s", "(the reason could not be redacted)");
+	else
+		summary_cut((const char *)red.p, out, max);
+	buf_free(&red);
+}
+
 /* Restricted requests (their rule names their reviewers, as the web page and the proofs
  * keep them, web.c): a webhook is told their summary, requester, type, audience, risk
  * and who decided only when its scope (hooks.h) could see them; any other learns the id,
@@ -296,6 +315,11 @@ static char *json_body(const struct body_in *b, const char *summary, const char 
 		json_object_set_new(j, "decision",
 				    b->full ? json_pack("{s:s,s:s}", "outcome", b->outcome, "by", b->by ? b->by : "")
 					    : json_pack("{s:s}", "outcome", b->outcome));
+	if (j && b->outcome && b->full && r->why) { /* a rejection's reason, redacted as the ledger keeps it */
+		char why[NT_SUMMARY * 4 + 1];
+		reason_cut(r->why, why, NT_SUMMARY);
+		json_object_set_new(json_object_get(j, "decision"), "reason", json_string(why));
+	}
 	char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	return t;
@@ -325,6 +349,13 @@ static char *slack_body(const struct body_in *in, const char *summary)
 		rc |= buf_printf(&b, ": its deadline is in %llu s", (unsigned long long)left);
 	else
 		rc |= buf_printf(&b, ": %s%s%s", in->outcome ? in->outcome : "decided", by ? " by " : "", by ? by : "");
+	if (in->full && in->outcome && r->why) {
+		char why[NT_SUMMARY * 4 + 1];
+		reason_cut(r->why, why, NT_SUMMARY);
+		rc |= buf_printf(&b, " (");
+		slack_escape(&b, why);
+		rc |= buf_printf(&b, ")");
+	}
 	if (in->full) {
 		rc |= buf_printf(&b, "\n>");
 		slack_escape(&b, summary);

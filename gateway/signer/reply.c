@@ -291,9 +291,11 @@ static void history_add(struct signer *s, const struct pq_item *it, const struct
 	struct recent x = {0};
 	snprintf(x.sid, sizeof x.sid, "%s", it->session_id);
 	snprintf(x.outcome, sizeof x.outcome, "%s", outcome);
-	/* No reviewer: the policy decided it at once (allow, deny), or its deadline passed (an ask). */
+	/* No reviewer: the agent cancelled it (or went), the policy decided it at once (allow,
+	 * deny), or its deadline passed (an ask). */
 	snprintf(x.by, sizeof x.by, "%s",
 		 reviewer				? reviewer
+		 : !strcmp(outcome, "cancelled")	? "agent"
 		 : r->has_pd && r->pd.action != POL_ASK ? "policy"
 							: "deadline");
 	snprintf(x.message, sizeof x.message, "%s", summary);
@@ -328,7 +330,7 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 	rec_event(s, "approval.decided", it->session_id,
 		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
 			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));
-	if (seq && strcmp(outcome, "cancelled"))
+	if (seq) /* cancellations too: the page's history and its Outcome filter show them */
 		history_add(s, it, r, outcome, reviewer, summary, seq);
 	json_t *j = json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "ts", (json_int_t)now_ms(), "level", "info",
 			      "event", "request_finished", "session_id", it->session_id, "timestamp",
@@ -412,6 +414,74 @@ static void collect_blocking(const struct pq_item *x, void *arg)
 		snprintf(c->sids[c->n++], PQ_SID_LEN + 1, "%s", x->session_id);
 }
 
+/* The cancelled entry is on disk (or could not be written): the log line, the metrics,
+ * the webhooks and the page's history, with the entry's seq. */
+static void cancelled_logged(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	if (!pos)
+		slog("error", "ledger: cancelled entry for %s: %s", o->it.session_id, err);
+	request_log(s, &o->it, o->it.data, "cancelled", NULL, pos ? pos->seq : 0);
+	req_free(o->it.data);
+}
+
+void request_cancelled(struct signer *s, struct pq_item *out, const char *reason)
+{
+	struct op *o = append_simple(s, "cancelled", out->session_id, reason, cancelled_logged);
+	if (o) {
+		o->it = *out;
+		return;
+	}
+	request_log(s, out, out->data, "cancelled", NULL, 0);
+	req_free(out->data);
+}
+
+/* The cancelled entry of a call that still waits on its connection is on disk: the agent
+ * hears at once (an error result, or a held gated call's isError), then the log. */
+static void cancelled_told(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct req *r = o->it.data;
+	if (!pos)
+		slog("error", "ledger: cancelled entry for %s: %s", o->it.session_id, err);
+	request_log(s, &o->it, r, "cancelled", NULL, pos ? pos->seq : 0);
+	json_t *res = result_base(o->it.session_id, "cancelled", 0);
+	json_object_set_new(res, "error", json_string("cancelled: assentd is stopping; ask again once it is back"));
+	finish(s, &o->it, res);
+}
+
+static void collect_waiting(const struct pq_item *x, void *arg)
+{
+	struct collect_ctx *c = arg;
+	if (x->blocking && c->n < c->max)
+		snprintf(c->sids[c->n++], PQ_SID_LEN + 1, "%s", x->session_id);
+}
+
+size_t cancel_waiting(struct signer *s)
+{
+	char sids[64][PQ_SID_LEN + 1];
+	struct collect_ctx c = {0, sids, 0, 64};
+	size_t told = 0;
+	do {
+		c.n = 0;
+		pq_each(s->q, collect_waiting, &c);
+		for (size_t i = 0; i < c.n; i++) {
+			struct pq_item out;
+			if (pq_remove(s->q, sids[i], &out) != 0)
+				continue;
+			struct op *o = append_simple(s, "cancelled", out.session_id,
+						     "the daemon stopped: the caller waited on a connection that went "
+						     "with it",
+						     cancelled_told);
+			if (o)
+				o->it = out;
+			else
+				req_free(out.data);
+			told++;
+		}
+		commit_batch(s);
+	} while (c.n == c.max);
+	return told;
+}
+
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
 {
 	/* Blocking requests whose caller went away are cancelled and ledgered as such;
@@ -423,11 +493,8 @@ void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
 		pq_each(s->q, collect_blocking, &c);
 		for (size_t i = 0; i < c.n; i++) {
 			struct pq_item out;
-			if (pq_remove(s->q, sids[i], &out) == 0) {
-				append_simple(s, "cancelled", out.session_id, reason, NULL);
-				request_log(s, &out, out.data, "cancelled", NULL, 0);
-				req_free(out.data);
-			}
+			if (pq_remove(s->q, sids[i], &out) == 0)
+				request_cancelled(s, &out, reason);
 		}
 	} while (c.n == c.max);
 	for (size_t i = 0; i < s->nbatch; i++) /* requests not yet on disk: cancelled once they are */

@@ -616,11 +616,8 @@ int h_cancel(void *ctx, struct ipc_frame *f, char *err)
 	struct find_ctx fc = {c->id, r, ""};
 	pq_each(s->q, find_rid, &fc);
 	struct pq_item out;
-	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0) {
-		append_simple(s, "cancelled", out.session_id, "the agent cancelled the call", NULL);
-		request_log(s, &out, out.data, "cancelled", NULL, 0);
-		req_free(out.data);
-	}
+	if (fc.sid[0] && pq_remove(s->q, fc.sid, &out) == 0)
+		request_cancelled(s, &out, "the agent cancelled the call");
 	for (size_t i = 0; i < s->nbatch; i++) { /* not yet on disk: cancelled once it is */
 		struct op *o = s->batch[i];
 		if (o->it.data && o->it.blocking && !o->d && !o->own && o->conn == c->id &&
@@ -680,7 +677,11 @@ int h_hello(void *ctx, struct ipc_frame *f, char *err)
 		return as_fail(err, AS_ECORRUPT, "hello from the %s worker says it is '%.*s'", s->w[s->cur].kind,
 			       (int)n, kind);
 	s->w[s->cur].state = S_READY;
-	s->w[s->cur].restarts = 0;
+	/* An upstream worker says hello before its server has run at all: its backoff starts
+	 * over only once the server answers (h_up_tools), so a command that does not exist
+	 * waits 1, 2, 4 ... 30 s between starts, not a second each. */
+	if (!IS_UP(s->cur))
+		s->w[s->cur].restarts = 0;
 	gate_hello(s, s->cur); /* the mcp worker learns the upstreams' tools */
 	return 0;
 }

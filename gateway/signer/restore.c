@@ -353,6 +353,7 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 		why = terms_read(cv_get(e, "policy"), cv_get(e, "terms"), r);
 	if (!why) {
 		r->collect = cv_text_eq(collect, "task") ? "task" : "poll";
+		r->told |= NOTIFY_REQUEST; /* it waited for a person: its end is told to the webhooks too */
 		it.requester_uid = r->uid;
 		it.data = r;
 		/* The view: the action's own fields (the entry less what the signer and the ledger added). */
@@ -424,6 +425,25 @@ static void restore_calls(struct signer *s, json_t *calls)
 		     abandoned);
 }
 
+/* A request cancelled at start whose caller collects the answer later (a task, wait
+ * false): tasks/get and get_feedback say cancelled at once, with why, not "unknown". */
+static void cancelled_kept(struct signer *s, const struct open_req *p, struct cv_arena *a, const char *reason)
+{
+	struct cv *e;
+	char owner[80];
+	uint64_t created;
+	cv_arena_reset(a);
+	if (cbor_decode(p->bytes, p->len, a, &e, NULL) != 0 ||
+	    !(cv_text_eq(cv_get(e, "collect"), "task") || cv_text_eq(cv_get(e, "collect"), "poll")) ||
+	    text_copy(cv_get(e, "owner"), owner, sizeof owner) != 0 ||
+	    (strncmp(owner, "uid:", 4) && strncmp(owner, "agent:", 6)) ||
+	    uint_of(cv_get(e, "time"), UINT64_MAX, &created) != 0)
+		return;
+	json_t *res = result_base(p->sid, "cancelled", 0);
+	json_object_set_new(res, "error", json_string(reason));
+	task_end(s, p->sid, 0, owner, created, res);
+}
+
 /* At start, before the policy loads: every request a previous run left pending is
  * queued again when its caller collects the answer later (wait: false, a task) and
  * cancelled when its caller waited on a connection that went with that run. One whose
@@ -449,6 +469,7 @@ void restore_pending(struct signer *s)
 		snprintf(reason, sizeof reason, "the daemon restarted: %s", why);
 		if (append_simple(s, "cancelled", o.open[k].sid, reason, NULL))
 			cancelled++;
+		cancelled_kept(s, &o.open[k], &o.a, reason);
 		slog("info", "request %s left pending by a previous run is cancelled: %s", o.open[k].sid, why);
 	}
 	restore_calls(s, o.calls);
@@ -485,12 +506,18 @@ static int hist_final(struct hist_scan *h, const struct cv *e, const char *sid, 
 	memset(x, 0, sizeof *x);
 	if (uint_of(cv_get(e, "time"), UINT64_MAX, &t) != 0)
 		return -1;
-	if (cv_text_eq(kind, "timeout"))
-		snprintf(x->outcome, sizeof x->outcome, "timeout");
+	const struct cv *why = cv_get(e, "reason");
+	if (cv_text_eq(kind, "timeout") || cv_text_eq(kind, "cancelled"))
+		snprintf(x->outcome, sizeof x->outcome, "%s", cv_text_eq(kind, "timeout") ? "timeout" : "cancelled");
 	else if (text_copy(cv_get(e, "outcome"), x->outcome, sizeof x->outcome) != 0)
 		return -1;
 	/* as history_add names them: the reviewer, else the policy (decided at once) or the deadline */
-	if (text_copy(cv_get(cv_get(e, "reviewer"), "name"), x->by, sizeof x->by) != 0)
+	if (cv_text_eq(kind,
+		       "cancelled")) /* by the agent, or by a restart ("the daemon stopped", "the daemon restarted") */
+		snprintf(x->by, sizeof x->by, "%s",
+			 why && why->t == CV_TEXT && why->n >= 11 && !memcmp(why->s, "the daemon ", 11) ? "restart"
+													: "agent");
+	else if (text_copy(cv_get(cv_get(e, "reviewer"), "name"), x->by, sizeof x->by) != 0)
 		snprintf(x->by, sizeof x->by, "%s",
 			 pol && !cv_text_eq(cv_get(pol, "decision"), "ask") && !cv_text_eq(kind, "timeout")
 			     ? "policy"
@@ -561,7 +588,8 @@ static int hist_walk(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, struct eckey 
 			continue; /* assent-verify reports damage; here we only look for decisions */
 		const struct cv *kind = cv_get(e, "kind");
 		json_t *at = json_object_get(h->index, sid);
-		if ((cv_text_eq(kind, "decision") || cv_text_eq(kind, "timeout")) && !at && h->n < HISTORY_MAX)
+		if ((cv_text_eq(kind, "decision") || cv_text_eq(kind, "timeout") || cv_text_eq(kind, "cancelled")) &&
+		    !at && h->n < HISTORY_MAX)
 			hist_final(h, e, sid, be64_get(k.mv_data));
 		else if (cv_text_eq(kind, "request") && at)
 			hist_request(h, e, (size_t)json_integer_value(at));

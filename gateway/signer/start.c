@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,13 @@ int start_state(const struct signer_opts *o)
 	/* One daemon per state directory. */
 	snprintf(path, sizeof path, "%s/" STATE_LOCK_FILE, o->state);
 	int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
+	if (lock < 0) { /* not another daemon: this user cannot write the directory (or the file) */
+		slog("error",
+		     "cannot open %s: %s (the state directory must be writable by the user assentd runs as, uid %u)",
+		     path, strerror(errno), (unsigned)getuid());
+		return 2;
+	}
+	if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
 		slog("error", "another assentd already serves %s", o->state);
 		return 1;
 	}

@@ -200,6 +200,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	struct gate_req *gate; /* a gated call (gate.c); NULL for request_feedback */
 	uint64_t seq;	       /* its decision's ledger sequence number, once decided */
 	unsigned told;	       /* notify.c: NOTIFY_REQUEST it waited for a person, NOTIFY_DEADLINE its end nears */
+	const char *why;       /* while request_log runs: a rejection's or cancellation's reason (NULL: none) */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */
@@ -408,6 +409,7 @@ extern int log_min;
 uint64_t now_ms(void);
 int log_rank(const char *level);
 void slog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
+int decide_may(struct signer *s, const struct who *c, const struct pq_item *it, char *why, size_t n); /* decide.c */
 int no_reviewer_warning(struct signer *s, json_t *res);			/* decide.c: res NULL: the log */
 void wlog_line(const char *level, const char *worker, const char *msg); /* a worker's F_LOG */
 void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);
@@ -472,6 +474,12 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 void finish(struct signer *s, struct pq_item *it, json_t *result);
 json_t *result_base(const char *sid, const char *status, int approved);
 void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owner, uint64_t created_ms, json_t *result);
+/* A request out of the queue is cancelled: its entry, then the log, the webhooks and the
+ * history once it is on disk. Takes out->data. */
+void request_cancelled(struct signer *s, struct pq_item *out, const char *reason);
+/* The daemon stops: every call still waiting on its connection (a blocking request, a
+ * held gated call) is cancelled on the ledger and its agent told at once. How many. */
+size_t cancel_waiting(struct signer *s);
 void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 
 /* requests.c */

@@ -47,6 +47,21 @@ static const char *shown(char *dst, size_t cap, const char *s)
 	return dst;
 }
 
+/* jansson's error, as a person reads it: the input it quotes with its bytes escaped
+ * (\xNN), not masked, and "'}' expected" after a member said as the comma it usually is. */
+static int not_json(const struct ctx *c, const json_error_t *je)
+{
+	char t[sizeof je->text * 4 + 1], *o = t;
+	for (const unsigned char *p = (const unsigned char *)je->text; *p && o + 5 < t + sizeof t; p++)
+		o += *p < 0x20 || *p > 0x7e ? snprintf(o, 5, "\\x%02x", *p) : (*o = (char)*p, 1);
+	*o = 0;
+	const char *near = strstr(t, " near ");
+	if (!strncmp(t, "'}' expected", 12) || !strncmp(t, "']' expected", 12))
+		return bad(c, "not JSON: a comma is missing before%s (line %d, column %d: a ',' or '%c' was expected)",
+			   near ? near + 5 : " this", je->line, je->column, t[1]);
+	return bad(c, "not JSON: %s (line %d, column %d)", t, je->line, je->column);
+}
+
 /* A copy of a string member of 1..UP_STRING_MAX bytes (0: empty allowed). */
 static int str_of(const struct ctx *c, const json_t *v, const char *what, int empty_ok, char **out)
 {
@@ -300,9 +315,8 @@ int upstreams_parse(const char *text, size_t n, const char *file, struct upstrea
 		return as_fail(err, AS_ETOOBIG, "%s: over the limit of %u bytes", c.file, UP_FILE_MAX);
 	json_error_t je;
 	json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
-	char jb[sizeof je.text + 4];
-	if (!root) /* jansson quotes the input near the error: shown printable */
-		return bad(&c, "not JSON: %s (line %d, column %d)", shown(jb, sizeof jb, je.text), je.line, je.column);
+	if (!root)
+		return not_json(&c, &je);
 	const json_t *servers = json_object_get(root, "mcpServers");
 	int rc = 0;
 	if (!json_is_object(root))

@@ -1,6 +1,7 @@
 /* The reviewer listener's commands: web sessions, the pending list, decisions, metrics, files. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+#include "gateway/signer/decision.h"
 #include "verify/proof.h"
 
 #include <netdb.h>
@@ -125,6 +126,14 @@ static void web_one(const struct pq_item *it, void *arg)
 	}
 	json_t *v = web_view(r, &l->budget);
 	view_fit(v, VIEW_PAGE_BYTES / 4); /* one huge request does not take the page */
+	/* No live button the signer would refuse after a click: why not, and whether Reject is left. */
+	struct who w = {.reviewer = l->reviewer, .channel = "web", .via = "", .uid = (uid_t)-1, .web = 1};
+	char why[DECISION_MSG_MAX];
+	int may_reject = decide_may(l->s, &w, it, why, sizeof why);
+	if (v && why[0])
+		json_object_set_new(v, "may_not_decide", json_string(why));
+	if (v && !may_reject)
+		json_object_set_new(v, "may_reject", json_false());
 	page_add(l->arr, v, &l->used, &l->more, WEB_VIEWS_MAX);
 }
 

@@ -792,7 +792,15 @@
     } else {
       actions.append(el("button", { type: "submit", "data-action": "approve", class: "primary", text: "Approve" }));
     }
-    actions.append(el("button", { type: "submit", "data-action": "reject", class: "reject", text: "Reject" }));
+    // No live button the signer would refuse after a click: the rule's reason instead.
+    if (r.may_not_decide) {
+      actions.replaceChildren();
+      form.replaceChildren(el("p", { class: "may-not", role: "note" }, ...shown(String(r.may_not_decide), false),
+        r.may_reject === false ? "" : " You may still reject it."));
+    }
+    if (r.may_reject !== false)
+      actions.append(el("button", { type: "submit", "data-action": "reject", class: "reject", text: "Reject" }));
+    if (!actions.childElementCount) return form;
     const approving = type !== "input" && type !== "selection";
     form.append(el("label", { for: `${id}-c`, text: approving ? "Comment (optional to approve; a reason is required to reject)" : "Reason (required to reject)" }),
       el("textarea", { id: `${id}-c`, name: "comment", rows: "2" }), actions);

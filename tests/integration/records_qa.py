@@ -152,10 +152,13 @@ items = json.loads(so).get("items", []) if rc == 0 else []
 t.ok(rc == 0 and len(items) == 2, f"assent qa list lists both reports ({len(items)})")
 rc, so, se = assent("qa", "list", "--type", "bug", "--json")
 t.ok(rc == 0 and [i.get("type") for i in json.loads(so).get("items", [])] == ["bug"], "... filtered by type")
-rc, so, se = assent("qa", "stats")
+rc, so, se = assent("qa", "stats", "--json")
 s = json.loads(so) if rc == 0 else {}
 t.ok(s.get("total") == 2 and s.get("by_type", {}).get("bug") == 1 and s.get("last_7_days") == 2,
      f"assent qa stats counts by type and the last 7 days ({s})")
+rc, so, se = assent("qa", "stats")
+t.ok(rc == 0 and so.startswith("2 reports, 2 in the last 7 days\n") and "\nTYPE " in so and "\nbug " in so
+     and "\nSTATUS " in so and "{" not in so, f"assent qa stats without --json prints tables, not JSON ({so!r})")
 rc, so, se = assent("qa", "status", str(fid), "resolved")
 t.ok(rc == 1 and "in_progress" in se, f"open -> resolved is refused, naming the next step ({se.strip()})")
 rc, so, se = assent("qa", "status", str(fid), "in_progress")

@@ -77,7 +77,7 @@ if cmd == "examples":  # assentd --policy policy/examples.policy, nothing regist
     r = assent("agent", "add", "ci-bot", "--uid", uid, "--audience", "staging", "--audience", "production",
                "--audience", "qa")
     ok(r.returncode == 0 and "ak_" not in r.stdout, "assent agent add ci-bot --uid UID registers a stdio agent (no API key)")
-    lst = json.loads(assent("agent", "list").stdout or "[]")
+    lst = json.loads(assent("agent", "list", "--json").stdout or "[]")
     ok(any(a["name"] == "ci-bot" and a.get("uids") == [int(uid)] and "production" in a["audiences"] for a in lst),
        "assent agent list shows its uid and audiences")
     b = Bridge()

@@ -55,7 +55,7 @@ TW=$("$ASSENT" --state "$O" reviewer token tester | tail -1)
 BW=$("$ASSENT" --state "$O" reviewer add bob --web | tail -1)
 expect_exit 1 "--owner must name a registered reviewer" "$ASSENT" --state "$O" agent add x --uid 4242 --owner nobody-here
 expect_exit 0 "assent agent add mine --uid UID --owner tester" "$ASSENT" --state "$O" agent add mine --uid "$(id -u)" --owner tester
-check "assent agent list shows the owner" sh -c "'$ASSENT' --state '$O' agent list | grep -q '\"owner\": \"tester\"'"
+check "assent agent list shows the owner" sh -c "'$ASSENT' --state '$O' agent list --json | grep -q '\"owner\": \"tester\"'"
 expect_exit 1 "one uid is one stdio agent" "$ASSENT" --state "$O" agent add other --uid "$(id -u)"
 HK=$("$ASSENT" --state "$O" agent add http-bot --owner tester --audience deploy | tail -1)
 printf 'default ask same-user ok\n' >"$T/owner.policy"

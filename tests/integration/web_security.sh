@@ -19,7 +19,7 @@ check "... and the refused reviewer is not added" sh -c "! '$ASSENT' --state '$S
 ADMIN=$("$ASSENT" --state "$S" admin add ops | tail -1)
 AGENT_KEY=$("$ASSENT" --state "$S" agent add ci | tail -1)
 check "reviewer tokens start rt_, admin tokens at_" sh -c "case '$TOKEN_ALICE$ADMIN' in rt_*at_*) true;; *) false;; esac"
-check "admin list names the admin, not its token" sh -c "'$ASSENT' --state '$S' admin list | grep -q '\"ops\"' && ! grep -q '$ADMIN' '$S/identities.json'"
+check "admin list names the admin, not its token" sh -c "'$ASSENT' --state '$S' admin list | grep -qx ops && ! grep -q '$ADMIN' '$S/identities.json'"
 PROXY_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 mkdir -p "$S"
 export ASSENT_HTTP_REQUEST_SECONDS=3 # the whole-request deadline, short for the trickling client

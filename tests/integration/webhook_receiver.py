@@ -3,7 +3,9 @@
 README tells receivers to (HMAC-SHA256 over "t.body" with the whole whsec_ secret), and writes
 one JSON line per request to LOG: path, headers, body, and whether the signature verified.
 Paths: /ok and /slack answer 200, /fail always 500, /flaky 503 the first time per delivery
-then 200. With --cert/--key it speaks TLS. It prints its port on stdout, then serves."""
+then 200. With --cert/--key it speaks TLS; with --http10 it answers as Python's http.server does by
+default (HTTP/1.0, no Content-Length, the body ends with the connection). It prints its port on
+stdout, then serves."""
 import hashlib, hmac, http.server, json, ssl, sys, argparse, time
 
 ap = argparse.ArgumentParser()
@@ -11,6 +13,7 @@ ap.add_argument("log")
 ap.add_argument("secrets")  # a JSON file {path: secret}, read at each request (secrets come later)
 ap.add_argument("--cert")
 ap.add_argument("--key")
+ap.add_argument("--http10", action="store_true")
 a = ap.parse_args()
 seen = {}
 
@@ -59,11 +62,14 @@ class H(http.server.BaseHTTPRequestHandler):
         out = b"ok"
         self.send_response(status)
         self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(out)))
+        if not a.http10:
+            self.send_header("Content-Length", str(len(out)))
         self.end_headers()
         self.wfile.write(out)
 
 
+if a.http10:
+    H.protocol_version = "HTTP/1.0"
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 if a.cert:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

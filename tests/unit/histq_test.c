@@ -83,8 +83,9 @@ static void test_each(void **state)
 	assert_int_equal(q.since, 0);
 	assert_int_equal(q.until, 99999999999ull);
 	assert_int_equal(q.limit, 1000);
-	static const char *const outcomes[] = {"approved", "rejected", "answered", "selected", "denied", "timeout"};
-	for (size_t i = 0; i < 6; i++) {
+	static const char *const outcomes[] = {"approved", "rejected", "answered", "selected",
+					       "denied",   "timeout",  "cancelled"};
+	for (size_t i = 0; i < 7; i++) {
 		char b[64];
 		snprintf(b, sizeof b, "outcome=%s", outcomes[i]);
 		ok(b, 0, &q);
@@ -119,7 +120,7 @@ static void test_bounds(void **state)
 	refused("who=\xc3\xa9", 0, "who must be");
 	refused("audience=a b", 0, "audience must be");
 	refused("outcome=APPROVED", 0, "outcome must be one of");
-	refused("outcome=cancelled", 0, "outcome must be one of");
+	refused("outcome=withdrawn", 0, "outcome must be one of");
 	refused("rule=0", 0, "rule must be a whole number from 1 to 1000000");
 	refused("rule=1000001", 0, "rule must be");
 	refused("rule=012", 0, "rule must be"); /* one spelling per number */

@@ -127,6 +127,11 @@ static void test_chunked_and_close(void **state)
 	expect_all_splits("HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", 0, 0, 1, 202, "", NULL, NULL);
 	expect_all_splits("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", 0, 0, 1,
 			  202, "", NULL, NULL);
+	/* HTTP/1.0 (Python's http.server by default): its status counts, with a length or
+	 * with a body that ends at the close (issue 29: a webhook receiver's 2xx) */
+	expect_all_splits("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", 0, 0, 1,
+			  200, "{}|", NULL, NULL);
+	expect_all_splits("HTTP/1.0 204 No Content\r\nServer: x\r\n\r\n", 1, 0, 1, 204, "", NULL, NULL);
 	/* a 500 with a body: read, bounded, not delivered */
 	expect_all_splits(
 	    "HTTP/1.1 500 Oops\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{\"id\":1}\n", 0, 0, 1,
@@ -195,8 +200,7 @@ static void test_malformed(void **state)
 		const char *text, *says;
 		int eof;
 	} rows[] = {
-	    {"HTTP/1.0 200 OK\r\n\r\n", "HTTP/1.0", 0},
-	    {"HTTP/2 200\r\n\r\n", "not an HTTP/1.1 status line", 0},
+	    {"HTTP/2 200\r\n\r\n", "not an HTTP/1.1 (or 1.0) status line", 0},
 	    {"HTTP/1.1 2x0 OK\r\n\r\n", "three digits", 0},
 	    {"HTTP/1.1 200OK\r\n\r\n", "no space after the status", 0},
 	    {"HTTP/1.1 700 Huh\r\n\r\n", "out of range", 0},
@@ -483,6 +487,16 @@ static void test_any_body(void **state)
 		}
 		uhttp_resp_free(&r);
 	}
+	/* a webhook receiver speaking HTTP/1.0 (Python's http.server): its 200 counts too */
+	static const char t10[] = "HTTP/1.0 200 OK\r\nServer: BaseHTTP/0.6\r\nContent-Type: text/plain\r\n\r\nok";
+	struct uhttp_resp r;
+	struct uhttp_limits lim = {.any_body = 1};
+	struct got g;
+	char err[AS_ERRLEN] = "";
+	uhttp_resp_init(&r, &lim);
+	assert_int_equal(feed_split(&r, t10, sizeof t10 - 1, 1, &g, err), 1);
+	assert_int_equal(r.status, 200);
+	uhttp_resp_free(&r);
 }
 
 /* SEP-2243 routing headers, encoded when not plain; DELETE ends the session. */

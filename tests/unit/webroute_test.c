@@ -101,6 +101,7 @@ static const struct row rows[] = {
     {"js", LOOP, {GET("/review/app.js")}, WR_JS, 0, NULL},
     {"css", LOOP, {GET("/review/app.css?v=3")}, WR_CSS, 0, NULL},
     {"health", LOOP, {GET("/health")}, WR_HEALTH, 0, NULL},
+    {"favicon", LOOP, {GET("/favicon.ico")}, WR_FAVICON, 0, NULL},
     {"metrics", LOOP, {GET("/metrics")}, WR_METRICS, 0, NULL},
     {"jwks", LOOP, {GET("/.well-known/jwks.json")}, WR_JWKS, 0, NULL},
     {"checkpoint", LOOP, {GET("/checkpoint")}, WR_CHECKPOINT, 0, NULL},
@@ -349,6 +350,7 @@ static const struct {
     {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
     {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
     {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
+    {"/favicon.ico", "GET", 0, WR_FAVICON},
 };
 
 static size_t spec_of(enum web_route r)
@@ -463,8 +465,8 @@ static void test_open_routes(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
 		int open = spec[i].r == WR_PAGE || spec[i].r == WR_JS || spec[i].r == WR_CSS ||
-			   spec[i].r == WR_HEALTH || spec[i].r == WR_METRICS || spec[i].r == WR_JWKS ||
-			   spec[i].r == WR_CHECKPOINT;
+			   spec[i].r == WR_FAVICON || spec[i].r == WR_HEALTH || spec[i].r == WR_METRICS ||
+			   spec[i].r == WR_JWKS || spec[i].r == WR_CHECKPOINT;
 		struct wr_in in = {.method = spec[i].method,
 				   .url = spec[i].path,
 				   .host = HOST,

@@ -6,7 +6,8 @@
 
 #include "common/util.h"
 
-static const char *const outcomes[] = {"approved", "rejected", "answered", "selected", "denied", "timeout"};
+static const char *const outcomes[] = {"approved", "rejected", "answered", "selected",
+				       "denied",   "timeout",  "cancelled"};
 
 void histq_init(struct histq *q)
 {
@@ -61,7 +62,7 @@ static int outcome_arg(const char *v, char *out, char *why)
 			memcpy(out, v, strlen(v) + 1);
 			return 0;
 		}
-	return bad(why, "outcome", "must be one of approved, rejected, answered, selected, denied, timeout");
+	return bad(why, "outcome", "must be one of approved, rejected, answered, selected, denied, timeout, cancelled");
 }
 
 /* A key as an error may quote it: printable ASCII only, cut at 32. */

@@ -16,6 +16,7 @@ static const struct {
     {"/review/", "GET", 0, WR_PAGE},
     {"/review/app.js", "GET", 0, WR_JS},
     {"/review/app.css", "GET", 0, WR_CSS},
+    {"/favicon.ico", "GET", 0, WR_FAVICON},
     {"/health", "GET", 0, WR_HEALTH},
     {"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
     {"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},

@@ -17,6 +17,7 @@ enum web_route {
 	WR_PAGE,
 	WR_JS,
 	WR_CSS,
+	WR_FAVICON, /* 204: browsers ask for it on every page load */
 	WR_HEALTH,
 	WR_METRICS,
 	WR_JWKS,

@@ -790,6 +790,8 @@ static void serve_static(struct wreq *h)
 		return answer(h, 200, "text/javascript; charset=utf-8", web_js, (size_t)web_js_len);
 	case WR_CSS:
 		return answer(h, 200, "text/css; charset=utf-8", web_css, (size_t)web_css_len);
+	case WR_FAVICON: /* no icon, and no 404 in the log or the console on every load */
+		return answer(h, 204, "", "", 0);
 	default: {
 		char b[160];
 		int n = snprintf(b, sizeof b, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",

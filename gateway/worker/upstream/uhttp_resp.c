@@ -103,10 +103,12 @@ static int parse_status(struct uhttp_resp *r, char *err)
 	char show[64];
 	rd_init(&l, r->line.p, r->line.len);
 	shown(r->line.p, r->line.len, show, sizeof show);
+	/* An HTTP/1.0 server (Python's http.server by default) answers as well: its
+	 * connection is not kept (keep-alive is not asked for), and its status counts. */
 	if (rd_expect(&l, "HTTP/1.0 ") == 0)
-		return as_fail(err, AS_EINVAL, "HTTP: the server answered HTTP/1.0 ('%s'); HTTP/1.1 is required", show);
-	if (rd_expect(&l, "HTTP/1.1 ") != 0)
-		return as_fail(err, AS_EINVAL, "HTTP: not an HTTP/1.1 status line: '%s'", show);
+		r->close = 1;
+	else if (rd_expect(&l, "HTTP/1.1 ") != 0)
+		return as_fail(err, AS_EINVAL, "HTTP: not an HTTP/1.1 (or 1.0) status line: '%s'", show);
 	int status = 0;
 	for (int i = 0; i < 3; i++) {
 		uint8_t c;
