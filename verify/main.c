@@ -65,7 +65,8 @@ static const char usage_text[] =
     "  proof DIR SEQ [--size N] KEYPIN\n"
     "      Print an RFC 9162 inclusion proof of entry SEQ (default size: latest checkpoint).\n"
     "  proof --check FILE --key PUB.pem... [--checkpoint FILE]\n"
-    "      Check a proof against its signed checkpoint (or one you give).\n"
+    "      Check a proof against its signed checkpoint (or one you give); print the\n"
+    "      entry it proves.\n"
     "  exact DIR EXACTDIR\n"
     "      Check the retained exact calls (STATE/exact) against the ledger: each file\n"
     "      hashes to its name and to a request entry's action, that entry's view shows\n"
@@ -484,12 +485,18 @@ static int proof_check_cmd(const char *file, const char *ckfile, const struct ke
 	uint64_t idx = 0, size = 0;
 	int rc = proof_check(pf.p, pf.len, ckfile ? ck.p : NULL, ck.len, keys.k, keys.n, &idx, &size, err);
 	vkeys_free(&keys);
+	json_t *entry = rc == 0 ? proof_entry_json(pf.p, pf.len) : NULL;
 	buf_free(&pf);
 	buf_free(&ck);
 	if (rc != 0)
 		return not_holds("%s", err);
 	printf("proof holds: entry %llu is in the signed tree of size %llu\n", (unsigned long long)idx,
 	       (unsigned long long)size);
+	char *js = entry ? json_dumps(entry, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	if (js) /* what it proves: the entry itself, as `export` prints entries */
+		printf("entry %llu: %s\n", (unsigned long long)idx, js);
+	free(js);
+	json_decref(entry);
 	return EXIT_HOLDS;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/cbor.h"
+#include "common/cvjson.h"
 #include "ledger/entry.h"
 #include "ledger/merkle.h"
 #include "ledger/note.h"
@@ -178,6 +179,16 @@ static int get_u64(json_t *o, const char *name, uint64_t *out)
 
 #define BAD(...) as_fail(err, AS_ECORRUPT, __VA_ARGS__)
 
+/* A proof checked against a checkpoint of another size: how to get one that fits. */
+static int size_hint(char *err, uint64_t index, uint64_t size, uint64_t cpsize)
+{
+	return BAD("proof: it is for the tree of size %llu, the checkpoint given is of size %llu: make the proof "
+		   "at that size (assent-verify proof LEDGER %llu --size %llu --key PUB.pem), or check it against "
+		   "a checkpoint of size %llu",
+		   (unsigned long long)size, (unsigned long long)cpsize, (unsigned long long)index,
+		   (unsigned long long)cpsize, (unsigned long long)size);
+}
+
 int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckptlen, struct eckey *const *keys,
 		size_t nkeys, uint64_t *index, uint64_t *size, char *err)
 {
@@ -243,6 +254,7 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 	/* The root must come from a signed checkpoint of the same size. */
 	json_t *cs = json_object_get(o, "checkpoint"), *og = json_object_get(o, "origin");
 	struct checkpoint cp;
+	int given = ckpt != NULL; /* a checkpoint the auditor saved, not the proof's own */
 	if (!ckpt) {
 		if (!json_is_string(cs)) {
 			rc = BAD("proof carries no checkpoint for size %llu: pass --checkpoint",
@@ -259,6 +271,10 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 	if (!(json_is_null(og) && json_is_null(cs)) &&
 	    (!json_is_string(og) || strcmp(json_string_value(og), cp.origin) != 0)) {
 		rc = BAD("proof: origin does not match the checkpoint's");
+		goto out;
+	}
+	if (given && cp.size != *size) {
+		rc = size_hint(err, *index, *size, cp.size); /* a checkpoint saved earlier or later */
 		goto out;
 	}
 	if (json_is_string(cs) &&
@@ -282,4 +298,24 @@ out:
 	cv_arena_free(&a);
 	json_decref(o);
 	return rc;
+}
+
+json_t *proof_entry_json(const uint8_t *proof, size_t n)
+{
+	json_t *o = n <= PROOF_MAX ? json_loadb((const char *)proof, n, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	json_t *es = json_object_get(o, "entry"), *out = NULL;
+	uint8_t *entry = malloc(ENTRY_MAX + 3);
+	size_t elen = 0;
+	struct cv_arena a;
+	cv_arena_init(&a, ENTRY_MAX);
+	struct cv *e;
+	char err[AS_ERRLEN];
+	if (json_is_string(es) && entry &&
+	    b64_decode(json_string_value(es), json_string_length(es), entry, ENTRY_MAX + 3, &elen) == 0 &&
+	    cbor_decode(entry, elen, &a, &e, err) == 0)
+		out = cv_to_json(e);
+	free(entry);
+	cv_arena_free(&a);
+	json_decref(o);
+	return out;
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "common/eckey.h"
 #include "common/util.h"
 #include "ledger/store.h" /* lmdb.h */
@@ -32,5 +34,9 @@ int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, u
  * reason otherwise (any malformed proof included). */
 int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckptlen, struct eckey *const *keys,
 		size_t nkeys, uint64_t *index, uint64_t *size, char *err);
+
+/* The entry a proof carries, as JSON (byte strings as hex), for saying what a proof that
+ * holds proves; NULL when it cannot be read (call it after proof_check). Caller decrefs. */
+json_t *proof_entry_json(const uint8_t *proof, size_t n);
 
 #endif

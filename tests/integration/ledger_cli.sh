@@ -172,6 +172,8 @@ assert p["checkpoint"] == open(sys.argv[6]).read()
 ' "$T/proof$seq.json" $seq <($TOOL dump "$L") "$ROOT/tests/integration" "$ROOT16" "$T/ck16"
 	expect_exit 0 "  ... holds" "$VERIFY" proof --check "$T/proof$seq.json" --key "$PUB"
 	check "  ... and says so" grep -q "entry $seq is in the signed tree of size 16" "$T/.out"
+	check "  ... and what the proven entry says (as export prints it)" \
+		sh -c "grep -q '^entry $seq: {.*\"seq\":$seq[,}]' '$T/.out'"
 	expect_exit 0 "  ... holds with the checkpoint given separately" \
 		"$VERIFY" proof --check "$T/proof$seq.json" --key "$PUB" --checkpoint "$T/ck16"
 done
@@ -182,8 +184,17 @@ expect_exit 0 "  ... holds against the checkpoint saved at size 11" \
 	"$VERIFY" proof --check "$T/proof3-11.json" --key "$PUB" --checkpoint "$T/ck11"
 expect_exit 1 "a proof for size 16 does not hold against the checkpoint of size 11" \
 	"$VERIFY" proof --check "$T/proof5.json" --key "$PUB" --checkpoint "$T/ck11"
+expect_err "tree of size 16, the checkpoint given is of size 11: make the proof at that size \\(assent-verify proof LEDGER 5 --size 11" \
+	"  ... and says how to make one that fits (--size 11)"
 expect_exit 2 "proof --check without --key is a usage error" "$VERIFY" proof --check "$T/proof5.json"
 expect_exit 2 "proof of an entry past the end is refused" "$VERIFY" proof "$L" 16 --key "$PUB"
+
+# ---- the README's snapshot line, as written (mdb_copy needs its target directory) ----
+SNAPLINE=$(grep -m1 '^mkdir -p /path/to/snapshot && mdb_copy STATE/ledger /path/to/snapshot$' "$ROOT/README.md")
+check "the README gives the snapshot line" test -n "$SNAPLINE"
+expect_exit 0 "the README's snapshot line copies the ledger" \
+	sh -c "$(printf '%s' "$SNAPLINE" | sed "s|STATE|$S|; s|/path/to/snapshot|$T/snap/copy|g")"
+expect_exit 0 "  ... and the copy verifies" "$VERIFY" ledger "$T/snap/copy" --key "$PUB"
 
 # ---- an auditor without write access ----
 if [ "$(id -u)" = 0 ]; then

@@ -402,7 +402,11 @@ static void test_proof_older_size(void **state)
 	if (proof_check((const uint8_t *)p, strlen(p), NULL, 0, t->keys.k, t->keys.n, &idx, &size, err) != 0)
 		fail_msg("proof at size 1: %s", err);
 	assert_int_equal(size, 1);
-	proof_refused(t, p, ck, NULL, "proof: its checkpoint differs from the one given");
+	/* against a later checkpoint: refused, saying how to make a proof at its size */
+	proof_refused(t, p, ck, NULL,
+		      "proof: it is for the tree of size 1, the checkpoint given is of size 7: make the proof at that "
+		      "size (assent-verify proof LEDGER 0 --size 7 --key PUB.pem), or check it against a checkpoint "
+		      "of size 1");
 	free(p);
 	json_decref(j);
 	free(latest);
