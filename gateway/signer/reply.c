@@ -299,7 +299,12 @@ static void history_add(struct signer *s, const struct pq_item *it, const struct
 		 : r->has_pd && r->pd.action != POL_ASK ? "policy"
 							: "deadline");
 	snprintf(x.message, sizeof x.message, "%s", summary);
-	snprintf(x.requester, sizeof x.requester, "%s", r->owner);
+	/* named as the card names it: a uid registered as an agent is that agent */
+	const char *ag = json_string_value(json_object_get(json_object_get(r->view, "requester"), "agent"));
+	if (ag)
+		snprintf(x.requester, sizeof x.requester, "agent:%.70s", ag);
+	else
+		snprintf(x.requester, sizeof x.requester, "%s", r->owner);
 	snprintf(x.audience, sizeof x.audience, "%s", r->audience);
 	x.seq = seq;
 	x.at_ms = now_ms();

@@ -542,6 +542,9 @@ static void hist_request(struct hist_scan *h, const struct cv *e, size_t k)
 	    text_copy(cv_get(e, "owner"), x->requester, sizeof x->requester) != 0)
 		return;
 	x->created_ms = t;
+	const struct cv *ag = cv_get(cv_get(e, "requester"), "agent"); /* as reply.c names it */
+	if (ag && ag->t == CV_TEXT && ag->n <= 70)
+		snprintf(x->requester, sizeof x->requester, "agent:%.*s", (int)ag->n, (const char *)ag->s);
 	if (cv_get(e, "audience"))
 		text_copy(cv_get(e, "audience"), x->audience, sizeof x->audience);
 	if (msg && msg->t == CV_TEXT)

@@ -69,6 +69,8 @@ check "  ... three decisions, newest first, without bob's tf-prod one" \
 	py '[x["outcome"] for x in d["decisions"]] == ["timeout", "rejected", "approved"] and d["matched"] == 3 and d["kept"] == 3'
 check "  ... each with its sequence number, who, requester, rule and times" \
 	py 'all(isinstance(x["seq"], int) and x["seq"] > 0 and x["requester"] and x["rule"] in (2, 4) and x["decided_at"] >= x["requested_at"] > 1700000000 for x in d["decisions"])'
+check "  ... the requester named as the card names it: the uid's registered agent (agent:pipeline, not uid:N)" \
+	py 'd["decisions"] and all(x["requester"] == "agent:pipeline" for x in d["decisions"])'
 check "  ... decided by the deadline, alice and the policy (rule 2)" \
 	py '[(x["by"], x["rule"]) for x in d["decisions"]] == [("deadline", 4), ("alice", 4), ("policy", 2)]'
 check "  ... 24 hours of figures: the current hour has 4 requests (bob's is not hers: 3), 3 decisions, 1 timeout" \
