@@ -144,7 +144,8 @@ W=$T/job
 mkdir -p "$T/bin" "$W/.assent"
 ln -s "$ASSENT" "$T/bin/assent"
 ln -s "$VERIFY" "$T/bin/assent-verify"
-printf '#!/bin/sh\necho "terraform $*" >"%s/applied"\n' "$W" >"$T/bin/terraform"
+# (`terraform show` prints the plan as text, as the real one does)
+printf '#!/bin/sh\nif [ "$1" = show ]; then cat "%s/plan.tfplan.txt"; exit; fi\necho "terraform $*" >"%s/applied"\n' "$W" "$W" >"$T/bin/terraform"
 chmod 0755 "$T/bin/terraform"
 cp "$S/keys/jwks.json" "$W/.assent/jwks.json"
 cp "$T/plan.tfplan" "$W/plan.tfplan"
@@ -206,6 +207,8 @@ PY3
 (cd "$W" && env PATH="$T/bin:$PATH" ASSENT_STATE_DIR="$S" $PY "$T/actions.py" "$W/workflow.yml" "$W" >"$T/a1.out" 2>"$T/a1.err"; echo $? >"$T/a1.rc") &
 id=$(pending_id)
 check "the Actions job's request names the run" sh -c "'$ASSENT' --state '$S' show '$id' --json | grep -q 'run 4242'"
+check "  ... and carries terraform show's text as its context (not a hex dump of the plan)" \
+	sh -c "'$ASSENT' --state '$S' show '$id' --json | grep -q 'to change'"
 "$ASSENT" --state "$S" approve "$id" >/dev/null
 check "the Actions job: ask, verify and apply pass (exit 0)" test "$(waitrc a1)" = 0
 check "the Actions job applied the plan" test "$(cat "$W/applied" 2>/dev/null)" = "terraform apply -input=false plan.tfplan"
