@@ -340,6 +340,43 @@ static void print_content(const json_t *o)
 	free(p);
 }
 
+/* A file edit's {oldText, newText} pairs (the filesystem servers' edit_file, "edits"), again
+ * as a unified diff of those texts, after the arguments it is drawn from: a reviewer reads a
+ * change as a change. Nothing when any edit is not such a pair. */
+static void print_edits(const json_t *args)
+{
+	const json_t *edits = json_object_get(args, "edits"), *e;
+	const char *path = json_string_value(json_object_get(args, "path"));
+	size_t i;
+	if (!json_is_array(edits) || json_array_size(edits) == 0)
+		return;
+	json_array_foreach(edits, i, e)
+	{
+		if (!json_is_string(json_object_get(e, "oldText")) || !json_is_string(json_object_get(e, "newText")))
+			return;
+	}
+	struct buf d;
+	buf_init(&d, 1u << 20);
+	int rc = buf_printf(&d, "--- %s (now)\n+++ %s (after the call)\n", path ? path : "?", path ? path : "?");
+	json_array_foreach(edits, i, e)
+	{
+		rc |= buf_printf(&d, "@@ edit %zu of %zu @@\n", i + 1, json_array_size(edits));
+		for (int side = 0; side < 2; side++) {
+			const char *t = json_string_value(json_object_get(e, side ? "newText" : "oldText"));
+			for (const char *p = t, *nl; rc == 0 && p; p = nl ? nl + 1 : NULL) {
+				nl = strchr(p, '\n');
+				rc |= buf_printf(&d, "%c%.*s\n", side ? '+' : '-', (int)(nl ? nl - p : (long)strlen(p)),
+						 p);
+			}
+		}
+	}
+	if (rc == 0) {
+		printf("edits, as a diff of the arguments above:\n");
+		show_block((const char *)d.p, d.len);
+	}
+	buf_free(&d);
+}
+
 /* A gated call (the gate): the upstream and its tool as the server describes it, the
  * rule that holds it, the digest of the exact call, and the arguments (secrets redacted)
  * as indented JSON, each multi-line string again as a block of its own lines. */
@@ -381,6 +418,7 @@ static void print_call(const json_t *r)
 	show_str(json_string_value(json_object_get(r, "call")), 0);
 	printf(" (the exact call; secrets below are redacted)\narguments:\n");
 	show_json_blocks(args, "");
+	print_edits(args);
 }
 
 /* forward: print_request is below */

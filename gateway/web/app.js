@@ -672,7 +672,24 @@
         el("dt", { text: "Hints" }), elShown("dd", {}, hints.length ? `${hints.join(", ")} (declared by the server, not verified)`
           : "none declared", false),
         el("dt", { text: "Call digest" }), elShown("dd", { class: "mono" }, String(r.call ?? "?"), false)),
-      el("h4", { text: "Arguments" }), pre);
+      el("h4", { text: "Arguments" }), pre, ...editsBlock(r.arguments));
+  }
+
+  // A file edit's {oldText, newText} pairs (the filesystem servers' edit_file), again as a diff
+  // of those texts after the arguments it is drawn from, as `assent show` prints them.
+  function editsBlock(args) {
+    const edits = args && typeof args === "object" ? args.edits : null;
+    if (!Array.isArray(edits) || !edits.length ||
+        !edits.every((e) => e && typeof e.oldText === "string" && typeof e.newText === "string")) return [];
+    const path = typeof args.path === "string" ? args.path : "?";
+    const lines = [`--- ${path} (now)`, `+++ ${path} (after the call)`];
+    edits.forEach((e, i) => {
+      lines.push(`@@ edit ${i + 1} of ${edits.length} @@`);
+      for (const l of e.oldText.split("\n")) lines.push(`-${l}`);
+      for (const l of e.newText.split("\n")) lines.push(`+${l}`);
+    });
+    return [el("h4", { text: "Edits, as a diff of the arguments above" }),
+      el("pre", { class: "context edits" }, diffBlock(lines.join("\n")))];
   }
 
   // ---- the call records: a request's events, the QA reports with the calls behind them ----

@@ -138,22 +138,33 @@ args3 = {"command": "deploy --password=s3cretPW --to prod", "ratio": 0.1, "big":
 a.send({"jsonrpc": "2.0", "id": "c3", "method": "tools/call", "params": {"name": "sh__run", "arguments": args3}})
 sid3 = pending_call("s3cret") or pending_call("deploy --password=[secret: 8 chars] --to prod")
 t.ok(sid3, "a call with one secret is held")
+# A file edit (edit_file's {oldText, newText}) is shown again as a diff, in `assent show` and on the page.
+edit = {"path": "/srv/app/config.yml", "edits": [{"oldText": "replicas: 2\nport: 80", "newText": "replicas: 9\nport: 80"}]}
+a.send({"jsonrpc": "2.0", "id": "c4", "method": "tools/call", "params": {"name": "sh__edit_file", "arguments": edit}})
+sid4 = pending_call("config.yml")
+show = assent("show", sid4 or "").stdout
+t.ok(sid4 and "edits, as a diff of the arguments above:" in show and
+     "--- /srv/app/config.yml (now)\n+++ /srv/app/config.yml (after the call)\n@@ edit 1 of 1 @@\n-replicas: 2\n-port: 80\n"
+     "+replicas: 9\n+port: 80" in show, f"assent show prints an edit as a diff after its arguments ({show[-300:]!r})")
 review = json.load(open(f"{state}/assentd.json")).get("review")
 tok = assent("reviewer", "token", "rev").stdout.strip().splitlines()[-1:]
 t.ok(review and tok and tok[0].startswith("rt_"), f"the page listens ({review}) and rev has a web token")
 mjs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mcp", "web_reveal.mjs")
 nxt = t._count["n"] + 1
-w = subprocess.run(["timeout", "300", "node", mjs, f"http://{review}", tok[0] if tok else "", sid3 or "", "s3cretPW", str(nxt)],
+w = subprocess.run(["timeout", "300", "node", mjs, f"http://{review}", tok[0] if tok else "", sid3 or "", "s3cretPW", str(nxt),
+                    sid4 or ""],
                    capture_output=True, text=True)
 lines = [l for l in w.stdout.splitlines() if l.startswith(("ok ", "not ok "))]
 for l in lines:  # the browser's checks, counted as this script's
     t.ok(l.startswith("ok "), l.split(" - ", 1)[-1])
-t.ok(w.returncode == 0 and len(lines) == 6, f"the browser's checks all ran ({len(lines)} of 6; {w.stderr.strip()[-300:]})")
+t.ok(w.returncode == 0 and len(lines) == 7, f"the browser's checks all ran ({len(lines)} of 7; {w.stderr.strip()[-300:]})")
 rev = [e for e in ledger_entries(sid3) if e.get("kind") == "reveal"]
 t.ok(len(rev) == 1 and rev[0].get("reviewer", {}).get("name") == "rev" and rev[0]["reviewer"].get("channel") == "web"
      and rev[0]["reviewer"].get("via") == "session", f"the page's reveal is on the ledger, channel web ({rev})")
 r = assent("reject", sid3, "-m", "not now")
 t.ok(r.returncode == 0 and a.wait("c3") is not None, "rejected, the agent hears it")
+r = assent("reject", sid4 or "", "-m", "not now")
+t.ok(r.returncode == 0 and a.wait("c4") is not None, "the edit rejected too")
 # request_feedback's text never reached the daemon unmasked: no reveal, and it says why.
 r = assent("show", "--full", "no-such-request")
 t.ok(r.returncode != 0 and "no pending request" in (r.stderr + r.stdout), "a reveal of an unknown request is refused, naming it")

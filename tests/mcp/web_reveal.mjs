@@ -3,11 +3,12 @@
 // mark gives its length, the secrets are nowhere on the page until the reviewer presses
 // "Reveal the exact call", which shows the exact arguments with the ledger seq of the
 // `reveal` entry. Prints TAP, numbered from FIRST (view_exact.py goes on counting after it).
-// Usage: node web_reveal.mjs REVIEW_BASE REVIEWER_TOKEN SESSION_ID SECRET FIRST
+// Then a held file edit's card (EDIT_SID) shows its edits again as a diff.
+// Usage: node web_reveal.mjs REVIEW_BASE REVIEWER_TOKEN SESSION_ID SECRET FIRST EDIT_SID
 import { chromium } from "playwright-core";
 import { must, tap } from "./tap.mjs";
 
-const [base, token, sid, secret, first] = process.argv.slice(2);
+const [base, token, sid, secret, first, editSid] = process.argv.slice(2);
 const WAIT = 30000; // generous: a condition, never a duration, is what is checked
 const T = tap(Number(first) - 1), { ok, step } = T;
 
@@ -51,6 +52,14 @@ try {
     must(seq, `label: ${label}`);
     must(await card.locator("button.reveal").count() === 0, "the button is still there");
     return `seq ${seq[1]}`;
+  });
+  await step("a file edit's card shows its edits as a diff (removed and added lines) after the arguments", async () => {
+    const c = page.locator(`article.request[data-sid="${editSid}"]`);
+    await c.waitFor({ timeout: WAIT });
+    const d = c.locator("pre.edits");
+    const del = await d.locator("span.del").allInnerTexts(), add = await d.locator("span.add").allInnerTexts();
+    must(del.join("|") === "-replicas: 2|-port: 80" && add.join("|") === "+replicas: 9|+port: 80", `del ${del} add ${add}`);
+    must((await d.locator("span.file").allInnerTexts()).join("|").includes("/srv/app/config.yml (after the call)"), "no file header");
   });
   ok(pageErrors.length === 0, `no script errors on the page (${pageErrors.join("; ").slice(0, 200)})`);
 } finally {
