@@ -144,7 +144,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (stdio_mode) {
-		struct bridge_opts b = {.state = state, .policy = policy, .upstreams = upstreams, .daemon_path = self};
+		struct bridge_opts b = {.state = state,
+					.policy = policy,
+					.upstreams = upstreams,
+					.daemon_path = self,
+					.single_user = single};
 		return bridge_run(&b);
 	}
 	/* /proc/self/exe names the real file (symlinks resolved): its directory holds the workers' binary. */

@@ -77,8 +77,10 @@ static pid_t start_daemon(const struct bridge_opts *o, off_t *log_off, char *err
 		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (setsid() < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
 			_exit(126);
-		char *argv[9] = {"assentd", "--daemon", "--state", (char *)o->state};
+		char *argv[10] = {"assentd", "--daemon", "--state", (char *)o->state};
 		int n = 4;
+		if (o->single_user)
+			argv[n++] = "--single-user";
 		if (o->policy) {
 			argv[n++] = "--policy";
 			argv[n++] = (char *)o->policy;
@@ -349,6 +351,13 @@ int bridge_run(const struct bridge_opts *o)
 		}
 		if ((fd = wait_daemon(o, path, pid, log_off)) == -2)
 			return 1;
+		if (fd >= 0 && !o->single_user) /* a one-person trial would find nothing it can approve */
+			fprintf(
+			    stderr,
+			    "assentd --stdio: started the daemon for %s (pid %d, log %s/assentd.log) in multi-user "
+			    "mode: a reviewer with this agent's own uid cannot approve its requests; for a one-person "
+			    "trial put ASSENT_SINGLE_USER=1 in the client's env (or start it with make run)\n",
+			    o->state, (int)pid, o->state);
 	}
 	if (fd < 0) {
 		fprintf(stderr, "assentd --stdio: cannot reach the daemon at %s: %s (see %s/assentd.log)\n", path,

@@ -13,6 +13,7 @@ struct bridge_opts {
 	const char *upstreams;	 /* --upstreams given to this bridge, or NULL */
 	const char *daemon_path; /* the assentd binary to start, normally /proc/self/exe */
 	int connect_timeout_ms;	 /* how long to wait for a daemon it started (default 5000) */
+	int single_user;	 /* --single-user or ASSENT_SINGLE_USER: the daemon it starts is too */
 };
 
 /* Relay until stdin ends or the daemon closes the connection. Returns the exit status. */
