@@ -54,6 +54,22 @@ int exact_check(const uint8_t *p, size_t n, const char *digest, const struct cv 
 	int rc = ej && vj ? viewcheck_json(ej, vj, e2) : as_fail(e2, AS_ENOMEM, "out of memory");
 	json_decref(ej);
 	json_decref(vj);
+	/* a retry's answers (MCP 2026-07-28 inputResponses) run with it: shown as its arguments are */
+	struct cv *in = (struct cv *)cv_get(call, "input");
+	const struct cv *in_shown = cv_get(entry, "input");
+	if (rc == 0 && !in != !in_shown)
+		rc = as_fail(e2, AS_ECORRUPT, "%s",
+			     in ? "the call has input its entry does not show"
+				: "its entry shows "
+				  "input the call has not");
+	if (rc == 0 && in) {
+		bytes_as_text(in);
+		ej = cv_to_json(in);
+		vj = cv_to_json(in_shown);
+		rc = ej && vj ? viewcheck_json(ej, vj, e2) : as_fail(e2, AS_ENOMEM, "out of memory");
+		json_decref(ej);
+		json_decref(vj);
+	}
 	cv_arena_free(&a);
 	return rc ? as_fail(err, rc, "the entry's view is not the call's: %s", e2) : 0;
 }

@@ -418,6 +418,10 @@ static void print_call(const json_t *r)
 	show_str(json_string_value(json_object_get(r, "call")), 0);
 	printf(" (the exact call; secrets below are redacted)\narguments:\n");
 	show_json_blocks(args, "");
+	if (json_object_get(r, "input")) { /* a retry's answers run with it (MCP 2026-07-28) */
+		printf("input (the client's answers to the server's questions):\n");
+		show_json_blocks(json_object_get(r, "input"), "");
+	}
 	print_edits(args);
 }
 
@@ -446,6 +450,10 @@ static int show_full(const char *state, const char *id, json_t *rep, int json)
 		printf("\nexact arguments, as they will run (revealed to you; ledger entry %lld):\n",
 		       (long long)json_integer_value(json_object_get(exact, "reveal_seq")));
 		show_json_blocks(json_object_get(exact, "arguments"), "arguments");
+		if (json_object_get(exact, "input")) {
+			printf("input (the client's answers to the server's questions, as they will run):\n");
+			show_json_blocks(json_object_get(exact, "input"), "input");
+		}
 		printf("call     ");
 		show_str(json_string_value(json_object_get(exact, "call")), 0);
 		printf("\n");

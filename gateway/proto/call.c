@@ -106,12 +106,13 @@ static int put_text(struct cv_arena *a, struct cv *m, size_t i, const char *k, c
  * it is a tool or prompt name or a URI), and an object (its key; present always). */
 struct call_shape {
 	const char *method, *name_key, *obj_key;
-	int uri; /* the name is a URI: 1 to CALL_URI_MAX bytes of printable text */
+	int uri;   /* the name is a URI: 1 to CALL_URI_MAX bytes of printable text */
+	int input; /* may carry "input": a retry's inputResponses (MCP 2026-07-28, SEP-2322) */
 };
 static const struct call_shape shapes[] = {
-    {"tools/call", "tool", "arguments", 0},    {"prompts/get", "prompt", "arguments", 0},
-    {"resources/read", "uri", NULL, 1},	       {"resources/subscribe", "uri", NULL, 1},
-    {"resources/unsubscribe", "uri", NULL, 1}, {"completion/complete", NULL, "params", 0},
+    {"tools/call", "tool", "arguments", 0, 1},	  {"prompts/get", "prompt", "arguments", 0, 1},
+    {"resources/read", "uri", NULL, 1, 0},	  {"resources/subscribe", "uri", NULL, 1, 0},
+    {"resources/unsubscribe", "uri", NULL, 1, 0}, {"completion/complete", NULL, "params", 0, 0},
 };
 
 static const struct call_shape *shape_of(const char *method, size_t n)
@@ -135,6 +136,31 @@ static int uri_ok(const char *p, size_t n)
 int call_encode_ex(const char *method, const char *upstream, const char *name, const json_t *obj, struct buf *out,
 		   char *err)
 {
+	return call_encode_input(method, upstream, name, obj, NULL, out, err);
+}
+
+/* A retry's inputResponses: an object whose every member is an object (the answer to one of
+ * the server's inputRequests, by its key). */
+static int input_ok(const json_t *input, char *err)
+{
+	if (!json_is_object(input))
+		return as_fail(err, AS_EINVAL, "inputResponses: expected an object");
+	if (json_object_size(input) > CALL_INPUTS_MAX)
+		return as_fail(err, AS_EINVAL, "inputResponses: more than %d answers", CALL_INPUTS_MAX);
+	const char *k;
+	const json_t *v;
+	json_object_foreach((json_t *)input, k, v)
+	{
+		if (!json_is_object(v))
+			return as_fail(err, AS_EINVAL,
+				       "inputResponses.%.64s: expected an object (a result of its request)", k);
+	}
+	return 0;
+}
+
+int call_encode_input(const char *method, const char *upstream, const char *name, const json_t *obj,
+		      const json_t *input, struct buf *out, char *err)
+{
 	const struct call_shape *sh = shape_of(method, strlen(method));
 	if (!sh)
 		return as_fail(err, AS_EINVAL, "%s: not a method the gate forwards", method);
@@ -147,10 +173,14 @@ int call_encode_ex(const char *method, const char *upstream, const char *name, c
 			       sh->uri ? CALL_URI_MAX : CALL_TOOL_MAX);
 	if (obj && !json_is_object(obj))
 		return as_fail(err, AS_EINVAL, "%s: expected an object", sh->obj_key ? sh->obj_key : "params");
+	if (input && !sh->input)
+		return as_fail(err, AS_EINVAL, "%s: carries no inputResponses", method);
+	if (input && input_ok(input, err) != 0)
+		return AS_EINVAL;
 	/* Items: at most one per byte of the result, which is bounded. */
 	struct cv_arena a;
 	cv_arena_init(&a, CALL_MAX);
-	size_t np = 2 + (sh->name_key != NULL) + (sh->obj_key != NULL), i = 2;
+	size_t np = 2 + (sh->name_key != NULL) + (sh->obj_key != NULL) + (input != NULL), i = 2;
 	struct cv *m = cv_map(&a, np);
 	int rc = m ? 0 : AS_ENOMEM;
 	if (rc == 0)
@@ -166,6 +196,14 @@ int call_encode_ex(const char *method, const char *upstream, const char *name, c
 		if (rc == AS_EINVAL) {
 			cv_arena_free(&a);
 			return AS_EINVAL; /* err says why */
+		}
+		i++;
+	}
+	if (rc == 0 && input) {
+		rc = cv_set_text(&a, &m->items[2 * i], "input", 5);
+		if (rc == 0 && from_json(&a, input, &m->items[2 * i + 1], 1, CALL_DEPTH, err)) {
+			cv_arena_free(&a);
+			return AS_EINVAL;
 		}
 	}
 	if (rc != 0)
@@ -243,8 +281,8 @@ int call_check(const struct cv *c, char *err)
 		    err, AS_ECORRUPT,
 		    "call: expected a map of method, upstream, tool, arguments (or another method's fields)");
 	const struct cv *u = cv_get(c, "upstream"), *nm = sh->name_key ? cv_get(c, sh->name_key) : NULL,
-			*o = sh->obj_key ? cv_get(c, sh->obj_key) : NULL;
-	if (c->n != 2u + (sh->name_key != NULL) + (sh->obj_key != NULL) || !u || (sh->name_key && !nm) ||
+			*o = sh->obj_key ? cv_get(c, sh->obj_key) : NULL, *in = sh->input ? cv_get(c, "input") : NULL;
+	if (c->n != 2u + (sh->name_key != NULL) + (sh->obj_key != NULL) + (in != NULL) || !u || (sh->name_key && !nm) ||
 	    (sh->obj_key && !o))
 		return as_fail(err, AS_ECORRUPT, "call: %s: expected method, upstream%s%s%s%s", sh->method,
 			       sh->name_key ? ", " : "", sh->name_key ? sh->name_key : "", sh->obj_key ? ", " : "",
@@ -256,7 +294,22 @@ int call_check(const struct cv *c, char *err)
 		return as_fail(err, AS_ECORRUPT, "call.%s: not a %s", sh->name_key, sh->uri ? "URI" : "name");
 	if (o && o->t != CV_MAP)
 		return as_fail(err, AS_ECORRUPT, "call.%s: expected a map", sh->obj_key);
+	if (in && (in->t != CV_MAP || in->n > CALL_INPUTS_MAX))
+		return as_fail(err, AS_ECORRUPT, "call.input: expected a map of at most %d answers", CALL_INPUTS_MAX);
+	for (size_t i = 0; in && i < in->n; i++)
+		if (in->items[2 * i].t != CV_TEXT || in->items[2 * i + 1].t != CV_MAP)
+			return as_fail(err, AS_ECORRUPT, "call.input: each answer is a map under a text key");
+	if (in)
+		GUARD(args_ok(in, 1, err));
 	return o ? args_ok(o, 1, err) : 0;
+}
+
+static json_t *to_json(const struct cv *v);
+
+json_t *call_input_json(const struct cv *c)
+{
+	const struct cv *in = cv_get(c, "input");
+	return in ? to_json(in) : NULL;
 }
 
 const char *call_method(const struct cv *c)

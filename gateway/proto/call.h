@@ -2,7 +2,7 @@
  * MCP server (or a resources/read, prompts/get, completion/complete), as the mcp worker
  * encodes it, the signer checks, digests, decides and
  * records, and the upstream worker forwards once dispatched. One CBOR map,
- *   {"method": "tools/call", "upstream": NAME, "tool": TOOL, "arguments": {...}}
+ *   {"method": "tools/call", "upstream": NAME, "tool": TOOL, "arguments": {...}, "input"?: {...}}
  * encoded canonically, so its sha256 names exactly one call. JSON arguments become CBOR
  * as they are, except that a JSON number with a fraction or exponent (CBOR here has no
  * floats) becomes a byte string holding its shortest round-trip decimal text: JSON has
@@ -35,6 +35,16 @@ int call_tool_name_ok(const char *p, size_t n);
  * keys: method, upstream, and tool | prompt | uri, arguments | params. */
 int call_encode_ex(const char *method, const char *upstream, const char *name, const json_t *obj, struct buf *out,
 		   char *err);
+
+/* The same with a retry's answers (MCP 2026-07-28 multi-round input, SEP-2322): input, when
+ * not NULL, is the request's params.inputResponses, an object of at most CALL_INPUTS_MAX
+ * objects, kept under the key "input" of a tools/call or prompts/get. They are part of what
+ * runs: digested, shown to reviewers and forwarded with the call. */
+#define CALL_INPUTS_MAX 16
+int call_encode_input(const char *method, const char *upstream, const char *name, const json_t *obj,
+		      const json_t *input, struct buf *out, char *err);
+/* A checked call's "input" as JSON (a new reference), NULL when it has none. */
+json_t *call_input_json(const struct cv *c);
 
 /* A checked call's method (a static string), and its name (tool, prompt or URI; "" for a
  * completion) copied into out (max bytes with the NUL; cut to "" when it does not fit). */

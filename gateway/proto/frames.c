@@ -102,7 +102,9 @@ static const struct frame_field call[] = {
     {"call", FT_BYTES, PROTO_CALL_MAX, REQ},
     {"client", FT_TEXT, ACTION_CLIENT_MAX, REQ},
     {"hreq", FT_UINT, UINT64_MAX, OPT},
-    {"task", FT_BOOL, 0, OPT}, /* collected as an MCP task */
+    {"task", FT_BOOL, 0, OPT},			   /* collected as an MCP task */
+    {"caps", FT_UINT, 15, OPT},			   /* PROTO_CAP_*: a 2026-07-28 client's call, and what it declared */
+    {"state", FT_TEXT, PROTO_GATE_STATE_MAX, OPT}, /* the requestState it returns (gatemrtr.c) */
 };
 static const struct frame_field up_tools[] = {{"tools", FT_BYTES, PROTO_UP_TOOLS_MAX, REQ},
 					      {"resources", FT_BYTES, PROTO_UP_TOOLS_MAX, OPT},

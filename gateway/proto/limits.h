@@ -41,7 +41,14 @@
 #define PROTO_TASK_GET 1
 #define PROTO_TASK_CANCEL 2
 #define PROTO_TASK_LIST 3
-#define PROTO_STATE_MAX 1200	/* F_INPUT state: a requestState the signer minted (mrtr.c) */
+#define PROTO_STATE_MAX 1200	  /* F_INPUT state: a requestState the signer minted (mrtr.c) */
+#define PROTO_GATE_STATE_MAX 6000 /* F_CALL state: a requestState wrapping an upstream's (gatemrtr.c) */
+#define PROTO_UP_STATE_MAX 2048	  /* an upstream's own requestState, carried in that wrapper */
+/* F_CALL / F_DISPATCH caps: a 2026-07-28 client's request, and what it declared */
+#define PROTO_CAP_MODERN 1u
+#define PROTO_CAP_SAMPLING 2u
+#define PROTO_CAP_ELICIT 4u
+#define PROTO_CAP_ROOTS 8u
 #define PROTO_BEARER_MAX 512	/* an Authorization: Bearer credential */
 #define PROTO_SESSION_MAX 64	/* an Mcp-Session-Id */
 #define PROTO_PROTOCOL_MAX 15	/* the protocol revision initialize agreed ("2025-11-25") */

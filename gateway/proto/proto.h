@@ -20,7 +20,8 @@ enum {
 	F_CANCEL = 13,	/* mcp: {conn, rid} notifications/cancelled */
 	F_INPUT = 15,	/* mcp: {conn, rid, action, state, accepted, text?, hreq?} a multi-round answer */
 	F_TASK = 14,	/* mcp: {conn, rid, op: PROTO_TASK_*, sid?} a task's state, its cancel, the list */
-	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?, task?}
+	F_CALL = 16,	/* mcp: {conn, rid, call (bytes: canonical CBOR, gateway/proto/call.h), client, hreq?, task?,
+			 * caps?, state?}
 			 * a tools/call of an upstream's tool (the gate) */
 	F_UP_TOOLS = 17,   /* upstream: {tools, resources?, templates?, prompts? (bytes: canonical CBOR arrays
 			    * of the MCP objects its lists returned), completions?} its catalog */
@@ -85,7 +86,8 @@ enum {
 			      * status: enum proto_status, which the review worker maps to HTTP */
 	F_TASK_STATUS = 108, /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
 	F_WEB_PUSH = 107,    /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
-	F_DISPATCH = 109,    /* upstream: {cid, call, digest} forward this call, once */
+	F_DISPATCH = 109,    /* upstream: {cid, call, digest, caps?, state?} forward this call, once; caps: a
+			      * 2026-07-28 client's (PROTO_CAP_*), state: the server's own requestState */
 	F_NOTE = 111,	     /* mcp: {conn, rid, method, json} a notification about call rid of conn (progress, log) */
 	F_UP_CANCEL = 112,   /* upstream: {cid} the agent cancelled this dispatched call */
 	F_ASK = 113,	     /* mcp: {conn, rid, aid, method, json} ask the client of call rid (a server's request) */

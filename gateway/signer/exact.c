@@ -124,7 +124,7 @@ void reveal(struct signer *s, const struct who *w, const char *id)
 	snprintf(o->it.session_id, sizeof o->it.session_id, "%.*s", (int)(sizeof o->it.session_id - 1), id);
 	o->conn = w->reply;
 	o->web = w->web;
-	o->answer =
-	    json_pack("{s:b,s:s,s:s,s:s,s:s,s:O,s:s}", "ok", 1, "session_id", id, "upstream", r->gate->upstream, "tool",
-		      r->gate->tool, "method", r->gate->method, "arguments", r->gate->args, "call", r->action);
+	o->answer = json_pack("{s:b,s:s,s:s,s:s,s:s,s:O,s:O?,s:s}", "ok", 1, "session_id", id, "upstream",
+			      r->gate->upstream, "tool", r->gate->tool, "method", r->gate->method, "arguments",
+			      r->gate->args, "input", r->gate->input, "call", r->action);
 }

@@ -731,6 +731,8 @@ void gate_req_free(struct gate_req *g)
 	free(g->call);
 	free(g->name);
 	free(g->token);
+	free(g->ustate);
+	json_decref(g->input);
 	json_decref(g->args);
 	free(g);
 }
@@ -861,17 +863,22 @@ static void answer_refused(struct signer *s, uint64_t conn, const char *rid, con
  * text that runs); when anything is masked, "masked" says so first and how to see it
  * (assent show --full, which the ledger records as a reveal). fuzz/view checks the view
  * against the call with common/viewcheck.c, which knows nothing of the redactor. */
-static json_t *call_view(const struct upw *u, const struct up_tool *t, const json_t *args)
+static json_t *call_view(const struct upw *u, const struct up_tool *t, const json_t *args, const json_t *input)
 {
 	static const struct redact_rules view_rules = {NULL, 0, NULL, 0, 1};
-	json_t *shown = json_deep_copy(args);
+	json_t *shown = json_deep_copy(args), *answers = input ? json_deep_copy(input) : NULL;
 	struct redact_stats st = {0, 0, 0};
 	int rr = redact_json(shown, &view_rules, &st); /* what a reviewer reads and the ledger keeps */
+	if (answers) /* a retry's answers to the server's questions run too (gatemrtr.c): shown alike */
+		rr |= redact_json(answers, &view_rules, &st);
 	(void)rr; /* it fails only on memory, leaving what it could not redact whole: refused below */
 	char msg[256];
-	snprintf(msg, sizeof msg, "Call %s of upstream %s", t->name, u->cfg->name);
+	snprintf(msg, sizeof msg, "Call %s of upstream %s%s", t->name, u->cfg->name,
+		 answers ? ", with the client's answers to its questions" : "");
 	json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "type", "call", "method", "tools/call", "message", msg,
 			      "upstream", u->cfg->name, "tool", t->name, "arguments", shown ? shown : json_object());
+	if (answers)
+		json_object_set_new(v, "input", answers);
 	if (st.keys + st.patterns > 0)
 		json_object_set_new(v, "masked",
 				    json_pack("{s:I,s:I}", "spans", (json_int_t)(st.keys + st.patterns), "chars",
@@ -895,8 +902,8 @@ static json_t *read_view(const struct upw *u, const char *uri)
 /* The request entry's action fields: the view's call (redacted arguments, reals as text). */
 static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 {
-	static const char *const keys[] = {"type", "method", "message",	  "upstream",
-					   "tool", "uri",    "arguments", "masked"};
+	static const char *const keys[] = {"type", "method",	"message", "upstream", "tool",
+					   "uri",  "arguments", "input",   "masked"};
 	json_t *j = json_object();
 	for (size_t k = 0; j && k < sizeof keys / sizeof *keys; k++)
 		if (json_object_get(view, keys[k]))
@@ -966,6 +973,7 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	}
 	*c = (struct gcall){.used = 1,
 			    .k = g->k,
+			    .caps = g->caps,
 			    .ledgered = ledgered,
 			    .cid = ++s->next_cid,
 			    .conn = conn,
@@ -987,10 +995,13 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	     (unsigned long long)c->cid, g->method, g->upstream, g->tool, rule);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 3);
+	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 5);
 	char err[AS_ERRLEN];
 	if (!f || ipc_put_uint(&a, f, "cid", c->cid) || ipc_put_bytes(&a, f, "call", g->call, g->n) ||
-	    ipc_put_text(&a, f, "digest", digest, strlen(digest)) || ipc_conn_send(&w->ipc, f, -1, err) != 0)
+	    ipc_put_text(&a, f, "digest", digest, strlen(digest)) ||
+	    (g->caps && ipc_put_uint(&a, f, "caps", g->caps)) ||
+	    (g->ustate && ipc_put_text(&a, f, "state", g->ustate, strlen(g->ustate))) ||
+	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
 		slog("error", "upstream %s: the dispatch of %s could not be sent; its outcome will be unknown",
 		     g->upstream, sid);
 	cv_arena_free(&a);
@@ -1131,6 +1142,21 @@ static void subscription(struct signer *s, uint64_t conn, const char *up, const 
 }
 
 /* Read an F_CALL: the connection, who asked, and the call (checked, digested). */
+/* A 2026-07-28 call's caps, and the requestState a retry returns (gatemrtr.c): a state that
+ * fails its checks is a protocol error, and nothing is forwarded (g is freed). */
+static int retry_state(struct signer *s, struct gate_req *g, struct ipc_frame *f, const struct conn *c, const char *rid)
+{
+	const struct cv *caps = cv_get(f->body, "caps"), *st = cv_get(f->body, "state");
+	g->caps = caps ? (unsigned)caps->u : 0;
+	const char *why = "requestState: only a 2026-07-28 request carries one";
+	if (!st || ((g->caps & PROTO_CAP_MODERN) && gate_state_open(s, g, st, &why) == 0))
+		return 0;
+	slog("warning", "a gated call's requestState refused (%s): %s", c->owner, why);
+	send_rpc_error(s, c->id, rid, -32602, why, NULL);
+	gate_req_free(g);
+	return AS_EINVAL;
+}
+
 int h_call(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
@@ -1169,6 +1195,7 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 			g->args = json_pack("{s:s}", "uri", uri); /* what args.uri rules read */
 		} else {
 			g->args = call_args_json(cv);
+			g->input = call_input_json(cv); /* a retry's answers (gatemrtr.c) */
 		}
 		g->call = malloc(call->n);
 	}
@@ -1179,6 +1206,9 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	}
 	memcpy(g->call, call->s, call->n);
 	g->n = call->n;
+	snprintf(g->owner, sizeof g->owner, "%s", c->owner);
+	if (retry_state(s, g, f, c, r_id) != 0)
+		return 0;
 	int ui = up_index(s, g->upstream);
 	struct upw *u = ui >= 0 ? &s->up[ui] : NULL;
 	const struct up_tool *t = NULL;
@@ -1222,7 +1252,6 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	r->uid = uid;
 	r->gate = g;
 	r->collect = g->task ? "task" : "wait";
-	snprintf(g->owner, sizeof g->owner, "%s", c->owner);
 	snprintf(r->rid, sizeof r->rid, "%s", r_id);
 	snprintf(r->type, sizeof r->type, "call");
 	snprintf(r->client, sizeof r->client, "%.*s", (int)client->n, (const char *)client->s);
@@ -1243,7 +1272,7 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 		req_free(r);
 		return 0;
 	}
-	r->view = t ? call_view(u, t, g->args) : read_view(u, g->name);
+	r->view = t ? call_view(u, t, g->args, g->input) : read_view(u, g->name);
 	json_object_set_new(r->view, "call", json_string(r->action));
 	if (json_object_get(r->view, "masked") && exact_keep(s, g->call, g->n, r->action, why) != 0) {
 		/* an auditor could not learn what ran: refused, nothing forwarded */
@@ -1427,6 +1456,27 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 	json_t *res = cbor_json(rb, CV_MAP, PROTO_UP_RESULT_MAX);
 	if (!res)
 		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: result is not a canonical CBOR map");
+	const char *rt = json_string_value(json_object_get(res, "resultType"));
+	if (rt && strcmp(rt, "complete") && strcmp(rt, "input_required")) {
+		char text[200];
+		snprintf(text, sizeof text,
+			 "upstream %s: its answer has resultType \"%.40s\", which assent does not carry", c->upstream,
+			 rt);
+		json_decref(res);
+		call_end(s, c, "error", NULL, 0, NULL, text);
+		return 0;
+	}
+	if (rt && !strcmp(rt, "input_required")) {
+		char why[AS_ERRLEN], text[AS_ERRLEN + 64];
+		json_t *ir = gate_input_required(s, c, res, why); /* its questions, with a state of ours */
+		json_decref(res);
+		snprintf(text, sizeof text, "upstream %s: %s", c->upstream, why);
+		if (ir)
+			call_end(s, c, "input_required", rb->s, rb->n, ir, NULL);
+		else
+			call_end(s, c, "error", NULL, 0, NULL, text);
+		return 0;
+	}
 	call_end(s, c, json_is_true(json_object_get(res, "isError")) ? "is_error" : "ok", rb->s, rb->n, res, NULL);
 	return 0;
 }

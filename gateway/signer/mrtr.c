@@ -16,6 +16,7 @@
 
 #include <mbedtls/md.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -42,22 +43,29 @@ static int mac(struct signer *s, const uint8_t *p, size_t n, uint8_t out[32])
 		   : AS_ECRYPTO;
 }
 
-/* hex(payload) "." hex(HMAC(payload)), into out (cap bytes). */
-static int state_make(struct signer *s, const char *sid, const struct req *r, uint64_t exp, char *out, size_t cap)
+/* hex(payload) "." hex(HMAC(payload)) of payload's compact JSON (sorted keys), into out
+ * (cap bytes); AS_ETOOBIG when the payload is over max bytes or out too small. */
+int mrtr_seal(struct signer *s, const json_t *payload, size_t max, char *out, size_t cap)
 {
-	json_t *j = json_pack("{s:i,s:s,s:s,s:s,s:I}", "v", 1, "sid", sid, "owner", r->owner, "action", r->action,
-			      "exp", (json_int_t)exp);
-	char *p = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(j);
+	char *p = payload ? json_dumps(payload, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	uint8_t m[32];
 	size_t n = p ? strlen(p) : 0;
-	int rc = !p || n > STATE_PAYLOAD_MAX || 2 * n + 66 > cap ? AS_ETOOBIG : mac(s, (const uint8_t *)p, n, m);
+	int rc = !p || n > max || 2 * n + 66 > cap ? AS_ETOOBIG : mac(s, (const uint8_t *)p, n, m);
 	if (rc == 0) {
 		hex_encode((const uint8_t *)p, n, out);
 		out[2 * n] = '.';
 		hex_encode(m, 32, out + 2 * n + 1);
 	}
 	free(p);
+	return rc;
+}
+
+static int state_make(struct signer *s, const char *sid, const struct req *r, uint64_t exp, char *out, size_t cap)
+{
+	json_t *j = json_pack("{s:i,s:s,s:s,s:s,s:I}", "v", 1, "sid", sid, "owner", r->owner, "action", r->action,
+			      "exp", (json_int_t)exp);
+	int rc = mrtr_seal(s, j, STATE_PAYLOAD_MAX, out, cap);
+	json_decref(j);
 	return rc;
 }
 
@@ -86,21 +94,36 @@ void mrtr_offer(struct signer *s, const struct op *o)
 	json_decref(res);
 }
 
-/* The payload of a state that verifies, or NULL (why says which check failed). */
-static json_t *state_open(struct signer *s, const char *st, size_t n, const char **why)
+json_t *mrtr_unseal(struct signer *s, const char *st, size_t n, size_t max, const char **why)
 {
 	const char *dot = memchr(st, '.', n);
 	size_t pn = dot ? (size_t)(dot - st) : 0;
-	uint8_t p[STATE_PAYLOAD_MAX], got[32], want[32];
+	uint8_t got[32], want[32];
 	*why = "requestState is not one this server issued";
-	if (!dot || pn % 2 || pn / 2 > sizeof p || n - pn - 1 != 64 || hex_decode(st, pn, p, pn / 2) != 0 ||
-	    hex_decode(dot + 1, 64, got, 32) != 0)
+	if (!dot || pn % 2 || pn / 2 > max || n - pn - 1 != 64 || hex_decode(dot + 1, 64, got, 32) != 0)
 		return NULL;
-	if (mac(s, p, pn / 2, want) != 0 || ct_memcmp(got, want, 32) != 0) {
+	uint8_t *p = malloc(pn / 2 + 1);
+	json_t *j = NULL;
+	if (!p || hex_decode(st, pn, p, pn / 2) != 0)
+		;
+	else if (mac(s, p, pn / 2, want) != 0 || ct_memcmp(got, want, 32) != 0)
 		*why = "requestState does not verify: altered, or minted before the daemon restarted";
+	else
+		j = json_loadb((const char *)p, pn / 2, 0, NULL);
+	free(p);
+	return j;
+}
+
+/* A request_feedback state (no "k": a gate's state is not one) that verifies, or NULL. */
+static json_t *state_open(struct signer *s, const char *st, size_t n, const char **why)
+{
+	json_t *j = mrtr_unseal(s, st, n, STATE_PAYLOAD_MAX, why);
+	if (j && json_object_get(j, "k")) {
+		*why = "requestState is not one this server issued";
+		json_decref(j);
 		return NULL;
 	}
-	return json_loadb((const char *)p, pn / 2, 0, NULL);
+	return j;
 }
 
 static void input_refused(struct signer *s, const struct conn *c, const char *rid, const char *why)

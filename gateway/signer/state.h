@@ -126,11 +126,15 @@ struct gate_req {
 	char *name;   /* the URI a resources/read reads */
 	json_t *args; /* the exact arguments, which the policy reads */
 	unsigned ann;
-	uint64_t seq; /* the decision's ledger sequence number; 0: none (record calls) */
+	uint64_t seq;  /* the decision's ledger sequence number; 0: none (record calls) */
+	unsigned caps; /* PROTO_CAP_*: a 2026-07-28 client's call (gatemrtr.c) */
+	char *ustate;  /* the server's own requestState its retry returns (gatemrtr.c) */
+	json_t *input; /* a retry's inputResponses, exactly (NULL: none), part of the call */
 };
 #define GCALLS_MAX 4096
 struct gcall {
 	int used, k, ledgered;
+	unsigned caps; /* the gate_req's */
 	uint64_t cid, conn, seq, started_ms, until_ms;
 	char sid[PQ_SID_LEN + 1];
 	char rid[PROTO_RID_MAX + 1];
@@ -544,6 +548,10 @@ int h_list(void *ctx, struct ipc_frame *f, char *err);
 int h_task(void *ctx, struct ipc_frame *f, char *err);
 /* mrtr.c */
 int mrtr_applies(const struct req *r);
+/* A requestState the client returns unchanged: payload's JSON (at most max bytes) and its
+ * HMAC under a key of this process's memory; and back (NULL: why says which check failed). */
+int mrtr_seal(struct signer *s, const json_t *payload, size_t max, char *out, size_t cap);
+json_t *mrtr_unseal(struct signer *s, const char *st, size_t n, size_t max, const char **why);
 void mrtr_offer(struct signer *s, const struct op *o);
 int h_input(void *ctx, struct ipc_frame *f, char *err);
 struct answer decide_self_attested(struct signer *s, struct pq_item *it, const char *outcome, const char *text,
@@ -618,6 +626,11 @@ void gate_hello(struct signer *s, int k);
 int gate_finish(struct signer *s, struct pq_item *it, json_t *result);
 void gate_evaluate(const struct req *r, struct pol_request *q);
 void gate_req_free(struct gate_req *g);
+/* gatemrtr.c: an upstream's input_required result for c's agent, checked, with a
+ * requestState of ours (NULL: err says why); a retry's state, checked against g, its
+ * server's own state kept in g->ustate (AS_EINVAL: why says which check failed). */
+json_t *gate_input_required(struct signer *s, const struct gcall *c, const json_t *res, char *err);
+int gate_state_open(struct signer *s, struct gate_req *g, const struct cv *st, const char **why);
 void gate_tick(struct signer *s);
 void gate_reap(struct signer *s, pid_t p, int st);
 void gate_restore(struct signer *s, const char *kind, const struct cv *e, json_t *open);

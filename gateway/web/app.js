@@ -560,7 +560,9 @@
     try {
       const a = await api("POST", "/review/api/reveal", { session_id: r.session_id });
       out.replaceChildren(el("p", { class: "meta", text: `Exact arguments of ${a.tool} on ${a.upstream} (revealed to ${S.reviewer}, ledger seq ${a.reveal_seq}):` }),
-        elShown("pre", { class: "exact" }, JSON.stringify(a.arguments, null, 2), true));
+        elShown("pre", { class: "exact" }, JSON.stringify(a.arguments, null, 2), true),
+        ...(a.input ? [el("p", { class: "meta", text: "The client's answers to the server's questions:" }),
+          elShown("pre", { class: "exact" }, JSON.stringify(a.input, null, 2), true)] : []));
       b.remove();
       status(`Revealed the exact call of "${short(r.message)}" (ledger seq ${a.reveal_seq}).`);
     } catch (e) {
@@ -672,7 +674,16 @@
         el("dt", { text: "Hints" }), elShown("dd", {}, hints.length ? `${hints.join(", ")} (declared by the server, not verified)`
           : "none declared", false),
         el("dt", { text: "Call digest" }), elShown("dd", { class: "mono" }, String(r.call ?? "?"), false)),
-      el("h4", { text: "Arguments" }), pre, ...editsBlock(r.arguments));
+      el("h4", { text: "Arguments" }), pre, ...editsBlock(r.arguments), ...inputBlock(r.input));
+  }
+
+  // A retry's answers to the server's questions (MCP 2026-07-28 inputResponses): they run
+  // with the call, so they are shown as its arguments are.
+  function inputBlock(input) {
+    if (!input || typeof input !== "object") return [];
+    const pre = el("pre", { class: "context arguments input" }), marks = [];
+    json(input, 0, pre, marks);
+    return [el("h4", { text: "The client's answers to the server's questions" }), pre];
   }
 
   // A file edit's {oldText, newText} pairs (the filesystem servers' edit_file), again as a diff

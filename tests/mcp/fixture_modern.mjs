@@ -7,6 +7,7 @@
 // the SDK's own predicate, isLegacyRequest, as its documentation says to compose the two.
 //   modernFetch(request: Request, parsedBody) -> Promise<Response | null>   (null: a legacy request)
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { appendFileSync } from "node:fs";
 import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, Server, createMcpHandler, hostHeaderValidationResponse,
   inputRequired, isLegacyRequest, localhostAllowedHostnames, localhostAllowedOrigins, originValidationResponse,
 } from "@modelcontextprotocol/server";
@@ -15,6 +16,10 @@ import { FixtureError, MRTR_ASKS, MRTR_PROMPT, MRTR_TEXT, MRTR_TOOL_NAMES, TEMPL
 
 const CAPABILITIES = { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true },
   prompts: { listChanged: true }, logging: {}, completions: {} };
+
+// Env UPSTREAM_CALL_LOG: one line `TOOL JSON-args` per tools/call, as upstream_fixture.mjs writes.
+const logCall = (p) => process.env.UPSTREAM_CALL_LOG
+  && appendFileSync(process.env.UPSTREAM_CALL_LOG, `${p.name} ${JSON.stringify(p.arguments ?? {})}\n`);
 
 const protocolErrors = (fn) => async (...a) => {
   try {
@@ -137,7 +142,7 @@ function newServer() {
   // the defaults' list has the multi-round-trip tools already (their 2025 forms: same names)
   server.setRequestHandler("tools/list", async () => ({ tools: [...listTools(),
   ...Object.entries(DIAGNOSTIC_TOOLS).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema }))] }));
-  server.setRequestHandler("tools/call", protocolErrors(async (req, ctx) => MRTR_TOOLS[req.params.name]
+  server.setRequestHandler("tools/call", protocolErrors(async (req, ctx) => (logCall(req.params), MRTR_TOOLS[req.params.name])
     ? MRTR_TOOLS[req.params.name](ctx.mcpReq.inputResponses, ctx)
     : DIAGNOSTIC_TOOLS[req.params.name] ? DIAGNOSTIC_TOOLS[req.params.name].run(req.params.arguments ?? {}, ctx)
     : callTool(req.params.name, req.params.arguments, {
@@ -169,6 +174,20 @@ export async function modernFetch(request, parsedBody) {
   const rejected = hostHeaderValidationResponse(request, localhostAllowedHostnames())
     ?? originValidationResponse(request, localhostAllowedOrigins());
   return rejected ?? handler.fetch(request, { parsedBody });
+}
+
+// Over stdio (no hosts, no origins): a request that carries the 2026-07-28 envelope, as one
+// HTTP request would; every event of its answer, as JSON-RPC messages (upstream_fixture.mjs).
+export async function modernLine(msg) {
+  const name = msg.params?.name ?? msg.params?.uri;
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28", "mcp-method": msg.method, ...(typeof name === "string" ? { "mcp-name": name } : {}) };
+  const answer = await handler.fetch(new Request("http://127.0.0.1/mcp", { method: "POST", headers,
+    body: JSON.stringify(msg) }), { parsedBody: msg });
+  const text = await answer.text();
+  if (!(answer.headers.get("content-type") ?? "").includes("text/event-stream")) return text ? [JSON.parse(text)] : [];
+  return text.split(/\r?\n\r?\n/).map((ev) => ev.split(/\r?\n/).filter((l) => l.startsWith("data:"))
+    .map((l) => l.slice(5).trim()).join("\n")).filter(Boolean).map((d) => JSON.parse(d));
 }
 
 // the two sides must offer the same multi-round-trip tools

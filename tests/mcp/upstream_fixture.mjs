@@ -43,7 +43,7 @@
 import { appendFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { createInterface } from "node:readline";
 import {
   CallToolRequestSchema, CompleteRequestSchema, CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema,
   GetPromptRequestSchema, ListPromptsRequestSchema, ListResourceTemplatesRequestSchema, ListResourcesRequestSchema,
@@ -51,7 +51,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { serveHttp } from "./mcp_http.mjs";
-import { modernFetch } from "./fixture_modern.mjs";
+import { modernFetch, modernLine } from "./fixture_modern.mjs";
 import { FixtureError, TEMPLATE, callTool, complete, getPrompt, listPrompts, listResources, listTools,
   readResource } from "./fixture_defs.mjs";
 
@@ -149,5 +149,21 @@ if (process.argv.includes("--http")) {
   await serveHttp(newServer, { port: Number(process.env.FIXTURE_PORT ?? 0), dnsProtection: true,
     transport: { eventStore: memoryEventStore(), retryInterval: 500 }, beforeRequest: modern });
 } else {
-  await newServer().connect(new StdioServerTransport());
+  // stdio: a line whose request carries the 2026-07-28 envelope goes to the SDK 2.4 side (its
+  // answer's messages written back as lines); every other line to the 1.32.2 server.
+  const out = (m) => process.stdout.write(`${JSON.stringify(m)}\n`);
+  const legacy = { async start() {}, async send(m) { out(m); }, async close() {} };
+  await newServer().connect(legacy);
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on("line", async (line) => {
+    let msg;
+    try { msg = JSON.parse(line); } catch (e) { legacy.onerror?.(e); return; }
+    if (msg?.method && msg.params?._meta?.["io.modelcontextprotocol/protocolVersion"] === "2026-07-28") {
+      for (const m of await modernLine(msg).catch((e) => [{ jsonrpc: "2.0", id: msg.id ?? null,
+        error: { code: -32603, message: String(e?.message ?? e) } }])) out(m);
+      return;
+    }
+    legacy.onmessage?.(msg);
+  });
+  lines.on("close", () => { legacy.onclose?.(); process.exit(0); });
 }

@@ -342,6 +342,38 @@ static void call_watch(struct mw *w, const struct mconn *c, const char *rid, con
 	}
 }
 
+/* A 2026-07-28 request's multi-round parts (SEP-2322): params.inputResponses (an object,
+ * or absent) and params.requestState (a state the signer minted, or absent). 0, or
+ * AS_EINVAL with err naming what is wrong (a protocol error). Other revisions have none. */
+static int retry_parts(const struct mconn *c, const struct mcp_msg *m, const json_t **input, const char **state,
+		       char *err)
+{
+	*input = NULL;
+	*state = NULL;
+	if (!c->modern)
+		return 0;
+	const json_t *in = json_object_get(m->params, "inputResponses"),
+		     *st = json_object_get(m->params, "requestState");
+	if (in && !json_is_object(in))
+		return as_fail(err, AS_EINVAL, "params.inputResponses: expected an object");
+	if (st && (!json_is_string(st) || !json_string_length(st) || json_string_length(st) > PROTO_GATE_STATE_MAX))
+		return as_fail(err, AS_EINVAL, "params.requestState: expected a string of 1 to %d bytes",
+			       PROTO_GATE_STATE_MAX);
+	*input = in;
+	*state = json_string_value(st);
+	return 0;
+}
+
+/* F_CALL's multi-round fields: the client's declared capabilities for the server's
+ * inputRequests (PROTO_CAP_*; 2026-07-28 clients only) and the requestState it returns. */
+static int put_retry(struct cv_arena *a, struct cv *f, const struct mconn *c, const char *state)
+{
+	unsigned caps = (c->client.sampling ? PROTO_CAP_SAMPLING : 0) | (c->client.elicitation ? PROTO_CAP_ELICIT : 0) |
+			(c->client.roots ? PROTO_CAP_ROOTS : 0);
+	return (c->modern && ipc_put_uint(a, f, "caps", caps | PROTO_CAP_MODERN)) ||
+	       (state && ipc_put_text(a, f, "state", state, strlen(state)));
+}
+
 /* A call of an upstream's tool (the gate): its canonical call to the signer, which
  * decides it and, when it may go, has the upstream's worker forward it. */
 static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
@@ -357,12 +389,22 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			       NULL, NULL);
 		return 1;
 	}
+	const json_t *input;
+	const char *state;
+	if (retry_parts(c, m, &input, &state, err) != 0) {
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		return 1;
+	}
 	struct buf call;
 	buf_init(&call, CALL_MAX);
-	if (call_encode(json_string_value(json_array_get(route, 1)), json_string_value(json_array_get(route, 2)),
-			json_is_object(args) ? args : NULL, &call, err) != 0) {
+	if (call_encode_input("tools/call", json_string_value(json_array_get(route, 1)),
+			      json_string_value(json_array_get(route, 2)), json_is_object(args) ? args : NULL, input,
+			      &call, err) != 0) {
 		buf_free(&call);
-		answer_tool_error(c, &m->id, err);
+		if (input) /* its answers are malformed: a protocol error, as SEP-2322 asks */
+			mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		else
+			answer_tool_error(c, &m->id, err);
 		return 1;
 	}
 	id_json(&m->id, rid);
@@ -376,10 +418,11 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
-	struct cv *f = ipc_frame_new(a, F_CALL, 6);
+	struct cv *f = ipc_frame_new(a, F_CALL, 8);
 	if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 	    ipc_put_bytes(a, f, "call", call.p, call.len) || ipc_put_text(a, f, "client", client, strlen(client)) ||
-	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)) || (era && ipc_put_bool(a, f, "task", 1))) {
+	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)) || (era && ipc_put_bool(a, f, "task", 1)) ||
+	    put_retry(a, f, c, state)) {
 		if (era)
 			tcall_take(w, c->id, rid, strlen(rid));
 		buf_free(&call);
@@ -433,9 +476,15 @@ static void gate_send(struct mw *w, struct mconn *c, const struct mcp_msg *m, co
 		      const char *name, const json_t *obj)
 {
 	char err[AS_ERRLEN], rid[PROTO_RID_MAX + 1], client[ACTION_CLIENT_MAX + 1];
+	const json_t *input = NULL;
+	const char *state = NULL;
+	if (!strcmp(method, "prompts/get") && retry_parts(c, m, &input, &state, err) != 0) {
+		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
+		return;
+	}
 	struct buf call;
 	buf_init(&call, CALL_MAX);
-	if (call_encode_ex(method, up, name, obj, &call, err) != 0) {
+	if (call_encode_input(method, up, name, obj, input, &call, err) != 0) {
 		buf_free(&call);
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		return;
@@ -444,10 +493,10 @@ static void gate_send(struct mw *w, struct mconn *c, const struct mcp_msg *m, co
 	action_client(client, c->client.name, c->client.client_version);
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
-	struct cv *f = ipc_frame_new(a, F_CALL, 5);
+	struct cv *f = ipc_frame_new(a, F_CALL, 7);
 	if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 	    ipc_put_bytes(a, f, "call", call.p, call.len) || ipc_put_text(a, f, "client", client, strlen(client)) ||
-	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
+	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)) || put_retry(a, f, c, state))
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "the request is too large", NULL, NULL);
 	else
 		send_frame(w, f);
@@ -2047,8 +2096,10 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			    json_is_array(json_object_get(res, "contents")) && !json_object_get(res, "cacheScope")
 				? "\"ttlMs\":0,\"cacheScope\":\"private\""
 				: NULL;
+			/* an input_required result (gatemrtr.c), or a 2026 server's, has its resultType */
+			int typed = json_is_string(json_object_get(res, "resultType"));
 			mcp_line_result(&c->out, &id, res ? res : mcp_tool_error("the result could not be read"), NULL);
-			if (c->modern && mcp_line_complete(&c->out, start, hints, err) != 0)
+			if (c->modern && !typed && mcp_line_complete(&c->out, start, hints, err) != 0)
 				c->out.len = start;
 			if (c->http)
 				route_out(w, c, rid, ridn, 1);

@@ -35,7 +35,10 @@
 #define UP_TOOLS_MAX 2000	 /* tools of one server */
 #define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
 #define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
-#define UP_NOTES_PER_S 100	 /* progress and log notifications relayed a second */
+#define UP_MODERN "2026-07-28"	 /* spoken per request to a server whose server/discover offers it */
+#define UP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define UP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define UP_NOTES_PER_S 100 /* progress and log notifications relayed a second */
 
 struct uw {
 	int ipcfd, in_fd, out_fd; /* the signer; the server's stdin (we write); its stdout (we read) */
@@ -44,6 +47,7 @@ struct uw {
 	struct buf rx, tx;
 	int skipping; /* inside a line over UP_LINE_MAX */
 	int ready;    /* initialized */
+	int modern;   /* its server/discover offers 2026-07-28 (stdio): a 2026 client's calls go so */
 	uint64_t init_at;
 	/* The lists being gathered, one after another (phase): tools, then what the server's
 	 * capabilities say it has (resources, resource templates, prompts). */
@@ -238,9 +242,30 @@ static void on_init(struct uw *w, const json_t *res)
 	w->completions = json_is_object(json_object_get(caps, "completions"));
 	w->subscribe = json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe"));
 	int rc = to_server(w, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+	/* Does it speak 2026-07-28 too? Asked over stdio only: a url server's revision is its
+	 * session's (MCP-Protocol-Version on every request). -32601 (most servers): it does not. */
+	if (!w->http)
+		rc |= to_server(w, json_pack("{s:s,s:s,s:s,s:{s:{s:s,s:{}}}}", "jsonrpc", "2.0", "id",
+					     "assent-discover", "method", "server/discover", "params", "_meta",
+					     UP_META_VERSION, UP_MODERN, UP_META_CAPS));
 	(void)rc;
 	list_start(w);
 	ipc_log(w->ipcfd, "info", "upstream %s: initialized (protocol %.20s)", w->name, json_string_value(v));
+}
+
+/* server/discover's answer: 2026-07-28 among its supportedVersions, or not (an error). */
+static void on_discover(struct uw *w, const json_t *res)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(res, "supportedVersions"), i, v)
+	{
+		if (json_is_string(v) && !strcmp(json_string_value(v), UP_MODERN))
+			w->modern = 1;
+	}
+	if (w->modern)
+		ipc_log(w->ipcfd, "info", "upstream %s: speaks " UP_MODERN " too: its 2026 clients' calls go so",
+			w->name);
 }
 
 static int inflight_take(struct uw *w, uint64_t cid)
@@ -408,6 +433,8 @@ static void on_message(struct uw *w, const char *line, size_t n)
 		const json_t *res = json_object_get(m, "result");
 		if (!strcmp(json_string_value(id), "assent-init") && !w->ready) {
 			on_init(w, res);
+		} else if (!strcmp(json_string_value(id), "assent-discover")) {
+			on_discover(w, res);
 		} else if (!strcmp(json_string_value(id), list_id) && w->phase < 4) {
 			if (json_is_object(res)) {
 				on_list(w, res);
@@ -526,6 +553,31 @@ static int server_flush(struct uw *w)
 
 /* The signer's dispatch: forward this call, once. The signer numbers dispatches upward, so
  * a repeated or older number is refused, and the bytes must hash to the digest named. */
+/* A 2026-07-28 client's tools/call or prompts/get, to a server that speaks that revision:
+ * the per-request _meta (the revision, and the capabilities the agent's client declared,
+ * which decide what the server may ask it), the retry's inputResponses, and the server's
+ * own requestState (SEP-2322). */
+static void modern_params(json_t *params, unsigned caps, const json_t *input, const char *us, size_t usn)
+{
+	json_t *cc = json_object(), *meta = json_object_get(params, "_meta");
+	if (caps & PROTO_CAP_SAMPLING)
+		json_object_set_new(cc, "sampling", json_object());
+	if (caps & PROTO_CAP_ELICIT)
+		json_object_set_new(cc, "elicitation", json_object());
+	if (caps & PROTO_CAP_ROOTS)
+		json_object_set_new(cc, "roots", json_object());
+	if (!meta) {
+		meta = json_object();
+		json_object_set_new(params, "_meta", meta);
+	}
+	json_object_set_new(meta, UP_META_VERSION, json_string(UP_MODERN));
+	json_object_set_new(meta, UP_META_CAPS, cc);
+	if (input)
+		json_object_set(params, "inputResponses", (json_t *)input);
+	if (us)
+		json_object_set_new(params, "requestState", json_stringn(us, usn));
+}
+
 static void on_dispatch(struct uw *w, struct ipc_frame *f)
 {
 	uint64_t cid;
@@ -552,10 +604,20 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		why = "it is not a call";
 	else if (w->ninflight >= UP_INFLIGHT)
 		why = "too many calls are in flight to this server";
-	json_t *args = why ? NULL : call_args_json(c);
+	json_t *args = why ? NULL : call_args_json(c), *input = why ? NULL : call_input_json(c);
+	uint64_t caps = 0;
+	const char *us = NULL;
+	size_t usn = 0;
+	if (!why && ((cv_get(f->body, "caps") && ipc_get_uint(f->body, "caps", 15, &caps, err)) ||
+		     (cv_get(f->body, "state") && ipc_get_text(f->body, "state", PROTO_UP_STATE_MAX, &us, &usn, err))))
+		why = "its multi-round fields are malformed";
 	if (!why && !args)
 		why = "out of memory";
+	if (!why && (input || us) && !w->modern)
+		why = "this server does not speak 2026-07-28: the call's inputResponses cannot be given to it";
 	if (why) {
+		json_decref(args);
+		json_decref(input);
 		ipc_log(w->ipcfd, "error", "upstream %s worker: dispatch %llu refused: %s", w->name,
 			(unsigned long long)cid, why);
 		cv_arena_reset(&w->arena);
@@ -581,6 +643,10 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		params = (json_decref(args), json_pack("{s:s}", "uri", name));
 	else
 		params = args; /* completion/complete: its params as the agent sent them, routed */
+	int mrtr = !strcmp(method, "tools/call") || !strcmp(method, "prompts/get");
+	if (params && mrtr && w->modern && ((caps & PROTO_CAP_MODERN) || input))
+		modern_params(params, (unsigned)caps, input, us, usn);
+	json_decref(input);
 	w->inflight[w->ninflight++] = cid;
 	int rc = to_server(w, json_pack("{s:s,s:I,s:s,s:o}", "jsonrpc", "2.0", "id", (json_int_t)cid, "method", method,
 					"params", params));
