@@ -140,7 +140,7 @@ build/san/assent: build/san/obj/gateway/cli/assent.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
 # Independent decoders as test oracles, linked only by the tests and harnesses that
-# use them (ORACLE_LIBS_<name>); the product links neither (README, "Why it is built
+# use them (ORACLE_LIBS_<name>); the product links neither (docs/hacking.md, "Why it is built
 # this way"): libcbor checks our strict CBOR decoder, libjwt our tokens.
 ORACLE_LIBS_ledger_entry      := -lcbor
 ORACLE_LIBS_token             := -ljwt
