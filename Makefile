@@ -140,7 +140,7 @@ build/san/assent: build/san/obj/gateway/cli/assent.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 
 # Independent decoders as test oracles, linked only by the tests and harnesses that
-# use them (ORACLE_LIBS_<name>); the product links neither (README, "Why it is built
+# use them (ORACLE_LIBS_<name>); the product links neither (docs/hacking.md, "Why it is built
 # this way"): libcbor checks our strict CBOR decoder, libjwt our tokens.
 ORACLE_LIBS_ledger_entry      := -lcbor
 ORACLE_LIBS_token             := -ljwt
@@ -240,7 +240,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
 	install -m 0644 verify/assent-verify.1 gateway/cli/assent.1 gateway/cli/assentd.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man5
-	install -m 0644 policy/assent.policy.5 gateway/cli/assent.upstreams.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 0644 policy/assent.policy.5 gateway/cli/assent.upstreams.5 gateway/cli/assent.records.5 gateway/cli/assent.notify.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 deps:
 	@tests/scripts/deps.sh

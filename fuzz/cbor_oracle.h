@@ -3,7 +3,7 @@
  * value by value, in the same order. Only ever handed bytes our decoder accepted, so
  * every length libcbor allocates for is bounded by the input (NOTES.md: cbor_load
  * allocates whatever the input declares). Included by fuzz/ledger_entry.c and
- * tests/bench/cbor_bench.c; the product links no libcbor (README, "Why"). */
+ * tests/bench/cbor_bench.c; the product links no libcbor (docs/hacking.md, "Why it is built this way"). */
 #ifndef ASSENT_CBOR_ORACLE_H
 #define ASSENT_CBOR_ORACLE_H
 

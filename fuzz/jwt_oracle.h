@@ -4,7 +4,7 @@
  * names with the key it is handed (an HS256 token keyed with the ES256 public PEM
  * verifies: NOTES.md), so the algorithm is pinned after decoding; a NULL key would
  * verify nothing, so there is none. Included by fuzz/token.c and
- * tests/unit/token_oracle_test.c; the product links no libjwt (README, "Why"). */
+ * tests/unit/token_oracle_test.c; the product links no libjwt (docs/hacking.md, "Why it is built this way"). */
 #ifndef ASSENT_JWT_ORACLE_H
 #define ASSENT_JWT_ORACLE_H
 

@@ -18,7 +18,7 @@ export ASSENT_REVIEW_PORT=${ASSENT_REVIEW_PORT:-8766}
 # One person on one machine: the agents run as you, the daemon's own uid, whose requests
 # nobody can decide as another person (that uid reads the keys). So `make run` is in
 # single-user mode (decisions recorded as same-user) unless ASSENT_SINGLE_USER=0; a real
-# install runs assentd as its own user (README, "Running it as a service").
+# install runs assentd as its own user (docs/deploy.md, "Running it as a service").
 export ASSENT_SINGLE_USER=${ASSENT_SINGLE_USER:-1}
 if [ -f "$STATE/assentd.json" ] && pid=$(sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' "$STATE/assentd.json") &&
 	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -q assentd "/proc/$pid/cmdline" 2>/dev/null; then
@@ -68,7 +68,7 @@ cat <<TXT
   Agents on this machine (stdio): claude mcp add assent -- $B/assentd --stdio --state $STATE
       (SINGLE-USER MODE: agents run as you, the daemon's own user, so your decisions on them
        are recorded as assurance same-user; ASSENT_SINGLE_USER=0 turns it off, and then no one
-       can decide them. Against a hostile agent run assentd as its own user: see the README.)
+       can decide them. Against a hostile agent run assentd as its own user: see docs/deploy.md.)
   Review, as $me, in another terminal:
       $B/assent --state $STATE pending      (then: show ID, approve ID, reject ID -m WHY, or: review)
   Review in a browser: http://$ASSENT_REVIEW_HOST:$ASSENT_REVIEW_PORT/review

@@ -1,4 +1,4 @@
-/* Who may decide a request, and what a decision means: the rule of README.md's "Who may
+/* Who may decide a request, and what a decision means: the rule of docs/review.md's "Who may
  * decide a request" and assent.policy(5) WHO MAY DECIDE, as a pure function of what the
  * signer measured and what the registry and the policy say. No I/O, no signer state, no
  * ledger: decide.c gathers the inputs, records the verdict and answers. */

@@ -7,7 +7,7 @@
  * failed attempt is retried with backoff (ASSENT_NOTIFY_BACKOFF_MS, doubling, at most a
  * minute), ASSENT_NOTIFY_RETRIES times (default 5), then given up and logged.
  *
- * The signature, for receivers (README "Webhooks"):
+ * The signature, for receivers (assent.notify(5), "SIGNATURE"):
  *   X-Assent-Signature: t=UNIX_SECONDS,v1=hex(HMAC-SHA256(secret, "UNIX_SECONDS." || body))
  * the secret being the whole whsec_... string as `assent notify add` printed it. Each attempt
  * is signed anew (its own t), with the same X-Assent-Delivery id, so a receiver can drop a

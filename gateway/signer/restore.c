@@ -1,5 +1,5 @@
 /* What survives a restart: the requests a previous run left pending, rebuilt from the
- * ledger at start (README "Restarts"). A request entry records how its caller collects
+ * ledger at start (docs/deploy.md, "Restarts"). A request entry records how its caller collects
  * the answer, whose it is and the policy's terms as they were decided; each approval of
  * a quorum short of it is an `approval` entry. The ledger is the signer's own (ledger_open
  * refused one its key did not sign), yet every field is checked before it is used:

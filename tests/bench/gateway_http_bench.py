@@ -655,7 +655,7 @@ def report(R, a, cmdline):
                 print(f"{name}: of {s['want']} held calls, {t['stream']} had an open SSE stream, {t['silent']} no response"
                       f" at all, {t['closed']} were closed unanswered, {t['other']} got something else, "
                       f"{len(s['refused'])} could not connect" + (f"; e.g. {s['samples'][0]!r}" if s["samples"] else ""))
-    print("cancelled after close: assent cancels a blocking call whose stream is gone (README); the SDK does not tell"
+    print("cancelled after close: assent cancels a blocking call whose stream is gone (docs/agents.md); the SDK does not tell"
           " a tool handler that its HTTP client left, so the reference keeps such calls until their timeout.")
 
 

@@ -56,7 +56,7 @@ DIRECT_EXPECTED = {
 COLUMNS = ("stdio", "url")  # the upstream kinds of the through-assent columns
 
 # Scenarios that pass directly and not through assent, each with why: what the gate does not do
-# yet (README "assent in front of your MCP servers", Not yet), per (upstream kind, version,
+# yet (docs/gate.md, "Not yet"), per (upstream kind, version,
 # scenario). Reported as SKIP with the reason
 # (never as a pass), and listed under the table; when one starts to pass through assent its
 # entry must go (a PASS of a listed gap is reported as a failure, so that the list stays true).

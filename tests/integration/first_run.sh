@@ -62,11 +62,11 @@ kill "${pids[-1]}" 2>/dev/null
 pkill -f "assentd --state $S3" 2>/dev/null
 sleep 0.3
 
-# ---- the README's client lines name the state directory ----
-readme_code() { awk '/^```/{c=!c; next} c' "$ROOT/README.md" | grep -v "^MCP client --stdio-->"; } # not the diagram
+# ---- the README's (and docs/'s) client lines name the state directory ----
+readme_code() { awk '/^```/{c=!c; next} c' "$ROOT/README.md" "$ROOT"/docs/*.md | grep -v "^MCP client --stdio-->"; } # not the diagram
 n_stdio=$(readme_code | grep -cE 'assentd --stdio|"--stdio"')
 bad=$(readme_code | grep -E 'assentd --stdio|"--stdio"' | grep -v -- '--state')
-check "the README's code has $n_stdio assentd --stdio lines" test "$n_stdio" -ge 2
+check "the README's and docs/'s code has $n_stdio assentd --stdio lines" test "$n_stdio" -ge 2
 check "... and every one of them names --state${bad:+ (not: $bad)}" test -z "$bad"
 
 # ---- assent agent add on a default state directory no daemon serves ----

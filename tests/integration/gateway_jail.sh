@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The workers' jail as deployed, in both ways the README runs the daemon: as root, and as a
+# The workers' jail as deployed, in both ways docs/deploy.md runs the daemon: as root, and as a
 # service user of its own (useradd + setpriv when this runs as root; the current user
 # otherwise). For each worker: /proc/PID/status (NoNewPrivs, Seccomp, every capability set
 # including the bounding set empty, its uid and gid), /proc/PID/root, a ptrace and a kill that
@@ -122,7 +122,7 @@ end_to_end() { # MODE DIR DAEMON-UID REVIEWER-UID
 	check "$m: the reviewer page is served" sh -c "curl -sf http://$r/review | grep -qi '<html'"
 }
 
-# ---- a daemon running as its own user (the README's service setup) ----
+# ---- a daemon running as its own user (docs/deploy.md's service setup) ----
 if [ "$ME" -eq 0 ]; then
 	useradd --system --no-create-home --shell /usr/sbin/nologin "$DUSER"
 	DU=$(id -u "$DUSER")

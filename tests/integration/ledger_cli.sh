@@ -189,10 +189,10 @@ expect_err "tree of size 16, the checkpoint given is of size 11: make the proof 
 expect_exit 2 "proof --check without --key is a usage error" "$VERIFY" proof --check "$T/proof5.json"
 expect_exit 2 "proof of an entry past the end is refused" "$VERIFY" proof "$L" 16 --key "$PUB"
 
-# ---- the README's snapshot line, as written (mdb_copy needs its target directory) ----
-SNAPLINE=$(grep -m1 '^mkdir -p /path/to/snapshot && mdb_copy STATE/ledger /path/to/snapshot$' "$ROOT/README.md")
-check "the README gives the snapshot line" test -n "$SNAPLINE"
-expect_exit 0 "the README's snapshot line copies the ledger" \
+# ---- docs/audit.md's snapshot line, as written (mdb_copy needs its target directory) ----
+SNAPLINE=$(grep -m1 '^mkdir -p /path/to/snapshot && mdb_copy STATE/ledger /path/to/snapshot$' "$ROOT/docs/audit.md")
+check "docs/audit.md gives the snapshot line" test -n "$SNAPLINE"
+expect_exit 0 "docs/audit.md's snapshot line copies the ledger" \
 	sh -c "$(printf '%s' "$SNAPLINE" | sed "s|STATE|$S|; s|/path/to/snapshot|$T/snap/copy|g")"
 expect_exit 0 "  ... and the copy verifies" "$VERIFY" ledger "$T/snap/copy" --key "$PUB"
 

@@ -2,7 +2,7 @@
 # Webhooks (issue 17): `assent notify add|list|remove`; on a new request, a decision and a
 # deadline approaching the daemon POSTs a short summary with the review link (never the
 # context, never a secret), signed X-Assent-Signature: t=T,v1=HMAC-SHA256(secret, "T.body"),
-# which a local receiver checks as the README tells receivers to; a Slack-compatible body;
+# which a local receiver checks as assent.notify(5) tells receivers to; a Slack-compatible body;
 # a receiver that fails is retried with backoff, then given up and logged; https with --ca;
 # sent by the notify worker, jailed (seccomp), which connects nowhere itself.
 . "$(dirname "$0")/../lib.sh"

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Every shipped policy (policy/*.policy) and every ```policy block of README.md against the known
+# Every shipped policy (policy/*.policy) and every ```policy block of README.md and docs/*.md against the known
 # bypasses of regular expressions over SQL (tests/policy_bypass/cases): none is allowed without a
 # person, none is decided more weakly than the plain statement it disguises (a DROP hidden by a
 # comment still needs the two people a plain DROP needs), and each policy checks without a warning.
 . "$(dirname "$0")/../lib.sh"
 B=$ROOT/tests/policy_bypass
 
-# The README's policy blocks, one file each.
+# The documentation's policy blocks, one file each; the first is the gate's (docs/gate.md).
+docs=("$ROOT/docs/gate.md" "$ROOT/README.md")
+for f in "$ROOT"/docs/*.md; do [ "$f" = "$ROOT/docs/gate.md" ] || docs+=("$f"); done
 awk -v dir="$T" '/^```policy[[:space:]]*$/ { n++; on = 1; next }
 	on && /^```/ { on = 0; next }
-	on { print > (dir "/README-" n ".policy") }' "$ROOT/README.md"
+	on { print > (dir "/README-" n ".policy") }' "${docs[@]}"
 policies=("$ROOT"/policy/*.policy "$T"/README-*.policy)
-check "README.md has a \`\`\`policy block to test" test -f "$T/README-1.policy"
+check "docs/gate.md has a \`\`\`policy block to test" test -f "$T/README-1.policy"
 
 # decide POLICY NAME -> "ACTION STRICTNESS": allow 0, ask its quorum, deny 100.
 decide() {
@@ -59,5 +61,5 @@ E=$ROOT/policy/examples.policy
 check "examples: a plain SELECT is allowed" sh -c "[ \"\$1\" = 'allow 0' ]" - "$(decide "$E" read_select)"
 check "examples: a plain DROP TABLE needs two people" sh -c "[ \"\$1\" = 'ask 2' ]" - "$(decide "$E" plain_drop_table)"
 check "examples: a plain DROP COLUMN is refused" sh -c "[ \"\$1\" = 'deny 100' ]" - "$(decide "$E" plain_drop_column)"
-check "README: a plain DROP TABLE needs two people" sh -c "[ \"\$1\" = 'ask 2' ]" - "$(decide "$T/README-1.policy" plain_drop_table)"
+check "docs/gate.md: a plain DROP TABLE needs two people" sh -c "[ \"\$1\" = 'ask 2' ]" - "$(decide "$T/README-1.policy" plain_drop_table)"
 done_testing

@@ -137,9 +137,9 @@ check "the daemon's reason is shown" sh -c "printf '%s' \"\$1\" | grep -qi 'opti
 expect_exit 2 "no daemon for the state directory: exit 2" "$ASSENT" --state "$T/none" request --message m
 check "no daemon: the error says how to start one" sh -c "printf '%s' \"\$1\" | grep -q 'no daemon answers at .*start it'" _ "$ERR"
 
-# ---- the README's pipeline examples, run as they are written ----
+# ---- docs/pipelines.md's pipeline examples, run as they are written ----
 # A terraform that records what it was asked to apply; assent and assent-verify on PATH;
-# the README's /etc/assent/jwks.json is this daemon's; the job's files are the agent's.
+# the page's /etc/assent/jwks.json is this daemon's; the job's files are the agent's.
 W=$T/job
 mkdir -p "$T/bin" "$W/.assent"
 ln -s "$ASSENT" "$T/bin/assent"
@@ -150,7 +150,7 @@ chmod 0755 "$T/bin/terraform"
 cp "$S/keys/jwks.json" "$W/.assent/jwks.json"
 cp "$T/plan.tfplan" "$W/plan.tfplan"
 printf 'Plan: 0 to add, 1 to change, 0 to destroy.\n  ~ size = 1 -> 2\n' >"$W/plan.tfplan.txt"
-$PY - "$ROOT/README.md" "$W" <<'PY2'
+$PY - "$ROOT/docs/pipelines.md" "$W" <<'PY2'
 import re, sys
 text = open(sys.argv[1]).read()
 for name, lang, out in (("pipeline-apply", "sh", "ask-verify-apply"), ("pipeline-actions", "yaml", "workflow.yml")):
@@ -159,7 +159,7 @@ for name, lang, out in (("pipeline-apply", "sh", "ask-verify-apply"), ("pipeline
 PY2
 sed -i "s|/etc/assent/jwks.json|$W/.assent/jwks.json|" "$W/ask-verify-apply"
 chmod -R a+rwX "$W"
-check "the README has the ask, verify, apply script and the Actions job" test -s "$W/ask-verify-apply" -a -s "$W/workflow.yml"
+check "docs/pipelines.md has the ask, verify, apply script and the Actions job" test -s "$W/ask-verify-apply" -a -s "$W/workflow.yml"
 job() { (cd "$W" && "${AGENT_PREFIX[@]}" env PATH="$T/bin:$PATH" ASSENT_STATE_DIR="$S" "$@"); }
 (job sh ./ask-verify-apply plan.tfplan >"$T/p1.out" 2>"$T/p1.err"; echo $? >"$T/p1.rc") &
 id=$(pending_id)

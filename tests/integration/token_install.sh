@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The verify library as another C program uses it (make install + pkg-config), and the
-# README's Terraform wrapper run as written, against a fake terraform.
+# docs/pipelines.md's Terraform wrapper run as written, against a fake terraform.
 . "$(dirname "$0")/../lib.sh"
 MINT=$ROOT/build/tests/mint
 
@@ -33,8 +33,8 @@ expect_exit 0 "the linked program accepts a token for its audience" "$T/gate" "$
 expect_exit 1 "the linked program refuses it for another audience" "$T/gate" "$TOK" "$PUB" other
 check "... and says why" sh -c "printf '%s' \"\$0\" | grep -q audience" "$OUT"
 
-# ---- the README's wrapper, verbatim ----
-$PY - "$ROOT/README.md" "$T/tf-apply-approved" <<'PY'
+# ---- docs/pipelines.md's wrapper, verbatim ----
+$PY - "$ROOT/docs/pipelines.md" "$T/tf-apply-approved" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 m = re.search(r"```sh\n(#!/bin/sh\n# tf-apply-approved.*?)```", text, re.S)
@@ -54,12 +54,12 @@ echo 'plan bytes' >"$T/plan.tfplan"
 TOK2=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$T/m2.json")
 export TF_LOG=$T/tf.log
 run_wrapper() { PATH="$T/bin:$PATH" ASSENT_TOKEN="$1" "$T/tf-apply-approved" "$2"; }
-expect_exit 0 "README wrapper: a token bound to the plan lets terraform apply run" run_wrapper "$TOK2" "$T/plan.tfplan"
+expect_exit 0 "docs/pipelines.md wrapper: a token bound to the plan lets terraform apply run" run_wrapper "$TOK2" "$T/plan.tfplan"
 check "... and terraform was called with the plan" grep -q "apply $T/plan.tfplan" "$TF_LOG"
 echo 'plan bytes, changed' >"$T/plan.tfplan"
 : >"$TF_LOG"
-expect_exit 1 "README wrapper: a changed plan is refused (exit 1)" run_wrapper "$TOK2" "$T/plan.tfplan"
+expect_exit 1 "docs/pipelines.md wrapper: a changed plan is refused (exit 1)" run_wrapper "$TOK2" "$T/plan.tfplan"
 check "... and terraform did not run" test ! -s "$TF_LOG"
-expect_exit 2 "README wrapper: no keys file is a usage error (exit 2)" \
+expect_exit 2 "docs/pipelines.md wrapper: no keys file is a usage error (exit 2)" \
 	env PATH="$T/bin:$PATH" ASSENT_TOKEN="$TOK2" sh -c "sed 's|$T/s/keys/jwks.json|$T/missing.json|' '$T/tf-apply-approved' >'$T/w2'; sh '$T/w2' '$T/plan.tfplan'"
 done_testing

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The README's PyJWT check (the guide's verify_approval_token with audience=), run as the README
-shows it, against an HS256 token from a real approval. argv: STATE BUILD README SECRET"""
+"""docs/pipelines.md's PyJWT check (the guide's verify_approval_token with audience=), run as the page
+shows it, against an HS256 token from a real approval. argv: STATE BUILD PAGE SECRET"""
 import json, os, re, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import ok, plan, done
@@ -9,7 +9,7 @@ import jwt
 state, build, readme, secret = sys.argv[1:5]
 text = open(readme).read()
 m = re.search(r"<!-- token-pyjwt-begin -->\n```python\n(.*?)```\n<!-- token-pyjwt-end -->", text, re.S)
-ok(m is not None, "the README holds the PyJWT block between its markers")
+ok(m is not None, "docs/pipelines.md holds the PyJWT block between its markers")
 ns = {}
 exec(m.group(1) if m else "", ns)
 verify = ns.get("verify_approval_token")
@@ -51,9 +51,9 @@ ok(hdr.get("alg") == "HS256", f"it is HS256 (FEEDBACK_SIGN_TOKENS=true with a se
 try:
     claims = verify(tok, secret)
     ok(claims.get("approved") is True and claims.get("session_id") == sid and claims.get("aud") == "assent",
-       f"the README's verify_approval_token accepts it: approved, session_id {claims.get('session_id')}, aud {claims.get('aud')}")
+       f"docs/pipelines.md's verify_approval_token accepts it: approved, session_id {claims.get('session_id')}, aud {claims.get('aud')}")
 except ValueError as e:
-    ok(False, f"the README's verify_approval_token refused a real approval: {e}")
+    ok(False, f"docs/pipelines.md's verify_approval_token refused a real approval: {e}")
 
 
 def refused(desc, f):
@@ -72,12 +72,12 @@ claims["approved"] = True
 claims["session_id"] = "req-someone-else"
 forged = h + "." + jwt.utils.base64url_encode(json.dumps(claims).encode()).decode() + "." + sg
 refused("a payload edited after signing is refused", lambda: verify(forged, secret))
-# Why the README adds audience=: the guide's call as written refuses every assent token.
+# Why docs/pipelines.md adds audience=: the guide's call as written refuses every assent token.
 try:
     jwt.decode(tok, secret, algorithms=["HS256"])
-    ok(False, "the guide's jwt.decode without audience= accepted an assent token (the README's note is wrong)")
+    ok(False, "the guide's jwt.decode without audience= accepted an assent token (docs/pipelines.md's note is wrong)")
 except jwt.InvalidAudienceError:
-    ok(True, "the guide's jwt.decode without audience= raises InvalidAudienceError on it (why the README adds it)")
+    ok(True, "the guide's jwt.decode without audience= raises InvalidAudienceError on it (why docs/pipelines.md adds it)")
 p.stdin.close()
 p.wait(timeout=20)
 plan()

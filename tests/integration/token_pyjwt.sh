@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seed's token check in Python, as the README shows it (with audience=), against a token
+# The seed's token check in Python, as docs/pipelines.md shows it (with audience=), against a token
 # from a real approval by a daemon signing HS256 (FEEDBACK_SIGN_TOKENS=true): token_pyjwt.py.
 . "$(dirname "$0")/../lib.sh"
 ASSENTD=$ROOT/build/assentd
@@ -20,7 +20,7 @@ DPID=$!
 for _ in $(seq 200); do [ -S "$S/agent.sock" ] && break; sleep 0.05; done
 check "the daemon listens" test -S "$S/agent.sock"
 FEEDBACK_SIGN_TOKENS=true FEEDBACK_TOKEN_SECRET=$SECRET $PY "$ROOT/tests/integration/token_pyjwt.py" "$S" "$ROOT/build" \
-	"$ROOT/README.md" "$SECRET" >"$T/py.tap" 2>"$T/py.err"
+	"$ROOT/docs/pipelines.md" "$SECRET" >"$T/py.tap" 2>"$T/py.err"
 rc=$?
 while read -r line; do
 	case "$line" in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real nginx (Debian's) in front of assentd, with the README's example configuration and
+# A real nginx (Debian's) in front of assentd, with docs/deploy.md's example configuration and
 # environment ("Behind nginx"): TLS with a throwaway CA, the reviewer's identity from an
 # auth_request sign-in service passed as X-Reviewer-Email over the proxy's own unix socket,
 # agents on /mcp with their key. An agent's blocking request goes through nginx, the reviewer
@@ -36,8 +36,8 @@ if [ ! -x "$NGINX" ] || ! command -v openssl >/dev/null; then
 fi
 bail() { not_ok "$*"; done_testing; exit 1; }
 
-# The README's fenced block between <!-- NAME:begin --> and <!-- NAME:end -->, without the fences.
-extract() { awk -v b="<!-- $1:begin -->" -v e="<!-- $1:end -->" '$0==b{on=1;next} $0==e{on=0} on && !/^```/' "$ROOT/README.md"; }
+# docs/deploy.md's fenced block between <!-- NAME:begin --> and <!-- NAME:end -->, without the fences.
+extract() { awk -v b="<!-- $1:begin -->" -v e="<!-- $1:end -->" '$0==b{on=1;next} $0==e{on=0} on && !/^```/' "$ROOT/docs/deploy.md"; }
 # jq-less JSON: jget FILE EXPR evaluates a Python expression over the JSON in FILE as `d`.
 jget() { $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) or v is None else v)' "$1" "$2" 2>/dev/null; }
 
@@ -57,12 +57,12 @@ mkdir -p "$TLS"
 check "openssl made a test CA and a certificate for $HOSTNAME_ that it signed" \
 	sh -c "openssl verify -CAfile '$TLS/ca.pem' -verify_hostname '$HOSTNAME_' '$TLS/cert.pem' >>'$TLS/openssl.log' 2>&1"
 
-# ---- the README's configuration and environment ----
+# ---- docs/deploy.md's configuration and environment ----
 extract nginx-example >"$T/readme-nginx.conf"
 extract nginx-env >"$T/readme-assentd.env"
-check "the README has the nginx example between its markers (auth_request, the proxy socket, /mcp)" \
+check "docs/deploy.md has the nginx example between its markers (auth_request, the proxy socket, /mcp)" \
 	sh -c "grep -q 'auth_request /' '$T/readme-nginx.conf' && grep -q 'X-Reviewer-Email' '$T/readme-nginx.conf' && grep -q 'unix:' '$T/readme-nginx.conf' && grep -q 'location = /mcp' '$T/readme-nginx.conf'"
-check "the README has the matching assentd environment between its markers" \
+check "docs/deploy.md has the matching assentd environment between its markers" \
 	grep -q '^ASSENT_REVIEW_PROXY_SOCKET=' "$T/readme-assentd.env"
 
 # Free ports for nginx's TLS listener and the stand-in sign-in service.
@@ -87,7 +87,7 @@ else
 	GROUP=""
 fi
 
-# assentd with the README's environment: our socket path, any free ports, the test's host name
+# assentd with docs/deploy.md's environment: our socket path, any free ports, the test's host name
 # (Host carries the port, as clients send it when it is not 443).
 mapfile -t ENVS < <(grep -E '^[A-Z_]+=' "$T/readme-assentd.env" | sed \
 	-e "s#^FEEDBACK_SSE_PORT=.*#FEEDBACK_SSE_PORT=0#" \
@@ -120,7 +120,7 @@ else
 		test $((0$(stat -c '%a' "$SOCK") & 077)) -eq 0
 fi
 
-# nginx: the README's server block with our paths and ports, in an http {} of our own that also
+# nginx: docs/deploy.md's server block with our paths and ports, in an http {} of our own that also
 # holds the stand-in sign-in service (the sso cookie names the person; none: 401).
 sed -e "s#/etc/ssl/assent/cert.pem#$TLS/cert.pem#g" \
 	-e "s#/etc/ssl/assent/key.pem#$TLS/key.pem#g" \
@@ -163,7 +163,7 @@ http {
     include $NG/assent.conf;
 }
 EOF
-expect_exit 0 "nginx -t accepts the README's example" "$NGINX" -p "$NG/" -c nginx.conf -t -g "pid $NG/nginx.pid;"
+expect_exit 0 "nginx -t accepts docs/deploy.md's example" "$NGINX" -p "$NG/" -c nginx.conf -t -g "pid $NG/nginx.pid;"
 "$NGINX" -p "$NG/" -c nginx.conf -g "daemon off; pid $NG/nginx.pid;" >"$NG/stderr" 2>&1 &
 BG+=($!)
 up=""

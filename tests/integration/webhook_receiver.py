@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A webhook receiver for notify_webhooks.sh: it checks each POST's X-Assent-Signature as the
-README tells receivers to (HMAC-SHA256 over "t.body" with the whole whsec_ secret), and writes
+assent.notify(5) tells receivers to (HMAC-SHA256 over "t.body" with the whole whsec_ secret), and writes
 one JSON line per request to LOG: path, headers, body, and whether the signature verified.
 Paths: /ok and /slack answer 200, /fail always 500, /flaky 503 the first time per delivery
 then 200. With --cert/--key it speaks TLS; with --http10 it answers as Python's http.server does by

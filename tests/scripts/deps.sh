@@ -5,7 +5,7 @@
 # (fuzz/ledger_entry.c checks our strict CBOR decoder against libcbor's cbor_load;
 # tests/unit/token_oracle_test.c and fuzz/token.c check every token we issue or accept
 # against libjwt under the key's one algorithm) and the benches that compare them
-# (cbor_bench, sign_bench). The product links neither (README, "Why it is built this way").
+# (cbor_bench, sign_bench). The product links neither (docs/hacking.md, "Why it is built this way").
 # libsqlite3-dev and libpq-dev are the call recorder's database clients; postgresql-15 is
 # the real server its tests start (tests/scripts/pg.sh), sqlite3 the shell to look at a file.
 set -euo pipefail

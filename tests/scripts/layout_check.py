@@ -3,7 +3,7 @@
 includes from a layer above it (or from a sibling it must not see), and no header
 includes itself through others. Prints one line per problem; exits 1 if any.
 
-Layers, low to high (README "Layout"): a file may include its own layer and the ones below.
+Layers, low to high (docs/hacking.md, "Layout"): a file may include its own layer and the ones below.
 The signer, the workers and the recorder are siblings that never include each other: the
 worker binary must link without the signer's code, the signer must not depend on what runs
 jailed, and the database clients (the recorder's) never run in the signer."""

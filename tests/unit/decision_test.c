@@ -1,4 +1,4 @@
-/* Unit tests for gateway/signer/decision: every rule of README.md's "Who may decide a
+/* Unit tests for gateway/signer/decision: every rule of docs/review.md's "Who may decide a
  * request" and assent.policy(5) WHO MAY DECIDE, as a table of cases run through the pure
  * decision function, and the words each refusal has always had. */
 #define _GNU_SOURCE
