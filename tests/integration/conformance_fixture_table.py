@@ -60,18 +60,10 @@ COLUMNS = ("stdio", "url")  # the upstream kinds of the through-assent columns
 # scenario). Reported as SKIP with the reason
 # (never as a pass), and listed under the table; when one starts to pass through assent its
 # entry must go (a PASS of a listed gap is reported as a failure, so that the list stays true).
-MRTR = ("a url upstream is spoken to in its 2025-06-18 session (MCP-Protocol-Version on every POST): assent does not "
-        "yet send it 2026-07-28 requests, so the fixture's multi-round-trip tools ask in their 2025 form (a request to "
-        "the client during the call), which a 2026-07-28 client cannot take; over stdio, where assent learns from "
-        "server/discover that the fixture speaks 2026-07-28, these pass (gateway/signer/gatemrtr.c)")
 GATE_GAPS = {}
 for _col in COLUMNS:
     GATE_GAPS[(_col, "2025-11-25", "server-sse-polling")] = ("assentd's Streamable HTTP has no SSE resumption "
                                                              "(Last-Event-ID), which this scenario polls for")
-    for _sc in ("basic-elicitation", "basic-list-roots", "basic-sampling", "capability-check", "multi-round",
-                "multiple-input-requests", "non-tool-request", "request-state", "result-type", "tampered-state"):
-        if _col == "url":
-            GATE_GAPS[(_col, "2026-07-28", "input-required-result-" + _sc)] = MRTR
 
 
 def judge(checks):

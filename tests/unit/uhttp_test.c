@@ -525,6 +525,19 @@ static void test_client_routing_and_delete(void **state)
 	assert_non_null(strstr(req, "\r\nMcp-Method: resources/read\r\nMcp-Name: =?base64?PT9iYXNlNjQ/ZUE9PT89?=\r\n"));
 	peer_write(sv[1], "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
 	io(c, &e, 0);
+	/* a 2026-07-28 request beside the session: its own version, no session id; a 404 to it
+	 * does not lose the session */
+	struct uhttp_req modern = {.method = "tools/call", .name = "t", .protocol = "2026-07-28"};
+	assert_int_equal(uhttp_send_req(c, "{\"id\":3}", 8, &modern, err), 0);
+	written(c, &e, sv[1], req, sizeof req);
+	assert_non_null(strstr(req, "\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: t\r\n"));
+	assert_null(strstr(req, "Mcp-Session-Id"));
+	answer(c, &e, sv[1], "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+	assert_string_equal(uhttp_session_id(u), "S-9");
+	struct uhttp_req bad = {.method = "tools/call", .protocol = "2026-07-28\r\nX-Evil: 1"};
+	assert_int_equal(uhttp_send_req(c, "{\"id\":4}", 8, &bad, err), AS_EINVAL);
+	assert_non_null(strstr(err, "protocol version"));
+	e.log[0] = 0;
 	/* GET: the session's stream, SSE only, no body; a 405 says the server has none */
 	assert_int_equal(uhttp_send_get(c, err), 0);
 	written(c, &e, sv[1], req, sizeof req);

@@ -541,8 +541,12 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 				       i);
 		xn += kn + vn + 4;
 	}
+	const char *proto = rq && rq->protocol ? rq->protocol : u->protocol;
+	int stateless = rq && rq->protocol;
+	if (stateless && (!*proto || strlen(proto) > 32 || strspn(proto, "0123456789-") != strlen(proto)))
+		return as_fail(err, AS_EINVAL, "uhttp: send: a protocol version is digits and '-', 1 to 32 bytes");
 	out_clear(c);
-	snprintf(c->sent_session, sizeof c->sent_session, "%s", u->session);
+	snprintf(c->sent_session, sizeof c->sent_session, "%s", stateless ? "" : u->session);
 	/* Reserved whole before the credentials are copied in (see build_fixed); what the
 	 * buffer held before was wiped by out_clear. */
 	int rc = buf_reserve(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + xn + n);
@@ -556,9 +560,9 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 					 "Accept: application/json, text/event-stream\r\n");
 	if (rc == 0 && get)
 		rc = buf_printf(&c->out, "Accept: text/event-stream\r\n");
-	if (rc == 0 && u->protocol[0])
-		rc = buf_printf(&c->out, "MCP-Protocol-Version: %s\r\n", u->protocol);
-	if (rc == 0 && u->session[0])
+	if (rc == 0 && proto[0])
+		rc = buf_printf(&c->out, "MCP-Protocol-Version: %s\r\n", proto);
+	if (rc == 0 && !stateless && u->session[0])
 		rc = buf_printf(&c->out, "Mcp-Session-Id: %s\r\n", u->session);
 	if (rc == 0 && rq && rq->method)
 		rc = put_routing(&c->out, "Mcp-Method", rq->method);

@@ -176,6 +176,9 @@ int uhttp_send(struct uhttp_conn *c, const char *json, size_t n, char *err) AS_M
  * go as =?base64?...?=, so no value can split a header. */
 struct uhttp_req {
 	const char *method, *name;
+	/* A request of another revision than the session's (MCP 2026-07-28, stateless): sent
+	 * with this MCP-Protocol-Version and without the session id. NULL: the session's. */
+	const char *protocol;
 	/* Headers of this request alone (a webhook's signature and delivery id): names of
 	 * letters, digits and '-', values printable ASCII, else the send is refused. */
 	const struct uhttp_header *extra;

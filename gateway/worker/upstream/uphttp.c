@@ -12,6 +12,7 @@ struct pending {
 	char *json;
 	size_t n;
 	uint64_t cid;
+	char *route; /* a 2026-07-28 request's: "METHOD\0NAME" (Mcp-Method, Mcp-Name); NULL: the session's */
 };
 
 struct uphttp {
@@ -93,20 +94,36 @@ void uphttp_free(struct uphttp *h)
 		return;
 	for (size_t i = 0; i < UPHTTP_CONNS; i++)
 		uhttp_conn_free(h->c[i]);
-	for (size_t i = 0; i < h->qn; i++)
+	for (size_t i = 0; i < h->qn; i++) {
 		free(h->q[(h->qhead + i) % UPHTTP_QUEUE].json);
+		free(h->q[(h->qhead + i) % UPHTTP_QUEUE].route);
+	}
 	uhttp_free(h->u);
 	free(h);
 }
 
 int uphttp_send(struct uphttp *h, const char *json, size_t n, uint64_t cid)
 {
+	return uphttp_send_modern(h, json, n, cid, NULL, NULL);
+}
+
+int uphttp_send_modern(struct uphttp *h, const char *json, size_t n, uint64_t cid, const char *method, const char *name)
+{
 	if (h->qn == UPHTTP_QUEUE)
 		return AS_ETOOBIG;
 	struct pending *p = &h->q[(h->qhead + h->qn) % UPHTTP_QUEUE];
+	size_t mn = method ? strlen(method) : 0, nn = name ? strlen(name) : 0;
 	p->json = malloc(n ? n : 1); /* the queue's, freed once sent */
-	if (!p->json)
+	p->route = method ? malloc(mn + nn + 2) : NULL;
+	if (!p->json || (method && !p->route)) {
+		free(p->json);
+		free(p->route);
 		return AS_ENOMEM;
+	}
+	if (method) {
+		memcpy(p->route, method, mn + 1);
+		memcpy(p->route + mn + 1, name ? name : "", nn + 1);
+	}
 	memcpy(p->json, json, n);
 	p->n = n;
 	p->cid = cid;
@@ -222,7 +239,10 @@ int uphttp_io(struct uphttp *h, const struct pollfd *pf, size_t n, const struct 
 			h->qhead = (h->qhead + 1) % UPHTTP_QUEUE;
 			h->qn--;
 			char why[AS_ERRLEN];
-			if (uhttp_send(h->c[i], p.json, p.n, why) == 0) {
+			const char *name = p.route ? p.route + strlen(p.route) + 1 : NULL;
+			const struct uhttp_req rq = {
+			    .method = p.route, .name = name && *name ? name : NULL, .protocol = UPHTTP_MODERN};
+			if (uhttp_send_req(h->c[i], p.json, p.n, p.route ? &rq : NULL, why) == 0) {
 				h->busy[i] = 1;
 				h->cid[i] = p.cid;
 				int rc = uhttp_io(h->c[i], &ucb, why); /* start writing now */
@@ -231,6 +251,7 @@ int uphttp_io(struct uphttp *h, const struct pollfd *pf, size_t n, const struct 
 				cb->on_fail(cb->arg, p.cid, 0, "the request could not be sent");
 			}
 			free(p.json);
+			free(p.route);
 		}
 	}
 	return h->lost_session ? -1 : 0;

@@ -29,6 +29,11 @@ int uphttp_new(const struct cv *cfg, struct uphttp **out, char *err);
 void uphttp_free(struct uphttp *h);
 /* Queues one message (cid: the call it carries, 0 for none). AS_ETOOBIG when the queue is full. */
 int uphttp_send(struct uphttp *h, const char *json, size_t n, uint64_t cid);
+/* The same for a request of MCP 2026-07-28 (stateless): sent with that MCP-Protocol-Version,
+ * without the session id, with Mcp-Method method and Mcp-Name name (NULL: none). */
+#define UPHTTP_MODERN "2026-07-28"
+int uphttp_send_modern(struct uphttp *h, const char *json, size_t n, uint64_t cid, const char *method,
+		       const char *name);
 /* A socket the signer connected: taken by a connection without one (or closed). */
 void uphttp_attach(struct uphttp *h, int fd);
 /* How many sockets to ask the signer for now (it was asked for `asked` already). */

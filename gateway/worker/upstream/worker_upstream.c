@@ -101,13 +101,21 @@ static int send_frame(struct uw *w, struct cv *f)
 static int to_server(struct uw *w, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
-	const json_t *id = json_object_get(msg, "id");
+	const json_t *id = json_object_get(msg, "id"), *params = json_object_get(msg, "params");
 	uint64_t cid = json_is_integer(id) && json_object_get(msg, "method") ? (uint64_t)json_integer_value(id) : 0;
+	/* a 2026-07-28 request (its _meta says so): over HTTP, stateless, with its routing headers */
+	const char *v = json_string_value(json_object_get(json_object_get(params, "_meta"), UP_META_VERSION)),
+		   *name = json_string_value(json_object_get(params, "name"));
+	char method[40], nm[CALL_URI_MAX + 1];
+	int modern = v && !strcmp(v, UP_MODERN);
+	snprintf(method, sizeof method, "%s", json_string_value(json_object_get(msg, "method")) ?: "");
+	snprintf(nm, sizeof nm, "%s", name ? name : json_string_value(json_object_get(params, "uri")) ?: "");
 	json_decref(msg);
 	if (!s)
 		return AS_ENOMEM;
 	if (w->http) {
-		int rc = uphttp_send(w->http, s, strlen(s), cid);
+		int rc = modern ? uphttp_send_modern(w->http, s, strlen(s), cid, method, nm[0] ? nm : NULL)
+				: uphttp_send(w->http, s, strlen(s), cid);
 		free(s);
 		if (rc != 0)
 			misbehaved(w, "%u requests wait for a connection to the server", UPHTTP_QUEUE);
@@ -242,12 +250,11 @@ static void on_init(struct uw *w, const json_t *res)
 	w->completions = json_is_object(json_object_get(caps, "completions"));
 	w->subscribe = json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe"));
 	int rc = to_server(w, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
-	/* Does it speak 2026-07-28 too? Asked over stdio only: a url server's revision is its
-	 * session's (MCP-Protocol-Version on every request). -32601 (most servers): it does not. */
-	if (!w->http)
-		rc |= to_server(w, json_pack("{s:s,s:s,s:s,s:{s:{s:s,s:{}}}}", "jsonrpc", "2.0", "id",
-					     "assent-discover", "method", "server/discover", "params", "_meta",
-					     UP_META_VERSION, UP_MODERN, UP_META_CAPS));
+	/* Does it speak 2026-07-28 too? Most servers answer -32601 (over HTTP, an error status):
+	 * it does not. A url server is asked statelessly, beside its 2025-06-18 session. */
+	rc |= to_server(w,
+			json_pack("{s:s,s:s,s:s,s:{s:{s:s,s:{}}}}", "jsonrpc", "2.0", "id", "assent-discover", "method",
+				  "server/discover", "params", "_meta", UP_META_VERSION, UP_MODERN, UP_META_CAPS));
 	(void)rc;
 	list_start(w);
 	ipc_log(w->ipcfd, "info", "upstream %s: initialized (protocol %.20s)", w->name, json_string_value(v));
