@@ -24,7 +24,6 @@ KNOWN = {
     'gateway/worker/jail.c',
     'gateway/worker/mcp/mcp.c',
     'gateway/worker/mcp/worker_mcp.c',
-    'gateway/worker/review/worker_web.c',
     'gateway/worker/upstream/uhttp.c',
     'gateway/cli/cmd_identity.c:cmd_identity',
     'gateway/cli/cmd_request.c:cmd_request',
