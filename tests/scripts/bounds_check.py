@@ -42,7 +42,6 @@ KNOWN = {
     'policy/parse.c:condition',
     'policy/parse.c:option',
     'verify/ledger_verify.c:walk_entries',
-    'verify/main.c:main',
     'verify/proof.c:proof_check',
     'verify/proof.c:proof_make_txn',
 }
