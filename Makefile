@@ -30,7 +30,9 @@ VERSION := $(shell sed -n 's/^\#define ASSENT_VERSION "\(.*\)"$$/\1/p' include/a
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
 GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c gateway/recorder/main.c
-LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out verify/main.c,$(wildcard verify/*.c)) \
+# assent-verify's own files (its command line and commands), not the verify library's.
+VERIFY_CLI := verify/main.c verify/commands.c
+LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out $(VERIFY_CLI),$(wildcard verify/*.c)) \
             $(filter-out $(GW_PROGS),$(shell find gateway -name '*.c' | sort))
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
@@ -102,7 +104,7 @@ build/fuzz/libassent.a: $(LIB_FUZZ_OBJ) $(WEB_OBJ)
 # ---- programs ----
 # assent-verify runs once per CI job: it is a static PIE (no libjwt or OpenSSL in it
 # at all), so starting it costs no dynamic linking; make bench shows the figure.
-build/assent-verify: build/obj/verify/main.o build/libassent-verify.a
+build/assent-verify: $(patsubst %.c,build/obj/%.o,$(VERIFY_CLI)) build/libassent-verify.a
 	@echo "  CCLD    $@"
 	@$(CC) -static-pie -Wl,-z,relro,-z,now,-z,noexecstack -o $@ $^ -llmdb -lmbedcrypto -ljansson -pthread
 # The reviewer's page, built into assentd as it is (no build step): gateway/web/assets.S
@@ -134,7 +136,7 @@ build/assent-recorder: build/obj/gateway/recorder/main.o build/libassent.a
 build/assent: build/obj/gateway/cli/assent.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(LIBS)
-build/san/assent-verify: build/san/obj/verify/main.o build/san/libassent.a
+build/san/assent-verify: $(patsubst %.c,build/san/obj/%.o,$(VERIFY_CLI)) build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)
 build/san/assent: build/san/obj/gateway/cli/assent.o build/san/libassent.a
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LIBS)

@@ -27,7 +27,7 @@ check() {
 expect_exit() {
 	local want=$1 d=$2; shift 2
 	"$@" >"$T/.out" 2>"$T/.err"
-	local rc=$?
+	local rc=$? line
 	OUT=$(cat "$T/.out"); ERR=$(cat "$T/.err")
 	if [ "$rc" -eq "$want" ]; then ok "$d"; else not_ok "$d: exit $rc, wanted $want; stderr: $(head -c 300 "$T/.err")"; fi
 }
@@ -75,3 +75,56 @@ open_agent_sock() { # STATE
 	chmod 0666 "$1/agent.sock"
 }
 
+
+# ---- a daemon for one test: the prologue tests that start build/assentd share ----
+ASSENTD=${ASSENTD:-$ROOT/build/assentd}
+# daemon_state: the state directory $S ($T/state) with reviewer "tester" (this uid), and an
+# EXIT trap that stops the daemon daemon_start started ($DPID) before $T goes.
+daemon_state() {
+	S=$T/state
+	DPID=
+	trap _daemon_cleanup EXIT
+	mkdir -p "$S"
+	"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
+}
+_daemon_cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+	for _ in $(seq 100); do [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
+	rm -rf "$T"
+}
+# records_upstreams: $T/ups.json, one upstream "up": tests/integration/records_upstream.py.
+records_upstreams() {
+	cat >"$T/ups.json" <<JSON
+{"mcpServers": {"up": {"command": "/usr/bin/python3", "args": ["$ROOT/tests/integration/records_upstream.py"]}}}
+JSON
+}
+# daemon_start ARGS...: assentd --state $S ARGS in the background, in the environment the
+# caller gives (VAR=value daemon_start ...); its output in $T/d.log, its pid in $DPID.
+daemon_start() {
+	"$ASSENTD" --state "$S" "$@" >"$T/d.log" 2>&1 &
+	DPID=$!
+}
+# daemon_serves_up: waits (10 s at most) until the daemon serves upstream up's tools, and says so.
+daemon_serves_up() {
+	for _ in $(seq 200); do grep -q 'upstream up: .* tools served' "$T/d.log" && break; sleep 0.05; done
+	check "the daemon serves the upstream's tools" grep -q 'upstream up: .* tools served' "$T/d.log"
+}
+# daemon_listens DESC: waits (10 s at most) for STATE/agent.sock, and checks it as DESC.
+daemon_listens() {
+	for _ in $(seq 200); do [ -S "$S/agent.sock" ] && break; sleep 0.05; done
+	check "$1" test -S "$S/agent.sock"
+}
+# py_tap ARGS...: $PY ARGS (a driver that speaks TAP), each of its results one of ours, its
+# comments passed on; a driver that exits non-zero is one failure more.
+py_tap() {
+	$PY "$@" >"$T/py.tap" 2>"$T/py.err"
+	local rc=$? line
+	while read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#ok * - }" ;;
+		"not ok "*) not_ok "${line#not ok * - }" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done <"$T/py.tap"
+	[ "$rc" -eq 0 ] || not_ok "the Python driver exited $rc: $(tail -3 "$T/py.err")"
+}

@@ -1,41 +1,15 @@
 /* assent-verify: offline checks for pipeline owners and auditors.
  * Exit status: 0 holds, 1 does not hold (one line on stderr), 2 usage or I/O error.
- * Commands that read an LMDB file run the read in a child process: LMDB trusts
- * its file, and a damaged one can crash the reader (NOTES.md); we report that as
- * damage instead of dying with it. */
+ * This file reads the command line; the commands are verify/commands.c's. */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <errno.h>
-#include <limits.h>
 #include <getopt.h>
-#include <jansson.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "include/assent/verify.h"
-#include "include/assent/version.h"
-#include "common/cbor.h"
-#include "ledger/entry.h"
-#include "ledger/merkle.h"
-#include "ledger/note.h"
-#include "verify/proof.h"
-#include "ledger/store.h"
 #include "common/util.h"
-#include "verify/vkeys.h"
-#include "verify/exact.h"
-
-#define EXIT_HOLDS 0
-#define EXIT_NOT 1
-#define EXIT_USAGE 2
-
-static const char *prog = "assent-verify";
+#include "include/assent/version.h"
+#include "verify/commands.h"
 
 static const char usage_text[] =
     "usage: assent-verify COMMAND [OPTIONS]\n"
@@ -83,70 +57,7 @@ static const char usage_text[] =
     "                      consistent with itself only (a forged key passes)\n"
     "Exit status: 0 holds, 1 does not hold (reason on stderr), 2 usage or I/O error.\n";
 
-static int usage_error(const char *fmt, ...) AS_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " (see %s --help)\n", prog);
-	va_end(ap);
-	return EXIT_USAGE;
-}
-
-static int not_holds(const char *fmt, ...) AS_PRINTF(1, 2);
-static int not_holds(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return EXIT_NOT;
-}
-
-/* Run fn in a child; a child killed by a signal means LMDB met a damaged file. */
-static int isolated(int (*fn)(void *), void *arg, const char *dir)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "%s: cannot fork: %s\n", prog, strerror(errno));
-		return EXIT_USAGE;
-	}
-	if (pid == 0) {
-		struct rlimit no_core = {0, 0};
-		setrlimit(RLIMIT_CORE, &no_core);
-		/* A damaged file can also send LMDB round a loop: bound the reader's CPU time
-		 * (a minute, plus a second per 8 MB of data.mdb, far above what reading takes). */
-		char path[4200];
-		struct stat st;
-		snprintf(path, sizeof path, "%s/data.mdb", dir);
-		rlim_t secs = 60 + (stat(path, &st) == 0 ? (rlim_t)st.st_size / (8u << 20) : 0);
-		struct rlimit cpu = {secs, secs + 5};
-		setrlimit(RLIMIT_CPU, &cpu);
-		int rc = fn(arg);
-		fflush(NULL);
-		_exit(rc);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return EXIT_USAGE;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return not_holds("ledger %s is damaged: reading it killed the LMDB reader (signal %d, %s)", dir, WTERMSIG(st),
-			 strsignal(WTERMSIG(st)));
-}
-
-struct keyopts {
-	const char *keys[VKEYS_MAX];
-	size_t nkeys;
-	const char *sha256; /* --key-sha256 */
-	int from_state;	    /* --key-from-state */
-};
+/* ---- argument parsing ---- */
 
 static int add_key(struct keyopts *k, const char *path)
 {
@@ -155,411 +66,6 @@ static int add_key(struct keyopts *k, const char *path)
 	k->keys[k->nkeys++] = path;
 	return 0;
 }
-
-static int load_keys(struct vkeys *v, const char *dir, const struct keyopts *k)
-{
-	char err[AS_ERRLEN], hex[65];
-	int rc = vkeys_load(v, k->from_state || k->sha256 ? dir : NULL, k->keys, k->nkeys, err);
-	if (rc != 0) {
-		fprintf(stderr, "%s: %s\n", prog, err);
-		return EXIT_USAGE;
-	}
-	if (k->sha256) {
-		for (size_t i = 0; i < v->n; i++)
-			if (vkeys_sha256(v->k[i], hex) == 0 && !strcmp(hex, k->sha256))
-				return 0;
-		vkeys_free(v);
-		fprintf(stderr, "%s: the checkpoint key is not the one --key-sha256 pins\n", prog);
-		return EXIT_NOT;
-	}
-	if (v->from_state)
-		fprintf(stderr,
-			"%s: note: checkpoint key read from the state directory unpinned (--key-from-state): "
-			"this shows consistency only\n",
-			prog);
-	return 0;
-}
-
-/* ---- ledger ---- */
-
-struct ledger_args {
-	const char *dir;
-	struct av_ledger_opts o;
-	int json;
-};
-
-static int run_ledger(void *p)
-{
-	struct ledger_args *a = p;
-	struct av_ledger_report r;
-	int rc = av_verify_ledger(a->dir, &a->o, &r);
-	if (rc != 0) {
-		fprintf(stderr, "%s: %s\n", prog, r.reason);
-		return EXIT_USAGE;
-	}
-	char leaf[65], root[65];
-	hex_encode(r.head_leaf, 32, leaf);
-	hex_encode(r.root, 32, root);
-	if (a->json) {
-		json_t *o = json_object();
-		json_object_set_new(o, "ok", json_boolean(r.ok));
-		if (r.ok) {
-			json_object_set_new(o, "entries", json_integer((json_int_t)r.entries));
-			json_object_set_new(o, "head_seq",
-					    r.entries ? json_integer((json_int_t)r.head_seq) : json_null());
-			json_object_set_new(o, "head_leaf_hash", r.entries ? json_string(leaf) : json_null());
-			json_object_set_new(o, "root", json_string(root));
-			json_object_set_new(o, "checkpoints_verified", json_integer((json_int_t)r.checkpoints));
-			json_object_set_new(o, "trusted_consistent", json_integer((json_int_t)r.trusted));
-			json_object_set_new(o, "origin", json_string(r.origin));
-		} else {
-			json_object_set_new(o, "bad_seq",
-					    r.has_bad_seq ? json_integer((json_int_t)r.bad_seq) : json_null());
-			json_object_set_new(o, "reason", json_string(r.reason));
-		}
-		json_object_set_new(o, "signed_size",
-				    r.tail_known ? json_integer((json_int_t)r.signed_size) : json_null());
-		json_object_set_new(o, "unsigned_tail",
-				    r.tail_known ? json_integer((json_int_t)r.unsigned_tail) : json_null());
-		json_object_set_new(o, "demo", json_boolean(r.demo));
-		json_object_set_new(o, "key_sha256", json_string(r.key_sha256));
-		json_object_set_new(o, "key_from_state_dir", json_boolean(r.key_from_state));
-		json_object_set_new(o, "read_without_lock", json_boolean(r.nolock));
-		json_dumpf(o, stdout, JSON_COMPACT);
-		fputc('\n', stdout);
-		json_decref(o);
-	}
-	if (!r.ok) {
-		/* How much no signature covers, when it can be told (the tail's own reason says it). */
-		char tail[96] = "";
-		if (r.tail_known && strncmp(r.reason, "unsigned tail", 13) != 0)
-			snprintf(tail, sizeof tail, " (%llu entries after the last signed checkpoint, size %llu)",
-				 (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size);
-		if (r.has_bad_seq)
-			return not_holds("ledger %s tampered at seq %llu: %s%s", a->dir, (unsigned long long)r.bad_seq,
-					 r.reason, tail);
-		return not_holds("ledger %s tampered: %s%s", a->dir, r.reason, tail);
-	}
-	if (!a->json) {
-		if (r.entries)
-			printf("ledger intact: %llu entries, head seq %llu, head leaf %s, root %s, %llu signed "
-			       "checkpoints verified, %llu trusted checkpoints consistent, %llu entries after the last "
-			       "signed checkpoint (size %llu)%s%s\n",
-			       (unsigned long long)r.entries, (unsigned long long)r.head_seq, leaf, root,
-			       (unsigned long long)r.checkpoints, (unsigned long long)r.trusted,
-			       (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size,
-			       r.demo ? ", a demo ledger: origin " : "", r.demo ? r.origin : "");
-		else
-			printf("ledger intact: 0 entries, root %s\n", root);
-	}
-	if (r.unsigned_tail)
-		fprintf(stderr,
-			"%s: note: an unsigned tail of %llu entries (from seq %llu) passed by --allow-unsigned-tail: "
-			"no signature covers them\n",
-			prog, (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size);
-	if (r.key_from_state)
-		fprintf(
-		    stderr,
-		    "%s: note: checkpoint key read from the state directory unpinned (--key-from-state): this "
-		    "shows the ledger consistent with itself, not that it is the gateway's; pin the key with --key, "
-		    "--key-sha256 %s or --trusted\n",
-		    prog, r.key_sha256);
-	if (r.nolock)
-		fprintf(stderr,
-			"%s: note: read without LMDB's lock (lock.mdb missing or not writable); verify a stopped "
-			"ledger or a copy\n",
-			prog);
-	return EXIT_HOLDS;
-}
-
-/* ---- checkpoint ---- */
-
-struct dir_args {
-	const char *dir;
-	struct keyopts k;
-	uint64_t from, to, seq, size;
-	int has_to;
-};
-
-static int run_checkpoint(void *p)
-{
-	struct dir_args *a = p;
-	struct vkeys keys;
-	int lk = load_keys(&keys, a->dir, &a->k);
-	if (lk)
-		return lk;
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi ent, ck;
-	int nolock, rc;
-	char err[AS_ERRLEN];
-	if ((rc = store_open_ro(a->dir, &env, &txn, &ent, &ck, &nolock, err)) != 0) {
-		vkeys_free(&keys);
-		return rc == AS_ECORRUPT ? not_holds("%s", err) : (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
-	}
-	MDB_cursor *cur;
-	MDB_val k, v;
-	int out = EXIT_NOT;
-	struct checkpoint cp;
-	if (mdb_cursor_open(txn, ck, &cur) == 0) {
-		if (mdb_cursor_get(cur, &k, &v, MDB_LAST) != 0)
-			fprintf(stderr, "%s: ledger %s has no checkpoint yet\n", prog, a->dir);
-		else if (ckpt_verify(v.mv_data, v.mv_size, keys.k, keys.n, &cp, err) != 0)
-			fprintf(stderr, "%s: latest checkpoint of %s: %s\n", prog, a->dir, err);
-		else {
-			fwrite(v.mv_data, 1, v.mv_size, stdout);
-			out = EXIT_HOLDS;
-		}
-		mdb_cursor_close(cur);
-	}
-	mdb_txn_abort(txn);
-	mdb_env_close(env);
-	vkeys_free(&keys);
-	return out;
-}
-
-/* ---- exact ---- */
-
-struct exact_args {
-	const char *dir, *exact;
-};
-
-static int run_exact(void *p)
-{
-	struct exact_args *a = p;
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi ent, ck;
-	int nolock, rc;
-	char err[AS_ERRLEN];
-	if ((rc = store_open_ro(a->dir, &env, &txn, &ent, &ck, &nolock, err)) != 0)
-		return rc == AS_ECORRUPT ? not_holds("%s", err) : (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
-	DIR *d = opendir(a->exact);
-	int out = EXIT_HOLDS;
-	size_t checked = 0;
-	struct dirent *de;
-	if (!d) {
-		fprintf(stderr, "%s: %s: %s\n", prog, a->exact, strerror(errno));
-		out = EXIT_USAGE;
-	}
-	while (d && out == EXIT_HOLDS && (de = readdir(d))) {
-		size_t nl = strlen(de->d_name);
-		if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp."))
-			continue;
-		char path[PATH_MAX + 300], digest[80];
-		if (nl != 7 + 64 + 5 || strncmp(de->d_name, "sha256-", 7) || strcmp(de->d_name + 71, ".cbor")) {
-			out = not_holds("%s: %s is not a retained call's name (sha256-HEX.cbor)", a->exact, de->d_name);
-			break;
-		}
-		snprintf(path, sizeof path, "%s/%s", a->exact, de->d_name);
-		snprintf(digest, sizeof digest, "sha256:%.64s", de->d_name + 7);
-		if (exact_one(txn, ent, path, digest, err) != 0)
-			out = not_holds("exact call %s: %s", de->d_name, err);
-		checked++;
-	}
-	if (d)
-		closedir(d);
-	if (out == EXIT_HOLDS && exact_missing(txn, ent, a->exact, err) != 0)
-		out = not_holds("%s", err);
-	if (out == EXIT_HOLDS)
-		printf("%zu exact call%s match%s the ledger's request entries and their views\n", checked,
-		       checked == 1 ? "" : "s", checked == 1 ? "es" : "");
-	mdb_txn_abort(txn);
-	mdb_env_close(env);
-	return out;
-}
-
-/* ---- export ---- */
-
-static int run_export(void *p)
-{
-	struct dir_args *a = p;
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi ent, ck;
-	int nolock, rc;
-	char err[AS_ERRLEN];
-	if ((rc = store_open_ro(a->dir, &env, &txn, &ent, &ck, &nolock, err)) != 0)
-		return rc == AS_ECORRUPT ? not_holds("%s", err) : (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
-	MDB_cursor *cur;
-	MDB_val k, v;
-	uint8_t kb[8];
-	be64_put(kb, a->from);
-	k.mv_size = 8;
-	k.mv_data = kb;
-	struct cv_arena ar;
-	cv_arena_init(&ar, ENTRY_MAX);
-	int out = EXIT_HOLDS, g;
-	if (mdb_cursor_open(txn, ent, &cur) != 0) {
-		out = not_holds("cannot read entries of %s", a->dir);
-		goto done;
-	}
-	for (g = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); g == 0; g = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size != 8) {
-			out = not_holds("ledger %s: an entry key is not 8 bytes", a->dir);
-			break;
-		}
-		uint64_t seq = be64_get(k.mv_data);
-		if (a->has_to && seq > a->to)
-			break;
-		struct cv *e;
-		cv_arena_reset(&ar);
-		if (v.mv_size > ENTRY_MAX || cbor_decode(v.mv_data, v.mv_size, &ar, &e, err) != 0 ||
-		    entry_check(e, seq, NULL, err) != 0) {
-			out = not_holds("ledger %s tampered at seq %llu: %s", a->dir, (unsigned long long)seq,
-					v.mv_size > ENTRY_MAX ? "entry too large" : err);
-			break;
-		}
-		uint8_t leaf[32];
-		char hex[65];
-		merkle_leaf_hash(v.mv_data, v.mv_size, leaf);
-		hex_encode(leaf, 32, hex);
-		json_t *o = json_object();
-		json_object_set_new(o, "seq", json_integer((json_int_t)seq));
-		json_object_set_new(o, "leaf_hash", json_string(hex));
-		json_object_set_new(o, "entry", cv_to_json(e));
-		if (json_dumpf(o, stdout, JSON_COMPACT) != 0 || fputc('\n', stdout) == EOF) {
-			json_decref(o);
-			out = EXIT_USAGE;
-			break;
-		}
-		json_decref(o);
-	}
-	if (out == EXIT_HOLDS && g != 0 && g != MDB_NOTFOUND)
-		out = not_holds("ledger %s is damaged: %s", a->dir, mdb_strerror(g));
-	mdb_cursor_close(cur);
-done:
-	cv_arena_free(&ar);
-	mdb_txn_abort(txn);
-	mdb_env_close(env);
-	if (fflush(stdout) != 0)
-		return EXIT_USAGE;
-	return out;
-}
-
-/* ---- proof ---- */
-
-static int run_proof(void *p)
-{
-	struct dir_args *a = p;
-	struct vkeys keys;
-	int lk = load_keys(&keys, a->dir, &a->k);
-	if (lk)
-		return lk;
-	struct buf out;
-	buf_init(&out, PROOF_MAX);
-	char err[AS_ERRLEN];
-	int rc = proof_make(a->dir, a->seq, a->size, keys.k, keys.n, &out, err), ex = EXIT_HOLDS;
-	vkeys_free(&keys);
-	if (rc == AS_ECORRUPT)
-		ex = not_holds("ledger %s: %s", a->dir, err);
-	else if (rc != 0)
-		ex = (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
-	else
-		fwrite(out.p, 1, out.len, stdout);
-	buf_free(&out);
-	return ex;
-}
-
-static int proof_check_cmd(const char *file, const char *ckfile, const struct keyopts *k)
-{
-	if (k->nkeys == 0)
-		return usage_error("proof --check needs --key PUB.pem (the checkpoint key you trust)");
-	struct vkeys keys;
-	if (load_keys(&keys, NULL, k))
-		return EXIT_USAGE;
-	struct buf pf, ck;
-	char err[AS_ERRLEN];
-	buf_init(&ck, 0);
-	if (file_read(file, PROOF_MAX, &pf, err) != 0) {
-		vkeys_free(&keys);
-		fprintf(stderr, "%s: %s\n", prog, err);
-		return EXIT_USAGE;
-	}
-	if (ckfile && file_read(ckfile, CKPT_MAX, &ck, err) != 0) {
-		vkeys_free(&keys);
-		buf_free(&pf);
-		fprintf(stderr, "%s: %s\n", prog, err);
-		return EXIT_USAGE;
-	}
-	uint64_t idx = 0, size = 0;
-	int rc = proof_check(pf.p, pf.len, ckfile ? ck.p : NULL, ck.len, keys.k, keys.n, &idx, &size, err);
-	vkeys_free(&keys);
-	json_t *entry = rc == 0 ? proof_entry_json(pf.p, pf.len) : NULL;
-	buf_free(&pf);
-	buf_free(&ck);
-	if (rc != 0)
-		return not_holds("%s", err);
-	printf("proof holds: entry %llu is in the signed tree of size %llu\n", (unsigned long long)idx,
-	       (unsigned long long)size);
-	char *js = entry ? json_dumps(entry, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	if (js) /* what it proves: the entry itself, as `export` prints entries */
-		printf("entry %llu: %s\n", (unsigned long long)idx, js);
-	free(js);
-	json_decref(entry);
-	return EXIT_HOLDS;
-}
-
-/* ---- token ---- */
-
-struct token_args {
-	struct av_token_opts o;
-	struct buf tok;
-	int json;
-};
-
-static int run_token(void *p)
-{
-	struct token_args *a = p;
-	struct av_token_result r;
-	int rc = av_verify_token((const char *)a->tok.p, a->tok.len, &a->o, &r);
-	if (rc == AS_EBADSIG)
-		return not_holds("token not valid: %s", r.reason);
-	if (rc != 0) {
-		fprintf(stderr, "%s: %s\n", prog, r.reason);
-		return EXIT_USAGE;
-	}
-	if (a->json) {
-		fputs(r.claims_json, stdout);
-		fputc('\n', stdout);
-	} else {
-		json_error_t je;
-		json_t *c = json_loads(r.claims_json, 0, &je);
-		const char *who = json_string_value(json_object_get(json_object_get(c, "reviewer"), "name"));
-		printf("token valid: session %s approved (%s%s%s) for %s, expires at %lld\n",
-		       json_string_value(json_object_get(c, "session_id")),
-		       json_string_value(json_object_get(c, "assurance")), who ? " by " : "", who ? who : "", a->o.aud,
-		       (long long)json_integer_value(json_object_get(c, "exp")));
-		json_decref(c);
-	}
-	free(r.claims_json);
-	return EXIT_HOLDS;
-}
-
-static int read_token(const char *arg, struct buf *out)
-{
-	buf_init(out, AV_TOKEN_MAX + 1);
-	if (arg && strcmp(arg, "-") != 0) {
-		/* Keep at most one byte over the maximum: enough for the check to refuse it. */
-		size_t n = strlen(arg);
-		return buf_put(out, arg, n < out->max ? n : out->max) == 0 ? 0 : -1;
-	}
-	uint8_t b[4096];
-	size_t n;
-	while ((n = fread(b, 1, sizeof b, stdin)) > 0) {
-		size_t room = out->max - out->len;
-		if (buf_put(out, b, n < room ? n : room) != 0)
-			return -1;
-		if (n > room)
-			break;
-	}
-	while (out->len &&
-	       (out->p[out->len - 1] == '\n' || out->p[out->len - 1] == '\r' || out->p[out->len - 1] == ' '))
-		out->len--;
-	return 0;
-}
-
-/* ---- argument parsing ---- */
 
 enum {
 	O_KEY = 1,
@@ -612,6 +118,234 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* Everything the options say, for any command (each reads its own). */
+struct opts {
+	struct ledger_args la;
+	struct dir_args da;
+	const char *trusted[64];
+	size_t ntrusted;
+	const char *check, *ckfile;
+	int have_size;
+	struct token_args ta;
+	const char *subjects[64], *subject_shas[64];
+};
+
+/* What an option's step returns besides an exit status: taken (read the next), or not
+ * this step's option. */
+#define OPT_TAKEN (-1)
+#define OPT_NOT_MINE (-2)
+
+/* The options of the ledger commands (keys, ranges, proofs, --json). */
+static int ledger_option(struct opts *o, int c)
+{
+	struct ledger_args *la = &o->la;
+	struct dir_args *da = &o->da;
+	switch (c) {
+	case O_KEY:
+		if (add_key(&da->k, optarg))
+			return EXIT_USAGE;
+		break;
+	case O_TRUSTED:
+		if (o->ntrusted == 64)
+			return usage_error("at most 64 --trusted options");
+		o->trusted[o->ntrusted++] = optarg;
+		break;
+	case O_JSON:
+		la->json = 1;
+		break;
+	case O_FROM:
+		if (parse_u64(optarg, &da->from))
+			return usage_error("--from: '%s' is not a sequence number", optarg);
+		break;
+	case O_TO:
+		if (parse_u64(optarg, &da->to))
+			return usage_error("--to: '%s' is not a sequence number", optarg);
+		da->has_to = 1;
+		break;
+	case O_SIZE:
+		if (parse_u64(optarg, &da->size) || da->size == 0)
+			return usage_error("--size: '%s' is not a tree size", optarg);
+		o->have_size = 1;
+		break;
+	case O_KEY_FROM_STATE:
+		da->k.from_state = 1;
+		break;
+	case O_KEY_SHA256:
+		if (strlen(optarg) != 64 || strspn(optarg, "0123456789abcdef") != 64)
+			return usage_error("--key-sha256: '%.80s' is not 64 lowercase hex digits", optarg);
+		da->k.sha256 = optarg;
+		break;
+	case O_ALLOW_TAIL:
+		if (parse_u64(optarg, &la->o.allow_unsigned_tail))
+			return usage_error("--allow-unsigned-tail: '%.80s' is not a number of entries", optarg);
+		break;
+	case O_CHECK:
+		o->check = optarg;
+		break;
+	case O_CKPT:
+		o->ckfile = optarg;
+		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return OPT_TAKEN;
+}
+
+/* The options of the token command. */
+static int token_option(struct opts *o, int c)
+{
+	struct token_args *ta = &o->ta;
+	uint64_t leeway;
+	switch (c) {
+	case O_AUD:
+		ta->o.aud = optarg;
+		break;
+	case O_JWKS:
+		ta->o.jwks_path = optarg;
+		break;
+	case O_SECRET_ENV: {
+		const char *v = getenv(optarg);
+		if (!v || !*v)
+			return usage_error("--secret-env: environment variable %s is not set", optarg);
+		ta->o.secret = (const uint8_t *)v;
+		ta->o.secret_len = strlen(v);
+		break;
+	}
+	case O_ISS:
+		ta->o.iss = optarg;
+		break;
+	case O_SUBJECT:
+		if (ta->o.nsubject_paths == 64)
+			return usage_error("at most 64 --subject options");
+		o->subjects[ta->o.nsubject_paths++] = optarg;
+		break;
+	case O_SUBJECT_SHA:
+		if (ta->o.nsubject_sha256 == 64)
+			return usage_error("at most 64 --subject-sha256 options");
+		o->subject_shas[ta->o.nsubject_sha256++] = optarg;
+		break;
+	case O_ACTION:
+		ta->o.action_sha256 = optarg;
+		break;
+	case O_REQUIRE_COMPUTED:
+		ta->o.require_computed = 1;
+		break;
+	case O_LEDGER:
+		ta->o.ledger_dir = optarg;
+		break;
+	case O_LEEWAY:
+		if (parse_u64(optarg, &leeway) || leeway > 86400)
+			return usage_error("--leeway: '%s' is not a number of seconds up to 86400", optarg);
+		ta->o.leeway = (long)leeway;
+		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return OPT_TAKEN;
+}
+
+/* All the options after the command; OPT_TAKEN, or the exit status to leave with. */
+static int parse_options(int argc, char **argv, struct opts *o)
+{
+	optind = 2;
+	opterr = 0; /* our own one-line messages, not getopt's */
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		int rc = ledger_option(o, c);
+		if (rc == OPT_NOT_MINE)
+			rc = token_option(o, c);
+		if (rc != OPT_NOT_MINE && rc != OPT_TAKEN)
+			return rc;
+		if (rc == OPT_TAKEN)
+			continue;
+		switch (c) {
+		case O_HELP:
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_HOLDS;
+		case ':':
+			return usage_error("option %s needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return OPT_TAKEN;
+}
+
+/* The command cmd with its npos operands pos, as the options set it up. */
+static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
+{
+	struct ledger_args *la = &o->la;
+	struct dir_args *da = &o->da;
+	struct token_args *ta = &o->ta;
+	if (!strcmp(cmd, "token")) {
+		if (npos > 1)
+			return usage_error("token takes one token (or - for standard input)");
+		if (!ta->o.aud)
+			return usage_error("token: --aud is required");
+		ta->o.key_paths = da->k.keys;
+		ta->o.nkeys = da->k.nkeys;
+		ta->json = la->json;
+		if (read_token(npos ? pos[0] : NULL, &ta->tok) != 0)
+			return usage_error("cannot read the token");
+		/* With --ledger an LMDB file is read: isolate it like the ledger commands. */
+		int rc = ta->o.ledger_dir ? isolated(run_token, ta, ta->o.ledger_dir) : run_token(ta);
+		buf_free(&ta->tok);
+		return rc;
+	}
+	if (!strcmp(cmd, "ledger")) {
+		if (npos != 1)
+			return usage_error("ledger takes one directory");
+		la->dir = pos[0];
+		la->o.key_paths = da->k.keys;
+		la->o.nkeys = da->k.nkeys;
+		la->o.trusted_paths = o->trusted;
+		la->o.ntrusted = o->ntrusted;
+		la->o.key_sha256 = da->k.sha256;
+		la->o.key_from_state = da->k.from_state;
+		if (!la->o.nkeys && !la->o.ntrusted && !la->o.key_sha256 && !la->o.key_from_state)
+			return usage_error(
+			    "ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "
+			    "(--key-from-state proves consistency only)");
+		return isolated(run_ledger, la, la->dir);
+	}
+	if (!strcmp(cmd, "checkpoint")) {
+		if (npos != 1)
+			return usage_error("checkpoint takes one directory");
+		da->dir = pos[0];
+		return isolated(run_checkpoint, da, da->dir);
+	}
+	if (!strcmp(cmd, "export")) {
+		if (npos != 1)
+			return usage_error("export takes one directory");
+		if (da->has_to && da->to < da->from)
+			return usage_error("--to is before --from");
+		da->dir = pos[0];
+		return isolated(run_export, da, da->dir);
+	}
+	if (!strcmp(cmd, "exact")) {
+		if (npos != 2)
+			return usage_error("exact takes the ledger directory and the exact calls' directory");
+		struct exact_args ea = {pos[0], pos[1]};
+		return isolated(run_exact, &ea, pos[0]);
+	}
+	if (!strcmp(cmd, "proof")) {
+		if (o->check) {
+			if (npos != 0)
+				return usage_error("proof --check FILE takes no other arguments");
+			return proof_check_cmd(o->check, o->ckfile, &da->k);
+		}
+		if (npos != 2)
+			return usage_error("proof takes a directory and a sequence number");
+		if (parse_u64(pos[1], &da->seq))
+			return usage_error("'%s' is not a sequence number", pos[1]);
+		(void)o->have_size;
+		da->dir = pos[0];
+		return isolated(run_proof, da, da->dir);
+	}
+	return usage_error("unknown command '%s'", cmd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -625,184 +359,12 @@ int main(int argc, char **argv)
 		return EXIT_HOLDS;
 	}
 	const char *cmd = argv[1];
-	struct ledger_args la = {0};
-	struct dir_args da = {0};
-	const char *trusted[64];
-	size_t ntrusted = 0;
-	const char *check = NULL, *ckfile = NULL;
-	int have_size = 0;
-	struct token_args ta = {0};
-	const char *subjects[64], *subject_shas[64];
-	ta.o.subject_paths = subjects;
-	ta.o.subject_sha256 = subject_shas;
-	ta.o.leeway = -1;
-	uint64_t leeway;
-	optind = 2;
-	opterr = 0; /* our own one-line messages, not getopt's */
-	int c;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_KEY:
-			if (add_key(&da.k, optarg))
-				return EXIT_USAGE;
-			break;
-		case O_TRUSTED:
-			if (ntrusted == 64)
-				return usage_error("at most 64 --trusted options");
-			trusted[ntrusted++] = optarg;
-			break;
-		case O_JSON:
-			la.json = 1;
-			break;
-		case O_FROM:
-			if (parse_u64(optarg, &da.from))
-				return usage_error("--from: '%s' is not a sequence number", optarg);
-			break;
-		case O_TO:
-			if (parse_u64(optarg, &da.to))
-				return usage_error("--to: '%s' is not a sequence number", optarg);
-			da.has_to = 1;
-			break;
-		case O_SIZE:
-			if (parse_u64(optarg, &da.size) || da.size == 0)
-				return usage_error("--size: '%s' is not a tree size", optarg);
-			have_size = 1;
-			break;
-		case O_AUD:
-			ta.o.aud = optarg;
-			break;
-		case O_JWKS:
-			ta.o.jwks_path = optarg;
-			break;
-		case O_SECRET_ENV: {
-			const char *v = getenv(optarg);
-			if (!v || !*v)
-				return usage_error("--secret-env: environment variable %s is not set", optarg);
-			ta.o.secret = (const uint8_t *)v;
-			ta.o.secret_len = strlen(v);
-			break;
-		}
-		case O_ISS:
-			ta.o.iss = optarg;
-			break;
-		case O_SUBJECT:
-			if (ta.o.nsubject_paths == 64)
-				return usage_error("at most 64 --subject options");
-			subjects[ta.o.nsubject_paths++] = optarg;
-			break;
-		case O_SUBJECT_SHA:
-			if (ta.o.nsubject_sha256 == 64)
-				return usage_error("at most 64 --subject-sha256 options");
-			subject_shas[ta.o.nsubject_sha256++] = optarg;
-			break;
-		case O_ACTION:
-			ta.o.action_sha256 = optarg;
-			break;
-		case O_REQUIRE_COMPUTED:
-			ta.o.require_computed = 1;
-			break;
-		case O_LEDGER:
-			ta.o.ledger_dir = optarg;
-			break;
-		case O_LEEWAY:
-			if (parse_u64(optarg, &leeway) || leeway > 86400)
-				return usage_error("--leeway: '%s' is not a number of seconds up to 86400", optarg);
-			ta.o.leeway = (long)leeway;
-			break;
-		case O_KEY_FROM_STATE:
-			da.k.from_state = 1;
-			break;
-		case O_KEY_SHA256:
-			if (strlen(optarg) != 64 || strspn(optarg, "0123456789abcdef") != 64)
-				return usage_error("--key-sha256: '%.80s' is not 64 lowercase hex digits", optarg);
-			da.k.sha256 = optarg;
-			break;
-		case O_ALLOW_TAIL:
-			if (parse_u64(optarg, &la.o.allow_unsigned_tail))
-				return usage_error("--allow-unsigned-tail: '%.80s' is not a number of entries", optarg);
-			break;
-		case O_CHECK:
-			check = optarg;
-			break;
-		case O_CKPT:
-			ckfile = optarg;
-			break;
-		case O_HELP:
-		case 'h':
-			fputs(usage_text, stdout);
-			return EXIT_HOLDS;
-		case ':':
-			return usage_error("option %s needs a value", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	int npos = argc - optind;
-	char **pos = argv + optind;
-	if (!strcmp(cmd, "token")) {
-		if (npos > 1)
-			return usage_error("token takes one token (or - for standard input)");
-		if (!ta.o.aud)
-			return usage_error("token: --aud is required");
-		ta.o.key_paths = da.k.keys;
-		ta.o.nkeys = da.k.nkeys;
-		ta.json = la.json;
-		if (read_token(npos ? pos[0] : NULL, &ta.tok) != 0)
-			return usage_error("cannot read the token");
-		/* With --ledger an LMDB file is read: isolate it like the ledger commands. */
-		int rc = ta.o.ledger_dir ? isolated(run_token, &ta, ta.o.ledger_dir) : run_token(&ta);
-		buf_free(&ta.tok);
+	struct opts o = {0}; /* the token's subject lists point into it */
+	o.ta.o.subject_paths = o.subjects;
+	o.ta.o.subject_sha256 = o.subject_shas;
+	o.ta.o.leeway = -1;
+	int rc = parse_options(argc, argv, &o);
+	if (rc != OPT_TAKEN)
 		return rc;
-	}
-	if (!strcmp(cmd, "ledger")) {
-		if (npos != 1)
-			return usage_error("ledger takes one directory");
-		la.dir = pos[0];
-		la.o.key_paths = da.k.keys;
-		la.o.nkeys = da.k.nkeys;
-		la.o.trusted_paths = trusted;
-		la.o.ntrusted = ntrusted;
-		la.o.key_sha256 = da.k.sha256;
-		la.o.key_from_state = da.k.from_state;
-		if (!la.o.nkeys && !la.o.ntrusted && !la.o.key_sha256 && !la.o.key_from_state)
-			return usage_error(
-			    "ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "
-			    "(--key-from-state proves consistency only)");
-		return isolated(run_ledger, &la, la.dir);
-	}
-	if (!strcmp(cmd, "checkpoint")) {
-		if (npos != 1)
-			return usage_error("checkpoint takes one directory");
-		da.dir = pos[0];
-		return isolated(run_checkpoint, &da, da.dir);
-	}
-	if (!strcmp(cmd, "export")) {
-		if (npos != 1)
-			return usage_error("export takes one directory");
-		if (da.has_to && da.to < da.from)
-			return usage_error("--to is before --from");
-		da.dir = pos[0];
-		return isolated(run_export, &da, da.dir);
-	}
-	if (!strcmp(cmd, "exact")) {
-		if (npos != 2)
-			return usage_error("exact takes the ledger directory and the exact calls' directory");
-		struct exact_args ea = {pos[0], pos[1]};
-		return isolated(run_exact, &ea, pos[0]);
-	}
-	if (!strcmp(cmd, "proof")) {
-		if (check) {
-			if (npos != 0)
-				return usage_error("proof --check FILE takes no other arguments");
-			return proof_check_cmd(check, ckfile, &da.k);
-		}
-		if (npos != 2)
-			return usage_error("proof takes a directory and a sequence number");
-		if (parse_u64(pos[1], &da.seq))
-			return usage_error("'%s' is not a sequence number", pos[1]);
-		(void)have_size;
-		da.dir = pos[0];
-		return isolated(run_proof, &da, da.dir);
-	}
-	return usage_error("unknown command '%s'", cmd);
+	return run_command(cmd, &o, argc - optind, argv + optind);
 }

@@ -1,7 +1,9 @@
-/* The reviewer listener's commands: web sessions, the pending list, decisions, metrics, files. */
+/* The reviewer listener's commands: web sessions, the pending list, decisions, metrics, files
+ * (the history's decisions and chart are webhist.c's). */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 #include "gateway/signer/decision.h"
+#include "gateway/signer/webhist.h"
 #include "verify/proof.h"
 
 #include <netdb.h>
@@ -99,12 +101,6 @@ static json_t *web_view(const struct req *r, size_t *budget)
 	return v;
 }
 
-/* A decision whose rule named its reviewers is shown to them only, as its request was. */
-static int history_may_see(struct signer *s, const char *reviewer, const struct recent *x)
-{
-	return !x->restricted || (x->pd && reviewer_allowed(s, reviewer, x->pd));
-}
-
 struct web_list {
 	struct signer *s;
 	const char *reviewer;
@@ -144,7 +140,7 @@ static json_t *web_pending(struct signer *s, const char *reviewer, size_t offset
 	json_t *rec = json_array();
 	const struct recent *x;
 	for (size_t i = 0; (x = history_nth(s, i)) && json_array_size(rec) < HISTORY_RECENT; i++) {
-		if (!history_may_see(s, reviewer, x))
+		if (!webhist_may_see(s, reviewer, x))
 			continue;
 		json_array_append_new(rec, json_pack("{s:s,s:s,s:s,s:I,s:I,s:s}", "session_id", x->sid, "outcome",
 						     x->outcome, "by", x->by, "seq", (json_int_t)x->seq, "at",
@@ -156,148 +152,6 @@ static json_t *web_pending(struct signer *s, const char *reviewer, size_t offset
 	if (l.more) /* ?offset= this for the next page */
 		json_object_set_new(j, "next_offset", json_integer((json_int_t)(offset + json_array_size(l.arr))));
 	return j;
-}
-
-/* ---- the history of decisions (GET /review/api/history) ---- */
-
-struct hist_filter {
-	const char *who, *outcome, *audience;
-	size_t whon, outcomen, audiencen;
-	uint64_t rule, since, until, limit;
-	int has_until;
-};
-
-static int text_is(const char *want, size_t n, const char *have)
-{
-	return !want || (strlen(have) == n && !memcmp(have, want, n));
-}
-
-static int history_match(const struct hist_filter *h, const struct recent *x)
-{
-	return text_is(h->who, h->whon, x->by) && text_is(h->outcome, h->outcomen, x->outcome) &&
-	       text_is(h->audience, h->audiencen, x->audience) && (!h->rule || x->rule == h->rule) &&
-	       x->at >= h->since && (!h->has_until || x->at <= h->until);
-}
-
-#define HIST_HOURS 24
-
-/* The chart's figures: per hour of the last HIST_HOURS (UTC hours), the requests asked
- * (decided ones in the history and pending ones), the decisions made, the timeouts, and
- * the reviewers' time to decision (p50, p90; the policy's and the deadline's are not a
- * reviewer keeping up). All this reviewer may see, whatever the filters. */
-struct hist_hours {
-	uint64_t first; /* the oldest hour's start, unix s */
-	uint64_t requests[HIST_HOURS], decisions[HIST_HOURS], timeouts[HIST_HOURS];
-	uint64_t *ms[HIST_HOURS]; /* reviewers' times to decision, per hour */
-	size_t nms[HIST_HOURS];
-	const char *reviewer;
-	struct signer *s;
-};
-
-static int hour_of(const struct hist_hours *hh, uint64_t t_s)
-{
-	return t_s >= hh->first && t_s < hh->first + HIST_HOURS * 3600 ? (int)((t_s - hh->first) / 3600) : -1;
-}
-
-static void hours_pending(const struct pq_item *it, void *arg)
-{
-	struct hist_hours *hh = arg;
-	int h = hour_of(hh, it->created_ms / 1000);
-	if (h >= 0 && reviewer_may_see(hh->s, hh->reviewer, it->data))
-		hh->requests[h]++;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static json_t *hours_json(struct signer *s, const char *reviewer)
-{
-	struct hist_hours hh = {.reviewer = reviewer, .s = s};
-	uint64_t now = now_ms() / 1000;
-	hh.first = (now / 3600 - (HIST_HOURS - 1)) * 3600;
-	uint64_t *all = malloc(HISTORY_MAX * sizeof *all);
-	json_t *out = json_array();
-	if (!all || !out) {
-		free(all);
-		json_decref(out);
-		return NULL;
-	}
-	/* Each hour's times go to one stretch of all: two passes, count then place. */
-	const struct recent *x;
-	for (size_t i = 0; (x = history_nth(s, i)); i++) {
-		if (!history_may_see(s, reviewer, x))
-			continue;
-		int hc = hour_of(&hh, x->created_ms / 1000), hd = hour_of(&hh, x->at);
-		if (hc >= 0)
-			hh.requests[hc]++;
-		if (hd < 0)
-			continue;
-		hh.decisions[hd]++;
-		hh.timeouts[hd] += !strcmp(x->outcome, "timeout");
-		hh.nms[hd] += strcmp(x->by, "policy") && strcmp(x->by, "deadline");
-	}
-	size_t at = 0;
-	for (int h = 0; h < HIST_HOURS; h++) {
-		hh.ms[h] = all + at;
-		at += hh.nms[h];
-		hh.nms[h] = 0;
-	}
-	for (size_t i = 0; (x = history_nth(s, i)); i++) {
-		int hd = hour_of(&hh, x->at);
-		if (hd >= 0 && history_may_see(s, reviewer, x) && strcmp(x->by, "policy") && strcmp(x->by, "deadline"))
-			hh.ms[hd][hh.nms[hd]++] = x->at_ms > x->created_ms ? x->at_ms - x->created_ms : 0;
-	}
-	pq_each(s->q, hours_pending, &hh);
-	for (int h = 0; h < HIST_HOURS; h++) {
-		json_t *o = json_pack("{s:I,s:I,s:I,s:I}", "hour", (json_int_t)(hh.first + (uint64_t)h * 3600),
-				      "requests", (json_int_t)hh.requests[h], "decisions", (json_int_t)hh.decisions[h],
-				      "timeouts", (json_int_t)hh.timeouts[h]);
-		size_t n = hh.nms[h];
-		if (o && n) { /* nearest rank */
-			qsort(hh.ms[h], n, sizeof *hh.ms[h], cmp_u64);
-			json_object_set_new(o, "p50_ms", json_integer((json_int_t)hh.ms[h][(n - 1) / 2]));
-			json_object_set_new(o, "p90_ms", json_integer((json_int_t)hh.ms[h][(n * 9 + 9) / 10 - 1]));
-		}
-		json_array_append_new(out, o);
-	}
-	free(all);
-	return out;
-}
-
-static json_t *history_json(struct signer *s, const char *reviewer, const struct hist_filter *hf)
-{
-	json_t *arr = json_array();
-	size_t matched = 0, seen = 0;
-	const struct recent *x;
-	for (size_t i = 0; (x = history_nth(s, i)); i++) {
-		if (!history_may_see(s, reviewer, x))
-			continue;
-		seen++;
-		if (!history_match(hf, x) || matched++ >= hf->limit)
-			continue;
-		json_t *d =
-		    json_pack("{s:s,s:I,s:s,s:s,s:s,s:s?,s:s,s:I,s:I,s:I}", "session_id", x->sid, "seq",
-			      (json_int_t)x->seq, "outcome", x->outcome, "by", x->by, "requester", x->requester,
-			      "audience", x->audience[0] ? x->audience : NULL, "message", x->message, "requested_at",
-			      (json_int_t)(x->created_ms / 1000), "decided_at", (json_int_t)x->at, "decision_ms",
-			      (json_int_t)(x->at_ms > x->created_ms ? x->at_ms - x->created_ms : 0));
-		if (d && x->rule)
-			json_object_set_new(d, "rule", json_integer(x->rule));
-		json_array_append_new(arr, d);
-	}
-	json_t *hours = hours_json(s, reviewer);
-	if (!hours) {
-		json_decref(arr);
-		return NULL;
-	}
-	/* matched: all that match, of which the newest `limit` are listed; kept: the history's
-	 * size for this reviewer (its oldest may have left the ring) */
-	return json_pack("{s:o,s:I,s:I,s:I,s:o,s:I}", "decisions", arr, "matched", (json_int_t)matched, "kept",
-			 (json_int_t)seen, "kept_max", (json_int_t)HISTORY_MAX, "hours", hours, "now",
-			 (json_int_t)(now_ms() / 1000));
 }
 
 static json_t *metrics_reply(struct signer *s, struct buf *out)
@@ -801,7 +655,7 @@ int h_web_history(void *ctx, struct ipc_frame *f, char *err)
 		GUARD(ipc_get_uint(b, "limit", PROTO_HIST_LIMIT_MAX, &hf.limit, err));
 	if (!web_reviewer_ok(s, &q, 0))
 		return 0;
-	json_t *j = history_json(s, q.reviewer, &hf);
+	json_t *j = webhist_json(s, q.reviewer, &hf);
 	reply_to(s, q.hreq, 1, j ? answer_ok(j) : ctl_error(PS_INTERNAL, "out of memory"));
 	return 0;
 }
@@ -834,7 +688,7 @@ int h_web_proof(void *ctx, struct ipc_frame *f, char *err)
 	if (!web_reviewer_ok(s, &q, 0))
 		return 0;
 	const struct recent *x = NULL;
-	for (size_t i = 0; (x = history_nth(s, i)) && !(x->seq == p.seq && history_may_see(s, q.reviewer, x)); i++)
+	for (size_t i = 0; (x = history_nth(s, i)) && !(x->seq == p.seq && webhist_may_see(s, q.reviewer, x)); i++)
 		;
 	if (!x) {
 		web_error(s, q.hreq, PS_NOT_FOUND,

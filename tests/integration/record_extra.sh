@@ -4,26 +4,12 @@
 # row keeps in extra, redacted like a result (a secret-named key's value never stored), also
 # in mode meta; a call whose result has none of them has extra NULL.
 . "$(dirname "$0")/../lib.sh"
-ASSENTD=$ROOT/build/assentd
-S=$T/state
-DPID=
-cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
-	for _ in $(seq 100); do [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-mkdir -p "$S"
-"$ASSENT" --state "$S" reviewer add tester --uid "$(id -u)" >/dev/null
-cat >"$T/ups.json" <<JSON
-{"mcpServers": {"up": {"command": "/usr/bin/python3", "args": ["$ROOT/tests/integration/records_upstream.py"]}}}
-JSON
+daemon_state
+records_upstreams
 printf 'allow upstream up tool echo\nallow upstream up tool reply\ndefault ask same-user ok\n' >"$T/p.policy"
 FEEDBACK_SSE_PORT=off ASSENT_REVIEW_PORT=off ASSENT_SINGLE_USER=1 ASSENT_RECORD_EXTRA_KEYS=job_id,api_token,missing \
-	"$ASSENTD" --state "$S" --policy "$T/p.policy" --upstreams "$T/ups.json" >"$T/d.log" 2>&1 &
-DPID=$!
-for _ in $(seq 200); do grep -q 'upstream up: .* tools served' "$T/d.log" && break; sleep 0.05; done
-check "the daemon serves the upstream's tools" grep -q 'upstream up: .* tools served' "$T/d.log"
+	daemon_start --policy "$T/p.policy" --upstreams "$T/ups.json"
+daemon_serves_up
 SECRET="sk-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 $PY - "$S" "$ROOT/build" "$SECRET" <<'PY' >"$T/py.tap" 2>"$T/py.err"
 import base64, json, os, sqlite3, subprocess, sys, time

@@ -8,8 +8,9 @@
 # (cbor_bench, sign_bench). The product links neither (docs/hacking.md, "Why it is built this way").
 # libsqlite3-dev and libpq-dev are the call recorder's database clients; postgresql-15 is
 # the real server its tests start (tests/scripts/pg.sh), sqlite3 the shell to look at a file.
+# universal-ctags measures functions for tests/scripts/bounds_check.py.
 set -euo pipefail
-PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck
+PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck universal-ctags
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
       chromium nginx-light openssl curl

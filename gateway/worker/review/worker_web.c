@@ -3,7 +3,8 @@
  * (cookie, CSRF token, reviewer or admin token, proxy identity) goes to the signer
  * in a frame of the endpoint's own type (F_WEB_*) with the connection itself, and the
  * signer's answer (its typed status mapped to HTTP by web_http_status) is what the
- * client gets. The rules on the request's head are webroute.c's. */
+ * client gets. The rules on the request's head are webroute.c's; the page's bodies are
+ * webapi.c's, /review/mcp's messages webmcp.c's (webreq.h is what the three share). */
 #define _GNU_SOURCE
 #include "gateway/worker/review/worker_web.h"
 
@@ -19,7 +20,7 @@
 #include "gateway/worker/mhdconn.h"
 #include "gateway/proto/proto.h"
 #include "common/util.h"
-#include "gateway/worker/review/histq.h"
+#include "gateway/worker/review/webreq.h"
 #include "gateway/worker/review/webroute.h"
 #include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/worker.h"
@@ -32,30 +33,6 @@ extern const uint64_t web_html_len, web_js_len, web_css_len;
 
 static const char CSP[] = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
 			  "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-enum { W_NEW, W_BODY, W_WAIT, W_READY, W_STREAM, W_STREAMING };
-
-struct wreq {
-	uint64_t id;
-	struct MHD_Connection *mc;
-	struct wr_out r;
-	int st, suspended, on_proxy, finished;
-	struct buf body, out;
-	unsigned status, retry;
-	char ctype[64];
-	uint32_t wsid;
-	uint64_t next_keepalive;
-	/* an event stream: whose, and when its lifetime ends (then the page opens another,
-	 * authenticated again) */
-	char reviewer[PROTO_NAME_MAX + 1];
-	uint64_t stream_end;
-	/* /review/mcp: the JSON-RPC call being answered */
-	json_t *rpc_id;
-	enum mcp_method rpc_m; /* what it asked */
-	char protocol[16];
-	uint64_t proof_seq; /* /review/api/proof: the entry, for the download's file name */
-	struct wreq *next;
-};
 
 static struct {
 	int ipcfd;
@@ -70,6 +47,11 @@ static struct {
 	uint64_t pending, uptime, version;
 } W;
 
+const char *web_qa_prefix(void)
+{
+	return W.qa;
+}
+
 static void wake(struct wreq *h)
 {
 	mc_wake(h->mc, &h->suspended);
@@ -80,7 +62,7 @@ static void sleep_on(struct wreq *h)
 	mc_sleep(h->mc, &h->suspended);
 }
 
-static void answer(struct wreq *h, unsigned status, const char *ctype, const char *body, size_t n)
+void web_answer(struct wreq *h, unsigned status, const char *ctype, const char *body, size_t n)
 {
 	h->status = status;
 	snprintf(h->ctype, sizeof h->ctype, "%s", ctype);
@@ -92,25 +74,26 @@ static void answer(struct wreq *h, unsigned status, const char *ctype, const cha
 	h->st = W_READY;
 }
 
-static void answer_json(struct wreq *h, unsigned status, json_t *j)
+void web_answer_json(struct wreq *h, unsigned status, json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	answer(h, s ? status : 500, "application/json", s ? s : "{\"error\":\"out of memory\"}", s ? strlen(s) : 25);
+	web_answer(h, s ? status : 500, "application/json", s ? s : "{\"error\":\"out of memory\"}",
+		   s ? strlen(s) : 25);
 	free(s);
 	json_decref(j);
 }
 
-static void answer_error(struct wreq *h, unsigned status, const char *msg)
+void web_answer_error(struct wreq *h, unsigned status, const char *msg)
 {
-	answer_json(h, status, json_pack("{s:s}", "error", msg));
+	web_answer_json(h, status, json_pack("{s:s}", "error", msg));
 }
 
 /* An MCP error for /review/mcp: JSON-RPC shape, in the HTTP status it deserves. */
-static void rpc_error(struct wreq *h, unsigned status, int code, const char *msg)
+void web_rpc_error(struct wreq *h, unsigned status, int code, const char *msg)
 {
-	answer_json(h, status,
-		    json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", h->rpc_id ? h->rpc_id : json_null(),
-			      "error", "code", code, "message", msg));
+	web_answer_json(h, status,
+			json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", h->rpc_id ? h->rpc_id : json_null(),
+				  "error", "code", code, "message", msg));
 }
 
 static const char *hdr(struct MHD_Connection *mc, const char *name)
@@ -119,11 +102,11 @@ static const char *hdr(struct MHD_Connection *mc, const char *name)
 }
 
 /* Send the request to the signer with its connection: it decides who asks. */
-static void to_signer(struct wreq *h, uint32_t type, json_t *args)
+void web_to_signer(struct wreq *h, uint32_t type, json_t *args)
 {
 	const char *pu = hdr(h->mc, W.proxy_header);
 	if (pu && strlen(pu) > 254)
-		return answer_error(h, 400, "the proxy's identity header is too long");
+		return web_answer_error(h, 400, "the proxy's identity header is too long");
 	struct cv_arena a;
 	cv_arena_init(&a, 256);
 	struct cv *f = ipc_frame_new(&a, type, 15);
@@ -174,7 +157,7 @@ static void to_signer(struct wreq *h, uint32_t type, json_t *args)
 	}
 	char err[AS_ERRLEN];
 	if (bad) {
-		answer_error(h, 500, "cannot forward the request");
+		web_answer_error(h, 500, "cannot forward the request");
 	} else if (ipc_send(W.ipcfd, f, ci->connect_fd, err) != 0) {
 		_exit(3); /* the signer is gone or stuck: nothing to serve */
 	} else {
@@ -182,394 +165,6 @@ static void to_signer(struct wreq *h, uint32_t type, json_t *args)
 		sleep_on(h);
 	}
 	cv_arena_free(&a);
-}
-
-/* ---- the page's JSON bodies, checked before anything goes to the signer ---- */
-
-static int str_arg(json_t *body, const char *k, size_t max, int required, json_t *args, const char *as, char *why)
-{
-	json_t *v = json_object_get(body, k);
-	if (!v || json_is_null(v)) {
-		if (required)
-			snprintf(why, 160, "\"%s\" is required", k);
-		return required ? -1 : 0;
-	}
-	if (!json_is_string(v) || json_string_length(v) > max) {
-		snprintf(why, 160, "\"%s\" must be a string of at most %zu bytes", k, max);
-		return -1;
-	}
-	json_object_set(args, as, v);
-	return 0;
-}
-
-static int int_arg(json_t *body, const char *k, json_t *args, char *why)
-{
-	json_t *v = json_object_get(body, k);
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 64) {
-		snprintf(why, 160, "\"%s\" must be a number from 1 (as the options are numbered)", k);
-		return -1;
-	}
-	json_object_set(args, "n", v);
-	return 0;
-}
-
-/* {"session_id", "approved": bool, "response"?, "selection"?}: the seed's submit shape. */
-static int submit_args(json_t *in, json_t *args, char *why)
-{
-	json_t *ap = json_object_get(in, "approved");
-	if (!json_is_boolean(ap)) {
-		snprintf(why, 160, "\"approved\" must be true or false");
-		return -1;
-	}
-	json_object_set(args, "approved", ap);
-	if (str_arg(in, "session_id", 64, 1, args, "sid", why) ||
-	    str_arg(in, "response", 16384, 0, args, "text", why) || int_arg(in, "selection", args, why))
-		return -1;
-	return 0;
-}
-
-struct query_ctx {
-	struct histq q;
-	int proof, bad;
-	char why[HISTQ_WHY_MAX];
-};
-
-static enum MHD_Result query_one(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-	(void)kind;
-	struct query_ctx *c = cls;
-	c->bad = histq_arg(&c->q, c->proof, key, value, c->why) != 0;
-	return c->bad ? MHD_NO : MHD_YES;
-}
-
-/* ?who=&outcome=&audience=&rule=&since=&until=&limit= (history), ?seq= (proof): parsed
- * here, in the jail, into typed fields; the signer gets numbers and checked names only. */
-static int query_args(struct wreq *h, json_t *args, char *why)
-{
-	struct query_ctx c = {.proof = h->r.route == WR_PROOF};
-	histq_init(&c.q);
-	MHD_get_connection_values(h->mc, MHD_GET_ARGUMENT_KIND, query_one, &c);
-	if (c.bad || histq_done(&c.q, c.proof, c.why) != 0) {
-		snprintf(why, 160, "%s", c.why);
-		return -1;
-	}
-	const struct histq *q = &c.q;
-	if (c.proof) {
-		h->proof_seq = q->seq;
-		return json_object_set_new(args, "seq", json_integer((json_int_t)q->seq));
-	}
-	int rc = json_object_set_new(args, "limit", json_integer((json_int_t)q->limit));
-	if (q->has & HQ_WHO)
-		rc |= json_object_set_new(args, "who", json_string(q->who));
-	if (q->has & HQ_OUTCOME)
-		rc |= json_object_set_new(args, "outcome", json_string(q->outcome));
-	if (q->has & HQ_AUDIENCE)
-		rc |= json_object_set_new(args, "audience", json_string(q->audience));
-	if (q->has & HQ_RULE)
-		rc |= json_object_set_new(args, "rule", json_integer((json_int_t)q->rule));
-	if (q->has & HQ_SINCE)
-		rc |= json_object_set_new(args, "since", json_integer((json_int_t)q->since));
-	if (q->has & HQ_UNTIL)
-		rc |= json_object_set_new(args, "until", json_integer((json_int_t)q->until));
-	if (rc)
-		snprintf(why, 160, "out of memory");
-	return rc;
-}
-
-static void api_call(struct wreq *h)
-{
-	json_t *args = json_object(), *in = NULL;
-	char why[160] = "";
-	if (h->r.post && !(h->r.route == WR_ADMIN_CLEAR && h->body.len == 0)) { /* no body there: none needed */
-		json_error_t je;
-		in = json_loadb((const char *)h->body.p, h->body.len, JSON_REJECT_DUPLICATES, &je);
-		if (!json_is_object(in)) {
-			snprintf(why, sizeof why, "the body is not a JSON object: %.100s",
-				 in ? "another JSON value" : je.text);
-			goto bad;
-		}
-	}
-	switch (h->r.route) {
-	case WR_LOGIN:
-		if (str_arg(in, "token", 128, 0, args, "token", why))
-			goto bad;
-		break;
-	case WR_DECIDE:
-		if (str_arg(in, "session_id", 64, 1, args, "sid", why) ||
-		    str_arg(in, "outcome", 16, 1, args, "outcome", why) ||
-		    str_arg(in, "text", 16384, 0, args, "text", why) || int_arg(in, "option", args, why))
-			goto bad;
-		break;
-	case WR_REVEAL:
-		if (str_arg(in, "session_id", 64, 1, args, "sid", why))
-			goto bad;
-		break;
-	case WR_SUBMIT:
-		if (submit_args(in, args, why))
-			goto bad;
-		break;
-	case WR_QA: { /* the records' reports and events: {op, type?, status?, key?, by?, id?, offset?, limit?} */
-		static const char *const nums[] = {"id", "offset", "limit"};
-		if (str_arg(in, "op", 16, 1, args, "op", why) || str_arg(in, "type", 16, 0, args, "type", why) ||
-		    str_arg(in, "status", 16, 0, args, "status", why) || str_arg(in, "key", 255, 0, args, "key", why) ||
-		    str_arg(in, "by", PROTO_EVENT_BY_MAX, 0, args, "by", why))
-			goto bad;
-		for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
-			json_t *v = json_object_get(in, nums[i]);
-			if (v &&
-			    (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 1000000)) {
-				snprintf(why, sizeof why, "\"%s\" must be a number from 0", nums[i]);
-				goto bad;
-			}
-			if (v)
-				json_object_set(args, nums[i], v);
-		}
-		break;
-	}
-	case WR_PENDING:
-	case WR_API_PENDING: { /* ?offset=N: the next page of a big queue */
-		const char *off = MHD_lookup_connection_value(h->mc, MHD_GET_ARGUMENT_KIND, "offset");
-		uint64_t o;
-		if (off && (strlen(off) > 6 || parse_u64(off, &o) != 0 || o > 100000)) {
-			snprintf(why, sizeof why, "offset must be a number from 0 to 100000");
-			goto bad;
-		}
-		if (off)
-			json_object_set_new(args, "offset", json_integer((json_int_t)o));
-		break;
-	}
-	case WR_HISTORY:
-	case WR_PROOF:
-		if (query_args(h, args, why))
-			goto bad;
-		break;
-	default:
-		break;
-	}
-	to_signer(h, h->r.frame, args);
-	json_decref(args);
-	json_decref(in);
-	return;
-bad:
-	answer_error(h, 400, why);
-	json_decref(args);
-	json_decref(in);
-}
-
-/* ---- /review/mcp: a reviewer's own MCP client (JSON answers, no MCP session) ---- */
-
-/* The tools a caller of /review/mcp may use, and only those: a reviewer's (decide, and read the
- * QA reports), an admin's (read and manage the reports). me: the signer's answer saying who. */
-static json_t *tools_list(const json_t *me)
-{
-	int admin = json_object_get(me, "admin") != NULL;
-	json_t *tools =
-	    admin
-		? json_array()
-		: json_pack("[{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}}}},{s:s,s:s,s:{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:i}}"
-			    ",s:[s,s]}}]",
-			    "name", "list_pending_feedback", "description",
-			    "The requests waiting for a decision that you may decide, oldest first, with their full "
-			    "context: a page of them, with more and next_offset when more wait (pass offset for the "
-			    "next page).",
-			    "inputSchema", "type", "object", "properties", "offset", "type", "integer", "minimum", 0,
-			    "name", "submit_feedback", "description",
-			    "Decide a pending request as yourself: approved true or false, a response (the reason for "
-			    "a rejection, the answer to an input), and for a selection the option's number (from 1).",
-			    "inputSchema", "type", "object", "properties", "session_id", "type", "string", "approved",
-			    "type", "boolean", "response", "type", "string", "selection", "type", "integer", "minimum",
-			    1, "required", "session_id", "approved");
-	if (W.qa[0]) {
-		char n[4][64];
-		static const char *const names[] = {"list_feedback", "get_feedback_statistics",
-						    "update_feedback_status", "delete_feedback"};
-		for (size_t i = 0; i < 4; i++)
-			snprintf(n[i], sizeof n[i], "%s%s", W.qa, names[i]);
-		json_array_append_new(
-		    tools,
-		    json_pack("{s:s,s:s,s:{s:s,s:{s:{s:s,s:[s,s,s,s]},s:{s:s,s:[s,s,s,s]},s:{s:s,s:i},s:{s:s,s:i}}}}",
-			      "name", n[0], "description",
-			      "QA reports agents filed, newest first: filter by type and status, a page at a time "
-			      "(offset, limit). Each has an id for the other tools.",
-			      "inputSchema", "type", "object", "properties", "type", "type", "string", "enum", "bug",
-			      "feature", "improvement", "question", "status", "type", "string", "enum", "open",
-			      "in_progress", "resolved", "closed", "offset", "type", "integer", "minimum", 0, "limit",
-			      "type", "integer", "minimum", 1));
-		json_array_append_new(tools,
-				      json_pack("{s:s,s:s,s:{s:s,s:{}}}", "name", n[1], "description",
-						"Counts of the QA reports by type and by status, and how many came "
-						"in the last 7 days.",
-						"inputSchema", "type", "object", "properties"));
-		if (admin) {
-			json_array_append_new(
-			    tools,
-			    json_pack("{s:s,s:s,s:{s:s,s:{s:{s:s,s:i},s:{s:s,s:[s,s,s]}},s:[s,s]}}", "name", n[2],
-				      "description",
-				      "Move a report one step on: open -> in_progress -> resolved -> closed (no other "
-				      "move).",
-				      "inputSchema", "type", "object", "properties", "feedback_id", "type", "integer",
-				      "minimum", 1, "status", "type", "string", "enum", "in_progress", "resolved",
-				      "closed", "required", "feedback_id", "status"));
-			json_array_append_new(
-			    tools, json_pack("{s:s,s:s,s:{s:s,s:{s:{s:s,s:i}},s:[s]}}", "name", n[3], "description",
-					     "Delete a report and its links to the calls behind it.", "inputSchema",
-					     "type", "object", "properties", "feedback_id", "type", "integer",
-					     "minimum", 1, "required", "feedback_id"));
-		}
-	}
-	return json_pack("{s:o}", "tools", tools);
-}
-
-/* A qa_* tool on /review/mcp: F_WEB_QA with the question's fields; 0, -1 answered here, 1 none. */
-static int qa_tool_frame(struct wreq *h, const json_t *params, uint32_t *type, json_t *args)
-{
-	const char *name = json_string_value(json_object_get(params, "name"));
-	size_t pl = strlen(W.qa);
-	if (!pl || !name || strncmp(name, W.qa, pl))
-		return 1;
-	static const char *const names[] = {"list_feedback", "get_feedback_statistics", "update_feedback_status",
-					    "delete_feedback"};
-	static const char *const ops[] = {"list", "stats", "status", "delete"};
-	size_t k = 0;
-	while (k < 4 && strcmp(name + pl, names[k]))
-		k++;
-	if (k == 4)
-		return 1;
-	const json_t *ta = json_object_get(params, "arguments");
-	json_object_set_new(args, "op", json_string(ops[k]));
-	const char *kk;
-	json_t *v;
-	json_object_foreach((json_t *)ta, kk, v)
-	{
-		int text = !strcmp(kk, "type") || !strcmp(kk, "status");
-		int num = !strcmp(kk, "offset") || !strcmp(kk, "limit") || !strcmp(kk, "feedback_id");
-		if ((!text && !num) || (text && (!json_is_string(v) || json_string_length(v) > 16)) ||
-		    (num && (!json_is_integer(v) || json_integer_value(v) < 0))) {
-			char why[160];
-			snprintf(why, sizeof why, "%s: argument \"%.40s\" is unknown or of the wrong type", name, kk);
-			rpc_error(h, 200, -32602, why);
-			return -1;
-		}
-		json_object_set(args, !strcmp(kk, "feedback_id") ? "id" : kk, v);
-	}
-	*type = F_WEB_QA;
-	return 0;
-}
-
-/* A JSON-RPC message on /review/mcp goes through the agent listener's own code
- * (gateway/worker/mcp/mcp.c): one parser, one method table, one version negotiation
- * for both listeners, so that they cannot disagree on what a valid message is. */
-static void mcp_invalid(struct wreq *h, struct mcp_msg *m, const char *why)
-{
-	struct buf line;
-	buf_init(&line, 1u << 16);
-	char err[AS_ERRLEN];
-	if (mcp_line_invalid(&line, m, m->answer ? why : "the body is not one JSON-RPC message", err) != 0)
-		answer_error(h, 400, "not a JSON-RPC message");
-	else
-		answer(h, 400, "application/json", (const char *)line.p, line.len ? line.len - 1 : 0);
-	buf_free(&line);
-}
-
-/* tools/call: the reviewer's two tools, as signer frames; 0, or -1 when answered here. */
-static int mcp_tool_frame(struct wreq *h, const json_t *params, uint32_t *type, json_t *args)
-{
-	enum mcp_tool tool;
-	const json_t *ta;
-	char why[AS_ERRLEN] = "";
-	int qa = qa_tool_frame(h, params, type, args);
-	if (qa <= 0)
-		return qa;
-	if (mcp_tools_call(params, &tool, &ta, why) != 0 ||
-	    (tool != MCP_TOOL_LIST_PENDING && tool != MCP_TOOL_SUBMIT_FEEDBACK)) {
-		rpc_error(h, 200, -32602, why[0] ? why : "unknown tool (list_pending_feedback, submit_feedback)");
-		return -1;
-	}
-	if (tool == MCP_TOOL_LIST_PENDING) {
-		*type = F_WEB_PENDING;
-		json_t *off = json_object_get(ta, "offset");
-		if (off && (!json_is_integer(off) || json_integer_value(off) < 0 || json_integer_value(off) > 100000)) {
-			rpc_error(h, 200, -32602, "offset must be a number from 0 to 100000");
-			return -1;
-		}
-		if (off)
-			json_object_set(args, "offset", off);
-		return 0;
-	}
-	*type = F_WEB_SUBMIT;
-	/* submit_args takes references to the values it keeps (json_object_set), changing nothing. */
-	if (!ta || submit_args((json_t *)ta, args, why)) {
-		rpc_error(h, 200, -32602, why[0] ? why : "arguments must be an object");
-		return -1;
-	}
-	return 0;
-}
-
-static void mcp_call(struct wreq *h)
-{
-	struct mcp_msg m;
-	char err[AS_ERRLEN];
-	if (mcp_parse_line((const char *)h->body.p, h->body.len, &m, err) != 0) {
-		mcp_invalid(h, &m, err);
-		mcp_msg_free(&m);
-		return;
-	}
-	/* A notification (or an answer to nothing we asked) is authenticated too, then
-	 * answered 202 with no body: rpc_id stays NULL. */
-	h->rpc_id = m.kind == MCP_MSG_REQUEST ? mcp_id_json(&m.id) : NULL;
-	h->rpc_m = m.m;
-	const char *pv = json_string_value(json_object_get(m.params, "protocolVersion"));
-	snprintf(h->protocol, sizeof h->protocol, "%s", pv && strlen(pv) < sizeof h->protocol ? pv : "");
-	json_t *args = json_object();
-	uint32_t type = F_WEB_ME; /* everything is authenticated, even initialize */
-	if (m.kind != MCP_MSG_REQUEST || m.m != MCP_M_TOOLS_CALL || mcp_tool_frame(h, m.params, &type, args) == 0) {
-		if (type == F_WEB_ME) /* /review/mcp's: an admin may use it too (its QA tools) */
-			json_object_set_new(args, "mcp", json_true());
-		to_signer(h, type, args);
-	}
-	json_decref(args);
-	mcp_msg_free(&m);
-}
-
-static void mcp_reply(struct wreq *h, unsigned status, json_t *j)
-{
-	if (status == 401 || status == 403) {
-		rpc_error(h, status, -32001, json_string_value(json_object_get(j, "error")) ?: "refused");
-		return;
-	}
-	if (!h->rpc_id) { /* a notification */
-		answer(h, 202, "application/json", NULL, 0);
-		return;
-	}
-	json_t *res;
-	switch (h->rpc_m) {
-	case MCP_M_INITIALIZE:
-		res =
-		    json_pack("{s:s,s:{s:{}},s:{s:s,s:s},s:s}", "protocolVersion", mcp_negotiate_version(h->protocol),
-			      "capabilities", "tools", "serverInfo", "name", "assent-review", "version", ASSENT_VERSION,
-			      "instructions", "Reviewer tools of assent: list what waits for you, and decide it.");
-		break;
-	case MCP_M_TOOLS_LIST:
-		res = tools_list(j);
-		break;
-	case MCP_M_PING:
-		res = json_object();
-		break;
-	case MCP_M_TOOLS_CALL: {
-		int iserr = status != 200;
-		char *txt = json_dumps(j, JSON_COMPACT);
-		res = json_pack("{s:[{s:s,s:s}],s:O,s:b}", "content", "type", "text", "text", txt ? txt : "",
-				"structuredContent", j, "isError", iserr);
-		free(txt);
-		break;
-	}
-	default:
-		rpc_error(h, 200, -32601, "method not found");
-		return;
-	}
-	answer_json(h, 200, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", h->rpc_id, "result", res));
 }
 
 /* ---- the signer's answers and pushes ---- */
@@ -608,7 +203,7 @@ static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t 
 	json_int_t life = json_integer_value(json_object_get(j, "stream_seconds"));
 	if (!who || strlen(who) > PROTO_NAME_MAX || max < 1 || life < 1) {
 		json_decref(j);
-		return answer_error(h, 500, "the signer's answer to an event stream is not one");
+		return web_answer_error(h, 500, "the signer's answer to an event stream is not one");
 	}
 	uint64_t now = mono_ms(), first = UINT64_MAX;
 	json_int_t open = 0;
@@ -629,7 +224,7 @@ static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t 
 		uint64_t wait = first > now ? first - now : 0;
 		h->retry = (unsigned)((wait < WEB_KEEPALIVE_MS ? wait : WEB_KEEPALIVE_MS) / 1000 + 1);
 		json_decref(j);
-		return answer_error(h, 429, msg);
+		return web_answer_error(h, 429, msg);
 	}
 	snprintf(h->reviewer, sizeof h->reviewer, "%s", who);
 	h->wsid = wsid;
@@ -662,7 +257,7 @@ static void on_reply(const struct ipc_frame *f)
 	h->retry = (unsigned)retry;
 	if (h->r.route == WR_MCP) {
 		json_t *j = json_loadb(body, n, 0, NULL);
-		mcp_reply(h, status, j);
+		web_mcp_reply(h, status, j);
 		json_decref(j);
 	} else if (h->r.route == WR_EVENTS && status == 200) {
 		stream_open(h, (uint32_t)wsid, body, n);
@@ -672,7 +267,7 @@ static void on_reply(const struct ipc_frame *f)
 			snprintf(ctype, sizeof ctype, "%.*s", (int)ctn, ct);
 		else
 			snprintf(ctype, sizeof ctype, "application/json");
-		answer(h, status, ctype, body, n);
+		web_answer(h, status, ctype, body, n);
 	}
 	wake(h);
 }
@@ -785,18 +380,18 @@ static void serve_static(struct wreq *h)
 {
 	switch (h->r.route) {
 	case WR_PAGE:
-		return answer(h, 200, "text/html; charset=utf-8", web_html, (size_t)web_html_len);
+		return web_answer(h, 200, "text/html; charset=utf-8", web_html, (size_t)web_html_len);
 	case WR_JS:
-		return answer(h, 200, "text/javascript; charset=utf-8", web_js, (size_t)web_js_len);
+		return web_answer(h, 200, "text/javascript; charset=utf-8", web_js, (size_t)web_js_len);
 	case WR_CSS:
-		return answer(h, 200, "text/css; charset=utf-8", web_css, (size_t)web_css_len);
+		return web_answer(h, 200, "text/css; charset=utf-8", web_css, (size_t)web_css_len);
 	case WR_FAVICON: /* no icon, and no 404 in the log or the console on every load */
-		return answer(h, 204, "", "", 0);
+		return web_answer(h, 204, "", "", 0);
 	default: {
 		char b[160];
 		int n = snprintf(b, sizeof b, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
 				 (unsigned long long)W.pending, (unsigned long long)W.uptime);
-		return answer(h, 200, "application/json", b, (size_t)n);
+		return web_answer(h, 200, "application/json", b, (size_t)n);
 	}
 	}
 }
@@ -809,12 +404,13 @@ static void dispatch(struct wreq *h)
 	mc_authed(h->mc);
 	if (h->r.route == WR_MCP) {
 		if (!hdr(h->mc, MHD_HTTP_HEADER_AUTHORIZATION))
-			return rpc_error(h, 401, -32001, "a reviewer token is required (Authorization: Bearer rt_...)");
-		return mcp_call(h);
+			return web_rpc_error(h, 401, -32001,
+					     "a reviewer token is required (Authorization: Bearer rt_...)");
+		return web_mcp_call(h);
 	}
 	if (!h->r.frame)
 		return serve_static(h);
-	api_call(h);
+	web_api_call(h);
 }
 
 static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
@@ -848,9 +444,9 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		if (h->r.status) {
 			mc_received(mc);
 			if (h->r.route == WR_MCP)
-				rpc_error(h, h->r.status, -32600, h->r.error);
+				web_rpc_error(h, h->r.status, -32600, h->r.error);
 			else
-				answer_error(h, h->r.status, h->r.error);
+				web_answer_error(h, h->r.status, h->r.error);
 			return respond(h);
 		}
 		if (h->r.post) {
@@ -866,7 +462,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		if (*upload_size) {
 			if (buf_put(&h->body, upload, *upload_size) != 0) {
 				*upload_size = 0;
-				answer_error(h, 413, "the body is over 64 KiB");
+				web_answer_error(h, 413, "the body is over 64 KiB");
 				return MHD_YES; /* answered once the body is read */
 			}
 			*upload_size = 0;
