@@ -28,49 +28,9 @@
 #include "gateway/worker/upstream/uphttp.h"
 #include "gateway/worker/wio.h"
 
-#define UP_LINE_MAX (4u << 20)	 /* one message from the server; a longer line is skipped */
-#define UP_OUT_MAX (16u << 20)	 /* what may wait to be written to the server */
-#define UP_INFLIGHT 1024	 /* dispatched calls awaiting the server's answer */
-#define UP_PAGES_MAX 50		 /* tools/list pages */
-#define UP_TOOLS_MAX 2000	 /* tools of one server */
-#define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
-#define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
-#define UP_MODERN "2026-07-28"	 /* spoken per request to a server whose server/discover offers it */
-#define UP_META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define UP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define UP_NOTES_PER_S 100 /* progress and log notifications relayed a second */
+#include "gateway/worker/upstream/upw.h"
 
-struct uw {
-	int ipcfd, in_fd, out_fd; /* the signer; the server's stdin (we write); its stdout (we read) */
-	struct ipc_conn ipc;
-	char name[33];
-	struct buf rx, tx;
-	int skipping; /* inside a line over UP_LINE_MAX */
-	int ready;    /* initialized */
-	int modern;   /* its server/discover offers 2026-07-28 (stdio): a 2026 client's calls go so */
-	uint64_t init_at;
-	/* The lists being gathered, one after another (phase): tools, then what the server's
-	 * capabilities say it has (resources, resource templates, prompts). */
-	json_t *lists[4];
-	unsigned phase, pages, list_seq;
-	int has[4], completions, subscribe;
-	uint64_t last_cid; /* the signer numbers dispatches upward: each is forwarded once */
-	uint64_t inflight[UP_INFLIGHT];
-	size_t ninflight;
-	uint64_t log_window, logs;   /* rate of logs about the server's misbehaviour */
-	uint64_t note_window, notes; /* rate of notifications relayed */
-	/* a skipped line's first and last bytes, to find the call it answers */
-	char skip_head[MCP_PEEK_HEAD], skip_tail[MCP_PEEK_TAIL];
-	size_t skip_hlen, skip_tlen;
-	struct cv_arena arena;
-	struct uphttp *http; /* a url upstream: its connections (NULL: stdio) */
-	unsigned asked;	     /* sockets asked of the signer, not yet given */
-};
-
-/* What the server did wrong, to the log, at most 20 lines a minute: a flood of garbage
- * must not become a flood of log lines. */
-static void misbehaved(struct uw *w, const char *fmt, ...) AS_PRINTF(2, 3);
-static void misbehaved(struct uw *w, const char *fmt, ...)
+void misbehaved(struct uw *w, const char *fmt, ...)
 {
 	uint64_t now = mono_ms();
 	if (now - w->log_window > 60000) {
@@ -88,7 +48,7 @@ static void misbehaved(struct uw *w, const char *fmt, ...)
 		w->logs == 20 ? " (more such lines this minute are not logged)" : "");
 }
 
-static int send_frame(struct uw *w, struct cv *f)
+int send_frame(struct uw *w, struct cv *f)
 {
 	char err[AS_ERRLEN];
 	int rc = ipc_conn_send(&w->ipc, f, -1, err);
@@ -98,7 +58,7 @@ static int send_frame(struct uw *w, struct cv *f)
 }
 
 /* One JSON-RPC message to the server: a line on its stdin, or a POST. */
-static int to_server(struct uw *w, json_t *msg)
+int to_server(struct uw *w, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
 	const json_t *id = json_object_get(msg, "id"), *params = json_object_get(msg, "params");
@@ -128,109 +88,6 @@ static int to_server(struct uw *w, json_t *msg)
 	if (rc != 0)
 		misbehaved(w, "the server reads too slowly: %u bytes wait for it", UP_OUT_MAX);
 	return rc;
-}
-
-static const struct {
-	const char *method, *key, *field; /* the list's method, its result's array, the frame's field */
-} lists[4] = {{"tools/list", "tools", "tools"},
-	      {"resources/list", "resources", "resources"},
-	      {"resources/templates/list", "resourceTemplates", "templates"},
-	      {"prompts/list", "prompts", "prompts"}};
-
-static void list_next(struct uw *w, const json_t *cursor)
-{
-	char id[40];
-	snprintf(id, sizeof id, "assent-list-%u-%u", w->list_seq, w->phase);
-	json_t *p = json_object();
-	if (cursor)
-		json_object_set(p, "cursor", (json_t *)cursor);
-	int rc = to_server(w, json_pack("{s:s,s:s,s:s,s:o}", "jsonrpc", "2.0", "id", id, "method",
-					lists[w->phase].method, "params", p));
-	(void)rc; /* a server that does not read is logged; its list never comes */
-}
-
-static void list_start(struct uw *w)
-{
-	for (int i = 0; i < 4; i++) {
-		json_decref(w->lists[i]);
-		w->lists[i] = NULL;
-	}
-	w->list_seq++;
-	w->phase = 0;
-	w->pages = 0;
-	list_next(w, NULL);
-}
-
-/* Every list is in: the catalog to the signer, each list as canonical CBOR. */
-static void lists_done(struct uw *w)
-{
-	char err[AS_ERRLEN];
-	cv_arena_reset(&w->arena);
-	struct cv *f = ipc_frame_new(&w->arena, F_UP_TOOLS, 7);
-	struct buf enc[4];
-	int rc = f ? 0 : AS_ENOMEM;
-	for (int i = 0; i < 4; i++) {
-		buf_init(&enc[i], PROTO_UP_TOOLS_MAX);
-		if (!w->lists[i] && i)
-			continue; /* the server has none */
-		if (!w->lists[i])
-			w->lists[i] = json_array();
-		if (call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err) != 0) {
-			misbehaved(w, "its %s: %s; none is served", lists[i].key, err);
-			json_array_clear(w->lists[i]);
-			buf_reset(&enc[i]);
-			int er = call_value_encode(w->lists[i], PROTO_UP_TOOLS_MAX, &enc[i], err);
-			(void)er; /* an empty array always encodes */
-		}
-		if (rc == 0)
-			rc = ipc_put_bytes(&w->arena, f, lists[i].field, enc[i].p, enc[i].len);
-	}
-	if (rc == 0 && w->completions)
-		rc = ipc_put_bool(&w->arena, f, "completions", 1);
-	if (rc == 0 && w->subscribe)
-		rc = ipc_put_bool(&w->arena, f, "subscribe", 1);
-	if (rc == 0)
-		send_frame(w, f);
-	for (int i = 0; i < 4; i++)
-		buf_free(&enc[i]);
-}
-
-/* The next list the server has, or the catalog when none is left. */
-static void phase_next(struct uw *w)
-{
-	while (++w->phase < 4 && !w->has[w->phase])
-		;
-	w->pages = 0;
-	if (w->phase < 4)
-		list_next(w, NULL);
-	else
-		lists_done(w);
-}
-
-/* A page of the list of this phase: gathered until the last. */
-static void on_list(struct uw *w, const json_t *res)
-{
-	unsigned ph = w->phase;
-	const json_t *t = json_object_get(res, lists[ph].key), *next = json_object_get(res, "nextCursor"), *x;
-	size_t i;
-	if (!w->lists[ph])
-		w->lists[ph] = json_array();
-	if (!json_is_array(t))
-		misbehaved(w, "%s: its result has no %s array", lists[ph].method, lists[ph].key);
-	json_array_foreach(t, i, x)
-	{
-		if (json_array_size(w->lists[ph]) >= UP_TOOLS_MAX) {
-			misbehaved(w, "more than %u %s: the rest are not served", UP_TOOLS_MAX, lists[ph].key);
-			next = NULL;
-			break;
-		}
-		json_array_append(w->lists[ph], (json_t *)x);
-	}
-	if (json_is_string(next) && ++w->pages < UP_PAGES_MAX) {
-		list_next(w, next);
-		return;
-	}
-	phase_next(w);
 }
 
 static void on_init(struct uw *w, const json_t *res)
@@ -446,8 +303,7 @@ static void on_message(struct uw *w, const char *line, size_t n)
 			if (json_is_object(res)) {
 				on_list(w, res);
 			} else {
-				misbehaved(w, "%s failed: none is served", lists[w->phase].method);
-				phase_next(w);
+				list_failed(w);
 			}
 		} else if (!strncmp(json_string_value(id), "assent-list-", 12)) {
 			/* an answer to a list a change notice replaced */
