@@ -21,7 +21,6 @@ SHOW = 10  # how many of the largest files and functions to print
 KNOWN = {
     'gateway/signer/gate.c',
     'gateway/worker/jail.c',
-    'gateway/worker/mcp/mcp.c',
     'gateway/worker/mcp/worker_mcp.c',
     'gateway/worker/upstream/uhttp.c',
     'gateway/cli/cmd_identity.c:cmd_identity',
@@ -30,7 +29,6 @@ KNOWN = {
     'gateway/recorder/main.c:on_query',
     'gateway/signer/gate.c:h_call',
     'gateway/signer/supervise.c:spawn_worker',
-    'gateway/worker/mcp/mcp.c:mcp_check_request_feedback',
     'gateway/worker/mcp/mcp.c:mcp_parse_line',
     'gateway/worker/mcp/mhttp.c:mh_classify',
     'gateway/worker/mcp/worker_mcp.c:on_frame',
