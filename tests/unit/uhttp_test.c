@@ -530,7 +530,8 @@ static void test_client_routing_and_delete(void **state)
 	struct uhttp_req modern = {.method = "tools/call", .name = "t", .protocol = "2026-07-28"};
 	assert_int_equal(uhttp_send_req(c, "{\"id\":3}", 8, &modern, err), 0);
 	written(c, &e, sv[1], req, sizeof req);
-	assert_non_null(strstr(req, "\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: t\r\n"));
+	assert_non_null(
+	    strstr(req, "\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: t\r\n"));
 	assert_null(strstr(req, "Mcp-Session-Id"));
 	answer(c, &e, sv[1], "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
 	assert_string_equal(uhttp_session_id(u), "S-9");
