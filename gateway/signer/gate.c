@@ -6,6 +6,7 @@
  * wrote: its tools and results arrive as canonical CBOR, checked before use. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+#include "gateway/signer/gate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,15 +23,6 @@
 #include <unistd.h>
 
 #define GATE_META "io.assent/gate" /* the key of assent's facts in a result's _meta */
-#define TOOL_TEXT_MAX 8192	   /* a tool's description or title, as shown */
-#define NAME_MAX_SHOWN 128	   /* MCP's bound on a tool name, which NAME__TOOL must keep */
-
-extern char **environ;
-
-static struct upw *upw_of(struct signer *s, int k)
-{
-	return k >= W_UP0 && (size_t)(k - W_UP0) < s->nup ? &s->up[k - W_UP0] : NULL;
-}
 
 static int up_index(const struct signer *s, const char *name)
 {
@@ -38,688 +30,6 @@ static int up_index(const struct signer *s, const char *name)
 		if (!strcmp(s->up[i].cfg->name, name))
 			return (int)i;
 	return -1;
-}
-
-/* ---- starting the servers ---- */
-
-static int all_ready(const struct signer *s)
-{
-	for (size_t i = 0; i < s->nup; i++)
-		if (!s->up[i].ready)
-			return 0;
-	return 1;
-}
-
-/* Before agents are served: the upstreams' tools, so that a client's first tools/list (an
- * editor lists them as soon as it starts the bridge) has them. Only the upstream workers'
- * frames are read meanwhile (agents wait in the listen backlog, HTTP agents for their
- * F_HTTP_AUTH), for at most ASSENT_UPSTREAM_START_SECONDS (10); a server slower than that
- * adds its tools later, and clients hear notifications/tools/list_changed. */
-static void gate_settle(struct signer *s)
-{
-	uint64_t v = 10;
-	const char *t = getenv("ASSENT_UPSTREAM_START_SECONDS");
-	if (t && *t && (parse_u64(t, &v) != 0 || v > 600))
-		v = 10;
-	uint64_t until = now_ms() + 1000 * v;
-	while (!all_ready(s) && now_ms() < until) {
-		struct pollfd pf[2 * UP_WORKERS];
-		int ks[2 * UP_WORKERS], errs[UP_WORKERS];
-		size_t n = 0;
-		for (size_t i = 0; i < s->nup; i++) {
-			struct worker *w = &s->w[W_UP0 + i];
-			if (w->fd < 0)
-				continue;
-			ks[n] = W_UP0 + (int)i;
-			pf[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
-		}
-		size_t nw = n;
-		n += gate_fds(s, pf + n, errs);
-		if (poll(pf, n, 200) < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < nw; i++)
-			if (pf[i].revents)
-				worker_input(s, ks[i]);
-		for (size_t i = nw; i < n; i++)
-			if (pf[i].revents)
-				gate_stderr(s, errs[i - nw]);
-	}
-	for (size_t i = 0; i < s->nup; i++)
-		if (!s->up[i].ready)
-			slog("warning", "upstream %s: no tools yet after %llu s; agents get them when it is ready",
-			     s->up[i].cfg->name, (unsigned long long)v);
-}
-
-static int resolve(struct signer *s, size_t i)
-{
-	const struct upstream *u = &s->ups->u[i];
-	char port[8];
-	snprintf(port, sizeof port, "%u", (unsigned)u->port);
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
-	int rc = getaddrinfo(u->host, port, &hints, &res);
-	if (rc != 0 || !res || res->ai_addrlen > sizeof s->up[i].addr) {
-		slog("error", "%s: server \"%s\": cannot resolve %s: %s", s->o->upstreams, u->name, u->host,
-		     rc ? gai_strerror(rc) : "no address");
-		if (res)
-			freeaddrinfo(res);
-		return -1;
-	}
-	memcpy(&s->up[i].addr, res->ai_addr, res->ai_addrlen);
-	s->up[i].addrlen = res->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
-}
-
-/* A url upstream's configuration for its worker: where (scheme, host, port, path), with
- * which headers (its credentials: to this worker only) and which CA. */
-int gate_config(struct signer *s, int k, struct cv_arena *a, struct cv *f)
-{
-	const struct upstream *u = s->up[k - W_UP0].cfg;
-	if (u->kind != UP_HTTP)
-		return 0;
-	struct cv *m = cv_map(a, u->ca ? 6 : 5), *hs = cv_array(a, u->nheaders), *slot = ipc_put(a, f, "url");
-	if (!m || !hs || !slot)
-		return AS_ENOMEM;
-	size_t i = 0;
-	int rc = kv_text(a, m, &i, "scheme", u->scheme, strlen(u->scheme)) |
-		 kv_text(a, m, &i, "host", u->host, strlen(u->host)) | kv_uint(a, m, &i, "port", u->port) |
-		 kv_text(a, m, &i, "path", u->path, strlen(u->path));
-	if (u->ca)
-		rc |= kv_text(a, m, &i, "ca", u->ca, strlen(u->ca));
-	for (size_t h = 0; h < u->nheaders && !rc; h++) {
-		struct cv *p = cv_array(a, 2);
-		rc = !p || slot_text(a, &p->items[0], u->headers[h].key, strlen(u->headers[h].key)) ||
-		     slot_text(a, &p->items[1], u->headers[h].value, strlen(u->headers[h].value));
-		if (!rc)
-			hs->items[h] = *p;
-	}
-	struct cv *x = kv(a, m, &i, "headers");
-	if (!x)
-		return AS_ENOMEM;
-	*x = *hs;
-	m->n = i;
-	*slot = *m;
-	return rc ? AS_ENOMEM : 0;
-}
-
-/* A url upstream's worker asks for a connection: the signer makes it, to the one address
- * resolved at start (a compromised worker reaches that server and nothing else), at most
- * 32 in ten seconds. */
-int h_up_connect(void *ctx, struct ipc_frame *f, char *err)
-{
-	struct signer *s = ctx;
-	(void)f;
-	struct upw *u = upw_of(s, s->cur);
-	if (!u || u->cfg->kind != UP_HTTP)
-		return as_fail(err, AS_ECORRUPT, "F_UP_CONNECT from a worker of no url upstream");
-	uint64_t now = now_ms();
-	if (now - u->conn_window > 10000) {
-		u->conn_window = now;
-		u->conns = 0;
-	}
-	if (++u->conns > 32) {
-		if (u->conns == 33)
-			slog("warning",
-			     "upstream %s: its worker asks for more than 32 connections in ten seconds: refused",
-			     u->cfg->name);
-		return 0;
-	}
-	int fd = socket(u->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
-	if (fd < 0 || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
-	    (connect(fd, (const struct sockaddr *)&u->addr, u->addrlen) != 0 && errno != EINPROGRESS)) {
-		slog("warning", "upstream %s: cannot connect to %s:%u: %s", u->cfg->name, u->cfg->host,
-		     (unsigned)u->cfg->port, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 0; /* the worker asks again */
-	}
-	struct cv_arena a;
-	cv_arena_init(&a, 8);
-	struct cv *sf = ipc_frame_new(&a, F_UP_SOCKET, 0);
-	char e2[AS_ERRLEN];
-	if (sf && ipc_conn_send(&s->w[s->cur].ipc, sf, fd, e2) != 0)
-		slog("warning", "upstream %s: a connection could not be handed over: %s", u->cfg->name, e2);
-	cv_arena_free(&a);
-	close(fd);
-	return 0;
-}
-
-int gate_start(struct signer *s)
-{
-	char err[AS_ERRLEN];
-	const char *t = getenv("ASSENT_UPSTREAM_CALL_TIMEOUT");
-	uint64_t v = 300;
-	if (t && *t && (parse_u64(t, &v) != 0 || v < 1 || v > 86400)) {
-		slog("error", "ASSENT_UPSTREAM_CALL_TIMEOUT=%.32s: expected seconds from 1 to 86400", t);
-		return 2;
-	}
-	s->call_timeout_s = (unsigned)v;
-	if (!s->o->upstreams)
-		return 0;
-	if (upstreams_load(s->o->upstreams, &s->ups, err) != 0) {
-		slog("error", "%s", err);
-		return 2;
-	}
-	if (s->ups->n > UP_WORKERS) {
-		slog("error", "%s: %zu servers; the gate serves at most %d (one jailed worker, and uid, each)",
-		     s->o->upstreams, s->ups->n, UP_WORKERS);
-		return 2;
-	}
-
-	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks))) {
-		slog("error", "out of memory");
-		return 2;
-	}
-	s->nup = s->ups->n;
-	for (size_t i = 0; i < s->nup; i++)
-		if (s->ups->u[i].kind == UP_STDIO && geteuid() == 0 && !s->ups->u[i].has_uid)
-			slog("warning", "upstream %s: its server runs as root (its entry names no \"uid\" to run as)",
-			     s->ups->u[i].name);
-	for (size_t i = 0; i < s->nup; i++) {
-		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
-		if (s->ups->u[i].kind == UP_HTTP && resolve(s, i) != 0) /* once, now: its worker reaches that alone */
-			return 2;
-		s->w[W_UP0 + i] = (struct worker){.kind = "upstream", .fd = -1};
-		if (spawn_worker(s, W_UP0 + (int)i) != 0) {
-			slog("error", "cannot start the worker of upstream %s", s->up[i].cfg->name);
-			return 2;
-		}
-	}
-	slog("info", "gate: %zu upstream servers from %s", s->nup, s->o->upstreams);
-	gate_settle(s);
-	return 0;
-}
-
-/* The server's environment: exactly what the file gives, plus PATH and HOME from the
- * daemon's own when the file names neither (a client starts `npx` so too). */
-static char **server_env(const struct upstream *u)
-{
-	char **e = calloc(u->nenv + 3, sizeof *e);
-	size_t n = 0;
-	int has_path = 0, has_home = 0;
-	for (size_t i = 0; e && i < u->nenv; i++) {
-		has_path |= !strcmp(u->env[i].key, "PATH");
-		has_home |= !strcmp(u->env[i].key, "HOME");
-		if (asprintf(&e[n], "%s=%s", u->env[i].key, u->env[i].value) < 0)
-			return NULL; /* in the child, about to exit */
-		n++;
-	}
-	const char *p = getenv("PATH"), *h = getenv("HOME");
-	if (e && !has_path && asprintf(&e[n], "PATH=%s", p ? p : "/usr/local/bin:/usr/bin:/bin") >= 0)
-		n++;
-	if (e && !has_home && h && asprintf(&e[n], "HOME=%s", h) >= 0)
-		n++;
-	return e;
-}
-
-/* The child: its own process group (so that it is stopped whole), the pipes as 0-2, its
- * directory and uid, its environment, then the command. Runs between fork and exec
- * only: the signer's memory is replaced at exec, so the server never holds a key. */
-static void server_exec(const struct upstream *u, int in, int out, int errw, pid_t signer)
-{
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (setpgid(0, 0) != 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errw, 2) < 0)
-		_exit(126);
-	closefrom(3);
-	if (u->cwd && chdir(u->cwd) != 0) {
-		dprintf(2, "assent: cannot enter %s: %s\n", u->cwd, strerror(errno));
-		_exit(126);
-	}
-	if (geteuid() == 0 && u->has_uid &&
-	    (setgroups(0, NULL) != 0 || setgid((gid_t)u->uid) != 0 || setuid(u->uid) != 0 || setuid(0) == 0)) {
-		dprintf(2, "assent: cannot run as uid %u\n", (unsigned)u->uid);
-		_exit(126);
-	}
-	/* A daemon killed with -9 takes its servers with it (they hold credentials): set after the
-	 * uid change, which clears it, and checked against a parent that is gone already. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != signer)
-		_exit(126);
-	char **argv = calloc(u->nargs + 2, sizeof *argv), **envp = server_env(u);
-	if (!argv || !envp)
-		_exit(126);
-	argv[0] = u->command;
-	for (size_t i = 0; i < u->nargs; i++)
-		argv[i + 1] = u->args[i];
-	/* The command is looked up in the server's own PATH, as a client would. */
-	for (char **e = envp; *e; e++)
-		if (!strncmp(*e, "PATH=", 5))
-			setenv("PATH", *e + 5, 1);
-	execvpe(u->command, argv, envp);
-	dprintf(2, "assent: cannot run %s: %s\n", u->command, strerror(errno));
-	_exit(127);
-}
-
-/* Starts upstream k's server: *to_server is its stdin's writing end, *from_server its
- * stdout's reading end (both for the worker). Its stderr stays with the signer (the log). */
-int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server)
-{
-	struct upw *u = upw_of(s, k);
-	int pin[2], pout[2], perr[2];
-	if (!u || pipe2(pin, O_CLOEXEC) != 0)
-		return -1;
-	if (pipe2(pout, O_CLOEXEC) != 0) {
-		close(pin[0]);
-		close(pin[1]);
-		return -1;
-	}
-	if (pipe2(perr, O_CLOEXEC | O_NONBLOCK) != 0) {
-		close(pin[0]);
-		close(pin[1]);
-		close(pout[0]);
-		close(pout[1]);
-		return -1;
-	}
-	pid_t signer = getpid(), pid = fork();
-	if (pid == 0)
-		server_exec(u->cfg, pin[0], pout[1], perr[1], signer);
-	close(pin[0]);
-	close(pout[1]);
-	close(perr[1]);
-	if (pid < 0) {
-		close(pin[1]);
-		close(pout[0]);
-		close(perr[0]);
-		return -1;
-	}
-	setpgid(pid, pid); /* also here: whichever runs first */
-	u->spid = pid;
-	if (u->err_fd >= 0)
-		close(u->err_fd);
-	u->err_fd = perr[0];
-	u->errlen = 0;
-	*to_server = pin[1];
-	*from_server = pout[0];
-	slog("info", "upstream %s: started %s (pid %d)", u->cfg->name, u->cfg->command, (int)pid);
-	return 0;
-}
-
-/* The server's stderr, line by line into the log: printable, cut, at most 50 lines in
- * ten seconds (a server that floods it does not flood the log). */
-void gate_stderr(struct signer *s, int i)
-{
-	struct upw *u = &s->up[i];
-	char b[4096];
-	for (int turns = 0; turns < 16; turns++) {
-		ssize_t r = read(u->err_fd, b, sizeof b);
-		if (r <= 0) {
-			if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-				close(u->err_fd);
-				u->err_fd = -1;
-			}
-			return;
-		}
-		for (ssize_t k = 0; k < r; k++) {
-			char c = b[k];
-			if (c != '\n' && u->errlen < sizeof u->errline - 1) {
-				u->errline[u->errlen++] = (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
-				continue;
-			}
-			if (c != '\n')
-				continue; /* the rest of a long line is dropped */
-			u->errline[u->errlen] = 0;
-			uint64_t now = now_ms();
-			if (now - u->err_window > 10000) {
-				u->err_window = now;
-				u->err_lines = 0;
-			}
-			if (u->errlen && ++u->err_lines <= 50)
-				slog("info", "upstream %s stderr: %s%s", u->cfg->name, u->errline,
-				     u->err_lines == 50 ? " (more lines in these ten seconds are not logged)" : "");
-			u->errlen = 0;
-		}
-	}
-}
-
-size_t gate_fds(struct signer *s, struct pollfd *pf, int *who)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->nup; i++)
-		if (s->up[i].err_fd >= 0) {
-			pf[n] = (struct pollfd){.fd = s->up[i].err_fd, .events = POLLIN};
-			who[n++] = (int)i;
-		}
-	return n;
-}
-
-static void server_exited(const struct upw *u, int st)
-{
-	if (WIFEXITED(st))
-		slog("warning", "upstream %s: its server exited with status %d", u->cfg->name, WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		slog("warning", "upstream %s: its server died of signal %d", u->cfg->name, WTERMSIG(st));
-}
-
-static void kill_server(struct upw *u)
-{
-	if (u->spid <= 0)
-		return;
-	int st;
-	if (waitpid(u->spid, &st, WNOHANG) == u->spid) /* it ended first (and its worker saw it) */
-		server_exited(u, st);
-	else if (kill(-u->spid, SIGKILL) == 0) /* its whole process group: npx and its children */
-		waitpid(u->spid, &st, 0);
-	kill(-u->spid, SIGKILL); /* what it left behind in its group */
-	u->spid = 0;
-}
-
-void gate_reap(struct signer *s, pid_t p, int st)
-{
-	for (size_t i = 0; i < s->nup; i++)
-		if (s->up[i].spid == p) {
-			s->up[i].spid = 0;
-			server_exited(&s->up[i], st);
-			kill(-p, SIGKILL); /* what it left behind in its group */
-		}
-}
-
-void gate_stop(struct signer *s)
-{
-	for (size_t i = 0; i < s->nup; i++)
-		kill_server(&s->up[i]);
-}
-
-/* ---- the catalog: what agents see ---- */
-
-static void send_catalog(struct signer *s)
-{
-	struct worker *w = &s->w[W_MCP];
-	if (!s->nup || w->fd < 0)
-		return;
-	json_t *tools = json_array(), *routes = json_array();
-	for (size_t i = 0; i < s->nup; i++)
-		for (size_t t = 0; t < s->up[i].ntools; t++) {
-			const struct up_tool *x = &s->up[i].tools[t];
-			json_array_append(tools, x->def);
-			json_array_append_new(
-			    routes, json_pack("[O,s,s]", json_object_get(x->def, "name"), s->up[i].cfg->name, x->name));
-		}
-	/* Resources keep their URIs: a read goes to the server that listed the URI, else to
-	 * the first whose template's literal start the URI has. Prompts are renamed as tools. */
-	json_t *more = json_pack("{s:[],s:[],s:[],s:{},s:[],s:{},s:b}", "resources", "resourceTemplates", "prompts",
-				 "resource_routes", "template_routes", "prompt_routes", "completions", 0);
-	for (size_t i = 0; more && i < s->nup; i++) {
-		const struct upw *u = &s->up[i];
-		const char *nm = u->cfg->name;
-		size_t k;
-		json_t *x;
-		json_array_foreach(u->resources, k, x)
-		{
-			const char *uri = json_string_value(json_object_get(x, "uri"));
-			if (json_object_get(json_object_get(more, "resource_routes"), uri))
-				continue; /* another server listed it first */
-			json_array_append(json_object_get(more, "resources"), x);
-			json_object_set_new(json_object_get(more, "resource_routes"), uri, json_string(nm));
-		}
-		json_array_foreach(u->templates, k, x)
-		{
-			const char *t = json_string_value(json_object_get(x, "uriTemplate"));
-			json_array_append(json_object_get(more, "resourceTemplates"), x);
-			json_array_append_new(json_object_get(more, "template_routes"),
-					      json_pack("[s%,s]", t, strcspn(t, "{"), nm));
-		}
-		json_array_foreach(u->prompts, k, x)
-		{
-			json_array_append(json_object_get(more, "prompts"), json_object_get(x, "def"));
-			json_object_set_new(json_object_get(more, "prompt_routes"),
-					    json_string_value(json_object_get(json_object_get(x, "def"), "name")),
-					    json_pack("[s,O]", nm, json_object_get(x, "name")));
-		}
-		if (u->completions)
-			json_object_set_new(more, "completions", json_true());
-		if (u->subscribe)
-			json_object_set_new(more, "subscribe", json_true());
-	}
-	char *tj = json_dumps(tools, JSON_COMPACT), *rj = json_dumps(routes, JSON_COMPACT),
-	     *mj = more ? json_dumps(more, JSON_COMPACT) : NULL;
-	json_decref(tools);
-	json_decref(routes);
-	json_decref(more);
-	struct cv_arena a;
-	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_CATALOG, 3);
-	char err[AS_ERRLEN];
-	if (!tj || !rj || !mj || strlen(tj) + strlen(rj) + strlen(mj) > IPC_FRAME_MAX - 4096)
-		slog("error", "gate: the upstreams' tools, resources and prompts do not fit one frame: not served");
-	else if (f && !ipc_put_text(&a, f, "tools", tj, strlen(tj)) && !ipc_put_text(&a, f, "routes", rj, strlen(rj)) &&
-		 !ipc_put_text(&a, f, "more", mj, strlen(mj)) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
-	free(tj);
-	free(rj);
-	free(mj);
-	cv_arena_free(&a);
-}
-
-void gate_hello(struct signer *s, int k)
-{
-	if (k == W_MCP)
-		send_catalog(s);
-}
-
-static void tools_free(struct upw *u)
-{
-	for (size_t t = 0; t < u->ntools; t++) {
-		json_decref(u->tools[t].def);
-		json_decref(u->tools[t].shown);
-	}
-	free(u->tools);
-	u->tools = NULL;
-	u->ntools = 0;
-	json_decref(u->resources);
-	json_decref(u->templates);
-	json_decref(u->prompts);
-	u->resources = u->templates = u->prompts = NULL;
-}
-
-/* Is name served already, by assent itself or another upstream? */
-static int name_taken(const struct signer *s, const struct upw *self, const char *name)
-{
-	static const char *const own[] = {"request_feedback", "get_feedback", "list_pending_feedback",
-					  "submit_feedback"};
-	for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-		if (!strcmp(own[i], name))
-			return 1;
-	for (size_t i = 0; i < s->nup; i++) {
-		if (&s->up[i] == self)
-			continue;
-		for (size_t t = 0; t < s->up[i].ntools; t++)
-			if (!strcmp(json_string_value(json_object_get(s->up[i].tools[t].def, "name")), name))
-				return 1;
-	}
-	return 0;
-}
-
-static const char *tool_text(const json_t *j, const char *k)
-{
-	const char *v = json_string_value(json_object_get(j, k));
-	return v && strlen(v) <= TOOL_TEXT_MAX ? v : NULL;
-}
-
-/* One tool of the server's list, checked and renamed: 0, or why it is left out. */
-static const char *tool_take(struct signer *s, struct upw *u, const json_t *j, struct up_tool *out)
-{
-	const char *name = json_string_value(json_object_get(j, "name"));
-	const json_t *in = json_object_get(j, "inputSchema"), *os = json_object_get(j, "outputSchema"),
-		     *an = json_object_get(j, "annotations");
-	if (!name || !call_tool_name_ok(name, strlen(name)))
-		return "its name is not 1 to 128 of [A-Za-z0-9_.-]";
-	if (!json_is_object(in))
-		return "it has no inputSchema object";
-	char exposed[UP_NAME_MAX + 2 + CALL_TOOL_MAX + 1];
-	snprintf(exposed, sizeof exposed, "%s%s%s", u->cfg->bare ? "" : u->cfg->name, u->cfg->bare ? "" : UP_SEPARATOR,
-		 name);
-	if (strlen(exposed) > NAME_MAX_SHOWN)
-		return "its name with the server's prefix is over 128 characters";
-	if (name_taken(s, u, exposed))
-		return "another tool is served under that name";
-	for (size_t t = 0; t < u->ntools; t++)
-		if (!strcmp(u->tools[t].name, name))
-			return "the server lists it twice";
-	/* assent can hold any call for a reviewer: a client may make it a task of assent's own */
-	json_t *def =
-	    json_pack("{s:s,s:O,s:{s:s}}", "name", exposed, "inputSchema", in, "execution", "taskSupport", "optional");
-	const char *title = tool_text(j, "title"), *desc = tool_text(j, "description");
-	if (title)
-		json_object_set_new(def, "title", json_string(title));
-	if (desc)
-		json_object_set_new(def, "description", json_string(desc));
-	if (json_is_object(os))
-		json_object_set(def, "outputSchema", (json_t *)os);
-	unsigned ann = 0;
-	if (json_is_object(an)) {
-		json_t *a2 = json_object();
-		static const char *const hints[] = {"readOnlyHint", "destructiveHint", "idempotentHint",
-						    "openWorldHint"}; /* POL_ANN_* by bit */
-		for (unsigned b = 0; b < 4; b++) {
-			const json_t *h = json_object_get(an, hints[b]);
-			if (json_is_boolean(h))
-				json_object_set(a2, hints[b], (json_t *)h);
-			if (json_is_true(h))
-				ann |= 1u << b;
-		}
-		const char *at = tool_text(an, "title");
-		if (at)
-			json_object_set_new(a2, "title", json_string(at));
-		json_object_set_new(def, "annotations", a2);
-	}
-	*out = (struct up_tool){.ann = ann, .def = def};
-	snprintf(out->name, sizeof out->name, "%s", name);
-	out->shown = json_pack("{s:s?,s:s?,s:O?}", "title", title, "description", desc, "annotations",
-			       json_object_get(def, "annotations"));
-	return NULL;
-}
-
-/* What an upstream worker sent as canonical CBOR (a catalog list, a result, a notification's
- * params), as JSON, when it is one canonical item of type t; NULL otherwise. */
-static json_t *cbor_json(const struct cv *b, enum cv_type t, size_t max)
-{
-	struct cv_arena a;
-	cv_arena_init(&a, max);
-	struct cv *v;
-	char why[AS_ERRLEN];
-	json_t *j = cbor_decode(b->s, b->n, &a, &v, why) == 0 && v->t == t ? call_value_json(v) : NULL;
-	cv_arena_free(&a);
-	if (j && (t == CV_MAP ? !json_is_object(j) : !json_is_array(j))) {
-		json_decref(j);
-		j = NULL;
-	}
-	return j;
-}
-
-/* One list of the catalog frame: a canonical CBOR array, as JSON; NULL when absent. */
-static int list_of(const struct ipc_frame *f, const char *k, json_t **out, char *err)
-{
-	const struct cv *b = cv_get(f->body, k);
-	*out = NULL;
-	if (!b)
-		return 0;
-	*out = cbor_json(b, CV_ARRAY, PROTO_UP_TOOLS_MAX);
-	return *out ? 0 : as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: %s is not a canonical CBOR array", k);
-}
-
-/* Only the members agents are shown, each of its type: a server's extra fields stay with it. */
-static json_t *pick(const json_t *x, const char *const *keys, size_t n)
-{
-	json_t *o = json_object();
-	for (size_t i = 0; i < n; i++) {
-		const json_t *v = json_object_get(x, keys[i]);
-		if (json_is_string(v) && json_string_length(v) <= TOOL_TEXT_MAX)
-			json_object_set(o, keys[i], (json_t *)v);
-		else if ((json_is_object(v) || json_is_array(v) || json_is_integer(v)) && strcmp(keys[i], "name"))
-			json_object_set(o, keys[i], (json_t *)v);
-	}
-	return o;
-}
-
-static void other_lists(struct upw *u, const json_t *res, const json_t *tpl, const json_t *pr)
-{
-	static const char *const rk[] = {"uri", "name", "title", "description", "mimeType", "size", "annotations"};
-	static const char *const tk[] = {"uriTemplate", "name", "title", "description", "mimeType", "annotations"};
-	static const char *const pk[] = {"name", "title", "description", "arguments"};
-	size_t i;
-	json_t *x;
-	u->resources = json_array();
-	u->templates = json_array();
-	u->prompts = json_array();
-	json_array_foreach(res, i, x)
-	{
-		const char *uri = json_string_value(json_object_get(x, "uri"));
-		if (uri && strlen(uri) <= CALL_URI_MAX && json_is_string(json_object_get(x, "name")))
-			json_array_append_new(u->resources, pick(x, rk, sizeof rk / sizeof *rk));
-	}
-	json_array_foreach(tpl, i, x)
-	{
-		const char *t = json_string_value(json_object_get(x, "uriTemplate"));
-		if (t && strlen(t) <= CALL_URI_MAX && json_is_string(json_object_get(x, "name")))
-			json_array_append_new(u->templates, pick(x, tk, sizeof tk / sizeof *tk));
-	}
-	json_array_foreach(pr, i, x)
-	{
-		const char *nm = json_string_value(json_object_get(x, "name"));
-		char exposed[UP_NAME_MAX + 2 + CALL_TOOL_MAX + 1];
-		if (!nm || !call_tool_name_ok(nm, strlen(nm)))
-			continue;
-		snprintf(exposed, sizeof exposed, "%s%s%s", u->cfg->bare ? "" : u->cfg->name,
-			 u->cfg->bare ? "" : UP_SEPARATOR, nm);
-		json_t *def = pick(x, pk, sizeof pk / sizeof *pk);
-		json_object_set_new(def, "name", json_string(exposed));
-		json_array_append_new(u->prompts, json_pack("{s:o,s:s}", "def", def, "name", nm));
-	}
-}
-
-int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
-{
-	struct signer *s = ctx;
-	struct upw *u = upw_of(s, s->cur);
-	json_t *list = NULL, *res = NULL, *tpl = NULL, *pr = NULL;
-	int rc = list_of(f, "tools", &list, err);
-	if (rc == 0)
-		rc = list_of(f, "resources", &res, err);
-	if (rc == 0)
-		rc = list_of(f, "templates", &tpl, err);
-	if (rc == 0)
-		rc = list_of(f, "prompts", &pr, err);
-	if (rc != 0 || !u || !list) {
-		json_decref(list);
-		json_decref(res);
-		json_decref(tpl);
-		json_decref(pr);
-		return rc ? rc : as_fail(err, AS_ECORRUPT, "F_UP_TOOLS: not from an upstream worker");
-	}
-	tools_free(u);
-	other_lists(u, res, tpl, pr);
-	u->completions = cv_get(f->body, "completions") && cv_get(f->body, "completions")->t == CV_TRUE;
-	u->subscribe = cv_get(f->body, "subscribe") && cv_get(f->body, "subscribe")->t == CV_TRUE;
-	json_decref(res);
-	json_decref(tpl);
-	json_decref(pr);
-	u->tools = calloc(json_array_size(list) + 1, sizeof *u->tools);
-	size_t i, left = 0;
-	json_t *x;
-	json_array_foreach(list, i, x)
-	{
-		const char *why = u->tools ? tool_take(s, u, x, &u->tools[u->ntools]) : "out of memory";
-		if (!why) {
-			u->ntools++;
-			continue;
-		}
-		const char *nm = json_string_value(json_object_get(x, "name"));
-		char shown[64];
-		snprintf(shown, sizeof shown, "%s", nm ? nm : "(no name)");
-		for (char *p = shown; *p; p++)
-			*p = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-		if (++left <= 20)
-			slog("warning", "upstream %s: tool \"%s\" is not served: %s", u->cfg->name, shown, why);
-	}
-	json_decref(list);
-	u->ready = 1;
-	s->w[s->cur].restarts = 0; /* its server runs and answered: the backoff starts over */
-	slog("info", "upstream %s: %zu tools served%s", u->cfg->name, u->ntools,
-	     left ? " (some left out: see above)" : "");
-	send_catalog(s);
-	return 0;
 }
 
 /* ---- a call from an agent ---- */
@@ -914,9 +224,6 @@ static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 	return rc == 0 ? v : NULL;
 }
 
-static void call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
-		     const char *text);
-
 /* A free slot for a dispatched call. Slots are taken lowest first and every scan stops at
  * gcall_hi, one past the highest in use, so that the few calls in flight cost a few steps
  * per frame rather than GCALLS_MAX. */
@@ -965,7 +272,7 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 			c->task = g->task;
 			snprintf(c->owner, sizeof c->owner, "%s", g->owner);
 			c->created_ms = g->created_ms;
-			call_end(s, c, "error", NULL, 0, NULL, gone);
+			gate_call_end(s, c, "error", NULL, 0, NULL, gone);
 			return;
 		}
 		refuse_g(s, g, sid, conn, rid, gone, facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
@@ -1314,7 +621,7 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 
 /* ---- the server's answer ---- */
 
-static struct gcall *gcall_find(struct signer *s, int k, uint64_t cid)
+struct gcall *gate_gcall_find(struct signer *s, int k, uint64_t cid)
 {
 	for (size_t i = 0; i < s->gcall_hi; i++)
 		if (s->gcalls[i].used && s->gcalls[i].k == k && s->gcalls[i].cid == cid)
@@ -1364,8 +671,8 @@ static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos
 
 /* Records a dispatched call's outcome (when it was ledgered) and answers its agent with res
  * (taken; NULL: an isError result, or JSON-RPC error, of text). */
-static void call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
-		     const char *text)
+void gate_call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
+		   const char *text)
 {
 	struct gcall copy = *c;
 	gcall_free(s, c);
@@ -1417,7 +724,7 @@ static void call_end(struct signer *s, struct gcall *c, const char *status, cons
 	o->own = w; /* outcome_done's own record */
 }
 
-static void stale_add(struct upw *u, uint64_t cid)
+void gate_stale_add(struct upw *u, uint64_t cid)
 {
 	u->stale[u->nstale++ % (sizeof u->stale / sizeof *u->stale)] = cid;
 }
@@ -1437,7 +744,7 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 	const struct cv *rb = cv_get(f->body, "result"), *eb = cv_get(f->body, "error");
 	if (!rb == !eb)
 		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: exactly one of result and error");
-	struct gcall *c = gcall_find(s, s->cur, cid);
+	struct gcall *c = gate_gcall_find(s, s->cur, cid);
 	struct upw *u = upw_of(s, s->cur);
 	if (!c) {
 		if (u && stale_has(u, cid))
@@ -1450,10 +757,10 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 		char text[PROTO_UP_ERROR_MAX + 64];
 		snprintf(text, sizeof text, "upstream %s: %.*s", c->upstream, (int)eb->n, (const char *)eb->s);
 		const struct cv *unk = cv_get(f->body, "unknown");
-		call_end(s, c, unk && unk->t == CV_TRUE ? "unknown" : "error", NULL, 0, NULL, text);
+		gate_call_end(s, c, unk && unk->t == CV_TRUE ? "unknown" : "error", NULL, 0, NULL, text);
 		return 0;
 	}
-	json_t *res = cbor_json(rb, CV_MAP, PROTO_UP_RESULT_MAX);
+	json_t *res = gate_cbor_json(rb, CV_MAP, PROTO_UP_RESULT_MAX);
 	if (!res)
 		return as_fail(err, AS_ECORRUPT, "F_UP_RESULT: result is not a canonical CBOR map");
 	const char *rt = json_string_value(json_object_get(res, "resultType"));
@@ -1463,7 +770,7 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 			 "upstream %s: its answer has resultType \"%.40s\", which assent does not carry", c->upstream,
 			 rt);
 		json_decref(res);
-		call_end(s, c, "error", NULL, 0, NULL, text);
+		gate_call_end(s, c, "error", NULL, 0, NULL, text);
 		return 0;
 	}
 	if (rt && !strcmp(rt, "input_required")) {
@@ -1472,12 +779,12 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
 		json_decref(res);
 		snprintf(text, sizeof text, "upstream %s: %s", c->upstream, why);
 		if (ir)
-			call_end(s, c, "input_required", rb->s, rb->n, ir, NULL);
+			gate_call_end(s, c, "input_required", rb->s, rb->n, ir, NULL);
 		else
-			call_end(s, c, "error", NULL, 0, NULL, text);
+			gate_call_end(s, c, "error", NULL, 0, NULL, text);
 		return 0;
 	}
-	call_end(s, c, json_is_true(json_object_get(res, "isError")) ? "is_error" : "ok", rb->s, rb->n, res, NULL);
+	gate_call_end(s, c, json_is_true(json_object_get(res, "isError")) ? "is_error" : "ok", rb->s, rb->n, res, NULL);
 	return 0;
 }
 
@@ -1494,13 +801,13 @@ void gate_tick(struct signer *s)
 			continue;
 		struct upw *u = upw_of(s, c->k);
 		if (u)
-			stale_add(u, c->cid);
+			gate_stale_add(u, c->cid);
 		char text[300];
 		snprintf(text, sizeof text,
 			 "upstream %s did not answer within %u s (ASSENT_UPSTREAM_CALL_TIMEOUT): the call was "
 			 "forwarded and its outcome is unknown",
 			 c->upstream, s->call_timeout_s);
-		call_end(s, c, "unknown", NULL, 0, NULL, text);
+		gate_call_end(s, c, "unknown", NULL, 0, NULL, text);
 	}
 }
 
@@ -1510,7 +817,7 @@ void gate_worker_down(struct signer *s, int k, const char *why)
 	struct upw *u = upw_of(s, k);
 	if (!u)
 		return;
-	kill_server(u);
+	gate_kill_server(u);
 	u->ready = 0;
 	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
 		struct gcall *c = &s->gcalls[i];
@@ -1521,254 +828,8 @@ void gate_worker_down(struct signer *s, int k, const char *why)
 			 "upstream %s stopped (%s) while the call was in flight: it was forwarded and its outcome is "
 			 "unknown",
 			 c->upstream, why);
-		call_end(s, c, "unknown", NULL, 0, NULL, text);
+		gate_call_end(s, c, "unknown", NULL, 0, NULL, text);
 	}
-}
-
-/* ---- what passes through during a call: progress, log messages, cancellation ---- */
-
-/* The only call in flight to upstream k: a log message a server sends names no call, so it
- * reaches an agent only when it can be only this one's; NULL when there are none or several. */
-static struct gcall *only_call(struct signer *s, int k)
-{
-	struct gcall *one = NULL;
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++)
-		if (s->gcalls[i].used && s->gcalls[i].k == k) {
-			if (one)
-				return NULL;
-			one = &s->gcalls[i];
-		}
-	return one;
-}
-
-static void note_to(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *js)
-{
-	struct cv_arena fa;
-	cv_arena_init(&fa, 16);
-	struct cv *nf = ipc_frame_new(&fa, F_NOTE, 4);
-	char e2[AS_ERRLEN];
-	struct worker *w = &s->w[W_MCP];
-	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", conn) &&
-	    !ipc_put_text(&fa, nf, "rid", rid, strlen(rid)) &&
-	    !ipc_put_text(&fa, nf, "method", method, strlen(method)) &&
-	    !ipc_put_text(&fa, nf, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
-	cv_arena_free(&fa);
-}
-
-/* A resource of upstream s->cur changed: each client subscribed to it hears so. */
-static int resource_updated(struct signer *s, const struct cv *pb, char *err)
-{
-	json_t *params = cbor_json(pb, CV_MAP, PROTO_UP_NOTE_MAX);
-	const char *uri = json_string_value(json_object_get(params, "uri"));
-	struct upw *u = upw_of(s, s->cur);
-	if (!uri || !u) {
-		json_decref(params);
-		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a resource update without its uri");
-	}
-	json_t *p = json_pack("{s:s}", "uri", uri);
-	char *js = p ? json_dumps(p, JSON_COMPACT) : NULL;
-	size_t i;
-	json_t *x;
-	json_array_foreach(s->subs, i, x)
-	{
-		if (!strcmp(json_string_value(json_array_get(x, 1)), u->cfg->name) &&
-		    !strcmp(json_string_value(json_array_get(x, 2)), uri))
-			note_to(s, (uint64_t)json_integer_value(json_array_get(x, 0)), "",
-				"notifications/resources/updated", js);
-	}
-	free(js);
-	json_decref(p);
-	json_decref(params);
-	return 0;
-}
-
-int h_up_note(void *ctx, struct ipc_frame *f, char *err)
-{
-	struct signer *s = ctx;
-	uint64_t cid = cv_get(f->body, "cid")->u;
-	const struct cv *mt = cv_get(f->body, "method"), *pb = cv_get(f->body, "params");
-	int progress = cv_text_eq(mt, "notifications/progress"), log = cv_text_eq(mt, "notifications/message");
-	if (cv_text_eq(mt, "notifications/resources/updated") && cid == 0)
-		return resource_updated(s, pb, err);
-	if (!progress && !log)
-		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a notification the gate does not relay");
-	if (cid > s->next_cid || (progress != (cid != 0)))
-		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: about call %llu, which was never dispatched",
-			       (unsigned long long)cid);
-	struct gcall *c = cid ? gcall_find(s, s->cur, cid) : only_call(s, s->cur);
-	if (!c)
-		return 0; /* the call ended meanwhile, or a log message for no one call: dropped */
-	json_t *params = cbor_json(pb, CV_MAP, PROTO_UP_NOTE_MAX);
-	if (!params)
-		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: params is not a canonical CBOR map");
-	char *js = json_dumps(params, JSON_COMPACT);
-	json_decref(params);
-	note_to(s, c->conn, c->rid, progress ? "notifications/progress" : "notifications/message", js);
-	free(js);
-	return 0;
-}
-
-/* The agent cancelled a call that was forwarded: its server is told (MCP cancellation),
- * and the call ends outcome unknown (it may have run); a late answer is dropped. */
-void gate_cancel(struct signer *s, uint64_t conn, const char *rid)
-{
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
-		struct gcall *c = &s->gcalls[i];
-		if (!c->used || c->conn != conn || strcmp(c->rid, rid))
-			continue;
-		struct cv_arena a;
-		cv_arena_init(&a, 16);
-		struct cv *f = ipc_frame_new(&a, F_UP_CANCEL, 1);
-		char err[AS_ERRLEN];
-		struct worker *w = &s->w[c->k];
-		if (f && w->fd >= 0 && !ipc_put_uint(&a, f, "cid", c->cid) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			slog("warning", "upstream %s: its cancel could not be sent", c->upstream);
-		cv_arena_free(&a);
-		struct upw *u = upw_of(s, c->k);
-		if (u)
-			stale_add(u, c->cid);
-		c->conn = 0; /* nobody waits for an answer now */
-		call_end(s, c, "unknown", NULL, 0, NULL, "the agent cancelled the call after it was forwarded");
-	}
-}
-
-/* ---- a server's requests of the client: to the client of the call, never another ---- */
-
-static void up_answer(struct signer *s, int k, const char *sid, const char *key, const uint8_t *p, size_t n)
-{
-	struct cv_arena a;
-	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_UP_ANSWER, 2);
-	char err[AS_ERRLEN];
-	struct worker *w = &s->w[k];
-	if (f && w->fd >= 0 && !ipc_put_text(&a, f, "sid", sid, strlen(sid)) && !ipc_put_bytes(&a, f, key, p, n) &&
-	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
-		slog("warning", "upstream worker %d: an answer could not be sent", k - W_UP0);
-	cv_arena_free(&a);
-}
-
-/* An error for the server's request, as canonical CBOR {code, message}. */
-static void up_refuse(struct signer *s, int k, const char *sid, const char *why)
-{
-	json_t *e = json_pack("{s:i,s:s}", "code", -32603, "message", why);
-	struct buf b;
-	buf_init(&b, PROTO_UP_NOTE_MAX);
-	char err[AS_ERRLEN];
-	if (e && call_value_encode(e, PROTO_UP_NOTE_MAX, &b, err) == 0)
-		up_answer(s, k, sid, "error", b.p, b.len);
-	buf_free(&b);
-	json_decref(e);
-}
-
-/* A server's roots/list that no single call's client can answer (at start-up, or with several
- * calls in flight), answered as a client would: with the entry's "roots" (none: empty). */
-static void up_roots(struct signer *s, int k, const char *sid)
-{
-	const struct upw *u = upw_of(s, k);
-	json_t *list = json_array();
-	static char uri[3 * UP_STRING_MAX + 8];
-	for (size_t i = 0; u && list && i < u->cfg->nroots; i++)
-		if (upstreams_file_uri(u->cfg->roots[i], uri, sizeof uri) == 0)
-			json_array_append_new(list, json_pack("{s:s,s:s}", "uri", uri, "name", u->cfg->roots[i]));
-	json_t *r = json_pack("{s:o}", "roots", list);
-	struct buf b;
-	buf_init(&b, PROTO_UP_NOTE_MAX);
-	char err[AS_ERRLEN];
-	if (r && call_value_encode(r, PROTO_UP_NOTE_MAX, &b, err) == 0)
-		up_answer(s, k, sid, "result", b.p, b.len);
-	else
-		up_refuse(s, k, sid, "the configured roots do not fit one answer");
-	buf_free(&b);
-	json_decref(r);
-}
-
-int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
-{
-	struct signer *s = ctx;
-	const struct cv *sv = cv_get(f->body, "sid"), *mt = cv_get(f->body, "method"), *pb = cv_get(f->body, "params");
-	char sid[PROTO_RID_MAX + 1];
-	snprintf(sid, sizeof sid, "%.*s", (int)sv->n, (const char *)sv->s);
-	if (!cv_text_eq(mt, "sampling/createMessage") && !cv_text_eq(mt, "elicitation/create") &&
-	    !cv_text_eq(mt, "roots/list"))
-		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: a request the gate does not relay");
-	json_t *params = cbor_json(pb, CV_MAP, PROTO_UP_NOTE_MAX);
-	if (!params)
-		return as_fail(err, AS_ECORRUPT, "F_UP_ASK: params is not a canonical CBOR map");
-	/* Over stdio a server's request names no call: it is relayed only when it can be only
-	 * one agent's, the client of the one call in flight to this server. */
-	struct gcall *c = only_call(s, s->cur);
-	if (!c && cv_text_eq(mt, "roots/list")) { /* no one client to ask: the operator's roots */
-		json_decref(params);
-		up_roots(s, s->cur, sid);
-		return 0;
-	}
-	struct gask *q = NULL;
-	for (size_t i = 0; c && i < GASKS_MAX && !q; i++)
-		if (!s->asks[i].used)
-			q = &s->asks[i];
-	if (!c || !q) {
-		json_decref(params);
-		up_refuse(s, s->cur, sid,
-			  c ? "too many requests are waiting for clients"
-			    : "assent relays a server's request only to the client of its one call in flight");
-		return 0;
-	}
-	*q = (struct gask){.used = 1, .k = s->cur, .aid = ++s->next_aid, .cid = c->cid, .conn = c->conn};
-	snprintf(q->sid, sizeof q->sid, "%s", sid);
-	char *js = json_dumps(params, JSON_COMPACT);
-	json_decref(params);
-	char m[32];
-	snprintf(m, sizeof m, "%.*s", (int)mt->n, (const char *)mt->s);
-	struct cv_arena fa;
-	cv_arena_init(&fa, 16);
-	struct cv *nf = ipc_frame_new(&fa, F_ASK, 5);
-	char e2[AS_ERRLEN];
-	struct worker *w = &s->w[W_MCP];
-	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", c->conn) &&
-	    !ipc_put_text(&fa, nf, "rid", c->rid, strlen(c->rid)) && !ipc_put_uint(&fa, nf, "aid", q->aid) &&
-	    !ipc_put_text(&fa, nf, "method", m, strlen(m)) && !ipc_put_text(&fa, nf, "json", js, strlen(js)) &&
-	    ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
-	free(js);
-	cv_arena_free(&fa);
-	return 0;
-}
-
-/* The client's answer, to the server that asked: only from the connection that was asked. */
-int h_answer(void *ctx, struct ipc_frame *f, char *err)
-{
-	struct signer *s = ctx;
-	uint64_t conn = cv_get(f->body, "conn")->u, aid = cv_get(f->body, "aid")->u;
-	const struct cv *rb = cv_get(f->body, "result"), *eb = cv_get(f->body, "error");
-	if (!rb == !eb)
-		return as_fail(err, AS_ECORRUPT, "F_ANSWER: exactly one of result and error");
-	struct gask *q = NULL;
-	for (size_t i = 0; s->asks && i < GASKS_MAX && !q; i++)
-		if (s->asks[i].used && s->asks[i].aid == aid)
-			q = &s->asks[i];
-	if (!q) {
-		if (aid && aid <= s->next_aid)
-			return as_fail(err, AS_ENOTFOUND, "an answer to request %llu, which ended: dropped",
-				       (unsigned long long)aid);
-		return as_fail(err, AS_ECORRUPT, "an answer to request %llu, which was never asked",
-			       (unsigned long long)aid);
-	}
-	if (q->conn != conn)
-		return as_fail(err, AS_ECORRUPT, "an answer to request %llu from connection %llu, which was not asked",
-			       (unsigned long long)aid, (unsigned long long)conn);
-	q->used = 0;
-	if (gcall_find(s, q->k, q->cid)) /* its call still runs: the server still waits */
-		up_answer(s, q->k, q->sid, rb ? "result" : "error", rb ? rb->s : eb->s, rb ? rb->n : eb->n);
-	return 0;
-}
-
-/* A connection ended: its subscriptions go with it. */
-void gate_conn_end(struct signer *s, uint64_t conn)
-{
-	for (size_t i = json_array_size(s->subs); i-- > 0;)
-		if ((uint64_t)json_integer_value(json_array_get(json_array_get(s->subs, i), 0)) == conn)
-			json_array_remove(s->subs, i);
 }
 
 /* ---- gated calls collected as tasks ---- */

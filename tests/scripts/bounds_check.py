@@ -29,6 +29,7 @@ KNOWN = {
     'gateway/recorder/main.c:on_query',
     'gateway/signer/gate.c:h_call',
     'gateway/signer/supervise.c:spawn_worker',
+    'gateway/worker/mcp/feedback.c:mcp_check_request_feedback',
     'gateway/worker/mcp/mcp.c:mcp_parse_line',
     'gateway/worker/mcp/mhttp.c:mh_classify',
     'gateway/worker/mcp/worker_mcp.c:on_frame',
