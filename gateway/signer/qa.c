@@ -250,6 +250,31 @@ static void op_of(const struct ipc_frame *f, char op[17])
 	frame_text(f, "op", op, 17);
 }
 
+/* Who may ask each records question, per channel: the one table the three handlers read. */
+enum qa_perm {
+	QA_NO,	  /* not on this channel */
+	QA_ANY,	  /* an agent, on its own connection (mcp) */
+	QA_READ,  /* a registered reviewer, or an admin */
+	QA_ADMIN, /* control socket: root or the daemon's uid; web: an admin */
+};
+static const struct qa_row {
+	const char *op;
+	enum qa_perm mcp, ctl, web;
+} qa_rows[] = {
+    {"submit", QA_ANY, QA_NO, QA_NO},	 {"link", QA_ANY, QA_NO, QA_NO},	{"event", QA_ANY, QA_ADMIN, QA_NO},
+    {"list", QA_NO, QA_READ, QA_READ},	 {"stats", QA_NO, QA_READ, QA_READ},	{"show", QA_NO, QA_READ, QA_READ},
+    {"events", QA_NO, QA_READ, QA_READ}, {"status", QA_NO, QA_ADMIN, QA_ADMIN}, {"delete", QA_NO, QA_ADMIN, QA_ADMIN},
+    {"prune", QA_NO, QA_ADMIN, QA_NO},
+};
+
+static const struct qa_row *qa_row(const char *op)
+{
+	for (size_t i = 0; i < sizeof qa_rows / sizeof *qa_rows; i++)
+		if (!strcmp(qa_rows[i].op, op))
+			return &qa_rows[i];
+	return NULL;
+}
+
 /* An agent's question (F_QA): a report, or an event. */
 int h_qa(void *ctx, struct ipc_frame *f, char *err)
 {
@@ -290,7 +315,8 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 		send_result_text(s, c->id, rid, js, strlen(js), 0);
 		return 0;
 	}
-	if (strcmp(op, "submit") && strcmp(op, "link"))
+	const struct qa_row *row = qa_row(op);
+	if (!row || row->mcp != QA_ANY)
 		return as_fail(err, AS_ECORRUPT, "F_QA: \"%s\" is not a question an agent may ask", op);
 	ask(s, f, op, QA_TO_MCP, c->id, rid, &who);
 	return 0;
@@ -309,8 +335,8 @@ int h_ctl_qa(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(get_conn(s, f, W_REVIEW, &c, err));
 	char op[17];
 	op_of(f, op);
-	int admin_op = !strcmp(op, "status") || !strcmp(op, "delete") || !strcmp(op, "prune") || !strcmp(op, "event");
-	int read_op = !strcmp(op, "list") || !strcmp(op, "stats") || !strcmp(op, "show") || !strcmp(op, "events");
+	const struct qa_row *row = qa_row(op);
+	int admin_op = row && row->ctl == QA_ADMIN, read_op = row && row->ctl == QA_READ;
 	reload_registry(s);
 	const char *reviewer = registry_reviewer_by_uid(s->reg, c->uid);
 	struct qa_wait me = {.to = QA_TO_CTL, .conn = c->id};
@@ -363,8 +389,8 @@ void qa_web(struct signer *s, const struct ipc_frame *f, uint64_t hreq, const ch
 	char op[17];
 	op_of(f, op);
 	struct qa_wait me = {.to = QA_TO_WEB, .conn = hreq};
-	int admin_op = !strcmp(op, "status") || !strcmp(op, "delete");
-	int read_op = !strcmp(op, "list") || !strcmp(op, "stats") || !strcmp(op, "show") || !strcmp(op, "events");
+	const struct qa_row *row = qa_row(op);
+	int admin_op = row && row->web == QA_ADMIN, read_op = row && row->web == QA_READ;
 	if (!admin_op && !read_op) {
 		deliver_error(s, &me, PS_BAD_REQUEST, "unknown records question");
 		return;
