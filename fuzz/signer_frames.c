@@ -2,8 +2,12 @@
  * or review worker over a scratch ledger (gateway/signer/testseam.h: the daemon's own receiver and
  * dispatch tables, a real ledger, queue and policy). The input is a sequence of frames,
  * each a 2-byte big-endian word and frame body bytes (canonical CBOR, as ipc_send
- * writes it): the word's low 15 bits are the body's length, its high bit says the
- * review worker sent it (else the mcp worker). A signer is opened on one state directory
+ * writes it): the word's low 14 bits are the body's length, its high bits say which
+ * worker sent it: 00 the mcp worker, 10 the review worker, 01 and 11 the upstream worker
+ * of the gate's one upstream "fx" (a stdio entry whose server is never started: the
+ * frames are its worker's: its catalog, results, notes, questions), so a hostile upstream
+ * worker's frames reach the gate (gate.c, gate_relay.c, gatemrtr.c) with calls the mcp
+ * worker's frames made and the policy let through. A signer is opened on one state directory
  * per process, fed the frames of one input, and closed. Connection ids restart at 1 for
  * every input: agent connection 1 (uid 4242) and control connection 2 of reviewer
  * "alice" (uid 4243, registered once) exist before the first frame, so a review
@@ -32,7 +36,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* The id a review frame uses for "the request queued last" (the same length as a real one). */
 #define NEWEST_SID "req-00000000000000000000000000000000"
 
-static char g_dir[64], g_policy[128];
+static char g_dir[64], g_policy[128], g_upstreams[128];
 static unsigned long g_runs;
 
 static void fail(const char *why, const char *detail)
@@ -88,6 +92,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 				     "ask message ~ \"quorum\" quorum 2\n"
 				     /* a selection its client may answer (multi-round input, mrtr.c) */
 				     "ask type selection channels terminal,web,client\n"
+				     /* the gate: calls of fx's tools go at once, so results come */
+				     "allow upstream \"fx\"\n"
 				     "default ask\n";
 	if (!f || fputs(policy, f) < 0 || fclose(f) != 0)
 		fail("cannot write the policy", g_policy);
@@ -98,6 +104,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	    registry_save(reg, g_dir, err) != 0)
 		fail("cannot register the reviewer", err);
 	registry_free(reg);
+	snprintf(g_upstreams, sizeof g_upstreams, "%s/fuzz.upstreams.json", g_dir);
+	f = fopen(g_upstreams, "w");
+	if (!f || fputs("{\"mcpServers\": {\"fx\": {\"command\": \"/bin/true\"}}}\n", f) < 0 || fclose(f) != 0)
+		fail("cannot write the upstreams file", g_upstreams);
 	setenv("FEEDBACK_SIGN_TOKENS", "false", 1); /* no key per input: the token paths have their harness */
 	setenv("FEEDBACK_LOG_LEVEL", "ERROR", 1);
 	return 0;
@@ -113,11 +123,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("signer_test_new", err);
 	if (signer_test_agent(s, 4242) != 1 || signer_test_reviewer(s, 4243) != 2)
 		fail("the connections are not 1 (agent) and 2 (reviewer)", "");
+	if (signer_test_upstreams(s, g_upstreams, err) != 0)
+		fail("signer_test_upstreams", err);
 	uint64_t before = signer_test_ledger_size(s);
 	size_t off = 0;
 	while (off + 2 <= size) {
-		size_t n = (size_t)(data[off] & 0x7f) << 8 | data[off + 1];
-		int review = data[off] & 0x80;
+		size_t n = (size_t)(data[off] & 0x3f) << 8 | data[off + 1];
+		int review = (data[off] & 0xc0) == 0x80, upstream = (data[off] & 0x40) != 0;
 		off += 2;
 		if (n > size - off)
 			n = size - off;
@@ -131,7 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t *at = n >= 36 ? memmem(body, n, NEWEST_SID, 36) : NULL;
 		if (at && signer_test_newest_sid(s, sid) == 0)
 			memcpy(at, sid, 36);
-		int rc = signer_test_frame_from(s, review, body, n, err);
+		int rc = upstream ? signer_test_frame_up(s, 0, body, n, err)
+				  : signer_test_frame_from(s, review, body, n, err);
 		if (rc != 0 && !err[0])
 			fail("a refusal without a message", "");
 		signer_test_drain(s);

@@ -17,6 +17,9 @@ void gate_kill_server(struct upw *u);
 /* gate_catalog.c: the JSON of canonical CBOR b of type t, at most max bytes; NULL when it
  * is not (the signer reads what an upstream said only so). */
 json_t *gate_cbor_json(const struct cv *b, enum cv_type t, size_t max);
+/* gate_catalog.c: what the gate holds (catalogs, calls, the upstreams file), freed; for
+ * the test seam (the daemon's memory goes with its process). */
+void gate_free(struct signer *s);
 
 /* gate.c: a dispatched call's end, its outcome ledgered when the call was and its agent
  * answered with res (taken; NULL: an isError result or JSON-RPC error of text); the call

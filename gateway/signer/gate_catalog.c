@@ -311,3 +311,16 @@ int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
 	send_catalog(s);
 	return 0;
 }
+
+void gate_free(struct signer *s)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		tools_free(&s->up[i]);
+	free(s->gcalls);
+	free(s->asks);
+	s->gcalls = NULL;
+	s->asks = NULL;
+	s->nup = 0;
+	upstreams_free(s->ups);
+	s->ups = NULL;
+}

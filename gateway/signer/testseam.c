@@ -10,12 +10,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "gateway/signer/gate.h"
 #include "gateway/signer/state.h"
 
 struct seam {
 	struct signer s; /* first: a struct signer * is a struct seam * */
 	struct signer_opts o;
-	char state[4096], policy[4096];
+	char state[4096], policy[4096], upstreams[4096];
 	int peer[NWORKERS]; /* each worker's end */
 	int ctl[MAX_CONNS]; /* a reviewer's end of each control connection (signer_test_reviewer) */
 };
@@ -122,6 +123,7 @@ void signer_test_free(struct signer *s)
 		ledger_close(s->ledger);
 	registry_free(s->reg);
 	policy_free(s->pol);
+	gate_free(s);
 	for (int k = 0; k < NWORKERS; k++) {
 		if (s->w[k].fd >= 0) {
 			ipc_conn_free(&s->w[k].ipc);
@@ -211,6 +213,8 @@ static int seam_send(struct seam *m, int k, const uint8_t *body, size_t len, cha
 	return 0;
 }
 
+static int frame_k(struct signer *s, int k, const uint8_t *body, size_t len, char *err);
+
 int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *err)
 {
 	return signer_test_frame_from(s, 0, body, len, err);
@@ -218,8 +222,39 @@ int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *e
 
 int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, size_t len, char *err)
 {
+	return frame_k(s, review ? W_REVIEW : W_MCP, body, len, err);
+}
+
+int signer_test_frame_up(struct signer *s, size_t i, const uint8_t *body, size_t len, char *err)
+{
+	if (i >= s->nup)
+		return as_fail(err, AS_EINVAL, "test signer: no upstream %zu", i);
+	return frame_k(s, W_UP0 + (int)i, body, len, err);
+}
+
+int signer_test_upstreams(struct signer *s, const char *file, char *err)
+{
 	struct seam *m = (struct seam *)s;
-	int k = review ? W_REVIEW : W_MCP;
+	snprintf(m->upstreams, sizeof m->upstreams, "%s", file);
+	m->o.upstreams = m->upstreams;
+	s->call_timeout_s = 300;
+	GUARD(upstreams_load(file, &s->ups, err));
+	if (s->ups->n > UP_WORKERS)
+		return as_fail(err, AS_EINVAL, "test signer: at most %d upstreams", UP_WORKERS);
+	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks)))
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	s->nup = s->ups->n;
+	for (size_t i = 0; i < s->nup; i++) {
+		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
+		GUARD(seam_connect(m, W_UP0 + (int)i, err));
+	}
+	return 0;
+}
+
+/* body from worker k, through the receiver and k's dispatch table; the turn ends. */
+static int frame_k(struct signer *s, int k, const uint8_t *body, size_t len, char *err)
+{
+	struct seam *m = (struct seam *)s;
 	struct worker *w = &s->w[k];
 	if (w->fd < 0 && seam_connect(m, k, err) != 0) /* restarted, as the daemon would */
 		return AS_EIO;

@@ -44,6 +44,12 @@ int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *e
 /* The same from the review worker when review is not 0. */
 int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, size_t len, char *err);
 
+/* The gate, from an upstreams file (assent.upstreams(5)): each upstream's worker connected
+ * (its hello said) through a socketpair, no server started; its catalog comes in the
+ * worker's F_UP_TOOLS frames. body from upstream i's worker, as signer_test_frame. */
+int signer_test_upstreams(struct signer *s, const char *file, char *err);
+int signer_test_frame_up(struct signer *s, size_t i, const uint8_t *body, size_t len, char *err);
+
 /* Entries in the ledger, as this signer appended them. */
 uint64_t signer_test_ledger_size(const struct signer *s);
 /* The session id of the request that was queued last ("req-" and 32 hex digits), so
