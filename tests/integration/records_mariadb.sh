@@ -22,25 +22,13 @@ cat >"$T/ups.json" <<JSON
 JSON
 printf 'allow upstream up tool echo\ndefault ask same-user ok\n' >"$T/p.policy"
 
-# agent STATE TEXT: one echo call and one event over stdio.
+# agent STATE TEXT: one echo call and one event over stdio, each answered before it ends.
 agent() {
-	$PY - "$1" "$ROOT/build" "$2" <<'PY'
-import json, subprocess, sys
-state, build, text = sys.argv[1:4]
-p = subprocess.Popen([f"{build}/assentd", "--stdio", "--state", state], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL)
-msgs = [("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "my", "version": "1"}}),
-        ("tools/call", {"name": "up__echo", "arguments": {"text": text}}),
-        ("tools/call", {"name": "qa_record_event", "arguments": {"kind": "deploy.finished", "key": text}})]
-for i, (m, prm) in enumerate(msgs, 1):
-    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": prm}) + "\n").encode())
-    p.stdin.flush()
-    for line in p.stdout:
-        if json.loads(line).get("id") == i:
-            break
-p.stdin.close()
-p.wait(timeout=20)
-PY
+	local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"my","version":"1"}}}'
+	local call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"up__echo","arguments":{"text":"'$2'"}}}'
+	local event='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"qa_record_event","arguments":{"kind":"deploy.finished","key":"'$2'"}}}'
+	printf '%s\n' "$init" "$call" "$event" | (cat; for _ in $(seq 100); do [ "$(grep -c '"id":[23]' "$1.agent")" -ge 2 ] && break; sleep 0.1; done) |
+		"$ASSENTD" --stdio --state "$1" >"$1.agent" 2>/dev/null
 }
 
 # until_sql DIR SQL WANT: waits (bounded) until SQL answers WANT; the last answer in GOT.

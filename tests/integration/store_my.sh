@@ -18,22 +18,11 @@ fi
 check "it listens on no TCP port (its log says port: 0)" grep -q "socket: '$T/my/sock/my.sock'  port: 0 " "$T/my/server.log"
 check "its socket is in the scratch directory" test -S "$T/my/sock/my.sock"
 
-# run_cases BINARY: the binary's TAP; one line here for the mysql group.
+. "$ROOT/tests/integration/store_cases.sh"
 run_cases() {
-	local bin=$1 name
-	name=$(basename "$(dirname "$(dirname "$bin")")")/$(basename "$bin")
-	ASSENT_TEST_MY=$URL CMOCKA_MESSAGE_OUTPUT=tap "$bin" >"$T/cases.out" 2>"$T/cases.err"
-	local rc=$?
-	# The group's lines are those between the sqlite group's summary and its own.
-	local my_ok my_bad
-	my_ok=$(sed -n '/^# .* - sqlite$/,/^# .* - mysql$/p' "$T/cases.out" | grep -c '^ok ')
-	my_bad=$(sed -n '/^# .* - sqlite$/,/^# .* - mysql$/p' "$T/cases.out" | grep -c '^not ok ')
-	if [ "$rc" -eq 0 ] && [ "$my_ok" -ge 11 ] && [ "$my_bad" -eq 0 ] && grep -q '^# ok - mysql$' "$T/cases.out"; then
-		ok "$name: all $my_ok store cases pass on MariaDB"
-	else
-		not_ok "$name on MariaDB: exit $rc, $my_ok passed, $my_bad failed: $(grep -E '^not ok|ERROR|failed' "$T/cases.out" "$T/cases.err" | head -5 | tr '\n' ' ' | head -c 400)"
-	fi
-	check "$name: the password is in none of its messages" sh -c "! grep -qF '$(cat "$T/my/password")' '$T/cases.out' '$T/cases.err'"
+	store_cases "$1" ASSENT_TEST_MY "$URL" mysql MariaDB
+	check "${1#$ROOT/build/}: the password is in none of its messages" \
+		sh -c "! grep -qF '$(cat "$T/my/password")' '$T/cases.out' '$T/cases.err'"
 }
 run_cases "$ROOT/build/tests/store_test"
 [ -x "$ROOT/build/san/tests/store_test" ] && run_cases "$ROOT/build/san/tests/store_test"

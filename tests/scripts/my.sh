@@ -30,30 +30,8 @@ dir=$2
 command -v mariadb-install-db >/dev/null || die "no mariadb-install-db (apt-get install mariadb-server: make deps)"
 case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
 
-as() {
-	cd "$dir" 2>/dev/null || cd /
-	if [ "$(id -u)" -ne 0 ]; then
-		"$@"
-	elif command -v runuser >/dev/null; then
-		runuser -u "$owner" -- "$@"
-	else
-		setpriv --reuid="$owner" --regid="$owner" --init-groups -- "$@"
-	fi
-}
-
-owner=$(id -un)
-if [ "$(id -u)" -eq 0 ]; then
-	if [ -f "$dir/owner" ]; then
-		owner=$(cat "$dir/owner")
-	elif id mysql >/dev/null 2>&1; then
-		owner=mysql
-	else
-		id assent-my >/dev/null 2>&1 ||
-			useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin assent-my ||
-			die "cannot create the system user assent-my to run MariaDB as (the server refuses root)"
-		owner=assent-my
-	fi
-fi
+. "$(dirname "$0")/owner.sh"
+pick_owner mysql assent-my MariaDB
 
 sock() { echo "$dir/sock/my.sock"; }
 client() { mariadb --no-defaults --socket="$(sock)" -uroot --batch --skip-column-names "$@"; }
