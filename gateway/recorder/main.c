@@ -477,9 +477,6 @@ static int setup(struct rec *r, uid_t uid, char *err)
 				  .uid = uid};
 	if (confine_enter(&co, err) != 0)
 		return AS_EIO;
-	/* Opened within the confinement, so that its files are the recorder's own. */
-	if (open_db(r, err) != 0)
-		ipc_log(FD, "error", "recorder: the database: %s (retried)", err);
 	return 0;
 }
 
@@ -512,6 +509,11 @@ int main(int argc, char **argv)
 	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
 	if (!hello || ipc_put_text(&a, hello, "kind", "recorder", 8) != 0 || ipc_send(FD, hello, -1, err) != 0)
 		return 2;
+	/* Opened within the confinement, so that its files are the recorder's own, and after the
+	 * hello: the records and queries the signer sends meanwhile wait on the socket, where
+	 * before they were dropped while a server took its time (MySQL's first CREATE TABLEs). */
+	if (open_db(&r, err) != 0)
+		ipc_log(FD, "error", "recorder: the database: %s (retried)", err);
 	for (;;) {
 		struct pollfd pf = {.fd = FD, .events = POLLIN};
 		int timeout = r.nq || r.ne ? FLUSH_MS / 2 : 1000;
