@@ -18,7 +18,7 @@ fi
 check "it listens on no TCP port (its log says port: 0)" grep -q "socket: '$T/my/sock/my.sock'  port: 0 " "$T/my/server.log"
 check "its socket is in the scratch directory" test -S "$T/my/sock/my.sock"
 
-. "$ROOT/tests/integration/store_cases.sh"
+. "$ROOT/tests/scripts/store_cases.sh"
 run_cases() {
 	store_cases "$1" ASSENT_TEST_MY "$URL" mysql MariaDB
 	check "${1#$ROOT/build/}: the password is in none of its messages" \

@@ -18,7 +18,7 @@ fi
 check "it listens on no TCP port" sh -c "! grep -qE 'listening on IPv[46]' '$T/pg/server.log'"
 check "its socket is in the scratch directory" test -S "$T/pg/sock/.s.PGSQL.5432"
 
-. "$ROOT/tests/integration/store_cases.sh"
+. "$ROOT/tests/scripts/store_cases.sh"
 run_cases() { store_cases "$1" ASSENT_TEST_PG "$CONN" postgresql PostgreSQL; }
 run_cases "$ROOT/build/tests/store_test"
 [ -x "$ROOT/build/san/tests/store_test" ] && run_cases "$ROOT/build/san/tests/store_test"

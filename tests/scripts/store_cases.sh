@@ -1,4 +1,4 @@
-# Sourced by store_pg.sh and store_my.sh (after lib.sh): store_test's cases on a real server.
+# Sourced by tests/integration/store_pg.sh and store_my.sh (after lib.sh): store_test's cases on a real server.
 # store_cases BINARY VAR VALUE GROUP NAME: runs BINARY with VAR=VALUE; one TAP line here for its
 # cmocka group GROUP (the lines between the sqlite group's summary and GROUP's own), NAME the
 # database as the line says it; the output stays in $T/cases.out and $T/cases.err.
