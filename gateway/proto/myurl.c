@@ -8,9 +8,23 @@
 #include "gateway/proto/myurl.h"
 #include "common/util.h"
 
+/* The scheme's length with its ':' when url is of this kind: "mysql:", "mariadb:", or either
+ * with a SQLAlchemy driver ("mysql+pymysql:", "mariadb+mariadbconnector:"); 0 otherwise. */
+static size_t scheme_len(const char *url)
+{
+	size_t n = !url ? 0 : !strncasecmp(url, "mysql", 5) ? 5 : !strncasecmp(url, "mariadb", 7) ? 7 : 0;
+	if (n && url[n] == '+') {
+		size_t d = 1;
+		while (d <= 32 && (isalnum((unsigned char)url[n + d]) || url[n + d] == '_'))
+			d++;
+		n = d > 1 ? n + d : 0;
+	}
+	return n && url[n] == ':' ? n + 1 : 0;
+}
+
 int myurl_is(const char *url)
 {
-	return url && (!strncasecmp(url, "mysql:", 6) || !strncasecmp(url, "mariadb:", 8));
+	return scheme_len(url) > 0;
 }
 
 static int hexval(char c)
@@ -97,20 +111,32 @@ static int parse_host(const char *s, size_t n, struct myurl *u, char *err)
 	return 0;
 }
 
-/* The query: socket=PATH, nothing else. */
+/* The query: socket=PATH (unix_socket=PATH, SQLAlchemy's word), charset=utf8mb4 (what the
+ * recorder uses anyway), nothing else. */
 static int parse_query(const char *q, struct myurl *u, char *err)
 {
 	while (*q) {
-		size_t n = strcspn(q, "&");
-		if (n > 7 && !strncmp(q, "socket=", 7)) {
-			GUARD(decode(q + 7, n - 7, u->socket, MYURL_SOCK_MAX, "socket path", err));
+		size_t n = strcspn(q, "&"), k = !strncmp(q, "socket=", 7)	  ? 7
+						: !strncmp(q, "unix_socket=", 12) ? 12
+										  : 0;
+		if (!strncmp(q, "charset=", 8)) {
+			if (n != 15 || strncasecmp(q + 8, "utf8mb4", 7))
+				return as_fail(
+				    err, AS_EINVAL,
+				    "database URL: charset=%.*s: the records are always utf8mb4 (leave it out, "
+				    "or charset=utf8mb4)",
+				    (int)(n - 8 < 32 ? n - 8 : 32), q + 8);
+		} else if (k && n > k) {
+			GUARD(decode(q + k, n - k, u->socket, MYURL_SOCK_MAX, "socket path", err));
 			if (u->socket[0] != '/')
 				return as_fail(err, AS_EINVAL, "database URL: socket=%.64s is not an absolute path",
 					       u->socket);
 		} else {
-			size_t k = strcspn(q, "=&");
-			return as_fail(err, AS_EINVAL, "database URL: unknown parameter \"%.*s\" (only socket=PATH)",
-				       (int)(k < 32 ? k : 32), q);
+			size_t name = strcspn(q, "=&");
+			return as_fail(
+			    err, AS_EINVAL,
+			    "database URL: unknown parameter \"%.*s\" (only socket=PATH and charset=utf8mb4)",
+			    (int)(name < 32 ? name : 32), q);
 		}
 		q += n;
 		if (*q == '&')
@@ -124,7 +150,7 @@ int myurl_parse(const char *url, struct myurl *u, char *err)
 	memset(u, 0, sizeof *u);
 	if (!myurl_is(url))
 		return as_fail(err, AS_EINVAL, "database URL: expected mysql:// or mariadb://");
-	const char *p = strchr(url, ':') + 1;
+	const char *p = url + scheme_len(url);
 	if (strncmp(p, "//", 2))
 		return as_fail(err, AS_EINVAL,
 			       "database URL: expected mysql://USER:PASSWORD@HOST[:PORT]/DATABASE (no \"//\" after the "

@@ -5,8 +5,10 @@
  *   mysql://USER[:PASSWORD]@[IPV6][:PORT]/DATABASE
  *   mysql://USER[:PASSWORD]@localhost/DATABASE?socket=PATH  a unix socket (PATH absolute)
  *   mysql://USER[:PASSWORD]@/DATABASE?socket=PATH           the same
- * "mariadb://" is the same. USER, PASSWORD, DATABASE and PATH may be percent-encoded (%40 for
- * '@', %2F for '/', %3A for ':'). Errors name the part that is wrong and never quote the
+ * "mariadb://" is the same, and so are SQLAlchemy's forms with a driver ("mysql+pymysql://",
+ * "mariadb+mariadbconnector://": the seed's words; the driver is ignored), "unix_socket=" for
+ * "socket=", and "charset=utf8mb4" (the only charset). USER, PASSWORD, DATABASE and PATH may be
+ * percent-encoded (%40 for '@', %2F for '/', %3A for ':'). Errors name the part that is wrong and never quote the
  * password (nor the URL, which holds it). */
 #ifndef ASSENT_MYURL_H
 #define ASSENT_MYURL_H
@@ -28,7 +30,8 @@ struct myurl {
 	int has_pass;
 };
 
-/* 1 when url starts "mysql:" or "mariadb:" (any case): a URL of this kind, well formed or not. */
+/* 1 when url starts "mysql:" or "mariadb:" (any case, with or without "+DRIVER"): a URL of
+ * this kind, well formed or not. */
 int myurl_is(const char *url);
 /* Parse url into *out (zeroed first). AS_EINVAL with err (AS_ERRLEN) naming what is wrong. */
 int myurl_parse(const char *url, struct myurl *out, char *err);

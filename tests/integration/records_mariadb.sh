@@ -2,7 +2,8 @@
 # MySQL / MariaDB as the records database (issue 29, 2: the seed's third database), end to end:
 # tests/scripts/my.sh starts Debian's MariaDB 10.11 in a scratch directory; assentd records
 # into it through its confined recorder (its own uid, seccomp, Landlock), once over the unix
-# socket (?socket=PATH) and once over TCP on 127.0.0.1; a call and an event are read back with
+# socket (?socket=PATH) and once over TCP on 127.0.0.1 (in the seed's SQLAlchemy form,
+# mysql+pymysql://...?charset=utf8mb4); a call and an event are read back with
 # the seed's columns; the server stopped mid-run queues the records, which are written once it
 # is back; the password is never in the daemon's log.
 . "$(dirname "$0")/../lib.sh"
@@ -49,6 +50,8 @@ run() { # LABEL [MY_PORT]
 		return
 	fi
 	chmod 0711 "$D"
+	# over TCP, the seed's SQLAlchemy form of the URL (a driver, charset=utf8mb4)
+	[ -n "$port" ] && URL="mysql+pymysql://${URL#mysql://}?charset=utf8mb4"
 	local PW
 	PW=$(cat "$D/password")
 	ok "[$label] my.sh starts MariaDB: ${URL/$PW/***}"

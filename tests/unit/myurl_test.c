@@ -50,7 +50,16 @@ static void test_taken(void **st)
 	assert_string_equal(u.host, ""); /* a socket: the host was only a name for it */
 	assert_string_equal(u.socket, "/tmp/s");
 
-	assert_true(myurl_is("MYSQL://x") && myurl_is("mariadb:") && !myurl_is("postgresql://") && !myurl_is(NULL));
+	/* the seed's SQLAlchemy forms: a driver, unix_socket=, charset=utf8mb4 */
+	assert_int_equal(myurl_parse("mysql+pymysql://app:pw@db/r?charset=utf8mb4", &u, err), 0);
+	assert_string_equal(u.host, "db");
+	assert_string_equal(u.db, "r");
+	assert_int_equal(
+	    myurl_parse("mariadb+mariadbconnector://app:pw@/r?unix_socket=/run/m.sock&charset=UTF8MB4", &u, err), 0);
+	assert_string_equal(u.socket, "/run/m.sock");
+
+	assert_true(myurl_is("MYSQL://x") && myurl_is("mariadb:") && myurl_is("mysql+aiomysql://") &&
+		    !myurl_is("mysql+://") && !myurl_is("mysqlx://") && !myurl_is("postgresql://") && !myurl_is(NULL));
 }
 
 static void refused(const char *url, const char *why)
@@ -86,6 +95,8 @@ static void test_refused(void **st)
 	refused("mysql://u:Hunter22%00@h/d", "the password holds a control character");
 	refused("mysql://u:Hunter22@h/d?socket=rel.sock", "not an absolute path");
 	refused("mysql://u:Hunter22@h/d?ssl=1", "unknown parameter \"ssl\"");
+	refused("mysql://u:Hunter22@h/d?charset=latin1", "charset=latin1: the records are always utf8mb4");
+	refused("mysql+pymysql:u:Hunter22@h/d", "no \"//\"");
 	refused("mysql://u:Hunter22@db/d?socket=/s", "a socket is local");
 	refused("mysql://u:Hunter22@localhost:3306/d?socket=/s", "socket= with a port");
 	char big[700];
