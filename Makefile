@@ -148,9 +148,10 @@ ORACLE_LIBS_ledger_entry      := -lcbor
 ORACLE_LIBS_token             := -ljwt
 ORACLE_LIBS_token_oracle_test := -ljwt
 
-# The call recorder's database clients (gateway/recorder/db.c): what links the recorder
+# The call recorder's database clients (gateway/recorder/db.c, db_my.c: libmariadb for MySQL and
+# MariaDB): what links the recorder
 # links these, and so do the unit tests named db_* or store_* (unit_libs).
-REC_LIBS := -lsqlite3 -lpq
+REC_LIBS := -lsqlite3 -lpq -lmariadb
 unit_libs = $(ORACLE_LIBS_$(1)) $(if $(filter db_% store_%,$(1)),$(REC_LIBS))
 
 # ---- unit tests: each under the plain build and under the sanitizers ----

@@ -57,7 +57,7 @@ static const char usage_text[] =
     "(ASSENT_REVIEW_PROXY_GROUP) or with ASSENT_REVIEW_PROXY_SECRET\n"
     "(see assentd(1)).\n"
     "Call records (assentd(1) CALL RECORDS): FEEDBACK_INSTRUMENTATION_MODE (off|meta|full; meta),\n"
-    "ASSENT_RECORD_DATABASE (sqlite:STATE/records/calls.db; postgresql://...; off),\n"
+    "ASSENT_RECORD_DATABASE (sqlite:STATE/records/calls.db; postgresql://...; mysql://...; off),\n"
     "ASSENT_RECORD_JSONL (stderr or a file), ASSENT_RECORD_PREFIX (ffb_), ASSENT_RECORD_RETENTION,\n"
     "ASSENT_RECORD_EXCLUDE_TOOLS, ASSENT_RECORD_META_ONLY_TOOLS, ASSENT_RECORD_SAMPLE_RATES,\n"
     "ASSENT_RECORD_SOFT_STATUSES, ASSENT_RECORD_REDACT_KEYS, ASSENT_RECORD_EXTRA_KEYS (the extra\n"

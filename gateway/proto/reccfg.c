@@ -1,6 +1,7 @@
 /* The call records' configuration: defaults, the upstreams file's "records" section, the
  * environment, and the JSON sent to a worker (reccfg.h). */
 #include "gateway/proto/reccfg.h"
+#include "gateway/proto/myurl.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -358,16 +359,22 @@ int rec_cfg_load(struct rec_cfg *c, const json_t *section, const char *state, ch
 	    (size_t)snprintf(c->database, sizeof c->database, "sqlite:%s/%s/%s", state, STATE_RECORDS_DIR,
 			     STATE_RECORDS_DB) >= sizeof c->database)
 		return as_fail(err, AS_EINVAL, "the state directory's path is too long for the records database");
-	if (!strncasecmp(c->database, "mysql", 5) || !strncasecmp(c->database, "mariadb", 7))
+	if (myurl_is(c->database)) {
+		/* Checked here, so that a malformed URL stops the daemon; the recorder connects. */
+		struct myurl u;
+		char why[AS_ERRLEN];
+		int bad = myurl_parse(c->database, &u, why);
+		explicit_bzero(&u, sizeof u);
+		if (bad)
+			return as_fail(err, AS_EINVAL,
+				       "records %s (expected mysql://USER:PASSWORD@HOST[:PORT]/DATABASE "
+				       "or ...@/DATABASE?socket=PATH; the URL is not shown: it holds a password)",
+				       why);
+	} else if (strcmp(c->database, "off") && strncmp(c->database, "sqlite:", 7) &&
+		   strncmp(c->database, "postgresql:", 11) && strncmp(c->database, "postgres:", 9))
 		return as_fail(err, AS_EINVAL,
-			       "records database: MySQL and MariaDB are not supported (SQLite or PostgreSQL; a program "
-			       "given as ASSENT_RECORD_JSONL=|PROGRAM gets every record to load anywhere; the URL is "
-			       "not shown: it may hold a password)");
-	if (strcmp(c->database, "off") && strncmp(c->database, "sqlite:", 7) &&
-	    strncmp(c->database, "postgresql:", 11) && strncmp(c->database, "postgres:", 9))
-		return as_fail(err, AS_EINVAL,
-			       "records database: expected off, sqlite:PATH or a postgresql:// URL (the URL is not "
-			       "shown: it may hold a password)");
+			       "records database: expected off, sqlite:PATH, a postgresql:// URL or a mysql:// "
+			       "(mariadb://) URL (the URL is not shown: it may hold a password)");
 	if (!prefix_ok(c->prefix, 1))
 		return as_fail(err, AS_EINVAL,
 			       "records prefix \"%.40s\": expected a-z, 0-9 and _, starting with a letter", c->prefix);

@@ -91,7 +91,7 @@ static int landlock(const struct confine_opts *o, int *abi_out, int *rs_out, cha
 		return as_fail(err, AS_EIO, "recorder: landlock: create_ruleset: %s", strerror(errno));
 	uint64_t rw = LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_READ_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_REG |
 		      (abi >= 3 ? LL_FS_TRUNCATE : 0);
-	/* Its own directory, read and write; what libpq and the C library read (name service,
+	/* Its own directory, read and write; what libpq, libmariadb and the C library read (name service,
 	 * certificates, time zone, the kernel's randomness), read only; nothing else at all. */
 	int rc = o->dir ? ll_allow(rs, o->dir, rw) : 0;
 	static const char *const ro[] = {"/etc", "/usr/share/zoneinfo", "/usr/lib/ssl", "/dev/urandom"};
@@ -111,7 +111,9 @@ static int landlock(const struct confine_opts *o, int *abi_out, int *rs_out, cha
 	return 0;
 }
 
-/* What SQLite, libpq, jansson and the loop call; anything else kills the process. */
+/* What SQLite, libpq, libmariadb, jansson and the loop call; anything else kills the process
+ * (libmariadb needs nothing libpq does not: tests/integration/records_mariadb.sh runs it here,
+ * over a unix socket and over TCP, through a server restart). */
 static const int allowed[] = {
     SCMP_SYS(read),
     SCMP_SYS(write),
@@ -179,7 +181,7 @@ static const int allowed[] = {
     SCMP_SYS(flock),
 };
 
-/* A database client's network calls: PostgreSQL only. */
+/* A database client's network calls: PostgreSQL and MySQL only. */
 static const int net_calls[] = {SCMP_SYS(sendto),      SCMP_SYS(recvfrom),   SCMP_SYS(connect),
 				SCMP_SYS(setsockopt),  SCMP_SYS(getsockopt), SCMP_SYS(getsockname),
 				SCMP_SYS(getpeername), SCMP_SYS(shutdown)};

@@ -1,6 +1,6 @@
 /* The recorder's database connection (db.h): SQLite through libsqlite3, PostgreSQL
- * through libpq, both taking $1..$n text parameters and answering text columns, so that
- * store.c writes each query once. */
+ * through libpq, MySQL / MariaDB through libmariadb (db_my.c), all taking $1..$n text
+ * parameters and answering text columns, so that store.c writes each query once. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -15,9 +15,10 @@
 #include <sqlite3.h>
 
 #include "gateway/recorder/db.h"
+#include "gateway/recorder/db_my.h"
+#include "gateway/proto/myurl.h"
 #include "common/util.h"
 
-#define DB_SQL_SHOWN 48	 /* characters of a statement named in an error */
 #define DB_COLS_STACK 64 /* columns of a row without an allocation */
 
 struct db_stmt {
@@ -32,12 +33,13 @@ struct db {
 	char *target; /* SQLite path or libpq conninfo; may hold a password: wiped when freed */
 	sqlite3 *lite;
 	PGconn *pg;
+	struct dbmy *my;
 	struct db_stmt cache[DB_STMT_CACHE];
 	unsigned long clock;
 };
 
 /* The start of a statement, whitespace folded, for error messages. */
-static const char *sql_shown(const char *sql, char out[DB_SQL_SHOWN + 4])
+const char *db_sql_shown(const char *sql, char out[DB_SQL_SHOWN + 4])
 {
 	size_t o = 0;
 	int space = 0;
@@ -70,7 +72,7 @@ static void first_line(const char *msg, char *out, size_t n)
 }
 
 /* Replaces each occurrence of secret in s (NUL-terminated, in place) with "***". */
-static void mask_in(char *s, const char *secret)
+void db_mask(char *s, const char *secret)
 {
 	size_t n = secret ? strlen(secret) : 0;
 	if (n == 0)
@@ -100,7 +102,7 @@ static void pg_mask(char *msg, const char *target)
 	}
 	for (PQconninfoOption *o = opts; o->keyword; o++)
 		if (!strcmp(o->keyword, "password") && o->val)
-			mask_in(msg, o->val);
+			db_mask(msg, o->val);
 	PQconninfoFree(opts);
 }
 
@@ -228,6 +230,19 @@ int db_open(const char *url, struct db **out, char *err)
 		return as_fail(err, AS_EINVAL, "no database URL");
 	enum db_kind kind;
 	const char *target;
+	if (myurl_is(url)) {
+		struct db *d = calloc(1, sizeof *d);
+		if (!d)
+			return as_fail(err, AS_ENOMEM, "out of memory opening the database");
+		d->kind = DB_MYSQL;
+		int rc = dbmy_open(url, &d->my, err);
+		if (rc < 0) {
+			free(d);
+			return rc;
+		}
+		*out = d;
+		return 0;
+	}
 	if (!strncmp(url, "sqlite:", 7)) {
 		kind = DB_SQLITE;
 		target = url + 7;
@@ -244,8 +259,8 @@ int db_open(const char *url, struct db **out, char *err)
 		size_t k = strcspn(url, ":/@ ");
 		snprintf(shown, sizeof shown, "%.*s", (int)(k < 16 ? k : 16), url);
 		return as_fail(err, AS_EINVAL,
-			       "database URL of unknown kind \"%s...\": expected sqlite:PATH, postgresql://... or "
-			       "postgresql:CONNINFO",
+			       "database URL of unknown kind \"%s...\": expected sqlite:PATH, postgresql://..., "
+			       "postgresql:CONNINFO or mysql://... (mariadb://...)",
 			       shown);
 	}
 	if (kind == DB_POSTGRES) {
@@ -291,6 +306,7 @@ void db_close(struct db *d)
 	if (!d)
 		return;
 	disconnect(d);
+	dbmy_close(d->my);
 	if (d->target) {
 		explicit_bzero(d->target, strlen(d->target));
 		free(d->target);
@@ -305,8 +321,42 @@ enum db_kind db_kind(const struct db *d)
 
 int db_reconnect(struct db *d, char *err)
 {
+	if (d->kind == DB_MYSQL)
+		return dbmy_reconnect(d->my, err);
 	disconnect(d);
 	return d->kind == DB_SQLITE ? lite_connect(d, err) : pg_connect(d, err);
+}
+
+/* The PostgreSQL server's TCP port (5432 unless the conninfo says); 0 for a unix socket. */
+static unsigned pg_tcp_port(const char *url)
+{
+	const char *ci = !strncmp(url, "postgresql:", 11) && strncmp(url, "postgresql://", 13) ? url + 11 : url;
+	char *e = NULL;
+	PQconninfoOption *o = PQconninfoParse(ci, &e);
+	PQfreemem(e);
+	unsigned port = 5432;
+	int unix_sock = 0;
+	for (PQconninfoOption *x = o; x && x->keyword; x++) {
+		uint64_t v;
+		if (!strcmp(x->keyword, "port") && x->val && *x->val && parse_u64(x->val, &v) == 0 && v && v < 65536)
+			port = (unsigned)v;
+		if (!strcmp(x->keyword, "host") && x->val && x->val[0] == '/')
+			unix_sock = 1;
+	}
+	PQconninfoFree(o);
+	return unix_sock ? 0 : port;
+}
+
+int db_url_net(const char *url)
+{
+	return url && (!strncmp(url, "postgres", 8) || myurl_is(url));
+}
+
+unsigned db_url_tcp_port(const char *url)
+{
+	if (url && !strncmp(url, "postgres", 8))
+		return pg_tcp_port(url);
+	return url && myurl_is(url) ? dbmy_tcp_port(url) : 0;
 }
 
 int db_bool(const char *v)
@@ -336,7 +386,7 @@ static int lite_fail(struct db *d, int rc, const char *sql, char *err)
 {
 	char shown[DB_SQL_SHOWN + 4];
 	return as_fail(err, lite_code(rc), "SQLite: %s (in %s)", d->lite ? sqlite3_errmsg(d->lite) : sqlite3_errstr(rc),
-		       sql_shown(sql, shown));
+		       db_sql_shown(sql, shown));
 }
 
 /* $N outside quotes and comments becomes ?N (same length): SQLite binds ?N at index N. */
@@ -400,7 +450,7 @@ static int lite_prepare(struct db *d, const char *sql, sqlite3_stmt **out, char 
 			free(copy);
 			char shown[DB_SQL_SHOWN + 4];
 			return as_fail(err, AS_EINVAL, "more than one statement (in %s): use db_script",
-				       sql_shown(sql, shown));
+				       db_sql_shown(sql, shown));
 		}
 	}
 	free(rw);
@@ -408,7 +458,7 @@ static int lite_prepare(struct db *d, const char *sql, sqlite3_stmt **out, char 
 		free(copy);
 		if (rc == SQLITE_OK) {
 			char shown[DB_SQL_SHOWN + 4];
-			return as_fail(err, AS_EINVAL, "no statement in %s", sql_shown(sql, shown));
+			return as_fail(err, AS_EINVAL, "no statement in %s", db_sql_shown(sql, shown));
 		}
 		return lite_fail(d, rc, sql, err);
 	}
@@ -434,7 +484,7 @@ static int lite_run(struct db *d, const char *sql, const char *const *params, si
 	if ((size_t)want != n) {
 		char shown[DB_SQL_SHOWN + 4];
 		rc = as_fail(err, AS_EINVAL, "statement takes %d parameters, %zu given (in %s)", want, n,
-			     sql_shown(sql, shown));
+			     db_sql_shown(sql, shown));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -489,7 +539,7 @@ static int lite_script(struct db *d, const char *sql, char *err)
 	if (rc == SQLITE_OK)
 		return 0;
 	char shown[DB_SQL_SHOWN + 4];
-	as_fail(err, lite_code(rc), "SQLite: %s (in %s)", msg ? msg : sqlite3_errstr(rc), sql_shown(sql, shown));
+	as_fail(err, lite_code(rc), "SQLite: %s (in %s)", msg ? msg : sqlite3_errstr(rc), db_sql_shown(sql, shown));
 	sqlite3_free(msg);
 	return lite_code(rc);
 }
@@ -517,7 +567,7 @@ static int pg_fail(struct db *d, PGresult *r, const char *sql, char *err)
 	int code = pg_code(d, r);
 	if (PQstatus(d->pg) == CONNECTION_BAD)
 		code = AS_EIO;
-	return as_fail(err, code, "PostgreSQL: %s (in %s)", line, sql_shown(sql, shown));
+	return as_fail(err, code, "PostgreSQL: %s (in %s)", line, db_sql_shown(sql, shown));
 }
 
 static int pg_run(struct db *d, const char *sql, const char *const *params, size_t n, int64_t *changes, db_row_fn row,
@@ -576,18 +626,24 @@ int db_exec(struct db *d, const char *sql, const char *const *params, size_t n, 
 {
 	if (changes)
 		*changes = 0;
+	if (d->kind == DB_MYSQL)
+		return dbmy_run(d->my, sql, params, n, changes, NULL, NULL, err);
 	return d->kind == DB_SQLITE ? lite_run(d, sql, params, n, changes, NULL, NULL, err)
 				    : pg_run(d, sql, params, n, changes, NULL, NULL, err);
 }
 
 int db_query(struct db *d, const char *sql, const char *const *params, size_t n, db_row_fn row, void *ctx, char *err)
 {
+	if (d->kind == DB_MYSQL)
+		return dbmy_run(d->my, sql, params, n, NULL, row, ctx, err);
 	return d->kind == DB_SQLITE ? lite_run(d, sql, params, n, NULL, row, ctx, err)
 				    : pg_run(d, sql, params, n, NULL, row, ctx, err);
 }
 
 int db_script(struct db *d, const char *sql, char *err)
 {
+	if (d->kind == DB_MYSQL)
+		return dbmy_script(d->my, sql, err);
 	return d->kind == DB_SQLITE ? lite_script(d, sql, err) : pg_script(d, sql, err);
 }
 
@@ -605,7 +661,9 @@ int db_commit(struct db *d, char *err)
 
 void db_rollback(struct db *d)
 {
-	if (d->kind == DB_SQLITE) {
+	if (d->kind == DB_MYSQL) {
+		dbmy_rollback(d->my);
+	} else if (d->kind == DB_SQLITE) {
 		if (d->lite && !sqlite3_get_autocommit(d->lite))
 			sqlite3_exec(d->lite, "ROLLBACK", NULL, NULL, NULL);
 	} else if (d->pg && PQtransactionStatus(d->pg) != PQTRANS_IDLE) {

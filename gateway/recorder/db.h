@@ -7,14 +7,15 @@
  * quotes and comments is rewritten "?N", so $N binds the Nth parameter in any order.
  * Parameters are text or NULL; each backend converts (SQLite by the column's affinity,
  * PostgreSQL from the context; cast in the SQL where neither says, portably with
- * CAST($1 AS TEXT) or CAST($2 AS BIGINT), e.g. "CAST($1 AS TEXT) IS NULL" and LIMIT).
+ * CAST($1 AS TEXT) or CAST($2 AS BIGINT), e.g. "CAST($1 AS TEXT) IS NULL" and LIMIT; for
+ * MySQL, db_my.c makes each $N, and each such CAST whole, a '?' bound as text or integer).
  * Results come back as text or NULL per column (SQLite's own text rendering of integers
- * and reals; booleans: SQLite 0/1, PostgreSQL t/f, both read with db_bool; timestamps:
+ * and reals; booleans: SQLite and MySQL 0/1, PostgreSQL t/f, all read with db_bool; timestamps:
  * read with db_ts_parse).
  *
  * Errors: AS_EIO when the database could not run the statement (connection lost, locked
  * past the busy timeout, disk, server shutting down: retry, after db_reconnect for
- * PostgreSQL), AS_EINVAL when it refused the statement or its data (syntax, missing
+ * PostgreSQL and MySQL), AS_EINVAL when it refused the statement or its data (syntax, missing
  * table or column, constraint, type: retrying the same will fail again), AS_ENOMEM.
  *
  * SQLite keeps up to DB_STMT_CACHE prepared statements, found by the SQL text's pointer
@@ -29,18 +30,24 @@
 #define DB_STMT_CACHE 32 /* SQLite prepared statements kept */
 #define DB_TS_LEN 40	 /* db_ts, db_ts_iso */
 
-enum db_kind { DB_SQLITE, DB_POSTGRES };
+enum db_kind { DB_SQLITE, DB_POSTGRES, DB_MYSQL };
 
 struct db;
 
-/* "sqlite:PATH" (a file; created when missing, WAL journal, busy timeout 5 s) or a libpq
+/* "sqlite:PATH" (a file; created when missing, WAL journal, busy timeout 5 s), a libpq
  * connection URI "postgresql://..." / "postgres://..." or key=value conninfo prefixed
- * "postgresql:". err (AS_ERRLEN) names what failed, never a password. */
+ * "postgresql:", or "mysql://..." / "mariadb://..." (gateway/proto/myurl.h; MySQL's SQL
+ * differs: store.c writes a dialect of its own where it must). err (AS_ERRLEN) names what
+ * failed, never a password. */
 int db_open(const char *url, struct db **out, char *err);
 void db_close(struct db *d);
 enum db_kind db_kind(const struct db *d);
-/* Drop and reopen the connection (PostgreSQL after a failure; SQLite reopens the file). */
+/* Drop and reopen the connection (PostgreSQL or MySQL after a failure; SQLite reopens the file). */
 int db_reconnect(struct db *d, char *err);
+/* Whether url's database is reached over a socket (PostgreSQL, MySQL), and the TCP port it
+ * names: what the recorder's confinement lets it connect to (0: a unix socket, or none). */
+int db_url_net(const char *url);
+unsigned db_url_tcp_port(const char *url);
 
 /* Called once per result row; return non-zero to stop (db_query then returns that value). */
 typedef int (*db_row_fn)(void *ctx, const char *const *cols, size_t ncols);

@@ -2,13 +2,12 @@
  * the signer (never by hand) as `assent-recorder [--uid N]` with its IPC socket on 3 and the
  * JSON lines' descriptor, if any, on 4 (gateway/proto/workers.h). It reads the records the
  * signer completed, redacts them (prep.c), and writes them in batches to the JSON lines and
- * the database (SQLite or PostgreSQL, store.c). A sink that fails is logged and retried with
+ * the database (SQLite, PostgreSQL or MySQL / MariaDB, store.c). A sink that fails is logged and retried with
  * backoff; meanwhile records wait in memory up to the configured queue, then are dropped and
  * counted. Nothing it does can slow or fail an agent's call: the signer never waits on it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <postgresql/libpq-fe.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,29 +446,6 @@ static void stats(struct rec *r, int force)
 	cv_arena_free(&a);
 }
 
-/* The PostgreSQL server's TCP port, which alone the recorder may connect to; 0 for SQLite, a
- * unix socket, or no database. */
-static unsigned pg_port(const char *url)
-{
-	if (strncmp(url, "postgres", 8))
-		return 0;
-	const char *ci = !strncmp(url, "postgresql:", 11) && strncmp(url, "postgresql://", 13) ? url + 11 : url;
-	char *e = NULL;
-	PQconninfoOption *o = PQconninfoParse(ci, &e);
-	PQfreemem(e);
-	unsigned port = 5432;
-	int unix_sock = 0;
-	for (PQconninfoOption *x = o; x && x->keyword; x++) {
-		uint64_t v;
-		if (!strcmp(x->keyword, "port") && x->val && *x->val && parse_u64(x->val, &v) == 0 && v && v < 65536)
-			port = (unsigned)v;
-		if (!strcmp(x->keyword, "host") && x->val && x->val[0] == '/')
-			unix_sock = 1;
-	}
-	PQconninfoFree(o);
-	return unix_sock ? 0 : port;
-}
-
 static int setup(struct rec *r, uid_t uid, char *err)
 {
 	struct cv_arena a;
@@ -496,14 +472,11 @@ static int setup(struct rec *r, uid_t uid, char *err)
 	if (prep_init(&r->p, &r->cfg, seed, err) != 0)
 		return AS_EINVAL;
 	struct confine_opts co = {.dir = !strncmp(r->cfg.database, "sqlite:", 7) && r->dir[0] ? r->dir : NULL,
-				  .tcp_port = pg_port(r->cfg.database),
-				  .net = !strncmp(r->cfg.database, "postgres", 8),
+				  .tcp_port = db_url_tcp_port(r->cfg.database),
+				  .net = db_url_net(r->cfg.database),
 				  .uid = uid};
 	if (confine_enter(&co, err) != 0)
 		return AS_EIO;
-	/* Opened within the confinement, so that its files are the recorder's own. */
-	if (open_db(r, err) != 0)
-		ipc_log(FD, "error", "recorder: the database: %s (retried)", err);
 	return 0;
 }
 
@@ -536,6 +509,11 @@ int main(int argc, char **argv)
 	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
 	if (!hello || ipc_put_text(&a, hello, "kind", "recorder", 8) != 0 || ipc_send(FD, hello, -1, err) != 0)
 		return 2;
+	/* Opened within the confinement, so that its files are the recorder's own, and after the
+	 * hello: the records and queries the signer sends meanwhile wait on the socket, where
+	 * before they were dropped while a server took its time (MySQL's first CREATE TABLEs). */
+	if (open_db(&r, err) != 0)
+		ipc_log(FD, "error", "recorder: the database: %s (retried)", err);
 	for (;;) {
 		struct pollfd pf = {.fd = FD, .events = POLLIN};
 		int timeout = r.nq || r.ne ? FLUSH_MS / 2 : 1000;

@@ -1,4 +1,4 @@
-/* The call records' tables (store.h): their schema for SQLite and PostgreSQL, its
+/* The call records' tables (store.h): their schema for SQLite, PostgreSQL and MySQL, its
  * migration from older releases, and every query on them, each written once with
  * $1..$n parameters over db.h. Table and column names are the seed's (FastMCP
  * Feedback), so its SQL runs on ours unchanged. */
@@ -40,7 +40,8 @@ struct table {
 	const char *suffix;
 	const struct col *cols;
 	size_t ncols;
-	const char *key; /* a composite primary key, or NULL */
+	const char *key;    /* a composite primary key, or NULL */
+	const char *my_key; /* the same for MySQL, its text columns by a prefix */
 };
 
 static const struct col calls_cols[] = {
@@ -112,12 +113,19 @@ static const struct col links_cols[] = {
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* MySQL indexes a text column by a prefix of it: this many characters (4 bytes each in
+ * utf8mb4, within InnoDB's 3072-byte key). Every indexed text the recorder writes is
+ * shorter (call ids are 17 bytes), so a UNIQUE prefix is as unique as the column. */
+#define MY_KEY_CHARS 255
 enum { TB_CALLS, TB_EVENTS, TB_FEEDBACK, TB_LINKS, TB_COUNT };
 static const struct table tables[TB_COUNT] = {
-    {"tool_calls", calls_cols, N(calls_cols), NULL},
-    {"events", events_cols, N(events_cols), NULL},
-    {"feedback", feedback_cols, N(feedback_cols), NULL},
-    {"feedback_call_links", links_cols, N(links_cols), "feedback_id, call_id"},
+    {"tool_calls", calls_cols, N(calls_cols), NULL, NULL},
+    {"events", events_cols, N(events_cols), NULL, NULL},
+    {"feedback", feedback_cols, N(feedback_cols), NULL, NULL},
+    {"feedback_call_links", links_cols, N(links_cols), "feedback_id, call_id",
+     "feedback_id(" STR(STORE_REF_MAX) "), call_id(" STR(MY_KEY_CHARS) ")"},
 };
 
 static const char *type_name(enum db_kind k, enum ctype t)
@@ -126,7 +134,17 @@ static const char *type_name(enum db_kind k, enum ctype t)
 	    "INTEGER PRIMARY KEY AUTOINCREMENT", "TEXT", "TEXT", "REAL", "INTEGER", "BOOLEAN", "TEXT"};
 	static const char *const pg[] = {
 	    "BIGSERIAL PRIMARY KEY", "TEXT", "TIMESTAMPTZ", "DOUBLE PRECISION", "BIGINT", "BOOLEAN", "JSONB"};
-	return k == DB_SQLITE ? lite[t] : pg[t];
+	/* MySQL: LONGTEXT, as long as PostgreSQL's TEXT (TEXT is 64 KB); times in UTC with ms. */
+	static const char *const my[] = {
+	    "BIGINT AUTO_INCREMENT PRIMARY KEY", "LONGTEXT", "DATETIME(3)", "DOUBLE", "BIGINT", "BOOLEAN", "JSON"};
+	return k == DB_SQLITE ? lite[t] : k == DB_MYSQL ? my[t] : pg[t];
+}
+
+/* A column's name in SQL: "key" is reserved in MySQL, so it is quoted everywhere (MySQL
+ * runs with ANSI_QUOTES: db_my.h). */
+static const char *ident(const char *name)
+{
+	return strcmp(name, "key") ? name : "\"key\"";
 }
 
 /* ---- the queries ---- */
@@ -156,8 +174,6 @@ enum q {
 #define FB_COLS                                                                                                        \
 	"id, type, title, description, contact, status, created_at, updated_at, user_sub, caller_kind, client_id, "    \
 	"session_id"
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 /* {C} {E} {F} {L}: the calls, events, feedback and links tables. */
 static const char *const q_text[Q_COUNT] = {
@@ -192,6 +208,14 @@ static const char *const q_text[Q_COUNT] = {
     [Q_FB_CALLS] = "SELECT l.position, l.rule, l.call_id, c.tool, c.outcome, c.error_type, c.error_message, "
 		   "c.started_at, c.duration_ms FROM {L} l LEFT JOIN {C} c ON c.call_id = l.call_id "
 		   "WHERE l.feedback_id = $1 ORDER BY l.position",
+};
+
+/* MySQL cannot take LIMIT in an IN subquery nor select from the table a DELETE deletes
+ * from; its single-table DELETE takes a LIMIT itself. */
+static const char *const q_my[Q_COUNT] = {
+    [Q_PRUNE_CALLS] = "DELETE FROM {C} WHERE started_at < $1 AND NOT EXISTS (SELECT 1 FROM {L} l WHERE l.call_id = "
+		      "{C}.call_id) LIMIT " STR(STORE_PRUNE_BATCH),
+    [Q_PRUNE_EVENTS] = "DELETE FROM {E} WHERE occurred_at < $1 LIMIT " STR(STORE_PRUNE_BATCH),
 };
 
 struct store {
@@ -283,7 +307,7 @@ static char *insert_text(const struct store *st, int tb, size_t rows, const char
 		if (t->cols[i].type == T_ID)
 			continue;
 		sb_add(&s, n++ ? ", " : "");
-		sb_add(&s, t->cols[i].name);
+		sb_add(&s, ident(t->cols[i].name));
 	}
 	sb_add(&s, ") VALUES ");
 	for (size_t r = 0; r < rows; r++) {
@@ -438,12 +462,14 @@ static int create_table(struct store *st, int tb, char *err)
 	sb_addf(&s, "CREATE TABLE %s (", st->name[tb]);
 	for (size_t i = 0; i < t->ncols; i++) {
 		const struct col *c = &t->cols[i];
-		sb_addf(&s, "%s%s %s%s", i ? ", " : "", c->name, type_name(k, c->type),
+		sb_addf(&s, "%s%s %s%s", i ? ", " : "", ident(c->name), type_name(k, c->type),
 			c->flags & C_NOTNULL ? " NOT NULL" : "");
 	}
 	if (t->key)
-		sb_addf(&s, ", PRIMARY KEY (%s)", t->key);
-	sb_add(&s, ")");
+		sb_addf(&s, ", PRIMARY KEY (%s)", k == DB_MYSQL ? t->my_key : t->key);
+	/* Text compared byte for byte, as the other two do (MySQL's default collations fold case
+	 * and ignore trailing spaces: "Alice" would see alice's calls). */
+	sb_add(&s, k == DB_MYSQL ? ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin" : ")");
 	char *sql = sb_done(&s);
 	if (!sql)
 		return as_fail(err, AS_ENOMEM, "out of memory creating %s", st->name[tb]);
@@ -452,11 +478,32 @@ static int create_table(struct store *st, int tb, char *err)
 	return rc;
 }
 
+/* MySQL indexes a TEXT column only by a prefix, and a VARCHAR (the seed's older tables)
+ * only whole when it is shorter than the prefix: *text is 1 when the column is a TEXT. */
+static int my_text_column(struct store *st, int tb, const char *col, int *text, char *err)
+{
+	json_t *a = json_array();
+	if (!a)
+		return as_fail(err, AS_ENOMEM, "out of memory reading %s's columns", st->name[tb]);
+	const char *p[] = {st->name[tb], col};
+	int rc = db_query(st->d,
+			  "SELECT data_type FROM information_schema.columns WHERE table_schema = DATABASE() AND "
+			  "table_name = $1 AND column_name = $2",
+			  p, 2, row_names, a, err);
+	const char *t = json_string_value(json_array_get(a, 0));
+	*text = t && (strcasestr(t, "text") || strcasestr(t, "blob"));
+	json_decref(a);
+	return rc;
+}
+
 static int make_indexes(struct store *st, int tb, int report, json_t *migrated, char *err)
 {
 	const struct table *t = &tables[tb];
-	const char *exists = db_kind(st->d) == DB_SQLITE
-				 ? "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = $1"
+	enum db_kind k = db_kind(st->d);
+	const char *exists = k == DB_SQLITE ? "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = $1"
+			     : k == DB_MYSQL
+				 ? "SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE() AND "
+				   "index_name = $1 LIMIT 1"
 				 : "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1";
 	for (size_t i = 0; i < t->ncols; i++) {
 		const struct col *c = &t->cols[i];
@@ -469,8 +516,11 @@ static int make_indexes(struct store *st, int tb, int report, json_t *migrated, 
 		GUARD(db_query(st->d, exists, p, 1, row_int, &have, err));
 		if (have)
 			continue;
-		snprintf(sql, sizeof sql, "CREATE %sINDEX %s ON %s (%s)", c->flags & C_UNIQUE ? "UNIQUE " : "", ix,
-			 st->name[tb], c->name);
+		int prefix = 0;
+		if (k == DB_MYSQL && c->type == T_TEXT)
+			GUARD(my_text_column(st, tb, c->name, &prefix, err));
+		snprintf(sql, sizeof sql, "CREATE %sINDEX %s ON %s (%s%s)", c->flags & C_UNIQUE ? "UNIQUE " : "", ix,
+			 st->name[tb], ident(c->name), prefix ? "(" STR(MY_KEY_CHARS) ")" : "");
 		GUARD(db_script(st->d, sql, err));
 		if (report)
 			GUARD(note(migrated, sql));
@@ -482,9 +532,11 @@ static int migrate_table(struct store *st, int tb, json_t *migrated, char *err)
 {
 	const struct table *t = &tables[tb];
 	enum db_kind k = db_kind(st->d);
-	const char *cols_q = k == DB_SQLITE ? "SELECT name FROM pragma_table_info($1)"
-					    : "SELECT column_name FROM information_schema.columns WHERE "
-					      "table_schema = current_schema() AND table_name = $1";
+	const char *cols_q = k == DB_SQLITE  ? "SELECT name FROM pragma_table_info($1)"
+			     : k == DB_MYSQL ? "SELECT column_name FROM information_schema.columns WHERE "
+					       "table_schema = DATABASE() AND table_name = $1"
+					     : "SELECT column_name FROM information_schema.columns WHERE "
+					       "table_schema = current_schema() AND table_name = $1";
 	json_t *have = json_array();
 	if (!have)
 		return as_fail(err, AS_ENOMEM, "out of memory reading %s's columns", st->name[tb]);
@@ -513,7 +565,7 @@ static int migrate_table(struct store *st, int tb, json_t *migrated, char *err)
 			break;
 		}
 		char sql[STORE_PREFIX_MAX + 160];
-		snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", st->name[tb], c->name,
+		snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", st->name[tb], ident(c->name),
 			 type_name(k, c->type));
 		rc = db_script(st->d, sql, err);
 		if (rc == 0)
@@ -543,12 +595,14 @@ int store_open(struct db *d, const char *prefix, struct store **out, json_t **mi
 	for (int i = 0; i < TB_COUNT; i++)
 		snprintf(st->name[i], sizeof st->name[i], "%s%s", prefix, tables[i].suffix);
 	int rc = 0;
+	enum db_kind k = db_kind(d);
 	for (int i = 0; i < Q_COUNT && rc == 0; i++)
-		if (!(st->q[i] = expand(st, q_text[i])))
+		if (!(st->q[i] = expand(st, k == DB_MYSQL && q_my[i] ? q_my[i] : q_text[i])))
 			rc = AS_ENOMEM;
 	if (rc == 0) {
 		/* A retried batch whose first commit did go through adds no call twice. */
-		const char *conflict = " ON CONFLICT (call_id) DO NOTHING";
+		const char *conflict =
+		    k == DB_MYSQL ? " ON DUPLICATE KEY UPDATE call_id = call_id" : " ON CONFLICT (call_id) DO NOTHING";
 		for (size_t i = 0; i < INSERT_SIZES; i++) {
 			st->ins_calls[i] = insert_text(st, TB_CALLS, insert_sizes[i], conflict);
 			st->ins_events[i] = insert_text(st, TB_EVENTS, insert_sizes[i], "");
@@ -586,9 +640,9 @@ int store_open(struct db *d, const char *prefix, struct store **out, json_t **mi
 
 /* ---- writing ---- */
 
-/* Texts PostgreSQL would refuse, made storable: bytes that are not UTF-8 become U+FFFD,
- * and in JSON the escape \u0000 (JSONB refuses it) becomes \ufffd. SQLite stores any
- * bytes, so this runs for PostgreSQL only. */
+/* Texts PostgreSQL (and strict MySQL) would refuse, made storable: bytes that are not UTF-8
+ * become U+FFFD, and in JSON the escape \u0000 (JSONB refuses it) becomes \ufffd. SQLite
+ * stores any bytes, so this runs for the other two only. */
 struct owned {
 	char **p;
 	size_t n, cap;
@@ -706,7 +760,7 @@ static int call_params(struct store *st, const struct rec_call *c, struct call_t
 	};
 	for (size_t i = 0; i < CALL_NCOLS; i++) {
 		v[i] = text[i];
-		if (db_kind(st->d) == DB_POSTGRES)
+		if (db_kind(st->d) != DB_SQLITE)
 			GUARD(pg_clean(text[i], calls_cols[i + 1].type == T_JSON, o, &v[i]));
 	}
 	return 0;
@@ -721,7 +775,7 @@ static int event_params(struct store *st, const struct rec_event *e, char ts[DB_
 	    e->user_sub, e->caller_kind, e->client_id, e->server_version, e->attrs};
 	for (size_t i = 0; i < EVENT_NCOLS; i++) {
 		v[i] = text[i];
-		if (db_kind(st->d) == DB_POSTGRES)
+		if (db_kind(st->d) != DB_SQLITE)
 			GUARD(pg_clean(text[i], events_cols[i + 1].type == T_JSON, o, &v[i]));
 	}
 	return 0;
@@ -863,7 +917,7 @@ int store_feedback_add(struct store *st, const struct store_feedback *f, int64_t
 	const char *p[N(raw)];
 	for (size_t i = 0; i < N(raw); i++) {
 		p[i] = raw[i];
-		if (db_kind(st->d) == DB_POSTGRES && pg_clean(raw[i], 0, &o, &p[i]) < 0) {
+		if (db_kind(st->d) != DB_SQLITE && pg_clean(raw[i], 0, &o, &p[i]) < 0) {
 			owned_free(&o);
 			return as_fail(err, AS_ENOMEM, "out of memory adding feedback");
 		}
@@ -1185,13 +1239,13 @@ static const char *events_text(struct store *st, size_t nkinds)
 		return st->events_q[nkinds];
 	struct sb s = {0};
 	buf_init(&s.b, SQL_MAX);
-	const char *cols = "id, occurred_at, kind, key, call_id, session_id, user_sub, caller_kind, client_id, "
+	const char *cols = "id, occurred_at, kind, \"key\", call_id, session_id, user_sub, caller_kind, client_id, "
 			   "server_version, attrs";
 	sb_add(&s, "SELECT ");
 	sb_add(&s, cols);
 	sb_add(&s, " FROM (SELECT ");
 	sb_add(&s, cols);
-	sb_addf(&s, " FROM %s WHERE key = $1 AND (CAST($3 AS TEXT) IS NULL OR user_sub = $3)", st->name[TB_EVENTS]);
+	sb_addf(&s, " FROM %s WHERE \"key\" = $1 AND (CAST($3 AS TEXT) IS NULL OR user_sub = $3)", st->name[TB_EVENTS]);
 	for (size_t i = 0; i < nkinds; i++)
 		sb_addf(&s, "%s$%zu", i ? ", " : " AND kind IN (", i + 4);
 	sb_add(&s, nkinds ? ")" : "");

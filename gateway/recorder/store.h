@@ -1,6 +1,8 @@
-/* The call records' tables and every query on them, written once over db.h for SQLite
- * and PostgreSQL. Tables carry a prefix (default "ffb_") and the seed's names and columns
- * (FastMCP Feedback), so its queries run unchanged:
+/* The call records' tables and every query on them, written once over db.h for SQLite,
+ * PostgreSQL and MySQL / MariaDB (a dialect of its own only where MySQL's SQL differs:
+ * column types, the upsert, DELETE ... LIMIT, prefix indexes). Tables carry a prefix
+ * (default "ffb_") and the seed's names and columns (FastMCP Feedback), so its queries run
+ * unchanged:
  *   PREFIXtool_calls           one row per recorded call (struct rec_call)
  *   PREFIXevents               one row per event (struct rec_event); no foreign key
  *   PREFIXfeedback             QA reports
@@ -43,12 +45,13 @@ struct db *store_db(struct store *st);
 
 /* Calls first in their own transaction, then events in theirs (a database without the
  * events table still stores calls). Either count may be 0. Calls are inserted ON
- * CONFLICT (call_id) DO NOTHING, so a batch retried after an AS_EIO whose commit did go
- * through adds no call twice; a failure of the events says "events (the calls are
- * stored): ...". AS_EINVAL: the database refused the rows (a missing column, a value it
- * cannot store) and the same batch will fail again; AS_EIO: retry, after db_reconnect.
- * For PostgreSQL, bytes that are not UTF-8 are stored as U+FFFD and a JSON \u0000 as
- * \ufffd (JSONB refuses it); SQLite stores the bytes as they are. */
+ * CONFLICT (call_id) DO NOTHING (MySQL: ON DUPLICATE KEY UPDATE call_id = call_id), so a
+ * batch retried after an AS_EIO whose commit did go through adds no call twice; a failure
+ * of the events says "events (the calls are stored): ...". AS_EINVAL: the database refused
+ * the rows (a missing column, a value it cannot store) and the same batch will fail again;
+ * AS_EIO: retry, after db_reconnect. For PostgreSQL and MySQL, bytes that are not UTF-8 are
+ * stored as U+FFFD and a JSON \u0000 as \ufffd (JSONB refuses it); SQLite stores the bytes
+ * as they are. */
 int store_write(struct store *st, const struct rec_call *calls, size_t ncalls, const struct rec_event *events,
 		size_t nevents, char *err);
 

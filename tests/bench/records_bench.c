@@ -1,13 +1,15 @@
-/* make bench: call records written per second, SQLite and PostgreSQL side by side: store_write
+/* make bench: call records written per second, SQLite, PostgreSQL and MariaDB side by side: store_write
  * (gateway/recorder/store.h) driven directly, as the recorder drives it, with batches of 512
  * rows (the recorder's largest), rows shaped like those a tools/call through the gate makes in
  * mode meta and in mode full (arguments and result kept), and for scale one row per commit.
  * SQLite: a file in a scratch directory (db.c's settings: WAL, synchronous NORMAL); PostgreSQL:
  * a throwaway server that tests/scripts/pg.sh starts (its settings: fsync off, synchronous_commit
- * off, a unix socket), or the one --pg CONNINFO names. Neither syncs each commit to disk, so the
- * figures compare the two clients and schemas, not the disks. Each run ends by counting the rows
- * in the table. Figures only: nothing here passes or fails on time. Usage (from the repository
- * root): build/bench/records_bench [--rows N] [--pg CONNINFO | --no-pg] */
+ * off, a unix socket), or the one --pg CONNINFO names; MariaDB: one that tests/scripts/my.sh
+ * starts (innodb_flush_log_at_trx_commit 0, a unix socket), or the one --my URL names. None syncs
+ * each commit to disk, so the figures compare the clients and schemas, not the disks. Each run
+ * ends by counting the rows in the table. Figures only: nothing here passes or fails on time.
+ * Usage (from the repository root):
+ * build/bench/records_bench [--rows N] [--pg CONNINFO | --no-pg] [--my URL | --no-my] */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #define BATCH 512     /* the recorder's BATCH_MAX (gateway/recorder/main.c) */
 #define ONE_ROWS 5000 /* rows written one per commit */
 #define PG_SH "tests/scripts/pg.sh"
+#define MY_SH "tests/scripts/my.sh"
 
 static double now_s(void)
 {
@@ -114,7 +117,7 @@ static struct fig run(const char *url, const char *prefix, size_t rows, size_t p
 		fail("db_open", err);
 	snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %stool_calls, %sevents, %sfeedback, %sfeedback_call_links",
 		 prefix, prefix, prefix, prefix);
-	if (db_kind(d) == DB_POSTGRES && db_script(d, sql, err) != 0)
+	if (db_kind(d) != DB_SQLITE && db_script(d, sql, err) != 0)
 		fail("dropping an earlier run's tables", err);
 	if (store_open(d, prefix, &st, NULL, err) != 0)
 		fail("store_open", err);
@@ -168,27 +171,27 @@ static int backend(const char *name, const char *url, size_t rows)
 	return bad;
 }
 
-/* Start a throwaway server with pg.sh in dir; its conninfo into conn. */
-static int pg_start(const char *dir, char *conn, size_t n, char *why, size_t wn)
+/* Start a throwaway server with sh (pg.sh, my.sh) in dir/sub; the URL it prints into conn. */
+static int srv_start(const char *sh, const char *sub, const char *dir, char *conn, size_t n, char *why, size_t wn)
 {
 	char cmd[600];
-	if (access(PG_SH, X_OK) != 0) {
-		snprintf(why, wn, "%s not found (run from the repository root)", PG_SH);
+	if (access(sh, X_OK) != 0) {
+		snprintf(why, wn, "%s not found (run from the repository root)", sh);
 		return -1;
 	}
-	snprintf(cmd, sizeof cmd, "%s start %s/pg 2>%s/pg.err", PG_SH, dir, dir);
+	snprintf(cmd, sizeof cmd, "%s start %s/%s 2>%s/srv.err", sh, dir, sub, dir);
 	FILE *p = popen(cmd, "r");
 	if (!p || !fgets(conn, (int)n, p)) {
 		if (p)
 			pclose(p);
-		snprintf(cmd, sizeof cmd, "%s/pg.err", dir);
+		snprintf(cmd, sizeof cmd, "%s/srv.err", dir);
 		FILE *e = fopen(cmd, "r");
 		size_t got = e ? fread(why, 1, wn - 1, e) : 0;
 		why[got] = 0;
 		if (e)
 			fclose(e);
 		if (!got)
-			snprintf(why, wn, "pg.sh start printed no conninfo");
+			snprintf(why, wn, "%s start printed no URL", sh);
 		why[strcspn(why, "\n")] = 0;
 		return -1;
 	}
@@ -196,11 +199,28 @@ static int pg_start(const char *dir, char *conn, size_t n, char *why, size_t wn)
 	return pclose(p) == 0 ? 0 : -1;
 }
 
+/* The server sh starts in dir/sub (or the one given) benched under label; 1 when this started it. */
+static int server_backend(const char *sh, const char *sub, const char *given, int skip, const char *name,
+			  const char *label, const char *dir, size_t rows, int *bad)
+{
+	char conn[700] = "", why[300] = "";
+	int started = 0;
+	if (!given && !skip) {
+		started = srv_start(sh, sub, dir, conn, sizeof conn, why, sizeof why) == 0;
+		given = started ? conn : NULL;
+	}
+	if (given)
+		*bad |= backend(label, given, rows);
+	else
+		printf("%s: SKIP: %s\n", name, skip ? "its --no- option" : why);
+	return started;
+}
+
 int main(int argc, char **argv)
 {
 	size_t rows = 100000;
-	const char *pg = NULL;
-	int no_pg = 0;
+	const char *pg = NULL, *my = NULL;
+	int no_pg = 0, no_my = 0;
 	for (int i = 1; i < argc; i++) {
 		uint64_t v;
 		if (!strcmp(argv[i], "--rows") && i + 1 < argc && parse_u64(argv[i + 1], &v) == 0 && v > 0 &&
@@ -211,15 +231,20 @@ int main(int argc, char **argv)
 			pg = argv[++i];
 		} else if (!strcmp(argv[i], "--no-pg")) {
 			no_pg = 1;
+		} else if (!strcmp(argv[i], "--my") && i + 1 < argc) {
+			my = argv[++i];
+		} else if (!strcmp(argv[i], "--no-my")) {
+			no_my = 1;
 		} else {
 			fprintf(stderr,
-				"usage: records_bench [--rows N (1..10000000)] [--pg CONNINFO | --no-pg]: "
+				"usage: records_bench [--rows N (1..10000000)] [--pg CONNINFO | --no-pg] [--my URL | "
+				"--no-my]: "
 				"unexpected %s\n",
 				argv[i]);
 			return 2;
 		}
 	}
-	char dir[] = "/tmp/assent-recbench.XXXXXX", url[600], conn[700] = "", why[300] = "";
+	char dir[] = "/tmp/assent-recbench.XXXXXX", url[600];
 	if (!mkdtemp(dir))
 		fail("mkdtemp", strerror(errno));
 	chmod(dir, 0711); /* pg.sh's cluster owner (as root: postgres) must reach dir/pg */
@@ -230,20 +255,18 @@ int main(int argc, char **argv)
 	printf("%-34s %9s %12s %12s %12s\n", "", "", "", "per commit", "per commit");
 	snprintf(url, sizeof url, "sqlite:%s/calls.db", dir);
 	int bad = backend("SQLite (WAL, synchronous NORMAL: no fsync per commit)", url, rows);
-	int started = 0;
-	if (!pg && !no_pg) {
-		started = pg_start(dir, conn, sizeof conn, why, sizeof why) == 0;
-		pg = started ? conn : NULL;
-	}
-	if (pg)
-		bad |= backend("PostgreSQL 15 over a unix socket (pg.sh: fsync off, synchronous_commit off)", pg, rows);
-	else
-		printf("PostgreSQL: SKIP: %s\n", no_pg ? "--no-pg" : why);
-	if (started) {
+	int started = server_backend(PG_SH, "pg", pg, no_pg, "PostgreSQL",
+				     "PostgreSQL 15 over a unix socket (pg.sh: fsync off, synchronous_commit off)", dir,
+				     rows, &bad);
+	int my_started =
+	    server_backend(MY_SH, "my", my, no_my, "MariaDB",
+			   "MariaDB 10.11 over a unix socket (my.sh: no flush per commit)", dir, rows, &bad);
+	const char *stop[2][2] = {{started ? PG_SH : NULL, "pg"}, {my_started ? MY_SH : NULL, "my"}};
+	for (int i = 0; i < 2; i++) {
 		char cmd[600];
-		snprintf(cmd, sizeof cmd, "%s stop %s/pg >/dev/null 2>&1", PG_SH, dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "records_bench: pg.sh stop %s/pg failed\n", dir);
+		snprintf(cmd, sizeof cmd, "%s stop %s/%s >/dev/null 2>&1", stop[i][0], dir, stop[i][1]);
+		if (stop[i][0] && system(cmd) != 0)
+			fprintf(stderr, "records_bench: %s stop %s/%s failed\n", stop[i][0], dir, stop[i][1]);
 	}
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

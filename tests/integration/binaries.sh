@@ -35,6 +35,11 @@ for l in libcrypto liblmdb; do
 	check "ldd: assentd links $l" links "$B/assentd" "$l"
 	check "ldd: assent-worker does not link $l" sh -c "ldd '$WORKER' | grep -q libseccomp && ! ldd '$WORKER' | grep -q '$l'"
 done
+# The database clients are the recorder's alone (DESIGN: never in the signer).
+for l in libsqlite3 libpq libmariadb; do
+	check "ldd: assent-recorder links $l" links "$B/assent-recorder" "$l"
+	check "ldd: assentd and assent-worker do not link $l" sh -c "ldd '$B/assentd' | grep -q libcrypto && ! ldd '$B/assentd' '$WORKER' | grep -q '$l'"
+done
 
 # ---- the upstream HTTP client (gateway/worker/upstream/uhttp.c): mbedTLS, never OpenSSL ----
 # Linked with --as-needed, assent-worker maps libmbedtls only once a worker calls the client;

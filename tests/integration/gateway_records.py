@@ -4,8 +4,9 @@ read back from the database (SQLite at STATE/calls.db, or PostgreSQL through psq
 TAP out, each line prefixed with the backend.
 
 Usage: gateway_records.py CONFIG.json
-CONFIG: {"build": DIR, "t": scratch DIR, "backend": "sqlite" | "postgresql",
+CONFIG: {"build": DIR, "t": scratch DIR, "backend": "sqlite" | "postgresql" | "mariadb",
          "pg": {"conninfo": "host=... port=... user=...", "dir": DIR, "pgsh": tests/scripts/pg.sh},
+         "my": {"dir": DIR, "mysh": tests/scripts/my.sh} (the server my.sh started in DIR),
          "refusals": true (also check that bad sample rates stop the daemon: backend-independent)}
 Runs, each a daemon of its own (and for PostgreSQL a database of its own, so the seed's table names
 and queries are used unchanged everywhere):
@@ -28,6 +29,7 @@ B = cfg["build"]
 T = cfg["t"]
 BACK = cfg["backend"]
 PGC = cfg.get("pg") or {}
+MYC = cfg.get("my") or {}
 if PGC:  # the server's conninfo without its database: each run names its own
     PGC["conninfo"] = " ".join(w for w in PGC["conninfo"].split() if not w.startswith("dbname="))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,6 +88,33 @@ def rnd(n, alphabet=ALNUM):
 
 # ---- the database a run writes ----
 
+def mysql(db, sql, xml=False):
+    """sql run in database db by MariaDB's root over my.sh's socket, as the recorder's session
+    has it (ANSI_QUOTES: "key" is the column)."""
+    return subprocess.run(["mariadb", "--no-defaults", f"--socket={MYC['dir']}/sock/my.sock", "-uroot", "--batch",
+                           "--xml" if xml else "--skip-column-names", "-e",
+                           f"SET SESSION sql_mode = 'ANSI_QUOTES'; USE {db}; {sql}"],
+                          capture_output=True, text=True)
+
+
+MY_INTS = {"id", "ok", "args_size", "result_size", "ledger_seq", "position"}
+MY_REALS = {"duration_ms", "sample_rate"}
+
+
+def my_rows(xml_text):
+    """mariadb --xml's rows as dicts, NULL as None, numbers as the seed's columns have them."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2001/XMLSchema-instance}nil"
+    rows = []
+    for row in ET.fromstring(xml_text).iter("row"):
+        r = {}
+        for f in row.iter("field"):
+            k, v = f.get("name"), (None if f.get(ns) == "true" else (f.text or ""))
+            r[k] = v if v is None else int(v) if k in MY_INTS else float(v) if k in MY_REALS else v
+        rows.append(r)
+    return rows
+
+
 def psql(conninfo, sql):
     return subprocess.run([PSQL, conninfo, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql], capture_output=True,
                           text=True)
@@ -101,7 +130,19 @@ class DB:
             if r.returncode != 0:
                 raise SystemExit(f"CREATE DATABASE {name}: {r.stderr}")
 
+        self.my = None
+        if BACK == "mariadb":
+            self.my = name
+            pw = open(f"{MYC['dir']}/password").read().strip()
+            r = mysql("mysql", f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin; "
+                      f"GRANT ALL ON {name}.* TO 'assent'@'localhost'")
+            if r.returncode != 0:
+                raise SystemExit(f"CREATE DATABASE {name}: {r.stderr}")
+            self.myurl = f"mysql://assent:{pw}@/{name}?socket={MYC['dir']}/sock/my.sock"
+
     def url(self):
+        if self.my:
+            return self.myurl
         return f"postgresql:{self.conninfo}" if self.conninfo else None
 
     def q(self, sql):
@@ -118,6 +159,9 @@ class DB:
                 return None
             finally:
                 c.close()
+        if self.my:
+            r = mysql(self.my, sql, xml=True)
+            return my_rows(r.stdout) if r.returncode == 0 and r.stdout.strip() else None
         r = psql(self.conninfo, f"SELECT coalesce(json_agg(q), '[]'::json) FROM ({sql}) q")
         return json.loads(r.stdout) if r.returncode == 0 else None
 
@@ -129,6 +173,9 @@ class DB:
                 return [tuple(str(v) for v in r) for r in c.execute(sql)]
             finally:
                 c.close()
+        if self.my:
+            r = mysql(self.my, sql)
+            return [tuple(l.split("\t")) for l in r.stdout.splitlines() if l] if r.returncode == 0 else []
         r = subprocess.run([PSQL, self.conninfo, "-Xq", "--csv", "-t", "-c", sql], capture_output=True, text=True)
         return [tuple(l.split(",")) for l in r.stdout.splitlines() if l] if r.returncode == 0 else []
 
@@ -147,6 +194,12 @@ class DB:
         if BACK == "sqlite":
             d = f"{self.state}/records"
             return [os.path.join(d, f) for f in os.listdir(d)]
+        if self.my:  # the tables' files, InnoDB's redo log and the server's log
+            mysql(self.my, "FLUSH TABLES")
+            out = [f"{MYC['dir']}/server.log"]
+            for dp, _, fs in os.walk(f"{MYC['dir']}/data"):
+                out += [os.path.join(dp, f) for f in fs]
+            return out
         psql(self.conninfo, "CHECKPOINT")
         out = [f"{PGC['dir']}/server.log"]
         for dp, _, fs in os.walk(f"{PGC['dir']}/data"):
@@ -777,7 +830,7 @@ def run_refusals():
               f"a bad rate ({what}) refuses to start, naming {name}: exit {rc}: {said[:1] or out[-200:]}")
 
 
-# ---- queue: PostgreSQL stopped mid-run ----
+# ---- queue: PostgreSQL or MariaDB stopped mid-run ----
 
 def run_queue():
     d = Daemon("queue", env={"ASSENT_RECORD_QUEUE": "5"})
@@ -787,8 +840,9 @@ def run_queue():
     a = Stdio(d)
     a.call("up__echo", {"text": "before"}, rid="before")
     check(until(lambda: d.db.calls("WHERE request_id = '\"before\"'")), "queue: a call before the stop is written")
-    r = subprocess.run([PGC["pgsh"], "stop", PGC["dir"]], capture_output=True, text=True)
-    check(r.returncode == 0, f"queue: PostgreSQL stopped (pg.sh stop: {r.stderr.strip()[:100]})")
+    sh, sdir = (MYC["mysh"], MYC["dir"]) if MYC else (PGC["pgsh"], PGC["dir"])
+    r = subprocess.run([sh, "stop", sdir], capture_output=True, text=True)
+    check(r.returncode == 0, f"queue: the database server stopped ({os.path.basename(sh)} stop: {r.stderr.strip()[:100]})")
     right = sum(1 for i in range(50) if text_of(a.call("up__echo", {"text": f"during {i}"})[1]) == f"during {i}")
     check(right == 50, f"queue: 50 calls while the database is down are all answered correctly ({right})")
     mt = until(lambda: (lambda m: m if m.get('assent_records_dropped_total{where="recorder"}', 0) > 0 and
@@ -797,8 +851,9 @@ def run_queue():
     check(dropped > 0 and mt.get("assent_records_sink_failures_total", 0) > 0 and mt.get("assent_records_queued", 99) <= 5,
           f"queue: /metrics counts the drops and the failing sink, at most 5 queued ({mt})")
     check(d.alive(), "queue: the daemon is alive")
-    r = subprocess.run([PGC["pgsh"], "resume", PGC["dir"]], capture_output=True, text=True)
-    check(r.returncode == 0, f"queue: PostgreSQL started again (pg.sh resume: {r.stderr.strip()[:100]})")
+    r = subprocess.run([sh, "resume", sdir], capture_output=True, text=True)
+    check(r.returncode == 0, f"queue: the database server started again ({os.path.basename(sh)} resume: "
+          f"{r.stderr.strip()[:100]})")
     # what waited in the queue is written at the next retry (backoff: at most 30 s)
     mt = until(lambda: (lambda m: m if m.get("assent_records_queued") == 0 and
                         m.get('assent_records_total{to="written"}', 0) + m.get(
@@ -823,7 +878,7 @@ def run_queue():
 RUNS = [run_meta, run_full, run_off, run_sampling]
 if cfg.get("refusals"):
     RUNS.append(run_refusals)
-if BACK == "postgresql":
+if BACK in ("postgresql", "mariadb"):
     RUNS.append(run_queue)
 only = os.environ.get("RECORDS_ONLY")  # for working on one run: RECORDS_ONLY=full
 for run in RUNS:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The call records end to end (issue 16, "What must be shown"): assentd --upstreams in front of a
 # small upstream (records_upstream.py), agents over stdio and HTTP, and what the recorder wrote read
-# back, on SQLite (the default STATE/calls.db) and on a real PostgreSQL (tests/scripts/pg.sh, a
-# database per daemon so the seed's table names and queries are used unchanged). gateway_records.py
+# back, on SQLite (the default STATE/calls.db), on a real PostgreSQL (tests/scripts/pg.sh) and on a
+# real MariaDB (tests/scripts/my.sh), a database per daemon so the seed's table names and queries
+# are used unchanged. gateway_records.py
 # does each run; its TAP lines are this script's:
 #  - meta: one row per tools/call, gated (allowed, denied, soft errors) and assent's own
 #    (request_feedback, list_pending_feedback, a refused call, an unknown tool), with the exact
@@ -15,10 +16,11 @@
 #    stored markers; a meta-only tool keeps no payload
 #  - off: no rows; sampling: rates on ok calls, the seed's estimate query, failures always kept,
 #    excluded tools never recorded; a bad rate refuses to start naming its variable
-#  - PostgreSQL: a queue of 5 with the server stopped mid-run: 50 calls answered, drops and sink
+#  - PostgreSQL and MariaDB: a queue of 5 with the server stopped mid-run: 50 calls answered, drops and sink
 #    failures on /metrics, the daemon alive, records written again once the server is back
 . "$(dirname "$0")/../lib.sh"
 PG=$ROOT/tests/scripts/pg.sh
+MY=$ROOT/tests/scripts/my.sh
 chmod 0711 "$T" # the cluster's owner must reach $T/pg
 cleanup() {
 	# daemons the driver left (it stops its own; these only when it was killed)
@@ -28,6 +30,7 @@ cleanup() {
 		[ -n "$p" ] && kill "$p" 2>/dev/null
 	done
 	[ -d "$T/pg/data" ] && "$PG" stop "$T/pg" >/dev/null 2>&1
+	[ -f "$T/my/my.pid" ] && "$MY" stop "$T/my" >/dev/null 2>&1
 	sleep 0.3
 	rm -rf "$T"
 }
@@ -67,5 +70,17 @@ if CONN=$(PG_SOCKET_OTHERS=1 "$PG" start "$T/pg" 2>"$T/pg.err"); then
 	relay "$T/postgresql.tap" "gateway_records.py (postgresql)" $?
 else
 	not_ok "pg.sh start: $(head -c 300 "$T/pg.err")"
+fi
+
+if MY_SOCKET_OTHERS=1 "$MY" start "$T/my" >/dev/null 2>"$T/my.err"; then
+	chmod 0711 "$T/my"
+	ok "my.sh starts a MariaDB server, its socket open to the recorder's uid"
+	mkdir -p "$T/mariadb"
+	printf '{"build": "%s", "t": "%s", "backend": "mariadb", "my": {"dir": "%s", "mysh": "%s"}}\n' \
+		"$ROOT/build" "$T/mariadb" "$T/my" "$MY" >"$T/mariadb.json"
+	timeout 300 "$PY" "$ROOT/tests/integration/gateway_records.py" "$T/mariadb.json" >"$T/mariadb.tap" 2>"$T/mariadb.err"
+	relay "$T/mariadb.tap" "gateway_records.py (mariadb)" $?
+else
+	not_ok "my.sh start: $(head -c 300 "$T/my.err")"
 fi
 done_testing

@@ -39,10 +39,16 @@ def post(url, body, token=None, headers=None):
 
 
 PSQL = os.environ.get("RECORDS_PSQL")  # "psql CONNINFO" when the records are in PostgreSQL
+MYSQL = os.environ.get("RECORDS_MYSQL")  # "my.sh DIR" when they are in MariaDB (database records)
 LABEL = os.environ.get("RECORDS_LABEL", "sqlite")
 
 
 def count(sql):
+    if MYSQL:  # ANSI_QUOTES: "key" is the column, as the recorder's session has it
+        mysh, d = MYSQL.split(" ", 1)
+        out = subprocess.run([mysh, "sql", d, f"SET SESSION sql_mode = 'ANSI_QUOTES'; USE records; {sql}"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+        return int(out)
     if PSQL:
         psql, conninfo = PSQL.split(" ", 1)
         return int(subprocess.run([psql, conninfo, "-At", "-c", sql], capture_output=True, text=True, timeout=30).stdout.strip())
@@ -285,7 +291,7 @@ evs = events_of(sid or "none")
 t.ok(evs is not None and [e.get("user_sub") for e in evs] == ["assent", "assent"],
      f"nothing of theirs is recorded under uid:0's request ({[(e.get('kind'), e.get('user_sub')) for e in evs or []]})")
 t.ok(events_of("free-" + str(os.getpid())) == [], "... nor under the free key the reserved kinds named")
-t.ok(count(f"SELECT COUNT(*) FROM ffb_events WHERE key = '{sid}' AND user_sub <> 'assent'") == 0,
+t.ok(count(f"SELECT COUNT(*) FROM ffb_events WHERE \"key\" = '{sid}' AND user_sub <> 'assent'") == 0,
      "... and the table holds none of theirs")
 # the operator may record under any request (the CI job's deploy.finished joins the approval)
 rc, so, se = assent("event", "deploy.finished", "--key", sid or "none", "--attr", "ok=true")

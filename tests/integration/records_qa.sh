@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # QA reports and events (issue 16) end to end: tests/integration/records_qa.py against a daemon
 # with a CLI reviewer (root), a web reviewer, an admin and two agent keys; once with the records
-# in SQLite (the default), once in a real PostgreSQL (tests/scripts/pg.sh).
+# in SQLite (the default), once in a real PostgreSQL (tests/scripts/pg.sh), once in a real MariaDB
+# (tests/scripts/my.sh).
 . "$(dirname "$0")/../lib.sh"
 ASSENTD=$ROOT/build/assentd
 PG=$ROOT/tests/scripts/pg.sh
+MY=$ROOT/tests/scripts/my.sh
 daemon_pid() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$1/assentd.json" 2>/dev/null; }
 review_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get("review") or "")' "$1/assentd.json" 2>/dev/null; }
 cleanup() {
-	for s in "$T/sqlite" "$T/pg-state"; do
+	for s in "$T/sqlite" "$T/pg-state" "$T/my-state"; do
 		p=$(daemon_pid "$s")
 		[ -n "$p" ] && kill "$p" 2>/dev/null
 	done
 	sleep 0.3
 	"$PG" stop "$T/pg" >/dev/null 2>&1
+	[ -f "$T/my/my.pid" ] && "$MY" stop "$T/my" >/dev/null 2>&1
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -74,4 +77,12 @@ else
 	not_ok "[postgresql] pg.sh start: $(head -c 300 "$T/pg.err")"
 	rc2=1
 fi
-[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]
+if URL=$(MY_SOCKET_OTHERS=1 "$MY" start "$T/my" 2>"$T/my.err"); then
+	chmod 0711 "$T/my"
+	RECORDS_MYSQL="$MY $T/my" run mariadb "$T/my-state" "ASSENT_RECORD_DATABASE=$URL"
+	rc3=$?
+else
+	not_ok "[mariadb] my.sh start: $(head -c 300 "$T/my.err")"
+	rc3=1
+fi
+[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ]

@@ -18,22 +18,8 @@ fi
 check "it listens on no TCP port" sh -c "! grep -qE 'listening on IPv[46]' '$T/pg/server.log'"
 check "its socket is in the scratch directory" test -S "$T/pg/sock/.s.PGSQL.5432"
 
-# run_cases BINARY: the binary's TAP; one line here for the PostgreSQL group.
-run_cases() {
-	local bin=$1 name
-	name=$(basename "$(dirname "$(dirname "$bin")")")/$(basename "$bin")
-	ASSENT_TEST_PG=$CONN CMOCKA_MESSAGE_OUTPUT=tap "$bin" >"$T/cases.out" 2>"$T/cases.err"
-	local rc=$?
-	# The group's lines are those between the sqlite group's summary and its own.
-	local pg_ok pg_bad
-	pg_ok=$(sed -n '/^# .* - sqlite$/,/^# .* - postgresql$/p' "$T/cases.out" | grep -c '^ok ')
-	pg_bad=$(sed -n '/^# .* - sqlite$/,/^# .* - postgresql$/p' "$T/cases.out" | grep -c '^not ok ')
-	if [ "$rc" -eq 0 ] && [ "$pg_ok" -ge 11 ] && [ "$pg_bad" -eq 0 ] && grep -q '^# ok - postgresql$' "$T/cases.out"; then
-		ok "$name: all $pg_ok store cases pass on PostgreSQL"
-	else
-		not_ok "$name on PostgreSQL: exit $rc, $pg_ok passed, $pg_bad failed: $(grep -E '^not ok|ERROR|LINE' "$T/cases.out" "$T/cases.err" | head -5 | tr '\n' ' ' | head -c 400)"
-	fi
-}
+. "$ROOT/tests/scripts/store_cases.sh"
+run_cases() { store_cases "$1" ASSENT_TEST_PG "$CONN" postgresql PostgreSQL; }
 run_cases "$ROOT/build/tests/store_test"
 [ -x "$ROOT/build/san/tests/store_test" ] && run_cases "$ROOT/build/san/tests/store_test"
 

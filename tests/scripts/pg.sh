@@ -28,31 +28,8 @@ dir=$2
 [ -x "$PGBIN/initdb" ] || die "no PostgreSQL at $PGBIN (apt-get install postgresql-15, or set PGBIN)"
 case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
 
-# as CMD...: run CMD as the cluster's owner.
-as() {
-	cd "$dir" 2>/dev/null || cd /
-	if [ "$(id -u)" -ne 0 ]; then
-		"$@"
-	elif command -v runuser >/dev/null; then
-		runuser -u "$owner" -- "$@"
-	else
-		setpriv --reuid="$owner" --regid="$owner" --init-groups -- "$@"
-	fi
-}
-
-owner=$(id -un)
-if [ "$(id -u)" -eq 0 ]; then
-	if [ -f "$dir/owner" ]; then
-		owner=$(cat "$dir/owner")
-	elif id postgres >/dev/null 2>&1; then
-		owner=postgres
-	else
-		id assent-pg >/dev/null 2>&1 ||
-			useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin assent-pg ||
-			die "cannot create the system user assent-pg to run PostgreSQL as (initdb refuses root)"
-		owner=assent-pg
-	fi
-fi
+. "$(dirname "$0")/owner.sh"
+pick_owner postgres assent-pg PostgreSQL
 
 case $cmd in
 start)

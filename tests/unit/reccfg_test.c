@@ -144,18 +144,41 @@ static void test_env_database(void **st)
 {
 	(void)st;
 	struct rec_cfg c;
-	static const char *const good[] = {"off", "sqlite:/var/lib/assent/c.db", "sqlite:rel.db",
-					   "postgresql://u:pw@db.example/rec", "postgres://db/rec"};
+	static const char *const good[] = {"off",
+					   "sqlite:/var/lib/assent/c.db",
+					   "sqlite:rel.db",
+					   "postgresql://u:pw@db.example/rec",
+					   "postgres://db/rec",
+					   "mysql://u:pw@db.example:3307/rec",
+					   "mariadb://u@/rec?socket=/run/my.sock"};
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
 		setenv("ASSENT_RECORD_DATABASE", good[i], 1);
 		ok(&c, NULL);
 		assert_string_equal(c.database, good[i]);
 	}
-	/* refused without showing the URL, which may hold a password */
-	setenv("ASSENT_RECORD_DATABASE", "mysql://u:hunter2@db/rec", 1);
+	/* a malformed MySQL URL is refused naming what is wrong, never showing the password */
+	static const struct {
+		const char *url, *why;
+	} bad[] = {
+	    {"mysql://u:hunter2@db", "names no database"},
+	    {"mariadb://u:hunter2@db:99999/rec", "port 99999"},
+	    {"mysql://u:hunter2%zz@db/rec", "the password has a '%'"},
+	    {"mysql://u:hunter2@db/rec?sslmode=on", "unknown parameter \"sslmode\""},
+	    {"mysql://u:hunter2@db/rec?socket=/s", "a socket is local"},
+	    {"MySQL:u:hunter2@db/rec", "no \"//\""},
+	};
 	char err[AS_ERRLEN];
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		setenv("ASSENT_RECORD_DATABASE", bad[i].url, 1);
+		assert_int_equal(load(&c, NULL, err), AS_EINVAL);
+		assert_non_null(strstr(err, "records database"));
+		if (!strstr(err, bad[i].why))
+			fail_msg("%s: %s", bad[i].url, err);
+		assert_null(strstr(err, "hunter2"));
+	}
+	setenv("ASSENT_RECORD_DATABASE", "mongodb://u:hunter2@db/rec", 1);
 	assert_int_equal(load(&c, NULL, err), AS_EINVAL);
-	assert_non_null(strstr(err, "records database"));
+	assert_non_null(strstr(err, "mysql://"));
 	assert_null(strstr(err, "hunter2"));
 	char big[RECCFG_URL_MAX + 2];
 	memset(big, 'x', sizeof big - 1);

@@ -1,7 +1,8 @@
-/* Unit tests for gateway/recorder/db.c and store.c: every case on SQLite (a scratch file)
- * and, when ASSENT_TEST_PG names a conninfo (tests/integration/store_pg.sh starts a real
- * server with tests/scripts/pg.sh), on PostgreSQL too; the seed's own SQL is run as the
- * seed writes it. */
+/* Unit tests for gateway/recorder/db.c, db_my.c and store.c: every case on SQLite (a
+ * scratch file); when ASSENT_TEST_PG names a conninfo (tests/integration/store_pg.sh starts
+ * a real server with tests/scripts/pg.sh), on PostgreSQL too; when ASSENT_TEST_MY names a
+ * mysql:// URL (tests/integration/store_my.sh, tests/scripts/my.sh), on MariaDB too; the
+ * seed's own SQL is run as the seed writes it. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,7 +31,7 @@
 
 struct be {
 	enum db_kind kind;
-	const char *url; /* PostgreSQL: ASSENT_TEST_PG */
+	const char *url; /* PostgreSQL: ASSENT_TEST_PG; MariaDB: ASSENT_TEST_MY */
 };
 
 struct ctx {
@@ -63,7 +64,7 @@ static int setup(void **state)
 		fprintf(stderr, "db_open: %s\n", err);
 		return -1;
 	}
-	if (be->kind == DB_POSTGRES && db_script(c->d, drop_all, err) < 0) {
+	if (be->kind != DB_SQLITE && db_script(c->d, drop_all, err) < 0) {
 		fprintf(stderr, "drop: %s\n", err);
 		return -1;
 	}
@@ -74,7 +75,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct ctx *c = *state;
-	if (c->be->kind == DB_POSTGRES && c->d)
+	if (c->be->kind != DB_SQLITE && c->d)
 		db_script(c->d, drop_all, NULL);
 	db_close(c->d);
 	if (c->dir[0])
@@ -188,8 +189,11 @@ static const char *const call_columns[] = {
 static json_t *columns_of(struct ctx *c, const char *table)
 {
 	const char *q = c->be->kind == DB_SQLITE ? "SELECT name FROM pragma_table_info($1)"
-						 : "SELECT column_name FROM information_schema.columns WHERE "
-						   "table_schema = current_schema() AND table_name = $1";
+			: c->be->kind == DB_MYSQL
+			    ? "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND "
+			      "table_name = $1"
+			    : "SELECT column_name FROM information_schema.columns WHERE "
+			      "table_schema = current_schema() AND table_name = $1";
 	const char *p[] = {table};
 	json_t *r = rows(c->d, q, p, 1), *names = json_array();
 	size_t i;
@@ -203,6 +207,10 @@ static int index_exists(struct ctx *c, const char *name)
 {
 	const char *q = c->be->kind == DB_SQLITE
 			    ? "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = $1"
+			: c->be->kind == DB_MYSQL
+			    ? "SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics WHERE table_schema "
+			      "= DATABASE() "
+			      "AND index_name = $1"
 			    : "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1";
 	const char *p[] = {name};
 	json_t *r = rows(c->d, q, p, 1);
@@ -250,10 +258,19 @@ static void test_db_open_errors(void **state)
 	(void)state;
 	struct db *d = (struct db *)1;
 	char err[AS_ERRLEN] = "";
-	assert_int_equal(db_open("mysql://u:pw@h/db", &d, err), AS_EINVAL);
+	assert_int_equal(db_open("oracle://u:pw@h/db", &d, err), AS_EINVAL);
 	assert_null(d);
 	assert_non_null(strstr(err, "unknown kind"));
 	assert_null(strstr(err, "pw@"));
+	/* MySQL: a malformed URL names its fault; a server that is not there says so; never the password. */
+	assert_int_equal(db_open("mysql://u:Sekrit-Word-42@h", &d, err), AS_EINVAL);
+	assert_null(d);
+	assert_non_null(strstr(err, "names no database"));
+	assert_null(strstr(err, "Sekrit"));
+	assert_int_equal(db_open("mariadb://u:Sekrit-Word-42@/db?socket=/nonexistent-dir/my.sock", &d, err), AS_EIO);
+	assert_null(d);
+	assert_non_null(strstr(err, "cannot connect to MariaDB at socket /nonexistent-dir/my.sock as u, database db"));
+	assert_null(strstr(err, "Sekrit"));
 	assert_int_equal(db_open("sqlite:", &d, err), AS_EINVAL);
 	assert_int_equal(db_open("sqlite:/nonexistent-dir/x/calls.db", &d, err), AS_EIO);
 	assert_non_null(strstr(err, "/nonexistent-dir/x/calls.db"));
@@ -310,7 +327,7 @@ static void test_db_params(void **state)
 	assert_int_equal(db_script(c->d, "DROP TABLE old_tool_calls", err), 0);
 	char ts[DB_TS_LEN];
 	db_ts(c->d, T0, ts);
-	assert_string_equal(ts, c->be->kind == DB_SQLITE ? "2026-01-01 00:00:00.000" : "2026-01-01 00:00:00.000+00");
+	assert_string_equal(ts, c->be->kind == DB_POSTGRES ? "2026-01-01 00:00:00.000+00" : "2026-01-01 00:00:00.000");
 }
 
 /* A lost connection fails with AS_EIO; db_reconnect brings it back. */
@@ -322,6 +339,14 @@ static void test_db_reconnect(void **state)
 		assert_int_equal(
 		    db_query(c->d, "SELECT pg_terminate_backend(pg_backend_pid())", NULL, 0, NULL, NULL, err), AS_EIO);
 		assert_int_equal(db_query(c->d, "SELECT 1", NULL, 0, NULL, NULL, err), AS_EIO);
+	}
+	if (c->be->kind == DB_MYSQL) {
+		int rc = db_query(c->d, "KILL CONNECTION_ID()", NULL, 0, NULL, NULL, err);
+		if (rc != AS_EIO)
+			fail_msg("KILL CONNECTION_ID(): %d %s", rc, err);
+		rc = db_query(c->d, "SELECT 1", NULL, 0, NULL, NULL, err);
+		if (rc != AS_EIO)
+			fail_msg("SELECT 1 on a killed connection: %d %s", rc, err);
 	}
 	assert_int_equal(db_reconnect(c->d, err), 0);
 	assert_string_equal(one(c->d, "SELECT 1"), "1");
@@ -383,6 +408,20 @@ static void test_schema(void **state)
 					      "'ffb_tool_calls' AND column_name = 'started_at'"),
 				    "timestamp with time zone");
 	}
+	if (c->be->kind == DB_MYSQL) { /* JSON is MariaDB's name for LONGTEXT checked by JSON_VALID */
+		assert_string_equal(one(c->d,
+					"SELECT data_type FROM information_schema.columns WHERE table_schema = "
+					"DATABASE() AND table_name = 'ffb_tool_calls' AND column_name = 'started_at'"),
+				    "datetime");
+		assert_string_equal(one(c->d, "SELECT COUNT(*) FROM information_schema.check_constraints WHERE "
+					      "constraint_schema = DATABASE() AND table_name = 'ffb_events' AND "
+					      "check_clause LIKE '%json_valid(%attrs%'"),
+				    "1");
+		assert_string_equal(one(c->d,
+					"SELECT table_collation FROM information_schema.tables WHERE table_schema "
+					"= DATABASE() AND table_name = 'ffb_tool_calls'"),
+				    "utf8mb4_bin");
+	}
 	store_free(st);
 
 	/* Opened again: nothing to do. */
@@ -417,7 +456,7 @@ static void test_migration(void **state)
 {
 	struct ctx *c = *state;
 	char err[AS_ERRLEN] = "";
-	int lite = c->be->kind == DB_SQLITE;
+	int lite = c->be->kind == DB_SQLITE, my = c->be->kind == DB_MYSQL;
 	char ddl[2048];
 	snprintf(
 	    ddl, sizeof ddl,
@@ -431,9 +470,14 @@ static void test_migration(void **state)
 	    "INSERT INTO ffb_tool_calls (call_id, tool, started_at, duration_ms, ok) VALUES "
 	    "('old1', 'render', '2025-12-01 00:00:00.000', 3.0, %s), "
 	    "('old2', 'render', '2025-12-01 00:00:01.000', 4.0, %s)",
-	    lite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY", lite ? "DATETIME" : "TIMESTAMPTZ",
-	    lite ? "FLOAT" : "DOUBLE PRECISION", lite ? "JSON" : "JSON", lite ? "JSON" : "JSON", lite ? "JSON" : "JSON",
-	    lite ? "JSON" : "JSON", lite ? "1" : "true", lite ? "0" : "false");
+	    lite ? "INTEGER PRIMARY KEY AUTOINCREMENT"
+	    : my ? "BIGINT AUTO_INCREMENT PRIMARY KEY"
+		 : "BIGSERIAL PRIMARY KEY",
+	    lite ? "DATETIME"
+	    : my ? "DATETIME(3)"
+		 : "TIMESTAMPTZ",
+	    lite ? "FLOAT" : "DOUBLE PRECISION", "JSON", "JSON", "JSON", "JSON", lite ? "1" : "true",
+	    lite ? "0" : "false");
 	int rc = db_script(c->d, ddl, err);
 	if (rc)
 		fail_msg("old schema: %s", err);
@@ -441,10 +485,15 @@ static void test_migration(void **state)
 	struct store *st = open_store(c, &m);
 	char want[128];
 	snprintf(want, sizeof want, "ALTER TABLE ffb_tool_calls ADD COLUMN sample_rate %s",
-		 lite ? "REAL" : "DOUBLE PRECISION");
-	assert_true(has_string(m, "ALTER TABLE ffb_tool_calls ADD COLUMN outcome TEXT"));
+		 lite ? "REAL"
+		 : my ? "DOUBLE"
+		      : "DOUBLE PRECISION");
+	/* MySQL: text is LONGTEXT, indexed by a prefix; the seed's VARCHAR(255) whole. */
+	assert_true(has_string(m, my ? "ALTER TABLE ffb_tool_calls ADD COLUMN outcome LONGTEXT"
+				     : "ALTER TABLE ffb_tool_calls ADD COLUMN outcome TEXT"));
 	assert_true(has_string(m, want));
-	assert_true(has_string(m, "CREATE INDEX ix_ffb_tool_calls_outcome ON ffb_tool_calls (outcome)"));
+	assert_true(has_string(m, my ? "CREATE INDEX ix_ffb_tool_calls_outcome ON ffb_tool_calls (outcome(255))"
+				     : "CREATE INDEX ix_ffb_tool_calls_outcome ON ffb_tool_calls (outcome)"));
 	assert_true(has_string(m, "CREATE INDEX ix_ffb_tool_calls_tool ON ffb_tool_calls (tool)"));
 	assert_true(has_string(m, "CREATE TABLE ffb_events"));
 	assert_true(has_string(m, "CREATE TABLE ffb_feedback_call_links"));
@@ -590,10 +639,11 @@ static void test_write_read(void **state)
 	json_decref(r);
 
 	/* The event, and the seed's attribute queries on either database. */
-	r = rows(c->d,
-		 "SELECT occurred_at, kind, key, call_id, session_id, user_sub, caller_kind, client_id, server_version "
-		 "FROM ffb_events",
-		 NULL, 0);
+	r = rows(
+	    c->d,
+	    "SELECT occurred_at, kind, \"key\", call_id, session_id, user_sub, caller_kind, client_id, server_version "
+	    "FROM ffb_events",
+	    NULL, 0);
 	assert_int_equal(json_array_size(r), 1);
 	a = json_array_get(r, 0);
 	assert_int_equal(ts_of(json_string_value(json_array_get(a, 0))), T0 + 1500);
@@ -603,12 +653,14 @@ static void test_write_read(void **state)
 		assert_string_equal(json_string_value(json_array_get(a, i)), evw[i]);
 	json_decref(r);
 	assert_string_equal(one(c->d, c->be->kind == DB_SQLITE ? "SELECT json_extract(attrs, '$.model') FROM ffb_events"
-							       : "SELECT attrs->>'model' FROM ffb_events"),
+				      : c->be->kind == DB_MYSQL ? "SELECT JSON_VALUE(attrs, '$.model') FROM ffb_events"
+								: "SELECT attrs->>'model' FROM ffb_events"),
 			    "claude-opus-4");
-	assert_int_equal(count(c->d, c->be->kind == DB_SQLITE
-					 ? "SELECT SUM(json_extract(attrs, '$.input_tokens')) FROM ffb_events"
-					 : "SELECT SUM((attrs->>'input_tokens')::int) FROM ffb_events"),
-			 1200);
+	assert_int_equal(
+	    count(c->d, c->be->kind == DB_SQLITE  ? "SELECT SUM(json_extract(attrs, '$.input_tokens')) FROM ffb_events"
+			: c->be->kind == DB_MYSQL ? "SELECT SUM(JSON_VALUE(attrs, '$.input_tokens')) FROM ffb_events"
+						  : "SELECT SUM((attrs->>'input_tokens')::int) FROM ffb_events"),
+	    1200);
 	/* The join the seed promises: an event to its call's row. */
 	assert_string_equal(one(c->d, "SELECT c.tool FROM ffb_events e JOIN ffb_tool_calls c ON c.call_id = e.call_id"),
 			    "fs__read_file");
@@ -1137,7 +1189,7 @@ static void test_confined_batch(void **state)
 
 int main(void)
 {
-	static struct be lite = {DB_SQLITE, NULL}, pg = {DB_POSTGRES, NULL};
+	static struct be lite = {DB_SQLITE, NULL}, pg = {DB_POSTGRES, NULL}, my = {DB_MYSQL, NULL};
 	const struct CMUnitTest db_tests[] = {
 	    cmocka_unit_test(test_db_ts),
 	    cmocka_unit_test(test_db_open_errors),
@@ -1145,10 +1197,14 @@ int main(void)
 	const struct CMUnitTest lite_tests[] = {
 	    CASES(&lite), cmocka_unit_test_prestate_setup_teardown(test_confined_batch, setup, teardown, &lite)};
 	const struct CMUnitTest pg_tests[] = {CASES(&pg)};
+	const struct CMUnitTest my_tests[] = {CASES(&my)};
 	int rc = cmocka_run_group_tests_name("db", db_tests, NULL, NULL);
 	rc += cmocka_run_group_tests_name("sqlite", lite_tests, NULL, NULL);
 	pg.url = getenv("ASSENT_TEST_PG");
 	if (pg.url && *pg.url)
 		rc += cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
+	my.url = getenv("ASSENT_TEST_MY");
+	if (my.url && *my.url)
+		rc += cmocka_run_group_tests_name("mysql", my_tests, NULL, NULL);
 	return rc;
 }
