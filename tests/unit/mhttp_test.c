@@ -106,6 +106,25 @@ static const struct row rows[] = {
     {"get mcp", LOOP, {.method = "GET", .path = "/mcp", .host = HOST}, MH_REJECT, 405, "POST, DELETE", 0, 0},
     {"put mcp", LOOP, {POST_MCP, .method = "PUT"}, MH_REJECT, 405, "POST, DELETE", 0, 0},
     {"options mcp", LOOP, {POST_MCP, .method = "OPTIONS"}, MH_REJECT, 405, "POST, DELETE", 0, 0},
+    /* GET /mcp only resumes a call's stream (SEP-1699): Last-Event-ID of our shape, a session. */
+#define RESUME .method = "GET", .path = "/mcp", .host = HOST, .session = SID
+    {"resume", LOOP, {RESUME, .last_event_id = "12-3"}, MH_MCP_RESUME, 0, NULL, 0, 1},
+    {"resume accept sse", LOOP, {RESUME, .last_event_id = "1-0", .accept = "text/event-stream"}, MH_MCP_RESUME, 0,
+     NULL, 0, 1},
+    {"resume accept json", LOOP, {RESUME, .last_event_id = "1-0", .accept = "application/json"}, MH_REJECT, 406,
+     NULL, 0, 0},
+    {"resume without session", LOOP, {.method = "GET", .path = "/mcp", .host = HOST, .last_event_id = "1-0"},
+     MH_REJECT, 400, NULL, 0, 0},
+    {"resume 2026-07-28", LOOP, {.method = "GET", .path = "/mcp", .host = HOST, .last_event_id = "1-0",
+     .protocol = "2026-07-28"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume bad id", LOOP, {RESUME, .last_event_id = "abc"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume empty id", LOOP, {RESUME, .last_event_id = ""}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume leading zero", LOOP, {RESUME, .last_event_id = "01-1"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume no seq", LOOP, {RESUME, .last_event_id = "1-"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume seq too big", LOOP, {RESUME, .last_event_id = "1-4294967296"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume sign", LOOP, {RESUME, .last_event_id = "+1-1"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume trailing", LOOP, {RESUME, .last_event_id = "1-1 "}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume post", LOOP, {POST_MCP, .session = SID, .last_event_id = "1-1"}, MH_MCP_POST, 0, NULL, 1, 0},
     /* DELETE ends a session, and needs one. */
     {"delete without session", LOOP, {.method = "DELETE", .path = "/mcp", .host = HOST}, MH_REJECT, 400, NULL,
      0, 0},
@@ -267,6 +286,10 @@ static void test_table(void **state)
 				fail_msg("%s: json %d sse %d, want json %d sse %d", r->name, v.json, v.sse, r->json,
 					 r->sse);
 		}
+		if (r->route == MH_MCP_RESUME &&
+		    (!v.sse || v.resume_no != strtoull(r->h.last_event_id, NULL, 10) ||
+		     v.resume_seq != strtoul(strchr(r->h.last_event_id, '-') + 1, NULL, 10)))
+			fail_msg("%s: resume of %llu-%u", r->name, (unsigned long long)v.resume_no, v.resume_seq);
 		if (!r->h.authorization)
 			assert_null(v.bearer);
 	}
