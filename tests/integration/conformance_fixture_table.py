@@ -66,8 +66,6 @@ MRTR = ("over stdio the fixture's multi-round-trip tools ask the client during t
         "refused -32601 and the call ends isError)")
 GATE_GAPS = {}
 for _col in COLUMNS:
-    GATE_GAPS[(_col, "2025-11-25", "server-sse-polling")] = ("assentd's Streamable HTTP has no SSE resumption "
-                                                             "(Last-Event-ID), which this scenario polls for")
     for _sc in ("basic-elicitation", "basic-list-roots", "basic-sampling", "capability-check", "multi-round",
                 "multiple-input-requests", "non-tool-request", "request-state", "result-type", "tampered-state"):
         GATE_GAPS[(_col, "2026-07-28", "input-required-result-" + _sc)] = MRTR

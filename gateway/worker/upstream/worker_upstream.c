@@ -34,7 +34,7 @@
 #define UP_PAGES_MAX 50		 /* tools/list pages */
 #define UP_TOOLS_MAX 2000	 /* tools of one server */
 #define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
-#define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
+#define UP_PROTOCOL "2025-11-25" /* the revision assent asks its upstreams for (older answers taken) */
 #define UP_NOTES_PER_S 100	 /* progress and log notifications relayed a second */
 
 struct uw {
