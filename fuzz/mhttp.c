@@ -331,7 +331,7 @@ static int cfg_equal(const struct http_cfg *a, const struct http_cfg *b)
 	    a->norigins != b->norigins || a->body_max != b->body_max || a->header_max != b->header_max ||
 	    a->conns_max != b->conns_max || a->sessions_max != b->sessions_max || a->idle_s != b->idle_s ||
 	    a->request_s != b->request_s || a->unauth_per_addr != b->unauth_per_addr ||
-	    a->session_idle_s != b->session_idle_s)
+	    a->session_idle_s != b->session_idle_s || a->sse_poll_s != b->sse_poll_s)
 		return 0;
 	for (size_t i = 0; i < a->nhosts; i++)
 		if (strcmp(a->hosts[i], b->hosts[i]))

@@ -5,7 +5,8 @@ resumes with GET + Last-Event-ID (the answer came while it was away, or comes af
 back), ids that are not the session's refused, and a call whose client never comes back
 cancelled once the grace period ends (the ledger says cancelled). No clocks: every wait is
 for an event (a log line, a pending request going), bounded by a generous timeout.
-Usage: sse_resume.py HOST:PORT KEY STATE_DIR ASSENT ASSENT_VERIFY DAEMON_LOG"""
+Usage: sse_resume.py HOST:PORT KEY STATE_DIR ASSENT ASSENT_VERIFY DAEMON_LOG [poll]
+poll: the daemon runs with ASSENT_HTTP_SSE_POLL_SECONDS, and assent ends the stream itself."""
 import http.client, json, subprocess, sys, time
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -121,8 +122,36 @@ def answer_of(ev):
         return {}
 
 
+def resumed_answer(sid, first, rid, what):
+    """Resume the stream after its priming event `first`, approve request rid, and check that
+    the answer comes on the resumed stream as the event after it."""
+    c2, r2 = resume(sid, first.get("id"))
+    ok(r2.status == 200, "%s: the GET with Last-Event-ID resumes the stream (%d)" % (what, r2.status))
+    ok(approve(rid), "%s: a reviewer approves the call" % what)
+    ev = event(r2) or {}
+    no = first.get("id", "x-").split("-")[0]
+    ok(ev.get("id") == no + "-1" and answer_of(ev).get("approved") is True,
+       "%s: the answer comes on the resumed stream with the next id (%s)" % (what, ev.get("id")))
+    c2.close()
+
+
 sid = session()
 ok(bool(sid), "a 2025-11-25 session over HTTP")
+
+if len(sys.argv) > 7 and sys.argv[7] == "poll":
+    # E (ASSENT_HTTP_SSE_POLL_SECONDS=5): assent itself ends the stream before the answer; the
+    # client resumes and gets the answer there.
+    c, r = call(sid, "resume E")
+    first = event(r) or {}
+    rid_e = pending_id("resume E")
+    ended = event(r)
+    ok(first.get("retry") == "2000" and ended is None,
+       "assent ends a held call's stream after its priming event, before the answer (%s)" % ended)
+    c.close()
+    ok(pending_id("resume E") == rid_e, "the call is still pending after its stream ended")
+    resumed_answer(sid, first, rid_e, "resumed after assent ended it")
+    plan()
+    done()
 
 # A: the client hangs up; the answer comes while it is away; the resume replays it.
 c, r = call(sid, "resume A")
@@ -171,14 +200,7 @@ first = event(r) or {}
 rid_b = pending_id("resume B")
 hang_up(c)
 ok(parked(2), "a second hangup parks its stream too")
-c2, r2 = resume(sid, first.get("id"))
-ok(r2.status == 200, "resumed before the answer (%d)" % r2.status)
-ok(approve(rid_b), "approved after the resume")
-ev = event(r2) or {}
-no = first.get("id", "x-").split("-")[0]
-ok(ev.get("id") == no + "-1" and answer_of(ev).get("approved") is True,
-   "the answer comes on the resumed stream with the next id (%s)" % ev.get("id"))
-c2.close()
+resumed_answer(sid, first, rid_b, "resumed before the answer")
 
 # C: the client never comes back: the call is cancelled when the grace period ends.
 c, r = call(sid, "resume C")

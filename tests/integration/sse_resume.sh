@@ -16,4 +16,16 @@ timeout 300 $PY "$ROOT/tests/integration/sse_resume.py" "$(http_of "$S")" "$KEY"
 	"$S.log" >"$T/py.tap" 2>"$T/py.err"
 relay_tap "$T/py.tap" $? "sse_resume.py ($(tail -3 "$T/py.err"))"
 check "assentd is still running" kill -0 "$(daemon_pid "$S")"
+# ASSENT_HTTP_SSE_POLL_SECONDS: assent ends a held call's stream itself (SEP-1699 polling)
+P=$(daemon_pid "$S")
+kill "$P"
+for _ in $(seq 200); do kill -0 "$P" 2>/dev/null || break; sleep 0.05; done
+rm -f "$S/assentd.json"
+ASSENT_SINGLE_USER=1 ASSENT_HTTP_SSE_POLL_SECONDS=5 "$ROOT/build/assentd" --state "$S" >"$S.poll.log" 2>&1 &
+for _ in $(seq 200); do [ -n "$(http_of "$S")" ] && break; sleep 0.05; done
+check "the daemon restarts with ASSENT_HTTP_SSE_POLL_SECONDS=5" test -n "$(http_of "$S")"
+timeout 300 $PY "$ROOT/tests/integration/sse_resume.py" "$(http_of "$S")" "$KEY" "$S" "$ASSENT" "$VERIFY" \
+	"$S.poll.log" poll >"$T/poll.tap" 2>"$T/poll.err"
+relay_tap "$T/poll.tap" $? "sse_resume.py poll ($(tail -3 "$T/poll.err"))"
+check "assentd is still running" kill -0 "$(daemon_pid "$S")"
 done_testing

@@ -541,6 +541,7 @@ static void assert_cfg_equal(const struct http_cfg *a, const struct http_cfg *b)
 	assert_int_equal(a->idle_s, b->idle_s);
 	assert_int_equal(a->request_s, b->request_s);
 	assert_int_equal(a->session_idle_s, b->session_idle_s);
+	assert_int_equal(a->sse_poll_s, b->sse_poll_s);
 }
 
 static struct http_cfg odd_cfg(void)
@@ -556,6 +557,7 @@ static struct http_cfg odd_cfg(void)
 	c.idle_s = 3600;
 	c.request_s = 1;
 	c.session_idle_s = 10;
+	c.sse_poll_s = 3600;
 	while (c.nhosts < HTTPCFG_LIST_MAX) {
 		memset(c.hosts[c.nhosts], 'a' + (int)c.nhosts, HTTPCFG_NAME_MAX);
 		c.hosts[c.nhosts][HTTPCFG_NAME_MAX] = 0;
@@ -626,6 +628,7 @@ static void test_cv_refusals(void **state)
 		    {"unauth_per_addr", 8193},
 		    {"idle_s", 3601},
 		    {"request_s", 3601},
+		    {"sse_poll_s", 3601},
 		    {"request_s", 0},
 		    {"port", 65536},
 		    {"port", UINT64_MAX}};
@@ -697,6 +700,7 @@ static const char *const env_names[] = {
     "ASSENT_HTTP_MAX_SESSIONS",
     "ASSENT_HTTP_IDLE_SECONDS",
     "ASSENT_HTTP_SESSION_IDLE_SECONDS",
+    "ASSENT_HTTP_SSE_POLL_SECONDS",
     "ASSENT_HTTP_MAX_SESSIONS_PER_AGENT",
     "ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS",
 };
@@ -896,6 +900,7 @@ static void test_env_limits(void **state)
 	    {"ASSENT_HTTP_MAX_SESSIONS", "1", "4096", "0", "4097"},
 	    {"ASSENT_HTTP_IDLE_SECONDS", "1", "3600", "0", "3601"},
 	    {"ASSENT_HTTP_SESSION_IDLE_SECONDS", "10", "604800", "9", "604801"},
+	    {"ASSENT_HTTP_SSE_POLL_SECONDS", "5", "3600", "4", "3601"},
 	};
 	for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
 		setenv(lim[i].name, lim[i].lo, 1);
@@ -909,6 +914,8 @@ static void test_env_limits(void **state)
 			assert_int_equal(c.body_max, 64u << 20);
 		if (i == 5)
 			assert_int_equal(c.session_idle_s, 7 * 86400);
+		if (i == 6)
+			assert_int_equal(c.sse_poll_s, 3600);
 	}
 }
 

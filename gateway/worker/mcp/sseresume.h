@@ -37,7 +37,7 @@ struct sse_stream {
 
 struct sse_set {
 	struct sse_stream *head;
-	uint64_t next_no;
+	uint64_t next_no; /* the last stream's number: its owner starts it where a restart cannot repeat */
 	size_t n;
 };
 

@@ -112,6 +112,7 @@ struct hreq {
 	unsigned refused;   /* POST /events: the HTTP status of the signer's refusal (F_RESULT status) */
 	uint64_t next_keepalive;
 	struct sse_stream *ss; /* its answer's resumable stream (2025-11-25 clients), NULL: none */
+	uint64_t poll_at;      /* ASSENT_HTTP_SSE_POLL_SECONDS: when assent ends that stream for a resume */
 	struct hreq *next;
 };
 
@@ -1464,6 +1465,7 @@ static void resume_stream(struct mw *w, struct hreq *h)
 	h->finished = s->done;
 	h->st = HS_STREAM;
 	h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+	h->poll_at = mono_ms() + 1000ull * w->cfg.sse_poll_s;
 	wake(h);
 }
 
@@ -1592,6 +1594,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		if (c->client.version && strcmp(c->client.version, "2025-11-25") >= 0 && !c->modern &&
 		    !(h->ss = sse_open(&w->sse, conn, h->rid, &h->out)))
 			wlog(w, "warning", "too many SSE streams: a call's stream cannot be resumed");
+		h->poll_at = mono_ms() + 1000ull * w->cfg.sse_poll_s;
 	} else {
 		/* A 2026-07-28 answer has its own HTTP status (a -32602 is a 400): it waits as
 		 * JSON, and becomes a stream only at its first progress line or keep-alive. */
@@ -1961,6 +1964,19 @@ static void keepalive(struct mw *w, uint64_t now)
 			wake(h);
 		}
 	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (w->cfg.sse_poll_s && h->ss && h->waiting && !h->finished && now >= h->poll_at) {
+			/* SEP-1699 polling: the stream ends here, parked; its client resumes it */
+			sse_park(h->ss, now);
+			h->ss = NULL;
+			h->waiting = 0;
+			h->finished = 1;
+			wake(h);
+			wlog(w, "info",
+			     "a call's SSE stream was ended after %u s (ASSENT_HTTP_SSE_POLL_SECONDS) for its "
+			     "client to resume",
+			     w->cfg.sse_poll_s);
+		}
+	for (struct hreq *h = w->hreqs; h; h = h->next)
 		if (h->st == HS_STREAMING && !h->finished && now >= h->next_keepalive) {
 			if (stream_put(h, ": keep-alive\n\n", 14, "", 0, "", 0) != 0)
 				wlog(w, "warning", "an SSE stream ended: its client does not read its events");
@@ -2325,6 +2341,11 @@ int worker_mcp_main(int ipcfd)
 {
 	static struct mw w; /* large: keep it off the stack */
 	w.ipcfd = ipcfd;
+	/* Stream numbers start at the wall clock's microseconds, so that an id a client kept from
+	 * before a restart of this worker never names a later stream of its session. */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	w.sse.next_no = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
 	char err[AS_ERRLEN];
 	cv_arena_init(&w.arena, 1u << 20);
 	if (ipc_conn_init(&w.ipc, ipcfd, err) != 0)
