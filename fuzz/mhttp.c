@@ -29,6 +29,7 @@
 #include "common/cbor.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/worker/mcp/mhttp.h"
+#include "gateway/worker/mcp/sseresume.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -45,7 +46,7 @@ static void fail(const char *why, const char *detail)
 	abort();
 }
 
-#define NFIELDS 9
+#define NFIELDS 10
 
 /* The header fields as libmicrohttpd would hand them over: each its own
  * NUL-terminated allocation, so that AddressSanitizer sees a read past its end. */
@@ -217,6 +218,20 @@ static void check_verdict(const struct http_cfg *c, const struct mh_head *h, con
 		if (strcmp(m, "DELETE") || strcmp(p, "/mcp") || !is_hex32(v->session))
 			fail("DELETE routed without DELETE /mcp and a session", p);
 		break;
+	case MH_MCP_RESUME: {
+		/* a resume names its session and an id of our shape; nothing else routes a GET /mcp */
+		uint64_t no = 0;
+		uint32_t seq = 0;
+		if (strcmp(m, "GET") || strcmp(p, "/mcp") || !is_hex32(v->session) || !v->sse || !h->last_event_id ||
+		    sse_id_parse(h->last_event_id, &no, &seq) != 0 || no != v->resume_no || seq != v->resume_seq)
+			fail("a resume routed without GET /mcp, a session and a well-formed Last-Event-ID",
+			     h->last_event_id);
+		char back[SSE_ID_MAX + 1];
+		snprintf(back, sizeof back, "%llu-%u", (unsigned long long)no, (unsigned)seq);
+		if (strcmp(back, h->last_event_id))
+			fail("a Last-Event-ID that is not the one way of writing its numbers", h->last_event_id);
+		break;
+	}
 	case MH_LEGACY_SSE:
 		if (!c->legacy_sse || strcmp(m, "GET") || strcmp(p, "/sse") || !v->sse)
 			fail("legacy SSE for something else", p);
@@ -316,7 +331,7 @@ static int cfg_equal(const struct http_cfg *a, const struct http_cfg *b)
 	    a->norigins != b->norigins || a->body_max != b->body_max || a->header_max != b->header_max ||
 	    a->conns_max != b->conns_max || a->sessions_max != b->sessions_max || a->idle_s != b->idle_s ||
 	    a->request_s != b->request_s || a->unauth_per_addr != b->unauth_per_addr ||
-	    a->session_idle_s != b->session_idle_s)
+	    a->session_idle_s != b->session_idle_s || a->sse_poll_s != b->sse_poll_s)
 		return 0;
 	for (size_t i = 0; i < a->nhosts; i++)
 		if (strcmp(a->hosts[i], b->hosts[i]))
@@ -410,7 +425,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    .accept = f[5],
 			    .session = f[6],
 			    .protocol = f[7],
-			    .authorization = f[8]};
+			    .authorization = f[8],
+			    .last_event_id = f[9]};
 	check_requests(&h);
 	struct http_cfg c;
 	if (check_config(data, size, &c)) {

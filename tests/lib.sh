@@ -128,3 +128,15 @@ py_tap() {
 	done <"$T/py.tap"
 	[ "$rc" -eq 0 ] || not_ok "the Python driver exited $rc: $(tail -3 "$T/py.err")"
 }
+# A daemon of state directory DIR: its pid and its agent listener (HOST:PORT), from assentd.json.
+daemon_pid() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$1/assentd.json" 2>/dev/null; }
+http_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get("http") or "")' "$1/assentd.json" 2>/dev/null; }
+relay_tap() { # FILE RC WHAT: a driver's TAP lines as this script's checks, and its exit status
+	while read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#ok * - }" ;;
+		"not ok "*) not_ok "${line#not ok * - }" ;;
+		esac
+	done <"$1"
+	[ "$2" -eq 0 ] || not_ok "$3 exited $2"
+}

@@ -49,6 +49,8 @@ static const char usage_text[] =
     "ASSENT_HTTP_ALLOWED_HOSTS, ASSENT_HTTP_ALLOWED_ORIGINS, ASSENT_HTTP_MAX_BODY,\n"
     "ASSENT_HTTP_MAX_HEADER, ASSENT_HTTP_MAX_CONNECTIONS, ASSENT_HTTP_MAX_SESSIONS,\n"
     "ASSENT_HTTP_IDLE_SECONDS, ASSENT_HTTP_REQUEST_SECONDS, ASSENT_HTTP_SESSION_IDLE_SECONDS,\n"
+    "ASSENT_HTTP_SSE_POLL_SECONDS (0: off; else a 2025-11-25 call's stream is ended that often\n"
+    "for its client to resume with Last-Event-ID),\n"
     "FEEDBACK_SESSION_CLEANUP_INTERVAL.\n"
     "Reviewers on the web (/review, /review/mcp, /pending, /feedback/submit, /metrics, ...):\n"
     "ASSENT_REVIEW_HOST (127.0.0.1), ASSENT_REVIEW_PORT (8766; off: none; 0: any free port),\n"

@@ -104,6 +104,11 @@ static int from_env(struct http_cfg *c, const char *host_var, const char *port_v
 	c->cleanup_s = (unsigned)v;
 	GUARD(env_uint("ASSENT_HTTP_SESSION_IDLE_SECONDS", 10, 7 * 86400, 3600, &v, err));
 	c->session_idle_s = (unsigned)v;
+	GUARD(env_uint("ASSENT_HTTP_SSE_POLL_SECONDS", 0, 3600, 0, &v, err));
+	if (v && v < 5)
+		return as_fail(err, AS_EINVAL, "ASSENT_HTTP_SSE_POLL_SECONDS must be 0 (off) or 5 to 3600, not %llu",
+			       (unsigned long long)v);
+	c->sse_poll_s = (unsigned)v;
 	return 0;
 }
 
@@ -152,7 +157,7 @@ static int put(struct cv_arena *a, struct cv *m, size_t *i, const char *k)
 
 struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 {
-	struct cv *m = cv_map(a, 13), *h = cv_array(a, c->nhosts), *o = cv_array(a, c->norigins);
+	struct cv *m = cv_map(a, 14), *h = cv_array(a, c->nhosts), *o = cv_array(a, c->norigins);
 	if (!m || !h || !o)
 		return NULL;
 	for (size_t i = 0; i < c->nhosts; i++)
@@ -175,6 +180,7 @@ struct cv *http_cfg_to_cv(const struct http_cfg *c, struct cv_arena *a)
 		 {"port", c->port},
 		 {"request_s", c->request_s},
 		 {"sessions_max", c->sessions_max},
+		 {"sse_poll_s", c->sse_poll_s},
 		 {"unauth_per_addr", c->unauth_per_addr}};
 	for (size_t k = 0; k < sizeof u / sizeof u[0]; k++, i++) {
 		if (put(a, m, &i, u[k].k))
@@ -221,7 +227,7 @@ static int get_list(const struct cv *m, const char *k, char (*out)[HTTPCFG_NAME_
 int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 {
 	memset(c, 0, sizeof *c);
-	uint64_t on, anon, legacy, body, header, conns, sess, idle, port, req, unauth;
+	uint64_t on, anon, legacy, body, header, conns, sess, idle, port, req, unauth, poll;
 	GUARD(get_u(m, "on", 0, 1, &on, err));
 	GUARD(get_u(m, "anonymous", 0, 1, &anon, err));
 	GUARD(get_u(m, "legacy_sse", 0, 1, &legacy, err));
@@ -233,6 +239,7 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 	GUARD(get_u(m, "port", 0, 65535, &port, err));
 	GUARD(get_u(m, "request_s", 1, 3600, &req, err));
 	GUARD(get_u(m, "unauth_per_addr", 1, 8192, &unauth, err));
+	GUARD(get_u(m, "sse_poll_s", 0, 3600, &poll, err));
 	GUARD(get_list(m, "hosts", c->hosts, &c->nhosts, err));
 	GUARD(get_list(m, "origins", c->origins, &c->norigins, err));
 	c->on = (int)on;
@@ -245,6 +252,7 @@ int http_cfg_from_cv(const struct cv *m, struct http_cfg *c, char *err)
 	c->idle_s = (unsigned)idle;
 	c->request_s = (unsigned)req;
 	c->unauth_per_addr = (unsigned)unauth;
+	c->sse_poll_s = (unsigned)poll;
 	c->port = (unsigned)port;
 	return 0;
 }

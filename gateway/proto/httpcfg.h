@@ -37,6 +37,8 @@ struct http_cfg {
 	unsigned request_s;	     /* ASSENT_HTTP_REQUEST_SECONDS: a request's head and body must arrive
 				      * within this, however slowly they trickle (30) */
 	unsigned session_idle_s;     /* ASSENT_HTTP_SESSION_IDLE_SECONDS: an unused session ends (3600) */
+	unsigned sse_poll_s;	     /* ASSENT_HTTP_SSE_POLL_SECONDS: a 2025-11-25 call's SSE stream is ended after this
+				      * long, its client resuming it with Last-Event-ID (SEP-1699 polling); 0: never (0) */
 	unsigned cleanup_s;	     /* FEEDBACK_SESSION_CLEANUP_INTERVAL: how often the signer looks (60) */
 };
 

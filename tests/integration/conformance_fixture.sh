@@ -122,7 +122,11 @@ gate() {
 		return
 	fi
 	# The upstream starts in the background: wait until its tools are listed through assent.
-	if ! $PY - "$hp" <<-'PYEOF'; then
+	# Then (url) test_reconnection, whose SSE answer stream the fixture ends before its result
+	# (SEP-1699, as the SDK does for a 2025-11-25 client): assent resumes it with a GET carrying
+	# Last-Event-ID, and the agent gets the result (server-sse-polling checks only assent's own
+	# stream, so this is checked here); its answer goes to $d.reconnect.
+	if ! $PY - "$hp" "$kind" "$d.reconnect" <<-'PYEOF'; then
 		import http.client, json, sys, time
 		host, port = sys.argv[1].rsplit(":", 1)
 		def post(c, msg, sid=None):
@@ -140,6 +144,10 @@ gate() {
 		    sid = r.getheader("Mcp-Session-Id")
 		    post(c, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
 		    _, body = post(c, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, sid)
+		    if sys.argv[2] == "url" and '"test_simple_text"' in body:
+		        _, ans = post(c, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+		                          "params": {"name": "test_reconnection", "arguments": {}}}, sid)
+		        open(sys.argv[3], "w").write(" ".join(ans.split())[:400])
 		    c.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sid or "", "Host": sys.argv[1]})
 		    c.getresponse().read()
 		    c.close()
@@ -149,6 +157,12 @@ gate() {
 		sys.exit(1)
 	PYEOF
 		not_ok "$kind $ver: the fixture's tools never showed in assentd's tools/list: $(tail -3 "$d.log")"
+	fi
+	if [ "$kind" = url ]; then
+		case "$(cat "$d.reconnect" 2>/dev/null)" in
+		*"Reconnection test completed successfully"*) ok "url $ver: a call whose SSE answer the url upstream ends early is resumed (Last-Event-ID): its result reaches the agent" ;;
+		*) not_ok "url $ver: a call whose SSE answer the url upstream ends early is resumed (Last-Event-ID): got $(cat "$d.reconnect" 2>/dev/null)" ;;
+		esac
 	fi
 	suite "gate-$kind-$ver" "http://localhost:${hp##*:}/mcp" "$@"
 	check "$kind $ver: assentd is still running after the suite" kill -0 "$(daemon_pid "$d")"

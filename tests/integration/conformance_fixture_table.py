@@ -60,10 +60,7 @@ COLUMNS = ("stdio", "url")  # the upstream kinds of the through-assent columns
 # scenario). Reported as SKIP with the reason
 # (never as a pass), and listed under the table; when one starts to pass through assent its
 # entry must go (a PASS of a listed gap is reported as a failure, so that the list stays true).
-GATE_GAPS = {}
-for _col in COLUMNS:
-    GATE_GAPS[(_col, "2025-11-25", "server-sse-polling")] = ("assentd's Streamable HTTP has no SSE resumption "
-                                                             "(Last-Event-ID), which this scenario polls for")
+GATE_GAPS = {}  # none now: every scenario that passes directly passes through assent over both kinds
 
 
 def judge(checks):

@@ -106,6 +106,25 @@ static const struct row rows[] = {
     {"get mcp", LOOP, {.method = "GET", .path = "/mcp", .host = HOST}, MH_REJECT, 405, "POST, DELETE", 0, 0},
     {"put mcp", LOOP, {POST_MCP, .method = "PUT"}, MH_REJECT, 405, "POST, DELETE", 0, 0},
     {"options mcp", LOOP, {POST_MCP, .method = "OPTIONS"}, MH_REJECT, 405, "POST, DELETE", 0, 0},
+    /* GET /mcp only resumes a call's stream (SEP-1699): Last-Event-ID of our shape, a session. */
+#define RESUME .method = "GET", .path = "/mcp", .host = HOST, .session = SID
+    {"resume", LOOP, {RESUME, .last_event_id = "12-3"}, MH_MCP_RESUME, 0, NULL, 0, 1},
+    {"resume accept sse", LOOP, {RESUME, .last_event_id = "1-0", .accept = "text/event-stream"}, MH_MCP_RESUME, 0,
+     NULL, 0, 1},
+    {"resume accept json", LOOP, {RESUME, .last_event_id = "1-0", .accept = "application/json"}, MH_REJECT, 406,
+     NULL, 0, 0},
+    {"resume without session", LOOP, {.method = "GET", .path = "/mcp", .host = HOST, .last_event_id = "1-0"},
+     MH_REJECT, 400, NULL, 0, 0},
+    {"resume 2026-07-28", LOOP, {.method = "GET", .path = "/mcp", .host = HOST, .last_event_id = "1-0",
+     .protocol = "2026-07-28"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume bad id", LOOP, {RESUME, .last_event_id = "abc"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume empty id", LOOP, {RESUME, .last_event_id = ""}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume leading zero", LOOP, {RESUME, .last_event_id = "01-1"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume no seq", LOOP, {RESUME, .last_event_id = "1-"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume seq too big", LOOP, {RESUME, .last_event_id = "1-4294967296"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume sign", LOOP, {RESUME, .last_event_id = "+1-1"}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume trailing", LOOP, {RESUME, .last_event_id = "1-1 "}, MH_REJECT, 400, NULL, 0, 0},
+    {"resume post", LOOP, {POST_MCP, .session = SID, .last_event_id = "1-1"}, MH_MCP_POST, 0, NULL, 1, 0},
     /* DELETE ends a session, and needs one. */
     {"delete without session", LOOP, {.method = "DELETE", .path = "/mcp", .host = HOST}, MH_REJECT, 400, NULL,
      0, 0},
@@ -267,6 +286,10 @@ static void test_table(void **state)
 				fail_msg("%s: json %d sse %d, want json %d sse %d", r->name, v.json, v.sse, r->json,
 					 r->sse);
 		}
+		if (r->route == MH_MCP_RESUME &&
+		    (!v.sse || v.resume_no != strtoull(r->h.last_event_id, NULL, 10) ||
+		     v.resume_seq != strtoul(strchr(r->h.last_event_id, '-') + 1, NULL, 10)))
+			fail_msg("%s: resume of %llu-%u", r->name, (unsigned long long)v.resume_no, v.resume_seq);
 		if (!r->h.authorization)
 			assert_null(v.bearer);
 	}
@@ -518,6 +541,7 @@ static void assert_cfg_equal(const struct http_cfg *a, const struct http_cfg *b)
 	assert_int_equal(a->idle_s, b->idle_s);
 	assert_int_equal(a->request_s, b->request_s);
 	assert_int_equal(a->session_idle_s, b->session_idle_s);
+	assert_int_equal(a->sse_poll_s, b->sse_poll_s);
 }
 
 static struct http_cfg odd_cfg(void)
@@ -533,6 +557,7 @@ static struct http_cfg odd_cfg(void)
 	c.idle_s = 3600;
 	c.request_s = 1;
 	c.session_idle_s = 10;
+	c.sse_poll_s = 3600;
 	while (c.nhosts < HTTPCFG_LIST_MAX) {
 		memset(c.hosts[c.nhosts], 'a' + (int)c.nhosts, HTTPCFG_NAME_MAX);
 		c.hosts[c.nhosts][HTTPCFG_NAME_MAX] = 0;
@@ -603,6 +628,7 @@ static void test_cv_refusals(void **state)
 		    {"unauth_per_addr", 8193},
 		    {"idle_s", 3601},
 		    {"request_s", 3601},
+		    {"sse_poll_s", 3601},
 		    {"request_s", 0},
 		    {"port", 65536},
 		    {"port", UINT64_MAX}};
@@ -674,6 +700,7 @@ static const char *const env_names[] = {
     "ASSENT_HTTP_MAX_SESSIONS",
     "ASSENT_HTTP_IDLE_SECONDS",
     "ASSENT_HTTP_SESSION_IDLE_SECONDS",
+    "ASSENT_HTTP_SSE_POLL_SECONDS",
     "ASSENT_HTTP_MAX_SESSIONS_PER_AGENT",
     "ASSENT_HTTP_MAX_UNAUTH_PER_ADDRESS",
 };
@@ -873,6 +900,7 @@ static void test_env_limits(void **state)
 	    {"ASSENT_HTTP_MAX_SESSIONS", "1", "4096", "0", "4097"},
 	    {"ASSENT_HTTP_IDLE_SECONDS", "1", "3600", "0", "3601"},
 	    {"ASSENT_HTTP_SESSION_IDLE_SECONDS", "10", "604800", "9", "604801"},
+	    {"ASSENT_HTTP_SSE_POLL_SECONDS", "5", "3600", "4", "3601"},
 	};
 	for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
 		setenv(lim[i].name, lim[i].lo, 1);
@@ -886,6 +914,8 @@ static void test_env_limits(void **state)
 			assert_int_equal(c.body_max, 64u << 20);
 		if (i == 5)
 			assert_int_equal(c.session_idle_s, 7 * 86400);
+		if (i == 6)
+			assert_int_equal(c.sse_poll_s, 3600);
 	}
 }
 

@@ -274,6 +274,7 @@ static void test_keepalive_boundary(void **state)
 struct evs {
 	char log[4096];
 	size_t len;
+	struct uhttp_conn *c; /* when set: a done also logs the answer's last SSE id and retry: */
 };
 
 static int ev_msg(void *arg, const char *json, size_t n)
@@ -288,6 +289,9 @@ static void ev_event(void *arg, enum uhttp_event ev, int status)
 	static const char *const names[] = {"", "done", "session-lost", "lost", "closed"};
 	struct evs *e = arg;
 	e->len += (size_t)snprintf(e->log + e->len, sizeof e->log - e->len, "%s %d;", names[ev], status);
+	if (e->c && ev == UHTTP_EV_DONE)
+		e->len += (size_t)snprintf(e->log + e->len, sizeof e->log - e->len, "id %s retry %ld;",
+					   uhttp_last_event_id(e->c), uhttp_retry_ms(e->c));
 }
 
 #define SECRET "Bearer s3cr3t-credential"
@@ -547,6 +551,25 @@ static void test_client_routing_and_delete(void **state)
 	assert_null(strstr(req, "Content-"));
 	answer(c, &e, sv[1], "HTTP/1.1 405 Method Not Allowed\r\nAllow: POST\r\nContent-Length: 0\r\n\r\n");
 	assert_string_equal(e.log, "done 405;");
+	/* an answer stream ended early: its last id and retry: are known once it is done, and
+	 * the GET that resumes it carries Last-Event-ID (SEP-1699); an id of control bytes or
+	 * over its bound is refused before anything is sent */
+	e.c = c;
+	assert_int_equal(uhttp_send(c, "{\"id\":3}", 8, err), 0);
+	written(c, &e, sv[1], req, sizeof req);
+	answer(c, &e, sv[1],
+	       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 37\r\n\r\n"
+	       "id: ev-1\nretry: 750\ndata: \n\nretry: x\n");
+	assert_string_equal(e.log, "done 200;id ev-1 retry 750;");
+	assert_int_equal(uhttp_send_resume(c, "", err), AS_EINVAL);
+	assert_int_equal(uhttp_send_resume(c, "a\r\nX-Evil: 1", err), AS_EINVAL);
+	assert_int_equal(uhttp_send_resume(c, "ev-1", err), 0);
+	written(c, &e, sv[1], req, sizeof req);
+	assert_true(strstr(req, "GET /mcp ") == req && strstr(req, "\r\nLast-Event-ID: ev-1\r\n") &&
+		    strstr(req, "\r\nMcp-Session-Id: S-9\r\n"));
+	answer(c, &e, sv[1], "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 0\r\n\r\n");
+	assert_string_equal(e.log, "done 200;id  retry -1;");
+	e.c = NULL;
 	/* DELETE: no body, the session sent and forgotten */
 	assert_int_equal(uhttp_send_delete(c, err), 0);
 	assert_string_equal(uhttp_session_id(u), "");

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "common/util.h"
+#include "gateway/worker/mcp/sseresume.h"
 
 /* Protocol revisions with sessions a client may name in MCP-Protocol-Version. 2025-03-26
  * is accepted as the spec's default for clients that send none. 2026-07-28 is the
@@ -147,11 +148,13 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		v->allow = "POST";
 		return reject(v, 405, -32600, "/messages answers POST");
 	}
-	if (mcp && strcmp(m, "POST") && strcmp(m, "DELETE")) {
-		/* No server-initiated stream: every message we send answers a POST. */
+	int resume = mcp && !strcmp(m, "GET") && h->last_event_id;
+	if (mcp && strcmp(m, "POST") && strcmp(m, "DELETE") && !resume) {
+		/* No server-initiated stream: every message we send answers a POST (or resumes one). */
 		v->allow = "POST, DELETE";
 		return reject(v, 405, -32600,
-			      "/mcp answers POST (one message) and DELETE (end the session); there is no GET stream");
+			      "/mcp answers POST (one message) and DELETE (end the session); there is no GET stream "
+			      "but the resume of a call's stream (GET with Last-Event-ID)");
 	}
 	if (h->authorization) {
 		struct rd a;
@@ -201,6 +204,20 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 	}
 	if (v->modern && v->session[0])
 		return reject(v, 400, -32600, "2026-07-28 is stateless: send no Mcp-Session-Id with it");
+	if (resume) {
+		if (v->modern || !v->session[0])
+			return reject(v, 400, -32600,
+				      "a GET with Last-Event-ID needs the Mcp-Session-Id of its stream");
+		if (h->accept && !accepts(h->accept, "text/event-stream"))
+			return reject(v, 406, -32600, "a resumed stream is SSE: Accept must admit text/event-stream");
+		if (sse_id_parse(h->last_event_id, &v->resume_no, &v->resume_seq) != 0)
+			return reject(
+			    v, 400, -32600,
+			    "Last-Event-ID %.40s%s is not an event id this server sends (STREAM-SEQ, decimal)",
+			    h->last_event_id, strlen(h->last_event_id) > 40 ? "..." : "");
+		v->sse = 1;
+		return v->route = MH_MCP_RESUME;
+	}
 	if (!strcmp(m, "DELETE")) {
 		if (!v->session[0])
 			return reject(v, 400, -32600, "DELETE needs the Mcp-Session-Id of the session to end");

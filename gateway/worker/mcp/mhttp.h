@@ -18,6 +18,7 @@ enum mh_route {
 	MH_HEALTH,	/* GET /health */
 	MH_MCP_POST,	/* POST /mcp: one JSON-RPC message */
 	MH_MCP_DELETE,	/* DELETE /mcp: end the session */
+	MH_MCP_RESUME,	/* GET /mcp with Last-Event-ID: resume a call's answer stream (sseresume.h) */
 	MH_LEGACY_SSE,	/* GET /sse (FEEDBACK_TRANSPORT=sse): the 2024-11-05 event stream */
 	MH_LEGACY_POST, /* POST /messages?session_id=... (the same) */
 	MH_REVIEWERS,	/* /pending, /feedback/submit, /admin/clear-stale-sessions: the reviewer listener's
@@ -31,6 +32,7 @@ struct mh_head {
 	const char *cookie;		   /* refused when it carries a reviewer's session (assent_session) */
 	const char *identity;		   /* the reverse proxy's reviewer identity header: never on this listener */
 	const char *mcp_method, *mcp_name; /* 2026-07-28: Mcp-Method and Mcp-Name, checked against the body */
+	const char *last_event_id;	   /* Last-Event-ID: a GET that resumes a stream */
 };
 
 struct mh_verdict {
@@ -49,6 +51,8 @@ struct mh_verdict {
 	int unsupported;		   /* MCP-Protocol-Version names a revision we do not speak: -32022 once
 					    * the body's id is known */
 	const char *method_hdr, *name_hdr; /* into head: Mcp-Method and Mcp-Name, NULL when absent */
+	uint64_t resume_no;		   /* MH_MCP_RESUME: the stream and event of Last-Event-ID */
+	uint32_t resume_seq;
 	int events; /* POST /events: an event from an agent key (the records), served as a stateless
 		     * tools/call of the QA tool that records events */
 };

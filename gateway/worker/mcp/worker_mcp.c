@@ -29,6 +29,7 @@
 #include "gateway/worker/mcp/mhttp.h"
 #include "gateway/worker/mcp/modern.h"
 #include "gateway/worker/mcp/qatools.h"
+#include "gateway/worker/mcp/sseresume.h"
 #include "gateway/worker/mcp/tasks.h"
 #include "gateway/proto/proto.h"
 #include "common/redact.h"
@@ -110,6 +111,8 @@ struct hreq {
 	int deferred;	    /* refused (h->v), answered once the body is read: with its id when it shows */
 	unsigned refused;   /* POST /events: the HTTP status of the signer's refusal (F_RESULT status) */
 	uint64_t next_keepalive;
+	struct sse_stream *ss; /* its answer's resumable stream (2025-11-25 clients), NULL: none */
+	uint64_t poll_at;      /* ASSENT_HTTP_SSE_POLL_SECONDS: when assent ends that stream for a resume */
 	struct hreq *next;
 };
 
@@ -129,6 +132,7 @@ struct mw {
 	struct MHD_Daemon *mhd;
 	struct hreq *hreqs;
 	struct mc_list pconns; /* every TCP connection, for the whole-request deadline */
+	struct sse_set sse;    /* resumable answer streams, held or parked (sseresume.h) */
 	uint64_t next_hreq;
 	uint64_t pending, uptime, stats_at; /* from F_STATS, for /health */
 	char proxy_header[64];		    /* the reviewer identity header a reverse proxy sets: refused here */
@@ -209,6 +213,10 @@ static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *r
 static void conn_close(struct mw *w, struct mconn *c, int tell)
 {
 	callrec_conn_gone(w->rec, c->id); /* before the signer forgets the connection */
+	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (h->ss && h->ss->conn == c->id)
+			h->ss = NULL;
+	sse_drop_conn(&w->sse, c->id);
 	if (tell)
 		send_about(w, F_CONN_CLOSED, c->id, NULL);
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
@@ -1330,8 +1338,33 @@ static int stream_put(struct hreq *h, const char *a, size_t an, const char *b, s
 
 static void sse_event(struct mw *w, struct hreq *h, const char *json, size_t n)
 {
-	if (stream_put(h, "event: message\ndata: ", 21, json, n, "\n\n", 2) != 0)
+	if (h->ss && sse_put(h->ss, json, n, &h->out) != 0) {
+		h->finished = 1; /* what the log holds can still be resumed */
 		wlog(w, "warning", "an SSE stream ended: its client does not read its events");
+	} else if (!h->ss && stream_put(h, "event: message\ndata: ", 21, json, n, "\n\n", 2) != 0) {
+		wlog(w, "warning", "an SSE stream ended: its client does not read its events");
+	}
+}
+
+/* What handling a message wrote to c->out for a call whose stream is parked (its client
+ * hung up; sseresume.h): logged for the resume. 1 when there was such a stream. */
+static int route_parked(struct mw *w, struct mconn *c, const char *rid, size_t ridn, int final)
+{
+	struct sse_stream *s = rid ? sse_parked(&w->sse, c->id, rid, ridn) : NULL;
+	if (!s)
+		return 0;
+	const char *p = (const char *)c->out.p, *end = p + c->out.len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (sse_put(s, p, n, NULL) != 0)
+			wlog(w, "warning", "a parked SSE stream is full: an event of it is lost");
+		p += n + 1;
+	}
+	if (final)
+		s->done = 1;
+	buf_reset(&c->out);
+	return 1;
 }
 
 /* What handling a message wrote to c->out (lines) goes to the HTTP request that
@@ -1354,6 +1387,8 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 	for (; h; h = h->next)
 		if (h->waiting && h->conn == c->id && strlen(h->rid) == ridn && !memcmp(h->rid, rid, ridn))
 			break;
+	if (!h && route_parked(w, c, rid, ridn, final))
+		return;
 	if (h) {
 		if (!final && h->st == HS_WAIT && h->stateless && h->v.sse)
 			h->st = HS_STREAM; /* a progress line: the answer streams from now on */
@@ -1370,6 +1405,8 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 		if (final) {
 			h->waiting = 0;
 			h->finished = 1;
+			if (h->ss)
+				h->ss->done = 1;
 		}
 		wake(h);
 	}
@@ -1379,7 +1416,7 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 /* An MCP session over HTTP busy here: a request of it in flight, its stream, or a call. */
 static int http_busy(const struct mw *w, const struct mconn *c)
 {
-	if (c->legacy || c->out.len)
+	if (c->legacy || c->out.len || sse_has_conn(&w->sse, c->id))
 		return 1;
 	for (const struct hreq *h = w->hreqs; h; h = h->next)
 		if (h->conn == c->id)
@@ -1456,6 +1493,29 @@ static void http_auth(struct mw *w, struct hreq *h, int init)
 		set_reject(h, 500, -32603, "the gateway could not check this request");
 	}
 	cv_arena_free(&a);
+}
+
+/* GET /mcp with Last-Event-ID, of the session the signer said: the stream re-attached, the
+ * events after that id replayed, then the rest as it comes (the answer ends it). */
+static void resume_stream(struct mw *w, struct hreq *h)
+{
+	char why[200];
+	unsigned status;
+	struct sse_stream *s =
+	    sse_resume(&w->sse, h->conn, h->v.resume_no, h->v.resume_seq, &h->out, &status, why, sizeof why);
+	if (!s) {
+		set_reject(h, status, -32600, why);
+		wake(h);
+		return;
+	}
+	h->ss = s;
+	snprintf(h->rid, sizeof h->rid, "%s", s->rid);
+	h->waiting = !s->done;
+	h->finished = s->done;
+	h->st = HS_STREAM;
+	h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+	h->poll_at = mono_ms() + 1000ull * w->cfg.sse_poll_s;
+	wake(h);
 }
 
 /* The signer's answer to F_HTTP_AUTH: go on as that session, or refuse. */
@@ -1545,6 +1605,10 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		wake(h);
 		return;
 	}
+	if (h->v.route == MH_MCP_RESUME) {
+		resume_stream(w, h);
+		return;
+	}
 	if (h->m.kind != MCP_MSG_REQUEST) { /* notifications and responses: accepted, never answered */
 		handle_msg(w, c, &h->m);
 		buf_reset(&c->out);
@@ -1574,6 +1638,12 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	} else if (h->v.sse && !h->stateless) { /* the signer answers later: stream progress until then */
 		h->st = HS_STREAM;
 		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+		/* 2025-11-25 clients resume (SEP-1699): a priming event, ids on every event; older
+		 * ones would take the priming event's empty data for a message */
+		if (c->client.version && strcmp(c->client.version, "2025-11-25") >= 0 && !c->modern &&
+		    !(h->ss = sse_open(&w->sse, conn, h->rid, &h->out)))
+			wlog(w, "warning", "too many SSE streams: a call's stream cannot be resumed");
+		h->poll_at = mono_ms() + 1000ull * w->cfg.sse_poll_s;
 	} else {
 		/* A 2026-07-28 answer has its own HTTP status (a -32602 is a 400): it waits as
 		 * JSON, and becomes a stream only at its first progress line or keep-alive. */
@@ -1699,6 +1769,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		    .identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
 		    .mcp_method = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Method"),
 		    .mcp_name = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Name"),
+		    .last_event_id = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Last-Event-ID"),
 		};
 		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
 		/* A POST refused for what its client sent (its key's shape, its media types, a
@@ -1749,6 +1820,9 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		}
 		case MH_LEGACY_SSE:
 			http_auth(w, h, 1); /* the stream opens the session */
+			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+		case MH_MCP_RESUME:
+			http_auth(w, h, 0); /* the session's stream, if it is the session's */
 			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
 		case MH_LEGACY_POST: {
 			const char *q = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "session_id");
@@ -1833,15 +1907,47 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 
 /* The client of a call still waiting for its answer is gone: cancel it (the signer
  * ledgers the request as cancelled, like a stdio client that leaves). */
+static void cancel_rid(void *arg, uint64_t conn, const char *rid)
+{
+	struct mw *w = arg;
+	send_about(w, F_CANCEL, conn, rid);
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == conn && !strcmp(w->calls[i].rid, rid))
+			w->calls[i].used = 0;
+}
+
+static void not_resumed(void *arg, uint64_t conn, const char *rid)
+{
+	wlog((struct mw *)arg, "info", "a parked SSE stream was not resumed within %u s: its call is cancelled",
+	     (unsigned)(SSE_GRACE_MS / 1000));
+	cancel_rid(arg, conn, rid);
+}
+
 static void cancel_call(struct mw *w, struct hreq *h)
 {
 	if (!h->waiting)
 		return;
 	h->waiting = 0;
-	send_about(w, F_CANCEL, h->conn, h->rid);
-	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
-		if (w->calls[i].used && w->calls[i].conn == h->conn && !strcmp(w->calls[i].rid, h->rid))
-			w->calls[i].used = 0;
+	cancel_rid(w, h->conn, h->rid);
+}
+
+/* The request streaming a resumable answer ends: the answer delivered, its stream is done
+ * with; else it is parked for a resume, and its call waits on (sseresume.h). */
+static void stream_left(struct mw *w, struct hreq *h, int delivered)
+{
+	if (!h->ss)
+		return;
+	if (delivered && h->ss->done) {
+		sse_close(&w->sse, h->ss);
+	} else {
+		sse_park(h->ss, mono_ms());
+		wlog(w, "info",
+		     "an HTTP client left before its answer: its stream is parked for %u s for a resume (GET "
+		     "with Last-Event-ID)",
+		     (unsigned)(SSE_GRACE_MS / 1000));
+	}
+	h->ss = NULL;
+	h->waiting = 0; /* not cancelled now: when the grace period ends without a resume */
 }
 
 /* libmicrohttpd does not watch a suspended connection: look at the sockets of the
@@ -1856,6 +1962,7 @@ static void hangups(struct mw *w)
 		struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = POLLRDHUP};
 		if (!ci || poll(&p, 1, 0) != 1 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
 			continue;
+		stream_left(w, h, 0);
 		cancel_call(w, h);
 		if (h->st == HS_WAIT)
 			set_reject(h, 400, -32600, "the client left"); /* written to no one; ends the request */
@@ -1872,6 +1979,7 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 	struct hreq *h = *con_cls;
 	if (!h)
 		return;
+	stream_left(w, h, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
 	struct mconn *sc = h->stateless && h->conn ? conn_find(w, h->conn) : NULL;
 	if (sc && sc->stateless)
@@ -1903,6 +2011,19 @@ static void keepalive(struct mw *w, uint64_t now)
 		if (h->st == HS_WAIT && h->stateless && h->v.sse && h->waiting && now >= h->next_keepalive) {
 			h->st = HS_STREAM; /* a long wait: keep-alives from now on, as for sessions */
 			wake(h);
+		}
+	for (struct hreq *h = w->hreqs; h; h = h->next)
+		if (w->cfg.sse_poll_s && h->ss && h->waiting && !h->finished && now >= h->poll_at) {
+			/* SEP-1699 polling: the stream ends here, parked; its client resumes it */
+			sse_park(h->ss, now);
+			h->ss = NULL;
+			h->waiting = 0;
+			h->finished = 1;
+			wake(h);
+			wlog(w, "info",
+			     "a call's SSE stream was ended after %u s (ASSENT_HTTP_SSE_POLL_SECONDS) for its "
+			     "client to resume",
+			     w->cfg.sse_poll_s);
 		}
 	for (struct hreq *h = w->hreqs; h; h = h->next)
 		if (h->st == HS_STREAMING && !h->finished && now >= h->next_keepalive) {
@@ -2271,6 +2392,11 @@ int worker_mcp_main(int ipcfd)
 {
 	static struct mw w; /* large: keep it off the stack */
 	w.ipcfd = ipcfd;
+	/* Stream numbers start at the wall clock's microseconds, so that an id a client kept from
+	 * before a restart of this worker never names a later stream of its session. */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	w.sse.next_no = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
 	char err[AS_ERRLEN];
 	cv_arena_init(&w.arena, 1u << 20);
 	if (ipc_conn_init(&w.ipc, ipcfd, err) != 0)
@@ -2352,6 +2478,7 @@ int worker_mcp_main(int ipcfd)
 		progress(&w, mono_ms());
 		if (w.mhd) {
 			keepalive(&w, mono_ms());
+			sse_expire(&w.sse, mono_ms(), not_resumed, &w); /* parked past their grace: cancelled */
 			mc_deadlines(&w.pconns, w.cfg.request_s);
 			mc_log_refused(&w.pconns, w.ipcfd, "agent");
 			hangups(&w);

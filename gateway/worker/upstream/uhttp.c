@@ -604,6 +604,28 @@ int uhttp_send_get(struct uhttp_conn *c, char *err)
 	return compose(c, "GET", NULL, 0, NULL, err);
 }
 
+int uhttp_send_resume(struct uhttp_conn *c, const char *last_id, char *err)
+{
+	if (!c->u->session[0])
+		return as_fail(err, AS_EINVAL, "uhttp: resume: there is no session to resume in");
+	if (!last_id[0] || strlen(last_id) > UHTTP_SSE_ID_MAX)
+		return as_fail(err, AS_EINVAL, "uhttp: resume: an event id of 1 to %d bytes is needed",
+			       UHTTP_SSE_ID_MAX);
+	const struct uhttp_header h = {"Last-Event-ID", last_id};
+	const struct uhttp_req rq = {.extra = &h, .nextra = 1}; /* compose checks the value is plain */
+	return compose(c, "GET", NULL, 0, &rq, err);
+}
+
+const char *uhttp_last_event_id(const struct uhttp_conn *c)
+{
+	return c->resp.last_event_id;
+}
+
+long uhttp_retry_ms(const struct uhttp_conn *c)
+{
+	return c->resp.have_retry ? (long)c->resp.retry_ms : -1;
+}
+
 int uhttp_send_delete(struct uhttp_conn *c, char *err)
 {
 	if (!c->u->session[0])

@@ -29,7 +29,8 @@
  * The MCP session (Mcp-Session-Id, MCP-Protocol-Version) belongs to the uhttp and so is
  * shared by its connections. Header values of the configuration (the upstream's
  * credentials) are never logged nor put in an error message, and are wiped when freed.
- * Not done here: SSE resumption (Last-Event-ID, retry), x-mcp-header parameters
+ * SSE resumption is the caller's (uhttp_send_resume, uhttp_last_event_id, uhttp_retry_ms).
+ * Not done here: x-mcp-header parameters
  * (SEP-2243), redirects (a 3xx is a DONE with its status), TLS 1.3 (mbedTLS 2.28 has
  * none). No timeouts either: the caller's deadline calls uhttp_close. */
 #ifndef ASSENT_UHTTP_H
@@ -81,6 +82,8 @@ struct uhttp_resp {
 	int close;			     /* Connection: close, or a body that ends at the connection's end */
 	char session[UHTTP_SESSION_MAX + 1]; /* Mcp-Session-Id, "" when none */
 	char last_event_id[UHTTP_SSE_ID_MAX + 1];
+	uint32_t retry_ms; /* the last SSE retry: field (have_retry), the server's reconnection delay */
+	int have_retry;
 	size_t nmsgs; /* messages delivered */
 	/* the parser's own state */
 	struct uhttp_limits lim;
@@ -190,6 +193,16 @@ int uhttp_send_req(struct uhttp_conn *c, const char *json, size_t n, const struc
  * stream that ends only when the server ends it: give it a connection of its own. Each
  * event is bounded by body_max; the stream's length is not. AS_EINVAL without a session. */
 int uhttp_send_get(struct uhttp_conn *c, char *err) AS_MUST_USE;
+/* Queues the GET that resumes an SSE answer the server ended before its end (SEP-1699):
+ * Last-Event-ID last_id, the id of the last event it sent on that stream (printable ASCII,
+ * at most UHTTP_SSE_ID_MAX bytes, else AS_EINVAL). Its answer is an SSE stream like the
+ * GET's. AS_EINVAL without a session. */
+int uhttp_send_resume(struct uhttp_conn *c, const char *last_id, char *err) AS_MUST_USE;
+/* The id of the last SSE event of the answer just completed ("" when it had none): valid
+ * in the UHTTP_EV_DONE callback. */
+const char *uhttp_last_event_id(const struct uhttp_conn *c);
+/* The SSE retry: of the answer just completed, in ms; -1 when it had none. As above. */
+long uhttp_retry_ms(const struct uhttp_conn *c);
 /* Queues a DELETE that ends the session (MCP 2025-06-18: a client that no longer needs
  * it should); the session is forgotten here at once. AS_EINVAL without a session. */
 int uhttp_send_delete(struct uhttp_conn *c, char *err) AS_MUST_USE;

@@ -399,7 +399,17 @@ static int sse_line(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char *
 			memcpy(r->last_event_id, v, n);
 			r->last_event_id[n] = 0;
 		}
-	} /* retry and unknown fields: ignored */
+	} else if (rd_cmp(&name, "retry") == 0) {
+		/* the reconnection time in ms: ASCII digits only, else ignored (WHATWG) */
+		uint32_t ms = 0;
+		size_t i = 0;
+		while (i < n && i < 9 && v[i] >= '0' && v[i] <= '9')
+			ms = ms * 10 + (uint32_t)(v[i++] - '0');
+		if (n && i == n) {
+			r->retry_ms = ms;
+			r->have_retry = 1;
+		}
+	} /* unknown fields: ignored */
 out:
 	buf_reset(&r->sline);
 	return 0;

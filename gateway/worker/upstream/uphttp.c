@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "gateway/worker/upstream/uhttp.h"
 
 struct pending {
@@ -15,11 +16,25 @@ struct pending {
 	char *route; /* a 2026-07-28 request's: "METHOD\0NAME" (Mcp-Method, Mcp-Name); NULL: the session's */
 };
 
+/* A call's SSE answer the server ended before the result (SEP-1699): resumed with a GET
+ * carrying Last-Event-ID once the server's retry: delay has passed. */
+struct resume {
+	uint64_t cid; /* 0: a free slot */
+	char id[UHTTP_SSE_ID_MAX + 1];
+	unsigned n;  /* the how-manieth resume of this call's stream */
+	uint64_t at; /* mono_ms() when it may go */
+	long retry;  /* the server's retry: in ms, -1: none yet */
+};
+
 struct uphttp {
 	struct uhttp *u;
 	struct uhttp_conn *c[UPHTTP_CONNS];
-	uint64_t cid[UPHTTP_CONNS]; /* the call each connection's request carries, 0: none */
-	int busy[UPHTTP_CONNS];	    /* a request of it in flight */
+	uint64_t cid[UPHTTP_CONNS];			  /* the call each connection's request carries, 0: none */
+	int busy[UPHTTP_CONNS];				  /* a request of it in flight */
+	unsigned resumes[UPHTTP_CONNS];			  /* its request resumes its call's stream the n-th time */
+	char last_id[UPHTTP_CONNS][UHTTP_SSE_ID_MAX + 1]; /* that resume's Last-Event-ID */
+	long retry[UPHTTP_CONNS];			  /* and the retry: in force, -1: none */
+	struct resume rs[UPHTTP_CONNS];			  /* resumes waiting for their time and a connection */
 	struct pending q[UPHTTP_QUEUE];
 	size_t qhead, qn;
 	const struct uphttp_cb *cb; /* during uphttp_io */
@@ -154,6 +169,8 @@ unsigned uphttp_wanted(const struct uphttp *h, unsigned asked)
 	 * message beside those busy: a server that asks its client something during a call
 	 * holds the call's connection until it has the answer, which must leave at once. */
 	size_t need = busy + h->qn;
+	for (size_t i = 0; i < UPHTTP_CONNS; i++)
+		need += h->rs[i].cid != 0;
 	unsigned want = need < 1 ? 1 : (unsigned)(need < UPHTTP_CONNS ? need : UPHTTP_CONNS);
 	return want > have + asked ? want - have - asked : 0;
 }
@@ -183,6 +200,47 @@ static int msg_fn(void *arg, const char *json, size_t n)
 	return 0;
 }
 
+/* Connection i's 2xx answer ended without its call's result: after an SSE event with an id
+ * (on this answer or the one it resumed), a resume is planned for after the server's retry:
+ * delay. 1 when it was; else why says why the call ends. */
+static int resume_plan(struct uphttp *h, size_t i, char *why, size_t whyn)
+{
+	snprintf(why, whyn, "the server's answer did not carry the call's result");
+	if (h->cb->waiting && !h->cb->waiting(h->cb->arg, h->cid[i])) {
+		why[0] = 0; /* answered (the usual end), or cancelled: nothing to resume */
+		return 0;
+	}
+	const char *id = uhttp_last_event_id(h->c[i]);
+	if (!id[0])
+		id = h->last_id[i]; /* a resumed stream that ended with no event of its own */
+	if (!id[0] || !h->cb->waiting)
+		return 0;
+	if (h->resumes[i] >= UPHTTP_RESUMES) {
+		snprintf(why, whyn,
+			 "the server ended the call's event stream before its result %u times (resumed with "
+			 "Last-Event-ID each time)",
+			 h->resumes[i] + 1);
+		return 0;
+	}
+	for (size_t k = 0; k < UPHTTP_CONNS; k++)
+		if (!h->rs[k].cid) {
+			long ms = uhttp_retry_ms(h->c[i]);
+			if (ms < 0 && h->resumes[i])
+				ms = h->retry[i]; /* said on an earlier answer of this stream */
+			struct resume *r = &h->rs[k];
+			r->cid = h->cid[i];
+			r->n = h->resumes[i] + 1;
+			snprintf(r->id, sizeof r->id, "%s", id);
+			r->retry = ms;
+			r->at = mono_ms() + (uint64_t)(ms < 0			  ? UPHTTP_RETRY_DEFAULT_MS
+						       : ms > UPHTTP_RETRY_MAX_MS ? UPHTTP_RETRY_MAX_MS
+										  : ms);
+			return 1;
+		}
+	snprintf(why, whyn, "the server ended the call's event stream before its result, and too many resumes wait");
+	return 0;
+}
+
 static void on_event(void *arg, enum uhttp_event ev, int status)
 {
 	struct ev_arg *e = arg;
@@ -195,13 +253,21 @@ static void on_event(void *arg, enum uhttp_event ev, int status)
 		 * it carries one, was delivered before; one that did not come is an error (the
 		 * worker ignores it for a call that was answered) */
 		if (h->cid[i] && (status < 200 || status > 299 || status == 202)) {
-			snprintf(why, sizeof why, "the server answered the call with HTTP status %d", status);
+			if (h->resumes[i])
+				snprintf(why, sizeof why,
+					 "the server refused to resume the call's event stream (GET with "
+					 "Last-Event-ID): HTTP status %d",
+					 status);
+			else
+				snprintf(why, sizeof why, "the server answered the call with HTTP status %d", status);
 			h->cb->on_fail(h->cb->arg, h->cid[i], 0, why);
-		} else if (h->cid[i]) {
-			h->cb->on_fail(h->cb->arg, h->cid[i], 0, "the server's answer did not carry the call's result");
+		} else if (h->cid[i] && !resume_plan(h, i, why, sizeof why) && why[0]) {
+			h->cb->on_fail(h->cb->arg, h->cid[i], 0, why);
 		}
 		h->busy[i] = 0;
 		h->cid[i] = 0;
+		h->resumes[i] = 0;
+		h->last_id[i][0] = 0;
 		break;
 	case UHTTP_EV_SESSION_LOST:
 		h->lost_session = 1;
@@ -214,10 +280,52 @@ static void on_event(void *arg, enum uhttp_event ev, int status)
 						     "outcome is unknown");
 		h->busy[i] = 0;
 		h->cid[i] = 0;
+		h->resumes[i] = 0;
+		h->last_id[i][0] = 0;
 		break;
 	case UHTTP_EV_CLOSED:
 		break;
 	}
+}
+
+/* Idle connection i takes a resume whose time has come: 1 when it did. */
+static int resume_start(struct uphttp *h, size_t i, const struct uhttp_cb *ucb)
+{
+	uint64_t now = mono_ms();
+	for (size_t k = 0; k < UPHTTP_CONNS; k++) {
+		struct resume *r = &h->rs[k];
+		if (!r->cid || now < r->at)
+			continue;
+		uint64_t cid = r->cid;
+		r->cid = 0;
+		if (!h->cb->waiting || !h->cb->waiting(h->cb->arg, cid))
+			continue; /* answered or cancelled meanwhile */
+		char why[AS_ERRLEN];
+		if (uhttp_send_resume(h->c[i], r->id, why) != 0) {
+			char msg[AS_ERRLEN + 64];
+			snprintf(msg, sizeof msg, "the call's event stream could not be resumed: %s", why);
+			h->cb->on_fail(h->cb->arg, cid, 0, msg);
+			continue;
+		}
+		h->busy[i] = 1;
+		h->cid[i] = cid;
+		h->resumes[i] = r->n;
+		snprintf(h->last_id[i], sizeof h->last_id[i], "%s", r->id);
+		h->retry[i] = r->retry;
+		int rc = uhttp_io(h->c[i], ucb, why); /* start writing now */
+		(void)rc;
+		return 1;
+	}
+	return 0;
+}
+
+int uphttp_timeout(const struct uphttp *h)
+{
+	uint64_t now = mono_ms(), next = UINT64_MAX;
+	for (size_t k = 0; k < UPHTTP_CONNS; k++)
+		if (h->rs[k].cid && h->rs[k].at < next)
+			next = h->rs[k].at;
+	return next == UINT64_MAX ? -1 : next <= now ? 0 : (int)(next - now);
 }
 
 int uphttp_io(struct uphttp *h, const struct pollfd *pf, size_t n, const struct uphttp_cb *cb, char *err)
@@ -233,7 +341,9 @@ int uphttp_io(struct uphttp *h, const struct pollfd *pf, size_t n, const struct 
 				snprintf(err, AS_ERRLEN, "%s",
 					 why); /* the connection is closed; a new one is asked for */
 		}
-		/* an idle connection takes the next message */
+		/* an idle connection takes a resume that is due, else the next message */
+		if (!h->busy[i] && uhttp_fd(h->c[i]) >= 0 && uhttp_idle(h->c[i]) && resume_start(h, i, &ucb))
+			continue;
 		if (!h->busy[i] && h->qn && uhttp_fd(h->c[i]) >= 0 && uhttp_idle(h->c[i])) {
 			struct pending p = h->q[h->qhead];
 			h->qhead = (h->qhead + 1) % UPHTTP_QUEUE;

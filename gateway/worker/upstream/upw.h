@@ -18,7 +18,7 @@
 #define UP_PAGES_MAX 50		 /* tools/list pages */
 #define UP_TOOLS_MAX 2000	 /* tools of one server */
 #define UP_INIT_MS 30000	 /* to answer initialize; else this worker exits and is restarted */
-#define UP_PROTOCOL "2025-06-18" /* the revision assent asks its upstreams for */
+#define UP_PROTOCOL "2025-11-25" /* the revision assent asks its upstreams for (older answers taken) */
 #define UP_MODERN "2026-07-28"	 /* spoken per request to a server whose server/discover offers it */
 #define UP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define UP_META_CAPS "io.modelcontextprotocol/clientCapabilities"

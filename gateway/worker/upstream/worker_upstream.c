@@ -568,6 +568,15 @@ static void http_fail(void *arg, uint64_t cid, int unknown, const char *why)
 		send_frame(w, r);
 }
 
+static int http_waiting(void *arg, uint64_t cid)
+{
+	const struct uw *w = arg;
+	for (size_t i = 0; i < w->ninflight; i++)
+		if (w->inflight[i] == cid)
+			return 1;
+	return 0;
+}
+
 static void http_msg(void *arg, const char *json, size_t n)
 {
 	on_message(arg, json, n);
@@ -641,7 +650,7 @@ int worker_upstream_main(int ipcfd)
 	if (rc != 0)
 		return 2;
 	w.init_at = mono_ms();
-	struct uphttp_cb hcb = {http_msg, http_fail, &w};
+	struct uphttp_cb hcb = {http_msg, http_fail, http_waiting, &w};
 	for (;;) {
 		struct pollfd pf[3 + UPHTTP_CONNS] = {
 		    {.fd = ipcfd, .events = (short)(POLLIN | (ipc_pending(&w.ipc) ? POLLOUT : 0))},
@@ -653,7 +662,8 @@ int worker_upstream_main(int ipcfd)
 			ask_sockets(&w);
 			nh = uphttp_fds(w.http, pf + 3);
 		}
-		if (poll(pf, 3 + nh, 1000) < 0 && errno != EINTR)
+		int to = w.http ? uphttp_timeout(w.http) : -1; /* a resume of a call's stream due sooner */
+		if (poll(pf, 3 + nh, to >= 0 && to < 1000 ? to : 1000) < 0 && errno != EINTR)
 			return 2;
 		if (w.http && uphttp_io(w.http, pf + 3, nh, &hcb, err) != 0) {
 			ipc_log(ipcfd, "warning", "upstream %s: the server ended the session: starting over", w.name);
