@@ -3,7 +3,8 @@
 //   - the official SDK 2.4 client pinned to 2026-07-28, over HTTP (an agent key) and stdio (the
 //     assentd --stdio bridge): ClientOptions.listChanged opens a listen stream at connect (the
 //     acknowledgement grants toolsListChanged), and a call of `grow` makes onChanged fire with the
-//     new list; client.listen() is granted only what the gate can tell;
+//     new list; client.listen() is granted only what the gate can tell, and hears `grow_prompt`'s
+//     new prompt as prompts/list_changed;
 //   - raw HTTP: the acknowledgement is the stream's first event, with the request's id in
 //     _meta.subscriptionId, then tools/list_changed with the same id; nothing granted ends the
 //     stream with its result; a malformed or missing filter is 400 / -32602 naming the member;
@@ -65,10 +66,20 @@ async function sdkFlow(kind) {
     ok(!got?.err && typeof grown === "string" && names.includes(`lu__${grown}`),
       `SDK ${kind}: a call that changes the upstream's tools makes onChanged fire with the new list (lu__${grown})`,
       got ? `${got.err ?? ""} tools: ${names.join(",")}` : "onChanged never fired");
-    const sub = await client.listen({ toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ["x://y"] });
-    ok(same(sub.honoredFilter, { toolsListChanged: true }),
-      `SDK ${kind}: client.listen() is granted only what the gate can tell (no prompts, no resource subscriptions)`,
+    ok(caps?.prompts?.listChanged === true, `SDK ${kind}: ... and prompts.listChanged (the upstream serves prompts)`,
+      JSON.stringify(caps));
+    const prompted = waiter();
+    client.setNotificationHandler("notifications/prompts/list_changed", () => prompted.done(true));
+    const sub = await client.listen({ promptsListChanged: true, resourcesListChanged: true, resourceSubscriptions: ["x://y"] });
+    ok(same(sub.honoredFilter, { promptsListChanged: true }),
+      `SDK ${kind}: client.listen() is granted only what the gate can tell (no resources, no resource subscriptions)`,
       JSON.stringify(sub.honoredFilter));
+    const added = (await client.callTool({ name: "lu__grow_prompt", arguments: {} })).content?.[0]?.text;
+    const heard = await prompted.p;
+    const pnames = (await client.listPrompts()).prompts.map((p) => p.name);
+    ok(heard === true && pnames.includes(`lu__${added}`),
+      `SDK ${kind}: the upstream's new prompt is heard as prompts/list_changed on that stream (lu__${added})`,
+      `heard: ${heard}; prompts: ${pnames.join(",")}`);
     await sub.close();
     let refused = "";
     try {
@@ -153,7 +164,7 @@ async function rawHttp() {
     JSON.stringify(note));
   s.close();
 
-  const none = await openStream(key, "p1", { promptsListChanged: true });
+  const none = await openStream(key, "p1", { resourcesListChanged: true });
   const a1 = none.next ? await none.next() : undefined, end = a1 ? await none.next() : undefined;
   const after = end ? await none.next() : "not read";
   ok(same(a1?.params?.notifications, {}) && end?.id === "p1" && end?.result?.resultType === "complete" &&
