@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # subscriptions/listen through the gate (MCP 2026-07-28, issue 29 section 1): assentd in front of
 # an upstream whose tool list changes on a call (tests/mcp/upstream_listen.mjs), an allow-all
-# policy, two agent keys; tests/mcp/sdk2_listen.mjs drives the official SDK 2.4 client and raw
+# policy, three agent keys; tests/mcp/sdk2_listen.mjs drives the official SDK 2.4 client and raw
 # JSON-RPC over HTTP and over the stdio bridge (see its header for what is checked).
 . "$(dirname "$0")/../lib.sh"
 S=$T/state
@@ -21,6 +21,7 @@ JSON
 printf 'allow upstream "*"\ndefault allow\n' >"$T/policy"
 KEY_A=$("$ASSENT" --state "$S" agent add listen-a | tail -1)
 KEY_B=$("$ASSENT" --state "$S" agent add listen-b | tail -1)
+KEY_C=$("$ASSENT" --state "$S" agent add listen-c | tail -1)
 "$ROOT/build/assentd" --state "$S" --policy "$T/policy" --upstreams "$T/upstreams.json" >"$T/daemon.log" 2>&1 &
 for _ in $(seq 600); do [ -n "$(http_of)" ] && grep -q "tools served" "$T/daemon.log" && break; sleep 0.05; done
 if [ -z "$(http_of)" ]; then
@@ -28,7 +29,7 @@ if [ -z "$(http_of)" ]; then
 	done_testing
 	exit 1
 fi
-node "$ROOT/tests/mcp/sdk2_listen.mjs" "$ROOT/build" "$S" "http://$(http_of)/mcp" "$KEY_A" "$KEY_B" \
+node "$ROOT/tests/mcp/sdk2_listen.mjs" "$ROOT/build" "$S" "http://$(http_of)/mcp" "$KEY_A" "$KEY_B" "$KEY_C" \
 	>"$T/listen.tap" 2>"$T/listen.err"
 rc=$?
 while IFS= read -r line; do

@@ -11,12 +11,13 @@
 //     Accept without text/event-stream is 406; the ninth stream of one agent is refused, another
 //     agent's is not, and a closed stream frees its place;
 //   - raw stdio: the acknowledgement and the change as lines, and notifications/cancelled ends it.
-// Usage: node sdk2_listen.mjs BUILD STATE URL KEY OTHER_KEY. Prints TAP.
+//   - a listen request inside a 2025 HTTP session ends with its stream, freeing its place.
+// Usage: node sdk2_listen.mjs BUILD STATE URL KEY OTHER_KEY THIRD_KEY. Prints TAP.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { spawn } from "node:child_process";
 
-const [build, state, url, key, otherKey] = process.argv.slice(2);
+const [build, state, url, key, otherKey, thirdKey] = process.argv.slice(2);
 let n = 0, failed = 0;
 const ok = (cond, desc, why = "") => {
   n++;
@@ -114,9 +115,9 @@ async function post(k, method, params, id = 1, accept, name) {
 const grow = (k = key) => post(k, "tools/call", { name: "lu__grow", arguments: {} }, 9, undefined, "lu__grow");
 
 // A listen stream read event by event: next() is its next JSON message (undefined at its end).
-async function openStream(k, id, filter) {
+async function openStream(k, id, filter, extra = {}) {
   const ac = new AbortController();
-  const r = await fetch(url, { method: "POST", headers: headers(k, "subscriptions/listen"), signal: ac.signal,
+  const r = await fetch(url, { method: "POST", headers: { ...headers(k, "subscriptions/listen"), ...extra }, signal: ac.signal,
     body: JSON.stringify({ jsonrpc: "2.0", id, method: "subscriptions/listen", params: { _meta: META, notifications: filter } }) });
   const type = r.headers.get("content-type") ?? "";
   if (!type.startsWith("text/event-stream")) {
@@ -225,6 +226,32 @@ async function rawHttp() {
   for (const m of mine.slice(1)) m.st.close();
 }
 
+// Inside a 2025 session (a 2026-07-28 request may come on one): a stream that ends frees its place
+// although the session goes on, so ten in a row, each closed, are all acknowledged.
+async function sessionListen() {
+  const init = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream", Authorization: `Bearer ${thirdKey}` },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25",
+    capabilities: {}, clientInfo: { name: "sdk2-listen-session", version: "1" } } }) });
+  await init.text();
+  const sid = init.headers.get("mcp-session-id");
+  const extra = { "Mcp-Session-Id": sid ?? "", "MCP-Protocol-Version": "2025-11-25" };
+  let acked = 0, last = "";
+  for (let i = 0; i < 10; i++) {
+    for (let t = 0; t < 50; t++) { // the worker sees a hang-up within a second or so
+      const st = await openStream(thirdKey, `sess${i}`, { toolsListChanged: true }, extra);
+      const a = st.next ? await st.next() : undefined;
+      st.close();
+      last = a ? JSON.stringify(a) : `${st.status} ${st.text}`;
+      if (a?.method === "notifications/subscriptions/acknowledged") { acked++; break; }
+      if (!/Subscription limit reached/.test(last)) break;
+      await sleep(100);
+    }
+  }
+  ok(sid && acked === 10, "HTTP session: ten listen streams in a row on one 2025 session, each closed, are all acknowledged",
+    `session ${sid}; acknowledged ${acked}; last: ${last}`);
+}
+
 // ---- raw stdio, through the bridge ----
 async function rawStdio() {
   const p = spawn(`${build}/assentd`, ["--stdio", "--state", state], { stdio: ["pipe", "pipe", "inherit"] });
@@ -283,6 +310,7 @@ async function rawStdio() {
 await sdkFlow("http");
 await sdkFlow("stdio");
 await rawHttp();
+await sessionListen();
 await rawStdio();
 console.log(`1..${n}`);
 process.exit(failed ? 1 : 0);

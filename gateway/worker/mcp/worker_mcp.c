@@ -1931,6 +1931,8 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 	if (!h)
 		return;
 	cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
+	if (h->have_msg && h->m.m == MCP_M_LISTEN) /* a listen stream ends with its request, session or not */
+		listen_cancel(&w->listen, h->conn, &h->m.id);
 	struct mconn *sc = h->stateless && h->conn ? conn_find(w, h->conn) : NULL;
 	if (sc && sc->stateless)
 		conn_close(w, sc, 1);		       /* the signer ends the request's connection with it */
