@@ -13,7 +13,10 @@
  *   - 2026-07-28 (modern.h): a request's _meta is accepted or refused with -32602 /
  *     -32022 and a message; every answer line made a 2026-07-28 one stays one JSON
  *     object with exactly one resultType; an error line's code reads back; headers
- *     that repeat the body agree with it. */
+ *     that repeat the body agree with it;
+ *   - subscriptions/listen (listen.h): a filter is refused with -32602 and a message, or
+ *     acknowledged first with its own id and nothing it did not ask for; then a change of
+ *     every kind reaches it stamped with that id, and the subscription goes with its connection. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "common/cbor.h"
+#include "gateway/worker/mcp/listen.h"
 #include "gateway/worker/mcp/mcp.h"
 #include "gateway/worker/mcp/modern.h"
 #include "common/redact.h"
@@ -257,6 +261,92 @@ static void answer_tools_call(struct buf *out, const struct mcp_msg *m, const st
 	must(mcp_line_result(out, &m->id, res, err), err, "no result line");
 }
 
+/* The id a line's params._meta[LISTEN_META_ID] (notifications) or result._meta (the end) carries. */
+static int stamped_with(const json_t *line, const struct mcp_id *id)
+{
+	const json_t *p = json_object_get(line, "params");
+	const json_t *meta = json_object_get(p ? p : json_object_get(line, "result"), "_meta");
+	json_t *want = mcp_id_json(id);
+	int same = json_equal(json_object_get(meta, LISTEN_META_ID), want);
+	json_decref(want);
+	return same;
+}
+
+static struct buf *listen_fuzz_out(void *ctx, uint64_t conn)
+{
+	return conn == 1 ? ctx : NULL;
+}
+
+static void listen_fuzz_sent(void *ctx, uint64_t conn, const struct mcp_id *id)
+{
+	(void)ctx, (void)conn, (void)id;
+}
+
+static void listen_checks(struct listen_set *ls, struct buf *out, const struct mcp_msg *m)
+{
+	int open = listen_request(ls, out, 1, "fuzz", m, LISTEN_TOOLS | LISTEN_PROMPTS | LISTEN_RESOURCES, "fuzz");
+	const char *first = (const char *)out->p, *nl = memchr(first, '\n', out->len);
+	if (!nl)
+		fail("subscriptions/listen wrote no line", NULL);
+	int code = mcp_line_error_code(first, (size_t)(nl - first));
+	json_t *ack = json_loadb(first, (size_t)(nl - first), 0, NULL);
+	const json_t *granted = json_object_get(json_object_get(ack, "params"), "notifications");
+	const json_t *asked = json_object_get(m->params, "notifications");
+	if (code && (open || (code != MCP_INVALID_PARAMS && code != LISTEN_LIMIT && code != MCP_INVALID_REQUEST)))
+		fail("a refused subscriptions/listen with an unexpected code, or left open", NULL);
+	if (!code && (!stamped_with(ack, &m->id) || !json_is_object(granted) ||
+		      json_object_get(granted, "resourceSubscriptions")))
+		fail("an acknowledgement without the listen id, or granting resourceSubscriptions", NULL);
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)granted, k, v)
+	{
+		if (!json_is_true(v) || !json_is_true(json_object_get(asked, k)))
+			fail("an acknowledgement grants what was not asked for", k);
+	}
+	json_decref(ack);
+	if (!code && !open && out->len == (size_t)(nl - first) + 1)
+		fail("a subscription granted nothing and was not ended", NULL);
+	if (!open)
+		return;
+	size_t from = out->len;
+	const struct listen_io io = {out, listen_fuzz_out, listen_fuzz_sent};
+	listen_notify_lists(ls, &io, LISTEN_TOOLS | LISTEN_PROMPTS | LISTEN_RESOURCES);
+	if (out->len == from)
+		fail("a granted subscription heard none of the changes", NULL);
+	for (const char *p = (const char *)out->p + from, *end = (const char *)out->p + out->len; p < end;) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		json_t *j = json_loadb(p, (size_t)(e - p), 0, NULL);
+		if (!stamped_with(j, &m->id))
+			fail("a change on a listen stream is not stamped with its id", NULL);
+		json_decref(j);
+		p = e + 1;
+	}
+	listen_conn_gone(ls, 1);
+	if (listen_count(ls, 1))
+		fail("a subscription outlived its connection", NULL);
+}
+
+/* subscriptions/listen's lines, checked on their own; then those that are not its (already
+ * complete) result go on to the 2026-07-28 checks with the rest. */
+static void answer_listen(struct buf *out, const struct mcp_msg *m)
+{
+	static struct listen_set ls;
+	struct buf lo;
+	buf_init(&lo, MCP_OUT_MAX);
+	listen_checks(&ls, &lo, m);
+	check_lines(&lo, 0);
+	for (const char *p = (const char *)lo.p, *end = p + lo.len; p < end;) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		json_t *j = json_loadb(p, (size_t)(e - p), 0, NULL);
+		if (!json_object_get(j, "result") && buf_put(out, p, (size_t)(e - p) + 1) != 0)
+			fail("no room for a listen line", NULL);
+		json_decref(j);
+		p = e + 1;
+	}
+	buf_free(&lo);
+}
+
 static void answer_request(struct buf *out, const struct mcp_msg *m)
 {
 	char err[AS_ERRLEN];
@@ -311,6 +401,9 @@ static void answer_request(struct buf *out, const struct mcp_msg *m)
 	case MCP_M_TOOLS_CALL:
 		answer_tools_call(out, m, NULL);
 		answer_tools_call(out, m, &op_rules);
+		return;
+	case MCP_M_LISTEN:
+		answer_listen(out, m);
 		return;
 	default:
 		res = json_object();

@@ -185,6 +185,7 @@ static const struct {
     {"tasks/list", MCP_M_TASKS_LIST, MCP_MSG_REQUEST},
     {"tasks/cancel", MCP_M_TASKS_CANCEL, MCP_MSG_REQUEST},
     {"tasks/update", MCP_M_TASKS_UPDATE, MCP_MSG_REQUEST},
+    {"subscriptions/listen", MCP_M_LISTEN, MCP_MSG_REQUEST},
     {"notifications/initialized", MCP_M_INITIALIZED, MCP_MSG_NOTIFICATION},
     {"notifications/cancelled", MCP_M_CANCELLED, MCP_MSG_NOTIFICATION},
     {"notifications/progress", MCP_M_PROGRESS, MCP_MSG_NOTIFICATION},

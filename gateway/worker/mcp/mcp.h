@@ -84,6 +84,7 @@ enum mcp_method {
 	MCP_M_TASKS_CANCEL,	  /* tasks/cancel */
 	MCP_M_TASKS_UPDATE,	  /* tasks/update (the 2026-07-28 extension only) */
 	MCP_M_ASSENT_DEFAULTS,	  /* notifications/assent/defaults: the stdio bridge's (mcp_defaults) */
+	MCP_M_LISTEN,		  /* subscriptions/listen (2026-07-28, listen.h) */
 };
 
 struct mcp_msg {

@@ -27,6 +27,7 @@
 #include "gateway/proto/reccfg.h"
 #include "gateway/worker/mhdconn.h"
 #include "gateway/worker/mcp/mhttp.h"
+#include "gateway/worker/mcp/listen.h"
 #include "gateway/worker/mcp/modern.h"
 #include "gateway/worker/mcp/qatools.h"
 #include "gateway/worker/mcp/sseresume.h"
@@ -75,6 +76,7 @@ struct mconn {
 	int modern;	       /* a 2026-07-28 request came on it: results carry resultType */
 	int stateless;	       /* HTTP 2026-07-28: the connection is one request's, ended with it */
 	uint32_t dflt_timeout; /* stdio: the bridge's notifications/assent/defaults, 0 when none */
+	char agent[PROTO_NAME_MAX + 1]; /* HTTP: the agent key's name, as the signer said (listen.h's bound) */
 	int used;
 };
 
@@ -147,6 +149,7 @@ struct mw {
 	char qa[40];	     /* the QA tools' prefix and separator ("qa_"); "" when the records are off */
 	char review_url[96]; /* the reviewer listener, http://HOST:PORT; "" when it is off */
 	char *qa_defs;	     /* their definitions, which tools/list shows before the upstreams' */
+	struct listen_set listen; /* 2026-07-28 clients' subscriptions/listen streams */
 };
 
 #define wlog(w, ...) ipc_log((w)->ipcfd, __VA_ARGS__) /* a log line to the signer */
@@ -217,6 +220,7 @@ static void conn_close(struct mw *w, struct mconn *c, int tell)
 		if (h->ss && h->ss->conn == c->id)
 			h->ss = NULL;
 	sse_drop_conn(&w->sse, c->id);
+	listen_conn_gone(&w->listen, c->id);
 	if (tell)
 		send_about(w, F_CONN_CLOSED, c->id, NULL);
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
@@ -446,17 +450,16 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 
 /* What the gate adds to the server's capabilities: the tools list changes, and the
  * upstreams' resources, prompts and completions are served. In 2026-07-28 a change is heard
- * only on a subscriptions/listen stream, which assent does not offer: no listChanged there,
- * and no resources/subscribe (that revision has none). */
+ * only on a subscriptions/listen stream (listen.h), which carries the three lists' changes;
+ * that revision has no resources/subscribe. */
 static void gate_caps(const struct mw *w, json_t *caps, int modern)
 {
-	if (!modern)
-		json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
+	json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
 	if (json_array_size(json_object_get(w->more, "resources")) ||
 	    json_array_size(json_object_get(w->more, "resourceTemplates")))
-		json_object_set_new(caps, "resources", json_object());
+		json_object_set_new(caps, "resources", modern ? json_pack("{s:b}", "listChanged", 1) : json_object());
 	if (json_array_size(json_object_get(w->more, "prompts")))
-		json_object_set_new(caps, "prompts", json_object());
+		json_object_set_new(caps, "prompts", modern ? json_pack("{s:b}", "listChanged", 1) : json_object());
 	if (json_is_true(json_object_get(w->more, "completions")))
 		json_object_set_new(caps, "completions", json_object());
 	if (!modern && json_is_true(json_object_get(w->more, "subscribe")) && json_object_get(caps, "resources"))
@@ -955,6 +958,15 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		}
 		task_method(w, c, m, MCP_TASK_2026);
 		return;
+	case MCP_M_LISTEN: { /* what it hears is what server/discover says changes */
+		json_t *caps = json_pack("{s:{}}", "tools");
+		if (caps && w->routes)
+			gate_caps(w, caps, 1);
+		listen_request(&w->listen, &c->out, c->id, c->http ? c->agent : NULL, m, listen_caps_kinds(caps),
+			       ASSENT_VERSION);
+		json_decref(caps);
+		return;
+	}
 	case MCP_M_TASKS_RESULT:
 	case MCP_M_TASKS_LIST:
 		snprintf(err, sizeof err,
@@ -993,7 +1005,7 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 		if (m.m == MCP_M_CANCELLED) {
 			struct mcp_id rq;
 			char reason[MCP_REASON_MAX + 1], rid[PROTO_RID_MAX + 1];
-			if (mcp_cancelled(m.params, &rq, reason, err) == 0) {
+			if (mcp_cancelled(m.params, &rq, reason, err) == 0 && !listen_cancel(&w->listen, c->id, &rq)) {
 				id_json(&rq, rid);
 				send_about(w, F_CANCEL, c->id, rid);
 			}
@@ -1413,6 +1425,46 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 	buf_reset(&c->out);
 }
 
+/* subscriptions/listen over HTTP (listen.h): the acknowledgement opens an event stream that
+ * stays open, carrying the changes, until the client leaves (or ends at once, with its
+ * result, when nothing asked for can be delivered). 1 when h is one (answered). */
+static int listen_http(struct mw *w, struct hreq *h, struct mconn *c)
+{
+	const char *p = (const char *)c->out.p, *nl = c->out.len ? memchr(p, '\n', c->out.len) : NULL;
+	if (h->m.m != MCP_M_LISTEN || !nl || mcp_line_error_code(p, (size_t)(nl - p)) != 0)
+		return 0; /* an error: answered as any other */
+	int open = listen_find(&w->listen, c->id, &h->m.id) != NULL;
+	if (!h->v.sse) {
+		listen_cancel(&w->listen, c->id, &h->m.id);
+		buf_reset(&c->out);
+		set_reject(h, 406, -32600,
+			   "subscriptions/listen answers with an event stream: Accept must admit "
+			   "text/event-stream");
+	} else {
+		h->st = HS_STREAM;
+		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+		route_out(w, c, h->rid, strlen(h->rid), !open); /* the acknowledgement (and the end) */
+	}
+	wake(h);
+	return 1;
+}
+
+/* listen_notify's side of a connection: its buffer, and its stream (HTTP) after a line. */
+static struct buf *listen_out(void *ctx, uint64_t conn)
+{
+	struct mconn *c = conn_find(ctx, conn);
+	return c ? &c->out : NULL;
+}
+
+static void listen_sent(void *ctx, uint64_t conn, const struct mcp_id *id)
+{
+	struct mconn *c = conn_find(ctx, conn);
+	char rid[PROTO_RID_MAX + 1];
+	id_json(id, rid);
+	if (c && c->http)
+		route_out(ctx, c, rid, strlen(rid), 0);
+}
+
 /* An MCP session over HTTP busy here: a request of it in flight, its stream, or a call. */
 static int http_busy(const struct mw *w, const struct mconn *c)
 {
@@ -1566,6 +1618,10 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	c->hreq = id; /* a request frame this message leads to names it (handled at once, below) */
 	if (h->stateless)
 		c->stateless = c->modern = 1;
+	const char *pp;
+	size_t ppn;
+	if (ipc_get_text(f->body, "principal", PROTO_NAME_MAX, &pp, &ppn, err) == 0)
+		snprintf(c->agent, sizeof c->agent, "%.*s", (int)ppn, pp);
 	if (h->v.route == MH_MCP_DELETE) {
 		send_about(w, F_SESSION_END, conn, NULL);
 		conn_close(w, c, 0);
@@ -1631,6 +1687,8 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		cv_arena_free(&a);
 	}
 	h->waiting = 1;
+	if (listen_http(w, h, c))
+		return;
 	if (c->out.len) { /* answered here and now */
 		route_out(w, c, h->rid, strlen(h->rid), 1);
 		if (h->st != HS_RESPOND)
@@ -1981,6 +2039,8 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 		return;
 	stream_left(w, h, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
+	if (h->have_msg && h->m.m == MCP_M_LISTEN) /* a listen stream ends with its request, session or not */
+		listen_cancel(&w->listen, h->conn, &h->m.id);
 	struct mconn *sc = h->stateless && h->conn ? conn_find(w, h->conn) : NULL;
 	if (sc && sc->stateless)
 		conn_close(w, sc, 1);		       /* the signer ends the request's connection with it */
@@ -2332,9 +2392,12 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			return;
 		const char *mj;
 		size_t mn;
+		unsigned lists = 0; /* the prompts and resources lists that changed (listen.h) */
 		if (ipc_get_text(f->body, "more", IPC_FRAME_MAX, &mj, &mn, err) == 0) {
+			json_t *more = json_loadb(mj, mn, 0, NULL);
+			lists = listen_lists_changed(w->more, more);
 			json_decref(w->more);
-			w->more = json_loadb(mj, mn, 0, NULL);
+			w->more = more;
 		}
 		json_t *rt = json_loadb(rj, rn, 0, NULL), *map = json_object(), *x;
 		size_t i;
@@ -2352,6 +2415,8 @@ static void on_frame(struct mw *w, struct ipc_frame *f)
 			if (mc->used && mc->fd >= 0 && mc->listed)
 				mcp_line_notification(&mc->out, "notifications/tools/list_changed", NULL, NULL);
 		}
+		const struct listen_io io = {w, listen_out, listen_sent}; /* 2026-07-28: on their listen streams */
+		listen_notify_lists(&w->listen, &io, lists | (changed ? LISTEN_TOOLS : 0));
 		return;
 	}
 	if (f->type == F_HTTP_REPLY) {
