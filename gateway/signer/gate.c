@@ -464,22 +464,11 @@ static int retry_state(struct signer *s, struct gate_req *g, struct ipc_frame *f
 	return AS_EINVAL;
 }
 
-int h_call(void *ctx, struct ipc_frame *f, char *err)
+/* F_CALL's call, decoded and checked (a call that is not one is the worker's violation):
+ * the gate's request of it, its names, arguments (the URI a resources/read reads, as
+ * args.uri) and a retry's answers, with a copy of its exact bytes. */
+static int gate_req_new(const struct cv *call, struct gate_req **out, char *err)
 {
-	struct signer *s = ctx;
-	struct conn *c;
-	GUARD(get_conn(s, f, W_MCP, &c, err));
-	const struct cv *rid = cv_get(f->body, "rid"), *client = cv_get(f->body, "client"),
-			*call = cv_get(f->body, "call"), *hreq = cv_get(f->body, "hreq");
-	GUARD(client_ok((const char *)client->s, client->n, err));
-	uid_t uid = c->uid;
-	if (c->http) {
-		if (!hreq)
-			return as_fail(err, AS_ECORRUPT, "IPC: missing field \"hreq\" (a call of an HTTP session)");
-		GUARD(measured_take(s, hreq->u, c->id, &uid, err));
-	}
-	char r_id[PROTO_RID_MAX + 1];
-	snprintf(r_id, sizeof r_id, "%.*s", (int)rid->n, (const char *)rid->s);
 	struct cv_arena a;
 	cv_arena_init(&a, PROTO_CALL_MAX);
 	struct cv *cv;
@@ -513,6 +502,74 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	}
 	memcpy(g->call, call->s, call->n);
 	g->n = call->n;
+	*out = g;
+	return 0;
+}
+
+/* A decided-or-held call's request: its view (from the signer's own catalog), its exact
+ * bytes kept when the view masks anything, its request entry, and the policy's decision
+ * now, or the wait for reviewers once the entry is on disk. */
+static void call_request(struct signer *s, struct conn *c, struct req *r, struct gate_req *g, struct pq_item *it,
+			 const struct upw *u, const struct up_tool *t, const char *r_id)
+{
+	char why[AS_ERRLEN] = "";
+	r->view = t ? call_view(u, t, g->args, g->input) : read_view(u, g->name);
+	json_object_set_new(r->view, "call", json_string(r->action));
+	if (json_object_get(r->view, "masked") && exact_keep(s, g->call, g->n, r->action, why) != 0) {
+		/* an auditor could not learn what ran: refused, nothing forwarded */
+		slog("error", "a masked call's exact bytes could not be kept: %s", why);
+		request_refused(s, c->id, r, why);
+		return;
+	}
+	/* The request entry is encoded at once (op_add): the signer's arena serves to build it. */
+	struct cv_arena *ea = &s->arena;
+	cv_arena_reset(ea);
+	struct cv *action = call_action(ea, r->view, why);
+	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
+	struct cv *m = action ? request_entry(ea, action, c, r, it, uid_agent) : NULL;
+	request_view(r, c, it, uid_agent);
+	int decided = r->has_pd && r->pd.action != POL_ASK;
+	struct op *o = NULL;
+	char e2[AS_ERRLEN] = "out of memory";
+	if (m)
+		o = op_add(s, m, decided ? NULL : request_done, e2);
+	if (!o) {
+		request_refused(s, c->id, r, m ? e2 : why);
+		return;
+	}
+	if (decided) {
+		int task = g->task;
+		policy_decide(s, c, it, r);
+		if (task) { /* decided at once, and still a task: it works until its call returns */
+			json_t *res = result_base(it->session_id, "pending", 0);
+			json_object_set_new(res, "deadline", json_integer((json_int_t)(it->deadline_ms / 1000)));
+			send_result(s, c->id, r_id, res, 0);
+			json_decref(res);
+		}
+		return;
+	}
+	o->it = *it;
+	o->conn = c->id;
+}
+
+int h_call(void *ctx, struct ipc_frame *f, char *err)
+{
+	struct signer *s = ctx;
+	struct conn *c;
+	GUARD(get_conn(s, f, W_MCP, &c, err));
+	const struct cv *rid = cv_get(f->body, "rid"), *client = cv_get(f->body, "client"),
+			*call = cv_get(f->body, "call"), *hreq = cv_get(f->body, "hreq");
+	GUARD(client_ok((const char *)client->s, client->n, err));
+	uid_t uid = c->uid;
+	if (c->http) {
+		if (!hreq)
+			return as_fail(err, AS_ECORRUPT, "IPC: missing field \"hreq\" (a call of an HTTP session)");
+		GUARD(measured_take(s, hreq->u, c->id, &uid, err));
+	}
+	char r_id[PROTO_RID_MAX + 1];
+	snprintf(r_id, sizeof r_id, "%.*s", (int)rid->n, (const char *)rid->s);
+	struct gate_req *g;
+	GUARD(gate_req_new(call, &g, err));
 	snprintf(g->owner, sizeof g->owner, "%s", c->owner);
 	if (retry_state(s, g, f, c, r_id) != 0)
 		return 0;
@@ -579,43 +636,7 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 		req_free(r);
 		return 0;
 	}
-	r->view = t ? call_view(u, t, g->args, g->input) : read_view(u, g->name);
-	json_object_set_new(r->view, "call", json_string(r->action));
-	if (json_object_get(r->view, "masked") && exact_keep(s, g->call, g->n, r->action, why) != 0) {
-		/* an auditor could not learn what ran: refused, nothing forwarded */
-		slog("error", "a masked call's exact bytes could not be kept: %s", why);
-		request_refused(s, c->id, r, why);
-		return 0;
-	}
-	/* The request entry is encoded at once (op_add): the signer's arena serves to build it. */
-	struct cv_arena *ea = &s->arena;
-	cv_arena_reset(ea);
-	struct cv *action = call_action(ea, r->view, why);
-	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
-	struct cv *m = action ? request_entry(ea, action, c, r, &it, uid_agent) : NULL;
-	request_view(r, c, &it, uid_agent);
-	int decided = r->has_pd && r->pd.action != POL_ASK;
-	struct op *o = NULL;
-	char e2[AS_ERRLEN] = "out of memory";
-	if (m)
-		o = op_add(s, m, decided ? NULL : request_done, e2);
-	if (!o) {
-		request_refused(s, c->id, r, m ? e2 : why);
-		return 0;
-	}
-	if (decided) {
-		int task = g->task;
-		policy_decide(s, c, &it, r);
-		if (task) { /* decided at once, and still a task: it works until its call returns */
-			json_t *res = result_base(it.session_id, "pending", 0);
-			json_object_set_new(res, "deadline", json_integer((json_int_t)(it.deadline_ms / 1000)));
-			send_result(s, c->id, r_id, res, 0);
-			json_decref(res);
-		}
-		return 0;
-	}
-	o->it = it;
-	o->conn = c->id;
+	call_request(s, c, r, g, &it, u, t, r_id);
 	return 0;
 }
 

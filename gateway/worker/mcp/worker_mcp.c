@@ -2206,232 +2206,275 @@ static void ask_client(struct mw *w, struct ipc_frame *f)
 		route_out(w, c, rid, ridn, 0);
 }
 
-static void on_frame(struct mw *w, struct ipc_frame *f)
+/* ---- what the signer sends: one handler per frame type (the receive table below) ---- */
+
+/* F_CONN_NEW: a stdio connection the signer accepted, its descriptor with the frame. */
+static void on_conn_new(struct mw *w, struct ipc_frame *f)
 {
-	uint64_t conn = 0;
+	uint64_t conn;
 	char err[AS_ERRLEN];
-	if (f->type == F_CONN_NEW) {
-		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0 || f->nfds != 1)
-			return;
-		struct mconn *c = free_slot(w);
-		if (c) {
-			memset(c, 0, sizeof *c);
-			c->used = 1;
-			c->id = conn;
-			c->fd = f->fds[0];
-			f->fds[0] = -1;
-			buf_init(&c->in, MCP_LINE_MAX);
-			buf_init(&c->out, 64u << 20);
-			return;
-		}
-		/* full: the descriptor is closed with the frame, and the signer frees its slot */
-		send_about(w, F_CONN_CLOSED, conn, NULL);
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0 || f->nfds != 1)
+		return;
+	struct mconn *c = free_slot(w);
+	if (c) {
+		memset(c, 0, sizeof *c);
+		c->used = 1;
+		c->id = conn;
+		c->fd = f->fds[0];
+		f->fds[0] = -1;
+		buf_init(&c->in, MCP_LINE_MAX);
+		buf_init(&c->out, 64u << 20);
 		return;
 	}
-	if (f->type == F_RESULT) {
-		const char *rid, *js;
-		size_t ridn, jsn;
-		int iserr = 0, raw = 0;
-		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
-		    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
-		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) ||
-		    ipc_get_bool(f->body, "iserror", &iserr, err))
-			return;
-		int rpcerr = 0;
-		if ((cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &raw, err) != 0) ||
-		    (cv_get(f->body, "rpc_error") && ipc_get_bool(f->body, "rpc_error", &rpcerr, err) != 0))
-			return;
-		for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
-			struct call *k = &w->calls[i];
-			if (k->used && k->conn == conn && strlen(k->rid) == ridn && !memcmp(k->rid, rid, ridn))
-				k->used = 0;
-		}
-		struct mconn *c = conn_find(w, conn);
-		struct mcp_id id;
-		struct tcall tc;
-		int task = tcall_take_into(w, conn, rid, ridn, &tc);
-		if (!c || id_parse(rid, ridn, &id) != 0)
-			return;
-		if (iserr)
-			refusal_status(w, f->body, conn, rid, ridn);
-		int recorded = callrec_open(w->rec, conn, rid, ridn);
-		if (rpcerr) { /* the gate refused a read or a prompt: a JSON-RPC error */
-			json_t *e = json_loadb(js, jsn, 0, NULL);
-			if (recorded)
-				callrec_end(w->rec, conn, rid, ridn, NULL, e, jsn);
-			json_t *data = json_incref(json_object_get(e, "data"));
-			mcp_line_error(&c->out, &id, (int)json_integer_value(json_object_get(e, "code")),
-				       json_string_value(json_object_get(e, "message")) ?: "refused", data, NULL);
-			json_decref(e);
-			if (c->http)
-				route_out(w, c, rid, ridn, 1);
-			return;
-		}
-		if (raw) { /* an upstream's CallToolResult, with assent's _meta: sent as it is */
-			size_t start = c->out.len;
-			json_t *res = json_loadb(js, jsn, 0, NULL);
-			if (recorded)
-				callrec_end(w->rec, conn, rid, ridn, res, NULL, jsn);
-			/* A read the gate decided is this caller's, never to be shared from a cache. */
-			const char *hints =
-			    json_is_array(json_object_get(res, "contents")) && !json_object_get(res, "cacheScope")
+	/* full: the descriptor is closed with the frame, and the signer frees its slot */
+	send_about(w, F_CONN_CLOSED, conn, NULL);
+}
+
+/* An F_RESULT's fields, read once. */
+struct fresult {
+	uint64_t conn;
+	const char *rid, *js;
+	size_t ridn, jsn;
+	int iserr, raw, rpcerr, recorded;
+	struct mcp_id id;
+};
+
+/* The gate refused a read or a prompt: a JSON-RPC error. */
+static void result_rpc_error(struct mw *w, struct mconn *c, const struct fresult *r)
+{
+	json_t *e = json_loadb(r->js, r->jsn, 0, NULL);
+	if (r->recorded)
+		callrec_end(w->rec, r->conn, r->rid, r->ridn, NULL, e, r->jsn);
+	json_t *data = json_incref(json_object_get(e, "data"));
+	mcp_line_error(&c->out, &r->id, (int)json_integer_value(json_object_get(e, "code")),
+		       json_string_value(json_object_get(e, "message")) ?: "refused", data, NULL);
+	json_decref(e);
+}
+
+/* An upstream's CallToolResult, with assent's _meta: sent as it is. */
+static void result_raw(struct mw *w, struct mconn *c, const struct fresult *r)
+{
+	char err[AS_ERRLEN];
+	size_t start = c->out.len;
+	json_t *res = json_loadb(r->js, r->jsn, 0, NULL);
+	if (r->recorded)
+		callrec_end(w->rec, r->conn, r->rid, r->ridn, res, NULL, r->jsn);
+	/* A read the gate decided is this caller's, never to be shared from a cache. */
+	const char *hints = json_is_array(json_object_get(res, "contents")) && !json_object_get(res, "cacheScope")
 				? "\"ttlMs\":0,\"cacheScope\":\"private\""
 				: NULL;
-			/* an input_required result (gatemrtr.c), or a 2026 server's, has its resultType */
-			int typed = json_is_string(json_object_get(res, "resultType"));
-			mcp_line_result(&c->out, &id, res ? res : mcp_tool_error("the result could not be read"), NULL);
-			if (c->modern && !typed && mcp_line_complete(&c->out, start, hints, err) != 0)
-				c->out.len = start;
-			if (c->http)
-				route_out(w, c, rid, ridn, 1);
+	/* an input_required result (gatemrtr.c), or a 2026 server's, has its resultType */
+	int typed = json_is_string(json_object_get(res, "resultType"));
+	mcp_line_result(&c->out, &r->id, res ? res : mcp_tool_error("the result could not be read"), NULL);
+	if (c->modern && !typed && mcp_line_complete(&c->out, start, hints, err) != 0)
+		c->out.len = start;
+}
+
+/* assent's own tool's answer: a task's, the signer's offer of a question to the client's user
+ * (multi-round input), or a result spliced as the signer printed it (parsing and printing it
+ * again was ~40% of this worker's CPU per call); an error is parsed for its message. */
+static void result_own(struct mw *w, struct mconn *c, const struct fresult *r, int task, const struct tcall *tc)
+{
+	char err[AS_ERRLEN];
+	if (r->recorded) { /* iserr is its refusal; the result is parsed only to be kept */
+		json_t *sj = r->iserr || callrec_keeps(w->rec) ? json_loadb(r->js, r->jsn, 0, NULL) : NULL;
+		json_t *rr = r->iserr ? mcp_tool_error(json_string_value(json_object_get(sj, "error")) ?: "refused")
+				      : json_pack("{s:O?,s:b}", "structuredContent", sj, "isError", 0);
+		callrec_end(w->rec, r->conn, r->rid, r->ridn, rr, NULL, r->jsn);
+		json_decref(rr);
+		json_decref(sj);
+	}
+	static const char offer[] = "{\"input_required\":";
+	if (task) {
+		task_answer(w, c, tc, &r->id, r->js, r->jsn, r->iserr);
+		return;
+	}
+	if (!r->iserr && r->jsn > sizeof offer && !memcmp(r->js, offer, sizeof offer - 1)) {
+		json_t *o = json_loadb(r->js, r->jsn, 0, NULL);
+		mcp_line_result(&c->out, &r->id, mcp_input_required(json_object_get(o, "input_required")), NULL);
+		json_decref(o);
+		return;
+	}
+	size_t start = c->out.len;
+	if (r->iserr || mcp_line_tool_json(&c->out, &r->id, r->js, r->jsn, NULL) != 0) {
+		json_error_t je;
+		json_t *s = json_loadb(r->js, r->jsn, 0, &je);
+		json_t *res = r->iserr ? mcp_tool_error(json_string_value(json_object_get(s, "error")) ?: "refused")
+				       : mcp_tool_result(json_incref(s));
+		json_decref(s);
+		mcp_line_result(&c->out, &r->id, res, NULL);
+	}
+	if (c->modern && mcp_line_complete(&c->out, start, NULL, err) != 0)
+		c->out.len = start;
+}
+
+/* F_RESULT: the answer to a request of a connection, by its JSON-RPC id. */
+static void on_result(struct mw *w, struct ipc_frame *f)
+{
+	struct fresult r = {0};
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &r.conn, err) ||
+	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &r.rid, &r.ridn, err) ||
+	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &r.js, &r.jsn, err) ||
+	    ipc_get_bool(f->body, "iserror", &r.iserr, err))
+		return;
+	if ((cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &r.raw, err) != 0) ||
+	    (cv_get(f->body, "rpc_error") && ipc_get_bool(f->body, "rpc_error", &r.rpcerr, err) != 0))
+		return;
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
+		struct call *k = &w->calls[i];
+		if (k->used && k->conn == r.conn && strlen(k->rid) == r.ridn && !memcmp(k->rid, r.rid, r.ridn))
+			k->used = 0;
+	}
+	struct mconn *c = conn_find(w, r.conn);
+	struct tcall tc;
+	int task = tcall_take_into(w, r.conn, r.rid, r.ridn, &tc);
+	if (!c || id_parse(r.rid, r.ridn, &r.id) != 0)
+		return;
+	if (r.iserr)
+		refusal_status(w, f->body, r.conn, r.rid, r.ridn);
+	r.recorded = callrec_open(w->rec, r.conn, r.rid, r.ridn);
+	if (r.rpcerr)
+		result_rpc_error(w, c, &r);
+	else if (r.raw)
+		result_raw(w, c, &r);
+	else
+		result_own(w, c, &r, task, &tc);
+	if (c->http)
+		route_out(w, c, r.rid, r.ridn, 1);
+}
+
+/* F_TASK_STATUS: a 2025-11-25 task ended: told on stdio, where it can be. */
+static void on_task_status(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t conn;
+	const char *js;
+	size_t jsn;
+	struct mconn *c;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)) || c->http ||
+	    c->modern)
+		return; /* an HTTP session has no stream to carry it; the extension polls */
+	json_t *st = json_loadb(js, jsn, 0, NULL);
+	mcp_line_notification(&c->out, "notifications/tasks/status", mcp_task_get(MCP_TASK_2025, st), NULL);
+	json_decref(st);
+}
+
+/* A forwarded call's progress: the agent's own token; values after those sent while it waited
+ * for a reviewer, so that its progress only ever grows. 0 when the agent asked for none. */
+static int note_progress(struct mw *w, struct mconn *c, uint64_t conn, const char *rid, size_t ridn, const json_t *p)
+{
+	struct call *k = NULL;
+	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
+		if (w->calls[i].used && w->calls[i].conn == conn && strlen(w->calls[i].rid) == ridn &&
+		    !memcmp(w->calls[i].rid, rid, ridn))
+			k = &w->calls[i];
+	if (!k || k->token.t == MCP_ID_NONE)
+		return 0;
+	json_t *total = json_object_get(p, "total");
+	double base = k->progress_sent, v = json_number_value(json_object_get(p, "progress"));
+	mcp_line_progress(&c->out, &k->token, base + v, json_is_number(total) ? base + json_number_value(total) : -1,
+			  json_string_value(json_object_get(p, "message")), NULL);
+	k->next_progress = mono_ms() + PROGRESS_EVERY_MS;
+	return 1;
+}
+
+/* F_NOTE: a forwarded call's progress or log message, or an update of a resource it
+ * subscribed to. */
+static void on_note(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t conn;
+	const char *rid, *mt, *js;
+	size_t ridn, mtn, jsn;
+	struct mconn *c;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
+	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
+	    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
+	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)))
+		return;
+	json_t *p = json_loadb(js, jsn, 0, NULL);
+	if (!json_is_object(p))
+		return;
+	int sent = 1;
+	if (mtn == 22 && !memcmp(mt, "notifications/progress", 22)) {
+		sent = note_progress(w, c, conn, rid, ridn, p);
+	} else {
+		char mn[65];
+		snprintf(mn, sizeof mn, "%.*s", (int)mtn, mt);
+		mcp_line_notification(&c->out, mn, json_incref(p), NULL);
+	}
+	json_decref(p);
+	if (sent && c->http)
+		route_out(w, c, rid, ridn, 0);
+}
+
+/* F_CATALOG: the upstreams' tools (and prompts, resources) changed. */
+static void on_catalog(struct mw *w, struct ipc_frame *f)
+{
+	const char *tj, *rj, *mj;
+	size_t tn, rn, mn;
+	char err[AS_ERRLEN];
+	if (ipc_get_text(f->body, "tools", IPC_FRAME_MAX, &tj, &tn, err) ||
+	    ipc_get_text(f->body, "routes", IPC_FRAME_MAX, &rj, &rn, err) || tn < 2 || tj[0] != '[')
+		return;
+	unsigned lists = 0; /* the prompts and resources lists that changed (listen.h) */
+	if (ipc_get_text(f->body, "more", IPC_FRAME_MAX, &mj, &mn, err) == 0) {
+		json_t *more = json_loadb(mj, mn, 0, NULL);
+		lists = listen_lists_changed(w->more, more);
+		json_decref(w->more);
+		w->more = more;
+	}
+	json_t *rt = json_loadb(rj, rn, 0, NULL), *map = json_object(), *x;
+	size_t i;
+	json_array_foreach(rt, i, x)
+	{
+		json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);
+	}
+	json_decref(rt);
+	json_decref(w->routes);
+	w->routes = map;
+	int changed = set_catalog(w, tj + 1, tn - 2); /* the objects, without the array's brackets */
+	/* Clients that initialized on a stream of their own hear that the list changed. */
+	for (size_t k = 0; changed && k < PROTO_CONNS_MAX; k++) {
+		struct mconn *mc = &w->conns[k];
+		if (mc->used && mc->fd >= 0 && mc->listed)
+			mcp_line_notification(&mc->out, "notifications/tools/list_changed", NULL, NULL);
+	}
+	const struct listen_io io = {w, listen_out, listen_sent}; /* 2026-07-28: on their listen streams */
+	listen_notify_lists(&w->listen, &io, lists | (changed ? LISTEN_TOOLS : 0));
+}
+
+/* F_STATS: the signer's counts, for /health. */
+static void on_stats(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t p, u;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err) == 0 &&
+	    ipc_get_uint(f->body, "uptime", UINT64_MAX, &u, err) == 0) {
+		w->pending = p;
+		w->uptime = u;
+		w->stats_at = mono_ms();
+	}
+}
+
+/* The receive table: what the signer may send this worker, and who reads it. */
+static const struct {
+	uint32_t type;
+	void (*fn)(struct mw *w, struct ipc_frame *f);
+} receive[] = {
+    {F_CONN_NEW, on_conn_new}, {F_RESULT, on_result},	{F_TASK_STATUS, on_task_status}, {F_ASK, ask_client},
+    {F_NOTE, on_note},	       {F_CATALOG, on_catalog}, {F_HTTP_REPLY, on_http_reply},	 {F_STATS, on_stats},
+};
+
+static void on_frame(struct mw *w, struct ipc_frame *f)
+{
+	for (size_t i = 0; i < sizeof receive / sizeof *receive; i++)
+		if (receive[i].type == f->type) {
+			receive[i].fn(w, f);
 			return;
 		}
-		if (recorded) { /* assent's own tool: iserr is its refusal; the result is parsed only to be kept */
-			json_t *sj = iserr || callrec_keeps(w->rec) ? json_loadb(js, jsn, 0, NULL) : NULL;
-			json_t *rr = iserr
-					 ? mcp_tool_error(json_string_value(json_object_get(sj, "error")) ?: "refused")
-					 : json_pack("{s:O?,s:b}", "structuredContent", sj, "isError", 0);
-			callrec_end(w->rec, conn, rid, ridn, rr, NULL, jsn);
-			json_decref(rr);
-			json_decref(sj);
-		}
-		static const char offer[] = "{\"input_required\":";
-		if (task || (!iserr && jsn > sizeof offer && !memcmp(js, offer, sizeof offer - 1))) {
-			if (task) {
-				task_answer(w, c, &tc, &id, js, jsn, iserr);
-			} else { /* the signer offers the client's user the question (multi-round input) */
-				json_t *o = json_loadb(js, jsn, 0, NULL);
-				mcp_line_result(&c->out, &id, mcp_input_required(json_object_get(o, "input_required")),
-						NULL);
-				json_decref(o);
-			}
-			if (c->http)
-				route_out(w, c, rid, ridn, 1);
-			return;
-		}
-		/* A result is spliced as the signer printed it: parsing and printing it again
-		 * was ~40% of this worker's CPU per call. An error is parsed for its message. */
-		size_t start = c->out.len;
-		if (iserr || mcp_line_tool_json(&c->out, &id, js, jsn, NULL) != 0) {
-			json_error_t je;
-			json_t *s = json_loadb(js, jsn, 0, &je);
-			json_t *res = iserr
-					  ? mcp_tool_error(json_string_value(json_object_get(s, "error")) ?: "refused")
-					  : mcp_tool_result(json_incref(s));
-			json_decref(s);
-			mcp_line_result(&c->out, &id, res, NULL);
-		}
-		if (c->modern && mcp_line_complete(&c->out, start, NULL, err) != 0)
-			c->out.len = start;
-		if (c->http)
-			route_out(w, c, rid, ridn, 1);
-		return;
-	}
-	if (f->type == F_TASK_STATUS) { /* a 2025-11-25 task ended: told on stdio, where it can be */
-		const char *js;
-		size_t jsn;
-		struct mconn *c;
-		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
-		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)) ||
-		    c->http || c->modern)
-			return; /* an HTTP session has no stream to carry it; the extension polls */
-		json_t *st = json_loadb(js, jsn, 0, NULL);
-		mcp_line_notification(&c->out, "notifications/tasks/status", mcp_task_get(MCP_TASK_2025, st), NULL);
-		json_decref(st);
-		return;
-	}
-	if (f->type == F_ASK) { /* a server asks the client of a forwarded call */
-		ask_client(w, f);
-		return;
-	}
-	if (f->type == F_NOTE) { /* a forwarded call's progress or log message */
-		const char *rid, *mt, *js;
-		size_t ridn, mtn, jsn;
-		struct mconn *c;
-		if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
-		    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
-		    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
-		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)))
-			return;
-		json_t *p = json_loadb(js, jsn, 0, NULL);
-		if (!json_is_object(p))
-			return;
-		if (mtn == 22 && !memcmp(mt, "notifications/progress", 22)) {
-			struct call *k = NULL;
-			for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
-				if (w->calls[i].used && w->calls[i].conn == conn && strlen(w->calls[i].rid) == ridn &&
-				    !memcmp(w->calls[i].rid, rid, ridn))
-					k = &w->calls[i];
-			if (!k || k->token.t == MCP_ID_NONE) { /* the agent asked for no progress */
-				json_decref(p);
-				return;
-			}
-			/* The agent's own token; values after those sent while it waited for a reviewer,
-			 * so that its progress only ever grows. */
-			json_t *total = json_object_get(p, "total");
-			double base = k->progress_sent, v = json_number_value(json_object_get(p, "progress"));
-			mcp_line_progress(&c->out, &k->token, base + v,
-					  json_is_number(total) ? base + json_number_value(total) : -1,
-					  json_string_value(json_object_get(p, "message")), NULL);
-			k->next_progress = mono_ms() + PROGRESS_EVERY_MS;
-		} else { /* a log message, or an update of a resource it subscribed to */
-			char mn[65];
-			snprintf(mn, sizeof mn, "%.*s", (int)mtn, mt);
-			mcp_line_notification(&c->out, mn, json_incref(p), NULL);
-		}
-		json_decref(p);
-		if (c->http)
-			route_out(w, c, rid, ridn, 0);
-		return;
-	}
-	if (f->type == F_CATALOG) { /* the upstreams' tools changed */
-		const char *tj, *rj;
-		size_t tn, rn;
-		if (ipc_get_text(f->body, "tools", IPC_FRAME_MAX, &tj, &tn, err) ||
-		    ipc_get_text(f->body, "routes", IPC_FRAME_MAX, &rj, &rn, err) || tn < 2 || tj[0] != '[')
-			return;
-		const char *mj;
-		size_t mn;
-		unsigned lists = 0; /* the prompts and resources lists that changed (listen.h) */
-		if (ipc_get_text(f->body, "more", IPC_FRAME_MAX, &mj, &mn, err) == 0) {
-			json_t *more = json_loadb(mj, mn, 0, NULL);
-			lists = listen_lists_changed(w->more, more);
-			json_decref(w->more);
-			w->more = more;
-		}
-		json_t *rt = json_loadb(rj, rn, 0, NULL), *map = json_object(), *x;
-		size_t i;
-		json_array_foreach(rt, i, x)
-		{
-			json_object_set(map, json_string_value(json_array_get(x, 0)) ?: "", x);
-		}
-		json_decref(rt);
-		json_decref(w->routes);
-		w->routes = map;
-		int changed = set_catalog(w, tj + 1, tn - 2); /* the objects, without the array's brackets */
-		/* Clients that initialized on a stream of their own hear that the list changed. */
-		for (size_t k = 0; changed && k < PROTO_CONNS_MAX; k++) {
-			struct mconn *mc = &w->conns[k];
-			if (mc->used && mc->fd >= 0 && mc->listed)
-				mcp_line_notification(&mc->out, "notifications/tools/list_changed", NULL, NULL);
-		}
-		const struct listen_io io = {w, listen_out, listen_sent}; /* 2026-07-28: on their listen streams */
-		listen_notify_lists(&w->listen, &io, lists | (changed ? LISTEN_TOOLS : 0));
-		return;
-	}
-	if (f->type == F_HTTP_REPLY) {
-		on_http_reply(w, f);
-		return;
-	}
-	if (f->type == F_STATS) {
-		uint64_t p, u;
-		if (ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err) == 0 &&
-		    ipc_get_uint(f->body, "uptime", UINT64_MAX, &u, err) == 0) {
-			w->pending = p;
-			w->uptime = u;
-			w->stats_at = mono_ms();
-		}
-	}
 }
 
 static void progress(struct mw *w, uint64_t now)
