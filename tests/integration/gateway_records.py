@@ -195,7 +195,12 @@ class DB:
             d = f"{self.state}/records"
             return [os.path.join(d, f) for f in os.listdir(d)]
         if self.my:  # the tables' files, InnoDB's redo log and the server's log
-            mysql(self.my, "FLUSH TABLES")
+            # FLUSH TABLES alone leaves InnoDB's dirty pages (and, at innodb_flush_log_at_trx_commit=0,
+            # the redo log) in memory: a marker just written was on no file under load. FOR EXPORT
+            # writes each table's pages to its .ibd and the log to disk before it returns.
+            names = [n for n in mysql(self.my, "SHOW TABLES").stdout.split() if n]
+            if names:
+                mysql(self.my, "FLUSH TABLES " + ", ".join(f'"{n}"' for n in names) + " FOR EXPORT; UNLOCK TABLES")
             out = [f"{MYC['dir']}/server.log"]
             for dp, _, fs in os.walk(f"{MYC['dir']}/data"):
                 out += [os.path.join(dp, f) for f in fs]
