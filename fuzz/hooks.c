@@ -1,4 +1,4 @@
-/* Fuzz target: STATE/notify.json as the signer reads it (gateway/signer/hooks.c, hooks_parse).
+/* Fuzz target: STATE/notify.json as the signer reads it (gateway/state/hooks.c, hooks_parse).
  * Properties (abort when violated):
  *   - 0 leaves at most HOOKS_MAX webhooks, each with a valid name, a secret of whsec_ and 64
  *     characters, a scheme of https (or http to a loopback host), a port from 1, a path from
@@ -13,7 +13,7 @@
 
 #include "common/urlsplit.h"
 #include "common/util.h"
-#include "gateway/signer/hooks.h"
+#include "gateway/state/hooks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

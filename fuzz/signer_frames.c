@@ -27,7 +27,7 @@
 
 #include "include/assent/err.h"
 #include "include/assent/verify.h"
-#include "gateway/signer/registry.h"
+#include "gateway/state/registry.h"
 #include "gateway/signer/testseam.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

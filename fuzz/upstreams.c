@@ -1,4 +1,4 @@
-/* Fuzz target: the upstreams file (gateway/signer/upstreams.c). Input: the file's bytes.
+/* Fuzz target: the upstreams file (gateway/state/upstreams.c). Input: the file's bytes.
  * Properties (abort when violated):
  *   - a refusal says why: a message that starts with the file's name, printable ASCII;
  *   - what is accepted is what assent.upstreams(5) promises: 1 to UP_MAX servers, valid
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "include/assent/err.h"
-#include "gateway/signer/upstreams.h"
+#include "gateway/state/upstreams.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  * parses nothing an agent sends. */
 #define _GNU_SOURCE
 #include "gateway/cli/bridge.h"
-#include "gateway/signer/registry.h"
+#include "gateway/state/registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "gateway/proto/limits.h"
-#include "gateway/signer/token.h"
+#include "gateway/state/token.h"
 #include "common/util.h"
 
 static int try_connect(const char *path)

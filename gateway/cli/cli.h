@@ -11,9 +11,9 @@
 #include "common/cbor.h"
 #include "ledger/entry.h"
 #include "policy/policy.h"
-#include "gateway/signer/registry.h"
+#include "gateway/state/registry.h"
 #include "common/text.h"
-#include "gateway/signer/token.h"
+#include "gateway/state/token.h"
 #include "common/util.h"
 #include "gateway/proto/statedir.h"
 
@@ -62,7 +62,7 @@ int cmd_records(const char *state, const char *group, int argc, char **argv);
 /* cmd_request.c: assent request (answers read by reqans.h) */
 int cmd_request(const char *state, int argc, char **argv);
 
-/* cmd_notify.c: assent notify add|list|remove (webhooks, gateway/signer/hooks.h) */
+/* cmd_notify.c: assent notify add|list|remove (webhooks, gateway/state/hooks.h) */
 int cmd_notify(const char *state, int argc, char **argv);
 
 #endif

@@ -1,4 +1,4 @@
-/* assent notify add|list|remove: the webhooks of STATE/notify.json (gateway/signer/hooks.h).
+/* assent notify add|list|remove: the webhooks of STATE/notify.json (gateway/state/hooks.h).
  * The daemon reads the file again within a second of a change. Each change is a ledger
  * entry naming the webhook, its host and its scope (--reviewers, --groups: who may read what
  * it is told of requests restricted to named reviewers), never its secret nor its URL's path
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "gateway/signer/hooks.h"
+#include "gateway/state/hooks.h"
 
 #define SCOPE_TEXT (HOOK_SCOPE_MAX * (HOOK_SCOPE_NAME_MAX + 1) + 1)
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gateway/signer/upstreams.h"
+#include "gateway/state/upstreams.h"
 
 /* ---- policy check | test ---- */
 

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "policy/policy.h"
-#include "gateway/signer/registry.h"
+#include "gateway/state/registry.h"
 
 #define DECISION_AGENTS 2 /* the agents behind one request: its credential's, its measured uid's */
 #define DECISION_MSG_MAX 512

@@ -33,7 +33,7 @@
 
 #include <mbedtls/md.h>
 
-#include "gateway/signer/hooks.h"
+#include "gateway/state/hooks.h"
 
 #define NT_QUEUE 512		 /* deliveries waiting or in flight */
 #define NT_SUMMARY 200		 /* characters of the request's message in a body */

@@ -29,7 +29,7 @@
 
 #include "include/assent/err.h"
 #include "policy/policy.h"
-#include "gateway/signer/token.h"
+#include "gateway/state/token.h"
 
 #define NRULES 1000 /* rules, the default included */
 

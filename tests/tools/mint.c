@@ -16,7 +16,7 @@
 #include "ledger/ledger.h"
 #include "common/cbor.h"
 #include "ledger/merkle.h"
-#include "gateway/signer/token.h"
+#include "gateway/state/token.h"
 #include "common/util.h"
 
 static void die(const char *what, const char *err)

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "include/assent/err.h"
-#include "gateway/signer/registry.h"
+#include "gateway/state/registry.h"
 #include "common/util.h"
 
 static void test_reviewers(void **state)

@@ -20,7 +20,7 @@
 
 #include "common/util.h"
 #include "fuzz/jwt_oracle.h"
-#include "gateway/signer/token.h"
+#include "gateway/state/token.h"
 #include "include/assent/verify.h"
 
 #define NOW 1796000000ull

@@ -1,5 +1,5 @@
 /* Unit tests for approval tokens end to end: issued through the signer's calls
- * (gateway/signer/token.h: tokkeys_open, tok_prepare, tok_issue, tokkeys_rotate) and
+ * (gateway/state/token.h: tokkeys_open, tok_prepare, tok_issue, tokkeys_rotate) and
  * read back through the verifier (av_verify_token, include/assent/verify.h) with every
  * claim as issued; altered or crafted tokens are refused for the reason that applies. */
 #define _GNU_SOURCE
@@ -19,7 +19,7 @@
 #include <mbedtls/md.h>
 
 #include "include/assent/verify.h"
-#include "gateway/signer/token.h"
+#include "gateway/state/token.h"
 #include "common/cbor.h"
 #include "ledger/ledger.h"
 #include "ledger/merkle.h"

@@ -1,4 +1,4 @@
-/* The upstreams file (gateway/signer/upstreams.c, assent.upstreams(5)): a client's
+/* The upstreams file (gateway/state/upstreams.c, assent.upstreams(5)): a client's
  * mcpServers configuration read as it is, and every bad entry refused naming the file,
  * the server and what is wrong. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "include/assent/err.h"
-#include "gateway/signer/upstreams.h"
+#include "gateway/state/upstreams.h"
 
 static struct upstreams *parse_ok(const char *s)
 {

@@ -21,7 +21,7 @@
 #include "gateway/proto/statedir.h"
 #include "ledger/entry.h"
 #include "ledger/merkle.h"
-#include "gateway/signer/token.h"
+#include "gateway/state/token.h"
 
 /* ES256 tokens are signed by OpenSSL's libcrypto with the key held in memory: about 30
  * microseconds a token here, where mbedTLS 2.28 takes about 500 and libjwt, which parsed

@@ -1,6 +1,6 @@
 /* Reading and checking an upstreams file (upstreams.h, assent.upstreams(5)). */
 #define _GNU_SOURCE
-#include "gateway/signer/upstreams.h"
+#include "gateway/state/upstreams.h"
 #include "gateway/proto/call.h"
 
 #include <arpa/inet.h>

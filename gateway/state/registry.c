@@ -1,7 +1,7 @@
 /* The identity registry as a JSON document held in memory. Read and written by
  * the signer and by `assent reviewer|agent` only; workers never see it. */
 #define _GNU_SOURCE
-#include "gateway/signer/registry.h"
+#include "gateway/state/registry.h"
 
 #include <jansson.h>
 #include <stdio.h>

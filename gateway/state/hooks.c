@@ -1,6 +1,6 @@
 /* STATE/notify.json (hooks.h): {"webhooks": [{name, url, format, events: [...], secret, ca?,
  * reviewers?: [...], groups?: [...]}]}. */
-#include "gateway/signer/hooks.h"
+#include "gateway/state/hooks.h"
 
 #include <jansson.h>
 #include <stdio.h>
