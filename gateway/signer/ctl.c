@@ -10,6 +10,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* Whether the reviewer behind c is still connected, asked of the socket itself at the
+ * moment a command is acted on: a frame the worker sent after the reviewer left is
+ * about a connection that has ended, even if the epoll turn has not come yet. */
+static int ctl_gone(struct signer *s, struct conn *c)
+{
+	size_t i = (size_t)(c - s->conns);
+	struct pollfd p = {.fd = s->ctl_fd[i], .events = POLLRDHUP};
+	if (s->ctl_fd[i] >= 0 && s->ctl_id[i] == c->id && poll(&p, 1, 0) == 0)
+		return 0;
+	conn_end(s, c);
+	return 1;
+}
+
 /* A command on a control connection (its fields passed its type's table in
  * gateway/proto/frames.c before the handler ran): the connection is one the signer
  * handed over, and its reviewer is still there. */

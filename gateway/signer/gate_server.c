@@ -23,54 +23,6 @@ extern char **environ;
 
 /* ---- starting the servers ---- */
 
-static int all_ready(const struct signer *s)
-{
-	for (size_t i = 0; i < s->nup; i++)
-		if (!s->up[i].ready)
-			return 0;
-	return 1;
-}
-
-/* Before agents are served: the upstreams' tools, so that a client's first tools/list (an
- * editor lists them as soon as it starts the bridge) has them. Only the upstream workers'
- * frames are read meanwhile (agents wait in the listen backlog, HTTP agents for their
- * F_HTTP_AUTH), for at most ASSENT_UPSTREAM_START_SECONDS (10); a server slower than that
- * adds its tools later, and clients hear notifications/tools/list_changed. */
-static void gate_settle(struct signer *s)
-{
-	uint64_t v = 10;
-	const char *t = getenv("ASSENT_UPSTREAM_START_SECONDS");
-	if (t && *t && (parse_u64(t, &v) != 0 || v > 600))
-		v = 10;
-	uint64_t until = now_ms() + 1000 * v;
-	while (!all_ready(s) && now_ms() < until) {
-		struct pollfd pf[2 * UP_WORKERS];
-		int ks[2 * UP_WORKERS], errs[UP_WORKERS];
-		size_t n = 0;
-		for (size_t i = 0; i < s->nup; i++) {
-			struct worker *w = &s->w[W_UP0 + i];
-			if (w->fd < 0)
-				continue;
-			ks[n] = W_UP0 + (int)i;
-			pf[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
-		}
-		size_t nw = n;
-		n += gate_fds(s, pf + n, errs);
-		if (poll(pf, n, 200) < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; i < nw; i++)
-			if (pf[i].revents)
-				worker_input(s, ks[i]);
-		for (size_t i = nw; i < n; i++)
-			if (pf[i].revents)
-				gate_stderr(s, errs[i - nw]);
-	}
-	for (size_t i = 0; i < s->nup; i++)
-		if (!s->up[i].ready)
-			slog("warning", "upstream %s: no tools yet after %llu s; agents get them when it is ready",
-			     s->up[i].cfg->name, (unsigned long long)v);
-}
-
 static int resolve(struct signer *s, size_t i)
 {
 	const struct upstream *u = &s->ups->u[i];
@@ -165,6 +117,47 @@ int h_up_connect(void *ctx, struct ipc_frame *f, char *err)
 	return 0;
 }
 
+/* An upstream's worker (worker_kind): a stdio server is started first, by the signer, with the
+ * environment the upstreams file gives it, and its worker gets its pipes; the configuration
+ * names the server and, for a url, how to reach it; its end ends its server and its calls. */
+static int up_prepare(struct signer *s, int k, struct spawn *sp)
+{
+	if (s->up[k - W_UP0].cfg->kind != UP_STDIO)
+		return 0;
+	if (gate_spawn_server(s, k, &sp->l1, &sp->l2) != 0) {
+		slog("error", "upstream worker %d: cannot start its server", k - W_UP0);
+		return -1;
+	}
+	sp->owned = 1;
+	return 0;
+}
+
+static int up_config(struct signer *s, int k, struct cv_arena *a, struct cv **f)
+{
+	const char *nm = s->up[k - W_UP0].cfg->name;
+	struct cv *uf = ipc_frame_new(a, F_CONFIG, 2);
+	if (!uf || ipc_put_text(a, uf, "name", nm, strlen(nm)) || gate_config(s, k, a, uf))
+		return -1;
+	*f = uf;
+	return 0;
+}
+
+static void up_down(struct signer *s, int k, const char *why)
+{
+	gate_worker_down(s, k, why); /* its server and its calls in flight */
+	if ((size_t)(k - W_UP0) < s->nup)
+		rec_event(s, "upstream.restarted", s->up[k - W_UP0].cfg->name,
+			  json_pack("{s:s,s:I}", "reason", why, "restarts", (json_int_t)s->w[k].restarts_total + 1));
+}
+
+static const struct worker_kind up_kind = {up_prepare, up_config, up_down};
+
+void gate_kinds(struct signer *s)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		worker_kind(s, W_UP0 + (int)i, &up_kind);
+}
+
 int gate_start(struct signer *s)
 {
 	char err[AS_ERRLEN];
@@ -196,6 +189,7 @@ int gate_start(struct signer *s)
 		if (s->ups->u[i].kind == UP_STDIO && geteuid() == 0 && !s->ups->u[i].has_uid)
 			slog("warning", "upstream %s: its server runs as root (its entry names no \"uid\" to run as)",
 			     s->ups->u[i].name);
+	gate_kinds(s);
 	for (size_t i = 0; i < s->nup; i++) {
 		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
 		if (s->ups->u[i].kind == UP_HTTP && resolve(s, i) != 0) /* once, now: its worker reaches that alone */
@@ -207,7 +201,6 @@ int gate_start(struct signer *s)
 		}
 	}
 	slog("info", "gate: %zu upstream servers from %s", s->nup, s->o->upstreams);
-	gate_settle(s);
 	return 0;
 }
 

@@ -256,46 +256,6 @@ static void ctl_init(struct signer *s)
 		s->ctl_fd[i] = -1;
 }
 
-void ctl_unwatch(struct signer *s, size_t i)
-{
-	if (s->ctl_fd[i] < 0)
-		return;
-	/* Deleted by hand: the worker's copy keeps the socket, and so the epoll entry, alive. */
-	epoll_ctl(s->ctl_ep, EPOLL_CTL_DEL, s->ctl_fd[i], NULL);
-	close(s->ctl_fd[i]);
-	s->ctl_fd[i] = -1;
-}
-
-static int ctl_watch(struct signer *s, const struct conn *c, int fd)
-{
-	size_t i = (size_t)(c - s->conns);
-	ctl_unwatch(s, i);
-	int d = s->ctl_ep < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	struct epoll_event ev = {.events = EPOLLRDHUP, .data.u64 = i};
-	if (d < 0 || epoll_ctl(s->ctl_ep, EPOLL_CTL_ADD, d, &ev) != 0) {
-		if (d >= 0)
-			close(d);
-		slog("error", "cannot watch a control connection (%s): refused", strerror(errno));
-		return -1;
-	}
-	s->ctl_fd[i] = d;
-	s->ctl_id[i] = c->id;
-	return 0;
-}
-
-/* Whether the reviewer behind c is still connected, asked of the socket itself at the
- * moment a command is acted on: a frame the worker sent after the reviewer left is
- * about a connection that has ended, even if the epoll turn has not come yet. */
-int ctl_gone(struct signer *s, struct conn *c)
-{
-	size_t i = (size_t)(c - s->conns);
-	struct pollfd p = {.fd = s->ctl_fd[i], .events = POLLRDHUP};
-	if (s->ctl_fd[i] >= 0 && s->ctl_id[i] == c->id && poll(&p, 1, 0) == 0)
-		return 0;
-	conn_end(s, c);
-	return 1;
-}
-
 /* Connections whose reviewer hung up: ended here, whatever the worker says later. */
 static void ctl_ended(struct signer *s)
 {
@@ -348,6 +308,54 @@ static int accept_conn(struct signer *s, int lfd, int k)
 	return 0;
 }
 
+static int all_ready(const struct signer *s)
+{
+	for (size_t i = 0; i < s->nup; i++)
+		if (!s->up[i].ready)
+			return 0;
+	return 1;
+}
+
+/* Before agents are served: the upstreams' tools, so that a client's first tools/list (an
+ * editor lists them as soon as it starts the bridge) has them. Only the upstream workers'
+ * frames are read meanwhile (agents wait in the listen backlog, HTTP agents for their
+ * F_HTTP_AUTH), for at most ASSENT_UPSTREAM_START_SECONDS (10); a server slower than that
+ * adds its tools later, and clients hear notifications/tools/list_changed. */
+static void gate_settle(struct signer *s)
+{
+	uint64_t v = 10;
+	const char *t = getenv("ASSENT_UPSTREAM_START_SECONDS");
+	if (t && *t && (parse_u64(t, &v) != 0 || v > 600))
+		v = 10;
+	uint64_t until = now_ms() + 1000 * v;
+	while (!all_ready(s) && now_ms() < until) {
+		struct pollfd pf[2 * UP_WORKERS];
+		int ks[2 * UP_WORKERS], errs[UP_WORKERS];
+		size_t n = 0;
+		for (size_t i = 0; i < s->nup; i++) {
+			struct worker *w = &s->w[W_UP0 + i];
+			if (w->fd < 0)
+				continue;
+			ks[n] = W_UP0 + (int)i;
+			pf[n++] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+		}
+		size_t nw = n;
+		n += gate_fds(s, pf + n, errs);
+		if (poll(pf, n, 200) < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; i < nw; i++)
+			if (pf[i].revents)
+				worker_input(s, ks[i]);
+		for (size_t i = nw; i < n; i++)
+			if (pf[i].revents)
+				gate_stderr(s, errs[i - nw]);
+	}
+	for (size_t i = 0; i < s->nup; i++)
+		if (!s->up[i].ready)
+			slog("warning", "upstream %s: no tools yet after %llu s; agents get them when it is ready",
+			     s->up[i].cfg->name, (unsigned long long)v);
+}
+
 /* The listening sockets, the signals, then the workers: they are forked before any
  * key or secret is in this process. */
 static int start_workers(struct signer *s)
@@ -386,11 +394,14 @@ static int start_workers(struct signer *s)
 	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (records_start(s) != 0) /* the recorder first, and what the mcp worker is to record */
 		return 2;
+	front_kinds(s);
 	if (spawn_worker(s, W_MCP) != 0 || spawn_worker(s, W_REVIEW) != 0) {
 		slog("error", "cannot start the workers");
 		return 2;
 	}
 	int rc = gate_start(s); /* the upstream servers and their workers, before any key too */
+	if (rc == 0 && s->nup)
+		gate_settle(s);
 	/* The webhooks: their worker starts in the loop's first turn (it execs at once, so it
 	 * inherits nothing of this process's memory). */
 	return rc == 0 && notify_start(s) != 0 ? 2 : rc;

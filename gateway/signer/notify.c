@@ -167,6 +167,29 @@ static void check_file(struct signer *s)
 	reload(s);
 }
 
+static int notify_config(struct signer *s, struct cv_arena *a, struct cv *f);
+static void notify_worker_down(struct signer *s);
+
+/* The notify worker (worker_kind): the webhooks it may be given deliveries for come first;
+ * its end puts its deliveries in flight back to be tried again. */
+static int nt_config(struct signer *s, int k, struct cv_arena *a, struct cv **f)
+{
+	(void)k;
+	struct cv *nf = ipc_frame_new(a, F_CONFIG, 1);
+	if (!nf || notify_config(s, a, nf) != 0)
+		return -1;
+	*f = nf;
+	return 0;
+}
+
+static void nt_down(struct signer *s, int k, const char *why)
+{
+	(void)k, (void)why;
+	notify_worker_down(s);
+}
+
+static const struct worker_kind nt_kind = {NULL, nt_config, nt_down};
+
 int notify_start(struct signer *s)
 {
 	if (!(s->nt = calloc(1, sizeof *s->nt))) {
@@ -176,6 +199,7 @@ int notify_start(struct signer *s)
 	s->nt->retries = env_uint("ASSENT_NOTIFY_RETRIES", 5, 20);
 	s->nt->backoff_ms = env_uint("ASSENT_NOTIFY_BACKOFF_MS", 1000, NT_BACKOFF_MAX_MS);
 	s->w[W_NOTIFY] = (struct worker){.kind = "notify", .fd = -1};
+	worker_kind(s, W_NOTIFY, &nt_kind);
 	s->nt->due = UINT64_MAX;
 	/* Receivers drop a delivery id they have seen: ids are unique across restarts, so
 	 * each run counts on from its start's wall clock in milliseconds (2^22 ids for each
@@ -196,7 +220,7 @@ void notify_free(struct signer *s)
 	s->nt = NULL;
 }
 
-int notify_config(struct signer *s, struct cv_arena *a, struct cv *f)
+static int notify_config(struct signer *s, struct cv_arena *a, struct cv *f)
 {
 	const struct notifier *n = s->nt;
 	struct cv *arr = n ? cv_array(a, n->hk.n) : NULL, *slot = arr ? ipc_put(a, f, "hooks") : NULL;
@@ -579,7 +603,7 @@ uint64_t notify_due(const struct signer *s)
 	return s->nt ? s->nt->due : UINT64_MAX;
 }
 
-void notify_worker_down(struct signer *s)
+static void notify_worker_down(struct signer *s)
 {
 	struct notifier *n = s->nt;
 	for (size_t i = 0; n && i < NT_QUEUE; i++)

@@ -39,6 +39,24 @@ static int section_of(const char *path, json_t **out, char *err)
 	return 0;
 }
 
+/* The recorder (worker_kind): a program of its own beside assent-worker, given the JSON
+ * lines' descriptor and, before anything else, where records go and how they are redacted. */
+static int rec_prepare(struct signer *s, int k, struct spawn *sp)
+{
+	(void)k;
+	struct cv *rf = ipc_frame_new(&sp->a, F_CONFIG, 2);
+	if (!rf || records_recorder_cfg(s, &sp->a, rf, &sp->l1) != 0) {
+		slog("error", "cannot make the recorder's configuration");
+		return -1;
+	}
+	sp->config = rf;
+	sp->owned = 1;
+	sp->exe = RECORDER_EXE;
+	return 0;
+}
+
+static const struct worker_kind rec_kind = {rec_prepare, NULL, NULL};
+
 int records_start(struct signer *s)
 {
 	char err[AS_ERRLEN];
@@ -117,6 +135,7 @@ int records_start(struct signer *s)
 		}
 	}
 	s->w[W_REC] = (struct worker){.kind = "recorder", .fd = -1};
+	worker_kind(s, W_REC, &rec_kind);
 	if (spawn_worker(s, W_REC) != 0) {
 		slog("error", "cannot start the recorder");
 		return 2;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "gateway/signer/signer.h"
+#include "gateway/signer/core/core.h"
 #include "ledger/ledger.h"
 #include "gateway/proto/action.h"
 #include "gateway/proto/statedir.h"
@@ -20,13 +21,13 @@
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/workers.h"
-#include "gateway/signer/lim.h"
+#include "gateway/signer/core/lim.h"
 #include "ledger/merkle.h"
-#include "gateway/signer/metrics.h"
-#include "gateway/signer/peeruid.h"
+#include "gateway/signer/core/metrics.h"
+#include "gateway/signer/core/peeruid.h"
 #include "policy/policy.h"
 #include "gateway/proto/proto.h"
-#include "gateway/signer/queue.h"
+#include "gateway/signer/core/queue.h"
 #include "common/redact.h"
 #include "gateway/state/registry.h"
 #include "gateway/state/token.h"
@@ -37,51 +38,6 @@
 #include "gateway/signer/websess.h"
 
 #include "gateway/proto/statedir.h"
-#define MAX_CONNS 1024
-#define MAX_DONE 4096
-#define DONE_PER_OWNER (MAX_DONE / 4)
-#define PQ_MAX 100000 /* requests pending in all */
-#define TIMEOUT_MAX_S MCP_TIMEOUT_MAX
-#define MCP_AUD_MAX MCP_AUDIENCE_MAX
-
-/* Upstream workers (the gate): one per upstream server, each with a uid of its own as root. */
-#define UP_WORKERS (JAIL_WORKER_KINDS - 4)
-/* The recorder (gateway/recorder/, the call records' database client) comes after the
- * upstreams (`k >= W_UP0 && k < W_REC` is an upstream's worker), then the notify worker
- * (webhooks, notify.c): its uid is the range's last. */
-enum { W_MCP, W_REVIEW, W_UP0, W_REC = W_UP0 + UP_WORKERS, W_NOTIFY, NWORKERS };
-#define IS_UP(k) ((k) >= W_UP0 && (k) < W_REC)
-enum { S_NEW, S_READY }; /* a worker's state: before and after its hello */
-
-struct worker {
-	const char *kind;
-	pid_t pid;
-	int fd;
-	struct ipc_conn ipc;
-	uint32_t state;
-	uint64_t once;
-	unsigned restarts;	 /* since it last said hello: the backoff */
-	unsigned restarts_total; /* since the daemon started */
-	uint64_t start_at;	 /* when to (re)start it, unix ms; 0: running */
-	int backlog;		 /* frames read but not yet handled: its queue of answers was too full */
-	int rx_full;		 /* and its receive buffer is full too: read again once answers drain */
-};
-
-struct conn { /* a client connection the signer accepted and handed to a worker, or an MCP session over HTTP */
-	uint64_t id;
-	int worker; /* W_MCP (an agent) or W_REVIEW (a reviewer) */
-	uid_t uid;  /* measured with SO_PEERCRED, never taken from a worker; (uid_t)-1 over HTTP */
-	pid_t pid;
-	int used;
-	char owner[80]; /* whose requests these are: "uid:1000", "agent:NAME" or "anonymous:CONN" (each its own) */
-	/* HTTP sessions only: they belong to the signer and outlive the worker. */
-	int http;
-	char agent[REG_NAME_MAX + 1];	/* the registered agent its API key named; "" when anonymous */
-	char session[33];		/* its Mcp-Session-Id */
-	char client[160], protocol[16]; /* what its initialize declared */
-	uint64_t last_ms;
-	int stateless; /* a 2026-07-28 request's own connection: no session id, ended with the request */
-};
 
 /* The gate (gate.c): a tool of an upstream, as its server declared it; an upstream's
  * server process and catalog; a gated call (struct req's gate); a dispatched call. */
@@ -237,24 +193,6 @@ struct waiter { /* a get_feedback call waiting for a decision */
 
 /* An entry waiting for the end of the event loop's turn, and what to do once it is
  * on disk (pos) or could not be written (pos NULL, err says why). */
-struct op;
-struct signer;
-typedef void (*op_done)(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err);
-struct decision; /* below, with decide() */
-struct op {
-	struct buf enc;	   /* the canonical entry */
-	op_done done;	   /* NULL: nobody waits for it */
-	struct pq_item it; /* the request the entry is about, when someone waits (it.data: struct req *) */
-	uint64_t conn;	   /* who hears of it: the agent's connection, or the reviewer's */
-	int cancelled;	   /* a request whose caller cancelled or left before it was on disk */
-	int web;	   /* conn is a web request of the review worker (hreq), not a control connection */
-	struct decision *d;
-	void *own;		 /* instead of d: the record its own done callback reads (a dispatch, an outcome, a
-				  * policy decision: gate.c, policyglue.c); requests.c counts neither as a request waiting */
-	struct op_held *held;	 /* op_add_held: the fields below and what they point into */
-	json_t *answer;		 /* a quorum's approval: the reviewer's answer, sent once it is on disk */
-	const struct cv *fields; /* kept decoded for the ledger (enc is then empty) */
-};
 
 /* A decision, for the web page's "recent" list and its history (GET /review/api/history):
  * the last HISTORY_MAX, in memory, rebuilt from the ledger's tail at start (restore.c). */
@@ -273,12 +211,14 @@ struct recent {
 };
 
 struct notifier; /* notify.c: the webhooks and their deliveries */
+struct worker_kind;
 struct signer {
 	struct notifier *nt;
 	uint8_t mrtr_key[32]; /* MACs requestStates (mrtr.c); made at first use, in memory only */
 	int mrtr_keyed;
 	const struct signer_opts *o;
 	struct worker w[NWORKERS];
+	const struct worker_kind *kinds[NWORKERS]; /* what each worker's capability registered (supervise.c) */
 	int agent_fd, control_fd, sig_fd;
 	int http_fd; /* the agent HTTP listener, handed to the mcp worker; -1: none */
 	struct http_cfg http;
@@ -367,24 +307,6 @@ struct signer {
  * "next_offset". */
 #define VIEW_PAGE_BYTES (IPC_FRAME_MAX / 2)
 
-/* The answer to a web request of the review worker: a typed status and JSON (or,
- * with text set, a text body of that content type). cookie: a new session's
- * secret for Set-Cookie; clear: end the browser's cookie. */
-struct web_out {
-	enum proto_status status; /* the review worker maps it to HTTP */
-	const char *cookie, *ctype;
-	int clear;
-	unsigned retry_s;
-	uint32_t wsid;
-	const char *text;
-	size_t textn;
-};
-/* A reviewer command's answer: how it went (typed: nobody matches its words) and its
- * JSON body, owned by whoever holds the struct; j NULL: nothing to send (yet). */
-struct answer {
-	enum proto_status st;
-	json_t *j;
-};
 struct decision {
 	char rule[24];
 	char *reviewer, *response;
@@ -408,65 +330,13 @@ struct who {
 	int web;
 };
 
-/* log.c */
-extern int log_min;
-uint64_t now_ms(void);
-int log_rank(const char *level);
-void slog(const char *level, const char *fmt, ...) AS_PRINTF(2, 3);
 int decide_may(struct signer *s, const struct who *c, const struct pq_item *it, char *why, size_t n); /* decide.c */
-int no_reviewer_warning(struct signer *s, json_t *res);			/* decide.c: res NULL: the log */
-void wlog_line(const char *level, const char *worker, const char *msg); /* a worker's F_LOG */
-void lim_log(struct signer *s, enum lim_kind k, const char *fmt, ...) AS_PRINTF(3, 4);
+int no_reviewer_warning(struct signer *s, json_t *res); /* decide.c: res NULL: the log */
 
-/* listen.c */
-int listen_unix(const char *state, const char *name, char *err);
-int control_group(const char *state, char *err);
-int review_listen(struct signer *s, char *err);
-int tcp_listen(struct http_cfg *c, const char *what, const char *port_var, char *err);
-
-/* supervise.c */
-int spawn_worker(struct signer *s, int k);
-void worker_down(struct signer *s, int k, const char *why);
-void security_event(struct signer *s, int k, const char *what);
-
-/* commit.c */
-struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err);
-void commit_batch(struct signer *s);
-struct op *append_simple(struct signer *s, const char *kind, const char *sid, const char *reason, op_done done);
-/* Fields received as bytes, copied and decoded once into a record of their own, which
- * the entry built around them is kept in (held_arena) until its commit: op_add_held
- * takes the record (and frees it on failure); held_free frees one never added. */
-struct op_held;
-int held_decode(const uint8_t *p, size_t n, size_t max_items, struct op_held **out, const struct cv **v, char *err);
-struct cv_arena *held_arena(struct op_held *h);
-void held_free(struct op_held *h);
-struct op *op_add_held(struct signer *s, struct op_held *h, const struct cv *m, op_done done, char *err);
-
-/* fields.c: an entry's fields; every builder fails on a NULL slot, so one check covers an entry */
-struct cv *kv(struct cv_arena *a, struct cv *m, size_t *i, const char *k);
-int slot_text(struct cv_arena *a, struct cv *slot, const char *v, size_t n) AS_MUST_USE;
-int slot_map(struct cv_arena *a, struct cv *slot, size_t npairs) AS_MUST_USE;
-int kv_text(struct cv_arena *a, struct cv *m, size_t *i, const char *k, const char *v, size_t n) AS_MUST_USE;
-int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t v) AS_MUST_USE;
-
-/* reply.c */
-void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
-void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *result); /* a CallToolResult */
-void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, const char *msg, json_t *data);
-struct answer answer_ok(json_t *j);
-struct answer ctl_error(enum proto_status st, const char *fmt, ...) AS_PRINTF(2, 3);
-void ctl_reply(struct signer *s, uint64_t conn, struct answer ans);
-void ctl_reply_text(struct signer *s, uint64_t conn, enum proto_status st, const char *js, size_t n);
-void send_result_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, int iserror);
-/* The same, refused with st (PS_OK: answered): an HTTP caller's status (POST /events) says why. */
-void send_refusal_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n,
-		       enum proto_status st);
-void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j);
-void reply_to(struct signer *s, uint64_t to, int web, struct answer ans);
-struct conn *conn_get(struct signer *s, uint64_t id, int worker);
+/* ended.c: the ends of requests */
 void req_free(struct req *r);
 struct done *done_at(struct signer *s, size_t i);
-/* The history ring (reply.c): x pushed as the newest (over the oldest when full; the ring
+/* The history ring (ended.c): x pushed as the newest (over the oldest when full; the ring
  * takes x->pd), the i-th newest (0: the newest) or NULL past the last, and a message cut to
  * HISTORY_MESSAGE_MAX bytes on a character boundary with its line breaks as spaces. */
 void history_push(struct signer *s, const struct recent *x);
@@ -511,12 +381,8 @@ void notify_tick(struct signer *s);
 uint64_t notify_due(const struct signer *s); /* when the next delivery waiting for its time is due */
 void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r, const char *outcome,
 		  const char *by);
-int notify_config(struct signer *s, struct cv_arena *a, struct cv *f);
-void notify_worker_down(struct signer *s);
 void notify_free(struct signer *s);
 int h_notify_done(void *ctx, struct ipc_frame *f, char *err);
-/* supervise.c: http://HOST:PORT of the reviewer listener, or ASSENT_REVIEW_URL; 0 when none */
-int review_origin(const struct signer *s, char *out, size_t cap);
 
 /* reqrecord.c */
 struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
@@ -620,6 +486,7 @@ void restore_history(struct signer *s);
 
 /* gate.c */
 int gate_start(struct signer *s);
+void gate_kinds(struct signer *s); /* the upstreams' workers' kind, registered (gate_server.c) */
 int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server);
 void gate_worker_down(struct signer *s, int k, const char *why);
 void gate_hello(struct signer *s, int k);
@@ -699,11 +566,12 @@ int start_limits(struct signer *s);
 int start_keys(struct signer *s);
 void start_banner(const struct signer *s);
 
+/* front.c: the mcp and review workers' kinds, registered */
+void front_kinds(struct signer *s);
+
 /* loop.c */
 /* One frame of worker k through its dispatch table (in worker k's state). */
 int signer_dispatch(struct signer *s, int k, struct ipc_frame *f, char *err);
 void worker_input(struct signer *s, int k); /* what worker k sent: read, checked, handled */
-void ctl_unwatch(struct signer *s, size_t i);
-int ctl_gone(struct signer *s, struct conn *c);
 
 #endif

@@ -91,6 +91,7 @@ struct signer *signer_test_new(const char *state, const char *policy, char *err)
 	}
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		m->ctl[i] = -1;
+	front_kinds(s); /* as the daemon's loop registers them */
 	s->started_ms = now_ms();
 	const char *ll = getenv("FEEDBACK_LOG_LEVEL"); /* as signer_main reads it */
 	if (ll && *ll && log_rank(ll) >= 0 && log_rank(ll) <= 3)
@@ -244,6 +245,7 @@ int signer_test_upstreams(struct signer *s, const char *file, char *err)
 	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks)))
 		return as_fail(err, AS_ENOMEM, "out of memory");
 	s->nup = s->ups->n;
+	gate_kinds(s);
 	for (size_t i = 0; i < s->nup; i++) {
 		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
 		GUARD(seam_connect(m, W_UP0 + (int)i, err));

@@ -27,7 +27,6 @@ KNOWN = {
     'gateway/cli/cmd_request.c:cmd_request',
     'gateway/cli/cmd_review.c:cmd_reviewer',
     'gateway/recorder/main.c:on_query',
-    'gateway/signer/supervise.c:spawn_worker',
     'gateway/worker/mcp/feedback.c:mcp_check_request_feedback',
     'gateway/worker/mcp/mcp.c:mcp_parse_line',
     'gateway/worker/mcp/mhttp.c:mh_classify',

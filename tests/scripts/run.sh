@@ -59,6 +59,16 @@ static_checks() {
 	local layout
 	if layout=$(/usr/bin/python3 tests/scripts/layout_check.py 2>&1); then echo "ok - include graph: no upward arrow, no cycle"; else
 		echo "not ok - include graph: $(echo "$layout" | head -3 | tr '\n' ' ')"; fi
+	# The signer's layers by their calls: the core calls nothing above it, no capability
+	# calls the loop (tests/scripts/signer_layers.py; the cycle among capabilities is printed).
+	local layers
+	if layers=$(/usr/bin/python3 tests/scripts/signer_layers.py 2>&1); then
+		echo "$layers" | grep '^# '
+		echo "ok - signer layers: the core calls nothing above it, no capability calls the loop"
+	else
+		echo "$layers" | grep '^# '
+		echo "not ok - signer layers: $(echo "$layers" | grep -v '^# ' | head -3 | tr '\n' ' ')"
+	fi
 	# No file over ~800 lines in the signer or the workers, no function over 100 lines in the
 	# product, except the known offenders the script names (a list that only shrinks).
 	local bounds

@@ -1,4 +1,4 @@
-/* Unit tests for the signer's history of decisions (gateway/signer/reply.c: history_push,
+/* Unit tests for the signer's history of decisions (gateway/signer/ended.c: history_push,
  * history_nth, history_summary, history_free): the ring keeps the newest HISTORY_MAX in
  * order across its wrap, frees the terms of what it drops (the sanitizers' leak check
  * sees it), and a message is cut on a character boundary with its line breaks as spaces. */

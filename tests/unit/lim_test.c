@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "include/assent/err.h"
-#include "gateway/signer/lim.h"
+#include "gateway/signer/core/lim.h"
 
 static const char *const names[] = {"ASSENT_MAX_PENDING_PER_AGENT", "ASSENT_MAX_BLOCKING_PER_AGENT",
 				    "ASSENT_MAX_CONNECTIONS_PER_UID", "ASSENT_MAX_TIMEOUT_SECONDS"};

@@ -1,4 +1,4 @@
-/* Unit tests for gateway/signer/metrics.c: decisions counted by outcome, the latency
+/* Unit tests for gateway/signer/core/metrics.c: decisions counted by outcome, the latency
  * histogram (cumulative buckets at their bounds, cancelled and abandoned requests
  * left out), and the Prometheus text read back line by line: every sample is
  * `name{labels} value` or `name value` of a metric with one HELP and one TYPE before
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "gateway/signer/metrics.h"
+#include "gateway/signer/core/metrics.h"
 #include "common/util.h"
 
 static const char *const outcomes[METRICS_OUTCOMES] = {"approved", "rejected", "answered",  "selected",

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "include/assent/err.h"
-#include "gateway/signer/peeruid.h"
+#include "gateway/signer/core/peeruid.h"
 
 static int listener(int family, struct sockaddr_storage *ss, socklen_t *sl)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "include/assent/err.h"
-#include "gateway/signer/queue.h"
+#include "gateway/signer/core/queue.h"
 
 static struct pq_item item(const char *sid, uint64_t deadline)
 {

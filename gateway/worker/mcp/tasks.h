@@ -15,7 +15,7 @@
 
 #define MCP_TASKS_EXT "io.modelcontextprotocol/tasks"
 #define MCP_TASK_POLL_MS 5000 /* a person decides in minutes: polling every 5 s is plenty */
-/* A decided request's answer is kept an hour (gateway/signer/reply.c), so a task lives
+/* A decided request's answer is kept an hour (gateway/signer/ended.c), so a task lives
  * until its deadline and an hour after: ttl = deadline - created + this. */
 #define MCP_TASK_KEEP_MS 3600000
 

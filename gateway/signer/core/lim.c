@@ -1,6 +1,6 @@
 /* Limits per principal: the environment's values, and when a hit is logged. */
 #define _GNU_SOURCE
-#include "gateway/signer/lim.h"
+#include "gateway/signer/core/lim.h"
 
 #include <stdlib.h>
 

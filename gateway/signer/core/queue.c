@@ -2,7 +2,7 @@
  * binary min-heap of slot indexes ordered by deadline, each slot knowing its heap
  * position so removal by id is O(log n). */
 #define _GNU_SOURCE
-#include "gateway/signer/queue.h"
+#include "gateway/signer/core/queue.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,14 +1,17 @@
-/* The signer's listening sockets: unix sockets with their groups, TCP listeners for agents and reviewers. */
+/* The signer's listening sockets: unix sockets with their groups, TCP listeners for agents and reviewers,
+ * the reviewers' page origin, and the watch on CLI reviewers' connections (their ends). */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/epoll.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -172,5 +175,51 @@ int review_listen(struct signer *s, char *err)
 	}
 	snprintf(s->proxy_path, sizeof s->proxy_path, "%s", sock);
 	s->proxy_fd = fd;
+	return 0;
+}
+/* Where reviewers open the page: ASSENT_REVIEW_URL (behind a proxy, the proxy's origin), else
+ * the reviewer listener's own address; 0 when there is neither. */
+int review_origin(const struct signer *s, char *u, size_t cap)
+{
+	const char *env = getenv("ASSENT_REVIEW_URL");
+	if (env && (!strncmp(env, "https://", 8) || !strncmp(env, "http://", 7)) && strlen(env) < cap &&
+	    !strpbrk(env, "\"<> \t\r\n")) {
+		snprintf(u, cap, "%s", env);
+		size_t n = strlen(u);
+		while (n > 0 && u[n - 1] == '/')
+			u[--n] = 0;
+		return 1;
+	}
+	if (s->review_fd < 0)
+		return 0;
+	int v6 = strchr(s->review.host, ':') != NULL;
+	snprintf(u, cap, "http://%s%s%s:%u", v6 ? "[" : "", s->review.host, v6 ? "]" : "", s->review.port);
+	return 1;
+}
+
+void ctl_unwatch(struct signer *s, size_t i)
+{
+	if (s->ctl_fd[i] < 0)
+		return;
+	/* Deleted by hand: the worker's copy keeps the socket, and so the epoll entry, alive. */
+	epoll_ctl(s->ctl_ep, EPOLL_CTL_DEL, s->ctl_fd[i], NULL);
+	close(s->ctl_fd[i]);
+	s->ctl_fd[i] = -1;
+}
+
+int ctl_watch(struct signer *s, const struct conn *c, int fd)
+{
+	size_t i = (size_t)(c - s->conns);
+	ctl_unwatch(s, i);
+	int d = s->ctl_ep < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	struct epoll_event ev = {.events = EPOLLRDHUP, .data.u64 = i};
+	if (d < 0 || epoll_ctl(s->ctl_ep, EPOLL_CTL_ADD, d, &ev) != 0) {
+		if (d >= 0)
+			close(d);
+		slog("error", "cannot watch a control connection (%s): refused", strerror(errno));
+		return -1;
+	}
+	s->ctl_fd[i] = d;
+	s->ctl_id[i] = c->id;
 	return 0;
 }

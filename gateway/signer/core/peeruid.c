@@ -1,7 +1,7 @@
 /* The owner uid of a loopback TCP peer, by asking the kernel's socket table
  * (NETLINK_SOCK_DIAG, inet_diag) for the socket at the other end of fd. */
 #define _GNU_SOURCE
-#include "gateway/signer/peeruid.h"
+#include "gateway/signer/core/peeruid.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

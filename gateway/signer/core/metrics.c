@@ -1,5 +1,5 @@
 /* The counters behind /metrics, kept by the signer (see metrics.h): counting and formatting only. */
-#include "gateway/signer/metrics.h"
+#include "gateway/signer/core/metrics.h"
 
 #include <stdio.h>
 #include <string.h>

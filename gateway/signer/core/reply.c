@@ -1,0 +1,183 @@
+/* Answers to agents and reviewers: results, errors and refusals to an agent's request, reviewer command answers, web
+ * answers; the connection a frame names. */
+#define _GNU_SOURCE
+#include "gateway/signer/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+/* ---- answering ---- */
+
+static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw);
+
+/* A JSON-RPC error for the agent's request (the gate: a read or prompt that was refused). */
+void send_rpc_error(struct signer *s, uint64_t conn, const char *rid, int code, const char *msg, json_t *data)
+{
+	json_t *e = json_pack("{s:i,s:s}", "code", code, "message", msg);
+	if (e && data)
+		json_object_set(e, "data", data);
+	if (e)
+		result_frame(s, conn, rid, e, 1, 2);
+	json_decref(e);
+}
+
+void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror)
+{
+	result_frame(s, conn, rid, result, iserror, 0);
+}
+
+void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *result)
+{
+	result_frame(s, conn, rid, result, 0, 1);
+}
+
+/* A result whose JSON text someone else made (the recorder's): passed on unread. */
+void send_refusal_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, enum proto_status st)
+{
+	struct worker *w = &s->w[W_MCP];
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_RESULT, 5);
+	char err[AS_ERRLEN];
+	if (w->fd >= 0 && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
+	    !ipc_put_text(&a, f, "json", js, n) && !ipc_put_bool(&a, f, "iserror", st != PS_OK) &&
+	    (st == PS_OK || !ipc_put_uint(&a, f, "status", st)))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_MCP, "its socket is stuck");
+	cv_arena_free(&a);
+}
+
+void send_result_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, int iserror)
+{
+	send_refusal_text(s, conn, rid, js, n, iserror ? PS_BAD_REQUEST : PS_OK);
+}
+
+static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror, int raw)
+{
+	struct worker *w = &s->w[W_MCP];
+	if (w->fd < 0)
+		return;
+	char *js = json_dumps(result, JSON_COMPACT);
+	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a result is one frame */
+		char msg[160];
+		snprintf(msg, sizeof msg, "{\"error\":\"the result would be %zu bytes, over the limit of %u\"}",
+			 strlen(js), IPC_FRAME_MAX - 1024);
+		free(js);
+		js = strdup(msg);
+		iserror = 1;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_RESULT, 5);
+	char err[AS_ERRLEN];
+	if (js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
+	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror) &&
+	    (!raw || !ipc_put_bool(&a, f, raw == 2 ? "rpc_error" : "raw", 1)))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_MCP, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+}
+
+struct answer answer_ok(json_t *j)
+{
+	return (struct answer){PS_OK, j};
+}
+
+struct answer ctl_error(enum proto_status st, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return (struct answer){st, json_pack("{s:b,s:s}", "ok", 0, "error", msg)};
+}
+
+void ctl_reply_text(struct signer *s, uint64_t conn, enum proto_status st, const char *js, size_t n)
+{
+	struct worker *w = &s->w[W_REVIEW];
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 3);
+	char err[AS_ERRLEN];
+	if (w->fd >= 0 && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_uint(&a, f, "status", st) &&
+	    !ipc_put_text(&a, f, "json", js, n))
+		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	cv_arena_free(&a);
+}
+
+void ctl_reply(struct signer *s, uint64_t conn, struct answer ans)
+{
+	char *js = ans.j ? json_dumps(ans.j, JSON_COMPACT) : NULL;
+	enum proto_status st = js ? ans.st : PS_INTERNAL;
+	if (!js) /* json_pack or json_dumps out of memory */
+		js = strdup("{\"ok\":false,\"error\":\"out of memory\"}");
+	if (js && strlen(js) > IPC_FRAME_MAX - 1024) { /* a reply is one frame */
+		char msg[160];
+		snprintf(msg, sizeof msg,
+			 "{\"ok\":false,\"error\":\"the reply would be %zu bytes, over the limit of %u\"}", strlen(js),
+			 IPC_FRAME_MAX - 1024);
+		free(js);
+		js = strdup(msg);
+		st = PS_INTERNAL;
+	}
+	if (js)
+		ctl_reply_text(s, conn, st, js, strlen(js));
+	free(js);
+	json_decref(ans.j);
+}
+
+void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j)
+{
+	struct worker *wk = &s->w[W_REVIEW];
+	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	const char *body = w->text ? w->text : js;
+	size_t n = w->text ? w->textn : js ? strlen(js) : 0;
+	enum proto_status status = w->status;
+	if (!body || n > IPC_FRAME_MAX - 1024) {
+		free(js);
+		js = strdup("{\"error\":\"the answer would not fit in one frame\"}");
+		body = js;
+		n = js ? strlen(js) : 0;
+		status = PS_INTERNAL;
+	}
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *f = ipc_frame_new(&a, F_WEB_REPLY, 8);
+	char err[AS_ERRLEN];
+	if (wk->fd >= 0 && body && f && !ipc_put_uint(&a, f, "hreq", hreq) && !ipc_put_uint(&a, f, "status", status) &&
+	    !ipc_put_text(&a, f, "body", body, n) &&
+	    !(w->ctype && ipc_put_text(&a, f, "ctype", w->ctype, strlen(w->ctype))) &&
+	    !(w->cookie && ipc_put_text(&a, f, "cookie", w->cookie, strlen(w->cookie))) &&
+	    !(w->clear && ipc_put_bool(&a, f, "clear", 1)) &&
+	    !(w->retry_s && ipc_put_uint(&a, f, "retry", w->retry_s)) &&
+	    !(w->wsid && ipc_put_uint(&a, f, "wsid", w->wsid)))
+		if (ipc_conn_send(&wk->ipc, f, -1, err) != 0)
+			worker_down(s, W_REVIEW, "its socket is stuck");
+	free(js);
+	cv_arena_free(&a);
+}
+
+/* Answer whoever issued a command: a control connection, or a web request. */
+void reply_to(struct signer *s, uint64_t to, int web, struct answer ans)
+{
+	if (!web) {
+		ctl_reply(s, to, ans);
+		return;
+	}
+	struct web_out w = {.status = ans.st};
+	web_send(s, to, &w, ans.j);
+	json_decref(ans.j);
+}
+
+struct conn *conn_get(struct signer *s, uint64_t id, int worker)
+{
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].used && s->conns[i].id == id && s->conns[i].worker == worker)
+			return &s->conns[i];
+	return NULL;
+}
