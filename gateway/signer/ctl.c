@@ -170,24 +170,3 @@ int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err)
 		ctl_reply(s, c->id, rep);
 	return 0;
 }
-
-void reload_registry(struct signer *s)
-{
-	char path[4200], err[AS_ERRLEN];
-	struct stat st;
-	snprintf(path, sizeof path, "%s/%s", s->o->state, REG_FILE);
-	time_t mt = stat(path, &st) == 0 ? st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0;
-	if (s->reg && mt == s->reg_mtime)
-		return;
-	struct registry *r;
-	if (registry_load(s->o->state, &r, err) != 0) {
-		slog("error", "identity registry: %s (keeping the one loaded)", err);
-		return;
-	}
-	struct registry *old = s->reg;
-	s->reg = r;
-	s->reg_mtime = mt;
-	if (old)
-		web_credentials_changed(s, old);
-	registry_free(old);
-}

@@ -8,6 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+void gate_req_free(struct gate_req *g)
+{
+	if (!g)
+		return;
+	free(g->call);
+	free(g->name);
+	free(g->token);
+	free(g->ustate);
+	json_decref(g->input);
+	json_decref(g->args);
+	free(g);
+}
+
 void req_free(struct req *r)
 {
 	if (!r)
@@ -158,7 +171,13 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 	char summary[HISTORY_MESSAGE_MAX + 1];
 	history_summary(summary, msg ? msg : "", msg ? strlen(msg) : 0);
 	metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
-	notify_event(s, NOTIFY_DECISION, it, r, outcome, reviewer ? reviewer : r->has_pd ? "policy" : NULL);
+	phase_run(s, PH_DECIDED,
+		  &(struct phase_ev){.it = it,
+				     .r = r,
+				     .outcome = outcome,
+				     .by = reviewer    ? reviewer
+					   : r->has_pd ? "policy"
+						       : NULL});
 	rec_event(s, "approval.decided", it->session_id,
 		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
 			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));
@@ -201,7 +220,7 @@ static void task_status(struct signer *s, const struct pq_item *it, const struct
 void finish(struct signer *s, struct pq_item *it, json_t *result)
 {
 	struct req *r = it->data;
-	if (r->gate && gate_finish(s, it, result)) /* a gated call: forwarded, or told why not */
+	if (r->gate && s->gate_finish && s->gate_finish(s, it, result)) /* a gated call: forwarded, or told why not */
 		return;
 	if (it->blocking) {
 		rec_note(s, r->conn, r->rid, json_string_value(json_object_get(result, "status")),
@@ -335,4 +354,13 @@ void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
 	for (size_t i = 0; i < sizeof s->waiters / sizeof s->waiters[0]; i++)
 		if (s->waiters[i].used && s->waiters[i].conn == conn)
 			s->waiters[i].used = 0;
+}
+
+void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why)
+{
+	json_t *j = json_pack("{s:s}", "error", "the gateway could not record the request");
+	slog("error", "request refused: %s", why);
+	send_result(s, conn, r->rid, j, 1);
+	json_decref(j);
+	req_free(r);
 }

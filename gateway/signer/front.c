@@ -2,7 +2,8 @@
  * and the review worker (reviewers, with the reviewer listener and the reverse proxy's
  * socket). Both get their listener's configuration and the records' (the mcp worker's
  * records, both workers' QA tools) before their jail; when one ends, the requests of its
- * connections are failed, and its connections end with it except MCP sessions over HTTP. */
+ * connections are failed, and its connections end with it except MCP sessions over HTTP.
+ * And signer_register: what every capability registers with the core before the start. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 
@@ -57,8 +58,15 @@ static void front_down(struct signer *s, int k, const char *why)
 
 static const struct worker_kind front_kind = {front_prepare, front_config, front_down};
 
-void front_kinds(struct signer *s)
+/* What the capabilities register with the core, before anything starts: the call records'
+ * notes and assent's own events, the gate's part of a request's end, these two workers' kind.
+ * (What needs its configuration first registers when it starts: the upstreams' workers in
+ * gate_start, the recorder in records_start, the webhooks in notify_start.) */
+void signer_register(struct signer *s)
 {
+	records_register(s);
+	qa_register(s);
+	gate_register(s);
 	worker_kind(s, W_MCP, &front_kind);
 	worker_kind(s, W_REVIEW, &front_kind);
 }

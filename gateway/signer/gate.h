@@ -1,6 +1,6 @@
-/* The gate's files (gate.c: calls and their answers; gate_server.c: starting the servers;
- * gate_catalog.c: what agents see; gate_relay.c: what passes through during a call;
- * gatemrtr.c: multi-round input), their shared helpers. Private to gateway/signer/. */
+/* The gate's files (gate.c: calls; gate_answer.c: their answers, cancellations and tasks; gate_server.c: starting the
+ * servers; gate_catalog.c: what agents see; gate_relay.c: what passes through during a call; gatemrtr.c: multi-round
+ * input), their shared helpers. Private to gateway/signer/. */
 #ifndef ASSENT_SIGNER_GATE_H
 #define ASSENT_SIGNER_GATE_H
 
@@ -21,7 +21,18 @@ json_t *gate_cbor_json(const struct cv *b, enum cv_type t, size_t max);
  * the test seam (the daemon's memory goes with its process). */
 void gate_free(struct signer *s);
 
-/* gate.c: a dispatched call's end, its outcome ledgered when the call was and its agent
+/* gate_answer.c: the answers to an agent. A call's raw CallToolResult res (taken) with
+ * assent's facts (taken) in its _meta; the same kept for a task's owner; the gate's facts of
+ * a call; a call that ends without reaching the server (an isError result, or a JSON-RPC
+ * error for another method than tools/call); one of g's, told or kept for its task. */
+void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts);
+void answer_task(const struct gcall *c, json_t *res, json_t *facts, struct signer *s);
+json_t *facts_of(const char *sid, const char *status, uint64_t seq, const char *upstream, const char *tool);
+void answer_refused(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *text,
+		    json_t *facts);
+void refuse_g(struct signer *s, const struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+	      const char *text, json_t *facts);
+/* gate_answer.c: a dispatched call's end, its outcome ledgered when the call was and its agent
  * answered with res (taken; NULL: an isError result or JSON-RPC error of text); the call
  * upstream k's worker numbers cid, NULL when none runs; a call given up on, whose late
  * answer is dropped quietly. */

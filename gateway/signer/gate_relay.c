@@ -94,30 +94,6 @@ int h_up_note(void *ctx, struct ipc_frame *f, char *err)
 	return 0;
 }
 
-/* The agent cancelled a call that was forwarded: its server is told (MCP cancellation),
- * and the call ends outcome unknown (it may have run); a late answer is dropped. */
-void gate_cancel(struct signer *s, uint64_t conn, const char *rid)
-{
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
-		struct gcall *c = &s->gcalls[i];
-		if (!c->used || c->conn != conn || strcmp(c->rid, rid))
-			continue;
-		struct cv_arena a;
-		cv_arena_init(&a, 16);
-		struct cv *f = ipc_frame_new(&a, F_UP_CANCEL, 1);
-		char err[AS_ERRLEN];
-		struct worker *w = &s->w[c->k];
-		if (f && w->fd >= 0 && !ipc_put_uint(&a, f, "cid", c->cid) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			slog("warning", "upstream %s: its cancel could not be sent", c->upstream);
-		cv_arena_free(&a);
-		struct upw *u = upw_of(s, c->k);
-		if (u)
-			gate_stale_add(u, c->cid);
-		c->conn = 0; /* nobody waits for an answer now */
-		gate_call_end(s, c, "unknown", NULL, 0, NULL, "the agent cancelled the call after it was forwarded");
-	}
-}
-
 /* ---- a server's requests of the client: to the client of the call, never another ---- */
 
 static void up_answer(struct signer *s, int k, const char *sid, const char *key, const uint8_t *p, size_t n)

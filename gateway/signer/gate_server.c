@@ -394,3 +394,24 @@ void gate_stop(struct signer *s)
 	for (size_t i = 0; i < s->nup; i++)
 		gate_kill_server(&s->up[i]);
 }
+
+/* Upstream worker k is down: its server goes too, and the calls in flight end unknown. */
+void gate_worker_down(struct signer *s, int k, const char *why)
+{
+	struct upw *u = upw_of(s, k);
+	if (!u)
+		return;
+	gate_kill_server(u);
+	u->ready = 0;
+	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
+		struct gcall *c = &s->gcalls[i];
+		if (!c->used || c->k != k)
+			continue;
+		char text[300];
+		snprintf(text, sizeof text,
+			 "upstream %s stopped (%s) while the call was in flight: it was forwarded and its outcome is "
+			 "unknown",
+			 c->upstream, why);
+		gate_call_end(s, c, "unknown", NULL, 0, NULL, text);
+	}
+}

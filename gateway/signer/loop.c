@@ -394,7 +394,6 @@ static int start_workers(struct signer *s)
 	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (records_start(s) != 0) /* the recorder first, and what the mcp worker is to record */
 		return 2;
-	front_kinds(s);
 	if (spawn_worker(s, W_MCP) != 0 || spawn_worker(s, W_REVIEW) != 0) {
 		slog("error", "cannot start the workers");
 		return 2;
@@ -600,6 +599,7 @@ int signer_main(const struct signer_opts *o)
 	s->o = o;
 	s->started_ms = now_ms();
 	s->self_uid = getuid();
+	signer_register(s);
 	int rc = start_state(o);
 	if (!rc)
 		rc = start_workers(s);

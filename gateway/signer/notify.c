@@ -169,6 +169,15 @@ static void check_file(struct signer *s)
 
 static int notify_config(struct signer *s, struct cv_arena *a, struct cv *f);
 static void notify_worker_down(struct signer *s);
+static void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r,
+			 const char *outcome, const char *by);
+
+/* A request waits for a person (queued), or its decision is on disk (decided): the webhooks'
+ * request and decision events (phase_hook). */
+static void nt_phase(struct signer *s, enum req_phase ph, const struct phase_ev *e)
+{
+	notify_event(s, ph == PH_QUEUED ? NOTIFY_REQUEST : NOTIFY_DECISION, e->it, e->r, e->outcome, e->by);
+}
 
 /* The notify worker (worker_kind): the webhooks it may be given deliveries for come first;
  * its end puts its deliveries in flight back to be tried again. */
@@ -200,6 +209,8 @@ int notify_start(struct signer *s)
 	s->nt->backoff_ms = env_uint("ASSENT_NOTIFY_BACKOFF_MS", 1000, NT_BACKOFF_MAX_MS);
 	s->w[W_NOTIFY] = (struct worker){.kind = "notify", .fd = -1};
 	worker_kind(s, W_NOTIFY, &nt_kind);
+	phase_hook(s, PH_QUEUED, nt_phase);
+	phase_hook(s, PH_DECIDED, nt_phase);
 	s->nt->due = UINT64_MAX;
 	/* Receivers drop a delivery id they have seen: ids are unique across restarts, so
 	 * each run counts on from its start's wall clock in milliseconds (2^22 ids for each
@@ -413,8 +424,8 @@ static char *make_body(struct signer *s, const struct hook *h, const char *event
 	return h->slack ? slack_body(&in, summary) : json_body(&in, summary, risk);
 }
 
-void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r, const char *outcome,
-		  const char *by)
+static void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r,
+			 const char *outcome, const char *by)
 {
 	struct notifier *n = s->nt;
 	if (!n || !r)

@@ -39,6 +39,17 @@ int put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t)
 	       kv_text(a, slot, &i, "kid", t->kid, strlen(t->kid)) | kv_uint(a, slot, &i, "exp", t->exp);
 }
 
+/* A gated call as the policy reads it: its upstream, tool, exact arguments and annotations. */
+static void gate_evaluate(const struct req *r, struct pol_request *q)
+{
+	q->upstream = r->gate->upstream;
+	q->tool = r->gate->tool[0] ? r->gate->tool : NULL; /* a resources/read names no tool */
+	q->args = r->gate->args;
+	q->annotations = r->gate->ann;
+	q->message = NULL;
+	q->context = NULL;
+}
+
 void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d)
 {
 	struct tok_subject subj[16];

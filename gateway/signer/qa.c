@@ -96,12 +96,8 @@ static int send_event(struct signer *s, const struct cv *body, const struct qa_w
 	return rc ? -1 : 0;
 }
 
-void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs)
-{
-	rec_event_in(s, kind, key, NULL, attrs);
-}
-
-void rec_event_in(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs)
+/* assent's own events (rec_event_sink): to the recorder when it is ready, else dropped. */
+static void qa_own_event(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs)
 {
 	if (!recorder_ready(s)) {
 		json_decref(attrs);
@@ -405,4 +401,9 @@ void qa_web(struct signer *s, const struct ipc_frame *f, uint64_t hreq, const ch
 	struct qa_who who = {user, "token", NULL, NULL};
 	insights_use(s, "web", op, f);
 	ask(s, f, op, QA_TO_WEB, hreq, NULL, &who);
+}
+
+void qa_register(struct signer *s)
+{
+	rec_event_sink(s, qa_own_event);
 }

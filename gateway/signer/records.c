@@ -187,7 +187,8 @@ static size_t note_slot(uint64_t conn, const char *rid)
 	return (size_t)(h % REC_NOTES);
 }
 
-void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq)
+static void note_put(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule,
+		     uint64_t seq)
 {
 	if (!s->rec_notes || !s->rec || s->rec->mode == REC_OFF)
 		return;
@@ -209,18 +210,25 @@ void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *deci
 		n->seq = seq;
 }
 
-void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid)
+static void note_waiting(struct signer *s, uint64_t conn, const char *rid)
 {
-	rec_note(s, conn, rid, NULL, 0, 0);
+	note_put(s, conn, rid, NULL, 0, 0);
 	struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(conn, rid)] : NULL;
 	if (n && n->used && n->conn == conn && !strcmp(n->rid, rid) && !n->decision[0])
 		n->open = 1;
 }
 
-const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid)
+static const char *note_call_id(const struct signer *s, uint64_t conn, const char *rid)
 {
 	const struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(conn, rid)] : NULL;
 	return n && n->used && n->conn == conn && !strcmp(n->rid, rid) ? n->call_id : NULL;
+}
+
+static const struct rec_hooks notes = {note_put, note_waiting, note_call_id};
+
+void records_register(struct signer *s)
+{
+	rec_hooks(s, &notes);
 }
 
 const char *rec_call_open(const struct signer *s, uint64_t conn, const char *except_rid)

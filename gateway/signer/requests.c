@@ -16,33 +16,6 @@ void conn_end(struct signer *s, struct conn *c)
 	c->used = 0;
 }
 
-int conn_ended(const struct signer *s, uint64_t id)
-{
-	for (size_t i = 0; i < sizeof s->ended / sizeof *s->ended; i++)
-		if (s->ended[i] == id && id)
-			return 1;
-	return 0;
-}
-
-/* A frame's text field k as a C string (its field table bounds it: max holds it). */
-void frame_text(const struct ipc_frame *f, const char *k, char *out, size_t max)
-{
-	const struct cv *v = cv_get(f->body, k);
-	snprintf(out, max, "%.*s", v ? (int)v->n : 0, v ? (const char *)v->s : "");
-}
-
-int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err)
-{
-	uint64_t id = cv_get(f->body, "conn")->u; /* every frame that names one must (frames.c) */
-	if ((*c = conn_get(s, id, worker)))
-		return 0;
-	if (conn_ended(s, id))
-		return as_fail(err, AS_ENOTFOUND, "a frame about connection %llu, which has ended: dropped",
-			       (unsigned long long)id);
-	return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given",
-		       (unsigned long long)id);
-}
-
 static int text_of(const struct cv *v, char *out, size_t max)
 {
 	if (!v || v->t != CV_TEXT || v->n >= max)
@@ -114,15 +87,6 @@ static int check_action(const struct cv *a, const struct cv *contents, struct re
 	return 0;
 }
 
-void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why)
-{
-	json_t *j = json_pack("{s:s}", "error", "the gateway could not record the request");
-	slog("error", "request refused: %s", why);
-	send_result(s, conn, r->rid, j, 1);
-	json_decref(j);
-	req_free(r);
-}
-
 /* The request entry is on disk: now it is pending, and a reviewer may see it. */
 void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
 {
@@ -151,7 +115,7 @@ void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, 
 			    r->gate ? r->gate->upstream : NULL, "tool", r->gate ? r->gate->tool : NULL));
 	no_reviewer_warning(s, NULL);
 	r->told |= NOTIFY_REQUEST; /* it waits for a person: its decision is told too (notify.c) */
-	notify_event(s, NOTIFY_REQUEST, &o->it, r, NULL, NULL);
+	phase_run(s, PH_QUEUED, &(struct phase_ev){.it = &o->it, .r = r});
 	if (r->mrtr) {
 		mrtr_offer(s, o);
 	} else if (!o->it.blocking) {
@@ -166,32 +130,6 @@ void request_done(struct signer *s, struct op *o, const struct ledger_pos *pos, 
 		send_result(s, o->conn, r->rid, res, 0);
 		json_decref(res);
 	}
-}
-
-void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid)
-{
-	s->measured[s->measured_at] = (struct measured){.hreq = hreq, .conn = conn, .uid = uid, .used = 1};
-	s->measured_at = (s->measured_at + 1) % MAX_MEASURED;
-}
-
-/* The uid measured for HTTP request hreq of session conn, once. A request frame that
- * names no request the signer authenticated for that session is an attack. */
-int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err)
-{
-	for (size_t k = 1; k <= MAX_MEASURED; k++) { /* newest first: it is almost always the last one */
-		struct measured *m = &s->measured[(s->measured_at + MAX_MEASURED - k) % MAX_MEASURED];
-		if (!m->used)
-			break;
-		if (m->hreq == hreq && m->conn == conn) {
-			*uid = m->uid;
-			m->used = 0;
-			m->hreq = 0;
-			return 0;
-		}
-	}
-	return as_fail(err, AS_ECORRUPT,
-		       "a request over HTTP (hreq %llu) that the signer never authenticated for that session",
-		       (unsigned long long)hreq);
 }
 
 /* The audiences an agent may ask for, on every path (allow, ask, deny): the default

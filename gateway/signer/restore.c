@@ -11,51 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const channel_names[] = {"terminal", "web", "client"}; /* POL_CH_* by bit */
-
-static int kv_bool(struct cv_arena *a, struct cv *m, size_t *i, const char *k, int v)
-{
-	struct cv *slot = kv(a, m, i, k);
-	if (!slot)
-		return AS_ENOMEM;
-	slot->t = v ? CV_TRUE : CV_FALSE;
-	return 0;
-}
-
-/* The terms of an ask, as the request entry records them: {reviewers, quorum,
- * channels, same_user_ok, timeout_denies, token_ttl, token_audience}. A restart
- * decides under these, never under a policy loaded since. 0, or AS_ENOMEM. */
-int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d)
-{
-	size_t nch = 0;
-	for (size_t b = 0; b < sizeof channel_names / sizeof *channel_names; b++)
-		nch += (d->channels >> b) & 1u;
-	struct cv *m = cv_map(a, 7), *rv = cv_array(a, d->nreviewers), *ch = cv_array(a, nch);
-	if (!slot || !m || !rv || !ch)
-		return AS_ENOMEM;
-	int rc = 0;
-	for (size_t k = 0; k < d->nreviewers; k++)
-		rc |= slot_text(a, &rv->items[k], d->reviewers[k], strlen(d->reviewers[k]));
-	for (size_t b = 0, k = 0; b < sizeof channel_names / sizeof *channel_names; b++)
-		if ((d->channels >> b) & 1u)
-			rc |= slot_text(a, &ch->items[k++], channel_names[b], strlen(channel_names[b]));
-	size_t i = 0;
-	struct cv *x = kv(a, m, &i, "reviewers");
-	if (x)
-		*x = *rv;
-	x = kv(a, m, &i, "channels");
-	if (x)
-		*x = *ch;
-	rc |= (x ? 0 : AS_ENOMEM) | kv_uint(a, m, &i, "quorum", d->quorum) |
-	      kv_bool(a, m, &i, "same_user_ok", d->same_user_ok) |
-	      kv_bool(a, m, &i, "timeout_denies", d->timeout_denies) | kv_uint(a, m, &i, "token_ttl", d->token_ttl_s);
-	if (d->token_audience[0])
-		rc |= kv_text(a, m, &i, "token_audience", d->token_audience, strlen(d->token_audience));
-	m->n = i;
-	*slot = *m;
-	return rc ? AS_ENOMEM : 0;
-}
-
 /* ---- the scan: the request entries with no final entry after them ---- */
 
 struct open_req {
@@ -76,15 +31,6 @@ struct open_scan {
 	struct cv_arena a;
 	int oom;
 };
-
-static int text_copy(const struct cv *v, char *out, size_t max)
-{
-	if (!v || v->t != CV_TEXT || v->n >= max || memchr(v->s, 0, v->n))
-		return -1;
-	memcpy(out, v->s, v->n);
-	out[v->n] = 0;
-	return 0;
-}
 
 static void open_close(struct open_scan *o, const char *sid)
 {
@@ -179,77 +125,6 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 }
 
 /* ---- rebuilding one request ---- */
-
-static int pol_action_of(const struct cv *v, enum pol_action *out)
-{
-	for (int k = POL_ALLOW; k <= POL_ASK; k++)
-		if (v && v->t == CV_TEXT && cv_text_eq(v, pol_action_name((enum pol_action)k))) {
-			*out = (enum pol_action)k;
-			return 0;
-		}
-	return -1;
-}
-
-static int uint_of(const struct cv *v, uint64_t max, uint64_t *out)
-{
-	if (!v || v->t != CV_UINT || v->u > max)
-		return -1;
-	*out = v->u;
-	return 0;
-}
-
-/* The policy's citation and terms, back into the decision they came from. NULL, or why not. */
-static const char *terms_read(const struct cv *pol, const struct cv *t, struct req *r)
-{
-	struct pol_decision *d = &r->pd;
-	uint64_t u;
-	memset(d, 0, sizeof *d);
-	const struct cv *sh = cv_get(pol, "shadow"), *rv = cv_get(t, "reviewers"), *ch = cv_get(t, "channels"),
-			*od = cv_get(pol, "on_declared_client");
-	if (!t || t->t != CV_MAP)
-		return "its policy terms are not on the ledger (an entry from before assent kept them)";
-	if (pol_action_of(cv_get(pol, "decision"), &d->action) != 0 || d->action != POL_ASK ||
-	    uint_of(cv_get(pol, "rule"), UINT32_MAX, &u) != 0 ||
-	    text_copy(cv_get(pol, "digest"), r->pol_digest, sizeof r->pol_digest) != 0)
-		return "its policy citation cannot be read";
-	d->line = (unsigned)u;
-	d->on_declared = od && od->t == CV_TRUE;
-	if (sh) {
-		if (pol_action_of(cv_get(sh, "would"), &d->shadow_action) != 0 ||
-		    uint_of(cv_get(sh, "rule"), UINT32_MAX, &u) != 0)
-			return "its policy citation cannot be read";
-		d->shadowed = 1;
-		d->shadow_line = (unsigned)u;
-	}
-	if (!rv || rv->t != CV_ARRAY || rv->n > POL_LIST_MAX || !ch || ch->t != CV_ARRAY)
-		return "its reviewers or channels cannot be read";
-	for (size_t k = 0; k < rv->n; k++)
-		if (text_copy(&rv->items[k], d->reviewers[d->nreviewers++], sizeof d->reviewers[0]) != 0)
-			return "its reviewers cannot be read";
-	for (size_t k = 0; k < ch->n; k++) {
-		size_t b = 0;
-		while (b < sizeof channel_names / sizeof *channel_names && !cv_text_eq(&ch->items[k], channel_names[b]))
-			b++;
-		if (b == sizeof channel_names / sizeof *channel_names)
-			return "it names a channel this assent does not know";
-		d->channels |= 1u << b;
-	}
-	const struct cv *su = cv_get(t, "same_user_ok"), *td = cv_get(t, "timeout_denies"),
-			*ta = cv_get(t, "token_audience");
-	if (uint_of(cv_get(t, "quorum"), POL_LIST_MAX, &u) != 0 || u < 1)
-		return "its quorum cannot be read";
-	d->quorum = (unsigned)u;
-	if (uint_of(cv_get(t, "token_ttl"), UINT32_MAX, &u) != 0)
-		return "its token lifetime cannot be read";
-	d->token_ttl_s = (unsigned)u;
-	if (!su || !td || (su->t != CV_TRUE && su->t != CV_FALSE) || (td->t != CV_TRUE && td->t != CV_FALSE) ||
-	    (ta && text_copy(ta, d->token_audience, sizeof d->token_audience) != 0))
-		return "its terms cannot be read";
-	d->same_user_ok = su->t == CV_TRUE;
-	d->timeout_denies = td->t == CV_TRUE;
-	r->has_pd = 1;
-	return NULL;
-}
 
 /* The action's parts the signer keeps besides the view: type, audience, options, subjects. */
 static const char *action_read(const struct cv *e, struct req *r)

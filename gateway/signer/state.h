@@ -219,6 +219,11 @@ struct signer {
 	const struct signer_opts *o;
 	struct worker w[NWORKERS];
 	const struct worker_kind *kinds[NWORKERS]; /* what each worker's capability registered (supervise.c) */
+	const struct rec_hooks *rech;		   /* the records' (events.c); NULL: off */
+	rec_event_fn rec_sink;			   /* where events go (events.c); NULL: nowhere */
+	phase_fn phase[PH_N][PHASE_HOOKS_MAX];	   /* a request's phases' hooks (events.c) */
+	size_t nphase[PH_N];
+	finish_fn gate_finish; /* a gated call's end (events.c) */
 	int agent_fd, control_fd, sig_fd;
 	int http_fd; /* the agent HTTP listener, handed to the mcp worker; -1: none */
 	struct http_cfg http;
@@ -334,7 +339,9 @@ int decide_may(struct signer *s, const struct who *c, const struct pq_item *it, 
 int no_reviewer_warning(struct signer *s, json_t *res); /* decide.c: res NULL: the log */
 
 /* ended.c: the ends of requests */
+void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why);
 void req_free(struct req *r);
+void gate_req_free(struct gate_req *g);
 struct done *done_at(struct signer *s, size_t i);
 /* The history ring (ended.c): x pushed as the newest (over the oldest when full; the ring
  * takes x->pd), the i-th newest (0: the newest) or NULL past the last, and a message cut to
@@ -358,11 +365,6 @@ void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason);
 
 /* requests.c */
 void conn_end(struct signer *s, struct conn *c);
-void frame_text(const struct ipc_frame *f, const char *k, char *out, size_t max);
-int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err);
-int conn_ended(const struct signer *s, uint64_t id); /* lately: a frame about it is stale, not an attack */
-void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why);
-void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid);
 int client_ok(const char *s, size_t n, char *err);
 int h_request(void *ctx, struct ipc_frame *f, char *err);
 int request_over_limit(struct signer *s, const struct conn *c, uid_t uid, const char *rid, size_t ridn, int wait);
@@ -379,12 +381,13 @@ enum { NOTIFY_REQUEST = 1, NOTIFY_DECISION = 2, NOTIFY_DEADLINE = 4 }; /* hooks.
 int notify_start(struct signer *s);
 void notify_tick(struct signer *s);
 uint64_t notify_due(const struct signer *s); /* when the next delivery waiting for its time is due */
-void notify_event(struct signer *s, unsigned ev, const struct pq_item *it, const struct req *r, const char *outcome,
-		  const char *by);
 void notify_free(struct signer *s);
 int h_notify_done(void *ctx, struct ipc_frame *f, char *err);
 
 /* reqrecord.c */
+int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
+/* The policy's citation and terms, back into the decision they came from (r->pd). NULL, or why not. */
+const char *terms_read(const struct cv *pol, const struct cv *t, struct req *r);
 struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
 			 const struct pq_item *it, const char *uid_agent);
 void request_view(struct req *r, const struct conn *c, const struct pq_item *it, const char *uid_agent);
@@ -421,8 +424,7 @@ json_t *mrtr_unseal(struct signer *s, const char *st, size_t n, size_t max, cons
 void mrtr_offer(struct signer *s, const struct op *o);
 int h_input(void *ctx, struct ipc_frame *f, char *err);
 struct answer decide_self_attested(struct signer *s, struct pq_item *it, const char *outcome, const char *text,
-				   uint64_t n);						  /* decide.c */
-int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err); /* requests.c */
+				   uint64_t n); /* decide.c */
 
 /* decide.c */
 int reviewer_allowed(struct signer *s, const char *reviewer, const struct pol_decision *pd);
@@ -438,7 +440,6 @@ void sweep_sessions(struct signer *s, uint64_t now);
 void send_stats(struct signer *s);
 
 /* ctl.c: one handler per F_CTL_* frame type */
-void reload_registry(struct signer *s);
 int h_ctl_whoami(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_status(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_pending(void *ctx, struct ipc_frame *f, char *err);
@@ -453,6 +454,7 @@ int h_ctl_show(void *ctx, struct ipc_frame *f, char *err);
 int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err);
 
 /* webpush.c */
+void reload_registry(struct signer *s);
 int web_session_alive(void *arg, const struct ws_session *ss);
 void web_push(struct signer *s, const uint32_t *ended, size_t nended);
 void web_sweep(struct signer *s, uint64_t now);
@@ -478,7 +480,6 @@ int h_web_history(void *ctx, struct ipc_frame *f, char *err);
 int h_web_proof(void *ctx, struct ipc_frame *f, char *err);
 
 /* restore.c: what survives a restart (README "Restarts") */
-int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
 void restore_pending(struct signer *s);
 /* The history of decisions as the ledger's tail has it: the last HISTORY_MAX decisions whose
  * request entries are on it too, read backwards from the newest entry. */
@@ -486,13 +487,11 @@ void restore_history(struct signer *s);
 
 /* gate.c */
 int gate_start(struct signer *s);
-void gate_kinds(struct signer *s); /* the upstreams' workers' kind, registered (gate_server.c) */
+void gate_register(struct signer *s); /* its part of a request's end (finish_hook) */
+void gate_kinds(struct signer *s);    /* the upstreams' workers' kind, registered (gate_server.c) */
 int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server);
 void gate_worker_down(struct signer *s, int k, const char *why);
 void gate_hello(struct signer *s, int k);
-int gate_finish(struct signer *s, struct pq_item *it, json_t *result);
-void gate_evaluate(const struct req *r, struct pol_request *q);
-void gate_req_free(struct gate_req *g);
 /* gatemrtr.c: an upstream's input_required result for c's agent, checked, with a
  * requestState of ours (NULL: err says why); a retry's state, checked against g, its
  * server's own state kept in g->ustate (AS_EINVAL: why says which check failed). */
@@ -519,14 +518,9 @@ int gate_task_cancel(struct signer *s, const char *sid, const char *owner);
 
 /* records.c: the call records */
 int records_start(struct signer *s);
+void records_register(struct signer *s); /* the call notes (events.c) */
 int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f) AS_MUST_USE;
 int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int *passfd) AS_MUST_USE;
-void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq);
-/* Call rid on conn waits for its answer (a blocking request or gated call): its note is
- * made, and events its connection records until the answer are inside it. */
-void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid);
-/* The call id of call rid on conn (its note's), or NULL: the id its record will carry. */
-const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid);
 /* The call of conn still waiting for its answer, when exactly one is: the call an event its
  * agent records now is inside (issue 29); NULL when none or several are. */
 const char *rec_call_open(const struct signer *s, uint64_t conn, const char *except_rid);
@@ -544,9 +538,7 @@ int recsink_start(const char *prog);
 void insights_use(struct signer *s, const char *channel, const char *op, const struct ipc_frame *f);
 int insights_metrics(const struct signer *s, struct buf *o);
 /* qa.c: QA reports and events */
-void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs); /* takes attrs */
-/* The same, for an event recorded inside call `call` (its call_id; NULL: none). */
-void rec_event_in(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs);
+void qa_register(struct signer *s); /* assent's own events go to the recorder (events.c) */
 /* evclaim.c: 1 when kind is one of assent's own (reserved: nobody else records it); and
  * whether principal `by` may record kind under key (NULL: none): PS_OK, or a status and why.
  * operator: root or the daemon's own uid, whose keys are not checked (their kinds are). */
@@ -566,8 +558,9 @@ int start_limits(struct signer *s);
 int start_keys(struct signer *s);
 void start_banner(const struct signer *s);
 
-/* front.c: the mcp and review workers' kinds, registered */
-void front_kinds(struct signer *s);
+/* front.c: what the capabilities register with the core before anything starts (records,
+ * QA, the gate's finish, the mcp and review workers' kinds) */
+void signer_register(struct signer *s);
 
 /* loop.c */
 /* One frame of worker k through its dispatch table (in worker k's state). */

@@ -91,7 +91,7 @@ struct signer *signer_test_new(const char *state, const char *policy, char *err)
 	}
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		m->ctl[i] = -1;
-	front_kinds(s); /* as the daemon's loop registers them */
+	signer_register(s); /* as the daemon's signer_main does */
 	s->started_ms = now_ms();
 	const char *ll = getenv("FEEDBACK_LOG_LEVEL"); /* as signer_main reads it */
 	if (ll && *ll && log_rank(ll) >= 0 && log_rank(ll) <= 3)

@@ -1,8 +1,11 @@
 /* The reviewers' pages and event streams, kept current: a push when the queue changes,
  * and the web sessions that end (logout, time, a credential changed in the registry)
- * with their streams. */
+ * with their streams; the registry loaded again when its file changed. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+
+#include <stdio.h>
+#include <sys/stat.h>
 
 /* A web session lives while the credential it was made with does: the reviewer is
  * registered, and their token (or proxy identity) is still the one it came from. */
@@ -82,4 +85,27 @@ void web_credentials_changed(struct signer *s, const struct registry *old)
 	if (n)
 		slog("info", "web: %zu session%s ended: the credential %s made with changed in the registry", n,
 		     n == 1 ? "" : "s", n == 1 ? "it was" : "they were");
+}
+
+/* The registry file changed (its mtime): loaded again; web sessions whose credentials it
+ * no longer holds end (web_credentials_changed). A file that does not load keeps the old. */
+void reload_registry(struct signer *s)
+{
+	char path[4200], err[AS_ERRLEN];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", s->o->state, REG_FILE);
+	time_t mt = stat(path, &st) == 0 ? st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0;
+	if (s->reg && mt == s->reg_mtime)
+		return;
+	struct registry *r;
+	if (registry_load(s->o->state, &r, err) != 0) {
+		slog("error", "identity registry: %s (keeping the one loaded)", err);
+		return;
+	}
+	struct registry *old = s->reg;
+	s->reg = r;
+	s->reg_mtime = mt;
+	if (old)
+		web_credentials_changed(s, old);
+	registry_free(old);
 }

@@ -3,14 +3,15 @@
 
   core          gateway/signer/core/: calls no function defined outside it (in the signer)
   capabilities  the other files of gateway/signer/: call the core and each other's public
-                functions, never the loop's
+                functions, never the loop's, and never in a cycle
   loop          LOOP below: may call anything
 
 A call is a function name followed by '(' or a function named where a pointer to it is
 taken (an argument, an initializer), outside comments and strings; the functions are the
-non-static ones ctags finds in gateway/signer/. Prints the figures as '# ' lines (files per
-layer, and the largest cycle of calls among the capabilities, which the issue that follows
-this one is to break), then one line per problem; exits 1 if any."""
+non-static ones ctags finds in gateway/signer/. What the core must tell a capability it
+learns from what the capability registered (core/events.c, core/supervise.c), not by calling
+it. Prints the figures as '# ' lines (files per layer, the largest cycle among the
+capabilities), then one line per problem; exits 1 if any."""
 import json, os, re, subprocess, sys
 
 SIGNER = 'gateway/signer/'
@@ -93,8 +94,12 @@ def main():
     count = {k: sum(1 for f in files if layer(f) == k) for k in ('core', 'capability', 'loop')}
     print('# signer files: %d core, %d capabilities, %d loop' % (count['core'], count['capability'], count['loop']))
     big = max(sccs, key=len) if sccs else []
-    print('# largest cycle of calls among the capabilities: %d files%s' %
-          (len(big), (' (' + ' '.join(sorted(os.path.basename(x) for x in big)) + ')') if len(big) > 1 else ''))
+    print('# largest cycle of calls among the capabilities: %s' %
+          ('%d files (%s)' % (len(big), ' '.join(sorted(os.path.basename(x) for x in big))) if len(big) > 1 else 'none'))
+    for c in sccs:
+        if len(c) > 1:
+            problems.append('a cycle of calls among the capabilities: %s (break it with a hook the core runs)' %
+                            ' '.join(sorted(c)))
     for p in problems:
         print(p)
     return 1 if problems else 0

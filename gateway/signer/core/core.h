@@ -170,6 +170,10 @@ int slot_text(struct cv_arena *a, struct cv *slot, const char *v, size_t n) AS_M
 int slot_map(struct cv_arena *a, struct cv *slot, size_t npairs) AS_MUST_USE;
 int kv_text(struct cv_arena *a, struct cv *m, size_t *i, const char *k, const char *v, size_t n) AS_MUST_USE;
 int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t v) AS_MUST_USE;
+/* An entry's fields read back: a text as a C string (no NUL inside, shorter than max), an
+ * unsigned of at most max; -1 when the field is not one. */
+int text_copy(const struct cv *v, char *out, size_t max);
+int uint_of(const struct cv *v, uint64_t max, uint64_t *out);
 
 /* reply.c */
 void send_result(struct signer *s, uint64_t conn, const char *rid, json_t *result, int iserror);
@@ -186,5 +190,54 @@ void send_refusal_text(struct signer *s, uint64_t conn, const char *rid, const c
 void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j);
 void reply_to(struct signer *s, uint64_t to, int web, struct answer ans);
 struct conn *conn_get(struct signer *s, uint64_t id, int worker);
+/* The connection frame f names (its "conn"), of worker's: AS_ENOTFOUND when it ended lately (a
+ * stale frame), AS_ECORRUPT when it was never handed out (an attack). */
+int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err);
+int conn_ended(const struct signer *s, uint64_t id); /* lately: a frame about it is stale, not an attack */
+void frame_text(const struct ipc_frame *f, const char *k, char *out, size_t max);
+/* The uid measured for HTTP request hreq of session conn: kept, and taken once. */
+void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid);
+int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err);
+
+/* events.c: the call records' events and notes, through what the records registered (none:
+ * nothing is recorded); rec_event and rec_event_in take attrs. */
+struct rec_hooks {
+	void (*note)(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule,
+		     uint64_t seq);
+	void (*waiting)(struct signer *s, uint64_t conn, const char *rid);
+	const char *(*call_id)(const struct signer *s, uint64_t conn, const char *rid);
+};
+void rec_hooks(struct signer *s, const struct rec_hooks *h);
+typedef void (*rec_event_fn)(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs);
+void rec_event_sink(struct signer *s, rec_event_fn fn); /* qa.c's: events go to the recorder */
+void rec_event(struct signer *s, const char *kind, const char *key, json_t *attrs);
+/* The same, for an event recorded inside call `call` (its call_id; NULL: none). */
+void rec_event_in(struct signer *s, const char *kind, const char *key, const char *call, json_t *attrs);
+/* What a call's record is to say: its decision, the rule that decided it, its last entry. */
+void rec_note(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule, uint64_t seq);
+/* Call rid on conn waits for its answer (a blocking request or gated call): its note is
+ * made, and events its connection records until the answer are inside it. */
+void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid);
+/* The call id of call rid on conn (its note's), or NULL: the id its record will carry. */
+const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid);
+
+/* A request's phases, and the hooks capabilities register for them (run in the order
+ * registered): queued (it waits for a person: the webhooks' request event), decided (its
+ * decision or cancellation is on disk: outcome and by set). */
+enum req_phase { PH_QUEUED, PH_DECIDED, PH_N };
+#define PHASE_HOOKS_MAX 4
+struct req;
+struct phase_ev {
+	const struct pq_item *it;
+	const struct req *r;
+	const char *outcome, *by;
+};
+typedef void (*phase_fn)(struct signer *s, enum req_phase ph, const struct phase_ev *e);
+void phase_hook(struct signer *s, enum req_phase ph, phase_fn fn);
+/* A gated call's request (r->gate) finishes through the gate, which registers how (gate.c):
+ * 1 when it took the request. */
+typedef int (*finish_fn)(struct signer *s, struct pq_item *it, json_t *result);
+void finish_hook(struct signer *s, finish_fn fn);
+void phase_run(struct signer *s, enum req_phase ph, const struct phase_ev *e);
 
 #endif

@@ -41,3 +41,22 @@ int kv_uint(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t
 	cv_set_uint(slot, v);
 	return 0;
 }
+
+/* A text field copied as a C string (no NUL inside, shorter than max); -1 when it is not one. */
+int text_copy(const struct cv *v, char *out, size_t max)
+{
+	if (!v || v->t != CV_TEXT || v->n >= max || memchr(v->s, 0, v->n))
+		return -1;
+	memcpy(out, v->s, v->n);
+	out[v->n] = 0;
+	return 0;
+}
+
+/* An unsigned field of at most max; -1 when it is not one. */
+int uint_of(const struct cv *v, uint64_t max, uint64_t *out)
+{
+	if (!v || v->t != CV_UINT || v->u > max)
+		return -1;
+	*out = v->u;
+	return 0;
+}

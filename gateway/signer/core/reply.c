@@ -181,3 +181,56 @@ struct conn *conn_get(struct signer *s, uint64_t id, int worker)
 			return &s->conns[i];
 	return NULL;
 }
+
+int conn_ended(const struct signer *s, uint64_t id)
+{
+	for (size_t i = 0; i < sizeof s->ended / sizeof *s->ended; i++)
+		if (s->ended[i] == id && id)
+			return 1;
+	return 0;
+}
+
+/* A frame's text field k as a C string (its field table bounds it: max holds it). */
+void frame_text(const struct ipc_frame *f, const char *k, char *out, size_t max)
+{
+	const struct cv *v = cv_get(f->body, k);
+	snprintf(out, max, "%.*s", v ? (int)v->n : 0, v ? (const char *)v->s : "");
+}
+
+int get_conn(struct signer *s, struct ipc_frame *f, int worker, struct conn **c, char *err)
+{
+	uint64_t id = cv_get(f->body, "conn")->u; /* every frame that names one must (frames.c) */
+	if ((*c = conn_get(s, id, worker)))
+		return 0;
+	if (conn_ended(s, id))
+		return as_fail(err, AS_ENOTFOUND, "a frame about connection %llu, which has ended: dropped",
+			       (unsigned long long)id);
+	return as_fail(err, AS_ECORRUPT, "frame names connection %llu, which it was never given",
+		       (unsigned long long)id);
+}
+
+void measured_put(struct signer *s, uint64_t hreq, uint64_t conn, uid_t uid)
+{
+	s->measured[s->measured_at] = (struct measured){.hreq = hreq, .conn = conn, .uid = uid, .used = 1};
+	s->measured_at = (s->measured_at + 1) % MAX_MEASURED;
+}
+
+/* The uid measured for HTTP request hreq of session conn, once. A request frame that
+ * names no request the signer authenticated for that session is an attack. */
+int measured_take(struct signer *s, uint64_t hreq, uint64_t conn, uid_t *uid, char *err)
+{
+	for (size_t k = 1; k <= MAX_MEASURED; k++) { /* newest first: it is almost always the last one */
+		struct measured *m = &s->measured[(s->measured_at + MAX_MEASURED - k) % MAX_MEASURED];
+		if (!m->used)
+			break;
+		if (m->hreq == hreq && m->conn == conn) {
+			*uid = m->uid;
+			m->used = 0;
+			m->hreq = 0;
+			return 0;
+		}
+	}
+	return as_fail(err, AS_ECORRUPT,
+		       "a request over HTTP (hreq %llu) that the signer never authenticated for that session",
+		       (unsigned long long)hreq);
+}
