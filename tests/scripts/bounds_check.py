@@ -20,7 +20,6 @@ SHOW = 10  # how many of the largest files and functions to print
 # FUNC_MAX. Only ever remove lines from this list.
 KNOWN = {
     'gateway/signer/gate.c',
-    'gateway/worker/jail.c',
     'gateway/worker/mcp/worker_mcp.c',
     'gateway/worker/upstream/uhttp.c',
     'gateway/cli/cmd_identity.c:cmd_identity',
