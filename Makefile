@@ -19,7 +19,7 @@ HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-prote
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
 SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,undefined \
             -fno-sanitize-recover=all -fno-omit-frame-pointer
-# -lmbedtls -lmbedx509: the upstream HTTP client's TLS (gateway/worker/upstream/uhttp.c),
+# -lmbedtls -lmbedx509: the upstream HTTP client's TLS (gateway/worker/upstream/uhttp.c, uhttp_cfg.c),
 # which the tests and harnesses that link libassent.a may pull in too.
 LIBS     := -llmdb -lmbedtls -lmbedx509 -lmbedcrypto -lcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 TESTLIBS := -lcmocka
