@@ -21,7 +21,6 @@ SHOW = 10  # how many of the largest files and functions to print
 KNOWN = {
     'gateway/signer/gate.c',
     'gateway/worker/mcp/worker_mcp.c',
-    'gateway/recorder/main.c:on_query',
     'gateway/signer/supervise.c:spawn_worker',
     'gateway/worker/mcp/feedback.c:mcp_check_request_feedback',
     'gateway/worker/mcp/mcp.c:mcp_parse_line',
