@@ -446,12 +446,7 @@ static int condition(struct pstate *p, const struct word *k, struct rule *r)
 	return 0;
 }
 
-static int option(struct pstate *p, const struct word *k, struct rule *r)
-{
-	struct pol_decision *o = &r->opts;
-	const struct word *x;
-	unsigned long long v;
-	int ask = r->action == POL_ASK, allow = r->action == POL_ALLOW;
+/* An option only rules of what may carry (it returns from the function that uses it). */
 #define ONLY(cond, what)                                                                                               \
 	do {                                                                                                           \
 		if (!(cond)) {                                                                                         \
@@ -459,16 +454,16 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;                                                                                     \
 		}                                                                                                      \
 	} while (0)
-	if (!strcmp(k->s, "reason")) {
-		ONLY(r->action == POL_DENY, "deny");
-		if (!(x = next(p, "a reason")))
-			return -1;
-		if (x->n == 0 || x->n > POL_REASON_MAX) {
-			bad(p, x, "a reason is 1 to %d bytes", POL_REASON_MAX);
-			return -1;
-		}
-		memcpy(o->reason, x->s, x->n + 1);
-	} else if (!strcmp(k->s, "reviewers")) {
+
+/* The options that say who reviews and how: reviewers, quorum, on-timeout, channels,
+ * same-user (all of ask rules). 1 when k is none of them. */
+static int option_review(struct pstate *p, const struct word *k, struct rule *r)
+{
+	struct pol_decision *o = &r->opts;
+	const struct word *x;
+	unsigned long long v;
+	int ask = r->action == POL_ASK;
+	if (!strcmp(k->s, "reviewers")) {
 		ONLY(ask, "ask");
 		if (!(x = next(p, "reviewers (NAME or group:NAME, comma-separated)")) ||
 		    !(o->nreviewers = list(p, x, o->reviewers, ok_reviewer, "reviewer")))
@@ -481,15 +476,6 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->quorum = (unsigned)v;
-	} else if (!strcmp(k->s, "deadline") || !strcmp(k->s, "token-ttl")) {
-		int dl = k->s[0] == 'd';
-		ONLY(dl ? ask : ask || allow, dl ? "ask" : "allow and ask");
-		if (!(x = next(p, "seconds")) || parse_uint(x, 1, 86400, &v) != 0) {
-			if (x)
-				bad(p, x, "seconds from 1 to 86400");
-			return -1;
-		}
-		*(dl ? &o->deadline_s : &o->token_ttl_s) = (unsigned)v;
 	} else if (!strcmp(k->s, "on-timeout")) {
 		ONLY(ask, "ask");
 		if (!(x = next(p, "deny or timeout")))
@@ -499,15 +485,6 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->timeout_denies = x->s[0] == 'd';
-	} else if (!strcmp(k->s, "token-audience")) {
-		ONLY(ask || allow, "allow and ask");
-		if (!(x = next(p, "an audience")))
-			return -1;
-		if (!is_name(x->s, x->n)) {
-			bad(p, x, "not an audience name");
-			return -1;
-		}
-		memcpy(o->token_audience, x->s, x->n + 1);
 	} else if (!strcmp(k->s, "channels")) {
 		ONLY(ask, "ask");
 		char items[POL_LIST_MAX][POL_NAME_MAX + 1];
@@ -529,6 +506,46 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->same_user_ok = 1;
+	} else {
+		return 1; /* not one of these */
+	}
+	return 0;
+}
+
+static int option(struct pstate *p, const struct word *k, struct rule *r)
+{
+	struct pol_decision *o = &r->opts;
+	const struct word *x;
+	unsigned long long v;
+	int ask = r->action == POL_ASK, allow = r->action == POL_ALLOW;
+	int rc;
+	if (!strcmp(k->s, "reason")) {
+		ONLY(r->action == POL_DENY, "deny");
+		if (!(x = next(p, "a reason")))
+			return -1;
+		if (x->n == 0 || x->n > POL_REASON_MAX) {
+			bad(p, x, "a reason is 1 to %d bytes", POL_REASON_MAX);
+			return -1;
+		}
+		memcpy(o->reason, x->s, x->n + 1);
+	} else if (!strcmp(k->s, "deadline") || !strcmp(k->s, "token-ttl")) {
+		int dl = k->s[0] == 'd';
+		ONLY(dl ? ask : ask || allow, dl ? "ask" : "allow and ask");
+		if (!(x = next(p, "seconds")) || parse_uint(x, 1, 86400, &v) != 0) {
+			if (x)
+				bad(p, x, "seconds from 1 to 86400");
+			return -1;
+		}
+		*(dl ? &o->deadline_s : &o->token_ttl_s) = (unsigned)v;
+	} else if (!strcmp(k->s, "token-audience")) {
+		ONLY(ask || allow, "allow and ask");
+		if (!(x = next(p, "an audience")))
+			return -1;
+		if (!is_name(x->s, x->n)) {
+			bad(p, x, "not an audience name");
+			return -1;
+		}
+		memcpy(o->token_audience, x->s, x->n + 1);
 	} else if (!strcmp(k->s, "record")) {
 		ONLY(allow, "allow");
 		if (!(x = next(p, "ledger or calls")))
@@ -549,6 +566,8 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->call_token = 1;
+	} else if ((rc = option_review(p, k, r)) != 1) {
+		return rc;
 	} else {
 		bad(p, k,
 		    "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
