@@ -27,63 +27,52 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	return rc;
 }
 
-int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, uint64_t size, struct eckey *const *keys,
-		   size_t nkeys, struct buf *out, char *err)
+/* The checkpoint at *size, or the latest one when *size is 0 (*size becomes its size),
+ * verified with keys, its note kept in *note. None at a size asked for is no error: the
+ * proof then carries none (*note stays empty). */
+static int find_checkpoint(MDB_txn *txn, MDB_dbi ckpts, uint64_t *size, struct eckey *const *keys, size_t nkeys,
+			   struct buf *note, struct checkpoint *cp, char *err)
 {
-	int rc = 0;
-	uint8_t(*leaves)[32] = NULL;
-	struct buf note, entry;
-	buf_init(&note, CKPT_MAX);
-	buf_init(&entry, ENTRY_MAX);
-	struct cv_arena a;
-	cv_arena_init(&a, ENTRY_MAX);
-	MDB_cursor *cur = NULL;
+	MDB_cursor *cur;
 	MDB_val k, v;
-	/* The checkpoint at the requested size, or the latest one. */
-	if (mdb_cursor_open(txn, ckpts, &cur) != 0) {
-		rc = as_fail(err, AS_EIO, "cannot read checkpoints");
-		goto out;
-	}
-	int g;
-	if (size == 0) {
+	if (mdb_cursor_open(txn, ckpts, &cur) != 0)
+		return as_fail(err, AS_EIO, "cannot read checkpoints");
+	int g, rc = 0;
+	if (*size == 0) {
 		g = mdb_cursor_get(cur, &k, &v, MDB_LAST);
 	} else {
 		uint8_t kb[8];
-		be64_put(kb, size);
+		be64_put(kb, *size);
 		k.mv_size = 8;
 		k.mv_data = kb;
 		g = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
 	}
-	struct checkpoint cp;
 	if (g == 0) {
-		if (ckpt_verify(v.mv_data, v.mv_size, keys, nkeys, &cp, err) != 0) {
+		if (ckpt_verify(v.mv_data, v.mv_size, keys, nkeys, cp, err) != 0)
 			rc = AS_ECORRUPT;
-			goto out;
-		}
-		if (buf_put(&note, v.mv_data, v.mv_size) != 0) {
+		else if (buf_put(note, v.mv_data, v.mv_size) != 0)
 			rc = as_fail(err, AS_ENOMEM, "out of memory");
-			goto out;
-		}
-		size = cp.size;
-	} else if (size == 0) {
+		else
+			*size = cp->size;
+	} else if (*size == 0) {
 		rc = as_fail(err, AS_ENOTFOUND, "the ledger has no checkpoint yet; pass --size");
-		goto out;
 	}
 	mdb_cursor_close(cur);
-	cur = NULL;
-	if (seq >= size) {
-		rc = as_fail(err, AS_EINVAL, "entry %llu is not in a tree of size %llu", (unsigned long long)seq,
-			     (unsigned long long)size);
-		goto out;
-	}
-	if (size > (1ull << 32) || !(leaves = malloc(size * 32))) {
-		rc = as_fail(err, AS_ENOMEM, "tree of size %llu too large", (unsigned long long)size);
-		goto out;
-	}
-	if (mdb_cursor_open(txn, entries, &cur) != 0) {
-		rc = as_fail(err, AS_EIO, "cannot read entries");
-		goto out;
-	}
+	return rc;
+}
+
+/* The leaf hashes of the first size entries, each entry checked as it is read (its key, its
+ * link to the one before); entry seq's bytes are kept in *entry. */
+static int read_leaves(MDB_txn *txn, MDB_dbi entries, uint64_t seq, uint64_t size, uint8_t (*leaves)[32],
+		       struct buf *entry, char *err)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	if (mdb_cursor_open(txn, entries, &cur) != 0)
+		return as_fail(err, AS_EIO, "cannot read entries");
+	struct cv_arena a;
+	cv_arena_init(&a, ENTRY_MAX);
+	int g, rc = 0;
 	uint64_t i = 0;
 	uint8_t prev[32] = {0};
 	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0 && i < size;
@@ -95,20 +84,46 @@ int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, u
 		    cbor_decode(v.mv_data, v.mv_size, &a, &e, e2) != 0 || entry_check(e, i, prev, e2) != 0) {
 			rc = as_fail(err, AS_ECORRUPT, "entry %llu is damaged; run assent-verify ledger",
 				     (unsigned long long)i);
-			goto out;
+			break;
 		}
 		merkle_leaf_hash(v.mv_data, v.mv_size, leaves[i]);
 		memcpy(prev, leaves[i], 32);
-		if (i == seq && buf_put(&entry, v.mv_data, v.mv_size) != 0) {
+		if (i == seq && buf_put(entry, v.mv_data, v.mv_size) != 0) {
 			rc = as_fail(err, AS_ENOMEM, "out of memory");
-			goto out;
+			break;
 		}
 	}
-	if (i < size) {
+	mdb_cursor_close(cur);
+	cv_arena_free(&a);
+	if (rc == 0 && i < size)
 		rc = as_fail(err, AS_ECORRUPT, "the ledger has %llu entries, fewer than the tree size %llu",
 			     (unsigned long long)i, (unsigned long long)size);
+	return rc;
+}
+
+int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, uint64_t size, struct eckey *const *keys,
+		   size_t nkeys, struct buf *out, char *err)
+{
+	int rc = 0;
+	uint8_t(*leaves)[32] = NULL;
+	struct buf note, entry;
+	buf_init(&note, CKPT_MAX);
+	buf_init(&entry, ENTRY_MAX);
+	/* The checkpoint at the requested size, or the latest one. */
+	struct checkpoint cp;
+	if ((rc = find_checkpoint(txn, ckpts, &size, keys, nkeys, &note, &cp, err)) != 0)
+		goto out;
+	if (seq >= size) {
+		rc = as_fail(err, AS_EINVAL, "entry %llu is not in a tree of size %llu", (unsigned long long)seq,
+			     (unsigned long long)size);
 		goto out;
 	}
+	if (size > (1ull << 32) || !(leaves = malloc(size * 32))) {
+		rc = as_fail(err, AS_ENOMEM, "tree of size %llu too large", (unsigned long long)size);
+		goto out;
+	}
+	if ((rc = read_leaves(txn, entries, seq, size, leaves, &entry, err)) != 0)
+		goto out;
 	uint8_t path[MERKLE_MAX_PROOF][32], root[32];
 	size_t np;
 	if (merkle_inclusion_proof((const uint8_t(*)[32])leaves, size, seq, path, &np) != 0) {
@@ -153,12 +168,9 @@ int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, u
 		rc = as_fail(err, AS_ENOMEM, "out of memory");
 	free(s);
 out:
-	if (cur)
-		mdb_cursor_close(cur);
 	free(leaves);
 	buf_free(&note);
 	buf_free(&entry);
-	cv_arena_free(&a);
 	return rc;
 }
 

@@ -30,7 +30,6 @@ KNOWN = {
     'gateway/worker/mcp/worker_mcp.c:tools_call_do',
     'gateway/worker/mcp/worker_mcp.c:worker_mcp_main',
     'verify/proof.c:proof_check',
-    'verify/proof.c:proof_make_txn',
 }
 
 
