@@ -201,6 +201,54 @@ static int size_hint(char *err, uint64_t index, uint64_t size, uint64_t cpsize)
 		   (unsigned long long)cpsize, (unsigned long long)size);
 }
 
+/* The proof's shape: an object of exactly the fields of a proof, its numbers, hashes and
+ * path (*np hashes). */
+static int proof_fields(json_t *o, uint64_t *index, uint64_t *size, uint8_t leaf[32], uint8_t root[32],
+			uint8_t path[MERKLE_MAX_PROOF][32], size_t *np, char *err)
+{
+	static const char *fields[] = {"origin", "index", "tree_size", "leaf_hash",
+				       "entry",	 "path",  "root",      "checkpoint"};
+	if (!json_is_object(o) || json_object_size(o) != sizeof fields / sizeof fields[0])
+		return BAD("proof must be an object with exactly the fields of a proof");
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (!json_object_get(o, fields[i]))
+			return BAD("proof has no '%s'", fields[i]);
+	if (get_u64(o, "index", index) || get_u64(o, "tree_size", size) || get_hex32(o, "leaf_hash", leaf) ||
+	    get_hex32(o, "root", root))
+		return BAD("proof: index, tree_size, leaf_hash or root malformed");
+	json_t *pa = json_object_get(o, "path");
+	*np = json_array_size(pa);
+	if (!json_is_array(pa) || *np > MERKLE_MAX_PROOF)
+		return BAD("proof: path must be an array of at most %d hashes", MERKLE_MAX_PROOF);
+	for (size_t i = 0; i < *np; i++) {
+		json_t *s = json_array_get(pa, i);
+		if (!json_is_string(s) || hex_decode(json_string_value(s), json_string_length(s), path[i], 32) != 0)
+			return BAD("proof: path[%zu] is not a lowercase hex SHA-256 hash", i);
+	}
+	return 0;
+}
+
+/* The entry bytes must hash to the leaf and be a well-formed entry at index. *entry (the
+ * caller frees it) holds them. */
+static int proof_entry(json_t *o, uint64_t index, const uint8_t leaf[32], struct cv_arena *a, uint8_t **entry,
+		       char *err)
+{
+	uint8_t h[32];
+	json_t *es = json_object_get(o, "entry");
+	size_t elen = 0;
+	if (!json_is_string(es) || !(*entry = malloc(ENTRY_MAX + 3)) ||
+	    b64_decode(json_string_value(es), json_string_length(es), *entry, ENTRY_MAX + 3, &elen) != 0)
+		return BAD("proof: entry is not base64");
+	merkle_leaf_hash(*entry, elen, h);
+	struct cv *e;
+	char e2[AS_ERRLEN];
+	if (memcmp(h, leaf, 32) != 0)
+		return BAD("proof: the entry does not hash to leaf_hash");
+	if (cbor_decode(*entry, elen, a, &e, e2) != 0 || entry_check(e, index, NULL, e2) != 0)
+		return BAD("proof: entry %llu is malformed: %s", (unsigned long long)index, e2);
+	return 0;
+}
+
 int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckptlen, struct eckey *const *keys,
 		size_t nkeys, uint64_t *index, uint64_t *size, char *err)
 {
@@ -211,61 +259,18 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 	if (!o)
 		return BAD("proof is not valid JSON: %s (line %d)", je.text, je.line);
 	int rc = AS_ECORRUPT;
-	static const char *fields[] = {"origin", "index", "tree_size", "leaf_hash",
-				       "entry",	 "path",  "root",      "checkpoint"};
-	uint8_t leaf[32], root[32], path[MERKLE_MAX_PROOF][32], h[32];
+	uint8_t leaf[32], root[32], path[MERKLE_MAX_PROOF][32];
+	size_t np = 0;
 	uint8_t *entry = NULL;
 	struct cv_arena a;
 	cv_arena_init(&a, ENTRY_MAX);
-	if (!json_is_object(o) || json_object_size(o) != sizeof fields / sizeof fields[0]) {
-		rc = BAD("proof must be an object with exactly the fields of a proof");
+	if ((rc = proof_fields(o, index, size, leaf, root, path, &np, err)) != 0 ||
+	    (rc = proof_entry(o, *index, leaf, &a, &entry, err)) != 0)
 		goto out;
-	}
-	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-		if (!json_object_get(o, fields[i])) {
-			rc = BAD("proof has no '%s'", fields[i]);
-			goto out;
-		}
-	if (get_u64(o, "index", index) || get_u64(o, "tree_size", size) || get_hex32(o, "leaf_hash", leaf) ||
-	    get_hex32(o, "root", root)) {
-		rc = BAD("proof: index, tree_size, leaf_hash or root malformed");
-		goto out;
-	}
-	json_t *pa = json_object_get(o, "path");
-	size_t np = json_array_size(pa);
-	if (!json_is_array(pa) || np > MERKLE_MAX_PROOF) {
-		rc = BAD("proof: path must be an array of at most %d hashes", MERKLE_MAX_PROOF);
-		goto out;
-	}
-	for (size_t i = 0; i < np; i++) {
-		json_t *s = json_array_get(pa, i);
-		if (!json_is_string(s) || hex_decode(json_string_value(s), json_string_length(s), path[i], 32) != 0) {
-			rc = BAD("proof: path[%zu] is not a lowercase hex SHA-256 hash", i);
-			goto out;
-		}
-	}
-	/* The entry bytes must hash to the leaf and be a well-formed entry at index. */
-	json_t *es = json_object_get(o, "entry");
-	size_t elen = 0;
-	if (!json_is_string(es) || !(entry = malloc(ENTRY_MAX + 3)) ||
-	    b64_decode(json_string_value(es), json_string_length(es), entry, ENTRY_MAX + 3, &elen) != 0) {
-		rc = BAD("proof: entry is not base64");
-		goto out;
-	}
-	merkle_leaf_hash(entry, elen, h);
-	struct cv *e;
-	char e2[AS_ERRLEN];
-	if (memcmp(h, leaf, 32) != 0) {
-		rc = BAD("proof: the entry does not hash to leaf_hash");
-		goto out;
-	}
-	if (cbor_decode(entry, elen, &a, &e, e2) != 0 || entry_check(e, *index, NULL, e2) != 0) {
-		rc = BAD("proof: entry %llu is malformed: %s", (unsigned long long)*index, e2);
-		goto out;
-	}
 	/* The root must come from a signed checkpoint of the same size. */
 	json_t *cs = json_object_get(o, "checkpoint"), *og = json_object_get(o, "origin");
 	struct checkpoint cp;
+	char e2[AS_ERRLEN];
 	int given = ckpt != NULL; /* a checkpoint the auditor saved, not the proof's own */
 	if (!ckpt) {
 		if (!json_is_string(cs)) {

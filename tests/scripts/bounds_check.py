@@ -29,7 +29,6 @@ KNOWN = {
     'gateway/worker/mcp/worker_mcp.c:on_http_reply',
     'gateway/worker/mcp/worker_mcp.c:tools_call_do',
     'gateway/worker/mcp/worker_mcp.c:worker_mcp_main',
-    'verify/proof.c:proof_check',
 }
 
 
