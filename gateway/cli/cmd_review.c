@@ -50,7 +50,7 @@ int ctl_call(const char *state, json_t *req, json_t **rep)
 			return die(
 			    2,
 			    "permission denied on %s: uid %u may not reach this daemon (the operator gives reviewers "
-			    "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(1))",
+			    "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(8))",
 			    path, (unsigned)getuid());
 		if (e != ENOENT && e != ECONNREFUSED)
 			return die(2, "cannot reach the daemon on %s: %s", path, strerror(e));

@@ -518,7 +518,7 @@ int main(int argc, char **argv)
 			return 2;
 	} else if (argc != 1) {
 		fputs("usage: assent-recorder [--uid N]\n       assent-recorder --version\n  started by assentd, never "
-		      "by hand: see assentd(1)\n",
+		      "by hand: see assentd(8)\n",
 		      stderr);
 		return 2;
 	}
