@@ -19,7 +19,7 @@ HARDEN   := -O2 -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-prote
 LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
 SANFLAGS := -O1 -g -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=0 -fsanitize=address,undefined \
             -fno-sanitize-recover=all -fno-omit-frame-pointer
-# -lmbedtls -lmbedx509: the upstream HTTP client's TLS (gateway/worker/upstream/uhttp.c),
+# -lmbedtls -lmbedx509: the upstream HTTP client's TLS (gateway/worker/upstream/uhttp.c, uhttp_cfg.c),
 # which the tests and harnesses that link libassent.a may pull in too.
 LIBS     := -llmdb -lmbedtls -lmbedx509 -lmbedcrypto -lcrypto -ljansson -lseccomp -lmicrohttpd -pthread
 TESTLIBS := -lcmocka
@@ -236,14 +236,15 @@ demo: deps all
 # ---- install ----
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/share/man/man1
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 include/assent/err.h include/assent/verify.h include/assent/version.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc
-	install -m 0644 verify/assent-verify.1 gateway/cli/assent.1 gateway/cli/assentd.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 verify/assent-verify.1 gateway/cli/assent.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 0644 policy/assent.policy.5 gateway/cli/assent.upstreams.5 gateway/cli/assent.records.5 gateway/cli/assent.notify.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 0644 gateway/cli/assentd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
 
 deps:
 	@tests/scripts/deps.sh

@@ -1,5 +1,5 @@
 /* Fuzz target: the upstream client's check of a server certificate's iPAddress entries
- * (uhttp_der_has_ip in gateway/worker/upstream/uhttp.c), which walks the DER of the
+ * (uhttp_der_has_ip in gateway/worker/upstream/uhttp_cfg.c), which walks the DER of the
  * extensions mbedTLS parsed (mbedTLS 2.28 keeps no iPAddress of its own). Input: a DER
  * certificate. Properties (abort when violated): no read outside the input (the sanitizers);
  * the answer is 1, 0 or AS_EINVAL; an address the certificate does not hold byte for byte

@@ -531,6 +531,56 @@ static int check_origin(struct ledger *l, MDB_txn *txn, int given, int either, u
 	return 0;
 }
 
+/* The LMDB environment and its three databases, in a write transaction left open in *txn
+ * (NULL after a failure). */
+static int open_env(struct ledger *l, const char *dir, const struct ledger_opts *o, MDB_txn **txn, char *err)
+{
+	int m = mdb_env_create(&l->env);
+	if (m == 0)
+		m = mdb_env_set_maxdbs(l->env, STORE_MAXDBS);
+	if (m == 0)
+		m = mdb_env_set_mapsize(l->env, o && o->map_size ? o->map_size : (size_t)64 << 30);
+	if (m == 0)
+		m = mdb_env_open(l->env, dir, MDB_NOTLS, 0600);
+	if (m == 0)
+		m = mdb_txn_begin(l->env, NULL, 0, txn);
+	if (m == 0)
+		m = mdb_dbi_open(*txn, STORE_DB_ENTRIES, MDB_CREATE, &l->entries);
+	if (m == 0)
+		m = mdb_dbi_open(*txn, STORE_DB_CHECKPOINTS, MDB_CREATE, &l->ckpts);
+	if (m == 0)
+		m = mdb_dbi_open(*txn, STORE_DB_META, MDB_CREATE, &l->meta);
+	if (m != 0) {
+		if (*txn)
+			mdb_txn_abort(*txn);
+		*txn = NULL;
+		return lmdb_fail(err, m, "opening the environment");
+	}
+	return 0;
+}
+
+/* A cheap consistency check before we extend the chain: as many entries as the tree has,
+ * and the last one hashes to the stored head. A full check is assent-verify's job. */
+static int check_head(const struct ledger *l, MDB_txn *txn, const struct tree_state *s, const char *dir, char *err)
+{
+	uint8_t k[8], h[32];
+	be64_put(k, s->m.size - 1);
+	MDB_val key = {8, k}, val;
+	MDB_stat st;
+	mdb_stat(txn, l->entries, &st);
+	if (st.ms_entries != s->m.size || mdb_get(txn, l->entries, &key, &val) != 0)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s: %zu entries stored but the tree has %llu; run assent-verify ledger", dir,
+			       (size_t)st.ms_entries, (unsigned long long)s->m.size);
+	merkle_leaf_hash(val.mv_data, val.mv_size, h);
+	if (memcmp(h, s->head, 32) != 0)
+		return as_fail(err, AS_ECORRUPT,
+			       "ledger %s: the last entry does not match the stored head hash; "
+			       "run assent-verify ledger",
+			       dir);
+	return 0;
+}
+
 int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **out, char *err)
 {
 	struct ledger *l = calloc(1, sizeof *l);
@@ -565,58 +615,17 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 			snprintf(l->origin, sizeof l->origin, "%s%s", l->demo ? LEDGER_DEMO_PREFIX : "assent/", hex);
 	}
 	MDB_txn *txn = NULL;
+	if (rc == 0)
+		rc = open_env(l, dir, o, &txn, err);
 	if (rc == 0) {
-		int m = mdb_env_create(&l->env);
-		if (m == 0)
-			m = mdb_env_set_maxdbs(l->env, STORE_MAXDBS);
-		if (m == 0)
-			m = mdb_env_set_mapsize(l->env, o && o->map_size ? o->map_size : (size_t)64 << 30);
-		if (m == 0)
-			m = mdb_env_open(l->env, dir, MDB_NOTLS, 0600);
-		if (m == 0)
-			m = mdb_txn_begin(l->env, NULL, 0, &txn);
-		if (m == 0)
-			m = mdb_dbi_open(txn, STORE_DB_ENTRIES, MDB_CREATE, &l->entries);
-		if (m == 0)
-			m = mdb_dbi_open(txn, STORE_DB_CHECKPOINTS, MDB_CREATE, &l->ckpts);
-		if (m == 0)
-			m = mdb_dbi_open(txn, STORE_DB_META, MDB_CREATE, &l->meta);
-		if (m != 0) {
-			if (txn)
-				mdb_txn_abort(txn);
-			txn = NULL;
-			rc = lmdb_fail(err, m, "opening the environment");
-		}
-	}
-	if (rc == 0) {
-		/* A cheap consistency check before we extend the chain: the stored head
-		 * hash is the hash of the last stored entry. A full check is assent-verify's job. */
 		struct tree_state s;
 		rc = load_state(l, txn, &s, err);
 		if (rc == 0)
 			rc = check_origin(l, txn, o && o->origin, o && o->demo == LEDGER_EITHER, s.m.size, err);
 		if (rc == 0)
 			rc = state_trusted(l, txn, &s, o ? o->adopt_unsigned_tail : 0, err);
-		if (rc == 0 && s.m.size > 0) {
-			uint8_t k[8], h[32];
-			be64_put(k, s.m.size - 1);
-			MDB_val key = {8, k}, val;
-			MDB_stat st;
-			mdb_stat(txn, l->entries, &st);
-			if (st.ms_entries != s.m.size || mdb_get(txn, l->entries, &key, &val) != 0)
-				rc = as_fail(
-				    err, AS_ECORRUPT,
-				    "ledger %s: %zu entries stored but the tree has %llu; run assent-verify ledger",
-				    dir, (size_t)st.ms_entries, (unsigned long long)s.m.size);
-			else {
-				merkle_leaf_hash(val.mv_data, val.mv_size, h);
-				if (memcmp(h, s.head, 32) != 0)
-					rc = as_fail(err, AS_ECORRUPT,
-						     "ledger %s: the last entry does not match the stored head hash; "
-						     "run assent-verify ledger",
-						     dir);
-			}
-		}
+		if (rc == 0 && s.m.size > 0)
+			rc = check_head(l, txn, &s, dir, err);
 		l->size = s.m.size;
 		int c = rc == 0 ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
 		if (rc == 0 && c != 0)

@@ -283,23 +283,117 @@ static int value(struct pstate *p, struct cond *c, int allow_order)
 	return 0;
 }
 
+/* type: a list of request types. */
+static int cond_type(struct pstate *p, struct cond *c)
+{
+	const struct word *x;
+	char items[POL_LIST_MAX][POL_NAME_MAX + 1];
+	if (!(x = next(p, "a type (approval, input, selection, confirmation)")))
+		return -1;
+	size_t n = list(p, x, items, ok_type, "type");
+	for (size_t i = 0; i < n; i++)
+		for (unsigned t = 0; t < 4; t++)
+			if (!strcmp(items[i], pol_type_names[t]))
+				c->types |= 1u << t;
+	if (!n)
+		return -1;
+	c->k = C_TYPE;
+	return 0;
+}
+
+/* subject: given, computed, asserted, or a name glob. */
+static int cond_subject(struct pstate *p, struct cond *c)
+{
+	const struct word *x;
+	if (!(x = next(p, "given, computed, asserted or a name glob")))
+		return -1;
+	if (!x->quoted && !strcmp(x->s, "given"))
+		c->k = C_SUBJECT_GIVEN;
+	else if (!x->quoted && !strcmp(x->s, "computed"))
+		c->k = C_SUBJECT_COMPUTED;
+	else if (!x->quoted && !strcmp(x->s, "asserted"))
+		c->k = C_SUBJECT_ASSERTED;
+	else {
+		c->k = C_SUBJECT;
+		c->s = strdup(x->s);
+	}
+	return 0;
+}
+
+/* annotation: one of the tool annotations. */
+static int cond_annotation(struct pstate *p, struct cond *c)
+{
+	const struct word *x;
+	if (!(x = next(p, "readonly, destructive, idempotent or openworld")))
+		return -1;
+	c->n = -1;
+	for (int i = 0; i < 4; i++)
+		if (!x->quoted && !strcmp(x->s, annotation_names[i]))
+			c->n = i;
+	if (c->n < 0) {
+		bad(p, x, "not an annotation (readonly, destructive, idempotent, openworld)");
+		return -1;
+	}
+	c->k = C_ANNOTATION;
+	return 0;
+}
+
+/* args.PATH and context.PATH: the path, then an operator and a value. */
+static int cond_path(struct pstate *p, const struct word *k, struct cond *c)
+{
+	int args = k->s[0] == 'a';
+	c->k = args ? C_ARGS : C_CONTEXT;
+	const char *s = k->s + (args ? 5 : 8);
+	for (;;) {
+		size_t n = strcspn(s, ".");
+		if (n == 0 || c->npath == POL_PATH_MAX) {
+			bad(p, k, "a %s path is %s.KEY[.KEY...] with at most %d keys",
+			    args ? "call's arguments" : "context", args ? "args" : "context", POL_PATH_MAX);
+			return -1;
+		}
+		c->path[c->npath++] = strndup(s, n);
+		if (!s[n])
+			break;
+		s += n + 1;
+	}
+	if (value(p, c, 1) != 0)
+		return -1;
+	return 0;
+}
+
+/* risk: an operator and a level. */
+static int cond_risk(struct pstate *p, struct cond *c)
+{
+	const struct word *x;
+	c->k = C_RISK;
+	const struct word *o = next(p, "an operator");
+	if (!o)
+		return -1;
+	if (o->quoted || parse_op(o->s, &c->op) != 0 || c->op == OP_RE) {
+		bad(p, o, "risk compares with = != < > <= >=");
+		return -1;
+	}
+	if (!(x = next(p, "a risk level (low, medium, high, critical)")))
+		return -1;
+	c->n = -1;
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(x->s, pol_risk_names[i]))
+			c->n = i;
+	if (c->n < 0) {
+		bad(p, x, "not a risk level (low, medium, high, critical)");
+		return -1;
+	}
+	return 0;
+}
+
 static int condition(struct pstate *p, const struct word *k, struct rule *r)
 {
 	struct cond *c = &r->conds[r->nconds];
 	memset(c, 0, sizeof *c);
 	const struct word *x;
 	if (!strcmp(k->s, "type")) {
-		char items[POL_LIST_MAX][POL_NAME_MAX + 1];
-		if (!(x = next(p, "a type (approval, input, selection, confirmation)")))
+		if (cond_type(p, c) != 0)
 			return -1;
-		size_t n = list(p, x, items, ok_type, "type");
-		for (size_t i = 0; i < n; i++)
-			for (unsigned t = 0; t < 4; t++)
-				if (!strcmp(items[i], pol_type_names[t]))
-					c->types |= 1u << t;
-		if (!n)
-			return -1;
-		c->k = C_TYPE;
 	} else if (!strcmp(k->s, "audience") || !strcmp(k->s, "client")) {
 		if (!(x = next(p, "a name or glob")))
 			return -1;
@@ -325,76 +419,26 @@ static int condition(struct pstate *p, const struct word *k, struct rule *r)
 		c->k = C_UID;
 		c->n = (long long)v;
 	} else if (!strcmp(k->s, "subject")) {
-		if (!(x = next(p, "given, computed, asserted or a name glob")))
+		if (cond_subject(p, c) != 0)
 			return -1;
-		if (!x->quoted && !strcmp(x->s, "given"))
-			c->k = C_SUBJECT_GIVEN;
-		else if (!x->quoted && !strcmp(x->s, "computed"))
-			c->k = C_SUBJECT_COMPUTED;
-		else if (!x->quoted && !strcmp(x->s, "asserted"))
-			c->k = C_SUBJECT_ASSERTED;
-		else {
-			c->k = C_SUBJECT;
-			c->s = strdup(x->s);
-		}
 	} else if (!strcmp(k->s, "upstream") || !strcmp(k->s, "tool")) {
 		if (!(x = next(p, k->s[0] == 'u' ? "an upstream server's name or glob" : "a tool's name or glob")))
 			return -1;
 		c->k = k->s[0] == 'u' ? C_UPSTREAM : C_TOOL;
 		c->s = strdup(x->s);
 	} else if (!strcmp(k->s, "annotation")) {
-		if (!(x = next(p, "readonly, destructive, idempotent or openworld")))
+		if (cond_annotation(p, c) != 0)
 			return -1;
-		c->n = -1;
-		for (int i = 0; i < 4; i++)
-			if (!x->quoted && !strcmp(x->s, annotation_names[i]))
-				c->n = i;
-		if (c->n < 0) {
-			bad(p, x, "not an annotation (readonly, destructive, idempotent, openworld)");
-			return -1;
-		}
-		c->k = C_ANNOTATION;
 	} else if (!strncmp(k->s, "args.", 5) || !strncmp(k->s, "context.", 8)) {
-		int args = k->s[0] == 'a';
-		c->k = args ? C_ARGS : C_CONTEXT;
-		const char *s = k->s + (args ? 5 : 8);
-		for (;;) {
-			size_t n = strcspn(s, ".");
-			if (n == 0 || c->npath == POL_PATH_MAX) {
-				bad(p, k, "a %s path is %s.KEY[.KEY...] with at most %d keys",
-				    args ? "call's arguments" : "context", args ? "args" : "context", POL_PATH_MAX);
-				return -1;
-			}
-			c->path[c->npath++] = strndup(s, n);
-			if (!s[n])
-				break;
-			s += n + 1;
-		}
-		if (value(p, c, 1) != 0)
+		if (cond_path(p, k, c) != 0)
 			return -1;
 	} else if (!strcmp(k->s, "message")) {
 		c->k = C_MESSAGE;
 		if (value(p, c, 0) != 0)
 			return -1;
 	} else if (!strcmp(k->s, "risk")) {
-		c->k = C_RISK;
-		const struct word *o = next(p, "an operator");
-		if (!o)
+		if (cond_risk(p, c) != 0)
 			return -1;
-		if (o->quoted || parse_op(o->s, &c->op) != 0 || c->op == OP_RE) {
-			bad(p, o, "risk compares with = != < > <= >=");
-			return -1;
-		}
-		if (!(x = next(p, "a risk level (low, medium, high, critical)")))
-			return -1;
-		c->n = -1;
-		for (int i = 0; i < 4; i++)
-			if (!strcasecmp(x->s, pol_risk_names[i]))
-				c->n = i;
-		if (c->n < 0) {
-			bad(p, x, "not a risk level (low, medium, high, critical)");
-			return -1;
-		}
 	} else {
 		return 1; /* not a condition */
 	}
@@ -402,12 +446,7 @@ static int condition(struct pstate *p, const struct word *k, struct rule *r)
 	return 0;
 }
 
-static int option(struct pstate *p, const struct word *k, struct rule *r)
-{
-	struct pol_decision *o = &r->opts;
-	const struct word *x;
-	unsigned long long v;
-	int ask = r->action == POL_ASK, allow = r->action == POL_ALLOW;
+/* An option only rules of what may carry (it returns from the function that uses it). */
 #define ONLY(cond, what)                                                                                               \
 	do {                                                                                                           \
 		if (!(cond)) {                                                                                         \
@@ -415,16 +454,16 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;                                                                                     \
 		}                                                                                                      \
 	} while (0)
-	if (!strcmp(k->s, "reason")) {
-		ONLY(r->action == POL_DENY, "deny");
-		if (!(x = next(p, "a reason")))
-			return -1;
-		if (x->n == 0 || x->n > POL_REASON_MAX) {
-			bad(p, x, "a reason is 1 to %d bytes", POL_REASON_MAX);
-			return -1;
-		}
-		memcpy(o->reason, x->s, x->n + 1);
-	} else if (!strcmp(k->s, "reviewers")) {
+
+/* The options that say who reviews and how: reviewers, quorum, on-timeout, channels,
+ * same-user (all of ask rules). 1 when k is none of them. */
+static int option_review(struct pstate *p, const struct word *k, struct rule *r)
+{
+	struct pol_decision *o = &r->opts;
+	const struct word *x;
+	unsigned long long v;
+	int ask = r->action == POL_ASK;
+	if (!strcmp(k->s, "reviewers")) {
 		ONLY(ask, "ask");
 		if (!(x = next(p, "reviewers (NAME or group:NAME, comma-separated)")) ||
 		    !(o->nreviewers = list(p, x, o->reviewers, ok_reviewer, "reviewer")))
@@ -437,15 +476,6 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->quorum = (unsigned)v;
-	} else if (!strcmp(k->s, "deadline") || !strcmp(k->s, "token-ttl")) {
-		int dl = k->s[0] == 'd';
-		ONLY(dl ? ask : ask || allow, dl ? "ask" : "allow and ask");
-		if (!(x = next(p, "seconds")) || parse_uint(x, 1, 86400, &v) != 0) {
-			if (x)
-				bad(p, x, "seconds from 1 to 86400");
-			return -1;
-		}
-		*(dl ? &o->deadline_s : &o->token_ttl_s) = (unsigned)v;
 	} else if (!strcmp(k->s, "on-timeout")) {
 		ONLY(ask, "ask");
 		if (!(x = next(p, "deny or timeout")))
@@ -455,15 +485,6 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->timeout_denies = x->s[0] == 'd';
-	} else if (!strcmp(k->s, "token-audience")) {
-		ONLY(ask || allow, "allow and ask");
-		if (!(x = next(p, "an audience")))
-			return -1;
-		if (!is_name(x->s, x->n)) {
-			bad(p, x, "not an audience name");
-			return -1;
-		}
-		memcpy(o->token_audience, x->s, x->n + 1);
 	} else if (!strcmp(k->s, "channels")) {
 		ONLY(ask, "ask");
 		char items[POL_LIST_MAX][POL_NAME_MAX + 1];
@@ -485,6 +506,46 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->same_user_ok = 1;
+	} else {
+		return 1; /* not one of these */
+	}
+	return 0;
+}
+
+static int option(struct pstate *p, const struct word *k, struct rule *r)
+{
+	struct pol_decision *o = &r->opts;
+	const struct word *x;
+	unsigned long long v;
+	int ask = r->action == POL_ASK, allow = r->action == POL_ALLOW;
+	int rc;
+	if (!strcmp(k->s, "reason")) {
+		ONLY(r->action == POL_DENY, "deny");
+		if (!(x = next(p, "a reason")))
+			return -1;
+		if (x->n == 0 || x->n > POL_REASON_MAX) {
+			bad(p, x, "a reason is 1 to %d bytes", POL_REASON_MAX);
+			return -1;
+		}
+		memcpy(o->reason, x->s, x->n + 1);
+	} else if (!strcmp(k->s, "deadline") || !strcmp(k->s, "token-ttl")) {
+		int dl = k->s[0] == 'd';
+		ONLY(dl ? ask : ask || allow, dl ? "ask" : "allow and ask");
+		if (!(x = next(p, "seconds")) || parse_uint(x, 1, 86400, &v) != 0) {
+			if (x)
+				bad(p, x, "seconds from 1 to 86400");
+			return -1;
+		}
+		*(dl ? &o->deadline_s : &o->token_ttl_s) = (unsigned)v;
+	} else if (!strcmp(k->s, "token-audience")) {
+		ONLY(ask || allow, "allow and ask");
+		if (!(x = next(p, "an audience")))
+			return -1;
+		if (!is_name(x->s, x->n)) {
+			bad(p, x, "not an audience name");
+			return -1;
+		}
+		memcpy(o->token_audience, x->s, x->n + 1);
 	} else if (!strcmp(k->s, "record")) {
 		ONLY(allow, "allow");
 		if (!(x = next(p, "ledger or calls")))
@@ -505,6 +566,8 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->call_token = 1;
+	} else if ((rc = option_review(p, k, r)) != 1) {
+		return rc;
 	} else {
 		bad(p, k,
 		    "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "

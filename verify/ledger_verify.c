@@ -307,6 +307,86 @@ static int publish(struct pipeline *p, size_t n)
 	return go;
 }
 
+/* One stored entry before it is hashed: its key is its sequence number, it is at most
+ * ENTRY_MAX bytes and a valid entry. 0, or -1 with *mine blamed (the walk stops). */
+static int read_entry(struct av_ledger_report *mine, uint64_t seq, const MDB_val *k, const MDB_val *v,
+		      struct cv_arena *a, struct cv **e)
+{
+	char err[AS_ERRLEN];
+	if (k->mv_size != 8) {
+		fail_at(mine, 1, seq, "entry %llu: stored under a key of %zu bytes, not 8", (unsigned long long)seq,
+			k->mv_size);
+		return -1;
+	}
+	uint64_t kseq = be64_get(k->mv_data);
+	if (kseq != seq) {
+		fail_at(mine, 1, seq, "entry %llu is missing (the next stored entry is %llu)", (unsigned long long)seq,
+			(unsigned long long)kseq);
+		return -1;
+	}
+	cv_arena_reset(a);
+	if (v->mv_size > ENTRY_MAX) {
+		fail_at(mine, 1, seq, "entry %llu is %zu bytes, over the maximum", (unsigned long long)seq, v->mv_size);
+		return -1;
+	}
+	if (cbor_decode(v->mv_data, v->mv_size, a, e, err) != 0 || entry_check(*e, seq, NULL, err) != 0) {
+		fail_at(mine, 1, seq, "entry %llu: %s", (unsigned long long)seq, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The first entry whose time is before the one before it. */
+struct time_back {
+	int bad;
+	uint64_t seq, prev, cur;
+};
+
+/* The walk's verdict, once the hasher is done: its own failure first (earlier entries),
+ * then the reader's, a time going backwards, a checkpoint past the end; else the head. */
+static void walk_report(struct pipeline *p, const struct av_ledger_report *mine, const struct time_back *tb)
+{
+	struct ctx *c = p->c;
+	struct av_ledger_report *rep = c->rep;
+	hash_finish(p);
+	if (!rep->reason[0] && mine->reason[0])
+		fail_at(rep, mine->has_bad_seq, mine->bad_seq, "%s", mine->reason);
+	if (!rep->reason[0] && tb->bad)
+		fail_at(
+		    rep, 1, tb->seq,
+		    "entry %llu: its time (%llu ms) is before entry %llu's (%llu ms): ledger times never go backwards",
+		    (unsigned long long)tb->seq, (unsigned long long)tb->cur, (unsigned long long)(tb->seq - 1),
+		    (unsigned long long)tb->prev);
+	if (!rep->reason[0] && p->ei < c->nex) {
+		const struct expect *ex = &c->ex[p->ei];
+		fail_at(rep, 1, p->seq, "the ledger has %llu entries but the %s covers %llu: truncated or rolled back",
+			(unsigned long long)p->seq, ex->src, (unsigned long long)ex->size);
+	}
+	if (!rep->reason[0]) {
+		rep->entries = p->seq;
+		rep->head_seq = p->seq ? p->seq - 1 : 0;
+		memcpy(rep->head_leaf, p->prev, 32);
+		merkle_root(&p->m, rep->root);
+	}
+}
+
+/* The last, partial batch: to the hasher, which then ends, or hashed here. */
+static void walk_drain(struct pipeline *p, int threaded, pthread_t *th, size_t n)
+{
+	if (threaded) {
+		pthread_mutex_lock(&p->mu);
+		p->n[p->head % PIPE_DEPTH] = n;
+		p->head++;
+		p->done = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(*th, NULL);
+	} else {
+		for (size_t i = 0; i < n && p->c->rep->reason[0] == 0; i++)
+			hash_item(p, &p->b[0][i]);
+	}
+}
+
 static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 {
 	struct av_ledger_report *rep = c->rep;
@@ -341,42 +421,23 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	struct av_ledger_report mine = {0};
 	struct cv_arena a;
 	cv_arena_init(&a, ENTRY_MAX);
-	char err[AS_ERRLEN];
-	uint64_t seq = 0, last_time = 0, t_seq = 0, t_prev = 0, t_cur = 0;
+	struct time_back tb = {0};
+	uint64_t seq = 0, last_time = 0;
 	size_t n = 0;
-	int go = rep->reason[0] == 0, time_bad = 0;
+	int go = rep->reason[0] == 0;
 	for (rc = go ? mdb_cursor_get(cur, &k, &v, MDB_FIRST) : MDB_NOTFOUND; go && rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT), seq++) {
-		if (k.mv_size != 8) {
-			fail_at(&mine, 1, seq, "entry %llu: stored under a key of %zu bytes, not 8",
-				(unsigned long long)seq, k.mv_size);
-			break;
-		}
-		uint64_t kseq = be64_get(k.mv_data);
-		if (kseq != seq) {
-			fail_at(&mine, 1, seq, "entry %llu is missing (the next stored entry is %llu)",
-				(unsigned long long)seq, (unsigned long long)kseq);
-			break;
-		}
 		struct cv *e;
-		cv_arena_reset(&a);
-		if (v.mv_size > ENTRY_MAX) {
-			fail_at(&mine, 1, seq, "entry %llu is %zu bytes, over the maximum", (unsigned long long)seq,
-				v.mv_size);
+		if (read_entry(&mine, seq, &k, &v, &a, &e) != 0)
 			break;
-		}
-		if (cbor_decode(v.mv_data, v.mv_size, &a, &e, err) != 0 || entry_check(e, seq, NULL, err) != 0) {
-			fail_at(&mine, 1, seq, "entry %llu: %s", (unsigned long long)seq, err);
-			break;
-		}
 		/* Blamed only when nothing else is wrong: an altered time also breaks a link,
 		 * and the hash chain says better which entry changed. */
 		uint64_t t = cv_get(e, "time")->u;
-		if (t < last_time && !time_bad) {
-			time_bad = 1;
-			t_seq = seq;
-			t_prev = last_time;
-			t_cur = t;
+		if (t < last_time && !tb.bad) {
+			tb.bad = 1;
+			tb.seq = seq;
+			tb.prev = last_time;
+			tb.cur = t;
 		}
 		last_time = t;
 		struct item *it = &p->b[p->head % PIPE_DEPTH][n++];
@@ -397,40 +458,10 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	if (rc != 0 && rc != MDB_NOTFOUND && !mine.reason[0])
 		fail_at(&mine, 1, seq, "ledger file damaged at entry %llu: %s", (unsigned long long)seq,
 			mdb_strerror(rc));
-	if (threaded) {
-		pthread_mutex_lock(&p->mu);
-		p->n[p->head % PIPE_DEPTH] = n;
-		p->head++;
-		p->done = 1;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(th, NULL);
-	} else {
-		for (size_t i = 0; i < n && rep->reason[0] == 0; i++)
-			hash_item(p, &p->b[0][i]);
-	}
+	walk_drain(p, threaded, &th, n);
 	mdb_cursor_close(cur);
 	cv_arena_free(&a);
-	hash_finish(p);
-	if (!rep->reason[0] && mine.reason[0])
-		fail_at(rep, mine.has_bad_seq, mine.bad_seq, "%s", mine.reason);
-	if (!rep->reason[0] && time_bad)
-		fail_at(
-		    rep, 1, t_seq,
-		    "entry %llu: its time (%llu ms) is before entry %llu's (%llu ms): ledger times never go backwards",
-		    (unsigned long long)t_seq, (unsigned long long)t_cur, (unsigned long long)(t_seq - 1),
-		    (unsigned long long)t_prev);
-	if (!rep->reason[0] && p->ei < c->nex) {
-		const struct expect *ex = &c->ex[p->ei];
-		fail_at(rep, 1, p->seq, "the ledger has %llu entries but the %s covers %llu: truncated or rolled back",
-			(unsigned long long)p->seq, ex->src, (unsigned long long)ex->size);
-	}
-	if (!rep->reason[0]) {
-		rep->entries = p->seq;
-		rep->head_seq = p->seq ? p->seq - 1 : 0;
-		memcpy(rep->head_leaf, p->prev, 32);
-		merkle_root(&p->m, rep->root);
-	}
+	walk_report(p, &mine, &tb);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p->b);

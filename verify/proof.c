@@ -27,63 +27,52 @@ int proof_make(const char *dir, uint64_t seq, uint64_t size, struct eckey *const
 	return rc;
 }
 
-int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, uint64_t size, struct eckey *const *keys,
-		   size_t nkeys, struct buf *out, char *err)
+/* The checkpoint at *size, or the latest one when *size is 0 (*size becomes its size),
+ * verified with keys, its note kept in *note. None at a size asked for is no error: the
+ * proof then carries none (*note stays empty). */
+static int find_checkpoint(MDB_txn *txn, MDB_dbi ckpts, uint64_t *size, struct eckey *const *keys, size_t nkeys,
+			   struct buf *note, struct checkpoint *cp, char *err)
 {
-	int rc = 0;
-	uint8_t(*leaves)[32] = NULL;
-	struct buf note, entry;
-	buf_init(&note, CKPT_MAX);
-	buf_init(&entry, ENTRY_MAX);
-	struct cv_arena a;
-	cv_arena_init(&a, ENTRY_MAX);
-	MDB_cursor *cur = NULL;
+	MDB_cursor *cur;
 	MDB_val k, v;
-	/* The checkpoint at the requested size, or the latest one. */
-	if (mdb_cursor_open(txn, ckpts, &cur) != 0) {
-		rc = as_fail(err, AS_EIO, "cannot read checkpoints");
-		goto out;
-	}
-	int g;
-	if (size == 0) {
+	if (mdb_cursor_open(txn, ckpts, &cur) != 0)
+		return as_fail(err, AS_EIO, "cannot read checkpoints");
+	int g, rc = 0;
+	if (*size == 0) {
 		g = mdb_cursor_get(cur, &k, &v, MDB_LAST);
 	} else {
 		uint8_t kb[8];
-		be64_put(kb, size);
+		be64_put(kb, *size);
 		k.mv_size = 8;
 		k.mv_data = kb;
 		g = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
 	}
-	struct checkpoint cp;
 	if (g == 0) {
-		if (ckpt_verify(v.mv_data, v.mv_size, keys, nkeys, &cp, err) != 0) {
+		if (ckpt_verify(v.mv_data, v.mv_size, keys, nkeys, cp, err) != 0)
 			rc = AS_ECORRUPT;
-			goto out;
-		}
-		if (buf_put(&note, v.mv_data, v.mv_size) != 0) {
+		else if (buf_put(note, v.mv_data, v.mv_size) != 0)
 			rc = as_fail(err, AS_ENOMEM, "out of memory");
-			goto out;
-		}
-		size = cp.size;
-	} else if (size == 0) {
+		else
+			*size = cp->size;
+	} else if (*size == 0) {
 		rc = as_fail(err, AS_ENOTFOUND, "the ledger has no checkpoint yet; pass --size");
-		goto out;
 	}
 	mdb_cursor_close(cur);
-	cur = NULL;
-	if (seq >= size) {
-		rc = as_fail(err, AS_EINVAL, "entry %llu is not in a tree of size %llu", (unsigned long long)seq,
-			     (unsigned long long)size);
-		goto out;
-	}
-	if (size > (1ull << 32) || !(leaves = malloc(size * 32))) {
-		rc = as_fail(err, AS_ENOMEM, "tree of size %llu too large", (unsigned long long)size);
-		goto out;
-	}
-	if (mdb_cursor_open(txn, entries, &cur) != 0) {
-		rc = as_fail(err, AS_EIO, "cannot read entries");
-		goto out;
-	}
+	return rc;
+}
+
+/* The leaf hashes of the first size entries, each entry checked as it is read (its key, its
+ * link to the one before); entry seq's bytes are kept in *entry. */
+static int read_leaves(MDB_txn *txn, MDB_dbi entries, uint64_t seq, uint64_t size, uint8_t (*leaves)[32],
+		       struct buf *entry, char *err)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	if (mdb_cursor_open(txn, entries, &cur) != 0)
+		return as_fail(err, AS_EIO, "cannot read entries");
+	struct cv_arena a;
+	cv_arena_init(&a, ENTRY_MAX);
+	int g, rc = 0;
 	uint64_t i = 0;
 	uint8_t prev[32] = {0};
 	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0 && i < size;
@@ -95,20 +84,46 @@ int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, u
 		    cbor_decode(v.mv_data, v.mv_size, &a, &e, e2) != 0 || entry_check(e, i, prev, e2) != 0) {
 			rc = as_fail(err, AS_ECORRUPT, "entry %llu is damaged; run assent-verify ledger",
 				     (unsigned long long)i);
-			goto out;
+			break;
 		}
 		merkle_leaf_hash(v.mv_data, v.mv_size, leaves[i]);
 		memcpy(prev, leaves[i], 32);
-		if (i == seq && buf_put(&entry, v.mv_data, v.mv_size) != 0) {
+		if (i == seq && buf_put(entry, v.mv_data, v.mv_size) != 0) {
 			rc = as_fail(err, AS_ENOMEM, "out of memory");
-			goto out;
+			break;
 		}
 	}
-	if (i < size) {
+	mdb_cursor_close(cur);
+	cv_arena_free(&a);
+	if (rc == 0 && i < size)
 		rc = as_fail(err, AS_ECORRUPT, "the ledger has %llu entries, fewer than the tree size %llu",
 			     (unsigned long long)i, (unsigned long long)size);
+	return rc;
+}
+
+int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, uint64_t size, struct eckey *const *keys,
+		   size_t nkeys, struct buf *out, char *err)
+{
+	int rc = 0;
+	uint8_t(*leaves)[32] = NULL;
+	struct buf note, entry;
+	buf_init(&note, CKPT_MAX);
+	buf_init(&entry, ENTRY_MAX);
+	/* The checkpoint at the requested size, or the latest one. */
+	struct checkpoint cp;
+	if ((rc = find_checkpoint(txn, ckpts, &size, keys, nkeys, &note, &cp, err)) != 0)
+		goto out;
+	if (seq >= size) {
+		rc = as_fail(err, AS_EINVAL, "entry %llu is not in a tree of size %llu", (unsigned long long)seq,
+			     (unsigned long long)size);
 		goto out;
 	}
+	if (size > (1ull << 32) || !(leaves = malloc(size * 32))) {
+		rc = as_fail(err, AS_ENOMEM, "tree of size %llu too large", (unsigned long long)size);
+		goto out;
+	}
+	if ((rc = read_leaves(txn, entries, seq, size, leaves, &entry, err)) != 0)
+		goto out;
 	uint8_t path[MERKLE_MAX_PROOF][32], root[32];
 	size_t np;
 	if (merkle_inclusion_proof((const uint8_t(*)[32])leaves, size, seq, path, &np) != 0) {
@@ -153,12 +168,9 @@ int proof_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t seq, u
 		rc = as_fail(err, AS_ENOMEM, "out of memory");
 	free(s);
 out:
-	if (cur)
-		mdb_cursor_close(cur);
 	free(leaves);
 	buf_free(&note);
 	buf_free(&entry);
-	cv_arena_free(&a);
 	return rc;
 }
 
@@ -189,6 +201,54 @@ static int size_hint(char *err, uint64_t index, uint64_t size, uint64_t cpsize)
 		   (unsigned long long)cpsize, (unsigned long long)size);
 }
 
+/* The proof's shape: an object of exactly the fields of a proof, its numbers, hashes and
+ * path (*np hashes). */
+static int proof_fields(json_t *o, uint64_t *index, uint64_t *size, uint8_t leaf[32], uint8_t root[32],
+			uint8_t path[MERKLE_MAX_PROOF][32], size_t *np, char *err)
+{
+	static const char *fields[] = {"origin", "index", "tree_size", "leaf_hash",
+				       "entry",	 "path",  "root",      "checkpoint"};
+	if (!json_is_object(o) || json_object_size(o) != sizeof fields / sizeof fields[0])
+		return BAD("proof must be an object with exactly the fields of a proof");
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (!json_object_get(o, fields[i]))
+			return BAD("proof has no '%s'", fields[i]);
+	if (get_u64(o, "index", index) || get_u64(o, "tree_size", size) || get_hex32(o, "leaf_hash", leaf) ||
+	    get_hex32(o, "root", root))
+		return BAD("proof: index, tree_size, leaf_hash or root malformed");
+	json_t *pa = json_object_get(o, "path");
+	*np = json_array_size(pa);
+	if (!json_is_array(pa) || *np > MERKLE_MAX_PROOF)
+		return BAD("proof: path must be an array of at most %d hashes", MERKLE_MAX_PROOF);
+	for (size_t i = 0; i < *np; i++) {
+		json_t *s = json_array_get(pa, i);
+		if (!json_is_string(s) || hex_decode(json_string_value(s), json_string_length(s), path[i], 32) != 0)
+			return BAD("proof: path[%zu] is not a lowercase hex SHA-256 hash", i);
+	}
+	return 0;
+}
+
+/* The entry bytes must hash to the leaf and be a well-formed entry at index. *entry (the
+ * caller frees it) holds them. */
+static int proof_entry(json_t *o, uint64_t index, const uint8_t leaf[32], struct cv_arena *a, uint8_t **entry,
+		       char *err)
+{
+	uint8_t h[32];
+	json_t *es = json_object_get(o, "entry");
+	size_t elen = 0;
+	if (!json_is_string(es) || !(*entry = malloc(ENTRY_MAX + 3)) ||
+	    b64_decode(json_string_value(es), json_string_length(es), *entry, ENTRY_MAX + 3, &elen) != 0)
+		return BAD("proof: entry is not base64");
+	merkle_leaf_hash(*entry, elen, h);
+	struct cv *e;
+	char e2[AS_ERRLEN];
+	if (memcmp(h, leaf, 32) != 0)
+		return BAD("proof: the entry does not hash to leaf_hash");
+	if (cbor_decode(*entry, elen, a, &e, e2) != 0 || entry_check(e, index, NULL, e2) != 0)
+		return BAD("proof: entry %llu is malformed: %s", (unsigned long long)index, e2);
+	return 0;
+}
+
 int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckptlen, struct eckey *const *keys,
 		size_t nkeys, uint64_t *index, uint64_t *size, char *err)
 {
@@ -199,61 +259,18 @@ int proof_check(const uint8_t *proof, size_t n, const uint8_t *ckpt, size_t ckpt
 	if (!o)
 		return BAD("proof is not valid JSON: %s (line %d)", je.text, je.line);
 	int rc = AS_ECORRUPT;
-	static const char *fields[] = {"origin", "index", "tree_size", "leaf_hash",
-				       "entry",	 "path",  "root",      "checkpoint"};
-	uint8_t leaf[32], root[32], path[MERKLE_MAX_PROOF][32], h[32];
+	uint8_t leaf[32], root[32], path[MERKLE_MAX_PROOF][32];
+	size_t np = 0;
 	uint8_t *entry = NULL;
 	struct cv_arena a;
 	cv_arena_init(&a, ENTRY_MAX);
-	if (!json_is_object(o) || json_object_size(o) != sizeof fields / sizeof fields[0]) {
-		rc = BAD("proof must be an object with exactly the fields of a proof");
+	if ((rc = proof_fields(o, index, size, leaf, root, path, &np, err)) != 0 ||
+	    (rc = proof_entry(o, *index, leaf, &a, &entry, err)) != 0)
 		goto out;
-	}
-	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-		if (!json_object_get(o, fields[i])) {
-			rc = BAD("proof has no '%s'", fields[i]);
-			goto out;
-		}
-	if (get_u64(o, "index", index) || get_u64(o, "tree_size", size) || get_hex32(o, "leaf_hash", leaf) ||
-	    get_hex32(o, "root", root)) {
-		rc = BAD("proof: index, tree_size, leaf_hash or root malformed");
-		goto out;
-	}
-	json_t *pa = json_object_get(o, "path");
-	size_t np = json_array_size(pa);
-	if (!json_is_array(pa) || np > MERKLE_MAX_PROOF) {
-		rc = BAD("proof: path must be an array of at most %d hashes", MERKLE_MAX_PROOF);
-		goto out;
-	}
-	for (size_t i = 0; i < np; i++) {
-		json_t *s = json_array_get(pa, i);
-		if (!json_is_string(s) || hex_decode(json_string_value(s), json_string_length(s), path[i], 32) != 0) {
-			rc = BAD("proof: path[%zu] is not a lowercase hex SHA-256 hash", i);
-			goto out;
-		}
-	}
-	/* The entry bytes must hash to the leaf and be a well-formed entry at index. */
-	json_t *es = json_object_get(o, "entry");
-	size_t elen = 0;
-	if (!json_is_string(es) || !(entry = malloc(ENTRY_MAX + 3)) ||
-	    b64_decode(json_string_value(es), json_string_length(es), entry, ENTRY_MAX + 3, &elen) != 0) {
-		rc = BAD("proof: entry is not base64");
-		goto out;
-	}
-	merkle_leaf_hash(entry, elen, h);
-	struct cv *e;
-	char e2[AS_ERRLEN];
-	if (memcmp(h, leaf, 32) != 0) {
-		rc = BAD("proof: the entry does not hash to leaf_hash");
-		goto out;
-	}
-	if (cbor_decode(entry, elen, &a, &e, e2) != 0 || entry_check(e, *index, NULL, e2) != 0) {
-		rc = BAD("proof: entry %llu is malformed: %s", (unsigned long long)*index, e2);
-		goto out;
-	}
 	/* The root must come from a signed checkpoint of the same size. */
 	json_t *cs = json_object_get(o, "checkpoint"), *og = json_object_get(o, "origin");
 	struct checkpoint cp;
+	char e2[AS_ERRLEN];
 	int given = ckpt != NULL; /* a checkpoint the auditor saved, not the proof's own */
 	if (!ckpt) {
 		if (!json_is_string(cs)) {

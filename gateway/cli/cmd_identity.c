@@ -110,6 +110,140 @@ static void identity_list(const struct registry *r, const char *kind, int json)
 	json_decref(j);
 }
 
+/* remove NAME: off the registry, then on the ledger with the groups it had. */
+static int identity_remove(struct registry *r, const char *state, const char *kind, const char *name)
+{
+	char err[AS_ERRLEN];
+	int rc = 0;
+	char *groups = NULL;
+	const char *g = registry_groups_json(r, kind, name);
+	if (g)
+		groups = strdup(g);
+	if (registry_remove(r, kind, name, err) != 0)
+		rc = die(1, "%s", err);
+	else if (registry_save(r, state, err) != 0)
+		rc = die(2, "%s", err);
+	else {
+		char what[32];
+		snprintf(what, sizeof what, "%s removed", kind);
+		rc = identity_entry(state, what, name, groups);
+	}
+	free(groups);
+	if (rc == 0)
+		printf("removed %s %s\n", kind, name);
+	return rc;
+}
+
+/* reviewer token NAME: a new web token, shown once. */
+static int identity_token(struct registry *r, const char *state, const char *name)
+{
+	char err[AS_ERRLEN];
+	int rc = 0;
+	char key[REG_KEY_LEN + 1];
+	if (registry_reviewer_token(r, name, key, err) != 0)
+		rc = die(1, "%s", err);
+	else if (registry_save(r, state, err) != 0)
+		rc = die(2, "%s", err);
+	else
+		printf("reviewer %s: a new web token, shown this once (only a hash is kept; the old one no "
+		       "longer logs in, and its web sessions end):\n%s\n",
+		       name, key);
+	explicit_bzero(key, sizeof key);
+	return rc;
+}
+
+/* What add tells the person who ran it: the credential, shown this once, or for a stdio
+ * agent the uids it is known by. */
+static void identity_added_say(const char *kind, const char *name, const uid_t *uids, size_t nu, int web,
+			       const char *key)
+{
+	char uid_list[32 * 12] = "";
+	for (size_t k = 0, at = 0; k < nu && at < sizeof uid_list; k++)
+		at += (size_t)snprintf(uid_list + at, sizeof uid_list - at, "%s%u", k ? ", " : "", (unsigned)uids[k]);
+	if (!strcmp(kind, "agent") && nu)
+		printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key). "
+		       "Every stdio agent running as uid%s %s, whatever client it is, is agent %s from now on, "
+		       "with its audiences.\n",
+		       name, nu > 1 ? "s" : "", uid_list, name);
+	else if (!strcmp(kind, "agent"))
+		printf("agent %s added. Its API key, shown this once (only a hash is kept):\n%s\n", name, key);
+	else if (!strcmp(kind, "admin"))
+		printf("admin %s added. Its token, shown this once (only a hash is kept):\n%s\n", name, key);
+	else if (web)
+		printf("reviewer %s added. Its web token, shown this once (only a hash is kept):\n%s\n", name, key);
+	else
+		printf("reviewer %s added\n", name);
+}
+
+/* add NAME [options]: registered, saved, and on the ledger, or none of these. */
+static int identity_add(struct registry *r, const char *state, const char *kind, int argc, char **argv)
+{
+	char err[AS_ERRLEN];
+	int rc = 0;
+	const char *name = argv[2], *proxy_id = NULL, *owner = NULL;
+	uid_t uids[32] = {0};
+	const char *multi[32];
+	size_t nu = 0, nm = 0;
+	int web = 0;
+	for (int i = 3; i < argc && rc == 0; i++) {
+		const char *opt = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t v;
+		if (!strcmp(kind, "reviewer") && !strcmp(opt, "--web")) {
+			web = 1;
+			continue;
+		}
+		if (!strcmp(kind, "admin"))
+			rc = die(2, "admin add NAME takes no options");
+		else if (!val)
+			rc = die(2, "%s add: %s needs a value", kind, opt);
+		else if (strcmp(kind, "admin") && !strcmp(opt, "--uid") && nu < 32 && parse_u64(val, &v) == 0 &&
+			 v < 0xffffffffu)
+			uids[nu++] = (uid_t)v;
+		else if (!strcmp(kind, "agent") && !strcmp(opt, "--owner"))
+			owner = val;
+		else if (!strcmp(kind, "reviewer") && !strcmp(opt, "--proxy-id"))
+			proxy_id = val;
+		else if (((!strcmp(kind, "reviewer") && !strcmp(opt, "--group")) ||
+			  (!strcmp(kind, "agent") && !strcmp(opt, "--audience"))) &&
+			 nm < 32)
+			multi[nm++] = val;
+		else
+			rc = die(2, "%s add: bad option '%s %s' (see assent --help)", kind, opt, val);
+		i++;
+	}
+	char key[REG_KEY_LEN + 1];
+	if (rc == 0) {
+		const struct reg_agent_opts ao = {
+		    .audiences = multi, .naud = nm, .uids = uids, .nuids = nu, .owner = owner};
+		int a = !strcmp(kind, "agent")	 ? registry_agent_add_opts(r, name, &ao, key, err)
+			: !strcmp(kind, "admin") ? registry_admin_add(r, name, key, err)
+						 : registry_reviewer_add(r, name, uids, nu, multi, nm, err);
+		if (a == 0 && web)
+			a = registry_reviewer_token(r, name, key, err);
+		if (a == 0 && proxy_id)
+			a = registry_reviewer_proxy_id(r, name, proxy_id, err);
+		if (a != 0)
+			rc = die(1, "%s", err);
+	}
+	if (rc == 0 && registry_save(r, state, err) != 0)
+		rc = die(2, "%s", err);
+	if (rc == 0) {
+		char what[32];
+		snprintf(what, sizeof what, "%s added", kind);
+		rc = identity_entry(state, what, name, registry_groups_json(r, kind, name));
+		/* Not on the ledger: not added either. A command succeeds whole or says it failed. */
+		if (rc != 0 && (registry_remove(r, kind, name, err) != 0 || registry_save(r, state, err) != 0))
+			die(rc, "%s %s is registered but its ledger entry is missing: %s", kind, name, err);
+		else if (rc != 0)
+			die(rc, "%s %s was not added (the ledger entry could not be written)", kind, name);
+	}
+	if (rc == 0)
+		identity_added_say(kind, name, uids, nu, web, key);
+	explicit_bzero(key, sizeof key);
+	return rc;
+}
+
 int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 {
 	char err[AS_ERRLEN];
@@ -123,111 +257,11 @@ int cmd_identity(const char *state, const char *kind, int argc, char **argv)
 	if (!strcmp(sub, "list") && (argc == 2 || (argc == 3 && !strcmp(argv[2], "--json")))) {
 		identity_list(r, kind, argc == 3);
 	} else if (!strcmp(sub, "remove") && argc == 3) {
-		char *groups = NULL;
-		const char *g = registry_groups_json(r, kind, argv[2]);
-		if (g)
-			groups = strdup(g);
-		if (registry_remove(r, kind, argv[2], err) != 0)
-			rc = die(1, "%s", err);
-		else if (registry_save(r, state, err) != 0)
-			rc = die(2, "%s", err);
-		else {
-			char what[32];
-			snprintf(what, sizeof what, "%s removed", kind);
-			rc = identity_entry(state, what, argv[2], groups);
-		}
-		free(groups);
-		if (rc == 0)
-			printf("removed %s %s\n", kind, argv[2]);
+		rc = identity_remove(r, state, kind, argv[2]);
 	} else if (!strcmp(sub, "token") && !strcmp(kind, "reviewer") && argc == 3) {
-		char key[REG_KEY_LEN + 1];
-		if (registry_reviewer_token(r, argv[2], key, err) != 0)
-			rc = die(1, "%s", err);
-		else if (registry_save(r, state, err) != 0)
-			rc = die(2, "%s", err);
-		else
-			printf("reviewer %s: a new web token, shown this once (only a hash is kept; the old one no "
-			       "longer logs in, and its web sessions end):\n%s\n",
-			       argv[2], key);
-		explicit_bzero(key, sizeof key);
+		rc = identity_token(r, state, argv[2]);
 	} else if (!strcmp(sub, "add") && argc >= 3) {
-		const char *name = argv[2], *proxy_id = NULL, *owner = NULL;
-		uid_t uids[32] = {0};
-		const char *multi[32];
-		size_t nu = 0, nm = 0;
-		int web = 0;
-		for (int i = 3; i < argc && rc == 0; i++) {
-			const char *opt = argv[i];
-			const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-			uint64_t v;
-			if (!strcmp(kind, "reviewer") && !strcmp(opt, "--web")) {
-				web = 1;
-				continue;
-			}
-			if (!strcmp(kind, "admin"))
-				rc = die(2, "admin add NAME takes no options");
-			else if (!val)
-				rc = die(2, "%s add: %s needs a value", kind, opt);
-			else if (strcmp(kind, "admin") && !strcmp(opt, "--uid") && nu < 32 && parse_u64(val, &v) == 0 &&
-				 v < 0xffffffffu)
-				uids[nu++] = (uid_t)v;
-			else if (!strcmp(kind, "agent") && !strcmp(opt, "--owner"))
-				owner = val;
-			else if (!strcmp(kind, "reviewer") && !strcmp(opt, "--proxy-id"))
-				proxy_id = val;
-			else if (((!strcmp(kind, "reviewer") && !strcmp(opt, "--group")) ||
-				  (!strcmp(kind, "agent") && !strcmp(opt, "--audience"))) &&
-				 nm < 32)
-				multi[nm++] = val;
-			else
-				rc = die(2, "%s add: bad option '%s %s' (see assent --help)", kind, opt, val);
-			i++;
-		}
-		char key[REG_KEY_LEN + 1];
-		if (rc == 0) {
-			const struct reg_agent_opts ao = {
-			    .audiences = multi, .naud = nm, .uids = uids, .nuids = nu, .owner = owner};
-			int a = !strcmp(kind, "agent")	 ? registry_agent_add_opts(r, name, &ao, key, err)
-				: !strcmp(kind, "admin") ? registry_admin_add(r, name, key, err)
-							 : registry_reviewer_add(r, name, uids, nu, multi, nm, err);
-			if (a == 0 && web)
-				a = registry_reviewer_token(r, name, key, err);
-			if (a == 0 && proxy_id)
-				a = registry_reviewer_proxy_id(r, name, proxy_id, err);
-			if (a != 0)
-				rc = die(1, "%s", err);
-		}
-		if (rc == 0 && registry_save(r, state, err) != 0)
-			rc = die(2, "%s", err);
-		if (rc == 0) {
-			char what[32];
-			snprintf(what, sizeof what, "%s added", kind);
-			rc = identity_entry(state, what, name, registry_groups_json(r, kind, name));
-			/* Not on the ledger: not added either. A command succeeds whole or says it failed. */
-			if (rc != 0 && (registry_remove(r, kind, name, err) != 0 || registry_save(r, state, err) != 0))
-				die(rc, "%s %s is registered but its ledger entry is missing: %s", kind, name, err);
-			else if (rc != 0)
-				die(rc, "%s %s was not added (the ledger entry could not be written)", kind, name);
-		}
-		char uid_list[32 * 12] = "";
-		for (size_t k = 0, at = 0; k < nu && at < sizeof uid_list; k++)
-			at += (size_t)snprintf(uid_list + at, sizeof uid_list - at, "%s%u", k ? ", " : "",
-					       (unsigned)uids[k]);
-		if (rc == 0 && !strcmp(kind, "agent") && nu)
-			printf("agent %s added: a stdio agent, known by the uid the gateway measures (no API key). "
-			       "Every stdio agent running as uid%s %s, whatever client it is, is agent %s from now on, "
-			       "with its audiences.\n",
-			       name, nu > 1 ? "s" : "", uid_list, name);
-		else if (rc == 0 && !strcmp(kind, "agent"))
-			printf("agent %s added. Its API key, shown this once (only a hash is kept):\n%s\n", name, key);
-		else if (rc == 0 && !strcmp(kind, "admin"))
-			printf("admin %s added. Its token, shown this once (only a hash is kept):\n%s\n", name, key);
-		else if (rc == 0 && web)
-			printf("reviewer %s added. Its web token, shown this once (only a hash is kept):\n%s\n", name,
-			       key);
-		else if (rc == 0)
-			printf("reviewer %s added\n", name);
-		explicit_bzero(key, sizeof key);
+		rc = identity_add(r, state, kind, argc, argv);
 	} else {
 		rc = die(2, "usage: assent %s add|list|remove ... (see assent --help)", kind);
 	}

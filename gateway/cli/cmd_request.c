@@ -431,22 +431,29 @@ static int finish(json_t *res, int as_json)
 	return rc;
 }
 
-int cmd_request(const char *state, int argc, char **argv)
+/* The command line's flags that are not arguments of request_feedback. */
+struct request_flags {
+	int as_json, help;
+	const char *url, *ca;
+};
+
+/* request_feedback's arguments from the command line, into args; 0 (help set for --help)
+ * or die()'s code. */
+static int request_args(json_t *args, struct request_flags *fl, int argc, char **argv)
 {
-	json_t *args = json_object(), *subjects = json_array(), *options = json_array();
-	int as_json = 0;
+	json_t *subjects = json_array(), *options = json_array();
 	size_t total = 0;
-	const char *url = NULL, *ca = NULL;
 	char err[AS_ERRLEN];
 	json_object_set_new(args, "type", json_string("approval"));
 	for (int i = 1; i < argc; i++) {
 		const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
 			fputs(request_usage, stdout);
+			fl->help = 1;
 			return 0;
 		}
 		if (!strcmp(f, "--json")) {
-			as_json = 1;
+			fl->as_json = 1;
 			continue;
 		}
 		if (!v)
@@ -477,9 +484,9 @@ int cmd_request(const char *state, int argc, char **argv)
 				return die(2, "request: %s", err);
 			json_object_set_new(args, "context", c);
 		} else if (!strcmp(f, "--url")) {
-			url = v;
+			fl->url = v;
 		} else if (!strcmp(f, "--ca")) {
-			ca = v;
+			fl->ca = v;
 		} else if (!strcmp(f, "--subject")) {
 			if (add_subject(subjects, v, &total, err) != 0)
 				return die(2, "request: --subject %s: %s", v, err);
@@ -496,13 +503,57 @@ int cmd_request(const char *state, int argc, char **argv)
 	json_decref(subjects);
 	json_decref(options);
 	json_object_set_new(args, "wait", json_false());
+	return 0;
+}
+
+/* One get_feedback into *res; when the daemon went away (a restart: its ledger keeps the
+ * request), reconnect and ask again, up to 30 times. 0 or die()'s code. */
+static int request_poll(struct conn *c, const char *state, const char *sid, json_t **res, char *err)
+{
+	int r, fails = 0;
+	for (;;) {
+		r = conn_tool(c, "get_feedback", json_pack("{s:s,s:i}", "session_id", sid, "wait_seconds", REQ_WAIT),
+			      res, err);
+		if (r != CLOSED)
+			break;
+		/* the daemon went away (a restart): its ledger keeps the request; ask again */
+		if (c->fd >= 0)
+			close(c->fd);
+		c->fd = -1;
+		if (c->hc) { /* a new connection; uhttp keeps the MCP session until a 404 ends it */
+			uhttp_conn_free(c->hc);
+			c->hc = NULL;
+			if (uhttp_conn_new(c->u, &c->hc, err) != 0)
+				return die(2, "request: %s", err);
+		}
+		if (++fails > 30)
+			return die(2, "request: lost the daemon and could not reconnect (%s)", sid);
+		fprintf(stderr, "assent request: the daemon closed the connection; reconnecting\n");
+		sleep(2);
+		if (conn_open(state, c, err) != 0)
+			fprintf(stderr, "assent request: %s\n", err);
+	}
+	if (r < 0)
+		return die(2, "request: %s (%s)", err, sid);
+	return 0;
+}
+
+int cmd_request(const char *state, int argc, char **argv)
+{
+	json_t *args = json_object();
+	struct request_flags fl = {0};
+	char err[AS_ERRLEN];
+	int rc = request_args(args, &fl, argc, argv);
+	if (rc != 0 || fl.help)
+		return rc;
+	const char *url = fl.url;
 
 	struct conn c = {.fd = -1, .next_id = 1};
 	buf_init(&c.in, LINE_MAX_BYTES + 65536);
 	json_t *res = NULL;
-	if (ca && !url)
+	if (fl.ca && !url)
 		return die(2, "request: --ca is for --url https://...");
-	if (url && http_setup(&c, url, ca, err) != 0)
+	if (url && http_setup(&c, url, fl.ca, err) != 0)
 		return die(2, "request: %s", err);
 	if (conn_open(state, &c, err) != 0)
 		return die(2, "request: %s", err);
@@ -518,7 +569,7 @@ int cmd_request(const char *state, int argc, char **argv)
 	if (warning)
 		fprintf(stderr, "assent request: WARNING: %s\n", warning);
 	time_t start = time(NULL);
-	int said = 0, fails = 0;
+	int said = 0;
 	while (!strcmp(json_string_value(json_object_get(res, "status")), "pending")) {
 		if (!said++) {
 			review_link(url ? NULL : state, sid, json_string_value(json_object_get(res, "review_url")),
@@ -530,36 +581,13 @@ int cmd_request(const char *state, int argc, char **argv)
 		}
 		json_decref(res);
 		res = NULL;
-		for (;;) {
-			r = conn_tool(&c, "get_feedback",
-				      json_pack("{s:s,s:i}", "session_id", sid, "wait_seconds", REQ_WAIT), &res, err);
-			if (r != CLOSED)
-				break;
-			/* the daemon went away (a restart): its ledger keeps the request; ask again */
-			if (c.fd >= 0)
-				close(c.fd);
-			c.fd = -1;
-			if (c.hc) { /* a new connection; uhttp keeps the MCP session until a 404 ends it */
-				uhttp_conn_free(c.hc);
-				c.hc = NULL;
-				if (uhttp_conn_new(c.u, &c.hc, err) != 0)
-					return die(2, "request: %s", err);
-			}
-			if (++fails > 30)
-				return die(2, "request: lost the daemon and could not reconnect (%s)", sid);
-			fprintf(stderr, "assent request: the daemon closed the connection; reconnecting\n");
-			sleep(2);
-			if (conn_open(state, &c, err) != 0)
-				fprintf(stderr, "assent request: %s\n", err);
-		}
-		if (r < 0)
-			return die(2, "request: %s (%s)", err, sid);
-		fails = 0;
+		if ((rc = request_poll(&c, state, sid, &res, err)) != 0)
+			return rc;
 	}
 	if (c.fd >= 0)
 		close(c.fd);
 	uhttp_conn_free(c.hc);
 	uhttp_free(c.u);
 	buf_free(&c.in);
-	return finish(res, as_json);
+	return finish(res, fl.as_json);
 }

@@ -50,7 +50,7 @@ int ctl_call(const char *state, json_t *req, json_t **rep)
 			return die(
 			    2,
 			    "permission denied on %s: uid %u may not reach this daemon (the operator gives reviewers "
-			    "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(1))",
+			    "a group: ASSENT_CONTROL_GROUP=GROUP, see assentd(8))",
 			    path, (unsigned)getuid());
 		if (e != ENOENT && e != ECONNREFUSED)
 			return die(2, "cannot reach the daemon on %s: %s", path, strerror(e));
@@ -646,6 +646,67 @@ static int cmd_review(const char *state)
 	return rc;
 }
 
+/* pending: every request this reviewer may decide, a line each (--json: as they are). */
+static int reviewer_pending(const char *state, int json)
+{
+	json_t *rep;
+	int rc;
+	if ((rc = pending_all(state, &rep)) != 0)
+		return rc;
+	json_t *reqs = json_object_get(rep, "requests");
+	if (json) {
+		char *s = json_dumps(
+		    reqs, JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi or invisible character on a terminal */
+		printf("%s\n", s);
+		free(s);
+	} else {
+		size_t i;
+		json_t *r;
+		if (json_array_size(reqs) == 0)
+			printf("nothing is pending\n");
+		json_array_foreach(reqs, i, r)
+		{
+			long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
+			printf("%s  %-12s %4llds left  ", json_string_value(json_object_get(r, "session_id")),
+			       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0);
+			const char *msg = json_string_value(json_object_get(r, "message"));
+			size_t mn = msg ? strlen(msg) : 0;
+			for (mn = mn > 70 ? 70 : mn; msg && mn > 0 && ((unsigned char)msg[mn] & 0xC0) == 0x80; mn--)
+				; /* cut on a character boundary */
+			show_text(msg ? msg : "", mn, 0);
+			printf("\n");
+		}
+		if (json_integer_value(json_object_get(rep, "more")) > 0)
+			printf("... and %lld more\n", (long long)json_integer_value(json_object_get(rep, "more")));
+	}
+	json_decref(rep);
+	return 0;
+}
+
+/* status: the daemon's counters, a line each (--json: as they are). */
+static int reviewer_status(const char *state, int json)
+{
+	json_t *rep;
+	int rc;
+	if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "status"), &rep)) != 0)
+		return rc;
+	json_object_del(rep, "ok");
+	if (json) {
+		char *s = json_dumps(rep, JSON_INDENT(2));
+		printf("%s\n", s);
+		free(s);
+	} else {
+		const char *k;
+		json_t *v;
+		json_object_foreach(rep, k, v)
+		{
+			printf("%-24s %lld\n", k, (long long)json_integer_value(v));
+		}
+	}
+	json_decref(rep);
+	return 0;
+}
+
 int cmd_reviewer(const char *state, int argc, char **argv)
 {
 	const char *cmd = argv[0];
@@ -654,42 +715,8 @@ int cmd_reviewer(const char *state, int argc, char **argv)
 		argc--;
 	json_t *rep;
 	int rc;
-	if (!strcmp(cmd, "pending") && argc == 1) {
-		if ((rc = pending_all(state, &rep)) != 0)
-			return rc;
-		json_t *reqs = json_object_get(rep, "requests");
-		if (json) {
-			char *s = json_dumps(
-			    reqs,
-			    JSON_INDENT(2) | JSON_ENSURE_ASCII); /* no raw bidi or invisible character on a terminal */
-			printf("%s\n", s);
-			free(s);
-		} else {
-			size_t i;
-			json_t *r;
-			if (json_array_size(reqs) == 0)
-				printf("nothing is pending\n");
-			json_array_foreach(reqs, i, r)
-			{
-				long long left =
-				    json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
-				printf("%s  %-12s %4llds left  ", json_string_value(json_object_get(r, "session_id")),
-				       json_string_value(json_object_get(r, "type")), left > 0 ? left : 0);
-				const char *msg = json_string_value(json_object_get(r, "message"));
-				size_t mn = msg ? strlen(msg) : 0;
-				for (mn = mn > 70 ? 70 : mn; msg && mn > 0 && ((unsigned char)msg[mn] & 0xC0) == 0x80;
-				     mn--)
-					; /* cut on a character boundary */
-				show_text(msg ? msg : "", mn, 0);
-				printf("\n");
-			}
-			if (json_integer_value(json_object_get(rep, "more")) > 0)
-				printf("... and %lld more\n",
-				       (long long)json_integer_value(json_object_get(rep, "more")));
-		}
-		json_decref(rep);
-		return 0;
-	}
+	if (!strcmp(cmd, "pending") && argc == 1)
+		return reviewer_pending(state, json);
 	int full = argc == 3 && !strcmp(cmd, "show") && (!strcmp(argv[1], "--full") || !strcmp(argv[2], "--full"));
 	if (!strcmp(cmd, "show") && (argc == 2 || full)) {
 		const char *id = full && !strcmp(argv[1], "--full") ? argv[2] : argv[1];
@@ -715,25 +742,8 @@ int cmd_reviewer(const char *state, int argc, char **argv)
 		json_decref(rep);
 		return 0;
 	}
-	if (!strcmp(cmd, "status") && argc == 1) {
-		if ((rc = ctl_call(state, json_pack("{s:s}", "cmd", "status"), &rep)) != 0)
-			return rc;
-		json_object_del(rep, "ok");
-		if (json) {
-			char *s = json_dumps(rep, JSON_INDENT(2));
-			printf("%s\n", s);
-			free(s);
-		} else {
-			const char *k;
-			json_t *v;
-			json_object_foreach(rep, k, v)
-			{
-				printf("%-24s %lld\n", k, (long long)json_integer_value(v));
-			}
-		}
-		json_decref(rep);
-		return 0;
-	}
+	if (!strcmp(cmd, "status") && argc == 1)
+		return reviewer_status(state, json);
 	if (!strcmp(cmd, "approve") && (argc == 2 || (argc == 4 && !strcmp(argv[2], "-m"))))
 		return cmd_decide(state, argv[1], "approved", argc == 4 ? argv[3] : NULL, 0);
 	if (!strcmp(cmd, "reject") && argc == 4 && !strcmp(argv[2], "-m"))

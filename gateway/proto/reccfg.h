@@ -1,4 +1,4 @@
-/* What the call records are configured with (issue 16, assentd(1) "Call records"): read by
+/* What the call records are configured with (issue 16, assent.records(5)): read by
  * the signer at start from the environment and the upstreams file's "records" section,
  * checked there (a bad value stops the daemon with a message naming it), then sent as JSON
  * to the mcp worker (what to record and how to classify) and to the recorder (where records

@@ -8,7 +8,7 @@
  * kill) of file, memory and time calls, and with PostgreSQL or MySQL socket calls, with sockets of
  * AF_UNIX, AF_INET and AF_INET6 only (with SQLite, no socket can be made at all). No exec, fork, ptrace, mount or kill.
  * Refused without Landlock when not root. A database server reached over a unix socket is not held by Landlock (the
- * kernel does not check a pathname socket's connect): say so to operators, as assentd(1) does. */
+ * kernel does not check a pathname socket's connect): say so to operators, as assentd(8) does. */
 #ifndef ASSENT_CONFINE_H
 #define ASSENT_CONFINE_H
 

@@ -241,6 +241,86 @@ static uint64_t ufield(const struct cv *b, const char *k)
 	return v && v->t == CV_UINT ? v->u : 0;
 }
 
+/* submit: a report, redacted, stored and linked to the calls before it. */
+static int q_submit(struct rec *r, const struct cv *body, const char *ty, int64_t now, json_t **out, char *err)
+{
+	char user[128], ckind[16], client[256], session[80];
+	int64_t id = 0;
+	int rc;
+	const struct cv *t = cv_get(body, "title"), *d = cv_get(body, "description"), *c = cv_get(body, "contact");
+	char *title = t ? prep_text(&r->p, (const char *)t->s, t->n, 1000) : NULL;
+	char *desc = d ? prep_text(&r->p, (const char *)d->s, d->n, 20000) : NULL;
+	char *contact = c ? prep_text(&r->p, (const char *)c->s, c->n, 1000) : NULL;
+	const char *us = field(body, "user", user, sizeof user), *ck = field(body, "ckind", ckind, sizeof ckind);
+	struct store_feedback fb = {ty,
+				    title ? title : "",
+				    desc ? desc : "",
+				    contact,
+				    us,
+				    ck,
+				    field(body, "client", client, sizeof client),
+				    field(body, "session", session, sizeof session),
+				    now};
+	size_t linked = 0;
+	rc = store_feedback_add(r->st, &fb, &id, err);
+	/* Links: the same session first, then the same principal within the window; an
+	 * anonymous caller is nobody in particular, so it links by session alone. */
+	if (rc == 0)
+		rc = store_link(r->st, id, fb.session_id, ck && !strcmp(ck, "anonymous") ? NULL : us,
+				(int64_t)r->cfg.window_s * 1000, now, &linked, err);
+	if (rc == 0)
+		*out = json_pack("{s:I,s:I}", "feedback_id", (json_int_t)id, "linked_calls", (json_int_t)linked);
+	free(title);
+	free(desc);
+	free(contact);
+	return rc;
+}
+
+/* events: one key's events, of the kinds asked (all when none). */
+static int q_events(struct rec *r, const struct cv *body, json_t **out, char *err)
+{
+	char key[256];
+	int rc;
+	const char *kinds[STORE_EVENT_KINDS_MAX];
+	char kb[STORE_EVENT_KINDS_MAX][REC_KIND_MAX + 1];
+	size_t nk = 0;
+	const struct cv *ka = cv_get(body, "kinds");
+	for (size_t i = 0; ka && ka->t == CV_ARRAY && i < ka->n && nk < STORE_EVENT_KINDS_MAX; i++)
+		if (ka->items[i].t == CV_TEXT && ka->items[i].n <= REC_KIND_MAX) {
+			snprintf(kb[nk], sizeof kb[nk], "%.*s", (int)ka->items[i].n, (const char *)ka->items[i].s);
+			kinds[nk] = kb[nk];
+			nk++;
+		}
+	const char *k = field(body, "key", key, sizeof key);
+	char bb[PROTO_EVENT_BY_MAX + 1];
+	const char *by = field(body, "by", bb, sizeof bb);
+	json_t *evs = NULL;
+	rc = k ? store_events_for(r->st, k, by, kinds, nk, (size_t)ufield(body, "limit"), &evs, err)
+	       : as_fail(err, AS_EINVAL, "key: required");
+	if (rc == 0)
+		*out = json_pack("{s:s,s:o}", "key", k, "events", evs);
+	return rc;
+}
+
+/* prune: the calls and events older than asked (or than the retention). */
+static int q_prune(struct rec *r, const struct cv *body, int64_t now, json_t **out, char *err)
+{
+	int rc;
+	uint64_t older = ufield(body, "older");
+	if (!older)
+		older = r->cfg.retention_s;
+	int64_t calls = 0, events = 0;
+	rc = older ? store_prune(r->st, now - (int64_t)older * 1000, &calls, &events, err)
+		   : as_fail(err, AS_EINVAL, "no retention is configured: say --older-than");
+	char tc[64], te[64];
+	snprintf(tc, sizeof tc, "%stool_calls", r->cfg.prefix);
+	snprintf(te, sizeof te, "%sevents", r->cfg.prefix);
+	if (rc == 0)
+		*out = json_pack("{s:b,s:{s:I,s:I},s:I}", "ok", 1, "deleted", tc, (json_int_t)calls, te,
+				 (json_int_t)events, "older_than_seconds", (json_int_t)older);
+	return rc;
+}
+
 static void on_query(struct rec *r, const struct cv *body)
 {
 	uint64_t qid = ufield(body, "qid");
@@ -258,39 +338,12 @@ static void on_query(struct rec *r, const struct cv *body)
 	}
 	int64_t now = (int64_t)now_unix_ms();
 	int64_t id = (int64_t)ufield(body, "id");
-	char type[17], status[17], user[128], ckind[16], client[256], session[80], key[256];
+	char type[17], status[17], user[128], ckind[16], session[80];
 	const char *ty = field(body, "type", type, sizeof type), *stt = field(body, "status", status, sizeof status);
 	json_t *out = NULL;
 	int rc = 0;
 	if (!strcmp(op, "submit")) {
-		const struct cv *t = cv_get(body, "title"), *d = cv_get(body, "description"),
-				*c = cv_get(body, "contact");
-		char *title = t ? prep_text(&r->p, (const char *)t->s, t->n, 1000) : NULL;
-		char *desc = d ? prep_text(&r->p, (const char *)d->s, d->n, 20000) : NULL;
-		char *contact = c ? prep_text(&r->p, (const char *)c->s, c->n, 1000) : NULL;
-		const char *us = field(body, "user", user, sizeof user),
-			   *ck = field(body, "ckind", ckind, sizeof ckind);
-		struct store_feedback fb = {ty,
-					    title ? title : "",
-					    desc ? desc : "",
-					    contact,
-					    us,
-					    ck,
-					    field(body, "client", client, sizeof client),
-					    field(body, "session", session, sizeof session),
-					    now};
-		size_t linked = 0;
-		rc = store_feedback_add(r->st, &fb, &id, err);
-		/* Links: the same session first, then the same principal within the window; an
-		 * anonymous caller is nobody in particular, so it links by session alone. */
-		if (rc == 0)
-			rc = store_link(r->st, id, fb.session_id, ck && !strcmp(ck, "anonymous") ? NULL : us,
-					(int64_t)r->cfg.window_s * 1000, now, &linked, err);
-		if (rc == 0)
-			out = json_pack("{s:I,s:I}", "feedback_id", (json_int_t)id, "linked_calls", (json_int_t)linked);
-		free(title);
-		free(desc);
-		free(contact);
+		rc = q_submit(r, body, ty, now, &out, err);
 	} else if (!strcmp(op, "link")) { /* an outside report's id: the calls before now, linked to it */
 		char ref[STORE_REF_MAX + 1];
 		const char *us = field(body, "user", user, sizeof user),
@@ -318,38 +371,9 @@ static void on_query(struct rec *r, const struct cv *body)
 	} else if (!strcmp(op, "show")) {
 		rc = store_feedback_show(r->st, id, &out, err);
 	} else if (!strcmp(op, "events")) {
-		const char *kinds[STORE_EVENT_KINDS_MAX];
-		char kb[STORE_EVENT_KINDS_MAX][REC_KIND_MAX + 1];
-		size_t nk = 0;
-		const struct cv *ka = cv_get(body, "kinds");
-		for (size_t i = 0; ka && ka->t == CV_ARRAY && i < ka->n && nk < STORE_EVENT_KINDS_MAX; i++)
-			if (ka->items[i].t == CV_TEXT && ka->items[i].n <= REC_KIND_MAX) {
-				snprintf(kb[nk], sizeof kb[nk], "%.*s", (int)ka->items[i].n,
-					 (const char *)ka->items[i].s);
-				kinds[nk] = kb[nk];
-				nk++;
-			}
-		const char *k = field(body, "key", key, sizeof key);
-		char bb[PROTO_EVENT_BY_MAX + 1];
-		const char *by = field(body, "by", bb, sizeof bb);
-		json_t *evs = NULL;
-		rc = k ? store_events_for(r->st, k, by, kinds, nk, (size_t)ufield(body, "limit"), &evs, err)
-		       : as_fail(err, AS_EINVAL, "key: required");
-		if (rc == 0)
-			out = json_pack("{s:s,s:o}", "key", k, "events", evs);
+		rc = q_events(r, body, &out, err);
 	} else if (!strcmp(op, "prune")) {
-		uint64_t older = ufield(body, "older");
-		if (!older)
-			older = r->cfg.retention_s;
-		int64_t calls = 0, events = 0;
-		rc = older ? store_prune(r->st, now - (int64_t)older * 1000, &calls, &events, err)
-			   : as_fail(err, AS_EINVAL, "no retention is configured: say --older-than");
-		char tc[64], te[64];
-		snprintf(tc, sizeof tc, "%stool_calls", r->cfg.prefix);
-		snprintf(te, sizeof te, "%sevents", r->cfg.prefix);
-		if (rc == 0)
-			out = json_pack("{s:b,s:{s:I,s:I},s:I}", "ok", 1, "deleted", tc, (json_int_t)calls, te,
-					(json_int_t)events, "older_than_seconds", (json_int_t)older);
+		rc = q_prune(r, body, now, &out, err);
 	} else {
 		rc = as_fail(err, AS_EINVAL, "unknown question \"%s\"", op);
 	}
@@ -494,7 +518,7 @@ int main(int argc, char **argv)
 			return 2;
 	} else if (argc != 1) {
 		fputs("usage: assent-recorder [--uid N]\n       assent-recorder --version\n  started by assentd, never "
-		      "by hand: see assentd(1)\n",
+		      "by hand: see assentd(8)\n",
 		      stderr);
 		return 2;
 	}

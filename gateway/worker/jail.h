@@ -32,7 +32,7 @@ struct jail_opts {
 	 * chroot, mount, prctl, seccomp, bpf, io_uring...) and the ones the base list allows only
 	 * with argument checks (mmap, mprotect, fcntl, sendto, sendmsg, recvfrom, recvmsg, futex,
 	 * madvise, tgkill) are refused. setsockopt, getsockopt and accept4 are accepted but get
-	 * the jail's own argument checks, never an unconditional rule (see jail.c). */
+	 * the jail's own argument checks, never an unconditional rule (see jail_seccomp.c). */
 	const int *extra_syscalls;
 	size_t nextra;
 };

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 	} else if (argc != 2) {
 		fputs("usage: assent-worker mcp|review|upstream|notify [--uid N]\n"
 		      "       assent-worker --version\n"
-		      "  started by assentd, never by hand: see assentd(1)\n",
+		      "  started by assentd, never by hand: see assentd(8)\n",
 		      stderr);
 		return 2;
 	}

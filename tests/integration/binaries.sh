@@ -41,7 +41,7 @@ for l in libsqlite3 libpq libmariadb; do
 	check "ldd: assentd and assent-worker do not link $l" sh -c "ldd '$B/assentd' | grep -q libcrypto && ! ldd '$B/assentd' '$WORKER' | grep -q '$l'"
 done
 
-# ---- the upstream HTTP client (gateway/worker/upstream/uhttp.c): mbedTLS, never OpenSSL ----
+# ---- the upstream HTTP client (gateway/worker/upstream/uhttp.c, uhttp_cfg.c): mbedTLS, never OpenSSL ----
 # Linked with --as-needed, assent-worker maps libmbedtls only once a worker calls the client;
 # uhttp_probe holds the client and the jail alone, so its ldd shows what the client brings.
 PROBE=$B/tests/uhttp_probe

@@ -2,7 +2,7 @@
 # The documentation holds together (issue 30): the README stays a front door; every link of the
 # README and docs/ resolves inside the repository (file and heading); every man page in the tree
 # renders without a groff warning and without words joined by a font macro, is installed by
-# `make install` and is linked from the README; every variable the daemon reads is in assentd(1).
+# `make install` and is linked from the README; every variable the daemon reads is in assentd(8).
 . "$(dirname "$0")/../lib.sh"
 cd "$ROOT" || exit 2
 
@@ -62,11 +62,11 @@ for m in $(git ls-files '*.[1-8]'); do
 	fi
 done
 
-# Every variable the daemon's code reads by name is in assentd(1) (the CLI's own are in assent(1)).
+# Every variable the daemon's code reads by name is in assentd(8) (the CLI's own are in assent(1)).
 miss=""
 for v in $(grep -rhoE '"(ASSENT|FEEDBACK)_[A-Z0-9_]+"' gateway/signer gateway/worker gateway/recorder gateway/proto \
 	gateway/cli/assentd.c gateway/cli/bridge.c common ledger policy --include='*.c' --include='*.h' | tr -d '"' | sort -u); do
-	grep -q "$v" gateway/cli/assentd.1 || miss="$miss $v"
+	grep -q "$v" gateway/cli/assentd.8 || miss="$miss $v"
 done
-check "assentd(1) names every variable the daemon reads${miss:+ (missing:$miss)}" test -z "$miss"
+check "assentd(8) names every variable the daemon reads${miss:+ (missing:$miss)}" test -z "$miss"
 done_testing

@@ -22,7 +22,7 @@ for p in assentd assent assent-verify; do
 	expect_exit 0 "$p --help exits 0" "$ROOT/build/$p" --help
 	check "$p --help names --version" grep -q -- '--version' <<<"$OUT"
 done
-for m in gateway/cli/assentd.1 gateway/cli/assent.1 verify/assent-verify.1; do
+for m in gateway/cli/assentd.8 gateway/cli/assent.1 verify/assent-verify.1; do
 	check "$m documents --version" grep -q -- '\\-\\-version' "$ROOT/$m"
 done
 # The daemon says the same version where it is recorded at start (assentd.json) and to agents.
