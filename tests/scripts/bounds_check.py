@@ -32,7 +32,7 @@ KNOWN = {
     'gateway/worker/mcp/mcp.c:mcp_parse_line',
     'gateway/worker/mcp/mhttp.c:mh_classify',
     'gateway/worker/mcp/worker_mcp.c:on_http',
-    'gateway/worker/mcp/worker_mcp.c:on_http_reply',
+    'gateway/worker/mcp/worker_mcp.c:wm_on_http_reply',
     'gateway/worker/mcp/worker_mcp.c:tools_call_do',
     'gateway/worker/mcp/worker_mcp.c:worker_mcp_main',
     'ledger/ledger.c:ledger_open',

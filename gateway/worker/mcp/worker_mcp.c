@@ -154,7 +154,7 @@ struct mw {
 
 #define wlog(w, ...) ipc_log((w)->ipcfd, __VA_ARGS__) /* a log line to the signer */
 
-static struct mconn *conn_find(struct mw *w, uint64_t id)
+static struct mconn *wm_conn_find(struct mw *w, uint64_t id)
 {
 	for (size_t i = 0; i < PROTO_CONNS_MAX; i++)
 		if (w->conns[i].used && w->conns[i].id == id)
@@ -162,7 +162,7 @@ static struct mconn *conn_find(struct mw *w, uint64_t id)
 	return NULL;
 }
 
-static void id_json(const struct mcp_id *id, char out[PROTO_RID_MAX + 1])
+static void wm_id_json(const struct mcp_id *id, char out[PROTO_RID_MAX + 1])
 {
 	json_t *j = id->t == MCP_ID_INT ? json_integer(id->i) : json_stringn(id->s, id->len);
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
@@ -191,8 +191,8 @@ static int id_parse(const char *txt, size_t n, struct mcp_id *id)
 	return rc;
 }
 
-static int send_frame(struct mw *w, struct cv *f);
-static void answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error);
+static int wm_send_frame(struct mw *w, struct cv *f);
+static void wm_answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error);
 
 /* What this worker sends, the signer's field tables (gateway/proto/frames.c) let in. */
 _Static_assert(MH_BEARER_MAX <= PROTO_BEARER_MAX && MH_SESSION_LEN <= PROTO_SESSION_MAX,
@@ -201,7 +201,7 @@ _Static_assert(MCP_WAIT_MAX <= PROTO_WAIT_MAX, "F_COLLECT wait fits the table");
 
 /* A frame about one connection: {conn} (F_CONN_CLOSED, F_SESSION_END), or {conn, rid}
  * (F_CANCEL) when rid is given. */
-static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
+static void wm_send_about(struct mw *w, uint32_t type, uint64_t conn, const char *rid)
 {
 	if (type == F_CONN_CLOSED || type == F_SESSION_END)
 		callrec_flush(w->rec); /* the connection's records go first, while the signer knows it */
@@ -209,11 +209,11 @@ static void send_about(struct mw *w, uint32_t type, uint64_t conn, const char *r
 	cv_arena_init(&a, 16);
 	struct cv *f = ipc_frame_new(&a, type, 2);
 	if (f && ipc_put_uint(&a, f, "conn", conn) == 0 && (!rid || ipc_put_text(&a, f, "rid", rid, strlen(rid)) == 0))
-		send_frame(w, f);
+		wm_send_frame(w, f);
 	cv_arena_free(&a);
 }
 
-static void conn_close(struct mw *w, struct mconn *c, int tell)
+static void wm_conn_close(struct mw *w, struct mconn *c, int tell)
 {
 	callrec_conn_gone(w->rec, c->id); /* before the signer forgets the connection */
 	for (struct hreq *h = w->hreqs; h; h = h->next)
@@ -222,7 +222,7 @@ static void conn_close(struct mw *w, struct mconn *c, int tell)
 	sse_drop_conn(&w->sse, c->id);
 	listen_conn_gone(&w->listen, c->id);
 	if (tell)
-		send_about(w, F_CONN_CLOSED, c->id, NULL);
+		wm_send_about(w, F_CONN_CLOSED, c->id, NULL);
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
 		if (w->calls[i].used && w->calls[i].conn == c->id)
 			w->calls[i].used = 0;
@@ -237,7 +237,7 @@ static void conn_close(struct mw *w, struct mconn *c, int tell)
 }
 
 /* Send a frame for a tool call; returns 0 or an error the caller answers with. */
-static int send_frame(struct mw *w, struct cv *f)
+static int wm_send_frame(struct mw *w, struct cv *f)
 {
 	int rc = ipc_send(w->ipcfd, f, -1, w->err);
 	if (rc == AS_EIO)
@@ -252,8 +252,8 @@ static void answer_tool_error(struct mconn *c, const struct mcp_id *id, const ch
 	mcp_line_result(&c->out, id, mcp_tool_error(msg), NULL);
 }
 
-static struct tcall *tcall_add(struct mw *w, uint64_t conn, const char *rid, enum tkind kind, enum mcp_task_era era,
-			       const char *sid)
+static struct tcall *wm_tcall_add(struct mw *w, uint64_t conn, const char *rid, enum tkind kind, enum mcp_task_era era,
+				  const char *sid)
 {
 	for (size_t i = 0; i < sizeof w->tcalls / sizeof w->tcalls[0]; i++) {
 		struct tcall *t = &w->tcalls[i];
@@ -269,7 +269,7 @@ static struct tcall *tcall_add(struct mw *w, uint64_t conn, const char *rid, enu
 
 /* The task operation an answer for (conn, rid) belongs to, taken off the table; its
  * copy in *out. 0 when none. */
-static int tcall_take_into(struct mw *w, uint64_t conn, const char *rid, size_t ridn, struct tcall *out)
+static int wm_tcall_take_into(struct mw *w, uint64_t conn, const char *rid, size_t ridn, struct tcall *out)
 {
 	for (size_t i = 0; i < sizeof w->tcalls / sizeof w->tcalls[0]; i++) {
 		struct tcall *t = &w->tcalls[i];
@@ -283,9 +283,9 @@ static int tcall_take_into(struct mw *w, uint64_t conn, const char *rid, size_t 
 	return 0;
 }
 
-static void tcall_take(struct mw *w, uint64_t conn, const char *rid, size_t ridn)
+static void wm_tcall_take(struct mw *w, uint64_t conn, const char *rid, size_t ridn)
 {
-	tcall_take_into(w, conn, rid, ridn, NULL);
+	wm_tcall_take_into(w, conn, rid, ridn, NULL);
 }
 
 /* The second round of a multi-round input: the answer and the signer's requestState
@@ -323,13 +323,13 @@ static void input_round(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 	     ipc_put_bool(a, f, "accepted", accepted) || (text && ipc_put_text(a, f, "text", text, strlen(text))) ||
 	     (c->http && ipc_put_uint(a, f, "hreq", c->hreq));
 	if (rc || json_string_length(state) > PROTO_STATE_MAX ||
-	    !tcall_add(w, c->id, rid, T_INPUT, MCP_TASK_NONE, NULL)) {
+	    !wm_tcall_add(w, c->id, rid, T_INPUT, MCP_TASK_NONE, NULL)) {
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS,
 			       "requestState is not one this server issued (or the answer is too large)", NULL, NULL);
 		return;
 	}
-	if (send_frame(w, f) != 0) {
-		tcall_take(w, c->id, rid, strlen(rid));
+	if (wm_send_frame(w, f) != 0) {
+		wm_tcall_take(w, c->id, rid, strlen(rid));
 		mcp_line_error(&c->out, &m->id, MCP_INTERNAL_ERROR, "the gateway could not take the answer", NULL,
 			       NULL);
 	}
@@ -419,11 +419,11 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 			answer_tool_error(c, &m->id, err);
 		return 1;
 	}
-	id_json(&m->id, rid);
+	wm_id_json(&m->id, rid);
 	action_client(client, c->client.name, c->client.client_version);
 	/* A client that asks for a task gets one: the call may wait for a reviewer for long. */
 	enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
-	if (era && !tcall_add(w, c->id, rid, T_CREATE, era, NULL)) {
+	if (era && !wm_tcall_add(w, c->id, rid, T_CREATE, era, NULL)) {
 		buf_free(&call);
 		answer_tool_error(c, &m->id, "too many task calls at once; try again");
 		return 1;
@@ -436,12 +436,12 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)) || (era && ipc_put_bool(a, f, "task", 1)) ||
 	    put_retry(a, f, c, state)) {
 		if (era)
-			tcall_take(w, c->id, rid, strlen(rid));
+			wm_tcall_take(w, c->id, rid, strlen(rid));
 		buf_free(&call);
 		answer_tool_error(c, &m->id, "the call is too large");
 		return 1;
 	}
-	send_frame(w, f);
+	wm_send_frame(w, f);
 	buf_free(&call);
 	if (!era)
 		call_watch(w, c, rid, m, 1);
@@ -452,7 +452,7 @@ static int gated_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
  * upstreams' resources, prompts and completions are served. In 2026-07-28 a change is heard
  * only on a subscriptions/listen stream (listen.h), which carries the three lists' changes;
  * that revision has no resources/subscribe. */
-static void gate_caps(const struct mw *w, json_t *caps, int modern)
+static void wm_gate_caps(const struct mw *w, json_t *caps, int modern)
 {
 	json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_true());
 	if (json_array_size(json_object_get(w->more, "resources")) ||
@@ -500,7 +500,7 @@ static void gate_send(struct mw *w, struct mconn *c, const struct mcp_msg *m, co
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		return;
 	}
-	id_json(&m->id, rid);
+	wm_id_json(&m->id, rid);
 	action_client(client, c->client.name, c->client.client_version);
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
@@ -510,13 +510,13 @@ static void gate_send(struct mw *w, struct mconn *c, const struct mcp_msg *m, co
 	    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)) || put_retry(a, f, c, state))
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, "the request is too large", NULL, NULL);
 	else
-		send_frame(w, f);
+		wm_send_frame(w, f);
 	buf_free(&call);
 }
 
 /* The upstreams' resources, templates, prompts and completions (the gate): lists from the
  * catalog, the rest through the signer. 0 when m is none of them. */
-static int gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+static int wm_gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
 	static const struct {
 		const char *method, *key;
@@ -603,7 +603,7 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		return;
 	}
 	char rid[PROTO_RID_MAX + 1];
-	id_json(&m->id, rid);
+	wm_id_json(&m->id, rid);
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
 	struct cv *f = NULL;
@@ -616,7 +616,7 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		if (rc == 0 && !fb.timeout) /* the client's own FEEDBACK_TIMEOUT_SECONDS, through its bridge */
 			fb.timeout = c->dflt_timeout;
 		enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
-		if (rc == 0 && era && !tcall_add(w, c->id, rid, T_CREATE, era, NULL))
+		if (rc == 0 && era && !wm_tcall_add(w, c->id, rid, T_CREATE, era, NULL))
 			rc = as_fail(err, AS_ENOMEM, "too many task calls at once; try again");
 		if (era)
 			fb.wait = 0; /* a task is collected, never waited on */
@@ -627,7 +627,7 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		const json_t *state = json_object_get(m->params, "requestState");
 		if (rc == 0 && c->modern && json_is_string(state)) { /* a multi-round input's second round */
 			if (era)
-				tcall_take(w, c->id, rid, strlen(rid));
+				wm_tcall_take(w, c->id, rid, strlen(rid));
 			input_round(w, c, m, &fb, &act, rid, state);
 			mcp_feedback_free(&fb);
 			buf_free(&act);
@@ -671,12 +671,12 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		mcp_feedback_free(&fb);
 		if (rc != 0) {
 			if (era)
-				tcall_take(w, c->id, rid, strlen(rid));
+				wm_tcall_take(w, c->id, rid, strlen(rid));
 			buf_free(&act);
 			answer_tool_error(c, &m->id, err);
 			return;
 		}
-		send_frame(w, f); /* before act is freed: the frame's action points into it */
+		wm_send_frame(w, f); /* before act is freed: the frame's action points into it */
 		buf_free(&act);
 		if (wait)
 			call_watch(w, c, rid, m, 0);
@@ -693,7 +693,7 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
 		    ipc_put_text(a, f, "sid", sid, strlen(sid)) || ipc_put_uint(a, f, "wait", secs))
 			return;
-		send_frame(w, f);
+		wm_send_frame(w, f);
 		return;
 	}
 	case MCP_TOOL_LIST_PENDING:
@@ -704,7 +704,7 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		f = ipc_frame_new(a, F_LIST, 2);
 		if (!f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)))
 			return;
-		send_frame(w, f);
+		wm_send_frame(w, f);
 		return;
 	case MCP_TOOL_SUBMIT_FEEDBACK:
 		answer_tool_error(
@@ -719,7 +719,7 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 
 /* The tools agents see after assent's own: the QA tools, then the upstreams' (objects separated
  * by commas, as F_CATALOG sends them). 1 when the list changed. */
-static int set_catalog(struct mw *w, const char *up, size_t upn)
+static int wm_set_catalog(struct mw *w, const char *up, size_t upn)
 {
 	size_t qn = w->qa_defs ? strlen(w->qa_defs) : 0;
 	struct buf b;
@@ -735,11 +735,11 @@ static int set_catalog(struct mw *w, const char *up, size_t upn)
 }
 
 /* The QA tools' definitions (qatools.c) before the upstreams' tools. */
-static void qa_defs_make(struct mw *w)
+static void wm_qa_defs_make(struct mw *w)
 {
 	free(w->qa_defs);
 	w->qa_defs = qatools_defs(w->qa);
-	set_catalog(w, NULL, 0);
+	wm_set_catalog(w, NULL, 0);
 }
 
 /* 1 when name is a QA tool (answered here or by the signer later), else 0. */
@@ -750,7 +750,7 @@ static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const
 		return 0;
 	const json_t *args = json_object_get(m->params, "arguments");
 	char err[AS_ERRLEN] = "", rid[PROTO_RID_MAX + 1];
-	id_json(&m->id, rid);
+	wm_id_json(&m->id, rid);
 	cv_arena_reset(&w->arena);
 	struct cv_arena *a = &w->arena;
 	struct cv *f = ipc_frame_new(a, F_QA, 11);
@@ -765,21 +765,21 @@ static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const
 		return 1;
 	}
 	callrec_flush(w->rec); /* the calls before a report are the signer's (and the recorder's) first */
-	send_frame(w, f);
+	wm_send_frame(w, f);
 	return 1;
 }
 
 /* Every tools/call, timed and classified for the call records: its answer is either written
  * at once (a refusal, parsed back from the line just written: our own JSON) or comes later
  * in F_RESULT (on_frame). */
-static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
+static void wm_tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 {
 	if (!w->rec) {
 		tools_call_do(w, c, m);
 		return;
 	}
 	char rid[PROTO_RID_MAX + 1];
-	id_json(&m->id, rid);
+	wm_id_json(&m->id, rid);
 	const char *name = json_string_value(json_object_get(m->params, "name"));
 	const json_t *route = name && w->routes ? json_object_get(w->routes, name) : NULL;
 	char decl[ACTION_CLIENT_MAX + 1];
@@ -798,8 +798,8 @@ static void tools_call(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	}
 }
 
-/* The tasks methods: a frame to the signer, answered when it replies (task_answer). */
-static void task_method(struct mw *w, struct mconn *c, const struct mcp_msg *m, enum mcp_task_era era)
+/* The tasks methods: a frame to the signer, answered when it replies (wm_task_answer). */
+static void wm_task_method(struct mw *w, struct mconn *c, const struct mcp_msg *m, enum mcp_task_era era)
 {
 	char err[AS_ERRLEN], sid[MCP_SESSION_ID_MAX + 1] = "", rid[PROTO_RID_MAX + 1];
 	enum tkind kind = m->m == MCP_M_TASKS_GET      ? T_GET
@@ -811,8 +811,8 @@ static void task_method(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 		mcp_line_error(&c->out, &m->id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		return;
 	}
-	id_json(&m->id, rid);
-	if (!tcall_add(w, c->id, rid, kind, era, sid)) {
+	wm_id_json(&m->id, rid);
+	if (!wm_tcall_add(w, c->id, rid, kind, era, sid)) {
 		mcp_line_error(&c->out, &m->id, MCP_INTERNAL_ERROR, "too many task calls at once; try again", NULL,
 			       NULL);
 		return;
@@ -821,7 +821,7 @@ static void task_method(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 	struct cv_arena *a = &w->arena;
 	struct cv *f = ipc_frame_new(a, kind == T_RESULT ? F_COLLECT : F_TASK, 4);
 	int rc = !f || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid));
-	if (kind == T_RESULT) /* blocks until the task is done: asked again while it waits (task_answer) */
+	if (kind == T_RESULT) /* blocks until the task is done: asked again while it waits (wm_task_answer) */
 		rc = rc || ipc_put_text(a, f, "sid", sid, strlen(sid)) || ipc_put_uint(a, f, "wait", PROTO_WAIT_MAX);
 	else
 		rc = rc ||
@@ -830,16 +830,16 @@ static void task_method(struct mw *w, struct mconn *c, const struct mcp_msg *m, 
 				  : kind == T_CANCEL ? PROTO_TASK_CANCEL
 						     : PROTO_TASK_GET) ||
 		     (kind != T_LIST && ipc_put_text(a, f, "sid", sid, strlen(sid)));
-	if (rc || send_frame(w, f) != 0) {
-		tcall_take(w, c->id, rid, strlen(rid));
+	if (rc || wm_send_frame(w, f) != 0) {
+		wm_tcall_take(w, c->id, rid, strlen(rid));
 		mcp_line_error(&c->out, &m->id, MCP_INTERNAL_ERROR, "the gateway could not ask about this task", NULL,
 			       NULL);
 	}
 }
 
 /* The signer's answer to a task operation, in the shape of the task's revision. */
-static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, const struct mcp_id *id, const char *js,
-			size_t jsn, int iserr)
+static void wm_task_answer(struct mw *w, struct mconn *c, const struct tcall *t, const struct mcp_id *id,
+			   const char *js, size_t jsn, int iserr)
 {
 	json_t *j = json_loadb(js, jsn, 0, NULL), *res = NULL;
 	const char *state = json_string_value(json_object_get(j, "state"));
@@ -859,7 +859,7 @@ static void task_answer(struct mw *w, struct mconn *c, const struct tcall *t, co
 			struct mcp_msg again = {.kind = MCP_MSG_REQUEST, .id = *id, .m = MCP_M_TASKS_RESULT};
 			json_t *p = json_pack("{s:s}", "taskId", t->sid);
 			again.params = p;
-			task_method(w, c, &again, t->era);
+			wm_task_method(w, c, &again, t->era);
 			json_decref(p);
 			return;
 		} else {
@@ -931,7 +931,7 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	case MCP_M_DISCOVER: {
 		json_t *d = mcp_discover_result(ASSENT_VERSION);
 		if (w->routes)
-			gate_caps(w, json_object_get(d, "capabilities"), 1);
+			wm_gate_caps(w, json_object_get(d, "capabilities"), 1);
 		mcp_line_result(&c->out, &m->id, d, NULL);
 		return; /* it carries its resultType already */
 	}
@@ -941,7 +941,7 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 			c->out.len = start;
 		return;
 	case MCP_M_TOOLS_CALL:
-		tools_call(w, c, m);
+		wm_tools_call(w, c, m);
 		if (c->out.len > start && mcp_line_complete(&c->out, start, NULL, err) != 0)
 			c->out.len = start;
 		return;
@@ -956,12 +956,12 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 				       json_pack("{s:o}", "requiredCapabilities", req), NULL);
 			return;
 		}
-		task_method(w, c, m, MCP_TASK_2026);
+		wm_task_method(w, c, m, MCP_TASK_2026);
 		return;
 	case MCP_M_LISTEN: { /* what it hears is what server/discover says changes */
 		json_t *caps = json_pack("{s:{}}", "tools");
 		if (caps && w->routes)
-			gate_caps(w, caps, 1);
+			wm_gate_caps(w, caps, 1);
 		listen_request(&w->listen, &c->out, c->id, c->http ? c->agent : NULL, m, listen_caps_kinds(caps),
 			       ASSENT_VERSION);
 		json_decref(caps);
@@ -984,7 +984,7 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 		mcp_line_error(&c->out, &m->id, MCP_METHOD_NOT_FOUND, err, NULL, NULL);
 		return;
 	default:
-		if (gated_other(w, c, m)) { /* the lists are the same for every caller, as tools/list is */
+		if (wm_gated_other(w, c, m)) { /* the lists are the same for every caller, as tools/list is */
 			int list = !strcmp(m->method, "resources/list") ||
 				   !strcmp(m->method, "resources/templates/list") || !strcmp(m->method, "prompts/list");
 			if (c->out.len > start &&
@@ -997,7 +997,7 @@ static void handle_modern(struct mw *w, struct mconn *c, const struct mcp_msg *m
 }
 
 /* One parsed message from connection c; answers go to c->out. */
-static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
+static void wm_handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 {
 	char err[AS_ERRLEN];
 	const struct mcp_msg m = *mp;
@@ -1006,8 +1006,8 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 			struct mcp_id rq;
 			char reason[MCP_REASON_MAX + 1], rid[PROTO_RID_MAX + 1];
 			if (mcp_cancelled(m.params, &rq, reason, err) == 0 && !listen_cancel(&w->listen, c->id, &rq)) {
-				id_json(&rq, rid);
-				send_about(w, F_CANCEL, c->id, rid);
+				wm_id_json(&rq, rid);
+				wm_send_about(w, F_CANCEL, c->id, rid);
 			}
 		} else if (m.m == MCP_M_ASSENT_DEFAULTS && !c->http && mcp_defaults(m.params, &c->dflt_timeout, err)) {
 			wlog(w, "warning", "mcp: %s", err);
@@ -1019,7 +1019,7 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 		char num[24];
 		snprintf(num, sizeof num, "%.*s", (int)(m.id.len - 11 < 23 ? m.id.len - 11 : 23), m.id.s + 11);
 		if (parse_u64(num, &aid) == 0)
-			answer_frame(w, c->id, aid, m.result, m.error);
+			wm_answer_frame(w, c->id, aid, m.result, m.error);
 		return;
 	}
 	if (m.kind != MCP_MSG_REQUEST)
@@ -1035,7 +1035,7 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 			mcp_line_error(&c->out, &m.id, MCP_INVALID_PARAMS, err, NULL, NULL);
 		} else {
 			if (w->routes) /* the gate: the upstreams' tools change as their servers come and go */
-				gate_caps(w, json_object_get(res, "capabilities"), 0);
+				wm_gate_caps(w, json_object_get(res, "capabilities"), 0);
 			c->listed = 1;
 			mcp_line_result(&c->out, &m.id, res, NULL);
 		}
@@ -1056,16 +1056,16 @@ static void handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp)
 		break;
 	}
 	case MCP_M_TOOLS_CALL:
-		tools_call(w, c, &m);
+		wm_tools_call(w, c, &m);
 		break;
 	case MCP_M_TASKS_GET:
 	case MCP_M_TASKS_RESULT:
 	case MCP_M_TASKS_LIST:
 	case MCP_M_TASKS_CANCEL:
-		task_method(w, c, &m, MCP_TASK_2025);
+		wm_task_method(w, c, &m, MCP_TASK_2025);
 		break;
 	default:
-		if (!gated_other(w, c, &m))
+		if (!wm_gated_other(w, c, &m))
 			mcp_line_error(&c->out, &m.id, MCP_METHOD_NOT_FOUND, "Method not found", NULL, NULL);
 	}
 }
@@ -1078,7 +1078,7 @@ static void handle_line(struct mw *w, struct mconn *c, const char *line, size_t 
 		if (m.answer)
 			mcp_line_invalid(&c->out, &m, err, NULL);
 	} else {
-		handle_msg(w, c, &m);
+		wm_handle_msg(w, c, &m);
 	}
 	mcp_msg_free(&m);
 }
@@ -1113,7 +1113,7 @@ static void start_skipping(struct mconn *c, const char *more, size_t n)
 /* Split what arrived into lines; a line over MCP_LINE_MAX is skipped to its end and
  * answered with -32600 (with its id when its head or tail shows it), and the connection
  * goes on. */
-static int conn_read(struct mw *w, struct mconn *c)
+static int wm_conn_read(struct mw *w, struct mconn *c)
 {
 	char tmp[65536];
 	ssize_t n = read(c->fd, tmp, sizeof tmp);
@@ -1165,7 +1165,7 @@ static int conn_read(struct mw *w, struct mconn *c)
 	return 0;
 }
 
-static int conn_flush(struct mconn *c)
+static int wm_conn_flush(struct mconn *c)
 {
 	while (c->out.len) {
 		ssize_t n = write(c->fd, c->out.p, c->out.len);
@@ -1209,7 +1209,7 @@ static void sleep_on(struct hreq *h)
 }
 
 /* Answer with status and a JSON body (len 0: none). */
-static void set_answer(struct hreq *h, unsigned status, const char *body, size_t len);
+static void wm_set_answer(struct hreq *h, unsigned status, const char *body, size_t len);
 
 /* POST /events: the body {kind, key?, attrs?, call_id?} becomes the stateless tools/call of the
  * QA tool that records events, so that it takes the path, checks and identity of any tool call. */
@@ -1224,7 +1224,7 @@ static int events_request(struct mw *w, struct hreq *h)
 				      ? "{\"error\":\"the body must be a JSON object: {kind, key, attrs, call_id}\"}"
 				      : "{\"error\":\"the call records are off (FEEDBACK_INSTRUMENTATION_MODE=off)\"}";
 		h->v.events = 0; /* this answer is already plain */
-		set_answer(h, w->qa[0] ? 400 : 503, why, strlen(why));
+		wm_set_answer(h, w->qa[0] ? 400 : 503, why, strlen(why));
 		return -1;
 	}
 	json_t *call =
@@ -1241,7 +1241,7 @@ static int events_request(struct mw *w, struct hreq *h)
 	if (rc) {
 		static const char big[] = "{\"error\":\"the event is too large\"}";
 		h->v.events = 0;
-		set_answer(h, 413, big, sizeof big - 1);
+		wm_set_answer(h, 413, big, sizeof big - 1);
 		return -1;
 	}
 	return 0;
@@ -1249,7 +1249,7 @@ static int events_request(struct mw *w, struct hreq *h)
 
 /* A refusal's status (F_RESULT's, an enum proto_status) kept on the HTTP request waiting for
  * (conn, rid), so that POST /events answers 403 to a caller who may not, not 400. */
-static void refusal_status(struct mw *w, const struct cv *body, uint64_t conn, const char *rid, size_t ridn)
+static void wm_refusal_status(struct mw *w, const struct cv *body, uint64_t conn, const char *rid, size_t ridn)
 {
 	static const unsigned http[PS_COUNT] = {
 	    [PS_OK] = 200,	  [PS_BAD_REQUEST] = 400, [PS_UNAUTHORIZED] = 401, [PS_FORBIDDEN] = 403,
@@ -1287,7 +1287,7 @@ static int events_answer(struct hreq *h, unsigned *status, const char *body, siz
 	return rc;
 }
 
-static void set_answer(struct hreq *h, unsigned status, const char *body, size_t len)
+static void wm_set_answer(struct hreq *h, unsigned status, const char *body, size_t len)
 {
 	if (h->v.events && len && events_answer(h, &status, body, len) == 0) {
 		h->status = status;
@@ -1307,7 +1307,7 @@ static void set_answer(struct hreq *h, unsigned status, const char *body, size_t
 	h->st = HS_RESPOND;
 }
 
-static void set_reject(struct hreq *h, unsigned status, int code, const char *msg)
+static void wm_set_reject(struct hreq *h, unsigned status, int code, const char *msg)
 {
 	h->v.route = MH_REJECT;
 	h->v.status = status;
@@ -1318,7 +1318,7 @@ static void set_reject(struct hreq *h, unsigned status, int code, const char *ms
 			*p = '?';
 	char body[400];
 	size_t n = mh_error_body(&h->v, body, sizeof body);
-	set_answer(h, status, body, n);
+	wm_set_answer(h, status, body, n);
 }
 
 /* A body over the limit is never parsed, but when its start shows the request's id
@@ -1331,7 +1331,7 @@ static void too_big_id(struct hreq *h, const char *msg)
 		return;
 	buf_init(&line, 1u << 12);
 	if (mcp_line_error(&line, &id, -32600, msg, NULL, NULL) == 0 && line.len > 1)
-		set_answer(h, 413, (const char *)line.p, line.len - 1);
+		wm_set_answer(h, 413, (const char *)line.p, line.len - 1);
 	buf_free(&line);
 }
 
@@ -1381,7 +1381,7 @@ static int route_parked(struct mw *w, struct mconn *c, const char *rid, size_t r
 
 /* What handling a message wrote to c->out (lines) goes to the HTTP request that
  * waits on (c, rid): events on its stream, or (final) its JSON body. */
-static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t ridn, int final)
+static void wm_route_out(struct mw *w, struct mconn *c, const char *rid, size_t ridn, int final)
 {
 	if (c->legacy) { /* the 2024-11-05 transport: everything goes down the one stream */
 		const char *p = (const char *)c->out.p, *end = p + c->out.len;
@@ -1411,7 +1411,7 @@ static void route_out(struct mw *w, struct mconn *c, const char *rid, size_t rid
 			if (h->st == HS_STREAMING || h->st == HS_STREAM)
 				sse_event(w, h, p, n);
 			else if (final) /* 2026-07-28 errors have their own statuses (modern.h) */
-				set_answer(h, c->stateless ? mcp_http_status(mcp_line_error_code(p, n)) : 200, p, n);
+				wm_set_answer(h, c->stateless ? mcp_http_status(mcp_line_error_code(p, n)) : 200, p, n);
 			p += n + 1;
 		}
 		if (final) {
@@ -1437,13 +1437,13 @@ static int listen_http(struct mw *w, struct hreq *h, struct mconn *c)
 	if (!h->v.sse) {
 		listen_cancel(&w->listen, c->id, &h->m.id);
 		buf_reset(&c->out);
-		set_reject(h, 406, -32600,
-			   "subscriptions/listen answers with an event stream: Accept must admit "
-			   "text/event-stream");
+		wm_set_reject(h, 406, -32600,
+			      "subscriptions/listen answers with an event stream: Accept must admit "
+			      "text/event-stream");
 	} else {
 		h->st = HS_STREAM;
 		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
-		route_out(w, c, h->rid, strlen(h->rid), !open); /* the acknowledgement (and the end) */
+		wm_route_out(w, c, h->rid, strlen(h->rid), !open); /* the acknowledgement (and the end) */
 	}
 	wake(h);
 	return 1;
@@ -1452,17 +1452,17 @@ static int listen_http(struct mw *w, struct hreq *h, struct mconn *c)
 /* listen_notify's side of a connection: its buffer, and its stream (HTTP) after a line. */
 static struct buf *listen_out(void *ctx, uint64_t conn)
 {
-	struct mconn *c = conn_find(ctx, conn);
+	struct mconn *c = wm_conn_find(ctx, conn);
 	return c ? &c->out : NULL;
 }
 
 static void listen_sent(void *ctx, uint64_t conn, const struct mcp_id *id)
 {
-	struct mconn *c = conn_find(ctx, conn);
+	struct mconn *c = wm_conn_find(ctx, conn);
 	char rid[PROTO_RID_MAX + 1];
-	id_json(id, rid);
+	wm_id_json(id, rid);
 	if (c && c->http)
-		route_out(ctx, c, rid, strlen(rid), 0);
+		wm_route_out(ctx, c, rid, strlen(rid), 0);
 }
 
 /* An MCP session over HTTP busy here: a request of it in flight, its stream, or a call. */
@@ -1484,7 +1484,7 @@ static int http_busy(const struct mw *w, const struct mconn *c)
  * the signer keeps, made again from its answer when the session comes back: when
  * the table is full, an idle one's slot is taken, or sessions the signer ended
  * would hold the table for good. */
-static struct mconn *free_slot(struct mw *w)
+static struct mconn *wm_free_slot(struct mw *w)
 {
 	struct mconn *idle = NULL;
 	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
@@ -1504,10 +1504,10 @@ static struct mconn *free_slot(struct mw *w)
 
 static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client, const char *protocol)
 {
-	struct mconn *c = conn_find(w, conn);
+	struct mconn *c = wm_conn_find(w, conn);
 	if (c)
 		return c;
-	if ((c = free_slot(w))) {
+	if ((c = wm_free_slot(w))) {
 		memset(c, 0, sizeof *c);
 		c->used = 1;
 		c->http = 1;
@@ -1527,7 +1527,7 @@ static struct mconn *http_mconn(struct mw *w, uint64_t conn, const char *client,
 	return NULL;
 }
 
-static void http_auth(struct mw *w, struct hreq *h, int init)
+static void wm_http_auth(struct mw *w, struct hreq *h, int init)
 {
 	/* A 2026-07-28 request asks for a connection of its own, which ends with it. */
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(h->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -1542,7 +1542,7 @@ static void http_auth(struct mw *w, struct hreq *h, int init)
 		h->st = HS_AUTH;
 		sleep_on(h);
 	} else {
-		set_reject(h, 500, -32603, "the gateway could not check this request");
+		wm_set_reject(h, 500, -32603, "the gateway could not check this request");
 	}
 	cv_arena_free(&a);
 }
@@ -1556,7 +1556,7 @@ static void resume_stream(struct mw *w, struct hreq *h)
 	struct sse_stream *s =
 	    sse_resume(&w->sse, h->conn, h->v.resume_no, h->v.resume_seq, &h->out, &status, why, sizeof why);
 	if (!s) {
-		set_reject(h, status, -32600, why);
+		wm_set_reject(h, status, -32600, why);
 		wake(h);
 		return;
 	}
@@ -1571,7 +1571,7 @@ static void resume_stream(struct mw *w, struct hreq *h)
 }
 
 /* The signer's answer to F_HTTP_AUTH: go on as that session, or refuse. */
-static void on_http_reply(struct mw *w, struct ipc_frame *f)
+static void wm_on_http_reply(struct mw *w, struct ipc_frame *f)
 {
 	uint64_t id, status, conn = 0;
 	char err[AS_ERRLEN];
@@ -1590,7 +1590,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		uint64_t retry = 0;
 		if (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 86400, &retry, err) != 0)
 			retry = 0;
-		set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
+		wm_set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
 		h->retry_s = (unsigned)retry;
 		wake(h);
 		return;
@@ -1599,7 +1599,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	    ipc_get_text(f->body, "session", MH_SESSION_LEN, &sess, &sn, err) ||
 	    ipc_get_text(f->body, "client", 2 * MCP_NAME_MAX + 2, &client, &cn, err) ||
 	    ipc_get_text(f->body, "protocol", 15, &proto, &pn, err)) {
-		set_reject(h, 500, -32603, "the gateway could not check this request");
+		wm_set_reject(h, 500, -32603, "the gateway could not check this request");
 		wake(h);
 		return;
 	}
@@ -1611,7 +1611,7 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	mc_authed(h->mc); /* its connection no longer counts against its address */
 	struct mconn *c = http_mconn(w, conn, cl, pr);
 	if (!c) {
-		set_reject(h, 503, -32603, "this worker serves too many sessions");
+		wm_set_reject(h, 503, -32603, "this worker serves too many sessions");
 		wake(h);
 		return;
 	}
@@ -1623,16 +1623,16 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	if (ipc_get_text(f->body, "principal", PROTO_NAME_MAX, &pp, &ppn, err) == 0)
 		snprintf(c->agent, sizeof c->agent, "%.*s", (int)ppn, pp);
 	if (h->v.route == MH_MCP_DELETE) {
-		send_about(w, F_SESSION_END, conn, NULL);
-		conn_close(w, c, 0);
+		wm_send_about(w, F_SESSION_END, conn, NULL);
+		wm_conn_close(w, c, 0);
 		h->session[0] = 0;
-		set_answer(h, 200, NULL, 0);
+		wm_set_answer(h, 200, NULL, 0);
 		wake(h);
 		return;
 	}
 	if (h->v.route == MH_LEGACY_SSE) { /* the stream is the session: tell the client where to post */
 		if (c->legacy) {
-			set_reject(h, 409, -32600, "this session already has its stream");
+			wm_set_reject(h, 409, -32600, "this session already has its stream");
 			wake(h);
 			return;
 		}
@@ -1649,15 +1649,15 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 	}
 	if (h->v.route == MH_LEGACY_POST) {
 		if (!c->legacy) {
-			set_reject(h, 404, -32001, "this session's event stream is closed: GET /sse again");
+			wm_set_reject(h, 404, -32001, "this session's event stream is closed: GET /sse again");
 			wake(h);
 			return;
 		}
 		buf_reset(&c->out);
-		handle_msg(w, c, &h->m);
-		route_out(w, c, NULL, 0, 0); /* to the stream; answers from the signer follow there */
+		wm_handle_msg(w, c, &h->m);
+		wm_route_out(w, c, NULL, 0, 0); /* to the stream; answers from the signer follow there */
 		h->session[0] = 0;
-		set_answer(h, 202, NULL, 0);
+		wm_set_answer(h, 202, NULL, 0);
 		wake(h);
 		return;
 	}
@@ -1666,15 +1666,15 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		return;
 	}
 	if (h->m.kind != MCP_MSG_REQUEST) { /* notifications and responses: accepted, never answered */
-		handle_msg(w, c, &h->m);
+		wm_handle_msg(w, c, &h->m);
 		buf_reset(&c->out);
-		set_answer(h, 202, NULL, 0);
+		wm_set_answer(h, 202, NULL, 0);
 		wake(h);
 		return;
 	}
-	id_json(&h->m.id, h->rid);
+	wm_id_json(&h->m.id, h->rid);
 	buf_reset(&c->out);
-	handle_msg(w, c, &h->m);
+	wm_handle_msg(w, c, &h->m);
 	if (h->m.m == MCP_M_INITIALIZE && c->client.version) {
 		char decl[ACTION_CLIENT_MAX + 1];
 		action_client(decl, c->client.name, c->client.client_version);
@@ -1683,16 +1683,16 @@ static void on_http_reply(struct mw *w, struct ipc_frame *f)
 		struct cv *fr = ipc_frame_new(&a, F_SESSION_INFO, 3);
 		if (fr && !ipc_put_uint(&a, fr, "conn", conn) && !ipc_put_text(&a, fr, "client", decl, strlen(decl)) &&
 		    !ipc_put_text(&a, fr, "protocol", c->client.version, strlen(c->client.version)))
-			send_frame(w, fr);
+			wm_send_frame(w, fr);
 		cv_arena_free(&a);
 	}
 	h->waiting = 1;
 	if (listen_http(w, h, c))
 		return;
 	if (c->out.len) { /* answered here and now */
-		route_out(w, c, h->rid, strlen(h->rid), 1);
+		wm_route_out(w, c, h->rid, strlen(h->rid), 1);
 		if (h->st != HS_RESPOND)
-			set_reject(h, 500, -32603, "no answer");
+			wm_set_reject(h, 500, -32603, "no answer");
 	} else if (h->v.sse && !h->stateless) { /* the signer answers later: stream progress until then */
 		h->st = HS_STREAM;
 		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
@@ -1783,7 +1783,7 @@ static int modern_refused(struct hreq *h)
 	} else if (!h->v.modern && (h->v.protocol[0] || h->v.session[0] || !mcp_is_modern(&h->m))) {
 		return 0; /* the 2025 revisions: sessions, as before */
 	} else if (h->m.kind != MCP_MSG_REQUEST) {
-		set_answer(h, 202, NULL, 0);
+		wm_set_answer(h, 202, NULL, 0);
 		return 1;
 	} else if (!(code = mcp_http_headers_agree(&h->v, &h->m, msg, sizeof msg))) {
 		h->stateless = 1;
@@ -1792,7 +1792,7 @@ static int modern_refused(struct hreq *h)
 	struct buf line;
 	buf_init(&line, 1u << 16);
 	mcp_line_error(&line, &h->m.id, code, msg, data, NULL);
-	set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
+	wm_set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
 	buf_free(&line);
 	return 1;
 }
@@ -1845,7 +1845,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		case MH_REJECT: {
 			char body[400];
 			size_t n = mh_error_body(&h->v, body, sizeof body);
-			set_answer(h, h->v.status, body, n);
+			wm_set_answer(h, h->v.status, body, n);
 			return queue(h);
 		}
 		case MH_REVIEWERS: { /* the seed's reviewer endpoints: 307 to the reviewer listener, which has them */
@@ -1863,8 +1863,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			if (w->review_url[0])
 				snprintf(h->location, sizeof h->location, "%s%s", w->review_url, url);
 			h->v.events = 0;
-			set_answer(h, w->review_url[0] ? 307 : 404, body,
-				   n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
+			wm_set_answer(h, w->review_url[0] ? 307 : 404, body,
+				      n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
 			return queue(h);
 		}
 		case MH_HEALTH: {
@@ -1873,20 +1873,20 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			int n = snprintf(body, sizeof body,
 					 "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
 					 (unsigned long long)w->pending, (unsigned long long)up);
-			set_answer(h, 200, body, (size_t)n);
+			wm_set_answer(h, 200, body, (size_t)n);
 			return queue(h);
 		}
 		case MH_LEGACY_SSE:
-			http_auth(w, h, 1); /* the stream opens the session */
+			wm_http_auth(w, h, 1); /* the stream opens the session */
 			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
 		case MH_MCP_RESUME:
-			http_auth(w, h, 0); /* the session's stream, if it is the session's */
+			wm_http_auth(w, h, 0); /* the session's stream, if it is the session's */
 			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
 		case MH_LEGACY_POST: {
 			const char *q = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "session_id");
 			if (!q || strlen(q) != MH_SESSION_LEN || strspn(q, "0123456789abcdef") != MH_SESSION_LEN) {
-				set_reject(h, 404, -32001,
-					   "unknown session: post to the endpoint the /sse stream named");
+				wm_set_reject(h, 404, -32001,
+					      "unknown session: post to the endpoint the /sse stream named");
 				return queue(h);
 			}
 			memcpy(h->v.session, q, MH_SESSION_LEN + 1);
@@ -1914,9 +1914,9 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			buf_init(&line, sizeof body);
 			if (mcp_peek_id((const char *)h->body.p, h->body.len, NULL, 0, &id) &&
 			    mcp_line_error(&line, &id, h->v.rpc_code, h->v.msg, NULL, NULL) == 0 && line.len > 1)
-				set_answer(h, h->v.status, (const char *)line.p, line.len - 1);
+				wm_set_answer(h, h->v.status, (const char *)line.p, line.len - 1);
 			else
-				set_answer(h, h->v.status, body, mh_error_body(&h->v, body, sizeof body));
+				wm_set_answer(h, h->v.status, body, mh_error_body(&h->v, body, sizeof body));
 			buf_free(&line);
 			return queue(h);
 		}
@@ -1924,12 +1924,12 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			char msg[120];
 			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)",
 				 w->cfg.body_max);
-			set_reject(h, 413, -32600, msg);
+			wm_set_reject(h, 413, -32600, msg);
 			too_big_id(h, msg);
 			return queue(h);
 		}
 		if (h->v.route == MH_MCP_DELETE) {
-			http_auth(w, h, 0);
+			wm_http_auth(w, h, 0);
 			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
 		}
 		if (h->v.events && events_request(w, h) != 0)
@@ -1943,16 +1943,16 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 					snprintf(err, sizeof err, "the body is not one JSON-RPC message");
 				mcp_line_invalid(&line, &h->m, err, NULL);
 				mcp_msg_free(&h->m);
-				set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
+				wm_set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
 				buf_free(&line);
 				return queue(h);
 			}
 			h->have_msg = 1;
 			if (modern_refused(h))
 				return queue(h);
-			http_auth(w, h,
-				  h->stateless ||
-				      (h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE && !h->v.session[0]));
+			wm_http_auth(w, h,
+				     h->stateless || (h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE &&
+						      !h->v.session[0]));
 			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
 		}
 	case HS_RESPOND:
@@ -1968,20 +1968,20 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 static void cancel_rid(void *arg, uint64_t conn, const char *rid)
 {
 	struct mw *w = arg;
-	send_about(w, F_CANCEL, conn, rid);
+	wm_send_about(w, F_CANCEL, conn, rid);
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++)
 		if (w->calls[i].used && w->calls[i].conn == conn && !strcmp(w->calls[i].rid, rid))
 			w->calls[i].used = 0;
 }
 
-static void not_resumed(void *arg, uint64_t conn, const char *rid)
+static void wm_not_resumed(void *arg, uint64_t conn, const char *rid)
 {
 	wlog((struct mw *)arg, "info", "a parked SSE stream was not resumed within %u s: its call is cancelled",
 	     (unsigned)(SSE_GRACE_MS / 1000));
 	cancel_rid(arg, conn, rid);
 }
 
-static void cancel_call(struct mw *w, struct hreq *h)
+static void wm_cancel_call(struct mw *w, struct hreq *h)
 {
 	if (!h->waiting)
 		return;
@@ -1991,7 +1991,7 @@ static void cancel_call(struct mw *w, struct hreq *h)
 
 /* The request streaming a resumable answer ends: the answer delivered, its stream is done
  * with; else it is parked for a resume, and its call waits on (sseresume.h). */
-static void stream_left(struct mw *w, struct hreq *h, int delivered)
+static void wm_stream_left(struct mw *w, struct hreq *h, int delivered)
 {
 	if (!h->ss)
 		return;
@@ -2011,7 +2011,7 @@ static void stream_left(struct mw *w, struct hreq *h, int delivered)
 /* libmicrohttpd does not watch a suspended connection: look at the sockets of the
  * calls that wait, so that a client that left is cancelled within a second, not at
  * the next keep-alive (or never, for a JSON answer). */
-static void hangups(struct mw *w)
+static void wm_hangups(struct mw *w)
 {
 	for (struct hreq *h = w->hreqs; h; h = h->next) {
 		if (!h->waiting || !h->suspended)
@@ -2020,10 +2020,10 @@ static void hangups(struct mw *w)
 		struct pollfd p = {.fd = ci ? ci->connect_fd : -1, .events = POLLRDHUP};
 		if (!ci || poll(&p, 1, 0) != 1 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
 			continue;
-		stream_left(w, h, 0);
-		cancel_call(w, h);
+		wm_stream_left(w, h, 0);
+		wm_cancel_call(w, h);
 		if (h->st == HS_WAIT)
-			set_reject(h, 400, -32600, "the client left"); /* written to no one; ends the request */
+			wm_set_reject(h, 400, -32600, "the client left"); /* written to no one; ends the request */
 		h->finished = 1;
 		wake(h);
 	}
@@ -2037,19 +2037,19 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 	struct hreq *h = *con_cls;
 	if (!h)
 		return;
-	stream_left(w, h, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
-	cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
+	wm_stream_left(w, h, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+	wm_cancel_call(w, h); /* its stream is gone before the answer: like a stdio client leaving */
 	if (h->have_msg && h->m.m == MCP_M_LISTEN) /* a listen stream ends with its request, session or not */
 		listen_cancel(&w->listen, h->conn, &h->m.id);
-	struct mconn *sc = h->stateless && h->conn ? conn_find(w, h->conn) : NULL;
+	struct mconn *sc = h->stateless && h->conn ? wm_conn_find(w, h->conn) : NULL;
 	if (sc && sc->stateless)
-		conn_close(w, sc, 1);		       /* the signer ends the request's connection with it */
+		wm_conn_close(w, sc, 1);	       /* the signer ends the request's connection with it */
 	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) { /* a 2024-11-05 session lives as long as its stream */
 		struct mconn *c = &w->conns[i];
 		if (c->used && c->legacy == h) {
-			send_about(w, F_SESSION_END, c->id, NULL);
+			wm_send_about(w, F_SESSION_END, c->id, NULL);
 			c->legacy = NULL;
-			conn_close(w, c, 0);
+			wm_conn_close(w, c, 0);
 		}
 	}
 	for (struct hreq **p = &w->hreqs; *p; p = &(*p)->next)
@@ -2065,7 +2065,7 @@ static void on_http_done(void *cls, struct MHD_Connection *mc, void **con_cls, e
 	*con_cls = NULL;
 }
 
-static void keepalive(struct mw *w, uint64_t now)
+static void wm_keepalive(struct mw *w, uint64_t now)
 {
 	for (struct hreq *h = w->hreqs; h; h = h->next)
 		if (h->st == HS_WAIT && h->stateless && h->v.sse && h->waiting && now >= h->next_keepalive) {
@@ -2095,7 +2095,7 @@ static void keepalive(struct mw *w, uint64_t now)
 }
 
 /* Before the jail: the configuration frame, and libmicrohttpd on the listener. */
-static int http_start(struct mw *w, struct cv_arena *a, char *err)
+static int wm_http_start(struct mw *w, struct cv_arena *a, char *err)
 {
 	struct ipc_frame f;
 	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
@@ -2122,7 +2122,7 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 		if (qp && qs && strlen(qp) + strlen(qs) < sizeof w->qa) {
 			memcpy(w->qa, qp, strlen(qp));
 			memcpy(w->qa + strlen(qp), qs, strlen(qs) + 1);
-			qa_defs_make(w);
+			wm_qa_defs_make(w);
 		}
 		json_decref(j);
 	}
@@ -2144,7 +2144,7 @@ static int http_start(struct mw *w, struct cv_arena *a, char *err)
 }
 
 /* The client's answer to a server's request: to the signer, as CBOR. */
-static void answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error)
+static void wm_answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *result, const json_t *error)
 {
 	struct buf enc;
 	buf_init(&enc, PROTO_UP_RESULT_MAX);
@@ -2157,7 +2157,7 @@ static void answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t
 	    call_value_encode(body, result ? PROTO_UP_RESULT_MAX : PROTO_UP_NOTE_MAX, &enc, err) == 0 &&
 	    !ipc_put_uint(a, f, "conn", conn) && !ipc_put_uint(a, f, "aid", aid) &&
 	    !ipc_put_bytes(a, f, result ? "result" : "error", enc.p, enc.len))
-		send_frame(w, f);
+		wm_send_frame(w, f);
 	buf_free(&enc);
 }
 
@@ -2178,7 +2178,7 @@ static void ask_client(struct mw *w, struct ipc_frame *f)
 		return;
 	char m[65];
 	snprintf(m, sizeof m, "%.*s", (int)mtn, mt);
-	c = conn_find(w, conn);
+	c = wm_conn_find(w, conn);
 	int ok = c && !c->modern && !c->stateless &&
 		 (!strcmp(m, "sampling/createMessage") ? c->client.sampling
 		  : !strcmp(m, "elicitation/create")   ? c->client.elicitation
@@ -2187,7 +2187,7 @@ static void ask_client(struct mw *w, struct ipc_frame *f)
 		json_t *e =
 		    json_pack("{s:i,s:s}", "code", -32601, "message",
 			      "the agent's client does not take this request (it did not declare the capability)");
-		answer_frame(w, conn, aid, NULL, e);
+		wm_answer_frame(w, conn, aid, NULL, e);
 		json_decref(e);
 		return;
 	}
@@ -2203,7 +2203,7 @@ static void ask_client(struct mw *w, struct ipc_frame *f)
 		rc = buf_putc(&c->out, '\n');
 	free(line);
 	if (c->http)
-		route_out(w, c, rid, ridn, 0);
+		wm_route_out(w, c, rid, ridn, 0);
 }
 
 /* ---- what the signer sends: one handler per frame type (the receive table below) ---- */
@@ -2215,7 +2215,7 @@ static void on_conn_new(struct mw *w, struct ipc_frame *f)
 	char err[AS_ERRLEN];
 	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0 || f->nfds != 1)
 		return;
-	struct mconn *c = free_slot(w);
+	struct mconn *c = wm_free_slot(w);
 	if (c) {
 		memset(c, 0, sizeof *c);
 		c->used = 1;
@@ -2227,7 +2227,7 @@ static void on_conn_new(struct mw *w, struct ipc_frame *f)
 		return;
 	}
 	/* full: the descriptor is closed with the frame, and the signer frees its slot */
-	send_about(w, F_CONN_CLOSED, conn, NULL);
+	wm_send_about(w, F_CONN_CLOSED, conn, NULL);
 }
 
 /* An F_RESULT's fields, read once. */
@@ -2286,7 +2286,7 @@ static void result_own(struct mw *w, struct mconn *c, const struct fresult *r, i
 	}
 	static const char offer[] = "{\"input_required\":";
 	if (task) {
-		task_answer(w, c, tc, &r->id, r->js, r->jsn, r->iserr);
+		wm_task_answer(w, c, tc, &r->id, r->js, r->jsn, r->iserr);
 		return;
 	}
 	if (!r->iserr && r->jsn > sizeof offer && !memcmp(r->js, offer, sizeof offer - 1)) {
@@ -2326,13 +2326,13 @@ static void on_result(struct mw *w, struct ipc_frame *f)
 		if (k->used && k->conn == r.conn && strlen(k->rid) == r.ridn && !memcmp(k->rid, r.rid, r.ridn))
 			k->used = 0;
 	}
-	struct mconn *c = conn_find(w, r.conn);
+	struct mconn *c = wm_conn_find(w, r.conn);
 	struct tcall tc;
-	int task = tcall_take_into(w, r.conn, r.rid, r.ridn, &tc);
+	int task = wm_tcall_take_into(w, r.conn, r.rid, r.ridn, &tc);
 	if (!c || id_parse(r.rid, r.ridn, &r.id) != 0)
 		return;
 	if (r.iserr)
-		refusal_status(w, f->body, r.conn, r.rid, r.ridn);
+		wm_refusal_status(w, f->body, r.conn, r.rid, r.ridn);
 	r.recorded = callrec_open(w->rec, r.conn, r.rid, r.ridn);
 	if (r.rpcerr)
 		result_rpc_error(w, c, &r);
@@ -2341,7 +2341,7 @@ static void on_result(struct mw *w, struct ipc_frame *f)
 	else
 		result_own(w, c, &r, task, &tc);
 	if (c->http)
-		route_out(w, c, r.rid, r.ridn, 1);
+		wm_route_out(w, c, r.rid, r.ridn, 1);
 }
 
 /* F_TASK_STATUS: a 2025-11-25 task ended: told on stdio, where it can be. */
@@ -2353,7 +2353,7 @@ static void on_task_status(struct mw *w, struct ipc_frame *f)
 	struct mconn *c;
 	char err[AS_ERRLEN];
 	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
-	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)) || c->http ||
+	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = wm_conn_find(w, conn)) || c->http ||
 	    c->modern)
 		return; /* an HTTP session has no stream to carry it; the extension polls */
 	json_t *st = json_loadb(js, jsn, 0, NULL);
@@ -2392,7 +2392,7 @@ static void on_note(struct mw *w, struct ipc_frame *f)
 	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
 	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
 	    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
-	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = conn_find(w, conn)))
+	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = wm_conn_find(w, conn)))
 		return;
 	json_t *p = json_loadb(js, jsn, 0, NULL);
 	if (!json_is_object(p))
@@ -2407,7 +2407,7 @@ static void on_note(struct mw *w, struct ipc_frame *f)
 	}
 	json_decref(p);
 	if (sent && c->http)
-		route_out(w, c, rid, ridn, 0);
+		wm_route_out(w, c, rid, ridn, 0);
 }
 
 /* F_CATALOG: the upstreams' tools (and prompts, resources) changed. */
@@ -2435,7 +2435,7 @@ static void on_catalog(struct mw *w, struct ipc_frame *f)
 	json_decref(rt);
 	json_decref(w->routes);
 	w->routes = map;
-	int changed = set_catalog(w, tj + 1, tn - 2); /* the objects, without the array's brackets */
+	int changed = wm_set_catalog(w, tj + 1, tn - 2); /* the objects, without the array's brackets */
 	/* Clients that initialized on a stream of their own hear that the list changed. */
 	for (size_t k = 0; changed && k < PROTO_CONNS_MAX; k++) {
 		struct mconn *mc = &w->conns[k];
@@ -2464,8 +2464,8 @@ static const struct {
 	uint32_t type;
 	void (*fn)(struct mw *w, struct ipc_frame *f);
 } receive[] = {
-    {F_CONN_NEW, on_conn_new}, {F_RESULT, on_result},	{F_TASK_STATUS, on_task_status}, {F_ASK, ask_client},
-    {F_NOTE, on_note},	       {F_CATALOG, on_catalog}, {F_HTTP_REPLY, on_http_reply},	 {F_STATS, on_stats},
+    {F_CONN_NEW, on_conn_new}, {F_RESULT, on_result},	{F_TASK_STATUS, on_task_status},  {F_ASK, ask_client},
+    {F_NOTE, on_note},	       {F_CATALOG, on_catalog}, {F_HTTP_REPLY, wm_on_http_reply}, {F_STATS, on_stats},
 };
 
 static void on_frame(struct mw *w, struct ipc_frame *f)
@@ -2483,7 +2483,7 @@ static void progress(struct mw *w, uint64_t now)
 		struct call *k = &w->calls[i];
 		if (!k->used || k->token.t == MCP_ID_NONE || now < k->next_progress)
 			continue;
-		struct mconn *c = conn_find(w, k->conn);
+		struct mconn *c = wm_conn_find(w, k->conn);
 		if (c)
 			mcp_line_progress(&c->out, &k->token, (double)(now - k->started) / 1000.0, -1,
 					  k->gated ? "waiting for a decision, or for the upstream server"
@@ -2491,7 +2491,7 @@ static void progress(struct mw *w, uint64_t now)
 					  NULL);
 		k->progress_sent = (double)(now - k->started) / 1000.0;
 		if (c && c->http)
-			route_out(w, c, k->rid, strlen(k->rid), 0);
+			wm_route_out(w, c, k->rid, strlen(k->rid), 0);
 		k->next_progress = now + PROGRESS_EVERY_MS;
 	}
 }
@@ -2511,7 +2511,7 @@ int worker_mcp_main(int ipcfd)
 		return 2;
 	struct cv_arena a;
 	cv_arena_init(&a, 1u << 20);
-	if (http_start(&w, &a, err) != 0) {
+	if (wm_http_start(&w, &a, err) != 0) {
 		wlog(&w, "error", "mcp worker: agent HTTP listener: %s", err);
 		return 2;
 	}
@@ -2531,7 +2531,7 @@ int worker_mcp_main(int ipcfd)
 		wlog(&w, "error", "mcp worker: out of memory");
 		return 2;
 	}
-	send_frame(&w, hello);
+	wm_send_frame(&w, hello);
 	struct pollfd pf[PROTO_CONNS_MAX + 2];
 	struct mconn *map[PROTO_CONNS_MAX + 2];
 	const union MHD_DaemonInfo *di = w.mhd ? MHD_get_daemon_info(w.mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
@@ -2576,20 +2576,20 @@ int worker_mcp_main(int ipcfd)
 			struct mconn *c = map[i];
 			if (!c->used)
 				continue;
-			if ((pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && conn_read(&w, c) != 0) {
-				conn_close(&w, c, 1);
+			if ((pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && wm_conn_read(&w, c) != 0) {
+				wm_conn_close(&w, c, 1);
 				continue;
 			}
-			if (c->out.len && conn_flush(c) != 0)
-				conn_close(&w, c, 1);
+			if (c->out.len && wm_conn_flush(c) != 0)
+				wm_conn_close(&w, c, 1);
 		}
 		progress(&w, mono_ms());
 		if (w.mhd) {
-			keepalive(&w, mono_ms());
-			sse_expire(&w.sse, mono_ms(), not_resumed, &w); /* parked past their grace: cancelled */
+			wm_keepalive(&w, mono_ms());
+			sse_expire(&w.sse, mono_ms(), wm_not_resumed, &w); /* parked past their grace: cancelled */
 			mc_deadlines(&w.pconns, w.cfg.request_s);
 			mc_log_refused(&w.pconns, w.ipcfd, "agent");
-			hangups(&w);
+			wm_hangups(&w);
 			mc_run(w.mhd);
 			/* After a crowd of connections is gone, give their buffers back. */
 			size_t nconn = w.pconns.n;
@@ -2601,7 +2601,8 @@ int worker_mcp_main(int ipcfd)
 			}
 		}
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++)
-			if (w.conns[i].used && w.conns[i].fd >= 0 && w.conns[i].out.len && conn_flush(&w.conns[i]) != 0)
-				conn_close(&w, &w.conns[i], 1);
+			if (w.conns[i].used && w.conns[i].fd >= 0 && w.conns[i].out.len &&
+			    wm_conn_flush(&w.conns[i]) != 0)
+				wm_conn_close(&w, &w.conns[i], 1);
 	}
 }
