@@ -231,6 +231,187 @@ static int modern_refused(struct hreq *h)
 	return 1;
 }
 
+/* A request's state, linked into the worker's list; NULL when out of memory. */
+static struct hreq *hreq_new(struct mw *w, struct MHD_Connection *mc)
+{
+	struct hreq *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	h->id = ++w->next_hreq;
+	h->mc = mc;
+	buf_init(&h->body, w->cfg.body_max);
+	buf_init(&h->out, 64u << 20);
+	h->next = w->hreqs;
+	w->hreqs = h;
+	return h;
+}
+
+/* The headers mh_classify reads. */
+static void head_read(const struct mw *w, struct MHD_Connection *mc, const char *method, const char *url,
+		      struct mh_head *hd)
+{
+	*hd = (struct mh_head){
+	    .method = method,
+	    .path = url,
+	    .host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host"),
+	    .origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin"),
+	    .content_type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Type"),
+	    .accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
+	    .session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
+	    .protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
+	    .authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
+	    .cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
+	    .identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
+	    .mcp_method = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Method"),
+	    .mcp_name = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Name"),
+	    .last_event_id = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Last-Event-ID"),
+	};
+}
+
+/* The seed's reviewer endpoints: 307 to the reviewer listener, which has them. */
+static enum MHD_Result answer_reviewers(struct mw *w, struct hreq *h, const char *url)
+{
+	char body[400];
+	int n = w->review_url[0] ? snprintf(body, sizeof body,
+					    "{\"error\":\"%s is on the reviewer listener: %s%s (reviewers' credentials "
+					    "are never taken here)\"}",
+					    url, w->review_url, url)
+				 : snprintf(body, sizeof body,
+					    "{\"error\":\"%s is on the reviewer listener, which is off "
+					    "(ASSENT_REVIEW_PORT)\"}",
+					    url);
+	if (w->review_url[0])
+		snprintf(h->location, sizeof h->location, "%s%s", w->review_url, url);
+	h->v.events = 0;
+	wm_set_answer(h, w->review_url[0] ? 307 : 404, body, n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
+	return queue(h);
+}
+
+static enum MHD_Result answer_health(struct mw *w, struct hreq *h)
+{
+	char body[160];
+	uint64_t up = w->uptime + (w->stats_at ? (mono_ms() - w->stats_at) / 1000 : 0);
+	int n = snprintf(body, sizeof body, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
+			 (unsigned long long)w->pending, (unsigned long long)up);
+	wm_set_answer(h, 200, body, (size_t)n);
+	return queue(h);
+}
+
+/* A request's headers, classified: answered at once, or its body read first (HS_BODY), or
+ * suspended while the signer says who is asking. */
+static enum MHD_Result on_head(struct mw *w, struct hreq *h, const char *url, const char *method)
+{
+	struct MHD_Connection *mc = h->mc;
+	struct mh_head hd;
+	head_read(w, mc, method, url, &hd);
+	enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
+	/* A POST refused for what its client sent (its key's shape, its media types, a
+	 * version we do not speak) is answered once its body is read, with the request's id
+	 * when the body shows it; Host, Origin and reviewer credentials are refused at once. */
+	h->deferred = route == MH_REJECT && !strcmp(method, "POST") && !strcmp(url, "/mcp") &&
+		      (h->v.status == 401 || h->v.status == 406 || h->v.status == 415);
+	if (route != MH_MCP_POST && route != MH_LEGACY_POST && !h->deferred)
+		mc_received(mc); /* no body to wait for */
+	if (h->deferred) {
+		h->st = HS_BODY;
+		return MHD_YES;
+	}
+	switch (route) {
+	case MH_REJECT: {
+		char body[400];
+		size_t n = mh_error_body(&h->v, body, sizeof body);
+		wm_set_answer(h, h->v.status, body, n);
+		return queue(h);
+	}
+	case MH_REVIEWERS:
+		return answer_reviewers(w, h, url);
+	case MH_HEALTH:
+		return answer_health(w, h);
+	case MH_LEGACY_SSE:
+		wm_http_auth(w, h, 1); /* the stream opens the session */
+		return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+	case MH_MCP_RESUME:
+		wm_http_auth(w, h, 0); /* the session's stream, if it is the session's */
+		return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+	case MH_LEGACY_POST: {
+		const char *q = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "session_id");
+		if (!q || strlen(q) != MH_SESSION_LEN || strspn(q, "0123456789abcdef") != MH_SESSION_LEN) {
+			wm_set_reject(h, 404, -32001, "unknown session: post to the endpoint the /sse stream named");
+			return queue(h);
+		}
+		memcpy(h->v.session, q, MH_SESSION_LEN + 1);
+		h->st = HS_BODY;
+		return MHD_YES;
+	}
+	default:
+		h->st = HS_BODY;
+		return MHD_YES;
+	}
+}
+
+/* A POST refused by its headers (h->deferred), answered now that its body is read: with the
+ * request's id when the body shows it. */
+static enum MHD_Result answer_deferred(struct hreq *h)
+{
+	struct mcp_id id;
+	char body[600];
+	struct buf line;
+	buf_init(&line, sizeof body);
+	if (mcp_peek_id((const char *)h->body.p, h->body.len, NULL, 0, &id) &&
+	    mcp_line_error(&line, &id, h->v.rpc_code, h->v.msg, NULL, NULL) == 0 && line.len > 1)
+		wm_set_answer(h, h->v.status, (const char *)line.p, line.len - 1);
+	else
+		wm_set_answer(h, h->v.status, body, mh_error_body(&h->v, body, sizeof body));
+	buf_free(&line);
+	return queue(h);
+}
+
+/* The body is one JSON-RPC message: parsed, checked against the headers, then the signer
+ * is asked who sent it. */
+static enum MHD_Result parse_body(struct mw *w, struct hreq *h)
+{
+	char err[AS_ERRLEN];
+	if (mcp_parse_line((const char *)h->body.p, h->body.len, &h->m, err) != 0) {
+		struct buf line;
+		buf_init(&line, 1u << 16);
+		if (!h->m.answer)
+			snprintf(err, sizeof err, "the body is not one JSON-RPC message");
+		mcp_line_invalid(&line, &h->m, err, NULL);
+		mcp_msg_free(&h->m);
+		wm_set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
+		buf_free(&line);
+		return queue(h);
+	}
+	h->have_msg = 1;
+	if (modern_refused(h))
+		return queue(h);
+	wm_http_auth(w, h,
+		     h->stateless || (h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE && !h->v.session[0]));
+	return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+}
+
+/* The whole body is read: answered, or on to the signer. */
+static enum MHD_Result on_body(struct mw *w, struct hreq *h)
+{
+	if (h->deferred)
+		return answer_deferred(h);
+	if (h->too_big) {
+		char msg[120];
+		snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)",
+			 w->cfg.body_max);
+		wm_set_reject(h, 413, -32600, msg);
+		too_big_id(h, msg);
+		return queue(h);
+	}
+	if (h->v.route == MH_MCP_DELETE) {
+		wm_http_auth(w, h, 0);
+		return h->st == HS_RESPOND ? queue(h) : MHD_YES;
+	}
+	if (h->v.events && events_request(w, h) != 0)
+		return queue(h);
+	return parse_body(w, h);
+}
+
 static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
 			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -238,99 +419,10 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 	struct mw *w = cls;
 	struct hreq *h = *con_cls;
 	if (!h) {
-		if (!(h = calloc(1, sizeof *h)))
+		if (!(h = hreq_new(w, mc)))
 			return MHD_NO;
-		h->id = ++w->next_hreq;
-		h->mc = mc;
-		buf_init(&h->body, w->cfg.body_max);
-		buf_init(&h->out, 64u << 20);
-		h->next = w->hreqs;
-		w->hreqs = h;
 		*con_cls = h;
-		struct mh_head hd = {
-		    .method = method,
-		    .path = url,
-		    .host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host"),
-		    .origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin"),
-		    .content_type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Type"),
-		    .accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
-		    .session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
-		    .protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
-		    .authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
-		    .cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
-		    .identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
-		    .mcp_method = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Method"),
-		    .mcp_name = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Name"),
-		    .last_event_id = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Last-Event-ID"),
-		};
-		enum mh_route route = mh_classify(&w->cfg, &hd, &h->v);
-		/* A POST refused for what its client sent (its key's shape, its media types, a
-		 * version we do not speak) is answered once its body is read, with the request's id
-		 * when the body shows it; Host, Origin and reviewer credentials are refused at once. */
-		h->deferred = route == MH_REJECT && !strcmp(method, "POST") && !strcmp(url, "/mcp") &&
-			      (h->v.status == 401 || h->v.status == 406 || h->v.status == 415);
-		if (route != MH_MCP_POST && route != MH_LEGACY_POST && !h->deferred)
-			mc_received(mc); /* no body to wait for */
-		if (h->deferred) {
-			h->st = HS_BODY;
-			return MHD_YES;
-		}
-		switch (route) {
-		case MH_REJECT: {
-			char body[400];
-			size_t n = mh_error_body(&h->v, body, sizeof body);
-			wm_set_answer(h, h->v.status, body, n);
-			return queue(h);
-		}
-		case MH_REVIEWERS: { /* the seed's reviewer endpoints: 307 to the reviewer listener, which has them */
-			char body[400];
-			int n =
-			    w->review_url[0]
-				? snprintf(body, sizeof body,
-					   "{\"error\":\"%s is on the reviewer listener: %s%s (reviewers' credentials "
-					   "are never taken here)\"}",
-					   url, w->review_url, url)
-				: snprintf(body, sizeof body,
-					   "{\"error\":\"%s is on the reviewer listener, which is off "
-					   "(ASSENT_REVIEW_PORT)\"}",
-					   url);
-			if (w->review_url[0])
-				snprintf(h->location, sizeof h->location, "%s%s", w->review_url, url);
-			h->v.events = 0;
-			wm_set_answer(h, w->review_url[0] ? 307 : 404, body,
-				      n > 0 && (size_t)n < sizeof body ? (size_t)n : 0);
-			return queue(h);
-		}
-		case MH_HEALTH: {
-			char body[160];
-			uint64_t up = w->uptime + (w->stats_at ? (mono_ms() - w->stats_at) / 1000 : 0);
-			int n = snprintf(body, sizeof body,
-					 "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
-					 (unsigned long long)w->pending, (unsigned long long)up);
-			wm_set_answer(h, 200, body, (size_t)n);
-			return queue(h);
-		}
-		case MH_LEGACY_SSE:
-			wm_http_auth(w, h, 1); /* the stream opens the session */
-			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
-		case MH_MCP_RESUME:
-			wm_http_auth(w, h, 0); /* the session's stream, if it is the session's */
-			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
-		case MH_LEGACY_POST: {
-			const char *q = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "session_id");
-			if (!q || strlen(q) != MH_SESSION_LEN || strspn(q, "0123456789abcdef") != MH_SESSION_LEN) {
-				wm_set_reject(h, 404, -32001,
-					      "unknown session: post to the endpoint the /sse stream named");
-				return queue(h);
-			}
-			memcpy(h->v.session, q, MH_SESSION_LEN + 1);
-			h->st = HS_BODY;
-			return MHD_YES;
-		}
-		default:
-			h->st = HS_BODY;
-			return MHD_YES;
-		}
+		return on_head(w, h, url, method);
 	}
 	switch (h->st) {
 	case HS_BODY:
@@ -341,54 +433,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 			return MHD_YES;
 		}
 		mc_received(mc);
-		if (h->deferred) {
-			struct mcp_id id;
-			char body[600];
-			struct buf line;
-			buf_init(&line, sizeof body);
-			if (mcp_peek_id((const char *)h->body.p, h->body.len, NULL, 0, &id) &&
-			    mcp_line_error(&line, &id, h->v.rpc_code, h->v.msg, NULL, NULL) == 0 && line.len > 1)
-				wm_set_answer(h, h->v.status, (const char *)line.p, line.len - 1);
-			else
-				wm_set_answer(h, h->v.status, body, mh_error_body(&h->v, body, sizeof body));
-			buf_free(&line);
-			return queue(h);
-		}
-		if (h->too_big) {
-			char msg[120];
-			snprintf(msg, sizeof msg, "the body is over the limit of %zu bytes (ASSENT_HTTP_MAX_BODY)",
-				 w->cfg.body_max);
-			wm_set_reject(h, 413, -32600, msg);
-			too_big_id(h, msg);
-			return queue(h);
-		}
-		if (h->v.route == MH_MCP_DELETE) {
-			wm_http_auth(w, h, 0);
-			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
-		}
-		if (h->v.events && events_request(w, h) != 0)
-			return queue(h);
-		{
-			char err[AS_ERRLEN];
-			if (mcp_parse_line((const char *)h->body.p, h->body.len, &h->m, err) != 0) {
-				struct buf line;
-				buf_init(&line, 1u << 16);
-				if (!h->m.answer)
-					snprintf(err, sizeof err, "the body is not one JSON-RPC message");
-				mcp_line_invalid(&line, &h->m, err, NULL);
-				mcp_msg_free(&h->m);
-				wm_set_answer(h, 400, (const char *)line.p, line.len ? line.len - 1 : 0);
-				buf_free(&line);
-				return queue(h);
-			}
-			h->have_msg = 1;
-			if (modern_refused(h))
-				return queue(h);
-			wm_http_auth(w, h,
-				     h->stateless || (h->m.kind == MCP_MSG_REQUEST && h->m.m == MCP_M_INITIALIZE &&
-						      !h->v.session[0]));
-			return h->st == HS_RESPOND ? queue(h) : MHD_YES;
-		}
+		return on_body(w, h);
 	case HS_RESPOND:
 	case HS_STREAM:
 		return queue(h);
