@@ -239,38 +239,39 @@ static void resume_stream(struct mw *w, struct hreq *h)
 	wake(h);
 }
 
-/* The signer's answer to F_HTTP_AUTH: go on as that session, or refuse. */
-void wm_on_http_reply(struct mw *w, struct ipc_frame *f)
+/* The signer refused the request (F_HTTP_REPLY's status, error and retry). */
+static void reply_refused(struct hreq *h, const struct ipc_frame *f, uint64_t status)
 {
-	uint64_t id, status, conn = 0;
 	char err[AS_ERRLEN];
-	const char *e = NULL, *sess = NULL, *client = "", *proto = "";
-	size_t en = 0, sn = 0, cn = 0, pn = 0;
-	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", 599, &status, err))
-		return;
-	struct hreq *h = hreq_find(w, id);
-	if (!h || h->st != HS_AUTH)
-		return; /* the client left meanwhile */
-	if (status != 200) {
-		if (ipc_get_text(f->body, "error", 200, &e, &en, err) != 0)
-			e = "refused", en = 7;
-		char msg[201];
-		snprintf(msg, sizeof msg, "%.*s", (int)en, e);
-		uint64_t retry = 0;
-		if (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 86400, &retry, err) != 0)
-			retry = 0;
-		wm_set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
-		h->retry_s = (unsigned)retry;
-		wake(h);
-		return;
-	}
+	const char *e = NULL;
+	size_t en = 0;
+	if (ipc_get_text(f->body, "error", 200, &e, &en, err) != 0)
+		e = "refused", en = 7;
+	char msg[201];
+	snprintf(msg, sizeof msg, "%.*s", (int)en, e);
+	uint64_t retry = 0;
+	if (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 86400, &retry, err) != 0)
+		retry = 0;
+	wm_set_reject(h, (unsigned)status, status == 401 || status == 404 ? -32001 : -32600, msg);
+	h->retry_s = (unsigned)retry;
+	wake(h);
+}
+
+/* The session the signer said the request goes on as: its connection here, made again when
+ * this worker has not seen it. NULL when refused (answered). */
+static struct mconn *reply_session(struct mw *w, struct hreq *h, const struct ipc_frame *f, uint64_t id)
+{
+	uint64_t conn = 0;
+	char err[AS_ERRLEN];
+	const char *sess = NULL, *client = "", *proto = "";
+	size_t sn = 0, cn = 0, pn = 0;
 	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
 	    ipc_get_text(f->body, "session", MH_SESSION_LEN, &sess, &sn, err) ||
 	    ipc_get_text(f->body, "client", 2 * MCP_NAME_MAX + 2, &client, &cn, err) ||
 	    ipc_get_text(f->body, "protocol", 15, &proto, &pn, err)) {
 		wm_set_reject(h, 500, -32603, "the gateway could not check this request");
 		wake(h);
-		return;
+		return NULL;
 	}
 	char cl[2 * MCP_NAME_MAX + 3], pr[16];
 	snprintf(cl, sizeof cl, "%.*s", (int)cn, client);
@@ -282,7 +283,7 @@ void wm_on_http_reply(struct mw *w, struct ipc_frame *f)
 	if (!c) {
 		wm_set_reject(h, 503, -32603, "this worker serves too many sessions");
 		wake(h);
-		return;
+		return NULL;
 	}
 	c->hreq = id; /* a request frame this message leads to names it (handled at once, below) */
 	if (h->stateless)
@@ -291,43 +292,122 @@ void wm_on_http_reply(struct mw *w, struct ipc_frame *f)
 	size_t ppn;
 	if (ipc_get_text(f->body, "principal", PROTO_NAME_MAX, &pp, &ppn, err) == 0)
 		snprintf(c->agent, sizeof c->agent, "%.*s", (int)ppn, pp);
-	if (h->v.route == MH_MCP_DELETE) {
-		wm_send_about(w, F_SESSION_END, conn, NULL);
-		wm_conn_close(w, c, 0);
-		h->session[0] = 0;
-		wm_set_answer(h, 200, NULL, 0);
+	return c;
+}
+
+/* DELETE /mcp: the session ends. */
+static void session_delete(struct mw *w, struct hreq *h, struct mconn *c)
+{
+	wm_send_about(w, F_SESSION_END, c->id, NULL);
+	wm_conn_close(w, c, 0);
+	h->session[0] = 0;
+	wm_set_answer(h, 200, NULL, 0);
+	wake(h);
+}
+
+/* GET /sse (2024-11-05): the stream is the session: tell the client where to post. */
+static void legacy_stream(struct mw *w, struct hreq *h, struct mconn *c)
+{
+	if (c->legacy) {
+		wm_set_reject(h, 409, -32600, "this session already has its stream");
 		wake(h);
 		return;
 	}
-	if (h->v.route == MH_LEGACY_SSE) { /* the stream is the session: tell the client where to post */
-		if (c->legacy) {
-			wm_set_reject(h, 409, -32600, "this session already has its stream");
-			wake(h);
-			return;
-		}
-		c->legacy = h;
-		char ev[120];
-		int k = snprintf(ev, sizeof ev, "event: endpoint\ndata: /messages?session_id=%s\n\n", h->session);
-		if (stream_put(h, ev, (size_t)k, "", 0, "", 0) != 0)
-			wlog(w, "warning", "an SSE stream ended before its endpoint event");
-		h->session[0] = 0; /* the old transport names it in the endpoint, not in a header */
+	c->legacy = h;
+	char ev[120];
+	int k = snprintf(ev, sizeof ev, "event: endpoint\ndata: /messages?session_id=%s\n\n", h->session);
+	if (stream_put(h, ev, (size_t)k, "", 0, "", 0) != 0)
+		wlog(w, "warning", "an SSE stream ended before its endpoint event");
+	h->session[0] = 0; /* the old transport names it in the endpoint, not in a header */
+	h->st = HS_STREAM;
+	h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+	wake(h);
+}
+
+/* POST /messages (2024-11-05): accepted; its answers go down the session's stream. */
+static void legacy_post(struct mw *w, struct hreq *h, struct mconn *c)
+{
+	if (!c->legacy) {
+		wm_set_reject(h, 404, -32001, "this session's event stream is closed: GET /sse again");
+		wake(h);
+		return;
+	}
+	buf_reset(&c->out);
+	wm_handle_msg(w, c, &h->m);
+	wm_route_out(w, c, NULL, 0, 0); /* to the stream; answers from the signer follow there */
+	h->session[0] = 0;
+	wm_set_answer(h, 202, NULL, 0);
+	wake(h);
+}
+
+/* After an initialize: what the session's client declared, for the signer to keep. */
+static void session_info(struct mw *w, const struct mconn *c)
+{
+	char decl[ACTION_CLIENT_MAX + 1];
+	action_client(decl, c->client.name, c->client.client_version);
+	struct cv_arena a;
+	cv_arena_init(&a, 8);
+	struct cv *fr = ipc_frame_new(&a, F_SESSION_INFO, 3);
+	if (fr && !ipc_put_uint(&a, fr, "conn", c->id) && !ipc_put_text(&a, fr, "client", decl, strlen(decl)) &&
+	    !ipc_put_text(&a, fr, "protocol", c->client.version, strlen(c->client.version)))
+		wm_send_frame(w, fr);
+	cv_arena_free(&a);
+}
+
+/* A request handled: its answer now, or a stream of progress until the signer's answer, or
+ * (2026-07-28) a wait for it as JSON. */
+static void request_answer(struct mw *w, struct hreq *h, struct mconn *c)
+{
+	if (c->out.len) { /* answered here and now */
+		wm_route_out(w, c, h->rid, strlen(h->rid), 1);
+		if (h->st != HS_RESPOND)
+			wm_set_reject(h, 500, -32603, "no answer");
+	} else if (h->v.sse && !h->stateless) { /* the signer answers later: stream progress until then */
 		h->st = HS_STREAM;
 		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
-		wake(h);
+		/* 2025-11-25 clients resume (SEP-1699): a priming event, ids on every event; older
+		 * ones would take the priming event's empty data for a message */
+		if (c->client.version && strcmp(c->client.version, "2025-11-25") >= 0 && !c->modern &&
+		    !(h->ss = sse_open(&w->sse, c->id, h->rid, &h->out)))
+			wlog(w, "warning", "too many SSE streams: a call's stream cannot be resumed");
+		h->poll_at = mono_ms() + 1000ull * w->cfg.sse_poll_s;
+	} else {
+		/* A 2026-07-28 answer has its own HTTP status (a -32602 is a 400): it waits as
+		 * JSON, and becomes a stream only at its first progress line or keep-alive. */
+		h->st = HS_WAIT;
+		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
+		return; /* stays suspended until the result */
+	}
+	wake(h);
+}
+
+/* The signer's answer to F_HTTP_AUTH: go on as that session, or refuse. */
+void wm_on_http_reply(struct mw *w, struct ipc_frame *f)
+{
+	uint64_t id, status;
+	char err[AS_ERRLEN];
+	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) || ipc_get_uint(f->body, "status", 599, &status, err))
+		return;
+	struct hreq *h = hreq_find(w, id);
+	if (!h || h->st != HS_AUTH)
+		return; /* the client left meanwhile */
+	if (status != 200) {
+		reply_refused(h, f, status);
+		return;
+	}
+	struct mconn *c = reply_session(w, h, f, id);
+	if (!c)
+		return;
+	if (h->v.route == MH_MCP_DELETE) {
+		session_delete(w, h, c);
+		return;
+	}
+	if (h->v.route == MH_LEGACY_SSE) {
+		legacy_stream(w, h, c);
 		return;
 	}
 	if (h->v.route == MH_LEGACY_POST) {
-		if (!c->legacy) {
-			wm_set_reject(h, 404, -32001, "this session's event stream is closed: GET /sse again");
-			wake(h);
-			return;
-		}
-		buf_reset(&c->out);
-		wm_handle_msg(w, c, &h->m);
-		wm_route_out(w, c, NULL, 0, 0); /* to the stream; answers from the signer follow there */
-		h->session[0] = 0;
-		wm_set_answer(h, 202, NULL, 0);
-		wake(h);
+		legacy_post(w, h, c);
 		return;
 	}
 	if (h->v.route == MH_MCP_RESUME) {
@@ -344,41 +424,12 @@ void wm_on_http_reply(struct mw *w, struct ipc_frame *f)
 	wm_id_json(&h->m.id, h->rid);
 	buf_reset(&c->out);
 	wm_handle_msg(w, c, &h->m);
-	if (h->m.m == MCP_M_INITIALIZE && c->client.version) {
-		char decl[ACTION_CLIENT_MAX + 1];
-		action_client(decl, c->client.name, c->client.client_version);
-		struct cv_arena a;
-		cv_arena_init(&a, 8);
-		struct cv *fr = ipc_frame_new(&a, F_SESSION_INFO, 3);
-		if (fr && !ipc_put_uint(&a, fr, "conn", conn) && !ipc_put_text(&a, fr, "client", decl, strlen(decl)) &&
-		    !ipc_put_text(&a, fr, "protocol", c->client.version, strlen(c->client.version)))
-			wm_send_frame(w, fr);
-		cv_arena_free(&a);
-	}
+	if (h->m.m == MCP_M_INITIALIZE && c->client.version)
+		session_info(w, c);
 	h->waiting = 1;
 	if (listen_http(w, h, c))
 		return;
-	if (c->out.len) { /* answered here and now */
-		wm_route_out(w, c, h->rid, strlen(h->rid), 1);
-		if (h->st != HS_RESPOND)
-			wm_set_reject(h, 500, -32603, "no answer");
-	} else if (h->v.sse && !h->stateless) { /* the signer answers later: stream progress until then */
-		h->st = HS_STREAM;
-		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
-		/* 2025-11-25 clients resume (SEP-1699): a priming event, ids on every event; older
-		 * ones would take the priming event's empty data for a message */
-		if (c->client.version && strcmp(c->client.version, "2025-11-25") >= 0 && !c->modern &&
-		    !(h->ss = sse_open(&w->sse, conn, h->rid, &h->out)))
-			wlog(w, "warning", "too many SSE streams: a call's stream cannot be resumed");
-		h->poll_at = mono_ms() + 1000ull * w->cfg.sse_poll_s;
-	} else {
-		/* A 2026-07-28 answer has its own HTTP status (a -32602 is a 400): it waits as
-		 * JSON, and becomes a stream only at its first progress line or keep-alive. */
-		h->st = HS_WAIT;
-		h->next_keepalive = mono_ms() + KEEPALIVE_EVERY_MS;
-		return; /* stays suspended until the result */
-	}
-	wake(h);
+	request_answer(w, h, c);
 }
 
 /* The client of a call still waiting for its answer is gone: cancel it (the signer
