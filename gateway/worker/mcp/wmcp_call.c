@@ -317,6 +317,92 @@ int wm_gated_other(struct mw *w, struct mconn *c, const struct mcp_msg *m)
 	return 0;
 }
 
+/* request_feedback's F_REQUEST in w's arena: the action's canonical CBOR as mcp_feedback_action
+ * encoded it, once (the signer hashes these very bytes and decodes them once: proto.h), the
+ * subjects' bytes and the call's fields. NULL when the frame cannot hold them. */
+static struct cv *request_frame(struct mw *w, const struct mconn *c, const struct mcp_feedback *fb,
+				const struct buf *act, const char *rid, enum mcp_task_era era, int elicit)
+{
+	struct cv_arena *a = &w->arena;
+	struct cv *f = ipc_frame_new(a, F_REQUEST, 9);
+	struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
+	if (slot)
+		*slot = (struct cv){.t = CV_BYTES, .s = act->p, .n = act->len};
+	/* The subjects' bytes, so that the signer hashes them itself and a
+	 * reviewer can read them: one item per subject, null for a digest only. */
+	struct cv *arr = slot && fb->nsubjects ? cv_array(a, fb->nsubjects) : NULL;
+	for (size_t i = 0; arr && i < fb->nsubjects; i++) {
+		if (!fb->subjects[i].content)
+			arr->items[i].t = CV_NULL;
+		else if (cv_set_bytes(a, &arr->items[i], fb->subjects[i].content, fb->subjects[i].content_len))
+			arr = NULL;
+	}
+	struct cv *cs = arr ? ipc_put(a, f, "contents") : NULL;
+	if (cs)
+		*cs = *arr;
+	else if (fb->nsubjects)
+		slot = NULL;
+	char client[ACTION_CLIENT_MAX + 1];
+	action_client(client, c->client.name, c->client.client_version);
+	if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
+	    ipc_put_uint(a, f, "timeout", fb->timeout) || ipc_put_bool(a, f, "wait", fb->wait) ||
+	    (era && ipc_put_bool(a, f, "task", 1)) || (elicit && ipc_put_bool(a, f, "elicit", 1)) ||
+	    ipc_put_text(a, f, "client", client, strlen(client)) || (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
+		return NULL;
+	return f;
+}
+
+/* assent's request_feedback: checked, redacted and encoded as its action, then to the signer
+ * (F_REQUEST), or the second round of a multi-round input. */
+static void request_feedback(struct mw *w, struct mconn *c, const struct mcp_msg *m, const json_t *args,
+			     const char *rid)
+{
+	char err[AS_ERRLEN];
+	struct cv *f = NULL;
+	struct mcp_feedback fb;
+	struct buf act;
+	buf_init(&act, MCP_ACTION_MAX);
+	int rc = mcp_check_request_feedback(args, &fb, err);
+	if (rc == 0 && !fb.timeout) /* the client's own FEEDBACK_TIMEOUT_SECONDS, through its bridge */
+		fb.timeout = c->dflt_timeout;
+	enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
+	if (rc == 0 && era && !wm_tcall_add(w, c->id, rid, T_CREATE, era, NULL))
+		rc = as_fail(err, AS_ENOMEM, "too many task calls at once; try again");
+	if (era)
+		fb.wait = 0; /* a task is collected, never waited on */
+	if (rc == 0)	     /* marks that say what they hide: what a reviewer reads (common/redact.h) */
+		rc = mcp_feedback_redact(&fb, &mcp_view_rules, 0, err);
+	if (rc == 0)
+		rc = mcp_feedback_action(&fb, &act, err);
+	const json_t *state = json_object_get(m->params, "requestState");
+	if (rc == 0 && c->modern && json_is_string(state)) { /* a multi-round input's second round */
+		if (era)
+			wm_tcall_take(w, c->id, rid, strlen(rid));
+		input_round(w, c, m, &fb, &act, rid, state);
+		mcp_feedback_free(&fb);
+		buf_free(&act);
+		return;
+	}
+	/* The client's user may answer an input or selection itself, when the policy says so. */
+	int elicit =
+	    c->modern && c->client.elicitation && !era && (fb.type == MCP_FB_INPUT || fb.type == MCP_FB_SELECTION);
+	if (rc == 0 && !(f = request_frame(w, c, &fb, &act, rid, era, elicit)))
+		rc = as_fail(err, AS_ENOMEM, "request too large");
+	int wait = rc == 0 && fb.wait;
+	mcp_feedback_free(&fb);
+	if (rc != 0) {
+		if (era)
+			wm_tcall_take(w, c->id, rid, strlen(rid));
+		buf_free(&act);
+		answer_tool_error(c, &m->id, err);
+		return;
+	}
+	wm_send_frame(w, f); /* before act is freed: the frame's action points into it */
+	buf_free(&act);
+	if (wait)
+		call_watch(w, c, rid, m, 0);
+}
+
 static int qa_call(struct mw *w, struct mconn *c, const struct mcp_msg *m, const char *name);
 
 static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m)
@@ -339,80 +425,9 @@ static void tools_call_do(struct mw *w, struct mconn *c, const struct mcp_msg *m
 	struct cv_arena *a = &w->arena;
 	struct cv *f = NULL;
 	switch (tool) {
-	case MCP_TOOL_REQUEST_FEEDBACK: {
-		struct mcp_feedback fb;
-		struct buf act;
-		buf_init(&act, MCP_ACTION_MAX);
-		int rc = mcp_check_request_feedback(args, &fb, err);
-		if (rc == 0 && !fb.timeout) /* the client's own FEEDBACK_TIMEOUT_SECONDS, through its bridge */
-			fb.timeout = c->dflt_timeout;
-		enum mcp_task_era era = mcp_task_wanted(m, c->modern, c->client.tasks);
-		if (rc == 0 && era && !wm_tcall_add(w, c->id, rid, T_CREATE, era, NULL))
-			rc = as_fail(err, AS_ENOMEM, "too many task calls at once; try again");
-		if (era)
-			fb.wait = 0; /* a task is collected, never waited on */
-		if (rc == 0)	     /* marks that say what they hide: what a reviewer reads (common/redact.h) */
-			rc = mcp_feedback_redact(&fb, &mcp_view_rules, 0, err);
-		if (rc == 0)
-			rc = mcp_feedback_action(&fb, &act, err);
-		const json_t *state = json_object_get(m->params, "requestState");
-		if (rc == 0 && c->modern && json_is_string(state)) { /* a multi-round input's second round */
-			if (era)
-				wm_tcall_take(w, c->id, rid, strlen(rid));
-			input_round(w, c, m, &fb, &act, rid, state);
-			mcp_feedback_free(&fb);
-			buf_free(&act);
-			return;
-		}
-		/* The client's user may answer an input or selection itself, when the policy says so. */
-		int elicit = c->modern && c->client.elicitation && !era &&
-			     (fb.type == MCP_FB_INPUT || fb.type == MCP_FB_SELECTION);
-		if (rc == 0) {
-			f = ipc_frame_new(a, F_REQUEST, 9);
-			/* The action's canonical CBOR as mcp_feedback_action encoded it, once: the
-			 * signer hashes these very bytes and decodes them once (proto.h). */
-			struct cv *slot = f ? ipc_put(a, f, "action") : NULL;
-			if (slot)
-				*slot = (struct cv){.t = CV_BYTES, .s = act.p, .n = act.len};
-			/* The subjects' bytes, so that the signer hashes them itself and a
-			 * reviewer can read them: one item per subject, null for a digest only. */
-			struct cv *arr = slot && fb.nsubjects ? cv_array(a, fb.nsubjects) : NULL;
-			for (size_t i = 0; arr && i < fb.nsubjects; i++) {
-				if (!fb.subjects[i].content)
-					arr->items[i].t = CV_NULL;
-				else if (cv_set_bytes(a, &arr->items[i], fb.subjects[i].content,
-						      fb.subjects[i].content_len))
-					arr = NULL;
-			}
-			struct cv *cs = arr ? ipc_put(a, f, "contents") : NULL;
-			if (cs)
-				*cs = *arr;
-			else if (fb.nsubjects)
-				slot = NULL;
-			char client[ACTION_CLIENT_MAX + 1];
-			action_client(client, c->client.name, c->client.client_version);
-			if (!slot || ipc_put_uint(a, f, "conn", c->id) || ipc_put_text(a, f, "rid", rid, strlen(rid)) ||
-			    ipc_put_uint(a, f, "timeout", fb.timeout) || ipc_put_bool(a, f, "wait", fb.wait) ||
-			    (era && ipc_put_bool(a, f, "task", 1)) || (elicit && ipc_put_bool(a, f, "elicit", 1)) ||
-			    ipc_put_text(a, f, "client", client, strlen(client)) ||
-			    (c->http && ipc_put_uint(a, f, "hreq", c->hreq)))
-				rc = as_fail(err, AS_ENOMEM, "request too large");
-		}
-		int wait = rc == 0 && fb.wait;
-		mcp_feedback_free(&fb);
-		if (rc != 0) {
-			if (era)
-				wm_tcall_take(w, c->id, rid, strlen(rid));
-			buf_free(&act);
-			answer_tool_error(c, &m->id, err);
-			return;
-		}
-		wm_send_frame(w, f); /* before act is freed: the frame's action points into it */
-		buf_free(&act);
-		if (wait)
-			call_watch(w, c, rid, m, 0);
+	case MCP_TOOL_REQUEST_FEEDBACK:
+		request_feedback(w, c, m, args, rid);
 		return;
-	}
 	case MCP_TOOL_GET_FEEDBACK: {
 		char sid[MCP_SESSION_ID_MAX + 1];
 		uint32_t secs;
