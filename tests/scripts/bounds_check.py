@@ -30,7 +30,6 @@ KNOWN = {
     'gateway/worker/mcp/feedback.c:mcp_check_request_feedback',
     'gateway/worker/mcp/mcp.c:mcp_parse_line',
     'gateway/worker/mcp/mhttp.c:mh_classify',
-    'gateway/worker/mcp/worker_mcp.c:worker_mcp_main',
     'ledger/ledger.c:ledger_open',
     'policy/parse.c:condition',
     'policy/parse.c:option',

@@ -484,82 +484,124 @@ static void progress(struct mw *w, uint64_t now)
 	}
 }
 
-int worker_mcp_main(int ipcfd)
+/* Before the loop: the configuration and the listener, the jail, then F_HELLO. 0, or the
+ * process's exit status. */
+static int mcp_start(struct mw *w, struct cv_arena *a, char *err)
 {
-	static struct mw w; /* large: keep it off the stack */
-	w.ipcfd = ipcfd;
 	/* Stream numbers start at the wall clock's microseconds, so that an id a client kept from
 	 * before a restart of this worker never names a later stream of its session. */
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	w.sse.next_no = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
-	char err[AS_ERRLEN];
-	cv_arena_init(&w.arena, 1u << 20);
-	if (ipc_conn_init(&w.ipc, ipcfd, err) != 0)
+	w->sse.next_no = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+	cv_arena_init(&w->arena, 1u << 20);
+	if (ipc_conn_init(&w->ipc, w->ipcfd, err) != 0)
 		return 2;
-	struct cv_arena a;
-	cv_arena_init(&a, 1u << 20);
-	if (wm_http_start(&w, &a, err) != 0) {
-		wlog(&w, "error", "mcp worker: agent HTTP listener: %s", err);
+	cv_arena_init(a, 1u << 20);
+	if (wm_http_start(w, a, err) != 0) {
+		wlog(w, "error", "mcp worker: agent HTTP listener: %s", err);
 		return 2;
 	}
 	/* libmicrohttpd accepts on the listener it was handed and sets socket options;
 	 * it never creates a socket (socket, bind and listen stay forbidden). */
 	static const int http_calls[] = {SCMP_SYS(accept4),    SCMP_SYS(accept),      SCMP_SYS(setsockopt),
 					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
-	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w.mhd ? w.cfg.conns_max + 16 : 0),
-			       .extra_syscalls = w.mhd ? http_calls : NULL,
-			       .nextra = w.mhd ? sizeof http_calls / sizeof *http_calls : 0};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w->mhd ? w->cfg.conns_max + 16 : 0),
+			       .extra_syscalls = w->mhd ? http_calls : NULL,
+			       .nextra = w->mhd ? sizeof http_calls / sizeof *http_calls : 0};
 	if (jail_enter(&jo, err) != 0) {
-		wlog(&w, "error", "mcp worker: cannot enter the jail: %s", err);
+		wlog(w, "error", "mcp worker: cannot enter the jail: %s", err);
 		return 2;
 	}
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "mcp", 3) != 0) {
-		wlog(&w, "error", "mcp worker: out of memory");
+	struct cv *hello = ipc_frame_new(a, F_HELLO, 1);
+	if (!hello || ipc_put_text(a, hello, "kind", "mcp", 3) != 0) {
+		wlog(w, "error", "mcp worker: out of memory");
 		return 2;
 	}
-	wm_send_frame(&w, hello);
+	wm_send_frame(w, hello);
+	return 0;
+}
+
+/* What the signer sent, each frame to its handler. -1 to go on, or the process's exit status. */
+static int frames(struct mw *w, struct cv_arena *a, char *err)
+{
+	int r = ipc_read(&w->ipc, err);
+	if (r == AS_ECORRUPT)
+		return 2;
+	struct ipc_frame f;
+	for (;;) {
+		cv_arena_reset(a);
+		int g = ipc_next(&w->ipc, a, &f, err);
+		if (g != 0) {
+			if (g == AS_EIO || g == AS_ECORRUPT)
+				return 0; /* the signer went away: nothing left to do */
+			return -1;
+		}
+		on_frame(w, &f);
+		ipc_frame_close_fds(&f);
+	}
+}
+
+/* The agent listener's turn: keep-alives, deadlines, hang-ups, then libmicrohttpd. */
+static void http_turn(struct mw *w, size_t *peak)
+{
+	wm_keepalive(w, mono_ms());
+	sse_expire(&w->sse, mono_ms(), wm_not_resumed, w); /* parked past their grace: cancelled */
+	mc_deadlines(&w->pconns, w->cfg.request_s);
+	mc_log_refused(&w->pconns, w->ipcfd, "agent");
+	wm_hangups(w);
+	mc_run(w->mhd);
+	/* After a crowd of connections is gone, give their buffers back. */
+	size_t nconn = w->pconns.n;
+	if (nconn > *peak)
+		*peak = nconn;
+	if (nconn == 0 && *peak >= 64) {
+		malloc_trim(0);
+		*peak = 0;
+	}
+}
+
+/* The poll set: the signer, libmicrohttpd's epoll set, and every stdio connection (map[i] for
+ * pf[i] from 2 on); its size. *timeout is libmicrohttpd's when that is sooner. */
+static size_t poll_set(struct mw *w, struct pollfd *pf, struct mconn **map, int mhd_fd, int *timeout)
+{
+	size_t n = 0;
+	pf[n++] = (struct pollfd){.fd = w->ipcfd, .events = POLLIN};
+	pf[n++] = (struct pollfd){.fd = mhd_fd, .events = POLLIN}; /* MHD's own epoll set, nested */
+	MHD_UNSIGNED_LONG_LONG to;
+	if (w->mhd && MHD_get_timeout(w->mhd, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)*timeout)
+		*timeout = (int)to;
+	for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
+		struct mconn *c = &w->conns[i];
+		if (!c->used || c->fd < 0)
+			continue;
+		map[n] = c;
+		pf[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
+	}
+	return n;
+}
+
+int worker_mcp_main(int ipcfd)
+{
+	static struct mw w; /* large: keep it off the stack */
+	w.ipcfd = ipcfd;
+	char err[AS_ERRLEN];
+	struct cv_arena a;
+	int rc = mcp_start(&w, &a, err);
+	if (rc != 0)
+		return rc;
 	struct pollfd pf[PROTO_CONNS_MAX + 2];
 	struct mconn *map[PROTO_CONNS_MAX + 2];
 	const union MHD_DaemonInfo *di = w.mhd ? MHD_get_daemon_info(w.mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	int mhd_fd = di ? di->epoll_fd : -1;
 	size_t peak = 0;
 	for (;;) {
-		size_t n = 0;
-		pf[n++] = (struct pollfd){.fd = ipcfd, .events = POLLIN};
-		pf[n++] = (struct pollfd){.fd = mhd_fd, .events = POLLIN}; /* MHD's own epoll set, nested */
 		int timeout = 1000;
-		MHD_UNSIGNED_LONG_LONG to;
-		if (w.mhd && MHD_get_timeout(w.mhd, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)timeout)
-			timeout = (int)to;
-		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
-			struct mconn *c = &w.conns[i];
-			if (!c->used || c->fd < 0)
-				continue;
-			map[n] = c;
-			pf[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
-		}
+		size_t n = poll_set(&w, pf, map, mhd_fd, &timeout);
 		callrec_flush(w.rec); /* this turn's calls: one frame */
 		if (poll(pf, n, timeout) < 0 && errno != EINTR)
 			return 2;
-		if (pf[0].revents) {
-			int r = ipc_read(&w.ipc, err);
-			if (r == AS_ECORRUPT)
-				return 2;
-			struct ipc_frame f;
-			for (;;) {
-				cv_arena_reset(&a);
-				int g = ipc_next(&w.ipc, &a, &f, err);
-				if (g != 0) {
-					if (g == AS_EIO || g == AS_ECORRUPT)
-						return 0; /* the signer went away: nothing left to do */
-					break;
-				}
-				on_frame(&w, &f);
-				ipc_frame_close_fds(&f);
-			}
-		}
+		if (pf[0].revents && (rc = frames(&w, &a, err)) >= 0)
+			return rc;
 		for (size_t i = 2; i < n; i++) {
 			struct mconn *c = map[i];
 			if (!c->used)
@@ -572,22 +614,8 @@ int worker_mcp_main(int ipcfd)
 				wm_conn_close(&w, c, 1);
 		}
 		progress(&w, mono_ms());
-		if (w.mhd) {
-			wm_keepalive(&w, mono_ms());
-			sse_expire(&w.sse, mono_ms(), wm_not_resumed, &w); /* parked past their grace: cancelled */
-			mc_deadlines(&w.pconns, w.cfg.request_s);
-			mc_log_refused(&w.pconns, w.ipcfd, "agent");
-			wm_hangups(&w);
-			mc_run(w.mhd);
-			/* After a crowd of connections is gone, give their buffers back. */
-			size_t nconn = w.pconns.n;
-			if (nconn > peak)
-				peak = nconn;
-			if (nconn == 0 && peak >= 64) {
-				malloc_trim(0);
-				peak = 0;
-			}
-		}
+		if (w.mhd)
+			http_turn(&w, &peak);
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++)
 			if (w.conns[i].used && w.conns[i].fd >= 0 && w.conns[i].out.len &&
 			    wm_conn_flush(&w.conns[i]) != 0)
