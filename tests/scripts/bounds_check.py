@@ -29,7 +29,6 @@ KNOWN = {
     'gateway/signer/supervise.c:spawn_worker',
     'gateway/worker/mcp/feedback.c:mcp_check_request_feedback',
     'gateway/worker/mcp/mcp.c:mcp_parse_line',
-    'gateway/worker/mcp/mhttp.c:mh_classify',
     'ledger/ledger.c:ledger_open',
     'policy/parse.c:condition',
     'policy/parse.c:option',
