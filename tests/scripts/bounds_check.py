@@ -28,7 +28,6 @@ KNOWN = {
     'gateway/recorder/main.c:on_query',
     'gateway/signer/supervise.c:spawn_worker',
     'gateway/worker/mcp/feedback.c:mcp_check_request_feedback',
-    'gateway/worker/mcp/mcp.c:mcp_parse_line',
     'ledger/ledger.c:ledger_open',
     'policy/parse.c:condition',
     'policy/parse.c:option',
