@@ -27,7 +27,6 @@ KNOWN = {
     'gateway/cli/cmd_review.c:cmd_reviewer',
     'gateway/recorder/main.c:on_query',
     'gateway/signer/supervise.c:spawn_worker',
-    'gateway/worker/mcp/feedback.c:mcp_check_request_feedback',
     'ledger/ledger.c:ledger_open',
     'policy/parse.c:condition',
     'policy/parse.c:option',
