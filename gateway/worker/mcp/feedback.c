@@ -241,14 +241,10 @@ static const json_t *arg(const json_t *args, const char *name)
 static const char *const fb_args[] = {"type",	 "message",  "context", "options", "default", "timeout_override",
 				      "subject", "audience", "wait"};
 
-int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, char *err)
+/* Every argument is one request_feedback has. */
+static int known_args(const json_t *args, char *err)
 {
 	char qb[QBUF];
-	memset(out, 0, sizeof *out);
-	out->wait = 1;
-	int rc = 0;
-	if (args && !json_is_object(args))
-		return as_fail(err, AS_EINVAL, "arguments: expected an object, got %s", json_kind(args));
 	const char *k;
 	const json_t *x;
 	json_object_foreach((json_t *)args, k, x)
@@ -262,9 +258,13 @@ int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, cha
 				       "timeout_override, subject, audience, wait)",
 				       mcp_q(qb, k, strlen(k)));
 	}
-	const json_t *type = arg(args, "type"), *msg = arg(args, "message"), *ctx = arg(args, "context"),
-		     *opts = arg(args, "options"), *dflt = arg(args, "default"), *tmo = arg(args, "timeout_override"),
-		     *subj = arg(args, "subject"), *aud = arg(args, "audience"), *wait = arg(args, "wait");
+	return 0;
+}
+
+/* type: required, one of the four, into out->type. */
+static int check_type(const json_t *type, struct mcp_feedback *out, char *err)
+{
+	char qb[QBUF];
 	if (!type)
 		return as_fail(err, AS_EINVAL, "type: required, one of approval, input, selection, confirmation");
 	if (!json_is_string(type))
@@ -279,6 +279,54 @@ int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, cha
 			       "type: expected one of approval, input, selection, confirmation, got \"%s\"",
 			       mcp_q(qb, json_string_value(type), json_string_length(type)));
 	out->type = (enum mcp_fb_type)t;
+	return 0;
+}
+
+/* timeout_override: whole seconds, 1 to MCP_TIMEOUT_MAX, into out->timeout. */
+static int check_timeout(const json_t *tmo, struct mcp_feedback *out, char *err)
+{
+	if (!json_is_integer(tmo))
+		return as_fail(err, AS_EINVAL, "timeout_override: expected an integer number of seconds, got %s",
+			       json_kind(tmo));
+	json_int_t s = json_integer_value(tmo);
+	if (s < 1 || s > MCP_TIMEOUT_MAX)
+		return as_fail(err, AS_EINVAL, "timeout_override: expected 1 to %d seconds, got %lld", MCP_TIMEOUT_MAX,
+			       (long long)s);
+	out->timeout = (uint32_t)s;
+	return 0;
+}
+
+/* audience: [A-Za-z0-9._:/-] only, into out->audience. */
+static int check_audience(const json_t *aud, struct mcp_feedback *out, char *err)
+{
+	char qb[QBUF];
+	GUARD(mcp_arg_str(aud, "audience", 1, MCP_AUDIENCE_MAX, 0, err));
+	const char *a = json_string_value(aud);
+	for (size_t i = 0; i < json_string_length(aud); i++) {
+		char c = a[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == ':' || c == '/' || c == '-'))
+			return as_fail(err, AS_EINVAL, "audience: expected only [A-Za-z0-9._:/-], got \"%s\"",
+				       mcp_q(qb, a, json_string_length(aud)));
+	}
+	memcpy(out->audience, a, json_string_length(aud) + 1);
+	return 0;
+}
+
+int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, char *err)
+{
+	char qb[QBUF];
+	memset(out, 0, sizeof *out);
+	out->wait = 1;
+	int rc = 0;
+	if (args && !json_is_object(args))
+		return as_fail(err, AS_EINVAL, "arguments: expected an object, got %s", json_kind(args));
+	GUARD(known_args(args, err));
+	const json_t *type = arg(args, "type"), *msg = arg(args, "message"), *ctx = arg(args, "context"),
+		     *opts = arg(args, "options"), *dflt = arg(args, "default"), *tmo = arg(args, "timeout_override"),
+		     *subj = arg(args, "subject"), *aud = arg(args, "audience"), *wait = arg(args, "wait");
+	GUARD(check_type(type, out, err));
+	size_t t = out->type;
 
 	if (!msg)
 		return as_fail(err, AS_EINVAL, "message: required: what the reviewer is asked");
@@ -304,29 +352,10 @@ int mcp_check_request_feedback(const json_t *args, struct mcp_feedback *out, cha
 		if (!ctx_depth_ok(ctx, json_is_object(ctx) ? 1 : 0))
 			return as_fail(err, AS_EINVAL, "context: nested deeper than %d levels", MCP_CONTEXT_DEPTH);
 	}
-	if (tmo) {
-		if (!json_is_integer(tmo))
-			return as_fail(err, AS_EINVAL,
-				       "timeout_override: expected an integer number of seconds, got %s",
-				       json_kind(tmo));
-		json_int_t s = json_integer_value(tmo);
-		if (s < 1 || s > MCP_TIMEOUT_MAX)
-			return as_fail(err, AS_EINVAL, "timeout_override: expected 1 to %d seconds, got %lld",
-				       MCP_TIMEOUT_MAX, (long long)s);
-		out->timeout = (uint32_t)s;
-	}
-	if (aud) {
-		GUARD(mcp_arg_str(aud, "audience", 1, MCP_AUDIENCE_MAX, 0, err));
-		const char *a = json_string_value(aud);
-		for (size_t i = 0; i < json_string_length(aud); i++) {
-			char c = a[i];
-			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-			      c == '_' || c == ':' || c == '/' || c == '-'))
-				return as_fail(err, AS_EINVAL, "audience: expected only [A-Za-z0-9._:/-], got \"%s\"",
-					       mcp_q(qb, a, json_string_length(aud)));
-		}
-		memcpy(out->audience, a, json_string_length(aud) + 1);
-	}
+	if (tmo)
+		GUARD(check_timeout(tmo, out, err));
+	if (aud)
+		GUARD(check_audience(aud, out, err));
 	if (wait) {
 		if (!json_is_boolean(wait))
 			return as_fail(err, AS_EINVAL, "wait: expected true or false, got %s", json_kind(wait));

@@ -283,6 +283,41 @@ static int parse_json_error(struct mcp_msg *out, const json_error_t *je, char *e
 	}
 }
 
+/* A message without a method: a response, with result or error and the id of its request. */
+static int read_response(struct mcp_msg *out, const json_t *id, int id_ok, const json_t *result, const json_t *error,
+			 char *err)
+{
+	if (!result && !error)
+		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "expected method, result or error");
+	if (result && error)
+		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "a response has result or error, not both");
+	if (!id || (!id_ok && !error))
+		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "a response needs the id of its request");
+	const json_t *code = error ? json_object_get(error, "code") : NULL;
+	if (error && !json_is_integer(code))
+		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err,
+			       "error: expected an object with an integer code");
+	out->kind = MCP_MSG_RESPONSE;
+	out->result = result;
+	out->error = error;
+	return 0;
+}
+
+/* A request's params._meta: an object, and its progressToken an id. */
+static int read_meta(struct mcp_msg *out, const json_t *params, char *err)
+{
+	const json_t *meta = json_object_get(params, "_meta");
+	if (meta && !json_is_object(meta))
+		return invalid(out, MCP_INVALID_PARAMS, AS_EINVAL, err, "params._meta: expected an object, got %s",
+			       json_kind(meta));
+	const json_t *pt = meta ? json_object_get(meta, "progressToken") : NULL;
+	if (pt && !mcp_id_read(pt, &out->progress_token))
+		return invalid(out, MCP_INVALID_PARAMS, AS_EINVAL, err,
+			       "params._meta.progressToken: expected a string of at most %d bytes or an integer",
+			       MCP_ID_MAX);
+	return 0;
+}
+
 int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 {
 	memset(out, 0, sizeof *out);
@@ -335,24 +370,8 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "jsonrpc: expected \"2.0\", got %s",
 			       ver ? json_kind(ver) : "nothing");
 
-	if (!method) {
-		if (!result && !error)
-			return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "expected method, result or error");
-		if (result && error)
-			return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err,
-				       "a response has result or error, not both");
-		if (!id || (!id_ok && !error))
-			return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err,
-				       "a response needs the id of its request");
-		const json_t *code = error ? json_object_get(error, "code") : NULL;
-		if (error && !json_is_integer(code))
-			return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err,
-				       "error: expected an object with an integer code");
-		out->kind = MCP_MSG_RESPONSE;
-		out->result = result;
-		out->error = error;
-		return 0;
-	}
+	if (!method)
+		return read_response(out, id, id_ok, result, error, err);
 	if (!json_is_string(method))
 		return invalid(out, MCP_INVALID_REQUEST, AS_EINVAL, err, "method: expected a string, got %s",
 			       json_kind(method));
@@ -375,18 +394,8 @@ int mcp_parse_line(const char *line, size_t len, struct mcp_msg *out, char *err)
 	enum mcp_method m = mcp_method_lookup(out->method, out->method_len, &mk);
 	out->m = mk == out->kind ? m : MCP_M_UNKNOWN;
 	out->params = params;
-	if (out->kind == MCP_MSG_REQUEST && params) {
-		const json_t *meta = json_object_get(params, "_meta");
-		if (meta && !json_is_object(meta))
-			return invalid(out, MCP_INVALID_PARAMS, AS_EINVAL, err,
-				       "params._meta: expected an object, got %s", json_kind(meta));
-		const json_t *pt = meta ? json_object_get(meta, "progressToken") : NULL;
-		if (pt && !mcp_id_read(pt, &out->progress_token))
-			return invalid(
-			    out, MCP_INVALID_PARAMS, AS_EINVAL, err,
-			    "params._meta.progressToken: expected a string of at most %d bytes or an integer",
-			    MCP_ID_MAX);
-	}
+	if (out->kind == MCP_MSG_REQUEST && params)
+		return read_meta(out, params, err);
 	return 0;
 }
 

@@ -101,10 +101,13 @@ static int media_is(const char *ct, const char *type)
 	return rd_token(&r, ";" RD_OWS, &media) == 0 && rd_casecmp(&media, type) == 0;
 }
 
-enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, struct mh_verdict *v)
+/* The steps of mh_classify below that only check: 1 when the request may go on, MH_REJECT
+ * (0) when it is refused (v says why, reject()). */
+_Static_assert(MH_REJECT == 0, "a refused check is false");
+
+/* Who may send it at all: the Host and Origin allowed, and no reviewer's credentials. */
+static int origin_ok(const struct http_cfg *cfg, const struct mh_head *h, struct mh_verdict *v)
 {
-	memset(v, 0, sizeof *v);
-	const char *m = h->method ? h->method : "", *path = h->path ? h->path : "";
 	/* DNS rebinding: a hostile page reaches a loopback server under its own name. */
 	if (cfg->nhosts && (!h->host || !in_list(h->host, cfg->hosts, cfg->nhosts)))
 		return reject(v, h->host ? 403 : 400, -32600, "Host header %.80s%s is not allowed here",
@@ -117,18 +120,20 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		return reject(v, 403, -32001, "a reviewer's session cookie is not accepted on the agent listener");
 	if (h->identity)
 		return reject(v, 403, -32001, "a reviewer identity header is not accepted on the agent listener");
-	if (!strcmp(path, "/health")) {
-		if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
-			v->allow = "GET, HEAD";
-			return reject(v, 405, -32600, "/health answers GET");
-		}
-		return v->route = MH_HEALTH;
-	}
-	if (!strcmp(path, "/pending") || !strcmp(path, "/feedback/submit") ||
-	    !strcmp(path, "/admin/clear-stale-sessions"))
-		return v->route = MH_REVIEWERS; /* never served here: reviewers' credentials stay off this listener */
-	if (!strcmp(path, "/events")) {		/* {kind, key?, attrs?, call_id?} with an agent key */
-		v->events = 1;			/* answered as plain JSON, refusals too */
+	return 1;
+}
+
+/* Which of the agents' endpoints the path is, and whether it answers the method. */
+struct endpoint {
+	int mcp, sse, msgs, events;
+	int resume; /* GET /mcp with Last-Event-ID */
+};
+
+static int endpoint_ok(const struct http_cfg *cfg, const struct mh_head *h, const char *m, const char *path,
+		       struct mh_verdict *v, struct endpoint *e)
+{
+	if (!strcmp(path, "/events")) { /* {kind, key?, attrs?, call_id?} with an agent key */
+		v->events = 1;		/* answered as plain JSON, refusals too */
 		if (strcmp(m, "POST")) {
 			v->allow = "POST";
 			return reject(v, 405, -32600, "/events answers POST (one event as JSON)");
@@ -136,26 +141,34 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 		if (!h->authorization)
 			return reject(v, 401, -32001, "POST /events needs an agent key: Authorization: Bearer API_KEY");
 	}
-	int mcp = !strcmp(path, "/mcp"), sse = cfg->legacy_sse && !strcmp(path, "/sse"),
-	    msgs = cfg->legacy_sse && !strcmp(path, "/messages"), events = !strcmp(path, "/events");
-	if (!mcp && !sse && !msgs && !events)
+	e->mcp = !strcmp(path, "/mcp");
+	e->sse = cfg->legacy_sse && !strcmp(path, "/sse");
+	e->msgs = cfg->legacy_sse && !strcmp(path, "/messages");
+	e->events = !strcmp(path, "/events");
+	if (!e->mcp && !e->sse && !e->msgs && !e->events)
 		return reject(v, 404, -32601, "no such endpoint: the MCP endpoint is /mcp");
-	if (sse && strcmp(m, "GET")) {
+	if (e->sse && strcmp(m, "GET")) {
 		v->allow = "GET";
 		return reject(v, 405, -32600, "/sse answers GET");
 	}
-	if (msgs && strcmp(m, "POST")) {
+	if (e->msgs && strcmp(m, "POST")) {
 		v->allow = "POST";
 		return reject(v, 405, -32600, "/messages answers POST");
 	}
-	int resume = mcp && !strcmp(m, "GET") && h->last_event_id;
-	if (mcp && strcmp(m, "POST") && strcmp(m, "DELETE") && !resume) {
+	e->resume = e->mcp && !strcmp(m, "GET") && h->last_event_id;
+	if (e->mcp && strcmp(m, "POST") && strcmp(m, "DELETE") && !e->resume) {
 		/* No server-initiated stream: every message we send answers a POST (or resumes one). */
 		v->allow = "POST, DELETE";
 		return reject(v, 405, -32600,
 			      "/mcp answers POST (one message) and DELETE (end the session); there is no GET stream "
 			      "but the resume of a call's stream (GET with Last-Event-ID)");
 	}
+	return 1;
+}
+
+/* The bearer key's shape and the session id's, kept in v; whose they are is the signer's to say. */
+static int credentials_ok(const struct mh_head *h, struct mh_verdict *v)
+{
 	if (h->authorization) {
 		struct rd a;
 		const uint8_t *key;
@@ -179,62 +192,56 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 			return reject(v, 404, -32001, "unknown session (Mcp-Session-Id is not one this server issued)");
 		memcpy(v->session, h->session, n + 1);
 	}
-	if (h->protocol) {
-		size_t i = 0;
-		while (i < sizeof versions / sizeof *versions && strcmp(h->protocol, versions[i]))
-			i++;
-		snprintf(v->protocol, sizeof v->protocol, "%s", h->protocol);
-		for (char *p = v->protocol; *p; p++) /* it is echoed in the error: printable ASCII */
-			if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
-				*p = '?';
-		v->modern = !strcmp(h->protocol, "2026-07-28");
-		/* Answered once the body is read, so that the error carries the request's id. */
-		v->unsupported = i == sizeof versions / sizeof *versions && !v->modern;
-		if (v->unsupported && strcmp(m, "POST"))
-			return reject(v, 400, -32022,
-				      "unsupported MCP-Protocol-Version %.20s (this server speaks "
-				      "2026-07-28, 2025-11-25 and 2025-06-18)",
-				      h->protocol);
-	}
-	v->method_hdr = h->mcp_method;
-	v->name_hdr = h->mcp_name;
-	if (v->modern && !strcmp(m, "DELETE")) {
-		v->allow = "POST";
-		return reject(v, 405, -32600, "2026-07-28 has no sessions to end: /mcp answers POST");
-	}
-	if (v->modern && v->session[0])
-		return reject(v, 400, -32600, "2026-07-28 is stateless: send no Mcp-Session-Id with it");
-	if (resume) {
-		if (v->modern || !v->session[0])
-			return reject(v, 400, -32600,
-				      "a GET with Last-Event-ID needs the Mcp-Session-Id of its stream");
-		if (h->accept && !accepts(h->accept, "text/event-stream"))
-			return reject(v, 406, -32600, "a resumed stream is SSE: Accept must admit text/event-stream");
-		if (sse_id_parse(h->last_event_id, &v->resume_no, &v->resume_seq) != 0)
-			return reject(
-			    v, 400, -32600,
-			    "Last-Event-ID %.40s%s is not an event id this server sends (STREAM-SEQ, decimal)",
-			    h->last_event_id, strlen(h->last_event_id) > 40 ? "..." : "");
-		v->sse = 1;
-		return v->route = MH_MCP_RESUME;
-	}
-	if (!strcmp(m, "DELETE")) {
-		if (!v->session[0])
-			return reject(v, 400, -32600, "DELETE needs the Mcp-Session-Id of the session to end");
-		return v->route = MH_MCP_DELETE;
-	}
-	if (sse) {
-		if (h->accept && !accepts(h->accept, "text/event-stream"))
-			return reject(v, 406, -32600, "/sse is an event stream: Accept must admit text/event-stream");
-		v->sse = 1;
-		return v->route = MH_LEGACY_SSE;
-	}
-	/* POST: one JSON-RPC message as application/json. */
+	return 1;
+}
+
+/* MCP-Protocol-Version: kept in v (printable), 2026-07-28 marked; one we do not speak is
+ * refused now but for a POST, answered once its body shows the request's id. */
+static int protocol_ok(const struct mh_head *h, const char *m, struct mh_verdict *v)
+{
+	if (!h->protocol)
+		return 1;
+	size_t i = 0;
+	while (i < sizeof versions / sizeof *versions && strcmp(h->protocol, versions[i]))
+		i++;
+	snprintf(v->protocol, sizeof v->protocol, "%s", h->protocol);
+	for (char *p = v->protocol; *p; p++) /* it is echoed in the error: printable ASCII */
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			*p = '?';
+	v->modern = !strcmp(h->protocol, "2026-07-28");
+	/* Answered once the body is read, so that the error carries the request's id. */
+	v->unsupported = i == sizeof versions / sizeof *versions && !v->modern;
+	if (v->unsupported && strcmp(m, "POST"))
+		return reject(v, 400, -32022,
+			      "unsupported MCP-Protocol-Version %.20s (this server speaks "
+			      "2026-07-28, 2025-11-25 and 2025-06-18)",
+			      h->protocol);
+	return 1;
+}
+
+/* GET /mcp with Last-Event-ID: the resume of a session's call stream. */
+static enum mh_route resume_route(const struct mh_head *h, struct mh_verdict *v)
+{
+	if (v->modern || !v->session[0])
+		return reject(v, 400, -32600, "a GET with Last-Event-ID needs the Mcp-Session-Id of its stream");
+	if (h->accept && !accepts(h->accept, "text/event-stream"))
+		return reject(v, 406, -32600, "a resumed stream is SSE: Accept must admit text/event-stream");
+	if (sse_id_parse(h->last_event_id, &v->resume_no, &v->resume_seq) != 0)
+		return reject(v, 400, -32600,
+			      "Last-Event-ID %.40s%s is not an event id this server sends (STREAM-SEQ, decimal)",
+			      h->last_event_id, strlen(h->last_event_id) > 40 ? "..." : "");
+	v->sse = 1;
+	return v->route = MH_MCP_RESUME;
+}
+
+/* POST: one JSON-RPC message as application/json. */
+static enum mh_route post_route(const struct mh_head *h, struct mh_verdict *v, const struct endpoint *e)
+{
 	if (!h->content_type || !media_is(h->content_type, "application/json"))
 		return reject(v, 415, -32600, "Content-Type must be application/json");
 	v->json = !h->accept || accepts(h->accept, "application/json");
 	v->sse = h->accept && accepts(h->accept, "text/event-stream");
-	if (events) { /* stateless, JSON: whatever the client said of versions and sessions */
+	if (e->events) { /* stateless, JSON: whatever the client said of versions and sessions */
 		v->events = v->modern = v->json = 1;
 		v->sse = v->unsupported = 0;
 		v->session[0] = 0;
@@ -243,7 +250,50 @@ enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, s
 	}
 	if (!v->json && !v->sse)
 		return reject(v, 406, -32600, "Accept must admit application/json or text/event-stream");
-	return v->route = msgs ? MH_LEGACY_POST : MH_MCP_POST;
+	return v->route = e->msgs ? MH_LEGACY_POST : MH_MCP_POST;
+}
+
+enum mh_route mh_classify(const struct http_cfg *cfg, const struct mh_head *h, struct mh_verdict *v)
+{
+	memset(v, 0, sizeof *v);
+	const char *m = h->method ? h->method : "", *path = h->path ? h->path : "";
+	if (!origin_ok(cfg, h, v))
+		return MH_REJECT;
+	if (!strcmp(path, "/health")) {
+		if (strcmp(m, "GET") && strcmp(m, "HEAD")) {
+			v->allow = "GET, HEAD";
+			return reject(v, 405, -32600, "/health answers GET");
+		}
+		return v->route = MH_HEALTH;
+	}
+	if (!strcmp(path, "/pending") || !strcmp(path, "/feedback/submit") ||
+	    !strcmp(path, "/admin/clear-stale-sessions"))
+		return v->route = MH_REVIEWERS; /* never served here: reviewers' credentials stay off this listener */
+	struct endpoint e = {0};
+	if (!endpoint_ok(cfg, h, m, path, v, &e) || !credentials_ok(h, v) || !protocol_ok(h, m, v))
+		return MH_REJECT;
+	v->method_hdr = h->mcp_method;
+	v->name_hdr = h->mcp_name;
+	if (v->modern && !strcmp(m, "DELETE")) {
+		v->allow = "POST";
+		return reject(v, 405, -32600, "2026-07-28 has no sessions to end: /mcp answers POST");
+	}
+	if (v->modern && v->session[0])
+		return reject(v, 400, -32600, "2026-07-28 is stateless: send no Mcp-Session-Id with it");
+	if (e.resume)
+		return resume_route(h, v);
+	if (!strcmp(m, "DELETE")) {
+		if (!v->session[0])
+			return reject(v, 400, -32600, "DELETE needs the Mcp-Session-Id of the session to end");
+		return v->route = MH_MCP_DELETE;
+	}
+	if (e.sse) {
+		if (h->accept && !accepts(h->accept, "text/event-stream"))
+			return reject(v, 406, -32600, "/sse is an event stream: Accept must admit text/event-stream");
+		v->sse = 1;
+		return v->route = MH_LEGACY_SSE;
+	}
+	return post_route(h, v, &e);
 }
 
 size_t mh_error_body(const struct mh_verdict *v, char *out, size_t cap)
