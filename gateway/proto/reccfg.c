@@ -214,7 +214,8 @@ static int section_load(struct rec_cfg *c, const json_t *sec, char *err)
 		while (i < sizeof SECTION_KEYS / sizeof *SECTION_KEYS && strcmp(SECTION_KEYS[i], k))
 			i++;
 		if (i == sizeof SECTION_KEYS / sizeof *SECTION_KEYS)
-			return as_fail(err, AS_EINVAL, "records: unknown key \"%.64s\" (assent.records(5) lists them)", k);
+			return as_fail(err, AS_EINVAL, "records: unknown key \"%.64s\" (assent.records(5) lists them)",
+				       k);
 	}
 	char mode[16] = "";
 	if (text_opt(sec, "mode", mode, sizeof mode, err) != 0)

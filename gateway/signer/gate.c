@@ -6,7 +6,7 @@
  * wrote: its tools and results arrive as canonical CBOR, checked before use. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
-#include "gateway/signer/gate.h"
+#include "gateway/signer/gate_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

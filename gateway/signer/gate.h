@@ -1,44 +1,40 @@
-/* The gate's files (gate.c: calls; gate_answer.c: their answers, cancellations and tasks; gate_server.c: starting the
- * servers; gate_catalog.c: what agents see; gate_relay.c: what passes through during a call; gatemrtr.c: multi-round
- * input), their shared helpers. Private to gateway/signer/. */
+/* The gate's public side (its files share gate_int.h besides): assent in front of upstream MCP
+ * servers: calls (gate.c), answers (gate_answer.c), servers (gate_server.c), catalogs
+ * (gate_catalog.c), what passes during a call (gate_relay.c), multi-round input (gatemrtr.c). */
 #ifndef ASSENT_SIGNER_GATE_H
 #define ASSENT_SIGNER_GATE_H
 
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
-/* Upstream k's state (k a worker index, W_UP0 and up), NULL for another worker. */
-static inline struct upw *upw_of(struct signer *s, int k)
-{
-	return k >= W_UP0 && (size_t)(k - W_UP0) < s->nup ? &s->up[k - W_UP0] : NULL;
-}
-
-/* gate_server.c: stops u's server (SIGTERM, then SIGKILL when it lingers). */
-void gate_kill_server(struct upw *u);
-/* gate_catalog.c: the JSON of canonical CBOR b of type t, at most max bytes; NULL when it
- * is not (the signer reads what an upstream said only so). */
-json_t *gate_cbor_json(const struct cv *b, enum cv_type t, size_t max);
-/* gate_catalog.c: what the gate holds (catalogs, calls, the upstreams file), freed; for
- * the test seam (the daemon's memory goes with its process). */
-void gate_free(struct signer *s);
-
-/* gate_answer.c: the answers to an agent. A call's raw CallToolResult res (taken) with
- * assent's facts (taken) in its _meta; the same kept for a task's owner; the gate's facts of
- * a call; a call that ends without reaching the server (an isError result, or a JSON-RPC
- * error for another method than tools/call); one of g's, told or kept for its task. */
-void answer_call(struct signer *s, uint64_t conn, const char *rid, json_t *res, json_t *facts);
-void answer_task(const struct gcall *c, json_t *res, json_t *facts, struct signer *s);
-json_t *facts_of(const char *sid, const char *status, uint64_t seq, const char *upstream, const char *tool);
-void answer_refused(struct signer *s, uint64_t conn, const char *rid, const char *method, const char *text,
-		    json_t *facts);
-void refuse_g(struct signer *s, const struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
-	      const char *text, json_t *facts);
-/* gate_answer.c: a dispatched call's end, its outcome ledgered when the call was and its agent
- * answered with res (taken; NULL: an isError result or JSON-RPC error of text); the call
- * upstream k's worker numbers cid, NULL when none runs; a call given up on, whose late
- * answer is dropped quietly. */
-void gate_call_end(struct signer *s, struct gcall *c, const char *status, const uint8_t *bytes, size_t n, json_t *res,
-		   const char *text);
-struct gcall *gate_gcall_find(struct signer *s, int k, uint64_t cid);
-void gate_stale_add(struct upw *u, uint64_t cid);
+/* gate.c */
+int gate_start(struct signer *s);
+void gate_register(struct signer *s); /* its part of a request's end (finish_hook) */
+void gate_kinds(struct signer *s);    /* the upstreams' workers' kind, registered (gate_server.c) */
+int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server);
+void gate_worker_down(struct signer *s, int k, const char *why);
+void gate_hello(struct signer *s, int k);
+/* gatemrtr.c: an upstream's input_required result for c's agent, checked, with a
+ * requestState of ours (NULL: err says why); a retry's state, checked against g, its
+ * server's own state kept in g->ustate (AS_EINVAL: why says which check failed). */
+json_t *gate_input_required(struct signer *s, const struct gcall *c, const json_t *res, char *err);
+int gate_state_open(struct signer *s, struct gate_req *g, const struct cv *st, const char **why);
+void gate_tick(struct signer *s);
+void gate_reap(struct signer *s, pid_t p, int st);
+void gate_restore(struct signer *s, const char *kind, const struct cv *e, json_t *open);
+size_t gate_fds(struct signer *s, struct pollfd *pf, int *who);
+void gate_stderr(struct signer *s, int i);
+void gate_stop(struct signer *s);
+int h_call(void *ctx, struct ipc_frame *f, char *err);
+int h_up_tools(void *ctx, struct ipc_frame *f, char *err);
+int h_up_result(void *ctx, struct ipc_frame *f, char *err);
+int h_up_note(void *ctx, struct ipc_frame *f, char *err);
+int h_up_connect(void *ctx, struct ipc_frame *f, char *err);
+int gate_config(struct signer *s, int k, struct cv_arena *a, struct cv *f);
+int h_up_ask(void *ctx, struct ipc_frame *f, char *err);
+int h_answer(void *ctx, struct ipc_frame *f, char *err);
+void gate_cancel(struct signer *s, uint64_t conn, const char *rid);
+void gate_conn_end(struct signer *s, uint64_t conn);
+json_t *gate_task_state(struct signer *s, const char *sid, const char *owner);
+int gate_task_cancel(struct signer *s, const char *sid, const char *owner);
 
 #endif

@@ -2,7 +2,7 @@
  * its outcome ledgered and its agent answered; a call cancelled, timed out or given up on;
  * gated calls collected as tasks. */
 #define _GNU_SOURCE
-#include "gateway/signer/gate.h"
+#include "gateway/signer/gate_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * its worker sent them (canonical CBOR, checked), named NAME__TOOL for agents, and the
  * whole catalog sent to the mcp worker when it changes. */
 #define _GNU_SOURCE
-#include "gateway/signer/gate.h"
+#include "gateway/signer/gate_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

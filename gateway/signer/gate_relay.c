@@ -4,7 +4,7 @@
  * elicitation, roots) to the client of that call and never another, with the answer back
  * only from the connection that was asked. */
 #define _GNU_SOURCE
-#include "gateway/signer/gate.h"
+#include "gateway/signer/gate_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * the worker alone with sockets the signer connects (url); their stderr logged, their
  * exits reaped and restarted with backoff. */
 #define _GNU_SOURCE
-#include "gateway/signer/gate.h"
+#include "gateway/signer/gate_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

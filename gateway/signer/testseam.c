@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gateway/signer/gate.h"
+#include "gateway/signer/gate_int.h"
 #include "gateway/signer/state.h"
 
 struct seam {

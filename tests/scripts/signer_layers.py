@@ -55,6 +55,13 @@ def main():
             g = defs.get(w)
             if g and g != f:
                 edges[f].setdefault(g, []).append(w)
+    # the core's includes: its own headers and the state's types, never a capability's header
+    core_ok = re.compile(r'gateway/signer/(core/|types\.h$|signer\.h$)')
+    for f in subprocess.check_output(['git', 'ls-files', CORE + '*.[ch]'], text=True).split():
+        for n, line in enumerate(open(f), 1):
+            m = re.match(r'\s*#\s*include\s+"(gateway/signer/[^"]+)"', line)
+            if m and not core_ok.match(m.group(1)):
+                problems.append('%s:%d: the core includes %s, a header above it' % (f, n, m.group(1)))
     for f in files:
         for g, ws in sorted(edges[f].items()):
             lf, lg = layer(f), layer(g)

@@ -1,6 +1,6 @@
 /* The ledger, with group commit: entries wait in a batch written in one transaction per turn. */
 #define _GNU_SOURCE
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
 #include <stdlib.h>
 #include <string.h>

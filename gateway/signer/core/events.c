@@ -4,7 +4,7 @@
  * which the webhooks register for (notify.c). The capabilities that make these happen (the
  * requests, the gate, the decisions) call here, never the records or the webhooks. */
 #define _GNU_SOURCE
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
 void rec_hooks(struct signer *s, const struct rec_hooks *h)
 {

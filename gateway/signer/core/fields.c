@@ -3,7 +3,7 @@
  * or its key cannot be copied, and every builder given a NULL slot fails. So a caller
  * ORs the results of a whole entry and checks once, before op_add: an entry that could
  * not be built whole is never written. */
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* The signer's listening sockets: unix sockets with their groups, TCP listeners for agents and reviewers,
  * the reviewers' page origin, and the watch on CLI reviewers' connections (their ends). */
 #define _GNU_SOURCE
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* The signer's log lines (stderr, by level) and the security events it records. */
 #define _GNU_SOURCE
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Answers to agents and reviewers: results, errors and refusals to an agent's request, reviewer command answers, web
  * answers; the connection a frame names. */
 #define _GNU_SOURCE
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * with it) its capability registers here (worker_kind): the gate its upstreams, the records
  * their recorder, the webhooks the notify worker, the loop the mcp and review workers. */
 #define _GNU_SOURCE
-#include "gateway/signer/state.h"
+#include "gateway/signer/types.h"
 
 #include <stdio.h>
 #include <stdlib.h>
