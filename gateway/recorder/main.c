@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/proto/reccfg.h"
@@ -533,7 +534,9 @@ int main(int argc, char **argv)
 					eof = eof || g == AS_EIO || g == AS_ECORRUPT;
 					break;
 				}
-				if (f.type == F_REC_CALLS) {
+				if (frame_down_check(f.type, f.body, err) != 0) /* its table, before any handler */
+					ipc_log(FD, "error", "recorder: a frame from the signer refused: %s", err);
+				else if (f.type == F_REC_CALLS) {
 					const struct cv *recs = cv_get(f.body, "recs");
 					for (size_t i = 0; recs && recs->t == CV_ARRAY && i < recs->n; i++)
 						if (recs->items[i].t == CV_MAP)

@@ -20,6 +20,7 @@
 #include "gateway/proto/proto.h"
 #include "gateway/worker/worker.h"
 #include "gateway/worker/review/worker_web.h"
+#include "gateway/worker/wio.h"
 
 #define CTL_LINE_MAX 65536
 #define CTL_TEXT_MAX 16384
@@ -265,8 +266,9 @@ static void conn_serve(struct rconn *c, short revents)
 	}
 }
 
-static void on_frame(struct ipc_frame *f)
+static void on_frame(void *arg, struct ipc_frame *f)
 {
+	(void)arg;
 	uint64_t conn;
 	char err[AS_ERRLEN];
 	if (f->type == F_WEB_REPLY || f->type == F_WEB_PUSH || f->type == F_STATS) {
@@ -345,20 +347,9 @@ int worker_review_main(int ipcfd)
 		if (poll(pf, n, web_on() ? web_timeout_ms(1000) : -1) < 0 && errno != EINTR)
 			return 2;
 		if (pf[0].revents) {
-			int r = ipc_read(&ipc, err);
-			if (r == AS_ECORRUPT)
-				return 2;
-			struct ipc_frame f;
-			for (;;) {
-				cv_arena_reset(&a);
-				int g = ipc_next(&ipc, &a, &f, err);
-				if (g == AS_EIO || g == AS_ECORRUPT)
-					return 0;
-				if (g != 0)
-					break;
-				on_frame(&f);
-				ipc_frame_close_fds(&f);
-			}
+			int r = wio_frames(&ipc, &a, on_frame, NULL, err);
+			if (r != 0)
+				return r == 1 ? 0 : 2; /* 1: the signer went away */
 		}
 		for (size_t i = first; i < n; i++)
 			conn_serve(&conns[map[i]], pf[i].revents);
