@@ -496,14 +496,14 @@ const char *frame_get_text(const struct cv *m, const char *key, size_t *n)
 {
 	const struct cv *v = cv_get(m, key);
 	*n = v && v->t == CV_TEXT ? v->n : 0;
-	return v && v->t == CV_TEXT ? (const char *)v->s : NULL;
+	return v && v->t == CV_TEXT ? (v->n ? (const char *)v->s : "") : NULL; /* present: never NULL */
 }
 
 const uint8_t *frame_get_bytes(const struct cv *m, const char *key, size_t *n)
 {
 	const struct cv *v = cv_get(m, key);
 	*n = v && v->t == CV_BYTES ? v->n : 0;
-	return v && v->t == CV_BYTES ? v->s : NULL;
+	return v && v->t == CV_BYTES ? (v->n ? v->s : (const uint8_t *)"") : NULL;
 }
 
 int frame_get_bool(const struct cv *m, const char *key)

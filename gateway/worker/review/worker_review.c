@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/limits.h"
 #include "gateway/proto/reccfg.h"
@@ -266,17 +267,15 @@ static void conn_serve(struct rconn *c, short revents)
 	}
 }
 
+/* A frame from the signer, its table checked (wio_frames). */
 static void on_frame(void *arg, struct ipc_frame *f)
 {
 	(void)arg;
-	uint64_t conn;
-	char err[AS_ERRLEN];
 	if (f->type == F_WEB_REPLY || f->type == F_WEB_PUSH || f->type == F_STATS) {
 		web_frame(f);
 		return;
 	}
-	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0)
-		return;
+	uint64_t conn = frame_get_uint(f->body, "conn");
 	if (f->type == F_CONN_NEW && f->nfds == 1) {
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
 			if (conns[i].used)
@@ -290,13 +289,9 @@ static void on_frame(void *arg, struct ipc_frame *f)
 		tell_closed(conn); /* full: the descriptor is closed with the frame */
 		return;
 	}
-	if (f->type == F_CTL_REPLY) {
-		const char *js;
+	if (f->type == F_CTL_REPLY) { /* the line the CLI reads is the JSON, which says what went wrong */
 		size_t n;
-		uint64_t st; /* the line the CLI reads is the JSON, which says what went wrong */
-		if (ipc_get_uint(f->body, "status", PS_COUNT - 1, &st, err) != 0 ||
-		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &n, err) != 0)
-			return;
+		const char *js = frame_get_text(f->body, "json", &n);
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
 			if (conns[i].used && conns[i].id == conn)
 				conn_say(&conns[i], js, n);
