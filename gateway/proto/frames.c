@@ -484,6 +484,17 @@ int frame_down_check(uint32_t t, const struct cv *body, char *err)
 	return rc;
 }
 
+/* ---- builders ---- */
+
+struct cv *frame_up_failed(struct cv_arena *a, uint64_t cid, const char *error, int unknown)
+{
+	struct cv *f = ipc_frame_new(a, F_UP_RESULT, 3);
+	if (!f || ipc_put_uint(a, f, "cid", cid) || ipc_put_text(a, f, "error", error, strlen(error)) ||
+	    (unknown && ipc_put_bool(a, f, "unknown", 1)))
+		return NULL;
+	return f;
+}
+
 /* ---- reading a checked frame's fields ---- */
 
 uint64_t frame_get_uint(const struct cv *m, const char *key)

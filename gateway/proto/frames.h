@@ -52,6 +52,13 @@ int frame_fields_check(const struct frame_table *tb, const struct cv *body, char
  * with an item table (F_REC_CALLS recs: F_REC_CALL's; F_CONFIG hooks) are checked too. */
 int frame_down_check(uint32_t t, const struct cv *body, char *err);
 
+/* ---- builders, beside their tables ---- */
+
+/* F_UP_RESULT {cid, error, unknown?} in arena a: dispatched call cid ended without the
+ * server's result, for the reason error (at most PROTO_UP_ERROR_MAX bytes: the table's);
+ * unknown: the server may have run it. NULL when the arena is full. */
+struct cv *frame_up_failed(struct cv_arena *a, uint64_t cid, const char *error, int unknown);
+
 /* ---- reading the fields of a checked frame ----
  * m is a frame's body (or an item) that frame_fields_check passed: its table guarantees
  * each field's type and maximum, and a required field's presence, so no maximum is

@@ -295,6 +295,27 @@ static void test_get(void **state)
 	cv_arena_free(&a);
 }
 
+/* A builder makes what its table allows: the signer's check passes it. */
+static void test_up_failed(void **state)
+{
+	(void)state;
+	char err[AS_ERRLEN];
+	struct cv_arena a;
+	cv_arena_init(&a, 4096);
+	const struct frame_table *tb = frame_table_find(F_UP_RESULT);
+	struct cv *f = frame_up_failed(&a, 9, "the server is not reading", 0);
+	assert_non_null(f);
+	assert_int_equal(frame_fields_check(tb, f, err), 0);
+	assert_int_equal(frame_get_uint(f, "cid"), 9);
+	assert_false(frame_get_bool(f, "unknown"));
+	f = frame_up_failed(&a, 10, "connection reset", 1);
+	assert_int_equal(frame_fields_check(tb, f, err), 0);
+	assert_true(frame_get_bool(f, "unknown"));
+	size_t n;
+	assert_memory_equal(frame_get_text(f, "error", &n), "connection reset", 16);
+	cv_arena_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +325,7 @@ int main(void)
 	    cmocka_unit_test(test_signer_tables_accept_and_refuse),
 	    cmocka_unit_test(test_down_check),
 	    cmocka_unit_test(test_get),
+	    cmocka_unit_test(test_up_failed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

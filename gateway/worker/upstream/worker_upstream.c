@@ -350,9 +350,8 @@ static void skip_done(struct uw *w)
 	char what[128];
 	snprintf(what, sizeof what, "its answer is a line over %u bytes: not forwarded", UP_LINE_MAX);
 	cv_arena_reset(&w->arena);
-	struct cv *f = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
-	if (f && !ipc_put_uint(&w->arena, f, "cid", (uint64_t)id.i) &&
-	    !ipc_put_text(&w->arena, f, "error", what, strlen(what)))
+	struct cv *f = frame_up_failed(&w->arena, (uint64_t)id.i, what, 0);
+	if (f)
 		send_frame(w, f);
 }
 
@@ -471,9 +470,8 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		ipc_log(w->ipcfd, "error", "upstream %s worker: dispatch %llu refused: %s", w->name,
 			(unsigned long long)cid, why);
 		cv_arena_reset(&w->arena);
-		struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
-		if (r && !ipc_put_uint(&w->arena, r, "cid", cid) &&
-		    !ipc_put_text(&w->arena, r, "error", why, strlen(why)))
+		struct cv *r = frame_up_failed(&w->arena, cid, why, 0);
+		if (r)
 			send_frame(w, r);
 		cv_arena_free(&a);
 		return;
@@ -504,9 +502,8 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		inflight_take(w, cid);
 		static const char full[] = "the server is not reading: the call was not sent";
 		cv_arena_reset(&w->arena);
-		struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
-		if (r && !ipc_put_uint(&w->arena, r, "cid", cid) &&
-		    !ipc_put_text(&w->arena, r, "error", full, sizeof full - 1))
+		struct cv *r = frame_up_failed(&w->arena, cid, full, 0);
+		if (r)
 			send_frame(w, r);
 	}
 	cv_arena_free(&a);
@@ -548,9 +545,8 @@ static void http_fail(void *arg, uint64_t cid, int unknown, const char *why)
 	if (!cid || !inflight_take(w, cid))
 		return; /* answered already, or no call */
 	cv_arena_reset(&w->arena);
-	struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 3);
-	if (r && !ipc_put_uint(&w->arena, r, "cid", cid) && !ipc_put_text(&w->arena, r, "error", why, strlen(why)) &&
-	    (!unknown || !ipc_put_bool(&w->arena, r, "unknown", 1)))
+	struct cv *r = frame_up_failed(&w->arena, cid, why, unknown);
+	if (r)
 		send_frame(w, r);
 }
 
