@@ -486,6 +486,12 @@ int frame_down_check(uint32_t t, const struct cv *body, char *err)
 
 /* ---- builders ---- */
 
+struct cv *frame_hello(struct cv_arena *a, const char *kind)
+{
+	struct cv *f = ipc_frame_new(a, F_HELLO, 1);
+	return f && ipc_put_text(a, f, "kind", kind, strlen(kind)) == 0 ? f : NULL;
+}
+
 struct cv *frame_up_failed(struct cv_arena *a, uint64_t cid, const char *error, int unknown)
 {
 	struct cv *f = ipc_frame_new(a, F_UP_RESULT, 3);

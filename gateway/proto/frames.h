@@ -54,6 +54,9 @@ int frame_down_check(uint32_t t, const struct cv *body, char *err);
 
 /* ---- builders, beside their tables ---- */
 
+/* F_HELLO {kind} in arena a: a worker's first frame ("mcp", "review", "upstream", "notify",
+ * "recorder"). NULL when the arena is full. */
+struct cv *frame_hello(struct cv_arena *a, const char *kind);
 /* F_UP_RESULT {cid, error, unknown?} in arena a: dispatched call cid ended without the
  * server's result, for the reason error (at most PROTO_UP_ERROR_MAX bytes: the table's);
  * unknown: the server may have run it. NULL when the arena is full. */

@@ -502,8 +502,8 @@ int main(int argc, char **argv)
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 1u << 20);
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "recorder", 8) != 0 || ipc_send(FD, hello, -1, err) != 0)
+	struct cv *hello = frame_hello(&a, "recorder");
+	if (!hello || ipc_send(FD, hello, -1, err) != 0)
 		return 2;
 	/* Opened within the confinement, so that its files are the recorder's own, and after the
 	 * hello: the records and queries the signer sends meanwhile wait on the socket, where

@@ -296,7 +296,7 @@ static void test_get(void **state)
 }
 
 /* A builder makes what its table allows: the signer's check passes it. */
-static void test_up_failed(void **state)
+static void test_builders(void **state)
 {
 	(void)state;
 	char err[AS_ERRLEN];
@@ -313,6 +313,10 @@ static void test_up_failed(void **state)
 	assert_true(frame_get_bool(f, "unknown"));
 	size_t n;
 	assert_memory_equal(frame_get_text(f, "error", &n), "connection reset", 16);
+	f = frame_hello(&a, "upstream");
+	assert_non_null(f);
+	assert_int_equal(frame_fields_check(frame_table_find(F_HELLO), f, err), 0);
+	assert_memory_equal(frame_get_text(f, "kind", &n), "upstream", 8);
 	cv_arena_free(&a);
 }
 
@@ -325,7 +329,7 @@ int main(void)
 	    cmocka_unit_test(test_signer_tables_accept_and_refuse),
 	    cmocka_unit_test(test_down_check),
 	    cmocka_unit_test(test_get),
-	    cmocka_unit_test(test_up_failed),
+	    cmocka_unit_test(test_builders),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -190,8 +190,8 @@ int worker_notify_main(int ipcfd)
 		ipc_log(ipcfd, "error", "notify worker: cannot enter the jail: %s", err);
 		return 2;
 	}
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "notify", 6) != 0 || ipc_conn_send(&w.ipc, hello, -1, err) != 0)
+	struct cv *hello = frame_hello(&a, "notify");
+	if (!hello || ipc_conn_send(&w.ipc, hello, -1, err) != 0)
 		return 2;
 	for (;;) {
 		struct pollfd pf[1 + PROTO_NOTIFY_INFLIGHT];

@@ -323,8 +323,8 @@ int worker_review_main(int ipcfd)
 		ipc_log(g_ipc, "error", "review worker: cannot enter the jail: %s", err);
 		return 2;
 	}
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "review", 6) != 0 || ipc_send(ipcfd, hello, -1, err) != 0)
+	struct cv *hello = frame_hello(&a, "review");
+	if (!hello || ipc_send(ipcfd, hello, -1, err) != 0)
 		return 2;
 	struct pollfd pf[PROTO_CONNS_MAX + 3];
 	size_t map[PROTO_CONNS_MAX + 3];

@@ -620,8 +620,8 @@ int worker_upstream_main(int ipcfd)
 		ipc_log(ipcfd, "error", "upstream %s worker: cannot enter the jail: %s", w.name, err);
 		return 2;
 	}
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "upstream", 8) != 0)
+	struct cv *hello = frame_hello(&a, "upstream");
+	if (!hello)
 		return 2;
 	send_frame(&w, hello);
 	/* assent relays sampling, elicitation and roots to the client of the call they belong to */
