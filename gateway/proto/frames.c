@@ -501,6 +501,134 @@ struct cv *frame_up_failed(struct cv_arena *a, uint64_t cid, const char *error, 
 	return f;
 }
 
+/* The signer's. */
+
+static int put_str(struct cv_arena *a, struct cv *f, const char *k, const char *v)
+{
+	return ipc_put_text(a, f, k, v, strlen(v));
+}
+
+struct cv *frame_result(struct cv_arena *a, const struct frame_result *r)
+{
+	struct cv *f = ipc_frame_new(a, F_RESULT, 5);
+	int rc = !f || ipc_put_uint(a, f, "conn", r->conn) || put_str(a, f, "rid", r->rid) ||
+		 ipc_put_text(a, f, "json", r->json, r->n) || ipc_put_bool(a, f, "iserror", r->iserror) ||
+		 (r->raw && ipc_put_bool(a, f, "raw", 1)) || (r->rpc_error && ipc_put_bool(a, f, "rpc_error", 1)) ||
+		 (r->status && ipc_put_uint(a, f, "status", r->status));
+	return rc ? NULL : f;
+}
+
+struct cv *frame_conn_new(struct cv_arena *a, uint64_t conn)
+{
+	struct cv *f = ipc_frame_new(a, F_CONN_NEW, 1);
+	return f && ipc_put_uint(a, f, "conn", conn) == 0 ? f : NULL;
+}
+
+struct cv *frame_ctl_reply(struct cv_arena *a, uint64_t conn, unsigned status, const char *json, size_t n)
+{
+	struct cv *f = ipc_frame_new(a, F_CTL_REPLY, 3);
+	int rc = !f || ipc_put_uint(a, f, "conn", conn) || ipc_put_uint(a, f, "status", status) ||
+		 ipc_put_text(a, f, "json", json, n);
+	return rc ? NULL : f;
+}
+
+struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime)
+{
+	struct cv *f = ipc_frame_new(a, F_STATS, 2);
+	int rc = !f || ipc_put_uint(a, f, "pending", pending) || ipc_put_uint(a, f, "uptime", uptime);
+	return rc ? NULL : f;
+}
+
+struct cv *frame_task_status(struct cv_arena *a, uint64_t conn, const char *json, size_t n)
+{
+	struct cv *f = ipc_frame_new(a, F_TASK_STATUS, 2);
+	int rc = !f || ipc_put_uint(a, f, "conn", conn) || ipc_put_text(a, f, "json", json, n);
+	return rc ? NULL : f;
+}
+
+struct cv *frame_note(struct cv_arena *a, uint64_t conn, const char *rid, const char *method, const char *json)
+{
+	struct cv *f = ipc_frame_new(a, F_NOTE, 4);
+	int rc = !f || ipc_put_uint(a, f, "conn", conn) || put_str(a, f, "rid", rid) ||
+		 put_str(a, f, "method", method) || put_str(a, f, "json", json);
+	return rc ? NULL : f;
+}
+
+struct cv *frame_ask(struct cv_arena *a, uint64_t conn, const char *rid, uint64_t aid, const char *method,
+		     const char *json)
+{
+	struct cv *f = ipc_frame_new(a, F_ASK, 5);
+	int rc = !f || ipc_put_uint(a, f, "conn", conn) || put_str(a, f, "rid", rid) ||
+		 ipc_put_uint(a, f, "aid", aid) || put_str(a, f, "method", method) || put_str(a, f, "json", json);
+	return rc ? NULL : f;
+}
+
+struct cv *frame_up_cancel(struct cv_arena *a, uint64_t cid)
+{
+	struct cv *f = ipc_frame_new(a, F_UP_CANCEL, 1);
+	return f && ipc_put_uint(a, f, "cid", cid) == 0 ? f : NULL;
+}
+
+struct cv *frame_up_answer(struct cv_arena *a, const char *sid, const char *key, const uint8_t *p, size_t n)
+{
+	struct cv *f = ipc_frame_new(a, F_UP_ANSWER, 2);
+	int rc = !f || put_str(a, f, "sid", sid) || ipc_put_bytes(a, f, key, p, n);
+	return rc ? NULL : f;
+}
+
+struct cv *frame_dispatch(struct cv_arena *a, uint64_t cid, const uint8_t *cbor, size_t n, const char *digest,
+			  unsigned caps, const char *state)
+{
+	struct cv *f = ipc_frame_new(a, F_DISPATCH, 5);
+	int rc = !f || ipc_put_uint(a, f, "cid", cid) || ipc_put_bytes(a, f, "call", cbor, n) ||
+		 put_str(a, f, "digest", digest) || (caps && ipc_put_uint(a, f, "caps", caps)) ||
+		 (state && put_str(a, f, "state", state));
+	return rc ? NULL : f;
+}
+
+struct cv *frame_web_push(struct cv_arena *a, uint64_t version, uint64_t pending, const uint32_t *ended, size_t nended)
+{
+	struct cv *f = ipc_frame_new(a, F_WEB_PUSH, 3),
+		  *arr = cv_array(a, nended > PROTO_PUSH_ENDED_MAX ? PROTO_PUSH_ENDED_MAX : nended), *slot;
+	for (size_t i = 0; arr && i < arr->n; i++)
+		cv_set_uint(&arr->items[i], ended[i]);
+	if (!f || !arr || ipc_put_uint(a, f, "version", version) || ipc_put_uint(a, f, "pending", pending) ||
+	    !(slot = ipc_put(a, f, "ended")))
+		return NULL;
+	*slot = *arr;
+	return f;
+}
+
+struct cv *frame_catalog(struct cv_arena *a, const char *tools, const char *routes, const char *more)
+{
+	struct cv *f = ipc_frame_new(a, F_CATALOG, 3);
+	int rc = !f || put_str(a, f, "tools", tools) || put_str(a, f, "routes", routes) || put_str(a, f, "more", more);
+	return rc ? NULL : f;
+}
+
+struct cv *frame_web_reply(struct cv_arena *a, const struct frame_web_reply *r)
+{
+	struct cv *f = ipc_frame_new(a, F_WEB_REPLY, 8);
+	int rc = !f || ipc_put_uint(a, f, "hreq", r->hreq) || ipc_put_uint(a, f, "status", r->status) ||
+		 ipc_put_text(a, f, "body", r->body, r->n) || (r->ctype && put_str(a, f, "ctype", r->ctype)) ||
+		 (r->cookie && put_str(a, f, "cookie", r->cookie)) || (r->clear && ipc_put_bool(a, f, "clear", 1)) ||
+		 (r->retry && ipc_put_uint(a, f, "retry", r->retry)) ||
+		 (r->wsid && ipc_put_uint(a, f, "wsid", r->wsid));
+	return rc ? NULL : f;
+}
+
+struct cv *frame_http_reply(struct cv_arena *a, const struct frame_http_reply *r)
+{
+	struct cv *f = ipc_frame_new(a, F_HTTP_REPLY, 9);
+	int rc = !f || ipc_put_uint(a, f, "hreq", r->hreq) || ipc_put_uint(a, f, "status", r->status) ||
+		 (r->error && put_str(a, f, "error", r->error)) || (r->retry && ipc_put_uint(a, f, "retry", r->retry));
+	if (!rc && r->session)
+		rc = ipc_put_uint(a, f, "conn", r->conn) || put_str(a, f, "session", r->session) ||
+		     put_str(a, f, "principal", r->principal) || put_str(a, f, "client", r->client) ||
+		     put_str(a, f, "protocol", r->protocol);
+	return rc ? NULL : f;
+}
+
 /* ---- reading a checked frame's fields ---- */
 
 uint64_t frame_get_uint(const struct cv *m, const char *key)

@@ -62,6 +62,57 @@ struct cv *frame_hello(struct cv_arena *a, const char *kind);
  * unknown: the server may have run it. NULL when the arena is full. */
 struct cv *frame_up_failed(struct cv_arena *a, uint64_t cid, const char *error, int unknown);
 
+/* The signer's frames to its workers, each as its table says (frames_test checks what each
+ * builds passes frame_down_check). Each builds in arena a and returns NULL when the arena is
+ * full; text is copied, C strings unless a length is given. */
+struct frame_result {
+	uint64_t conn;
+	const char *rid, *json; /* json: n bytes */
+	size_t n;
+	int iserror;
+	int raw;	 /* json is an upstream's result itself */
+	int rpc_error;	 /* json is a JSON-RPC error */
+	unsigned status; /* a refusal's enum proto_status; 0 (PS_OK): none sent */
+};
+struct cv *frame_result(struct cv_arena *a, const struct frame_result *r);
+struct cv *frame_conn_new(struct cv_arena *a, uint64_t conn); /* the descriptor rides with it */
+struct cv *frame_ctl_reply(struct cv_arena *a, uint64_t conn, unsigned status, const char *json, size_t n);
+struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime);
+struct cv *frame_task_status(struct cv_arena *a, uint64_t conn, const char *json, size_t n);
+struct cv *frame_note(struct cv_arena *a, uint64_t conn, const char *rid, const char *method, const char *json);
+struct cv *frame_ask(struct cv_arena *a, uint64_t conn, const char *rid, uint64_t aid, const char *method,
+		     const char *json);
+struct cv *frame_up_cancel(struct cv_arena *a, uint64_t cid);
+/* key: "result" or "error"; p: n bytes of canonical CBOR. */
+struct cv *frame_up_answer(struct cv_arena *a, const char *sid, const char *key, const uint8_t *p, size_t n);
+/* caps: 0 for none; state: NULL for none. */
+struct cv *frame_dispatch(struct cv_arena *a, uint64_t cid, const uint8_t *cbor, size_t n, const char *digest,
+			  unsigned caps, const char *state);
+/* ended: at most PROTO_PUSH_ENDED_MAX of them are named (the rest: another push). */
+struct cv *frame_web_push(struct cv_arena *a, uint64_t version, uint64_t pending, const uint32_t *ended, size_t nended);
+struct cv *frame_catalog(struct cv_arena *a, const char *tools, const char *routes, const char *more);
+struct frame_web_reply {
+	uint64_t hreq;
+	unsigned status; /* enum proto_status */
+	const char *body;
+	size_t n;
+	const char *ctype, *cookie; /* NULL: none */
+	int clear;
+	unsigned retry; /* 0: none */
+	uint32_t wsid;	/* 0: none */
+};
+struct cv *frame_web_reply(struct cv_arena *a, const struct frame_web_reply *r);
+struct frame_http_reply {
+	uint64_t hreq;
+	unsigned status;   /* HTTP */
+	const char *error; /* NULL: none */
+	unsigned retry;	   /* 0: none */
+	/* status 200: the connection it goes on as (session non-NULL) */
+	uint64_t conn;
+	const char *session, *principal, *client, *protocol;
+};
+struct cv *frame_http_reply(struct cv_arena *a, const struct frame_http_reply *r);
+
 /* ---- reading the fields of a checked frame ----
  * m is a frame's body (or an item) that frame_fields_check passed: its table guarantees
  * each field's type and maximum, and a required field's presence, so no maximum is

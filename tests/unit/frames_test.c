@@ -320,6 +320,68 @@ static void test_builders(void **state)
 	cv_arena_free(&a);
 }
 
+/* What each of the signer's builders makes passes the check its worker runs. */
+static void test_signer_builders(void **state)
+{
+	(void)state;
+	char err[AS_ERRLEN];
+	struct cv_arena a;
+	cv_arena_init(&a, 1u << 16);
+	const uint32_t ended[70] = {1, 2, 3};
+	struct frame_result res = {.conn = 3, .rid = "7", .json = "{}", .n = 2, .iserror = 1, .status = PS_FORBIDDEN};
+	struct frame_result raw = {.conn = 3, .rid = "\"x\"", .json = "{}", .n = 2, .raw = 1};
+	struct frame_web_reply wr = {.hreq = 4,
+				     .status = PS_TOO_MANY,
+				     .body = "{}",
+				     .n = 2,
+				     .ctype = "text/plain",
+				     .cookie = "ws_x; HttpOnly",
+				     .clear = 1,
+				     .retry = 30,
+				     .wsid = 9};
+	struct frame_http_reply refuse = {.hreq = 5, .status = 429, .error = "too many sessions", .retry = 60};
+	struct frame_http_reply go = {.hreq = 5,
+				      .status = 200,
+				      .conn = 8,
+				      .session = "0123456789abcdef0123456789abcdef",
+				      .principal = "anonymous",
+				      .client = "sdk/1.0",
+				      .protocol = "2025-11-25"};
+	static const uint8_t call[] = {0xa0};
+	struct {
+		uint32_t type;
+		struct cv *f;
+	} built[] = {
+	    {F_RESULT, frame_result(&a, &res)},
+	    {F_RESULT, frame_result(&a, &raw)},
+	    {F_CONN_NEW, frame_conn_new(&a, 1)},
+	    {F_CTL_REPLY, frame_ctl_reply(&a, 1, PS_NOT_FOUND, "{\"ok\":false}", 12)},
+	    {F_STATS, frame_stats(&a, 2, 100)},
+	    {F_TASK_STATUS, frame_task_status(&a, 1, "{}", 2)},
+	    {F_NOTE, frame_note(&a, 1, "7", "notifications/progress", "{}")},
+	    {F_ASK, frame_ask(&a, 1, "7", 2, "sampling/createMessage", "{}")},
+	    {F_UP_CANCEL, frame_up_cancel(&a, 4)},
+	    {F_UP_ANSWER, frame_up_answer(&a, "12", "result", call, 1)},
+	    {F_UP_ANSWER, frame_up_answer(&a, "12", "error", call, 1)},
+	    {F_DISPATCH, frame_dispatch(&a, 4, call, 1, "sha256:00", PROTO_CAPS_MAX, "st")},
+	    {F_DISPATCH, frame_dispatch(&a, 4, call, 1, "sha256:00", 0, NULL)},
+	    {F_WEB_PUSH, frame_web_push(&a, 1, 2, ended, 70)}, /* cut to PROTO_PUSH_ENDED_MAX */
+	    {F_CATALOG, frame_catalog(&a, "[]", "{}", "{}")},
+	    {F_WEB_REPLY, frame_web_reply(&a, &wr)},
+	    {F_HTTP_REPLY, frame_http_reply(&a, &refuse)},
+	    {F_HTTP_REPLY, frame_http_reply(&a, &go)},
+	};
+	for (size_t i = 0; i < sizeof built / sizeof *built; i++) {
+		assert_non_null(built[i].f);
+		assert_int_equal(built[i].f->items[1].u, built[i].type); /* "t" */
+		assert_int_equal(frame_down_check(built[i].type, built[i].f, err), 0);
+	}
+	assert_int_equal(frame_get(built[13].f, "ended", CV_ARRAY)->n, PROTO_PUSH_ENDED_MAX);
+	assert_int_equal(frame_get_uint(built[0].f, "status"), PS_FORBIDDEN);
+	assert_null(cv_get(built[1].f, "status"));
+	cv_arena_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +392,7 @@ int main(void)
 	    cmocka_unit_test(test_down_check),
 	    cmocka_unit_test(test_get),
 	    cmocka_unit_test(test_builders),
+	    cmocka_unit_test(test_signer_builders),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
