@@ -14,7 +14,11 @@
  *    and within its maximum; dispatch calls a handler exactly when the type is
  *    known, allowed in the state, not a repeated once-only type, carries
  *    descriptors only if allowed, and (for a type with a field table,
- *    gateway/proto/frames.c) holds what its table says. */
+ *    gateway/proto/frames.c) holds what its table says;
+ *  - frame_down_check, the workers' check of the signer's frames, passes a frame
+ *    exactly when its type has a signer-to-worker table and the frame holds what it
+ *    says, and refuses with a message otherwise; frame_get_* read what cv_get finds,
+ *    of their type, and nothing (0, NULL) for anything else. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +33,7 @@
 #include "common/cbor.h"
 #include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
+#include "gateway/proto/proto.h"
 #include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -164,6 +169,42 @@ static void check_getters(const struct cv *m)
 		rc = ipc_get(m, keys[k], CV_MAP, &o, err);
 		if ((rc == 0) != want || (rc == 0 && o != v))
 			fail("ipc_get disagrees with the value");
+	}
+}
+
+/* ---- the workers' side: frame_down_check and the typed reads of a checked frame ---- */
+
+static void check_down(uint32_t type, const struct cv *m)
+{
+	char err[AS_ERRLEN], terr[AS_ERRLEN];
+	memset(err, 'X', sizeof err);
+	int rc = frame_down_check(type, m, err);
+	const struct frame_table *tb = frame_down_find(type);
+	if (rc != 0 && rc != AS_ECORRUPT)
+		fail("frame_down_check returned neither 0 nor AS_ECORRUPT");
+	if (rc)
+		check_err(err);
+	if (rc == 0 && (!tb || frame_fields_check(tb, m, terr) != 0))
+		fail("frame_down_check passed a frame its table refuses");
+	if (rc != 0 && tb && frame_fields_check(tb, m, terr) == 0 && type != F_REC_CALLS && type != F_CONFIG)
+		fail("frame_down_check refused a frame its table passes");
+	static const char *keys[] = {"t", "n", "msg", "blob", "ok", "missing", "conn", "json", ""};
+	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+		const struct cv *v = cv_get(m, keys[k]);
+		size_t n;
+		const char *s = frame_get_text(m, keys[k], &n);
+		const uint8_t *p;
+		if (frame_get_uint(m, keys[k]) != (v && v->t == CV_UINT ? v->u : 0))
+			fail("frame_get_uint disagrees with the value");
+		if ((s != NULL) != (v && v->t == CV_TEXT) || (s && (n != v->n || (n && (const uint8_t *)s != v->s))))
+			fail("frame_get_text disagrees with the value");
+		p = frame_get_bytes(m, keys[k], &n);
+		if ((p != NULL) != (v && v->t == CV_BYTES) || (p && (n != v->n || (n && p != v->s))))
+			fail("frame_get_bytes disagrees with the value");
+		if (frame_get_bool(m, keys[k]) != (v && v->t == CV_TRUE))
+			fail("frame_get_bool disagrees with the value");
+		if ((frame_get(m, keys[k], CV_MAP) != NULL) != (v && v->t == CV_MAP))
+			fail("frame_get disagrees with the value");
 	}
 }
 
@@ -418,6 +459,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fail("a decoded frame does not re-encode to the same bytes");
 			buf_free(&out);
 			check_getters(f.body);
+			check_down(f.type, f.body);
 			run_dispatch(&s, &once, &f);
 			got++;
 		}

@@ -718,6 +718,8 @@ int ipc_config(struct ipc_conn *c, int fd, struct cv_arena *a, struct ipc_frame 
 			ipc_frame_close_fds(f);
 			return as_fail(err, AS_ECORRUPT, "the first frame is not the configuration");
 		}
+		if (g == 0 && (g = frame_down_check(f->type, f->body, err)) != 0)
+			ipc_frame_close_fds(f);
 		return g;
 	}
 }

@@ -129,7 +129,8 @@ int ipc_next(struct ipc_conn *c, struct cv_arena *a, struct ipc_frame *f, char *
 
 /* A worker's first frame, its configuration (F_CONFIG), which it reads before its jail:
  * waits at most 10 s on c (over fd), then the same as ipc_next into *f (the caller closes
- * its descriptors); AS_EIO when none comes, AS_ECORRUPT when the first frame is another. */
+ * its descriptors); AS_EIO when none comes, AS_ECORRUPT when the first frame is another
+ * or breaks F_CONFIG's field table (frame_down_check: err names the field). */
 int ipc_config(struct ipc_conn *c, int fd, struct cv_arena *a, struct ipc_frame *f, char *err) AS_MUST_USE;
 
 /* Close f->fds[0..nfds) that are not -1, set them to -1 and nfds to 0. */

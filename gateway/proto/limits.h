@@ -49,6 +49,7 @@
 #define PROTO_CAP_SAMPLING 2u
 #define PROTO_CAP_ELICIT 4u
 #define PROTO_CAP_ROOTS 8u
+#define PROTO_CAPS_MAX (PROTO_CAP_MODERN | PROTO_CAP_SAMPLING | PROTO_CAP_ELICIT | PROTO_CAP_ROOTS)
 #define PROTO_BEARER_MAX 512	/* an Authorization: Bearer credential */
 #define PROTO_SESSION_MAX 64	/* an Mcp-Session-Id */
 #define PROTO_PROTOCOL_MAX 15	/* the protocol revision initialize agreed ("2025-11-25") */
@@ -76,17 +77,61 @@
 #define PROTO_UP_ERROR_MAX 1024	       /* F_UP_RESULT error */
 #define PROTO_UP_NOTE_MAX (64u << 10)  /* F_UP_NOTE params: one progress or log notification */
 #define PROTO_CALL_MAX (512u << 10)    /* F_CALL call: CALL_MAX (gateway/proto/call.h) */
+#define PROTO_DIGEST_MAX 71	       /* F_DISPATCH digest: "sha256:" and 64 hex digits (call_digest) */
+#define PROTO_METHOD_MAX 64	       /* a JSON-RPC method a frame names (F_NOTE, F_ASK, F_UP_NOTE, F_UP_ASK) */
+#define PROTO_UP_NAME_MAX 32	       /* F_CONFIG name: an upstream's name, as the upstream worker logs it */
 #define PROTO_EVENT_KIND_MAX 128       /* an event's kind: dotted, 1 to 128 characters */
 #define PROTO_EVENT_KEY_MAX 255	       /* an event's key */
 #define PROTO_FEEDBACK_REF_MAX 128     /* an outside report's id that qa_link_feedback links calls to */
 #define PROTO_EVENT_BY_MAX 79	       /* who recorded an event: struct conn's owner, "agent:NAME", "uid:N" */
 #define PROTO_CALLRECS_MAX 64	       /* F_CALLRECS recs: records in one batch */
 #define PROTO_REC_ERROR_MAX 4096       /* F_CALLREC emsg: a call's error text before redaction (then cut) */
+#define PROTO_REC_ETYPE_MAX 64	       /* F_CALLREC etype: an error's type */
+#define PROTO_REC_OUTCOME_MAX 2	       /* F_CALLREC outcome: 0 ok, 1 soft_error, 2 error */
+#define PROTO_REC_RATE_ONE 1000000     /* F_CALLREC rate: parts per million, at most all of them */
+#define PROTO_REC_ANSWER_MAX (IPC_FRAME_MAX / 2) /* F_REC_ANSWER json: the recorder's answer, passed on */
+/* A question about the records (F_QA, F_CTL_QA, F_WEB_QA, passed on as F_REC_QUERY) */
+#define PROTO_QA_WORD_MAX 16	    /* op, type, status: one word of a fixed list */
+#define PROTO_QA_TITLE_MAX 1000	    /* a QA report's title */
+#define PROTO_QA_DESC_MAX 20000	    /* its description */
+#define PROTO_QA_CONTACT_MAX 1000   /* its contact */
+#define PROTO_QA_OFFSET_MAX 1000000 /* a listing's first item */
+#define PROTO_QA_LIMIT_MAX 10000    /* items in one answer */
+#define PROTO_QA_KINDS_MAX 16	    /* kinds: event kinds to list */
+#define PROTO_QA_CALL_MAX 64	    /* call: a call's id, as an agent names it */
 /* webhooks (the notify worker) */
 #define PROTO_NOTIFY_HOOKS_MAX 16      /* webhooks in STATE/notify.json */
 #define PROTO_NOTIFY_INFLIGHT 32       /* deliveries in flight at once, each on its own connection */
 #define PROTO_NOTIFY_BODY_MAX 8192     /* one delivery's body (the signer makes it) */
 #define PROTO_NOTIFY_ERROR_MAX 256     /* F_NOTIFY_DONE error */
+#define PROTO_NOTIFY_HEADERS_MAX 8     /* F_NOTIFY_POST headers: [name, value] pairs */
+#define PROTO_NOTIFY_HEADER_MAX 1099   /* one header's name, or its value */
 #define PROTO_NOTIFY_TIMEOUT_MS 20000u /* a delivery's whole exchange, connect to response */
+
+/* ---- what the signer sends its workers (frames.c's second direction) ---- */
+#define PROTO_HTTP_STATUS_MAX 599	/* F_HTTP_REPLY status, and F_NOTIFY_DONE's */
+#define PROTO_HTTP_ERROR_MAX 200	/* F_HTTP_REPLY error: the refusal the agent reads */
+#define PROTO_HTTP_RETRY_MAX 86400	/* F_HTTP_REPLY retry, seconds (Retry-After) */
+#define PROTO_WEB_RETRY_MAX 3600	/* F_WEB_REPLY retry, seconds (Retry-After) */
+#define PROTO_CTYPE_MAX 63		/* F_WEB_REPLY ctype: a Content-Type */
+#define PROTO_SET_COOKIE_MAX 512	/* F_WEB_REPLY cookie: a web session's Set-Cookie value */
+#define PROTO_PUSH_ENDED_MAX 64		/* F_WEB_PUSH ended: web sessions one push names */
+#define PROTO_CATALOG_MAX IPC_FRAME_MAX /* F_CATALOG tools, routes, more: JSON text, together one frame */
+#define PROTO_CKIND_MAX 16		/* F_REC_* ckind: how the caller was known (key, anonymous, uid) */
+#define PROTO_IDENTITY_MAX 199		/* F_REC_CALL identity: the caller as the signer measured, JSON */
+#define PROTO_VERSION_MAX 64		/* F_REC_* version: the daemon's */
+#define PROTO_CALL_ID_MAX 17		/* F_REC_CALL id: "c" and 16 hex digits */
+#define PROTO_RULE_MAX 23		/* F_REC_CALL rule: "line N" */
+#define PROTO_DECISION_MAX 23		/* F_REC_CALL decision: how the signer decided the call (approved, ...) */
+/* F_CONFIG: the configuration each worker reads before its jail */
+#define PROTO_CONFIG_MAP_MAX 64		 /* pairs of its http or url map (each checked by its parser) */
+#define PROTO_RECORDS_CFG_MAX (1u << 20) /* records: the call records' configuration, JSON */
+#define PROTO_PROXY_HEADER_MAX 63	 /* proxy_header: the reverse proxy's identity header's name */
+#define PROTO_REVIEW_URL_MAX 511	 /* review_url: the reviewer listener's origin */
+#define PROTO_URL_SCHEME_MAX 5		 /* a webhook's scheme: http, https */
+#define PROTO_URL_HOST_MAX 255		 /* a webhook's host */
+#define PROTO_URL_PATH_MAX 1024		 /* a webhook's path */
+#define PROTO_URL_PORT_MAX 65535
+#define PROTO_CA_PATH_MAX 1023 /* a webhook's CA file */
 
 #endif

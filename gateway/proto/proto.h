@@ -1,8 +1,9 @@
 /* The frames the signer and its workers exchange (gateway/proto/ipc.h carries them).
- * Every field a worker sends is checked against its type's field table (frames.c)
- * and by the signer against its own state; a frame a worker may not send in its
- * state is an attack (gateway/signer/loop.c, whose dispatch tables have one row per
- * type a worker may send). */
+ * Every frame has a field table (frames.c), one per direction: a worker's frame is
+ * checked against its table and by the signer against its own state, and a worker
+ * checks each frame from the signer against its table before its handler runs. A
+ * frame a worker may not send in its state is an attack (gateway/signer/loop.c, whose
+ * dispatch tables have one row per type a worker may send). */
 #ifndef ASSENT_PROTO_H
 #define ASSENT_PROTO_H
 

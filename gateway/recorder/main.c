@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/proto/reccfg.h"
@@ -235,22 +236,16 @@ static const char *field(const struct cv *b, const char *k, char *buf, size_t n)
 	return buf;
 }
 
-static uint64_t ufield(const struct cv *b, const char *k)
-{
-	const struct cv *v = cv_get(b, k);
-	return v && v->t == CV_UINT ? v->u : 0;
-}
-
 /* submit: a report, redacted, stored and linked to the calls before it. */
 static int q_submit(struct rec *r, const struct cv *body, const char *ty, int64_t now, json_t **out, char *err)
 {
-	char user[128], ckind[16], client[256], session[80];
+	char user[128], ckind[PROTO_CKIND_MAX + 1], client[256], session[80];
 	int64_t id = 0;
 	int rc;
 	const struct cv *t = cv_get(body, "title"), *d = cv_get(body, "description"), *c = cv_get(body, "contact");
-	char *title = t ? prep_text(&r->p, (const char *)t->s, t->n, 1000) : NULL;
-	char *desc = d ? prep_text(&r->p, (const char *)d->s, d->n, 20000) : NULL;
-	char *contact = c ? prep_text(&r->p, (const char *)c->s, c->n, 1000) : NULL;
+	char *title = t ? prep_text(&r->p, (const char *)t->s, t->n, PROTO_QA_TITLE_MAX) : NULL;
+	char *desc = d ? prep_text(&r->p, (const char *)d->s, d->n, PROTO_QA_DESC_MAX) : NULL;
+	char *contact = c ? prep_text(&r->p, (const char *)c->s, c->n, PROTO_QA_CONTACT_MAX) : NULL;
 	const char *us = field(body, "user", user, sizeof user), *ck = field(body, "ckind", ckind, sizeof ckind);
 	struct store_feedback fb = {ty,
 				    title ? title : "",
@@ -295,7 +290,7 @@ static int q_events(struct rec *r, const struct cv *body, json_t **out, char *er
 	char bb[PROTO_EVENT_BY_MAX + 1];
 	const char *by = field(body, "by", bb, sizeof bb);
 	json_t *evs = NULL;
-	rc = k ? store_events_for(r->st, k, by, kinds, nk, (size_t)ufield(body, "limit"), &evs, err)
+	rc = k ? store_events_for(r->st, k, by, kinds, nk, (size_t)frame_get_uint(body, "limit"), &evs, err)
 	       : as_fail(err, AS_EINVAL, "key: required");
 	if (rc == 0)
 		*out = json_pack("{s:s,s:o}", "key", k, "events", evs);
@@ -306,7 +301,7 @@ static int q_events(struct rec *r, const struct cv *body, json_t **out, char *er
 static int q_prune(struct rec *r, const struct cv *body, int64_t now, json_t **out, char *err)
 {
 	int rc;
-	uint64_t older = ufield(body, "older");
+	uint64_t older = frame_get_uint(body, "older");
 	if (!older)
 		older = r->cfg.retention_s;
 	int64_t calls = 0, events = 0;
@@ -323,8 +318,8 @@ static int q_prune(struct rec *r, const struct cv *body, int64_t now, json_t **o
 
 static void on_query(struct rec *r, const struct cv *body)
 {
-	uint64_t qid = ufield(body, "qid");
-	char op[17] = "", err[AS_ERRLEN];
+	uint64_t qid = frame_get_uint(body, "qid");
+	char op[PROTO_QA_WORD_MAX + 1] = "", err[AS_ERRLEN];
 	field(body, "op", op, sizeof op);
 	if (!strcmp(r->cfg.database, "off")) {
 		answer_error(r, qid, PS_UNAVAILABLE, "the records have no database (records.database is off)");
@@ -337,8 +332,9 @@ static void on_query(struct rec *r, const struct cv *body)
 		return;
 	}
 	int64_t now = (int64_t)now_unix_ms();
-	int64_t id = (int64_t)ufield(body, "id");
-	char type[17], status[17], user[128], ckind[16], session[80];
+	int64_t id = (int64_t)frame_get_uint(body, "id");
+	char type[PROTO_QA_WORD_MAX + 1], status[PROTO_QA_WORD_MAX + 1], user[128], ckind[PROTO_CKIND_MAX + 1],
+	    session[80];
 	const char *ty = field(body, "type", type, sizeof type), *stt = field(body, "status", status, sizeof status);
 	json_t *out = NULL;
 	int rc = 0;
@@ -351,12 +347,12 @@ static void on_query(struct rec *r, const struct cv *body)
 		size_t linked = 0;
 		rc = store_link_ref(r->st, rf, field(body, "session", session, sizeof session),
 				    ck && !strcmp(ck, "anonymous") ? NULL : us, (int64_t)r->cfg.window_s * 1000, now,
-				    (size_t)ufield(body, "limit"), &linked, err);
+				    (size_t)frame_get_uint(body, "limit"), &linked, err);
 		if (rc == 0)
 			out = json_pack("{s:s,s:I}", "feedback_id", rf, "linked_calls", (json_int_t)linked);
 	} else if (!strcmp(op, "list")) {
-		rc = store_feedback_list(r->st, ty, stt, (size_t)ufield(body, "offset"), (size_t)ufield(body, "limit"),
-					 &out, err);
+		rc = store_feedback_list(r->st, ty, stt, (size_t)frame_get_uint(body, "offset"),
+					 (size_t)frame_get_uint(body, "limit"), &out, err);
 	} else if (!strcmp(op, "stats")) {
 		rc = store_feedback_stats(r->st, now, &out, err);
 	} else if (!strcmp(op, "status")) {
@@ -530,8 +526,8 @@ int main(int argc, char **argv)
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 1u << 20);
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "recorder", 8) != 0 || ipc_send(FD, hello, -1, err) != 0)
+	struct cv *hello = frame_hello(&a, "recorder");
+	if (!hello || ipc_send(FD, hello, -1, err) != 0)
 		return 2;
 	/* Opened within the confinement, so that its files are the recorder's own, and after the
 	 * hello: the records and queries the signer sends meanwhile wait on the socket, where
@@ -557,11 +553,12 @@ int main(int argc, char **argv)
 					eof = eof || g == AS_EIO || g == AS_ECORRUPT;
 					break;
 				}
-				if (f.type == F_REC_CALLS) {
-					const struct cv *recs = cv_get(f.body, "recs");
-					for (size_t i = 0; recs && recs->t == CV_ARRAY && i < recs->n; i++)
-						if (recs->items[i].t == CV_MAP)
-							on_call(&r, &recs->items[i]);
+				if (frame_down_check(f.type, f.body, err) != 0) /* its table, before any handler */
+					ipc_log(FD, "error", "recorder: a frame from the signer refused: %s", err);
+				else if (f.type == F_REC_CALLS) {
+					const struct cv *recs = frame_get(f.body, "recs", CV_ARRAY);
+					for (size_t i = 0; i < recs->n; i++) /* each a map, checked */
+						on_call(&r, &recs->items[i]);
 				} else if (f.type == F_REC_CALL) {
 					on_call(&r, f.body);
 				} else if (f.type == F_REC_EVENT)

@@ -285,8 +285,8 @@ int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *e
 {
 	memset(c, 0, sizeof *c);
 	const struct cv *t0 = cv_get(body, "t0"), *dur = cv_get(body, "dur"), *oc = cv_get(body, "outcome");
-	if (!t0 || t0->t != CV_UINT || !dur || dur->t != CV_UINT || !oc || oc->t != CV_UINT || oc->u > 2 ||
-	    !(c->tool = dup_field(body, "tool")))
+	if (!t0 || t0->t != CV_UINT || !dur || dur->t != CV_UINT || !oc || oc->t != CV_UINT ||
+	    oc->u > PROTO_REC_OUTCOME_MAX || !(c->tool = dup_field(body, "tool")))
 		return as_fail(err, AS_EINVAL, "a call record without its tool, times or outcome");
 	char id[24];
 	const struct cv *given = cv_get(body, "id"); /* the signer's, when its events name this call */
@@ -322,7 +322,8 @@ int prep_call(struct prep *p, const struct cv *body, struct rec_call *c, char *e
 	c->decision = dup_field(body, "decision");
 	c->rule = dup_field(body, "rule");
 	c->ledger_seq = cv_get(body, "seq") ? (int64_t)uint_field(body, "seq", 0) : -1;
-	c->sample_rate = cv_get(body, "rate") ? (double)uint_field(body, "rate", 1000000) / 1e6 : 0;
+	c->sample_rate =
+	    cv_get(body, "rate") ? (double)uint_field(body, "rate", PROTO_REC_RATE_ONE) / PROTO_REC_RATE_ONE : 0;
 	c->server_version = dup_field(body, "version");
 	return c->call_id ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
 }

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/jail.h"
@@ -81,15 +82,13 @@ static void conn_end(struct nw *w, struct nconn *n)
 static void on_post(struct nw *w, struct ipc_frame *f)
 {
 	char err[AS_ERRLEN];
-	uint64_t id, hook;
-	const char *body;
 	size_t blen;
-	const struct cv *hs;
-	if (ipc_get_uint(f->body, "id", UINT64_MAX, &id, err) ||
-	    ipc_get_uint(f->body, "hook", w->nhooks - 1, &hook, err) ||
-	    ipc_get_text(f->body, "body", PROTO_NOTIFY_BODY_MAX, &body, &blen, err) ||
-	    ipc_get(f->body, "headers", CV_ARRAY, &hs, err) || f->nfds != 1 || hs->n > 8) {
-		ipc_log(w->ipcfd, "error", "notify worker: a bad delivery frame: %s", err);
+	uint64_t id = frame_get_uint(f->body, "id"), hook = frame_get_uint(f->body, "hook");
+	const char *body = frame_get_text(f->body, "body", &blen);
+	const struct cv *hs = frame_get(f->body, "headers", CV_ARRAY);
+	if (hook >= w->nhooks || f->nfds != 1) {
+		ipc_log(w->ipcfd, "error", "notify worker: a bad delivery frame: hook %llu of %zu, %zu descriptors",
+			(unsigned long long)hook, w->nhooks, f->nfds);
 		return;
 	}
 	struct nconn *n = NULL;
@@ -103,8 +102,8 @@ static void on_post(struct nw *w, struct ipc_frame *f)
 	}
 	/* The frame's text is not NUL-terminated: each header is copied into a C string for
 	 * uhttp_send_req, which writes the whole request into its own buffer before it returns. */
-	static char hv[8][2][1100];
-	struct uhttp_header xh[8];
+	static char hv[PROTO_NOTIFY_HEADERS_MAX][2][PROTO_NOTIFY_HEADER_MAX + 1];
+	struct uhttp_header xh[PROTO_NOTIFY_HEADERS_MAX];
 	for (size_t i = 0; i < hs->n; i++) {
 		const struct cv *p = &hs->items[i];
 		if (p->t != CV_ARRAY || p->n != 2 || p->items[0].t != CV_TEXT || p->items[1].t != CV_TEXT ||
@@ -143,19 +142,15 @@ static int read_config(struct nw *w, struct cv_arena *a, char *err)
 {
 	struct ipc_frame f;
 	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
-	const struct cv *hs;
-	int rc = ipc_get(f.body, "hooks", CV_ARRAY, &hs, err);
-	for (size_t i = 0; rc == 0 && i < hs->n && i < PROTO_NOTIFY_HOOKS_MAX; i++) {
+	const struct cv *hs = frame_get(f.body, "hooks", CV_ARRAY); /* each checked by its item table */
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && hs && i < hs->n && i < PROTO_NOTIFY_HOOKS_MAX; i++) {
 		const struct cv *h = &hs->items[i];
-		const char *sc, *ho, *pa, *ca = NULL;
-		size_t scn, hon, pan, can = 0;
-		uint64_t port;
-		char b[4][1100];
-		rc = ipc_get_text(h, "scheme", 5, &sc, &scn, err) || ipc_get_text(h, "host", 255, &ho, &hon, err) ||
-		     ipc_get_text(h, "path", 1024, &pa, &pan, err) || ipc_get_uint(h, "port", 65535, &port, err) ||
-		     (cv_get(h, "ca") && ipc_get_text(h, "ca", 1023, &ca, &can, err));
-		if (rc)
-			break;
+		size_t scn, hon, pan, can;
+		const char *sc = frame_get_text(h, "scheme", &scn), *ho = frame_get_text(h, "host", &hon),
+			   *pa = frame_get_text(h, "path", &pan), *ca = frame_get_text(h, "ca", &can);
+		uint64_t port = frame_get_uint(h, "port");
+		char b[4][PROTO_URL_PATH_MAX + 1];
 		snprintf(b[0], sizeof b[0], "%.*s", (int)scn, sc);
 		snprintf(b[1], sizeof b[1], "%.*s", (int)hon, ho);
 		snprintf(b[2], sizeof b[2], "%.*s", (int)pan, pa);
@@ -195,8 +190,8 @@ int worker_notify_main(int ipcfd)
 		ipc_log(ipcfd, "error", "notify worker: cannot enter the jail: %s", err);
 		return 2;
 	}
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "notify", 6) != 0 || ipc_conn_send(&w.ipc, hello, -1, err) != 0)
+	struct cv *hello = frame_hello(&a, "notify");
+	if (!hello || ipc_conn_send(&w.ipc, hello, -1, err) != 0)
 		return 2;
 	for (;;) {
 		struct pollfd pf[1 + PROTO_NOTIFY_INFLIGHT];

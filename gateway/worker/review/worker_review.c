@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/limits.h"
 #include "gateway/proto/reccfg.h"
@@ -20,6 +21,7 @@
 #include "gateway/proto/proto.h"
 #include "gateway/worker/worker.h"
 #include "gateway/worker/review/worker_web.h"
+#include "gateway/worker/wio.h"
 
 #define CTL_LINE_MAX 65536
 #define CTL_TEXT_MAX 16384
@@ -265,16 +267,15 @@ static void conn_serve(struct rconn *c, short revents)
 	}
 }
 
-static void on_frame(struct ipc_frame *f)
+/* A frame from the signer, its table checked (wio_frames). */
+static void on_frame(void *arg, struct ipc_frame *f)
 {
-	uint64_t conn;
-	char err[AS_ERRLEN];
+	(void)arg;
 	if (f->type == F_WEB_REPLY || f->type == F_WEB_PUSH || f->type == F_STATS) {
 		web_frame(f);
 		return;
 	}
-	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) != 0)
-		return;
+	uint64_t conn = frame_get_uint(f->body, "conn");
 	if (f->type == F_CONN_NEW && f->nfds == 1) {
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
 			if (conns[i].used)
@@ -288,13 +289,9 @@ static void on_frame(struct ipc_frame *f)
 		tell_closed(conn); /* full: the descriptor is closed with the frame */
 		return;
 	}
-	if (f->type == F_CTL_REPLY) {
-		const char *js;
+	if (f->type == F_CTL_REPLY) { /* the line the CLI reads is the JSON, which says what went wrong */
 		size_t n;
-		uint64_t st; /* the line the CLI reads is the JSON, which says what went wrong */
-		if (ipc_get_uint(f->body, "status", PS_COUNT - 1, &st, err) != 0 ||
-		    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &n, err) != 0)
-			return;
+		const char *js = frame_get_text(f->body, "json", &n);
 		for (size_t i = 0; i < PROTO_CONNS_MAX; i++) {
 			if (conns[i].used && conns[i].id == conn)
 				conn_say(&conns[i], js, n);
@@ -326,8 +323,8 @@ int worker_review_main(int ipcfd)
 		ipc_log(g_ipc, "error", "review worker: cannot enter the jail: %s", err);
 		return 2;
 	}
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "review", 6) != 0 || ipc_send(ipcfd, hello, -1, err) != 0)
+	struct cv *hello = frame_hello(&a, "review");
+	if (!hello || ipc_send(ipcfd, hello, -1, err) != 0)
 		return 2;
 	struct pollfd pf[PROTO_CONNS_MAX + 3];
 	size_t map[PROTO_CONNS_MAX + 3];
@@ -345,20 +342,9 @@ int worker_review_main(int ipcfd)
 		if (poll(pf, n, web_on() ? web_timeout_ms(1000) : -1) < 0 && errno != EINTR)
 			return 2;
 		if (pf[0].revents) {
-			int r = ipc_read(&ipc, err);
-			if (r == AS_ECORRUPT)
-				return 2;
-			struct ipc_frame f;
-			for (;;) {
-				cv_arena_reset(&a);
-				int g = ipc_next(&ipc, &a, &f, err);
-				if (g == AS_EIO || g == AS_ECORRUPT)
-					return 0;
-				if (g != 0)
-					break;
-				on_frame(&f);
-				ipc_frame_close_fds(&f);
-			}
+			int r = wio_frames(&ipc, &a, on_frame, NULL, err);
+			if (r != 0)
+				return r == 1 ? 0 : 2; /* 1: the signer went away */
 		}
 		for (size_t i = first; i < n; i++)
 			conn_serve(&conns[map[i]], pf[i].revents);

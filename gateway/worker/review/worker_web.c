@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway/proto/frames.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/worker/mhdconn.h"
 #include "gateway/proto/proto.h"
@@ -38,7 +39,7 @@ static struct {
 	int ipcfd;
 	struct http_cfg cfg;
 	int proxy;
-	char proxy_header[64];
+	char proxy_header[PROTO_PROXY_HEADER_MAX + 1];
 	char qa[40]; /* the QA tools' prefix and separator ("qa_"); "" when the records are off */
 	struct MHD_Daemon *tcp, *unix_;
 	struct wreq *reqs;
@@ -239,17 +240,11 @@ static void stream_open(struct wreq *h, uint32_t wsid, const char *body, size_t 
 
 static void on_reply(const struct ipc_frame *f)
 {
-	uint64_t id, st, retry = 0, wsid = 0;
-	const char *body, *ct = NULL;
-	size_t n, ctn = 0;
-	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "hreq", UINT64_MAX, &id, err) ||
-	    ipc_get_uint(f->body, "status", PS_COUNT - 1, &st, err) ||
-	    ipc_get_text(f->body, "body", PROTO_JSON_MAX, &body, &n, err) ||
-	    (cv_get(f->body, "ctype") && ipc_get_text(f->body, "ctype", 63, &ct, &ctn, err)) ||
-	    (cv_get(f->body, "retry") && ipc_get_uint(f->body, "retry", 3600, &retry, err)) ||
-	    (cv_get(f->body, "wsid") && ipc_get_uint(f->body, "wsid", UINT32_MAX, &wsid, err)))
-		return;
+	const struct cv *b = f->body; /* its table checked (wio_frames) */
+	uint64_t id = frame_get_uint(b, "hreq"), st = frame_get_uint(b, "status"), retry = frame_get_uint(b, "retry"),
+		 wsid = frame_get_uint(b, "wsid");
+	size_t n, ctn;
+	const char *body = frame_get_text(b, "body", &n), *ct = frame_get_text(b, "ctype", &ctn);
 	struct wreq *h = find(id);
 	if (!h || h->st != W_WAIT)
 		return; /* the client left meanwhile */
@@ -262,7 +257,7 @@ static void on_reply(const struct ipc_frame *f)
 	} else if (h->r.route == WR_EVENTS && status == 200) {
 		stream_open(h, (uint32_t)wsid, body, n);
 	} else {
-		char ctype[64];
+		char ctype[PROTO_CTYPE_MAX + 1];
 		if (ct)
 			snprintf(ctype, sizeof ctype, "%.*s", (int)ctn, ct);
 		else
@@ -274,18 +269,13 @@ static void on_reply(const struct ipc_frame *f)
 
 static void on_push(const struct ipc_frame *f)
 {
-	char err[AS_ERRLEN];
-	uint64_t v, p;
-	if (ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) ||
-	    ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err))
-		return;
-	W.version = v;
-	W.pending = p;
-	const struct cv *ended = cv_get(f->body, "ended");
+	W.version = frame_get_uint(f->body, "version");
+	W.pending = frame_get_uint(f->body, "pending");
+	const struct cv *ended = frame_get(f->body, "ended", CV_ARRAY);
 	for (struct wreq *h = W.reqs; h; h = h->next) {
 		if (h->st != W_STREAMING || h->finished)
 			continue;
-		for (size_t i = 0; ended && ended->t == CV_ARRAY && i < ended->n; i++)
+		for (size_t i = 0; ended && i < ended->n; i++)
 			if (ended->items[i].t == CV_UINT && h->wsid && ended->items[i].u == h->wsid) {
 				stream_text(h, "event: logout\ndata: {}\n\n");
 				h->finished = 1;
@@ -298,18 +288,13 @@ static void on_push(const struct ipc_frame *f)
 
 void web_frame(const struct ipc_frame *f)
 {
-	char err[AS_ERRLEN];
 	if (f->type == F_WEB_REPLY)
 		on_reply(f);
 	else if (f->type == F_WEB_PUSH)
 		on_push(f);
 	else if (f->type == F_STATS) {
-		uint64_t p, u; /* a stats frame without both changes nothing */
-		if (ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err) == 0 &&
-		    ipc_get_uint(f->body, "uptime", UINT64_MAX, &u, err) == 0) {
-			W.pending = p;
-			W.uptime = u;
-		}
+		W.pending = frame_get_uint(f->body, "pending");
+		W.uptime = frame_get_uint(f->body, "uptime");
 	}
 }
 
@@ -517,20 +502,17 @@ int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
 	W.ipcfd = ipcfd;
 	struct ipc_frame f;
 	GUARD(ipc_config(ipc, ipcfd, a, &f, err));
-	const struct cv *c = cv_get(f.body, "http");
-	uint64_t proxy = 0;
-	const char *ph;
-	size_t phn;
+	const struct cv *c = frame_get(f.body, "http", CV_MAP); /* F_CONFIG's table checked (ipc_config) */
+	size_t phn, rjn;
+	const char *ph = frame_get_text(f.body, "proxy_header", &phn), *rj = frame_get_text(f.body, "records", &rjn);
+	uint64_t proxy = frame_get_uint(f.body, "proxy");
 	int rc =
 	    !c ? as_fail(err, AS_ECORRUPT, "the configuration has no http member") : http_cfg_from_cv(c, &W.cfg, err);
-	if (rc == 0)
-		rc = ipc_get_uint(f.body, "proxy", 1, &proxy, err) ||
-		     ipc_get_text(f.body, "proxy_header", sizeof W.proxy_header - 1, &ph, &phn, err);
+	if (rc == 0 && (!cv_get(f.body, "proxy") || !ph))
+		rc = as_fail(err, AS_ECORRUPT, "the configuration has no proxy or no proxy_header");
 	if (rc == 0)
 		snprintf(W.proxy_header, sizeof W.proxy_header, "%.*s", (int)phn, ph);
-	const char *rj;
-	size_t rjn;
-	if (rc == 0 && cv_get(f.body, "records") && ipc_get_text(f.body, "records", 1u << 20, &rj, &rjn, err) == 0) {
+	if (rc == 0 && rj) {
 		json_t *j = json_loadb(rj, rjn, 0, NULL);
 		const char *qp = json_string_value(json_object_get(j, "qa_prefix")),
 			   *qs = json_string_value(json_object_get(j, "qa_separator"));

@@ -27,7 +27,7 @@
 struct uw {
 	int ipcfd, in_fd, out_fd; /* the signer; the server's stdin (we write); its stdout (we read) */
 	struct ipc_conn ipc;
-	char name[33];
+	char name[PROTO_UP_NAME_MAX + 1];
 	struct buf rx, tx;
 	int skipping; /* inside a line over UP_LINE_MAX */
 	int ready;    /* initialized */

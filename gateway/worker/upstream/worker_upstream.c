@@ -21,6 +21,7 @@
 
 #include "common/text.h"
 #include "gateway/proto/call.h"
+#include "gateway/proto/frames.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/jail.h"
@@ -233,15 +234,13 @@ static int ask_client(struct uw *w, const char *method, const json_t *id, const 
 /* The client's answer (through the signer) to the server's request sid. */
 static void on_answer(struct uw *w, struct ipc_frame *f)
 {
-	const char *sid;
-	size_t sn;
-	const uint8_t *p;
-	size_t n;
-	char err[AS_ERRLEN];
+	size_t sn, n;
 	int res = cv_get(f->body, "result") != NULL;
-	if (ipc_get_text(f->body, "sid", PROTO_RID_MAX, &sid, &sn, err) ||
-	    ipc_get_bytes(f->body, res ? "result" : "error", PROTO_UP_RESULT_MAX, &p, &n, err))
-		return;
+	const char *sid = frame_get_text(f->body, "sid", &sn);
+	const uint8_t *p = frame_get_bytes(f->body, res ? "result" : "error", &n);
+	char err[AS_ERRLEN];
+	if (!p)
+		return; /* neither */
 	json_t *id = json_loadb(sid, sn, JSON_DECODE_ANY, NULL);
 	struct cv_arena a;
 	cv_arena_init(&a, n + 16);
@@ -351,9 +350,8 @@ static void skip_done(struct uw *w)
 	char what[128];
 	snprintf(what, sizeof what, "its answer is a line over %u bytes: not forwarded", UP_LINE_MAX);
 	cv_arena_reset(&w->arena);
-	struct cv *f = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
-	if (f && !ipc_put_uint(&w->arena, f, "cid", (uint64_t)id.i) &&
-	    !ipc_put_text(&w->arena, f, "error", what, strlen(what)))
+	struct cv *f = frame_up_failed(&w->arena, (uint64_t)id.i, what, 0);
+	if (f)
 		send_frame(w, f);
 }
 
@@ -443,17 +441,11 @@ static void modern_params(json_t *params, unsigned caps, const json_t *input, co
 
 static void on_dispatch(struct uw *w, struct ipc_frame *f)
 {
-	uint64_t cid;
-	const uint8_t *p;
-	const char *dg;
-	size_t n, dn;
-	char err[AS_ERRLEN], digest[72];
-	if (ipc_get_uint(f->body, "cid", UINT64_MAX, &cid, err) ||
-	    ipc_get_bytes(f->body, "call", CALL_MAX, &p, &n, err) ||
-	    ipc_get_text(f->body, "digest", 71, &dg, &dn, err)) {
-		ipc_log(w->ipcfd, "error", "upstream %s worker: a dispatch: %s", w->name, err);
-		return;
-	}
+	size_t n, dn, usn;
+	uint64_t cid = frame_get_uint(f->body, "cid"), caps = frame_get_uint(f->body, "caps");
+	const uint8_t *p = frame_get_bytes(f->body, "call", &n);
+	const char *dg = frame_get_text(f->body, "digest", &dn), *us = frame_get_text(f->body, "state", &usn);
+	char err[AS_ERRLEN], digest[PROTO_DIGEST_MAX + 1];
 	call_digest(p, n, digest);
 	struct cv_arena a;
 	cv_arena_init(&a, CALL_MAX);
@@ -468,12 +460,6 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 	else if (w->ninflight >= UP_INFLIGHT)
 		why = "too many calls are in flight to this server";
 	json_t *args = why ? NULL : call_args_json(c), *input = why ? NULL : call_input_json(c);
-	uint64_t caps = 0;
-	const char *us = NULL;
-	size_t usn = 0;
-	if (!why && ((cv_get(f->body, "caps") && ipc_get_uint(f->body, "caps", 15, &caps, err)) ||
-		     (cv_get(f->body, "state") && ipc_get_text(f->body, "state", PROTO_UP_STATE_MAX, &us, &usn, err))))
-		why = "its multi-round fields are malformed";
 	if (!why && !args)
 		why = "out of memory";
 	if (!why && (input || us) && !w->modern)
@@ -484,9 +470,8 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		ipc_log(w->ipcfd, "error", "upstream %s worker: dispatch %llu refused: %s", w->name,
 			(unsigned long long)cid, why);
 		cv_arena_reset(&w->arena);
-		struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
-		if (r && !ipc_put_uint(&w->arena, r, "cid", cid) &&
-		    !ipc_put_text(&w->arena, r, "error", why, strlen(why)))
+		struct cv *r = frame_up_failed(&w->arena, cid, why, 0);
+		if (r)
 			send_frame(w, r);
 		cv_arena_free(&a);
 		return;
@@ -517,9 +502,8 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 		inflight_take(w, cid);
 		static const char full[] = "the server is not reading: the call was not sent";
 		cv_arena_reset(&w->arena);
-		struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 2);
-		if (r && !ipc_put_uint(&w->arena, r, "cid", cid) &&
-		    !ipc_put_text(&w->arena, r, "error", full, sizeof full - 1))
+		struct cv *r = frame_up_failed(&w->arena, cid, full, 0);
+		if (r)
 			send_frame(w, r);
 	}
 	cv_arena_free(&a);
@@ -528,9 +512,8 @@ static void on_dispatch(struct uw *w, struct ipc_frame *f)
 /* The agent cancelled a call in flight: the server is told, and its answer is not awaited. */
 static void on_cancel(struct uw *w, struct ipc_frame *f)
 {
-	uint64_t cid;
-	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "cid", UINT64_MAX, &cid, err) != 0 || !inflight_take(w, cid))
+	uint64_t cid = frame_get_uint(f->body, "cid");
+	if (!inflight_take(w, cid))
 		return;
 	int rc =
 	    to_server(w, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method", "notifications/cancelled",
@@ -538,17 +521,17 @@ static void on_cancel(struct uw *w, struct ipc_frame *f)
 	(void)rc;
 }
 
-/* The configuration comes first, before the jail: {name}. */
+/* The configuration comes first, before the jail: {name, url?}. */
 static int read_config(struct uw *w, struct cv_arena *a, char *err)
 {
 	struct ipc_frame f;
 	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
-	const char *nm;
 	size_t nn;
-	int rc = ipc_get_text(f.body, "name", 32, &nm, &nn, err);
+	const char *nm = frame_get_text(f.body, "name", &nn);
+	int rc = nm ? 0 : as_fail(err, AS_ECORRUPT, "its configuration has no name");
 	if (rc == 0)
 		snprintf(w->name, sizeof w->name, "%.*s", (int)nn, nm);
-	const struct cv *url = rc == 0 ? cv_get(f.body, "url") : NULL;
+	const struct cv *url = rc == 0 ? frame_get(f.body, "url", CV_MAP) : NULL;
 	if (url) /* reads the CA file: before the jail */
 		rc = uphttp_new(url, &w->http, err);
 	ipc_frame_close_fds(&f);
@@ -562,9 +545,8 @@ static void http_fail(void *arg, uint64_t cid, int unknown, const char *why)
 	if (!cid || !inflight_take(w, cid))
 		return; /* answered already, or no call */
 	cv_arena_reset(&w->arena);
-	struct cv *r = ipc_frame_new(&w->arena, F_UP_RESULT, 3);
-	if (r && !ipc_put_uint(&w->arena, r, "cid", cid) && !ipc_put_text(&w->arena, r, "error", why, strlen(why)) &&
-	    (!unknown || !ipc_put_bool(&w->arena, r, "unknown", 1)))
+	struct cv *r = frame_up_failed(&w->arena, cid, why, unknown);
+	if (r)
 		send_frame(w, r);
 }
 
@@ -638,8 +620,8 @@ int worker_upstream_main(int ipcfd)
 		ipc_log(ipcfd, "error", "upstream %s worker: cannot enter the jail: %s", w.name, err);
 		return 2;
 	}
-	struct cv *hello = ipc_frame_new(&a, F_HELLO, 1);
-	if (!hello || ipc_put_text(&a, hello, "kind", "upstream", 8) != 0)
+	struct cv *hello = frame_hello(&a, "upstream");
+	if (!hello)
 		return 2;
 	send_frame(&w, hello);
 	/* assent relays sampling, elicitation and roots to the client of the call they belong to */
