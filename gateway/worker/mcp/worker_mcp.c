@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "gateway/proto/call.h"
+#include "gateway/proto/frames.h"
+#include "gateway/worker/wio.h"
 #include "gateway/worker/jail.h"
 #include "gateway/worker/mcp/callrec.h"
 #include "gateway/worker/mcp/modern.h"
@@ -156,15 +158,13 @@ static void ask_client(struct mw *w, struct ipc_frame *f)
 	uint64_t conn, aid;
 	const char *rid, *mt, *js;
 	size_t ridn, mtn, jsn;
-	char err[AS_ERRLEN];
 	struct mconn *c;
-	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
-	    ipc_get_uint(f->body, "aid", UINT64_MAX, &aid, err) ||
-	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
-	    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
-	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err))
-		return;
-	char m[65];
+	conn = frame_get_uint(f->body, "conn"); /* its table (frames.c) checked every field */
+	aid = frame_get_uint(f->body, "aid");
+	rid = frame_get_text(f->body, "rid", &ridn);
+	mt = frame_get_text(f->body, "method", &mtn);
+	js = frame_get_text(f->body, "json", &jsn);
+	char m[PROTO_METHOD_MAX + 1];
 	snprintf(m, sizeof m, "%.*s", (int)mtn, mt);
 	c = wm_conn_find(w, conn);
 	int ok = c && !c->modern && !c->stateless &&
@@ -300,15 +300,12 @@ static void result_own(struct mw *w, struct mconn *c, const struct fresult *r, i
 static void on_result(struct mw *w, struct ipc_frame *f)
 {
 	struct fresult r = {0};
-	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &r.conn, err) ||
-	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &r.rid, &r.ridn, err) ||
-	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &r.js, &r.jsn, err) ||
-	    ipc_get_bool(f->body, "iserror", &r.iserr, err))
-		return;
-	if ((cv_get(f->body, "raw") && ipc_get_bool(f->body, "raw", &r.raw, err) != 0) ||
-	    (cv_get(f->body, "rpc_error") && ipc_get_bool(f->body, "rpc_error", &r.rpcerr, err) != 0))
-		return;
+	r.conn = frame_get_uint(f->body, "conn"); /* its table (frames.c) checked every field */
+	r.rid = frame_get_text(f->body, "rid", &r.ridn);
+	r.js = frame_get_text(f->body, "json", &r.jsn);
+	r.iserr = frame_get_bool(f->body, "iserror");
+	r.raw = frame_get_bool(f->body, "raw");
+	r.rpcerr = frame_get_bool(f->body, "rpc_error");
 	for (size_t i = 0; i < sizeof w->calls / sizeof w->calls[0]; i++) {
 		struct call *k = &w->calls[i];
 		if (k->used && k->conn == r.conn && strlen(k->rid) == r.ridn && !memcmp(k->rid, r.rid, r.ridn))
@@ -339,10 +336,9 @@ static void on_task_status(struct mw *w, struct ipc_frame *f)
 	const char *js;
 	size_t jsn;
 	struct mconn *c;
-	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
-	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = wm_conn_find(w, conn)) || c->http ||
-	    c->modern)
+	conn = frame_get_uint(f->body, "conn");
+	js = frame_get_text(f->body, "json", &jsn);
+	if (!(c = wm_conn_find(w, conn)) || c->http || c->modern)
 		return; /* an HTTP session has no stream to carry it; the extension polls */
 	json_t *st = json_loadb(js, jsn, 0, NULL);
 	mcp_line_notification(&c->out, "notifications/tasks/status", mcp_task_get(MCP_TASK_2025, st), NULL);
@@ -376,11 +372,11 @@ static void on_note(struct mw *w, struct ipc_frame *f)
 	const char *rid, *mt, *js;
 	size_t ridn, mtn, jsn;
 	struct mconn *c;
-	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "conn", UINT64_MAX, &conn, err) ||
-	    ipc_get_text(f->body, "rid", PROTO_RID_MAX, &rid, &ridn, err) ||
-	    ipc_get_text(f->body, "method", 64, &mt, &mtn, err) ||
-	    ipc_get_text(f->body, "json", PROTO_JSON_MAX, &js, &jsn, err) || !(c = wm_conn_find(w, conn)))
+	conn = frame_get_uint(f->body, "conn");
+	rid = frame_get_text(f->body, "rid", &ridn);
+	mt = frame_get_text(f->body, "method", &mtn);
+	js = frame_get_text(f->body, "json", &jsn);
+	if (!(c = wm_conn_find(w, conn)))
 		return;
 	json_t *p = json_loadb(js, jsn, 0, NULL);
 	if (!json_is_object(p))
@@ -389,7 +385,7 @@ static void on_note(struct mw *w, struct ipc_frame *f)
 	if (mtn == 22 && !memcmp(mt, "notifications/progress", 22)) {
 		sent = note_progress(w, c, conn, rid, ridn, p);
 	} else {
-		char mn[65];
+		char mn[PROTO_METHOD_MAX + 1];
 		snprintf(mn, sizeof mn, "%.*s", (int)mtn, mt);
 		mcp_line_notification(&c->out, mn, json_incref(p), NULL);
 	}
@@ -403,12 +399,12 @@ static void on_catalog(struct mw *w, struct ipc_frame *f)
 {
 	const char *tj, *rj, *mj;
 	size_t tn, rn, mn;
-	char err[AS_ERRLEN];
-	if (ipc_get_text(f->body, "tools", IPC_FRAME_MAX, &tj, &tn, err) ||
-	    ipc_get_text(f->body, "routes", IPC_FRAME_MAX, &rj, &rn, err) || tn < 2 || tj[0] != '[')
+	tj = frame_get_text(f->body, "tools", &tn);
+	rj = frame_get_text(f->body, "routes", &rn);
+	if (tn < 2 || tj[0] != '[')
 		return;
 	unsigned lists = 0; /* the prompts and resources lists that changed (listen.h) */
-	if (ipc_get_text(f->body, "more", IPC_FRAME_MAX, &mj, &mn, err) == 0) {
+	if ((mj = frame_get_text(f->body, "more", &mn))) {
 		json_t *more = json_loadb(mj, mn, 0, NULL);
 		lists = listen_lists_changed(w->more, more);
 		json_decref(w->more);
@@ -437,14 +433,9 @@ static void on_catalog(struct mw *w, struct ipc_frame *f)
 /* F_STATS: the signer's counts, for /health. */
 static void on_stats(struct mw *w, struct ipc_frame *f)
 {
-	uint64_t p, u;
-	char err[AS_ERRLEN];
-	if (ipc_get_uint(f->body, "pending", UINT64_MAX, &p, err) == 0 &&
-	    ipc_get_uint(f->body, "uptime", UINT64_MAX, &u, err) == 0) {
-		w->pending = p;
-		w->uptime = u;
-		w->stats_at = mono_ms();
-	}
+	w->pending = frame_get_uint(f->body, "pending");
+	w->uptime = frame_get_uint(f->body, "uptime");
+	w->stats_at = mono_ms();
 }
 
 /* The receive table: what the signer may send this worker, and who reads it. */
@@ -521,24 +512,16 @@ static int mcp_start(struct mw *w, struct cv_arena *a, char *err)
 	return 0;
 }
 
+static void on_frame_arg(void *arg, struct ipc_frame *f)
+{
+	on_frame(arg, f);
+}
+
 /* What the signer sent, each frame to its handler. -1 to go on, or the process's exit status. */
 static int frames(struct mw *w, struct cv_arena *a, char *err)
 {
-	int r = ipc_read(&w->ipc, err);
-	if (r == AS_ECORRUPT)
-		return 2;
-	struct ipc_frame f;
-	for (;;) {
-		cv_arena_reset(a);
-		int g = ipc_next(&w->ipc, a, &f, err);
-		if (g != 0) {
-			if (g == AS_EIO || g == AS_ECORRUPT)
-				return 0; /* the signer went away: nothing left to do */
-			return -1;
-		}
-		on_frame(w, &f);
-		ipc_frame_close_fds(&f);
-	}
+	int r = wio_frames(&w->ipc, a, on_frame_arg, w, err); /* each checked against its table first */
+	return r == AS_ECORRUPT ? 2 : r == 1 ? 0 /* the signer went away: nothing left to do */ : -1;
 }
 
 /* The agent listener's turn: keep-alives, deadlines, hang-ups, then libmicrohttpd. */
