@@ -147,6 +147,21 @@ int signer_test_peer(const struct signer *s)
 	return ((const struct seam *)s)->peer[W_MCP];
 }
 
+int signer_test_review_peer(const struct signer *s)
+{
+	return ((const struct seam *)s)->peer[W_REVIEW];
+}
+
+int signer_test_up_peer(const struct signer *s, size_t i)
+{
+	return i < s->nup ? ((const struct seam *)s)->peer[W_UP0 + (int)i] : -1;
+}
+
+void signer_test_single_user(struct signer *s, int on)
+{
+	((struct seam *)s)->o.single_user = on;
+}
+
 void signer_test_drain(struct signer *s)
 {
 	struct seam *m = (struct seam *)s;
@@ -312,6 +327,12 @@ int signer_test_newest_sid(const struct signer *s, char sid[PQ_SID_LEN + 1])
 uint64_t signer_test_ledger_size(const struct signer *s)
 {
 	return ledger_size(s->ledger);
+}
+
+int signer_test_ledger_scan(struct signer *s, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg),
+			    void *arg, char *err)
+{
+	return ledger_scan(s->ledger, fn, arg, err);
 }
 
 size_t signer_test_pending(const struct signer *s)

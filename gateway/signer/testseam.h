@@ -50,11 +50,23 @@ int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, si
 int signer_test_upstreams(struct signer *s, const char *file, char *err);
 int signer_test_frame_up(struct signer *s, size_t i, const uint8_t *body, size_t len, char *err);
 
+/* The review worker's end, and upstream i's worker's end (-1: no such upstream): what the
+ * signer sends them (F_CTL_REPLY, F_WEB_REPLY; F_DISPATCH...) arrives there, non-blocking. */
+int signer_test_review_peer(const struct signer *s);
+int signer_test_up_peer(const struct signer *s, size_t i);
+
+/* The daemon's single-user mode (assentd --single-user), off unless a test turns it on. */
+void signer_test_single_user(struct signer *s, int on);
+
 /* Entries in the ledger, as this signer appended them. */
 uint64_t signer_test_ledger_size(const struct signer *s);
 /* The session id of the request that was queued last ("req-" and 32 hex digits), so
  * that a test can decide it; AS_ENOTFOUND when none is pending. */
 int signer_test_newest_sid(const struct signer *s, char sid[37]); /* PQ_SID_LEN + 1 */
+/* Every entry of this signer's ledger, in order, as ledger_scan gives them (LMDB opens an
+ * environment once per process: a test reads the open ledger through this). */
+int signer_test_ledger_scan(struct signer *s, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg),
+			    void *arg, char *err);
 /* Requests pending. */
 size_t signer_test_pending(const struct signer *s);
 
