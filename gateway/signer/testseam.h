@@ -55,6 +55,14 @@ int signer_test_frame_up(struct signer *s, size_t i, const uint8_t *body, size_t
 int signer_test_review_peer(const struct signer *s);
 int signer_test_up_peer(const struct signer *s, size_t i);
 
+/* The reviewer listener (review_listen: ASSENT_REVIEW_HOST and _PORT from the environment,
+ * port 0 any free one) and the web sessions, as the daemon has them; then body from the
+ * review worker with a descriptor of that listener attached, as the review worker forwards a
+ * web request (F_WEB_*) with its connection: the signer measures which listener it came on
+ * (the listening socket's own address is the listener's; it has no peer address). */
+int signer_test_web(struct signer *s, char *err);
+int signer_test_frame_web(struct signer *s, const uint8_t *body, size_t len, char *err);
+
 /* The daemon's single-user mode (assentd --single-user), off unless a test turns it on. */
 void signer_test_single_user(struct signer *s, int on);
 

@@ -49,25 +49,7 @@ static void decide_down(struct dx *d)
 /* The agent's approval request that waits for its answer (timeout in seconds); d->sid its id. */
 static void ask(struct dx *d, uint64_t timeout)
 {
-	struct cv_arena *a = &d->x.a;
-	cv_arena_reset(a);
-	struct cv *act = cv_map(a, 2);
-	assert_int_equal(cv_set_text(a, &act->items[0], "type", 4), 0);
-	assert_int_equal(cv_set_text(a, &act->items[1], "approval", 8), 0);
-	assert_int_equal(cv_set_text(a, &act->items[2], "message", 7), 0);
-	assert_int_equal(cv_set_text(a, &act->items[3], "deploy?", 7), 0);
-	struct buf enc;
-	buf_init(&enc, 1u << 16);
-	assert_int_equal(cbor_encode(act, &enc, d->x.err), 0);
-	struct cv *f = ipc_frame_new(a, F_REQUEST, 6);
-	assert_int_equal(ipc_put_uint(a, f, "conn", d->agent), 0);
-	assert_int_equal(ipc_put_text(a, f, "rid", "1", 1), 0);
-	assert_int_equal(ipc_put_bytes(a, f, "action", enc.p, enc.len), 0);
-	assert_int_equal(ipc_put_uint(a, f, "timeout", timeout), 0);
-	assert_int_equal(ipc_put_bool(a, f, "wait", 1), 0);
-	assert_int_equal(ipc_put_text(a, f, "client", "test/1", 6), 0);
-	assert_int_equal(sfx_send(&d->x, SFX_MCP, f), 0);
-	buf_free(&enc);
+	assert_int_equal(sfx_request(&d->x, d->agent, "1", "approval", "deploy?", timeout, 1), 0);
 	assert_int_equal(signer_test_pending(d->x.s), 1);
 	assert_int_equal(signer_test_newest_sid(d->x.s, d->sid), 0);
 }

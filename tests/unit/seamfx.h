@@ -191,6 +191,33 @@ static inline int sfx_entries(struct sfx *x, const char *kind, const char *sid, 
 	return q.n;
 }
 
+/* An agent's request on connection conn, as the mcp worker sends it (F_REQUEST): an action of
+ * this type and message, waiting for its answer (wait) or not, timeout in seconds. */
+static inline int sfx_request(struct sfx *x, uint64_t conn, const char *rid, const char *type, const char *msg,
+			      uint64_t timeout, int wait)
+{
+	struct cv_arena *a = &x->a;
+	cv_arena_reset(a);
+	struct cv *act = cv_map(a, 2);
+	assert_int_equal(cv_set_text(a, &act->items[0], "type", 4), 0);
+	assert_int_equal(cv_set_text(a, &act->items[1], type, strlen(type)), 0);
+	assert_int_equal(cv_set_text(a, &act->items[2], "message", 7), 0);
+	assert_int_equal(cv_set_text(a, &act->items[3], msg, strlen(msg)), 0);
+	struct buf enc;
+	buf_init(&enc, 1u << 16);
+	assert_int_equal(cbor_encode(act, &enc, x->err), 0);
+	struct cv *f = ipc_frame_new(a, F_REQUEST, 6);
+	assert_int_equal(ipc_put_uint(a, f, "conn", conn), 0);
+	assert_int_equal(ipc_put_text(a, f, "rid", rid, strlen(rid)), 0);
+	assert_int_equal(ipc_put_bytes(a, f, "action", enc.p, enc.len), 0);
+	assert_int_equal(ipc_put_uint(a, f, "timeout", timeout), 0);
+	assert_int_equal(ipc_put_bool(a, f, "wait", wait), 0);
+	assert_int_equal(ipc_put_text(a, f, "client", "test/1", 6), 0);
+	int rc = sfx_send(x, SFX_MCP, f);
+	buf_free(&enc);
+	return rc;
+}
+
 /* A reviewer's command on the control socket (F_CTL_DECIDE) from connection conn; text may be NULL. */
 static inline int sfx_ctl_decide(struct sfx *x, uint64_t conn, const char *sid, const char *outcome, const char *text)
 {
