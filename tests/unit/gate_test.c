@@ -180,6 +180,36 @@ static void test_allow_dispatched_once(void **state)
 	gate_down(g);
 }
 
+/* The server's error, which it may have run despite (unknown): the outcome entry says so, with
+ * the server's words as its reason, and the agent gets an isError result saying them. */
+static void test_upstream_error_recorded(void **state)
+{
+	(void)state;
+	struct gx *g = gate_up("allow upstream fx tool write_file\ndefault deny reason \"no\"\n");
+	assert_int_equal(agent_call(g, "5"), 0);
+	char digest[72];
+	uint64_t cid = dispatched(g, digest), out_seq;
+	cv_arena_reset(&g->x.a);
+	struct cv *f = ipc_frame_new(&g->x.a, F_UP_RESULT, 3);
+	assert_int_equal(ipc_put_uint(&g->x.a, f, "cid", cid), 0);
+	assert_int_equal(ipc_put_text(&g->x.a, f, "error", "disk full", 9), 0);
+	assert_int_equal(ipc_put_bool(&g->x.a, f, "unknown", 1), 0);
+	assert_int_equal(sfx_send(&g->x, SFX_UP, f), 0);
+	json_t *out, *res = agent_result(g, "5");
+	assert_non_null(res);
+	assert_true(json_is_true(json_object_get(res, "isError")));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text")),
+	    "upstream fx: disk full");
+	assert_int_equal(sfx_entries(&g->x, "outcome", NULL, &out_seq, &out), 1);
+	assert_string_equal(json_string_value(json_object_get(out, "status")), "unknown");
+	assert_string_equal(json_string_value(json_object_get(out, "reason")), "upstream fx: disk full");
+	assert_int_equal(json_integer_value(json_object_get(gate_facts(res), "outcome_seq")), (json_int_t)out_seq);
+	json_decref(out);
+	json_decref(res);
+	gate_down(g);
+}
+
 /* deny: the agent is refused with the rule's reason; nothing is dispatched or ledgered as dispatched. */
 static void test_deny_not_dispatched(void **state)
 {
@@ -270,11 +300,9 @@ static void test_result_never_dispatched(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_catalog_shown),
-	    cmocka_unit_test(test_allow_dispatched_once),
-	    cmocka_unit_test(test_deny_not_dispatched),
-	    cmocka_unit_test(test_ask_held_until_decided),
-	    cmocka_unit_test(test_ask_rejected_not_dispatched),
+	    cmocka_unit_test(test_catalog_shown),	    cmocka_unit_test(test_allow_dispatched_once),
+	    cmocka_unit_test(test_upstream_error_recorded), cmocka_unit_test(test_deny_not_dispatched),
+	    cmocka_unit_test(test_ask_held_until_decided),  cmocka_unit_test(test_ask_rejected_not_dispatched),
 	    cmocka_unit_test(test_result_never_dispatched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
