@@ -133,6 +133,9 @@ void signer_test_free(struct signer *s)
 		if (m->peer[k] >= 0)
 			close(m->peer[k]);
 	}
+	if (s->review_fd >= 0)
+		close(s->review_fd);
+	free(s->ws);
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		if (s->ctl_fd[i] >= 0)
 			close(s->ctl_fd[i]);
@@ -145,6 +148,21 @@ void signer_test_free(struct signer *s)
 int signer_test_peer(const struct signer *s)
 {
 	return ((const struct seam *)s)->peer[W_MCP];
+}
+
+int signer_test_review_peer(const struct signer *s)
+{
+	return ((const struct seam *)s)->peer[W_REVIEW];
+}
+
+int signer_test_up_peer(const struct signer *s, size_t i)
+{
+	return i < s->nup ? ((const struct seam *)s)->peer[W_UP0 + (int)i] : -1;
+}
+
+void signer_test_single_user(struct signer *s, int on)
+{
+	((struct seam *)s)->o.single_user = on;
 }
 
 void signer_test_drain(struct signer *s)
@@ -193,8 +211,9 @@ uint64_t signer_test_reviewer(struct signer *s, uid_t uid)
 }
 
 /* The frame onto worker k's end, a message at a time, each taken off at once by the
- * signer's receiver (a frame can be larger than the socket buffer). */
-static int seam_send(struct seam *m, int k, const uint8_t *body, size_t len, char *err)
+ * signer's receiver (a frame can be larger than the socket buffer); passfd (not -1) goes
+ * with its first message, as ipc_send passes one. */
+static int seam_send(struct seam *m, int k, const uint8_t *body, size_t len, int passfd, char *err)
 {
 	struct worker *w = &m->s.w[k];
 	uint8_t hdr[4] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len};
@@ -204,7 +223,21 @@ static int seam_send(struct seam *m, int k, const uint8_t *body, size_t len, cha
 		size_t n = total - off < IPC_MSG_MAX ? total - off : IPC_MSG_MAX;
 		for (size_t i = 0; i < n; i++)
 			msg[i] = off + i < 4 ? hdr[off + i] : body[off + i - 4];
-		if (send(m->peer[k], msg, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
+		struct iovec iov = {msg, n};
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int))];
+		} cm = {0};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+		if (off == 0 && passfd >= 0) {
+			mh.msg_control = cm.b;
+			mh.msg_controllen = sizeof cm.b;
+			struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+			*c = (struct cmsghdr){
+			    .cmsg_len = CMSG_LEN(sizeof(int)), .cmsg_level = SOL_SOCKET, .cmsg_type = SCM_RIGHTS};
+			memcpy(CMSG_DATA(c), &passfd, sizeof passfd);
+		}
+		if (sendmsg(m->peer[k], &mh, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n)
 			return as_fail(err, AS_EIO, "test signer: send: %s", strerror(errno));
 		off += n;
 		int r = ipc_read(&w->ipc, err);
@@ -214,7 +247,7 @@ static int seam_send(struct seam *m, int k, const uint8_t *body, size_t len, cha
 	return 0;
 }
 
-static int frame_k(struct signer *s, int k, const uint8_t *body, size_t len, char *err);
+static int frame_k(struct signer *s, int k, const uint8_t *body, size_t len, int passfd, char *err);
 
 int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *err)
 {
@@ -223,14 +256,14 @@ int signer_test_frame(struct signer *s, const uint8_t *body, size_t len, char *e
 
 int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, size_t len, char *err)
 {
-	return frame_k(s, review ? W_REVIEW : W_MCP, body, len, err);
+	return frame_k(s, review ? W_REVIEW : W_MCP, body, len, -1, err);
 }
 
 int signer_test_frame_up(struct signer *s, size_t i, const uint8_t *body, size_t len, char *err)
 {
 	if (i >= s->nup)
 		return as_fail(err, AS_EINVAL, "test signer: no upstream %zu", i);
-	return frame_k(s, W_UP0 + (int)i, body, len, err);
+	return frame_k(s, W_UP0 + (int)i, body, len, -1, err);
 }
 
 int signer_test_upstreams(struct signer *s, const char *file, char *err)
@@ -253,15 +286,31 @@ int signer_test_upstreams(struct signer *s, const char *file, char *err)
 	return 0;
 }
 
+int signer_test_web(struct signer *s, char *err)
+{
+	if (!s->ws && !(s->ws = calloc(1, sizeof *s->ws)))
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	if (s->review_fd < 0)
+		GUARD(review_listen(s, err));
+	return s->review_fd >= 0 ? 0 : as_fail(err, AS_EIO, "test signer: the reviewer listener is off");
+}
+
+int signer_test_frame_web(struct signer *s, const uint8_t *body, size_t len, char *err)
+{
+	if (s->review_fd < 0)
+		return as_fail(err, AS_EINVAL, "test signer: no reviewer listener (signer_test_web)");
+	return frame_k(s, W_REVIEW, body, len, s->review_fd, err);
+}
+
 /* body from worker k, through the receiver and k's dispatch table; the turn ends. */
-static int frame_k(struct signer *s, int k, const uint8_t *body, size_t len, char *err)
+static int frame_k(struct signer *s, int k, const uint8_t *body, size_t len, int passfd, char *err)
 {
 	struct seam *m = (struct seam *)s;
 	struct worker *w = &s->w[k];
 	if (w->fd < 0 && seam_connect(m, k, err) != 0) /* restarted, as the daemon would */
 		return AS_EIO;
 	int rc = len > IPC_FRAME_MAX ? as_fail(err, AS_ECORRUPT, "test signer: frame over IPC_FRAME_MAX")
-				     : seam_send(m, k, body, len, err);
+				     : seam_send(m, k, body, len, passfd, err);
 	struct cv_arena a;
 	cv_arena_init(&a, IPC_FRAME_MAX);
 	while (rc == 0) {
@@ -312,6 +361,12 @@ int signer_test_newest_sid(const struct signer *s, char sid[PQ_SID_LEN + 1])
 uint64_t signer_test_ledger_size(const struct signer *s)
 {
 	return ledger_size(s->ledger);
+}
+
+int signer_test_ledger_scan(struct signer *s, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg),
+			    void *arg, char *err)
+{
+	return ledger_scan(s->ledger, fn, arg, err);
 }
 
 size_t signer_test_pending(const struct signer *s)

@@ -50,11 +50,31 @@ int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, si
 int signer_test_upstreams(struct signer *s, const char *file, char *err);
 int signer_test_frame_up(struct signer *s, size_t i, const uint8_t *body, size_t len, char *err);
 
+/* The review worker's end, and upstream i's worker's end (-1: no such upstream): what the
+ * signer sends them (F_CTL_REPLY, F_WEB_REPLY; F_DISPATCH...) arrives there, non-blocking. */
+int signer_test_review_peer(const struct signer *s);
+int signer_test_up_peer(const struct signer *s, size_t i);
+
+/* The reviewer listener (review_listen: ASSENT_REVIEW_HOST and _PORT from the environment,
+ * port 0 any free one) and the web sessions, as the daemon has them; then body from the
+ * review worker with a descriptor of that listener attached, as the review worker forwards a
+ * web request (F_WEB_*) with its connection: the signer measures which listener it came on
+ * (the listening socket's own address is the listener's; it has no peer address). */
+int signer_test_web(struct signer *s, char *err);
+int signer_test_frame_web(struct signer *s, const uint8_t *body, size_t len, char *err);
+
+/* The daemon's single-user mode (assentd --single-user), off unless a test turns it on. */
+void signer_test_single_user(struct signer *s, int on);
+
 /* Entries in the ledger, as this signer appended them. */
 uint64_t signer_test_ledger_size(const struct signer *s);
 /* The session id of the request that was queued last ("req-" and 32 hex digits), so
  * that a test can decide it; AS_ENOTFOUND when none is pending. */
 int signer_test_newest_sid(const struct signer *s, char sid[37]); /* PQ_SID_LEN + 1 */
+/* Every entry of this signer's ledger, in order, as ledger_scan gives them (LMDB opens an
+ * environment once per process: a test reads the open ledger through this). */
+int signer_test_ledger_scan(struct signer *s, int (*fn)(uint64_t seq, const uint8_t *cbor, size_t len, void *arg),
+			    void *arg, char *err);
 /* Requests pending. */
 size_t signer_test_pending(const struct signer *s);
 
