@@ -119,7 +119,12 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 				       digest, "rule", (json_int_t)rule, "ledgered", ledgered));
 	if (!c || w->fd < 0 || w->state != S_READY) {
 		static const char gone[] = "the upstream server is not available now: the call was not forwarded";
-		if (ledgered && c) { /* its dispatch entry is on disk: its outcome follows it */
+		char full[160];
+		snprintf(full, sizeof full, "the gate has %d calls in flight, all it holds: the call was not forwarded",
+			 GCALLS_MAX);
+		struct gcall spare; /* when every slot is taken: the outcome is ledgered all the same */
+		if (ledgered) {	    /* its dispatch entry is on disk: its outcome follows it */
+			c = c ? c : &spare;
 			*c = (struct gcall){
 			    .used = 1, .k = g->k, .ledgered = 1, .conn = conn, .seq = g->seq, .started_ms = now_ms()};
 			snprintf(c->sid, sizeof c->sid, "%s", sid);
@@ -130,10 +135,11 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 			c->task = g->task;
 			snprintf(c->owner, sizeof c->owner, "%s", g->owner);
 			c->created_ms = g->created_ms;
-			gate_call_end(s, c, "error", NULL, 0, NULL, gone);
+			gate_call_end(s, c, "error", NULL, 0, NULL, c == &spare ? full : gone);
 			return;
 		}
-		refuse_g(s, g, sid, conn, rid, gone, facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		refuse_g(s, g, sid, conn, rid, c ? gone : full,
+			 facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
 		return;
 	}
 	*c = (struct gcall){.used = 1,

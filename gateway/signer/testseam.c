@@ -373,3 +373,10 @@ size_t signer_test_pending(const struct signer *s)
 {
 	return pq_count(s->q);
 }
+
+void signer_test_gcalls_full(struct signer *s)
+{
+	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
+		s->gcalls[i] = (struct gcall){.used = 1, .k = -1, .until_ms = UINT64_MAX};
+	s->gcall_hi = GCALLS_MAX;
+}

@@ -78,4 +78,8 @@ int signer_test_ledger_scan(struct signer *s, int (*fn)(uint64_t seq, const uint
 /* Requests pending. */
 size_t signer_test_pending(const struct signer *s);
 
+/* Every slot of the gate's table of calls in flight taken (by calls of no upstream that
+ * never time out): the next dispatch finds none. */
+void signer_test_gcalls_full(struct signer *s);
+
 #endif

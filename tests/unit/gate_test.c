@@ -142,6 +142,31 @@ static int up_result(struct gx *g, uint64_t cid, const char *text)
 	return rc;
 }
 
+/* A call whose dispatch entry is on disk when every slot of the gate's table of calls in
+ * flight is taken: not forwarded, and its outcome (error) follows its dispatch on the ledger,
+ * so an auditor reads that it did not run; the agent is told why. */
+static void test_table_full_outcome(void **state)
+{
+	(void)state;
+	struct gx *g = gate_up("allow upstream fx tool write_file\ndefault deny reason \"no\"\n");
+	signer_test_gcalls_full(g->x.s);
+	assert_int_equal(agent_call(g, "1"), 0);
+	uint64_t disp_seq = 0, out_seq = 0;
+	json_t *out = NULL;
+	assert_int_equal(sfx_entries(&g->x, "dispatch", NULL, &disp_seq, NULL), 1);
+	assert_int_equal(sfx_entries(&g->x, "outcome", NULL, &out_seq, &out), 1);
+	assert_true(out_seq > disp_seq);
+	assert_string_equal(json_string_value(json_object_get(out, "status")), "error");
+	assert_non_null(strstr(json_string_value(json_object_get(out, "reason")), "calls in flight"));
+	json_decref(out);
+	assert_int_equal(sfx_count(&g->x, SFX_UP, F_DISPATCH), 0);
+	json_t *res = agent_result(g, "1");
+	assert_non_null(res);
+	assert_true(json_is_true(json_object_get(res, "isError")));
+	json_decref(res);
+	gate_down(g);
+}
+
 /* allow: dispatched once, after its dispatch entry (which names the digest it carries);
  * the result reaches the agent with assent's facts (not the server's), after its outcome entry. */
 static void test_allow_dispatched_once(void **state)
@@ -300,9 +325,13 @@ static void test_result_never_dispatched(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_catalog_shown),	    cmocka_unit_test(test_allow_dispatched_once),
-	    cmocka_unit_test(test_upstream_error_recorded), cmocka_unit_test(test_deny_not_dispatched),
-	    cmocka_unit_test(test_ask_held_until_decided),  cmocka_unit_test(test_ask_rejected_not_dispatched),
+	    cmocka_unit_test(test_catalog_shown),
+	    cmocka_unit_test(test_allow_dispatched_once),
+	    cmocka_unit_test(test_table_full_outcome),
+	    cmocka_unit_test(test_upstream_error_recorded),
+	    cmocka_unit_test(test_deny_not_dispatched),
+	    cmocka_unit_test(test_ask_held_until_decided),
+	    cmocka_unit_test(test_ask_rejected_not_dispatched),
 	    cmocka_unit_test(test_result_never_dispatched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
