@@ -207,11 +207,8 @@ static void task_status(struct signer *s, const struct pq_item *it, const struct
 	json_decref(st);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_TASK_STATUS, 2);
-	char err[AS_ERRLEN];
-	if (js && strlen(js) < IPC_FRAME_MAX - 1024 && f && !ipc_put_uint(&a, f, "conn", r->conn) &&
-	    !ipc_put_text(&a, f, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
+	if (js && strlen(js) < IPC_FRAME_MAX - 1024)
+		worker_send(s, W_MCP, frame_task_status(&a, r->conn, js, strlen(js)));
 	free(js);
 	cv_arena_free(&a);
 }

@@ -166,13 +166,9 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	     (unsigned long long)c->cid, g->method, g->upstream, g->tool, rule);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_DISPATCH, 5);
+	struct cv *f = frame_dispatch(&a, c->cid, g->call, g->n, digest, g->caps, g->ustate);
 	char err[AS_ERRLEN];
-	if (!f || ipc_put_uint(&a, f, "cid", c->cid) || ipc_put_bytes(&a, f, "call", g->call, g->n) ||
-	    ipc_put_text(&a, f, "digest", digest, strlen(digest)) ||
-	    (g->caps && ipc_put_uint(&a, f, "caps", g->caps)) ||
-	    (g->ustate && ipc_put_text(&a, f, "state", g->ustate, strlen(g->ustate))) ||
-	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+	if (!f || ipc_conn_send(&w->ipc, f, -1, err) != 0)
 		slog("error", "upstream %s: the dispatch of %s could not be sent; its outcome will be unknown",
 		     g->upstream, sid);
 	cv_arena_free(&a);

@@ -69,13 +69,10 @@ static void send_catalog(struct signer *s)
 	json_decref(more);
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_CATALOG, 3);
-	char err[AS_ERRLEN];
 	if (!tj || !rj || !mj || strlen(tj) + strlen(rj) + strlen(mj) > IPC_FRAME_MAX - 4096)
 		slog("error", "gate: the upstreams' tools, resources and prompts do not fit one frame: not served");
-	else if (f && !ipc_put_text(&a, f, "tools", tj, strlen(tj)) && !ipc_put_text(&a, f, "routes", rj, strlen(rj)) &&
-		 !ipc_put_text(&a, f, "more", mj, strlen(mj)) && ipc_conn_send(&w->ipc, f, -1, err) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
+	else
+		worker_send(s, W_MCP, frame_catalog(&a, tj, rj, mj));
 	free(tj);
 	free(rj);
 	free(mj);

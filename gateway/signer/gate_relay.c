@@ -30,14 +30,8 @@ static void note_to(struct signer *s, uint64_t conn, const char *rid, const char
 {
 	struct cv_arena fa;
 	cv_arena_init(&fa, 16);
-	struct cv *nf = ipc_frame_new(&fa, F_NOTE, 4);
-	char e2[AS_ERRLEN];
-	struct worker *w = &s->w[W_MCP];
-	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", conn) &&
-	    !ipc_put_text(&fa, nf, "rid", rid, strlen(rid)) &&
-	    !ipc_put_text(&fa, nf, "method", method, strlen(method)) &&
-	    !ipc_put_text(&fa, nf, "json", js, strlen(js)) && ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
+	if (js)
+		worker_send(s, W_MCP, frame_note(&fa, conn, rid, method, js));
 	cv_arena_free(&fa);
 }
 
@@ -183,14 +177,8 @@ int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
 	snprintf(m, sizeof m, "%.*s", (int)mt->n, (const char *)mt->s);
 	struct cv_arena fa;
 	cv_arena_init(&fa, 16);
-	struct cv *nf = ipc_frame_new(&fa, F_ASK, 5);
-	char e2[AS_ERRLEN];
-	struct worker *w = &s->w[W_MCP];
-	if (js && nf && w->fd >= 0 && !ipc_put_uint(&fa, nf, "conn", c->conn) &&
-	    !ipc_put_text(&fa, nf, "rid", c->rid, strlen(c->rid)) && !ipc_put_uint(&fa, nf, "aid", q->aid) &&
-	    !ipc_put_text(&fa, nf, "method", m, strlen(m)) && !ipc_put_text(&fa, nf, "json", js, strlen(js)) &&
-	    ipc_conn_send(&w->ipc, nf, -1, e2) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
+	if (js)
+		worker_send(s, W_MCP, frame_ask(&fa, c->conn, c->rid, q->aid, m, js));
 	free(js);
 	cv_arena_free(&fa);
 	return 0;

@@ -299,9 +299,9 @@ static int accept_conn(struct signer *s, int lfd, int k)
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 16);
-	struct cv *f = ipc_frame_new(&a, F_CONN_NEW, 1);
+	struct cv *f = frame_conn_new(&a, c->id);
 	char err[AS_ERRLEN];
-	if (!f || ipc_put_uint(&a, f, "conn", c->id) != 0 || ipc_conn_send(&w->ipc, f, fd, err) != 0)
+	if (!f || ipc_conn_send(&w->ipc, f, fd, err) != 0)
 		c->used = 0;
 	cv_arena_free(&a);
 	close(fd); /* the worker has its own copy now */

@@ -36,23 +36,15 @@ static void http_reply_retry(struct signer *s, uint64_t hreq, unsigned status, c
 {
 	struct cv_arena a;
 	cv_arena_init(&a, 32);
-	struct cv *f = ipc_frame_new(&a, F_HTTP_REPLY, 9);
-	char err[AS_ERRLEN];
-	int rc = !f || ipc_put_uint(&a, f, "hreq", hreq) || ipc_put_uint(&a, f, "status", status);
-	if (!rc && error)
-		rc = ipc_put_text(&a, f, "error", error, strlen(error));
-	if (!rc && retry_s)
-		rc = ipc_put_uint(&a, f, "retry", retry_s);
-	if (!rc && c) {
-		const char *principal = c->agent[0] ? c->agent : "anonymous";
-		rc = ipc_put_uint(&a, f, "conn", c->id) ||
-		     ipc_put_text(&a, f, "session", c->session, strlen(c->session)) ||
-		     ipc_put_text(&a, f, "principal", principal, strlen(principal)) ||
-		     ipc_put_text(&a, f, "client", c->client, strlen(c->client)) ||
-		     ipc_put_text(&a, f, "protocol", c->protocol, strlen(c->protocol));
+	struct frame_http_reply r = {.hreq = hreq, .status = status, .error = error, .retry = retry_s};
+	if (c) { /* it goes on as this connection */
+		r.conn = c->id;
+		r.session = c->session;
+		r.principal = c->agent[0] ? c->agent : "anonymous";
+		r.client = c->client;
+		r.protocol = c->protocol;
 	}
-	if (!rc && ipc_conn_send(&s->w[W_MCP].ipc, f, -1, err) != 0)
-		worker_down(s, W_MCP, "its socket is stuck");
+	worker_send(s, W_MCP, frame_http_reply(&a, &r));
 	cv_arena_free(&a);
 }
 
@@ -329,12 +321,7 @@ void send_stats(struct signer *s)
 			continue;
 		struct cv_arena a;
 		cv_arena_init(&a, 16);
-		struct cv *f = ipc_frame_new(&a, F_STATS, 2);
-		char err[AS_ERRLEN];
-		if (f && !ipc_put_uint(&a, f, "pending", pq_count(s->q)) &&
-		    !ipc_put_uint(&a, f, "uptime", (now_ms() - s->started_ms) / 1000) &&
-		    ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			worker_down(s, k, "its socket is stuck");
+		worker_send(s, k, frame_stats(&a, pq_count(s->q), (now_ms() - s->started_ms) / 1000));
 		cv_arena_free(&a);
 	}
 }

@@ -25,28 +25,19 @@ void web_push(struct signer *s, const uint32_t *ended, size_t nended)
 		return;
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_WEB_PUSH, 3), *arr = cv_array(&a, nended > 64 ? 64 : nended), *slot;
-	char err[AS_ERRLEN];
-	for (size_t i = 0; arr && i < arr->n; i++)
-		cv_set_uint(&arr->items[i], ended[i]);
-	if (f && arr && !ipc_put_uint(&a, f, "version", s->committed + s->web_bumps) &&
-	    !ipc_put_uint(&a, f, "pending", pq_count(s->q)) && (slot = ipc_put(&a, f, "ended"))) {
-		*slot = *arr;
-		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			worker_down(s, W_REVIEW, "its socket is stuck");
-	}
+	worker_send(s, W_REVIEW, frame_web_push(&a, s->committed + s->web_bumps, pq_count(s->q), ended, nended));
 	cv_arena_free(&a);
 	s->web_sent = s->committed + s->web_bumps;
 }
 
 /* End the sessions that are past their time or whose credential ended, and their
- * event streams (a push names at most 64: as many pushes as it takes). */
+ * event streams (a push names at most PROTO_PUSH_ENDED_MAX: as many pushes as it takes). */
 static size_t web_end_sessions(struct signer *s, uint64_t now)
 {
 	uint32_t ended[WS_MAX];
 	size_t n = ws_sweep(s->ws, now, web_session_alive, s, ended, WS_MAX);
-	for (size_t i = 0; i < n; i += 64)
-		web_push(s, ended + i, n - i < 64 ? n - i : 64);
+	for (size_t i = 0; i < n; i += PROTO_PUSH_ENDED_MAX)
+		web_push(s, ended + i, n - i < PROTO_PUSH_ENDED_MAX ? n - i : PROTO_PUSH_ENDED_MAX);
 	return n;
 }
 

@@ -16,6 +16,7 @@
 
 #include "common/cbor.h"
 #include "common/util.h"
+#include "gateway/proto/frames.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/limits.h"
@@ -150,6 +151,9 @@ void worker_kind(struct signer *s, int k, const struct worker_kind *wk);
 int spawn_worker(struct signer *s, int k);
 void worker_down(struct signer *s, int k, const char *why);
 void security_event(struct signer *s, int k, const char *what);
+/* Frame f (a builder's, gateway/proto/frames.h; NULL: not built) queued for worker k; when
+ * k's socket is stuck the worker is stopped and restarted. 0, or -1 when not sent. */
+int worker_send(struct signer *s, int k, const struct cv *f);
 
 /* commit.c */
 struct op *op_add(struct signer *s, const struct cv *m, op_done done, char *err);

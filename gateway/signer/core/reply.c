@@ -36,16 +36,10 @@ void send_result_raw(struct signer *s, uint64_t conn, const char *rid, json_t *r
 /* A result whose JSON text someone else made (the recorder's): passed on unread. */
 void send_refusal_text(struct signer *s, uint64_t conn, const char *rid, const char *js, size_t n, enum proto_status st)
 {
-	struct worker *w = &s->w[W_MCP];
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_RESULT, 5);
-	char err[AS_ERRLEN];
-	if (w->fd >= 0 && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
-	    !ipc_put_text(&a, f, "json", js, n) && !ipc_put_bool(&a, f, "iserror", st != PS_OK) &&
-	    (st == PS_OK || !ipc_put_uint(&a, f, "status", st)))
-		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			worker_down(s, W_MCP, "its socket is stuck");
+	struct frame_result r = {.conn = conn, .rid = rid, .json = js, .n = n, .iserror = st != PS_OK, .status = st};
+	worker_send(s, W_MCP, frame_result(&a, &r));
 	cv_arena_free(&a);
 }
 
@@ -70,13 +64,15 @@ static void result_frame(struct signer *s, uint64_t conn, const char *rid, json_
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_RESULT, 5);
-	char err[AS_ERRLEN];
-	if (js && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_text(&a, f, "rid", rid, strlen(rid)) &&
-	    !ipc_put_text(&a, f, "json", js, strlen(js)) && !ipc_put_bool(&a, f, "iserror", iserror) &&
-	    (!raw || !ipc_put_bool(&a, f, raw == 2 ? "rpc_error" : "raw", 1)))
-		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			worker_down(s, W_MCP, "its socket is stuck");
+	struct frame_result r = {.conn = conn,
+				 .rid = rid,
+				 .json = js,
+				 .n = js ? strlen(js) : 0,
+				 .iserror = iserror,
+				 .raw = raw == 1,
+				 .rpc_error = raw == 2};
+	if (js)
+		worker_send(s, W_MCP, frame_result(&a, &r));
 	free(js);
 	cv_arena_free(&a);
 }
@@ -98,15 +94,9 @@ struct answer ctl_error(enum proto_status st, const char *fmt, ...)
 
 void ctl_reply_text(struct signer *s, uint64_t conn, enum proto_status st, const char *js, size_t n)
 {
-	struct worker *w = &s->w[W_REVIEW];
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_CTL_REPLY, 3);
-	char err[AS_ERRLEN];
-	if (w->fd >= 0 && f && !ipc_put_uint(&a, f, "conn", conn) && !ipc_put_uint(&a, f, "status", st) &&
-	    !ipc_put_text(&a, f, "json", js, n))
-		if (ipc_conn_send(&w->ipc, f, -1, err) != 0)
-			worker_down(s, W_REVIEW, "its socket is stuck");
+	worker_send(s, W_REVIEW, frame_ctl_reply(&a, conn, st, js, n));
 	cv_arena_free(&a);
 }
 
@@ -133,7 +123,6 @@ void ctl_reply(struct signer *s, uint64_t conn, struct answer ans)
 
 void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *j)
 {
-	struct worker *wk = &s->w[W_REVIEW];
 	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	const char *body = w->text ? w->text : js;
 	size_t n = w->text ? w->textn : js ? strlen(js) : 0;
@@ -147,17 +136,17 @@ void web_send(struct signer *s, uint64_t hreq, const struct web_out *w, json_t *
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
-	struct cv *f = ipc_frame_new(&a, F_WEB_REPLY, 8);
-	char err[AS_ERRLEN];
-	if (wk->fd >= 0 && body && f && !ipc_put_uint(&a, f, "hreq", hreq) && !ipc_put_uint(&a, f, "status", status) &&
-	    !ipc_put_text(&a, f, "body", body, n) &&
-	    !(w->ctype && ipc_put_text(&a, f, "ctype", w->ctype, strlen(w->ctype))) &&
-	    !(w->cookie && ipc_put_text(&a, f, "cookie", w->cookie, strlen(w->cookie))) &&
-	    !(w->clear && ipc_put_bool(&a, f, "clear", 1)) &&
-	    !(w->retry_s && ipc_put_uint(&a, f, "retry", w->retry_s)) &&
-	    !(w->wsid && ipc_put_uint(&a, f, "wsid", w->wsid)))
-		if (ipc_conn_send(&wk->ipc, f, -1, err) != 0)
-			worker_down(s, W_REVIEW, "its socket is stuck");
+	struct frame_web_reply r = {.hreq = hreq,
+				    .status = status,
+				    .body = body,
+				    .n = n,
+				    .ctype = w->ctype,
+				    .cookie = w->cookie,
+				    .clear = w->clear,
+				    .retry = w->retry_s,
+				    .wsid = w->wsid};
+	if (body)
+		worker_send(s, W_REVIEW, frame_web_reply(&a, &r));
 	free(js);
 	cv_arena_free(&a);
 }

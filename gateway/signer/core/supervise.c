@@ -182,3 +182,15 @@ void security_event(struct signer *s, int k, const char *what)
 	slog("security", "%s worker: %s: killing it", s->w[k].kind, what);
 	worker_down(s, k, what);
 }
+
+int worker_send(struct signer *s, int k, const struct cv *f)
+{
+	struct worker *w = &s->w[k];
+	char err[AS_ERRLEN];
+	if (!f || w->fd < 0)
+		return -1;
+	if (ipc_conn_send(&w->ipc, f, -1, err) == 0)
+		return 0;
+	worker_down(s, k, "its socket is stuck");
+	return -1;
+}
