@@ -666,7 +666,7 @@ static void test_cv_from_json_reals_and_depth(void **state)
 		snprintf(want, sizeof want, "JSON number %g: entries hold integers only", json_real_value(j));
 		assert_string_equal(err, want);
 		struct cv t;
-		assert_int_equal(cv_from_json_value(&A, j, &t, 0, 1, err), 0);
+		assert_int_equal(cv_from_json_value(&A, j, &t, 0, &cvj_context, err), 0);
 		json_decref(j);
 		assert_int_equal(t.t, CV_TEXT);
 		assert_int_equal(t.n, strlen(reals[i][1]));
