@@ -126,10 +126,13 @@ static json_t *int_json(const struct cv *v, int exact)
 	return json_sprintf("-%llu", (unsigned long long)v->u + 1);
 }
 
-/* A byte string: the real it holds (CVJ_REALS_BYTES), else lowercase hex. */
-static json_t *bytes_json(const struct cv *v, int reals)
+/* A byte string: the real it holds (CVJ_REALS_BYTES), its text (CVJ_REALS_TEXT: a call's
+ * reals read as an entry's), else lowercase hex. */
+static json_t *bytes_json(const struct cv *v, enum cvj_reals reals)
 {
-	if (reals) {
+	if (reals == CVJ_REALS_TEXT)
+		return json_stringn((const char *)v->s, v->n);
+	if (reals == CVJ_REALS_BYTES) {
 		char t[32];
 		snprintf(t, sizeof t, "%.*s", (int)v->n, (const char *)v->s);
 		return json_real(strtod(t, NULL));
@@ -151,9 +154,10 @@ static json_t *map_json(const struct cv *v, const struct cvj_opts *o, int exact)
 		char alt[32];
 		const char *key = (const char *)k->s;
 		size_t klen = k->n;
-		if (k->t != CV_TEXT && exact)
+		int text = k->t == CV_TEXT || (k->t == CV_BYTES && o->reals == CVJ_REALS_TEXT);
+		if (!text && exact)
 			key = NULL;
-		else if (k->t != CV_TEXT) { /* entry_check refuses such keys; export names them by position */
+		else if (!text) { /* entry_check refuses such keys; export names them by position */
 			klen = (size_t)snprintf(alt, sizeof alt, "#%zu", i);
 			key = alt;
 		}
@@ -175,7 +179,7 @@ json_t *cv_to_json_with(const struct cv *v, const struct cvj_opts *o)
 	case CV_TEXT:
 		return json_stringn((const char *)v->s, v->n);
 	case CV_BYTES:
-		return bytes_json(v, exact);
+		return bytes_json(v, o->reals);
 	case CV_ARRAY: {
 		json_t *a = json_array();
 		for (size_t i = 0; a && i < v->n; i++)

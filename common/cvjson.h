@@ -38,7 +38,8 @@ int cv_from_json_value(struct cv_arena *a, const json_t *j, struct cv *v, int de
 json_t *cv_to_json(const struct cv *v);
 /* With o's choices: CVJ_REALS_BYTES reads byte strings back as reals, and gives only what
  * JSON carries exactly (NULL for an integer beyond 64 signed bits or a key not text);
- * the others are cv_to_json. */
+ * CVJ_REALS_TEXT reads byte strings, keys too, as the text they hold (a call's reals as an
+ * entry shows them); CVJ_REALS_REFUSE is cv_to_json. */
 json_t *cv_to_json_with(const struct cv *v, const struct cvj_opts *o);
 
 /* Shortest decimal text that reads back as the same double (C locale); its length. */

@@ -695,6 +695,18 @@ static void test_cv_from_json_reals_and_depth(void **state)
 	cv_set_uint(&m->items[0], 7);
 	cv_set_uint(&m->items[1], 8);
 	expect_json(m, "{\"#0\":8}");
+	/* a call's reals (byte strings) read as an entry's text, keys too (verify/exact.c) */
+	struct cv *r = cv_map(&A, 2);
+	assert_int_equal(cv_set_bytes(&A, &r->items[0], (const uint8_t *)"k", 1), 0);
+	assert_int_equal(cv_set_bytes(&A, &r->items[1], (const uint8_t *)"-2.5", 4), 0);
+	set_text(&r->items[2], "t");
+	assert_int_equal(cv_set_bytes(&A, &r->items[3], (const uint8_t *)"1e+300", 6), 0);
+	json_t *j = cv_to_json_with(r, &cvj_context);
+	char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(s, "{\"k\":\"-2.5\",\"t\":\"1e+300\"}");
+	free(s);
+	json_decref(j);
+	expect_json(r, "{\"#0\":\"2d322e35\",\"t\":\"31652b333030\"}");
 }
 
 int main(void)
