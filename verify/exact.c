@@ -12,20 +12,6 @@
 #include "common/viewcheck.h"
 #include "ledger/entry.h"
 
-/* A call's reals travel as byte strings of their decimal text (gateway/proto/call.h) and
- * the entry's as text: both read as that text. */
-static void bytes_as_text(struct cv *v)
-{
-	if (v->t == CV_BYTES)
-		v->t = CV_TEXT;
-	if (v->t == CV_ARRAY)
-		for (size_t i = 0; i < v->n; i++)
-			bytes_as_text(&v->items[i]);
-	if (v->t == CV_MAP)
-		for (size_t i = 0; i < 2 * v->n; i++)
-			bytes_as_text(&v->items[i]);
-}
-
 int exact_check(const uint8_t *p, size_t n, const char *digest, const struct cv *entry, char *err)
 {
 	uint8_t d[32];
@@ -42,20 +28,21 @@ int exact_check(const uint8_t *p, size_t n, const char *digest, const struct cv 
 		cv_arena_free(&a);
 		return as_fail(err, AS_ECORRUPT, "not a canonical call: %s", e2);
 	}
-	struct cv *args = (struct cv *)cv_get(call, "arguments");
+	const struct cv *args = cv_get(call, "arguments");
 	const struct cv *shown = cv_get(entry, "arguments");
 	if (!args || !shown) {
 		cv_arena_free(&a);
 		return as_fail(err, AS_ECORRUPT, "%s",
 			       args ? "its entry has no arguments" : "the call has no arguments");
 	}
-	bytes_as_text(args);
-	json_t *ej = cv_to_json(args), *vj = cv_to_json(shown);
+	/* a call's reals travel as byte strings of their decimal text (gateway/proto/call.h) and
+	 * the entry's as text: both read as that text */
+	json_t *ej = cv_to_json_with(args, &cvj_context), *vj = cv_to_json(shown);
 	int rc = ej && vj ? viewcheck_json(ej, vj, e2) : as_fail(e2, AS_ENOMEM, "out of memory");
 	json_decref(ej);
 	json_decref(vj);
 	/* a retry's answers (MCP 2026-07-28 inputResponses) run with it: shown as its arguments are */
-	struct cv *in = (struct cv *)cv_get(call, "input");
+	const struct cv *in = cv_get(call, "input");
 	const struct cv *in_shown = cv_get(entry, "input");
 	if (rc == 0 && !in != !in_shown)
 		rc = as_fail(e2, AS_ECORRUPT, "%s",
@@ -63,8 +50,7 @@ int exact_check(const uint8_t *p, size_t n, const char *digest, const struct cv 
 				: "its entry shows "
 				  "input the call has not");
 	if (rc == 0 && in) {
-		bytes_as_text(in);
-		ej = cv_to_json(in);
+		ej = cv_to_json_with(in, &cvj_context);
 		vj = cv_to_json(in_shown);
 		rc = ej && vj ? viewcheck_json(ej, vj, e2) : as_fail(e2, AS_ENOMEM, "out of memory");
 		json_decref(ej);

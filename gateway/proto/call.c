@@ -1,6 +1,8 @@
 /* The canonical call of the gate: its encoder, checker and digest (call.h). */
 #include "gateway/proto/call.h"
 
+#include "common/cvjson.h"
+
 #include <mbedtls/sha256.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,70 +31,10 @@ int call_tool_name_ok(const char *p, size_t n)
 	return 1;
 }
 
-/* Shortest decimal text that reads back as the same double (C locale). */
-static size_t real_text(double d, char out[32])
-{
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(out, 32, "%.*g", prec, d);
-		if (strtod(out, NULL) == d)
-			break;
-	}
-	return strlen(out);
-}
-
-static int from_json(struct cv_arena *a, const json_t *j, struct cv *v, int depth, int max, char *err)
-{
-	if (depth > max)
-		return as_fail(err, AS_EINVAL, "arguments: nested deeper than %d", max);
-	switch (json_typeof(j)) {
-	case JSON_OBJECT: {
-		size_t n = json_object_size(j), i = 0;
-		*v = (struct cv){.t = CV_MAP, .n = n};
-		if (n && !(v->items = cv_alloc(a, 2 * n)))
-			return as_fail(err, AS_ETOOBIG, "arguments: too many values");
-		for (void *it = json_object_iter((json_t *)j); it; it = json_object_iter_next((json_t *)j, it), i++) {
-			int rc =
-			    cv_set_text(a, &v->items[2 * i], json_object_iter_key(it), json_object_iter_key_len(it));
-			if (rc != 0)
-				return as_fail(err, AS_ETOOBIG, "arguments: too many values");
-			GUARD(from_json(a, json_object_iter_value(it), &v->items[2 * i + 1], depth + 1, max, err));
-		}
-		return 0;
-	}
-	case JSON_ARRAY: {
-		size_t n = json_array_size(j);
-		*v = (struct cv){.t = CV_ARRAY, .n = n};
-		if (n && !(v->items = cv_alloc(a, n)))
-			return as_fail(err, AS_ETOOBIG, "arguments: too many values");
-		for (size_t i = 0; i < n; i++)
-			GUARD(from_json(a, json_array_get(j, i), &v->items[i], depth + 1, max, err));
-		return 0;
-	}
-	case JSON_STRING: {
-		int rc = cv_set_text(a, v, json_string_value(j), json_string_length(j));
-		return rc ? as_fail(err, AS_ETOOBIG, "arguments: too many values") : 0;
-	}
-	case JSON_INTEGER:
-		cv_set_int(v, (int64_t)json_integer_value(j));
-		return 0;
-	case JSON_REAL: { /* as bytes: see call.h */
-		char t[32];
-		size_t n = real_text(json_real_value(j), t);
-		int rc = cv_set_bytes(a, v, (const uint8_t *)t, n);
-		return rc ? as_fail(err, AS_ETOOBIG, "arguments: too many values") : 0;
-	}
-	case JSON_TRUE:
-		v->t = CV_TRUE;
-		return 0;
-	case JSON_FALSE:
-		v->t = CV_FALSE;
-		return 0;
-	case JSON_NULL:
-		v->t = CV_NULL;
-		return 0;
-	}
-	return as_fail(err, AS_EINVAL, "arguments: a value of no JSON type");
-}
+/* JSON arguments as the call holds them: reals as byte strings of their text (call.h). */
+static const struct cvj_opts args_opts = {CVJ_REALS_BYTES, CALL_DEPTH, "arguments"};
+/* Any other JSON value (call_value_encode): nested as deep as CBOR allows below its top. */
+static const struct cvj_opts value_opts = {CVJ_REALS_BYTES, CBOR_MAX_DEPTH - 1, "arguments"};
 
 static int put_text(struct cv_arena *a, struct cv *m, size_t i, const char *k, const char *v)
 {
@@ -190,7 +132,7 @@ int call_encode_input(const char *method, const char *upstream, const char *name
 	if (rc == 0 && sh->obj_key) {
 		rc = cv_set_text(&a, &m->items[2 * i], sh->obj_key, strlen(sh->obj_key));
 		if (rc == 0 && obj)
-			rc = from_json(&a, obj, &m->items[2 * i + 1], 1, CALL_DEPTH, err) ? AS_EINVAL : 0;
+			rc = cv_from_json_value(&a, obj, &m->items[2 * i + 1], 1, &args_opts, err) ? AS_EINVAL : 0;
 		else if (rc == 0)
 			m->items[2 * i + 1] = (struct cv){.t = CV_MAP};
 		if (rc == AS_EINVAL) {
@@ -201,7 +143,7 @@ int call_encode_input(const char *method, const char *upstream, const char *name
 	}
 	if (rc == 0 && input) {
 		rc = cv_set_text(&a, &m->items[2 * i], "input", 5);
-		if (rc == 0 && from_json(&a, input, &m->items[2 * i + 1], 1, CALL_DEPTH, err)) {
+		if (rc == 0 && cv_from_json_value(&a, input, &m->items[2 * i + 1], 1, &args_opts, err)) {
 			cv_arena_free(&a);
 			return AS_EINVAL;
 		}
@@ -258,7 +200,7 @@ static int args_ok(const struct cv *v, int depth, char *err)
 		t[v->n] = 0;
 		char *end;
 		double d = strtod(t, &end);
-		if (*end || d != d || d - d != 0 || real_text(d, canon) != v->n || memcmp(canon, t, v->n))
+		if (*end || d != d || d - d != 0 || cv_real_text(d, canon) != v->n || memcmp(canon, t, v->n))
 			return as_fail(err, AS_ECORRUPT, "call.arguments: a number not in its shortest form");
 		return 0;
 	}
@@ -304,12 +246,10 @@ int call_check(const struct cv *c, char *err)
 	return o ? args_ok(o, 1, err) : 0;
 }
 
-static json_t *to_json(const struct cv *v);
-
 json_t *call_input_json(const struct cv *c)
 {
 	const struct cv *in = cv_get(c, "input");
-	return in ? to_json(in) : NULL;
+	return in ? cv_to_json_with(in, &args_opts) : NULL;
 }
 
 const char *call_method(const struct cv *c)
@@ -343,55 +283,11 @@ void call_names(const struct cv *c, char upstream[33], char tool[CALL_TOOL_MAX +
 		call_name(c, tool, CALL_TOOL_MAX + 1);
 }
 
-static json_t *to_json(const struct cv *v)
-{
-	switch (v->t) {
-	case CV_UINT:
-		return v->u > INT64_MAX ? NULL : json_integer((json_int_t)v->u);
-	case CV_NINT:
-		return v->u > INT64_MAX ? NULL : json_integer(-(json_int_t)v->u - 1);
-	case CV_TEXT:
-		return json_stringn((const char *)v->s, v->n);
-	case CV_BYTES: {
-		char t[32];
-		snprintf(t, sizeof t, "%.*s", (int)v->n, (const char *)v->s);
-		return json_real(strtod(t, NULL));
-	}
-	case CV_ARRAY: {
-		json_t *a = json_array();
-		for (size_t i = 0; a && i < v->n; i++)
-			if (json_array_append_new(a, to_json(&v->items[i])) != 0) {
-				json_decref(a);
-				return NULL;
-			}
-		return a;
-	}
-	case CV_MAP: {
-		json_t *o = json_object();
-		for (size_t i = 0; o && i < v->n; i++)
-			if (v->items[2 * i].t != CV_TEXT ||
-			    json_object_setn_new(o, (const char *)v->items[2 * i].s, v->items[2 * i].n,
-						 to_json(&v->items[2 * i + 1])) != 0) {
-				json_decref(o);
-				return NULL;
-			}
-		return o;
-	}
-	case CV_FALSE:
-		return json_false();
-	case CV_TRUE:
-		return json_true();
-	case CV_NULL:
-		return json_null();
-	}
-	return NULL;
-}
-
 json_t *call_args_json(const struct cv *c)
 {
 	const struct cv *m = cv_get(c, "method");
 	const struct call_shape *sh = shape_of((const char *)m->s, m->n);
-	return sh->obj_key ? to_json(cv_get(c, sh->obj_key)) : json_object();
+	return sh->obj_key ? cv_to_json_with(cv_get(c, sh->obj_key), &args_opts) : json_object();
 }
 
 void call_digest(const uint8_t *p, size_t n, char out[72])
@@ -412,7 +308,7 @@ int call_value_encode(const json_t *j, size_t max, struct buf *out, char *err)
 	struct cv *v = cv_alloc(&a, 1);
 	size_t start = out->len;
 	char why[AS_ERRLEN];
-	int rc = v ? from_json(&a, j, v, 1, CBOR_MAX_DEPTH - 1, err) : as_fail(err, AS_ENOMEM, "out of memory");
+	int rc = v ? cv_from_json_value(&a, j, v, 1, &value_opts, err) : as_fail(err, AS_ENOMEM, "out of memory");
 	if (rc == 0 && (cbor_encode(v, out, why) != 0 || out->len - start > max)) {
 		out->len = start;
 		rc = as_fail(err, AS_ETOOBIG, "over %zu bytes once encoded", max);
@@ -423,5 +319,5 @@ int call_value_encode(const json_t *j, size_t max, struct buf *out, char *err)
 
 json_t *call_value_json(const struct cv *v)
 {
-	return to_json(v);
+	return cv_to_json_with(v, &value_opts);
 }

@@ -7,7 +7,7 @@
  * as they are, except that a JSON number with a fraction or exponent (CBOR here has no
  * floats) becomes a byte string holding its shortest round-trip decimal text: JSON has
  * no bytes, so a byte string in a call always means such a number, and the upstream
- * receives the same number the agent sent. */
+ * receives the same number the agent sent (common/cvjson.h: CVJ_REALS_BYTES, the one bridge). */
 #ifndef ASSENT_PROTO_CALL_H
 #define ASSENT_PROTO_CALL_H
 

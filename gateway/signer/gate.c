@@ -84,7 +84,7 @@ static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 		if (json_object_get(view, keys[k]))
 			json_object_set(j, keys[k], json_object_get(view, keys[k]));
 	struct cv *v = cv_alloc(a, 1);
-	int rc = j && v ? cv_from_json_value(a, j, v, 0, 1, err) : as_fail(err, AS_ENOMEM, "out of memory");
+	int rc = j && v ? cv_from_json_value(a, j, v, 0, &cvj_context, err) : as_fail(err, AS_ENOMEM, "out of memory");
 	json_decref(j);
 	return rc == 0 ? v : NULL;
 }

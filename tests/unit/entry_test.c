@@ -652,6 +652,63 @@ static void test_json_roundtrip(void **state)
 	}
 }
 
+/* The ledger's side of the JSON bridge pinned: reals refused, or as text for an agent's
+ * context; nesting to CBOR_MAX_DEPTH; the messages as they are written. */
+static void test_cv_from_json_reals_and_depth(void **state)
+{
+	(void)state;
+	static const char *const reals[][2] = {{"0.1", "0.1"}, {"1e300", "1e+300"}, {"-2.5", "-2.5"}};
+	for (size_t i = 0; i < 3; i++) {
+		json_t *j = parse(reals[i][0]);
+		struct cv *v = NULL;
+		char err[AS_ERRLEN] = "", want[64];
+		assert_int_equal(cv_from_json(&A, j, &v, err), AS_EINVAL);
+		snprintf(want, sizeof want, "JSON number %g: entries hold integers only", json_real_value(j));
+		assert_string_equal(err, want);
+		struct cv t;
+		assert_int_equal(cv_from_json_value(&A, j, &t, 0, &cvj_context, err), 0);
+		json_decref(j);
+		assert_int_equal(t.t, CV_TEXT);
+		assert_int_equal(t.n, strlen(reals[i][1]));
+		assert_memory_equal(t.s, reals[i][1], t.n);
+	}
+	char deep[2 * (CBOR_MAX_DEPTH + 1) + 2];
+	for (int n = CBOR_MAX_DEPTH; n <= CBOR_MAX_DEPTH + 1; n++) {
+		memset(deep, '[', (size_t)n);
+		deep[n] = '1';
+		memset(deep + n + 1, ']', (size_t)n);
+		deep[2 * n + 1] = 0;
+		json_t *j = parse(deep);
+		struct cv *v = NULL;
+		char err[AS_ERRLEN] = "";
+		int rc = cv_from_json(&A, j, &v, err);
+		json_decref(j);
+		if (n == CBOR_MAX_DEPTH) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_equal(rc, AS_EINVAL);
+			assert_string_equal(err, "JSON nested deeper than 32");
+		}
+	}
+	/* a map key that is not text is named by its position */
+	struct cv *m = cv_map(&A, 1);
+	cv_set_uint(&m->items[0], 7);
+	cv_set_uint(&m->items[1], 8);
+	expect_json(m, "{\"#0\":8}");
+	/* a call's reals (byte strings) read as an entry's text, keys too (verify/exact.c) */
+	struct cv *r = cv_map(&A, 2);
+	assert_int_equal(cv_set_bytes(&A, &r->items[0], (const uint8_t *)"k", 1), 0);
+	assert_int_equal(cv_set_bytes(&A, &r->items[1], (const uint8_t *)"-2.5", 4), 0);
+	set_text(&r->items[2], "t");
+	assert_int_equal(cv_set_bytes(&A, &r->items[3], (const uint8_t *)"1e+300", 6), 0);
+	json_t *j = cv_to_json_with(r, &cvj_context);
+	char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(s, "{\"k\":\"-2.5\",\"t\":\"1e+300\"}");
+	free(s);
+	json_decref(j);
+	expect_json(r, "{\"#0\":\"2d322e35\",\"t\":\"31652b333030\"}");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -670,6 +727,7 @@ int main(void)
 	    T_(test_cv_to_json_bytes_as_hex),
 	    T_(test_cv_to_json_integers),
 	    T_(test_json_roundtrip),
+	    T_(test_cv_from_json_reals_and_depth),
 #undef T_
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -490,7 +490,7 @@ static int build_action(struct cv_arena *a, const struct mcp_feedback *f, struct
 	kv += 2;
 	if (f->context) {
 		GUARD(cv_set_text(a, &kv[0], "context", 7));
-		GUARD(cv_from_json_value(a, f->context, &kv[1], 1, 1, err)); /* reals become text */
+		GUARD(cv_from_json_value(a, f->context, &kv[1], 1, &cvj_context, err));
 		kv += 2;
 	}
 	if (f->noptions) {
