@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "gateway/worker/mhdreq.h"
 
+#include <seccomp.h>
 #include <stdio.h>
 
 struct MHD_Daemon *mr_start(int fd, const struct http_cfg *cfg, MHD_AccessHandlerCallback access, void *acls,
@@ -13,6 +14,15 @@ struct MHD_Daemon *mr_start(int fd, const struct http_cfg *cfg, MHD_AccessHandle
 	    (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->conns_max, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)cfg->idle_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->header_max,
 	    MHD_OPTION_NOTIFY_COMPLETED, done, dcls, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, conns, MHD_OPTION_END);
+}
+
+void mr_jail_allow(struct jail_opts *jo)
+{
+	/* socket, bind and listen stay forbidden */
+	static const int calls[] = {SCMP_SYS(accept4),	  SCMP_SYS(accept),	 SCMP_SYS(setsockopt),
+				    SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
+	jo->extra_syscalls = calls;
+	jo->nextra = sizeof calls / sizeof *calls;
 }
 
 const char *mr_header(struct MHD_Connection *mc, const char *name)

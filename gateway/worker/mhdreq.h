@@ -12,6 +12,7 @@
 
 #include "common/util.h"
 #include "gateway/proto/httpcfg.h"
+#include "gateway/worker/jail.h"
 #include "gateway/worker/mhdconn.h"
 
 /* libmicrohttpd on the listening socket fd (external epoll, suspend and resume), with cfg's
@@ -19,6 +20,10 @@
  * callbacks, and conns counting its connections (mc_notify). NULL when it will not start. */
 struct MHD_Daemon *mr_start(int fd, const struct http_cfg *cfg, MHD_AccessHandlerCallback access, void *acls,
 			    MHD_RequestCompletedCallback done, void *dcls, struct mc_list *conns);
+
+/* What libmicrohttpd needs of the jail beyond its base list, added to jo: it accepts on the
+ * listeners it was handed and sets socket options, never creates a socket. */
+void mr_jail_allow(struct jail_opts *jo);
 
 /* A request header's value, NULL when it has none. */
 const char *mr_header(struct MHD_Connection *mc, const char *name);
