@@ -11,6 +11,7 @@
 #include "gateway/proto/workers.h"
 #include "gateway/worker/mcp/callrec.h"
 #include "gateway/worker/mcp/modern.h"
+#include "gateway/worker/mhdreq.h"
 #include "gateway/proto/proto.h"
 
 /* ---- the agent HTTP listener (Streamable HTTP) ----
@@ -149,52 +150,33 @@ static void too_big_id(struct hreq *h, const char *msg)
 static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
-	struct hreq *h = cls;
-	int sleep;
-	ssize_t n = mc_stream_read(&h->out, h->finished, buf, max, &sleep);
-	if (sleep)
-		sleep_on(h); /* woken by an event, a keep-alive or the result */
-	return n;
+	struct hreq *h = cls; /* woken by an event, a keep-alive or the result */
+	return mr_stream_read(h->mc, &h->suspended, &h->out, h->finished, buf, max);
 }
 
 static enum MHD_Result queue(struct hreq *h)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
+	const char *sid = h->session[0] ? h->session : NULL;
 	if (h->st == HS_STREAM) {
-		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, h, NULL);
-		if (!r)
-			return MHD_NO;
-		MHD_add_response_header(r, "Content-Type", "text/event-stream");
-		MHD_add_response_header(r, "Cache-Control", "no-cache, no-store");
-		MHD_add_response_header(r, "X-Accel-Buffering", "no");
+		const struct mr_reply rp = {
+		    .status = 200,
+		    .ctype = "text/event-stream",
+		    .first = {{"Cache-Control", "no-cache, no-store"}, {"X-Accel-Buffering", "no"}},
+		    .last = {{"Mcp-Session-Id", sid}}};
 		h->status = 200;
 		h->st = HS_STREAMING;
-	} else {
-		r = MHD_create_response_from_buffer(h->out.len, h->out.p, MHD_RESPMEM_MUST_COPY);
-		if (!r)
-			return MHD_NO;
-		if (h->out.len)
-			MHD_add_response_header(r, "Content-Type", "application/json");
-		MHD_add_response_header(r, "Cache-Control", "no-store");
-		if (h->status == 405 && h->v.allow)
-			MHD_add_response_header(r, "Allow", h->v.allow);
-		if (h->status == 307 && h->location[0])
-			MHD_add_response_header(r, "Location", h->location);
-		if (h->status == 401)
-			MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent\"");
-		if (h->retry_s) { /* a limit: when to try again */
-			char ra[16];
-			snprintf(ra, sizeof ra, "%u", h->retry_s);
-			MHD_add_response_header(r, "Retry-After", ra);
-		}
-		h->st = HS_DONE;
+		return mr_queue_stream(h->mc, &rp, sse_reader, h);
 	}
-	if (h->session[0])
-		MHD_add_response_header(r, "Mcp-Session-Id", h->session);
-	ret = MHD_queue_response(h->mc, h->status, r);
-	MHD_destroy_response(r);
-	return ret;
+	const struct mr_reply rp = {.status = h->status,
+				    .ctype = h->out.len ? "application/json" : NULL,
+				    .allow = h->v.allow,
+				    .realm = "assent",
+				    .retry_s = h->retry_s,
+				    .first = {{"Cache-Control", "no-store"},
+					      {"Location", h->status == 307 && h->location[0] ? h->location : NULL}},
+				    .last = {{"Mcp-Session-Id", sid}}};
+	h->st = HS_DONE;
+	return mr_queue_buffer(h->mc, &rp, h->out.p, h->out.len);
 }
 
 /* What the headers of a parsed request say before anyone is asked who sent it: a
@@ -253,18 +235,18 @@ static void head_read(const struct mw *w, struct MHD_Connection *mc, const char 
 	*hd = (struct mh_head){
 	    .method = method,
 	    .path = url,
-	    .host = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Host"),
-	    .origin = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Origin"),
-	    .content_type = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Type"),
-	    .accept = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
-	    .session = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Session-Id"),
-	    .protocol = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "MCP-Protocol-Version"),
-	    .authorization = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization"),
-	    .cookie = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Cookie"),
-	    .identity = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, w->proxy_header),
-	    .mcp_method = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Method"),
-	    .mcp_name = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Mcp-Name"),
-	    .last_event_id = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Last-Event-ID"),
+	    .host = mr_header(mc, "Host"),
+	    .origin = mr_header(mc, "Origin"),
+	    .content_type = mr_header(mc, "Content-Type"),
+	    .accept = mr_header(mc, "Accept"),
+	    .session = mr_header(mc, "Mcp-Session-Id"),
+	    .protocol = mr_header(mc, "MCP-Protocol-Version"),
+	    .authorization = mr_header(mc, "Authorization"),
+	    .cookie = mr_header(mc, "Cookie"),
+	    .identity = mr_header(mc, w->proxy_header),
+	    .mcp_method = mr_header(mc, "Mcp-Method"),
+	    .mcp_name = mr_header(mc, "Mcp-Name"),
+	    .last_event_id = mr_header(mc, "Last-Event-ID"),
 	};
 }
 
@@ -426,12 +408,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 	}
 	switch (h->st) {
 	case HS_BODY:
-		if (*upload_size) {
-			if (!h->too_big && buf_put(&h->body, upload, *upload_size) != 0)
-				h->too_big = 1; /* read to its end, then answered 413 */
-			*upload_size = 0;
+		if (mr_body(&h->body, upload, upload_size, &h->too_big))
 			return MHD_YES;
-		}
 		mc_received(mc);
 		return on_body(w, h);
 	case HS_RESPOND:
@@ -516,12 +494,7 @@ int wm_http_start(struct mw *w, struct cv_arena *a, char *err)
 	if (!w->cfg.on)
 		return 0;
 	w->pconns.unauth_max = w->cfg.unauth_per_addr;
-	w->mhd =
-	    MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, w,
-			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)WORKER_HTTP_FD, MHD_OPTION_CONNECTION_LIMIT,
-			     (unsigned)w->cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)w->cfg.idle_s,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)w->cfg.header_max, MHD_OPTION_NOTIFY_COMPLETED,
-			     on_http_done, w, MHD_OPTION_NOTIFY_CONNECTION, mc_notify, &w->pconns, MHD_OPTION_END);
+	w->mhd = mr_start(WORKER_HTTP_FD, &w->cfg, on_http, w, on_http_done, w, &w->pconns);
 	if (!w->mhd)
 		return as_fail(err, AS_EIO, "libmicrohttpd would not start on the agent listener");
 	return 0;

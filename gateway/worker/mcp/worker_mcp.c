@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <malloc.h>
 #include <poll.h>
-#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "gateway/proto/frames.h"
 #include "gateway/worker/wio.h"
 #include "gateway/worker/jail.h"
+#include "gateway/worker/mhdreq.h"
 #include "gateway/worker/mcp/callrec.h"
 #include "gateway/worker/mcp/modern.h"
 #include "gateway/proto/proto.h"
@@ -492,13 +492,9 @@ static int mcp_start(struct mw *w, struct cv_arena *a, char *err)
 		wlog(w, "error", "mcp worker: agent HTTP listener: %s", err);
 		return 2;
 	}
-	/* libmicrohttpd accepts on the listener it was handed and sets socket options;
-	 * it never creates a socket (socket, bind and listen stay forbidden). */
-	static const int http_calls[] = {SCMP_SYS(accept4),    SCMP_SYS(accept),      SCMP_SYS(setsockopt),
-					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
-	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w->mhd ? w->cfg.conns_max + 16 : 0),
-			       .extra_syscalls = w->mhd ? http_calls : NULL,
-			       .nextra = w->mhd ? sizeof http_calls / sizeof *http_calls : 0};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w->mhd ? w->cfg.conns_max + 16 : 0)};
+	if (w->mhd)
+		mr_jail_allow(&jo); /* libmicrohttpd's accept and socket options */
 	if (jail_enter(&jo, err) != 0) {
 		wlog(w, "error", "mcp worker: cannot enter the jail: %s", err);
 		return 2;

@@ -22,6 +22,7 @@ struct wreq {
 	struct MHD_Connection *mc;
 	struct wr_out r;
 	int st, suspended, on_proxy, finished;
+	int too_big; /* the body went past WEB_BODY_MAX: read to its end, then answered 413 */
 	struct buf body, out;
 	unsigned status, retry;
 	char ctype[64];

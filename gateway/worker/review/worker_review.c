@@ -4,7 +4,6 @@
  * nothing this worker says about identity is believed. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <seccomp.h>
 #include <stdarg.h>
 #include <jansson.h>
 #include <poll.h>
@@ -18,6 +17,7 @@
 #include "gateway/proto/limits.h"
 #include "gateway/proto/reccfg.h"
 #include "gateway/worker/jail.h"
+#include "gateway/worker/mhdreq.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/worker.h"
 #include "gateway/worker/review/worker_web.h"
@@ -312,13 +312,9 @@ int worker_review_main(int ipcfd)
 		ipc_log(g_ipc, "error", "review worker: reviewer listener: %s", err);
 		return 2;
 	}
-	/* libmicrohttpd accepts on the listeners it was handed and sets socket options;
-	 * it never creates a socket (socket, bind and listen stay forbidden). */
-	static const int http_calls[] = {SCMP_SYS(accept4),    SCMP_SYS(accept),      SCMP_SYS(setsockopt),
-					 SCMP_SYS(getsockopt), SCMP_SYS(getsockname), SCMP_SYS(getpeername)};
-	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + web_max_fds(),
-			       .extra_syscalls = web_on() ? http_calls : NULL,
-			       .nextra = web_on() ? sizeof http_calls / sizeof *http_calls : 0};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + web_max_fds()};
+	if (web_on())
+		mr_jail_allow(&jo); /* libmicrohttpd's accept and socket options */
 	if (jail_enter(&jo, err) != 0) {
 		ipc_log(g_ipc, "error", "review worker: cannot enter the jail: %s", err);
 		return 2;

@@ -19,6 +19,7 @@
 #include "gateway/proto/frames.h"
 #include "gateway/proto/httpcfg.h"
 #include "gateway/worker/mhdconn.h"
+#include "gateway/worker/mhdreq.h"
 #include "gateway/proto/proto.h"
 #include "common/util.h"
 #include "gateway/worker/review/webreq.h"
@@ -97,15 +98,10 @@ void web_rpc_error(struct wreq *h, unsigned status, int code, const char *msg)
 				  "error", "code", code, "message", msg));
 }
 
-static const char *hdr(struct MHD_Connection *mc, const char *name)
-{
-	return MHD_lookup_connection_value(mc, MHD_HEADER_KIND, name);
-}
-
 /* Send the request to the signer with its connection: it decides who asks. */
 void web_to_signer(struct wreq *h, uint32_t type, json_t *args)
 {
-	const char *pu = hdr(h->mc, W.proxy_header);
+	const char *pu = mr_header(h->mc, W.proxy_header);
 	if (pu && strlen(pu) > 254)
 		return web_answer_error(h, 400, "the proxy's identity header is too long");
 	struct cv_arena a;
@@ -118,13 +114,13 @@ void web_to_signer(struct wreq *h, uint32_t type, json_t *args)
 	 * are not isolated by port), none can set our page's headers. A Cookie header is
 	 * ignored. The frame still calls the session secret "cookie". */
 	size_t n = 0, bn;
-	const char *bearer = web_bearer(hdr(mc, MHD_HTTP_HEADER_AUTHORIZATION), &bn), *cookie = NULL;
+	const char *bearer = web_bearer(mr_header(mc, MHD_HTTP_HEADER_AUTHORIZATION), &bn), *cookie = NULL;
 	if (bearer && bn > 3 && !strncmp(bearer, "ws_", 3)) {
 		cookie = bearer;
 		n = bn;
 		bearer = NULL;
 	}
-	const char *csrf = hdr(mc, "X-CSRF-Token"), *ps = hdr(mc, "X-Assent-Proxy-Secret");
+	const char *csrf = mr_header(mc, "X-CSRF-Token"), *ps = mr_header(mc, "X-Assent-Proxy-Secret");
 	int bad = !f || !ci || ipc_put_uint(&a, f, "hreq", h->id);
 	/* Bounds here are the signer's too: something longer is no credential of ours. */
 	/* /review/mcp and the admin endpoint take reviewer and admin tokens only, no session. */
@@ -140,7 +136,7 @@ void web_to_signer(struct wreq *h, uint32_t type, json_t *args)
 		bad = ipc_put_text(&a, f, "proxy_secret", ps, strlen(ps));
 	/* Behind the proxy every connection comes from the proxy: the client's address it
 	 * passes (X-Real-IP) keys the failed-login limiter; believed on its socket only. */
-	const char *rip = h->on_proxy ? hdr(mc, "X-Real-IP") : NULL;
+	const char *rip = h->on_proxy ? mr_header(mc, "X-Real-IP") : NULL;
 	if (!bad && rip && *rip && strlen(rip) <= 45)
 		bad = ipc_put_text(&a, f, "client_addr", rip, strlen(rip));
 	const char *k;
@@ -303,62 +299,41 @@ void web_frame(const struct ipc_frame *f)
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
-	struct wreq *h = cls;
-	int sleep;
-	ssize_t n = mc_stream_read(&h->out, h->finished, buf, max, &sleep);
-	if (sleep)
-		sleep_on(h); /* woken by a push or a keep-alive */
-	return n;
+	struct wreq *h = cls; /* woken by a push or a keep-alive */
+	return mr_stream_read(h->mc, &h->suspended, &h->out, h->finished, buf, max);
 }
 
-static void security_headers(struct MHD_Response *r, int data)
+/* The page's own headers, on every answer (five, from hs): no framing, no sniffing, no referrer. */
+static void security_headers(struct mr_head *hs, int data)
 {
-	MHD_add_response_header(r, "Content-Security-Policy", CSP);
-	MHD_add_response_header(r, "X-Frame-Options", "DENY");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(r, "Cache-Control", data ? "no-store" : "no-cache");
+	hs[0] = (struct mr_head){"Content-Security-Policy", CSP};
+	hs[1] = (struct mr_head){"X-Frame-Options", "DENY"};
+	hs[2] = (struct mr_head){"X-Content-Type-Options", "nosniff"};
+	hs[3] = (struct mr_head){"Referrer-Policy", "no-referrer"};
+	hs[4] = (struct mr_head){"Cache-Control", data ? "no-store" : "no-cache"};
 }
 
 static enum MHD_Result respond(struct wreq *h)
 {
-	struct MHD_Response *r;
 	if (h->st == W_STREAM) {
-		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, h, NULL);
-		if (!r)
-			return MHD_NO;
-		MHD_add_response_header(r, "Content-Type", "text/event-stream");
-		MHD_add_response_header(r, "X-Accel-Buffering", "no");
-		security_headers(r, 1);
+		struct mr_reply rp = {
+		    .status = 200, .ctype = "text/event-stream", .first = {{"X-Accel-Buffering", "no"}}};
+		security_headers(rp.first + 1, 1);
 		h->st = W_STREAMING;
-		enum MHD_Result ret = MHD_queue_response(h->mc, 200, r);
-		MHD_destroy_response(r);
-		return ret;
+		return mr_queue_stream(h->mc, &rp, stream_reader, h);
 	}
-	r = MHD_create_response_from_buffer(h->out.len, h->out.p, MHD_RESPMEM_MUST_COPY);
-	if (!r)
-		return MHD_NO;
-	if (h->ctype[0] && (h->out.len || h->status != 202))
-		MHD_add_response_header(r, "Content-Type", h->ctype);
-	int data = h->r.route > WR_CSS;
-	security_headers(r, data);
-	char v[200];
-	if (h->r.route == WR_PROOF && h->status == 200) { /* a file to keep, as assent-verify proof writes it */
-		snprintf(v, sizeof v, "attachment; filename=\"assent-entry-%llu.proof\"",
+	char cd[200] = "";
+	if (h->r.route == WR_PROOF && h->status == 200) /* a file to keep, as assent-verify proof writes it */
+		snprintf(cd, sizeof cd, "attachment; filename=\"assent-entry-%llu.proof\"",
 			 (unsigned long long)h->proof_seq);
-		MHD_add_response_header(r, "Content-Disposition", v);
-	}
-	if (h->status == 405 && h->r.allow)
-		MHD_add_response_header(r, "Allow", h->r.allow);
-	if (h->status == 401)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"assent-review\"");
-	if (h->retry) {
-		snprintf(v, sizeof v, "%u", h->retry);
-		MHD_add_response_header(r, "Retry-After", v);
-	}
-	enum MHD_Result ret = MHD_queue_response(h->mc, h->status, r);
-	MHD_destroy_response(r);
-	return ret;
+	struct mr_reply rp = {.status = h->status,
+			      .ctype = h->out.len || h->status != 202 ? h->ctype : NULL,
+			      .allow = h->r.allow,
+			      .realm = "assent-review",
+			      .retry_s = h->retry,
+			      .first = {[5] = {"Content-Disposition", cd[0] ? cd : NULL}}};
+	security_headers(rp.first, h->r.route > WR_CSS);
+	return mr_queue_buffer(h->mc, &rp, h->out.p, h->out.len);
 }
 
 static void serve_static(struct wreq *h)
@@ -388,7 +363,7 @@ static void dispatch(struct wreq *h)
 	 * request a connection is no slow head, and counts no longer per address. */
 	mc_authed(h->mc);
 	if (h->r.route == WR_MCP) {
-		if (!hdr(h->mc, MHD_HTTP_HEADER_AUTHORIZATION))
+		if (!mr_header(h->mc, MHD_HTTP_HEADER_AUTHORIZATION))
 			return web_rpc_error(h, 401, -32001,
 					     "a reviewer token is required (Authorization: Bearer rt_...)");
 		return web_mcp_call(h);
@@ -410,7 +385,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		h->id = ++W.next_id;
 		h->mc = mc;
 		h->on_proxy = *proxy;
-		const char *xfp = h->on_proxy ? hdr(mc, "X-Forwarded-Proto") : NULL;
+		const char *xfp = h->on_proxy ? mr_header(mc, "X-Forwarded-Proto") : NULL;
 		buf_init(&h->body, WEB_BODY_MAX);
 		buf_init(&h->out, PROTO_JSON_MAX);
 		h->next = W.reqs;
@@ -418,11 +393,11 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		*con_cls = h;
 		struct wr_in in = {.method = method,
 				   .url = url,
-				   .host = hdr(mc, MHD_HTTP_HEADER_HOST),
-				   .origin = hdr(mc, "Origin"),
-				   .content_type = hdr(mc, MHD_HTTP_HEADER_CONTENT_TYPE),
-				   .sec_fetch_site = hdr(mc, "Sec-Fetch-Site"),
-				   .authorization = hdr(mc, MHD_HTTP_HEADER_AUTHORIZATION),
+				   .host = mr_header(mc, MHD_HTTP_HEADER_HOST),
+				   .origin = mr_header(mc, "Origin"),
+				   .content_type = mr_header(mc, MHD_HTTP_HEADER_CONTENT_TYPE),
+				   .sec_fetch_site = mr_header(mc, "Sec-Fetch-Site"),
+				   .authorization = mr_header(mc, MHD_HTTP_HEADER_AUTHORIZATION),
 				   .forwarded_proto = xfp,
 				   .on_proxy = h->on_proxy};
 		web_classify(&W.cfg, &in, &h->r);
@@ -444,16 +419,12 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *mc, const char 
 		return MHD_YES;
 	}
 	if (h->st == W_BODY) {
-		if (*upload_size) {
-			if (buf_put(&h->body, upload, *upload_size) != 0) {
-				*upload_size = 0;
-				web_answer_error(h, 413, "the body is over 64 KiB");
-				return MHD_YES; /* answered once the body is read */
-			}
-			*upload_size = 0;
+		if (mr_body(&h->body, upload, upload_size, &h->too_big))
 			return MHD_YES;
-		}
-		dispatch(h);
+		if (h->too_big) /* answered once the body is read */
+			web_answer_error(h, 413, "the body is over 64 KiB");
+		else
+			dispatch(h);
 	}
 	if (*upload_size) { /* the rest of a body already refused */
 		*upload_size = 0;
@@ -489,12 +460,7 @@ static const int on_tcp = 0, on_proxy_socket = 1;
 
 static struct MHD_Daemon *start_on(int fd, const int *proxy)
 {
-	return MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_http, (void *)proxy,
-				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
-				(unsigned)W.cfg.conns_max, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)W.cfg.idle_s,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)W.cfg.header_max,
-				MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_NOTIFY_CONNECTION, mc_notify,
-				&W.conns, MHD_OPTION_END);
+	return mr_start(fd, &W.cfg, on_http, (void *)proxy, on_done, NULL, &W.conns);
 }
 
 int web_start(struct ipc_conn *ipc, int ipcfd, struct cv_arena *a, char *err)
