@@ -496,6 +496,11 @@ static int m_keyvalue(const char *s, size_t n, size_t i, size_t we, const struct
 	size_t vs, ve;
 	if (!unquoted_value(s, n, p, colon && !quoted_key && line_key(s + i, we - i), &vs, &ve))
 		return 0;
+	if ((mk = redact_mark_len(s + vs, n - vs)) != 0) { /* a header's scheme word, then its value redacted */
+		m->rs = m->re = vs; /* consumed as the first pass did: the scheme word stays shown */
+		m->next = vs + mk;
+		return 1;
+	}
 	/* An unquoted "key: value" is also prose ("password: use a strong one"): only a
 	 * value that looks random goes. */
 	if (colon && !quoted_key && !looks_random(s + vs, ve - vs))
