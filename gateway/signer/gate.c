@@ -122,8 +122,8 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 		char full[160];
 		snprintf(full, sizeof full, "the gate has %d calls in flight, all it holds: the call was not forwarded",
 			 GCALLS_MAX);
-		struct gcall spare; /* when every slot is taken: the outcome is ledgered all the same */
-		if (ledgered) {	    /* its dispatch entry is on disk: its outcome follows it */
+		struct gcall spare = {0}; /* when every slot is taken: the outcome is ledgered all the same */
+		if (ledgered) {		  /* its dispatch entry is on disk: its outcome follows it */
 			c = c ? c : &spare;
 			*c = (struct gcall){
 			    .used = 1, .k = g->k, .ledgered = 1, .conn = conn, .seq = g->seq, .started_ms = now_ms()};
