@@ -131,7 +131,7 @@ void ctl_unwatch(struct signer *s, size_t i);
 /* listen.c: http://HOST:PORT of the reviewer listener, or ASSENT_REVIEW_URL; 0 when none */
 int review_origin(const struct signer *s, char *out, size_t cap);
 
-/* supervise.c: what one kind of worker needs beyond what every worker gets (its socket on
+/* supervise.c: what one kind of worker needs beyond what every worker is given (its socket on
  * descriptor 3, /dev/null on 0-2, an empty environment, a fresh exec, a uid of its own as
  * root), registered by the capability that owns the kind before its first start. */
 struct spawn {
