@@ -373,9 +373,10 @@ void gate_kill_server(struct upw *u)
 	int st;
 	if (waitpid(u->spid, &st, WNOHANG) == u->spid) /* it ended first (and its worker saw it) */
 		server_exited(u, st);
-	else if (kill(-u->spid, SIGKILL) == 0) /* its whole process group: npx and its children */
-		waitpid(u->spid, &st, 0);
-	kill(-u->spid, SIGKILL); /* what it left behind in its group */
+	else if (kill(-u->spid, SIGKILL) == 0 && waitpid(u->spid, &st, 0) == u->spid &&
+		 !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
+		server_exited(u, st); /* it was ending on its own (its pipes closed before it exited): said so */
+	kill(-u->spid, SIGKILL);      /* what it left behind in its group */
 	u->spid = 0;
 }
 
