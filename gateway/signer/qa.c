@@ -246,7 +246,17 @@ static void op_of(const struct ipc_frame *f, char op[17])
 	frame_text(f, "op", op, 17);
 }
 
-/* Who may ask each records question, per channel: the one table the three handlers read. */
+/* Who may ask each records question, per channel: the one table the three handlers read.
+ *
+ * A question is one frame type per channel (F_QA, F_CTL_QA, F_WEB_QA) with its command in
+ * the "op" field, not one frame type per command (issue 30 asked for the latter). Why: each
+ * channel's frame table in gateway/proto/frames.c already bounds every field a question may
+ * carry there, whatever the command, and the recorder takes them all as one F_REC_QUERY; ten
+ * commands times three channels would be up to 30 frame types whose tables repeat one another.
+ * What a frame type would give (an unknown command refused before a handler runs, the
+ * permission beside the name) this table gives: each handler looks its command up here first,
+ * a command not in it is refused on every channel, and each channel's permission is a column
+ * of its row. "event" alone is then handled in the signer (checked and sent, not asked). */
 enum qa_perm {
 	QA_NO,	  /* not on this channel */
 	QA_ANY,	  /* an agent, on its own connection (mcp) */
@@ -287,6 +297,9 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 		frame_text(f, "client", declared, sizeof declared);
 		who.client = declared;
 	}
+	const struct qa_row *row = qa_row(op);
+	if (!row || row->mcp != QA_ANY)
+		return as_fail(err, AS_ECORRUPT, "F_QA: \"%s\" is not a question an agent may ask", op);
 	insights_use(s, "mcp", op, f);
 	if (!strcmp(op, "event")) {
 		struct qa_wait me = {.to = QA_TO_MCP, .conn = c->id};
@@ -311,9 +324,6 @@ int h_qa(void *ctx, struct ipc_frame *f, char *err)
 		send_result_text(s, c->id, rid, js, strlen(js), 0);
 		return 0;
 	}
-	const struct qa_row *row = qa_row(op);
-	if (!row || row->mcp != QA_ANY)
-		return as_fail(err, AS_ECORRUPT, "F_QA: \"%s\" is not a question an agent may ask", op);
 	ask(s, f, op, QA_TO_MCP, c->id, rid, &who);
 	return 0;
 }
