@@ -39,16 +39,17 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 	char e2[AS_ERRLEN];
 	if (d->with_token && tok_issue(s->tk, &d->tr, &d->t, pos->seq, pos->leaf, &jwt, e2) != 0)
 		slog("error", "token for %s: %s", sid, e2);
-	json_t *res = result_base(sid, d->outcome, d->approved);
-	json_object_set_new(res, "response", d->response ? json_string(d->response) : json_null());
-	json_object_set_new(res, "reviewer", json_string(d->reviewer));
+	struct ending e = {.status = d->outcome,
+			   .approved = d->approved,
+			   .decided = 1,
+			   .reviewer = d->reviewer,
+			   .response = d->response,
+			   .token = jwt};
+	json_t *res = ending_json(sid, &e);
 	if (!strcmp(d->outcome, "selected"))
 		json_object_set_new(res, "selection", json_integer((json_int_t)d->n));
-	if (jwt)
-		json_object_set_new(res, "approval_token", json_string(jwt));
 	if (d->tr.assurance && !strcmp(d->tr.assurance, "self-attested")) /* the requester's own word */
 		json_object_set_new(res, "assurance", json_string("self-attested"));
-	free(jwt);
 	r->why = strcmp(d->outcome, "rejected") ? NULL : d->response; /* told to the webhooks */
 	request_log(s, &o->it, r, d->outcome, d->reviewer, pos->seq);
 	r->why = NULL;
@@ -57,7 +58,8 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 		reply_to(s, o->conn, o->web,
 			 answer_ok(json_pack("{s:b,s:s,s:s,s:b,s:I}", "ok", 1, "session_id", sid, "outcome", d->outcome,
 					     "token", d->with_token, "seq", (json_int_t)pos->seq)));
-	finish(s, &o->it, res);
+	finish(s, &o->it, &e, res);
+	free(jwt);
 	decision_free(d);
 }
 
@@ -472,11 +474,11 @@ static void timeout_answer(struct signer *s, struct pq_item *it, uint64_t seq)
 {
 	const struct req *r = it->data;
 	int denies = r->has_pd && r->pd.timeout_denies;
-	json_t *res = result_base(it->session_id, denies ? "denied" : "timeout", 0);
-	json_object_set_new(res, "error", json_string("timeout"));
+	struct ending e = {.status = denies ? "denied" : "timeout", .error = "timeout"};
+	json_t *res = ending_json(it->session_id, &e);
 	no_reviewer_warning(s, res);
-	request_log(s, it, it->data, denies ? "denied" : "timeout", NULL, seq);
-	finish(s, it, res);
+	request_log(s, it, it->data, e.status, NULL, seq);
+	finish(s, it, &e, res);
 }
 
 /* A passed deadline is answered even when its entry could not be written: the

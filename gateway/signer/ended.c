@@ -126,8 +126,11 @@ void history_free(struct signer *s)
 
 /* A decision into the history ring, over its oldest when full (a ring: no copy per decision). */
 static void history_add(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
-			const char *reviewer, const char *summary, uint64_t seq)
+			const char *reviewer, uint64_t seq)
 {
+	const char *msg = json_string_value(json_object_get(r->view, "message"));
+	char summary[HISTORY_MESSAGE_MAX + 1];
+	history_summary(summary, msg ? msg : "", msg ? strlen(msg) : 0);
 	struct recent x = {0};
 	snprintf(x.sid, sizeof x.sid, "%s", it->session_id);
 	snprintf(x.outcome, sizeof x.outcome, "%s", outcome);
@@ -158,12 +161,27 @@ static void history_add(struct signer *s, const struct pq_item *it, const struct
 	history_push(s, &x);
 }
 
+/* A decision on disk goes into the ring (phase_hook, PH_DECIDED); cancellations too: the
+ * page's history and its Outcome filter show them. */
+static void history_phase(struct signer *s, enum req_phase ph, const struct phase_ev *e)
+{
+	(void)ph;
+	if (e->seq)
+		history_add(s, e->it, e->r, e->outcome, e->reviewer, e->seq);
+}
+
+void history_register(struct signer *s)
+{
+	phase_hook(s, PH_DECIDED, history_phase);
+}
+
 const struct recent *history_nth(const struct signer *s, size_t i)
 {
 	return i < s->nrecent ? &s->recent[(s->recent_head + HISTORY_MAX - 1 - i) % HISTORY_MAX] : NULL;
 }
 
-/* A request left the queue: one log line, the metrics, and (decisions) the web page's recent list. */
+/* A request left the queue: one log line, the metrics, assent's own event, and the decided
+ * phase's hooks (the webhooks, the history ring, the reviewers' pages). */
 void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
 		 const char *reviewer, uint64_t seq)
 {
@@ -175,14 +193,14 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 		  &(struct phase_ev){.it = it,
 				     .r = r,
 				     .outcome = outcome,
+				     .seq = seq,
+				     .reviewer = reviewer,
 				     .by = reviewer    ? reviewer
 					   : r->has_pd ? "policy"
 						       : NULL});
 	rec_event(s, "approval.decided", it->session_id,
 		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
 			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));
-	if (seq) /* cancellations too: the page's history and its Outcome filter show them */
-		history_add(s, it, r, outcome, reviewer, summary, seq);
 	json_t *j = json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:s?,s:I,s:s}", "ts", (json_int_t)now_ms(), "level", "info",
 			      "event", "request_finished", "session_id", it->session_id, "timestamp",
 			      (json_int_t)(now_ms() / 1000), "type", r->type, "outcome", outcome, "reviewer", reviewer,
@@ -214,14 +232,14 @@ static void task_status(struct signer *s, const struct pq_item *it, const struct
 }
 
 /* Finish a request: the entry is on disk before anyone hears of it. */
-void finish(struct signer *s, struct pq_item *it, json_t *result)
+void finish(struct signer *s, struct pq_item *it, const struct ending *e, json_t *result)
 {
 	struct req *r = it->data;
-	if (r->gate && s->gate_finish && s->gate_finish(s, it, result)) /* a gated call: forwarded, or told why not */
+	if (r->gate && s->gate_finish &&
+	    s->gate_finish(s, it, e, result)) /* a gated call: forwarded, or told why not */
 		return;
 	if (it->blocking) {
-		rec_note(s, r->conn, r->rid, json_string_value(json_object_get(result, "status")),
-			 r->has_pd ? r->pd.line : 0, r->seq);
+		rec_note(s, r->conn, r->rid, e->status, r->has_pd ? r->pd.line : 0, r->seq);
 		send_result(s, r->conn, r->rid, result, 0);
 	} else
 		task_status(s, it, r, result);
@@ -246,6 +264,21 @@ json_t *result_base(const char *sid, const char *status, int approved)
 {
 	return json_pack("{s:s,s:s,s:b,s:I}", "session_id", sid, "status", status, "approved", approved, "timestamp",
 			 (json_int_t)(now_ms() / 1000));
+}
+
+/* The agent's answer to a request that ended as e says (its caller adds what is its own). */
+json_t *ending_json(const char *sid, const struct ending *e)
+{
+	json_t *res = result_base(sid, e->status, e->approved);
+	if (e->decided)
+		json_object_set_new(res, "response", e->response ? json_string(e->response) : json_null());
+	if (e->reviewer)
+		json_object_set_new(res, "reviewer", json_string(e->reviewer));
+	if (e->error)
+		json_object_set_new(res, "error", json_string(e->error));
+	if (e->token)
+		json_object_set_new(res, "approval_token", json_string(e->token));
+	return res;
 }
 
 struct collect_ctx {
@@ -291,9 +324,8 @@ static void cancelled_told(struct signer *s, struct op *o, const struct ledger_p
 	if (!pos)
 		slog("error", "ledger: cancelled entry for %s: %s", o->it.session_id, err);
 	request_log(s, &o->it, r, "cancelled", NULL, pos ? pos->seq : 0);
-	json_t *res = result_base(o->it.session_id, "cancelled", 0);
-	json_object_set_new(res, "error", json_string("cancelled: assentd is stopping; ask again once it is back"));
-	finish(s, &o->it, res);
+	struct ending e = {.status = "cancelled", .error = "cancelled: assentd is stopping; ask again once it is back"};
+	finish(s, &o->it, &e, ending_json(o->it.session_id, &e));
 }
 
 static void collect_waiting(const struct pq_item *x, void *arg)

@@ -59,13 +59,17 @@ static void front_down(struct signer *s, int k, const char *why)
 static const struct worker_kind front_kind = {front_prepare, front_config, front_down};
 
 /* What the capabilities register with the core, before anything starts: the call records'
- * notes and assent's own events, the gate's part of a request's end, these two workers' kind.
+ * notes, their dispatched and ended phases and assent's own events, the history ring's and
+ * the pages' decided (and queued) phases, the gate's part of a request's end, these two
+ * workers' kind.
  * (What needs its configuration first registers when it starts: the upstreams' workers in
  * gate_start, the recorder in records_start, the webhooks in notify_start.) */
 void signer_register(struct signer *s)
 {
 	records_register(s);
 	qa_register(s);
+	history_register(s);
+	webpush_register(s);
 	gate_register(s);
 	worker_kind(s, W_MCP, &front_kind);
 	worker_kind(s, W_REVIEW, &front_kind);

@@ -112,11 +112,17 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 	char digest[72];
 	call_digest(g->call, g->n, digest);
 	rec_note(s, conn, rid, NULL, rule, 0); /* the rule that let it through, for its record */
-	if (ledgered) /* a call the ledger holds (decided, not only recorded): its dispatch is an event; a
+	if (ledgered) /* a call the ledger holds (decided, not only recorded): its dispatch is a phase; a
 		       * read the policy lets through with `record calls` has its call record alone */
-		rec_event_in(s, "call.dispatched", sid, rec_call_id(s, conn, rid),
-			     json_pack("{s:s,s:s,s:s,s:I,s:b}", "upstream", g->upstream, "tool", g->tool, "call",
-				       digest, "rule", (json_int_t)rule, "ledgered", ledgered));
+		phase_run(s, PH_DISPATCHED,
+			  &(struct phase_ev){.sid = sid,
+					     .seq = g->seq,
+					     .call = &(struct phase_call){.conn = conn,
+									  .rid = rid,
+									  .upstream = g->upstream,
+									  .tool = g->tool,
+									  .digest = digest,
+									  .rule = rule}});
 	if (!c || w->fd < 0 || w->state != S_READY) {
 		static const char gone[] = "the upstream server is not available now: the call was not forwarded";
 		char full[160];
@@ -247,21 +253,19 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 
 /* finish() of a gated call: approved, it is dispatched; otherwise the agent hears why
  * not, as an isError result. Returns 1 (it took the request). */
-static int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
+static int gate_finish(struct signer *s, struct pq_item *it, const struct ending *e, json_t *result)
 {
 	struct req *r = it->data;
 	struct gate_req *g = r->gate;
 	g->seq = r->seq;
-	const char *jwt = json_string_value(json_object_get(result, "approval_token"));
-	if (jwt && strlen(jwt) < sizeof((struct gcall *)0)->token) /* token yes: it goes with the result */
-		g->token = strdup(jwt);
-	const char *status = json_string_value(json_object_get(result, "status"));
-	if (json_is_true(json_object_get(result, "approved"))) {
+	if (e->token && strlen(e->token) < sizeof((struct gcall *)0)->token) /* token yes: it goes with the result */
+		g->token = strdup(e->token);
+	const char *status = e->status;
+	if (e->approved) {
 		r->gate = NULL;
 		dispatch(s, g, it->session_id, r->conn, r->rid, r->has_pd ? r->pd.line : 0);
 	} else if (it->blocking || g->task) {
-		const char *why = json_string_value(json_object_get(result, "response"));
-		const char *who = json_string_value(json_object_get(result, "reviewer"));
+		const char *why = e->response, *who = e->reviewer;
 		char text[1200];
 		if (status && !strcmp(status, "timeout"))
 			snprintf(text, sizeof text,
@@ -270,7 +274,7 @@ static int gate_finish(struct signer *s, struct pq_item *it, json_t *result)
 				 it->session_id);
 		else if (status && !strcmp(status, "cancelled")) /* the daemon stopping (cancel_waiting) */
 			snprintf(text, sizeof text, "%s; the call was not forwarded (session_id %s)",
-				 json_string_value(json_object_get(result, "error")) ?: "cancelled", it->session_id);
+				 e->error ? e->error : "cancelled", it->session_id);
 		else if (status && !strcmp(status, "denied"))
 			snprintf(text, sizeof text, "denied by the policy (rule %u): %s; the call was not forwarded",
 				 r->has_pd ? r->pd.line : 0, why ? why : "no reason given");

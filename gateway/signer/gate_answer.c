@@ -162,10 +162,15 @@ static void outcome_done(struct signer *s, struct op *o, const struct ledger_pos
 	json_t *facts = facts_call(&w->c, "forwarded");
 	if (pos)
 		json_object_set_new(facts, "outcome_seq", json_integer((json_int_t)pos->seq));
-	rec_event_in(s, "call.finished", w->c.sid, rec_call_id(s, w->c.conn, w->c.rid),
-		     json_pack("{s:s,s:s,s:I,s:I,s:b}", "upstream", w->c.upstream, "tool", w->c.tool, "duration_ms",
-			       (json_int_t)(now_ms() - w->c.started_ms), "outcome_seq",
-			       (json_int_t)(pos ? pos->seq : 0), "error", w->text != NULL));
+	phase_run(s, PH_ENDED,
+		  &(struct phase_ev){.sid = w->c.sid,
+				     .seq = pos ? pos->seq : 0,
+				     .call = &(struct phase_call){.conn = w->c.conn,
+								  .rid = w->c.rid,
+								  .upstream = w->c.upstream,
+								  .tool = w->c.tool,
+								  .duration_ms = now_ms() - w->c.started_ms,
+								  .error = w->text != NULL}});
 	call_answer(s, &w->c, w->res, w->text, facts);
 	free(w->text);
 	free(w);

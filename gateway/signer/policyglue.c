@@ -146,17 +146,19 @@ static void policy_done(struct signer *s, struct op *o, const struct ledger_pos 
 	char e2[AS_ERRLEN];
 	if (pd->with_token && tok_issue(s->tk, &pd->tr, &pd->t, pos->seq, pos->leaf, &jwt, e2) != 0)
 		slog("error", "token for %s: %s", o->it.session_id, e2);
-	res = result_base(o->it.session_id, allow ? "approved" : "denied", allow);
-	json_object_set_new(res, "response", allow ? json_null() : json_string(r->pd.reason));
+	struct ending e = {.status = allow ? "approved" : "denied",
+			   .approved = allow,
+			   .decided = 1,
+			   .response = allow ? NULL : r->pd.reason,
+			   .token = jwt};
+	res = ending_json(o->it.session_id, &e);
 	json_object_set_new(res, "policy",
 			    json_pack("{s:I,s:s}", "rule", (json_int_t)r->pd.line, "digest", r->pol_digest));
-	if (jwt)
-		json_object_set_new(res, "approval_token", json_string(jwt));
-	free(jwt);
-	request_log(s, &o->it, r, allow ? "approved" : "denied", NULL, pos->seq);
+	request_log(s, &o->it, r, e.status, NULL, pos->seq);
 	r->seq = pos->seq;
 	o->it.blocking = 1; /* decided at once: every caller hears now, waiting or not */
-	finish(s, &o->it, res);
+	finish(s, &o->it, &e, res);
+	free(jwt);
 	free(pd);
 }
 

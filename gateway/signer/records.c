@@ -226,9 +226,27 @@ static const char *note_call_id(const struct signer *s, uint64_t conn, const cha
 
 static const struct rec_hooks notes = {note_put, note_waiting, note_call_id};
 
+/* A gated call's dispatch and end, as events in its call record (phase_hook). */
+static void rec_phase(struct signer *s, enum req_phase ph, const struct phase_ev *e)
+{
+	const struct phase_call *c = e->call;
+	const char *in = rec_call_id(s, c->conn, c->rid);
+	if (ph == PH_DISPATCHED)
+		rec_event_in(s, "call.dispatched", e->sid, in,
+			     json_pack("{s:s,s:s,s:s,s:I,s:b}", "upstream", c->upstream, "tool", c->tool, "call",
+				       c->digest, "rule", (json_int_t)c->rule, "ledgered", 1));
+	else
+		rec_event_in(s, "call.finished", e->sid, in,
+			     json_pack("{s:s,s:s,s:I,s:I,s:b}", "upstream", c->upstream, "tool", c->tool, "duration_ms",
+				       (json_int_t)c->duration_ms, "outcome_seq", (json_int_t)e->seq, "error",
+				       c->error));
+}
+
 void records_register(struct signer *s)
 {
 	rec_hooks(s, &notes);
+	phase_hook(s, PH_DISPATCHED, rec_phase);
+	phase_hook(s, PH_ENDED, rec_phase);
 }
 
 const char *rec_call_open(const struct signer *s, uint64_t conn, const char *except_rid)

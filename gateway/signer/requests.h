@@ -19,9 +19,13 @@ void history_push(struct signer *s, const struct recent *x);
 void history_free(struct signer *s); /* the ring's terms, and the ring emptied (the process's end frees the rest) */
 void history_summary(char out[HISTORY_MESSAGE_MAX + 1], const char *msg, size_t n);
 const struct recent *history_nth(const struct signer *s, size_t i);
+void history_register(struct signer *s); /* decisions into the ring (phase_hook) */
 void request_log(struct signer *s, const struct pq_item *it, const struct req *r, const char *outcome,
 		 const char *reviewer, uint64_t seq);
-void finish(struct signer *s, struct pq_item *it, json_t *result);
+/* A request ended as e says: result (made by ending_json, with what the caller adds) goes
+ * to whoever waits or collects it, or the gate takes the request. Takes result and it->data. */
+void finish(struct signer *s, struct pq_item *it, const struct ending *e, json_t *result);
+json_t *ending_json(const char *sid, const struct ending *e);
 json_t *result_base(const char *sid, const char *status, int approved);
 void task_end(struct signer *s, const char *sid, uint64_t conn, const char *owner, uint64_t created_ms, json_t *result);
 /* A request out of the queue is cancelled: its entry, then the log, the webhooks and the

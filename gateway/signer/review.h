@@ -49,6 +49,7 @@ int web_session_alive(void *arg, const struct ws_session *ss);
 void web_push(struct signer *s, const uint32_t *ended, size_t nended);
 void web_sweep(struct signer *s, uint64_t now);
 void web_credentials_changed(struct signer *s, const struct registry *old);
+void webpush_register(struct signer *s); /* the pages refresh when a request is queued or decided (phase_hook) */
 
 /* web.c */
 /* one handler per F_WEB_* frame type */

@@ -41,10 +41,9 @@ static void cancel_done(struct signer *s, struct op *o, const struct ledger_pos 
 	send_result(s, r->conn, r->rid, ack, 0);
 	json_decref(ack);
 	request_log(s, &o->it, r, "cancelled", NULL, pos ? pos->seq : 0);
-	json_t *res = result_base(o->it.session_id, "cancelled", 0);
-	json_object_set_new(res, "error", json_string("cancelled"));
+	struct ending e = {.status = "cancelled", .error = "cancelled"};
 	o->it.blocking = 0; /* collected, not sent: the canceller has its answer */
-	finish(s, &o->it, res);
+	finish(s, &o->it, &e, ending_json(o->it.session_id, &e));
 }
 
 static int task_cancel(struct signer *s, struct conn *c, const char *rid, const char *sid)

@@ -30,6 +30,21 @@ void web_push(struct signer *s, const uint32_t *ended, size_t nended)
 	s->web_sent = s->committed + s->web_bumps;
 }
 
+/* A request queued or decided: the reviewers' pages refresh on the loop's next turn (loop.c
+ * pushes when what was committed or bumped is more than what was sent). */
+static void web_phase(struct signer *s, enum req_phase ph, const struct phase_ev *e)
+{
+	(void)ph;
+	(void)e;
+	s->web_bumps++;
+}
+
+void webpush_register(struct signer *s)
+{
+	phase_hook(s, PH_QUEUED, web_phase);
+	phase_hook(s, PH_DECIDED, web_phase);
+}
+
 /* End the sessions that are past their time or whose credential ended, and their
  * event streams (a push names at most PROTO_PUSH_ENDED_MAX: as many pushes as it takes). */
 static size_t web_end_sessions(struct signer *s, uint64_t now)

@@ -225,22 +225,51 @@ void rec_note_waiting(struct signer *s, uint64_t conn, const char *rid);
 /* The call id of call rid on conn (its note's), or NULL: the id its record will carry. */
 const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid);
 
-/* A request's phases, and the hooks capabilities register for them (run in the order
- * registered): queued (it waits for a person: the webhooks' request event), decided (its
- * decision or cancellation is on disk: outcome and by set). */
-enum req_phase { PH_QUEUED, PH_DECIDED, PH_N };
+/* A request's phases, and the hooks capabilities register for them, nginx-style (run in the
+ * order registered; the phase's owner calls phase_run and does not know who listens):
+ *   queued      it waits for a person (requests.c): the webhooks' request event, the pages;
+ *   decided     its decision, timeout or cancellation is on disk (ended.c): outcome, by and
+ *               seq set (seq 0: not ledgered): the webhooks, the history ring, the pages;
+ *   dispatched  a gated call the ledger holds leaves for its server (gate.c): sid and call
+ *               set, it and r NULL (the request is gone): the call records' event;
+ *   ended       that call's outcome is on disk, or could not be (gate_answer.c): sid, call
+ *               and seq set: the call records' event. */
+enum req_phase { PH_QUEUED, PH_DECIDED, PH_DISPATCHED, PH_ENDED, PH_N };
 #define PHASE_HOOKS_MAX 4
 struct req;
+struct phase_call { /* a gated call, as its dispatched and ended phases tell it */
+	uint64_t conn;
+	const char *rid, *upstream, *tool;
+	const char *digest;   /* dispatched: the call's digest */
+	unsigned rule;	      /* dispatched: the rule that let it through */
+	uint64_t duration_ms; /* ended: since it was dispatched */
+	int error;	      /* ended: it ended without a result */
+};
 struct phase_ev {
 	const struct pq_item *it;
 	const struct req *r;
 	const char *outcome, *by;
+	const char *reviewer;	       /* decided: the person who decided, or NULL (by names who else) */
+	uint64_t seq;		       /* the entry that the phase put on disk; 0: none */
+	const char *sid;	       /* dispatched, ended: the call's session_id */
+	const struct phase_call *call; /* dispatched, ended */
 };
 typedef void (*phase_fn)(struct signer *s, enum req_phase ph, const struct phase_ev *e);
 void phase_hook(struct signer *s, enum req_phase ph, phase_fn fn);
+/* How a request ended, typed: the agent's answer is made from it (ending_json, ended.c) and
+ * the gate reads it, never the JSON it became. Strings are borrowed for the call. */
+struct ending {
+	const char *status;   /* approved, rejected, selected, denied, timeout, cancelled */
+	int approved;	      /* the action may go ahead */
+	int decided;	      /* a person or the policy decided (the answer carries "response") */
+	const char *reviewer; /* who decided; NULL: the policy, or nobody */
+	const char *response; /* the reviewer's words, or the rule's reason; NULL: none */
+	const char *error;    /* why it ended without a decision (timeout, cancelled) */
+	const char *token;    /* the approval token minted with the decision, or NULL */
+};
 /* A gated call's request (r->gate) finishes through the gate, which registers how (gate.c):
- * 1 when it took the request. */
-typedef int (*finish_fn)(struct signer *s, struct pq_item *it, json_t *result);
+ * 1 when it took the request (and result with it). */
+typedef int (*finish_fn)(struct signer *s, struct pq_item *it, const struct ending *e, json_t *result);
 void finish_hook(struct signer *s, finish_fn fn);
 void phase_run(struct signer *s, enum req_phase ph, const struct phase_ev *e);
 

@@ -55,6 +55,8 @@ void phase_hook(struct signer *s, enum req_phase ph, phase_fn fn)
 {
 	if (s->nphase[ph] < PHASE_HOOKS_MAX)
 		s->phase[ph][s->nphase[ph]++] = fn;
+	else /* a programming error, caught by the first start of a build that makes it */
+		slog("error", "phase %d: more than %d hooks; one is not run", (int)ph, PHASE_HOOKS_MAX);
 }
 
 void phase_run(struct signer *s, enum req_phase ph, const struct phase_ev *e)
