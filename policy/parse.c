@@ -1,14 +1,14 @@
-/* The policy language's parser: FILE:LINE:COL diagnostics, warnings for rules that never match,
- * and the rules' lifecycle; the evaluator is eval.c, the regular expressions' cost guard regex.c. */
+/* The policy language's parser: FILE:LINE:COL diagnostics, the words of a line, a rule's options,
+ * the rules' lifecycle, warnings for rules that never match, and the file-level parse; a rule's
+ * conditions are parse_cond.c's, the evaluator is eval.c, the regular expressions' cost guard regex.c. */
 #define _GNU_SOURCE
-#include "policy/rules.h"
+#include "policy/parse_int.h"
 
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "include/assent/err.h"
 #include "common/cbor.h"   /* utf8_valid */
@@ -17,8 +17,6 @@
 
 const char *const pol_type_names[4] = {"approval", "input", "selection", "confirmation"};
 const char *const pol_risk_names[4] = {"low", "medium", "high", "critical"};
-static const char *const annotation_names[] = {"readonly", "destructive", "idempotent",
-					       "openworld"}; /* POL_ANN_* bit order */
 static const char *const action_names[] = {"allow", "deny", "ask"};
 
 const char *pol_action_name(enum pol_action a)
@@ -63,13 +61,6 @@ static void diag(struct pol_msgs *m, int warning, unsigned line, unsigned col, c
 }
 
 /* ---- words of a line ---- */
-
-struct word {
-	char *s; /* unquoted, NUL-terminated (owned by the line buffer) */
-	size_t n;
-	unsigned col;
-	int quoted;
-};
 
 /* Split one line into words: blanks separate, "..." quotes (with \" and \\), # starts a
  * comment outside quotes. Returns the count, or -1 after a diagnostic. buf receives the
@@ -124,15 +115,7 @@ static int split(const char *line, size_t len, unsigned lineno, char *buf, struc
 
 /* ---- parsing ---- */
 
-struct pstate {
-	struct pol_msgs *m;
-	unsigned line;
-	struct word *w;
-	int nw, i;
-	int failed;
-};
-
-static const struct word *next(struct pstate *p, const char *what)
+const struct word *pol_next(struct pstate *p, const char *what)
 {
 	if (p->i >= p->nw) {
 		const struct word *last = &p->w[p->nw - 1];
@@ -144,8 +127,7 @@ static const struct word *next(struct pstate *p, const char *what)
 	return &p->w[p->i++];
 }
 
-static void bad(struct pstate *p, const struct word *x, const char *fmt, ...) AS_PRINTF(3, 4);
-static void bad(struct pstate *p, const struct word *x, const char *fmt, ...)
+void pol_bad(struct pstate *p, const struct word *x, const char *fmt, ...)
 {
 	char msg[POL_MSG_MAX + 1];
 	va_list ap;
@@ -156,7 +138,7 @@ static void bad(struct pstate *p, const struct word *x, const char *fmt, ...)
 	p->failed = 1;
 }
 
-static int is_name(const char *s, size_t n)
+int pol_is_name(const char *s, size_t n)
 {
 	if (n == 0 || n > POL_NAME_MAX)
 		return 0;
@@ -167,7 +149,7 @@ static int is_name(const char *s, size_t n)
 	return 1;
 }
 
-static int parse_uint(const struct word *x, unsigned long long min, unsigned long long max, unsigned long long *out)
+int pol_parse_uint(const struct word *x, unsigned long long min, unsigned long long max, unsigned long long *out)
 {
 	uint64_t v;
 	if (x->quoted || parse_u64(x->s, &v) != 0 || v < min || v > max)
@@ -176,25 +158,16 @@ static int parse_uint(const struct word *x, unsigned long long min, unsigned lon
 	return 0;
 }
 
-static int parse_number(const char *s, double *v)
-{
-	char *end;
-	if (!*s || strchr(s, 'x') || strchr(s, 'X') || strpbrk(s, "nN")) /* no hex, inf, nan */
-		return -1;
-	*v = strtod(s, &end);
-	return *end ? -1 : 0;
-}
-
 /* A comma-separated list; each item checked by ok(). */
-static size_t list(struct pstate *p, const struct word *x, char out[][POL_NAME_MAX + 1],
-		   int (*ok)(const char *, size_t), const char *what)
+size_t pol_list(struct pstate *p, const struct word *x, char out[][POL_NAME_MAX + 1], int (*ok)(const char *, size_t),
+		const char *what)
 {
 	size_t n = 0;
 	const char *s = x->s;
 	for (;;) {
 		size_t k = strcspn(s, ",");
 		if (n == POL_LIST_MAX || k > POL_NAME_MAX || !ok(s, k)) {
-			bad(p, x, "%s: '%.*s' is not one", what, (int)(k > 60 ? 60 : k), s);
+			pol_bad(p, x, "%s: '%.*s' is not one", what, (int)(k > 60 ? 60 : k), s);
 			return 0;
 		}
 		memcpy(out[n], s, k);
@@ -205,17 +178,12 @@ static size_t list(struct pstate *p, const struct word *x, char out[][POL_NAME_M
 	}
 }
 
-static int ok_type(const char *s, size_t n)
-{
-	for (size_t i = 0; i < 4; i++)
-		if (strlen(pol_type_names[i]) == n && !strncmp(s, pol_type_names[i], n))
-			return 1;
-	return 0;
-}
+/* ---- options ---- */
+
 static int ok_reviewer(const char *s, size_t n)
 {
-	return n > 6 && !strncmp(s, "group:", 6) ? is_name(s + 6, n - 6) && !memchr(s + 6, ':', n - 6)
-						 : is_name(s, n) && !memchr(s, ':', n);
+	return n > 6 && !strncmp(s, "group:", 6) ? pol_is_name(s + 6, n - 6) && !memchr(s + 6, ':', n - 6)
+						 : pol_is_name(s, n) && !memchr(s, ':', n);
 }
 static int ok_channel(const char *s, size_t n)
 {
@@ -223,234 +191,11 @@ static int ok_channel(const char *s, size_t n)
 	       (n == 6 && !strncmp(s, "client", 6));
 }
 
-static int parse_op(const char *s, enum op *op)
-{
-	static const struct {
-		const char *t;
-		enum op op;
-	} ops[] = {{"=", OP_EQ}, {"!=", OP_NE}, {"<", OP_LT}, {">", OP_GT}, {"<=", OP_LE}, {">=", OP_GE}, {"~", OP_RE}};
-	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-		if (!strcmp(s, ops[i].t)) {
-			*op = ops[i].op;
-			return 0;
-		}
-	return -1;
-}
-
-static int compile_re(struct pstate *p, const struct word *x, struct cond *c)
-{
-	char e[AS_ERRLEN];
-	if (pol_regex_check(x->s, x->n, e) != 0) {
-		bad(p, x, "%s", e);
-		return -1;
-	}
-	if (regcomp(&c->re, x->s, REG_EXTENDED | REG_NOSUB) != 0) {
-		bad(p, x, "bad regular expression");
-		return -1;
-	}
-	c->has_re = 1;
-	return 0;
-}
-
-/* The value side of `context.PATH OP VALUE`, `message OP VALUE`. */
-static int value(struct pstate *p, struct cond *c, int allow_order)
-{
-	const struct word *o = next(p, "an operator (= != < > <= >= ~)");
-	if (!o)
-		return -1;
-	int pathed = c->k == C_CONTEXT || c->k == C_ARGS;
-	if (pathed && !o->quoted && !strcmp(o->s, "exists")) {
-		c->op = OP_EXISTS;
-		return 0;
-	}
-	if (o->quoted || parse_op(o->s, &c->op) != 0) {
-		bad(p, o, "unknown operator (expected = != < > <= >= ~%s)", pathed ? " or exists" : "");
-		return -1;
-	}
-	const struct word *v = next(p, "a value");
-	if (!v)
-		return -1;
-	if (!(c->s = strdup(v->s)))
-		return -1;
-	c->col = v->col;
-	if (c->op == OP_RE)
-		return compile_re(p, v, c);
-	c->numeric = !v->quoted && parse_number(v->s, &c->v) == 0;
-	if (c->op >= OP_LT && c->op <= OP_GE && (!allow_order || !c->numeric)) {
-		bad(p, v, "%s compares numbers: '%.40s' is not one", o->s, v->s);
-		return -1;
-	}
-	return 0;
-}
-
-/* type: a list of request types. */
-static int cond_type(struct pstate *p, struct cond *c)
-{
-	const struct word *x;
-	char items[POL_LIST_MAX][POL_NAME_MAX + 1];
-	if (!(x = next(p, "a type (approval, input, selection, confirmation)")))
-		return -1;
-	size_t n = list(p, x, items, ok_type, "type");
-	for (size_t i = 0; i < n; i++)
-		for (unsigned t = 0; t < 4; t++)
-			if (!strcmp(items[i], pol_type_names[t]))
-				c->types |= 1u << t;
-	if (!n)
-		return -1;
-	c->k = C_TYPE;
-	return 0;
-}
-
-/* subject: given, computed, asserted, or a name glob. */
-static int cond_subject(struct pstate *p, struct cond *c)
-{
-	const struct word *x;
-	if (!(x = next(p, "given, computed, asserted or a name glob")))
-		return -1;
-	if (!x->quoted && !strcmp(x->s, "given"))
-		c->k = C_SUBJECT_GIVEN;
-	else if (!x->quoted && !strcmp(x->s, "computed"))
-		c->k = C_SUBJECT_COMPUTED;
-	else if (!x->quoted && !strcmp(x->s, "asserted"))
-		c->k = C_SUBJECT_ASSERTED;
-	else {
-		c->k = C_SUBJECT;
-		c->s = strdup(x->s);
-	}
-	return 0;
-}
-
-/* annotation: one of the tool annotations. */
-static int cond_annotation(struct pstate *p, struct cond *c)
-{
-	const struct word *x;
-	if (!(x = next(p, "readonly, destructive, idempotent or openworld")))
-		return -1;
-	c->n = -1;
-	for (int i = 0; i < 4; i++)
-		if (!x->quoted && !strcmp(x->s, annotation_names[i]))
-			c->n = i;
-	if (c->n < 0) {
-		bad(p, x, "not an annotation (readonly, destructive, idempotent, openworld)");
-		return -1;
-	}
-	c->k = C_ANNOTATION;
-	return 0;
-}
-
-/* args.PATH and context.PATH: the path, then an operator and a value. */
-static int cond_path(struct pstate *p, const struct word *k, struct cond *c)
-{
-	int args = k->s[0] == 'a';
-	c->k = args ? C_ARGS : C_CONTEXT;
-	const char *s = k->s + (args ? 5 : 8);
-	for (;;) {
-		size_t n = strcspn(s, ".");
-		if (n == 0 || c->npath == POL_PATH_MAX) {
-			bad(p, k, "a %s path is %s.KEY[.KEY...] with at most %d keys",
-			    args ? "call's arguments" : "context", args ? "args" : "context", POL_PATH_MAX);
-			return -1;
-		}
-		c->path[c->npath++] = strndup(s, n);
-		if (!s[n])
-			break;
-		s += n + 1;
-	}
-	if (value(p, c, 1) != 0)
-		return -1;
-	return 0;
-}
-
-/* risk: an operator and a level. */
-static int cond_risk(struct pstate *p, struct cond *c)
-{
-	const struct word *x;
-	c->k = C_RISK;
-	const struct word *o = next(p, "an operator");
-	if (!o)
-		return -1;
-	if (o->quoted || parse_op(o->s, &c->op) != 0 || c->op == OP_RE) {
-		bad(p, o, "risk compares with = != < > <= >=");
-		return -1;
-	}
-	if (!(x = next(p, "a risk level (low, medium, high, critical)")))
-		return -1;
-	c->n = -1;
-	for (int i = 0; i < 4; i++)
-		if (!strcasecmp(x->s, pol_risk_names[i]))
-			c->n = i;
-	if (c->n < 0) {
-		bad(p, x, "not a risk level (low, medium, high, critical)");
-		return -1;
-	}
-	return 0;
-}
-
-static int condition(struct pstate *p, const struct word *k, struct rule *r)
-{
-	struct cond *c = &r->conds[r->nconds];
-	memset(c, 0, sizeof *c);
-	const struct word *x;
-	if (!strcmp(k->s, "type")) {
-		if (cond_type(p, c) != 0)
-			return -1;
-	} else if (!strcmp(k->s, "audience") || !strcmp(k->s, "client")) {
-		if (!(x = next(p, "a name or glob")))
-			return -1;
-		c->k = k->s[0] == 'a' ? C_AUDIENCE : C_CLIENT;
-		c->s = strdup(x->s);
-	} else if (!strcmp(k->s, "agent")) {
-		if (!(x = next(p, "an agent's name")))
-			return -1;
-		if (!is_name(x->s, x->n)) {
-			bad(p, x, "not an agent name");
-			return -1;
-		}
-		c->k = C_AGENT;
-		c->s = strdup(x->s);
-	} else if (!strcmp(k->s, "uid")) {
-		unsigned long long v;
-		if (!(x = next(p, "a uid")))
-			return -1;
-		if (parse_uint(x, 0, 4294967294ull, &v) != 0) {
-			bad(p, x, "not a uid");
-			return -1;
-		}
-		c->k = C_UID;
-		c->n = (long long)v;
-	} else if (!strcmp(k->s, "subject")) {
-		if (cond_subject(p, c) != 0)
-			return -1;
-	} else if (!strcmp(k->s, "upstream") || !strcmp(k->s, "tool")) {
-		if (!(x = next(p, k->s[0] == 'u' ? "an upstream server's name or glob" : "a tool's name or glob")))
-			return -1;
-		c->k = k->s[0] == 'u' ? C_UPSTREAM : C_TOOL;
-		c->s = strdup(x->s);
-	} else if (!strcmp(k->s, "annotation")) {
-		if (cond_annotation(p, c) != 0)
-			return -1;
-	} else if (!strncmp(k->s, "args.", 5) || !strncmp(k->s, "context.", 8)) {
-		if (cond_path(p, k, c) != 0)
-			return -1;
-	} else if (!strcmp(k->s, "message")) {
-		c->k = C_MESSAGE;
-		if (value(p, c, 0) != 0)
-			return -1;
-	} else if (!strcmp(k->s, "risk")) {
-		if (cond_risk(p, c) != 0)
-			return -1;
-	} else {
-		return 1; /* not a condition */
-	}
-	r->nconds++;
-	return 0;
-}
-
 /* An option only rules of what may carry (it returns from the function that uses it). */
 #define ONLY(cond, what)                                                                                               \
 	do {                                                                                                           \
 		if (!(cond)) {                                                                                         \
-			bad(p, k, "%s is an option of %s rules", k->s, what);                                          \
+			pol_bad(p, k, "%s is an option of %s rules", k->s, what);                                      \
 			return -1;                                                                                     \
 		}                                                                                                      \
 	} while (0)
@@ -465,32 +210,32 @@ static int option_review(struct pstate *p, const struct word *k, struct rule *r)
 	int ask = r->action == POL_ASK;
 	if (!strcmp(k->s, "reviewers")) {
 		ONLY(ask, "ask");
-		if (!(x = next(p, "reviewers (NAME or group:NAME, comma-separated)")) ||
-		    !(o->nreviewers = list(p, x, o->reviewers, ok_reviewer, "reviewer")))
+		if (!(x = pol_next(p, "reviewers (NAME or group:NAME, comma-separated)")) ||
+		    !(o->nreviewers = pol_list(p, x, o->reviewers, ok_reviewer, "reviewer")))
 			return -1;
 	} else if (!strcmp(k->s, "quorum")) {
 		ONLY(ask, "ask");
-		if (!(x = next(p, "a number of reviewers")) || parse_uint(x, 1, 16, &v) != 0) {
+		if (!(x = pol_next(p, "a number of reviewers")) || pol_parse_uint(x, 1, 16, &v) != 0) {
 			if (x)
-				bad(p, x, "a quorum is 1 to 16 distinct reviewers");
+				pol_bad(p, x, "a quorum is 1 to 16 distinct reviewers");
 			return -1;
 		}
 		o->quorum = (unsigned)v;
 	} else if (!strcmp(k->s, "on-timeout")) {
 		ONLY(ask, "ask");
-		if (!(x = next(p, "deny or timeout")))
+		if (!(x = pol_next(p, "deny or timeout")))
 			return -1;
 		if (strcmp(x->s, "deny") && strcmp(x->s, "timeout")) {
-			bad(p, x, "on-timeout is deny or timeout");
+			pol_bad(p, x, "on-timeout is deny or timeout");
 			return -1;
 		}
 		o->timeout_denies = x->s[0] == 'd';
 	} else if (!strcmp(k->s, "channels")) {
 		ONLY(ask, "ask");
 		char items[POL_LIST_MAX][POL_NAME_MAX + 1];
-		if (!(x = next(p, "channels (terminal, web, client)")))
+		if (!(x = pol_next(p, "channels (terminal, web, client)")))
 			return -1;
-		size_t n = list(p, x, items, ok_channel, "channel");
+		size_t n = pol_list(p, x, items, ok_channel, "channel");
 		if (!n)
 			return -1;
 		for (size_t i = 0; i < n; i++)
@@ -499,10 +244,10 @@ static int option_review(struct pstate *p, const struct word *k, struct rule *r)
 							    : POL_CH_CLIENT;
 	} else if (!strcmp(k->s, "same-user")) {
 		ONLY(ask, "ask");
-		if (!(x = next(p, "ok")))
+		if (!(x = pol_next(p, "ok")))
 			return -1;
 		if (strcmp(x->s, "ok")) {
-			bad(p, x, "same-user takes ok");
+			pol_bad(p, x, "same-user takes ok");
 			return -1;
 		}
 		o->same_user_ok = 1;
@@ -521,55 +266,56 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 	int rc;
 	if (!strcmp(k->s, "reason")) {
 		ONLY(r->action == POL_DENY, "deny");
-		if (!(x = next(p, "a reason")))
+		if (!(x = pol_next(p, "a reason")))
 			return -1;
 		if (x->n == 0 || x->n > POL_REASON_MAX) {
-			bad(p, x, "a reason is 1 to %d bytes", POL_REASON_MAX);
+			pol_bad(p, x, "a reason is 1 to %d bytes", POL_REASON_MAX);
 			return -1;
 		}
 		memcpy(o->reason, x->s, x->n + 1);
 	} else if (!strcmp(k->s, "deadline") || !strcmp(k->s, "token-ttl")) {
 		int dl = k->s[0] == 'd';
 		ONLY(dl ? ask : ask || allow, dl ? "ask" : "allow and ask");
-		if (!(x = next(p, "seconds")) || parse_uint(x, 1, 86400, &v) != 0) {
+		if (!(x = pol_next(p, "seconds")) || pol_parse_uint(x, 1, 86400, &v) != 0) {
 			if (x)
-				bad(p, x, "seconds from 1 to 86400");
+				pol_bad(p, x, "seconds from 1 to 86400");
 			return -1;
 		}
 		*(dl ? &o->deadline_s : &o->token_ttl_s) = (unsigned)v;
 	} else if (!strcmp(k->s, "token-audience")) {
 		ONLY(ask || allow, "allow and ask");
-		if (!(x = next(p, "an audience")))
+		if (!(x = pol_next(p, "an audience")))
 			return -1;
-		if (!is_name(x->s, x->n)) {
-			bad(p, x, "not an audience name");
+		if (!pol_is_name(x->s, x->n)) {
+			pol_bad(p, x, "not an audience name");
 			return -1;
 		}
 		memcpy(o->token_audience, x->s, x->n + 1);
 	} else if (!strcmp(k->s, "record")) {
 		ONLY(allow, "allow");
-		if (!(x = next(p, "ledger or calls")))
+		if (!(x = pol_next(p, "ledger or calls")))
 			return -1;
 		if (strcmp(x->s, "ledger") && strcmp(x->s, "calls")) {
-			bad(p, x,
-			    "record is ledger (an entry per call, durable before it is forwarded) or calls (the "
-			    "call record only)");
+			pol_bad(p, x,
+				"record is ledger (an entry per call, durable before it is forwarded) or calls (the "
+				"call record only)");
 			return -1;
 		}
 		o->record_calls = x->s[0] == 'c';
 	} else if (!strcmp(k->s, "token")) {
 		ONLY(ask, "ask");
-		if (!(x = next(p, "yes")))
+		if (!(x = pol_next(p, "yes")))
 			return -1;
 		if (strcmp(x->s, "yes")) {
-			bad(p, x, "token takes yes (a token for a forwarded call, in its result's _meta)");
+			pol_bad(p, x, "token takes yes (a token for a forwarded call, in its result's _meta)");
 			return -1;
 		}
 		o->call_token = 1;
 	} else if ((rc = option_review(p, k, r)) != 1) {
 		return rc;
 	} else {
-		bad(p, k,
+		pol_bad(
+		    p, k,
 		    "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
 		    "message, risk, upstream, tool, args.PATH, annotation) or an option (reason, reviewers, quorum, "
 		    "deadline, on-timeout, token-ttl, token-audience, channels, same-user, record, token)");
@@ -579,19 +325,10 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 #undef ONLY
 }
 
-static void cond_free(struct cond *c)
-{
-	free(c->s);
-	if (c->has_re)
-		regfree(&c->re);
-	for (size_t i = 0; i < c->npath; i++)
-		free(c->path[i]);
-}
-
 static void rule_free(struct rule *r)
 {
 	for (size_t i = 0; i < r->nconds; i++)
-		cond_free(&r->conds[i]);
+		pol_cond_free(&r->conds[i]);
 	free(r->conds);
 	free(r->key);
 }
@@ -634,17 +371,17 @@ const char *policy_digest(const struct policy *p)
 /* One rule line, words w[0..nw). 0, or -1 after a diagnostic. */
 static int parse_rule(struct pstate *p, struct rule *r)
 {
-	const struct word *x = next(p, "a rule");
+	const struct word *x = pol_next(p, "a rule");
 	if (!x)
 		return -1;
 	if (!x->quoted && !strcmp(x->s, "shadow")) {
 		r->shadow = 1;
-		if (!(x = next(p, "allow, deny or ask")))
+		if (!(x = pol_next(p, "allow, deny or ask")))
 			return -1;
 	}
 	if (!x->quoted && !strcmp(x->s, "default")) {
 		r->is_default = 1;
-		if (!(x = next(p, "allow, deny or ask")))
+		if (!(x = pol_next(p, "allow, deny or ask")))
 			return -1;
 	}
 	int a = -1;
@@ -652,7 +389,7 @@ static int parse_rule(struct pstate *p, struct rule *r)
 		if (!x->quoted && !strcmp(x->s, action_names[i]))
 			a = i;
 	if (a < 0) {
-		bad(p, x, "a rule starts with allow, deny or ask (or default, shadow)");
+		pol_bad(p, x, "a rule starts with allow, deny or ask (or default, shadow)");
 		return -1;
 	}
 	r->action = (enum pol_action)a;
@@ -667,13 +404,13 @@ static int parse_rule(struct pstate *p, struct rule *r)
 		const struct word *k = &p->w[p->i++];
 		size_t before = r->nconds;
 		int start = p->i - 1;
-		rc = k->quoted ? 1 : condition(p, k, r);
+		rc = k->quoted ? 1 : pol_condition(p, k, r);
 		if (rc < 0) /* what a half-read condition holds */
-			cond_free(&r->conds[r->nconds]);
+			pol_cond_free(&r->conds[r->nconds]);
 		if (rc == 1)
 			rc = option(p, k, r);
 		else if (rc == 0 && r->is_default) {
-			bad(p, k, "the default rule takes no conditions: it is what happens when no rule matches");
+			pol_bad(p, k, "the default rule takes no conditions: it is what happens when no rule matches");
 			rc = -1;
 		}
 		if (rc == 0 && r->nconds > before) /* the condition's words, normalised, for duplicates */

@@ -1,4 +1,4 @@
-/* The policy module's own types, shared by its parser (parse.c) and its evaluator (eval.c);
+/* The policy module's own types, shared by its parser (parse.c, parse_cond.c) and its evaluator (eval.c);
  * nothing outside policy/ includes this (policy.h is the module's interface). */
 #ifndef ASSENT_POLICY_RULES_H
 #define ASSENT_POLICY_RULES_H

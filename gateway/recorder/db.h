@@ -74,7 +74,7 @@ void db_ts(const struct db *d, int64_t unix_ms, char out[DB_TS_LEN]);
  * nothing, "Z", or an offset "+HH", "-HH:MM"; 'T' for the space too) back to unix ms
  * (fractions past ms truncated). AS_EINVAL when it is not one. */
 int db_ts_parse(const char *text, int64_t *unix_ms);
-/* ISO 8601 UTC with ms, "YYYY-MM-DDTHH:MM:SS.mmmZ": what store.c answers; such texts
+/* ISO 8601 UTC with ms, "YYYY-MM-DDTHH:MM:SS.mmmZ": what store_feedback.c answers; such texts
  * sort as times. */
 void db_ts_iso(int64_t unix_ms, char out[DB_TS_LEN]);
 

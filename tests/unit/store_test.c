@@ -1,4 +1,4 @@
-/* Unit tests for gateway/recorder/db.c, db_my.c and store.c: every case on SQLite (a
+/* Unit tests for gateway/recorder/db.c, db_my.c and store*.c: every case on SQLite (a
  * scratch file); when ASSENT_TEST_PG names a conninfo (tests/integration/store_pg.sh starts
  * a real server with tests/scripts/pg.sh), on PostgreSQL too; when ASSENT_TEST_MY names a
  * mysql:// URL (tests/integration/store_my.sh, tests/scripts/my.sh), on MariaDB too; the
