@@ -29,9 +29,9 @@ static const char *request_owner(struct signer *s, const char *sid)
 	const struct pq_item *it = s->q ? pq_find(s->q, sid) : NULL;
 	if (it && it->data)
 		return ((const struct req *)it->data)->owner;
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++)
-		if (s->gcalls[i].used && !strcmp(s->gcalls[i].sid, sid))
-			return s->gcalls[i].owner;
+	for (size_t i = 0; s->gate.gcalls && i < s->gate.gcall_hi; i++)
+		if (s->gate.gcalls[i].used && !strcmp(s->gate.gcalls[i].sid, sid))
+			return s->gate.gcalls[i].owner;
 	for (size_t i = 0; i < s->ndone; i++) {
 		const struct done *d = done_at(s, i);
 		if (!strcmp(d->sid, sid))

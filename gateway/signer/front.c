@@ -56,7 +56,7 @@ static void front_down(struct signer *s, int k, const char *why)
 	}
 }
 
-static const struct worker_kind front_kind = {front_prepare, front_config, front_down};
+static const struct worker_kind front_kind = {front_prepare, front_config, front_down, NULL};
 
 /* What the capabilities register with the core, before anything starts: the call records'
  * notes, their dispatched and ended phases and assent's own events, the history ring's and

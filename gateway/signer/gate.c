@@ -24,8 +24,8 @@
 
 static int up_index(const struct signer *s, const char *name)
 {
-	for (size_t i = 0; i < s->nup; i++)
-		if (!strcmp(s->up[i].cfg->name, name))
+	for (size_t i = 0; i < s->gate.nup; i++)
+		if (!strcmp(s->gate.up[i].cfg->name, name))
 			return (int)i;
 	return -1;
 }
@@ -95,10 +95,10 @@ static struct cv *call_action(struct cv_arena *a, const json_t *view, char *err)
 static struct gcall *gcall_new(struct signer *s)
 {
 	for (size_t i = 0; i < GCALLS_MAX; i++)
-		if (!s->gcalls[i].used) {
-			if (i >= s->gcall_hi)
-				s->gcall_hi = i + 1;
-			return &s->gcalls[i];
+		if (!s->gate.gcalls[i].used) {
+			if (i >= s->gate.gcall_hi)
+				s->gate.gcall_hi = i + 1;
+			return &s->gate.gcalls[i];
 		}
 	return NULL;
 }
@@ -152,12 +152,12 @@ static void dispatch_now(struct signer *s, struct gate_req *g, const char *sid, 
 			    .k = g->k,
 			    .caps = g->caps,
 			    .ledgered = ledgered,
-			    .cid = ++s->next_cid,
+			    .cid = ++s->gate.next_cid,
 			    .conn = conn,
 			    .seq = g->seq,
 			    .started_ms = now_ms(),
 			    .rule = rule};
-	c->until_ms = c->started_ms + 1000ull * s->call_timeout_s;
+	c->until_ms = c->started_ms + 1000ull * s->gate.call_timeout_s;
 	snprintf(c->sid, sizeof c->sid, "%s", sid);
 	snprintf(c->rid, sizeof c->rid, "%s", rid);
 	snprintf(c->upstream, sizeof c->upstream, "%s", g->upstream);
@@ -294,22 +294,22 @@ static int gate_finish(struct signer *s, struct pq_item *it, const struct ending
  * notifications/resources/updated reach the clients that subscribed, and only them. */
 static void subscription(struct signer *s, uint64_t conn, const char *up, const char *uri, int on)
 {
-	if (!s->subs)
-		s->subs = json_array();
+	if (!s->gate.subs)
+		s->gate.subs = json_array();
 	size_t i;
 	json_t *x;
-	json_array_foreach(s->subs, i, x)
+	json_array_foreach(s->gate.subs, i, x)
 	{
 		if ((uint64_t)json_integer_value(json_array_get(x, 0)) == conn &&
 		    !strcmp(json_string_value(json_array_get(x, 1)), up) &&
 		    !strcmp(json_string_value(json_array_get(x, 2)), uri)) {
 			if (!on)
-				json_array_remove(s->subs, i);
+				json_array_remove(s->gate.subs, i);
 			return;
 		}
 	}
-	if (on && json_array_size(s->subs) < 4096)
-		json_array_append_new(s->subs, json_pack("[I,s,s]", (json_int_t)conn, up, uri));
+	if (on && json_array_size(s->gate.subs) < 4096)
+		json_array_append_new(s->gate.subs, json_pack("[I,s,s]", (json_int_t)conn, up, uri));
 }
 
 /* Read an F_CALL: the connection, who asked, and the call (checked, digested). */
@@ -438,7 +438,7 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 	if (retry_state(s, g, f, c, r_id) != 0)
 		return 0;
 	int ui = up_index(s, g->upstream);
-	struct upw *u = ui >= 0 ? &s->up[ui] : NULL;
+	struct upw *u = ui >= 0 ? &s->gate.up[ui] : NULL;
 	const struct up_tool *t = NULL;
 	int tool = !strcmp(g->method, "tools/call"), read = !strcmp(g->method, "resources/read");
 	for (size_t i = 0; tool && u && i < u->ntools; i++)

@@ -117,17 +117,17 @@ static json_t *facts_call(const struct gcall *c, const char *status)
 static void gcall_free(struct signer *s, struct gcall *c)
 {
 	c->used = 0;
-	while (s->gcall_hi && !s->gcalls[s->gcall_hi - 1].used)
-		s->gcall_hi--;
+	while (s->gate.gcall_hi && !s->gate.gcalls[s->gate.gcall_hi - 1].used)
+		s->gate.gcall_hi--;
 }
 
 /* ---- the server's answer ---- */
 
 struct gcall *gate_gcall_find(struct signer *s, int k, uint64_t cid)
 {
-	for (size_t i = 0; i < s->gcall_hi; i++)
-		if (s->gcalls[i].used && s->gcalls[i].k == k && s->gcalls[i].cid == cid)
-			return &s->gcalls[i];
+	for (size_t i = 0; i < s->gate.gcall_hi; i++)
+		if (s->gate.gcalls[i].used && s->gate.gcalls[i].k == k && s->gate.gcalls[i].cid == cid)
+			return &s->gate.gcalls[i];
 	return NULL;
 }
 
@@ -183,9 +183,9 @@ void gate_call_end(struct signer *s, struct gcall *c, const char *status, const 
 {
 	struct gcall copy = *c;
 	gcall_free(s, c);
-	for (size_t i = 0; s->asks && i < GASKS_MAX; i++) /* its server's questions end with it */
-		if (s->asks[i].used && s->asks[i].k == copy.k && s->asks[i].cid == copy.cid)
-			s->asks[i].used = 0;
+	for (size_t i = 0; s->gate.asks && i < GASKS_MAX; i++) /* its server's questions end with it */
+		if (s->gate.asks[i].used && s->gate.asks[i].k == copy.k && s->gate.asks[i].cid == copy.cid)
+			s->gate.asks[i].used = 0;
 	if (!copy.ledgered) {
 		call_answer(s, &copy, res, text, facts_call(&copy, "forwarded"));
 		return;
@@ -299,11 +299,11 @@ int h_up_result(void *ctx, struct ipc_frame *f, char *err)
  * is told, and the outcome is unknown (it may have run). */
 void gate_tick(struct signer *s)
 {
-	if (!s->gcalls)
+	if (!s->gate.gcalls)
 		return;
 	uint64_t now = now_ms();
-	for (size_t i = 0; i < s->gcall_hi; i++) {
-		struct gcall *c = &s->gcalls[i];
+	for (size_t i = 0; i < s->gate.gcall_hi; i++) {
+		struct gcall *c = &s->gate.gcalls[i];
 		if (!c->used || c->until_ms > now)
 			continue;
 		struct upw *u = upw_of(s, c->k);
@@ -313,7 +313,7 @@ void gate_tick(struct signer *s)
 		snprintf(text, sizeof text,
 			 "upstream %s did not answer within %u s (ASSENT_UPSTREAM_CALL_TIMEOUT): the call was "
 			 "forwarded and its outcome is unknown",
-			 c->upstream, s->call_timeout_s);
+			 c->upstream, s->gate.call_timeout_s);
 		gate_call_end(s, c, "unknown", NULL, 0, NULL, text);
 	}
 }
@@ -322,10 +322,10 @@ void gate_tick(struct signer *s)
 
 static struct gcall *task_call(struct signer *s, const char *sid, const char *owner)
 {
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++)
-		if (s->gcalls[i].used && s->gcalls[i].task && !strcmp(s->gcalls[i].sid, sid) &&
-		    !strcmp(s->gcalls[i].owner, owner))
-			return &s->gcalls[i];
+	for (size_t i = 0; s->gate.gcalls && i < s->gate.gcall_hi; i++)
+		if (s->gate.gcalls[i].used && s->gate.gcalls[i].task && !strcmp(s->gate.gcalls[i].sid, sid) &&
+		    !strcmp(s->gate.gcalls[i].owner, owner))
+			return &s->gate.gcalls[i];
 	return NULL;
 }
 
@@ -352,8 +352,8 @@ int gate_task_cancel(struct signer *s, const char *sid, const char *owner)
  * and the call ends outcome unknown (it may have run); a late answer is dropped. */
 void gate_cancel(struct signer *s, uint64_t conn, const char *rid)
 {
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
-		struct gcall *c = &s->gcalls[i];
+	for (size_t i = 0; s->gate.gcalls && i < s->gate.gcall_hi; i++) {
+		struct gcall *c = &s->gate.gcalls[i];
 		if (!c->used || c->conn != conn || strcmp(c->rid, rid))
 			continue;
 		struct cv_arena a;

@@ -16,22 +16,22 @@
 static void send_catalog(struct signer *s)
 {
 	struct worker *w = &s->w[W_MCP];
-	if (!s->nup || w->fd < 0)
+	if (!s->gate.nup || w->fd < 0)
 		return;
 	json_t *tools = json_array(), *routes = json_array();
-	for (size_t i = 0; i < s->nup; i++)
-		for (size_t t = 0; t < s->up[i].ntools; t++) {
-			const struct up_tool *x = &s->up[i].tools[t];
+	for (size_t i = 0; i < s->gate.nup; i++)
+		for (size_t t = 0; t < s->gate.up[i].ntools; t++) {
+			const struct up_tool *x = &s->gate.up[i].tools[t];
 			json_array_append(tools, x->def);
-			json_array_append_new(
-			    routes, json_pack("[O,s,s]", json_object_get(x->def, "name"), s->up[i].cfg->name, x->name));
+			json_array_append_new(routes, json_pack("[O,s,s]", json_object_get(x->def, "name"),
+								s->gate.up[i].cfg->name, x->name));
 		}
 	/* Resources keep their URIs: a read goes to the server that listed the URI, else to
 	 * the first whose template's literal start the URI has. Prompts are renamed as tools. */
 	json_t *more = json_pack("{s:[],s:[],s:[],s:{},s:[],s:{},s:b}", "resources", "resourceTemplates", "prompts",
 				 "resource_routes", "template_routes", "prompt_routes", "completions", 0);
-	for (size_t i = 0; more && i < s->nup; i++) {
-		const struct upw *u = &s->up[i];
+	for (size_t i = 0; more && i < s->gate.nup; i++) {
+		const struct upw *u = &s->gate.up[i];
 		const char *nm = u->cfg->name;
 		size_t k;
 		json_t *x;
@@ -108,11 +108,11 @@ static int name_taken(const struct signer *s, const struct upw *self, const char
 	for (size_t i = 0; i < sizeof own / sizeof *own; i++)
 		if (!strcmp(own[i], name))
 			return 1;
-	for (size_t i = 0; i < s->nup; i++) {
-		if (&s->up[i] == self)
+	for (size_t i = 0; i < s->gate.nup; i++) {
+		if (&s->gate.up[i] == self)
 			continue;
-		for (size_t t = 0; t < s->up[i].ntools; t++)
-			if (!strcmp(json_string_value(json_object_get(s->up[i].tools[t].def, "name")), name))
+		for (size_t t = 0; t < s->gate.up[i].ntools; t++)
+			if (!strcmp(json_string_value(json_object_get(s->gate.up[i].tools[t].def, "name")), name))
 				return 1;
 	}
 	return 0;
@@ -311,13 +311,13 @@ int h_up_tools(void *ctx, struct ipc_frame *f, char *err)
 
 void gate_free(struct signer *s)
 {
-	for (size_t i = 0; i < s->nup; i++)
-		tools_free(&s->up[i]);
-	free(s->gcalls);
-	free(s->asks);
-	s->gcalls = NULL;
-	s->asks = NULL;
-	s->nup = 0;
-	upstreams_free(s->ups);
-	s->ups = NULL;
+	for (size_t i = 0; i < s->gate.nup; i++)
+		tools_free(&s->gate.up[i]);
+	free(s->gate.gcalls);
+	free(s->gate.asks);
+	s->gate.gcalls = NULL;
+	s->gate.asks = NULL;
+	s->gate.nup = 0;
+	upstreams_free(s->gate.ups);
+	s->gate.ups = NULL;
 }

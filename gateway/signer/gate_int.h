@@ -9,7 +9,7 @@
 /* Upstream k's state (k a worker index, W_UP0 and up), NULL for another worker. */
 static inline struct upw *upw_of(struct signer *s, int k)
 {
-	return k >= W_UP0 && (size_t)(k - W_UP0) < s->nup ? &s->up[k - W_UP0] : NULL;
+	return k >= W_UP0 && (size_t)(k - W_UP0) < s->gate.nup ? &s->gate.up[k - W_UP0] : NULL;
 }
 
 /* gate_server.c: stops u's server (SIGTERM, then SIGKILL when it lingers). */

@@ -17,11 +17,11 @@
 static struct gcall *only_call(struct signer *s, int k)
 {
 	struct gcall *one = NULL;
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++)
-		if (s->gcalls[i].used && s->gcalls[i].k == k) {
+	for (size_t i = 0; s->gate.gcalls && i < s->gate.gcall_hi; i++)
+		if (s->gate.gcalls[i].used && s->gate.gcalls[i].k == k) {
 			if (one)
 				return NULL;
-			one = &s->gcalls[i];
+			one = &s->gate.gcalls[i];
 		}
 	return one;
 }
@@ -49,7 +49,7 @@ static int resource_updated(struct signer *s, const struct cv *pb, char *err)
 	char *js = p ? json_dumps(p, JSON_COMPACT) : NULL;
 	size_t i;
 	json_t *x;
-	json_array_foreach(s->subs, i, x)
+	json_array_foreach(s->gate.subs, i, x)
 	{
 		if (!strcmp(json_string_value(json_array_get(x, 1)), u->cfg->name) &&
 		    !strcmp(json_string_value(json_array_get(x, 2)), uri))
@@ -72,7 +72,7 @@ int h_up_note(void *ctx, struct ipc_frame *f, char *err)
 		return resource_updated(s, pb, err);
 	if (!progress && !log)
 		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: a notification the gate does not relay");
-	if (cid > s->next_cid || (progress != (cid != 0)))
+	if (cid > s->gate.next_cid || (progress != (cid != 0)))
 		return as_fail(err, AS_ECORRUPT, "F_UP_NOTE: about call %llu, which was never dispatched",
 			       (unsigned long long)cid);
 	struct gcall *c = cid ? gate_gcall_find(s, s->cur, cid) : only_call(s, s->cur);
@@ -160,8 +160,8 @@ int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
 	}
 	struct gask *q = NULL;
 	for (size_t i = 0; c && i < GASKS_MAX && !q; i++)
-		if (!s->asks[i].used)
-			q = &s->asks[i];
+		if (!s->gate.asks[i].used)
+			q = &s->gate.asks[i];
 	if (!c || !q) {
 		json_decref(params);
 		up_refuse(s, s->cur, sid,
@@ -169,7 +169,7 @@ int h_up_ask(void *ctx, struct ipc_frame *f, char *err)
 			    : "assent relays a server's request only to the client of its one call in flight");
 		return 0;
 	}
-	*q = (struct gask){.used = 1, .k = s->cur, .aid = ++s->next_aid, .cid = c->cid, .conn = c->conn};
+	*q = (struct gask){.used = 1, .k = s->cur, .aid = ++s->gate.next_aid, .cid = c->cid, .conn = c->conn};
 	snprintf(q->sid, sizeof q->sid, "%s", sid);
 	char *js = json_dumps(params, JSON_COMPACT);
 	json_decref(params);
@@ -193,11 +193,11 @@ int h_answer(void *ctx, struct ipc_frame *f, char *err)
 	if (!rb == !eb)
 		return as_fail(err, AS_ECORRUPT, "F_ANSWER: exactly one of result and error");
 	struct gask *q = NULL;
-	for (size_t i = 0; s->asks && i < GASKS_MAX && !q; i++)
-		if (s->asks[i].used && s->asks[i].aid == aid)
-			q = &s->asks[i];
+	for (size_t i = 0; s->gate.asks && i < GASKS_MAX && !q; i++)
+		if (s->gate.asks[i].used && s->gate.asks[i].aid == aid)
+			q = &s->gate.asks[i];
 	if (!q) {
-		if (aid && aid <= s->next_aid)
+		if (aid && aid <= s->gate.next_aid)
 			return as_fail(err, AS_ENOTFOUND, "an answer to request %llu, which ended: dropped",
 				       (unsigned long long)aid);
 		return as_fail(err, AS_ECORRUPT, "an answer to request %llu, which was never asked",
@@ -215,7 +215,7 @@ int h_answer(void *ctx, struct ipc_frame *f, char *err)
 /* A connection ended: its subscriptions go with it. */
 void gate_conn_end(struct signer *s, uint64_t conn)
 {
-	for (size_t i = json_array_size(s->subs); i-- > 0;)
-		if ((uint64_t)json_integer_value(json_array_get(json_array_get(s->subs, i), 0)) == conn)
-			json_array_remove(s->subs, i);
+	for (size_t i = json_array_size(s->gate.subs); i-- > 0;)
+		if ((uint64_t)json_integer_value(json_array_get(json_array_get(s->gate.subs, i), 0)) == conn)
+			json_array_remove(s->gate.subs, i);
 }

@@ -25,20 +25,20 @@ extern char **environ;
 
 static int resolve(struct signer *s, size_t i)
 {
-	const struct upstream *u = &s->ups->u[i];
+	const struct upstream *u = &s->gate.ups->u[i];
 	char port[8];
 	snprintf(port, sizeof port, "%u", (unsigned)u->port);
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
 	int rc = getaddrinfo(u->host, port, &hints, &res);
-	if (rc != 0 || !res || res->ai_addrlen > sizeof s->up[i].addr) {
+	if (rc != 0 || !res || res->ai_addrlen > sizeof s->gate.up[i].addr) {
 		slog("error", "%s: server \"%s\": cannot resolve %s: %s", s->o->upstreams, u->name, u->host,
 		     rc ? gai_strerror(rc) : "no address");
 		if (res)
 			freeaddrinfo(res);
 		return -1;
 	}
-	memcpy(&s->up[i].addr, res->ai_addr, res->ai_addrlen);
-	s->up[i].addrlen = res->ai_addrlen;
+	memcpy(&s->gate.up[i].addr, res->ai_addr, res->ai_addrlen);
+	s->gate.up[i].addrlen = res->ai_addrlen;
 	freeaddrinfo(res);
 	return 0;
 }
@@ -47,7 +47,7 @@ static int resolve(struct signer *s, size_t i)
  * which headers (its credentials: to this worker only) and which CA. */
 int gate_config(struct signer *s, int k, struct cv_arena *a, struct cv *f)
 {
-	const struct upstream *u = s->up[k - W_UP0].cfg;
+	const struct upstream *u = s->gate.up[k - W_UP0].cfg;
 	if (u->kind != UP_HTTP)
 		return 0;
 	struct cv *m = cv_map(a, u->ca ? 6 : 5), *hs = cv_array(a, u->nheaders), *slot = ipc_put(a, f, "url");
@@ -122,7 +122,7 @@ int h_up_connect(void *ctx, struct ipc_frame *f, char *err)
  * names the server and, for a url, how to reach it; its end ends its server and its calls. */
 static int up_prepare(struct signer *s, int k, struct spawn *sp)
 {
-	if (s->up[k - W_UP0].cfg->kind != UP_STDIO)
+	if (s->gate.up[k - W_UP0].cfg->kind != UP_STDIO)
 		return 0;
 	if (gate_spawn_server(s, k, &sp->l1, &sp->l2) != 0) {
 		slog("error", "upstream worker %d: cannot start its server", k - W_UP0);
@@ -134,7 +134,7 @@ static int up_prepare(struct signer *s, int k, struct spawn *sp)
 
 static int up_config(struct signer *s, int k, struct cv_arena *a, struct cv **f)
 {
-	const char *nm = s->up[k - W_UP0].cfg->name;
+	const char *nm = s->gate.up[k - W_UP0].cfg->name;
 	struct cv *uf = ipc_frame_new(a, F_CONFIG, 2);
 	if (!uf || ipc_put_text(a, uf, "name", nm, strlen(nm)) || gate_config(s, k, a, uf))
 		return -1;
@@ -145,16 +145,25 @@ static int up_config(struct signer *s, int k, struct cv_arena *a, struct cv **f)
 static void up_down(struct signer *s, int k, const char *why)
 {
 	gate_worker_down(s, k, why); /* its server and its calls in flight */
-	if ((size_t)(k - W_UP0) < s->nup)
-		rec_event(s, "upstream.restarted", s->up[k - W_UP0].cfg->name,
+	if ((size_t)(k - W_UP0) < s->gate.nup)
+		rec_event(s, "upstream.restarted", s->gate.up[k - W_UP0].cfg->name,
 			  json_pack("{s:s,s:I}", "reason", why, "restarts", (json_int_t)s->w[k].restarts_total + 1));
 }
 
-static const struct worker_kind up_kind = {up_prepare, up_config, up_down};
+/* DEBUG: its worker started. The upstream's name only: a url may carry a credential, a
+ * command's arguments too. */
+static void up_started(const struct signer *s, int k, pid_t pid)
+{
+	const struct upstream *u = s->gate.up[k - W_UP0].cfg;
+	slog("debug", "upstream %s: its worker started (pid %d, %s)", u->name, (int)pid,
+	     u->kind == UP_STDIO ? "stdio server" : "url server");
+}
+
+static const struct worker_kind up_kind = {up_prepare, up_config, up_down, up_started};
 
 void gate_kinds(struct signer *s)
 {
-	for (size_t i = 0; i < s->nup; i++)
+	for (size_t i = 0; i < s->gate.nup; i++)
 		worker_kind(s, W_UP0 + (int)i, &up_kind);
 }
 
@@ -167,40 +176,42 @@ int gate_start(struct signer *s)
 		slog("error", "ASSENT_UPSTREAM_CALL_TIMEOUT=%.32s: expected seconds from 1 to 86400", t);
 		return 2;
 	}
-	s->call_timeout_s = (unsigned)v;
+	s->gate.call_timeout_s = (unsigned)v;
 	if (!s->o->upstreams)
 		return 0;
-	if (upstreams_load(s->o->upstreams, &s->ups, err) != 0) {
+	if (upstreams_load(s->o->upstreams, &s->gate.ups, err) != 0) {
 		slog("error", "%s", err);
 		return 2;
 	}
-	if (s->ups->n > UP_WORKERS) {
+	if (s->gate.ups->n > UP_WORKERS) {
 		slog("error", "%s: %zu servers; the gate serves at most %d (one jailed worker, and uid, each)",
-		     s->o->upstreams, s->ups->n, UP_WORKERS);
+		     s->o->upstreams, s->gate.ups->n, UP_WORKERS);
 		return 2;
 	}
 
-	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks))) {
+	if (!(s->gate.gcalls = calloc(GCALLS_MAX, sizeof *s->gate.gcalls)) ||
+	    !(s->gate.asks = calloc(GASKS_MAX, sizeof *s->gate.asks))) {
 		slog("error", "out of memory");
 		return 2;
 	}
-	s->nup = s->ups->n;
-	for (size_t i = 0; i < s->nup; i++)
-		if (s->ups->u[i].kind == UP_STDIO && geteuid() == 0 && !s->ups->u[i].has_uid)
+	s->gate.nup = s->gate.ups->n;
+	for (size_t i = 0; i < s->gate.nup; i++)
+		if (s->gate.ups->u[i].kind == UP_STDIO && geteuid() == 0 && !s->gate.ups->u[i].has_uid)
 			slog("warning", "upstream %s: its server runs as root (its entry names no \"uid\" to run as)",
-			     s->ups->u[i].name);
+			     s->gate.ups->u[i].name);
 	gate_kinds(s);
-	for (size_t i = 0; i < s->nup; i++) {
-		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
-		if (s->ups->u[i].kind == UP_HTTP && resolve(s, i) != 0) /* once, now: its worker reaches that alone */
+	for (size_t i = 0; i < s->gate.nup; i++) {
+		s->gate.up[i] = (struct upw){.cfg = &s->gate.ups->u[i], .err_fd = -1};
+		/* a url's address is resolved once, now: its worker reaches that alone */
+		if (s->gate.ups->u[i].kind == UP_HTTP && resolve(s, i) != 0)
 			return 2;
 		s->w[W_UP0 + i] = (struct worker){.kind = "upstream", .fd = -1};
 		if (spawn_worker(s, W_UP0 + (int)i) != 0) {
-			slog("error", "cannot start the worker of upstream %s", s->up[i].cfg->name);
+			slog("error", "cannot start the worker of upstream %s", s->gate.up[i].cfg->name);
 			return 2;
 		}
 	}
-	slog("info", "gate: %zu upstream servers from %s", s->nup, s->o->upstreams);
+	slog("info", "gate: %zu upstream servers from %s", s->gate.nup, s->o->upstreams);
 	return 0;
 }
 
@@ -314,7 +325,7 @@ int gate_spawn_server(struct signer *s, int k, int *to_server, int *from_server)
  * ten seconds (a server that floods it does not flood the log). */
 void gate_stderr(struct signer *s, int i)
 {
-	struct upw *u = &s->up[i];
+	struct upw *u = &s->gate.up[i];
 	char b[4096];
 	for (int turns = 0; turns < 16; turns++) {
 		ssize_t r = read(u->err_fd, b, sizeof b);
@@ -350,9 +361,9 @@ void gate_stderr(struct signer *s, int i)
 size_t gate_fds(struct signer *s, struct pollfd *pf, int *who)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < s->nup; i++)
-		if (s->up[i].err_fd >= 0) {
-			pf[n] = (struct pollfd){.fd = s->up[i].err_fd, .events = POLLIN};
+	for (size_t i = 0; i < s->gate.nup; i++)
+		if (s->gate.up[i].err_fd >= 0) {
+			pf[n] = (struct pollfd){.fd = s->gate.up[i].err_fd, .events = POLLIN};
 			who[n++] = (int)i;
 		}
 	return n;
@@ -382,18 +393,18 @@ void gate_kill_server(struct upw *u)
 
 void gate_reap(struct signer *s, pid_t p, int st)
 {
-	for (size_t i = 0; i < s->nup; i++)
-		if (s->up[i].spid == p) {
-			s->up[i].spid = 0;
-			server_exited(&s->up[i], st);
+	for (size_t i = 0; i < s->gate.nup; i++)
+		if (s->gate.up[i].spid == p) {
+			s->gate.up[i].spid = 0;
+			server_exited(&s->gate.up[i], st);
 			kill(-p, SIGKILL); /* what it left behind in its group */
 		}
 }
 
 void gate_stop(struct signer *s)
 {
-	for (size_t i = 0; i < s->nup; i++)
-		gate_kill_server(&s->up[i]);
+	for (size_t i = 0; i < s->gate.nup; i++)
+		gate_kill_server(&s->gate.up[i]);
 }
 
 /* Upstream worker k is down: its server goes too, and the calls in flight end unknown. */
@@ -404,8 +415,8 @@ void gate_worker_down(struct signer *s, int k, const char *why)
 		return;
 	gate_kill_server(u);
 	u->ready = 0;
-	for (size_t i = 0; s->gcalls && i < s->gcall_hi; i++) {
-		struct gcall *c = &s->gcalls[i];
+	for (size_t i = 0; s->gate.gcalls && i < s->gate.gcall_hi; i++) {
+		struct gcall *c = &s->gate.gcalls[i];
 		if (!c->used || c->k != k)
 			continue;
 		char text[300];

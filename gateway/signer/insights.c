@@ -24,15 +24,15 @@ static const char *const TYPES[INSIGHTS_TYPES] = {"bug", "feature", "improvement
 int insights_start(struct signer *s)
 {
 	const char *v = getenv("FEEDBACK_INSIGHTS_ENABLED");
-	s->insights = 0;
+	s->recs.insights = 0;
 	if (!v || !*v || !strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no"))
 		return 0;
 	if (strcasecmp(v, "true") && strcmp(v, "1") && strcasecmp(v, "yes")) {
 		slog("error", "FEEDBACK_INSIGHTS_ENABLED: expected true or false, got '%.16s'", v);
 		return 2;
 	}
-	s->insights = 1;
-	if (!s->rec || s->rec->mode == REC_OFF)
+	s->recs.insights = 1;
+	if (!s->recs.cfg || s->recs.cfg->mode == REC_OFF)
 		slog("warning", "FEEDBACK_INSIGHTS_ENABLED=true with the call records off "
 				"(FEEDBACK_INSTRUMENTATION_MODE=off): QA tool usage is counted in /metrics only; "
 				"no insights event can be recorded");
@@ -50,14 +50,14 @@ static size_t text_len(const struct ipc_frame *f, const char *k)
 
 void insights_use(struct signer *s, const char *channel, const char *op, const struct ipc_frame *f)
 {
-	if (!s->insights)
+	if (!s->recs.insights)
 		return;
 	size_t i = 0;
 	while (i < INSIGHTS_OPS && strcmp(OPS[i][0], op))
 		i++;
 	if (i == INSIGHTS_OPS)
 		return;
-	s->ins_uses[i]++;
+	s->recs.ins_uses[i]++;
 	rec_event(s, "assent.insights.tool", "insights", json_pack("{s:s,s:s}", "tool", OPS[i][1], "channel", channel));
 	if (strcmp(op, "submit"))
 		return;
@@ -68,7 +68,7 @@ void insights_use(struct signer *s, const char *channel, const char *op, const s
 	size_t k = 0;
 	while (k + 1 < INSIGHTS_TYPES && strcmp(TYPES[k], type))
 		k++;
-	s->ins_subs[k]++;
+	s->recs.ins_subs[k]++;
 	rec_event(s, "assent.insights.submission", "insights",
 		  json_pack("{s:s,s:I,s:I,s:b,s:s}", "type", TYPES[k], "title_length", (json_int_t)text_len(f, "title"),
 			    "description_length", (json_int_t)text_len(f, "description"), "contact_given",
@@ -80,18 +80,18 @@ int insights_metrics(const struct signer *s, struct buf *o)
 	int rc = buf_printf(o,
 			    "# HELP assent_insights_enabled FEEDBACK_INSIGHTS_ENABLED.\n"
 			    "# TYPE assent_insights_enabled gauge\nassent_insights_enabled %d\n",
-			    s->insights);
-	if (rc || !s->insights)
+			    s->recs.insights);
+	if (rc || !s->recs.insights)
 		return rc;
 	rc = buf_printf(o, "# HELP assent_insights_tool_uses_total Uses of the QA tools, by tool.\n"
 			   "# TYPE assent_insights_tool_uses_total counter\n");
 	for (size_t i = 0; !rc && i < INSIGHTS_OPS; i++)
 		rc = buf_printf(o, "assent_insights_tool_uses_total{tool=\"%s\"} %llu\n", OPS[i][1],
-				(unsigned long long)s->ins_uses[i]);
+				(unsigned long long)s->recs.ins_uses[i]);
 	rc = rc || buf_printf(o, "# HELP assent_insights_submissions_total QA reports submitted, by type.\n"
 				 "# TYPE assent_insights_submissions_total counter\n");
 	for (size_t k = 0; !rc && k < INSIGHTS_TYPES; k++)
 		rc = buf_printf(o, "assent_insights_submissions_total{type=\"%s\"} %llu\n", TYPES[k],
-				(unsigned long long)s->ins_subs[k]);
+				(unsigned long long)s->recs.ins_subs[k]);
 	return rc;
 }

@@ -310,8 +310,8 @@ static int accept_conn(struct signer *s, int lfd, int k)
 
 static int all_ready(const struct signer *s)
 {
-	for (size_t i = 0; i < s->nup; i++)
-		if (!s->up[i].ready)
+	for (size_t i = 0; i < s->gate.nup; i++)
+		if (!s->gate.up[i].ready)
 			return 0;
 	return 1;
 }
@@ -332,7 +332,7 @@ static void gate_settle(struct signer *s)
 		struct pollfd pf[2 * UP_WORKERS];
 		int ks[2 * UP_WORKERS], errs[UP_WORKERS];
 		size_t n = 0;
-		for (size_t i = 0; i < s->nup; i++) {
+		for (size_t i = 0; i < s->gate.nup; i++) {
 			struct worker *w = &s->w[W_UP0 + i];
 			if (w->fd < 0)
 				continue;
@@ -350,10 +350,10 @@ static void gate_settle(struct signer *s)
 			if (pf[i].revents)
 				gate_stderr(s, errs[i - nw]);
 	}
-	for (size_t i = 0; i < s->nup; i++)
-		if (!s->up[i].ready)
+	for (size_t i = 0; i < s->gate.nup; i++)
+		if (!s->gate.up[i].ready)
 			slog("warning", "upstream %s: no tools yet after %llu s; agents get them when it is ready",
-			     s->up[i].cfg->name, (unsigned long long)v);
+			     s->gate.up[i].cfg->name, (unsigned long long)v);
 }
 
 /* The listening sockets, the signals, then the workers: they are forked before any
@@ -399,7 +399,7 @@ static int start_workers(struct signer *s)
 		return 2;
 	}
 	int rc = gate_start(s); /* the upstream servers and their workers, before any key too */
-	if (rc == 0 && s->nup)
+	if (rc == 0 && s->gate.nup)
 		gate_settle(s);
 	/* The webhooks: their worker starts in the loop's first turn (it execs at once, so it
 	 * inherits nothing of this process's memory). */

@@ -197,7 +197,7 @@ static void nt_down(struct signer *s, int k, const char *why)
 	notify_worker_down(s);
 }
 
-static const struct worker_kind nt_kind = {NULL, nt_config, nt_down};
+static const struct worker_kind nt_kind = {NULL, nt_config, nt_down, NULL};
 
 int notify_start(struct signer *s)
 {

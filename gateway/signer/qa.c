@@ -34,7 +34,7 @@ static int put_cv(struct cv_arena *a, struct cv *f, const char *k, const struct 
 static int recorder_ready(const struct signer *s)
 {
 	const struct worker *w = &s->w[W_REC];
-	return s->rec && s->rec->mode != REC_OFF && w->fd >= 0 && w->state == S_READY;
+	return s->recs.cfg && s->recs.cfg->mode != REC_OFF && w->fd >= 0 && w->state == S_READY;
 }
 
 /* Who asks, as the signer knows them. */
@@ -68,7 +68,7 @@ static int send_event(struct signer *s, const struct cv *body, const struct qa_w
 {
 	struct worker *w = &s->w[W_REC];
 	if (!recorder_ready(s) || ipc_pending(&w->ipc) > (4u << 20)) {
-		s->rec_dropped++;
+		s->recs.dropped++;
 		return -1;
 	}
 	struct cv_arena a;
@@ -92,7 +92,7 @@ static int send_event(struct signer *s, const struct cv *body, const struct qa_w
 	rc = rc || ipc_conn_send(&w->ipc, f, -1, err) != 0;
 	cv_arena_free(&a);
 	if (rc)
-		s->rec_dropped++;
+		s->recs.dropped++;
 	return rc ? -1 : 0;
 }
 
@@ -175,22 +175,22 @@ static void ask(struct signer *s, const struct ipc_frame *f, const char *op, int
 	snprintf(me.rid, sizeof me.rid, "%s", rid ? rid : "");
 	if (!recorder_ready(s)) {
 		deliver_error(s, &me, PS_UNAVAILABLE,
-			      s->rec && s->rec->mode == REC_OFF
+			      s->recs.cfg && s->recs.cfg->mode == REC_OFF
 				  ? "the call records are off (FEEDBACK_INSTRUMENTATION_MODE=off)"
 				  : "the recorder is not running now (the daemon's log says why); try again");
 		return;
 	}
 	size_t i = 0;
-	while (s->qa_waits && i < QA_WAITS && s->qa_waits[i].used)
+	while (s->recs.qa_waits && i < QA_WAITS && s->recs.qa_waits[i].used)
 		i++;
-	if (!s->qa_waits || i == QA_WAITS) {
+	if (!s->recs.qa_waits || i == QA_WAITS) {
 		deliver_error(s, &me, PS_TOO_MANY, "too many questions about the records at once; try again");
 		return;
 	}
 	struct cv_arena a;
 	cv_arena_init(&a, 64);
 	struct cv *out = ipc_frame_new(&a, F_REC_QUERY, 24);
-	me.qid = ++s->qa_next;
+	me.qid = ++s->recs.qa_next;
 	int rc = !out || ipc_put_uint(&a, out, "qid", me.qid) || ipc_put_text(&a, out, "op", op, strlen(op)) ||
 		 put_who(&a, out, who);
 	for (size_t k = 0; !rc && k < sizeof QA_COPY / sizeof *QA_COPY; k++)
@@ -200,8 +200,8 @@ static void ask(struct signer *s, const struct ipc_frame *f, const char *op, int
 	if (rc || ipc_conn_send(&s->w[W_REC].ipc, out, -1, err) != 0) {
 		deliver_error(s, &me, PS_UNAVAILABLE, "the question could not be passed to the recorder");
 	} else {
-		s->qa_waits[i] = me;
-		s->qa_waiting++;
+		s->recs.qa_waits[i] = me;
+		s->recs.qa_waiting++;
 	}
 	cv_arena_free(&a);
 }
@@ -210,11 +210,11 @@ int records_answer(struct signer *s, const struct ipc_frame *f, char *err)
 {
 	uint64_t qid = cv_get(f->body, "qid")->u;
 	const struct cv *js = cv_get(f->body, "json");
-	for (size_t i = 0; s->qa_waits && i < QA_WAITS; i++)
-		if (s->qa_waits[i].used && s->qa_waits[i].qid == qid) {
-			s->qa_waits[i].used = 0;
-			s->qa_waiting--;
-			deliver(s, &s->qa_waits[i], (enum proto_status)cv_get(f->body, "status")->u,
+	for (size_t i = 0; s->recs.qa_waits && i < QA_WAITS; i++)
+		if (s->recs.qa_waits[i].used && s->recs.qa_waits[i].qid == qid) {
+			s->recs.qa_waits[i].used = 0;
+			s->recs.qa_waiting--;
+			deliver(s, &s->recs.qa_waits[i], (enum proto_status)cv_get(f->body, "status")->u,
 				(const char *)js->s, js->n);
 			return 0;
 		}
@@ -229,14 +229,14 @@ int h_rec_answer(void *ctx, struct ipc_frame *f, char *err)
 
 void records_tick(struct signer *s)
 {
-	if (!s->qa_waiting) /* every turn of the loop: nothing to look at, most of the time */
+	if (!s->recs.qa_waiting) /* every turn of the loop: nothing to look at, most of the time */
 		return;
 	uint64_t now = now_ms();
-	for (size_t i = 0; s->qa_waits && i < QA_WAITS; i++)
-		if (s->qa_waits[i].used && s->qa_waits[i].until <= now) {
-			s->qa_waits[i].used = 0;
-			s->qa_waiting--;
-			deliver_error(s, &s->qa_waits[i], PS_UNAVAILABLE,
+	for (size_t i = 0; s->recs.qa_waits && i < QA_WAITS; i++)
+		if (s->recs.qa_waits[i].used && s->recs.qa_waits[i].until <= now) {
+			s->recs.qa_waits[i].used = 0;
+			s->recs.qa_waiting--;
+			deliver_error(s, &s->recs.qa_waits[i], PS_UNAVAILABLE,
 				      "the recorder did not answer in time; try again");
 		}
 }

@@ -55,7 +55,7 @@ static int rec_prepare(struct signer *s, int k, struct spawn *sp)
 	return 0;
 }
 
-static const struct worker_kind rec_kind = {rec_prepare, NULL, NULL};
+static const struct worker_kind rec_kind = {rec_prepare, NULL, NULL, NULL};
 
 int records_start(struct signer *s)
 {
@@ -85,7 +85,7 @@ int records_start(struct signer *s)
 			return 2;
 		}
 	}
-	s->rec = c;
+	s->recs.cfg = c;
 	if (insights_start(s) != 0)
 		return 2;
 	char why[AS_ERRLEN];
@@ -93,11 +93,11 @@ int records_start(struct signer *s)
 		slog("error", "call records: %s", why);
 		return 2;
 	}
-	if (getrandom(&s->rec_ids, sizeof s->rec_ids, 0) != (ssize_t)sizeof s->rec_ids)
-		s->rec_ids = now_ms() << 20; /* unique enough for ids: they only join records */
-	s->rec_ids >>= 1;		     /* counted up from here, never wrapping in a daemon's life */
-	if (!(s->rec_notes = calloc(REC_NOTES, sizeof *s->rec_notes)) ||
-	    !(s->qa_waits = calloc(QA_WAITS, sizeof *s->qa_waits))) {
+	if (getrandom(&s->recs.ids, sizeof s->recs.ids, 0) != (ssize_t)sizeof s->recs.ids)
+		s->recs.ids = now_ms() << 20; /* unique enough for ids: they only join records */
+	s->recs.ids >>= 1;		      /* counted up from here, never wrapping in a daemon's life */
+	if (!(s->recs.notes = calloc(REC_NOTES, sizeof *s->recs.notes)) ||
+	    !(s->recs.qa_waits = calloc(QA_WAITS, sizeof *s->recs.qa_waits))) {
 		slog("error", "out of memory");
 		return 2;
 	}
@@ -145,9 +145,9 @@ int records_start(struct signer *s)
 
 int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f)
 {
-	if (!s->rec || s->rec->mode == REC_OFF)
+	if (!s->recs.cfg || s->recs.cfg->mode == REC_OFF)
 		return 0;
-	json_t *j = rec_cfg_json(s->rec, 0);
+	json_t *j = rec_cfg_json(s->recs.cfg, 0);
 	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	int rc = !js || ipc_put_text(a, f, "records", js, strlen(js));
@@ -158,7 +158,7 @@ int records_worker_cfg(struct signer *s, struct cv_arena *a, struct cv *f)
 int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int *passfd)
 {
 	*passfd = -1;
-	json_t *j = rec_cfg_json(s->rec, 1);
+	json_t *j = rec_cfg_json(s->recs.cfg, 1);
 	char dir[4200];
 	snprintf(dir, sizeof dir, "%s/%s", s->o->state, STATE_RECORDS_DIR);
 	json_object_set_new(j, "dir", json_string(dir));
@@ -167,13 +167,13 @@ int records_recorder_cfg(struct signer *s, struct cv_arena *a, struct cv *f, int
 	int rc = !js || ipc_put_text(a, f, "records", js, strlen(js));
 	free(js);
 	/* JSON lines go to a descriptor the signer opens: the recorder opens no file but its database. */
-	if (!rc && !strcmp(s->rec->jsonl, "stderr"))
+	if (!rc && !strcmp(s->recs.cfg->jsonl, "stderr"))
 		*passfd = fcntl(2, F_DUPFD_CLOEXEC, 3); /* the child's 2 becomes /dev/null before it is moved */
-	else if (!rc && s->rec->jsonl[0] == '|')
-		*passfd = recsink_start(s->rec->jsonl + 1);
-	else if (!rc && s->rec->jsonl[0] &&
-		 (*passfd = open(s->rec->jsonl, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0)
-		slog("error", "call records: cannot open %s for JSON lines: %s", s->rec->jsonl, strerror(errno));
+	else if (!rc && s->recs.cfg->jsonl[0] == '|')
+		*passfd = recsink_start(s->recs.cfg->jsonl + 1);
+	else if (!rc && s->recs.cfg->jsonl[0] &&
+		 (*passfd = open(s->recs.cfg->jsonl, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		slog("error", "call records: cannot open %s for JSON lines: %s", s->recs.cfg->jsonl, strerror(errno));
 	return rc;
 }
 
@@ -190,15 +190,15 @@ static size_t note_slot(uint64_t conn, const char *rid)
 static void note_put(struct signer *s, uint64_t conn, const char *rid, const char *decision, unsigned rule,
 		     uint64_t seq)
 {
-	if (!s->rec_notes || !s->rec || s->rec->mode == REC_OFF)
+	if (!s->recs.notes || !s->recs.cfg || s->recs.cfg->mode == REC_OFF)
 		return;
-	struct rec_note *n = &s->rec_notes[note_slot(conn, rid)];
+	struct rec_note *n = &s->recs.notes[note_slot(conn, rid)];
 	if (!n->used || n->conn != conn || strcmp(n->rid, rid)) { /* a newer call takes the slot */
 		memset(n, 0, sizeof *n);
 		n->used = 1;
 		n->conn = conn;
 		snprintf(n->rid, sizeof n->rid, "%s", rid);
-		snprintf(n->call_id, sizeof n->call_id, "c%016llx", (unsigned long long)s->rec_ids++);
+		snprintf(n->call_id, sizeof n->call_id, "c%016llx", (unsigned long long)s->recs.ids++);
 	}
 	if (decision) { /* its status: the agent is answered now */
 		snprintf(n->decision, sizeof n->decision, "%s", decision);
@@ -213,14 +213,14 @@ static void note_put(struct signer *s, uint64_t conn, const char *rid, const cha
 static void note_waiting(struct signer *s, uint64_t conn, const char *rid)
 {
 	note_put(s, conn, rid, NULL, 0, 0);
-	struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(conn, rid)] : NULL;
+	struct rec_note *n = s->recs.notes ? &s->recs.notes[note_slot(conn, rid)] : NULL;
 	if (n && n->used && n->conn == conn && !strcmp(n->rid, rid) && !n->decision[0])
 		n->open = 1;
 }
 
 static const char *note_call_id(const struct signer *s, uint64_t conn, const char *rid)
 {
-	const struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(conn, rid)] : NULL;
+	const struct rec_note *n = s->recs.notes ? &s->recs.notes[note_slot(conn, rid)] : NULL;
 	return n && n->used && n->conn == conn && !strcmp(n->rid, rid) ? n->call_id : NULL;
 }
 
@@ -252,8 +252,8 @@ void records_register(struct signer *s)
 const char *rec_call_open(const struct signer *s, uint64_t conn, const char *except_rid)
 {
 	const char *found = NULL;
-	for (size_t i = 0; s->rec_notes && i < REC_NOTES; i++) {
-		const struct rec_note *n = &s->rec_notes[i];
+	for (size_t i = 0; s->recs.notes && i < REC_NOTES; i++) {
+		const struct rec_note *n = &s->recs.notes[i];
 		if (!n->used || !n->open || n->conn != conn || (except_rid && !strcmp(n->rid, except_rid)))
 			continue;
 		if (found)
@@ -288,7 +288,7 @@ static int rec_item(struct signer *s, const struct cv *body, struct cv_arena *a,
 	const struct cv *r = cv_get(body, "rid");
 	char rid[PROTO_RID_MAX + 1];
 	snprintf(rid, sizeof rid, "%.*s", (int)r->n, (const char *)r->s);
-	struct rec_note *n = s->rec_notes ? &s->rec_notes[note_slot(c->id, rid)] : NULL;
+	struct rec_note *n = s->recs.notes ? &s->recs.notes[note_slot(c->id, rid)] : NULL;
 	if (n && (!n->used || n->conn != c->id || strcmp(n->rid, rid)))
 		n = NULL;
 	struct cv *out = ipc_frame_new(a, F_REC_CALL, body->n + 12); /* an item in a frame's shape */
@@ -356,16 +356,16 @@ int h_callrecs(void *ctx, struct ipc_frame *f, char *err)
 			return rc;
 	}
 	struct worker *w = &s->w[W_REC];
-	if (!s->rec || s->rec->mode == REC_OFF || w->fd < 0 || w->state != S_READY ||
+	if (!s->recs.cfg || s->recs.cfg->mode == REC_OFF || w->fd < 0 || w->state != S_READY ||
 	    ipc_pending(&w->ipc) > REC_TXQ_BYTES) {
-		s->rec_dropped += recs->n; /* never waited on: the agents' calls are already answered */
+		s->recs.dropped += recs->n; /* never waited on: the agents' calls are already answered */
 		return 0;
 	}
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
 	struct cv *out = ipc_frame_new(a, F_REC_CALLS, 1), *arr = cv_array(a, recs->n), *slot;
 	if (!out || !arr || !(slot = ipc_put(a, out, "recs"))) {
-		s->rec_dropped += recs->n;
+		s->recs.dropped += recs->n;
 		return 0;
 	}
 	arr->n = 0;
@@ -374,16 +374,16 @@ int h_callrecs(void *ctx, struct ipc_frame *f, char *err)
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
-			s->rec_dropped++;
+			s->recs.dropped++;
 	}
 	*slot = *arr;
 	if (!arr->n)
 		return 0;
 	if (ipc_conn_send(&w->ipc, out, -1, err) != 0) {
-		s->rec_dropped += arr->n;
+		s->recs.dropped += arr->n;
 		return 0;
 	}
-	s->rec_sent += arr->n;
+	s->recs.sent += arr->n;
 	return 0;
 }
 
@@ -391,11 +391,11 @@ int h_rec_stats(void *ctx, struct ipc_frame *f, char *err)
 {
 	struct signer *s = ctx;
 	(void)err;
-	s->rec_written = cv_get(f->body, "written")->u;
-	s->rec_dropped_rec = cv_get(f->body, "dropped")->u;
-	s->rec_failed = cv_get(f->body, "failed")->u;
-	s->rec_queued = cv_get(f->body, "queued")->u;
-	s->rec_events = cv_get(f->body, "events")->u;
+	s->recs.written = cv_get(f->body, "written")->u;
+	s->recs.dropped_rec = cv_get(f->body, "dropped")->u;
+	s->recs.failed = cv_get(f->body, "failed")->u;
+	s->recs.queued = cv_get(f->body, "queued")->u;
+	s->recs.events = cv_get(f->body, "events")->u;
 	return 0;
 }
 
@@ -418,8 +418,8 @@ int records_metrics(const struct signer *s, struct buf *o)
 			  "assent_records_queued %llu\n"
 			  "# HELP assent_events_total Events written.\n# TYPE assent_events_total counter\n"
 			  "assent_events_total %llu\n",
-			  (unsigned long long)s->rec_sent, (unsigned long long)s->rec_written,
-			  (unsigned long long)s->rec_dropped, (unsigned long long)s->rec_dropped_rec,
-			  (unsigned long long)s->rec_failed, (unsigned long long)s->rec_queued,
-			  (unsigned long long)s->rec_events);
+			  (unsigned long long)s->recs.sent, (unsigned long long)s->recs.written,
+			  (unsigned long long)s->recs.dropped, (unsigned long long)s->recs.dropped_rec,
+			  (unsigned long long)s->recs.failed, (unsigned long long)s->recs.queued,
+			  (unsigned long long)s->recs.events);
 }

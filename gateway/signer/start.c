@@ -40,7 +40,7 @@ static int write_info(struct signer *s, char *err)
 	if (j && s->proxy_fd >= 0)
 		json_object_set_new(j, "review_proxy", json_string(s->proxy_path));
 	if (j) /* FEEDBACK_INSIGHTS_ENABLED: a bridge whose own says otherwise says so */
-		json_object_set_new(j, "insights", json_boolean(s->insights));
+		json_object_set_new(j, "insights", json_boolean(s->recs.insights));
 	char *txt = json_dumps(j, JSON_INDENT(2));
 	json_decref(j);
 	int rc = txt ? file_write_atomic(path, txt, strlen(txt), 0644, err) : AS_ENOMEM;

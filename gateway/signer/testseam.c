@@ -157,7 +157,7 @@ int signer_test_review_peer(const struct signer *s)
 
 int signer_test_up_peer(const struct signer *s, size_t i)
 {
-	return i < s->nup ? ((const struct seam *)s)->peer[W_UP0 + (int)i] : -1;
+	return i < s->gate.nup ? ((const struct seam *)s)->peer[W_UP0 + (int)i] : -1;
 }
 
 void signer_test_single_user(struct signer *s, int on)
@@ -261,7 +261,7 @@ int signer_test_frame_from(struct signer *s, int review, const uint8_t *body, si
 
 int signer_test_frame_up(struct signer *s, size_t i, const uint8_t *body, size_t len, char *err)
 {
-	if (i >= s->nup)
+	if (i >= s->gate.nup)
 		return as_fail(err, AS_EINVAL, "test signer: no upstream %zu", i);
 	return frame_k(s, W_UP0 + (int)i, body, len, -1, err);
 }
@@ -271,16 +271,17 @@ int signer_test_upstreams(struct signer *s, const char *file, char *err)
 	struct seam *m = (struct seam *)s;
 	snprintf(m->upstreams, sizeof m->upstreams, "%s", file);
 	m->o.upstreams = m->upstreams;
-	s->call_timeout_s = 300;
-	GUARD(upstreams_load(file, &s->ups, err));
-	if (s->ups->n > UP_WORKERS)
+	s->gate.call_timeout_s = 300;
+	GUARD(upstreams_load(file, &s->gate.ups, err));
+	if (s->gate.ups->n > UP_WORKERS)
 		return as_fail(err, AS_EINVAL, "test signer: at most %d upstreams", UP_WORKERS);
-	if (!(s->gcalls = calloc(GCALLS_MAX, sizeof *s->gcalls)) || !(s->asks = calloc(GASKS_MAX, sizeof *s->asks)))
+	if (!(s->gate.gcalls = calloc(GCALLS_MAX, sizeof *s->gate.gcalls)) ||
+	    !(s->gate.asks = calloc(GASKS_MAX, sizeof *s->gate.asks)))
 		return as_fail(err, AS_ENOMEM, "out of memory");
-	s->nup = s->ups->n;
+	s->gate.nup = s->gate.ups->n;
 	gate_kinds(s);
-	for (size_t i = 0; i < s->nup; i++) {
-		s->up[i] = (struct upw){.cfg = &s->ups->u[i], .err_fd = -1};
+	for (size_t i = 0; i < s->gate.nup; i++) {
+		s->gate.up[i] = (struct upw){.cfg = &s->gate.ups->u[i], .err_fd = -1};
 		GUARD(seam_connect(m, W_UP0 + (int)i, err));
 	}
 	return 0;
@@ -376,7 +377,7 @@ size_t signer_test_pending(const struct signer *s)
 
 void signer_test_gcalls_full(struct signer *s)
 {
-	for (size_t i = 0; s->gcalls && i < GCALLS_MAX; i++)
-		s->gcalls[i] = (struct gcall){.used = 1, .k = -1, .until_ms = UINT64_MAX};
-	s->gcall_hi = GCALLS_MAX;
+	for (size_t i = 0; s->gate.gcalls && i < GCALLS_MAX; i++)
+		s->gate.gcalls[i] = (struct gcall){.used = 1, .k = -1, .until_ms = UINT64_MAX};
+	s->gate.gcall_hi = GCALLS_MAX;
 }

@@ -212,6 +212,36 @@ struct recent {
 
 struct notifier; /* notify.c: the webhooks and their deliveries */
 struct worker_kind;
+
+/* The gate's state (gate.c): its upstreams, their workers, the calls in flight. */
+struct gate_state {
+	struct upstreams *ups;
+	struct upw up[UP_WORKERS];
+	size_t nup;
+	struct gcall *gcalls; /* GCALLS_MAX */
+	size_t gcall_hi;      /* one past the highest slot in use */
+	struct gask *asks;    /* GASKS_MAX: servers' requests relayed to an agent's client */
+	json_t *subs;	      /* resource subscriptions: [[conn, upstream, uri], ...] */
+	uint64_t next_aid;
+	uint64_t next_cid;
+	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
+};
+
+/* The call records' state (records.c), the insights' (insights.c) and the records'
+ * questions in flight (qa.c). */
+struct records_state {
+	struct rec_cfg *cfg;
+	int insights; /* FEEDBACK_INSIGHTS_ENABLED (insights.c) */
+	uint64_t ins_uses[INSIGHTS_OPS], ins_subs[INSIGHTS_TYPES];
+	struct rec_note *notes; /* REC_NOTES */
+	uint64_t ids;		/* the next call id (records.c): a random start, then counted */
+	uint64_t sent, dropped; /* toward the recorder; dropped here */
+	uint64_t written, dropped_rec, failed, queued, events; /* its F_REC_STATS */
+	struct qa_wait *qa_waits;			       /* QA_WAITS */
+	size_t qa_waiting;				       /* of them, in use */
+	uint64_t qa_next;
+};
+
 struct signer {
 	struct notifier *nt;
 	uint8_t mrtr_key[32]; /* MACs requestStates (mrtr.c); made at first use, in memory only */
@@ -277,29 +307,9 @@ struct signer {
 	size_t peak; /* most requests pending since the heap was last trimmed */
 	int cur;     /* the worker whose frame is being handled */
 	int stop;
-	struct lim_state lim; /* limits per principal (lim.h) */
-	/* the gate (gate.c) */
-	struct upstreams *ups;
-	struct upw up[UP_WORKERS];
-	size_t nup;
-	struct gcall *gcalls; /* GCALLS_MAX */
-	size_t gcall_hi;      /* one past the highest slot in use */
-	struct gask *asks;    /* GASKS_MAX: servers' requests relayed to an agent's client */
-	json_t *subs;	      /* resource subscriptions: [[conn, upstream, uri], ...] */
-	uint64_t next_aid;
-	uint64_t next_cid;
-	unsigned call_timeout_s; /* ASSENT_UPSTREAM_CALL_TIMEOUT: a dispatched call's answer */
-	/* the call records (records.c) */
-	struct rec_cfg *rec;
-	int insights; /* FEEDBACK_INSIGHTS_ENABLED (insights.c) */
-	uint64_t ins_uses[INSIGHTS_OPS], ins_subs[INSIGHTS_TYPES];
-	struct rec_note *rec_notes;	/* REC_NOTES */
-	uint64_t rec_ids;		/* the next call id (records.c): a random start, then counted */
-	uint64_t rec_sent, rec_dropped; /* toward the recorder; dropped here */
-	uint64_t rec_written, rec_dropped_rec, rec_failed, rec_queued, rec_events; /* its F_REC_STATS */
-	struct qa_wait *qa_waits;						   /* QA_WAITS */
-	size_t qa_waiting;							   /* of them, in use */
-	uint64_t qa_next;
+	struct lim_state lim;	   /* limits per principal (lim.h) */
+	struct gate_state gate;	   /* the gate (gate.c) */
+	struct records_state recs; /* the call records (records.c) */
 };
 
 /* Lists hold summaries, never whole requests: a reply is one frame, and a thousand

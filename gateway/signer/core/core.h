@@ -146,6 +146,8 @@ struct worker_kind {
 	/* after the fork, unless prepare made one: its F_CONFIG frame, made in a */
 	int (*config)(struct signer *s, int k, struct cv_arena *a, struct cv **f);
 	void (*down)(struct signer *s, int k, const char *why); /* it is gone: what it takes with it */
+	/* it was forked (pid): its DEBUG line; NULL: the core's "<kind> worker started" */
+	void (*started)(const struct signer *s, int k, pid_t pid);
 };
 void worker_kind(struct signer *s, int k, const struct worker_kind *wk);
 int spawn_worker(struct signer *s, int k);

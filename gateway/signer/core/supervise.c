@@ -12,13 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* DEBUG: a worker or an upstream started. The upstream's name only: a url may carry a
- * credential, a command's arguments too. */
+/* DEBUG: a worker started; its kind may say more (the gate names the upstream). */
 static void started_debug(const struct signer *s, int k, pid_t pid)
 {
-	if (IS_UP(k))
-		slog("debug", "upstream %s: its worker started (pid %d, %s)", s->up[k - W_UP0].cfg->name, (int)pid,
-		     s->up[k - W_UP0].cfg->kind == UP_STDIO ? "stdio server" : "url server");
+	if (s->kinds[k] && s->kinds[k]->started)
+		s->kinds[k]->started(s, k, pid);
 	else
 		slog("debug", "%s worker started (pid %d)", s->w[k].kind, (int)pid);
 }
