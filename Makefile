@@ -75,13 +75,18 @@ build/fuzz/obj/%.o: %.c $(HDRS)
 	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -Wno-missing-field-initializers -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
 
+# common/p11.c includes the standard PKCS#11 header as p11-kit ships it (libp11-kit-dev); the
+# module itself is dlopen'ed at run time, so nothing more is linked.
+P11_INCS := -isystem /usr/include/p11-kit-1
+build/obj/common/p11.o build/san/obj/common/p11.o build/fuzz/obj/common/p11.o: CFLAGS_BASE += $(P11_INCS)
+
 # The verify library other C programs link (pkg-config assent-verify), and so the static
 # assent-verify: verify-only objects. No gateway or policy code, and none that writes the
 # ledger or holds a private key: the ledger writer (ledger.c), its head signer (headsign.c,
-# OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c) stay out
-# (tests/integration/binaries.sh checks with nm).
+# OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c, and p11.c, which
+# signs in a PKCS#11 token) stay out (tests/integration/binaries.sh checks with nm).
 SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
-                  build/obj/common/eckey_priv.o
+                  build/obj/common/eckey_priv.o build/obj/common/p11.o
 VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
