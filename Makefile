@@ -54,7 +54,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd recording off, meta and full), and call records written per second to SQLite and PostgreSQL"
+	@echo "make bench    print ledger, token (file key and PKCS#11 token), CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd recording off, meta and full), and call records written per second to SQLite and PostgreSQL"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -215,10 +215,16 @@ build/bench/records_bench: tests/bench/records_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) $(REC_LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/cbor_bench build/bench/policy_bench build/bench/records_bench build/tests/mint
+# p11_bench signs through a PKCS#11 module (SoftHSM2, in a token p11_bench.sh makes).
+build/bench/p11_bench: tests/bench/p11_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/p11_bench build/bench/cbor_bench build/bench/policy_bench build/bench/records_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	build/bench/sign_bench
+	tests/bench/p11_bench.sh build/bench/p11_bench
 	build/bench/cbor_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
