@@ -493,7 +493,27 @@ static int ext_key(struct ledger *l, const struct ledger_opts *o, const char *kd
 	else
 		as_fail(err, rc, "cannot encode the checkpoint key");
 	buf_free(&pem);
+	/* The mark that stops an open without the signer from making a file key in its place. */
+	static const char mark[] = "the checkpoint key is in a PKCS#11 token: no key file is made here\n";
+	char path[4200];
+	snprintf(path, sizeof path, "%s/" LEDGER_EXT_MARK, kdir);
+	if (rc == 0)
+		rc = file_write_atomic(path, mark, sizeof mark - 1, 0644, err);
 	return rc;
+}
+
+/* Without the signer, a key directory whose checkpoint key is outside it is refused
+ * rather than given a new key (which would replace checkpoint.pub). */
+static int ext_marked(const char *kdir, char *err)
+{
+	char mark[4200];
+	snprintf(mark, sizeof mark, "%s/" LEDGER_EXT_MARK, kdir);
+	if (access(mark, F_OK) != 0)
+		return 0;
+	return as_fail(err, AS_EINVAL,
+		       "the checkpoint key of %s is in a PKCS#11 token (%s): set ASSENT_PKCS11_MODULE, "
+		       "ASSENT_PKCS11_TOKEN and ASSENT_PKCS11_PIN_FILE; no key file is made in its place",
+		       kdir, mark);
 }
 
 static int open_key(struct ledger *l, const struct ledger_opts *o, int *created, char *err)
@@ -506,6 +526,8 @@ static int open_key(struct ledger *l, const struct ledger_opts *o, int *created,
 	snprintf(priv, sizeof priv, "%s/checkpoint.key", kdir);
 	snprintf(pub, sizeof pub, "%s/checkpoint.pub", kdir);
 	*created = access(priv, F_OK) != 0;
+	if (*created)
+		GUARD(ext_marked(kdir, err));
 	GUARD(eckey_load_or_create(priv, pub, &l->key, err));
 	GUARD(headsign_open(l->key, &l->hs, err));
 	l->sign = headsign_sign;

@@ -51,6 +51,10 @@ struct ledger_opts {
 		   * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
 };
 
+/* In the keys directory of a ledger opened with an external signer: without one, that
+ * ledger_open refuses to make a key file in its place. */
+#define LEDGER_EXT_MARK "checkpoint.pkcs11"
+
 /* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
 #define LEDGER_DEMO_PREFIX "assent-demo/"
 #define LEDGER_EITHER 2

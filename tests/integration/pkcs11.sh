@@ -47,20 +47,24 @@ daemon_start --single-user
 daemon_listens "assentd starts with its keys in the token"
 for _ in $(seq 100); do grep -q "serving" "$T/d.log" && break; sleep 0.05; done
 check "... and logs where its keys are" grep -q "keys in PKCS#11 token 'assent'" "$T/d.log"
-"$ASSENT" --state "$S" request --message "deploy with the HSM?" >"$T/approve.token" 2>"$T/req.err" &
-RPID=$!
-for _ in $(seq 200); do
-	sid=$("$ASSENT" --state "$S" pending --json 2>/dev/null | $PY -c '
+# approved_token FILE: an `assent request` a reviewer approves; its token in FILE, its id in $sid.
+approved_token() {
+	"$ASSENT" --state "$S" request --message "deploy with the HSM?" >"$1" 2>"$T/req.err" &
+	local rpid=$!
+	for _ in $(seq 200); do
+		sid=$("$ASSENT" --state "$S" pending --json 2>/dev/null | $PY -c '
 import json, sys
 d = json.load(sys.stdin)
 r = d["requests"] if isinstance(d, dict) else d
 print(r[-1]["session_id"] if r else "")' 2>/dev/null)
-	[ -n "$sid" ] && break
-	sleep 0.05
-done
-expect_exit 0 "a reviewer approves the request ($sid)" "$ASSENT" --state "$S" approve "$sid"
-wait "$RPID"
-check "assent request prints the approval token" test -s "$T/approve.token"
+		[ -n "$sid" ] && break
+		sleep 0.05
+	done
+	expect_exit 0 "a reviewer approves the request ($sid)" "$ASSENT" --state "$S" approve "$sid"
+	wait "$rpid"
+	check "assent request prints the approval token" test -s "$1"
+}
+approved_token "$T/approve.token"
 py_tap "$ROOT/tests/integration/pkcs11.py" "$T/approve.token" "$S/keys/jwks.json" "$sid"
 expect_exit 0 "assent-verify token verifies the HSM-signed token against jwks.json and the ledger" \
 	"$VERIFY" token - --aud assent --jwks "$S/keys/jwks.json" --ledger "$S/ledger" <"$T/approve.token"
@@ -74,6 +78,7 @@ DPID=
 expect_exit 0 "assent-verify ledger verifies the ledger whose checkpoints the token signed" \
 	"$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
 check "the state directory still holds no private key" no_private_key
+cp "$S/keys/checkpoint.pub" "$T/ckpt.pub"
 # ckpt_key_entries: how many `key` entries for the checkpoint key the ledger holds, each
 # with the public key of STATE/keys/checkpoint.pub (any other is counted as 99).
 ckpt_key_entries() {
@@ -120,7 +125,11 @@ start_fails "an unloadable module fails at start, named" "cannot load the PKCS#1
 	ASSENT_PKCS11_MODULE="$T/nosuch.so"
 start_fails "a relative module path fails at start" "ASSENT_PKCS11_MODULE must be an absolute path" \
 	ASSENT_PKCS11_MODULE=libsofthsm2.so
+start_fails "without ASSENT_PKCS11_MODULE the daemon refuses the state, naming the token, and makes no key file" \
+	"checkpoint key of .* is in a PKCS#11 token" ASSENT_PKCS11_MODULE=
+expect_exit 1 "... and so does assent reviewer add" env ASSENT_PKCS11_MODULE= "$ASSENT" --state "$S" reviewer add bob --uid 4242
 check "after the failed starts no private key file was made (never files instead)" no_private_key
+check "... and checkpoint.pub is still the token's key" sh -c "cmp -s '$S/keys/checkpoint.pub' '$T/ckpt.pub'"
 
 # A second start with the keys in the token: the same ledger, no second key entry.
 daemon_start --single-user
@@ -130,4 +139,25 @@ DPID=
 expect_exit 0 "the ledger verifies after the restart" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
 nkey=$(ckpt_key_entries)
 check "... still with one checkpoint key entry ($nkey)" test "$nkey" -eq 1
+
+# Rotation of a token key in the token: a key under a new label, then the daemon with it.
+export ASSENT_PKCS11_TOKEN_KEY=assent-token-2
+expect_exit 0 "keygen --pkcs11 with a new token key label makes that key alone" "$ASSENT" --state "$S" keygen --pkcs11
+check "... saying so" grep -q "checkpoint key 'assent-checkpoint' already there, token key 'assent-token-2' made" "$T/.out"
+njwk=$($PY -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["keys"]))' "$S/keys/jwks.json")
+check "jwks.json holds the new key and the retired one ($njwk keys)" test "$njwk" -eq 2
+"$VERIFY" export "$S/ledger" 2>/dev/null | grep -q '"event":"retired","purpose":"token"'
+check "the ledger records the old token key as retired" test $? -eq 0
+daemon_start --single-user
+daemon_listens "assentd starts with the new token key"
+approved_token "$T/rotated.token"
+expect_exit 0 "a token signed with the new key in the token verifies against jwks.json" \
+	"$VERIFY" token - --aud assent --jwks "$S/keys/jwks.json" --ledger "$S/ledger" <"$T/rotated.token"
+expect_exit 0 "... and the token of the retired key still does" \
+	"$VERIFY" token - --aud assent --jwks "$S/keys/jwks.json" <"$T/approve.token"
+kid() { $PY -c 'import jwt,sys; print(jwt.get_unverified_header(open(sys.argv[1]).read().strip())["kid"])' "$1"; }
+check "the two tokens name two keys" test "$(kid "$T/rotated.token")" != "$(kid "$T/approve.token")"
+check "assentd stops" stop_daemon
+DPID=
+check "the state directory holds no private key after the rotation" no_private_key
 done_testing

@@ -965,7 +965,8 @@ static int count_ckpt_keys(uint64_t seq, const uint8_t *cbor, size_t len, void *
 
 /* With an external signer no checkpoint.key is read or made, checkpoint.pub is its key,
  * its `key` entry is recorded once (when the ledger is new, not at a reopen), the ledger
- * verifies under it, and a checkpoint.key beside it is refused (one ledger, one key). */
+ * verifies under it; opened without the signer it is refused (no new file key), and a
+ * checkpoint.key beside it is refused (one ledger, one key). */
 static void test_external_signer(void **state)
 {
 	struct t *t = *state;
@@ -997,10 +998,15 @@ static void test_external_signer(void **state)
 	eckey_free(pub);
 	struct av_ledger_report rep;
 	verify_ok(t, &rep);
+	/* Without the signer no file key is made in its place (it would replace checkpoint.pub). */
+	struct ledger *l = NULL;
+	struct ledger_opts plain = opts_every(5);
+	assert_int_equal(ledger_open(t->dir, &plain, &l, err), AS_EINVAL);
+	assert_non_null(strstr(err, "is in a PKCS#11 token"));
+	assert_int_equal(access(t->priv, F_OK), -1);
 	FILE *f = fopen(t->priv, "w");
 	assert_non_null(f);
 	fclose(f);
-	struct ledger *l = NULL;
 	assert_int_equal(ledger_open(t->dir, &o, &l, err), AS_EEXIST);
 	assert_non_null(strstr(err, "checkpoint key is in a PKCS#11 token"));
 	eckey_free(k);
