@@ -120,6 +120,11 @@ start_fails "a missing key label fails at start, named" "no private key labelled
 	ASSENT_PKCS11_TOKEN_KEY=nosuchkey
 start_fails "a missing checkpoint key label fails at start, named" "no private key labelled 'nockpt'" \
 	ASSENT_PKCS11_CHECKPOINT_KEY=nockpt
+# A P-384 key pair under a label of its own (softhsm2-util imports private and public halves).
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out "$T/p384.p8"
+softhsm2-util --import "$T/p384.p8" --token assent --label p384 --id 0a0b --pin 1234 >/dev/null
+start_fails "a key that is not P-256 fails at start, named" "the key labelled 'p384' in PKCS#11 token 'assent' is not a P-256 EC key" \
+	ASSENT_PKCS11_TOKEN_KEY=p384
 start_fails "a wrong token label fails at start, named" "no PKCS#11 token labelled 'other'" ASSENT_PKCS11_TOKEN=other
 start_fails "an unloadable module fails at start, named" "cannot load the PKCS#11 module $T/nosuch.so" \
 	ASSENT_PKCS11_MODULE="$T/nosuch.so"
