@@ -469,13 +469,11 @@ static void keys_dir_of(const struct ledger *l, const struct ledger_opts *o, cha
 	}
 }
 
-/* An external signer's key: its public half goes to checkpoint.pub (what verifiers pin,
- * e.g. --key-from-state), and a private key file left there would be a second key. */
+/* An external signer's key; a private key file left beside it would be a second key. */
 static int ext_key(struct ledger *l, const struct ledger_opts *o, const char *kdir, char *err)
 {
-	char priv[4200], pub[4200];
+	char priv[4200];
 	snprintf(priv, sizeof priv, "%s/checkpoint.key", kdir);
-	snprintf(pub, sizeof pub, "%s/checkpoint.pub", kdir);
 	if (access(priv, F_OK) == 0)
 		return as_fail(err, AS_EEXIST,
 			       "%s exists but the checkpoint key is in a PKCS#11 token: a ledger has one checkpoint "
@@ -485,17 +483,26 @@ static int ext_key(struct ledger *l, const struct ledger_opts *o, const char *kd
 	l->sign = o->signer->sign;
 	l->sign_ctx = o->signer->ctx;
 	l->ext = 1;
+	return 0;
+}
+
+/* Once the ledger is known to be this key's: its public half to checkpoint.pub (what
+ * verifiers pin, e.g. --key-from-state), and the mark that stops an open without the
+ * signer from making a file key in its place. */
+static int ext_publish(struct ledger *l, const struct ledger_opts *o, char *err)
+{
+	char kdir[4096], path[4200];
+	keys_dir_of(l, o, kdir);
 	struct buf pem;
 	buf_init(&pem, 4096);
+	snprintf(path, sizeof path, "%s/checkpoint.pub", kdir);
 	int rc = eckey_public_pem(l->key, &pem);
 	if (rc == 0)
-		rc = file_write_atomic(pub, pem.p, pem.len, 0644, err);
+		rc = file_write_atomic(path, pem.p, pem.len, 0644, err);
 	else
 		as_fail(err, rc, "cannot encode the checkpoint key");
 	buf_free(&pem);
-	/* The mark that stops an open without the signer from making a file key in its place. */
 	static const char mark[] = "the checkpoint key is in a PKCS#11 token: no key file is made here\n";
-	char path[4200];
 	snprintf(path, sizeof path, "%s/" LEDGER_EXT_MARK, kdir);
 	if (rc == 0)
 		rc = file_write_atomic(path, mark, sizeof mark - 1, 0644, err);
@@ -706,6 +713,8 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		if (rc == 0 && c != 0)
 			rc = lmdb_fail(err, c, "commit");
 	}
+	if (rc == 0 && l->ext)
+		rc = ext_publish(l, o, err);
 	if (rc == 0 && created)
 		rc = record_key(l, err);
 	if (rc != 0) {

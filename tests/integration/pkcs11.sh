@@ -145,6 +145,17 @@ expect_exit 0 "the ledger verifies after the restart" "$VERIFY" ledger "$S/ledge
 nkey=$(ckpt_key_entries)
 check "... still with one checkpoint key entry ($nkey)" test "$nkey" -eq 1
 
+# A state directory whose ledger a file key signed is not taken over by the token's key.
+F=$T/filestate
+env ASSENT_PKCS11_MODULE= "$ASSENT" --state "$F" reviewer add alice --uid 4242 >/dev/null
+cp "$F/keys/checkpoint.pub" "$T/file.pub"
+expect_exit 2 "a file-key state with checkpoint.key is refused under the token" "$ASSENT" --state "$F" reviewer add bob --uid 4243
+check "... naming the key file" grep -q "checkpoint.key exists but the checkpoint key is in a PKCS#11 token" "$T/.err"
+mv "$F/keys/checkpoint.key" "$T/file.key"
+expect_exit 1 "... and with checkpoint.key moved away, its ledger is refused" "$ASSENT" --state "$F" reviewer add bob --uid 4243
+check "... as not signed by the token's key" grep -q "changed without the checkpoint key" "$T/.err"
+check "... and its checkpoint.pub is left as it was" cmp -s "$F/keys/checkpoint.pub" "$T/file.pub"
+
 # Rotation of a token key in the token: a key under a new label, then the daemon with it.
 export ASSENT_PKCS11_TOKEN_KEY=assent-token-2
 expect_exit 0 "keygen --pkcs11 with a new token key label makes that key alone" "$ASSENT" --state "$S" keygen --pkcs11
