@@ -37,6 +37,8 @@ static const struct kind kinds[] = {
     {"outcome", {{"session_id", F_TEXT}, {"status", F_TEXT}, {NULL, F_ANY}}},
     /* a reviewer saw what a call's view masked (assent show --full): who, and of which request */
     {"reveal", {{"session_id", F_TEXT}, {"reviewer", F_ANY}, {NULL, F_ANY}}},
+    /* a reviewer's passkey enrolled or removed (issue 31); verify/passkeys.c checks the rest */
+    {"passkey", {{"event", F_TEXT}, {"reviewer", F_TEXT}, {"credential_id", F_TEXT}, {NULL, F_ANY}}},
 };
 
 static const char *reserved[] = {"v", "seq", "time", "prev"};

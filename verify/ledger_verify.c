@@ -16,6 +16,7 @@
 #include "ledger/note.h"
 #include "ledger/store.h"
 #include "common/util.h"
+#include "verify/passkeys.h"
 #include "verify/vkeys.h"
 
 /* A root the ledger must have at a given size, and who says so. */
@@ -422,6 +423,7 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	struct cv_arena a;
 	cv_arena_init(&a, ENTRY_MAX);
 	struct time_back tb = {0};
+	struct av_passkeys *pk = av_passkeys_new(); /* NULL: out of memory, said at the end */
 	uint64_t seq = 0, last_time = 0;
 	size_t n = 0;
 	int go = rep->reason[0] == 0;
@@ -430,6 +432,11 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 		struct cv *e;
 		if (read_entry(&mine, seq, &k, &v, &a, &e) != 0)
 			break;
+		char perr[AS_ERRLEN];
+		if (pk && av_passkeys_entry(pk, c->nex ? c->ex[c->nex - 1].origin : "", seq, e, perr) != 0) {
+			fail_at(&mine, 1, seq, "%s", perr);
+			break;
+		}
 		/* Blamed only when nothing else is wrong: an altered time also breaks a link,
 		 * and the hash chain says better which entry changed. */
 		uint64_t t = cv_get(e, "time")->u;
@@ -458,6 +465,9 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	if (rc != 0 && rc != MDB_NOTFOUND && !mine.reason[0])
 		fail_at(&mine, 1, seq, "ledger file damaged at entry %llu: %s", (unsigned long long)seq,
 			mdb_strerror(rc));
+	if (!pk && !mine.reason[0])
+		fail_at(&mine, 0, 0, "out of memory for the passkey checks");
+	av_passkeys_free(pk);
 	walk_drain(p, threaded, &th, n);
 	mdb_cursor_close(cur);
 	cv_arena_free(&a);

@@ -1,0 +1,18 @@
+/* Passkey decisions, checked as a ledger is walked in order (verify/passkeys.c). */
+#ifndef ASSENT_VERIFY_PASSKEYS_H
+#define ASSENT_VERIFY_PASSKEYS_H
+
+#include <stdint.h>
+
+#include "common/cbor.h"
+#include "common/attr.h"
+
+struct av_passkeys;
+struct av_passkeys *av_passkeys_new(void); /* NULL when out of memory */
+void av_passkeys_free(struct av_passkeys *p);
+/* Entry seq (decoded, already checked by entry_check) of the ledger whose checkpoint origin
+ * is origin ("" when it has none). 0, or an error with err naming the entry and request. */
+int av_passkeys_entry(struct av_passkeys *p, const char *origin, uint64_t seq, const struct cv *e,
+		      char *err) AS_MUST_USE;
+
+#endif
