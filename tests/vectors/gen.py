@@ -520,7 +520,7 @@ def checkpoint_vectors(ck, other, proofs):
       "(r, n-s): assent writes low s, but a checkpoint's signature is not its identity and assent-verify accepts "
       "either (a verifier may accept both)")
     c("ber-signature", note_sign(ck, body, origin, der_pad=True), "invalid",
-      "the ECDSA signature with a needless leading zero in r: BER, not DER", "does not verify")
+      "the ECDSA signature with a needless leading zero in r: BER, not DER", "not DER")
     sig_line = note[len(body) + 1:]
     blob = bytearray(base64.b64decode(sig_line.split(b" ")[2]))
     b2 = bytearray(blob)
