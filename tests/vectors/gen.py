@@ -5,7 +5,7 @@ proof` make a ledger, its checkpoints and inclusion proofs), and invalid ones ma
 here, each the smallest change that must make a verifier refuse it. Writes the files beside
 this script and manifest.json, which names each vector's expected result and reason.
 
-    make all build/tests/mint && python3 tests/vectors/gen.py
+    make all build/tests/mint && python3 tests/vectors/gen.py [--out DIR]
 
 Keys in keys/ are test-only keys, committed so that the vectors stay checkable; they are made
 once when missing. Times are fixed (the ledger is written under faketime at 2030-01-01, tokens
@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = HERE  # where the vectors go: here, or --out DIR (tests/integration/vectors.sh compares)
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.path.join(ROOT, "build")
 N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
@@ -46,7 +47,7 @@ def b64u_dec(s):
 
 
 def put(rel, data):
-    p = os.path.join(HERE, rel)
+    p = os.path.join(OUT, rel)
     os.makedirs(os.path.dirname(p), exist_ok=True)
     with open(p, "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
@@ -69,7 +70,7 @@ def run(cmd, stdin=None, env=None, at=None):
 
 # ---- keys (test-only, committed) ----
 def load_or_make_key(name):
-    p = os.path.join(HERE, "keys", name + ".key")
+    p = os.path.join(OUT, "keys", name + ".key")
     if not os.path.exists(p):
         k = ec.generate_private_key(ec.SECP256R1())
         put(f"keys/{name}.key", k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -120,15 +121,15 @@ def tokens(tk, other, secret, ckey):
     put("keys/jwks-enc.json", json.dumps({"keys": [jwk(tk.public_key(), kid=kid, alg="ES256", use="enc")]}, indent=2) + "\n")
     put("keys/hs256.secret", secret)
     art = put("token/artifact.txt", "terraform plan: 3 to add, 0 to change, 0 to destroy\n")
-    digest = hashlib.sha256(open(os.path.join(HERE, art), "rb").read()).hexdigest()
+    digest = hashlib.sha256(open(os.path.join(OUT, art), "rb").read()).hexdigest()
     other_digest = hashlib.sha256(b"another plan\n").hexdigest()
     asserted = hashlib.sha256(b"asserted by the agent\n").hexdigest()
     st = tempfile.mkdtemp(prefix="assent-vectors.")
     try:
         os.makedirs(f"{st}/keys")
-        shutil.copy(os.path.join(HERE, "keys/token-es256.key"), f"{st}/keys/token-{kid}.key")
-        shutil.copy(os.path.join(HERE, "keys/token-es256.pub"), f"{st}/keys/token-{kid}.pub")
-        shutil.copy(os.path.join(HERE, "keys/checkpoint.key"), f"{st}/keys/checkpoint.key")
+        shutil.copy(os.path.join(OUT, "keys/token-es256.key"), f"{st}/keys/token-{kid}.key")
+        shutil.copy(os.path.join(OUT, "keys/token-es256.pub"), f"{st}/keys/token-{kid}.pub")
+        shutil.copy(os.path.join(OUT, "keys/checkpoint.key"), f"{st}/keys/checkpoint.key")
         os.chmod(f"{st}/keys/token-{kid}.key", 0o600)
         os.chmod(f"{st}/keys/checkpoint.key", 0o600)
         put_abs = lambda p, s: open(p, "w").write(s)
@@ -139,7 +140,7 @@ def tokens(tk, other, secret, ckey):
             out = run([f"{BUILD}/tests/mint", "--state", state, "--aud", AUD, *args], env=env)
             return json.loads(out)
 
-        os.chdir(HERE)  # the subject's name in the token is its path as given: token/artifact.txt
+        os.chdir(OUT)  # the subject's name in the token is its path as given: token/artifact.txt
         m = mint(st, "--subject", art, "--asserted", f"plan.json={asserted}", "--session", "req-vec-1",
                  "--now", str(T0), "--ttl", "86400")
         old = mint(st, "--subject", art, "--session", "req-vec-old", "--now", str(T0 - 7200), "--ttl", "900")
@@ -208,7 +209,7 @@ def tokens(tk, other, secret, ckey):
     t("alg-none-with-sig", f"{b64u(json.dumps(dict(header, alg='none'), separators=(',', ':'), sort_keys=True).encode())}.{p64}.{s64}",
       "invalid", "alg none with a signature part: the key's one algorithm is ES256", "algorithm none refused",
       subject_sha256=[digest])
-    pem = open(os.path.join(HERE, "keys/token-es256.pub"), "rb").read()
+    pem = open(os.path.join(OUT, "keys/token-es256.pub"), "rb").read()
     t("alg-confusion", jws(dict(header, alg="HS256"), claims, lambda b: hmac.new(pem, b, "sha256").digest()),
       "invalid", "HS256 keyed with the ES256 public key's PEM under its kid", "algorithm HS256 refused",
       subject_sha256=[digest])
@@ -314,15 +315,15 @@ def ledger(ck):
     at = "2030-01-01 00:00:00"
     try:
         os.makedirs(f"{st}/keys")
-        shutil.copy(os.path.join(HERE, "keys/checkpoint.key"), f"{st}/keys/checkpoint.key")
-        shutil.copy(os.path.join(HERE, "keys/checkpoint.pub"), f"{st}/keys/checkpoint.pub")
+        shutil.copy(os.path.join(OUT, "keys/checkpoint.key"), f"{st}/keys/checkpoint.key")
+        shutil.copy(os.path.join(OUT, "keys/checkpoint.pub"), f"{st}/keys/checkpoint.pub")
         os.chmod(f"{st}/keys/checkpoint.key", 0o600)
         lines = lambda es: "".join(json.dumps(e) + "\n" for e in es).encode()
         run([f"{BUILD}/assent", "--state", st, "ledger", "append"], lines(ENTRIES[:5]), at=at)
         run([f"{BUILD}/assent", "--state", st, "ledger", "checkpoint"], at=at)
         run([f"{BUILD}/assent", "--state", st, "ledger", "append"], lines(ENTRIES[5:]), at=at)
         run([f"{BUILD}/assent", "--state", st, "ledger", "checkpoint"], at=at)
-        key = ["--key", os.path.join(HERE, "keys/checkpoint.pub")]
+        key = ["--key", os.path.join(OUT, "keys/checkpoint.pub")]
         proofs = {}
         for size, idx in [(7, i) for i in range(7)] + [(5, 2), (5, 4)]:
             proofs[(size, idx)] = json.loads(run([f"{BUILD}/assent-verify", "proof", f"{st}/ledger", str(idx),
@@ -402,7 +403,7 @@ def tree_vectors(proofs):
 def entry_vectors(ck, origin):
     """Entry vectors: the CBOR file itself, and for assent-verify the same bytes in a proof of
     a one-entry tree under a checkpoint signed here (so only the entry can be at fault)."""
-    e0 = open(os.path.join(HERE, "entry/ledger-0.cbor"), "rb").read()
+    e0 = open(os.path.join(OUT, "entry/ledger-0.cbor"), "rb").read()
     key = "keys/checkpoint.pub"
 
     def wrap(name, data, expect, reason, err=None):
@@ -417,7 +418,7 @@ def entry_vectors(ck, origin):
             **({"verify_err": err} if err else {}))
 
     for i in range(7):
-        data = open(os.path.join(HERE, f"entry/ledger-{i}.cbor"), "rb").read()
+        data = open(os.path.join(OUT, f"entry/ledger-{i}.cbor"), "rb").read()
         vec("entry", f"ledger-{i}", "valid", f"entry {i} of the ledger `assent ledger append` wrote",
             file=f"entry/ledger-{i}.cbor", args={"proof": f"tree/proof-7-{i}.json", "key": key, "seq": i})
     # e0 is a map of 7 pairs: v, seq, kind, prev, time, rules, digest, source (sorted by encoding)
@@ -570,16 +571,22 @@ def checkpoint_vectors(ck, other, proofs):
 
 
 def main():
+    global OUT
+    if len(sys.argv) == 3 and sys.argv[1] == "--out":  # a fresh copy elsewhere, with these keys
+        OUT = os.path.abspath(sys.argv[2])
+        shutil.copytree(os.path.join(HERE, "keys"), os.path.join(OUT, "keys"), dirs_exist_ok=True)
+    elif len(sys.argv) != 1:
+        sys.exit("usage: gen.py [--out DIR]")
     for b in ("assent", "assent-verify", "tests/mint"):
         if not os.access(f"{BUILD}/{b}", os.X_OK):
             sys.exit(f"gen: build/{b} is missing: make all build/tests/mint")
     tk = load_or_make_key("token-es256")
     other = load_or_make_key("other")
     ck = load_or_make_key("checkpoint")
-    sp = os.path.join(HERE, "keys/hs256.secret")
+    sp = os.path.join(OUT, "keys/hs256.secret")
     secret = open(sp, "rb").read() if os.path.exists(sp) else os.urandom(24).hex().encode()
     for d in ("token", "entry", "tree", "checkpoint"):
-        shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
+        shutil.rmtree(os.path.join(OUT, d), ignore_errors=True)
     tokens(tk, other, secret, ck)
     proofs, _ = ledger(ck)
     tree_vectors(proofs)
