@@ -455,6 +455,30 @@ def check_proof(p_bytes, pub, given=None):
     verify_inclusion(p["index"], p["tree_size"], leaf, path, root)
 
 
+def check_ledger(doc, pub):
+    """Section 2 over a whole ledger: every entry canonical at its position, linked to the one
+    before, times never going backwards; every checkpoint signed by the key and matching the tree
+    at its size; the newest one covering the head."""
+    need(isinstance(doc.get("entries"), list) and isinstance(doc.get("checkpoints"), list), "not a ledger vector")
+    entries = [b64_strict(e) for e in doc["entries"]]
+    prev, last = bytes(32), 0
+    leaves = []
+    for i, e in enumerate(entries):
+        f = check_entry(e, i)
+        need(f["prev"] == prev, f"entry {i}: prev is not the leaf hash of the entry before")
+        need(f["time"] >= last, f"entry {i}: time goes backwards")
+        last = f["time"]
+        prev = leaf_hash(e)
+        leaves.append(prev)
+    top = 0
+    for c in doc["checkpoints"]:
+        _, size, root = check_checkpoint(c.encode(), pub)
+        need(size <= len(entries), f"a checkpoint covers {size} entries, the ledger has {len(entries)}")
+        need(mth(leaves[:size]) == root, f"the root at size {size} differs from the checkpoint's")
+        top = max(top, size)
+    need(top == len(entries), f"entries {top} to {len(entries) - 1} are not covered by a checkpoint")
+
+
 def check_vector(v, d):
     a = v.get("args", {})
     rd = lambda f: open(os.path.join(d, f), "rb").read()
@@ -472,6 +496,8 @@ def check_vector(v, d):
             need(mth(leaves[:int(size)]).hex() == root, f"root at size {size} differs")
     elif v["object"] == "tree":
         check_proof(rd(v["file"]), serialization.load_pem_public_key(rd(a["key"])))
+    elif v["object"] == "ledger":
+        check_ledger(json.loads(rd(v["file"])), serialization.load_pem_public_key(rd(a["key"])))
     elif v["object"] == "checkpoint":
         check_proof(rd(a["proof"]), serialization.load_pem_public_key(rd(a["key"])), given=rd(v["file"]))
     else:

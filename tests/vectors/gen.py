@@ -570,6 +570,100 @@ def checkpoint_vectors(ck, other, proofs):
       "invalid", "a root of 31 bytes", "line 3")
 
 
+# ---- whole ledgers: entries and checkpoints, as a JSON file ----
+def patch(e, key, new):
+    """Entry e with the value of text key `key` (a uint of fixed width, or prev) replaced by new bytes."""
+    enc = bytes([0x60 + len(key)]) + key.encode()
+    i = e.index(enc) + len(enc)
+    width = {"prev": 34, "time": 9, "seq": 1}[key]
+    return e[:i] + new + e[i + width:]
+
+
+def rechain(entries):
+    out, prev = [], bytes(32)
+    for i, e in enumerate(entries):
+        e = patch(patch(e, "seq", bytes([i])), "prev", b"\x58\x20" + prev)
+        out.append(e)
+        prev = hashlib.sha256(b"\x00" + e).digest()
+    return out
+
+
+def root_of(entries):
+    def mth(ls):
+        if len(ls) == 1:
+            return ls[0]
+        k = 1
+        while k * 2 < len(ls):
+            k *= 2
+        return hashlib.sha256(b"\x01" + mth(ls[:k]) + mth(ls[k:])).digest()
+    return mth([hashlib.sha256(b"\x00" + e).digest() for e in entries])
+
+
+def ckpt_for(key, origin, entries, size, root=None):
+    root = root or root_of(entries[:size])
+    return note_sign(key, f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n".encode(), origin).decode()
+
+
+def ledger_vectors(ck, other, proofs):
+    origin = proofs[(7, 0)]["origin"]
+    entries = [base64.b64decode(proofs[(7, i)]["entry"]) for i in range(7)]
+    ck5, ck7 = proofs[(5, 2)]["checkpoint"], proofs[(7, 0)]["checkpoint"]
+    key = "keys/checkpoint.pub"
+
+    def lv(name, es, cks, expect, reason, err=None):
+        f = put(f"ledger/{name}.json", json.dumps({"entries": [base64.b64encode(e).decode() for e in es],
+                                                  "checkpoints": cks}, indent=1) + "\n")
+        vec("ledger", name, expect, reason, file=f, args={"key": key}, **({"verify_err": err} if err else {}))
+
+    lv("valid", entries, [ck5, ck7], "valid", "the ledger `assent ledger append` wrote, with its checkpoints at 5 and 7")
+    lv("valid-head-only", entries, [ck7], "valid", "one checkpoint, covering the head")
+    lv("valid-resigned", entries, [ckpt_for(ck, origin, entries, 5), ckpt_for(ck, origin, entries, 7)], "valid",
+       "the same entries with checkpoints signed by this script")
+    e = list(entries)
+    i = e[3].index(b"alice")
+    e[3] = e[3][:i] + b"alicf" + e[3][i + 5:]
+    lv("entry-changed", e, [ck5, ck7], "invalid", "entry 3's reviewer changed: entry 4's prev no longer matches",
+       "entry 3 was altered")
+    lv("entry-deleted", entries[:3] + entries[4:], [ck5, ck7], "invalid", "entry 3 removed", "entry 3")
+    r = rechain(e)
+    lv("rewritten-rechained", r, [ck5, ck7], "invalid",
+       "entry 3 changed and the chain recomputed: the signed roots at 5 and 7 differ", "rewritten")
+    lv("rewritten-other-key", r, [ckpt_for(other, origin, r, 5), ckpt_for(other, origin, r, 7)], "invalid",
+       "a rewritten history re-signed with another key", "not signed by a trusted key")
+    t = list(entries)
+    t[4] = patch(t[4], "time", b"\x1b" + (1893455999000).to_bytes(8, "big"))
+    t = rechain(t)
+    lv("time-backwards", t, [ckpt_for(ck, origin, t, 5), ckpt_for(ck, origin, t, 7)], "invalid",
+       "entry 4's time is a second before entry 3's (chain and checkpoints recomputed with the key)",
+       "never go backwards")
+    z = list(entries)
+    z[0] = patch(z[0], "prev", b"\x58\x20" + b"\x01" * 32)
+    z = z[:1] + rechain_from(z[0], z[1:])
+    lv("first-prev-not-zero", z, [ckpt_for(ck, origin, z, 5), ckpt_for(ck, origin, z, 7)], "invalid",
+       "entry 0's prev is not 32 zero bytes (everything else recomputed with the key)", "prev is not 32 zero bytes")
+    s5 = rechain(entries[:3] + entries[4:])
+    s5[3] = patch(s5[3], "seq", b"\x04")
+    s5 = s5[:4] + rechain_from(s5[3], s5[4:])
+    lv("seq-skips", s5, [ckpt_for(ck, origin, s5, 6)], "invalid",
+       "the fourth entry says seq 4 (entry 3 removed, the chain and checkpoint recomputed with the key)",
+       "says seq 4")
+    lv("unsigned-tail", entries, [ck5], "invalid", "entries 5 and 6 come after the newest checkpoint", "unsigned tail")
+    lv("no-checkpoint", entries, [], "invalid", "no checkpoint at all: every entry is an unsigned tail", "unsigned tail")
+    lv("truncated", entries[:6], [ck5, ck7], "invalid", "the last entry removed: a checkpoint covers 7",
+       "truncated")
+    lv("checkpoint-wrong-root", entries, [ck5, ckpt_for(ck, origin, entries, 7, root=root_of(entries[:6]))],
+       "invalid", "a checkpoint signed with the key, at size 7, of the root at size 6", "differs")
+
+
+def rechain_from(prev_entry, rest):
+    out, prev = [], hashlib.sha256(b"\x00" + prev_entry).digest()
+    for e in rest:
+        e = patch(e, "prev", b"\x58\x20" + prev)
+        out.append(e)
+        prev = hashlib.sha256(b"\x00" + e).digest()
+    return out
+
+
 def main():
     global OUT
     if len(sys.argv) == 3 and sys.argv[1] == "--out":  # a fresh copy elsewhere, with these keys
@@ -585,13 +679,14 @@ def main():
     ck = load_or_make_key("checkpoint")
     sp = os.path.join(OUT, "keys/hs256.secret")
     secret = open(sp, "rb").read() if os.path.exists(sp) else os.urandom(24).hex().encode()
-    for d in ("token", "entry", "tree", "checkpoint"):
+    for d in ("token", "entry", "tree", "checkpoint", "ledger"):
         shutil.rmtree(os.path.join(OUT, d), ignore_errors=True)
     tokens(tk, other, secret, ck)
     proofs, _ = ledger(ck)
     tree_vectors(proofs)
     entry_vectors(ck, proofs[(7, 0)]["origin"])
     checkpoint_vectors(ck, other, proofs)
+    ledger_vectors(ck, other, proofs)
     for v in manifest:  # None marks an option a vector takes away from the defaults
         if "args" in v:
             v["args"] = {k: x for k, x in v["args"].items() if x is not None}

@@ -11,11 +11,14 @@ under faketime, which cannot set the clock of the static build.
 
     python3 tests/vectors/run.py [--verify build/assent-verify] [--only ID-PREFIX]"""
 import argparse
+import base64
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,7 +31,26 @@ def at(unix):  # faketime's frozen-clock spelling of a unix time
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(unix))
 
 
-def verify_cmd(v, exe, dyn):
+def lmdb_of(v, tmp):
+    """A ledger vector as the LMDB environment the gateway keeps: entries under 8-byte big-endian
+    sequence numbers, checkpoints under their tree size (Python's lmdb: an independent writer)."""
+    import lmdb
+
+    doc = json.load(open(os.path.join(HERE, v["file"])))
+    d = os.path.join(tmp, v["id"].replace("/", "_"))
+    os.makedirs(d)
+    env = lmdb.open(d, max_dbs=4, map_size=1 << 24)
+    ent, ck = env.open_db(b"entries"), env.open_db(b"checkpoints")
+    with env.begin(write=True) as txn:
+        for i, e in enumerate(doc["entries"]):
+            txn.put(i.to_bytes(8, "big"), base64.b64decode(e), db=ent)
+        for c in doc["checkpoints"]:
+            txn.put(int(c.split("\n")[1]).to_bytes(8, "big"), c.encode(), db=ck)
+    env.close()
+    return d
+
+
+def verify_cmd(v, exe, dyn, tmp):
     a = v["args"] if "args" in v else {}
     p = lambda f: os.path.join(HERE, f)
     env = dict(os.environ, TZ="UTC")
@@ -58,6 +80,8 @@ def verify_cmd(v, exe, dyn):
         if "args" not in v:  # tree.json: its roots are checked through the proofs below
             return None, None, env
         return [exe, "proof", "--check", p(v["file"]), "--key", p(a["key"])], None, env
+    if v["object"] == "ledger":
+        return [exe, "ledger", lmdb_of(v, tmp), "--key", p(a["key"])], None, env
     if v["object"] == "checkpoint":
         return [exe, "proof", "--check", p(a["proof"]), "--key", p(a["key"]), "--checkpoint", p(v["file"])], None, env
     raise ValueError(v["object"])
@@ -71,6 +95,7 @@ def main():
     ap.add_argument("--only", default="")
     o = ap.parse_args()
     doc = json.load(open(os.path.join(HERE, "manifest.json")))
+    tmp = tempfile.mkdtemp(prefix="assent-vectors-run.")
     n = fails = 0
     disagree = []
     for v in doc["vectors"]:
@@ -78,7 +103,7 @@ def main():
             continue
         want = v["expect"] == "valid"
         # assent-verify
-        cmd, stdin, env = verify_cmd(v, o.verify, o.verify_dyn)
+        cmd, stdin, env = verify_cmd(v, o.verify, o.verify_dyn, tmp)
         av = None
         if cmd:
             r = subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=HERE)
@@ -116,6 +141,7 @@ def main():
     else:
         print(f"ok {n} - assent-verify and check.py agree on every vector")
     print(f"1..{n}")
+    shutil.rmtree(tmp)
     return 1 if fails else 0
 
 
