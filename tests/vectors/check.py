@@ -65,6 +65,41 @@ def hex32(s):
 
 
 def json_strict(b):
+    """RFC 8259 JSON in UTF-8, restricted as the notation says: no duplicate names, strings of
+    Unicode scalar values without U+0000, integers within 64 signed bits, finite numbers."""
+    if isinstance(b, bytes):
+        try:
+            b = b.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused("JSON not UTF-8")
+
+    def p_int(x):
+        need(-2 ** 63 <= int(x) < 2 ** 63, "JSON integer beyond 64 signed bits")
+        return int(x)
+
+    def p_float(x):
+        need(abs(float(x)) != float("inf"), "JSON number overflows")
+        return float(x)
+
+    def text_ok(x):
+        need("\x00" not in x, "U+0000 in a JSON string")
+        try:
+            x.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refused("a lone surrogate in a JSON string")
+
+    def walk(v):
+        if isinstance(v, str):
+            text_ok(v)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                text_ok(k)
+                walk(x)
+        return v
+
     def pairs(ps):
         d = {}
         for k, v in ps:
@@ -76,7 +111,8 @@ def json_strict(b):
         raise Refused(f"JSON constant {c}")
 
     try:
-        return json.loads(b, object_pairs_hook=pairs, parse_constant=no_const)
+        return walk(json.loads(b, object_pairs_hook=pairs, parse_constant=no_const, parse_int=p_int,
+                               parse_float=p_float))
     except (ValueError, UnicodeDecodeError) as e:
         if isinstance(e, Refused):
             raise

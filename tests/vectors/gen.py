@@ -276,6 +276,24 @@ def tokens(tk, other, secret, ckey):
     t("duplicate-claim", jws(header, dup.encode(), sign_es), "invalid",
       "approved appears twice (false, then true): JSON with duplicate keys is refused", "duplicate keys",
       subject_sha256=[digest])
+    sig = b64u_dec(s64)
+    last = s64[-1]
+    alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    t("signature-nonzero-pad-bits", f"{h64}.{p64}.{s64[:-1]}{alpha[alpha.index(last) ^ 1]}", "invalid",
+      "the signature's last base64url character with an unused bit set: the same 64 bytes, spelled twice",
+      "not base64url", subject_sha256=[digest])
+    lone = json.dumps(dict(claims, reviewer={"name": "alice", "channel": "web"}), separators=(",", ":"),
+                      sort_keys=True).replace('"name":"alice"', '"name":"\\ud800alice"', 1)
+    t("lone-surrogate", jws(header, lone.encode(), sign_es), "invalid",
+      "a claim with the escape \\ud800, a lone surrogate: not a Unicode string (I-JSON, RFC 7493)",
+      "not a JSON object", subject_sha256=[digest])
+    plain = json.dumps(claims, separators=(",", ":"), sort_keys=True)
+    for name, extra, why in (("nul-in-claim", '"note":"a\\u0000b",', "a string holding U+0000 (\\u0000)"),
+                             ("integer-over-64-bits", '"note":18446744073709551616,',
+                              "an integer beyond 64 bits in a claim no check reads"),
+                             ("number-overflow", '"note":1e400,', "a number too large for a double (1e400)")):
+        t(name, jws(header, ("{" + extra + plain[1:]).encode(), sign_es), "invalid", why, "not a JSON object",
+          subject_sha256=[digest])
     return digest
 
 
@@ -466,6 +484,21 @@ def entry_vectors(ck, origin):
     wrap("missing-field", b"\xa7" + e0[1:ra] + e0[rb:], "invalid", "a policy_load without its digest",
          "requires field 'digest'")
     wrap("not-a-map", b"\x80", "invalid", "an empty array, not a map", "not a CBOR map")
+    # an extra field "x" (0x61 0x78 sorts after "v", before "seq"): nested arrays, depth 31 and 32
+    va, vb = spans[0]
+    nest = lambda k: b"\x81" * (k - 1) + b"\x80"
+    wrap("nesting-31", b"\xa9" + e0[1:vb] + b"\x61x" + nest(31) + e0[vb:], "valid",
+         "a field of 31 nested arrays: the deepest is at depth 31 (the entry map is 0)")
+    wrap("nesting-32", b"\xa9" + e0[1:vb] + b"\x61x" + nest(32) + e0[vb:], "invalid",
+         "a field of 32 nested arrays: deeper than 32 levels", "deeper than 32")
+    wrap("big-and-negative", b"\xaa" + e0[1:vb] + b"\x61w\x3b" + b"\xff" * 8 + b"\x61x\x1b" + b"\xff" * 8 + e0[vb:],
+         "valid", "fields w: -2^64 and x: 2^64-1, the extremes of CBOR's integers")
+    wrap("text-surrogate", b"\xa9" + e0[1:vb] + b"\x61x\x63\xed\xa0\x80" + e0[vb:], "invalid",
+         "a text string holding the UTF-8 form of the surrogate U+D800", "UTF-8")
+    wrap("text-overlong", b"\xa9" + e0[1:vb] + b"\x61x\x62\xc0\xaf" + e0[vb:], "invalid",
+         "a text string with the overlong form of '/'", "UTF-8")
+    wrap("seq-negative", e0[:sa + 4] + b"\x20" + e0[sb:], "invalid", "seq as the negative integer -1",
+         "'seq'")
 
 
 def split_map(e):
@@ -566,6 +599,15 @@ def checkpoint_vectors(ck, other, proofs):
     nz[42] = alpha[v ^ 1] if v & 3 == 0 else alpha[v & ~3]
     c("root-nonzero-pad-bits", note_sign(ck, body.replace(root64, bytes(nz)), origin), "invalid",
       "the root's base64 with a non-zero unused bit (two spellings of one root)", "line 3")
+    c("two-signatures", note + note_sign(ck, body, origin)[len(body) + 1:], "valid",
+      "two signature lines by the trusted key, both valid")
+    c("bad-second-signature", note + (body + b"\n" + sig_line.split(b" ")[0] + b" " + sig_line.split(b" ")[1] + b" " +
+                                      base64.b64encode(bytes(b2)) + b"\n")[len(body) + 1:], "invalid",
+      "a valid signature line, then one by the same key that does not verify", "does not verify")
+    c("witness-bad-base64", note + b"\xe2\x80\x94 witness.example/w1 !!!!\n", "invalid",
+      "a line by another key whose signature is not base64", "malformed")
+    c("101-lines", note + (b"\xe2\x80\x94 w.example/w " + base64.b64encode(b"\x01\x02\x03\x04\x00") + b"\n") * 100,
+      "invalid", "101 signature lines", "more than 100")
     c("root-31-bytes", note_sign(ck, body.replace(root64, base64.b64encode(base64.b64decode(root64)[:31])), origin),
       "invalid", "a root of 31 bytes", "line 3")
 
