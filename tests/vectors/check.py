@@ -247,6 +247,32 @@ def check_token(tok, a, d):
     if "action_sha256" in a:
         want = a["action_sha256"][7:] if a["action_sha256"].startswith("sha256:") else a["action_sha256"]
         need(c.get("action") == "sha256:" + want, "action digest differs")
+    # 13. the decision entry on the ledger
+    if "ledger" in a:
+        check_token_ledger(c, json.load(open(os.path.join(d, a["ledger"]))))
+
+
+def check_token_ledger(c, doc):
+    lg = c.get("ledger") if isinstance(c.get("ledger"), dict) else {}
+    seq = lg.get("seq")
+    need(is_int(seq) and seq >= 0, "ledger claim malformed")
+    want = hex32(lg.get("leaf_hash"))
+    need(isinstance(c.get("session_id"), str) and isinstance(c.get("jti"), str), "ledger claim malformed")
+    entries = [b64_strict(e) for e in doc["entries"]]
+    need(seq < len(entries), f"no entry {seq}")
+    prev = bytes(32)
+    for i, e in enumerate(entries[:seq + 1]):
+        f = check_entry(e, i)
+        need(f["prev"] == prev, f"the chain breaks at entry {i}")
+        prev = leaf_hash(e)
+    need(prev == want, "the entry's leaf hash differs from the token's")
+    text = lambda x: x[1] if isinstance(x, tuple) and x[0] == "text" else None
+    need(text(f["kind"]) == "decision", "the entry is not a decision")
+    need(text(f.get("outcome")) == "approved", "the decision does not approve")
+    need(text(f.get("session_id")) == c["session_id"], "the decision is of another session")
+    tk = f.get("token")
+    jti = dict((text(k), v) for k, v in tk[1]).get("jti") if isinstance(tk, tuple) and tk[0] == "map" else None
+    need(text(jti) == c["jti"], "the decision records another token")
 
 
 # ---- section 2: canonical CBOR and entries ----

@@ -81,6 +81,20 @@ def load_or_make_key(name):
     return k
 
 
+def read_lmdb(d):
+    """The entries and checkpoints of a ledger's LMDB environment (Python's lmdb, read-only)."""
+    import lmdb
+
+    env = lmdb.open(d, max_dbs=4, readonly=True, lock=False)
+    out = {"entries": [], "checkpoints": []}
+    with env.begin() as txn:
+        for name, key in ((b"entries", "entries"), (b"checkpoints", "checkpoints")):
+            for _, v in txn.cursor(db=env.open_db(name, txn=txn, create=False)):
+                out[key].append(bytes(v) if key == "entries" else bytes(v).decode())
+    env.close()
+    return out
+
+
 def jwk(pub, **extra):
     n = pub.public_numbers()
     return dict(kty="EC", crv="P-256", x=b64u(n.x.to_bytes(32, "big")), y=b64u(n.y.to_bytes(32, "big")), **extra)
@@ -137,7 +151,7 @@ def tokens(tk, other, secret, ckey):
             {"kid": kid, "created": T0, "retired": None, "verify_until": None}]}))
 
         def mint(state, *args, env=None):
-            out = run([f"{BUILD}/tests/mint", "--state", state, "--aud", AUD, *args], env=env)
+            out = run([f"{BUILD}/tests/mint", "--state", state, "--aud", AUD, *args], env=env, at="2030-01-01 00:00:00")
             return json.loads(out)
 
         os.chdir(OUT)  # the subject's name in the token is its path as given: token/artifact.txt
@@ -148,6 +162,7 @@ def tokens(tk, other, secret, ckey):
         henv = dict(os.environ, FEEDBACK_SIGN_TOKENS="true", FEEDBACK_TOKEN_SECRET=secret.decode())
         hm = mint(hst, "--subject", art, "--session", "req-vec-hs", "--now", str(T0), "--ttl", "86400", env=henv)
         shutil.rmtree(hst)
+        mint_ledger = read_lmdb(f"{st}/ledger")
     finally:
         shutil.rmtree(st)
     es_key = dict(key="keys/token-es256.pub")
@@ -287,6 +302,33 @@ def tokens(tk, other, secret, ckey):
     t("lone-surrogate", jws(header, lone.encode(), sign_es), "invalid",
       "a claim with the escape \\ud800, a lone surrogate: not a Unicode string (I-JSON, RFC 7493)",
       "not a JSON object", subject_sha256=[digest])
+    # with the ledger the token names (the mint's own, with a rejected decision appended)
+    ents = list(mint_ledger["entries"])
+    dec = ents[claims["ledger"]["seq"]]
+    assert b"approved" in dec
+    rej = dec.replace(b"approved", b"rejected", 1)
+    rej = patch(patch(rej, "seq", bytes([len(ents)]) if len(ents) < 24 else b"\x18" + bytes([len(ents)])),
+                "prev", b"\x58\x20" + hashlib.sha256(b"\x00" + ents[-1]).digest())
+    ents.append(rej)
+    put("ledger/mint.json", json.dumps({"entries": [base64.b64encode(e).decode() for e in ents],
+                                        "checkpoints": mint_ledger["checkpoints"]}, indent=1) + "\n")
+    led = dict(ledger="ledger/mint.json", subject_sha256=[digest])
+    t("es256-valid-ledger", tok, "valid", "the decision entry the token names is on the ledger, approving", **led)
+    lg = claims["ledger"]
+    t("ledger-leaf-differs", resign(dict(claims, ledger=dict(lg, leaf_hash="00" * 32))), "invalid",
+      "the token's leaf_hash is not its entry's", "leaf hash differs", **led)
+    t("ledger-other-jti", resign(dict(claims, jti="0" * 32)), "invalid",
+      "the decision entry records another token (jti)", "another token", **led)
+    t("ledger-other-session", resign(dict(claims, session_id="req-other", sub="req-other")), "invalid",
+      "the decision entry decides another session", "another session", **led)
+    req_leaf = hashlib.sha256(b"\x00" + ents[lg["seq"] - 1]).hexdigest()
+    t("ledger-names-request", resign(dict(claims, ledger={"seq": lg["seq"] - 1, "leaf_hash": req_leaf})), "invalid",
+      "the token names the request entry, not a decision", "not a decision", **led)
+    t("ledger-names-rejection", resign(dict(claims, ledger={"seq": len(ents) - 1,
+                                                            "leaf_hash": hashlib.sha256(b"\x00" + rej).hexdigest()})),
+      "invalid", "the token names a decision that rejected (same session and jti)", "does not approve", **led)
+    t("ledger-past-end", resign(dict(claims, ledger=dict(lg, seq=len(ents)))), "invalid",
+      "the token names an entry past the ledger's end", "no entry", **led)
     plain = json.dumps(claims, separators=(",", ":"), sort_keys=True)
     for name, extra, why in (("nul-in-claim", '"note":"a\\u0000b",', "a string holding U+0000 (\\u0000)"),
                              ("integer-over-64-bits", '"note":18446744073709551616,',

@@ -31,13 +31,15 @@ def at(unix):  # faketime's frozen-clock spelling of a unix time
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(unix))
 
 
-def lmdb_of(v, tmp):
+def lmdb_of(f, tmp):
     """A ledger vector as the LMDB environment the gateway keeps: entries under 8-byte big-endian
     sequence numbers, checkpoints under their tree size (Python's lmdb: an independent writer)."""
     import lmdb
 
-    doc = json.load(open(os.path.join(HERE, v["file"])))
-    d = os.path.join(tmp, v["id"].replace("/", "_"))
+    d = os.path.join(tmp, f.replace("/", "_"))
+    if os.path.exists(d):
+        return d
+    doc = json.load(open(os.path.join(HERE, f)))
     os.makedirs(d)
     env = lmdb.open(d, max_dbs=4, map_size=1 << 24)
     ent, ck = env.open_db(b"entries"), env.open_db(b"checkpoints")
@@ -73,6 +75,8 @@ def verify_cmd(v, exe, dyn, tmp):
             cmd += ["--iss", a["iss"]]
         if a.get("require_computed"):
             cmd += ["--require-computed"]
+        if "ledger" in a:
+            cmd += ["--ledger", lmdb_of(a["ledger"], tmp)]
         return ["faketime", "-f", at(a["now"])] + cmd, open(p(v["file"]), "rb").read(), env
     if v["object"] == "entry":
         return [exe, "proof", "--check", p(a["proof"]), "--key", p(a["key"])], None, env
@@ -81,7 +85,7 @@ def verify_cmd(v, exe, dyn, tmp):
             return None, None, env
         return [exe, "proof", "--check", p(v["file"]), "--key", p(a["key"])], None, env
     if v["object"] == "ledger":
-        return [exe, "ledger", lmdb_of(v, tmp), "--key", p(a["key"])], None, env
+        return [exe, "ledger", lmdb_of(v["file"], tmp), "--key", p(a["key"])], None, env
     if v["object"] == "checkpoint":
         return [exe, "proof", "--check", p(a["proof"]), "--key", p(a["key"]), "--checkpoint", p(v["file"])], None, env
     raise ValueError(v["object"])
