@@ -200,6 +200,13 @@ def tokens(tk, other, secret, ckey):
     c = dict(claims, aud=["other", AUD])
     t("es256-valid-aud-array", resign(c), "valid", "aud may be an array holding the audience",
       subject_sha256=[digest])
+    t("es256-valid-claims-with-blanks", jws(header, json.dumps(claims, indent=2).encode(), sign_es), "valid",
+      "claims with blanks and newlines, keys unsorted: a verifier does not depend on the gateway's spelling",
+      subject_sha256=[digest])
+    t("es256-valid-jku-ignored", resign(claims, dict(header, jku="https://attacker.example/jwks.json",
+                                                     x5u="https://attacker.example/cert.pem")), "valid",
+      "header members other than alg, kid and crit are ignored: the key comes from the caller, never the token",
+      subject_sha256=[digest])
     # invalid: the signature and its key
     tp = b64u(json.dumps(dict(claims, aud="tf-staging"), separators=(",", ":"), sort_keys=True).encode())
     t("tampered-payload", f"{h64}.{tp}.{s64}", "invalid", "payload changed after signing: the signature does not verify",
@@ -237,6 +244,10 @@ def tokens(tk, other, secret, ckey):
     t("hs256-wrong-secret", jws(dict(header, alg="HS256", kid=hm["kid"]), json.loads(b64u_dec(hm["token"].split(".")[1])),
                                 lambda b: hmac.new(secret + b"x", b, "sha256").digest()),
       "invalid", "HS256 under the secret's kid, made with another secret", "signature does not verify",
+      secret_file="keys/hs256.secret", subject_sha256=[digest])
+    hclaims = json.loads(b64u_dec(hm["token"].split(".")[1]))
+    t("es256-under-hs256-kid", jws(dict(header, kid=hm["kid"]), hclaims, sign_es), "invalid",
+      "ES256 under the kid of the HS256 secret: that key allows HS256 only", "algorithm ES256 refused",
       secret_file="keys/hs256.secret", subject_sha256=[digest])
     t("not-a-jwt", tok.replace(".", "", 1), "invalid", "two parts, not three", "three dot-separated parts")
     # invalid: claims (each re-signed with the real key)
