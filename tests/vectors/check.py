@@ -6,7 +6,7 @@ canonical CBOR ledger entries, RFC 9162 hashes and inclusion proofs, and signed 
 check_vector(v, dir) raises Refused(reason) when the vector's object must be refused and
 returns when it holds. As a program it checks every vector of manifest.json and prints TAP:
 
-    python3 tests/vectors/check.py [manifest.json]"""
+    tests/vectors/check.py [manifest.json]"""
 import base64
 import binascii
 import hashlib

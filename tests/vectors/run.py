@@ -9,7 +9,7 @@ Token vectors are checked as of the time their manifest entry names (args.now): 
 build/tests/assent-verify-dyn (the same objects as build/assent-verify, linked dynamically)
 under faketime, which cannot set the clock of the static build.
 
-    python3 tests/vectors/run.py [--verify build/assent-verify] [--only ID-PREFIX]"""
+    tests/vectors/run.py [--verify build/assent-verify] [--only ID-PREFIX]"""
 import argparse
 import base64
 import json
