@@ -220,6 +220,8 @@ def tokens(tk, other, secret, ckey):
     t("es256-high-s", f"{h64}.{p64}.{b64u(rr.to_bytes(32, 'big') + (N - ss).to_bytes(32, 'big'))}", "invalid",
       "(r, n-s): verifies as ECDSA but is a malleated copy; only s <= n/2 is accepted", "high s",
       subject_sha256=[digest])
+    t("es256-s-zero", f"{h64}.{p64}.{b64u(rr.to_bytes(32, 'big') + bytes(32))}", "invalid",
+      "s = 0: outside [1, n-1]", "signature does not verify", subject_sha256=[digest])
     der = encode_dss_signature(rr, ss)
     t("es256-der-signature", f"{h64}.{p64}.{b64u(der)}", "invalid", "a DER ECDSA-Sig-Value, not the 64 bytes r || s",
       "64 bytes", subject_sha256=[digest])
