@@ -54,7 +54,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token, CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd recording off, meta and full), and call records written per second to SQLite and PostgreSQL"
+	@echo "make bench    print ledger, token (file key and PKCS#11 token), CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd recording off, meta and full), and call records written per second to SQLite and PostgreSQL"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -75,13 +75,18 @@ build/fuzz/obj/%.o: %.c $(HDRS)
 	@$(CLANG) $(CFLAGS_BASE) -Wno-unknown-warning-option -Wno-missing-field-initializers -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	  -fno-sanitize-recover=all -c $< -o $@
 
+# common/p11.c includes the standard PKCS#11 header as p11-kit ships it (libp11-kit-dev); the
+# module itself is dlopen'ed at run time, so nothing more is linked.
+P11_INCS := -isystem /usr/include/p11-kit-1
+build/obj/common/p11.o build/san/obj/common/p11.o build/fuzz/obj/common/p11.o: CFLAGS_BASE += $(P11_INCS)
+
 # The verify library other C programs link (pkg-config assent-verify), and so the static
 # assent-verify: verify-only objects. No gateway or policy code, and none that writes the
 # ledger or holds a private key: the ledger writer (ledger.c), its head signer (headsign.c,
-# OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c) stay out
-# (tests/integration/binaries.sh checks with nm).
+# OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c, and p11.c, which
+# signs in a PKCS#11 token) stay out (tests/integration/binaries.sh checks with nm).
 SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
-                  build/obj/common/eckey_priv.o
+                  build/obj/common/eckey_priv.o build/obj/common/p11.o
 VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
@@ -210,10 +215,16 @@ build/bench/records_bench: tests/bench/records_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) $(REC_LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/cbor_bench build/bench/policy_bench build/bench/records_bench build/tests/mint
+# p11_bench signs through a PKCS#11 module (SoftHSM2, in a token p11_bench.sh makes).
+build/bench/p11_bench: tests/bench/p11_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/p11_bench build/bench/cbor_bench build/bench/policy_bench build/bench/records_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	build/bench/sign_bench
+	tests/bench/p11_bench.sh build/bench/p11_bench
 	build/bench/cbor_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build

@@ -186,6 +186,35 @@ void eckey_s_low(uint8_t s[32])
 	}
 }
 
+/* One DER INTEGER of a 32-byte big-endian unsigned value: no leading zero bytes but
+ * one when the top bit is set (X.690 8.3). */
+static size_t der_uint(const uint8_t v[32], uint8_t *out)
+{
+	size_t i = 0;
+	while (i < 31 && v[i] == 0)
+		i++;
+	size_t pad = v[i] & 0x80 ? 1 : 0, len = 32 - i + pad;
+	out[0] = 0x02;
+	out[1] = (uint8_t)len;
+	out[2] = 0;
+	memcpy(out + 2 + pad, v + i, 32 - i);
+	return 2 + len;
+}
+
+int eckey_rs_der(const uint8_t rs[64], uint8_t *der, size_t *n)
+{
+	uint8_t body[2 * 35];
+	size_t len = der_uint(rs, body);
+	len += der_uint(rs + 32, body + len);
+	if (len + 2 > ECKEY_SIG_MAX || len > 127)
+		return AS_EINVAL;
+	der[0] = 0x30;
+	der[1] = (uint8_t)len;
+	memcpy(der + 2, body, len);
+	*n = len + 2;
+	return 0;
+}
+
 int eckey_verify_rs(const struct eckey *k, const uint8_t hash[32], const uint8_t rs[64])
 {
 	mbedtls_ecp_keypair *ec = mbedtls_pk_ec(k->pk);

@@ -36,6 +36,9 @@ int eckey_verify_rs(const struct eckey *k, const uint8_t hash[32], const uint8_t
  * eckey_s_low: replace a high s with n - s. */
 int eckey_s_high(const uint8_t s[32]) AS_MUST_USE;
 void eckey_s_low(uint8_t s[32]);
+/* The DER ECDSA-Sig-Value (at most ECKEY_SIG_MAX bytes) of a JWS r || s: what checkpoint
+ * notes carry when the signature came from a PKCS#11 token, which gives r || s. */
+int eckey_rs_der(const uint8_t rs[64], uint8_t *der, size_t *n) AS_MUST_USE;
 
 /* The public point as JWK coordinates (32-byte big-endian x and y). */
 int eckey_xy(const struct eckey *k, uint8_t x[32], uint8_t y[32]) AS_MUST_USE;

@@ -155,6 +155,9 @@ int file_write_atomic(const char *path, const void *data, size_t n, unsigned mod
 int file_create_atomic(const char *path, const void *data, size_t n, unsigned mode, char *err) AS_MUST_USE;
 /* mkdir -p with mode for the directories it creates. */
 int mkdir_p(const char *path, unsigned mode, char *err) AS_MUST_USE;
+/* A stream socket (close-on-exec) connected to the unix socket at path, or -1 with errno
+ * set (ENAMETOOLONG: path does not fit a socket address). */
+int unix_connect(const char *path);
 
 /* Milliseconds: since the epoch (the wall clock), and on the monotonic clock (for waits and
  * deadlines, which a clock change must not move). */

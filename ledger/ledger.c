@@ -24,8 +24,11 @@
 struct ledger {
 	MDB_env *env;
 	MDB_dbi entries, ckpts, meta;
-	struct eckey *key;
+	struct eckey *key;   /* owned, unless ext */
 	struct headsign *hs; /* the same key in OpenSSL: every commit signs, so signing must be cheap */
+	note_sign_fn sign;   /* headsign_sign with hs, or an external signer's (ledger_opts.signer) */
+	void *sign_ctx;
+	int ext; /* key and sign_ctx belong to the caller's signer */
 	char dir[4096];
 	char origin[CKPT_ORIGIN_MAX + 1];
 	uint64_t every;
@@ -157,7 +160,7 @@ static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s,
 	c.size = s->m.size;
 	merkle_root(&s->m, c.root);
 	buf_reset(note);
-	GUARD(ckpt_sign_with(l->key, headsign_sign, l->hs, &c, note, err));
+	GUARD(ckpt_sign_with(l->key, l->sign, l->sign_ctx, &c, note, err));
 	uint8_t k[8];
 	be64_put(k, c.size);
 	MDB_val key = {8, k}, val = {note->len, note->p};
@@ -455,20 +458,97 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	return rc;
 }
 
-static int open_key(struct ledger *l, const struct ledger_opts *o, int *created, char *err)
+static void keys_dir_of(const struct ledger *l, const struct ledger_opts *o, char kdir[4096])
 {
-	char kdir[4096], tmp[4096], priv[4200], pub[4200];
+	char tmp[4096];
 	if (o && o->keys_dir) {
-		snprintf(kdir, sizeof kdir, "%s", o->keys_dir);
+		snprintf(kdir, 4096, "%s", o->keys_dir);
 	} else {
 		snprintf(tmp, sizeof tmp, "%s", l->dir);
-		snprintf(kdir, sizeof kdir, "%s/keys", dirname(tmp));
+		snprintf(kdir, 4096, "%s/keys", dirname(tmp));
 	}
+}
+
+/* An external signer's key; a private key file left beside it would be a second key. */
+static int ext_key(struct ledger *l, const struct ledger_opts *o, const char *kdir, char *err)
+{
+	char priv[4200];
+	snprintf(priv, sizeof priv, "%s/checkpoint.key", kdir);
+	if (access(priv, F_OK) == 0)
+		return as_fail(err, AS_EEXIST,
+			       "%s exists but the checkpoint key is in a PKCS#11 token: a ledger has one checkpoint "
+			       "key (move the file away if the ledger was never signed with it)",
+			       priv);
+	l->key = (struct eckey *)o->signer->key;
+	l->sign = o->signer->sign;
+	l->sign_ctx = o->signer->ctx;
+	l->ext = 1;
+	return 0;
+}
+
+/* Once the ledger is known to be this key's: its public half to checkpoint.pub (what
+ * verifiers pin, e.g. --key-from-state), and the mark that stops an open without the
+ * signer from making a file key in its place. */
+static int ext_publish(struct ledger *l, const struct ledger_opts *o, char *err)
+{
+	char kdir[4096], path[4200];
+	keys_dir_of(l, o, kdir);
+	struct buf pem;
+	buf_init(&pem, 4096);
+	snprintf(path, sizeof path, "%s/checkpoint.pub", kdir);
+	int rc = eckey_public_pem(l->key, &pem);
+	if (rc == 0)
+		rc = file_write_atomic(path, pem.p, pem.len, 0644, err);
+	else
+		as_fail(err, rc, "cannot encode the checkpoint key");
+	buf_free(&pem);
+	static const char mark[] = "the checkpoint key is in a PKCS#11 token: no key file is made here\n";
+	snprintf(path, sizeof path, "%s/" LEDGER_EXT_MARK, kdir);
+	if (rc == 0)
+		rc = file_write_atomic(path, mark, sizeof mark - 1, 0644, err);
+	return rc;
+}
+
+/* Without the signer, a key directory whose checkpoint key is outside it is refused
+ * rather than given a new key (which would replace checkpoint.pub). */
+static int ext_marked(const char *kdir, char *err)
+{
+	char mark[4200];
+	snprintf(mark, sizeof mark, "%s/" LEDGER_EXT_MARK, kdir);
+	if (access(mark, F_OK) != 0)
+		return 0;
+	return as_fail(err, AS_EINVAL,
+		       "the checkpoint key of %s is in a PKCS#11 token (%s): set ASSENT_PKCS11_MODULE, "
+		       "ASSENT_PKCS11_TOKEN and ASSENT_PKCS11_PIN_FILE; no key file is made in its place",
+		       kdir, mark);
+}
+
+static int open_key(struct ledger *l, const struct ledger_opts *o, int *created, char *err)
+{
+	char kdir[4096], priv[4200], pub[4200];
+	keys_dir_of(l, o, kdir);
 	GUARD(mkdir_p(kdir, 0700, err));
+	if (o && o->signer)
+		return ext_key(l, o, kdir, err);
 	snprintf(priv, sizeof priv, "%s/checkpoint.key", kdir);
 	snprintf(pub, sizeof pub, "%s/checkpoint.pub", kdir);
 	*created = access(priv, F_OK) != 0;
-	return eckey_load_or_create(priv, pub, &l->key, err);
+	if (*created)
+		GUARD(ext_marked(kdir, err));
+	GUARD(eckey_load_or_create(priv, pub, &l->key, err));
+	GUARD(headsign_open(l->key, &l->hs, err));
+	l->sign = headsign_sign;
+	l->sign_ctx = l->hs;
+	return 0;
+}
+
+static void key_free(struct ledger *l)
+{
+	headsign_free(l->hs);
+	if (!l->ext)
+		eckey_free(l->key);
+	l->hs = NULL;
+	l->key = NULL;
 }
 
 /* Record a newly created checkpoint key as the ledger's `key` entry. */
@@ -600,8 +680,6 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	int created = 0, rc = mkdir_p(dir, 0700, err);
 	if (rc == 0)
 		rc = open_key(l, o, &created, err);
-	if (rc == 0)
-		rc = headsign_open(l->key, &l->hs, err);
 	uint8_t id[4];
 	if (rc == 0 && note_key_id(l->key, id) != 0)
 		rc = as_fail(err, AS_EIO, "cannot compute the checkpoint key's id");
@@ -622,6 +700,10 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		rc = load_state(l, txn, &s, err);
 		if (rc == 0)
 			rc = check_origin(l, txn, o && o->origin, o && o->demo == LEDGER_EITHER, s.m.size, err);
+		/* A key in a token is not created here: its `key` entry goes into a new ledger (one
+		 * already signed was signed with it, else state_trusted refuses it below). */
+		if (l->ext && s.m.size == 0)
+			created = 1;
 		if (rc == 0)
 			rc = state_trusted(l, txn, &s, o ? o->adopt_unsigned_tail : 0, err);
 		if (rc == 0 && s.m.size > 0)
@@ -631,13 +713,14 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		if (rc == 0 && c != 0)
 			rc = lmdb_fail(err, c, "commit");
 	}
+	if (rc == 0 && l->ext)
+		rc = ext_publish(l, o, err);
 	if (rc == 0 && created)
 		rc = record_key(l, err);
 	if (rc != 0) {
 		if (l->env)
 			mdb_env_close(l->env);
-		headsign_free(l->hs);
-		eckey_free(l->key);
+		key_free(l);
 		cv_arena_free(&l->arena);
 		buf_free(&l->enc);
 		free(l);
@@ -692,8 +775,7 @@ void ledger_close(struct ledger *l)
 	if (ledger_checkpoint(l, err) != 0)
 		fprintf(stderr, "assent: warning: final checkpoint: %s\n", err);
 	mdb_env_close(l->env);
-	headsign_free(l->hs);
-	eckey_free(l->key);
+	key_free(l);
 	cv_arena_free(&l->arena);
 	buf_free(&l->enc);
 	free(l);

@@ -22,21 +22,38 @@
 
 #include "include/assent/err.h"
 #include "common/attr.h"
+#include "ledger/note.h"
 
 struct ledger;
 
-struct ledger_opts {
-	const char *keys_dir;	      /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
-	const char *origin;	      /* checkpoint origin line; NULL: "assent/<key id hex>" */
-	uint64_t checkpoint_every;    /* sign a checkpoint every N entries; 0: 10000 */
-	uint32_t checkpoint_secs;     /* or when this many seconds passed with new entries; 0: 60 */
-	size_t map_size;	      /* LMDB map size; 0: 64 GiB (sparse) */
-	uint64_t adopt_unsigned_tail; /* ledger_open: sign up to this many entries after the newest signed
-				       * checkpoint (an older assent's crash left them); 0: refuse any */
-	int demo;		      /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
-				       * 0: a gateway's ledger; each refuses to be opened as the other.
-				       * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
+/* A checkpoint signer outside the key files: a key in a PKCS#11 token (common/p11.h).
+ * key is its public key, sign a note_sign_fn called with ctx. The caller keeps all three
+ * until ledger_close. */
+struct ledger_signer {
+	const struct eckey *key;
+	note_sign_fn sign;
+	void *ctx;
 };
+
+struct ledger_opts {
+	const char *keys_dir;		    /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
+	const struct ledger_signer *signer; /* not NULL: checkpoints are signed by it; no checkpoint.key is
+					     * read or made, and keys_dir gets its public key (checkpoint.pub).
+					     * Its `key` entry is recorded when the ledger has no entry yet. */
+	const char *origin;		    /* checkpoint origin line; NULL: "assent/<key id hex>" */
+	uint64_t checkpoint_every;	    /* sign a checkpoint every N entries; 0: 10000 */
+	uint32_t checkpoint_secs;	    /* or when this many seconds passed with new entries; 0: 60 */
+	size_t map_size;		    /* LMDB map size; 0: 64 GiB (sparse) */
+	uint64_t adopt_unsigned_tail;	    /* ledger_open: sign up to this many entries after the newest signed
+					     * checkpoint (an older assent's crash left them); 0: refuse any */
+	int demo; /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
+		   * 0: a gateway's ledger; each refuses to be opened as the other.
+		   * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
+};
+
+/* In the keys directory of a ledger opened with an external signer: without one, that
+ * ledger_open refuses to make a key file in its place. */
+#define LEDGER_EXT_MARK "checkpoint.pkcs11"
 
 /* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
 #define LEDGER_DEMO_PREFIX "assent-demo/"
@@ -55,7 +72,8 @@ struct ledger_pos {
 };
 
 /* Open (creating when absent) the ledger in dir; generates the checkpoint key on
- * first use and then records it as the ledger's `key` entry. A ledger this key did
+ * first use and then records it as the ledger's `key` entry (with opts.signer: the
+ * signer's key, recorded when the ledger is new). A ledger this key did
  * not sign as it is (changed without the key, or with an unsigned tail longer than
  * opts.adopt_unsigned_tail) is refused with AS_ECORRUPT; so is an append that finds
  * the ledger changed that way since this process last wrote it. The caller frees the

@@ -27,26 +27,6 @@
 #include "gateway/state/token.h"
 #include "common/util.h"
 
-static int try_connect(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
 /* Start the daemon detached: its own session, stdin from /dev/null, output to
  * STATE/assentd.log. It is always told it is the daemon (--daemon): it inherits this
  * bridge's environment (FEEDBACK_*, read before its workers start; the workers get
@@ -155,7 +135,7 @@ static void say_exit(const struct bridge_opts *o, int st, off_t log_off, const c
 static int wait_daemon(const struct bridge_opts *o, const char *sock, pid_t pid, off_t log_off)
 {
 	int fd = -1, waited = 0, limit = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000, st = 0;
-	while ((fd = try_connect(sock)) < 0 && waited < limit) {
+	while ((fd = unix_connect(sock)) < 0 && waited < limit) {
 		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
 			pid = -1;
 			if (!lock_held(o->state)) {
@@ -341,7 +321,7 @@ int bridge_run(const struct bridge_opts *o)
 		return 2;
 	}
 	snprintf(path, sizeof path, "%s/%s", o->state, STATE_AGENT_SOCK);
-	int fd = try_connect(path);
+	int fd = unix_connect(path);
 	pid_t pid = -1;
 	off_t log_off = 0;
 	if (fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {

@@ -14,11 +14,20 @@
 #include <string.h>
 #include <time.h>
 
+/* keygen --pkcs11 made keys in a token: say which, and that no private key is in STATE. */
+static void keygen_said(const struct hsm *h, const int made[2])
+{
+	printf("PKCS#11 token '%s': checkpoint key '%s' %s, token key '%s' %s (private keys stay in the token)\n",
+	       h->cfg.token, h->cfg.ckpt_key, made[0] ? "made" : "already there", h->cfg.token_key,
+	       made[1] ? "made" : "already there");
+}
+
 int cmd_keygen(const char *state, int argc, char **argv)
 {
 	int rotate = argc == 2 && !strcmp(argv[1], "--rotate");
-	if (argc > 2 || (argc == 2 && !rotate))
-		return die(2, "usage: assent keygen [--rotate]");
+	int pkcs11 = argc == 2 && !strcmp(argv[1], "--pkcs11");
+	if (argc > 2 || (argc == 2 && !rotate && !pkcs11))
+		return die(2, "usage: assent keygen [--rotate | --pkcs11]");
 	char err[AS_ERRLEN], keys[4200];
 	struct tok_config cfg;
 	if (tok_config_from_env(&cfg, err) != 0)
@@ -28,6 +37,17 @@ int cmd_keygen(const char *state, int argc, char **argv)
 		return die(1, "tokens are %s by FEEDBACK_SIGN_TOKENS: there is no ES256 key to make",
 			   cfg.mode == TOK_OFF ? "disabled" : "HS256-signed");
 	}
+	int made[2] = {0, 0};
+	struct hsm *h = cli_keys(1, pkcs11 ? made : NULL, err);
+	if (!h)
+		return die(1, "%s", err);
+	if (rotate && h->cfg.on) /* a token key is never replaced in place: the old one verifies on */
+		return die(1,
+			   "the token key is in PKCS#11 token '%s': rotate it by making a key under a new label "
+			   "(ASSENT_PKCS11_TOKEN_KEY=NEW assent keygen --pkcs11) and restarting assentd with that "
+			   "label, which retires the old key (its tokens verify until they expire)",
+			   h->cfg.token);
+	cfg.hsm = h->tok;
 	snprintf(keys, sizeof keys, "%s/" STATE_KEYS_DIR, state);
 	struct ledger_opts o = {0};
 	struct ledger *l;
@@ -45,6 +65,8 @@ int cmd_keygen(const char *state, int argc, char **argv)
 	ledger_close(l);
 	if (rc != 0)
 		return die(2, "%s", err);
+	if (pkcs11)
+		keygen_said(h, made);
 	printf("active token key: %s\npublic keys: %s/jwks.json and %s/token-%s.pub\n", kid, keys, keys, kid);
 	return 0;
 }

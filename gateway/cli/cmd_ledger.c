@@ -89,6 +89,33 @@ static int read_entries(FILE *in, struct pending *p)
 	return rc;
 }
 
+static struct hsm keys_hsm;
+static int keys_state; /* 0: not opened yet, 1: open (or off), -1: failed */
+
+static void keys_close(void)
+{
+	hsm_close(&keys_hsm);
+}
+
+struct hsm *cli_keys(int want_token, int made[2], char *err)
+{
+	if (keys_state == 1)
+		return &keys_hsm;
+	if (keys_state == -1) {
+		as_fail(err, AS_EINVAL, "the PKCS#11 token could not be opened");
+		return NULL;
+	}
+	int rc = made ? hsm_keygen(&keys_hsm, made, err) : hsm_open(&keys_hsm, want_token, err);
+	if (rc != 0) {
+		hsm_close(&keys_hsm);
+		keys_state = -1;
+		return NULL;
+	}
+	keys_state = 1;
+	atexit(keys_close);
+	return &keys_hsm;
+}
+
 int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **l)
 {
 	char dir[4200], err[AS_ERRLEN];
@@ -97,6 +124,11 @@ int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **
 	snprintf(keys, sizeof keys, "%s/" STATE_KEYS_DIR, state);
 	struct ledger_opts opts = *o;
 	opts.keys_dir = keys;
+	struct hsm *h = cli_keys(0, NULL, err);
+	if (!h)
+		return die(2, "%s", err);
+	if (h->cfg.on)
+		opts.signer = &h->signer;
 	int rc = ledger_open(dir, &opts, l, err);
 	if (rc != 0)
 		return die(rc == AS_ECORRUPT || rc == AS_EINVAL ? 1 : 2, "%s", err); /* EINVAL: demo vs gateway */

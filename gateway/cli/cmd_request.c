@@ -270,20 +270,15 @@ static int conn_await(struct conn *c, long long id, json_t **res, char *err)
 static int conn_open(const char *state, struct conn *c, char *err)
 {
 	if (!c->hc) {
-		struct sockaddr_un sa = {.sun_family = AF_UNIX};
-		if ((size_t)snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s", state, STATE_AGENT_SOCK) >=
-		    sizeof sa.sun_path)
-			return as_fail(err, AS_EINVAL, "%s/%s: the path is too long for a socket", state,
-				       STATE_AGENT_SOCK);
-		c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		char path[4200];
+		snprintf(path, sizeof path, "%s/%s", state, STATE_AGENT_SOCK);
+		if ((c->fd = unix_connect(path)) < 0) {
 			int e = errno;
-			if (c->fd >= 0)
-				close(c->fd);
-			c->fd = -1;
+			if (e == ENAMETOOLONG)
+				return as_fail(err, AS_EINVAL, "%s: the path is too long for a socket", path);
 			return as_fail(err, AS_EIO,
-				       "no daemon answers at %s: %s (start it: make run, or assentd --state %s)",
-				       sa.sun_path, strerror(e), state);
+				       "no daemon answers at %s: %s (start it: make run, or assentd --state %s)", path,
+				       strerror(e), state);
 		}
 		c->in.len = 0;
 	}

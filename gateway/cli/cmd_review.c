@@ -20,20 +20,7 @@
 int ctl_connect(const char *state, char *path, size_t n)
 {
 	snprintf(path, n, "%s/" STATE_CONTROL_SOCK, state);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
+	return unix_connect(path);
 }
 
 int ctl_call(const char *state, json_t *req, json_t **rep)

@@ -583,6 +583,7 @@ static void stop_all(struct signer *s)
 	ledger_close(s->ledger); /* signs a final checkpoint */
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);
+	hsm_close(&s->hsm); /* after the last signature: C_Finalize */
 	policy_free(s->pol);
 	snprintf(path, sizeof path, "%s/%s", s->o->state, STATE_AGENT_SOCK);
 	unlink(path);

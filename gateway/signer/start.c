@@ -118,9 +118,31 @@ int start_keys(struct signer *s)
 		slog("error", "ASSENT_ADOPT_UNSIGNED_TAIL must be a number of entries, not '%.16s'", adopt);
 		return 2;
 	}
-	if (tok_config_from_env(&s->tcfg, err) != 0 || ledger_open(ldir, &lo, &s->ledger, err) != 0 ||
-	    tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 || pq_new(PQ_MAX, &s->q) != 0) {
+	if (tok_config_from_env(&s->tcfg, err) != 0) {
 		slog("error", "%s", err);
+		return 2;
+	}
+	/* Keys in a PKCS#11 token: the module is loaded here, after the workers were forked
+	 * and exec'd (they never hold it); every worker started later is exec'd too, and the
+	 * session refuses use from a forked child. A failure is fatal: never files instead. */
+	if (hsm_open(&s->hsm, s->tcfg.mode == TOK_ES256, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
+	if (s->hsm.cfg.on) {
+		lo.signer = &s->hsm.signer;
+		s->tcfg.hsm = s->hsm.tok;
+		slog("info", "keys in PKCS#11 token '%s': checkpoint key '%s'%s%s%s", s->hsm.cfg.token,
+		     s->hsm.cfg.ckpt_key, s->hsm.tok ? ", token key '" : "", s->hsm.tok ? s->hsm.cfg.token_key : "",
+		     s->hsm.tok ? "'" : "");
+	}
+	if (ledger_open(ldir, &lo, &s->ledger, err) != 0 || tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 ||
+	    pq_new(PQ_MAX, &s->q) != 0) {
+		slog("error", "%s", err);
+		ledger_close(s->ledger);
+		s->ledger = NULL;
+		s->tcfg.hsm = NULL;
+		hsm_close(&s->hsm);
 		return 2;
 	}
 	/* Secrets stay in the signer: clear them from the environment it may pass on. */

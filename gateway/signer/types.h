@@ -31,6 +31,7 @@
 #include "common/redact.h"
 #include "gateway/state/registry.h"
 #include "gateway/state/token.h"
+#include "gateway/state/hsm.h"
 #include "gateway/state/upstreams.h"
 #include "gateway/proto/call.h"
 #include "gateway/proto/reccfg.h"
@@ -294,6 +295,7 @@ struct signer {
 	struct policy *pol; /* NULL: no --policy, every request waits for a person */
 	struct tokkeys *tk;
 	struct tok_config tcfg;
+	struct hsm hsm; /* the keys in a PKCS#11 token, when ASSENT_PKCS11_MODULE is set */
 	struct registry *reg;
 	time_t reg_mtime;
 	uint64_t next_regcheck; /* the registry is looked at once a second: a rotated token ends its sessions */

@@ -23,11 +23,14 @@
 
 enum tok_mode { TOK_ES256, TOK_HS256, TOK_OFF };
 
+struct p11_key;
 struct tok_config {
 	enum tok_mode mode;
 	uint8_t *secret; /* HS256 only; owned, wiped by tok_config_clear */
 	size_t secret_len;
 	char iss[128];
+	struct p11_key *hsm; /* ES256 with the key in a PKCS#11 token (common/p11.h): set by the caller,
+			      * borrowed until tokkeys_free; NULL: key files in keys_dir */
 };
 
 /* FEEDBACK_SIGN_TOKENS unset: ES256; "true" with FEEDBACK_TOKEN_SECRET (at least 32
@@ -38,7 +41,11 @@ void tok_config_clear(struct tok_config *c);
 struct tokkeys;
 
 /* Load the active signing key from keys_dir (creating the first ES256 key when
- * there is none, recorded in l as a `key` entry when l is not NULL). */
+ * there is none, recorded in l as a `key` entry when l is not NULL). With c->hsm the
+ * key is the token's: no private key file is read or made; its public key is written
+ * (token-KID.pub, jwks.json) and made active, and a key that was active before (a file
+ * key, or the token key under another label: how keys in a token rotate) is retired
+ * as tokkeys_rotate retires it. */
 int tokkeys_open(const char *keys_dir, const struct tok_config *c, struct ledger *l, struct tokkeys **out, char *err);
 void tokkeys_free(struct tokkeys *k);
 const char *tokkeys_kid(const struct tokkeys *k);

@@ -18,6 +18,7 @@
 
 #include "common/cbor.h"
 #include "common/eckey.h"
+#include "common/p11.h"
 #include "gateway/proto/statedir.h"
 #include "ledger/entry.h"
 #include "ledger/merkle.h"
@@ -29,10 +30,11 @@
  * stores and exports the key, and a self-check at load proves both hold the same key. */
 struct tokkeys {
 	enum tok_mode mode;
-	struct eckey *ec;   /* ES256: the key as mbedTLS holds it (kid, JWKS, the self-check) */
-	EVP_PKEY *pkey;	    /* ES256: the same key in OpenSSL; freed (and cleared) on free */
-	EVP_PKEY_CTX *sign; /* ES256: set up once for EVP_PKEY_sign; one thread at a time */
-	uint8_t *secret;    /* HS256: a copy, wiped on free */
+	struct eckey *ec;    /* ES256: the key as mbedTLS holds it (kid, JWKS, the self-check) */
+	EVP_PKEY *pkey;	     /* ES256: the same key in OpenSSL; freed (and cleared) on free */
+	EVP_PKEY_CTX *sign;  /* ES256: set up once for EVP_PKEY_sign; one thread at a time */
+	struct p11_key *hsm; /* ES256 in a PKCS#11 token: signs instead of pkey (borrowed) */
+	uint8_t *secret;     /* HS256: a copy, wiped on free */
 	size_t secret_len;
 	char kid[TOK_KID_MAX];
 	char iss[128];
@@ -199,20 +201,28 @@ static int ledger_key_event(struct ledger *l, const char *kid, const char *event
 	return rc;
 }
 
-/* Create a key pair, save it, make it active in the index. */
-static int new_active_key(const char *dir, json_t *index, struct ledger *l, const char *event, char kid[TOK_KID_MAX],
-			  char *err)
+/* Make k active in the index: its public key file (and its private one when save_priv),
+ * the index entry, the JWKS and the ledger's `key` entry. */
+static int add_active_key(const char *dir, json_t *index, struct ledger *l, const char *event, const struct eckey *k,
+			  int save_priv, char kid[TOK_KID_MAX], char *err)
 {
-	struct eckey *k;
-	if (eckey_generate(&k) != 0 || eckey_jwk_kid(k, kid) != 0) {
-		return as_fail(err, AS_ECRYPTO, "cannot generate a token key");
-	}
+	if (eckey_jwk_kid(k, kid) != 0)
+		return as_fail(err, AS_ECRYPTO, "cannot compute the token key's id");
 	char priv[4200], pub[4200], name[128];
 	snprintf(name, sizeof name, "token-%s.key", kid);
 	path_in(priv, sizeof priv, dir, name);
 	snprintf(name, sizeof name, "token-%s.pub", kid);
 	path_in(pub, sizeof pub, dir, name);
-	int rc = eckey_save(k, priv, pub, err);
+	int rc = 0;
+	if (save_priv) {
+		rc = eckey_save(k, priv, pub, err);
+	} else {
+		struct buf pem;
+		buf_init(&pem, 4096);
+		rc = eckey_public_pem(k, &pem) == 0 ? file_write_atomic(pub, pem.p, pem.len, 0644, err)
+						    : as_fail(err, AS_ECRYPTO, "cannot encode the token key %s", kid);
+		buf_free(&pem);
+	}
 	uint64_t now = (uint64_t)time(NULL);
 	if (rc == 0) {
 		json_array_append_new(
@@ -225,7 +235,47 @@ static int new_active_key(const char *dir, json_t *index, struct ledger *l, cons
 		rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
 	if (rc == 0)
 		rc = ledger_key_event(l, kid, event, k, err);
+	return rc;
+}
+
+/* Create a key pair, save it, make it active in the index. */
+static int new_active_key(const char *dir, json_t *index, struct ledger *l, const char *event, char kid[TOK_KID_MAX],
+			  char *err)
+{
+	struct eckey *k;
+	if (eckey_generate(&k) != 0)
+		return as_fail(err, AS_ECRYPTO, "cannot generate a token key");
+	int rc = add_active_key(dir, index, l, event, k, 1, kid, err);
 	eckey_free(k);
+	return rc;
+}
+
+/* The old key signs no more, and verifies until its last token expires. */
+static int retire_key(const char *dir, json_t *index, struct ledger *l, const char *oldkid, char *err)
+{
+	uint64_t now = (uint64_t)time(NULL);
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(index, "keys"), i, e)
+	{
+		const char *kid = json_string_value(json_object_get(e, "kid"));
+		if (kid && strcmp(kid, oldkid) == 0) {
+			json_object_set_new(e, "retired", json_integer((json_int_t)now));
+			json_object_set_new(e, "verify_until", json_integer((json_int_t)(now + TOK_TTL_MAX)));
+		}
+	}
+	char priv[4200], name[128];
+	snprintf(name, sizeof name, "token-%s.key", oldkid);
+	path_in(priv, sizeof priv, dir, name);
+	int rc = 0;
+	if (unlink(priv) != 0 && errno != ENOENT)
+		rc = as_fail(err, AS_EIO, "cannot remove the retired key %s: %s", priv, strerror(errno));
+	if (rc == 0)
+		rc = jwks_write(dir, index, now, err);
+	if (rc == 0)
+		rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
+	if (rc == 0)
+		rc = ledger_key_event(l, oldkid, "retired", NULL, err);
 	return rc;
 }
 
@@ -240,37 +290,37 @@ int tokkeys_rotate(const char *dir, struct ledger *l, char new_kid[TOK_KID_MAX],
 	if (old)
 		snprintf(oldkid, sizeof oldkid, "%s", old);
 	int rc = new_active_key(dir, index, l, oldkid[0] ? "rotated" : "created", new_kid, err);
-	if (rc == 0 && oldkid[0]) {
-		/* Retire the old key: it signs no more, and verifies until its last token expires. */
-		uint64_t now = (uint64_t)time(NULL);
-		size_t i;
-		json_t *e;
-		json_array_foreach(json_object_get(index, "keys"), i, e)
-		{
-			if (strcmp(json_string_value(json_object_get(e, "kid")), oldkid) == 0) {
-				json_object_set_new(e, "retired", json_integer((json_int_t)now));
-				json_object_set_new(e, "verify_until", json_integer((json_int_t)(now + TOK_TTL_MAX)));
-			}
-		}
-		char priv[4200], name[128];
-		snprintf(name, sizeof name, "token-%s.key", oldkid);
-		path_in(priv, sizeof priv, dir, name);
-		if (unlink(priv) != 0 && errno != ENOENT)
-			rc = as_fail(err, AS_EIO, "cannot remove the retired key %s: %s", priv, strerror(errno));
-		if (rc == 0)
-			rc = jwks_write(dir, index, now, err);
-		if (rc == 0)
-			rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
-		if (rc == 0)
-			rc = ledger_key_event(l, oldkid, "retired", NULL, err);
-	}
+	if (rc == 0 && oldkid[0])
+		rc = retire_key(dir, index, l, oldkid, err);
 	json_decref(index);
+	return rc;
+}
+
+/* The token's key made the active one: new (created), after another (rotated: a file
+ * key, or a token key under another label, is retired), or already active. */
+static int hsm_activate(const char *dir, json_t *index, struct ledger *l, struct tokkeys *k, char *err)
+{
+	const struct eckey *pub = p11_key_public(k->hsm);
+	char kid[TOK_KID_MAX], oldkid[TOK_KID_MAX] = "";
+	if (eckey_jwk_kid(pub, kid) != 0)
+		return as_fail(err, AS_ECRYPTO, "cannot compute the token key's id");
+	const char *active = json_string_value(json_object_get(index, "active"));
+	if (active)
+		snprintf(oldkid, sizeof oldkid, "%s", active);
+	int rc = 0;
+	if (strcmp(oldkid, kid) != 0)
+		rc = add_active_key(dir, index, l, oldkid[0] ? "rotated" : "created", pub, 0, kid, err);
+	if (rc == 0 && oldkid[0] && strcmp(oldkid, kid) != 0)
+		rc = retire_key(dir, index, l, oldkid, err);
+	snprintf(k->kid, sizeof k->kid, "%s", kid);
 	return rc;
 }
 
 /* ES256: r || s, 32 bytes each (RFC 7518 section 3.4), of a SHA-256 hash. */
 static int es256_sign_hash(const struct tokkeys *k, const uint8_t h[32], uint8_t rs[64])
 {
+	if (k->hsm)
+		return p11_sign_rs(k->hsm, h, rs); /* the low s already */
 	uint8_t der[ECKEY_SIG_MAX];
 	size_t n = sizeof der;
 	int rc = AS_ECRYPTO;
@@ -337,6 +387,37 @@ static int header_init(struct tokkeys *k, char *err)
 	return rc == 0 ? 0 : as_fail(err, rc, "cannot encode the token header");
 }
 
+/* The active ES256 key: the token's (c->hsm), or the key files', the first made when none. */
+static int es256_open(const char *dir, struct ledger *l, struct tokkeys *k, char *err)
+{
+	int rc = mkdir_p(dir, 0700, err);
+	json_t *index = rc == 0 ? index_load(dir, err) : NULL;
+	if (rc == 0 && !index)
+		rc = AS_EIO;
+	const char *active = index ? json_string_value(json_object_get(index, "active")) : NULL;
+	if (rc == 0 && k->hsm)
+		rc = hsm_activate(dir, index, l, k, err);
+	else if (rc == 0 && !active)
+		rc = new_active_key(dir, index, l, "created", k->kid, err);
+	else if (rc == 0)
+		snprintf(k->kid, sizeof k->kid, "%s", active);
+	if (rc == 0) /* drop public keys whose tokens have all expired */
+		rc = jwks_write(dir, index, (uint64_t)time(NULL), err);
+	if (rc == 0)
+		rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
+	json_decref(index);
+	if (k->hsm) /* the token signs; p11_key_find checked it with a probe */
+		return rc;
+	char priv[4200], name[128];
+	snprintf(name, sizeof name, "token-%s.key", k->kid);
+	path_in(priv, sizeof priv, dir, name);
+	if (rc == 0)
+		rc = eckey_load_private(priv, &k->ec, err);
+	if (rc == 0)
+		rc = ossl_load(k, err);
+	return rc;
+}
+
 int tokkeys_open(const char *dir, const struct tok_config *c, struct ledger *l, struct tokkeys **out, char *err)
 {
 	struct tokkeys *k = calloc(1, sizeof *k);
@@ -354,27 +435,8 @@ int tokkeys_open(const char *dir, const struct tok_config *c, struct ledger *l, 
 			hs256_kid(k->secret, k->secret_len, k->kid);
 		}
 	} else if (c->mode == TOK_ES256) {
-		rc = mkdir_p(dir, 0700, err);
-		json_t *index = rc == 0 ? index_load(dir, err) : NULL;
-		if (rc == 0 && !index)
-			rc = AS_EIO;
-		const char *active = index ? json_string_value(json_object_get(index, "active")) : NULL;
-		if (rc == 0 && !active)
-			rc = new_active_key(dir, index, l, "created", k->kid, err);
-		else if (rc == 0)
-			snprintf(k->kid, sizeof k->kid, "%s", active);
-		if (rc == 0) /* drop public keys whose tokens have all expired */
-			rc = jwks_write(dir, index, (uint64_t)time(NULL), err);
-		if (rc == 0)
-			rc = write_json(dir, STATE_TOKEN_INDEX, index, 0644, err);
-		json_decref(index);
-		char priv[4200], name[128];
-		snprintf(name, sizeof name, "token-%s.key", k->kid);
-		path_in(priv, sizeof priv, dir, name);
-		if (rc == 0)
-			rc = eckey_load_private(priv, &k->ec, err);
-		if (rc == 0)
-			rc = ossl_load(k, err);
+		k->hsm = c->hsm;
+		rc = es256_open(dir, l, k, err);
 	}
 	if (rc == 0 && c->mode != TOK_OFF)
 		rc = header_init(k, err);

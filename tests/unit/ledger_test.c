@@ -661,6 +661,16 @@ static void test_close_reopen_continues(void **state)
 	batch_free(&b2);
 }
 
+/* av_verify_ledger holds for t's ledger under STATE/keys/checkpoint.pub. */
+static void verify_ok(const struct t *t, struct av_ledger_report *rep)
+{
+	const char *keys[] = {t->pub};
+	struct av_ledger_opts vo = {.key_paths = keys, .nkeys = 1};
+	assert_int_equal(av_verify_ledger(t->dir, &vo, rep), 0);
+	if (!rep->ok)
+		fail_msg("av_verify_ledger: %s", rep->reason);
+}
+
 static void test_av_verify_ledger_ok(void **state)
 {
 	struct t *t = *state;
@@ -681,12 +691,8 @@ static void test_av_verify_ledger_ok(void **state)
 	uint8_t root[32];
 	root_of((const uint8_t(*)[32])leaves, n, root);
 
-	const char *keys[] = {t->pub};
-	struct av_ledger_opts vo = {.key_paths = keys, .nkeys = 1};
 	struct av_ledger_report rep;
-	assert_int_equal(av_verify_ledger(t->dir, &vo, &rep), 0);
-	if (!rep.ok)
-		fail_msg("av_verify_ledger: %s", rep.reason);
+	verify_ok(t, &rep);
 	assert_int_equal(rep.entries, n);
 	assert_int_equal(rep.head_seq, n - 1);
 	assert_memory_equal(rep.head_leaf, leaves[n - 1], 32);
@@ -939,6 +945,73 @@ static void test_headsign_low_s_and_verifies(void **state)
 	eckey_free(k);
 }
 
+/* ---- an external checkpoint signer (ledger_opts.signer: a PKCS#11 token's key) ---- */
+
+/* Signs as a token's key would for the ledger: the key stays with the caller. */
+static int ext_sign(void *k, const void *msg, size_t n, uint8_t *sig, size_t *siglen)
+{
+	return eckey_sign(k, msg, n, sig, siglen);
+}
+
+static int count_ckpt_keys(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
+{
+	(void)seq;
+	static const char pat[] = "\x67purpose\x6a"
+				  "checkpoint"; /* canonical CBOR: the key, then its value */
+	if (memmem(cbor, len, pat, sizeof pat - 1))
+		(*(int *)arg)++;
+	return 0;
+}
+
+/* With an external signer no checkpoint.key is read or made, checkpoint.pub is its key,
+ * its `key` entry is recorded once (when the ledger is new, not at a reopen), the ledger
+ * verifies under it; opened without the signer it is refused (no new file key), and a
+ * checkpoint.key beside it is refused (one ledger, one key). */
+static void test_external_signer(void **state)
+{
+	struct t *t = *state;
+	struct eckey *k;
+	assert_int_equal(eckey_generate(&k), 0);
+	struct ledger_signer sg = {k, ext_sign, k};
+	struct ledger_opts o = opts_every(5);
+	o.signer = &sg;
+	char err[AS_ERRLEN] = "";
+	struct batch b;
+	batch_make(&b, 12, "ext");
+	for (int round = 0; round < 2; round++) {
+		struct ledger *l = open_ok(t, &o);
+		assert_int_equal(ledger_append(l, b.recs + 6 * round, 6, b.pos + 6 * round, err), 0);
+		int nkeys = 0;
+		assert_int_equal(ledger_scan(l, count_ckpt_keys, &nkeys, err), 0);
+		assert_int_equal(nkeys, 1);
+		ledger_close(l);
+	}
+	batch_free(&b);
+	assert_int_equal(access(t->priv, F_OK), -1);
+	struct eckey *pub;
+	assert_int_equal(eckey_load_public(t->pub, &pub, err), 0);
+	uint8_t x1[32], y1[32], x2[32], y2[32];
+	assert_int_equal(eckey_xy(pub, x1, y1), 0);
+	assert_int_equal(eckey_xy(k, x2, y2), 0);
+	assert_memory_equal(x1, x2, 32);
+	assert_memory_equal(y1, y2, 32);
+	eckey_free(pub);
+	struct av_ledger_report rep;
+	verify_ok(t, &rep);
+	/* Without the signer no file key is made in its place (it would replace checkpoint.pub). */
+	struct ledger *l = NULL;
+	struct ledger_opts plain = opts_every(5);
+	assert_int_equal(ledger_open(t->dir, &plain, &l, err), AS_EINVAL);
+	assert_non_null(strstr(err, "is in a PKCS#11 token"));
+	assert_int_equal(access(t->priv, F_OK), -1);
+	FILE *f = fopen(t->priv, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(ledger_open(t->dir, &o, &l, err), AS_EEXIST);
+	assert_non_null(strstr(err, "checkpoint key is in a PKCS#11 token"));
+	eckey_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -956,6 +1029,7 @@ int main(void)
 	    T_(test_every_commit_signs_its_head),
 	    T_(test_demo_and_gateway_ledgers_stay_apart),
 	    T_(test_headsign_low_s_and_verifies),
+	    T_(test_external_signer),
 #undef T_
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
