@@ -74,6 +74,31 @@ int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err)
 	return parse_body(&r, &end, out, err);
 }
 
+/* One INTEGER of an ECDSA-Sig-Value in DER: short-form length, positive, no needless
+ * leading zero byte. */
+static int der_int_ok(struct rd *r)
+{
+	uint8_t tag, len;
+	const uint8_t *p;
+	if (rd_u8(r, &tag) != 0 || tag != 0x02 || rd_u8(r, &len) != 0 || len == 0 || len > 33 ||
+	    rd_take(r, len, &p) != 0)
+		return 0;
+	if (p[0] & 0x80)
+		return 0;
+	return !(p[0] == 0 && (len == 1 || !(p[1] & 0x80)));
+}
+
+/* DER is the one encoding of (r, s); mbedTLS's parser also takes BER spellings of it
+ * (a padded integer, a long-form length), which would be other bytes for one checkpoint. */
+static int der_sig_ok(const uint8_t *sig, size_t n)
+{
+	struct rd r;
+	uint8_t tag, len;
+	rd_init(&r, sig, n);
+	return rd_u8(&r, &tag) == 0 && tag == 0x30 && rd_u8(&r, &len) == 0 && len < 0x80 && len == rd_left(&r) &&
+	       der_int_ok(&r) && der_int_ok(&r) && rd_left(&r) == 0;
+}
+
 int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nkeys, struct checkpoint *out, char *err)
 {
 	struct rd r, line, name;
@@ -109,6 +134,9 @@ int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nk
 			if (name.len != strlen(out->origin) || memcmp(name.p, out->origin, name.len) != 0)
 				return as_fail(err, AS_EBADSIG,
 					       "checkpoint: signature by a trusted key under another name");
+			if (!der_sig_ok(blob + 4, bl - 4))
+				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature is not DER",
+					       (unsigned long long)out->size);
 			if (eckey_verify(keys[k], t, body_end, blob + 4, bl - 4) != 0)
 				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature does not verify",
 					       (unsigned long long)out->size);

@@ -613,7 +613,8 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 	rep->ok = 1;
 	rc = load_stored_checkpoints(&c, dir, txn, ckpts);
 	if (rc == 0 && rep->reason[0] == 0) {
-		qsort(c.ex, c.nex, sizeof *c.ex, cmp_expect);
+		if (c.nex > 1) /* with none, c.ex is NULL, which qsort may not be given */
+			qsort(c.ex, c.nex, sizeof *c.ex, cmp_expect);
 		pthread_t th;
 		int threaded = pthread_create(&th, NULL, verify_signatures, &c) == 0;
 		if (!threaded)

@@ -469,6 +469,11 @@ static int check_claims(json_t *c, const struct av_token_opts *o, struct av_toke
 		return bad(r, "token issued in the future (iat is %lld s ahead)", iat - now);
 	if (!json_is_true(json_object_get(c, "approved")))
 		return bad(r, "token does not say approved: true");
+	/* The outcome is named twice; both must approve (a rejected or answered decision
+	 * approves nothing, whatever else the token says). */
+	const char *dec = json_string_value(json_object_get(c, "decision"));
+	if (!dec || strcmp(dec, "approved") != 0)
+		return bad(r, "token's decision is '%.32s', not approved", dec ? dec : "(none)");
 	GUARD(check_assurance(c, r));
 	json_t *subj = json_object_get(c, "subject");
 	char err[AS_ERRLEN];

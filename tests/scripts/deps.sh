@@ -9,14 +9,15 @@
 # libsqlite3-dev, libpq-dev and libmariadb-dev are the call recorder's database clients;
 # postgresql-15 and mariadb-server (10.11) are the real servers its tests start
 # (tests/scripts/pg.sh, tests/scripts/my.sh), sqlite3 the shell to look at a file.
-# universal-ctags measures functions for tests/scripts/bounds_check.py.
+# universal-ctags measures functions for tests/scripts/bounds_check.py; faketime sets the clock
+# tests/vectors' token vectors are checked at.
 # libp11-kit-dev gives the standard PKCS#11 header (common/p11.c); softhsm2 is the PKCS#11
 # module the HSM tests and bench sign through (tests/integration/pkcs11.sh).
 set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck universal-ctags
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
-      chromium nginx-light openssl curl
+      chromium nginx-light openssl curl faketime
       libsqlite3-dev sqlite3 libpq-dev postgresql-15 libmariadb-dev mariadb-server
       libp11-kit-dev softhsm2)
 # The official MCP SDK clients (1.x @modelcontextprotocol/sdk, 2.x @modelcontextprotocol/client and

@@ -802,6 +802,66 @@ static void test_bad_trusted_line_fails_note(void **state)
 	buf_free(&t);
 }
 
+/* The signature is DER, the one encoding of (r, s): BER spellings of a valid signature
+ * (mbedTLS's parser takes some of them) are other bytes for the same checkpoint. */
+static void ber_line(const uint8_t *der, size_t n, int how, const char *body, size_t blen, struct buf *out)
+{
+	uint8_t v[4 + ECKEY_SIG_MAX + 8];
+	size_t o = 0;
+	assert_true(n >= 8 && der[0] == 0x30 && der[1] == n - 2 && der[2] == 0x02);
+	size_t rl = der[3], sl = der[5 + rl];
+	assert_int_equal(note_key_id(k1, v), 0);
+	o = 4;
+	v[o++] = 0x30;
+	if (how == 1) /* the sequence's length in the long form */
+		v[o++] = 0x81;
+	v[o++] = (uint8_t)(n - 2 + (how == 0));
+	v[o++] = 0x02;
+	v[o++] = (uint8_t)(rl + (how == 0));
+	if (how == 0) /* r with a needless leading zero */
+		v[o++] = 0;
+	memcpy(v + o, der + 4, rl);
+	o += rl;
+	memcpy(v + o, der + 4 + rl, 2 + sl);
+	o += 2 + sl;
+	assert_int_equal(buf_printf(out, "%.*s\n" EMDASH " example.com/assent ", (int)blen, body), 0);
+	b64(v, o, out);
+	assert_int_equal(buf_putc(out, '\n'), 0);
+}
+
+static void test_signature_must_be_der(void **state)
+{
+	(void)state;
+	struct checkpoint c = sample();
+	char body[512], rb[64];
+	root_b64(&c, rb);
+	body_of(body, sizeof body, c.origin, "12345", rb);
+	size_t blen = strlen(body);
+	uint8_t der[ECKEY_SIG_MAX];
+	size_t n = 0;
+	assert_int_equal(eckey_sign(k1, body, blen, der, &n), 0);
+	for (int how = 0; how < 2; how++) {
+		struct buf t;
+		buf_init(&t, CKPT_MAX);
+		ber_line(der, n, how, body, blen, &t);
+		if (verify_k1(&t) == 0)
+			fail_msg("a BER signature (%s) was accepted",
+				 how ? "long-form length" : "r padded with a zero");
+		buf_free(&t);
+	}
+	struct buf t; /* the DER one itself verifies */
+	buf_init(&t, CKPT_MAX);
+	assert_int_equal(buf_printf(&t, "%s\n", body), 0);
+	uint8_t blob[4 + ECKEY_SIG_MAX];
+	assert_int_equal(note_key_id(k1, blob), 0);
+	memcpy(blob + 4, der, n);
+	assert_int_equal(buf_printf(&t, EMDASH " example.com/assent "), 0);
+	b64(blob, 4 + n, &t);
+	assert_int_equal(buf_putc(&t, '\n'), 0);
+	assert_int_equal(verify_k1(&t), 0);
+	buf_free(&t);
+}
+
 static void test_signature_line_count_limit(void **state)
 {
 	(void)state;
@@ -847,6 +907,7 @@ int main(void)
 	    cmocka_unit_test(test_witness_signatures_ignored),
 	    cmocka_unit_test(test_bad_trusted_line_fails_note),
 	    cmocka_unit_test(test_signature_line_count_limit),
+	    cmocka_unit_test(test_signature_must_be_der),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -504,6 +504,10 @@ static void test_hs256_crafted(void **state)
 	    {"token_type", "\"assent/approval/v2\"", "not an assent approval token"},
 	    {"approved", "false", "does not say approved: true"},
 	    {"approved", "\"true\"", "does not say approved: true"},
+	    /* approved: true beside another outcome, or without one, approves nothing */
+	    {"decision", "\"rejected\"", "decision is 'rejected', not approved"},
+	    {"decision", NULL, "decision is '(none)', not approved"},
+	    {"decision", "true", "decision is '(none)', not approved"},
 	    {"assurance", NULL, "no assurance claim"},
 	    {"assurance", "\"admin\"", "assurance 'admin' is not reviewer"},
 	    {"exp", "253402300800", "outside 0 to"},
