@@ -148,7 +148,7 @@ static int enrolment(struct av_passkeys *p, uint64_t seq, const struct cv *e, ch
 /* A request entry whose terms say assurance: passkey opens a pending request. */
 static int request(struct av_passkeys *p, uint64_t seq, const struct cv *e, char *err)
 {
-	const struct cv *terms = cv_get(e, "policy");
+	const struct cv *terms = cv_get(e, "terms");
 	if (!terms || !cv_text_eq(cv_get(terms, "assurance"), "passkey"))
 		return 0;
 	if (p->nopen == p->capopen) {

@@ -77,7 +77,7 @@ ACTION = "sha256:" + "ab" * 32
 
 def request(sid, action=ACTION, deadline=1767225600000):
     return {"kind": "request", "session_id": sid, "type": "approval", "message": "drop the table",
-            "action": action, "deadline": deadline, "policy": {"assurance": "passkey", "quorum": 1}}
+            "action": action, "deadline": deadline, "terms": {"assurance": "passkey", "quorum": 1}}
 
 
 def challenge(origin, sid, outcome, response, reviewer, action=ACTION, deadline=1767225600000):
