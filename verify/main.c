@@ -18,7 +18,8 @@ static const char usage_text[] =
     "Commands:\n"
     "  token [TOKEN | -] --aud AUD [--key PUB.pem]... [--jwks FILE] [--secret-env VAR]\n"
     "        [--iss ISS] [--subject FILE]... [--subject-sha256 HEX]... [--action-sha256 HEX]\n"
-    "        [--ledger DIR] [--leeway S] [--require-computed] [--json]\n"
+    "        [--ledger DIR [--key-sha256 HEX | --key-from-state] [--require-passkey]]\n"
+    "        [--leeway S] [--require-computed] [--json]\n"
     "      Verify an approval token (from the argument, or standard input with - or\n"
     "      none): signature by a key you give (ES256 keys, low s only, or an HS256\n"
     "      secret read from the environment variable VAR), audience, issuer, time\n"
@@ -26,6 +27,12 @@ static const char usage_text[] =
     "      action digest, and with --ledger the decision entry it names.\n"
     "      --require-computed: the subjects checked (all, when none is given) were\n"
     "      hashed by the gateway from their bytes, not asserted by the agent.\n"
+    "      With --ledger and the checkpoint key pinned (--key-sha256 or\n"
+    "      --key-from-state), the whole ledger is verified as `ledger` does (passkey\n"
+    "      decisions too) and a checkpoint that key signed must cover the decision;\n"
+    "      without a pin, only the chain up to the decision is read.\n"
+    "      --require-passkey (needs the pin): the decision carries the reviewer's\n"
+    "      passkey assertion.\n"
     "  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--json]\n"
     "      Check every entry, every link, that entry times never go backwards, every\n"
     "      signed checkpoint, that each --trusted checkpoint (one you saved earlier) is\n"
@@ -89,7 +96,8 @@ enum {
 	O_KEY_FROM_STATE = 100,
 	O_KEY_SHA256,
 	O_ALLOW_TAIL,
-	O_REQUIRE_COMPUTED
+	O_REQUIRE_COMPUTED,
+	O_REQUIRE_PASSKEY
 };
 static const struct option longopts[] = {
     {"key", required_argument, NULL, O_KEY},
@@ -109,6 +117,7 @@ static const struct option longopts[] = {
     {"subject-sha256", required_argument, NULL, O_SUBJECT_SHA},
     {"action-sha256", required_argument, NULL, O_ACTION},
     {"require-computed", no_argument, NULL, O_REQUIRE_COMPUTED},
+    {"require-passkey", no_argument, NULL, O_REQUIRE_PASSKEY},
     {"ledger", required_argument, NULL, O_LEDGER},
     {"leeway", required_argument, NULL, O_LEEWAY},
     /* ledger key pinning */
@@ -230,6 +239,9 @@ static int token_option(struct opts *o, int c)
 	case O_REQUIRE_COMPUTED:
 		ta->o.require_computed = 1;
 		break;
+	case O_REQUIRE_PASSKEY:
+		ta->o.require_passkey = 1;
+		break;
 	case O_LEDGER:
 		ta->o.ledger_dir = optarg;
 		break;
@@ -285,6 +297,16 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 			return usage_error("token: --aud is required");
 		ta->o.key_paths = da->k.keys;
 		ta->o.nkeys = da->k.nkeys;
+		ta->o.ledger_key_sha256 = da->k.sha256; /* --key is the token's: the ledger's pins are these */
+		ta->o.ledger_key_from_state = da->k.from_state;
+		if ((ta->o.ledger_key_sha256 || ta->o.ledger_key_from_state || ta->o.require_passkey) &&
+		    !ta->o.ledger_dir)
+			return usage_error(
+			    "token: --key-sha256, --key-from-state and --require-passkey need --ledger DIR");
+		if (ta->o.require_passkey && !ta->o.ledger_key_sha256 && !ta->o.ledger_key_from_state)
+			return usage_error(
+			    "token: --require-passkey needs the ledger's checkpoint key pinned (--key-sha256 "
+			    "HEX or --key-from-state)");
 		ta->json = la->json;
 		if (read_token(npos ? pos[0] : NULL, &ta->tok) != 0)
 			return usage_error("cannot read the token");

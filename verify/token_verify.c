@@ -362,7 +362,7 @@ static int check_computed(json_t *subj, const char *const *hexes, size_t n, stru
 
 /* The decision entry the token names: on the ledger, chained from entry 0,
  * approving the same session with the same jti, with the leaf hash the token carries. */
-static int check_ledger(const char *dir, json_t *claims, struct av_token_result *r)
+static int check_ledger(const char *dir, json_t *claims, int *passkey, struct av_token_result *r)
 {
 	json_t *lg = json_object_get(claims, "ledger");
 	json_t *seqj = json_object_get(lg, "seq");
@@ -424,6 +424,7 @@ static int check_ledger(const char *dir, json_t *claims, struct av_token_result 
 			bad(r, "ledger: entry %llu records another token (jti)", (unsigned long long)seq);
 		else
 			rc = 0;
+		*passkey = cv_get(e, "passkey") != NULL;
 		break;
 	}
 	if (rc != 0 && !r->reason[0])
@@ -436,6 +437,37 @@ static int check_ledger(const char *dir, json_t *claims, struct av_token_result 
 	mdb_txn_abort(txn);
 	mdb_env_close(env);
 	return rc;
+}
+
+/* The decision entry on the ledger (check_ledger); with a key pin, the whole ledger verified
+ * (its checkpoints, and every passkey decision: verify/passkeys.c) and the entry covered by
+ * a checkpoint the pinned key signed; with require_passkey, the entry carries an assertion. */
+static int check_ledger_pinned(const struct av_token_opts *o, json_t *c, struct av_token_result *r)
+{
+	int passkey = 0, pinned = o->ledger_key_sha256 || o->ledger_key_from_state;
+	if (o->require_passkey && !pinned)
+		return bad(r, "--require-passkey needs the ledger's checkpoint key pinned (--key-sha256 or "
+			      "--key-from-state)");
+	GUARD(check_ledger(o->ledger_dir, c, &passkey, r));
+	if (!pinned)
+		return 0;
+	struct av_ledger_opts lo = {.key_sha256 = o->ledger_key_sha256, .key_from_state = o->ledger_key_from_state};
+	struct av_ledger_report lr;
+	int rc = av_verify_ledger(o->ledger_dir, &lo, &lr);
+	if (rc != 0) {
+		snprintf(r->reason, sizeof r->reason, "ledger: %.240s", lr.reason);
+		return rc;
+	}
+	if (!lr.ok)
+		return bad(r, "ledger: %.240s", lr.reason);
+	uint64_t seq = (uint64_t)json_integer_value(json_object_get(json_object_get(c, "ledger"), "seq"));
+	if (seq >= lr.signed_size)
+		return bad(r, "ledger: entry %llu is after the last checkpoint the pinned key signed (size %llu)",
+			   (unsigned long long)seq, (unsigned long long)lr.signed_size);
+	if (o->require_passkey && !passkey)
+		return bad(r, "request %s: approved without the reviewer's passkey (--require-passkey)",
+			   json_string_value(json_object_get(c, "session_id")));
+	return 0;
 }
 
 static int check_claims(json_t *c, const struct av_token_opts *o, struct av_token_result *r)
@@ -510,7 +542,7 @@ static int check_claims(json_t *c, const struct av_token_opts *o, struct av_toke
 			return bad(r, "action digest differs from --action-sha256");
 	}
 	if (o->ledger_dir)
-		return check_ledger(o->ledger_dir, c, r);
+		return check_ledger_pinned(o, c, r);
 	return 0;
 }
 

@@ -75,6 +75,11 @@ struct av_token_opts {
 	long leeway;		   /* seconds of clock skew allowed; < 0: 60 */
 	long long now;		   /* unix seconds; 0: the clock */
 	int require_computed;	   /* the subjects checked (or all, when none is) were computed, not asserted */
+	/* With ledger_dir: the ledger verified as av_verify_ledger does, with this checkpoint key
+	 * pin (either set), and the decision entry covered by a checkpoint signed by it. */
+	const char *ledger_key_sha256;
+	int ledger_key_from_state;
+	int require_passkey; /* the decision carries a reviewer's passkey assertion (needs a pin) */
 };
 
 struct av_token_result {

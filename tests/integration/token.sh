@@ -148,6 +148,19 @@ accepted "ES256 token with --key token-KID.pub" "$TOK" --aud "$AUD" --key "$PUB"
 check "the default output names the session" grep -q "$SID" "$T/.out"
 accepted "ES256 token with --jwks jwks.json" "$TOK" --aud "$AUD" --jwks "$JWKS"
 accepted "ES256 token with --ledger (the decision entry matches)" "$TOK" --aud "$AUD" --key "$PUB" --ledger "$ES/ledger"
+accepted "--ledger with the checkpoint key from the state directory: the whole ledger verifies, a signed checkpoint covers the decision" \
+	"$TOK" --aud "$AUD" --key "$PUB" --ledger "$ES/ledger" --key-from-state
+CKSHA=$(openssl pkey -pubin -in "$ES/keys/checkpoint.pub" -outform DER | sha256sum | cut -c1-64)
+accepted "--ledger with the checkpoint key pinned by its digest (--key-sha256)" \
+	"$TOK" --aud "$AUD" --key "$PUB" --ledger "$ES/ledger" --key-sha256 "$CKSHA"
+refused "--ledger pinned to another checkpoint key: refused" "ledger: .*(key|pin)" \
+	"$TOK" --aud "$AUD" --key "$PUB" --ledger "$ES/ledger" --key-sha256 "$(printf '0%.0s' {1..64})"
+refused "--require-passkey: a decision a reviewer made without a passkey is refused, naming the request" \
+	"request $SID: approved without the reviewer's passkey" \
+	"$TOK" --aud "$AUD" --key "$PUB" --ledger "$ES/ledger" --key-from-state --require-passkey
+usage_err "--require-passkey without the checkpoint key pinned is a usage error" \
+	"$TOK" --aud "$AUD" --key "$PUB" --ledger "$ES/ledger" --require-passkey
+usage_err "--key-from-state without --ledger is a usage error for a token" "$TOK" --aud "$AUD" --key "$PUB" --key-from-state
 accepted "--subject FILE of the approved file" "$TOK" --aud "$AUD" --key "$PUB" --subject "$T/plan.tfplan"
 accepted "--subject-sha256 of the asserted digest" "$TOK" --aud "$AUD" --key "$PUB" --subject-sha256 "$ASSERTED"
 accepted "--action-sha256 of the mint's action_sha256" "$TOK" --aud "$AUD" --key "$PUB" --action-sha256 "$ACTION"
