@@ -72,11 +72,14 @@ static enum MHD_Result query_one(void *cls, enum MHD_ValueKind kind, const char 
 	return c->bad ? MHD_NO : MHD_YES;
 }
 
-/* ?who=&outcome=&audience=&rule=&since=&until=&limit= (history), ?seq= (proof): parsed
+/* ?who=&outcome=&audience=&rule=&since=&until=&limit= (history), ?seq= (proof), ?old=&new=
+ * (consistency proof): parsed
  * here, in the jail, into typed fields; the signer gets numbers and checked names only. */
 static int query_args(struct wreq *h, json_t *args, char *why)
 {
-	struct query_ctx c = {.proof = h->r.route == WR_PROOF};
+	struct query_ctx c = {.proof = h->r.route == WR_PROOF	      ? HISTQ_PROOF
+				       : h->r.route == WR_CONSISTENCY ? HISTQ_CONSISTENCY
+								      : HISTQ_HISTORY};
 	histq_init(&c.q);
 	MHD_get_connection_values(h->mc, MHD_GET_ARGUMENT_KIND, query_one, &c);
 	if (c.bad || histq_done(&c.q, c.proof, c.why) != 0) {
@@ -84,6 +87,10 @@ static int query_args(struct wreq *h, json_t *args, char *why)
 		return -1;
 	}
 	const struct histq *q = &c.q;
+	if (c.proof == HISTQ_CONSISTENCY) {
+		int rc = json_object_set_new(args, "old", json_integer((json_int_t)q->old));
+		return rc | json_object_set_new(args, "new", json_integer((json_int_t)q->new));
+	}
 	if (c.proof) {
 		h->proof_seq = q->seq;
 		return json_object_set_new(args, "seq", json_integer((json_int_t)q->seq));
@@ -170,6 +177,7 @@ void web_api_call(struct wreq *h)
 	}
 	case WR_HISTORY:
 	case WR_PROOF:
+	case WR_CONSISTENCY:
 		if (query_args(h, args, why))
 			goto bad;
 		break;
