@@ -96,6 +96,8 @@ check "?old=1&new=(past the signed tree): 404" \
 	test "$(get "/checkpoint/consistency?old=1&new=$((N + 1000))" "$T/body")" = 404
 check "POST: 405" test "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$R/checkpoint/consistency?old=1&new=2")" = 405
 
+# The review worker lets 5 proofs through at once, then one every 0.5 s: the bucket refills.
+sleep 2.6
 # every pair of sizes the daemon signed so far: the proof verifies in Python from the roots
 # the two checkpoints' sizes give (through the offline generator and the ledger's own roots)
 ok_all=1
@@ -106,6 +108,13 @@ for m in 1 2 "$M"; do
 	cmp -s "$T/pm" "$T/pm2" || ok_all=0
 done
 check "proofs from sizes 1, 2 and $M over HTTP equal the offline ones" test "$ok_all" = 1
+sleep 2.6
+codes=$(for _ in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null -w '%{http_code} ' "$R/checkpoint/consistency?old=1&new=$N"; done)
+check "8 proofs at once: 5 made, then 429 ($codes)" test "$codes" = "200 200 200 200 200 429 429 429 "
+check "  ... with Retry-After" sh -c "curl -s -D - -o /dev/null '$R/checkpoint/consistency?old=1&new=$N' | grep -qi '^retry-after: 1'"
+check "  ... and a bad query is still 400, not 429" test "$(get "/checkpoint/consistency?old=0&new=1" "$T/body")" = 400
+sleep 0.6
+check "  ... and half a second later one more is made" test "$(get "/checkpoint/consistency?old=1&new=$N" "$T/body")" = 200
 
 # ---- two ledgers under one key: a fork ----
 A=$T/forka B=$T/forkb
