@@ -289,6 +289,13 @@ build/tests/evil_worker: tests/tools/evil_worker.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
+# consist_tool answers tests/scripts/rfc9162_check.py with ledger/merkle.c's consistency proofs
+# (tests/integration/consistency.sh).
+check: build/tests/consist_tool
+build/tests/consist_tool: tests/tools/consist_tool.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
 # uhttp_probe drives the upstream HTTP client over sockets it connects itself, optionally
 # inside the workers' jail (tests/integration/uhttp_tls.sh); the plain build, since the
 # sanitizers' runtime makes calls the jail kills.

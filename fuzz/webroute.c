@@ -87,6 +87,7 @@ static const struct {
     {"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
     {"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},
     {"/checkpoint", "GET", F_WEB_CHECKPOINT, WR_CHECKPOINT},
+    {"/checkpoint/consistency", "GET", F_WEB_CONSISTENCY, WR_CONSISTENCY},
     {"/review/api/me", "GET", F_WEB_ME, WR_ME},
     {"/review/api/login", "POST", F_WEB_LOGIN, WR_LOGIN},
     {"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
@@ -116,7 +117,7 @@ static int listed(const char *x, const char (*list)[HTTPCFG_NAME_MAX + 1], size_
 static int is_open(enum web_route r)
 {
 	return r == WR_PAGE || r == WR_JS || r == WR_CSS || r == WR_FAVICON || r == WR_HEALTH || r == WR_METRICS ||
-	       r == WR_JWKS || r == WR_CHECKPOINT;
+	       r == WR_JWKS || r == WR_CHECKPOINT || r == WR_CONSISTENCY;
 }
 
 /* application/json, then white space and nothing or parameters. */

@@ -110,7 +110,7 @@ int merkle_deserialize(struct merkle *m, const uint8_t *in, size_t n)
 static uint64_t split_point(uint64_t n)
 {
 	uint64_t k = 1;
-	while (k << 1 < n)
+	while (k < (1ull << 63) && k << 1 < n) /* past 2^63, k << 1 would wrap to 0 */
 		k <<= 1;
 	return k;
 }
@@ -184,4 +184,105 @@ int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32
 	if (sn != 0)
 		return AS_ECORRUPT;
 	return ct_memcmp(r, root, 32) == 0 ? 0 : AS_ECORRUPT;
+}
+
+/* ---- consistency proofs (RFC 9162 2.1.4) ----
+ * SUBPROOF(m, D[lo:lo+n], b) unrolled: while m < n the descent goes left (m <= k: the right
+ * subtree D[k:n] is a sibling) or right (m > k: the left subtree D[0:k] is, and b becomes
+ * false). The recursion emits the deepest part first, so the siblings are reversed, and a
+ * descent that went right at least once ends with MTH(D[m]) itself. */
+
+int merkle_consistency_len(uint64_t old_size, uint64_t new_size)
+{
+	if (old_size == 0 || old_size > new_size)
+		return -1;
+	uint64_t m = old_size, n = new_size;
+	int k = 0, b = 1;
+	while (m < n) {
+		uint64_t s = split_point(n);
+		if (m <= s) {
+			n = s;
+		} else {
+			m -= s;
+			n -= s;
+			b = 0;
+		}
+		k++;
+	}
+	k += !b;
+	return k <= MERKLE_MAX_CONSISTENCY ? k : -1;
+}
+
+int merkle_consistency_proof(const uint8_t (*leaves)[32], uint64_t old_size, uint64_t new_size, uint8_t (*path)[32],
+			     size_t *npath)
+{
+	int want = merkle_consistency_len(old_size, new_size);
+	if (want < 0)
+		return AS_EINVAL;
+	uint8_t tmp[MERKLE_MAX_CONSISTENCY][32];
+	size_t k = 0;
+	uint64_t lo = 0, m = old_size, n = new_size;
+	int b = 1;
+	while (m < n) {
+		uint64_t s = split_point(n);
+		if (m <= s) {
+			subtree_hash(leaves + lo + s, n - s, tmp[k++]);
+			n = s;
+		} else {
+			subtree_hash(leaves + lo, s, tmp[k++]);
+			lo += s;
+			m -= s;
+			n -= s;
+			b = 0;
+		}
+	}
+	size_t o = 0;
+	if (!b)
+		subtree_hash(leaves + lo, n, path[o++]);
+	for (size_t i = 0; i < k; i++)
+		memcpy(path[o++], tmp[k - 1 - i], 32);
+	*npath = o;
+	return o == (size_t)want ? 0 : AS_EINVAL;
+}
+
+int merkle_verify_consistency(uint64_t old_size, uint64_t new_size, const uint8_t old_root[32],
+			      const uint8_t new_root[32], const uint8_t (*path)[32], size_t npath)
+{
+	int want = merkle_consistency_len(old_size, new_size);
+	if (want < 0 || npath != (size_t)want)
+		return AS_ECORRUPT;
+	if (old_size == new_size) /* the empty proof: the same tree */
+		return ct_memcmp(old_root, new_root, 32) == 0 ? 0 : AS_ECORRUPT;
+	/* RFC 9162 2.1.4.2 steps 2 to 7; a power-of-two old tree is its own first hash. */
+	uint64_t fn = old_size - 1, sn = new_size - 1;
+	size_t i = 0;
+	uint8_t fr[32], sr[32];
+	int pow2 = (old_size & (old_size - 1)) == 0;
+	memcpy(fr, pow2 ? old_root : path[i++], 32);
+	memcpy(sr, fr, 32);
+	while (fn & 1) {
+		fn >>= 1;
+		sn >>= 1;
+	}
+	for (; i < npath; i++) {
+		if (sn == 0)
+			return AS_ECORRUPT;
+		if ((fn & 1) || fn == sn) {
+			merkle_node_hash(path[i], fr, fr);
+			merkle_node_hash(path[i], sr, sr);
+			while (!(fn & 1) && fn != 0) {
+				fn >>= 1;
+				sn >>= 1;
+			}
+		} else {
+			merkle_node_hash(sr, path[i], sr);
+		}
+		fn >>= 1;
+		sn >>= 1;
+	}
+	if (sn != 0)
+		return AS_ECORRUPT;
+	int ok = ct_memcmp(fr, old_root, 32) == 0;
+	ok &= ct_memcmp(sr, new_root, 32) == 0;
+	return ok ? 0 : AS_ECORRUPT;
 }

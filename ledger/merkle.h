@@ -1,5 +1,6 @@
 /* RFC 9162 Merkle tree hashing: leaf and interior hashes, an incremental tree
- * that keeps O(log n) state, and inclusion proofs (generation and verification). */
+ * that keeps O(log n) state, inclusion and consistency proofs (generation and
+ * verification). */
 #ifndef ASSENT_MERKLE_H
 #define ASSENT_MERKLE_H
 
@@ -34,5 +35,28 @@ int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t 
 /* RFC 9162 section 2.1.3.2. Returns 0 when the proof leads to root, AS_ECORRUPT otherwise. */
 int merkle_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[32], const uint8_t (*path)[32],
 			    size_t npath, const uint8_t root[32]) AS_MUST_USE AS_MUST_USE;
+
+/* Consistency proofs (RFC 9162 section 2.1.4): the tree of the first old_size leaves is a
+ * prefix of the tree of new_size leaves. A proof has at most ceil(log2(new_size)) + 1
+ * hashes; sizes up to 2^63 (any ledger) keep it within MERKLE_MAX_CONSISTENCY, and a
+ * proof said to need more is refused rather than read. */
+#define MERKLE_MAX_CONSISTENCY 64
+
+/* The number of hashes the proof from old_size to new_size has, or -1 when no proof
+ * exists (old_size 0, old_size > new_size) or it would exceed MERKLE_MAX_CONSISTENCY. */
+int merkle_consistency_len(uint64_t old_size, uint64_t new_size);
+
+/* PROOF(old_size, D[new_size]) of RFC 9162 2.1.4.1. leaves holds the first new_size leaf
+ * hashes; path gets up to MERKLE_MAX_CONSISTENCY hashes (*npath of them; none when the
+ * sizes are equal). AS_EINVAL when old_size is 0 or above new_size. */
+int merkle_consistency_proof(const uint8_t (*leaves)[32], uint64_t old_size, uint64_t new_size, uint8_t (*path)[32],
+			     size_t *npath) AS_MUST_USE;
+
+/* RFC 9162 section 2.1.4.2. 0 when path proves the tree old_root of old_size leaves a
+ * prefix of the tree new_root of new_size leaves; AS_ECORRUPT for anything else: old_size
+ * 0 or above new_size, equal sizes with a non-empty path or different roots, a path not of
+ * the exact length the sizes call for, a path leading to other roots. */
+int merkle_verify_consistency(uint64_t old_size, uint64_t new_size, const uint8_t old_root[32],
+			      const uint8_t new_root[32], const uint8_t (*path)[32], size_t npath) AS_MUST_USE;
 
 #endif

@@ -24,6 +24,7 @@
 #include "ledger/merkle.h"
 #include "ledger/note.h"
 #include "ledger/store.h"
+#include "verify/consist.h"
 #include "verify/exact.h"
 #include "verify/proof.h"
 
@@ -350,6 +351,20 @@ done:
 
 /* ---- proof ---- */
 
+/* A proof made from the ledger in dir (rc: its maker's): printed, or why not; out is freed. */
+static int print_made(int rc, const char *dir, struct buf *out, const char *err)
+{
+	int ex = EXIT_HOLDS;
+	if (rc == AS_ECORRUPT)
+		ex = not_holds("ledger %s: %s", dir, err);
+	else if (rc != 0)
+		ex = (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
+	else
+		fwrite(out->p, 1, out->len, stdout);
+	buf_free(out);
+	return ex;
+}
+
 int run_proof(void *p)
 {
 	struct dir_args *a = p;
@@ -360,16 +375,9 @@ int run_proof(void *p)
 	struct buf out;
 	buf_init(&out, PROOF_MAX);
 	char err[AS_ERRLEN];
-	int rc = proof_make(a->dir, a->seq, a->size, keys.k, keys.n, &out, err), ex = EXIT_HOLDS;
+	int rc = proof_make(a->dir, a->seq, a->size, keys.k, keys.n, &out, err);
 	vkeys_free(&keys);
-	if (rc == AS_ECORRUPT)
-		ex = not_holds("ledger %s: %s", a->dir, err);
-	else if (rc != 0)
-		ex = (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
-	else
-		fwrite(out.p, 1, out.len, stdout);
-	buf_free(&out);
-	return ex;
+	return print_made(rc, a->dir, &out, err);
 }
 
 int proof_check_cmd(const char *file, const char *ckfile, const struct keyopts *k)
@@ -409,6 +417,51 @@ int proof_check_cmd(const char *file, const char *ckfile, const struct keyopts *
 	free(js);
 	json_decref(entry);
 	return EXIT_HOLDS;
+}
+
+/* ---- consistency proofs ---- */
+
+int run_consistency(void *p)
+{
+	struct dir_args *a = p;
+	struct buf out;
+	buf_init(&out, CONSIST_TEXT_MAX);
+	char err[AS_ERRLEN];
+	int rc = consist_make(a->dir, a->old_size, a->new_size, &out, err);
+	return print_made(rc, a->dir, &out, err);
+}
+
+int consistency_cmd(const char *oldf, const char *newf, const char *prooff, const struct keyopts *k)
+{
+	if (k->nkeys == 0)
+		return usage_error("consistency needs --key PUB.pem (the checkpoint key you trust)");
+	struct vkeys keys;
+	if (load_keys(&keys, NULL, k))
+		return EXIT_USAGE;
+	struct buf o, n, pf;
+	char err[AS_ERRLEN];
+	buf_init(&o, 0);
+	buf_init(&n, 0);
+	buf_init(&pf, 0);
+	int rc = file_read(oldf, CKPT_MAX, &o, err);
+	if (rc == 0)
+		rc = file_read(newf, CKPT_MAX, &n, err);
+	if (rc == 0)
+		rc = file_read(prooff, CONSIST_TEXT_MAX, &pf, err);
+	struct checkpoint a, b;
+	int ex = EXIT_HOLDS;
+	if (rc != 0)
+		ex = (fprintf(stderr, "%s: %s\n", prog, err), EXIT_USAGE);
+	else if (consist_check(o.p, o.len, n.p, n.len, pf.p, pf.len, keys.k, keys.n, &a, &b, err) != 0)
+		ex = not_holds("%s", err);
+	else
+		printf("consistent: %s at size %llu is a prefix of the tree at size %llu\n", a.origin,
+		       (unsigned long long)a.size, (unsigned long long)b.size);
+	vkeys_free(&keys);
+	buf_free(&o);
+	buf_free(&n);
+	buf_free(&pf);
+	return ex;
 }
 
 /* ---- token ---- */

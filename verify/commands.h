@@ -40,6 +40,7 @@ struct dir_args {
 	const char *dir;
 	struct keyopts k;
 	uint64_t from, to, seq, size;
+	uint64_t old_size, new_size; /* consistency DIR OLD NEW */
 	int has_to;
 };
 
@@ -57,13 +58,16 @@ struct token_args {
 int load_keys(struct vkeys *v, const char *dir, const struct keyopts *k);
 
 /* The commands, each run through isolated() where it reads an LMDB file: p is its args. */
-int run_ledger(void *p);     /* struct ledger_args */
-int run_checkpoint(void *p); /* struct dir_args */
-int run_exact(void *p);	     /* struct exact_args */
-int run_export(void *p);     /* struct dir_args */
-int run_proof(void *p);	     /* struct dir_args */
-int run_token(void *p);	     /* struct token_args */
+int run_ledger(void *p);      /* struct ledger_args */
+int run_checkpoint(void *p);  /* struct dir_args */
+int run_exact(void *p);	      /* struct exact_args */
+int run_export(void *p);      /* struct dir_args */
+int run_proof(void *p);	      /* struct dir_args */
+int run_consistency(void *p); /* struct dir_args: print the proof from old_size to new_size */
+int run_token(void *p);	      /* struct token_args */
 int proof_check_cmd(const char *file, const char *ckfile, const struct keyopts *k);
+/* assent-verify consistency --old FILE --new FILE --proof FILE KEYS */
+int consistency_cmd(const char *oldf, const char *newf, const char *prooff, const struct keyopts *k);
 /* The token from arg, or from standard input when arg is NULL or "-"; into out (the caller frees). */
 int read_token(const char *arg, struct buf *out);
 

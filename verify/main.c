@@ -48,6 +48,12 @@ static const char usage_text[] =
     "  proof --check FILE --key PUB.pem... [--checkpoint FILE]\n"
     "      Check a proof against its signed checkpoint (or one you give); print the\n"
     "      entry it proves.\n"
+    "  consistency DIR OLD NEW\n"
+    "      Print the RFC 9162 consistency proof from tree size OLD to NEW (at most the\n"
+    "      latest checkpoint's), one base64 hash a line, as GET /checkpoint/consistency.\n"
+    "  consistency --old FILE --new FILE --proof FILE --key PUB.pem...\n"
+    "      Check that the signed checkpoint NEW extends OLD: both signed by a key given,\n"
+    "      same origin, and the proof leads from the old root to the new one.\n"
     "  exact DIR EXACTDIR\n"
     "      Check the retained exact calls (STATE/exact) against the ledger: each file\n"
     "      hashes to its name and to a request entry's action, that entry's view shows\n"
@@ -93,6 +99,9 @@ enum {
 	O_ACTION,
 	O_LEDGER,
 	O_LEEWAY,
+	O_OLD,
+	O_NEW,
+	O_PROOF,
 	O_KEY_FROM_STATE = 100,
 	O_KEY_SHA256,
 	O_ALLOW_TAIL,
@@ -108,6 +117,9 @@ static const struct option longopts[] = {
     {"size", required_argument, NULL, O_SIZE},
     {"check", required_argument, NULL, O_CHECK},
     {"checkpoint", required_argument, NULL, O_CKPT},
+    {"old", required_argument, NULL, O_OLD},
+    {"new", required_argument, NULL, O_NEW},
+    {"proof", required_argument, NULL, O_PROOF},
     {"help", no_argument, NULL, O_HELP},
     {"aud", required_argument, NULL, O_AUD},
     {"jwks", required_argument, NULL, O_JWKS},
@@ -134,6 +146,7 @@ struct opts {
 	const char *trusted[64];
 	size_t ntrusted;
 	const char *check, *ckfile;
+	const char *oldf, *newf, *prooff; /* consistency --old --new --proof */
 	int have_size;
 	struct token_args ta;
 	const char *subjects[64], *subject_shas[64];
@@ -193,6 +206,15 @@ static int ledger_option(struct opts *o, int c)
 		break;
 	case O_CKPT:
 		o->ckfile = optarg;
+		break;
+	case O_OLD:
+		o->oldf = optarg;
+		break;
+	case O_NEW:
+		o->newf = optarg;
+		break;
+	case O_PROOF:
+		o->prooff = optarg;
 		break;
 	default:
 		return OPT_NOT_MINE;
@@ -284,6 +306,26 @@ static int parse_options(int argc, char **argv, struct opts *o)
 	return OPT_TAKEN;
 }
 
+/* consistency DIR OLD NEW (make a proof), or --old --new --proof (check one). */
+static int consistency_command(struct opts *o, int npos, char **pos)
+{
+	struct dir_args *da = &o->da;
+	if (o->oldf || o->newf || o->prooff) {
+		if (!o->oldf || !o->newf || !o->prooff || npos != 0)
+			return usage_error("consistency --old FILE --new FILE --proof FILE --key PUB.pem: all three "
+					   "files and no other argument");
+		return consistency_cmd(o->oldf, o->newf, o->prooff, &da->k);
+	}
+	if (npos != 3)
+		return usage_error("consistency takes a directory and two tree sizes (or --old, --new, --proof)");
+	if (parse_u64(pos[1], &da->old_size) || parse_u64(pos[2], &da->new_size) || da->old_size == 0 ||
+	    da->old_size > da->new_size)
+		return usage_error("consistency: '%.40s' and '%.40s' must be tree sizes, 1 <= OLD <= NEW", pos[1],
+				   pos[2]);
+	da->dir = pos[0];
+	return isolated(run_consistency, da, da->dir);
+}
+
 /* The command cmd with its npos operands pos, as the options set it up. */
 static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 {
@@ -365,6 +407,8 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 		da->dir = pos[0];
 		return isolated(run_proof, da, da->dir);
 	}
+	if (!strcmp(cmd, "consistency"))
+		return consistency_command(o, npos, pos);
 	return usage_error("unknown command '%s'", cmd);
 }
 

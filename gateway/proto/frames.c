@@ -188,6 +188,9 @@ static const struct frame_field web_history[] = {WEB,
 						 {"until", FT_UINT, PROTO_HIST_TIME_MAX, OPT},
 						 {"limit", FT_UINT, PROTO_HIST_LIMIT_MAX, OPT}};
 static const struct frame_field web_proof[] = {WEB, {"seq", FT_UINT, PROTO_SEQ_MAX, REQ}};
+/* tree sizes: a sequence number's bound plus one, both required (the worker says which is missing) */
+static const struct frame_field web_consistency[] = {
+    WEB, {"old", FT_UINT, PROTO_SEQ_MAX + 1, REQ}, {"new", FT_UINT, PROTO_SEQ_MAX + 1, REQ}};
 
 #define TABLE(t, f)                                                                                                    \
 	{                                                                                                              \
@@ -242,6 +245,7 @@ static const struct frame_table tables[] = {
     TABLE(F_NOTIFY_DONE, notify_done),
     TABLE(F_WEB_HISTORY, web_history),
     TABLE(F_WEB_PROOF, web_proof),
+    TABLE(F_WEB_CONSISTENCY, web_consistency),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)

@@ -107,6 +107,7 @@ enum {
 	F_WEB_HISTORY = 63, /* {who?, outcome?, audience?, rule?, since?, until?, limit?} GET /review/api/history */
 	F_WEB_PROOF = 64,   /* {seq} GET /review/api/proof: a decision's inclusion proof (assent-verify proof) */
 	F_WEB_REVEAL = 65,  /* {sid} POST /review/api/reveal: a gated call's exact arguments, ledgered as a reveal */
+	F_WEB_CONSISTENCY = 66, /* {old, new} GET /checkpoint/consistency: a consistency proof (a witness's) */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

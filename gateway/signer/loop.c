@@ -73,6 +73,7 @@ static const struct ipc_rule review_rules[] = {
     {F_WEB_QA, READY, IPC_FDS, h_web_qa},
     {F_WEB_HISTORY, READY, IPC_FDS, h_web_history},
     {F_WEB_PROOF, READY, IPC_FDS, h_web_proof},
+    {F_WEB_CONSISTENCY, READY, IPC_FDS, h_web_consistency},
 };
 
 /* An upstream worker speaks for one server: its tools, and the ends of calls dispatched to it. */

@@ -69,5 +69,6 @@ int h_web_admin_clear(void *ctx, struct ipc_frame *f, char *err);
 int h_web_qa(void *ctx, struct ipc_frame *f, char *err);
 int h_web_history(void *ctx, struct ipc_frame *f, char *err);
 int h_web_proof(void *ctx, struct ipc_frame *f, char *err);
+int h_web_consistency(void *ctx, struct ipc_frame *f, char *err);
 
 #endif

@@ -162,13 +162,38 @@ static void test_names(void **state)
 	assert_int_equal(histq_arg(&q, 0, NULL, "1", why), -1);
 }
 
+/* The consistency proof's query: old and new, both required, 1 <= old <= new. */
+static void test_consistency(void **state)
+{
+	(void)state;
+	struct histq q;
+	ok("old=3&new=7", HISTQ_CONSISTENCY, &q);
+	assert_int_equal(q.old, 3);
+	assert_int_equal(q.new, 7);
+	ok("old=7&new=7", HISTQ_CONSISTENCY, &q);
+	ok("old=9007199254740993&new=9007199254740993", HISTQ_CONSISTENCY, &q); /* PROTO_SEQ_MAX + 1 */
+	refused("old=9007199254740994&new=9007199254740994", HISTQ_CONSISTENCY, "old must be a whole number from 1");
+	refused("old=0&new=7", HISTQ_CONSISTENCY, "old must be a whole number from 1");
+	refused("old=8&new=7", HISTQ_CONSISTENCY, "old is after new");
+	refused("old=3", HISTQ_CONSISTENCY, "new is required");
+	refused("new=3", HISTQ_CONSISTENCY, "old is required");
+	refused("old=&new=3", HISTQ_CONSISTENCY, "old is required");
+	refused("old=1&old=1&new=3", HISTQ_CONSISTENCY, "old is given twice");
+	refused("old=x&new=3", HISTQ_CONSISTENCY, "old must be a whole number");
+	refused("old=1&new=3&seq=1", HISTQ_CONSISTENCY,
+		"unknown parameter \"seq\" (the consistency proof takes old and new)");
+	refused("old=1", HISTQ_PROOF, "unknown parameter \"old\" (the proof takes seq)");
+	refused("new=1", HISTQ_HISTORY, "unknown parameter \"new\"");
+	char why[HISTQ_WHY_MAX];
+	histq_init(&q);
+	assert_int_equal(histq_arg(&q, 3, "old", "1", why), -1); /* no such query */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_each),
-	    cmocka_unit_test(test_bounds),
-	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_defaults), cmocka_unit_test(test_each),	 cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_names),    cmocka_unit_test(test_consistency),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

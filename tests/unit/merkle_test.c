@@ -1,5 +1,6 @@
 /* Unit tests for ledger/merkle.c against a naive RFC 9162 reference written here:
- * roots, inclusion proofs (and their refusal when anything is altered), state serialisation. */
+ * roots, inclusion and consistency proofs (and their refusal when anything is altered),
+ * state serialisation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -508,6 +509,146 @@ static void test_deserialize_rejects_wrong_lengths(void **state)
 	assert_int_equal(merkle_deserialize(&m2, alt, 40), AS_ECORRUPT);
 }
 
+/* ---- consistency proofs ---- */
+
+/* SUBPROOF(m, D[n], b) of RFC 9162 2.1.4.1, recursive as written there. */
+static void ref_subproof(uint64_t m, const uint8_t (*d)[32], uint64_t n, int b, uint8_t (*out)[32], size_t *np)
+{
+	if (m == n) {
+		if (!b)
+			ref_mth(d, n, out[(*np)++]);
+		return;
+	}
+	uint64_t k = ref_split(n);
+	if (m <= k) {
+		ref_subproof(m, d, k, b, out, np);
+		ref_mth(d + k, n - k, out[(*np)++]);
+	} else {
+		ref_subproof(m - k, d + k, n - k, 0, out, np);
+		ref_mth(d, k, out[(*np)++]);
+	}
+}
+
+static int verify_c(uint64_t m, uint64_t n, const uint8_t a[32], const uint8_t b[32], uint8_t (*p)[32], size_t np)
+{
+	return merkle_verify_consistency(m, n, a, b, (const uint8_t(*)[32])p, np);
+}
+
+/* Every pair of sizes up to 64: the proof is the RFC's, it verifies, and altering a bit
+ * of it, its length or its roots makes it refused. (Its sizes are bound by the signed
+ * checkpoints, not the hashes: test_consistency_size_not_bound_by_path.) */
+static void test_consistency_all_small(void **state)
+{
+	(void)state;
+	const uint8_t(*lv)[32] = (const uint8_t(*)[32])leaves;
+	for (uint64_t n = 1; n <= 64; n++) {
+		for (uint64_t m = 1; m <= n; m++) {
+			uint8_t p[MERKLE_MAX_CONSISTENCY + 1][32], want[MERKLE_MAX_CONSISTENCY][32], ra[32], rb[32];
+			size_t np = 99, nw = 0;
+			ref_subproof(m, lv, n, 1, want, &nw);
+			assert_int_equal(merkle_consistency_proof(lv, m, n, p, &np), 0);
+			assert_int_equal(np, nw);
+			assert_int_equal(merkle_consistency_len(m, n), (int)nw);
+			assert_memory_equal(p, want, np * 32);
+			ref_root(m, ra);
+			ref_root(n, rb);
+			assert_int_equal(verify_c(m, n, ra, rb, p, np), 0);
+			/* every bit up to 32 leaves; past that every ninth (each byte, a different bit),
+			 * which keeps the test at a second instead of ten */
+			int step = n <= 32 ? 1 : 9;
+			for (size_t i = 0; i < np; i++)
+				for (int bit = 0; bit < 256; bit += step) {
+					p[i][bit / 8] ^= (uint8_t)(1u << (bit % 8));
+					assert_int_equal(verify_c(m, n, ra, rb, p, np), AS_ECORRUPT);
+					p[i][bit / 8] ^= (uint8_t)(1u << (bit % 8));
+				}
+			if (np) /* one hash short, or the first dropped */
+				assert_int_equal(verify_c(m, n, ra, rb, p, np - 1), AS_ECORRUPT);
+			if (np > 1)
+				assert_int_equal(verify_c(m, n, ra, rb, p + 1, np - 1), AS_ECORRUPT);
+			memcpy(p[np], p[0], 32); /* one hash too many */
+			assert_int_equal(verify_c(m, n, ra, rb, p, np + 1), AS_ECORRUPT);
+			if (m == n) /* the same tree: roots must be equal */
+				continue;
+			assert_int_equal(verify_c(m, n, rb, ra, p, np), AS_ECORRUPT);
+			assert_int_equal(verify_c(m, n, ra, ra, p, np), AS_ECORRUPT);
+			assert_int_equal(verify_c(m, n, rb, rb, p, np), AS_ECORRUPT);
+		}
+	}
+}
+
+/* Larger trees, sampled: the same against the reference. */
+static void test_consistency_sampled(void **state)
+{
+	(void)state;
+	const uint8_t(*lv)[32] = (const uint8_t(*)[32])leaves;
+	uint64_t x = 88172645463325252ull;
+	for (int t = 0; t < 400; t++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		uint64_t n = 1 + x % MAXLEAVES, m = 1 + (x >> 20) % n;
+		uint8_t p[MERKLE_MAX_CONSISTENCY][32], want[MERKLE_MAX_CONSISTENCY][32], ra[32], rb[32];
+		size_t np, nw = 0;
+		ref_subproof(m, lv, n, 1, want, &nw);
+		assert_int_equal(merkle_consistency_proof(lv, m, n, p, &np), 0);
+		assert_int_equal(np, nw);
+		assert_memory_equal(p, want, np * 32);
+		ref_root(m, ra);
+		ref_root(n, rb);
+		assert_int_equal(verify_c(m, n, ra, rb, p, np), 0);
+		if (np) {
+			p[np - 1][31] ^= 1;
+			assert_int_equal(verify_c(m, n, ra, rb, p, np), AS_ECORRUPT);
+		}
+	}
+}
+
+static void test_consistency_bad_arguments(void **state)
+{
+	(void)state;
+	const uint8_t(*lv)[32] = (const uint8_t(*)[32])leaves;
+	uint8_t p[MERKLE_MAX_CONSISTENCY][32], r[32];
+	size_t np;
+	ref_root(5, r);
+	assert_int_equal(merkle_consistency_proof(lv, 0, 5, p, &np), AS_EINVAL);
+	assert_int_equal(merkle_consistency_proof(lv, 6, 5, p, &np), AS_EINVAL);
+	assert_int_equal(merkle_consistency_len(0, 5), -1);
+	assert_int_equal(merkle_consistency_len(6, 5), -1);
+	assert_int_equal(merkle_consistency_len(5, 5), 0);
+	/* the empty tree is no old tree; a size past the limit gets no proof */
+	assert_int_equal(verify_c(0, 5, r, r, p, 0), AS_ECORRUPT);
+	assert_int_equal(verify_c(6, 5, r, r, p, 3), AS_ECORRUPT);
+	assert_int_equal(merkle_consistency_len(3, UINT64_MAX), -1);
+	assert_true(merkle_consistency_len(3, 1ull << 63) <= MERKLE_MAX_CONSISTENCY);
+	/* equal sizes: the empty proof and equal roots, nothing else */
+	assert_int_equal(verify_c(5, 5, r, r, p, 0), 0);
+	memcpy(p[0], r, 32);
+	assert_int_equal(verify_c(5, 5, r, r, p, 1), AS_ECORRUPT);
+	uint8_t r2[32];
+	ref_root(4, r2);
+	assert_int_equal(verify_c(5, 5, r, r2, p, 0), AS_ECORRUPT);
+	/* an empty proof between different sizes */
+	assert_int_equal(verify_c(4, 5, r2, r, p, 0), AS_ECORRUPT);
+}
+
+/* As with inclusion proofs, the hashes do not commit to the new size: the proof from 2 to
+ * 3 (one hash, leaf 2) also leads to the size-3 root when called a proof from 2 to 4, since
+ * a lone right subtree hashes to itself. What binds the sizes is the checkpoints' signature
+ * over size and root together, which the callers check (verify/consist.c). */
+static void test_consistency_size_not_bound_by_path(void **state)
+{
+	(void)state;
+	const uint8_t(*lv)[32] = (const uint8_t(*)[32])leaves;
+	uint8_t p[MERKLE_MAX_CONSISTENCY][32], r2[32], r3[32];
+	size_t np;
+	assert_int_equal(merkle_consistency_proof(lv, 2, 3, p, &np), 0);
+	ref_root(2, r2);
+	ref_root(3, r3);
+	assert_int_equal(verify_c(2, 4, r2, r3, p, np), 0);
+	uint8_t r4[32];
+	ref_root(4, r4);
+	assert_int_equal(verify_c(2, 4, r2, r4, p, np), AS_ECORRUPT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +662,10 @@ int main(void)
 	    cmocka_unit_test(test_inclusion_bad_arguments),
 	    cmocka_unit_test(test_serialize_roundtrip),
 	    cmocka_unit_test(test_deserialize_rejects_wrong_lengths),
+	    cmocka_unit_test(test_consistency_all_small),
+	    cmocka_unit_test(test_consistency_sampled),
+	    cmocka_unit_test(test_consistency_bad_arguments),
+	    cmocka_unit_test(test_consistency_size_not_bound_by_path),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

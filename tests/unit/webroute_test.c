@@ -105,6 +105,8 @@ static const struct row rows[] = {
     {"metrics", LOOP, {GET("/metrics")}, WR_METRICS, 0, NULL},
     {"jwks", LOOP, {GET("/.well-known/jwks.json")}, WR_JWKS, 0, NULL},
     {"checkpoint", LOOP, {GET("/checkpoint")}, WR_CHECKPOINT, 0, NULL},
+    {"consistency", LOOP, {GET("/checkpoint/consistency?old=1&new=2")}, WR_CONSISTENCY, 0, NULL},
+    {"consistency post", LOOP, {POST("/checkpoint/consistency")}, WR_CONSISTENCY, 405, "GET"},
     {"me", LOOP, {GET("/review/api/me")}, WR_ME, 0, NULL},
     {"login", LOOP, {POST("/review/api/login")}, WR_LOGIN, 0, NULL},
     {"logout", LOOP, {POST("/review/api/logout")}, WR_LOGOUT, 0, NULL},
@@ -231,6 +233,8 @@ static const struct row rows[] = {
     {"open js cross-site", LOOP, {GET("/review/app.js"), .sec_fetch_site = "cross-site"}, WR_JS, 0, NULL},
     {"open checkpoint cross-site", LOOP, {GET("/checkpoint"), .sec_fetch_site = "cross-site"}, WR_CHECKPOINT, 0,
      NULL},
+    {"open consistency cross-site", LOOP, {GET("/checkpoint/consistency"), .origin = "http://evil.example.com",
+     .sec_fetch_site = "cross-site"}, WR_CONSISTENCY, 0, NULL},
     /* Sec-Fetch-Site: a cross-site request reaches no data, whatever its Origin. */
     {"fetch same-origin", LOOP, {GET("/review/api/me"), .sec_fetch_site = "same-origin"}, WR_ME, 0, NULL},
     {"fetch same-site", LOOP, {GET("/review/api/me"), .sec_fetch_site = "same-site"}, WR_ME, 0, NULL},
@@ -336,6 +340,7 @@ static const struct {
     {"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
     {"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},
     {"/checkpoint", "GET", F_WEB_CHECKPOINT, WR_CHECKPOINT},
+    {"/checkpoint/consistency", "GET", F_WEB_CONSISTENCY, WR_CONSISTENCY},
     {"/review/api/me", "GET", F_WEB_ME, WR_ME},
     {"/review/api/login", "POST", F_WEB_LOGIN, WR_LOGIN},
     {"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
@@ -466,7 +471,7 @@ static void test_open_routes(void **state)
 	for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
 		int open = spec[i].r == WR_PAGE || spec[i].r == WR_JS || spec[i].r == WR_CSS ||
 			   spec[i].r == WR_FAVICON || spec[i].r == WR_HEALTH || spec[i].r == WR_METRICS ||
-			   spec[i].r == WR_JWKS || spec[i].r == WR_CHECKPOINT;
+			   spec[i].r == WR_JWKS || spec[i].r == WR_CHECKPOINT || spec[i].r == WR_CONSISTENCY;
 		struct wr_in in = {.method = spec[i].method,
 				   .url = spec[i].path,
 				   .host = HOST,

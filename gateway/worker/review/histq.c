@@ -1,4 +1,4 @@
-/* The history's and the proof's query strings (histq.h). */
+/* The history's, the proof's and the consistency proof's query strings (histq.h). */
 #include "gateway/worker/review/histq.h"
 
 #include <stdio.h>
@@ -79,20 +79,23 @@ int histq_arg(struct histq *q, int proof, const char *key, const char *value, ch
 	static const struct {
 		const char *key;
 		unsigned bit;
-		int proof; /* the proof's parameter, else the history's */
+		int proof; /* which query's parameter: HISTQ_* */
 	} keys[] = {
 	    {"who", HQ_WHO, 0},	    {"outcome", HQ_OUTCOME, 0}, {"audience", HQ_AUDIENCE, 0}, {"rule", HQ_RULE, 0},
 	    {"since", HQ_SINCE, 0}, {"until", HQ_UNTIL, 0},	{"limit", HQ_LIMIT, 0},	      {"seq", HQ_SEQ, 1},
+	    {"old", HQ_OLD, 2},	    {"new", HQ_NEW, 2},
 	};
+	static const char *const takes[] = {"the history takes who, outcome, audience, rule, since, until, limit",
+					    "the proof takes seq", "the consistency proof takes old and new"};
+	if (proof < HISTQ_HISTORY || proof > HISTQ_CONSISTENCY)
+		return bad(why, "query", "of no known kind");
 	size_t k = 0;
 	while (k < sizeof keys / sizeof *keys && (!key || strcmp(key, keys[k].key) || keys[k].proof != proof))
 		k++;
 	if (k == sizeof keys / sizeof *keys) {
 		char shown[40];
 		key_shown(key ? key : "", shown, sizeof shown);
-		snprintf(why, HISTQ_WHY_MAX, "unknown parameter \"%s\" (%s)", shown,
-			 proof ? "the proof takes seq"
-			       : "the history takes who, outcome, audience, rule, since, until, limit");
+		snprintf(why, HISTQ_WHY_MAX, "unknown parameter \"%s\" (%s)", shown, takes[proof]);
 		return -1;
 	}
 	unsigned bit = keys[k].bit;
@@ -125,6 +128,12 @@ int histq_arg(struct histq *q, int proof, const char *key, const char *value, ch
 	case HQ_LIMIT:
 		rc = num_arg("limit", v, 1, PROTO_HIST_LIMIT_MAX, &q->limit, why);
 		break;
+	case HQ_OLD:
+		rc = num_arg("old", v, 1, PROTO_SEQ_MAX + 1, &q->old, why);
+		break;
+	case HQ_NEW:
+		rc = num_arg("new", v, 1, PROTO_SEQ_MAX + 1, &q->new, why);
+		break;
 	default:
 		rc = num_arg("seq", v, 0, PROTO_SEQ_MAX, &q->seq, why);
 		break;
@@ -136,7 +145,16 @@ int histq_arg(struct histq *q, int proof, const char *key, const char *value, ch
 
 int histq_done(struct histq *q, int proof, char *why)
 {
-	if (proof && !(q->has & HQ_SEQ))
+	if (proof == HISTQ_CONSISTENCY) {
+		if (!(q->has & HQ_OLD))
+			return bad(why, "old", "is required: the tree size the witness last cosigned");
+		if (!(q->has & HQ_NEW))
+			return bad(why, "new", "is required: the tree size of the newer checkpoint");
+		if (q->old > q->new)
+			return bad(why, "old", "is after new: a tree grows, it never shrinks");
+		return 0;
+	}
+	if (proof == HISTQ_PROOF && !(q->has & HQ_SEQ))
 		return bad(why, "seq", "is required: the ledger sequence number of the entry to prove");
 	if ((q->has & HQ_SINCE) && (q->has & HQ_UNTIL) && q->since > q->until)
 		return bad(why, "since", "is after until: nothing can be decided in between");

@@ -1,6 +1,7 @@
 /* The query strings of the page's history and proof requests (GET /review/api/history,
- * GET /review/api/proof), checked in the jailed review worker: each parameter is turned
- * into a typed, bounded field of F_WEB_HISTORY or F_WEB_PROOF, and anything else is a
+ * GET /review/api/proof) and of witnesses' consistency proofs (GET /checkpoint/consistency),
+ * checked in the jailed review worker: each parameter is turned into a typed, bounded
+ * field of F_WEB_HISTORY, F_WEB_PROOF or F_WEB_CONSISTENCY, and anything else is a
  * 400 naming the parameter. Pure functions; unit-tested (tests/unit/histq_test.c) and
  * fuzzed (fuzz/histq.c). The signer checks the bounds again (frames.c). */
 #ifndef ASSENT_HISTQ_H
@@ -24,7 +25,12 @@ enum {
 	HQ_UNTIL = 32,
 	HQ_LIMIT = 64,
 	HQ_SEQ = 128,
+	HQ_OLD = 256,
+	HQ_NEW = 512,
 };
+
+/* Which query: histq_arg's and histq_done's `proof` argument. */
+enum { HISTQ_HISTORY = 0, HISTQ_PROOF = 1, HISTQ_CONSISTENCY = 2 };
 
 struct histq {
 	unsigned has;			       /* HQ_* */
@@ -36,17 +42,18 @@ struct histq {
 	uint64_t since, until;		       /* unix seconds, decided at since <= t <= until */
 	uint64_t limit;			       /* 1..PROTO_HIST_LIMIT_MAX; HISTQ_LIMIT_DEFAULT when not given */
 	uint64_t seq;			       /* the proof's entry, 0..PROTO_SEQ_MAX */
+	uint64_t old, new; /* the consistency proof's tree sizes, 1..PROTO_SEQ_MAX + 1, old <= new */
 };
 
 void histq_init(struct histq *q);
 
-/* One parameter as libmicrohttpd decoded it (value NULL: "?key" without "="). proof: the
- * proof's query (seq only), else the history's. 0, or -1 with why (HISTQ_WHY_MAX bytes)
- * naming the parameter and what it must be. */
+/* One parameter as libmicrohttpd decoded it (value NULL: "?key" without "="). proof: which
+ * query (HISTQ_*): the proof's (seq only), the consistency proof's (old and new), the history's. 0, or -1 with why
+ * (HISTQ_WHY_MAX bytes) naming the parameter and what it must be. */
 int histq_arg(struct histq *q, int proof, const char *key, const char *value, char *why);
 
 /* After the last parameter: what the parameters say together (since after until, a
- * proof without seq). 0, or -1 with why. */
+ * proof without seq, a consistency proof without old or new, or old after new). 0, or -1 with why. */
 int histq_done(struct histq *q, int proof, char *why);
 
 #endif

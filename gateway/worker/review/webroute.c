@@ -21,6 +21,7 @@ static const struct {
     {"/metrics", "GET", F_WEB_METRICS, WR_METRICS},
     {"/.well-known/jwks.json", "GET", F_WEB_JWKS, WR_JWKS},
     {"/checkpoint", "GET", F_WEB_CHECKPOINT, WR_CHECKPOINT},
+    {"/checkpoint/consistency", "GET", F_WEB_CONSISTENCY, WR_CONSISTENCY},
     {"/review/api/me", "GET", F_WEB_ME, WR_ME},
     {"/review/api/login", "POST", F_WEB_LOGIN, WR_LOGIN},
     {"/review/api/logout", "POST", F_WEB_LOGOUT, WR_LOGOUT},
@@ -96,7 +97,7 @@ void web_classify(const struct http_cfg *c, const struct wr_in *in, struct wr_ou
 	 * The proxy's socket is reached only through the proxy, which checked its own name. */
 	if (!in->on_proxy && c->nhosts && (!in->host || !listed(c->hosts, c->nhosts, in->host)))
 		return refuse(o, 403, "Host header not allowed on the reviewer listener");
-	int open = o->route <= WR_CHECKPOINT;
+	int open = o->route <= WR_CONSISTENCY;
 	if (open)
 		return; /* a page may be linked from anywhere; it holds no data */
 	if (in->origin && !listed(c->origins, c->norigins, in->origin) && !proxy_origin(in))

@@ -22,6 +22,7 @@ enum web_route {
 	WR_METRICS,
 	WR_JWKS,
 	WR_CHECKPOINT,
+	WR_CONSISTENCY, /* a consistency proof between two tree sizes, for witnesses (the last open one) */
 	/* the page's API and the reviewers' endpoints (credentials checked by the signer) */
 	WR_ME,
 	WR_LOGIN,
