@@ -301,6 +301,7 @@ struct signer {
 	uint64_t next_regcheck; /* the registry is looked at once a second: a rotated token ends its sessions */
 	unsigned web_streams_max, web_stream_s; /* event streams per reviewer, and how long one lasts */
 	uint32_t timeout_s;
+	int consistency_proofs; /* ASSENT_CONSISTENCY_PROOFS=on: GET /checkpoint/consistency served (start.c) */
 	struct cv_arena arena;
 	struct op **batch; /* entries for the next commit, in order */
 	size_t nbatch, batch_cap;

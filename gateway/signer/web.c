@@ -729,6 +729,12 @@ int h_web_consistency(void *ctx, struct ipc_frame *f, char *err)
 	if (c.old == 0 || c.old > c.new)
 		return as_fail(err, AS_ECORRUPT, "consistency sizes %llu to %llu", (unsigned long long)c.old,
 			       (unsigned long long)c.new);
+	if (!s->consistency_proofs) {
+		web_error(s, q.hreq, PS_NOT_FOUND,
+			  "consistency proofs are not served here (the operator turns them on with "
+			  "ASSENT_CONSISTENCY_PROOFS=on: docs/audit.md)");
+		return 0;
+	}
 	buf_init(&c.out, CONSIST_TEXT_MAX);
 	int rc = ledger_read(s->ledger, consist_make_cb, &c, perr);
 	struct web_out w = {.status = PS_OK, .ctype = "text/plain; charset=utf-8", .text = "", .textn = c.out.len};

@@ -29,13 +29,16 @@ size_of() { sed -n 2p "$1"; }
 for i in 1 2 3; do ask "first $i"; done
 # the first commit's checkpoint is a periodic one (none was signed before)
 check "GET /checkpoint (no credential): 200" test "$(get /checkpoint "$T/c1")" = 200
+check "GET /checkpoint/consistency without ASSENT_CONSISTENCY_PROOFS=on: 404" \
+	test "$(get "/checkpoint/consistency?old=1&new=2" "$T/off")" = 404
+check "  ... saying how the operator turns it on" grep -q "ASSENT_CONSISTENCY_PROOFS=on" "$T/off"
 for i in 1 2 3 4 5 6 7; do ask "second $i"; done
 # GET /checkpoint serves the periodic checkpoint (every 10,000 entries or 60 s, and at a
 # clean stop): a restart makes the next one now.
 kill "$DPID"
 for _ in $(seq 200); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
 rm -f "$S/assentd.json"
-ASSENT_SINGLE_USER=$(agent_single_user) daemon_start --policy "$T/p.policy"
+ASSENT_CONSISTENCY_PROOFS=on ASSENT_SINGLE_USER=$(agent_single_user) daemon_start --policy "$T/p.policy"
 for _ in $(seq 200); do [ -S "$S/agent.sock" ] && [ -n "$(listener "$S" review)" ] && break; sleep 0.05; done
 R=http://$(listener "$S" review)
 check "GET /checkpoint after a restart: 200" test "$(get /checkpoint "$T/c2")" = 200
