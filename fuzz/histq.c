@@ -44,7 +44,9 @@ static void check_ok(const struct histq *q, int proof)
 	if ((q->has & HQ_AUDIENCE) &&
 	    (!q->audience[0] || strlen(q->audience) > PROTO_HIST_AUD_MAX || !charset(q->audience, "._:/-")))
 		abort();
-	if ((q->has & HQ_OUTCOME) && !strstr(" approved rejected answered selected denied timeout ", q->outcome))
+	char word[40];
+	snprintf(word, sizeof word, " %s ", q->outcome); /* a whole word of the list, not a part of one */
+	if ((q->has & HQ_OUTCOME) && !strstr(" approved rejected answered selected denied timeout cancelled ", word))
 		abort();
 	if ((q->has & HQ_RULE) && (q->rule < 1 || q->rule > PROTO_HIST_RULE_MAX))
 		abort();

@@ -36,7 +36,7 @@ struct histq {
 	unsigned has;			       /* HQ_* */
 	unsigned seen;			       /* HQ_* named at all (empty included): a parameter twice is an error */
 	char who[PROTO_HIST_WHO_MAX + 1];      /* a reviewer's name, "policy" or "deadline": [A-Za-z0-9._-] */
-	char outcome[PROTO_OUTCOME_MAX + 1];   /* approved rejected answered selected denied timeout */
+	char outcome[PROTO_OUTCOME_MAX + 1];   /* approved rejected answered selected denied timeout cancelled */
 	char audience[PROTO_HIST_AUD_MAX + 1]; /* [A-Za-z0-9._:/-] */
 	uint64_t rule;			       /* a policy line, 1..PROTO_HIST_RULE_MAX */
 	uint64_t since, until;		       /* unix seconds, decided at since <= t <= until */
