@@ -102,6 +102,7 @@ static const struct {
     {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
     {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
     {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
+    {"/review/api/passkey", "POST", F_WEB_PASSKEY, WR_PASSKEY},
     {"/favicon.ico", "GET", 0, WR_FAVICON},
 };
 #define NSPEC (sizeof spec / sizeof spec[0])
@@ -176,7 +177,7 @@ static unsigned model(const struct http_cfg *c, const struct wr_in *in)
 
 static void check_out(const struct http_cfg *c, const struct wr_in *in, const struct wr_out *o)
 {
-	if ((unsigned)o->route > (unsigned)WR_PROOF) /* the enum's last */
+	if ((unsigned)o->route > (unsigned)WR_PASSKEY) /* the enum's last */
 		fail("not a route", NULL);
 	if (o->status != 0 && o->status != 403 && o->status != 404 && o->status != 405 && o->status != 413 &&
 	    o->status != 415)

@@ -201,7 +201,7 @@ static int ok_channel(const char *s, size_t n)
 	} while (0)
 
 /* The options that say who reviews and how: reviewers, quorum, on-timeout, channels,
- * same-user (all of ask rules). 1 when k is none of them. */
+ * same-user, assurance (all of ask rules). 1 when k is none of them. */
 static int option_review(struct pstate *p, const struct word *k, struct rule *r)
 {
 	struct pol_decision *o = &r->opts;
@@ -251,6 +251,15 @@ static int option_review(struct pstate *p, const struct word *k, struct rule *r)
 			return -1;
 		}
 		o->same_user_ok = 1;
+	} else if (!strcmp(k->s, "assurance")) {
+		ONLY(ask, "ask");
+		if (!(x = pol_next(p, "passkey")))
+			return -1;
+		if (strcmp(x->s, "passkey")) {
+			pol_bad(p, x, "assurance takes passkey (a reviewer's WebAuthn assertion on the page)");
+			return -1;
+		}
+		o->passkey = 1;
 	} else {
 		return 1; /* not one of these */
 	}
@@ -318,7 +327,7 @@ static int option(struct pstate *p, const struct word *k, struct rule *r)
 		    p, k,
 		    "unknown word: expected a condition (type, audience, agent, uid, client, subject, context.PATH, "
 		    "message, risk, upstream, tool, args.PATH, annotation) or an option (reason, reviewers, quorum, "
-		    "deadline, on-timeout, token-ttl, token-audience, channels, same-user, record, token)");
+		    "deadline, on-timeout, token-ttl, token-audience, channels, same-user, assurance, record, token)");
 		return -1;
 	}
 	return 0;
@@ -355,7 +364,7 @@ unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line
 	for (size_t i = 0; i < p->n; i++) {
 		const struct pol_decision *o = &p->rules[i].opts;
 		unsigned r = (o->quorum > 1 ? POL_USES_QUORUM : 0) | (o->channels ? POL_USES_CHANNELS : 0) |
-			     (o->same_user_ok ? POL_USES_SAME_USER : 0);
+			     (o->same_user_ok ? POL_USES_SAME_USER : 0) | (o->passkey ? POL_USES_PASSKEY : 0);
 		r &= mask;
 		if (r && !*first_line)
 			*first_line = p->rules[i].line;
@@ -424,6 +433,11 @@ static int parse_rule(struct pstate *p, struct rule *r)
 	if (rc == 0 && r->action == POL_DENY && !r->opts.reason[0]) {
 		diag(p->m, 0, p->line, p->w[0].col, p->w[0].s, p->w[0].n,
 		     "a deny rule needs a reason \"...\" for the agent");
+		rc = -1;
+	}
+	if (rc == 0 && r->opts.passkey && r->opts.channels && !(r->opts.channels & POL_CH_WEB)) {
+		diag(p->m, 0, p->line, p->w[0].col, p->w[0].s, p->w[0].n,
+		     "assurance passkey is given on the review page only: its channels must include web");
 		rc = -1;
 	}
 	if (rc == 0 && r->opts.nreviewers && r->opts.quorum > 1) {

@@ -84,6 +84,7 @@ struct pol_decision {
 	char token_audience[POL_NAME_MAX + 1]; /* "": the request's */
 	unsigned channels;		       /* POL_CH_*; 0: every channel */
 	int same_user_ok;		       /* same-user decisions count (still subject to the daemon's opt-in) */
+	int passkey; /* assurance passkey: approved only with the reviewer's WebAuthn assertion (page only) */
 	/* gated calls (issue 15): record calls: an allowed call leaves no ledger entry, only its
 	 * call record (reads, so that read-heavy agents are not bound by fsync); token yes: an
 	 * approved call's result carries a token for it */
@@ -97,7 +98,7 @@ struct pol_decision {
 
 /* Features a policy uses that its host may not enforce yet: the first rule (line)
  * using each. A host refuses to load a policy it cannot enforce in full. */
-enum { POL_USES_QUORUM = 1, POL_USES_CHANNELS = 2, POL_USES_SAME_USER = 4 };
+enum { POL_USES_QUORUM = 1, POL_USES_CHANNELS = 2, POL_USES_SAME_USER = 4, POL_USES_PASSKEY = 8 };
 unsigned policy_uses(const struct policy *p, unsigned mask, unsigned *first_line);
 
 /* A request from JSON shaped like request_feedback's arguments, plus "agent", "uid"

@@ -86,7 +86,16 @@ static const struct frame_field web[] = {WEB};
 static const struct frame_field web_me[] = {WEB, {"mcp", FT_BOOL, 0, OPT}}; /* mcp: from /review/mcp */
 static const struct frame_field web_login[] = {WEB, {"token", FT_TEXT, PROTO_TOKEN_MAX, OPT}};
 static const struct frame_field web_page[] = {WEB, OFFSET};
-static const struct frame_field web_decide[] = {WEB, SID(REQ), OUTCOME, TEXT, OPTION_N};
+/* A passkey assertion (or, without pk_sig, an attestation), base64url as the page sent it. */
+#define PASSKEY                                                                                                        \
+	{"pk_cred", FT_TEXT, PROTO_PK_CRED_MAX, OPT}, {"pk_authdata", FT_TEXT, PROTO_PK_AUTHDATA_MAX, OPT},            \
+	    {"pk_cdj", FT_TEXT, PROTO_PK_CDJ_MAX, OPT},                                                                \
+	{                                                                                                              \
+		"pk_sig", FT_TEXT, PROTO_PK_SIG_MAX, OPT                                                               \
+	}
+static const struct frame_field web_decide[] = {WEB, SID(REQ), OUTCOME, TEXT, OPTION_N, PASSKEY};
+static const struct frame_field web_passkey[] = {
+    WEB, {"op", FT_TEXT, PROTO_PK_OP_MAX, REQ}, SID(OPT), {"outcome", FT_TEXT, PROTO_OUTCOME_MAX, OPT}, TEXT, PASSKEY};
 static const struct frame_field web_reveal[] = {WEB, SID(REQ)};
 static const struct frame_field web_submit[] = {WEB, SID(REQ), {"approved", FT_BOOL, 0, REQ}, TEXT, OPTION_N};
 static const struct frame_field http_auth[] = {
@@ -246,6 +255,7 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_HISTORY, web_history),
     TABLE(F_WEB_PROOF, web_proof),
     TABLE(F_WEB_CONSISTENCY, web_consistency),
+    TABLE(F_WEB_PASSKEY, web_passkey),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)

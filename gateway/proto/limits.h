@@ -50,15 +50,21 @@
 #define PROTO_CAP_ELICIT 4u
 #define PROTO_CAP_ROOTS 8u
 #define PROTO_CAPS_MAX (PROTO_CAP_MODERN | PROTO_CAP_SAMPLING | PROTO_CAP_ELICIT | PROTO_CAP_ROOTS)
-#define PROTO_BEARER_MAX 512	/* an Authorization: Bearer credential */
-#define PROTO_SESSION_MAX 64	/* an Mcp-Session-Id */
-#define PROTO_PROTOCOL_MAX 15	/* the protocol revision initialize agreed ("2025-11-25") */
-#define PROTO_SID_MAX 64	/* a request's session_id as a reviewer names it */
-#define PROTO_OUTCOME_MAX 16	/* approved, rejected, answered, selected */
-#define PROTO_TEXT_MAX 16384	/* a reviewer's message or answer */
-#define PROTO_OPTION_N_MAX 64	/* a selection's option number, from 1 */
-#define PROTO_OFFSET_MAX 100000 /* a page's first item (the queue holds at most this many) */
-#define PROTO_COOKIE_MAX 64	/* a web session's secret */
+#define PROTO_BEARER_MAX 512  /* an Authorization: Bearer credential */
+#define PROTO_SESSION_MAX 64  /* an Mcp-Session-Id */
+#define PROTO_PROTOCOL_MAX 15 /* the protocol revision initialize agreed ("2025-11-25") */
+#define PROTO_SID_MAX 64      /* a request's session_id as a reviewer names it */
+#define PROTO_OUTCOME_MAX 16  /* approved, rejected, answered, selected */
+#define PROTO_TEXT_MAX 16384  /* a reviewer's message or answer */
+/* A passkey ceremony's fields as base64url text (common/webauthn.h's bounds, 4/3 of them): */
+#define PROTO_PK_CRED_MAX 1364	   /* a credential id, at most 1023 bytes */
+#define PROTO_PK_AUTHDATA_MAX 1868 /* authenticator data, at most WA_AUTHDATA_MAX (1400) bytes */
+#define PROTO_PK_CDJ_MAX 1366	   /* client data JSON, at most WA_CDJ_MAX (1024) bytes */
+#define PROTO_PK_SIG_MAX 108	   /* a DER ECDSA P-256 signature, at most 80 bytes */
+#define PROTO_PK_OP_MAX 16	   /* register-options, register, approve-options */
+#define PROTO_OPTION_N_MAX 64	   /* a selection's option number, from 1 */
+#define PROTO_OFFSET_MAX 100000	   /* a page's first item (the queue holds at most this many) */
+#define PROTO_COOKIE_MAX 64	   /* a web session's secret */
 #define PROTO_CSRF_MAX 64
 #define PROTO_PROXY_USER_MAX 254 /* the reverse proxy's identity header */
 #define PROTO_PROXY_SECRET_MAX 256

@@ -53,17 +53,17 @@ enum {
 	F_CTL_QA = 45,	    /* {conn, op, QA fields} `assent qa|events|event|calls prune` */
 	/* review: a reviewer listener request, one frame type per endpoint, each with the HTTP
 	 * connection's fd: {hreq, PROTO_WEB_CREDENTIALS (each optional), ...its own fields} */
-	F_WEB_METRICS = 50,	/* GET /metrics */
-	F_WEB_JWKS = 51,	/* GET /.well-known/jwks.json */
-	F_WEB_CHECKPOINT = 52,	/* GET /checkpoint */
-	F_WEB_LOGIN = 53,	/* {token?} POST /review/api/login */
-	F_WEB_ME = 54,		/* GET /review/api/me; /review/mcp's methods other than tools/call */
-	F_WEB_LOGOUT = 55,	/* POST /review/api/logout */
-	F_WEB_EVENTS = 56,	/* GET /review/events */
-	F_WEB_PENDING = 57,	/* {offset?} GET /review/api/pending; list_pending_feedback */
-	F_WEB_LIST = 58,	/* {offset?} GET /pending */
-	F_WEB_DECIDE = 59,	/* {sid, outcome, text?, n?} POST /review/api/decide */
-	F_WEB_SUBMIT = 60,	/* {sid, approved, text?, n?} POST /feedback/submit; submit_feedback */
+	F_WEB_METRICS = 50,    /* GET /metrics */
+	F_WEB_JWKS = 51,       /* GET /.well-known/jwks.json */
+	F_WEB_CHECKPOINT = 52, /* GET /checkpoint */
+	F_WEB_LOGIN = 53,      /* {token?} POST /review/api/login */
+	F_WEB_ME = 54,	       /* GET /review/api/me; /review/mcp's methods other than tools/call */
+	F_WEB_LOGOUT = 55,     /* POST /review/api/logout */
+	F_WEB_EVENTS = 56,     /* GET /review/events */
+	F_WEB_PENDING = 57,    /* {offset?} GET /review/api/pending; list_pending_feedback */
+	F_WEB_LIST = 58,       /* {offset?} GET /pending */
+	F_WEB_DECIDE = 59,     /* {sid, outcome, text?, n?, pk_*?} POST /review/api/decide; pk_*: a passkey assertion */
+	F_WEB_SUBMIT = 60,     /* {sid, approved, text?, n?} POST /feedback/submit; submit_feedback */
 	F_WEB_ADMIN_CLEAR = 61, /* POST /admin/clear-stale-sessions */
 	F_WEB_QA = 62,		/* {op, QA fields} /review/mcp's qa_* tools, POST /review/api/qa */
 	F_HTTP_AUTH = 30,	/* mcp: {hreq, bearer?, session?, init, stateless?} + the TCP connection's
@@ -108,6 +108,9 @@ enum {
 	F_WEB_PROOF = 64,   /* {seq} GET /review/api/proof: a decision's inclusion proof (assent-verify proof) */
 	F_WEB_REVEAL = 65,  /* {sid} POST /review/api/reveal: a gated call's exact arguments, ledgered as a reveal */
 	F_WEB_CONSISTENCY = 66, /* {old, new} GET /checkpoint/consistency: a consistency proof (a witness's) */
+	/* review, appended (issue 31, passkeys): */
+	F_WEB_PASSKEY = 67, /* {op, sid?, outcome?, text?, pk_cred?, pk_authdata?, pk_cdj?} POST /review/api/passkey:
+			     * register-options, register (an attestation), approve-options (a decision's challenge) */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

@@ -137,7 +137,7 @@ int h_ctl_reveal(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(ctl_sid(f->body, id, err));
 	const char *reviewer = ctl_reviewer(s, c);
 	if (reviewer) {
-		struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
+		struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0, NULL};
 		reveal(s, &w, id);
 	}
 	return 0;
@@ -163,7 +163,7 @@ int h_ctl_decide(void *ctx, struct ipc_frame *f, char *err)
 		return 0;
 	snprintf(oc, sizeof oc, "%.*s", (int)outn, outcome);
 	char *tx = text ? strndup(text, textn) : NULL;
-	struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0};
+	struct who w = {reviewer, "cli", NULL, c->uid, c->id, 0, NULL};
 	struct answer rep = text && !tx ? ctl_error(PS_INTERNAL, "out of memory") : decide(s, &w, id, oc, tx, n);
 	free(tx);
 	if (rep.j) /* none: a decision, answered once it is on disk */

@@ -178,15 +178,18 @@ static void approval_done(struct signer *s, struct op *o, const struct ledger_po
 /* One approval of a quorum, counted at once (the same reviewer cannot count twice in
  * one turn) and ledgered as an `approval` entry, so that a restart keeps it: the request
  * stays pending for the others, and the reviewer hears back once the entry is on disk. */
-static struct answer quorum_count(struct signer *s, const struct who *c, struct req *r, const char *sid)
+static struct answer quorum_count(struct signer *s, const struct who *c, struct req *r, const char *sid, const char *rd)
 {
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
-	struct cv *m = cv_map(a, 5);
+	struct cv *m = cv_map(a, 7);
 	size_t i = 0;
 	int rc = kv_text(a, m, &i, "kind", "approval", 8) | kv_text(a, m, &i, "session_id", sid, strlen(sid)) |
 		 put_reviewer(a, kv(a, m, &i, "reviewer"), c) | kv_uint(a, m, &i, "n", r->napprovers + 1) |
 		 kv_uint(a, m, &i, "quorum", r->pd.quorum);
+	if (rd) /* the passkey's assertion of this approval (passkey.c checked it) */
+		rc |= passkey_put(a, m, &i, c->pk, rd);
+	m->n = i;
 	char err[AS_ERRLEN] = "out of memory";
 	struct op *o = rc == 0 ? op_add(s, m, approval_done, err) : NULL;
 	if (!o)
@@ -260,13 +263,13 @@ static int put_reviewer(struct cv_arena *a, struct cv *rv, const struct who *c)
 /* The decision entry, queued for the next commit (*o). j NULL, or the reviewer's answer
  * when it cannot be. */
 static struct answer decision_entry(struct signer *s, const struct who *c, const char *sid, const struct pq_item *it,
-				    const struct decision *d, const char *assurance, struct op **o)
+				    const struct decision *d, const char *assurance, const char *rd, struct op **o)
 {
 	const struct req *r = it->data;
 	const char *response = d->response;
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
-	struct cv *m = cv_map(a, 9 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
+	struct cv *m = cv_map(a, 11 + (response ? 1 : 0) + (d->with_token ? 1 : 0));
 	size_t i = 0;
 	int rc = kv_text(a, m, &i, "kind", "decision", 8) | kv_text(a, m, &i, "session_id", sid, strlen(sid)) |
 		 kv_text(a, m, &i, "outcome", d->outcome, strlen(d->outcome)) |
@@ -300,6 +303,8 @@ static struct answer decision_entry(struct signer *s, const struct who *c, const
 		if (rc == 0)
 			*slot = *ap;
 	}
+	if (rd) /* the passkey's assertion of this decision (passkey.c checked it) */
+		rc |= passkey_put(a, m, &i, c->pk, rd);
 	m->n = i;
 	char err[AS_ERRLEN] = "out of memory";
 	*o = rc == 0 ? op_add(s, m, decision_done, err) : NULL;
@@ -311,14 +316,14 @@ static struct answer decision_entry(struct signer *s, const struct who *c, const
 /* An accepted decision: prepared, queued for the ledger, and out of the queue until
  * the entry is on disk. j NULL: the reviewer hears back from decision_done. */
 static struct answer decision_record(struct signer *s, const struct who *c, const char *sid, const struct pq_item *it,
-				     const struct decision_verdict *v, const char *outcome, uint64_t n)
+				     const struct decision_verdict *v, const char *outcome, uint64_t n, const char *rd)
 {
 	struct answer rep = {PS_OK, NULL};
 	struct decision *d = decision_new(s, c, it->data, v, outcome, n, &rep);
 	if (!d)
 		return rep;
 	struct op *o = NULL;
-	rep = decision_entry(s, c, sid, it, d, v->assurance, &o);
+	rep = decision_entry(s, c, sid, it, d, v->assurance, rd, &o);
 	if (rep.j) {
 		decision_free(d);
 		return rep;
@@ -352,6 +357,31 @@ static enum proto_status refusal_status(enum decision_reason r)
 	}
 }
 
+/* A rule with assurance passkey: an approval needs the reviewer's assertion of exactly this
+ * decision (the page's); a refusal may come without one (one that has one is checked). The
+ * terminal and /review/mcp cannot give one: they are told where the page is. */
+static struct answer passkey_gate(struct signer *s, const struct who *c, const struct pq_item *it,
+				  const struct decision_verdict *v, const char *outcome, const char *text, char rd[65])
+{
+	const struct req *r = it->data;
+	int yes = v->approved || v->reason == DECISION_QUORUM_WAIT;
+	if (!c->pk && !yes)
+		return (struct answer){PS_OK, NULL};
+	if (!c->pk) {
+		char link[400];
+		passkey_link(s, it->session_id, link, sizeof link);
+		return ctl_error(
+		    PS_FORBIDDEN,
+		    "refused: request %s needs the reviewer's passkey (policy line %u, assurance passkey): "
+		    "approve it on the review page, %s",
+		    it->session_id, r->pd.line, link);
+	}
+	char err[AS_ERRLEN];
+	if (passkey_check(s, c->reviewer, it, outcome, text, c->pk, rd, err) != 0)
+		return ctl_error(PS_FORBIDDEN, "refused: passkey: %s", err);
+	return (struct answer){PS_OK, NULL};
+}
+
 static struct answer decide_checked(struct signer *s, const struct who *c, const char *sid, const char *outcome,
 				    const char *text, uint64_t n)
 {
@@ -369,16 +399,21 @@ static struct answer decide_checked(struct signer *s, const struct who *c, const
 	struct decision_verdict v;
 	decision_make(&in, &v);
 	struct answer rep;
+	char rd[65] = "";
+	/* an assertion sent for a request whose rule asks none is not ledgered: nobody checked it */
+	const char *pk_rd = r->has_pd && r->pd.passkey && c->pk ? rd : NULL;
 	if (v.reason == DECISION_OWNER)
 		slog("warning", "decision on %s by %s refused: the owner of agent %s", sid, c->reviewer, v.agent);
 	if (decision_refused(&v)) {
 		char msg[DECISION_MSG_MAX];
 		decision_message(&in, &v, msg, sizeof msg);
 		rep = ctl_error(refusal_status(v.reason), "%s", msg);
+	} else if (r->has_pd && r->pd.passkey && (rep = passkey_gate(s, c, it, &v, outcome, text, rd)).j) {
+		/* refused: a passkey rule's approval without, or with a bad, assertion */
 	} else if (v.reason == DECISION_QUORUM_WAIT) {
-		rep = quorum_count(s, c, r, sid);
+		rep = quorum_count(s, c, r, sid, pk_rd);
 	} else {
-		rep = decision_record(s, c, sid, it, &v, outcome, n);
+		rep = decision_record(s, c, sid, it, &v, outcome, n, pk_rd);
 	}
 	free(groups);
 	json_decref(groups_doc);
@@ -431,7 +466,7 @@ struct answer decide_self_attested(struct signer *s, struct pq_item *it, const c
 	}
 	char sid[PQ_SID_LEN + 1];
 	snprintf(sid, sizeof sid, "%s", it->session_id); /* it moves out of the queue */
-	return decision_record(s, &w, sid, it, &v, outcome, n);
+	return decision_record(s, &w, sid, it, &v, outcome, n, NULL);
 }
 
 /* Every refused decision is logged with who tried, on which channel, and why. */

@@ -74,6 +74,7 @@ static const struct ipc_rule review_rules[] = {
     {F_WEB_HISTORY, READY, IPC_FDS, h_web_history},
     {F_WEB_PROOF, READY, IPC_FDS, h_web_proof},
     {F_WEB_CONSISTENCY, READY, IPC_FDS, h_web_consistency},
+    {F_WEB_PASSKEY, READY, IPC_FDS, h_web_passkey},
 };
 
 /* An upstream worker speaks for one server: its tools, and the ends of calls dispatched to it. */
@@ -585,6 +586,7 @@ static void stop_all(struct signer *s)
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);
 	hsm_close(&s->hsm); /* after the last signature: C_Finalize */
+	passkey_free(s);
 	policy_free(s->pol);
 	snprintf(path, sizeof path, "%s/%s", s->o->state, STATE_AGENT_SOCK);
 	unlink(path);

@@ -87,6 +87,8 @@ void request_view(struct req *r, const struct conn *c, const struct pq_item *it,
 				json_array_append_new(rv, json_string(r->pd.reviewers[k]));
 			json_object_set_new(json_object_get(r->view, "policy"), "reviewers", rv);
 		}
+		if (r->pd.passkey) /* approved only with a passkey, on the page (webpasskey.c) */
+			json_object_set_new(r->view, "assurance", json_string("passkey"));
 	}
 }
 
@@ -104,14 +106,14 @@ static int kv_bool(struct cv_arena *a, struct cv *m, size_t *i, const char *k, i
 }
 
 /* The terms of an ask, as the request entry records them: {reviewers, quorum,
- * channels, same_user_ok, timeout_denies, token_ttl, token_audience}. A restart
+ * channels, same_user_ok, timeout_denies, token_ttl, token_audience?, assurance?}. A restart
  * decides under these, never under a policy loaded since. 0, or AS_ENOMEM. */
 int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d)
 {
 	size_t nch = 0;
 	for (size_t b = 0; b < sizeof channel_names / sizeof *channel_names; b++)
 		nch += (d->channels >> b) & 1u;
-	struct cv *m = cv_map(a, 7), *rv = cv_array(a, d->nreviewers), *ch = cv_array(a, nch);
+	struct cv *m = cv_map(a, 8), *rv = cv_array(a, d->nreviewers), *ch = cv_array(a, nch);
 	if (!slot || !m || !rv || !ch)
 		return AS_ENOMEM;
 	int rc = 0;
@@ -132,6 +134,8 @@ int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d)
 	      kv_bool(a, m, &i, "timeout_denies", d->timeout_denies) | kv_uint(a, m, &i, "token_ttl", d->token_ttl_s);
 	if (d->token_audience[0])
 		rc |= kv_text(a, m, &i, "token_audience", d->token_audience, strlen(d->token_audience));
+	if (d->passkey) /* what assent-verify reads: the approvals must carry passkey assertions */
+		rc |= kv_text(a, m, &i, "assurance", "passkey", 7);
 	m->n = i;
 	*slot = *m;
 	return rc ? AS_ENOMEM : 0;
@@ -184,7 +188,7 @@ const char *terms_read(const struct cv *pol, const struct cv *t, struct req *r)
 		d->channels |= 1u << b;
 	}
 	const struct cv *su = cv_get(t, "same_user_ok"), *td = cv_get(t, "timeout_denies"),
-			*ta = cv_get(t, "token_audience");
+			*ta = cv_get(t, "token_audience"), *as = cv_get(t, "assurance");
 	if (uint_of(cv_get(t, "quorum"), POL_LIST_MAX, &u) != 0 || u < 1)
 		return "its quorum cannot be read";
 	d->quorum = (unsigned)u;
@@ -194,8 +198,11 @@ const char *terms_read(const struct cv *pol, const struct cv *t, struct req *r)
 	if (!su || !td || (su->t != CV_TRUE && su->t != CV_FALSE) || (td->t != CV_TRUE && td->t != CV_FALSE) ||
 	    (ta && text_copy(ta, d->token_audience, sizeof d->token_audience) != 0))
 		return "its terms cannot be read";
+	if (as && !cv_text_eq(as, "passkey"))
+		return "it names an assurance this assent does not know";
 	d->same_user_ok = su->t == CV_TRUE;
 	d->timeout_denies = td->t == CV_TRUE;
+	d->passkey = as != NULL;
 	r->has_pd = 1;
 	return NULL;
 }

@@ -24,6 +24,7 @@ struct open_req {
 };
 
 struct open_scan {
+	struct signer *s;
 	json_t *calls; /* gated calls decided but not ended: session_id -> "approved" | "dispatched" */
 	json_t *index; /* session_id -> position in open */
 	struct open_req *open;
@@ -97,6 +98,7 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 		return 0; /* assent-verify reports damage; here we only look for open requests */
 	const struct cv *kind = cv_get(e, "kind");
 	char sid[PQ_SID_LEN + 1];
+	passkey_scan(o->s, e); /* the reviewers' passkeys and their sign counts */
 	if (!kind || text_copy(cv_get(e, "session_id"), sid, sizeof sid) != 0)
 		return 0;
 	if (cv_text_eq(kind, "request")) {
@@ -326,7 +328,7 @@ static void cancelled_kept(struct signer *s, const struct open_req *p, struct cv
  * (expire), as its terms say (a timeout, or a denial under on-timeout deny). */
 void restore_pending(struct signer *s)
 {
-	struct open_scan o = {.index = json_object(), .calls = json_object()};
+	struct open_scan o = {.s = s, .index = json_object(), .calls = json_object()};
 	char err[AS_ERRLEN];
 	cv_arena_init(&o.a, ENTRY_MAX);
 	if (!o.index || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)

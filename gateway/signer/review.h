@@ -70,5 +70,7 @@ int h_web_qa(void *ctx, struct ipc_frame *f, char *err);
 int h_web_history(void *ctx, struct ipc_frame *f, char *err);
 int h_web_proof(void *ctx, struct ipc_frame *f, char *err);
 int h_web_consistency(void *ctx, struct ipc_frame *f, char *err);
+/* webpasskey.c */
+int h_web_passkey(void *ctx, struct ipc_frame *f, char *err);
 
 #endif

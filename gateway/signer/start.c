@@ -158,6 +158,10 @@ int start_keys(struct signer *s)
 	unsetenv("FEEDBACK_TOKEN_SECRET");
 	reload_registry(s);
 	cv_arena_init(&s->arena, 1u << 20);
+	if (passkey_setup(s, err) != 0) { /* before the scan below, which enrols the ledger's passkeys */
+		slog("error", "%s", err);
+		return 2;
+	}
 	restore_pending(s); /* what a previous run left pending (restore.c) */
 	restore_history(s); /* and the page's history of its decisions */
 	if (load_policy(s, err) != 0) {

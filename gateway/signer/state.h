@@ -11,5 +11,6 @@
 #include "gateway/signer/records.h"
 #include "gateway/signer/notify.h"
 #include "gateway/signer/loop.h"
+#include "gateway/signer/passkey.h"
 
 #endif

@@ -301,7 +301,8 @@ struct signer {
 	uint64_t next_regcheck; /* the registry is looked at once a second: a rotated token ends its sessions */
 	unsigned web_streams_max, web_stream_s; /* event streams per reviewer, and how long one lasts */
 	uint32_t timeout_s;
-	int consistency_proofs; /* ASSENT_CONSISTENCY_PROOFS=on: GET /checkpoint/consistency served (start.c) */
+	int consistency_proofs;	  /* ASSENT_CONSISTENCY_PROOFS=on: GET /checkpoint/consistency served (start.c) */
+	struct passkey_state *pk; /* the reviewers' passkeys (passkey.c) */
 	struct cv_arena arena;
 	struct op **batch; /* entries for the next commit, in order */
 	size_t nbatch, batch_cap;
@@ -346,6 +347,7 @@ struct who {
 	uid_t uid;	     /* cli only; (uid_t)-1 on the web */
 	uint64_t reply;	     /* the control connection, or the web request */
 	int web;
+	const struct pk_assertion *pk; /* the page's passkey assertion of this decision; NULL: none */
 };
 
 #endif

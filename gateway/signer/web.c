@@ -227,6 +227,11 @@ static int web_fields(const struct ipc_frame *f, struct web_req *q, char *err)
 	GUARD(opt_text(b, "sid", 64, &q->sid, &q->sidn, err));
 	GUARD(opt_text(b, "outcome", 16, &q->outcome, &q->outcomen, err));
 	GUARD(opt_text(b, "text", 16384, &q->text, &q->textn, err));
+	GUARD(opt_text(b, "op", PROTO_PK_OP_MAX, &q->op, &q->opn, err));
+	GUARD(opt_text(b, "pk_cred", PROTO_PK_CRED_MAX, &q->pk.cred, &q->pk.credn, err));
+	GUARD(opt_text(b, "pk_authdata", PROTO_PK_AUTHDATA_MAX, &q->pk.authdata, &q->pk.authdatan, err));
+	GUARD(opt_text(b, "pk_cdj", PROTO_PK_CDJ_MAX, &q->pk.cdj, &q->pk.cdjn, err));
+	GUARD(opt_text(b, "pk_sig", PROTO_PK_SIG_MAX, &q->pk.sig, &q->pk.sign, err));
 	if (cv_get(b, "n"))
 		GUARD(ipc_get_uint(b, "n", 64, &q->n, err));
 	if (cv_get(b, "offset"))
@@ -546,7 +551,7 @@ static void web_decide_as(struct signer *s, const struct web_req *q, const char 
 {
 	char id[65];
 	snprintf(id, sizeof id, "%.*s", (int)q->sidn, q->sid);
-	struct who w = {q->reviewer, "web", q->via, (uid_t)-1, q->hreq, 1};
+	struct who w = {q->reviewer, "web", q->via, (uid_t)-1, q->hreq, 1, q->pk.cred ? &q->pk : NULL};
 	struct answer rep =
 	    text && !tx ? ctl_error(PS_INTERNAL, "out of memory") : decide(s, &w, id, outcome, tx, q->n);
 	if (rep.j) /* none: a decision, answered once it is on disk */
@@ -560,6 +565,12 @@ int h_web_decide(void *ctx, struct ipc_frame *f, char *err)
 	GUARD(web_begin(s, f, &q, err));
 	if (!web_reviewer_ok(s, &q, 1))
 		return 0;
+	if (q.pk.cred && (!q.pk.authdata || !q.pk.cdj || !q.pk.sig)) {
+		web_error(
+		    s, q.hreq, PS_BAD_REQUEST,
+		    "a passkey assertion needs credential_id, authenticator_data, client_data_json and signature");
+		return 0;
+	}
 	char oc[17], *tx = q.text ? strndup(q.text, q.textn) : NULL;
 	snprintf(oc, sizeof oc, "%.*s", (int)q.outcomen, q.outcome);
 	web_decide_as(s, &q, oc, q.text, tx);
@@ -577,7 +588,7 @@ int h_web_reveal(void *ctx, struct ipc_frame *f, char *err)
 		return 0;
 	char id[65];
 	snprintf(id, sizeof id, "%.*s", (int)q.sidn, q.sid);
-	struct who w = {q.reviewer, "web", q.via, (uid_t)-1, q.hreq, 1};
+	struct who w = {q.reviewer, "web", q.via, (uid_t)-1, q.hreq, 1, NULL};
 	reveal(s, &w, id);
 	return 0;
 }

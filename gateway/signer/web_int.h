@@ -17,6 +17,10 @@ struct web_req {
 	 * or an admin token's name; the session the request carries, if any */
 	const char *reviewer, *admin, *via;
 	struct ws_session *ss;
+	/* a passkey ceremony's fields (pk_*, as the page sent them) and F_WEB_PASSKEY's op */
+	struct pk_assertion pk;
+	const char *op;
+	size_t opn;
 };
 
 /* Read the frame's common fields and find who asks (a session, a token, the proxy's word). */

