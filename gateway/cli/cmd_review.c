@@ -481,6 +481,9 @@ static void print_request(const json_t *r)
 	}
 	long long left = json_integer_value(json_object_get(r, "deadline")) - (long long)time(NULL);
 	printf("expires  in %lld s\n", left > 0 ? left : 0);
+	if (!strcmp(json_string_value(json_object_get(r, "assurance")) ?: "", "passkey"))
+		printf("approve  only on the review page, with your passkey (policy: assurance passkey); "
+		       "`assent approve` says where\n");
 	printf("action   ");
 	show_str(json_string_value(json_object_get(r, "action")), 0);
 	printf("\n\n");
