@@ -215,16 +215,22 @@ build/bench/records_bench: tests/bench/records_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS) $(REC_LIBS)
+# passkey_bench checks a WebAuthn assertion as the signer does, beside OpenSSL's ES256 verify.
+build/bench/passkey_bench: tests/bench/passkey_bench.c build/libassent.a
+	@mkdir -p $(dir $@)
+	@echo "  CCLD    $@"
+	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
 # p11_bench signs through a PKCS#11 module (SoftHSM2, in a token p11_bench.sh makes).
 build/bench/p11_bench: tests/bench/p11_bench.c build/libassent.a
 	@mkdir -p $(dir $@)
 	@echo "  CCLD    $@"
 	@$(CC) $(CFLAGS_BASE) $(HARDEN) $(LDHARDEN) -o $@ $^ $(LIBS)
-bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/p11_bench build/bench/cbor_bench build/bench/policy_bench build/bench/records_bench build/tests/mint
+bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sign_bench build/bench/p11_bench build/bench/passkey_bench build/bench/cbor_bench build/bench/policy_bench build/bench/records_bench build/tests/mint
 	build/bench/ledger_bench
 	build/bench/token_bench
 	build/bench/sign_bench
 	tests/bench/p11_bench.sh build/bench/p11_bench
+	build/bench/passkey_bench
 	build/bench/cbor_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
