@@ -30,6 +30,14 @@ struct cred {
 	uint8_t x[32], y[32];
 	uint32_t count;
 	int removed;
+	uint64_t enrolled_at; /* the entry that enrolled it */
+	int unpinned;	      /* pins were given and this credential is not among them */
+};
+
+struct pin {
+	char reviewer[PK_REVIEWER_MAX + 1];
+	uint8_t id[WA_CRED_ID_MAX];
+	size_t idlen;
 };
 
 struct pending { /* a request whose terms require passkeys, until it is decided */
@@ -43,6 +51,9 @@ struct pending { /* a request whose terms require passkeys, until it is decided 
 struct av_passkeys {
 	struct cred *creds;
 	size_t ncreds;
+	struct pin *pins; /* the credentials an auditor confirmed out of band; none: every enrolment counts */
+	size_t npins;
+	int pinned;
 	struct pending *open;
 	size_t nopen, capopen;
 };
@@ -58,6 +69,7 @@ void av_passkeys_free(struct av_passkeys *p)
 		return;
 	free(p->creds);
 	free(p->open);
+	free(p->pins);
 	free(p);
 }
 
@@ -83,6 +95,33 @@ static struct cred *cred_find(struct av_passkeys *p, const uint8_t *id, size_t n
 		if (p->creds[i].idlen == n && !memcmp(p->creds[i].id, id, n))
 			return &p->creds[i];
 	return NULL;
+}
+
+int av_passkeys_pin(struct av_passkeys *p, const char *reviewer, const char *cred_b64url, char *err)
+{
+	struct pin x = {0};
+	if (strlen(reviewer) > PK_REVIEWER_MAX || !*reviewer)
+		return as_fail(err, AS_EINVAL, "a pinned passkey's reviewer name is empty or too long");
+	if (b64url_decode(cred_b64url, strlen(cred_b64url), x.id, sizeof x.id, &x.idlen) != 0 || !x.idlen)
+		return as_fail(err, AS_EINVAL, "pinned passkey of %s: '%.40s' is not a base64url credential id", reviewer,
+			       cred_b64url);
+	snprintf(x.reviewer, sizeof x.reviewer, "%s", reviewer);
+	struct pin *n = realloc(p->pins, (p->npins + 1) * sizeof *n);
+	if (!n)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	p->pins = n;
+	p->pins[p->npins++] = x;
+	p->pinned = 1;
+	return 0;
+}
+
+static int pin_listed(const struct av_passkeys *p, const struct cred *c)
+{
+	for (size_t i = 0; i < p->npins; i++)
+		if (p->pins[i].idlen == c->idlen && !memcmp(p->pins[i].id, c->id, c->idlen) &&
+		    !strcmp(p->pins[i].reviewer, c->reviewer))
+			return 1;
+	return 0;
 }
 
 static struct pending *pending_find(struct av_passkeys *p, const char *sid)
@@ -141,6 +180,8 @@ static int enrolment(struct av_passkeys *p, uint64_t seq, const struct cv *e, ch
 		    (unsigned long long)seq);
 	memcpy(c->x, pt + 1, 32);
 	memcpy(c->y, pt + 33, 32);
+	c->enrolled_at = seq;
+	c->unpinned = p->pinned && !pin_listed(p, c);
 	p->ncreds++;
 	return 0;
 }
@@ -212,6 +253,11 @@ static int assertion(struct av_passkeys *p, const struct said *w, const struct c
 	if (strcmp(c->reviewer, w->reviewer) != 0)
 		return as_fail(err, AS_ECORRUPT, "entry %llu: request %s: decided by %s with a passkey enrolled to %s",
 			       seq, w->sid, w->reviewer, c->reviewer);
+	if (c->unpinned) /* root on the gateway host can enrol a credential of its own in anyone's name */
+		return as_fail(err, AS_ECORRUPT,
+			       "entry %llu: request %s: approved by %s with a passkey enrolled at entry %llu that is "
+			       "not among the passkeys you pinned (--passkeys)",
+			       seq, w->sid, w->reviewer, (unsigned long long)c->enrolled_at);
 	struct wa_terms t = {w->origin, w->sid, w->q->action, w->outcome, rd, "request", w->reviewer, w->q->deadline};
 	char e2[AS_ERRLEN];
 	struct wa_authdata a;

@@ -245,9 +245,10 @@ static void enrolled(struct signer *s, struct op *o, const struct ledger_pos *po
 		if (c)
 			*c = e->c;
 		slog("info", "passkey enrolled for %s (ledger seq %llu)", e->c.reviewer, (unsigned long long)pos->seq);
-		reply_to(s, o->conn, o->web,
-			 answer_ok(json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", e->c.reviewer, "seq",
-					     (json_int_t)pos->seq)));
+		json_t *j = json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", e->c.reviewer, "seq", (json_int_t)pos->seq);
+		if (j) /* what the reviewer confirms to an auditor who pins passkeys (assent-verify --passkeys) */
+			b64_json(j, "credential_id", e->c.id, e->c.idn);
+		reply_to(s, o->conn, o->web, answer_ok(j));
 	}
 	free(e);
 }

@@ -857,7 +857,7 @@
       const a = await api("POST", "/review/api/passkey", { op: "register", passkey: {
         credential_id: toB64u(cred.rawId), authenticator_data: toB64u(cred.response.getAuthenticatorData()),
         client_data_json: toB64u(cred.response.clientDataJSON) } });
-      status(`Passkey added for ${a.reviewer} (ledger seq ${a.seq}).`);
+      status(`Passkey added for ${a.reviewer} (ledger seq ${a.seq}; credential ${a.credential_id}: give it to your auditor to pin).`);
     } catch (e) {
       if (e.status === 401) return signedOut("Your session ended: log in again.", true);
       status(`Passkey not added: ${e.message}`, true);

@@ -65,8 +65,10 @@ static void make_assertion(void)
 	buf_init(&b, 64);
 	if (b64url_encode(ch, 32, &b) != 0)
 		die("base64url");
-	cn = (size_t)snprintf(cdj, sizeof cdj, "{\"type\":\"webauthn.get\",\"challenge\":\"%.*s\",\"origin\":\"%s\",\"crossOrigin\":false}",
-			      (int)b.len, (const char *)b.p, ORIGIN);
+	cn = (size_t)snprintf(
+	    cdj, sizeof cdj,
+	    "{\"type\":\"webauthn.get\",\"challenge\":\"%.*s\",\"origin\":\"%s\",\"crossOrigin\":false}", (int)b.len,
+	    (const char *)b.p, ORIGIN);
 	buf_free(&b);
 	wa_rpid_hash("review.example.com", ad);
 	ad[32] = WA_FLAG_UP | WA_FLAG_UV;

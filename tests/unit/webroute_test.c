@@ -129,6 +129,11 @@ static const struct row rows[] = {
      NULL},
     {"history other host", LOOP, {GET("/review/api/history"), .host = "evil.example"}, WR_HISTORY, 403, NULL},
     {"history prefix", LOOP, {GET("/review/api/historyx")}, WR_NONE, 404, NULL},
+    {"passkey", LOOP, {POST("/review/api/passkey")}, WR_PASSKEY, 0, NULL},
+    {"passkey get", LOOP, {GET("/review/api/passkey")}, WR_PASSKEY, 405, "POST"},
+    {"passkey other origin", LOOP, {POST("/review/api/passkey"), .origin = "http://evil.example"}, WR_PASSKEY, 403,
+     NULL},
+    {"passkey cross-site", LOOP, {POST("/review/api/passkey"), .sec_fetch_site = "cross-site"}, WR_PASSKEY, 403, NULL},
     {"proof", LOOP, {GET("/review/api/proof?seq=3")}, WR_PROOF, 0, NULL},
     {"proof post", LOOP, {POST("/review/api/proof")}, WR_PROOF, 405, "GET"},
     {"proof cross-site", LOOP, {GET("/review/api/proof?seq=3"), .sec_fetch_site = "cross-site"}, WR_PROOF, 403, NULL},
@@ -355,6 +360,7 @@ static const struct {
     {"/review/api/qa", "POST", F_WEB_QA, WR_QA},
     {"/review/api/history", "GET", F_WEB_HISTORY, WR_HISTORY},
     {"/review/api/proof", "GET", F_WEB_PROOF, WR_PROOF},
+    {"/review/api/passkey", "POST", F_WEB_PASSKEY, WR_PASSKEY},
     {"/favicon.ico", "GET", 0, WR_FAVICON},
 };
 
