@@ -103,8 +103,8 @@ int av_passkeys_pin(struct av_passkeys *p, const char *reviewer, const char *cre
 	if (strlen(reviewer) > PK_REVIEWER_MAX || !*reviewer)
 		return as_fail(err, AS_EINVAL, "a pinned passkey's reviewer name is empty or too long");
 	if (b64url_decode(cred_b64url, strlen(cred_b64url), x.id, sizeof x.id, &x.idlen) != 0 || !x.idlen)
-		return as_fail(err, AS_EINVAL, "pinned passkey of %s: '%.40s' is not a base64url credential id", reviewer,
-			       cred_b64url);
+		return as_fail(err, AS_EINVAL, "pinned passkey of %s: '%.40s' is not a base64url credential id",
+			       reviewer, cred_b64url);
 	snprintf(x.reviewer, sizeof x.reviewer, "%s", reviewer);
 	struct pin *n = realloc(p->pins, (p->npins + 1) * sizeof *n);
 	if (!n)
