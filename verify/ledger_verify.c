@@ -37,6 +37,7 @@ struct ctx {
 	struct buf file; /* the checkpoint file's text */
 	struct vkeys *keys;
 	char sig_err[AS_ERRLEN]; /* first signature failure found by the signature thread */
+	struct av_passkeys *pk;	 /* the passkey checks (with their pins, when given); NULL: out of memory */
 };
 
 static int fail_at(struct av_ledger_report *rep, int has_seq, uint64_t seq, const char *fmt, ...) AS_PRINTF(4, 5);
@@ -423,7 +424,7 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 	struct cv_arena a;
 	cv_arena_init(&a, ENTRY_MAX);
 	struct time_back tb = {0};
-	struct av_passkeys *pk = av_passkeys_new(); /* NULL: out of memory, said at the end */
+	struct av_passkeys *pk = c->pk; /* NULL: out of memory, said at the end */
 	uint64_t seq = 0, last_time = 0;
 	size_t n = 0;
 	int go = rep->reason[0] == 0;
@@ -467,7 +468,6 @@ static int walk_entries(struct ctx *c, MDB_txn *txn, MDB_dbi dbi)
 			mdb_strerror(rc));
 	if (!pk && !mine.reason[0])
 		fail_at(&mine, 0, 0, "out of memory for the passkey checks");
-	av_passkeys_free(pk);
 	walk_drain(p, threaded, &th, n);
 	mdb_cursor_close(cur);
 	cv_arena_free(&a);
@@ -554,13 +554,29 @@ static int pin_keys(const char *dir, const struct av_ledger_opts *o, struct vkey
 	return 0;
 }
 
+/* The passkey checks, with the pins of --passkeys: a file that cannot be read or says
+ * something else is a usage error, before anything is read. */
+static int passkeys_start(struct ctx *c, const struct av_ledger_opts *o)
+{
+	c->pk = av_passkeys_new();
+	if (c->pk && o->passkeys_path && av_passkeys_pin_file(c->pk, o->passkeys_path, c->rep->reason) != 0) {
+		av_passkeys_free(c->pk);
+		c->pk = NULL;
+		return AS_EINVAL;
+	}
+	return 0;
+}
+
 int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_ledger_report *rep)
 {
 	memset(rep, 0, sizeof *rep);
 	struct ctx c = {.rep = rep};
 	struct vkeys keys;
 	c.keys = &keys;
+	GUARD(passkeys_start(&c, o));
 	int rc = pin_keys(dir, o, &keys, rep);
+	if (rc != 0)
+		av_passkeys_free(c.pk);
 	if (rc == 1)
 		return 0;
 	if (rc != 0)
@@ -582,6 +598,7 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 					o->trusted_paths[i], err);
 				vkeys_free(&keys);
 				free(c.ex);
+				av_passkeys_free(c.pk);
 				return 0;
 			}
 		}
@@ -592,6 +609,7 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 				o->trusted_paths[i], err);
 			vkeys_free(&keys);
 			free(c.ex);
+			av_passkeys_free(c.pk);
 			return rc == AS_ENOTFOUND || rc == AS_EIO ? rc : AS_EINVAL;
 		}
 	}
@@ -603,11 +621,13 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 		rep->ok = 0;
 		vkeys_free(&keys);
 		free(c.ex);
+		av_passkeys_free(c.pk);
 		return 0; /* damage, not an I/O problem */
 	}
 	if (rc != 0) {
 		vkeys_free(&keys);
 		free(c.ex);
+		av_passkeys_free(c.pk);
 		return rc;
 	}
 	rep->ok = 1;
@@ -637,5 +657,6 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 	vkeys_free(&keys);
 	buf_free(&c.file);
 	free(c.ex);
+	av_passkeys_free(c.pk);
 	return rc;
 }

@@ -18,7 +18,8 @@ static const char usage_text[] =
     "Commands:\n"
     "  token [TOKEN | -] --aud AUD [--key PUB.pem]... [--jwks FILE] [--secret-env VAR]\n"
     "        [--iss ISS] [--subject FILE]... [--subject-sha256 HEX]... [--action-sha256 HEX]\n"
-    "        [--ledger DIR [--key-sha256 HEX | --key-from-state] [--require-passkey]]\n"
+    "        [--ledger DIR [--key-sha256 HEX | --key-from-state] [--require-passkey]\n"
+    "        [--passkeys FILE]]\n"
     "        [--leeway S] [--require-computed] [--json]\n"
     "      Verify an approval token (from the argument, or standard input with - or\n"
     "      none): signature by a key you give (ES256 keys, low s only, or an HS256\n"
@@ -33,12 +34,16 @@ static const char usage_text[] =
     "      without a pin, only the chain up to the decision is read.\n"
     "      --require-passkey (needs the pin): the decision carries the reviewer's\n"
     "      passkey assertion.\n"
-    "  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--json]\n"
+    "  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--passkeys FILE]\n"
+    "        [--json]\n"
     "      Check every entry, every link, that entry times never go backwards, every\n"
     "      signed checkpoint, that each --trusted checkpoint (one you saved earlier) is\n"
     "      consistent with the ledger, and that a checkpoint signed by the pinned key\n"
     "      covers the head: entries after the newest one (an unsigned tail) fail\n"
-    "      unless there are at most N. Prints how many there are.\n"
+    "      unless there are at most N. Prints how many there are. Every passkey\n"
+    "      decision is checked against the credentials the ledger enrolled; with\n"
+    "      --passkeys FILE (lines: REVIEWER CREDENTIAL_ID, as each reviewer confirmed\n"
+    "      to you) only those count, so an enrolment the gateway's root appended fails.\n"
     "  checkpoint DIR KEYPIN\n"
     "      Print the latest signed checkpoint, to save or hand to a witness.\n"
     "  export DIR [--from SEQ] [--to SEQ]\n"
@@ -106,7 +111,8 @@ enum {
 	O_KEY_SHA256,
 	O_ALLOW_TAIL,
 	O_REQUIRE_COMPUTED,
-	O_REQUIRE_PASSKEY
+	O_REQUIRE_PASSKEY,
+	O_PASSKEYS
 };
 static const struct option longopts[] = {
     {"key", required_argument, NULL, O_KEY},
@@ -130,6 +136,7 @@ static const struct option longopts[] = {
     {"action-sha256", required_argument, NULL, O_ACTION},
     {"require-computed", no_argument, NULL, O_REQUIRE_COMPUTED},
     {"require-passkey", no_argument, NULL, O_REQUIRE_PASSKEY},
+    {"passkeys", required_argument, NULL, O_PASSKEYS},
     {"ledger", required_argument, NULL, O_LEDGER},
     {"leeway", required_argument, NULL, O_LEEWAY},
     /* ledger key pinning */
@@ -145,6 +152,7 @@ struct opts {
 	struct dir_args da;
 	const char *trusted[64];
 	size_t ntrusted;
+	const char *passkeys; /* --passkeys FILE (ledger, token) */
 	const char *check, *ckfile;
 	const char *oldf, *newf, *prooff; /* consistency --old --new --proof */
 	int have_size;
@@ -200,6 +208,9 @@ static int ledger_option(struct opts *o, int c)
 	case O_ALLOW_TAIL:
 		if (parse_u64(optarg, &la->o.allow_unsigned_tail))
 			return usage_error("--allow-unsigned-tail: '%.80s' is not a number of entries", optarg);
+		break;
+	case O_PASSKEYS:
+		o->passkeys = optarg;
 		break;
 	case O_CHECK:
 		o->check = optarg;
@@ -341,10 +352,12 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 		ta->o.nkeys = da->k.nkeys;
 		ta->o.ledger_key_sha256 = da->k.sha256; /* --key is the token's: the ledger's pins are these */
 		ta->o.ledger_key_from_state = da->k.from_state;
-		if ((ta->o.ledger_key_sha256 || ta->o.ledger_key_from_state || ta->o.require_passkey) &&
+		ta->o.passkeys_path = o->passkeys;
+		if ((ta->o.ledger_key_sha256 || ta->o.ledger_key_from_state || ta->o.require_passkey || o->passkeys) &&
 		    !ta->o.ledger_dir)
 			return usage_error(
-			    "token: --key-sha256, --key-from-state and --require-passkey need --ledger DIR");
+			    "token: --key-sha256, --key-from-state, --require-passkey and --passkeys need "
+			    "--ledger DIR");
 		if (ta->o.require_passkey && !ta->o.ledger_key_sha256 && !ta->o.ledger_key_from_state)
 			return usage_error(
 			    "token: --require-passkey needs the ledger's checkpoint key pinned (--key-sha256 "
@@ -367,6 +380,7 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 		la->o.ntrusted = o->ntrusted;
 		la->o.key_sha256 = da->k.sha256;
 		la->o.key_from_state = da->k.from_state;
+		la->o.passkeys_path = o->passkeys;
 		if (!la->o.nkeys && !la->o.ntrusted && !la->o.key_sha256 && !la->o.key_from_state)
 			return usage_error(
 			    "ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "

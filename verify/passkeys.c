@@ -115,6 +115,34 @@ int av_passkeys_pin(struct av_passkeys *p, const char *reviewer, const char *cre
 	return 0;
 }
 
+int av_passkeys_pin_file(struct av_passkeys *p, const char *path, char *err)
+{
+	struct buf b;
+	char e2[AS_ERRLEN];
+	if (file_read(path, 1u << 20, &b, e2) != 0)
+		return as_fail(err, AS_EINVAL, "--passkeys %s: %s", path, e2);
+	int rc = 0;
+	size_t line = 0;
+	GUARD(buf_putc(&b, 0));
+	for (char *save = NULL, *l = strtok_r((char *)b.p, "\n", &save); l && rc == 0;
+	     l = strtok_r(NULL, "\n", &save)) {
+		line++;
+		char who[PK_REVIEWER_MAX + 2], id[1400], extra[2];
+		int n = sscanf(l, " %129s %1399s %1s", who, id, extra);
+		if (n <= 0 || who[0] == '#')
+			continue;
+		if (n != 2)
+			rc = as_fail(err, AS_EINVAL, "--passkeys %s: line %zu: want REVIEWER CREDENTIAL_ID (base64url)",
+				     path, line);
+		else if (av_passkeys_pin(p, who, id, e2) != 0)
+			rc = as_fail(err, AS_EINVAL, "--passkeys %s: line %zu: %s", path, line, e2);
+	}
+	if (rc == 0 && !p->pinned)
+		rc = as_fail(err, AS_EINVAL, "--passkeys %s pins no passkey", path);
+	buf_free(&b);
+	return rc;
+}
+
 static int pin_listed(const struct av_passkeys *p, const struct cred *c)
 {
 	for (size_t i = 0; i < p->npins; i++)

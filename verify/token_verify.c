@@ -451,7 +451,9 @@ static int check_ledger_pinned(const struct av_token_opts *o, json_t *c, struct 
 	GUARD(check_ledger(o->ledger_dir, c, &passkey, r));
 	if (!pinned)
 		return 0;
-	struct av_ledger_opts lo = {.key_sha256 = o->ledger_key_sha256, .key_from_state = o->ledger_key_from_state};
+	struct av_ledger_opts lo = {.key_sha256 = o->ledger_key_sha256,
+				    .key_from_state = o->ledger_key_from_state,
+				    .passkeys_path = o->passkeys_path};
 	struct av_ledger_report lr;
 	int rc = av_verify_ledger(o->ledger_dir, &lo, &lr);
 	if (rc != 0) {

@@ -21,6 +21,7 @@ struct av_ledger_opts {
 	const char *key_sha256;	      /* 64 lowercase hex digits: SHA-256 of the key's DER SubjectPublicKeyInfo */
 	int key_from_state;	      /* use the state directory's key unpinned (consistency only) */
 	uint64_t allow_unsigned_tail; /* entries after the newest signed checkpoint that still pass */
+	const char *passkeys_path;    /* reviewers' passkeys confirmed out of band (verify/passkeys.h); NULL: none */
 };
 
 struct av_ledger_report {
@@ -79,7 +80,8 @@ struct av_token_opts {
 	 * pin (either set), and the decision entry covered by a checkpoint signed by it. */
 	const char *ledger_key_sha256;
 	int ledger_key_from_state;
-	int require_passkey; /* the decision carries a reviewer's passkey assertion (needs a pin) */
+	int require_passkey;	   /* the decision carries a reviewer's passkey assertion (needs a pin) */
+	const char *passkeys_path; /* with ledger_dir: the passkeys that count, as av_ledger_opts's */
 };
 
 struct av_token_result {

@@ -98,7 +98,7 @@ def decision(sid, who, outcome, response, passkey, kind="decision"):
     return e
 
 
-def ledger(name, build):
+def ledger(name, build, extra=()):
     """A demo ledger in TMP/name: its first entry makes the key; build(origin) gives the rest."""
     state = os.path.join(TMP, name)
     assent = os.path.join(BUILD, "assent")
@@ -112,7 +112,7 @@ def ledger(name, build):
     subprocess.run([assent, "--state", state, "ledger", "append"], input=lines, text=True, check=True,
                    capture_output=True)
     r = subprocess.run([os.path.join(BUILD, "assent-verify"), "ledger", os.path.join(state, "ledger"),
-                        "--key-from-state"], text=True, capture_output=True)
+                        "--key-from-state", *extra], text=True, capture_output=True)
     return r.returncode, r.stdout + r.stderr
 
 
@@ -208,6 +208,32 @@ def quorum_twice(o):
 
 
 refused("quorum-twice", quorum_twice, "approved it twice")
+
+# Root on the gateway's host holds the gateway's keys: it can append an enrolment of its own
+# credential in alice's name and approve with it. The ledger alone cannot tell; an auditor who
+# pinned the credentials each reviewer confirmed (--passkeys) refuses it.
+mallory = Authenticator()
+pins = os.path.join(TMP, "pins")
+with open(pins, "w") as f:
+    f.write(f"# confirmed with each reviewer\nalice {b64u(alice.id)}\nbob {b64u(bob.id)}\n")
+
+
+def root_enrols(o):
+    return [enrol("alice", alice), enrol("alice", mallory), request("s1"),
+            decision("s1", "alice", "approved", "go", mallory.assert_(challenge(o, "s1", "approved", "go", "alice")))]
+
+
+rc, out = ledger("root-enrols", root_enrols)
+ok(rc == 0, "root's own enrolment in alice's name passes a verifier that trusts every enrolment (why pins exist)")
+rc, out = ledger("root-enrols-pinned", root_enrols, ("--passkeys", pins))
+ok(rc == 1 and "not among the passkeys you pinned" in out and "s1" in out,
+   f"with --passkeys it is refused, naming the request ({out.strip()[:240]})")
+rc, out = ledger("good-pinned", good, ("--passkeys", pins))
+ok(rc == 0, f"alice's own pinned passkey still verifies with --passkeys ({out.strip()[:160]})")
+with open(pins + ".bad", "w") as f:
+    f.write("alice not*base64\n")
+rc, out = ledger("bad-pins", good, ("--passkeys", pins + ".bad"))
+ok(rc == 2 and "line 1" in out, f"a pins file that is not REVIEWER CREDENTIAL_ID is a usage error naming the line ({out.strip()[:160]})")
 
 rc, out = ledger("rejected-without", lambda o: [enrol("alice", alice), request("s1"),
                                                decision("s1", "alice", "rejected", "no", None)])

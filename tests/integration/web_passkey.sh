@@ -78,5 +78,17 @@ run_phase restart
 stop
 expect_exit 0 "assent-verify ledger checks every passkey decision offline" "$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub"
 run_phase ledger
+# The credentials each reviewer confirmed (the page shows the id at enrolment), pinned.
+"$VERIFY" export "$S/ledger" | $PY -c '
+import json, sys
+for l in sys.stdin:
+    e = json.loads(l)["entry"]
+    if e.get("kind") == "passkey" and e.get("event") == "enrolled":
+        print(e["reviewer"], e["credential_id"])' >"$T/pins"
+expect_exit 0 "with both reviewers' passkeys pinned (--passkeys) the ledger verifies" \
+	"$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub" --passkeys "$T/pins"
+grep -v '^alice ' "$T/pins" >"$T/pins.bob"
+expect_exit 1 "with only bob's pinned, alice's passkey approvals are refused" \
+	"$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub" --passkeys "$T/pins.bob"
 check "the daemon logged each refused assertion with its reason" grep -q 'passkey: the assertion is not for this decision' "$T/daemon.log"
 done_testing
