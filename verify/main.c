@@ -106,7 +106,10 @@ enum {
 	O_KEY_SHA256,
 	O_ALLOW_TAIL,
 	O_REQUIRE_COMPUTED,
-	O_REQUIRE_PASSKEY
+	O_REQUIRE_PASSKEY,
+	O_WITNESS,
+	O_WITNESS_FILE,
+	O_WITNESS_THRESHOLD
 };
 static const struct option longopts[] = {
     {"key", required_argument, NULL, O_KEY},
@@ -136,6 +139,10 @@ static const struct option longopts[] = {
     {"key-from-state", no_argument, NULL, O_KEY_FROM_STATE},
     {"key-sha256", required_argument, NULL, O_KEY_SHA256},
     {"allow-unsigned-tail", required_argument, NULL, O_ALLOW_TAIL},
+    /* witnesses' cosignatures */
+    {"witness", required_argument, NULL, O_WITNESS},
+    {"witness-file", required_argument, NULL, O_WITNESS_FILE},
+    {"witness-threshold", required_argument, NULL, O_WITNESS_THRESHOLD},
     {NULL, 0, NULL, 0},
 };
 
@@ -150,12 +157,78 @@ struct opts {
 	int have_size;
 	struct token_args ta;
 	const char *subjects[64], *subject_shas[64];
+	struct witopts w;
+	int threshold_given;
 };
 
 /* What an option's step returns besides an exit status: taken (read the next), or not
  * this step's option. */
 #define OPT_TAKEN (-1)
 #define OPT_NOT_MINE (-2)
+
+static int add_witness(struct witopts *w, const char *vkey)
+{
+	if (w->n == AV_WITNESS_MAX)
+		return usage_error("at most %d witnesses (--witness, --witness-file)", AV_WITNESS_MAX);
+	w->vkeys[w->n++] = vkey;
+	return 0;
+}
+
+/* --witness-file FILE: one vkey a line; blank lines and lines starting with # are skipped,
+ * trailing spaces and a CR dropped. The text is kept for the program's life: the vkeys
+ * point into it. */
+#define WITNESS_FILE_MAX 65536
+static int add_witness_file(struct witopts *w, const char *path)
+{
+	struct buf b;
+	char err[AS_ERRLEN];
+	if (file_read(path, WITNESS_FILE_MAX, &b, err) != 0)
+		return usage_error("--witness-file: %s", err);
+	if (buf_putc(&b, 0) != 0 || memchr(b.p, 0, b.len - 1)) {
+		buf_free(&b);
+		return usage_error("--witness-file %.200s: a NUL byte, or over %d bytes", path, WITNESS_FILE_MAX);
+	}
+	size_t before = w->n;
+	for (char *line = (char *)b.p, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		size_t n = strlen(line);
+		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+			line[--n] = 0;
+		line += strspn(line, " \t");
+		if (!*line || *line == '#')
+			continue;
+		if (add_witness(w, line))
+			return EXIT_USAGE; /* b is kept: earlier vkeys point into it */
+	}
+	if (w->n == before) {
+		buf_free(&b);
+		return usage_error("--witness-file %.200s names no witness", path);
+	}
+	return 0; /* b.p is kept */
+}
+
+/* The witness options: --witness, --witness-file, --witness-threshold. */
+static int witness_option(struct opts *o, int c)
+{
+	uint64_t n;
+	switch (c) {
+	case O_WITNESS:
+		return add_witness(&o->w, optarg) ? EXIT_USAGE : OPT_TAKEN;
+	case O_WITNESS_FILE:
+		return add_witness_file(&o->w, optarg) ? EXIT_USAGE : OPT_TAKEN;
+	case O_WITNESS_THRESHOLD:
+		if (parse_u64(optarg, &n) || n == 0 || n > AV_WITNESS_MAX)
+			return usage_error("--witness-threshold: '%.40s' is not a number of witnesses from 1 to %d",
+					   optarg, AV_WITNESS_MAX);
+		o->w.threshold = (size_t)n;
+		o->threshold_given = 1;
+		return OPT_TAKEN;
+	default:
+		return OPT_NOT_MINE;
+	}
+}
 
 /* The options of the ledger commands (keys, ranges, proofs, --json). */
 static int ledger_option(struct opts *o, int c)
@@ -288,6 +361,8 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		int rc = ledger_option(o, c);
 		if (rc == OPT_NOT_MINE)
 			rc = token_option(o, c);
+		if (rc == OPT_NOT_MINE)
+			rc = witness_option(o, c);
 		if (rc != OPT_NOT_MINE && rc != OPT_TAKEN)
 			return rc;
 		if (rc == OPT_TAKEN)
@@ -303,6 +378,10 @@ static int parse_options(int argc, char **argv, struct opts *o)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (o->threshold_given && o->w.n == 0)
+		return usage_error("--witness-threshold needs --witness VKEY or --witness-file FILE");
+	if (o->w.threshold > o->w.n)
+		return usage_error("--witness-threshold %zu: only %zu witnesses given", o->w.threshold, o->w.n);
 	return OPT_TAKEN;
 }
 
@@ -314,8 +393,10 @@ static int consistency_command(struct opts *o, int npos, char **pos)
 		if (!o->oldf || !o->newf || !o->prooff || npos != 0)
 			return usage_error("consistency --old FILE --new FILE --proof FILE --key PUB.pem: all three "
 					   "files and no other argument");
-		return consistency_cmd(o->oldf, o->newf, o->prooff, &da->k);
+		return consistency_cmd(o->oldf, o->newf, o->prooff, &da->k, &o->w);
 	}
+	if (o->w.n)
+		return usage_error("consistency: --witness checks the --old checkpoint of --old --new --proof");
 	if (npos != 3)
 		return usage_error("consistency takes a directory and two tree sizes (or --old, --new, --proof)");
 	if (parse_u64(pos[1], &da->old_size) || parse_u64(pos[2], &da->new_size) || da->old_size == 0 ||
@@ -367,6 +448,9 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 		la->o.ntrusted = o->ntrusted;
 		la->o.key_sha256 = da->k.sha256;
 		la->o.key_from_state = da->k.from_state;
+		la->o.witness_vkeys = o->w.vkeys;
+		la->o.nwitnesses = o->w.n;
+		la->o.witness_threshold = o->w.threshold;
 		if (!la->o.nkeys && !la->o.ntrusted && !la->o.key_sha256 && !la->o.key_from_state)
 			return usage_error(
 			    "ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "
@@ -374,9 +458,15 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 		return isolated(run_ledger, la, la->dir);
 	}
 	if (!strcmp(cmd, "checkpoint")) {
+		if (o->check) {
+			if (npos != 0)
+				return usage_error("checkpoint --check FILE takes no other arguments");
+			return checkpoint_check_cmd(o->check, &da->k, &o->w);
+		}
 		if (npos != 1)
-			return usage_error("checkpoint takes one directory");
+			return usage_error("checkpoint takes one directory (or --check FILE)");
 		da->dir = pos[0];
+		da->w = o->w;
 		return isolated(run_checkpoint, da, da->dir);
 	}
 	if (!strcmp(cmd, "export")) {
