@@ -85,11 +85,11 @@ int witness_set_ok(const struct witness *w, size_t nw, char *err)
 		return as_fail(err, AS_EINVAL, "%zu witnesses given, at most %d", nw, COSIG_WITNESS_MAX);
 	for (size_t i = 0; i < nw; i++)
 		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(w[i].name, w[j].name) && memcmp(w[i].id, w[j].id, 4) == 0)
+				return as_fail(err, AS_EINVAL, "witness %s is given twice", w[i].name);
 			if (memcmp(w[i].pub, w[j].pub, 32) == 0)
 				return as_fail(err, AS_EINVAL, "witness %s and witness %s have the same public key",
 					       w[j].name, w[i].name);
-			if (!strcmp(w[i].name, w[j].name) && memcmp(w[i].id, w[j].id, 4) == 0)
-				return as_fail(err, AS_EINVAL, "witness %s is given twice", w[i].name);
 		}
 	return 0;
 }
