@@ -26,27 +26,29 @@ int witness_parse(const char *s, size_t n, struct witness *w, char *err)
 	struct rd r, name, idhex;
 	uint8_t key[34];
 	size_t kl = 0;
+	/* s is n bytes, not a string: messages quote at most the first 100 of them. */
+	int q = n < 100 ? (int)n : 100;
 	memset(w, 0, sizeof *w);
 	if (n > COSIG_VKEY_MAX)
 		return as_fail(err, AS_EINVAL, "witness key is %zu bytes, over the maximum of %d", n, COSIG_VKEY_MAX);
 	rd_init(&r, s, n);
 	if (rd_token(&r, "+", &name) != 0 || rd_expect(&r, "+") != 0 || !ckpt_origin_ok((const char *)name.p, name.len))
 		return as_fail(err, AS_EINVAL,
-			       "witness key '%.60s': expected NAME+KEYID+KEY with a name of printable ASCII, no "
+			       "witness key '%.*s': expected NAME+KEYID+KEY with a name of printable ASCII, no "
 			       "spaces or '+'",
-			       s);
+			       q, s);
 	if (rd_token(&r, "+", &idhex) != 0 || rd_expect(&r, "+") != 0 || idhex.len != 8 ||
 	    hex_decode((const char *)idhex.p, 8, w->id, 4) != 0)
-		return as_fail(err, AS_EINVAL, "witness key '%.60s': the key ID is not 8 lowercase hex digits", s);
+		return as_fail(err, AS_EINVAL, "witness key '%.*s': the key ID is not 8 lowercase hex digits", q, s);
 	const uint8_t *k64 = NULL;
 	size_t k64len = rd_left(&r);
 	if (rd_take(&r, k64len, &k64) != 0 || b64_decode((const char *)k64, k64len, key, sizeof key, &kl) != 0 ||
 	    kl != 33)
-		return as_fail(err, AS_EINVAL, "witness key '%.60s': the key is not base64 of 33 bytes (found %zu)", s,
-			       kl);
+		return as_fail(err, AS_EINVAL, "witness key '%.*s': the key is not base64 of 33 bytes (found %zu)", q,
+			       s, kl);
 	if (key[0] != COSIG_TYPE_ED25519)
 		return as_fail(err, AS_EINVAL,
-			       "witness key '%.60s': key type 0x%02x, expected 0x04 (Ed25519 cosignature/v1)", s,
+			       "witness key '%.*s': key type 0x%02x, expected 0x04 (Ed25519 cosignature/v1)", q, s,
 			       key[0]);
 	memcpy(w->name, name.p, name.len);
 	memcpy(w->pub, key + 1, 32);
@@ -55,8 +57,8 @@ int witness_parse(const char *s, size_t n, struct witness *w, char *err)
 	if (memcmp(id, w->id, 4) != 0) {
 		char want[9];
 		hex_encode(id, 4, want);
-		return as_fail(err, AS_EINVAL, "witness key '%.60s': key ID %.8s does not match the key (it is %s)", s,
-			       (const char *)idhex.p, want);
+		return as_fail(err, AS_EINVAL, "witness key '%.*s': key ID %.8s does not match the key (it is %s)", q,
+			       s, (const char *)idhex.p, want);
 	}
 	return 0;
 }
