@@ -150,7 +150,9 @@ static int count_cosignatures(struct ctx *c, const struct expect *e)
 	}
 	if (r.count > rep->best_cosigned)
 		rep->best_cosigned = r.count;
-	if (r.count < c->need || (rep->witnessed && e->size < rep->witnessed_size))
+	/* At one size (a stored checkpoint and the checkpoint file), the one with more cosignatures. */
+	if (r.count < c->need || (rep->witnessed && (e->size < rep->witnessed_size ||
+						     (e->size == rep->witnessed_size && r.count <= rep->witnessed_by))))
 		return 0;
 	rep->witnessed = 1;
 	rep->witnessed_size = e->size;

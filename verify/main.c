@@ -421,6 +421,9 @@ static int consistency_command(struct opts *o, int npos, char **pos)
 /* The command cmd with its npos operands pos, as the options set it up. */
 static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 {
+	if (o->w.n && strcmp(cmd, "ledger") && strcmp(cmd, "checkpoint") && strcmp(cmd, "consistency"))
+		return usage_error("%.40s: --witness and --witness-file are for ledger, checkpoint and consistency",
+				   cmd);
 	struct ledger_args *la = &o->la;
 	struct dir_args *da = &o->da;
 	struct token_args *ta = &o->ta;

@@ -139,6 +139,8 @@ print(name + "+" + hashlib.sha256(name.encode() + b"\n" + raw).digest()[:4].hex(
 expect_exit 2 "w1's key under a second name: exit 2 (one signature would count twice)" \
 	"$VERIFY" ledger "$L" "${KEY[@]}" --witness "$W1" --witness "$W1B" --witness-threshold 2
 expect_err "the same public key" "  ... saying so"
+expect_exit 2 "--witness with export (which reads no signature): exit 2" "$VERIFY" export "$L" --witness "$W1"
+expect_err "are for ledger, checkpoint and consistency" "  ... saying which commands take it"
 printf '# nothing\n' >"$T/empty"
 expect_exit 2 "--witness-file naming no witness: exit 2" "$VERIFY" ledger "$L" "${KEY[@]}" --witness-file "$T/empty"
 expect_err "names no witness" "  ... saying so"
