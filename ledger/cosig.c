@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "ledger/merkle.h"
@@ -69,16 +70,22 @@ int cosig_message(const uint8_t *body, size_t n, uint64_t time, struct buf *out)
 	return buf_put(out, body, n);
 }
 
-/* Whether sig is pub's Ed25519 signature of msg (RFC 8032; OpenSSL refuses a non-canonical S). */
-static int ed25519_ok(const uint8_t pub[32], const uint8_t *msg, size_t n, const uint8_t sig[64])
+/* Whether sig is pub's Ed25519 signature of msg (RFC 8032; OpenSSL refuses a non-canonical S):
+ * 1 it is, 0 it is not, -1 OpenSSL could not check (no Ed25519 here: not the witness's fault).
+ * The host's openssl.cnf is not read: a configuration (a FIPS provider without Ed25519, say)
+ * must not turn a witness's valid cosignature into a "forgery". */
+static int ed25519_check(const uint8_t pub[32], const uint8_t *msg, size_t n, const uint8_t sig[64])
 {
+	if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1)
+		return -1;
 	EVP_PKEY *k = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, 32);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	int ok =
-	    k && md && EVP_DigestVerifyInit(md, NULL, NULL, NULL, k) == 1 && EVP_DigestVerify(md, sig, 64, msg, n) == 1;
+	int rc = -1;
+	if (k && md && EVP_DigestVerifyInit(md, NULL, NULL, NULL, k) == 1)
+		rc = EVP_DigestVerify(md, sig, 64, msg, n) == 1 ? 1 : 0;
 	EVP_MD_CTX_free(md);
 	EVP_PKEY_free(k);
-	return ok;
+	return rc;
 }
 
 int witness_set_ok(const struct witness *w, size_t nw, char *err)
@@ -137,7 +144,11 @@ static int check_cosig(const struct witness *wi, const uint8_t *blob, size_t bl,
 	buf_reset(msg);
 	if (cosig_message(body, body_len, t, msg) != 0)
 		return as_fail(err, AS_ENOMEM, "out of memory for a cosignature's message");
-	if (!ed25519_ok(wi->pub, msg->p, msg->len, blob + 12))
+	int ok = ed25519_check(wi->pub, msg->p, msg->len, blob + 12);
+	if (ok < 0)
+		return as_fail(err, AS_ECRYPTO, "cannot check witness %s's cosignature: OpenSSL offers no Ed25519 here",
+			       wi->name);
+	if (ok == 0)
 		return as_fail(err, AS_EBADSIG,
 			       "cosignature by witness %s (time %llu) does not verify over this checkpoint: forged, "
 			       "or made for another checkpoint",

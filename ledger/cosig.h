@@ -52,7 +52,8 @@ struct cosig_result {
  * names a witness and carries its key ID but is not 76 bytes, has a timestamp over
  * 2^63 - 1, or does not verify over this note's body is a forgery: AS_EBADSIG naming the
  * witness (r->bad says which). A witness with several valid lines counts once. The log's
- * signature is not checked here: that is ckpt_verify's. */
+ * signature is not checked here: that is ckpt_verify's. AS_ECRYPTO: OpenSSL could not check
+ * an Ed25519 signature at all (the verifier's environment, not a forgery). */
 int cosig_verify(const uint8_t *note, size_t n, const struct witness *w, size_t nw, struct cosig_result *r,
 		 char *err) AS_MUST_USE;
 

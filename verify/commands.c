@@ -213,6 +213,8 @@ int run_ledger(void *p)
 		if (r.tail_known && strncmp(r.reason, "unsigned tail", 13) != 0)
 			snprintf(tail, sizeof tail, " (%llu entries after the last signed checkpoint, size %llu)",
 				 (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size);
+		if (strstr(r.reason, "OpenSSL offers no Ed25519")) /* this host's fault, not the ledger's */
+			return (fprintf(stderr, "%s: %s\n", prog, r.reason), EXIT_USAGE);
 		if (!strncmp(r.reason, "no stored checkpoint is cosigned", 32))
 			return not_holds("ledger %s not witnessed: %s", a->dir, r.reason);
 		if (r.has_bad_seq)
