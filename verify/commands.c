@@ -110,6 +110,7 @@ int load_keys(struct vkeys *v, const char *dir, const struct keyopts *k)
 			prog);
 	return 0;
 }
+
 /* ---- witnesses ---- */
 
 /* The witnesses wo names, parsed into w (COSIG_WITNESS_MAX of them); EXIT_USAGE said. */
@@ -284,6 +285,8 @@ static int print_witnessed(const struct dir_args *a, MDB_cursor *cur, struct vke
 	}
 	if (g == MDB_NOTFOUND && newer == 0)
 		return not_holds("ledger %s has no checkpoint yet", a->dir);
+	if (g != 0 && g != MDB_NOTFOUND)
+		return not_holds("ledger %s is damaged: %s", a->dir, mdb_strerror(g));
 	if (g != 0)
 		return not_holds("no stored checkpoint of %s is cosigned by %zu of the %zu witnesses given (the most "
 				 "any carries: %zu)",
