@@ -186,21 +186,26 @@ static int add_witness(struct witopts *w, const char *vkey)
 }
 
 /* --witness-file FILE: one vkey a line; blank lines and lines starting with # are skipped,
- * trailing spaces and a CR dropped. The text is kept for the program's life: the vkeys
- * point into it. */
+ * trailing spaces and a CR dropped. The texts are kept until main returns: the vkeys point
+ * into them. */
 #define WITNESS_FILE_MAX 65536
+#define WITNESS_FILES_MAX 8
+static struct buf witness_files[WITNESS_FILES_MAX];
+static size_t nwitness_files;
+
 static int add_witness_file(struct witopts *w, const char *path)
 {
-	struct buf b;
 	char err[AS_ERRLEN];
-	if (file_read(path, WITNESS_FILE_MAX, &b, err) != 0)
+	if (nwitness_files == WITNESS_FILES_MAX)
+		return usage_error("at most %d --witness-file options", WITNESS_FILES_MAX);
+	struct buf *fb = &witness_files[nwitness_files];
+	if (file_read(path, WITNESS_FILE_MAX, fb, err) != 0)
 		return usage_error("--witness-file: %s", err);
-	if (buf_putc(&b, 0) != 0 || memchr(b.p, 0, b.len - 1)) {
-		buf_free(&b);
+	nwitness_files++;
+	if (buf_putc(fb, 0) != 0 || memchr(fb->p, 0, fb->len - 1))
 		return usage_error("--witness-file %.200s: a NUL byte, or over %d bytes", path, WITNESS_FILE_MAX);
-	}
 	size_t before = w->n;
-	for (char *line = (char *)b.p, *next; line; line = next) {
+	for (char *line = (char *)fb->p, *next; line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
@@ -211,13 +216,11 @@ static int add_witness_file(struct witopts *w, const char *path)
 		if (!*line || *line == '#')
 			continue;
 		if (add_witness(w, line))
-			return EXIT_USAGE; /* b is kept: earlier vkeys point into it */
+			return EXIT_USAGE;
 	}
-	if (w->n == before) {
-		buf_free(&b);
+	if (w->n == before)
 		return usage_error("--witness-file %.200s names no witness", path);
-	}
-	return 0; /* b.p is kept */
+	return 0;
 }
 
 /* The witness options: --witness, --witness-file, --witness-threshold. */
@@ -534,7 +537,9 @@ int main(int argc, char **argv)
 	o.ta.o.subject_sha256 = o.subject_shas;
 	o.ta.o.leeway = -1;
 	int rc = parse_options(argc, argv, &o);
-	if (rc != OPT_TAKEN)
-		return rc;
-	return run_command(cmd, &o, argc - optind, argv + optind);
+	if (rc == OPT_TAKEN)
+		rc = run_command(cmd, &o, argc - optind, argv + optind);
+	for (size_t i = 0; i < nwitness_files; i++)
+		buf_free(&witness_files[i]);
+	return rc;
 }
