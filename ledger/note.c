@@ -74,6 +74,13 @@ int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err)
 	return parse_body(&r, &end, out, err);
 }
 
+int ckpt_parse_body(const uint8_t *text, size_t n, struct checkpoint *out, size_t *body_len, char *err)
+{
+	struct rd r;
+	rd_init(&r, text, n);
+	return parse_body(&r, body_len, out, err);
+}
+
 /* One INTEGER of an ECDSA-Sig-Value in DER: short-form length, positive, no needless
  * leading zero byte. */
 static int der_int_ok(struct rd *r)

@@ -42,6 +42,9 @@ int ckpt_sign_with(const struct eckey *k, note_sign_fn sign, void *ctx, const st
 /* ---- parsing and verifying: ledger/note.c ---- */
 /* Parse the body only, without checking any signature (for display). */
 int ckpt_parse(const uint8_t *text, size_t n, struct checkpoint *out, char *err) AS_MUST_USE;
+/* The same, and the length of the signed body (its lines with the final newline, without
+ * the blank line): what the log and witnesses sign (ledger/cosig.c). */
+int ckpt_parse_body(const uint8_t *text, size_t n, struct checkpoint *out, size_t *body_len, char *err) AS_MUST_USE;
 /* Parse and verify: at least one signature line by one of keys, named as the
  * origin, must verify; a line whose key ID matches a key but does not verify
  * fails the whole note. Lines by unknown keys (witnesses) are ignored. */

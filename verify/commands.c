@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/cbor.h"
+#include "ledger/cosig.h"
 #include "ledger/entry.h"
 #include "ledger/merkle.h"
 #include "ledger/note.h"
@@ -109,6 +110,59 @@ int load_keys(struct vkeys *v, const char *dir, const struct keyopts *k)
 			prog);
 	return 0;
 }
+
+/* ---- witnesses ---- */
+
+/* The witnesses wo names, parsed into w (COSIG_WITNESS_MAX of them); EXIT_USAGE said. */
+static int parse_witnesses(const struct witopts *wo, struct witness *w)
+{
+	char err[AS_ERRLEN];
+	for (size_t i = 0; i < wo->n; i++)
+		if (witness_parse(wo->vkeys[i], strlen(wo->vkeys[i]), &w[i], err) != 0)
+			return usage_error("--witness: %s", err);
+	if (witness_set_ok(w, wo->n, err) != 0)
+		return usage_error("--witness: %s", err);
+	return 0;
+}
+
+static size_t threshold_of(const struct witopts *wo)
+{
+	return wo->threshold ? wo->threshold : 1;
+}
+
+/* The ledger report's witness fields, into the JSON report o. */
+static void witness_json(json_t *o, const struct av_ledger_report *r)
+{
+	json_object_set_new(o, "witnesses", json_integer((json_int_t)r->witnesses));
+	json_object_set_new(o, "witness_threshold", json_integer((json_int_t)r->witness_threshold));
+	json_object_set_new(o, "witnessed_size",
+			    r->witnessed ? json_integer((json_int_t)r->witnessed_size) : json_null());
+	json_object_set_new(o, "witnessed_by", json_integer((json_int_t)r->witnessed_by));
+	json_object_set_new(o, "after_witnessed",
+			    r->witnessed && r->ok ? json_integer((json_int_t)r->after_witnessed) : json_null());
+	json_t *a = json_array();
+	for (size_t i = 0; i < r->witnesses; i++) {
+		json_t *w = json_object();
+		json_object_set_new(w, "name", json_string(r->witness[i].name));
+		json_object_set_new(w, "cosigned", json_boolean(r->witness[i].cosigned));
+		json_object_set_new(
+		    w, "time", r->witness[i].cosigned ? json_integer((json_int_t)r->witness[i].time) : json_null());
+		json_array_append_new(a, w);
+	}
+	json_object_set_new(o, "cosignatures", a);
+}
+
+/* One line on f: which witnesses cosigned, and when. */
+static void print_cosigners(FILE *f, const char *what, const struct witness *w, size_t nw, size_t need,
+			    const struct cosig_result *r)
+{
+	fprintf(f, "%s cosigned by %zu of %zu witnesses (threshold %zu):", what, r->count, nw, need);
+	for (size_t i = 0; i < nw; i++)
+		if (r->cosigned[i])
+			fprintf(f, " %s at %llu", w[i].name, (unsigned long long)r->time[i]);
+	fputc('\n', f);
+}
+
 /* ---- ledger ---- */
 
 int run_ledger(void *p)
@@ -148,6 +202,8 @@ int run_ledger(void *p)
 		json_object_set_new(o, "key_sha256", json_string(r.key_sha256));
 		json_object_set_new(o, "key_from_state_dir", json_boolean(r.key_from_state));
 		json_object_set_new(o, "read_without_lock", json_boolean(r.nolock));
+		if (r.witnesses)
+			witness_json(o, &r);
 		json_dumpf(o, stdout, JSON_COMPACT);
 		fputc('\n', stdout);
 		json_decref(o);
@@ -158,6 +214,10 @@ int run_ledger(void *p)
 		if (r.tail_known && strncmp(r.reason, "unsigned tail", 13) != 0)
 			snprintf(tail, sizeof tail, " (%llu entries after the last signed checkpoint, size %llu)",
 				 (unsigned long long)r.unsigned_tail, (unsigned long long)r.signed_size);
+		if (strstr(r.reason, "OpenSSL offers no Ed25519")) /* this host's fault, not the ledger's */
+			return (fprintf(stderr, "%s: %s\n", prog, r.reason), EXIT_USAGE);
+		if (!strncmp(r.reason, "no stored checkpoint is cosigned", 32))
+			return not_holds("ledger %s not witnessed: %s", a->dir, r.reason);
 		if (r.has_bad_seq)
 			return not_holds("ledger %s tampered at seq %llu: %s%s", a->dir, (unsigned long long)r.bad_seq,
 					 r.reason, tail);
@@ -174,6 +234,11 @@ int run_ledger(void *p)
 			       r.demo ? ", a demo ledger: origin " : "", r.demo ? r.origin : "");
 		else
 			printf("ledger intact: 0 entries, root %s\n", root);
+		if (r.witnesses)
+			printf("witnessed: size %llu cosigned by %zu of %zu witnesses (threshold %zu); %llu entries "
+			       "after the last witnessed checkpoint\n",
+			       (unsigned long long)r.witnessed_size, r.witnessed_by, r.witnesses, r.witness_threshold,
+			       (unsigned long long)r.after_witnessed);
 	}
 	if (r.unsigned_tail)
 		fprintf(stderr,
@@ -197,10 +262,52 @@ int run_ledger(void *p)
 
 /* ---- checkpoint ---- */
 
+/* The newest stored checkpoint a key in keys signed and the witnesses in w cosigned (at
+ * least the threshold), printed; a newer one the key did not sign, or a forged cosignature
+ * on one, fails. */
+static int print_witnessed(const struct dir_args *a, MDB_cursor *cur, struct vkeys *keys, const struct witness *w)
+{
+	MDB_val k, v;
+	struct checkpoint cp;
+	struct cosig_result r;
+	char err[AS_ERRLEN];
+	size_t need = threshold_of(&a->w), best = 0, newer = 0;
+	int g;
+	for (g = mdb_cursor_get(cur, &k, &v, MDB_LAST); g == 0; g = mdb_cursor_get(cur, &k, &v, MDB_PREV), newer++) {
+		if (ckpt_verify(v.mv_data, v.mv_size, keys->k, keys->n, &cp, err) != 0)
+			return not_holds("checkpoint of %s: %s", a->dir, err);
+		if (cosig_verify(v.mv_data, v.mv_size, w, a->w.n, &r, err) != 0)
+			return not_holds("checkpoint of %s at size %llu: %s", a->dir, (unsigned long long)cp.size, err);
+		if (r.count > best)
+			best = r.count;
+		if (r.count >= need)
+			break;
+	}
+	if (g == MDB_NOTFOUND && newer == 0)
+		return not_holds("ledger %s has no checkpoint yet", a->dir);
+	if (g != 0 && g != MDB_NOTFOUND)
+		return not_holds("ledger %s is damaged: %s", a->dir, mdb_strerror(g));
+	if (g != 0)
+		return not_holds("no stored checkpoint of %s is cosigned by %zu of the %zu witnesses given (the most "
+				 "any carries: %zu)",
+				 a->dir, need, a->w.n, best);
+	fwrite(v.mv_data, 1, v.mv_size, stdout);
+	char what[64];
+	snprintf(what, sizeof what, "%s: size %llu", prog, (unsigned long long)cp.size);
+	print_cosigners(stderr, what, w, a->w.n, need, &r);
+	if (newer)
+		fprintf(stderr, "%s: note: %zu newer checkpoints are not yet cosigned by %zu witnesses\n", prog, newer,
+			need);
+	return EXIT_HOLDS;
+}
+
 int run_checkpoint(void *p)
 {
 	struct dir_args *a = p;
 	struct vkeys keys;
+	struct witness w[COSIG_WITNESS_MAX];
+	if (parse_witnesses(&a->w, w))
+		return EXIT_USAGE;
 	int lk = load_keys(&keys, a->dir, &a->k);
 	if (lk)
 		return lk;
@@ -218,7 +325,9 @@ int run_checkpoint(void *p)
 	int out = EXIT_NOT;
 	struct checkpoint cp;
 	if (mdb_cursor_open(txn, ck, &cur) == 0) {
-		if (mdb_cursor_get(cur, &k, &v, MDB_LAST) != 0)
+		if (a->w.n)
+			out = print_witnessed(a, cur, &keys, w);
+		else if (mdb_cursor_get(cur, &k, &v, MDB_LAST) != 0)
 			fprintf(stderr, "%s: ledger %s has no checkpoint yet\n", prog, a->dir);
 		else if (ckpt_verify(v.mv_data, v.mv_size, keys.k, keys.n, &cp, err) != 0)
 			fprintf(stderr, "%s: latest checkpoint of %s: %s\n", prog, a->dir, err);
@@ -232,6 +341,53 @@ int run_checkpoint(void *p)
 	mdb_env_close(env);
 	vkeys_free(&keys);
 	return out;
+}
+
+/* The witnesses' cosignatures on a checkpoint text the log's key signed: at least the
+ * threshold, else EXIT_NOT said; what names it in messages. */
+static int check_cosigned(const char *what, const struct buf *text, const struct witopts *wo, const struct witness *w,
+			  FILE *f)
+{
+	struct cosig_result r;
+	char err[AS_ERRLEN];
+	size_t need = threshold_of(wo);
+	if (cosig_verify(text->p, text->len, w, wo->n, &r, err) != 0)
+		return not_holds("%s: %s", what, err);
+	if (r.count < need)
+		return not_holds("%s is cosigned by %zu of the %zu witnesses given, fewer than %zu", what, r.count,
+				 wo->n, need);
+	print_cosigners(f, what, w, wo->n, need, &r);
+	return EXIT_HOLDS;
+}
+
+int checkpoint_check_cmd(const char *file, const struct keyopts *k, const struct witopts *wo)
+{
+	struct witness w[COSIG_WITNESS_MAX];
+	if (k->nkeys == 0)
+		return usage_error("checkpoint --check needs --key PUB.pem (the checkpoint key you trust)");
+	if (parse_witnesses(wo, w))
+		return EXIT_USAGE;
+	struct vkeys keys;
+	if (load_keys(&keys, NULL, k))
+		return EXIT_USAGE;
+	struct buf t;
+	struct checkpoint cp;
+	char err[AS_ERRLEN];
+	int ex = EXIT_HOLDS;
+	if (file_read(file, CKPT_MAX, &t, err) != 0) {
+		vkeys_free(&keys);
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return EXIT_USAGE;
+	}
+	if (ckpt_verify(t.p, t.len, keys.k, keys.n, &cp, err) != 0)
+		ex = not_holds("checkpoint %s: %s", file, err);
+	else
+		printf("checkpoint signed: %s at size %llu\n", cp.origin, (unsigned long long)cp.size);
+	if (ex == EXIT_HOLDS && wo->n)
+		ex = check_cosigned("checkpoint", &t, wo, w, stdout);
+	vkeys_free(&keys);
+	buf_free(&t);
+	return ex;
 }
 
 /* ---- exact ---- */
@@ -431,10 +587,14 @@ int run_consistency(void *p)
 	return print_made(rc, a->dir, &out, err);
 }
 
-int consistency_cmd(const char *oldf, const char *newf, const char *prooff, const struct keyopts *k)
+int consistency_cmd(const char *oldf, const char *newf, const char *prooff, const struct keyopts *k,
+		    const struct witopts *wo)
 {
+	struct witness w[COSIG_WITNESS_MAX];
 	if (k->nkeys == 0)
 		return usage_error("consistency needs --key PUB.pem (the checkpoint key you trust)");
+	if (parse_witnesses(wo, w))
+		return EXIT_USAGE;
 	struct vkeys keys;
 	if (load_keys(&keys, NULL, k))
 		return EXIT_USAGE;
@@ -457,6 +617,8 @@ int consistency_cmd(const char *oldf, const char *newf, const char *prooff, cons
 	else
 		printf("consistent: %s at size %llu is a prefix of the tree at size %llu\n", a.origin,
 		       (unsigned long long)a.size, (unsigned long long)b.size);
+	if (ex == EXIT_HOLDS && wo->n)
+		ex = check_cosigned("the old checkpoint", &o, wo, w, stdout);
 	vkeys_free(&keys);
 	buf_free(&o);
 	buf_free(&n);

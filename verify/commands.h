@@ -30,6 +30,14 @@ struct keyopts {
 	int from_state;	    /* --key-from-state */
 };
 
+/* --witness VKEY... (or --witness-file) and --witness-threshold N: the vkeys point into
+ * argv or into lines main.c read and keeps for the program's life. */
+struct witopts {
+	const char *vkeys[AV_WITNESS_MAX];
+	size_t n;
+	size_t threshold; /* 0: not given (1 when any witness is) */
+};
+
 struct ledger_args {
 	const char *dir;
 	struct av_ledger_opts o;
@@ -42,6 +50,7 @@ struct dir_args {
 	uint64_t from, to, seq, size;
 	uint64_t old_size, new_size; /* consistency DIR OLD NEW */
 	int has_to;
+	struct witopts w; /* checkpoint: print the newest checkpoint these witnesses cosigned */
 };
 
 struct exact_args {
@@ -67,7 +76,11 @@ int run_consistency(void *p); /* struct dir_args: print the proof from old_size 
 int run_token(void *p);	      /* struct token_args */
 int proof_check_cmd(const char *file, const char *ckfile, const struct keyopts *k);
 /* assent-verify consistency --old FILE --new FILE --proof FILE KEYS */
-int consistency_cmd(const char *oldf, const char *newf, const char *prooff, const struct keyopts *k);
+int consistency_cmd(const char *oldf, const char *newf, const char *prooff, const struct keyopts *k,
+		    const struct witopts *w);
+/* assent-verify checkpoint --check FILE KEYS [--witness...]: the log's signature and, with
+ * witnesses, their cosignatures. */
+int checkpoint_check_cmd(const char *file, const struct keyopts *k, const struct witopts *w);
 /* The token from arg, or from standard input when arg is NULL or "-"; into out (the caller frees). */
 int read_token(const char *arg, struct buf *out);
 

@@ -11,6 +11,7 @@
 #include "include/assent/verify.h"
 #include "common/cbor.h"
 #include "common/eckey.h"
+#include "ledger/cosig.h"
 #include "ledger/entry.h"
 #include "ledger/merkle.h"
 #include "ledger/note.h"
@@ -38,7 +39,11 @@ struct ctx {
 	struct vkeys *keys;
 	char sig_err[AS_ERRLEN]; /* first signature failure found by the signature thread */
 	struct av_passkeys *pk;	 /* the passkey checks (with their pins, when given); NULL: out of memory */
+	struct witness wit[COSIG_WITNESS_MAX];
+	size_t nwit, need; /* witnesses given, distinct cosignatures required */
 };
+
+_Static_assert(AV_WITNESS_MAX == COSIG_WITNESS_MAX, "verify.h and cosig.h agree on the witnesses' maximum");
 
 static int fail_at(struct av_ledger_report *rep, int has_seq, uint64_t seq, const char *fmt, ...) AS_PRINTF(4, 5);
 static int fail_at(struct av_ledger_report *rep, int has_seq, uint64_t seq, const char *fmt, ...)
@@ -132,6 +137,34 @@ static int load_stored_checkpoints(struct ctx *c, const char *dir, MDB_txn *txn,
 	return add_expect(c, &cp, 0, "checkpoint file", c->file.p, c->file.len) == 0 ? 0 : AS_ENOMEM;
 }
 
+/* The witnesses' cosignatures on a checkpoint the log's key signed: a forged one fails the
+ * ledger; the newest checkpoint with enough of them is the witnessed one (c->ex is sorted
+ * by size, so the last one met). */
+static int count_cosignatures(struct ctx *c, const struct expect *e)
+{
+	struct av_ledger_report *rep = c->rep;
+	struct cosig_result r;
+	char err[AS_ERRLEN];
+	if (cosig_verify(e->text, e->len, c->wit, c->nwit, &r, err) != 0) {
+		as_fail(c->sig_err, 0, "%s at size %llu: %s", e->src, (unsigned long long)e->size, err);
+		return -1;
+	}
+	if (r.count > rep->best_cosigned)
+		rep->best_cosigned = r.count;
+	/* At one size (a stored checkpoint and the checkpoint file), the one with more cosignatures. */
+	if (r.count < c->need || (rep->witnessed && (e->size < rep->witnessed_size ||
+						     (e->size == rep->witnessed_size && r.count <= rep->witnessed_by))))
+		return 0;
+	rep->witnessed = 1;
+	rep->witnessed_size = e->size;
+	rep->witnessed_by = r.count;
+	for (size_t i = 0; i < c->nwit; i++) {
+		rep->witness[i].cosigned = r.cosigned[i];
+		rep->witness[i].time = r.time[i];
+	}
+	return 0;
+}
+
 static void *verify_signatures(void *arg)
 {
 	struct ctx *c = arg;
@@ -146,6 +179,8 @@ static void *verify_signatures(void *arg)
 			return NULL;
 		}
 		c->rep->checkpoints++;
+		if (c->nwit && count_cosignatures(c, e) != 0)
+			return NULL;
 	}
 	return NULL;
 }
@@ -524,6 +559,46 @@ static void count_tail(struct ctx *c, MDB_txn *txn, MDB_dbi entries)
 	c->rep->tail_known = 1;
 }
 
+/* The witnesses opts give, parsed into c; the threshold 1..n (0 given: 1). */
+static int load_witnesses(struct ctx *c, const struct av_ledger_opts *o, struct av_ledger_report *rep)
+{
+	char err[AS_ERRLEN];
+	if (o->nwitnesses > AV_WITNESS_MAX)
+		return as_fail(rep->reason, AS_EINVAL, "%zu witnesses given, at most %d", o->nwitnesses,
+			       AV_WITNESS_MAX);
+	c->nwit = o->nwitnesses;
+	c->need = o->witness_threshold ? o->witness_threshold : 1;
+	if (c->nwit && c->need > c->nwit)
+		return as_fail(rep->reason, AS_EINVAL, "witness threshold %zu is more than the %zu witnesses given",
+			       c->need, c->nwit);
+	for (size_t i = 0; i < c->nwit; i++) {
+		if (witness_parse(o->witness_vkeys[i], strlen(o->witness_vkeys[i]), &c->wit[i], err) != 0)
+			return as_fail(rep->reason, AS_EINVAL, "%s", err);
+		snprintf(rep->witness[i].name, sizeof rep->witness[i].name, "%s", c->wit[i].name);
+	}
+	if (witness_set_ok(c->wit, c->nwit, err) != 0)
+		return as_fail(rep->reason, AS_EINVAL, "%s", err);
+	rep->witnesses = c->nwit;
+	rep->witness_threshold = c->nwit ? c->need : 0;
+	return 0;
+}
+
+/* With witnesses, once the ledger is intact: a checkpoint carries enough cosignatures. */
+static void check_witnessed(struct ctx *c)
+{
+	struct av_ledger_report *rep = c->rep;
+	if (!c->nwit)
+		return;
+	if (!rep->witnessed) {
+		fail_at(rep, 0, 0,
+			"no stored checkpoint is cosigned by %zu of the %zu witnesses given (the most any carries: "
+			"%zu)",
+			c->need, c->nwit, rep->best_cosigned);
+		return;
+	}
+	rep->after_witnessed = rep->entries - rep->witnessed_size;
+}
+
 static int pin_keys(const char *dir, const struct av_ledger_opts *o, struct vkeys *keys, struct av_ledger_report *rep)
 {
 	int pinned_by_state = o->key_sha256 || o->ntrusted || o->key_from_state;
@@ -574,7 +649,9 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 	struct vkeys keys;
 	c.keys = &keys;
 	GUARD(passkeys_start(&c, o));
-	int rc = pin_keys(dir, o, &keys, rep);
+	int rc = load_witnesses(&c, o, rep);
+	if (rc == 0)
+		rc = pin_keys(dir, o, &keys, rep);
 	if (rc != 0)
 		av_passkeys_free(c.pk);
 	if (rc == 1)
@@ -647,6 +724,8 @@ int av_verify_ledger(const char *dir, const struct av_ledger_opts *o, struct av_
 			fail_at(rep, 0, 0, "%s", c.sig_err);
 		if (rc == 0 && !rep->reason[0])
 			check_tail(&c, o);
+		if (rc == 0 && !rep->reason[0])
+			check_witnessed(&c);
 		else if (rc == 0 && !c.sig_err[0])
 			count_tail(&c, txn, entries);
 	}

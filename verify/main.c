@@ -34,8 +34,8 @@ static const char usage_text[] =
     "      without a pin, only the chain up to the decision is read.\n"
     "      --require-passkey (needs the pin): the decision carries the reviewer's\n"
     "      passkey assertion.\n"
-    "  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [--passkeys FILE]\n"
-    "        [--json]\n"
+    "  ledger DIR KEYPIN [--trusted FILE]... [--allow-unsigned-tail N] [WITNESSES]\n"
+    "        [--passkeys FILE] [--json]\n"
     "      Check every entry, every link, that entry times never go backwards, every\n"
     "      signed checkpoint, that each --trusted checkpoint (one you saved earlier) is\n"
     "      consistent with the ledger, and that a checkpoint signed by the pinned key\n"
@@ -44,8 +44,14 @@ static const char usage_text[] =
     "      decision is checked against the credentials the ledger enrolled; with\n"
     "      --passkeys FILE (lines: REVIEWER CREDENTIAL_ID, as each reviewer confirmed\n"
     "      to you) only those count, so an enrolment the gateway's root appended fails.\n"
-    "  checkpoint DIR KEYPIN\n"
-    "      Print the latest signed checkpoint, to save or hand to a witness.\n"
+    "      With WITNESSES: a stored checkpoint must be cosigned by enough of them;\n"
+    "      prints the newest such (\"witnessed: size M\") and how many entries come\n"
+    "      after it.\n"
+    "  checkpoint DIR KEYPIN [WITNESSES]\n"
+    "      Print the latest signed checkpoint, to save or hand to a witness; with\n"
+    "      WITNESSES, the newest one enough of them cosigned.\n"
+    "  checkpoint --check FILE --key PUB.pem... [WITNESSES]\n"
+    "      Check a checkpoint file's signature and, with WITNESSES, its cosignatures.\n"
     "  export DIR [--from SEQ] [--to SEQ]\n"
     "      Print entries as JSON lines: {\"seq\", \"leaf_hash\", \"entry\"}; byte strings as hex.\n"
     "  proof DIR SEQ [--size N] KEYPIN\n"
@@ -56,9 +62,10 @@ static const char usage_text[] =
     "  consistency DIR OLD NEW\n"
     "      Print the RFC 9162 consistency proof from tree size OLD to NEW (at most the\n"
     "      latest checkpoint's), one base64 hash a line, as GET /checkpoint/consistency.\n"
-    "  consistency --old FILE --new FILE --proof FILE --key PUB.pem...\n"
+    "  consistency --old FILE --new FILE --proof FILE --key PUB.pem... [WITNESSES]\n"
     "      Check that the signed checkpoint NEW extends OLD: both signed by a key given,\n"
-    "      same origin, and the proof leads from the old root to the new one.\n"
+    "      same origin, and the proof leads from the old root to the new one; with\n"
+    "      WITNESSES, OLD is cosigned by enough of them.\n"
     "  exact DIR EXACTDIR\n"
     "      Check the retained exact calls (STATE/exact) against the ledger: each file\n"
     "      hashes to its name and to a request entry's action, that entry's view shows\n"
@@ -73,6 +80,11 @@ static const char usage_text[] =
     "  --trusted FILE      (ledger) DIR/../keys/checkpoint.pub, if it signed FILE\n"
     "  --key-from-state    DIR/../keys/checkpoint.pub unpinned: proves the ledger\n"
     "                      consistent with itself only (a forged key passes)\n"
+    "WITNESSES (C2SP tlog-cosignature cosignature/v1, Ed25519) are:\n"
+    "  --witness VKEY      a witness's NAME+KEYIDHEX+BASE64(0x04 || key); repeatable\n"
+    "  --witness-file FILE one vkey a line (# comments and blank lines skipped)\n"
+    "  --witness-threshold N  distinct witnesses that must cosign one checkpoint\n"
+    "                      (default 1); a forged cosignature by one given fails\n"
     "Exit status: 0 holds, 1 does not hold (reason on stderr), 2 usage or I/O error.\n";
 
 /* ---- argument parsing ---- */
@@ -112,7 +124,10 @@ enum {
 	O_ALLOW_TAIL,
 	O_REQUIRE_COMPUTED,
 	O_REQUIRE_PASSKEY,
-	O_PASSKEYS
+	O_PASSKEYS,
+	O_WITNESS,
+	O_WITNESS_FILE,
+	O_WITNESS_THRESHOLD
 };
 static const struct option longopts[] = {
     {"key", required_argument, NULL, O_KEY},
@@ -143,6 +158,10 @@ static const struct option longopts[] = {
     {"key-from-state", no_argument, NULL, O_KEY_FROM_STATE},
     {"key-sha256", required_argument, NULL, O_KEY_SHA256},
     {"allow-unsigned-tail", required_argument, NULL, O_ALLOW_TAIL},
+    /* witnesses' cosignatures */
+    {"witness", required_argument, NULL, O_WITNESS},
+    {"witness-file", required_argument, NULL, O_WITNESS_FILE},
+    {"witness-threshold", required_argument, NULL, O_WITNESS_THRESHOLD},
     {NULL, 0, NULL, 0},
 };
 
@@ -158,12 +177,81 @@ struct opts {
 	int have_size;
 	struct token_args ta;
 	const char *subjects[64], *subject_shas[64];
+	struct witopts w;
+	int threshold_given;
 };
 
 /* What an option's step returns besides an exit status: taken (read the next), or not
  * this step's option. */
 #define OPT_TAKEN (-1)
 #define OPT_NOT_MINE (-2)
+
+static int add_witness(struct witopts *w, const char *vkey)
+{
+	if (w->n == AV_WITNESS_MAX)
+		return usage_error("at most %d witnesses (--witness, --witness-file)", AV_WITNESS_MAX);
+	w->vkeys[w->n++] = vkey;
+	return 0;
+}
+
+/* --witness-file FILE: one vkey a line; blank lines and lines starting with # are skipped,
+ * trailing spaces and a CR dropped. The texts are kept until main returns: the vkeys point
+ * into them. */
+#define WITNESS_FILE_MAX 65536
+#define WITNESS_FILES_MAX 8
+static struct buf witness_files[WITNESS_FILES_MAX];
+static size_t nwitness_files;
+
+static int add_witness_file(struct witopts *w, const char *path)
+{
+	char err[AS_ERRLEN];
+	if (nwitness_files == WITNESS_FILES_MAX)
+		return usage_error("at most %d --witness-file options", WITNESS_FILES_MAX);
+	struct buf *fb = &witness_files[nwitness_files];
+	if (file_read(path, WITNESS_FILE_MAX, fb, err) != 0)
+		return usage_error("--witness-file: %s", err);
+	nwitness_files++;
+	if (buf_putc(fb, 0) != 0 || memchr(fb->p, 0, fb->len - 1))
+		return usage_error("--witness-file %.200s: a NUL byte, or over %d bytes", path, WITNESS_FILE_MAX);
+	size_t before = w->n;
+	for (char *line = (char *)fb->p, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		size_t n = strlen(line);
+		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+			line[--n] = 0;
+		line += strspn(line, " \t");
+		if (!*line || *line == '#')
+			continue;
+		if (add_witness(w, line))
+			return EXIT_USAGE;
+	}
+	if (w->n == before)
+		return usage_error("--witness-file %.200s names no witness", path);
+	return 0;
+}
+
+/* The witness options: --witness, --witness-file, --witness-threshold. */
+static int witness_option(struct opts *o, int c)
+{
+	uint64_t n;
+	switch (c) {
+	case O_WITNESS:
+		return add_witness(&o->w, optarg) ? EXIT_USAGE : OPT_TAKEN;
+	case O_WITNESS_FILE:
+		return add_witness_file(&o->w, optarg) ? EXIT_USAGE : OPT_TAKEN;
+	case O_WITNESS_THRESHOLD:
+		if (parse_u64(optarg, &n) || n == 0 || n > AV_WITNESS_MAX)
+			return usage_error("--witness-threshold: '%.40s' is not a number of witnesses from 1 to %d",
+					   optarg, AV_WITNESS_MAX);
+		o->w.threshold = (size_t)n;
+		o->threshold_given = 1;
+		return OPT_TAKEN;
+	default:
+		return OPT_NOT_MINE;
+	}
+}
 
 /* The options of the ledger commands (keys, ranges, proofs, --json). */
 static int ledger_option(struct opts *o, int c)
@@ -299,6 +387,8 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		int rc = ledger_option(o, c);
 		if (rc == OPT_NOT_MINE)
 			rc = token_option(o, c);
+		if (rc == OPT_NOT_MINE)
+			rc = witness_option(o, c);
 		if (rc != OPT_NOT_MINE && rc != OPT_TAKEN)
 			return rc;
 		if (rc == OPT_TAKEN)
@@ -314,6 +404,10 @@ static int parse_options(int argc, char **argv, struct opts *o)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (o->threshold_given && o->w.n == 0)
+		return usage_error("--witness-threshold needs --witness VKEY or --witness-file FILE");
+	if (o->w.threshold > o->w.n)
+		return usage_error("--witness-threshold %zu: only %zu witnesses given", o->w.threshold, o->w.n);
 	return OPT_TAKEN;
 }
 
@@ -325,8 +419,10 @@ static int consistency_command(struct opts *o, int npos, char **pos)
 		if (!o->oldf || !o->newf || !o->prooff || npos != 0)
 			return usage_error("consistency --old FILE --new FILE --proof FILE --key PUB.pem: all three "
 					   "files and no other argument");
-		return consistency_cmd(o->oldf, o->newf, o->prooff, &da->k);
+		return consistency_cmd(o->oldf, o->newf, o->prooff, &da->k, &o->w);
 	}
+	if (o->w.n)
+		return usage_error("consistency: --witness checks the --old checkpoint of --old --new --proof");
 	if (npos != 3)
 		return usage_error("consistency takes a directory and two tree sizes (or --old, --new, --proof)");
 	if (parse_u64(pos[1], &da->old_size) || parse_u64(pos[2], &da->new_size) || da->old_size == 0 ||
@@ -340,6 +436,9 @@ static int consistency_command(struct opts *o, int npos, char **pos)
 /* The command cmd with its npos operands pos, as the options set it up. */
 static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 {
+	if (o->w.n && strcmp(cmd, "ledger") && strcmp(cmd, "checkpoint") && strcmp(cmd, "consistency"))
+		return usage_error("%.40s: --witness and --witness-file are for ledger, checkpoint and consistency",
+				   cmd);
 	struct ledger_args *la = &o->la;
 	struct dir_args *da = &o->da;
 	struct token_args *ta = &o->ta;
@@ -381,6 +480,9 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 		la->o.key_sha256 = da->k.sha256;
 		la->o.key_from_state = da->k.from_state;
 		la->o.passkeys_path = o->passkeys;
+		la->o.witness_vkeys = o->w.vkeys;
+		la->o.nwitnesses = o->w.n;
+		la->o.witness_threshold = o->w.threshold;
 		if (!la->o.nkeys && !la->o.ntrusted && !la->o.key_sha256 && !la->o.key_from_state)
 			return usage_error(
 			    "ledger: pin the checkpoint key with --key PUB.pem, --key-sha256 HEX or --trusted FILE "
@@ -388,9 +490,15 @@ static int run_command(const char *cmd, struct opts *o, int npos, char **pos)
 		return isolated(run_ledger, la, la->dir);
 	}
 	if (!strcmp(cmd, "checkpoint")) {
+		if (o->check) {
+			if (npos != 0)
+				return usage_error("checkpoint --check FILE takes no other arguments");
+			return checkpoint_check_cmd(o->check, &da->k, &o->w);
+		}
 		if (npos != 1)
-			return usage_error("checkpoint takes one directory");
+			return usage_error("checkpoint takes one directory (or --check FILE)");
 		da->dir = pos[0];
+		da->w = o->w;
 		return isolated(run_checkpoint, da, da->dir);
 	}
 	if (!strcmp(cmd, "export")) {
@@ -444,7 +552,9 @@ int main(int argc, char **argv)
 	o.ta.o.subject_sha256 = o.subject_shas;
 	o.ta.o.leeway = -1;
 	int rc = parse_options(argc, argv, &o);
-	if (rc != OPT_TAKEN)
-		return rc;
-	return run_command(cmd, &o, argc - optind, argv + optind);
+	if (rc == OPT_TAKEN)
+		rc = run_command(cmd, &o, argc - optind, argv + optind);
+	for (size_t i = 0; i < nwitness_files; i++)
+		buf_free(&witness_files[i]);
+	return rc;
 }

@@ -21,7 +21,23 @@ struct av_ledger_opts {
 	const char *key_sha256;	      /* 64 lowercase hex digits: SHA-256 of the key's DER SubjectPublicKeyInfo */
 	int key_from_state;	      /* use the state directory's key unpinned (consistency only) */
 	uint64_t allow_unsigned_tail; /* entries after the newest signed checkpoint that still pass */
-	const char *passkeys_path;    /* reviewers' passkeys confirmed out of band (verify/passkeys.h); NULL: none */
+	/* Witnesses (C2SP tlog-cosignature, cosignature/v1): with nwitnesses > 0, a stored
+	 * checkpoint must carry valid cosignatures of at least witness_threshold (0: 1) distinct
+	 * witnesses; the newest that does is the witnessed one. A line naming a witness that does
+	 * not verify is a forgery: the ledger is not intact. */
+	const char *const *witness_vkeys; /* C2SP signed-note vkeys: NAME+KEYIDHEX+BASE64(0x04 || key) */
+	size_t nwitnesses;		  /* at most AV_WITNESS_MAX */
+	size_t witness_threshold;
+	const char *passkeys_path; /* reviewers' passkeys confirmed out of band (verify/passkeys.h); NULL: none */
+};
+
+#define AV_WITNESS_MAX 32
+
+/* A witness given, and whether it cosigned the witnessed checkpoint. */
+struct av_witness_seen {
+	char name[256];
+	int cosigned;  /* its cosignature on the witnessed checkpoint verified */
+	uint64_t time; /* that cosignature's timestamp (unix seconds) */
 };
 
 struct av_ledger_report {
@@ -43,6 +59,15 @@ struct av_ledger_report {
 	int has_bad_seq;	/* on failure: whether one entry is to blame */
 	uint64_t bad_seq;
 	char reason[AS_ERRLEN]; /* on failure: what is wrong */
+	/* With witnesses (opts->nwitnesses > 0): */
+	size_t witnesses;	  /* witnesses given */
+	size_t witness_threshold; /* distinct cosignatures required */
+	int witnessed;		  /* a stored checkpoint carries them */
+	uint64_t witnessed_size;  /* the newest such checkpoint's tree size */
+	size_t witnessed_by;	  /* how many of the witnesses cosigned it */
+	uint64_t after_witnessed; /* entries after it (when ok) */
+	size_t best_cosigned;	  /* when none is witnessed: the most cosignatures any checkpoint has */
+	struct av_witness_seen witness[AV_WITNESS_MAX];
 };
 
 /* Check every entry of the ledger in dir: canonical CBOR, contiguous seq from 0,

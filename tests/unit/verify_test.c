@@ -239,6 +239,46 @@ static void test_key_pinning(void **state)
 	assert_int_equal(rep.key_from_state, 0);
 }
 
+/* Witnesses given to av_verify_ledger (the cosignatures themselves: cosig_test.c and
+ * tests/integration/witness_verify.sh): unusable options refused, none cosigned reported. */
+static void test_witness_options(void **state)
+{
+	struct t *t = *state;
+	struct av_ledger_report rep;
+	char hex[65];
+	pem_spki_sha256(t->pub, hex);
+	const char *w[] = {"witness.example/w1+b2ee8dfa+BGp0RUWGBlqVJr4EoFvshyQKcberIVfI9EentsI+ZzPr",
+			   "witness.example/w2+1fcab208+BM8Bp0zdKAYvyw+MuL3lvPIh6d/J8BuYYCKJOyMGBKuj",
+			   "witness.example/w1+00000000+BGp0RUWGBlqVJr4EoFvshyQKcberIVfI9EentsI+ZzPr"};
+	struct av_ledger_opts o = {.key_sha256 = hex};
+	ledger_holds(t->dir, &o, 1, NULL, &rep);
+	assert_int_equal(rep.witnesses, 0);
+	assert_int_equal(rep.witnessed, 0);
+	o.witness_vkeys = w;
+	o.nwitnesses = 2;
+	ledger_holds(t->dir, &o, 0, "no stored checkpoint is cosigned by 1 of the 2 witnesses given", &rep);
+	assert_int_equal(rep.witnesses, 2);
+	assert_int_equal(rep.witness_threshold, 1);
+	assert_int_equal(rep.best_cosigned, 0);
+	assert_string_equal(rep.witness[1].name, "witness.example/w2");
+	o.witness_threshold = 3;
+	assert_int_equal(av_verify_ledger(t->dir, &o, &rep), AS_EINVAL);
+	assert_non_null(strstr(rep.reason, "more than the 2 witnesses"));
+	o.witness_threshold = 0;
+	o.witness_vkeys = w + 2; /* a key ID that is not the key's */
+	o.nwitnesses = 1;
+	assert_int_equal(av_verify_ledger(t->dir, &o, &rep), AS_EINVAL);
+	assert_non_null(strstr(rep.reason, "does not match the key"));
+	const char *twice[] = {w[0], w[0]};
+	o.witness_vkeys = twice;
+	o.nwitnesses = 2;
+	assert_int_equal(av_verify_ledger(t->dir, &o, &rep), AS_EINVAL);
+	assert_non_null(strstr(rep.reason, "given twice"));
+	o.nwitnesses = AV_WITNESS_MAX + 1;
+	assert_int_equal(av_verify_ledger(t->dir, &o, &rep), AS_EINVAL);
+	assert_non_null(strstr(rep.reason, "at most 32"));
+}
+
 /* ---- inclusion proofs ---- */
 
 static char *make_proof(const struct t *t, uint64_t seq, uint64_t size)
@@ -417,6 +457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_vkeys, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_key_pinning, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_witness_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_proof_every_entry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_proof_fields, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_proof_older_size, setup, teardown),

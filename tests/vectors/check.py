@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """An independent verifier of assent's evidence, written from docs/verification.md alone
 (Python's standard library and the cryptography module; no assent code): approval tokens,
-canonical CBOR ledger entries, RFC 9162 hashes and inclusion proofs, and signed checkpoints.
+canonical CBOR ledger entries, RFC 9162 hashes and inclusion proofs, signed checkpoints, and
+witnesses' cosignatures (C2SP tlog-cosignature, cosignature/v1).
 
 check_vector(v, dir) raises Refused(reason) when the vector's object must be refused and
 returns when it holds. As a program it checks every vector of manifest.json and prints TAP:
@@ -19,6 +20,7 @@ import sys
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
@@ -541,6 +543,45 @@ def check_ledger(doc, pub):
     need(top == len(entries), f"entries {top} to {len(entries) - 1} are not covered by a checkpoint")
 
 
+# ---- section 3b: witnesses' cosignatures ----
+def parse_vkey(s):
+    """NAME+KEYIDHEX+base64(0x04 || Ed25519 key) -> (name, keyid, Ed25519PublicKey); Refused otherwise."""
+    parts = s.split("+", 2)  # the name has no '+'; the key's base64 may have some
+    need(len(parts) == 3, "a vkey is NAME+KEYID+KEY")
+    name, idhex, key64 = parts
+    need(1 <= len(name) <= 255 and all(0x21 <= ord(ch) <= 0x7e for ch in name), "bad witness name")
+    need(re.fullmatch(r"[0-9a-f]{8}", idhex) is not None, "the key ID is not 8 lowercase hex digits")
+    key = b64_strict(key64)
+    need(len(key) == 33, "the key is not 33 bytes")
+    need(key[0] == 0x04, "key type is not 0x04")
+    need(hashlib.sha256(name.encode() + b"\n" + key).digest()[:4].hex() == idhex, "the key ID does not match")
+    return name, bytes.fromhex(idhex), Ed25519PublicKey.from_public_bytes(key[1:])
+
+
+def count_cosignatures(note, witnesses):
+    """How many distinct witnesses (name, keyid, key) validly cosigned note; a line with a
+    witness's name and key ID that does not verify is refused."""
+    head, _, sigs = note.decode("utf-8").partition("\n\n")
+    body = (head + "\n").encode()
+    seen = set()
+    for ln in sigs[:-1].split("\n"):
+        m = re.fullmatch(r"\u2014 (\S+) (\S+)", ln)
+        need(m is not None, "malformed signature line")
+        blob = b64_strict(m.group(2))
+        for i, (name, kid, pub) in enumerate(witnesses):
+            if m.group(1) != name or blob[:4] != kid:
+                continue
+            need(len(blob) == 76, f"cosignature by {name} is not 76 bytes")
+            t = int.from_bytes(blob[4:12], "big")
+            need(t < 2 ** 63, f"cosignature by {name}: timestamp over 2^63 - 1")
+            try:
+                pub.verify(blob[12:], b"cosignature/v1\ntime " + str(t).encode() + b"\n" + body)
+            except InvalidSignature:
+                raise Refused(f"cosignature by {name} does not verify")
+            seen.add(i)
+    return len(seen)
+
+
 def check_vector(v, d):
     a = v.get("args", {})
     rd = lambda f: open(os.path.join(d, f), "rb").read()
@@ -562,6 +603,14 @@ def check_vector(v, d):
         check_ledger(json.loads(rd(v["file"])), serialization.load_pem_public_key(rd(a["key"])))
     elif v["object"] == "checkpoint":
         check_proof(rd(a["proof"]), serialization.load_pem_public_key(rd(a["key"])), given=rd(v["file"]))
+    elif v["object"] == "cosig":
+        note = rd(v["file"])
+        check_checkpoint(note, serialization.load_pem_public_key(rd(a["key"])))
+        ws = [parse_vkey(rd(w).decode().strip("\n")) for w in a["witnesses"]]
+        n = count_cosignatures(note, ws)
+        need(n >= a["threshold"], f"cosigned by {n} witnesses, fewer than {a['threshold']}")
+    elif v["object"] == "vkey":
+        parse_vkey(rd(v["file"]).decode().strip("\n"))
     else:
         raise ValueError(v["object"])
 

@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -760,6 +760,102 @@ def rechain_from(prev_entry, rest):
     return out
 
 
+# ---- witnesses' cosignatures (C2SP tlog-cosignature cosignature/v1, Ed25519) ----
+EMDASH = "\u2014".encode()
+COSIG_T = T0 + 60  # the witnesses' timestamp: fixed, so the cosignatures are the same every run
+
+
+def load_or_make_witness(name):
+    """A witness's Ed25519 key (the raw 32-byte seed in hex, test-only and committed) and its vkey."""
+    p = os.path.join(OUT, "keys", name + ".ed25519")
+    if not os.path.exists(p):
+        put(f"keys/{name}.ed25519", os.urandom(32).hex().encode() + b"\n")
+    k = ed25519.Ed25519PrivateKey.from_private_bytes(bytes.fromhex(open(p).read().strip()))
+    pub = k.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    wname = f"witness.example/{name}"
+    kid = hashlib.sha256(wname.encode() + b"\n\x04" + pub).digest()[:4]
+    vkey = wname + "+" + kid.hex() + "+" + base64.b64encode(b"\x04" + pub).decode()
+    put(f"keys/{name}.vkey", vkey.encode() + b"\n")
+    return k, wname, kid, pub, vkey
+
+
+def cosign(w, body, t=COSIG_T, kid=None, sign_t=None, sign_body=None):
+    """A cosignature line: "— NAME base64(keyid || u64 time || Ed25519 sig)"; sign_t and sign_body
+    sign something other than what the line claims."""
+    k, wname, wkid, _, _ = w
+    msg = b"cosignature/v1\ntime %d\n" % (t if sign_t is None else sign_t) + (sign_body or body)
+    blob = (kid or wkid) + struct.pack(">Q", t) + k.sign(msg)
+    return EMDASH + b" " + wname.encode() + b" " + base64.b64encode(blob) + b"\n"
+
+
+def cosig_vectors(proofs):
+    note = proofs[(7, 0)]["checkpoint"].encode()  # signed by the log (keys/checkpoint.key)
+    body = note[:note.index(b"\n\n") + 1]
+    w1, w2, w3 = (load_or_make_witness(n) for n in ("w1", "w2", "w3"))
+    key = "keys/checkpoint.pub"
+
+    def c(name, data, expect, reason, witnesses=("w1",), threshold=1, err=None):
+        f = put(f"cosig/{name}.note", data)
+        vec("cosig", name, expect, reason, file=f, args={"key": key, "threshold": threshold,
+                                                          "witnesses": [f"keys/{w}.vkey" for w in witnesses]},
+            **({"verify_err": err} if err else {}))
+
+    c("one-of-one", note + cosign(w1, body), "valid", "witness w1 cosigned the checkpoint the log signed")
+    c("two-of-two", note + cosign(w1, body) + cosign(w2, body), "valid", "both witnesses cosigned",
+      ("w1", "w2"), 2)
+    c("unknown-witness-ignored", note + cosign(w3, body) + cosign(w1, body), "valid",
+      "a cosignature by a witness not given (w3) is ignored")
+    c("time-zero", note + cosign(w1, body, t=0), "valid", "timestamp 0 is spelled 'time 0'")
+    c("time-max", note + cosign(w1, body, t=2 ** 63 - 1), "valid", "timestamp 2^63 - 1, the largest C2SP allows")
+    c("none", note, "invalid", "no cosignature: 0 of 1", err="fewer than 1")
+    c("below-threshold", note + cosign(w1, body), "invalid", "1 of the 2 required", ("w1", "w2"), 2,
+      err="fewer than 2")
+    c("duplicate-counted-once", note + cosign(w1, body) + cosign(w1, body, t=COSIG_T + 1), "invalid",
+      "w1 twice (two valid lines) is one witness, not two", ("w1", "w2"), 2, err="cosigned by 1 of the 2")
+    c("wrong-key-id", note + cosign(w1, body, kid=b"\x00\x00\x00\x00"), "invalid",
+      "w1's name with another key ID: not w1's line, so ignored, and no cosignature is left", err="fewer than 1")
+    bad = bytearray(cosign(w1, body))
+    blob = bytearray(base64.b64decode(bad.split(b" ")[2]))
+    blob[20] ^= 1
+    c("bad-signature", note + EMDASH + b" " + w1[1].encode() + b" " + base64.b64encode(bytes(blob)) + b"\n",
+      "invalid", "one bit of w1's signature flipped: a forgery, refused naming w1",
+      err="witness witness.example/w1 .*does not verify")
+    line = cosign(w1, body)
+    short = base64.b64decode(line.split(b" ")[2])[:75]
+    c("truncated", note + EMDASH + b" " + w1[1].encode() + b" " + base64.b64encode(short) + b"\n", "invalid",
+      "w1's cosignature one byte short (75 bytes)", err="is 75 bytes, not 76")
+    c("timestamp-changed", note + cosign(w1, body, sign_t=COSIG_T + 1), "invalid",
+      "the line's timestamp differs from the one signed", err="does not verify")
+    other = body.replace(body.split(b"\n")[2], base64.b64encode(hashlib.sha256(b"other").digest()))
+    c("body-changed", note + cosign(w1, body, sign_body=other), "invalid",
+      "w1 cosigned another root at the same size (a fork)", err="does not verify")
+    c("time-over-max", note + cosign(w1, body, t=2 ** 63), "invalid", "timestamp 2^63, over 2^63 - 1",
+      err="over 2\\^63")
+    c("forged-among-valid", note + cosign(w2, body) + cosign(w1, body, sign_t=1), "invalid",
+      "w2 cosigned but w1's line does not verify: a forgery fails the check whatever the count",
+      ("w1", "w2"), 1, err="witness.example/w1")
+
+    def k(name, vkey, expect, reason, err=None):
+        f = put(f"cosig/vkey-{name}.txt", vkey.encode() + b"\n")
+        vec("vkey", name, expect, reason, file=f, args={"key": key, "note": "cosig/one-of-one.note"},
+            **({"verify_err": err} if err else {}))
+
+    _, wname, kid, pub, vkey = w1
+    b64 = lambda b: base64.b64encode(b).decode()
+    k4 = b64(b"\x04" + pub)
+    kid1 = hashlib.sha256(wname.encode() + b"\n\x01" + pub).digest()[:4].hex()
+    k("valid", vkey, "valid", "NAME+KEYIDHEX+base64(0x04 || Ed25519 key)")
+    k("wrong-type", f"{wname}+{kid1}+" + b64(b"\x01" + pub), "invalid",
+      "key type 0x01 (Ed25519 note signatures), not 0x04", err="key type 0x01")
+    k("wrong-key-id", f"{wname}+00000000+{k4}", "invalid", "the key ID is not the key's", err="does not match")
+    k("uppercase-key-id", f"{wname}+{kid.hex().upper()}+{k4}", "invalid", "the key ID in uppercase hex",
+      err="lowercase hex")
+    k("short-key", f"{wname}+{kid.hex()}+" + b64(b"\x04" + pub[:31]), "invalid", "a 31-byte key", err="33 bytes")
+    k("name-with-space", f"witness example+{kid.hex()}+{k4}", "invalid", "a space in the name",
+      err="printable ASCII")
+    k("no-key", f"{wname}+{kid.hex()}", "invalid", "no key after the key ID", err="not 8 lowercase hex|33 bytes")
+
+
 def main():
     global OUT
     if len(sys.argv) == 3 and sys.argv[1] == "--out":  # a fresh copy elsewhere, with these keys
@@ -775,7 +871,7 @@ def main():
     ck = load_or_make_key("checkpoint")
     sp = os.path.join(OUT, "keys/hs256.secret")
     secret = open(sp, "rb").read() if os.path.exists(sp) else os.urandom(24).hex().encode()
-    for d in ("token", "entry", "tree", "checkpoint", "ledger"):
+    for d in ("token", "entry", "tree", "checkpoint", "ledger", "cosig"):
         shutil.rmtree(os.path.join(OUT, d), ignore_errors=True)
     tokens(tk, other, secret, ck)
     proofs = ledger(ck)
@@ -783,6 +879,7 @@ def main():
     entry_vectors(ck, proofs[(7, 0)]["origin"])
     checkpoint_vectors(ck, other, proofs)
     ledger_vectors(ck, other, proofs)
+    cosig_vectors(proofs)
     for v in manifest:  # None marks an option a vector takes away from the defaults
         if "args" in v:
             v["args"] = {k: x for k, x in v["args"].items() if x is not None}
