@@ -82,8 +82,8 @@ static int same_signer(struct rd line, const struct ledger_cosig *c)
 }
 
 /* The note old with the cosignatures c appended, each replacing a line by the same signer. */
-static int merge(const uint8_t *old, size_t n, size_t blen, const struct ledger_cosig *c, size_t nc,
-		 struct buf *out, char *err)
+static int merge(const uint8_t *old, size_t n, size_t blen, const struct ledger_cosig *c, size_t nc, struct buf *out,
+		 char *err)
 {
 	struct rd r, line;
 	rd_init(&r, old, n);

@@ -52,6 +52,13 @@ int frame_fields_check(const struct frame_table *tb, const struct cv *body, char
  * with an item table (F_REC_CALLS recs: F_REC_CALL's; F_CONFIG hooks) are checked too. */
 int frame_down_check(uint32_t t, const struct cv *body, char *err);
 
+/* One item of F_WITNESS_DONE's cosigs, which the signer checks before reading it: a map of
+ * name (text), keyid (FRAME_COSIG_KEYID bytes), time (uint), sig (FRAME_COSIG_SIG bytes),
+ * nothing else. 0, or AS_ECORRUPT with err. */
+#define FRAME_COSIG_KEYID 4
+#define FRAME_COSIG_SIG 64
+int frame_cosig_check(const struct cv *item, char *err);
+
 /* ---- builders, beside their tables ---- */
 
 /* F_HELLO {kind} in arena a: a worker's first frame ("mcp", "review", "upstream", "notify",
