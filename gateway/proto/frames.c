@@ -311,7 +311,8 @@ static const struct frame_field d_http_reply[] = {{"hreq", FT_UINT, UINT64_MAX, 
 						  {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT},
 						  {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, OPT}};
 static const struct frame_field d_stats[] = {{"pending", FT_UINT, UINT64_MAX, REQ},
-					     {"uptime", FT_UINT, UINT64_MAX, REQ}};
+					     {"uptime", FT_UINT, UINT64_MAX, REQ},
+					     {"witness_alarm", FT_TEXT, PROTO_WITNESS_ALARM_MAX, OPT}}; /* witness.c */
 static const struct frame_field d_web_reply[] = {
     {"hreq", FT_UINT, UINT64_MAX, REQ},
     {"status", FT_UINT, PS_COUNT - 1, REQ},
@@ -569,10 +570,12 @@ struct cv *frame_ctl_reply(struct cv_arena *a, uint64_t conn, unsigned status, c
 	return rc ? NULL : f;
 }
 
-struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime)
+struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime, const char *alarm)
 {
-	struct cv *f = ipc_frame_new(a, F_STATS, 2);
-	int rc = !f || ipc_put_uint(a, f, "pending", pending) || ipc_put_uint(a, f, "uptime", uptime);
+	struct cv *f = ipc_frame_new(a, F_STATS, 3);
+	size_t al = alarm ? strnlen(alarm, PROTO_WITNESS_ALARM_MAX) : 0;
+	int rc = !f || ipc_put_uint(a, f, "pending", pending) || ipc_put_uint(a, f, "uptime", uptime) ||
+		 (al && ipc_put_text(a, f, "witness_alarm", alarm, al));
 	return rc ? NULL : f;
 }
 

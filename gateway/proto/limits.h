@@ -113,6 +113,7 @@
 #define PROTO_WITNESS_RESP_MAX 4096 /* a witness's answer the worker reads (an Ed25519 line: ~100 bytes) */
 #define PROTO_WITNESS_COSIGS_MAX 8  /* Ed25519 cosignature lines taken from one answer */
 #define PROTO_WITNESS_NAME_MAX 255  /* a cosigner's name, as a checkpoint origin */
+#define PROTO_WITNESS_ALARM_MAX 512 /* F_STATS witness_alarm: /health's "NAME at N; ..." */
 #define PROTO_WITNESS_SIZE_MAX 0x7fffffffffffffffull /* a 409's tree size, and a cosignature's timestamp */
 
 /* ---- what the signer sends its workers (frames.c's second direction) ---- */
