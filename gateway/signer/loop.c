@@ -92,6 +92,7 @@ static const struct ipc_rule notify_rules[] = {
     {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
     {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
     {F_NOTIFY_DONE, READY, 0, h_notify_done},
+    {F_WITNESS_DONE, READY, 0, h_witness_done},
 };
 
 /* The recorder: its counters (and, with the QA tools, its answers). */
