@@ -55,6 +55,7 @@ struct witness {
 	char sent_body[CKPT_MAX]; /* the body of the checkpoint sent: what its cosignature signs */
 	size_t sent_blen;
 	unsigned fails;
+	int recovering; /* the last answer was a 409 we asked again after: the next is not at once */
 	int alarm;
 	uint64_t alarm_size;
 };
@@ -521,7 +522,7 @@ static void on_cosigs(struct signer *s, struct witness *w, const struct cv *arr)
 		return;
 	}
 	buf_free(&line);
-	w->inflight = 0, w->fails = 0;
+	w->inflight = 0, w->fails = 0, w->recovering = 0;
 	w->cosigned = w->old = w->sent_size;
 	s->m.witness_cosigned++;
 	slog("info", "witness %s cosigned checkpoint %llu", w->name, (unsigned long long)w->sent_size);
@@ -547,10 +548,14 @@ int h_witness_done(void *ctx, struct ipc_frame *f, char *err)
 	if (status == 200) {
 		on_cosigs(s, w, arr);
 	} else if (status == 409 && size && size->u <= w->sent_size && size->u != w->sent_old) {
-		/* C2SP: it has another size than we thought; ask again from that size. */
+		/* C2SP: it has another size than we thought; ask again from that size, at once the
+		 * first time (a witness that keeps moving its size waits like one that fails). */
 		slog("info", "witness %s has size %llu (not %llu): asking again from there", w->name,
 		     (unsigned long long)size->u, (unsigned long long)w->sent_old);
-		w->old = size->u, w->inflight = 0, w->next_at = 0;
+		w->old = size->u;
+		if (w->recovering)
+			retry_later(s, w, "its size moved again");
+		w->inflight = 0, w->recovering = 1;
 	} else if (status == 409 && size) {
 		w->old = size->u;
 		raise_alarm(s, w, size->u);

@@ -388,7 +388,7 @@ static void test_signer_builders(void **state)
 /* F_WITNESS_DONE's cosigs items: a map of exactly name, keyid (4 bytes), time, sig (64 bytes). */
 static void cosig_item(struct cv_arena *a, struct cv *m, size_t keyid, size_t sig, const char *extra)
 {
-	const uint8_t z[64] = {0};
+	const uint8_t z[80] = {0};
 	*m = *cv_map(a, extra ? 5 : 4);
 	assert_int_equal(cv_set_text(a, &m->items[0], "name", 4), 0);
 	assert_int_equal(cv_set_text(a, &m->items[1], "w.example/1", 11), 0);
