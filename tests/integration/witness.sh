@@ -88,6 +88,16 @@ expect_exit 0 "  ... and the log's own signature still does (assent-verify consi
 #   line removed, exit 1. The verifier side is built on branch witness-verify.
 grep -v '^— w2\.' "$T/c1" >"$T/c1.one"
 expect_exit 1 "  ... one of them removed: the threshold of 2 is not met" $PY "$WIT" check "$T/c1.one" "$V1" "$V2" --threshold 2
+# the ledger's own copy (LMDB "checkpoints" at N1), read with python3-lmdb
+$PY - "$S/ledger" "$N1" "$T/c1.lmdb" <<'PY'
+import lmdb, struct, sys
+env = lmdb.open(sys.argv[1], readonly=True, max_dbs=4, lock=False)
+with env.begin() as txn:
+    v = txn.get(struct.pack('>Q', int(sys.argv[2])), db=env.open_db(b'checkpoints', txn=txn, create=False))
+open(sys.argv[3], 'wb').write(v or b'')
+PY
+expect_exit 0 "the checkpoint stored in the ledger at $N1 carries both cosignatures too" \
+	$PY "$WIT" check "$T/c1.lmdb" "$V1" "$V2" --threshold 2
 check "each witness's line appears once" test "$(grep -c '^— w[12]\.' "$T/c1")" = 2
 
 # ---- on demand: a checkpoint made beside the daemon is sent with a consistency proof ----
