@@ -7,8 +7,9 @@
 # witnesses cosign (threshold two, verified here in Python); a witness that is down at first
 # cosigns the checkpoint that waited once it is up; a checkpoint made on demand (`assent
 # ledger checkpoint` beside the daemon) is cosigned with a consistency proof; after a restart
-# the stored sizes are used; a witness whose cosignature is forged is refused and nothing of
-# it stored; a forked ledger (a second ledger under the same key) is refused cosignature and
+# the stored sizes are used, and without them (old 0) the witness's 409 gives its size, from
+# which it is asked again (C2SP's recovery); a witness whose cosignature is forged is refused
+# and nothing of it stored; a forked ledger (a second ledger under the same key) is refused cosignature and
 # raises the alarm (an error line, /metrics, /health).
 . "$(dirname "$0")/../lib.sh"
 WIT=$ROOT/tests/witness/witness.py
@@ -136,6 +137,24 @@ check "the forged cosignature is refused" \
 check "  ... and not stored" sh -c "! grep -q 'w3.example' '$S/ledger/checkpoint'"
 curl -s "$R/metrics" >"$T/m2"
 check "/metrics counts it refused" grep -Eq '^assent_witness_cosignatures_total\{result="refused"\} [1-9]' "$T/m2"
+
+# ---- the sizes kept are lost: each witness is asked with old 0 and its 409 says its size ----
+open_agent_sock "$S"
+for i in 1 2; do ask "before the second stop $i"; done
+kill "$DPID"
+for _ in $(seq 200); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
+rm -f "$S/assentd.json" "$S/witnesses.state"
+printf '%s http://127.0.0.1:%s/w1/\n' "$V1" "$P1" >"$T/w1only"
+ASSENT_WITNESSES=$T/w1only ASSENT_NOTIFY_BACKOFF_MS=100 ASSENT_SINGLE_USER=$(agent_single_user) \
+	daemon_start --policy "$T/p.policy"
+daemon_listens "a restart without STATE/witnesses.state"
+N4=$(sed -n 2p "$S/ledger/checkpoint")
+check "witness 1 answers old 0 with its size ($N3), and is asked again from there" \
+	wait_for grep -q "witness w1.example/witness has size $N3 (not 0): asking again from there" "$T/d.log"
+cosigned4() { grep -q "witness w1.example/witness cosigned checkpoint $N4" "$T/d.log"; }
+check "  ... then cosigns checkpoint $N4 over the proof from $N3" wait_for cosigned4
+check "  ... and its size is kept again" grep -q "^w1.example/witness [0-9a-f]* $N4$" "$S/witnesses.state"
+N3=$N4
 
 # ---- a forked ledger under the same key: the witnesses saw another tree ----
 kill "$DPID"
