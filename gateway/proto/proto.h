@@ -84,7 +84,7 @@ enum {
 			       * review also {proxy, proxy_header} */
 	F_HTTP_REPLY = 104,   /* mcp: {hreq, status, error?} or {hreq, status 200, conn, session,
 			       * principal, client?, protocol?} */
-	F_STATS = 105,	      /* mcp, review: {pending, uptime} for /health, about once a second */
+	F_STATS = 105,	      /* mcp, review: {pending, uptime, witness_alarm?} for /health, about once a second */
 	F_WEB_REPLY = 106,    /* review: {hreq, status, body, ctype?, cookie?, clear?, retry?, wsid?}
 			       * status: enum proto_status, which the review worker maps to HTTP */
 	F_TASK_STATUS = 108,  /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
