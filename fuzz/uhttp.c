@@ -1,5 +1,5 @@
 /* Fuzz target: the upstream HTTP client's response parser (gateway/worker/upstream/
- * uhttp_resp.c). Input: one byte choosing the limits (any_body too) and how the rest is cut into reads,
+ * uhttp_resp.c). Input: one byte choosing the limits (any_body and raw too) and how the rest is cut into reads,
  * then the bytes a server sends on one connection (responses back to back, as keep-alive
  * would have them), then the connection's end.
  * Properties (abort when violated):
@@ -10,7 +10,8 @@
  *     response completed or it failed;
  *   - a message is 1 to body_max bytes, and a JSON body's message has no surrounding
  *     whitespace; a session is 1 to UHTTP_SESSION_MAX visible ASCII bytes; a completed
- *     status is 200..599 and only a 2xx delivers messages;
+ *     status is 200..599 and only a 2xx delivers messages (with raw, any status delivers
+ *     its whole body as one message, as a witness's answer is read);
  *   - an error leaves a message of printable ASCII. */
 #include <stdint.h>
 #include <stdio.h>
@@ -58,8 +59,10 @@ static int on_msg(void *arg, const char *json, size_t n)
 	struct ctx *c = arg;
 	if (n == 0 || n > c->body_max)
 		fail("a message of 0 or more than body_max bytes", NULL);
-	if (c->r->status < 200 || c->r->status > 299)
+	if ((c->r->status < 200 || c->r->status > 299) && !c->r->lim.raw)
 		fail("a message from a non-2xx answer", NULL);
+	if (c->r->lim.raw && c->r->body != UHTTP_BODY_RAW)
+		fail("a raw answer's body not kept raw", NULL);
 	if (c->r->body == UHTTP_BODY_JSON && (memchr(" \t\r\n", json[0], 4) || memchr(" \t\r\n", json[n - 1], 4)))
 		fail("a JSON message with whitespace around it", NULL);
 	uint64_t h = c->o->hash ^ n;
@@ -84,8 +87,10 @@ static void check_session(const char *s)
 static void run(const uint8_t *p, size_t n, size_t body_max, int mode, uint32_t seed, struct outcome *o)
 {
 	struct uhttp_resp r;
-	/* the seed's low bit: any_body, as the notify worker reads webhook receivers' answers */
-	struct uhttp_limits lim = {.body_max = body_max, .stream_max = 4 * body_max, .any_body = (int)(seed & 1)};
+	/* the seed's low bit: any_body, as the notify worker reads webhook receivers' answers;
+	 * the next: raw, as it reads witnesses' */
+	struct uhttp_limits lim = {
+	    .body_max = body_max, .stream_max = 4 * body_max, .any_body = (int)(seed & 1), .raw = (int)(seed >> 1 & 1)};
 	struct ctx c = {o, &r, body_max};
 	memset(o, 0, sizeof *o);
 	o->hash = 0xcbf29ce484222325ull;

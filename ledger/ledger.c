@@ -2,6 +2,7 @@
  * checkpoints. See ledger/ledger.h for the format. */
 #define _GNU_SOURCE
 #include "ledger/ledger.h"
+#include "ledger/ledger_int.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -20,28 +21,6 @@
 #include "ledger/note.h"
 #include "ledger/store.h"
 #include "common/util.h"
-
-struct ledger {
-	MDB_env *env;
-	MDB_dbi entries, ckpts, meta;
-	struct eckey *key;   /* owned, unless ext */
-	struct headsign *hs; /* the same key in OpenSSL: every commit signs, so signing must be cheap */
-	note_sign_fn sign;   /* headsign_sign with hs, or an external signer's (ledger_opts.signer) */
-	void *sign_ctx;
-	int ext; /* key and sign_ctx belong to the caller's signer */
-	char dir[4096];
-	char origin[CKPT_ORIGIN_MAX + 1];
-	uint64_t every;
-	uint32_t secs;
-	uint64_t size;	    /* as of our last transaction */
-	uint64_t ckpt_seen; /* unix ms of the newest checkpoint as of our last transaction; 0: none */
-	int demo;	    /* a demo ledger (`assent ledger append`): origin assent-demo/... */
-	int known;	    /* size and root below hold the tree we last signed or verified */
-	uint64_t high;	    /* the largest tree this process saw signed: a ledger never shrinks under it */
-	uint8_t root[32];
-	struct cv_arena arena;
-	struct buf enc;
-};
 
 /* Tree state kept in "meta", rewritten in every append transaction. */
 struct tree_state {

@@ -121,4 +121,31 @@ int ledger_read(struct ledger *l,
 /* Writes a final checkpoint when the tree grew (clean shutdown), then frees l. */
 void ledger_close(struct ledger *l);
 
+/* ---- witnesses' cosignatures (C2SP tlog-cosignature): ledger/cosign_store.c ---- */
+#define LEDGER_COSIG_MAX 8 /* cosignature lines stored by one ledger_cosign call */
+
+/* The newest periodic checkpoint (the one witnesses are sent): its size, and in note (at
+ * most CKPT_MAX bytes, reset first) the note as stored, with its log signature and any
+ * cosignatures stored since. AS_ENOTFOUND when none is signed yet. */
+int ledger_periodic(struct ledger *l, uint64_t *size, struct buf *note, char *err) AS_MUST_USE;
+
+/* One verified cosignature: its signer's name and key ID, and the whole note signature
+ * line the caller rebuilt: NOTE_SIG_PREFIX, NAME, a space, BASE64(keyid || timestamp ||
+ * signature), LF. */
+struct ledger_cosig {
+	const char *name;
+	uint8_t keyid[4];
+	const char *line;
+};
+/* Appends n verified cosignature lines to the checkpoint stored at size, whose body (the
+ * note up to its blank line) must be body (blen bytes): the one the witnesses cosigned.
+ * A stored line with the same name and key ID is replaced (the newer cosignature wins: one
+ * line per witness). Rewrites DIR/checkpoint when size is the newest periodic checkpoint.
+ * The note must still verify with the log's key and stay within CKPT_MAX bytes; a
+ * cosignature whose key ID is the log key's is refused (ckpt_verify would read it as the
+ * log's). 0, AS_ENOTFOUND (no checkpoint at size), AS_ECORRUPT (another body), AS_ETOOBIG,
+ * AS_EINVAL or AS_EIO, with err. */
+int ledger_cosign(struct ledger *l, uint64_t size, const char *body, size_t blen, const struct ledger_cosig *c,
+		  size_t n, char *err) AS_MUST_USE;
+
 #endif

@@ -170,6 +170,18 @@ static const struct frame_field rec_answer[] = {{"qid", FT_UINT, UINT64_MAX, REQ
 static const struct frame_field notify_done[] = {{"id", FT_UINT, UINT64_MAX, REQ},
 						 {"status", FT_UINT, PROTO_HTTP_STATUS_MAX, REQ},
 						 {"error", FT_TEXT, PROTO_NOTIFY_ERROR_MAX, OPT}};
+/* A witness's answer as the notify worker read it: the signer never sees its bytes, only
+ * these fields, and rebuilds each cosignature line from them once its signature verifies. */
+static const struct frame_field witness_done[] = {
+    {"id", FT_UINT, UINT64_MAX, REQ},
+    {"status", FT_UINT, PROTO_HTTP_STATUS_MAX, REQ},
+    {"error", FT_TEXT, PROTO_NOTIFY_ERROR_MAX, OPT},
+    {"size", FT_UINT, PROTO_WITNESS_SIZE_MAX, OPT},	  /* a 409's text/x.tlog.size */
+    {"cosigs", FT_ARRAY, PROTO_WITNESS_COSIGS_MAX, OPT}}; /* a 200's lines: each a witness_cosig */
+static const struct frame_field witness_cosig[] = {{"name", FT_TEXT, PROTO_WITNESS_NAME_MAX, REQ},
+						   {"keyid", FT_BYTES, FRAME_COSIG_KEYID, REQ},
+						   {"time", FT_UINT, PROTO_WITNESS_SIZE_MAX, REQ},
+						   {"sig", FT_BYTES, FRAME_COSIG_SIG, REQ}};
 
 /* What a question about the records may carry (qa.c checks who may ask which op). */
 #define QA_FIELDS                                                                                                      \
@@ -252,6 +264,7 @@ static const struct frame_table tables[] = {
     TABLE(F_REC_STATS, rec_stats),
     TABLE(F_REC_ANSWER, rec_answer),
     TABLE(F_NOTIFY_DONE, notify_done),
+    TABLE(F_WITNESS_DONE, witness_done),
     TABLE(F_WEB_HISTORY, web_history),
     TABLE(F_WEB_PROOF, web_proof),
     TABLE(F_WEB_CONSISTENCY, web_consistency),
@@ -290,6 +303,7 @@ static const struct frame_field d_config[] = {
     {"name", FT_TEXT, PROTO_UP_NAME_MAX, OPT},		    /* upstream: whose worker it is */
     {"url", FT_MAP, PROTO_CONFIG_MAP_MAX, OPT},		    /* upstream: a url server's */
     {"hooks", FT_ARRAY, PROTO_NOTIFY_HOOKS_MAX, OPT},	    /* notify: each a d_hook */
+    {"witnesses", FT_ARRAY, PROTO_WITNESS_MAX, OPT},	    /* notify: each a d_hook (path: add-checkpoint's) */
 };
 static const struct frame_field d_hook[] = {{"scheme", FT_TEXT, PROTO_URL_SCHEME_MAX, REQ},
 					    {"host", FT_TEXT, PROTO_URL_HOST_MAX, REQ},
@@ -307,7 +321,8 @@ static const struct frame_field d_http_reply[] = {{"hreq", FT_UINT, UINT64_MAX, 
 						  {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT},
 						  {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, OPT}};
 static const struct frame_field d_stats[] = {{"pending", FT_UINT, UINT64_MAX, REQ},
-					     {"uptime", FT_UINT, UINT64_MAX, REQ}};
+					     {"uptime", FT_UINT, UINT64_MAX, REQ},
+					     {"witness_alarm", FT_TEXT, PROTO_WITNESS_ALARM_MAX, OPT}}; /* witness.c */
 static const struct frame_field d_web_reply[] = {
     {"hreq", FT_UINT, UINT64_MAX, REQ},
     {"status", FT_UINT, PS_COUNT - 1, REQ},
@@ -370,7 +385,10 @@ static const struct frame_field d_notify_post[] = {
     {"id", FT_UINT, UINT64_MAX, REQ},
     {"hook", FT_UINT, PROTO_NOTIFY_HOOKS_MAX - 1, REQ}, /* F_CONFIG's */
     {"body", FT_TEXT, PROTO_NOTIFY_BODY_MAX, REQ},
-    {"headers", FT_ARRAY, PROTO_NOTIFY_HEADERS_MAX, REQ}};				    /* [name, value] */
+    {"headers", FT_ARRAY, PROTO_NOTIFY_HEADERS_MAX, REQ}}; /* [name, value] */
+static const struct frame_field d_witness_post[] = {{"id", FT_UINT, UINT64_MAX, REQ},
+						    {"witness", FT_UINT, PROTO_WITNESS_MAX - 1, REQ}, /* F_CONFIG's */
+						    {"body", FT_TEXT, PROTO_WITNESS_BODY_MAX, REQ}};
 static const struct frame_field d_catalog[] = {{"tools", FT_TEXT, PROTO_CATALOG_MAX, REQ},  /* JSON array */
 					       {"routes", FT_TEXT, PROTO_CATALOG_MAX, REQ}, /* JSON */
 					       {"more", FT_TEXT, PROTO_CATALOG_MAX, OPT}};  /* JSON object */
@@ -396,6 +414,7 @@ static const struct frame_table down[] = {
     TABLE(F_REC_EVENT, d_rec_event),
     TABLE(F_REC_QUERY, d_rec_query),
     TABLE(F_NOTIFY_POST, d_notify_post),
+    TABLE(F_WITNESS_POST, d_witness_post),
     TABLE(F_CATALOG, d_catalog),
 };
 /* The items of an array that are maps with a table of their own. */
@@ -405,7 +424,22 @@ static const struct {
 	const char *key;
 	uint32_t item_type;		/* its table: the down table of this type, */
 	const struct frame_table *item; /* or this one */
-} down_items[] = {{F_REC_CALLS, "recs", F_REC_CALL, NULL}, {F_CONFIG, "hooks", 0, &hook_item}};
+} down_items[] = {{F_REC_CALLS, "recs", F_REC_CALL, NULL},
+		  {F_CONFIG, "hooks", 0, &hook_item},
+		  {F_CONFIG, "witnesses", 0, &hook_item}};
+
+static const struct frame_table cosig_item = {F_WITNESS_DONE, "F_WITNESS_DONE cosigs item", witness_cosig,
+					      sizeof witness_cosig / sizeof *witness_cosig};
+
+int frame_cosig_check(const struct cv *item, char *err)
+{
+	if (item->t != CV_MAP)
+		return as_fail(err, AS_ECORRUPT, "IPC F_WITNESS_DONE: a cosigs item is not a map");
+	GUARD(frame_fields_check(&cosig_item, item, err));
+	if (cv_get(item, "keyid")->n != FRAME_COSIG_KEYID || cv_get(item, "sig")->n != FRAME_COSIG_SIG)
+		return as_fail(err, AS_ECORRUPT, "IPC F_WITNESS_DONE: a cosigs item's keyid or sig is short");
+	return 0;
+}
 
 const struct frame_table *frame_down_find(uint32_t t)
 {
@@ -546,10 +580,12 @@ struct cv *frame_ctl_reply(struct cv_arena *a, uint64_t conn, unsigned status, c
 	return rc ? NULL : f;
 }
 
-struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime)
+struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime, const char *alarm)
 {
-	struct cv *f = ipc_frame_new(a, F_STATS, 2);
-	int rc = !f || ipc_put_uint(a, f, "pending", pending) || ipc_put_uint(a, f, "uptime", uptime);
+	struct cv *f = ipc_frame_new(a, F_STATS, 3);
+	size_t al = alarm ? strnlen(alarm, PROTO_WITNESS_ALARM_MAX) : 0;
+	int rc = !f || ipc_put_uint(a, f, "pending", pending) || ipc_put_uint(a, f, "uptime", uptime) ||
+		 (al && ipc_put_text(a, f, "witness_alarm", alarm, al));
 	return rc ? NULL : f;
 }
 

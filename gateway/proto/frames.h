@@ -52,6 +52,13 @@ int frame_fields_check(const struct frame_table *tb, const struct cv *body, char
  * with an item table (F_REC_CALLS recs: F_REC_CALL's; F_CONFIG hooks) are checked too. */
 int frame_down_check(uint32_t t, const struct cv *body, char *err);
 
+/* One item of F_WITNESS_DONE's cosigs, which the signer checks before reading it: a map of
+ * name (text), keyid (FRAME_COSIG_KEYID bytes), time (uint), sig (FRAME_COSIG_SIG bytes),
+ * nothing else. 0, or AS_ECORRUPT with err. */
+#define FRAME_COSIG_KEYID 4
+#define FRAME_COSIG_SIG 64
+int frame_cosig_check(const struct cv *item, char *err);
+
 /* ---- builders, beside their tables ---- */
 
 /* F_HELLO {kind} in arena a: a worker's first frame ("mcp", "review", "upstream", "notify",
@@ -77,7 +84,8 @@ struct frame_result {
 struct cv *frame_result(struct cv_arena *a, const struct frame_result *r);
 struct cv *frame_conn_new(struct cv_arena *a, uint64_t conn); /* the descriptor rides with it */
 struct cv *frame_ctl_reply(struct cv_arena *a, uint64_t conn, unsigned status, const char *json, size_t n);
-struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime);
+/* alarm: the witnesses' alarm for /health (witness.c), NULL or "" when none */
+struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime, const char *alarm);
 struct cv *frame_task_status(struct cv_arena *a, uint64_t conn, const char *json, size_t n);
 struct cv *frame_note(struct cv_arena *a, uint64_t conn, const char *rid, const char *method, const char *json);
 struct cv *frame_ask(struct cv_arena *a, uint64_t conn, const char *rid, uint64_t aid, const char *method,

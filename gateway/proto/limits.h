@@ -113,6 +113,14 @@
 #define PROTO_NOTIFY_HEADERS_MAX 8     /* F_NOTIFY_POST headers: [name, value] pairs */
 #define PROTO_NOTIFY_HEADER_MAX 1099   /* one header's name, or its value */
 #define PROTO_NOTIFY_TIMEOUT_MS 20000u /* a delivery's whole exchange, connect to response */
+/* witnesses (C2SP tlog-witness), through the notify worker */
+#define PROTO_WITNESS_MAX 8	    /* witnesses in ASSENT_WITNESSES */
+#define PROTO_WITNESS_BODY_MAX 8192 /* an add-checkpoint body: old line, 64 proof lines, a checkpoint */
+#define PROTO_WITNESS_RESP_MAX 4096 /* a witness's answer the worker reads (an Ed25519 line: ~100 bytes) */
+#define PROTO_WITNESS_COSIGS_MAX 8  /* Ed25519 cosignature lines taken from one answer */
+#define PROTO_WITNESS_NAME_MAX 255  /* a cosigner's name, as a checkpoint origin */
+#define PROTO_WITNESS_ALARM_MAX 512 /* F_STATS witness_alarm: /health's "NAME at N; ..." */
+#define PROTO_WITNESS_SIZE_MAX 0x7fffffffffffffffull /* a 409's tree size, and a cosignature's timestamp */
 
 /* ---- what the signer sends its workers (frames.c's second direction) ---- */
 #define PROTO_HTTP_STATUS_MAX 599	/* F_HTTP_REPLY status, and F_NOTIFY_DONE's */

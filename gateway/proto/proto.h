@@ -38,8 +38,10 @@ enum {
 	F_CALLRECS = 27,  /* mcp: {recs: [F_CALLREC's map, ...]} the calls ended since the last batch (at most
 			   * PROTO_CALLRECS_MAX), sent once per turn of its loop: a syscall per batch, not per call */
 	F_REC_STATS = 24, /* recorder: {written, dropped, failed, queued, events} its counters, now and then */
-	F_REC_ANSWER = 25,  /* recorder: {qid, status, json} the answer to F_REC_QUERY qid */
-	F_NOTIFY_DONE = 28, /* notify: {id, status, error?} delivery id ended: its HTTP status, 0 when none came */
+	F_REC_ANSWER = 25,   /* recorder: {qid, status, json} the answer to F_REC_QUERY qid */
+	F_NOTIFY_DONE = 28,  /* notify: {id, status, error?} delivery id ended: its HTTP status, 0 when none came */
+	F_WITNESS_DONE = 29, /* notify: {id, status, error?, size?, cosigs?} witness delivery id ended: its HTTP
+			      * status (0: none came), a 409's size, a 200's cosignature lines as fields */
 	F_UP_NOTE = 19, /* upstream: {cid, method, params (bytes)} a call's progress (cid), or a log message (cid 0) */
 	/* review: a reviewer's command on the control socket, one frame type each (the
 	 * signer's dispatch table has a row for each); conn names the connection, whose
@@ -72,37 +74,39 @@ enum {
 	F_SESSION_INFO = 31,	/* mcp: {conn, client, protocol} what initialize declared */
 	F_SESSION_END = 32,	/* mcp: {conn} DELETE /mcp */
 	/* signer -> worker */
-	F_CONN_NEW = 100,    /* {conn} + the connection's descriptor */
-	F_RESULT = 101,	     /* mcp: {conn, rid, json, iserror, raw?, rpc_error?, status?} the answer to a tool
-			      * call; raw: json is the result itself (an upstream's), not a result to wrap;
-			      * rpc_error: json is a JSON-RPC error {code, message, data?}; status: a refusal's
-			      * enum proto_status (POST /events answers with its HTTP status) */
-	F_CTL_REPLY = 102,   /* review: {conn, status, json} status: enum proto_status */
-	F_CONFIG = 103,	     /* {http: {on, hosts, origins, limits...}} first, before the jail;
-			      * review also {proxy, proxy_header} */
-	F_HTTP_REPLY = 104,  /* mcp: {hreq, status, error?} or {hreq, status 200, conn, session,
-			      * principal, client?, protocol?} */
-	F_STATS = 105,	     /* mcp, review: {pending, uptime} for /health, about once a second */
-	F_WEB_REPLY = 106,   /* review: {hreq, status, body, ctype?, cookie?, clear?, retry?, wsid?}
-			      * status: enum proto_status, which the review worker maps to HTTP */
-	F_TASK_STATUS = 108, /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
-	F_WEB_PUSH = 107,    /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
-	F_DISPATCH = 109,    /* upstream: {cid, call, digest, caps?, state?} forward this call, once; caps: a
-			      * 2026-07-28 client's (PROTO_CAP_*), state: the server's own requestState */
-	F_NOTE = 111,	     /* mcp: {conn, rid, method, json} a notification about call rid of conn (progress, log) */
-	F_UP_CANCEL = 112,   /* upstream: {cid} the agent cancelled this dispatched call */
-	F_ASK = 113,	     /* mcp: {conn, rid, aid, method, json} ask the client of call rid (a server's request) */
-	F_UP_SOCKET = 115,   /* upstream (url): {} + a socket connecting to its server, TCP_NODELAY */
-	F_UP_ANSWER = 114,   /* upstream: {sid, result? | error? (bytes)} the answer to the server's request sid */
-	F_REC_CALLS = 119,   /* recorder: {recs: [F_REC_CALL's map, ...]} a batch */
-	F_REC_CALL = 116,    /* recorder, the items of F_REC_CALLS: F_CALLREC's fields and the signer's: user, ckind,
-			      * client, session, decision?,    rule?, seq? */
-	F_REC_EVENT = 117,   /* recorder: {at, kind, key?, call?, session?, user?, ckind?, client?, attrs} */
-	F_REC_QUERY = 118,   /* recorder: {qid, op, json} a question about the records (QA reports, events, prune) */
-	F_NOTIFY_POST = 120, /* notify: {id, hook, body, headers: [[name, value]...]} + a socket connecting to
-			      * webhook `hook` (the F_CONFIG hooks' index): POST body there, once */
-	F_CATALOG = 110,     /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
-			      * where each goes, and their resources, templates and prompts */
+	F_CONN_NEW = 100,     /* {conn} + the connection's descriptor */
+	F_RESULT = 101,	      /* mcp: {conn, rid, json, iserror, raw?, rpc_error?, status?} the answer to a tool
+			       * call; raw: json is the result itself (an upstream's), not a result to wrap;
+			       * rpc_error: json is a JSON-RPC error {code, message, data?}; status: a refusal's
+			       * enum proto_status (POST /events answers with its HTTP status) */
+	F_CTL_REPLY = 102,    /* review: {conn, status, json} status: enum proto_status */
+	F_CONFIG = 103,	      /* {http: {on, hosts, origins, limits...}} first, before the jail;
+			       * review also {proxy, proxy_header} */
+	F_HTTP_REPLY = 104,   /* mcp: {hreq, status, error?} or {hreq, status 200, conn, session,
+			       * principal, client?, protocol?} */
+	F_STATS = 105,	      /* mcp, review: {pending, uptime, witness_alarm?} for /health, about once a second */
+	F_WEB_REPLY = 106,    /* review: {hreq, status, body, ctype?, cookie?, clear?, retry?, wsid?}
+			       * status: enum proto_status, which the review worker maps to HTTP */
+	F_TASK_STATUS = 108,  /* mcp: {conn, json} a task of conn's ended: notifications/tasks/status */
+	F_WEB_PUSH = 107,     /* review: {version, pending, ended: [wsid]} the queue changed; sessions that ended */
+	F_DISPATCH = 109,     /* upstream: {cid, call, digest, caps?, state?} forward this call, once; caps: a
+			       * 2026-07-28 client's (PROTO_CAP_*), state: the server's own requestState */
+	F_NOTE = 111,	      /* mcp: {conn, rid, method, json} a notification about call rid of conn (progress, log) */
+	F_UP_CANCEL = 112,    /* upstream: {cid} the agent cancelled this dispatched call */
+	F_ASK = 113,	      /* mcp: {conn, rid, aid, method, json} ask the client of call rid (a server's request) */
+	F_UP_SOCKET = 115,    /* upstream (url): {} + a socket connecting to its server, TCP_NODELAY */
+	F_UP_ANSWER = 114,    /* upstream: {sid, result? | error? (bytes)} the answer to the server's request sid */
+	F_REC_CALLS = 119,    /* recorder: {recs: [F_REC_CALL's map, ...]} a batch */
+	F_REC_CALL = 116,     /* recorder, the items of F_REC_CALLS: F_CALLREC's fields and the signer's: user, ckind,
+			       * client, session, decision?,    rule?, seq? */
+	F_REC_EVENT = 117,    /* recorder: {at, kind, key?, call?, session?, user?, ckind?, client?, attrs} */
+	F_REC_QUERY = 118,    /* recorder: {qid, op, json} a question about the records (QA reports, events, prune) */
+	F_NOTIFY_POST = 120,  /* notify: {id, hook, body, headers: [[name, value]...]} + a socket connecting to
+			       * webhook `hook` (the F_CONFIG hooks' index): POST body there, once */
+	F_WITNESS_POST = 121, /* notify: {id, witness, body} + a socket connecting to witness `witness` (the
+			       * F_CONFIG witnesses' index): POST body to its add-checkpoint, once */
+	F_CATALOG = 110,      /* mcp: {tools, routes, more (text: JSON)} the upstreams' tools (renamed),
+			       * where each goes, and their resources, templates and prompts */
 	/* review, appended (issue 17, the page's history): */
 	F_WEB_HISTORY = 63, /* {who?, outcome?, audience?, rule?, since?, until?, limit?} GET /review/api/history */
 	F_WEB_PROOF = 64,   /* {seq} GET /review/api/proof: a decision's inclusion proof (assent-verify proof) */

@@ -88,11 +88,12 @@ static const struct ipc_rule upstream_rules[] = {
     {F_UP_CONNECT, READY, 0, h_up_connect},
 };
 
-/* The notify worker: how each webhook delivery ended. */
+/* The notify worker: how each webhook delivery and witness request ended. */
 static const struct ipc_rule notify_rules[] = {
     {F_HELLO, IPC_STATE(S_NEW), IPC_ONCE, h_hello},
     {F_LOG, READY | IPC_STATE(S_NEW), 0, h_log},
     {F_NOTIFY_DONE, READY, 0, h_notify_done},
+    {F_WITNESS_DONE, READY, 0, h_witness_done},
 };
 
 /* The recorder: its counters (and, with the QA tools, its answers). */
@@ -405,7 +406,7 @@ static int start_workers(struct signer *s)
 		gate_settle(s);
 	/* The webhooks: their worker starts in the loop's first turn (it execs at once, so it
 	 * inherits nothing of this process's memory). */
-	return rc == 0 && notify_start(s) != 0 ? 2 : rc;
+	return rc == 0 && (witness_start(s) != 0 || notify_start(s) != 0) ? 2 : rc;
 }
 
 /* ---- one turn of the event loop ---- */
@@ -524,6 +525,7 @@ static void turn_chores(struct signer *s)
 	}
 	if (ledger_tick(s->ledger, err) != 0)
 		slog("error", "checkpoint: %s", err);
+	witness_tick(s); /* after the checkpoint it may send */
 }
 
 /* One turn: wait, then handle what came; -1 when poll fails. */
@@ -582,6 +584,7 @@ static void stop_all(struct signer *s)
 		}
 	gate_stop(s);
 	notify_free(s);
+	witness_free(s);
 	ledger_close(s->ledger); /* signs a final checkpoint */
 	tokkeys_free(s->tk);
 	tok_config_clear(&s->tcfg);

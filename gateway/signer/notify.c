@@ -144,7 +144,7 @@ static void reload(struct signer *s)
 	if (w->pid > 0 || w->fd >= 0)
 		worker_down(s, W_NOTIFY, "its webhooks changed");
 	w->restarts = 0;
-	w->start_at = n->hk.n ? now_ms() : 0;
+	w->start_at = n->hk.n || witness_count(s) ? now_ms() : 0;
 }
 
 static void check_file(struct signer *s)
@@ -184,7 +184,7 @@ static void nt_phase(struct signer *s, enum req_phase ph, const struct phase_ev 
 static int nt_config(struct signer *s, int k, struct cv_arena *a, struct cv **f)
 {
 	(void)k;
-	struct cv *nf = ipc_frame_new(a, F_CONFIG, 1);
+	struct cv *nf = ipc_frame_new(a, F_CONFIG, 2);
 	if (!nf || notify_config(s, a, nf) != 0)
 		return -1;
 	*f = nf;
@@ -217,6 +217,8 @@ int notify_start(struct signer *s)
 	 * millisecond since the previous run's start; the top bit stays clear). */
 	s->nt->next_id = (now_unix_ms() & ((1ull << 41) - 1)) << 22;
 	check_file(s);
+	if (witness_count(s) && !s->w[W_NOTIFY].start_at) /* witnesses, no webhook: the worker all the same */
+		s->w[W_NOTIFY].start_at = now_ms();
 	return 0;
 }
 
@@ -250,7 +252,7 @@ static int notify_config(struct signer *s, struct cv_arena *a, struct cv *f)
 		arr->items[i] = *m;
 	}
 	*slot = *arr;
-	return 0;
+	return witness_config(s, a, f);
 }
 
 /* Slack's mrkdwn reads <...> as links and mentions (<!channel>): the agent's words are escaped. */

@@ -320,8 +320,10 @@ void send_stats(struct signer *s)
 		if (w->fd < 0 || w->state != S_READY || k >= W_UP0 || (k == W_MCP ? !s->http.on : s->review_fd < 0))
 			continue;
 		struct cv_arena a;
+		char alarm[WITNESS_ALARM_MAX + 1];
+		witness_alarm_text(s, alarm, sizeof alarm);
 		cv_arena_init(&a, 16);
-		worker_send(s, k, frame_stats(&a, pq_count(s->q), (now_ms() - s->started_ms) / 1000));
+		worker_send(s, k, frame_stats(&a, pq_count(s->q), (now_ms() - s->started_ms) / 1000, alarm));
 		cv_arena_free(&a);
 	}
 }

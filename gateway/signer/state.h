@@ -10,6 +10,7 @@
 #include "gateway/signer/gate.h"
 #include "gateway/signer/records.h"
 #include "gateway/signer/notify.h"
+#include "gateway/signer/witness.h"
 #include "gateway/signer/loop.h"
 #include "gateway/signer/passkey.h"
 

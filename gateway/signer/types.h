@@ -211,7 +211,8 @@ struct recent {
 	int restricted;
 };
 
-struct notifier; /* notify.c: the webhooks and their deliveries */
+struct notifier;  /* notify.c: the webhooks and their deliveries */
+struct witnesses; /* witness.c: the witnesses and their requests */
 struct worker_kind;
 
 /* The gate's state (gate.c): its upstreams, their workers, the calls in flight. */
@@ -245,7 +246,8 @@ struct records_state {
 
 struct signer {
 	struct notifier *nt;
-	uint8_t mrtr_key[32]; /* MACs requestStates (mrtr.c); made at first use, in memory only */
+	struct witnesses *wit; /* NULL: no ASSENT_WITNESSES */
+	uint8_t mrtr_key[32];  /* MACs requestStates (mrtr.c); made at first use, in memory only */
 	int mrtr_keyed;
 	const struct signer_opts *o;
 	struct worker w[NWORKERS];

@@ -20,61 +20,21 @@
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 
-static const uint32_t worker_types[] = {F_HELLO,
-					F_CONN_CLOSED,
-					F_LOG,
-					F_REQUEST,
-					F_COLLECT,
-					F_LIST,
-					F_CANCEL,
-					F_HTTP_AUTH,
-					F_SESSION_INFO,
-					F_SESSION_END,
-					F_CTL_WHOAMI,
-					F_CTL_STATUS,
-					F_CTL_PENDING,
-					F_CTL_SHOW,
-					F_CTL_DECIDE,
-					F_CTL_REVEAL,
-					F_WEB_METRICS,
-					F_WEB_JWKS,
-					F_WEB_CHECKPOINT,
-					F_WEB_LOGIN,
-					F_WEB_ME,
-					F_WEB_LOGOUT,
-					F_WEB_EVENTS,
-					F_WEB_PENDING,
-					F_WEB_LIST,
-					F_WEB_DECIDE,
-					F_WEB_REVEAL,
-					F_WEB_SUBMIT,
-					F_WEB_ADMIN_CLEAR,
-					F_WEB_HISTORY,
-					F_WEB_PROOF,
-					F_WEB_CONSISTENCY,
-					F_WEB_PASSKEY,
-					F_TASK,
-					F_INPUT,
-					F_CALL,
-					F_UP_TOOLS,
-					F_UP_RESULT,
-					F_UP_NOTE,
-					F_UP_ASK,
-					F_UP_CONNECT,
-					F_ANSWER,
-					F_CALLREC,
-					F_CALLRECS,
-					F_QA,
-					F_CTL_QA,
-					F_WEB_QA,
-					F_REC_STATS,
-					F_REC_ANSWER,
-					F_NOTIFY_DONE};
+static const uint32_t worker_types[] = {
+    F_HELLO,	      F_CONN_CLOSED,	 F_LOG,		 F_REQUEST,	F_COLLECT,	   F_LIST,
+    F_CANCEL,	      F_HTTP_AUTH,	 F_SESSION_INFO, F_SESSION_END, F_CTL_WHOAMI,	   F_CTL_STATUS,
+    F_CTL_PENDING,    F_CTL_SHOW,	 F_CTL_DECIDE,	 F_CTL_REVEAL,	F_WEB_METRICS,	   F_WEB_JWKS,
+    F_WEB_CHECKPOINT, F_WEB_LOGIN,	 F_WEB_ME,	 F_WEB_LOGOUT,	F_WEB_EVENTS,	   F_WEB_PENDING,
+    F_WEB_LIST,	      F_WEB_DECIDE,	 F_WEB_REVEAL,	 F_WEB_SUBMIT,	F_WEB_ADMIN_CLEAR, F_WEB_HISTORY,
+    F_WEB_PROOF,      F_WEB_CONSISTENCY, F_WEB_PASSKEY,	 F_TASK,	F_INPUT,	   F_CALL,
+    F_UP_TOOLS,	      F_UP_RESULT,	 F_UP_NOTE,	 F_UP_ASK,	F_UP_CONNECT,	   F_ANSWER,
+    F_CALLREC,	      F_CALLRECS,	 F_QA,		 F_CTL_QA,	F_WEB_QA,	   F_REC_STATS,
+    F_REC_ANSWER,     F_NOTIFY_DONE,	 F_WITNESS_DONE};
 /* Every type the signer sends a worker (proto.h: signer -> worker). */
-static const uint32_t signer_types[] = {F_CONN_NEW,  F_RESULT,	    F_CTL_REPLY, F_CONFIG,    F_HTTP_REPLY, F_STATS,
-					F_WEB_REPLY, F_TASK_STATUS, F_WEB_PUSH,	 F_DISPATCH,  F_NOTE,	    F_UP_CANCEL,
-					F_ASK,	     F_UP_SOCKET,   F_UP_ANSWER, F_REC_CALLS, F_REC_CALL,   F_REC_EVENT,
-					F_REC_QUERY, F_NOTIFY_POST, F_CATALOG};
+static const uint32_t signer_types[] = {
+    F_CONN_NEW, F_RESULT,    F_CTL_REPLY, F_CONFIG,	 F_HTTP_REPLY, F_STATS,	      F_WEB_REPLY, F_TASK_STATUS,
+    F_WEB_PUSH, F_DISPATCH,  F_NOTE,	  F_UP_CANCEL,	 F_ASK,	       F_UP_SOCKET,   F_UP_ANSWER, F_REC_CALLS,
+    F_REC_CALL, F_REC_EVENT, F_REC_QUERY, F_NOTIFY_POST, F_CATALOG,    F_WITNESS_POST};
 
 static char big[1u << 20];
 
@@ -400,7 +360,7 @@ static void test_signer_builders(void **state)
 	    {F_RESULT, frame_result(&a, &raw)},
 	    {F_CONN_NEW, frame_conn_new(&a, 1)},
 	    {F_CTL_REPLY, frame_ctl_reply(&a, 1, PS_NOT_FOUND, "{\"ok\":false}", 12)},
-	    {F_STATS, frame_stats(&a, 2, 100)},
+	    {F_STATS, frame_stats(&a, 2, 100, "w.example/1 at 7")},
 	    {F_TASK_STATUS, frame_task_status(&a, 1, "{}", 2)},
 	    {F_NOTE, frame_note(&a, 1, "7", "notifications/progress", "{}")},
 	    {F_ASK, frame_ask(&a, 1, "7", 2, "sampling/createMessage", "{}")},
@@ -426,6 +386,48 @@ static void test_signer_builders(void **state)
 	cv_arena_free(&a);
 }
 
+/* F_WITNESS_DONE's cosigs items: a map of exactly name, keyid (4 bytes), time, sig (64 bytes). */
+static void cosig_item(struct cv_arena *a, struct cv *m, size_t keyid, size_t sig, const char *extra)
+{
+	const uint8_t z[80] = {0};
+	*m = *cv_map(a, extra ? 5 : 4);
+	assert_int_equal(cv_set_text(a, &m->items[0], "name", 4), 0);
+	assert_int_equal(cv_set_text(a, &m->items[1], "w.example/1", 11), 0);
+	assert_int_equal(cv_set_text(a, &m->items[2], "keyid", 5), 0);
+	assert_int_equal(cv_set_bytes(a, &m->items[3], z, keyid), 0);
+	assert_int_equal(cv_set_text(a, &m->items[4], "time", 4), 0);
+	cv_set_uint(&m->items[5], 1700000000);
+	assert_int_equal(cv_set_text(a, &m->items[6], "sig", 3), 0);
+	assert_int_equal(cv_set_bytes(a, &m->items[7], z, sig), 0);
+	if (extra) {
+		assert_int_equal(cv_set_text(a, &m->items[8], extra, strlen(extra)), 0);
+		cv_set_uint(&m->items[9], 1);
+	}
+}
+
+static void test_cosig_items(void **st)
+{
+	(void)st;
+	struct cv_arena a;
+	struct cv m, u;
+	char err[AS_ERRLEN] = "";
+	cv_arena_init(&a, 64);
+	cosig_item(&a, &m, 4, 64, NULL);
+	assert_int_equal(frame_cosig_check(&m, err), 0);
+	cosig_item(&a, &m, 3, 64, NULL);
+	assert_int_equal(frame_cosig_check(&m, err), AS_ECORRUPT);
+	cosig_item(&a, &m, 4, 63, NULL);
+	assert_int_equal(frame_cosig_check(&m, err), AS_ECORRUPT);
+	cosig_item(&a, &m, 4, 65, NULL);
+	assert_int_equal(frame_cosig_check(&m, err), AS_ECORRUPT);
+	cosig_item(&a, &m, 4, 64, "line");
+	assert_int_equal(frame_cosig_check(&m, err), AS_ECORRUPT);
+	assert_non_null(strstr(err, "line"));
+	cv_set_uint(&u, 1);
+	assert_int_equal(frame_cosig_check(&u, err), AS_ECORRUPT);
+	cv_arena_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +439,7 @@ int main(void)
 	    cmocka_unit_test(test_get),
 	    cmocka_unit_test(test_builders),
 	    cmocka_unit_test(test_signer_builders),
+	    cmocka_unit_test(test_cosig_items),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

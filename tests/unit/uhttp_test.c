@@ -503,6 +503,30 @@ static void test_any_body(void **state)
 	uhttp_resp_free(&r);
 }
 
+/* raw (a witness's answer): any status's body, whatever its type, given whole as one message
+ * at its end, chunked or not; an empty body gives none. */
+static void test_raw_body(void **state)
+{
+	(void)state;
+	static const char *const in[] = {
+	    "HTTP/1.1 409 Conflict\r\nContent-Type: text/x.tlog.size\r\nContent-Length: 3\r\n\r\n42\n",
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: "
+	    "chunked\r\n\r\n3\r\nab\n\r\n2\r\ncd\r\n0\r\n\r\n",
+	    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"};
+	static const char *const want[] = {"42\n|", "ab\ncd|", ""};
+	for (size_t i = 0; i < 3; i++)
+		for (size_t step = 1; step <= 64; step += 63) {
+			struct uhttp_resp r;
+			struct uhttp_limits lim = {.any_body = 1, .raw = 1, .body_max = 4096};
+			struct got g;
+			char err[AS_ERRLEN] = "";
+			uhttp_resp_init(&r, &lim);
+			assert_int_equal(feed_split(&r, in[i], step, 0, &g, err), 1);
+			assert_string_equal(g.msgs, want[i]);
+			uhttp_resp_free(&r);
+		}
+}
+
 /* SEP-2243 routing headers, encoded when not plain; DELETE ends the session. */
 static void test_client_routing_and_delete(void **state)
 {
@@ -731,6 +755,7 @@ int main(void)
 	    cmocka_unit_test(test_client_routing_and_delete),
 	    cmocka_unit_test(test_client_extra_headers),
 	    cmocka_unit_test(test_any_body),
+	    cmocka_unit_test(test_raw_body),
 	    cmocka_unit_test(test_client_closes),
 	    cmocka_unit_test(test_cfg_refusals),
 	    cmocka_unit_test(test_system_store),

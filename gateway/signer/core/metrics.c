@@ -73,6 +73,17 @@ int metrics_text(const struct metrics *m, const struct metrics_gauges *g, struct
 			 "assent_webhook_deliveries_total{result=\"dropped\"} %llu\n",
 			 (unsigned long long)m->hook_delivered, (unsigned long long)m->hook_retried,
 			 (unsigned long long)m->hook_gave_up, (unsigned long long)m->hook_dropped);
+	rc |= buf_printf(o,
+			 "# HELP assent_witness_cosignatures_total Witnesses' cosignatures, by result.\n"
+			 "# TYPE assent_witness_cosignatures_total counter\n"
+			 "assent_witness_cosignatures_total{result=\"stored\"} %llu\n"
+			 "assent_witness_cosignatures_total{result=\"refused\"} %llu\n"
+			 "assent_witness_cosignatures_total{result=\"retried\"} %llu\n"
+			 "# HELP assent_witness_conflicts_total Witnesses that saw another tree of this ledger.\n"
+			 "# TYPE assent_witness_conflicts_total counter\n"
+			 "assent_witness_conflicts_total %llu\n",
+			 (unsigned long long)m->witness_cosigned, (unsigned long long)m->witness_refused,
+			 (unsigned long long)m->witness_failed, (unsigned long long)m->witness_conflicts);
 	rc |=
 	    buf_printf(o,
 		       "# HELP assent_web_sessions Reviewers logged in on the web.\n# TYPE assent_web_sessions gauge\n"

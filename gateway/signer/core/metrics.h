@@ -20,6 +20,9 @@ struct metrics {
 	/* webhook deliveries (notify.c): delivered (a 2xx), attempts that failed and are retried,
 	 * given up after the last retry, dropped because the queue was full */
 	uint64_t hook_delivered, hook_retried, hook_gave_up, hook_dropped;
+	/* witnesses (witness.c): cosignatures stored, refused (a signature that does not verify),
+	 * attempts that failed and are retried, conflicts (a witness saw another tree) */
+	uint64_t witness_cosigned, witness_refused, witness_failed, witness_conflicts;
 };
 
 /* A request left the queue: outcome approved|rejected|answered|selected|denied|

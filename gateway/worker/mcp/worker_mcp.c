@@ -435,6 +435,9 @@ static void on_stats(struct mw *w, struct ipc_frame *f)
 {
 	w->pending = frame_get_uint(f->body, "pending");
 	w->uptime = frame_get_uint(f->body, "uptime");
+	size_t al = 0;
+	const char *a = frame_get_text(f->body, "witness_alarm", &al);
+	snprintf(w->alarm, sizeof w->alarm, "%.*s", (int)al, a ? a : "");
 	w->stats_at = mono_ms();
 }
 

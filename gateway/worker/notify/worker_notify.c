@@ -1,4 +1,6 @@
-/* The notify worker: it POSTs the signer's webhook deliveries and says how each ended.
+/* The notify worker: it POSTs the signer's webhook deliveries and witness requests (C2SP
+ * tlog-witness add-checkpoint, F_WITNESS_POST) and says how each ended; a witness's answer
+ * is read here (wresp.h) and only its fields go back (F_WITNESS_DONE).
  * It parses the only bytes webhook receivers send back (TLS records, HTTP responses),
  * so it is jailed like every worker, and it can reach nothing by itself: the signer
  * connects each delivery's socket, to an address it resolved from STATE/notify.json, and
@@ -20,6 +22,7 @@
 #include "gateway/proto/ipc.h"
 #include "gateway/proto/proto.h"
 #include "gateway/worker/jail.h"
+#include "gateway/worker/notify/wresp.h"
 #include "gateway/worker/upstream/uhttp.h"
 #include "gateway/worker/wio.h"
 
@@ -29,6 +32,10 @@ struct nconn {
 	int used, reported;
 	int status; /* the response's HTTP status once DONE; 0 none yet */
 	char why[PROTO_NOTIFY_ERROR_MAX];
+	int witness;  /* a witness request: its answer is read */
+	size_t blen;  /* the answer's bytes in body */
+	int too_long; /* more than PROTO_WITNESS_RESP_MAX came */
+	uint8_t body[PROTO_WITNESS_RESP_MAX];
 };
 
 struct nw {
@@ -37,14 +44,65 @@ struct nw {
 	struct cv_arena arena;
 	struct uhttp *u[PROTO_NOTIFY_HOOKS_MAX];
 	size_t nhooks;
+	struct uhttp *wu[PROTO_WITNESS_MAX]; /* each witness's add-checkpoint */
+	size_t nwit;
 	struct nconn conns[PROTO_NOTIFY_INFLIGHT];
 };
+
+/* The cosignature lines' fields, as F_WITNESS_DONE's cosigs (frames.c's witness_cosig). */
+static int put_cosigs(struct cv_arena *a, struct cv *f, const struct wresp *r)
+{
+	struct cv *arr = cv_array(a, r->n), *slot;
+	for (size_t i = 0; arr && i < r->n; i++) {
+		const struct wresp_cosig *c = &r->c[i];
+		struct cv *m = cv_map(a, 4);
+		if (!m || cv_set_text(a, &m->items[0], "name", 4) ||
+		    cv_set_text(a, &m->items[1], c->name, strlen(c->name)) ||
+		    cv_set_text(a, &m->items[2], "keyid", 5) ||
+		    cv_set_bytes(a, &m->items[3], c->keyid, sizeof c->keyid) ||
+		    cv_set_text(a, &m->items[4], "time", 4) || cv_set_text(a, &m->items[6], "sig", 3) ||
+		    cv_set_bytes(a, &m->items[7], c->sig, sizeof c->sig))
+			return -1;
+		cv_set_uint(&m->items[5], c->time);
+		arr->items[i] = *m;
+	}
+	if (!arr || !(slot = ipc_put(a, f, "cosigs")))
+		return -1;
+	*slot = *arr;
+	return 0;
+}
+
+/* A witness request ended: its status, and what its answer says (or why it was refused). */
+static void witness_done(struct nw *w, struct nconn *n, int status, const char *why)
+{
+	static struct wresp r;
+	char err[AS_ERRLEN] = "", perr[AS_ERRLEN] = "";
+	int bad = n->too_long ? as_fail(perr, AS_EINVAL, "an answer of more than %d bytes", PROTO_WITNESS_RESP_MAX)
+			      : wresp_parse(status, n->body, n->blen, &r, perr);
+	if (bad) {
+		memset(&r, 0, sizeof r);
+		why = perr;
+	}
+	cv_arena_reset(&w->arena);
+	struct cv *f = ipc_frame_new(&w->arena, F_WITNESS_DONE, 5);
+	size_t wl = why ? strnlen(why, PROTO_NOTIFY_ERROR_MAX - 1) : 0;
+	if (!f || ipc_put_uint(&w->arena, f, "id", n->id) || ipc_put_uint(&w->arena, f, "status", (uint64_t)status) ||
+	    (wl && ipc_put_text(&w->arena, f, "error", why, wl)) ||
+	    (r.has_size && ipc_put_uint(&w->arena, f, "size", r.size)) || (r.n && put_cosigs(&w->arena, f, &r)) ||
+	    ipc_conn_send(&w->ipc, f, -1, err) != 0)
+		ipc_log(w->ipcfd, "error", "notify worker: cannot report witness request %llu",
+			(unsigned long long)n->id);
+}
 
 static void done(struct nw *w, struct nconn *n, int status, const char *why)
 {
 	if (n->reported)
 		return;
 	n->reported = 1;
+	if (n->witness) {
+		witness_done(w, n, status, why);
+		return;
+	}
 	cv_arena_reset(&w->arena);
 	char err[AS_ERRLEN];
 	struct cv *f = ipc_frame_new(&w->arena, F_NOTIFY_DONE, 3);
@@ -65,9 +123,16 @@ static void on_event(void *arg, enum uhttp_event ev, int status)
 
 static int on_msg(void *arg, const char *json, size_t len)
 {
-	(void)arg; /* a receiver's JSON answer is not read: only its status counts */
-	(void)json;
-	(void)len;
+	struct nconn *n = arg; /* a receiver's JSON answer is not read: only its status counts */
+	if (!n->witness)
+		return 0;
+	/* a witness's: its whole body, once (uhttp_cfg.raw), kept for wresp_parse */
+	if (len > sizeof n->body - n->blen) {
+		n->too_long = 1;
+		return 0;
+	}
+	memcpy(n->body + n->blen, json, len);
+	n->blen += len;
 	return 0;
 }
 
@@ -130,43 +195,92 @@ static void on_post(struct nw *w, struct ipc_frame *f)
 	}
 }
 
+/* A witness request: {id, witness, body} and its socket. */
+static void on_witness_post(struct nw *w, struct ipc_frame *f)
+{
+	char err[AS_ERRLEN];
+	size_t blen;
+	uint64_t id = frame_get_uint(f->body, "id"), wi = frame_get_uint(f->body, "witness");
+	const char *body = frame_get_text(f->body, "body", &blen);
+	struct nconn busy = {.id = id, .witness = 1}, *n = NULL;
+	if (wi >= w->nwit || f->nfds != 1) {
+		ipc_log(w->ipcfd, "error", "notify worker: a bad witness frame: witness %llu of %zu, %zu descriptors",
+			(unsigned long long)wi, w->nwit, f->nfds);
+		return;
+	}
+	for (size_t i = 0; i < PROTO_NOTIFY_INFLIGHT && !n; i++)
+		if (!w->conns[i].used)
+			n = &w->conns[i];
+	if (!n) {
+		done(w, &busy, 0, "the notify worker has no free connection");
+		return;
+	}
+	memset(n, 0, sizeof *n);
+	n->used = 1, n->id = id, n->witness = 1, n->started = mono_ms();
+	struct uhttp_req rq = {0};
+	if (uhttp_conn_new(w->wu[wi], &n->c, err) != 0 || uhttp_attach(n->c, f->fds[0], err) != 0) {
+		done(w, n, 0, err);
+		uhttp_conn_free(n->c);
+		memset(n, 0, sizeof *n);
+		return;
+	}
+	f->fds[0] = -1;
+	if (uhttp_send_req(n->c, body, blen, &rq, err) != 0) {
+		snprintf(n->why, sizeof n->why, "%s", err);
+		conn_end(w, n);
+	}
+}
+
 static void on_frame(void *arg, struct ipc_frame *f)
 {
 	if (f->type == F_NOTIFY_POST)
 		on_post(arg, f);
+	else if (f->type == F_WITNESS_POST)
+		on_witness_post(arg, f);
 }
 
-/* The configuration, before the jail: {hooks: [{scheme, host, port, path, ca?}...]}; each
- * CA file is read now, while files can still be opened. */
+/* One webhook or witness of the configuration: its uhttp, with its CA file read now. */
+static int one_target(const struct cv *h, int witness, struct uhttp **out, char *err)
+{
+	size_t scn, hon, pan, can;
+	const char *sc = frame_get_text(h, "scheme", &scn), *ho = frame_get_text(h, "host", &hon),
+		   *pa = frame_get_text(h, "path", &pan), *ca = frame_get_text(h, "ca", &can);
+	uint64_t port = frame_get_uint(h, "port");
+	char b[4][PROTO_URL_PATH_MAX + 1];
+	snprintf(b[0], sizeof b[0], "%.*s", (int)scn, sc);
+	snprintf(b[1], sizeof b[1], "%.*s", (int)hon, ho);
+	snprintf(b[2], sizeof b[2], "%.*s", (int)pan, pa);
+	snprintf(b[3], sizeof b[3], "%.*s", (int)can, ca ? ca : "");
+	struct uhttp_cfg cfg = {.scheme = b[0],
+				.host = b[1],
+				.port = (uint16_t)port,
+				.path = b[2],
+				.ca = can ? b[3] : NULL,
+				.body_max = witness ? PROTO_WITNESS_BODY_MAX : 64u << 10,
+				.any_body = 1,
+				.raw = witness};
+	return uhttp_new(&cfg, out, err);
+}
+
+/* The configuration, before the jail: {hooks: [{scheme, host, port, path, ca?}...],
+ * witnesses: [the same]}; each CA file is read now, while files can still be opened. */
 static int read_config(struct nw *w, struct cv_arena *a, char *err)
 {
 	struct ipc_frame f;
 	GUARD(ipc_config(&w->ipc, w->ipcfd, a, &f, err));
 	const struct cv *hs = frame_get(f.body, "hooks", CV_ARRAY); /* each checked by its item table */
+	const struct cv *ws = frame_get(f.body, "witnesses", CV_ARRAY);
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && hs && i < hs->n && i < PROTO_NOTIFY_HOOKS_MAX; i++) {
-		const struct cv *h = &hs->items[i];
-		size_t scn, hon, pan, can;
-		const char *sc = frame_get_text(h, "scheme", &scn), *ho = frame_get_text(h, "host", &hon),
-			   *pa = frame_get_text(h, "path", &pan), *ca = frame_get_text(h, "ca", &can);
-		uint64_t port = frame_get_uint(h, "port");
-		char b[4][PROTO_URL_PATH_MAX + 1];
-		snprintf(b[0], sizeof b[0], "%.*s", (int)scn, sc);
-		snprintf(b[1], sizeof b[1], "%.*s", (int)hon, ho);
-		snprintf(b[2], sizeof b[2], "%.*s", (int)pan, pa);
-		snprintf(b[3], sizeof b[3], "%.*s", (int)can, ca ? ca : "");
-		struct uhttp_cfg cfg = {.scheme = b[0],
-					.host = b[1],
-					.port = (uint16_t)port,
-					.path = b[2],
-					.ca = can ? b[3] : NULL,
-					.body_max = 64u << 10,
-					.any_body = 1};
-		rc = uhttp_new(&cfg, &w->u[i], err);
+		rc = one_target(&hs->items[i], 0, &w->u[i], err);
 		w->nhooks = i + 1;
 	}
-	if (rc == 0 && !w->nhooks)
-		rc = as_fail(err, AS_EINVAL, "no webhooks in the configuration");
+	for (size_t i = 0; rc == 0 && ws && i < ws->n && i < PROTO_WITNESS_MAX; i++) {
+		rc = one_target(&ws->items[i], 1, &w->wu[i], err);
+		w->nwit = i + 1;
+	}
+	if (rc == 0 && !w->nhooks && !w->nwit)
+		rc = as_fail(err, AS_EINVAL, "no webhooks nor witnesses in the configuration");
 	ipc_frame_close_fds(&f);
 	return rc;
 }

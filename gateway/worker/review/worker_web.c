@@ -47,6 +47,7 @@ static struct {
 	struct mc_list conns; /* both listeners' connections, for the whole-request deadline */
 	uint64_t next_id;
 	uint64_t pending, uptime, version;
+	char alarm[PROTO_WITNESS_ALARM_MAX + 1]; /* F_STATS witness_alarm, "" none */
 } W;
 
 const char *web_qa_prefix(void)
@@ -291,6 +292,9 @@ void web_frame(const struct ipc_frame *f)
 	else if (f->type == F_STATS) {
 		W.pending = frame_get_uint(f->body, "pending");
 		W.uptime = frame_get_uint(f->body, "uptime");
+		size_t al = 0;
+		const char *a = frame_get_text(f->body, "witness_alarm", &al);
+		snprintf(W.alarm, sizeof W.alarm, "%.*s", (int)al, a ? a : "");
 	}
 }
 
@@ -348,9 +352,11 @@ static void serve_static(struct wreq *h)
 	case WR_FAVICON: /* no icon, and no 404 in the log or the console on every load */
 		return web_answer(h, 204, "", "", 0);
 	default: {
-		char b[160];
-		int n = snprintf(b, sizeof b, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu}",
-				 (unsigned long long)W.pending, (unsigned long long)W.uptime);
+		char b[160 + PROTO_WITNESS_ALARM_MAX];
+		int n =
+		    snprintf(b, sizeof b, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu%s%s%s}",
+			     (unsigned long long)W.pending, (unsigned long long)W.uptime,
+			     W.alarm[0] ? ",\"witness_alarm\":\"" : "", W.alarm, W.alarm[0] ? "\"" : "");
 		return web_answer(h, 200, "application/json", b, (size_t)n);
 	}
 	}

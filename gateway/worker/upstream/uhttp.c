@@ -72,7 +72,8 @@ int uhttp_conn_new(struct uhttp *u, struct uhttp_conn **out, char *err)
 	c->u = u;
 	c->fd = -1;
 	buf_init(&c->out, OUT_SLACK + strlen(u->path) + u->fixed.len + u->body_max);
-	struct uhttp_limits lim = {.body_max = u->body_max, .stream_max = u->stream_max, .any_body = u->any_body};
+	struct uhttp_limits lim = {
+	    .body_max = u->body_max, .stream_max = u->stream_max, .any_body = u->any_body, .raw = u->raw};
 	uhttp_resp_init(&c->resp, &lim);
 	c->stream_max = c->resp.lim.stream_max; /* the default filled in */
 	mbedtls_ssl_init(&c->ssl);
@@ -229,7 +230,9 @@ static int compose(struct uhttp_conn *c, const char *verb, const char *json, siz
 	if (rc == 0)
 		rc = buf_put(&c->out, u->fixed.p, u->fixed.len);
 	int get = strcmp(verb, "GET") == 0;
-	if (rc == 0 && n)
+	if (rc == 0 && n && u->raw) /* a witness's add-checkpoint: text, answered with text */
+		rc = buf_printf(&c->out, "Content-Type: text/plain; charset=utf-8\r\n");
+	else if (rc == 0 && n)
 		rc = buf_printf(&c->out, "Content-Type: application/json\r\n"
 					 "Accept: application/json, text/event-stream\r\n");
 	if (rc == 0 && get)

@@ -56,13 +56,16 @@
 
 /* ---- the response parser: pure, bytes in, events out (fuzz/uhttp.c) ---- */
 
-enum uhttp_body { UHTTP_BODY_NONE, UHTTP_BODY_JSON, UHTTP_BODY_SSE, UHTTP_BODY_DISCARD };
+enum uhttp_body { UHTTP_BODY_NONE, UHTTP_BODY_JSON, UHTTP_BODY_SSE, UHTTP_BODY_DISCARD, UHTTP_BODY_RAW };
 
 struct uhttp_limits {
 	size_t body_max;   /* a JSON body, one SSE event's data, a discarded body */
 	size_t stream_max; /* all the bytes of one SSE stream (0: 16 x body_max) */
 	int any_body;	   /* a 2xx with a body that is neither JSON nor SSE is read and dropped,
 			    * not refused (a webhook receiver's "ok") */
+	int raw;	   /* every answer's body, whatever its status and type, is kept (at most
+			    * body_max) and given whole to uhttp_msg_fn as one message at its end,
+			    * unread here (a witness's answer: gateway/worker/notify/wresp.h) */
 };
 
 struct uhttp_resp;
@@ -127,6 +130,7 @@ struct uhttp_cfg {
 	size_t body_max;   /* 0: UHTTP_BODY_MAX_DEFAULT */
 	size_t stream_max; /* 0: 16 x body_max */
 	int any_body;	   /* uhttp_limits' */
+	int raw;	   /* uhttp_limits' */
 };
 
 struct uhttp;

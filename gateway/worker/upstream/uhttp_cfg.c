@@ -221,6 +221,7 @@ int uhttp_new(const struct uhttp_cfg *cfg, struct uhttp **out, char *err)
 	u->body_max = cfg->body_max ? cfg->body_max : UHTTP_BODY_MAX_DEFAULT;
 	u->stream_max = cfg->stream_max;
 	u->any_body = cfg->any_body;
+	u->raw = cfg->raw;
 	int deflt = u->port == (u->tls ? 443 : 80);
 	int v6 = strchr(cfg->host, ':') != NULL;
 	size_t hn = strlen(cfg->host) + 16;

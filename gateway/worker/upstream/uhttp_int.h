@@ -20,7 +20,7 @@ struct uhttp {
 	uint16_t port;
 	struct buf fixed; /* the request headers that never change, credentials included: wiped */
 	size_t body_max, stream_max;
-	int any_body;
+	int any_body, raw;
 	char session[UHTTP_SESSION_MAX + 1];
 	char protocol[UHTTP_PROTOCOL_MAX + 1];
 	size_t nconns, nca;

@@ -248,6 +248,8 @@ static int head_end(struct uhttp_resp *r, char *err)
 			       "HTTP: a %d answer with Content-Type '%s' (not application/json "
 			       "nor text/event-stream)",
 			       s, r->have_ct == 3 ? r->event : "");
+	if (r->lim.raw)
+		r->body = UHTTP_BODY_RAW;
 	r->event[0] = 0;
 	if (s == 204 || s == 304) {
 		r->st = ST_DONE;
@@ -458,6 +460,7 @@ static int body_bytes(struct uhttp_resp *r, const uint8_t *p, size_t n, uhttp_ms
 	case UHTTP_BODY_SSE:
 		return sse_feed(r, p, n, on_msg, arg, err);
 	case UHTTP_BODY_JSON:
+	case UHTTP_BODY_RAW:
 		if (r->jbody.len + n > r->lim.body_max)
 			return as_fail(err, AS_ETOOBIG, "HTTP: a body of more than %zu bytes", r->lim.body_max);
 		if (buf_put(&r->jbody, p, n) != 0)
@@ -477,6 +480,8 @@ static int body_end(struct uhttp_resp *r, uhttp_msg_fn on_msg, void *arg, char *
 	r->st = ST_DONE;
 	if (r->body == UHTTP_BODY_JSON)
 		return json_body(r, on_msg, arg, err);
+	if (r->body == UHTTP_BODY_RAW && r->jbody.len)
+		return deliver(r, r->jbody.p, r->jbody.len, on_msg, arg, err);
 	return 0; /* an SSE event not ended by a blank line is dropped (WHATWG) */
 }
 
