@@ -84,11 +84,12 @@ expect_exit 0 "both cosignatures verify in Python (threshold 2)" $PY "$WIT" chec
 : >"$T/empty.proof"
 expect_exit 0 "  ... and the log's own signature still does (assent-verify consistency, c1 to itself)" \
 	"$VERIFY" consistency --old "$T/c1" --new "$T/c1" --proof "$T/empty.proof" --key "$S/keys/checkpoint.pub"
-# TODO(witness-verify, at merge): assent-verify checkpoint "$T/c1" --key "$S/keys/checkpoint.pub" \
-#   --witness "$V1" --witness "$V2" --witness-threshold 2   must exit 0, and with one witness's
-#   line removed, exit 1. The verifier side is built on branch witness-verify.
+expect_exit 0 "assent-verify checkpoint --check with both witnesses, threshold 2" \
+	"$VERIFY" checkpoint --check "$T/c1" --key "$S/keys/checkpoint.pub" --witness "$V1" --witness "$V2" --witness-threshold 2
 grep -v '^— w2\.' "$T/c1" >"$T/c1.one"
 expect_exit 1 "  ... one of them removed: the threshold of 2 is not met" $PY "$WIT" check "$T/c1.one" "$V1" "$V2" --threshold 2
+expect_exit 1 "  ... and assent-verify refuses it too" \
+	"$VERIFY" checkpoint --check "$T/c1.one" --key "$S/keys/checkpoint.pub" --witness "$V1" --witness "$V2" --witness-threshold 2
 # the ledger's own copy (LMDB "checkpoints" at N1), read with python3-lmdb
 $PY - "$S/ledger" "$N1" "$T/c1.lmdb" <<'PY'
 import lmdb, struct, sys
@@ -111,6 +112,9 @@ check "witness 1 cosigns it (its consistency proof from $N1 checked by witness.p
 check "witness 2 too" wait_for new_cosigned w2.example/witness
 cp "$S/ledger/checkpoint" "$T/c2"
 expect_exit 0 "both verify in Python" $PY "$WIT" check "$T/c2" "$V1" "$V2" --threshold 2
+expect_exit 0 "assent-verify ledger --witness (both, threshold 2) finds a witnessed checkpoint" \
+	"$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub" --witness "$V1" --witness "$V2" --witness-threshold 2
+check "  ... and says which size the witnesses cosigned" grep -q 'witnessed: size [0-9]* cosigned by 2 of 2' "$T/.out"
 check "the sizes sent are kept (STATE/witnesses.state)" grep -q "^w2.example/witness [0-9a-f]* $N2$" "$S/witnesses.state"
 curl -s "$R/metrics" >"$T/m1"
 check "/metrics counts the cosignatures stored (4 or more)" \
@@ -183,5 +187,7 @@ curl -s "$R/health" >"$T/h3"
 check "/health shows the alarm" grep -q '"witness_alarm":"w1.example/witness at [0-9]*"' "$T/h3"
 check "  ... as JSON" $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/h3"
 check "witness 1 still holds the first ledger's tree ($N3)" grep -q "\"size\": $N3" "$T/w1.json"
+expect_exit 1 "the forked ledger gathered no cosignature: assent-verify ledger --witness refuses it" \
+	"$VERIFY" ledger "$S/ledger" --key "$S/keys/checkpoint.pub" --witness "$V1" --witness-threshold 1
 
 done_testing
