@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "ledger/ledger.h"
 #include "ledger/ledger_int.h"
+#include "ledger/tiles.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -405,6 +406,8 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 			break;
 		}
 		merkle_leaf_hash(l->enc.p, l->enc.len, s.head);
+		if ((rc = tile_put(txn, l->tiles, &s.m, s.head, err)) != 0) /* before the append: see tiles.h */
+			break;
 		merkle_append(&s.m, s.head);
 		pos[i].seq = seq;
 		memcpy(pos[i].leaf, s.head, 32);
@@ -609,6 +612,8 @@ static int open_env(struct ledger *l, const char *dir, const struct ledger_opts 
 		m = mdb_dbi_open(*txn, STORE_DB_CHECKPOINTS, MDB_CREATE, &l->ckpts);
 	if (m == 0)
 		m = mdb_dbi_open(*txn, STORE_DB_META, MDB_CREATE, &l->meta);
+	if (m == 0)
+		m = mdb_dbi_open(*txn, STORE_DB_TILES, MDB_CREATE, &l->tiles);
 	if (m != 0) {
 		if (*txn)
 			mdb_txn_abort(*txn);

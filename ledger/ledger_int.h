@@ -13,7 +13,7 @@
 
 struct ledger {
 	MDB_env *env;
-	MDB_dbi entries, ckpts, meta;
+	MDB_dbi entries, ckpts, meta, tiles;
 	struct eckey *key;   /* owned, unless ext */
 	struct headsign *hs; /* the same key in OpenSSL: every commit signs, so signing must be cheap */
 	note_sign_fn sign;   /* headsign_sign with hs, or an external signer's (ledger_opts.signer) */

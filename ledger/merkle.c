@@ -106,8 +106,7 @@ int merkle_deserialize(struct merkle *m, const uint8_t *in, size_t n)
 	return off == n ? 0 : AS_ECORRUPT;
 }
 
-/* Largest power of two strictly less than n (n >= 2). */
-static uint64_t split_point(uint64_t n)
+uint64_t merkle_split(uint64_t n)
 {
 	uint64_t k = 1;
 	while (k < (1ull << 63) && k << 1 < n) /* past 2^63, k << 1 would wrap to 0 */
@@ -121,7 +120,7 @@ static void subtree_hash(const uint8_t (*leaves)[32], uint64_t n, uint8_t out[32
 		memcpy(out, leaves[0], 32);
 		return;
 	}
-	uint64_t k = split_point(n);
+	uint64_t k = merkle_split(n);
 	uint8_t l[32], r[32];
 	subtree_hash(leaves, k, l);
 	subtree_hash(leaves + k, n - k, r);
@@ -139,7 +138,7 @@ int merkle_inclusion_proof(const uint8_t (*leaves)[32], uint64_t size, uint64_t 
 	size_t k = 0;
 	uint64_t lo = 0, n = size, m = index;
 	while (n > 1) {
-		uint64_t s = split_point(n);
+		uint64_t s = merkle_split(n);
 		if (m < s) {
 			subtree_hash(leaves + lo + s, n - s, tmp[k++]);
 			n = s;
@@ -199,7 +198,7 @@ int merkle_consistency_len(uint64_t old_size, uint64_t new_size)
 	uint64_t m = old_size, n = new_size;
 	int k = 0, b = 1;
 	while (m < n) {
-		uint64_t s = split_point(n);
+		uint64_t s = merkle_split(n);
 		if (m <= s) {
 			n = s;
 		} else {
@@ -213,8 +212,20 @@ int merkle_consistency_len(uint64_t old_size, uint64_t new_size)
 	return k <= MERKLE_MAX_CONSISTENCY ? k : -1;
 }
 
+static int array_range(void *ctx, uint64_t lo, uint64_t n, uint8_t out[32])
+{
+	subtree_hash((const uint8_t(*)[32])ctx + lo, n, out);
+	return 0;
+}
+
 int merkle_consistency_proof(const uint8_t (*leaves)[32], uint64_t old_size, uint64_t new_size, uint8_t (*path)[32],
 			     size_t *npath)
+{
+	return merkle_consistency_proof_by(array_range, (void *)leaves, old_size, new_size, path, npath);
+}
+
+int merkle_consistency_proof_by(merkle_range_fn range, void *ctx, uint64_t old_size, uint64_t new_size,
+				uint8_t (*path)[32], size_t *npath)
 {
 	int want = merkle_consistency_len(old_size, new_size);
 	if (want < 0)
@@ -224,12 +235,12 @@ int merkle_consistency_proof(const uint8_t (*leaves)[32], uint64_t old_size, uin
 	uint64_t lo = 0, m = old_size, n = new_size;
 	int b = 1;
 	while (m < n) {
-		uint64_t s = split_point(n);
+		uint64_t s = merkle_split(n);
 		if (m <= s) {
-			subtree_hash(leaves + lo + s, n - s, tmp[k++]);
+			GUARD(range(ctx, lo + s, n - s, tmp[k++]));
 			n = s;
 		} else {
-			subtree_hash(leaves + lo, s, tmp[k++]);
+			GUARD(range(ctx, lo, s, tmp[k++]));
 			lo += s;
 			m -= s;
 			n -= s;
@@ -238,7 +249,7 @@ int merkle_consistency_proof(const uint8_t (*leaves)[32], uint64_t old_size, uin
 	}
 	size_t o = 0;
 	if (!b)
-		subtree_hash(leaves + lo, n, path[o++]);
+		GUARD(range(ctx, lo, n, path[o++]));
 	for (size_t i = 0; i < k; i++)
 		memcpy(path[o++], tmp[k - 1 - i], 32);
 	*npath = o;

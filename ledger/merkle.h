@@ -51,6 +51,13 @@ int merkle_consistency_len(uint64_t old_size, uint64_t new_size);
  * sizes are equal). AS_EINVAL when old_size is 0 or above new_size. */
 int merkle_consistency_proof(const uint8_t (*leaves)[32], uint64_t old_size, uint64_t new_size, uint8_t (*path)[32],
 			     size_t *npath) AS_MUST_USE;
+/* The same with the subtrees' hashes from range(ctx, lo, n, out): MTH(D[lo:lo+n]), 0 or an
+ * error, which the proof returns (ledger/tiles.c reads them from the ledger's tiles). */
+typedef int (*merkle_range_fn)(void *ctx, uint64_t lo, uint64_t n, uint8_t out[32]);
+int merkle_consistency_proof_by(merkle_range_fn range, void *ctx, uint64_t old_size, uint64_t new_size,
+				uint8_t (*path)[32], size_t *npath) AS_MUST_USE;
+/* Largest power of two strictly less than n (n >= 2): where RFC 9162 splits a tree of n leaves. */
+uint64_t merkle_split(uint64_t n);
 
 /* RFC 9162 section 2.1.4.2. 0 when path proves the tree old_root of old_size leaves a
  * prefix of the tree new_root of new_size leaves; AS_ECORRUPT for anything else: old_size

@@ -9,6 +9,7 @@
 #define STORE_DB_ENTRIES "entries"
 #define STORE_DB_CHECKPOINTS "checkpoints"
 #define STORE_DB_META "meta"
+#define STORE_DB_TILES "tiles" /* ledger/tiles.h */
 #define STORE_MAXDBS 4
 #define STORE_CKPT_FILE "checkpoint"
 

@@ -1,6 +1,7 @@
 /* Consistency proofs between signed checkpoints (consist.h): made from the ledger's
  * entries, read and checked as C2SP tlog-witness text. */
 #include "verify/consist.h"
+#include "ledger/tiles.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,41 +39,6 @@ static int ckpt_sizes(MDB_txn *txn, MDB_dbi ckpts, uint64_t at, uint64_t *newest
 	return rc;
 }
 
-/* The leaf hashes of the first n entries: each entry's bytes hashed, its key checked in
- * order. The entries' contents are not decoded here: a changed entry changes the roots,
- * which the proof's reader compares with the signed ones. */
-static int read_leaf_hashes(MDB_txn *txn, MDB_dbi entries, uint64_t n, uint8_t (*leaves)[32], char *err)
-{
-	MDB_cursor *cur;
-	MDB_val k, v;
-	if (mdb_cursor_open(txn, entries, &cur) != 0)
-		return as_fail(err, AS_EIO, "cannot read entries");
-	uint64_t i = 0;
-	int g, rc = 0;
-	for (g = mdb_cursor_get(cur, &k, &v, MDB_FIRST); g == 0 && i < n; g = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size != 8 || be64_get(k.mv_data) != i) {
-			rc = BAD("entry %llu is missing or out of order; run assent-verify ledger",
-				 (unsigned long long)i);
-			break;
-		}
-		merkle_leaf_hash(v.mv_data, v.mv_size, leaves[i++]);
-	}
-	mdb_cursor_close(cur);
-	if (rc == 0 && i < n)
-		rc = BAD("the ledger has %llu entries, fewer than %llu", (unsigned long long)i, (unsigned long long)n);
-	return rc;
-}
-
-static int root_of(const uint8_t (*leaves)[32], uint64_t n, uint8_t out[32])
-{
-	struct merkle m;
-	merkle_init(&m);
-	for (uint64_t i = 0; i < n; i++)
-		merkle_append(&m, leaves[i]);
-	merkle_root(&m, out);
-	return 0;
-}
-
 static int put_text(const uint8_t (*path)[32], size_t np, struct buf *out, char *err)
 {
 	for (size_t i = 0; i < np; i++)
@@ -95,22 +61,25 @@ int consist_make_txn(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, uint64_t old_
 		return as_fail(err, AS_EINVAL, "size %llu is past the newest signed checkpoint (size %llu)",
 			       (unsigned long long)new_size, (unsigned long long)newest);
 	GUARD(ckpt_sizes(txn, ckpts, old_size, &newest, signed_old, &has_old, err));
-	uint8_t(*leaves)[32] = malloc(new_size * 32);
-	if (!leaves)
-		return as_fail(err, AS_ENOMEM, "out of memory for %llu leaf hashes", (unsigned long long)new_size);
+	/* Subtree hashes from the ledger's tiles (ledger/tiles.h): a few thousand entries and one
+	 * tile per 1,024 leaves read, not every entry; both roots are still compared with the
+	 * checkpoints signed at those sizes, so a wrong tile cannot slip a wrong proof out. */
+	struct tile_reader tr;
+	tile_reader_init(&tr, txn, entries);
 	uint8_t path[MERKLE_MAX_CONSISTENCY][32];
 	size_t np = 0;
-	const uint8_t(*lv)[32] = (const uint8_t(*)[32])leaves;
-	int rc = read_leaf_hashes(txn, entries, new_size, leaves, err);
-	if (rc == 0 && has_new && root_of(lv, new_size, root) == 0 && memcmp(root, signed_new, 32) != 0)
-		rc = BAD("the root at size %llu differs from its signed checkpoint", (unsigned long long)new_size);
-	if (rc == 0 && has_old && root_of(lv, old_size, root) == 0 && memcmp(root, signed_old, 32) != 0)
-		rc = BAD("the root at size %llu differs from its signed checkpoint", (unsigned long long)old_size);
-	if (rc == 0 && merkle_consistency_proof(lv, old_size, new_size, path, &np) != 0)
-		rc = as_fail(err, AS_EINVAL, "no consistency proof from size %llu to %llu",
-			     (unsigned long long)old_size, (unsigned long long)new_size);
-	free(leaves);
-	return rc == 0 ? put_text((const uint8_t(*)[32])path, np, out, err) : rc;
+	int rc = has_new ? tile_range_hash(&tr, 0, new_size, root) : 0;
+	if (rc == 0 && has_new && memcmp(root, signed_new, 32) != 0)
+		return BAD("the root at size %llu differs from its signed checkpoint", (unsigned long long)new_size);
+	if (rc == 0 && has_old)
+		rc = tile_range_hash(&tr, 0, old_size, root);
+	if (rc == 0 && has_old && memcmp(root, signed_old, 32) != 0)
+		return BAD("the root at size %llu differs from its signed checkpoint", (unsigned long long)old_size);
+	if (rc == 0)
+		rc = merkle_consistency_proof_by(tile_range_hash, &tr, old_size, new_size, path, &np);
+	if (rc != 0)
+		return as_fail(err, rc, "%s", tr.err[0] ? tr.err : "no consistency proof for these sizes");
+	return put_text((const uint8_t(*)[32])path, np, out, err);
 }
 
 int consist_make_cb(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, struct eckey *key, void *arg, char *err)

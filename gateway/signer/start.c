@@ -93,9 +93,9 @@ int start_limits(struct signer *s)
 		return 2;
 	}
 	s->timeout_s = (uint32_t)tv;
-	/* Consistency proofs for witnesses (GET /checkpoint/consistency) each read the ledger up to
-	 * their size in this loop (about 2 to 3 ms a thousand entries): served when the operator
-	 * says so, since the listener that serves them takes anyone's request. */
+	/* Consistency proofs for witnesses (GET /checkpoint/consistency) each read the ledger's
+	 * tiles in this loop (ledger/tiles.h; a ledger from before tiles, every entry up to their
+	 * size): served when the operator says so, since the listener takes anyone's request. */
 	const char *cp = getenv("ASSENT_CONSISTENCY_PROOFS");
 	if (cp && *cp && strcmp(cp, "on") != 0 && strcmp(cp, "off") != 0) {
 		slog("error", "ASSENT_CONSISTENCY_PROOFS must be on or off, not '%.16s'", cp);

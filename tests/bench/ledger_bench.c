@@ -137,7 +137,9 @@ static double head_sign_us(const char *root)
 }
 
 /* A witness's consistency proof over the big ledger: made as GET /checkpoint/consistency
- * makes it (every leaf up to the new size read and hashed), then checked. Best of 3. */
+ * and the witnesses' sender make it (from the ledger's tiles, ledger/tiles.h: a tile per
+ * 1,024 leaves and the leaves at the edges; before tiles, every leaf up to the new size was
+ * read and hashed: 180 ms at 100,000 entries, 2.9 s at 1,000,000), then checked. Best of 3. */
 static void consistency_cost(const char *dir, uint64_t size)
 {
 	char err[AS_ERRLEN];

@@ -147,4 +147,11 @@ expect_exit 1 "  ... and by the Python checker" $PY "$RFC" check "$T/fa_old" "$T
 # ---- the C generator against the independent Python one ----
 py_tap "$RFC" cross "$TOOL" 300
 
+# ---- tiles: proofs on a ledger of a few thousand entries read a tile per 1,024 leaves ----
+L=$T/tiles
+mkdir -p "$L"
+$PY -c 'import json
+for i in range(5000): print(json.dumps({"kind": "identity", "event": "reviewer added", "name": "r%d" % i}))' |
+	"$ASSENT" --state "$L" ledger append >/dev/null
+py_tap "$ROOT/tests/integration/tiles_check.py" "$VERIFY" "$L/ledger" "$T"
 done_testing

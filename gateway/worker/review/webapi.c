@@ -145,7 +145,8 @@ static int query_args(struct wreq *h, json_t *args, char *why)
 }
 
 /* GET /checkpoint/consistency is open to anyone and reads the ledger's first N entries in the
- * signer's event loop (about 2 ms per 1,000 entries, docs/audit.md): WEB_CONSIST_BURST proofs at
+ * signer's event loop (from its tiles; a ledger from before them, about 2 ms per 1,000 entries,
+ * docs/audit.md): WEB_CONSIST_BURST proofs at
  * once, then one per WEB_CONSIST_EVERY_MS, whoever asks (a GCRA bucket: `due` is when the next
  * proof would be on time). Witnesses ask about once a minute. */
 #define WEB_CONSIST_BURST 5
