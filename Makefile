@@ -236,6 +236,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 	build/bench/sign_bench
 	tests/bench/p11_bench.sh build/bench/p11_bench
 	build/bench/passkey_bench
+	tests/bench/witness_bench.sh build
 	build/bench/cbor_bench
 	/usr/bin/python3 tests/bench/gateway_bench.py --build build
 	/usr/bin/python3 tests/bench/gateway_http_bench.py --build build
