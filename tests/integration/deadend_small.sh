@@ -29,7 +29,7 @@ expect_err "unable to decode byte 0xff near '\"x' " "... quotes the input with i
 printf 'ask message ~ "x" quorum 2 bogus\n' >"$T/p.policy"
 expect_exit 1 "policy check: an unknown word" "$ASSENT" policy check "$T/p.policy"
 check "... lists every word a rule may hold, to the last (token)" \
-	sh -c "printf '%s' \"\$1\" | grep -q \"same-user, record, token): 'bogus'\$\"" _ "$ERR"
+	sh -c "printf '%s' \"\$1\" | grep -q \"same-user, assurance, record, token): 'bogus'\$\"" _ "$ERR"
 
 # A port given explicitly and taken by another program: the daemon stops naming the variable.
 mkfifo "$T/port"
