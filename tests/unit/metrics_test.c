@@ -305,6 +305,8 @@ static void test_empty(void **state)
 	    {"assent_worker_restarts_total", "counter"},
 	    {"assent_auth_failures_total", "counter"},
 	    {"assent_webhook_deliveries_total", "counter"},
+	    {"assent_witness_cosignatures_total", "counter"},
+	    {"assent_witness_conflicts_total", "counter"},
 	    {"assent_web_sessions", "gauge"},
 	    {"assent_uptime_seconds", "gauge"},
 	};
