@@ -58,7 +58,7 @@ done
 # Every reviewer command's frame type (gateway/proto/proto.h's F_CTL_* and F_WEB_* a worker
 # sends), sent by the mcp worker: none is in its table, each is a security event.
 types=$(sed -n 's/^[[:space:]]*F_\(CTL\|WEB\)_[A-Z_]* = \([0-9]*\),.*/\2/p' "$ROOT/gateway/proto/proto.h" | awk '$1 < 100')
-check "proto.h names the 24 reviewer command types ($(echo $types))" test "$(echo "$types" | wc -w)" -eq 24
+check "proto.h names the 25 reviewer command types ($(echo $types))" test "$(echo "$types" | wc -w)" -eq 25
 for ty in $types; do
 	sc=mcp-sends:$ty
 	S=$T/mcp-sends-$ty
