@@ -5,7 +5,8 @@
 # every assertion not made for exactly that decision; the terminal and /review/mcp refuse
 # with the page's link. After a restart the ledger's passkeys approve again; then
 # assent-verify checks the ledger and @simplewebauthn/server (npm) verifies every stored
-# assertion independently (tests/mcp/web_passkey.mjs).
+# assertion independently (tests/mcp/web_passkey.mjs). A gated call (the MCP test server's
+# write_file) under assurance passkey is approved the same way and forwarded once.
 . "$(dirname "$0")/../lib.sh"
 ASSENTD=$ROOT/build/assentd
 S=$T/state
@@ -31,14 +32,23 @@ BOB=$("$ASSENT" --state "$S" reviewer add bob --web | tail -1)
 "$ASSENT" --state "$S" reviewer add carol --uid "$(id -u)" >/dev/null # the terminal's reviewer
 # As in web_browser.sh, every request comes from the daemon's own uid: single-user mode,
 # rules that take same-user decisions.
+# A gated call too: the MCP test server's write_file, behind the gate (tests/mcp/upstream_fs.mjs).
+mkdir -p "$T/root"
+printf '{"mcpServers": {"fs": {"command": "%s", "args": ["%s", "--root", "%s"], "env": {"UPSTREAM_SECRET": "pk-test-credential", "UPSTREAM_CALL_LOG": "%s"}}}}\n' \
+	"$NODE22" "$MCP/upstream_fs.mjs" "$T/root" "$T/calls.log" >"$T/up.json"
 cat >"$T/pk.policy" <<'POL'
+ask upstream fs tool write_file assurance passkey same-user ok
+allow upstream fs
 ask type approval message ~ "^pk quorum" assurance passkey quorum 2 same-user ok
 ask type approval message ~ "^pk " assurance passkey same-user ok
 default ask same-user ok
 POL
 start() {
-	ASSENT_SINGLE_USER=1 ASSENT_REVIEW_PORT=${1:-0} FEEDBACK_SSE_PORT=off "$ASSENTD" --state "$S" --policy "$T/pk.policy" >>"$T/daemon.log" 2>&1 &
-	for _ in $(seq 200); do [ -n "$(listener "$S" review)" ] && break; sleep 0.05; done
+	local before
+	before=$(grep -c 'tools served' "$T/daemon.log" 2>/dev/null)
+	ASSENT_SINGLE_USER=1 ASSENT_REVIEW_PORT=${1:-0} FEEDBACK_SSE_PORT=off "$ASSENTD" --state "$S" --policy "$T/pk.policy" \
+		--upstreams "$T/up.json" >>"$T/daemon.log" 2>&1 &
+	for _ in $(seq 400); do [ -n "$(listener "$S" review)" ] && [ "$(grep -c 'tools served' "$T/daemon.log")" -gt "${before:-0}" ] && break; sleep 0.05; done
 	REVIEW=$(listener "$S" review)
 }
 stop() {
@@ -48,7 +58,7 @@ stop() {
 	rm -f "$S/assentd.json"
 }
 run_phase() { # node phase, its TAP folded into ours
-	timeout 600 "$NODE22" "$MCP/web_passkey.mjs" "$S" "$ROOT/build" "http://localhost:${REVIEW##*:}" "$ALICE" "$BOB" "$1" \
+	UP_CALLS=$T/calls.log UP_ROOT=$T/root timeout 600 "$NODE22" "$MCP/web_passkey.mjs" "$S" "$ROOT/build" "http://localhost:${REVIEW##*:}" "$ALICE" "$BOB" "$1" \
 		>"$T/$1.tap" 2>"$T/$1.err"
 	rc=$?
 	while read -r line; do

@@ -6,6 +6,8 @@
 // Prints TAP. Usage:
 //   node web_passkey.mjs STATE BUILD REVIEW_BASE ALICE_TOKEN BOB_TOKEN PHASE
 // PHASE "live": the daemon runs (started by web_passkey.sh); "ledger": it has stopped.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { chromium } from "playwright-core";
 import { verifyAuthenticationResponse } from "@simplewebauthn/server";
 import { must, tap } from "./tap.mjs";
@@ -265,6 +267,34 @@ await step("bob approves with his passkey in his browser: the quorum is met, the
   const d = await q;
   return d.rc === 0 || `rc ${d.rc} ${d.out} ${d.err}`;
 });
+// A gated call under assurance passkey: the MCP client's tools/call is held until alice
+// approves it with her passkey; the challenge commits to the call's digest, and the call is
+// forwarded once.
+const agent = new Client({ name: "web-passkey-agent", version: "1.0.0" });
+await agent.connect(new StdioClientTransport({ command: `${build}/assentd`, args: ["--stdio", "--state", state], stderr: "inherit" }));
+const call = agent.callTool({ name: "fs__write_file", arguments: { path: "approved.txt", content: "written after a passkey" } },
+  undefined, { timeout: 600000, resetTimeoutOnProgress: true, onprogress: () => {} }).then((r) => r, (e) => ({ error: String(e) }));
+let sidc;
+await step("a gated call (fs__write_file) under assurance passkey waits on the page with 'Approve with passkey'", async () => {
+  for (let t = Date.now(); !sidc && Date.now() - t < WAIT;) {
+    const { j } = await api(aS, "GET", "/review/api/pending");
+    sidc = (j.requests || []).find((x) => x.type === "call")?.session_id;
+    if (!sidc) await new Promise((res) => setTimeout(res, 50));
+  }
+  const btn = A.page.locator(`article.request[data-sid="${sidc}"] button[data-action="approve"]`);
+  await btn.waitFor({ timeout: WAIT });
+  return (await btn.textContent()) === "Approve with passkey";
+});
+await step("approved with the passkey in the browser: the call is forwarded once and its result reaches the client", async () => {
+  await A.page.click(`article.request[data-sid="${sidc}"] button[data-action="approve"]`);
+  const r = await call;
+  must(!r.error && !r.isError, `the call ended ${JSON.stringify(r).slice(0, 300)}`);
+  const written = readFileSync(`${process.env.UP_ROOT}/approved.txt`, "utf8");
+  const calls = readFileSync(process.env.UP_CALLS, "utf8").split("\n").filter((l) => l.startsWith("write_file "));
+  return (!r.error && !r.isError && written === "written after a passkey" && calls.length === 1) ||
+    `${JSON.stringify(r).slice(0, 200)}; ${calls.length} write_file calls`;
+});
+await agent.close();
 ok(pageErrors.length === 0, `no script errors on the pages${pageErrors.length ? ": " + pageErrors.join("; ") : ""}`);
 // The restart test (web_passkey.sh) approves one more with the credential the restarted
 // daemon must have read back from the ledger: the key goes to a file the script passes on.
@@ -310,6 +340,6 @@ async function ledgerPhase() {
     c.counter = v.authenticationInfo.newCounter;
     checked++;
   }
-  ok(checked >= 5, `the ledger holds ${checked} passkey assertions, each verified independently`);
+  ok(checked >= 6, `the ledger holds ${checked} passkey assertions, each verified independently`);
   ok(forgedRefused === checked, `each of them fails the independent check for another response (${forgedRefused} of ${checked})`);
 }
