@@ -61,7 +61,7 @@
 #define PROTO_PK_AUTHDATA_MAX 1868 /* authenticator data, at most WA_AUTHDATA_MAX (1400) bytes */
 #define PROTO_PK_CDJ_MAX 1366	   /* client data JSON, at most WA_CDJ_MAX (1024) bytes */
 #define PROTO_PK_SIG_MAX 108	   /* a DER ECDSA P-256 signature, at most 80 bytes */
-#define PROTO_PK_OP_MAX 16	   /* register-options, register, approve-options */
+#define PROTO_PK_OP_MAX 16	   /* register-options, register, approve-options, list, remove */
 #define PROTO_OPTION_N_MAX 64	   /* a selection's option number, from 1 */
 #define PROTO_OFFSET_MAX 100000	   /* a page's first item (the queue holds at most this many) */
 #define PROTO_COOKIE_MAX 64	   /* a web session's secret */

@@ -114,7 +114,8 @@ enum {
 	F_WEB_CONSISTENCY = 66, /* {old, new} GET /checkpoint/consistency: a consistency proof (a witness's) */
 	/* review, appended (issue 31, passkeys): */
 	F_WEB_PASSKEY = 67, /* {op, sid?, outcome?, text?, pk_cred?, pk_authdata?, pk_cdj?} POST /review/api/passkey:
-			     * register-options, register (an attestation), approve-options (a decision's challenge) */
+			     * register-options, register (an attestation), approve-options (a decision's challenge),
+			     * list, remove (the reviewer's own passkeys) */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

@@ -424,3 +424,74 @@ int passkey_put(struct cv_arena *ar, struct cv *m, size_t *i, const struct pk_as
 	       kv_text(ar, pk, &j, "client_data_json", a->cdj, a->cdjn) |
 	       kv_text(ar, pk, &j, "signature", a->sig, a->sign);
 }
+
+/* ---- the reviewer's own passkeys: listed, and removed (a lost or replaced authenticator) ---- */
+
+json_t *passkey_list(struct signer *s, const char *reviewer)
+{
+	const struct passkey_state *p = s->pk;
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < p->n; i++) {
+		const struct pk_cred *c = &p->c[i];
+		if (c->removed || strcmp(c->reviewer, reviewer))
+			continue;
+		json_t *d = json_pack("{s:s,s:s,s:I}", "rp_id", c->rp_id, "origin", c->origin, "sign_count",
+				      (json_int_t)c->count);
+		if (!d || b64_json(d, "credential_id", c->id, c->idn) != 0 || json_array_append_new(a, d) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a ? json_pack("{s:b,s:o}", "ok", 1, "passkeys", a) : NULL;
+}
+
+static void removed(struct signer *s, struct op *o, const struct ledger_pos *pos, const char *err)
+{
+	struct pk_enrol *e = o->own;
+	o->own = NULL;
+	struct pk_cred *c = cred_find(s->pk, e->c.id, e->c.idn);
+	if (!pos) {
+		reply_to(s, o->conn, o->web, ctl_error(PS_UNAVAILABLE, "the removal could not be recorded: %s", err));
+	} else {
+		if (c)
+			c->removed = 1;
+		slog("info", "passkey of %s removed (ledger seq %llu)", e->c.reviewer, (unsigned long long)pos->seq);
+		reply_to(s, o->conn, o->web,
+			 answer_ok(json_pack("{s:b,s:s,s:I}", "ok", 1, "reviewer", e->c.reviewer, "seq",
+					     (json_int_t)pos->seq)));
+	}
+	free(e);
+}
+
+void passkey_remove(struct signer *s, const struct who *w, const char *cred, size_t credn)
+{
+	struct pk_enrol *e = calloc(1, sizeof *e);
+	char err[AS_ERRLEN] = "out of memory";
+	if (!e)
+		return reply_to(s, w->reply, w->web, ctl_error(PS_INTERNAL, "out of memory"));
+	const struct pk_cred *c = NULL;
+	if (b64url_decode(cred, credn, e->c.id, sizeof e->c.id, &e->c.idn) == 0)
+		c = cred_find(s->pk, e->c.id, e->c.idn);
+	if (!c || c->removed || strcmp(c->reviewer, w->reviewer)) { /* another's is not yours to remove */
+		free(e);
+		return reply_to(s, w->reply, w->web,
+				ctl_error(PS_NOT_FOUND, "no passkey of yours has this credential id"));
+	}
+	snprintf(e->c.reviewer, sizeof e->c.reviewer, "%s", w->reviewer);
+	struct cv_arena *ar = &s->arena;
+	cv_arena_reset(ar);
+	struct cv *m = cv_map(ar, 4);
+	size_t i = 0;
+	int rc = kv_text(ar, m, &i, "kind", "passkey", 7) | kv_text(ar, m, &i, "event", "removed", 7) |
+		 kv_text(ar, m, &i, "reviewer", w->reviewer, strlen(w->reviewer)) |
+		 kv_text(ar, m, &i, "credential_id", cred, credn);
+	struct op *o = rc == 0 ? op_add(s, m, removed, err) : NULL;
+	if (!o) {
+		free(e);
+		return reply_to(s, w->reply, w->web,
+				ctl_error(PS_UNAVAILABLE, "the removal could not be recorded: %s", err));
+	}
+	o->own = e;
+	o->conn = w->reply;
+	o->web = w->web;
+}

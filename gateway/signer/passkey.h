@@ -48,6 +48,11 @@ json_t *passkey_approve_options(struct signer *s, const char *reviewer, const st
  * count moves on and rd holds the response digest the entry records. 0, or err. */
 int passkey_check(struct signer *s, const char *reviewer, const struct pq_item *it, const char *outcome,
 		  const char *text, const struct pk_assertion *a, char rd[65], char *err);
+/* The reviewer's own passkeys ({ok, passkeys: [{credential_id, rp_id, origin, sign_count}]}),
+ * and the removal of one (a `passkey` entry, event removed; the reviewer hears back once it is
+ * on disk, and from then on it approves nothing). */
+json_t *passkey_list(struct signer *s, const char *reviewer);
+void passkey_remove(struct signer *s, const struct who *w, const char *cred, size_t credn);
 /* The entry's fields for a checked assertion: response_digest and passkey {...}. */
 int passkey_put(struct cv_arena *ar, struct cv *m, size_t *i, const struct pk_assertion *a, const char *rd);
 

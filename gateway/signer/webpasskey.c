@@ -2,8 +2,8 @@
  * registration (its options, then the attestation, enrolled on the ledger), and the
  * options of an approval whose challenge commits to the decision; the assertion itself
  * comes with the decision (POST /review/api/decide, web.c) and is checked by decide.c
- * through passkey.c. Always a reviewer's own session or token; a change, so a session's
- * CSRF token too. */
+ * through passkey.c. And the reviewer's own passkeys, listed and removed. Always a reviewer's
+ * own session or token; a change, so a session's CSRF token too. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
 #include "gateway/signer/web_int.h"
@@ -61,8 +61,21 @@ int h_web_passkey(void *ctx, struct ipc_frame *f, char *err)
 			passkey_register(s, &(struct who){q.reviewer, "web", q.via, (uid_t)-1, q.hreq, 1, NULL}, &q.pk);
 	} else if (op_is(&q, "approve-options")) {
 		approve_options(s, &q);
+	} else if (op_is(&q, "list")) {
+		json_t *j = passkey_list(s, q.reviewer);
+		if (!j)
+			web_error(s, q.hreq, PS_INTERNAL, "out of memory");
+		else
+			reply_to(s, q.hreq, 1, answer_ok(j));
+	} else if (op_is(&q, "remove")) {
+		if (!q.pk.cred)
+			web_error(s, q.hreq, PS_BAD_REQUEST, "a removal needs the passkey's credential_id");
+		else
+			passkey_remove(s, &(struct who){q.reviewer, "web", q.via, (uid_t)-1, q.hreq, 1, NULL},
+				       q.pk.cred, q.pk.credn);
 	} else {
-		web_error(s, q.hreq, PS_BAD_REQUEST, "op must be register-options, register or approve-options");
+		web_error(s, q.hreq, PS_BAD_REQUEST,
+			  "op must be register-options, register, approve-options, list or remove");
 	}
 	return 0;
 }

@@ -98,7 +98,8 @@
     S.csrf = me.csrf || "";
     S.reviewer = me.reviewer || "";
     $("who").textContent = `Signed in as ${S.reviewer}` + (me.via === "proxy" ? " (through the proxy)" : "");
-    $("who").hidden = $("logout").hidden = $("passkey-add").hidden = $("app").hidden = false;
+    $("who").hidden = $("logout").hidden = $("passkey-add").hidden = $("passkeys").hidden = $("app").hidden = false;
+    loadPasskeys();
     $("login").hidden = true;
     notifyButton();
     compactToggle();
@@ -118,7 +119,7 @@
     $("chart").replaceChildren();
     S.histSeq = S.histPending = undefined;
     S.histLoaded = false;
-    $("who").hidden = $("logout").hidden = $("passkey-add").hidden = $("app").hidden = true;
+    $("who").hidden = $("logout").hidden = $("passkey-add").hidden = $("passkeys").hidden = $("app").hidden = true;
     $("login").hidden = false;
     if (msg) status(msg, isError);
   }
@@ -858,12 +859,42 @@
         credential_id: toB64u(cred.rawId), authenticator_data: toB64u(cred.response.getAuthenticatorData()),
         client_data_json: toB64u(cred.response.clientDataJSON) } });
       status(`Passkey added for ${a.reviewer} (ledger seq ${a.seq}; credential ${a.credential_id}: give it to your auditor to pin).`);
+      loadPasskeys();
     } catch (e) {
       if (e.status === 401) return signedOut("Your session ended: log in again.", true);
       status(`Passkey not added: ${e.message}`, true);
     }
   }
   $("passkey-add").addEventListener("click", () => addPasskey());
+
+  // The reviewer's own passkeys, each removable (a lost or replaced authenticator): the
+  // removal is a ledger entry, after which that passkey approves nothing.
+  async function loadPasskeys() {
+    let d;
+    try {
+      d = await api("POST", "/review/api/passkey", { op: "list" });
+    } catch (e) {
+      return; // the page works without the list
+    }
+    const list = Array.isArray(d.passkeys) ? d.passkeys : [];
+    $("passkey-list").replaceChildren(...list.map((p) => el("li", { "data-id": String(p.credential_id) },
+      el("code", { text: String(p.credential_id) }), ` (${String(p.rp_id)}, used ${Number(p.sign_count)} times) `,
+      el("button", { type: "button", class: "passkey-remove", "data-id": String(p.credential_id), text: "Remove" }))));
+    if (!list.length) $("passkey-list").append(el("li", { text: "None yet: Add a passkey above." }));
+  }
+  $("passkey-list").addEventListener("click", async (ev) => {
+    const b = ev.target.closest("button.passkey-remove");
+    if (!b) return;
+    b.disabled = true;
+    try {
+      const a = await api("POST", "/review/api/passkey", { op: "remove", passkey: { credential_id: b.dataset.id } });
+      status(`Passkey removed (ledger seq ${a.seq}): it approves nothing from now on.`);
+    } catch (e) {
+      if (e.status === 401) return signedOut("Your session ended: log in again.", true);
+      status(`Passkey not removed: ${e.message}`, true);
+    }
+    loadPasskeys();
+  });
 
   // An approval a rule gives only with a passkey: the gateway's challenge commits to this
   // request, this outcome, this reviewer and the text as typed; the authenticator signs it.

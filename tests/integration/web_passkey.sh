@@ -79,8 +79,9 @@ if [ -z "$REVIEW" ]; then
 fi
 ok "the daemon serves reviewers on $REVIEW (passkeys for http://localhost:${REVIEW##*:})"
 run_phase live
-check "the ledger enrolled both passkeys (kind passkey, event enrolled)" \
-	sh -c "'$VERIFY' export '$S/ledger' | grep -c '\"kind\":\"passkey\"' | grep -qx 2"
+check "the ledger enrolled both passkeys and removed bob's (kind passkey: two enrolled, one removed)" \
+	sh -c "[ \$('$VERIFY' export '$S/ledger' | grep '\"kind\":\"passkey\"' | grep -c '\"event\":\"enrolled\"') = 2 ] &&
+		[ \$('$VERIFY' export '$S/ledger' | grep '\"kind\":\"passkey\"' | grep -c '\"event\":\"removed\"') = 1 ]"
 port=${REVIEW##*:}
 stop
 start "$port" # the same origin: the credentials are bound to it

@@ -295,6 +295,27 @@ await step("approved with the passkey in the browser: the call is forwarded once
     `${JSON.stringify(r).slice(0, 200)}; ${calls.length} write_file calls`;
 });
 await agent.close();
+
+// Removing a passkey (a lost authenticator): the reviewer's own only; then it approves nothing.
+await step("a reviewer cannot remove another's passkey (alice asks to remove bob's: 404)", async () => {
+  const r = await api(aS, "POST", "/review/api/passkey", { op: "remove", passkey: { credential_id: b64u(bc.id) } });
+  return (r.status === 404 && /no passkey of yours/.test(r.j.error)) || `${r.status} ${JSON.stringify(r.j)}`;
+});
+await step("bob's page lists his passkey and removes it: a ledger entry, and the list is empty", async () => {
+  await B.page.click("#passkeys summary");
+  const btn = B.page.locator(`#passkey-list button.passkey-remove[data-id="${b64u(bc.id)}"]`);
+  await btn.waitFor({ timeout: WAIT });
+  await btn.click();
+  const t = await waitStatus(B, /Passkey removed|not removed/);
+  await B.page.locator("#passkey-list li", { hasText: "None yet" }).waitFor({ timeout: WAIT });
+  return /^Passkey removed \(ledger seq \d+\)/.test(t) || t;
+});
+const late = request("pk late: after bob's passkey was removed");
+const sidl = await sidOf(bS, "pk late: after bob's passkey was removed");
+await step("a removed passkey approves nothing, even with a valid signature", async () =>
+  refused(await decide(bS, sidl, assertion(bc, Buffer.alloc(32), { count: bc.count + 100 })), /not enrolled any more/));
+await decide(aS, sidl, undefined, "rejected", "cleaning up");
+await late;
 ok(pageErrors.length === 0, `no script errors on the pages${pageErrors.length ? ": " + pageErrors.join("; ") : ""}`);
 // The restart test (web_passkey.sh) approves one more with the credential the restarted
 // daemon must have read back from the ledger: the key goes to a file the script passes on.

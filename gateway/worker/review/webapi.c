@@ -61,7 +61,7 @@ int web_submit_args(json_t *in, json_t *args, char *why)
 /* A passkey ceremony's fields: {credential_id, authenticator_data, client_data_json,
  * signature?} as base64url text (the browser's ArrayBuffers, encoded by the page), each
  * decoded here once to refuse what is not base64url before it reaches the signer. */
-static int pk_args(json_t *pk, json_t *args, char *why)
+static int pk_args(json_t *pk, json_t *args, int id_only, char *why)
 {
 	static const struct {
 		const char *k, *as;
@@ -78,7 +78,7 @@ static int pk_args(json_t *pk, json_t *args, char *why)
 	}
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
 		size_t n;
-		if (str_arg(pk, f[i].k, f[i].max, f[i].required, args, f[i].as, why))
+		if (str_arg(pk, f[i].k, f[i].max, f[i].required && !id_only, args, f[i].as, why))
 			return -1;
 		json_t *v = json_object_get(args, f[i].as);
 		if (v && b64url_decode(json_string_value(v), json_string_length(v), raw, sizeof raw, &n) != 0) {
@@ -183,7 +183,7 @@ void web_api_call(struct wreq *h)
 		if (str_arg(in, "session_id", 64, 1, args, "sid", why) ||
 		    str_arg(in, "outcome", 16, 1, args, "outcome", why) ||
 		    str_arg(in, "text", 16384, 0, args, "text", why) || int_arg(in, "option", args, why) ||
-		    (json_object_get(in, "passkey") && pk_args(json_object_get(in, "passkey"), args, why)))
+		    (json_object_get(in, "passkey") && pk_args(json_object_get(in, "passkey"), args, 0, why)))
 			goto bad;
 		break;
 	case WR_PASSKEY: /* {op, session_id?, outcome?, text?, passkey?} */
@@ -191,7 +191,11 @@ void web_api_call(struct wreq *h)
 		    str_arg(in, "session_id", 64, 0, args, "sid", why) ||
 		    str_arg(in, "outcome", 16, 0, args, "outcome", why) ||
 		    str_arg(in, "text", 16384, 0, args, "text", why) ||
-		    (json_object_get(in, "passkey") && pk_args(json_object_get(in, "passkey"), args, why)))
+		    (json_object_get(in, "passkey") &&
+		     pk_args(json_object_get(in, "passkey"), args,
+			     json_is_string(json_object_get(in, "op")) &&
+				 !strcmp(json_string_value(json_object_get(in, "op")), "remove"),
+			     why)))
 			goto bad;
 		break;
 	case WR_REVEAL:
