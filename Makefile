@@ -29,7 +29,7 @@ VERSION := $(shell sed -n 's/^\#define ASSENT_VERSION "\(.*\)"$$/\1/p' include/a
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
-GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c gateway/recorder/main.c
+GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c gateway/recorder/main.c gateway/recorder/cluster.c
 # assent-verify's own files (its command line and commands), not the verify library's.
 VERIFY_CLI := verify/main.c verify/commands.c
 LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out $(VERIFY_CLI),$(wildcard verify/*.c)) \
@@ -37,7 +37,7 @@ LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c)
 UNIT_SRC := $(wildcard tests/unit/*_test.c)
 FUZZ_SRC := $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c))
 FUZZERS  := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
-PROGS    := build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder
+PROGS    := build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder build/assent-cluster
 
 HDRS     := $(wildcard include/assent/*.h common/*.h ledger/*.h verify/*.h policy/*.h fuzz/*.h) $(shell find gateway -name '*.h')
 LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
@@ -86,7 +86,7 @@ build/obj/common/p11.o build/san/obj/common/p11.o build/fuzz/obj/common/p11.o: C
 # OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c, and p11.c, which
 # signs in a PKCS#11 token) stay out (tests/integration/binaries.sh checks with nm).
 SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/cosign_store.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
-                  build/obj/common/eckey_priv.o build/obj/common/p11.o
+                  build/obj/common/eckey_priv.o build/obj/common/p11.o build/obj/ledger/sync.o
 VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"
@@ -141,6 +141,10 @@ build/assent-worker: build/obj/gateway/worker/main.o build/libassent-worker.a
 	@$(CC) $(LDHARDEN) -o $@ $^ $(WORKER_LIBS)
 # The call recorder (gateway/recorder/): the only program with a database client in it.
 build/assent-recorder: build/obj/gateway/recorder/main.o build/libassent.a
+	@echo "  CCLD    $@"
+	@$(CC) $(LDHARDEN) -o $@ $^ $(REC_LIBS) -lmbedcrypto -ljansson -lseccomp -pthread
+# The cluster client (gateway/recorder/cluster.c): a replica's PostgreSQL connection (issue 32).
+build/assent-cluster: build/obj/gateway/recorder/cluster.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(REC_LIBS) -lmbedcrypto -ljansson -lseccomp -pthread
 build/assent: build/obj/gateway/cli/assent.o build/libassent.a
@@ -260,7 +264,7 @@ demo: deps all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/assent $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 build/assent-verify build/assent build/assentd build/assent-worker build/assent-recorder build/assent-cluster $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 include/assent/err.h include/assent/verify.h include/assent/version.h $(DESTDIR)$(PREFIX)/include/assent/
 	install -m 0644 build/libassent-verify.a $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' verify/assent-verify.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/assent-verify.pc

@@ -23,16 +23,6 @@
 #include "ledger/store.h"
 #include "common/util.h"
 
-/* Tree state kept in "meta", rewritten in every append transaction. */
-struct tree_state {
-	struct merkle m;
-	uint8_t head[32];   /* leaf hash of the last entry (prev of the next) */
-	uint64_t ckpt_size; /* size of the last signed checkpoint */
-	uint64_t ckpt_time; /* unix ms when it was signed */
-	uint64_t head_ck;   /* size of the head checkpoint when it is not a periodic one; 0: none */
-	uint64_t last_time; /* time of the last entry: entry times never go backwards */
-};
-
 static int lmdb_fail(char *err, int rc, const char *what)
 {
 	return as_fail(err, rc == MDB_MAP_FULL ? AS_ETOOBIG : AS_EIO, "ledger: %s: %s", what, mdb_strerror(rc));
@@ -293,6 +283,10 @@ static void write_ckpt_file(struct ledger *l, const struct buf *note)
 /* force: 1 = whenever the tree grew, 0 = only when the interval passed. */
 static int checkpoint_txn(struct ledger *l, int force, char *err)
 {
+	/* Cluster mode: a checkpoint signed here alone would be the mirror's, not the cluster's;
+	 * the cluster's periodic checkpoints are signed by the commits (ledger_append). */
+	if (l->sync)
+		return 0;
 	MDB_txn *txn;
 	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
 	if (rc != 0)
@@ -372,6 +366,9 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	rc = load_state(l, txn, &s, err);
 	if (rc == 0)
 		rc = state_trusted(l, txn, &s, 0, err);
+	uint64_t mirrored = s.m.size; /* cluster mode: what the mirror had; [mirrored, from) is imported */
+	int locked = rc == 0 && l->sync && (rc = sync_pull(l, txn, &s, err)) == 0;
+	uint64_t from = s.m.size;
 	/* Entry times never go backwards, even when the clock does (the verifier checks). */
 	uint64_t now = now_unix_ms();
 	if (now < s.last_time)
@@ -421,6 +418,13 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	}
 	if (rc == 0)
 		rc = save_state(l, txn, &s, err);
+	if (locked) { /* the shared ledger first: what it refuses is not appended here either */
+		locked = 0;
+		if (rc == 0)
+			rc = sync_push(l, txn, from, &s, &note, did_ckpt, err);
+		else
+			sync_release(l);
+	}
 	if (rc == 0) {
 		int c = mdb_txn_commit(txn); /* durable: the environment is opened without MDB_NOSYNC */
 		if (c != 0)
@@ -433,10 +437,46 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		l->ckpt_seen = s.ckpt_time;
 		if (did_ckpt)
 			write_ckpt_file(l, &note);
+		if (l->sync && from > mirrored && l->sync->imported)
+			l->sync->imported(l->sync->ctx, mirrored, from);
 	} else {
 		l->known = 0; /* what was signed in the aborted transaction is not on disk */
 	}
 	buf_free(&note);
+	return rc;
+}
+
+int ledger_catch_up(struct ledger *l, char *err)
+{
+	if (!l->sync)
+		return 0;
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
+	if (rc != 0)
+		return lmdb_fail(err, rc, "begin");
+	struct tree_state s;
+	rc = load_state(l, txn, &s, err);
+	if (rc == 0)
+		rc = state_trusted(l, txn, &s, 0, err);
+	uint64_t mirrored = s.m.size;
+	if (rc == 0 && (rc = sync_pull(l, txn, &s, err)) == 0) {
+		sync_release(l); /* nothing to store there: the lock goes */
+		if (s.m.size > mirrored)
+			rc = save_state(l, txn, &s, err);
+	}
+	if (rc == 0 && s.m.size > mirrored) {
+		int c = mdb_txn_commit(txn);
+		rc = c ? lmdb_fail(err, c, "commit") : 0;
+	} else {
+		mdb_txn_abort(txn);
+	}
+	if (rc == 0 && s.m.size > mirrored) {
+		l->size = s.m.size;
+		if (l->sync->imported)
+			l->sync->imported(l->sync->ctx, mirrored, s.m.size);
+	} else if (rc != 0) {
+		l->known = 0;
+	}
 	return rc;
 }
 
@@ -699,6 +739,10 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	}
 	if (rc == 0 && l->ext)
 		rc = ext_publish(l, o, err);
+	l->sync = o ? o->sync : NULL;
+	/* Cluster mode: the shared ledger's entries first; only a cluster with none gets our key entry. */
+	if (rc == 0 && l->sync && (rc = ledger_catch_up(l, err)) == 0)
+		created = l->size == 0;
 	if (rc == 0 && created)
 		rc = record_key(l, err);
 	if (rc != 0) {

@@ -35,6 +35,38 @@ struct ledger_signer {
 	void *ctx;
 };
 
+/* One entry to append: a canonical CBOR map holding `kind` and the kind's fields
+ * (never v, seq, time or prev, which the ledger sets). */
+struct ledger_rec {
+	const uint8_t *cbor;
+	size_t len;
+};
+
+/* A shared sequencer: cluster mode (docs/cluster.md), where replicas append to one ledger in
+ * PostgreSQL through gateway/signer/cluster.c and each keeps this LMDB ledger as its mirror.
+ * With one, every append runs inside the cluster's append lock: pull hands over what other
+ * replicas appended after the mirror's `have` entries, which ledger/sync.c checks before it
+ * stores them (seq, prev, time, kind; the tree they make against the cluster's newest
+ * checkpoint, which must verify with this ledger's key), then this commit's entries are built
+ * on top, signed, and given to push, which stores them there and commits; only then does LMDB
+ * commit. A failed pull or push appends nothing anywhere (release drops the lock). */
+struct ledger_sync_take {
+	/* each entry after `have`, in order: seq and its canonical bytes */
+	int (*entry)(void *arg, uint64_t seq, const uint8_t *p, size_t n, char *err);
+	/* then the cluster's checkpoints after `have`: periodic ones (kept for good) and the head */
+	int (*ckpt)(void *arg, uint64_t size, const uint8_t *note, size_t n, int periodic, char *err);
+};
+struct ledger_sync {
+	void *ctx;
+	int (*pull)(void *ctx, uint64_t have, const struct ledger_sync_take *take, void *arg, char *err);
+	/* entries ents[0..n) are seq from..from+n-1; note signs the tree after them */
+	int (*push)(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note,
+		    size_t nlen, int periodic, char *err);
+	void (*release)(void *ctx);
+	/* after an LMDB commit that imported entries [from, to): the caller's state may follow them */
+	void (*imported)(void *ctx, uint64_t from, uint64_t to);
+};
+
 struct ledger_opts {
 	const char *keys_dir;		    /* checkpoint.key (0600) and checkpoint.pub; NULL: DIR/../keys */
 	const struct ledger_signer *signer; /* not NULL: checkpoints are signed by it; no checkpoint.key is
@@ -46,6 +78,7 @@ struct ledger_opts {
 	size_t map_size;		    /* LMDB map size; 0: 64 GiB (sparse) */
 	uint64_t adopt_unsigned_tail;	    /* ledger_open: sign up to this many entries after the newest signed
 					     * checkpoint (an older assent's crash left them); 0: refuse any */
+	const struct ledger_sync *sync; /* not NULL: cluster mode (above); the caller keeps it until ledger_close */
 	int demo; /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
 		   * 0: a gateway's ledger; each refuses to be opened as the other.
 		   * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
@@ -58,13 +91,6 @@ struct ledger_opts {
 /* Checkpoint origins of demo ledgers start with this; assent-verify names them. */
 #define LEDGER_DEMO_PREFIX "assent-demo/"
 #define LEDGER_EITHER 2
-
-/* One entry to append: a canonical CBOR map holding `kind` and the kind's fields
- * (never v, seq, time or prev, which the ledger sets). */
-struct ledger_rec {
-	const uint8_t *cbor;
-	size_t len;
-};
 
 struct ledger_pos {
 	uint64_t seq;
@@ -93,6 +119,10 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 struct cv;
 int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const struct cv *const *fields, size_t n,
 			 struct ledger_pos *pos, char *err) AS_MUST_USE;
+
+/* Cluster mode: import what other replicas appended since this mirror's last commit, in one
+ * commit of its own (nothing of ours is appended). */
+int ledger_catch_up(struct ledger *l, char *err) AS_MUST_USE;
 
 /* Sign and store a periodic checkpoint now if the tree grew since the last periodic one. */
 int ledger_checkpoint(struct ledger *l, char *err) AS_MUST_USE;

@@ -10,6 +10,17 @@
 #include "common/util.h"
 #include "ledger/headsign.h"
 #include "ledger/ledger.h"
+#include "ledger/merkle.h"
+
+/* Tree state kept in "meta", rewritten in every append transaction. */
+struct tree_state {
+	struct merkle m;
+	uint8_t head[32];   /* leaf hash of the last entry (prev of the next) */
+	uint64_t ckpt_size; /* size of the last signed checkpoint */
+	uint64_t ckpt_time; /* unix ms when it was signed */
+	uint64_t head_ck;   /* size of the head checkpoint when it is not a periodic one; 0: none */
+	uint64_t last_time; /* time of the last entry: entry times never go backwards */
+};
 
 struct ledger {
 	MDB_env *env;
@@ -31,6 +42,16 @@ struct ledger {
 	uint8_t root[32];
 	struct cv_arena arena;
 	struct buf enc;
+	const struct ledger_sync *sync; /* cluster mode (ledger/sync.c); NULL: this ledger alone */
 };
+
+/* ledger/sync.c: with l->sync, inside the append's write transaction txn: take the cluster's
+ * lock and import what other replicas appended (sync_pull), then store this commit's
+ * entries [from, s->m.size) and the head checkpoint note there (sync_push, which commits
+ * and releases the lock). After a failure of either, sync_release. */
+int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err);
+int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_state *s, const struct buf *note,
+	      int periodic, char *err);
+void sync_release(struct ledger *l);
 
 #endif

@@ -15,7 +15,7 @@
 
 static const char usage_text[] =
     "usage: assentd [--state DIR] [--policy FILE] [--upstreams FILE] [--single-user]\n"
-    "               [--stdio | --daemon]\n"
+    "               [--cluster URL] [--stdio | --daemon]\n"
     "       assentd --version | --help\n"
     "\n"
     "  (no --stdio)  run the daemon for the state directory: agents reach it on\n"
@@ -37,6 +37,11 @@ static const char usage_text[] =
     "                ASSENT_UPSTREAM_START_SECONDS (10): the wait for their tools at start.\n"
     "  --single-user accept a decision from the requester's own uid (recorded as\n"
     "                assurance same-user); ASSENT_SINGLE_USER=1 means the same.\n"
+    "  --cluster URL a replica of a cluster (docs/cluster.md): the ledger is the shared one\n"
+    "                in PostgreSQL (URL: postgresql://... or postgresql:KEY=VALUE...), the\n"
+    "                state directory's its mirror; ASSENT_CLUSTER=URL means the same.\n"
+    "                ASSENT_REPLICA (the host name): this replica's name;\n"
+    "                ASSENT_CLUSTER_LOCK (row; advisory): how commits take turns.\n"
     "\n"
     "State directory: --state DIR, else $ASSENT_STATE_DIR, else $XDG_STATE_HOME/assent,\n"
     "else ~/.local/state/assent (never the current directory).\n"
@@ -67,9 +72,9 @@ static const char usage_text[] =
     "ASSENT_QA_PREFIX (qa), ASSENT_QA_WINDOW (15m), FEEDBACK_INSIGHTS_ENABLED (false: QA tool\n"
     "use and report metadata, never text, in /metrics and events keyed insights);\n"
     "or the upstreams file's \"records\" section.\n"
-    "Workers: assent-worker and assent-recorder in the directory of assentd; their uids when\n"
-    "run as root: ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the upstream workers,\n"
-    "+16: the recorder).\n";
+    "Workers: assent-worker, assent-recorder and assent-cluster in the directory of assentd;\n"
+    "their uids when run as root: ASSENT_WORKER_UID (66000: mcp, +1: review, +2...: the\n"
+    "upstream workers, +16: the recorder, +17: the notify worker, +18: the cluster client).\n";
 
 /* FEEDBACK_TRANSPORT: unset or empty, stdio (the bridge's role unless --daemon) or
  * sse (the daemon also serves the older HTTP+SSE endpoints). Anything else is a
@@ -105,6 +110,8 @@ int main(int argc, char **argv)
 			policy = argv[++i];
 		else if (!strcmp(argv[i], "--upstreams") && i + 1 < argc)
 			upstreams = argv[++i];
+		else if (!strcmp(argv[i], "--cluster") && i + 1 < argc)
+			setenv("ASSENT_CLUSTER", argv[++i], 1); /* read by the signer (cluster.c), then unset */
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_text, stdout);
 			return 0;

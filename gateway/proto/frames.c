@@ -159,6 +159,16 @@ static const struct frame_field session_info[] = {
 	}
 static const struct frame_field callrec[] = {CONN, CALLREC_FIELDS};
 static const struct frame_field callrecs[] = {{"recs", FT_ARRAY, PROTO_CALLRECS_MAX, REQ}}; /* each: callrec */
+/* The cluster client (gateway/recorder/cluster.c) and the signer's end (gateway/signer/cluster.c). */
+static const struct frame_field cl_ready[] = {{"size", FT_UINT, UINT64_MAX, REQ}, {"replicas", FT_UINT, UINT32_MAX, REQ}};
+static const struct frame_field cl_ent[] = {{"seq", FT_UINT, UINT64_MAX, REQ}, {"e", FT_BYTES, PROTO_CL_ENTRY_MAX, REQ}};
+static const struct frame_field cl_ckpt[] = {{"size", FT_UINT, UINT64_MAX, REQ},
+					     {"note", FT_BYTES, PROTO_CL_NOTE_MAX, REQ},
+					     {"periodic", FT_BOOL, 0, REQ}};
+static const struct frame_field cl_end[] = {{"ok", FT_BOOL, 0, REQ},
+					    {"err", FT_TEXT, PROTO_CL_ERR_MAX, OPT},
+					    {"size", FT_UINT, UINT64_MAX, OPT}};
+static const struct frame_field cl_notify[] = {{"size", FT_UINT, UINT64_MAX, REQ}};
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},
 					       {"failed", FT_UINT, UINT64_MAX, REQ},
@@ -269,6 +279,11 @@ static const struct frame_table tables[] = {
     TABLE(F_WEB_PROOF, web_proof),
     TABLE(F_WEB_CONSISTENCY, web_consistency),
     TABLE(F_WEB_PASSKEY, web_passkey),
+    TABLE(F_CL_READY, cl_ready),
+    TABLE(F_CL_ENT, cl_ent),
+    TABLE(F_CL_CKPT, cl_ckpt),
+    TABLE(F_CL_END, cl_end),
+    TABLE(F_CL_NOTIFY, cl_notify),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)
@@ -322,7 +337,8 @@ static const struct frame_field d_http_reply[] = {{"hreq", FT_UINT, UINT64_MAX, 
 						  {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, OPT}};
 static const struct frame_field d_stats[] = {{"pending", FT_UINT, UINT64_MAX, REQ},
 					     {"uptime", FT_UINT, UINT64_MAX, REQ},
-					     {"witness_alarm", FT_TEXT, PROTO_WITNESS_ALARM_MAX, OPT}}; /* witness.c */
+					     {"witness_alarm", FT_TEXT, PROTO_WITNESS_ALARM_MAX, OPT}, /* witness.c */
+					     {"cluster", FT_TEXT, PROTO_STATS_CLUSTER_MAX, OPT}}; /* cluster.c: a JSON object */
 static const struct frame_field d_web_reply[] = {
     {"hreq", FT_UINT, UINT64_MAX, REQ},
     {"status", FT_UINT, PS_COUNT - 1, REQ},
@@ -381,6 +397,16 @@ static const struct frame_field d_rec_event[] = {{"at", FT_UINT, UINT64_MAX, REQ
 						 {"call", FT_TEXT, PROTO_QA_CALL_MAX, OPT}};
 /* A question, as a worker asked it (QA_FIELDS), and who asked. */
 static const struct frame_field d_rec_query[] = {{"qid", FT_UINT, UINT64_MAX, REQ}, WHO, QA_FIELDS};
+static const struct frame_field d_cl_hello[] = {{"url", FT_TEXT, PROTO_CL_URL_MAX, REQ},
+					       {"replica", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ},
+					       {"policy", FT_TEXT, 64, REQ},
+					       {"lock", FT_TEXT, 8, REQ},
+					       {"adopt", FT_BOOL, 0, OPT}}; /* this policy becomes the cluster's */
+static const struct frame_field d_cl_pull[] = {{"have", FT_UINT, UINT64_MAX, REQ}};
+static const struct frame_field d_cl_push[] = {{"from", FT_UINT, UINT64_MAX, REQ},
+					       {"n", FT_UINT, PROTO_CL_PUSH_MAX, REQ},
+					       {"note", FT_BYTES, PROTO_CL_NOTE_MAX, REQ},
+					       {"periodic", FT_BOOL, 0, REQ}};
 static const struct frame_field d_notify_post[] = {
     {"id", FT_UINT, UINT64_MAX, REQ},
     {"hook", FT_UINT, PROTO_NOTIFY_HOOKS_MAX - 1, REQ}, /* F_CONFIG's */
@@ -416,6 +442,11 @@ static const struct frame_table down[] = {
     TABLE(F_NOTIFY_POST, d_notify_post),
     TABLE(F_WITNESS_POST, d_witness_post),
     TABLE(F_CATALOG, d_catalog),
+    TABLE(F_CL_HELLO, d_cl_hello),
+    TABLE(F_CL_PULL, d_cl_pull),
+    TABLE(F_CL_PUT, cl_ent),
+    TABLE(F_CL_PUSH, d_cl_push),
+    TABLE(F_CL_RELEASE, none),
 };
 /* The items of an array that are maps with a table of their own. */
 static const struct frame_table hook_item = {F_CONFIG, "F_CONFIG hooks item", d_hook, sizeof d_hook / sizeof *d_hook};
@@ -580,12 +611,14 @@ struct cv *frame_ctl_reply(struct cv_arena *a, uint64_t conn, unsigned status, c
 	return rc ? NULL : f;
 }
 
-struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime, const char *alarm)
+struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime, const char *alarm, const char *cluster)
 {
-	struct cv *f = ipc_frame_new(a, F_STATS, 3);
+	struct cv *f = ipc_frame_new(a, F_STATS, 4);
 	size_t al = alarm ? strnlen(alarm, PROTO_WITNESS_ALARM_MAX) : 0;
+	size_t cl = cluster ? strnlen(cluster, PROTO_STATS_CLUSTER_MAX) : 0;
 	int rc = !f || ipc_put_uint(a, f, "pending", pending) || ipc_put_uint(a, f, "uptime", uptime) ||
-		 (al && ipc_put_text(a, f, "witness_alarm", alarm, al));
+		 (al && ipc_put_text(a, f, "witness_alarm", alarm, al)) ||
+		 (cl && ipc_put_text(a, f, "cluster", cluster, cl));
 	return rc ? NULL : f;
 }
 

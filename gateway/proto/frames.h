@@ -85,7 +85,8 @@ struct cv *frame_result(struct cv_arena *a, const struct frame_result *r);
 struct cv *frame_conn_new(struct cv_arena *a, uint64_t conn); /* the descriptor rides with it */
 struct cv *frame_ctl_reply(struct cv_arena *a, uint64_t conn, unsigned status, const char *json, size_t n);
 /* alarm: the witnesses' alarm for /health (witness.c), NULL or "" when none */
-struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime, const char *alarm);
+/* cluster: /health's "cluster" member, a JSON object the signer made (NULL: not in cluster mode) */
+struct cv *frame_stats(struct cv_arena *a, uint64_t pending, uint64_t uptime, const char *alarm, const char *cluster);
 struct cv *frame_task_status(struct cv_arena *a, uint64_t conn, const char *json, size_t n);
 struct cv *frame_note(struct cv_arena *a, uint64_t conn, const char *rid, const char *method, const char *json);
 struct cv *frame_ask(struct cv_arena *a, uint64_t conn, const char *rid, uint64_t aid, const char *method,

@@ -701,6 +701,24 @@ void ipc_log(int fd, const char *level, const char *fmt, ...)
 	cv_arena_free(&a);
 }
 
+int ipc_next_wait(struct ipc_conn *c, struct cv_arena *a, struct ipc_frame *f, int timeout_ms, char *err)
+{
+	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		cv_arena_reset(a);
+		int g = ipc_next(c, a, f, err);
+		if (g != AS_ENOTFOUND)
+			return g;
+		uint64_t now = mono_ms();
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		if (now >= end || poll(&p, 1, (int)(end - now)) <= 0)
+			return as_fail(err, AS_EIO, "no answer within %d ms", timeout_ms);
+		int r = ipc_read(c, err);
+		if (r != 0 && r != AS_ENOTFOUND && !(r == AS_EIO && c->eof))
+			return r;
+	}
+}
+
 int ipc_config(struct ipc_conn *c, int fd, struct cv_arena *a, struct ipc_frame *f, char *err)
 {
 	for (;;) {

@@ -133,6 +133,10 @@ int ipc_next(struct ipc_conn *c, struct cv_arena *a, struct ipc_frame *f, char *
  * or breaks F_CONFIG's field table (frame_down_check: err names the field). */
 int ipc_config(struct ipc_conn *c, int fd, struct cv_arena *a, struct ipc_frame *f, char *err) AS_MUST_USE;
 
+/* The next frame, waiting at most timeout_ms for it (blocking use: the cluster client and the
+ * signer's end of it). The same results as ipc_next, and AS_EIO when none came in time. */
+int ipc_next_wait(struct ipc_conn *c, struct cv_arena *a, struct ipc_frame *f, int timeout_ms, char *err) AS_MUST_USE;
+
 /* Close f->fds[0..nfds) that are not -1, set them to -1 and nfds to 0. */
 void ipc_frame_close_fds(struct ipc_frame *f);
 

@@ -115,6 +115,15 @@
 #define PROTO_NOTIFY_TIMEOUT_MS 20000u /* a delivery's whole exchange, connect to response */
 /* witnesses (C2SP tlog-witness), through the notify worker */
 #define PROTO_WITNESS_MAX 8	    /* witnesses in ASSENT_WITNESSES */
+/* The cluster client's frames (issue 32): an entry (ledger/entry.h ENTRY_MAX), a checkpoint note
+ * (ledger/note.h CKPT_MAX), an error, the PostgreSQL URL, a replica's name, entries per commit. */
+#define PROTO_CL_ENTRY_MAX (1u << 20)
+#define PROTO_STATS_CLUSTER_MAX 1024 /* F_STATS cluster: /health's "cluster" object */
+#define PROTO_CL_NOTE_MAX 4096
+#define PROTO_CL_ERR_MAX 600
+#define PROTO_CL_URL_MAX 1024
+#define PROTO_CL_REPLICA_MAX 64
+#define PROTO_CL_PUSH_MAX 65536
 #define PROTO_WITNESS_BODY_MAX 8192 /* an add-checkpoint body: old line, 64 proof lines, a checkpoint */
 #define PROTO_WITNESS_RESP_MAX 4096 /* a witness's answer the worker reads (an Ed25519 line: ~100 bytes) */
 #define PROTO_WITNESS_COSIGS_MAX 8  /* Ed25519 cosignature lines taken from one answer */

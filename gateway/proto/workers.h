@@ -27,9 +27,14 @@
  * IPC socket on 3 and, when records go to JSON lines, their descriptor on 4. */
 #define RECORDER_EXE "assent-recorder"
 #define RECORDER_JSONL_FD 4
+/* The cluster client (gateway/recorder/cluster.c: the shared ledger in PostgreSQL, issue 32),
+ * started as `assent-cluster [--uid N]` beside assent-worker with its IPC socket on 3, in
+ * cluster mode only; its uid is kind 18's. */
+#define CLUSTER_EXE "assent-cluster"
+#define JAIL_CLUSTER_KIND 18u
 
 /* The uid (and gid, the same number) of worker kind `index` (0 mcp, 1 review, 2 + i upstream i,
- * 16 the recorder, 17 the notify worker), for a
+ * 16 the recorder, 17 the notify worker, 18 the cluster client), for a
  * signer running as root: base + index, base from `base_text` (ASSENT_WORKER_UID) or
  * JAIL_WORKER_UID_DEFAULT when NULL or empty. Refused (AS_EINVAL, err names why) when the
  * range base .. base + JAIL_WORKER_KINDS - 1 includes 0, 65534, 65535 or (uid_t)-1, or when
@@ -37,7 +42,7 @@
  * with "assent": a uid that another process may run as would let it signal the worker.
  * Each kind has its own uid, so one compromised worker cannot signal the other either. */
 #define JAIL_WORKER_UID_DEFAULT 66000u
-#define JAIL_WORKER_KINDS 18u
+#define JAIL_WORKER_KINDS 19u
 int jail_worker_uid(const char *base_text, unsigned index, uid_t *uid, char *err);
 
 #endif

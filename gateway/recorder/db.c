@@ -778,3 +778,22 @@ int db_ts_parse(const char *text, int64_t *unix_ms)
 	*unix_ms = ((int64_t)t - off) * 1000 + ms;
 	return 0;
 }
+
+int db_socket(const struct db *d)
+{
+	return d->kind == DB_POSTGRES && d->pg ? PQsocket(d->pg) : -1;
+}
+
+int db_notifies(struct db *d, void (*fn)(void *ctx, const char *channel, const char *payload), void *ctx)
+{
+	if (d->kind != DB_POSTGRES || !d->pg)
+		return 0;
+	if (!PQconsumeInput(d->pg))
+		return AS_EIO;
+	PGnotify *n;
+	while ((n = PQnotifies(d->pg))) {
+		fn(ctx, n->relname, n->extra);
+		PQfreemem(n);
+	}
+	return 0;
+}

@@ -78,4 +78,9 @@ int db_ts_parse(const char *text, int64_t *unix_ms);
  * sort as times. */
 void db_ts_iso(int64_t unix_ms, char out[DB_TS_LEN]);
 
+/* PostgreSQL's LISTEN (the cluster client): the connection's socket to poll (-1: none), and
+ * each notification that arrived, read without blocking. AS_EIO when the connection failed. */
+int db_socket(const struct db *d);
+int db_notifies(struct db *d, void (*fn)(void *ctx, const char *channel, const char *payload), void *ctx);
+
 #endif

@@ -414,7 +414,7 @@ static int start_workers(struct signer *s)
 /* What to wait for: signals, the listeners whose worker is ready, the workers, the
  * control connections' ends (pf[3 + NWORKERS]: a worker's frames go first), then the
  * upstream servers' stderr (gate.c). */
-#define TURN_FDS (4 + NWORKERS + UP_WORKERS)
+#define TURN_FDS (5 + NWORKERS + UP_WORKERS)
 static size_t turn_fds(struct signer *s, struct pollfd pf[TURN_FDS], int err_of[UP_WORKERS])
 {
 	size_t n = 0;
@@ -431,6 +431,7 @@ static size_t turn_fds(struct signer *s, struct pollfd pf[TURN_FDS], int err_of[
 				    .events = (short)((s->w[k].rx_full && worker_throttled(s, k) ? 0 : POLLIN) |
 						      (s->w[k].fd >= 0 && ipc_pending(&s->w[k].ipc) ? POLLOUT : 0))};
 	pf[n++] = (struct pollfd){.fd = s->ctl_ep, .events = POLLIN};
+	pf[n++] = (struct pollfd){.fd = cluster_fd(s), .events = POLLIN}; /* other replicas' commits */
 	return n + gate_fds(s, pf + n, err_of);
 }
 
@@ -478,7 +479,10 @@ static void on_signals(struct signer *s)
 	while (read(s->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			s->stop = 1;
-		if (si.ssi_signo == SIGHUP && s->o->policy && load_policy(s, err) != 0)
+		if (si.ssi_signo == SIGHUP && s->cluster)
+			slog("error", "SIGHUP: a replica keeps the cluster's policy; to change it, stop every replica, "
+				      "then start them with the new one (docs/cluster.md, \"Changing the policy\")");
+		else if (si.ssi_signo == SIGHUP && s->o->policy && load_policy(s, err) != 0)
 			slog("error", "%s: the policy loaded before stays in force", err);
 		if (si.ssi_signo == SIGCHLD)
 			reap_workers(s);
@@ -553,9 +557,11 @@ static int turn(struct signer *s)
 	}
 	if (pf[3 + NWORKERS].revents & POLLIN)
 		ctl_ended(s);
-	for (size_t i = 4 + NWORKERS; i < n; i++)
+	if (pf[4 + NWORKERS].revents && cluster_fd(s) >= 0)
+		cluster_input(s);
+	for (size_t i = 5 + NWORKERS; i < n; i++)
 		if (pf[i].revents)
-			gate_stderr(s, err_of[i - 4 - NWORKERS]);
+			gate_stderr(s, err_of[i - 5 - NWORKERS]);
 	turn_chores(s);
 	return 0;
 }

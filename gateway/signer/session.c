@@ -315,6 +315,9 @@ void sweep_sessions(struct signer *s, uint64_t now)
 
 void send_stats(struct signer *s)
 {
+	json_t *cj = cluster_health(s);
+	char *cluster = cj ? json_dumps(cj, JSON_COMPACT) : NULL;
+	json_decref(cj);
 	for (int k = 0; k < NWORKERS; k++) {
 		struct worker *w = &s->w[k];
 		if (w->fd < 0 || w->state != S_READY || k >= W_UP0 || (k == W_MCP ? !s->http.on : s->review_fd < 0))
@@ -323,7 +326,8 @@ void send_stats(struct signer *s)
 		char alarm[WITNESS_ALARM_MAX + 1];
 		witness_alarm_text(s, alarm, sizeof alarm);
 		cv_arena_init(&a, 16);
-		worker_send(s, k, frame_stats(&a, pq_count(s->q), (now_ms() - s->started_ms) / 1000, alarm));
+		worker_send(s, k, frame_stats(&a, pq_count(s->q), (now_ms() - s->started_ms) / 1000, alarm, cluster));
 		cv_arena_free(&a);
 	}
+	free(cluster);
 }

@@ -145,6 +145,11 @@ int start_keys(struct signer *s)
 		     s->hsm.cfg.ckpt_key, s->hsm.tok ? ", token key '" : "", s->hsm.tok ? s->hsm.cfg.token_key : "",
 		     s->hsm.tok ? "'" : "");
 	}
+	/* Cluster mode: the ledger is the cluster's, this one its mirror (cluster.c). */
+	if (cluster_setup(s, &lo, err) != 0) {
+		slog("error", "%s", err);
+		return 2;
+	}
 	if (ledger_open(ldir, &lo, &s->ledger, err) != 0 || tokkeys_open(kdir, &s->tcfg, s->ledger, &s->tk, err) != 0 ||
 	    pq_new(PQ_MAX, &s->q) != 0) {
 		slog("error", "%s", err);

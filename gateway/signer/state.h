@@ -13,5 +13,6 @@
 #include "gateway/signer/witness.h"
 #include "gateway/signer/loop.h"
 #include "gateway/signer/passkey.h"
+#include "gateway/signer/cluster.h"
 
 #endif

@@ -360,7 +360,7 @@ static void test_signer_builders(void **state)
 	    {F_RESULT, frame_result(&a, &raw)},
 	    {F_CONN_NEW, frame_conn_new(&a, 1)},
 	    {F_CTL_REPLY, frame_ctl_reply(&a, 1, PS_NOT_FOUND, "{\"ok\":false}", 12)},
-	    {F_STATS, frame_stats(&a, 2, 100, "w.example/1 at 7")},
+	    {F_STATS, frame_stats(&a, 2, 100, "w.example/1 at 7", "{\"replica\":\"r1\"}")},
 	    {F_TASK_STATUS, frame_task_status(&a, 1, "{}", 2)},
 	    {F_NOTE, frame_note(&a, 1, "7", "notifications/progress", "{}")},
 	    {F_ASK, frame_ask(&a, 1, "7", 2, "sampling/createMessage", "{}")},

@@ -35,7 +35,7 @@
 #define MCP_AUD_MAX MCP_AUDIENCE_MAX
 
 /* Upstream workers (the gate): one per upstream server, each with a uid of its own as root. */
-#define UP_WORKERS (JAIL_WORKER_KINDS - 4)
+#define UP_WORKERS (JAIL_WORKER_KINDS - 5) /* 2 .. 15: 16 recorder, 17 notify, 18 cluster */
 /* The recorder (gateway/recorder/, the call records' database client) comes after the
  * upstreams (`k >= W_UP0 && k < W_REC` is an upstream's worker), then the notify worker
  * (webhooks, notify.c): its uid is the range's last. */

@@ -438,6 +438,8 @@ static void on_stats(struct mw *w, struct ipc_frame *f)
 	size_t al = 0;
 	const char *a = frame_get_text(f->body, "witness_alarm", &al);
 	snprintf(w->alarm, sizeof w->alarm, "%.*s", (int)al, a ? a : "");
+	const char *cl = frame_get_text(f->body, "cluster", &al);
+	snprintf(w->cluster, sizeof w->cluster, "%.*s", cl ? (int)al : 0, cl ? cl : "");
 	w->stats_at = mono_ms();
 }
 

@@ -48,6 +48,7 @@ static struct {
 	uint64_t next_id;
 	uint64_t pending, uptime, version;
 	char alarm[PROTO_WITNESS_ALARM_MAX + 1]; /* F_STATS witness_alarm, "" none */
+	char cluster[PROTO_STATS_CLUSTER_MAX + 1]; /* F_STATS cluster (a JSON object), "" none */
 } W;
 
 const char *web_qa_prefix(void)
@@ -295,6 +296,8 @@ void web_frame(const struct ipc_frame *f)
 		size_t al = 0;
 		const char *a = frame_get_text(f->body, "witness_alarm", &al);
 		snprintf(W.alarm, sizeof W.alarm, "%.*s", (int)al, a ? a : "");
+		const char *cl = frame_get_text(f->body, "cluster", &al);
+		snprintf(W.cluster, sizeof W.cluster, "%.*s", cl ? (int)al : 0, cl ? cl : "");
 	}
 }
 
@@ -352,11 +355,12 @@ static void serve_static(struct wreq *h)
 	case WR_FAVICON: /* no icon, and no 404 in the log or the console on every load */
 		return web_answer(h, 204, "", "", 0);
 	default: {
-		char b[160 + PROTO_WITNESS_ALARM_MAX];
-		int n =
-		    snprintf(b, sizeof b, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu%s%s%s}",
-			     (unsigned long long)W.pending, (unsigned long long)W.uptime,
-			     W.alarm[0] ? ",\"witness_alarm\":\"" : "", W.alarm, W.alarm[0] ? "\"" : "");
+		char b[180 + PROTO_WITNESS_ALARM_MAX + PROTO_STATS_CLUSTER_MAX];
+		int n = snprintf(b, sizeof b,
+				 "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu%s%s%s%s%s}",
+				 (unsigned long long)W.pending, (unsigned long long)W.uptime,
+				 W.alarm[0] ? ",\"witness_alarm\":\"" : "", W.alarm, W.alarm[0] ? "\"" : "",
+				 W.cluster[0] ? ",\"cluster\":" : "", W.cluster);
 		return web_answer(h, 200, "application/json", b, (size_t)n);
 	}
 	}

@@ -1,0 +1,516 @@
+/* assent-cluster: the confined PostgreSQL client of a replica in cluster mode (issue 32,
+ * docs/cluster.md). Started by the signer as `assent-cluster [--uid N]` with its IPC socket on
+ * 3; the signer's end is gateway/signer/cluster.c. It holds the replica's one connection to
+ * the shared ledger and does what the signer asks, one step at a time:
+ *   HELLO  connect, make the schema, check the policy digest against the cluster's, LISTEN;
+ *   PULL   BEGIN, take the append lock, send the entries after `have` and their checkpoints;
+ *   PUT    one entry of this commit; PUSH stores them with the head checkpoint and COMMITs;
+ *   RELEASE ROLLBACK.
+ * Between steps it forwards the other replicas' commits (NOTIFY assent_ledger) as F_CL_NOTIFY.
+ * It checks nothing for the signer: the signer checks every entry and checkpoint it is sent
+ * (ledger/sync.c). It never writes a file, and it runs in the recorder's confinement. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "gateway/proto/frames.h"
+#include "gateway/proto/ipc.h"
+#include "gateway/proto/limits.h"
+#include "gateway/proto/proto.h"
+#include "gateway/recorder/confine.h"
+#include "gateway/recorder/db.h"
+#include "include/assent/version.h"
+
+#define FD 3
+#define PAGE 1000	      /* entries per query of a pull: the LIMIT below */
+#define SCHEMA_LOCK "7340032" /* pg_advisory_lock key around the schema */
+#define APPEND_LOCK "7340033" /* pg_advisory_xact_lock key of the append lock ("advisory") */
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS assent_ledger (seq BIGINT PRIMARY KEY, entry BYTEA NOT NULL, "
+    "replica TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS assent_checkpoints (size BIGINT PRIMARY KEY, note BYTEA NOT NULL, "
+    "periodic BOOLEAN NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS assent_head (id INT PRIMARY KEY CHECK (id = 1), size BIGINT NOT NULL);"
+    "INSERT INTO assent_head VALUES (1, 0) ON CONFLICT DO NOTHING;"
+    "CREATE TABLE IF NOT EXISTS assent_cluster (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS assent_replicas (name TEXT PRIMARY KEY, started TIMESTAMPTZ NOT NULL, "
+    "seen TIMESTAMPTZ NOT NULL)";
+
+struct cl {
+	struct ipc_conn ipc;
+	struct cv_arena a; /* frames received */
+	struct cv_arena o; /* frames sent */
+	struct db *db;
+	char url[PROTO_CL_URL_MAX + 1];
+	char replica[PROTO_CL_REPLICA_MAX + 1];
+	char policy[65];
+	int advisory;	/* the append lock: pg_advisory_xact_lock, else the head row FOR UPDATE */
+	int adopt;	/* HELLO adopt: this replica's policy becomes the cluster's */
+	int locked;	/* a pull ended ok: the transaction and its lock are open */
+	uint64_t size;	/* the shared ledger's size as the lock saw it */
+	uint8_t **ents; /* PUT since the pull */
+	size_t *lens, nents, cap;
+	int broken;		 /* the connection failed: reconnect before the next step */
+	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
+};
+
+/* ---- frames to the signer ---- */
+
+static int send_frame(struct cl *c, struct cv *f, char *err)
+{
+	int rc = ipc_conn_send(&c->ipc, f, -1, err);
+	if (rc == 0)
+		rc = ipc_flush(&c->ipc, err);
+	cv_arena_reset(&c->o);
+	return rc;
+}
+
+static int send_end(struct cl *c, int ok, const char *msg, char *err)
+{
+	struct cv *f = ipc_frame_new(&c->o, F_CL_END, 3);
+	if (!f || ipc_put_bool(&c->o, f, "ok", ok) != 0 ||
+	    (msg && ipc_put_text(&c->o, f, "err", msg, strnlen(msg, PROTO_CL_ERR_MAX))) ||
+	    (ok && ipc_put_uint(&c->o, f, "size", c->size)))
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	return send_frame(c, f, err);
+}
+
+/* ---- PostgreSQL ---- */
+
+static void drop_put(struct cl *c)
+{
+	for (size_t i = 0; i < c->nents; i++)
+		free(c->ents[i]);
+	c->nents = 0;
+}
+
+static void rollback(struct cl *c)
+{
+	if (c->locked && !c->broken)
+		db_rollback(c->db);
+	c->locked = 0;
+	drop_put(c);
+}
+
+static int hexval(char h)
+{
+	return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
+}
+
+/* PostgreSQL's text form of a bytea ("\x" and hex) into out (at most max bytes). */
+static int bytea_read(const char *t, uint8_t *out, size_t max, size_t *n)
+{
+	if (!t || t[0] != '\\' || t[1] != 'x')
+		return -1;
+	size_t hl = strlen(t + 2);
+	if (hl % 2 || hl / 2 > max)
+		return -1;
+	for (size_t i = 0; i < hl / 2; i++) {
+		int hi = hexval(t[2 + 2 * i]), lo = hexval(t[3 + 2 * i]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*n = hl / 2;
+	return 0;
+}
+
+struct rows {
+	struct cl *c;
+	uint8_t *buf;
+	uint64_t next; /* the seq after the last one sent */
+	size_t got;
+	char *err;
+};
+
+static int ent_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct rows *r = ctx;
+	uint64_t seq;
+	size_t n;
+	if (ncols != 2 || !cols[0] || parse_u64(cols[0], &seq) != 0 ||
+	    bytea_read(cols[1], r->buf, PROTO_CL_ENTRY_MAX, &n))
+		return as_fail(r->err, AS_EINVAL, "a row of assent_ledger is not (seq, entry)");
+	struct cv *f = ipc_frame_new(&r->c->o, F_CL_ENT, 2);
+	if (!f || ipc_put_uint(&r->c->o, f, "seq", seq) != 0 || ipc_put_bytes(&r->c->o, f, "e", r->buf, n) != 0)
+		return as_fail(r->err, AS_ENOMEM, "out of memory");
+	r->next = seq + 1;
+	r->got++;
+	return send_frame(r->c, f, r->err);
+}
+
+static int ckpt_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct rows *r = ctx;
+	uint64_t size;
+	size_t n;
+	if (ncols != 3 || !cols[0] || parse_u64(cols[0], &size) != 0 ||
+	    bytea_read(cols[1], r->buf, PROTO_CL_NOTE_MAX, &n))
+		return as_fail(r->err, AS_EINVAL, "a row of assent_checkpoints is not (size, note, periodic)");
+	struct cv *f = ipc_frame_new(&r->c->o, F_CL_CKPT, 3);
+	if (!f || ipc_put_uint(&r->c->o, f, "size", size) != 0 || ipc_put_bytes(&r->c->o, f, "note", r->buf, n) != 0 ||
+	    ipc_put_bool(&r->c->o, f, "periodic", db_bool(cols[2])) != 0)
+		return as_fail(r->err, AS_ENOMEM, "out of memory");
+	return send_frame(r->c, f, r->err);
+}
+
+static int size_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	uint64_t *size = ctx;
+	return ncols == 1 && cols[0] && parse_u64(cols[0], size) == 0 ? 0 : AS_EINVAL;
+}
+
+static int do_pull(struct cl *c, uint64_t have, char *err)
+{
+	static const char lock_row[] = "SELECT size FROM assent_head WHERE id = 1 FOR UPDATE";
+	static const char lock_adv[] = "SELECT pg_advisory_xact_lock(" APPEND_LOCK ")";
+	static const char head[] = "SELECT size FROM assent_head WHERE id = 1";
+	static const char ents[] = "SELECT seq, entry FROM assent_ledger WHERE seq >= CAST($1 AS BIGINT) ORDER BY seq "
+				   "LIMIT 1000";
+	static const char ckpts[] =
+	    "SELECT size, note, periodic FROM assent_checkpoints WHERE size > CAST($1 AS BIGINT) "
+	    "ORDER BY size";
+	rollback(c);
+	GUARD(db_begin(c->db, err));
+	c->locked = 1;
+	if (c->advisory)
+		GUARD(db_query(c->db, lock_adv, NULL, 0, NULL, NULL, err));
+	GUARD(db_query(c->db, c->advisory ? head : lock_row, NULL, 0, size_row, &c->size, err));
+	if (have > c->size)
+		return as_fail(err, AS_ECORRUPT,
+			       "this replica's mirror has %llu entries, the shared ledger only %llu: the shared "
+			       "ledger was cut back, or this mirror belongs to another cluster",
+			       (unsigned long long)have, (unsigned long long)c->size);
+	struct rows r = {.c = c, .buf = malloc(PROTO_CL_ENTRY_MAX), .next = have, .err = err};
+	if (!r.buf)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	int rc = 0;
+	char at[24];
+	do {
+		r.got = 0;
+		snprintf(at, sizeof at, "%llu", (unsigned long long)r.next);
+		const char *p[] = {at};
+		rc = db_query(c->db, ents, p, 1, ent_row, &r, err);
+	} while (rc == 0 && r.got == PAGE);
+	if (rc == 0 && r.next != c->size)
+		rc = as_fail(err, AS_ECORRUPT, "the shared ledger's head says %llu entries, its rows end at %llu",
+			     (unsigned long long)c->size, (unsigned long long)r.next);
+	if (rc == 0) {
+		snprintf(at, sizeof at, "%llu", (unsigned long long)have);
+		const char *p[] = {at};
+		rc = db_query(c->db, ckpts, p, 1, ckpt_row, &r, err);
+	}
+	free(r.buf);
+	return rc;
+}
+
+static void hex_put(const uint8_t *p, size_t n, char *out)
+{
+	static const char x[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = x[p[i] >> 4];
+		out[2 * i + 1] = x[p[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+static int do_push(struct cl *c, uint64_t from, uint64_t n, const uint8_t *note, size_t nlen, int periodic, char *err)
+{
+	static const char ins[] = "INSERT INTO assent_ledger (seq, entry, replica) VALUES (CAST($1 AS BIGINT), "
+				  "decode($2, 'hex'), $3)";
+	static const char ck[] = "INSERT INTO assent_checkpoints (size, note, periodic) VALUES (CAST($1 AS BIGINT), "
+				 "decode($2, 'hex'), CAST($3 AS BOOLEAN)) ON CONFLICT (size) DO UPDATE SET note = "
+				 "EXCLUDED.note, periodic = assent_checkpoints.periodic OR EXCLUDED.periodic";
+	static const char gc[] = "DELETE FROM assent_checkpoints WHERE NOT periodic AND size < CAST($1 AS BIGINT)";
+	static const char up[] = "UPDATE assent_head SET size = CAST($1 AS BIGINT) WHERE id = 1";
+	static const char tell[] = "SELECT pg_notify('assent_ledger', $1)";
+	if (!c->locked || from != c->size || n != c->nents)
+		return as_fail(err, AS_EINVAL,
+			       "a push of %llu entries from %llu does not follow its pull (%zu put, at %llu)",
+			       (unsigned long long)n, (unsigned long long)from, c->nents, (unsigned long long)c->size);
+	char *hex = malloc(2 * PROTO_CL_ENTRY_MAX + 1), at[24], size[24], msg[24 + PROTO_CL_REPLICA_MAX + 2];
+	if (!hex)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < c->nents; i++) {
+		snprintf(at, sizeof at, "%llu", (unsigned long long)(from + i));
+		hex_put(c->ents[i], c->lens[i], hex);
+		const char *p[] = {at, hex, c->replica};
+		rc = db_exec(c->db, ins, p, 3, NULL, err);
+	}
+	snprintf(size, sizeof size, "%llu", (unsigned long long)(from + n));
+	if (rc == 0) {
+		hex_put(note, nlen, hex);
+		const char *p[] = {size, hex, periodic ? "true" : "false"};
+		rc = db_exec(c->db, ck, p, 3, NULL, err);
+	}
+	const char *p1[] = {size};
+	if (rc == 0)
+		rc = db_exec(c->db, gc, p1, 1, NULL, err);
+	if (rc == 0)
+		rc = db_exec(c->db, up, p1, 1, NULL, err);
+	snprintf(msg, sizeof msg, "%s %s", size, c->replica);
+	const char *p2[] = {msg};
+	if (rc == 0)
+		rc = db_query(c->db, tell, p2, 1, NULL, NULL, err);
+	if (rc == 0)
+		rc = db_commit(c->db, err);
+	free(hex);
+	if (rc == 0) {
+		c->locked = 0;
+		c->size = from + n;
+		drop_put(c);
+	}
+	return rc;
+}
+
+static int do_put(struct cl *c, uint64_t seq, const uint8_t *e, size_t n, char *err)
+{
+	if (!c->locked || seq != c->size + c->nents)
+		return as_fail(err, AS_EINVAL, "entry %llu put out of order", (unsigned long long)seq);
+	if (c->nents == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		uint8_t **ne = realloc(c->ents, cap * sizeof *ne);
+		if (ne)
+			c->ents = ne;
+		size_t *nl = ne ? realloc(c->lens, cap * sizeof *nl) : NULL;
+		if (!nl)
+			return as_fail(err, AS_ENOMEM, "out of memory");
+		c->lens = nl;
+		c->cap = cap;
+	}
+	if (!(c->ents[c->nents] = malloc(n ? n : 1)))
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	memcpy(c->ents[c->nents], e, n);
+	c->lens[c->nents++] = n;
+	return 0;
+}
+
+/* ---- connecting ---- */
+
+static int value_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	char *out = ctx;
+	if (ncols == 1 && cols[0])
+		snprintf(out, 65, "%s", cols[0]);
+	return 0;
+}
+
+static int hello(struct cl *c, char *err)
+{
+	static const char put_policy[] = "INSERT INTO assent_cluster VALUES ('policy', $1) ON CONFLICT DO NOTHING";
+	static const char adopt_policy[] = "INSERT INTO assent_cluster VALUES ('policy', $1) ON CONFLICT (k) DO UPDATE "
+					   "SET v = EXCLUDED.v";
+	static const char get_policy[] = "SELECT v FROM assent_cluster WHERE k = 'policy'";
+	static const char seen[] = "INSERT INTO assent_replicas VALUES ($1, now(), now()) ON CONFLICT (name) DO UPDATE "
+				   "SET started = now(), seen = now()";
+	static const char count[] = "SELECT count(*) FROM assent_replicas";
+	char cluster[65] = "";
+	uint64_t replicas = 0;
+	if (!c->db && db_open(c->url, &c->db, err) != 0)
+		return AS_EIO;
+	GUARD(db_script(c->db, "SELECT pg_advisory_lock(" SCHEMA_LOCK ")", err));
+	int rc = db_script(c->db, schema, err);
+	const char *p[] = {c->policy};
+	const char *r[] = {c->replica};
+	if (rc == 0)
+		rc = db_exec(c->db, c->adopt ? adopt_policy : put_policy, p, 1, NULL, err);
+	if (rc == 0)
+		rc = db_query(c->db, get_policy, NULL, 0, value_row, cluster, err);
+	if (rc == 0)
+		rc = db_exec(c->db, seen, r, 1, NULL, err);
+	if (rc == 0)
+		rc = db_query(c->db, count, NULL, 0, size_row, &replicas, err);
+	if (rc == 0)
+		rc = db_query(c->db, "SELECT size FROM assent_head WHERE id = 1", NULL, 0, size_row, &c->size, err);
+	char e2[AS_ERRLEN];
+	if (db_script(c->db, "SELECT pg_advisory_unlock(" SCHEMA_LOCK ")", e2) != 0 && rc == 0)
+		rc = as_fail(err, AS_EIO, "%s", e2);
+	if (rc == 0)
+		rc = db_script(c->db, "LISTEN assent_ledger", err);
+	if (rc != 0)
+		return rc;
+	if (strcmp(cluster, c->policy) != 0)
+		return as_fail(
+		    err, AS_EINVAL,
+		    "this replica's policy (sha256 %.16s...) is not the cluster's (sha256 %.16s...): every "
+		    "replica must decide by the same policy; refusing to serve (to change it: docs/cluster.md, "
+		    "\"Changing the policy\", ASSENT_CLUSTER_POLICY=adopt)",
+		    c->policy, cluster);
+	struct cv *f = ipc_frame_new(&c->o, F_CL_READY, 2);
+	if (!f || ipc_put_uint(&c->o, f, "size", c->size) != 0 || ipc_put_uint(&c->o, f, "replicas", replicas) != 0)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	return send_frame(c, f, err);
+}
+
+static void notified(void *ctx, const char *channel, const char *payload)
+{
+	struct cl *c = ctx;
+	uint64_t size;
+	char e2[AS_ERRLEN];
+	const char *sp = strchr(payload, ' ');
+	if (strcmp(channel, "assent_ledger") != 0 || !sp || strcmp(sp + 1, c->replica) == 0)
+		return; /* our own commit, or not the ledger's */
+	char num[24];
+	snprintf(num, sizeof num, "%.*s", (int)(sp - payload < 23 ? sp - payload : 23), payload);
+	if (parse_u64(num, &size) != 0)
+		return;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_NOTIFY, 1);
+	if (f && ipc_put_uint(&c->o, f, "size", size) == 0)
+		(void)send_frame(c, f, e2);
+	else
+		cv_arena_reset(&c->o);
+}
+
+/* ---- the loop ---- */
+
+static int step(struct cl *c, const struct ipc_frame *f, char *err)
+{
+	const struct cv *b = f->body;
+	const uint8_t *p;
+	size_t n;
+	uint64_t u, from;
+	int periodic;
+	if (c->broken) {
+		char e2[AS_ERRLEN];
+		if (db_reconnect(c->db, e2) != 0 || db_script(c->db, "LISTEN assent_ledger", e2) != 0)
+			return as_fail(err, AS_EIO, "PostgreSQL is unreachable: %s", e2);
+		c->broken = 0;
+	}
+	switch (f->type) {
+	case F_CL_PULL:
+		if (ipc_get_uint(b, "have", UINT64_MAX, &u, err) != 0)
+			return AS_EINVAL;
+		return do_pull(c, u, err);
+	case F_CL_PUT:
+		if (ipc_get_uint(b, "seq", UINT64_MAX, &u, err) != 0 ||
+		    ipc_get_bytes(b, "e", PROTO_CL_ENTRY_MAX, &p, &n, err) != 0)
+			return AS_EINVAL;
+		return do_put(c, u, p, n, err);
+	case F_CL_PUSH:
+		if (ipc_get_uint(b, "from", UINT64_MAX, &from, err) != 0 ||
+		    ipc_get_uint(b, "n", PROTO_CL_PUSH_MAX, &u, err) != 0 ||
+		    ipc_get_bytes(b, "note", PROTO_CL_NOTE_MAX, &p, &n, err) != 0 ||
+		    ipc_get_bool(b, "periodic", &periodic, err) != 0)
+			return AS_EINVAL;
+		return do_push(c, from, u, p, n, periodic, err);
+	case F_CL_RELEASE:
+		rollback(c);
+		return 0;
+	default:
+		return as_fail(err, AS_ECORRUPT, "frame type %u is not the cluster client's", f->type);
+	}
+}
+
+static int serve(struct cl *c)
+{
+	char err[AS_ERRLEN];
+	for (;;) {
+		struct pollfd p[2] = {{.fd = FD, .events = POLLIN}, {.fd = db_socket(c->db), .events = POLLIN}};
+		int np = p[1].fd >= 0 && !c->broken ? 2 : 1;
+		if (poll(p, (nfds_t)np, -1) < 0 && errno != EINTR)
+			return 1;
+		if (np == 2 && p[1].revents && db_notifies(c->db, notified, c) != 0)
+			c->broken = 1;
+		if (!p[0].revents)
+			continue;
+		int r = ipc_read(&c->ipc, err);
+		if (r != 0 && r != AS_ENOTFOUND && !(r == AS_EIO && c->ipc.eof))
+			return 1;
+		for (;;) {
+			struct ipc_frame f;
+			cv_arena_reset(&c->a);
+			int g = ipc_next(&c->ipc, &c->a, &f, err);
+			if (g == AS_ENOTFOUND)
+				break;
+			if (g != 0 || frame_down_check(f.type, f.body, err) != 0)
+				return g == AS_EIO ? 0 : 1; /* the signer went away, or broke the protocol */
+			int rc;
+			if (f.type == F_CL_PUT && c->put_err[0])
+				rc = 0; /* the PUSH answers with the first refusal */
+			else if (f.type == F_CL_PUSH && c->put_err[0])
+				rc = as_fail(err, AS_EINVAL, "%s", c->put_err);
+			else
+				rc = step(c, &f, err);
+			if (rc == AS_EIO)
+				c->broken = 1;
+			if (rc != 0)
+				rollback(c);
+			if (f.type == F_CL_PUT) { /* never answered: a refusal waits for the PUSH */
+				if (rc != 0)
+					snprintf(c->put_err, sizeof c->put_err, "%s", err);
+				continue;
+			}
+			c->put_err[0] = 0;
+			if (send_end(c, rc == 0, rc ? err : NULL, err) != 0)
+				return 1;
+		}
+		if (c->ipc.eof)
+			return 0;
+	}
+}
+
+static int setup(struct cl *c, uid_t uid, char *err)
+{
+	struct ipc_frame f;
+	cv_arena_init(&c->a, 4096);
+	cv_arena_init(&c->o, 64);
+	GUARD(ipc_conn_init(&c->ipc, FD, err));
+	GUARD(ipc_next_wait(&c->ipc, &c->a, &f, 10000, err));
+	if (f.type != F_CL_HELLO || frame_down_check(f.type, f.body, err) != 0)
+		return as_fail(err, AS_ECORRUPT, "the first frame is not F_CL_HELLO");
+	const char *s;
+	size_t n;
+	if (ipc_get_text(f.body, "url", PROTO_CL_URL_MAX, &s, &n, err) != 0)
+		return AS_EINVAL;
+	snprintf(c->url, sizeof c->url, "%.*s", (int)n, s);
+	if (ipc_get_text(f.body, "replica", PROTO_CL_REPLICA_MAX, &s, &n, err) != 0)
+		return AS_EINVAL;
+	snprintf(c->replica, sizeof c->replica, "%.*s", (int)n, s);
+	if (ipc_get_text(f.body, "policy", 64, &s, &n, err) != 0)
+		return AS_EINVAL;
+	snprintf(c->policy, sizeof c->policy, "%.*s", (int)n, s);
+	if (ipc_get_text(f.body, "lock", 8, &s, &n, err) != 0)
+		return AS_EINVAL;
+	c->advisory = n == 8 && !memcmp(s, "advisory", 8);
+	if (cv_get(f.body, "adopt") && ipc_get_bool(f.body, "adopt", &c->adopt, err) != 0)
+		return AS_EINVAL;
+	struct confine_opts co = {.dir = NULL, .tcp_port = db_url_tcp_port(c->url), .net = 1, .uid = uid};
+	return confine_enter(&co, err);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t u = 0;
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("assent-cluster %s\n", ASSENT_VERSION);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--uid")) {
+		if (parse_u64(argv[2], &u) != 0 || u == 0 || u >= (uid_t)-1)
+			return 2;
+	} else if (argc != 1) {
+		fputs("usage: assent-cluster [--uid N]\n       assent-cluster --version\n  started by assentd "
+		      "--cluster, never by hand (docs/cluster.md)\n",
+		      stderr);
+		return 2;
+	}
+	static struct cl c;
+	char err[AS_ERRLEN];
+	if (setup(&c, (uid_t)u, err) != 0) {
+		ipc_log(FD, "error", "cluster: %s", err);
+		return 1;
+	}
+	int rc = hello(&c, err);
+	if (rc != 0) {
+		(void)send_end(&c, 0, err, err);
+		return 1;
+	}
+	return serve(&c);
+}

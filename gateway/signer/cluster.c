@@ -1,0 +1,387 @@
+/* Cluster mode (issue 32, docs/cluster.md): the signer's end of the shared ledger. With
+ * ASSENT_CLUSTER (assentd --cluster URL) the ledger is the cluster's, in PostgreSQL, and the
+ * LMDB ledger in the state directory is this replica's mirror of it: every commit takes the
+ * cluster's append lock, imports what the other replicas appended (checked by ledger/sync.c:
+ * nothing PostgreSQL says is trusted), appends and signs on top, stores its entries there and
+ * commits there before the mirror commits. The database client is not in the signer: it is
+ * assent-cluster (gateway/recorder/cluster.c), confined like the recorder, which the signer
+ * talks to in blocking steps of at most CL_WAIT_MS. When it does not answer, or PostgreSQL
+ * cannot be reached, the commit fails and nothing is appended: the replica fails closed, as it
+ * does when its disk fails, and the next commit starts a new client. Other replicas' commits
+ * arrive as NOTIFY and are imported at once (cluster_input). */
+#define _GNU_SOURCE
+#include "gateway/signer/cluster.h"
+#include "gateway/signer/types.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gateway/proto/frames.h"
+#include "gateway/proto/workers.h"
+#include "ledger/merkle.h"
+
+#define CL_WAIT_MS 10000 /* the longest one step waits for the client */
+
+struct cluster {
+	struct signer *s;
+	struct ledger_sync sync;
+	struct ipc_conn ipc;
+	struct cv_arena a, o;
+	int fd;	   /* -1: no client now (started by the next step) */
+	pid_t pid; /* reaped by the loop's SIGCHLD handler */
+	char url[PROTO_CL_URL_MAX + 1];
+	char replica[PROTO_CL_REPLICA_MAX + 1];
+	char policy[65];
+	const char *lock; /* "row" or "advisory" (ASSENT_CLUSTER_LOCK) */
+	int adopt;	  /* ASSENT_CLUSTER_POLICY=adopt: at the first start, this policy becomes the cluster's */
+	uint64_t shared;  /* the shared ledger's size as last heard */
+	uint64_t commits, imported, failures;
+	char last_err[AS_ERRLEN];
+};
+
+static void cl_close(struct cluster *c)
+{
+	if (c->fd < 0)
+		return;
+	ipc_conn_free(&c->ipc);
+	close(c->fd);
+	c->fd = -1;
+	if (c->pid > 0)
+		kill(c->pid, SIGKILL);
+	c->pid = 0;
+}
+
+static void cl_down(struct cluster *c, const char *why)
+{
+	if (c->fd < 0)
+		return;
+	slog("error", "cluster: %s; the client is restarted by the next commit", why);
+	snprintf(c->last_err, sizeof c->last_err, "%s", why);
+	cl_close(c);
+}
+
+static int cl_send(struct cluster *c, struct cv *f, char *err)
+{
+	int rc = ipc_conn_send(&c->ipc, f, -1, err);
+	if (rc == 0)
+		rc = ipc_flush(&c->ipc, err);
+	cv_arena_reset(&c->o);
+	return rc;
+}
+
+/* The next frame that is not a NOTIFY (those only move c->shared). */
+static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
+{
+	for (;;) {
+		int rc = ipc_next_wait(&c->ipc, &c->a, f, CL_WAIT_MS, err);
+		if (rc == 0 && frame_fields_check(frame_table_find(f->type), f->body, err) != 0)
+			rc = AS_ECORRUPT;
+		if (rc == 0 && f->nfds)
+			rc = as_fail(err, AS_ECORRUPT, "the cluster client sent a descriptor");
+		if (rc != 0) {
+			char why[AS_ERRLEN + 40];
+			snprintf(why, sizeof why, "the cluster client: %s", err);
+			cl_down(c, why);
+			return as_fail(err, AS_EIO, "%s", why);
+		}
+		if (f->type != F_CL_NOTIFY)
+			return 0;
+		uint64_t size;
+		if (ipc_get_uint(f->body, "size", UINT64_MAX, &size, err) == 0 && size > c->shared)
+			c->shared = size;
+	}
+}
+
+/* The END that answers a step: 0, or AS_EIO with the client's reason. */
+static int cl_end(struct cluster *c, struct ipc_frame *f, char *err)
+{
+	int ok = 0;
+	const char *msg = NULL;
+	size_t n = 0;
+	uint64_t size;
+	if (f->type != F_CL_END || ipc_get_bool(f->body, "ok", &ok, err) != 0) {
+		cl_down(c, "the cluster client answered out of turn");
+		return as_fail(err, AS_EIO, "the cluster client answered out of turn");
+	}
+	if (ok && ipc_get_uint(f->body, "size", UINT64_MAX, &size, err) == 0 && size > c->shared)
+		c->shared = size;
+	if (ok)
+		return 0;
+	if (ipc_get_text(f->body, "err", PROTO_CL_ERR_MAX, &msg, &n, err) != 0)
+		msg = "no reason given", n = 15;
+	c->failures++;
+	snprintf(c->last_err, sizeof c->last_err, "%.*s", (int)n, msg);
+	return as_fail(err, AS_EIO, "cluster: %.*s", (int)n, msg);
+}
+
+static void child(struct cluster *c, int fd, const char *uidarg)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int nul = open("/dev/null", O_RDWR);
+	if (nul < 0 || dup2(fd, 3) != 3 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+		_exit(127);
+	closefrom(4);
+	char exe[4200];
+	const char *w = c->s->o->worker_exe, *sl = strrchr(w, '/');
+	snprintf(exe, sizeof exe, "%.*s%s", sl ? (int)(sl - w + 1) : 0, w, CLUSTER_EXE);
+	char *argv[] = {CLUSTER_EXE, uidarg[0] ? "--uid" : NULL, (char *)uidarg, NULL}, *envp[] = {NULL};
+	execve(exe, argv, envp);
+	_exit(127);
+}
+
+/* Start the client and say hello: READY, or its reason (the policy, PostgreSQL). */
+static int cl_start(struct cluster *c, char *err)
+{
+	char uidarg[16] = "";
+	uid_t wuid;
+	int sv[2];
+	if (geteuid() == 0) {
+		GUARD(jail_worker_uid(getenv("ASSENT_WORKER_UID"), JAIL_CLUSTER_KIND, &wuid, err));
+		snprintf(uidarg, sizeof uidarg, "%u", (unsigned)wuid);
+	}
+	GUARD(ipc_socketpair(sv, err));
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		child(c, sv[1], uidarg);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return as_fail(err, AS_EIO, "cannot start %s", CLUSTER_EXE);
+	}
+	c->fd = sv[0];
+	c->pid = pid;
+	GUARD(ipc_conn_init(&c->ipc, c->fd, err));
+	struct cv *f = ipc_frame_new(&c->o, F_CL_HELLO, 5);
+	if (!f || ipc_put_text(&c->o, f, "url", c->url, strlen(c->url)) ||
+	    ipc_put_text(&c->o, f, "replica", c->replica, strlen(c->replica)) ||
+	    ipc_put_text(&c->o, f, "policy", c->policy, strlen(c->policy)) ||
+	    ipc_put_text(&c->o, f, "lock", c->lock, strlen(c->lock)) || ipc_put_bool(&c->o, f, "adopt", c->adopt))
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	struct ipc_frame r;
+	if (cl_send(c, f, err) != 0 || cl_next(c, &r, err) != 0) {
+		cl_down(c, "the cluster client did not start");
+		return AS_EIO;
+	}
+	if (r.type == F_CL_END) {
+		int rc = cl_end(c, &r, err);
+		cl_close(c);
+		return rc ? rc : as_fail(err, AS_EIO, "the cluster client ended");
+	}
+	uint64_t replicas = 0;
+	if (r.type != F_CL_READY || ipc_get_uint(r.body, "size", UINT64_MAX, &c->shared, err) != 0 ||
+	    ipc_get_uint(r.body, "replicas", UINT32_MAX, &replicas, err) != 0) {
+		cl_down(c, "the cluster client's first frame is not READY");
+		return as_fail(err, AS_EIO, "the cluster client's first frame is not READY");
+	}
+	c->adopt = 0; /* once: a client started again later checks, as every other replica does */
+	slog("info", "cluster: replica %s joined (%llu replicas known; the shared ledger has %llu entries)", c->replica,
+	     (unsigned long long)replicas, (unsigned long long)c->shared);
+	return 0;
+}
+
+/* ---- struct ledger_sync ---- */
+
+static int cl_pull(void *ctx, uint64_t have, const struct ledger_sync_take *take, void *arg, char *err)
+{
+	struct cluster *c = ctx;
+	if (c->fd < 0)
+		GUARD(cl_start(c, err));
+	struct cv *f = ipc_frame_new(&c->o, F_CL_PULL, 1);
+	if (!f || ipc_put_uint(&c->o, f, "have", have) != 0)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	if (cl_send(c, f, err) != 0) {
+		cl_down(c, err);
+		return AS_EIO;
+	}
+	int refused = 0; /* a take refused: the rest is read and dropped, then the lock released */
+	for (;;) {
+		struct ipc_frame r;
+		const uint8_t *p;
+		size_t n;
+		uint64_t u;
+		int periodic;
+		char e2[AS_ERRLEN];
+		GUARD(cl_next(c, &r, e2) ? as_fail(err, AS_EIO, "%s", e2) : 0);
+		if (r.type == F_CL_END) {
+			int rc = cl_end(c, &r, e2);
+			if (rc != 0)
+				return refused ? refused : as_fail(err, rc, "%s", e2);
+			if (refused)
+				c->sync.release(c);
+			return refused;
+		}
+		if (refused)
+			continue;
+		if (r.type == F_CL_ENT && ipc_get_uint(r.body, "seq", UINT64_MAX, &u, err) == 0 &&
+		    ipc_get_bytes(r.body, "e", PROTO_CL_ENTRY_MAX, &p, &n, err) == 0)
+			refused = take->entry(arg, u, p, n, err);
+		else if (r.type == F_CL_CKPT && ipc_get_uint(r.body, "size", UINT64_MAX, &u, err) == 0 &&
+			 ipc_get_bytes(r.body, "note", PROTO_CL_NOTE_MAX, &p, &n, err) == 0 &&
+			 ipc_get_bool(r.body, "periodic", &periodic, err) == 0)
+			refused = take->ckpt(arg, u, p, n, periodic, err);
+		else
+			refused = as_fail(err, AS_ECORRUPT, "the cluster client sent frame %u in a pull", r.type);
+	}
+}
+
+static int cl_push(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note, size_t nlen,
+		   int periodic, char *err)
+{
+	struct cluster *c = ctx;
+	for (size_t i = 0; i < n; i++) {
+		struct cv *f = ipc_frame_new(&c->o, F_CL_PUT, 2);
+		if (!f || ipc_put_uint(&c->o, f, "seq", from + i) ||
+		    ipc_put_bytes(&c->o, f, "e", ents[i].cbor, ents[i].len))
+			return as_fail(err, AS_ENOMEM, "out of memory");
+		if (cl_send(c, f, err) != 0) {
+			cl_down(c, err);
+			return AS_EIO;
+		}
+	}
+	struct cv *f = ipc_frame_new(&c->o, F_CL_PUSH, 4);
+	if (!f || ipc_put_uint(&c->o, f, "from", from) || ipc_put_uint(&c->o, f, "n", n) ||
+	    ipc_put_bytes(&c->o, f, "note", note, nlen) || ipc_put_bool(&c->o, f, "periodic", periodic))
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	struct ipc_frame r;
+	if (cl_send(c, f, err) != 0) {
+		cl_down(c, err);
+		return AS_EIO;
+	}
+	GUARD(cl_next(c, &r, err));
+	GUARD(cl_end(c, &r, err));
+	c->commits++;
+	return 0;
+}
+
+static void cl_release(void *ctx)
+{
+	struct cluster *c = ctx;
+	char err[AS_ERRLEN];
+	struct ipc_frame r;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_RELEASE, 0);
+	if (c->fd < 0 || !f)
+		return;
+	if (cl_send(c, f, err) != 0 || cl_next(c, &r, err) != 0 || cl_end(c, &r, err) != 0)
+		cl_down(c, "the cluster client did not release the append lock");
+}
+
+static void cl_imported(void *ctx, uint64_t from, uint64_t to)
+{
+	struct cluster *c = ctx;
+	c->imported += to - from;
+	slog("debug", "cluster: imported entries %llu..%llu from other replicas", (unsigned long long)from,
+	     (unsigned long long)(to - 1));
+}
+
+/* ---- the signer's side ---- */
+
+static int policy_sha(const char *path, char out[65], char *err)
+{
+	if (!path) {
+		snprintf(out, 65, "none");
+		return 0;
+	}
+	struct buf b;
+	buf_init(&b, 1u << 20);
+	int rc = file_read(path, 1u << 20, &b, err);
+	if (rc == 0) {
+		uint8_t h[32];
+		sha256(b.p, b.len, h);
+		hex_encode(h, 32, out);
+	}
+	buf_free(&b);
+	return rc;
+}
+
+int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
+{
+	const char *url = getenv("ASSENT_CLUSTER");
+	if (!url || !*url)
+		return 0;
+	struct cluster *c = calloc(1, sizeof *c);
+	if (!c)
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	c->s = s;
+	c->fd = -1;
+	cv_arena_init(&c->a, 4096);
+	cv_arena_init(&c->o, 64);
+	s->cluster = c;
+	if (strlen(url) > PROTO_CL_URL_MAX)
+		return as_fail(err, AS_EINVAL, "ASSENT_CLUSTER is over %u bytes", PROTO_CL_URL_MAX);
+	snprintf(c->url, sizeof c->url, "%s", url);
+	const char *name = getenv("ASSENT_REPLICA"), *lock = getenv("ASSENT_CLUSTER_LOCK");
+	char host[256] = "";
+	if (!name || !*name)
+		name = gethostname(host, sizeof host - 1) == 0 && host[0] ? host : "replica";
+	if (strlen(name) > PROTO_CL_REPLICA_MAX || strchr(name, ' '))
+		return as_fail(err, AS_EINVAL, "ASSENT_REPLICA: at most %u bytes, no space: '%.64s'",
+			       PROTO_CL_REPLICA_MAX, name);
+	snprintf(c->replica, sizeof c->replica, "%s", name);
+	if (lock && *lock && strcmp(lock, "row") && strcmp(lock, "advisory"))
+		return as_fail(err, AS_EINVAL, "ASSENT_CLUSTER_LOCK is row or advisory, not '%.16s'", lock);
+	c->lock = lock && !strcmp(lock, "advisory") ? "advisory" : "row";
+	const char *pol = getenv("ASSENT_CLUSTER_POLICY");
+	if (pol && *pol && strcmp(pol, "adopt") && strcmp(pol, "check"))
+		return as_fail(err, AS_EINVAL, "ASSENT_CLUSTER_POLICY is check or adopt, not '%.16s'", pol);
+	c->adopt = pol && !strcmp(pol, "adopt");
+	GUARD(policy_sha(s->o->policy, c->policy, err));
+	c->sync = (struct ledger_sync){
+	    .ctx = c, .pull = cl_pull, .push = cl_push, .release = cl_release, .imported = cl_imported};
+	lo->sync = &c->sync;
+	unsetenv("ASSENT_CLUSTER"); /* it may hold a password: nothing started later inherits it */
+	return cl_start(c, err);
+}
+
+int cluster_fd(const struct signer *s)
+{
+	return s->cluster ? s->cluster->fd : -1;
+}
+
+void cluster_input(struct signer *s)
+{
+	struct cluster *c = s->cluster;
+	char err[AS_ERRLEN];
+	int r = ipc_read(&c->ipc, err);
+	if (r != 0 && r != AS_ENOTFOUND) {
+		cl_down(c, c->ipc.eof ? "the cluster client exited" : err);
+		return;
+	}
+	uint64_t before = c->shared;
+	for (;;) {
+		struct ipc_frame f;
+		cv_arena_reset(&c->a);
+		int g = ipc_next(&c->ipc, &c->a, &f, err);
+		if (g == AS_ENOTFOUND)
+			break;
+		uint64_t size;
+		if (g != 0 || f.type != F_CL_NOTIFY || frame_fields_check(frame_table_find(f.type), f.body, err) != 0 ||
+		    ipc_get_uint(f.body, "size", UINT64_MAX, &size, err) != 0) {
+			cl_down(c, g ? err : "the cluster client sent a frame out of turn");
+			return;
+		}
+		if (size > c->shared)
+			c->shared = size;
+	}
+	if (c->shared > before && c->shared > ledger_size(s->ledger) && ledger_catch_up(s->ledger, err) != 0)
+		slog("error", "cluster: importing the other replicas' entries: %s", err);
+}
+
+json_t *cluster_health(const struct signer *s)
+{
+	const struct cluster *c = s->cluster;
+	if (!c)
+		return NULL;
+	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:s}", "replica", c->replica, "lock", c->lock, "connected",
+			 c->fd >= 0, "shared_size", (json_int_t)c->shared, "commits", (json_int_t)c->commits,
+			 "imported", (json_int_t)c->imported, "failures", (json_int_t)c->failures, "last_error",
+			 c->last_err);
+}

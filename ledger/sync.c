@@ -1,0 +1,188 @@
+/* Cluster mode's side of the ledger (ledger.h, struct ledger_sync): importing what other
+ * replicas appended to the shared ledger into this mirror, and handing this commit's entries
+ * to the shared store. Nothing from the shared store is taken on trust: PostgreSQL, and
+ * whoever can write to it, could hand over anything. An imported entry must be the next
+ * seq, chain to the mirror's head, be a well-formed entry of a known kind and not go back
+ * in time; the tree the imported entries make must be the one a checkpoint signed with this
+ * ledger's own key covers. So what a replica mirrors is what some holder of the key signed. */
+#define _GNU_SOURCE
+#include "ledger/ledger_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger/entry.h"
+#include "ledger/note.h"
+#include "ledger/store.h"
+#include "ledger/tiles.h"
+
+struct pull {
+	struct ledger *l;
+	MDB_txn *txn;
+	struct tree_state *s;
+	uint64_t signed_to; /* the largest size a verified checkpoint covered */
+	uint64_t first;	    /* the mirror's size before the pull */
+};
+
+static int entry_time(const struct cv *e, uint64_t *t)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		const struct cv *k = &e->items[2 * i], *v = &e->items[2 * i + 1];
+		if (k->t == CV_TEXT && k->n == 4 && !memcmp(k->s, "time", 4) && v->t == CV_UINT) {
+			*t = v->u;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int take_entry(void *arg, uint64_t seq, const uint8_t *p, size_t n, char *err)
+{
+	struct pull *c = arg;
+	struct tree_state *s = c->s;
+	char e2[AS_ERRLEN] = "";
+	if (seq != s->m.size)
+		return as_fail(err, AS_ECORRUPT, "the cluster's ledger sent entry %llu where entry %llu was due",
+			       (unsigned long long)seq, (unsigned long long)s->m.size);
+	if (n == 0 || n > ENTRY_MAX)
+		return as_fail(err, AS_ECORRUPT, "the cluster's entry %llu is %zu bytes", (unsigned long long)seq, n);
+	struct cv *e = NULL;
+	uint64_t t = 0;
+	cv_arena_reset(&c->l->arena);
+	if (cbor_decode(p, n, &c->l->arena, &e, e2) != 0 || entry_check(e, seq, s->head, e2) != 0)
+		return as_fail(err, AS_ECORRUPT, "the cluster's entry %llu is refused: %s", (unsigned long long)seq,
+			       e2);
+	if (entry_time(e, &t) != 0 || t < s->last_time)
+		return as_fail(err, AS_ECORRUPT, "the cluster's entry %llu goes back in time", (unsigned long long)seq);
+	uint8_t k[8], leaf[32];
+	be64_put(k, seq);
+	MDB_val key = {8, k}, val = {n, (void *)p};
+	int rc = mdb_put(c->txn, c->l->entries, &key, &val, MDB_APPEND | MDB_NOOVERWRITE);
+	if (rc != 0)
+		return as_fail(err, AS_EIO, "ledger %s: storing the cluster's entry %llu: %s", c->l->dir,
+			       (unsigned long long)seq, mdb_strerror(rc));
+	merkle_leaf_hash(p, n, leaf);
+	GUARD(tile_put(c->txn, c->l->tiles, &s->m, leaf, err));
+	merkle_append(&s->m, leaf);
+	memcpy(s->head, leaf, 32);
+	s->last_time = t;
+	return 0;
+}
+
+/* The root of the first `size` entries as this transaction holds them. */
+static int root_at(struct pull *c, uint64_t size, uint8_t root[32], char *err)
+{
+	if (size == c->s->m.size) {
+		merkle_root(&c->s->m, root);
+		return 0;
+	}
+	struct tile_reader r;
+	tile_reader_init(&r, c->txn, c->l->entries);
+	if (tile_range_hash(&r, 0, size, root) != 0)
+		return as_fail(err, AS_ECORRUPT, "ledger %s: %s", c->l->dir, r.err);
+	return 0;
+}
+
+static int take_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, int periodic, char *err)
+{
+	struct pull *c = arg;
+	struct tree_state *s = c->s;
+	struct checkpoint cp;
+	uint8_t root[32];
+	char e2[AS_ERRLEN] = "";
+	if (n > CKPT_MAX || ckpt_verify(note, n, &c->l->key, 1, &cp, e2) != 0)
+		return as_fail(err, AS_ECORRUPT,
+			       "the cluster's checkpoint at %llu does not verify with this ledger's key: %s",
+			       (unsigned long long)size, e2);
+	if (cp.size != size || size > s->m.size || size <= c->first)
+		return as_fail(
+		    err, AS_ECORRUPT,
+		    "the cluster's checkpoint stored at %llu covers %llu entries (the mirror had %llu, now %llu)",
+		    (unsigned long long)size, (unsigned long long)cp.size, (unsigned long long)c->first,
+		    (unsigned long long)s->m.size);
+	if (strcmp(cp.origin, c->l->origin) != 0)
+		return as_fail(err, AS_ECORRUPT, "the cluster's checkpoint at %llu has origin %s, not %s",
+			       (unsigned long long)size, cp.origin, c->l->origin);
+	GUARD(root_at(c, size, root, err));
+	if (memcmp(root, cp.root, 32) != 0)
+		return as_fail(err, AS_ECORRUPT,
+			       "the cluster's entries up to %llu are not the tree its checkpoint signs",
+			       (unsigned long long)size);
+	uint8_t k[8];
+	be64_put(k, size);
+	MDB_val key = {8, k}, val = {n, (void *)note};
+	int rc = mdb_put(c->txn, c->l->ckpts, &key, &val, 0);
+	if (rc == 0 && !periodic && s->head_ck && s->head_ck != size) {
+		be64_put(k, s->head_ck);
+		rc = mdb_del(c->txn, c->l->ckpts, &key, NULL);
+		rc = rc == MDB_NOTFOUND ? 0 : rc;
+	}
+	if (rc != 0)
+		return as_fail(err, AS_EIO, "ledger %s: storing the cluster's checkpoint: %s", c->l->dir,
+			       mdb_strerror(rc));
+	if (periodic) {
+		s->ckpt_size = size;
+		s->ckpt_time = now_unix_ms();
+	} else {
+		s->head_ck = size;
+	}
+	if (size > c->signed_to)
+		c->signed_to = size;
+	return 0;
+}
+
+int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err)
+{
+	struct pull c = {.l = l, .txn = txn, .s = s, .signed_to = s->m.size, .first = s->m.size};
+	static const struct ledger_sync_take take = {take_entry, take_ckpt};
+	GUARD(l->sync->pull(l->sync->ctx, s->m.size, &take, &c, err));
+	if (c.signed_to != s->m.size) {
+		sync_release(l);
+		return as_fail(err, AS_ECORRUPT,
+			       "the cluster's ledger has %llu entries, but its checkpoints sign only %llu: refusing "
+			       "to extend it (run assent-verify on an export)",
+			       (unsigned long long)s->m.size, (unsigned long long)c.signed_to);
+	}
+	if (s->m.size > c.first) {
+		merkle_root(&s->m, l->root);
+		l->known = 1;
+		l->size = s->m.size;
+		if (s->m.size > l->high)
+			l->high = s->m.size;
+	}
+	return 0;
+}
+
+int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_state *s, const struct buf *note,
+	      int periodic, char *err)
+{
+	size_t n = (size_t)(s->m.size - from);
+	struct ledger_rec *ents = calloc(n ? n : 1, sizeof *ents);
+	if (!ents) {
+		sync_release(l);
+		return as_fail(err, AS_ENOMEM, "out of memory");
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t k[8];
+		be64_put(k, from + i);
+		MDB_val key = {8, k}, val;
+		if ((rc = mdb_get(txn, l->entries, &key, &val)) != 0) {
+			rc = as_fail(err, AS_EIO, "ledger %s: re-reading entry %llu: %s", l->dir,
+				     (unsigned long long)(from + i), mdb_strerror(rc));
+			break;
+		}
+		ents[i] = (struct ledger_rec){val.mv_data, val.mv_size};
+	}
+	if (rc == 0)
+		rc = l->sync->push(l->sync->ctx, from, ents, n, note->p, note->len, periodic, err);
+	else
+		sync_release(l);
+	free(ents);
+	return rc;
+}
+
+void sync_release(struct ledger *l)
+{
+	l->sync->release(l->sync->ctx);
+}
