@@ -60,8 +60,8 @@ struct ledger_sync {
 	void *ctx;
 	int (*pull)(void *ctx, uint64_t have, const struct ledger_sync_take *take, void *arg, char *err);
 	/* entries ents[0..n) are seq from..from+n-1; note signs the tree after them */
-	int (*push)(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note,
-		    size_t nlen, int periodic, char *err);
+	int (*push)(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note, size_t nlen,
+		    int periodic, char *err);
 	void (*release)(void *ctx);
 	/* after an LMDB commit that imported entries [from, to): the caller's state may follow them */
 	void (*imported)(void *ctx, uint64_t from, uint64_t to);
@@ -78,7 +78,7 @@ struct ledger_opts {
 	size_t map_size;		    /* LMDB map size; 0: 64 GiB (sparse) */
 	uint64_t adopt_unsigned_tail;	    /* ledger_open: sign up to this many entries after the newest signed
 					     * checkpoint (an older assent's crash left them); 0: refuse any */
-	const struct ledger_sync *sync; /* not NULL: cluster mode (above); the caller keeps it until ledger_close */
+	const struct ledger_sync *sync;	    /* not NULL: cluster mode (above); the caller keeps it until ledger_close */
 	int demo; /* 1: a demo ledger (`assent ledger append`): origin "assent-demo/<key id hex>";
 		   * 0: a gateway's ledger; each refuses to be opened as the other.
 		   * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */

@@ -160,14 +160,14 @@ static const struct frame_field session_info[] = {
 static const struct frame_field callrec[] = {CONN, CALLREC_FIELDS};
 static const struct frame_field callrecs[] = {{"recs", FT_ARRAY, PROTO_CALLRECS_MAX, REQ}}; /* each: callrec */
 /* The cluster client (gateway/recorder/cluster.c) and the signer's end (gateway/signer/cluster.c). */
-static const struct frame_field cl_ready[] = {{"size", FT_UINT, UINT64_MAX, REQ}, {"replicas", FT_UINT, UINT32_MAX, REQ}};
-static const struct frame_field cl_ent[] = {{"seq", FT_UINT, UINT64_MAX, REQ}, {"e", FT_BYTES, PROTO_CL_ENTRY_MAX, REQ}};
-static const struct frame_field cl_ckpt[] = {{"size", FT_UINT, UINT64_MAX, REQ},
-					     {"note", FT_BYTES, PROTO_CL_NOTE_MAX, REQ},
-					     {"periodic", FT_BOOL, 0, REQ}};
-static const struct frame_field cl_end[] = {{"ok", FT_BOOL, 0, REQ},
-					    {"err", FT_TEXT, PROTO_CL_ERR_MAX, OPT},
-					    {"size", FT_UINT, UINT64_MAX, OPT}};
+static const struct frame_field cl_ready[] = {{"size", FT_UINT, UINT64_MAX, REQ},
+					      {"replicas", FT_UINT, UINT32_MAX, REQ}};
+static const struct frame_field cl_ent[] = {{"seq", FT_UINT, UINT64_MAX, REQ},
+					    {"e", FT_BYTES, PROTO_CL_ENTRY_MAX, REQ}};
+static const struct frame_field cl_ckpt[] = {
+    {"size", FT_UINT, UINT64_MAX, REQ}, {"note", FT_BYTES, PROTO_CL_NOTE_MAX, REQ}, {"periodic", FT_BOOL, 0, REQ}};
+static const struct frame_field cl_end[] = {
+    {"ok", FT_BOOL, 0, REQ}, {"err", FT_TEXT, PROTO_CL_ERR_MAX, OPT}, {"size", FT_UINT, UINT64_MAX, OPT}};
 static const struct frame_field cl_notify[] = {{"size", FT_UINT, UINT64_MAX, REQ}};
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},
@@ -335,10 +335,11 @@ static const struct frame_field d_http_reply[] = {{"hreq", FT_UINT, UINT64_MAX, 
 						  {"principal", FT_TEXT, PROTO_NAME_MAX, OPT},
 						  {"client", FT_TEXT, ACTION_CLIENT_MAX, OPT},
 						  {"protocol", FT_TEXT, PROTO_PROTOCOL_MAX, OPT}};
-static const struct frame_field d_stats[] = {{"pending", FT_UINT, UINT64_MAX, REQ},
-					     {"uptime", FT_UINT, UINT64_MAX, REQ},
-					     {"witness_alarm", FT_TEXT, PROTO_WITNESS_ALARM_MAX, OPT}, /* witness.c */
-					     {"cluster", FT_TEXT, PROTO_STATS_CLUSTER_MAX, OPT}}; /* cluster.c: a JSON object */
+static const struct frame_field d_stats[] = {
+    {"pending", FT_UINT, UINT64_MAX, REQ},
+    {"uptime", FT_UINT, UINT64_MAX, REQ},
+    {"witness_alarm", FT_TEXT, PROTO_WITNESS_ALARM_MAX, OPT}, /* witness.c */
+    {"cluster", FT_TEXT, PROTO_STATS_CLUSTER_MAX, OPT}};      /* cluster.c: a JSON object */
 static const struct frame_field d_web_reply[] = {
     {"hreq", FT_UINT, UINT64_MAX, REQ},
     {"status", FT_UINT, PS_COUNT - 1, REQ},
@@ -398,10 +399,10 @@ static const struct frame_field d_rec_event[] = {{"at", FT_UINT, UINT64_MAX, REQ
 /* A question, as a worker asked it (QA_FIELDS), and who asked. */
 static const struct frame_field d_rec_query[] = {{"qid", FT_UINT, UINT64_MAX, REQ}, WHO, QA_FIELDS};
 static const struct frame_field d_cl_hello[] = {{"url", FT_TEXT, PROTO_CL_URL_MAX, REQ},
-					       {"replica", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ},
-					       {"policy", FT_TEXT, 64, REQ},
-					       {"lock", FT_TEXT, 8, REQ},
-					       {"adopt", FT_BOOL, 0, OPT}}; /* this policy becomes the cluster's */
+						{"replica", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ},
+						{"policy", FT_TEXT, 64, REQ},
+						{"lock", FT_TEXT, 8, REQ},
+						{"adopt", FT_BOOL, 0, OPT}}; /* this policy becomes the cluster's */
 static const struct frame_field d_cl_pull[] = {{"have", FT_UINT, UINT64_MAX, REQ}};
 static const struct frame_field d_cl_push[] = {{"from", FT_UINT, UINT64_MAX, REQ},
 					       {"n", FT_UINT, PROTO_CL_PUSH_MAX, REQ},

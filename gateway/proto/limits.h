@@ -114,7 +114,7 @@
 #define PROTO_NOTIFY_HEADER_MAX 1099   /* one header's name, or its value */
 #define PROTO_NOTIFY_TIMEOUT_MS 20000u /* a delivery's whole exchange, connect to response */
 /* witnesses (C2SP tlog-witness), through the notify worker */
-#define PROTO_WITNESS_MAX 8	    /* witnesses in ASSENT_WITNESSES */
+#define PROTO_WITNESS_MAX 8 /* witnesses in ASSENT_WITNESSES */
 /* The cluster client's frames (issue 32): an entry (ledger/entry.h ENTRY_MAX), a checkpoint note
  * (ledger/note.h CKPT_MAX), an error, the PostgreSQL URL, a replica's name, entries per commit. */
 #define PROTO_CL_ENTRY_MAX (1u << 20)

@@ -117,10 +117,10 @@ enum {
 			     * register-options, register (an attestation), approve-options (a decision's challenge),
 			     * list, remove (the reviewer's own passkeys) */
 	/* the cluster client (assent-cluster, issue 32: the shared ledger in PostgreSQL), appended: */
-	F_CL_READY = 70, /* {size, replicas} connected, schema in place: the shared ledger's size */
-	F_CL_ENT = 71,	 /* {seq, e} one entry of a pull, in order */
-	F_CL_CKPT = 72,	 /* {size, note, periodic} one checkpoint of a pull, after its entries */
-	F_CL_END = 73,	 /* {ok, err?, size?} the end of a pull (the lock is held when ok), of a push or a release */
+	F_CL_READY = 70,  /* {size, replicas} connected, schema in place: the shared ledger's size */
+	F_CL_ENT = 71,	  /* {seq, e} one entry of a pull, in order */
+	F_CL_CKPT = 72,	  /* {size, note, periodic} one checkpoint of a pull, after its entries */
+	F_CL_END = 73,	  /* {ok, err?, size?} the end of a pull (the lock is held when ok), of a push or a release */
 	F_CL_NOTIFY = 74, /* {size} another replica committed: the shared ledger has size entries now */
 	/* and down, to it: */
 	F_CL_HELLO = 130,   /* {url, replica, policy, lock, adopt?} first: connect (lock: "row" | "advisory";

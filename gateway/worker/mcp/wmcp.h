@@ -122,10 +122,10 @@ struct mw {
 	struct mc_list pconns; /* every TCP connection, for the whole-request deadline */
 	struct sse_set sse;    /* resumable answer streams, held or parked (sseresume.h) */
 	uint64_t next_hreq;
-	uint64_t pending, uptime, stats_at;	 /* from F_STATS, for /health */
-	char alarm[PROTO_WITNESS_ALARM_MAX + 1]; /* F_STATS witness_alarm, "" none */
+	uint64_t pending, uptime, stats_at;	   /* from F_STATS, for /health */
+	char alarm[PROTO_WITNESS_ALARM_MAX + 1];   /* F_STATS witness_alarm, "" none */
 	char cluster[PROTO_STATS_CLUSTER_MAX + 1]; /* F_STATS cluster (a JSON object the signer made), "" none */
-	char proxy_header[64];			 /* the reviewer identity header a reverse proxy sets: refused here */
+	char proxy_header[64];			   /* the reviewer identity header a reverse proxy sets: refused here */
 	/* the gate: the upstreams' tools as agents see them (F_CATALOG), and which upstream
 	 * and tool each name is: {NAME: [upstream, tool]} */
 	char *catalog;

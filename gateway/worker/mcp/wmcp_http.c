@@ -275,11 +275,10 @@ static enum MHD_Result answer_health(struct mw *w, struct hreq *h)
 	uint64_t up = w->uptime + (w->stats_at ? (mono_ms() - w->stats_at) / 1000 : 0);
 	/* witness_alarm: names of letters, digits and ._/:- and sizes (witness.c), no escaping;
 	 * cluster: a JSON object the signer made (cluster.c) */
-	int n = snprintf(body, sizeof body,
-			 "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu%s%s%s%s%s}",
-			 (unsigned long long)w->pending, (unsigned long long)up,
-			 w->alarm[0] ? ",\"witness_alarm\":\"" : "", w->alarm, w->alarm[0] ? "\"" : "",
-			 w->cluster[0] ? ",\"cluster\":" : "", w->cluster);
+	int n = snprintf(
+	    body, sizeof body, "{\"status\":\"ok\",\"pending_sessions\":%llu,\"uptime_seconds\":%llu%s%s%s%s%s}",
+	    (unsigned long long)w->pending, (unsigned long long)up, w->alarm[0] ? ",\"witness_alarm\":\"" : "",
+	    w->alarm, w->alarm[0] ? "\"" : "", w->cluster[0] ? ",\"cluster\":" : "", w->cluster);
 	wm_set_answer(h, 200, body, (size_t)n);
 	return queue(h);
 }

@@ -47,7 +47,7 @@ static struct {
 	struct mc_list conns; /* both listeners' connections, for the whole-request deadline */
 	uint64_t next_id;
 	uint64_t pending, uptime, version;
-	char alarm[PROTO_WITNESS_ALARM_MAX + 1]; /* F_STATS witness_alarm, "" none */
+	char alarm[PROTO_WITNESS_ALARM_MAX + 1];   /* F_STATS witness_alarm, "" none */
 	char cluster[PROTO_STATS_CLUSTER_MAX + 1]; /* F_STATS cluster (a JSON object), "" none */
 } W;
 
