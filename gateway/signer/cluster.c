@@ -325,7 +325,7 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 	if (strlen(name) > PROTO_CL_REPLICA_MAX || strchr(name, ' '))
 		return as_fail(err, AS_EINVAL, "ASSENT_REPLICA: at most %u bytes, no space: '%.64s'",
 			       PROTO_CL_REPLICA_MAX, name);
-	snprintf(c->replica, sizeof c->replica, "%s", name);
+	snprintf(c->replica, sizeof c->replica, "%.*s", (int)PROTO_CL_REPLICA_MAX, name);
 	if (lock && *lock && strcmp(lock, "row") && strcmp(lock, "advisory"))
 		return as_fail(err, AS_EINVAL, "ASSENT_CLUSTER_LOCK is row or advisory, not '%.16s'", lock);
 	c->lock = lock && !strcmp(lock, "advisory") ? "advisory" : "row";
