@@ -88,6 +88,10 @@ static const char usage_text[] =
     "  ledger checkpoint\n"
     "      Sign a periodic checkpoint of the current tree now (if it grew since the\n"
     "      last periodic one) and print it. (Every commit signs its head anyway.)\n"
+    "  ledger export [--cluster URL] DIR\n"
+    "      A cluster's shared ledger (assentd --cluster; URL also from ASSENT_CLUSTER)\n"
+    "      copied into the new directory DIR in the LMDB layout, for assent-verify\n"
+    "      ledger DIR --key checkpoint.pub. Uses assent-cluster beside this program.\n"
     "  policy check FILE\n"
     "      Check a policy (assent.policy(5)): errors as FILE:LINE:COL with the offending\n"
     "      text, warnings for rules that can never match. Exit 0 when it loads, 1 when not.\n"
@@ -207,6 +211,8 @@ int main(int argc, char **argv)
 			return cmd_append(state, argc - i - 1, argv + i + 1);
 		if (!strcmp(argv[i + 1], "checkpoint"))
 			return cmd_checkpoint(state, argc - i - 1, argv + i + 1);
+		if (!strcmp(argv[i + 1], "export"))
+			return cmd_export(argc - i - 1, argv + i + 1);
 	}
 	return die(2, "unknown command '%s' (see assent --help)", argv[i]);
 }

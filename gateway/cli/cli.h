@@ -33,6 +33,7 @@ int die(int code, const char *fmt, ...) AS_PRINTF(2, 3);
 /* cmd_ledger.c */
 int line_to_cbor(const char *line, size_t len, size_t lineno, struct buf *out);
 int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **l);
+int cmd_export(int argc, char **argv);
 /* The keys in a PKCS#11 token (ASSENT_PKCS11_MODULE; cfg.on = 0 when unset): opened once per
  * process, by the first command that needs them (keygen: made first, when made is not NULL;
  * want_token: the token key too), and closed (C_Finalize) as the process exits. NULL on error,

@@ -1,6 +1,8 @@
 /* assent ledger append | checkpoint: demo ledgers, written through the same ledger_append the signer uses. */
 #define _GNU_SOURCE
 #include "gateway/cli/cli.h"
+#include "gateway/proto/workers.h"
+#include "gateway/signer/cluster.h"
 
 #include <getopt.h>
 #include <sys/socket.h>
@@ -222,5 +224,38 @@ int cmd_checkpoint(const char *state, int argc, char **argv)
 		return die(1, "ledger is empty: no checkpoint to print");
 	fwrite(b.p, 1, b.len, stdout);
 	buf_free(&b);
+	return 0;
+}
+
+/* assent ledger export [--cluster URL] DIR: a cluster's shared ledger (docs/cluster.md) into a
+ * new directory in the LMDB layout, through assent-cluster beside this binary. */
+int cmd_export(int argc, char **argv)
+{
+	const char *url = getenv("ASSENT_CLUSTER"), *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--cluster") && i + 1 < argc)
+			url = argv[++i];
+		else if (argv[i][0] != '-' && !dir)
+			dir = argv[i];
+		else
+			return die(2, "ledger export: unknown argument '%s' (assent ledger export [--cluster URL] DIR)",
+				   argv[i]);
+	}
+	if (!dir || !url || !*url)
+		return die(2,
+			   "ledger export: the cluster's URL (--cluster or ASSENT_CLUSTER) and a new DIR are needed");
+	char self[4096], exe[4200], err[AS_ERRLEN];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return die(2, "cannot find this program's directory");
+	self[n] = 0;
+	char *sl = strrchr(self, '/');
+	snprintf(exe, sizeof exe, "%.*s/%s", sl ? (int)(sl - self) : 1, sl ? self : ".", CLUSTER_EXE);
+	uint64_t ents = 0, cks = 0;
+	if (cluster_export(url, exe, dir, &ents, &cks, err) != 0)
+		return die(1, "ledger export: %s", err);
+	printf("exported %llu entries and %llu checkpoints to %s: check them with assent-verify ledger %s --key "
+	       "checkpoint.pub\n",
+	       (unsigned long long)ents, (unsigned long long)cks, dir, dir);
 	return 0;
 }

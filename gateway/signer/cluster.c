@@ -24,11 +24,12 @@
 #include "gateway/proto/frames.h"
 #include "gateway/proto/workers.h"
 #include "ledger/merkle.h"
+#include "ledger/store.h"
 
 #define CL_WAIT_MS 10000 /* the longest one step waits for the client */
 
 struct cluster {
-	struct signer *s;
+	char exe[4200]; /* assent-cluster, beside assent-worker (or beside the assent CLI) */
 	struct ledger_sync sync;
 	struct ipc_conn ipc;
 	struct cv_arena a, o;
@@ -128,11 +129,8 @@ static void child(struct cluster *c, int fd, const char *uidarg)
 	if (nul < 0 || dup2(fd, 3) != 3 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
 		_exit(127);
 	closefrom(4);
-	char exe[4200];
-	const char *w = c->s->o->worker_exe, *sl = strrchr(w, '/');
-	snprintf(exe, sizeof exe, "%.*s%s", sl ? (int)(sl - w + 1) : 0, w, CLUSTER_EXE);
 	char *argv[] = {CLUSTER_EXE, uidarg[0] ? "--uid" : NULL, (char *)uidarg, NULL}, *envp[] = {NULL};
-	execve(exe, argv, envp);
+	execve(c->exe, argv, envp);
 	_exit(127);
 }
 
@@ -182,9 +180,10 @@ static int cl_start(struct cluster *c, char *err)
 		cl_down(c, "the cluster client's first frame is not READY");
 		return as_fail(err, AS_EIO, "the cluster client's first frame is not READY");
 	}
-	c->adopt = 0; /* once: a client started again later checks, as every other replica does */
-	slog("info", "cluster: replica %s joined (%llu replicas known; the shared ledger has %llu entries)", c->replica,
-	     (unsigned long long)replicas, (unsigned long long)c->shared);
+	c->adopt = 0;			 /* once: a client started again later checks, as every other replica does */
+	if (strcmp(c->policy, "-") != 0) /* not for an export */
+		slog("info", "cluster: replica %s joined (%llu replicas known; the shared ledger has %llu entries)",
+		     c->replica, (unsigned long long)replicas, (unsigned long long)c->shared);
 	return 0;
 }
 
@@ -310,7 +309,8 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 	struct cluster *c = calloc(1, sizeof *c);
 	if (!c)
 		return as_fail(err, AS_ENOMEM, "out of memory");
-	c->s = s;
+	const char *w = s->o->worker_exe, *sl = strrchr(w, '/');
+	snprintf(c->exe, sizeof c->exe, "%.*s%s", sl ? (int)(sl - w + 1) : 0, w, CLUSTER_EXE);
 	c->fd = -1;
 	cv_arena_init(&c->a, 4096);
 	cv_arena_init(&c->o, 64);
@@ -384,4 +384,85 @@ json_t *cluster_health(const struct signer *s)
 			 c->fd >= 0, "shared_size", (json_int_t)c->shared, "commits", (json_int_t)c->commits,
 			 "imported", (json_int_t)c->imported, "failures", (json_int_t)c->failures, "last_error",
 			 c->last_err);
+}
+
+/* ---- assent ledger export ---- */
+
+struct exp {
+	MDB_txn *txn;
+	MDB_dbi entries, ckpts;
+	uint64_t n, nck;
+};
+
+static int exp_put(MDB_txn *txn, MDB_dbi db, uint64_t k64, const uint8_t *p, size_t n, char *err)
+{
+	uint8_t k[8];
+	be64_put(k, k64);
+	MDB_val key = {8, k}, val = {n, (void *)p};
+	int rc = mdb_put(txn, db, &key, &val, 0);
+	return rc ? as_fail(err, AS_EIO, "writing the export: %s", mdb_strerror(rc)) : 0;
+}
+
+static int exp_entry(void *arg, uint64_t seq, const uint8_t *p, size_t n, char *err)
+{
+	struct exp *x = arg;
+	if (seq != x->n)
+		return as_fail(err, AS_ECORRUPT, "the shared ledger sent entry %llu where %llu was due",
+			       (unsigned long long)seq, (unsigned long long)x->n);
+	x->n++;
+	return exp_put(x->txn, x->entries, seq, p, n, err);
+}
+
+static int exp_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, int periodic, char *err)
+{
+	(void)periodic;
+	struct exp *x = arg;
+	x->nck++;
+	return exp_put(x->txn, x->ckpts, size, note, n, err);
+}
+
+/* The export is a copy, not a judgement: assent-verify judges it. Written into a new
+ * directory in the LMDB layout (ledger/store.h) in one transaction. */
+int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *entries, uint64_t *ckpts, char *err)
+{
+	struct cluster c = {.fd = -1, .lock = "row"};
+	snprintf(c.exe, sizeof c.exe, "%s", exe);
+	snprintf(c.url, sizeof c.url, "%s", url);
+	snprintf(c.replica, sizeof c.replica, "export");
+	snprintf(c.policy, sizeof c.policy, "-"); /* a reader: no policy to check, no replica to register */
+	cv_arena_init(&c.a, 4096);
+	cv_arena_init(&c.o, 64);
+	MDB_env *env = NULL;
+	struct exp x = {0};
+	int rc = mkdir_p(dir, 0700, err), m = 0;
+	if (rc == 0 && (m = mdb_env_create(&env)) == 0 && (m = mdb_env_set_maxdbs(env, STORE_MAXDBS)) == 0 &&
+	    (m = mdb_env_set_mapsize(env, (size_t)64 << 30)) == 0 &&
+	    (m = mdb_env_open(env, dir, MDB_NOTLS, 0600)) == 0 && (m = mdb_txn_begin(env, NULL, 0, &x.txn)) == 0 &&
+	    (m = mdb_dbi_open(x.txn, STORE_DB_ENTRIES, MDB_CREATE, &x.entries)) == 0)
+		m = mdb_dbi_open(x.txn, STORE_DB_CHECKPOINTS, MDB_CREATE, &x.ckpts);
+	if (rc == 0 && m != 0)
+		rc = as_fail(err, AS_EIO, "%s: %s", dir, mdb_strerror(m));
+	MDB_stat st;
+	if (rc == 0 && mdb_stat(x.txn, x.entries, &st) == 0 && st.ms_entries)
+		rc = as_fail(err, AS_EEXIST, "%s holds a ledger already: export into a new directory", dir);
+	static const struct ledger_sync_take take = {exp_entry, exp_ckpt};
+	if (rc == 0)
+		rc = cl_start(&c, err);
+	if (rc == 0 && (rc = cl_pull(&c, 0, &take, &x, err)) == 0)
+		cl_release(&c);
+	if (rc == 0) {
+		m = mdb_txn_commit(x.txn);
+		x.txn = NULL;
+		rc = m ? as_fail(err, AS_EIO, "%s: %s", dir, mdb_strerror(m)) : 0;
+	}
+	if (x.txn)
+		mdb_txn_abort(x.txn);
+	if (env)
+		mdb_env_close(env);
+	cl_close(&c);
+	cv_arena_free(&c.a);
+	cv_arena_free(&c.o);
+	*entries = x.n;
+	*ckpts = x.nck;
+	return rc;
 }

@@ -14,6 +14,9 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err);
  * the other replicas' commits are imported into the mirror. */
 int cluster_fd(const struct signer *s);
 void cluster_input(struct signer *s);
+/* `assent ledger export --cluster URL DIR`: the shared ledger's entries and checkpoints copied
+ * into a new directory DIR in the LMDB layout, for assent-verify; exe is assent-cluster. */
+int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *entries, uint64_t *ckpts, char *err);
 /* /health's "cluster" member; NULL when not in cluster mode. */
 json_t *cluster_health(const struct signer *s);
 

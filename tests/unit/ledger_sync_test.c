@@ -117,8 +117,8 @@ static void shared_free(struct shared *sh)
 
 struct t {
 	char root[64];
-	char dir[2][128];  /* ROOT/a/ledger, ROOT/b/ledger */
-	char keys[128];	   /* ROOT/keys: one key for both */
+	char dir[2][128]; /* ROOT/a/ledger, ROOT/b/ledger */
+	char keys[128];	  /* ROOT/keys: one key for both */
 	char pub[160];
 	struct shared sh;
 	struct ledger_sync sync;
