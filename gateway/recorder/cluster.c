@@ -308,10 +308,14 @@ static int hello(struct cl *c, char *err)
 	static const char adopt_policy[] = "INSERT INTO assent_cluster VALUES ('policy', $1) ON CONFLICT (k) DO UPDATE "
 					   "SET v = EXCLUDED.v";
 	static const char get_policy[] = "SELECT v FROM assent_cluster WHERE k = 'policy'";
+	static const char put_lock[] = "INSERT INTO assent_cluster VALUES ('lock', $1) ON CONFLICT DO NOTHING";
+	static const char get_lock[] = "SELECT v FROM assent_cluster WHERE k = 'lock'";
 	static const char seen[] = "INSERT INTO assent_replicas VALUES ($1, now(), now()) ON CONFLICT (name) DO UPDATE "
 				   "SET started = now(), seen = now()";
 	static const char count[] = "SELECT count(*) FROM assent_replicas";
-	char cluster[65] = "";
+	char cluster[65] = "", lock[65] = "";
+	const char *mine = c->advisory ? "advisory" : "row";
+	const char *l[] = {mine};
 	uint64_t replicas = 0;
 	if (!c->db && db_open(c->url, &c->db, err) != 0)
 		return AS_EIO;
@@ -325,6 +329,10 @@ static int hello(struct cl *c, char *err)
 	if (rc == 0 && !reader)
 		rc = db_query(c->db, get_policy, NULL, 0, value_row, cluster, err);
 	if (rc == 0 && !reader)
+		rc = db_exec(c->db, put_lock, l, 1, NULL, err);
+	if (rc == 0 && !reader)
+		rc = db_query(c->db, get_lock, NULL, 0, value_row, lock, err);
+	if (rc == 0 && !reader)
 		rc = db_exec(c->db, seen, r, 1, NULL, err);
 	if (rc == 0)
 		rc = db_query(c->db, count, NULL, 0, size_row, &replicas, err);
@@ -337,6 +345,12 @@ static int hello(struct cl *c, char *err)
 		rc = db_script(c->db, "LISTEN assent_ledger", err);
 	if (rc != 0)
 		return rc;
+	/* Two ways of taking turns would not exclude each other: one for the whole cluster. */
+	if (!reader && strcmp(lock, mine) != 0)
+		return as_fail(
+		    err, AS_EINVAL,
+		    "this replica takes the append lock by %s, the cluster by %s: set ASSENT_CLUSTER_LOCK=%s", mine,
+		    lock, lock);
 	if (!reader && strcmp(cluster, c->policy) != 0)
 		return as_fail(
 		    err, AS_EINVAL,

@@ -42,6 +42,7 @@ struct cluster {
 	int adopt;	  /* ASSENT_CLUSTER_POLICY=adopt: at the first start, this policy becomes the cluster's */
 	uint64_t shared;  /* the shared ledger's size as last heard */
 	uint64_t commits, imported, failures;
+	int db_ok; /* the last step reached PostgreSQL */
 	char last_err[AS_ERRLEN];
 };
 
@@ -62,6 +63,7 @@ static void cl_down(struct cluster *c, const char *why)
 	if (c->fd < 0)
 		return;
 	slog("error", "cluster: %s; the client is restarted by the next commit", why);
+	c->db_ok = 0;
 	snprintf(c->last_err, sizeof c->last_err, "%s", why);
 	cl_close(c);
 }
@@ -111,6 +113,7 @@ static int cl_end(struct cluster *c, struct ipc_frame *f, char *err)
 	}
 	if (ok && ipc_get_uint(f->body, "size", UINT64_MAX, &size, err) == 0 && size > c->shared)
 		c->shared = size;
+	c->db_ok = ok;
 	if (ok)
 		return 0;
 	if (ipc_get_text(f->body, "err", PROTO_CL_ERR_MAX, &msg, &n, err) != 0)
@@ -375,15 +378,22 @@ void cluster_input(struct signer *s)
 		slog("error", "cluster: importing the other replicas' entries: %s", err);
 }
 
+const char *cluster_hint(const struct signer *s)
+{
+	return s->cluster && !s->cluster->db_ok ? ": the cluster's shared ledger cannot be reached now (nothing was "
+						  "decided; try again)"
+						: "";
+}
+
 json_t *cluster_health(const struct signer *s)
 {
 	const struct cluster *c = s->cluster;
 	if (!c)
 		return NULL;
 	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:s}", "replica", c->replica, "lock", c->lock, "connected",
-			 c->fd >= 0, "shared_size", (json_int_t)c->shared, "commits", (json_int_t)c->commits,
-			 "imported", (json_int_t)c->imported, "failures", (json_int_t)c->failures, "last_error",
-			 c->last_err);
+			 c->fd >= 0 && c->db_ok, "shared_size", (json_int_t)c->shared, "commits",
+			 (json_int_t)c->commits, "imported", (json_int_t)c->imported, "failures",
+			 (json_int_t)c->failures, "last_error", c->last_err);
 }
 
 /* ---- assent ledger export ---- */

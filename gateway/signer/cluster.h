@@ -17,6 +17,9 @@ void cluster_input(struct signer *s);
 /* `assent ledger export --cluster URL DIR`: the shared ledger's entries and checkpoints copied
  * into a new directory DIR in the LMDB layout, for assent-verify; exe is assent-cluster. */
 int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *entries, uint64_t *ckpts, char *err);
+/* For an agent whose request could not be ledgered: "" on one machine or while the cluster's
+ * database answers, else why (no detail of the connection). */
+const char *cluster_hint(const struct signer *s);
 /* /health's "cluster" member; NULL when not in cluster mode. */
 json_t *cluster_health(const struct signer *s);
 

@@ -387,7 +387,9 @@ void fail_conn_requests(struct signer *s, uint64_t conn, const char *reason)
 
 void request_refused(struct signer *s, uint64_t conn, struct req *r, const char *why)
 {
-	json_t *j = json_pack("{s:s}", "error", "the gateway could not record the request");
+	char msg[200];
+	snprintf(msg, sizeof msg, "the gateway could not record the request%s", cluster_hint(s));
+	json_t *j = json_pack("{s:s}", "error", msg);
 	slog("error", "request refused: %s", why);
 	send_result(s, conn, r->rid, j, 1);
 	json_decref(j);

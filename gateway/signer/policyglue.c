@@ -135,7 +135,9 @@ static void policy_done(struct signer *s, struct op *o, const struct ledger_pos 
 	json_t *res;
 	if (!pos) {
 		slog("error", "policy decision on %s not recorded: %s", o->it.session_id, err);
-		res = json_pack("{s:s}", "error", "the gateway could not record the decision");
+		char msg[200];
+		snprintf(msg, sizeof msg, "the gateway could not record the decision%s", cluster_hint(s));
+		res = json_pack("{s:s}", "error", msg);
 		send_result(s, r->conn, r->rid, res, 1);
 		json_decref(res);
 		req_free(r);

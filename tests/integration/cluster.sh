@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Cluster mode (issue 32, docs/cluster.md): three replicas of assentd --cluster on one real
+# PostgreSQL (tests/scripts/pg.sh) append to one shared ledger. Requests on all three at once
+# make one chain; a replica killed with -9 mid-run loses nothing that was answered and catches
+# up when it comes back; PostgreSQL stopped mid-run makes requests fail closed with a clear
+# error and work again when it returns; a replica with another policy or another lock mode is
+# refused; /health names the replica. The shared ledger is checked three ways: each replica's
+# mirror and an `assent ledger export` with assent-verify, and the rows in PostgreSQL by an
+# independent Python checker (cluster_check.py) that shares no code with assent.
+. "$(dirname "$0")/../lib.sh"
+ASSENTD=$ROOT/build/assentd
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+if [ ! -x "$PGBIN/initdb" ] || ! command -v psql >/dev/null; then
+	not_ok "PostgreSQL 15 is not installed (make deps installs postgresql-15)"
+	done_testing
+	exit 1
+fi
+chmod 0711 "$T" # the PostgreSQL account and the cluster client's uid reach the socket below it
+PG=$T/pg
+URL=$(PG_SOCKET_OTHERS=1 bash "$ROOT/tests/scripts/pg.sh" start "$PG") || {
+	not_ok "pg.sh start"
+	done_testing
+	exit 1
+}
+CONN="host=$PG/sock port=5432 dbname=postgres user=postgres"
+pid_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/$1/assentd.json" 2>/dev/null; }
+cleanup() {
+	for r in a b c d; do
+		p=$(pid_of $r)
+		[ -n "$p" ] && kill -9 "$p" 2>/dev/null
+	done
+	bash "$ROOT/tests/scripts/pg.sh" stop "$PG" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+printf 'allow type confirmation\ndefault ask\n' >"$T/p.policy"
+printf 'allow type confirmation\ndeny type input reason "no"\ndefault ask\n' >"$T/other.policy"
+
+# start NAME [POLICY] [ENV=VALUE...]: a replica in $T/NAME with the first replica's keys.
+start() {
+	local r=$1 pol=${2:-$T/p.policy}
+	shift 2 2>/dev/null || shift
+	mkdir -p "$T/$r"
+	[ "$r" != a ] && [ ! -d "$T/$r/keys" ] && cp -a "$T/a/keys" "$T/$r/keys"
+	env ASSENT_REPLICA="$r" "$@" setsid "$ASSENTD" --daemon --state "$T/$r" --policy "$pol" --cluster "$URL" \
+		>>"$T/$r.log" 2>&1 &
+	local pid=$!
+	disown $pid
+	for _ in $(seq 100); do
+		[ -S "$T/$r/agent.sock" ] && [ -s "$T/$r/assentd.json" ] && grep -q '"http"' "$T/$r/assentd.json" && return 0
+		kill -0 $pid 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+req() { "$ASSENT" --state "$T/$1" request --type confirmation --message "$2" --json; }
+health() {
+	curl -s "http://$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"])' "$T/$1/assentd.json")/health"
+}
+
+check "replica a starts on an empty cluster" start a
+check "... and says it joined" grep -q 'cluster: replica a joined (1 replicas known; the shared ledger has 0 entries)' "$T/a.log"
+check "replica b starts with a's keys" start b
+check "replica c starts with a's keys" start c
+check "... c imported what a and b wrote" grep -qE 'cluster: replica c joined \(3 replicas known; the shared ledger has [0-9]+ entries\)' "$T/c.log"
+health b >"$T/health.b"
+check "/health names the replica that answered and its link to the cluster" \
+	$PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["cluster"]; assert c["replica"]=="b" and c["connected"] and c["lock"]=="row", c' "$T/health.b"
+
+# Three replicas at once: every request is answered, all in one chain.
+loads=""
+for r in a b c; do
+	(for i in $(seq 15); do req $r "$r load $i" || echo FAILED; done >"$T/load.$r" 2>&1) &
+	loads="$loads $!"
+done
+wait $loads # (a plain wait would wait for the daemons too)
+approved=$(cat "$T"/load.? | grep -c '"approved":true')
+check "45 requests on three replicas at once: all approved ($approved)" test "$approved" -eq 45
+$PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check1" 2>&1
+check "PostgreSQL's rows, read by an independent checker: one chain, signed, written by all three ($(cat "$T/check1"))" \
+	grep -qE '^[0-9]+ 3$' "$T/check1"
+decisions=$(psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE encode(entry, 'hex') LIKE '%' || encode('decision', 'hex') || '%'")
+check "... with a decision entry for each of them ($decisions)" test "$decisions" -ge 45
+
+# A token a replica issued verifies against another replica's mirror.
+sleep 0.5 # NOTIFY: c's mirror follows b's commits
+req b "token for c's mirror" >"$T/tok.json"
+$PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["approval_token"])' "$T/tok.json" >"$T/tok"
+for _ in $(seq 40); do
+	"$VERIFY" token - --aud assent --key "$(ls "$T"/a/keys/token-*.pub | head -1)" --ledger "$T/c/ledger" <"$T/tok" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+expect_exit 0 "b's approval token verifies against c's mirror of the shared ledger (c imported it on NOTIFY)" \
+	"$VERIFY" token - --aud assent --key "$(ls "$T"/a/keys/token-*.pub | head -1)" --ledger "$T/c/ledger" <"$T/tok"
+
+# Refused replicas: another policy, another lock mode.
+mkdir -p "$T/d" && cp -a "$T/a/keys" "$T/d/keys"
+expect_exit 2 "a replica with another policy is refused" env ASSENT_REPLICA=d "$ASSENTD" --daemon --state "$T/d" \
+	--policy "$T/other.policy" --cluster "$URL"
+check "... saying the policies differ" sh -c 'printf "%s" "$1" | grep -q "is not the cluster.s"' _ "$ERR"
+expect_exit 2 "a replica taking the lock another way is refused" env ASSENT_REPLICA=d ASSENT_CLUSTER_LOCK=advisory \
+	"$ASSENTD" --daemon --state "$T/d" --policy "$T/p.policy" --cluster "$URL"
+check "... naming the cluster's way" sh -c 'printf "%s" "$1" | grep -q "set ASSENT_CLUSTER_LOCK=row"' _ "$ERR"
+
+# kill -9 one replica mid-run: the others go on; it comes back and catches up.
+(for i in $(seq 40); do req a "a during b's death $i" || echo FAILED; done >"$T/load2.a" 2>&1) &
+la=$!
+(for i in $(seq 200); do req b "b until killed $i" || echo FAILED; done >"$T/load2.b" 2>&1) &
+lb=$!
+sleep 0.7
+kill -9 "$(pid_of b)"
+wait $la
+wait $lb 2>/dev/null
+check "a answered all 40 while b was killed" test "$(grep -c '"approved":true' "$T/load2.a")" -eq 40
+b_ok=$(grep -c '"approved":true' "$T/load2.b")
+rm -f "$T/b/agent.sock"
+check "b restarts after kill -9" start b
+req b "b is back" >"$T/back.b"
+check "... and answers again" grep -q '"approved":true' "$T/back.b"
+$PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check2" 2>&1
+check "the shared ledger is one signed chain after the kill ($(cat "$T/check2"))" grep -qE '^[0-9]+ 3$' "$T/check2"
+answered=$(psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE replica = 'b' AND encode(entry, 'hex') LIKE '%' || encode('b until killed', 'hex') || '%'")
+check "every request b answered before it died is in the shared ledger (b answered $b_ok; the ledger has $answered of its requests)" \
+	test "$answered" -ge "$b_ok"
+
+# PostgreSQL stopped mid-run: fail closed, with the reason; back when it returns.
+bash "$ROOT/tests/scripts/pg.sh" stop "$PG"
+expect_exit 2 "with PostgreSQL stopped, a request is refused (fail closed)" req a "while PostgreSQL is down"
+check "... saying the cluster's shared ledger cannot be reached" sh -c 'printf "%s" "$1" | grep -q "shared ledger cannot be reached"' _ "$ERR"
+for _ in $(seq 30); do # /health is at most a second old
+	health a >"$T/health.a"
+	grep -q '"connected":false' "$T/health.a" && break
+	sleep 0.1
+done
+check "... and /health says so: $(head -c 300 "$T/health.a")" grep -q '"connected":false' "$T/health.a"
+bash "$ROOT/tests/scripts/pg.sh" resume "$PG" >/dev/null
+req a "after PostgreSQL came back" >"$T/after.a"
+check "PostgreSQL back: the next request is approved" grep -q '"approved":true' "$T/after.a"
+$PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check3" 2>&1
+check "the shared ledger is one signed chain after the outage ($(cat "$T/check3"))" grep -qE '^[0-9]+ 3$' "$T/check3"
+
+# Every mirror and an export verify with assent-verify.
+sleep 0.5
+size=$(psql -X -At -d "$CONN" -c "SELECT size FROM assent_head")
+for r in a b c; do
+	p=$(pid_of $r)
+	kill "$p"
+	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	expect_exit 0 "replica $r's mirror verifies" "$VERIFY" ledger "$T/$r/ledger" --key "$T/a/keys/checkpoint.pub"
+done
+expect_exit 0 "assent ledger export copies the shared ledger" "$ASSENT" ledger export --cluster "$URL" "$T/export"
+check "... all $size entries" sh -c 'printf "%s" "$1" | grep -q "^exported $2 entries"' _ "$OUT" "$size"
+expect_exit 0 "... and the export verifies with assent-verify" "$VERIFY" ledger "$T/export" --key "$T/a/keys/checkpoint.pub"
+check "... as the same tree as PostgreSQL's rows" sh -c 'printf "%s" "$1" | grep -q "ledger intact: $2 entries"' _ "$OUT" "$size"
+expect_exit 1 "an export into a directory that holds a ledger is refused" "$ASSENT" ledger export --cluster "$URL" "$T/export"
+done_testing
