@@ -368,7 +368,7 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		rc = state_trusted(l, txn, &s, 0, err);
 	uint64_t mirrored = s.m.size; /* cluster mode: what the mirror had; [mirrored, from) is imported */
 	uint64_t high = l->high;      /* what this process saw signed, unless this commit lands */
-	int locked = rc == 0 && l->sync && (rc = sync_pull(l, txn, &s, err)) == 0;
+	int locked = rc == 0 && l->sync && (rc = sync_pull(l, txn, &s, 1, err)) == 0;
 	uint64_t from = s.m.size;
 	/* Entry times never go backwards, even when the clock does (the verifier checks). */
 	uint64_t now = now_unix_ms();
@@ -461,8 +461,8 @@ int ledger_catch_up(struct ledger *l, char *err)
 	if (rc == 0)
 		rc = state_trusted(l, txn, &s, 0, err);
 	uint64_t mirrored = s.m.size;
-	if (rc == 0 && (rc = sync_pull(l, txn, &s, err)) == 0) {
-		sync_release(l); /* nothing to store there: the lock goes */
+	if (rc == 0 && (rc = sync_pull(l, txn, &s, 0, err)) == 0) {
+		sync_release(l); /* nothing to store there: the read ends */
 		if (s.m.size > mirrored)
 			rc = save_state(l, txn, &s, err);
 	}

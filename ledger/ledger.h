@@ -58,7 +58,9 @@ struct ledger_sync_take {
 };
 struct ledger_sync {
 	void *ctx;
-	int (*pull)(void *ctx, uint64_t have, const struct ledger_sync_take *take, void *arg, char *err);
+	/* lock: 1 for an append (held until push or release), 0 for a catch-up (a consistent read,
+	 * no lock: the other replicas' commits do not wait on it; still released after) */
+	int (*pull)(void *ctx, uint64_t have, int lock, const struct ledger_sync_take *take, void *arg, char *err);
 	/* entries ents[0..n) are seq from..from+n-1; note signs the tree after them */
 	int (*push)(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note, size_t nlen,
 		    int periodic, char *err);

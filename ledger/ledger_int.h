@@ -49,7 +49,7 @@ struct ledger {
  * lock and import what other replicas appended (sync_pull), then store this commit's
  * entries [from, s->m.size) and the head checkpoint note there (sync_push, which commits
  * and releases the lock). After a failure of either, sync_release. */
-int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err);
+int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, int lock, char *err);
 int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_state *s, const struct buf *note,
 	      int periodic, char *err);
 void sync_release(struct ledger *l);

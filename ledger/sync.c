@@ -131,11 +131,11 @@ static int take_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, in
 	return 0;
 }
 
-int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err)
+int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, int lock, char *err)
 {
 	struct pull c = {.l = l, .txn = txn, .s = s, .signed_to = s->m.size, .first = s->m.size};
 	static const struct ledger_sync_take take = {take_entry, take_ckpt};
-	GUARD(l->sync->pull(l->sync->ctx, s->m.size, &take, &c, err));
+	GUARD(l->sync->pull(l->sync->ctx, s->m.size, lock, &take, &c, err));
 	if (c.signed_to != s->m.size) {
 		sync_release(l);
 		return as_fail(err, AS_ECORRUPT,

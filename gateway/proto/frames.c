@@ -403,7 +403,7 @@ static const struct frame_field d_cl_hello[] = {{"url", FT_TEXT, PROTO_CL_URL_MA
 						{"policy", FT_TEXT, 64, REQ},
 						{"lock", FT_TEXT, 8, REQ},
 						{"adopt", FT_BOOL, 0, OPT}}; /* this policy becomes the cluster's */
-static const struct frame_field d_cl_pull[] = {{"have", FT_UINT, UINT64_MAX, REQ}};
+static const struct frame_field d_cl_pull[] = {{"have", FT_UINT, UINT64_MAX, REQ}, {"lock", FT_BOOL, 0, REQ}};
 static const struct frame_field d_cl_push[] = {{"from", FT_UINT, UINT64_MAX, REQ},
 					       {"n", FT_UINT, PROTO_CL_PUSH_MAX, REQ},
 					       {"note", FT_BYTES, PROTO_CL_NOTE_MAX, REQ},

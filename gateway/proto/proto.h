@@ -125,7 +125,8 @@ enum {
 	/* and down, to it: */
 	F_CL_HELLO = 130,   /* {url, replica, policy, lock, adopt?} first: connect (lock: "row" | "advisory";
 			     * adopt: this replica's policy digest becomes the cluster's) */
-	F_CL_PULL = 131,    /* {have} take the append lock, send the entries after `have` and their checkpoints */
+	F_CL_PULL = 131,    /* {have, lock} take the append lock (lock; else a consistent read without it), send
+			     * the entries after `have` and their checkpoints */
 	F_CL_PUT = 134,	    /* {seq, e} one entry of this commit, in order (after a pull that ended ok) */
 	F_CL_PUSH = 132,    /* {from, n, note, periodic} store the n entries put, then commit: the lock goes */
 	F_CL_RELEASE = 133, /* {} roll back: the lock goes, nothing stored */

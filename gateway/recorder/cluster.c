@@ -40,7 +40,24 @@ static const char schema[] =
     "INSERT INTO assent_head VALUES (1, 0) ON CONFLICT DO NOTHING;"
     "CREATE TABLE IF NOT EXISTS assent_cluster (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS assent_replicas (name TEXT PRIMARY KEY, started TIMESTAMPTZ NOT NULL, "
-    "seen TIMESTAMPTZ NOT NULL)";
+    "seen TIMESTAMPTZ NOT NULL);"
+    /* A commit's writes in one round trip: its entries (hex, from p_from on), then with p_note
+     * the head checkpoint, the head row and the NOTIFY. Called once per chunk of entries. */
+    "CREATE OR REPLACE FUNCTION assent_push(p_from BIGINT, p_ents TEXT[], p_note TEXT, p_periodic BOOLEAN, "
+    "p_replica TEXT) RETURNS BIGINT LANGUAGE plpgsql AS $f$ "
+    "DECLARE n BIGINT := coalesce(array_length(p_ents, 1), 0); "
+    "BEGIN "
+    "INSERT INTO assent_ledger (seq, entry, replica) SELECT p_from + o - 1, decode(e, 'hex'), p_replica "
+    "FROM unnest(p_ents) WITH ORDINALITY AS u(e, o); "
+    "IF p_note IS NOT NULL THEN "
+    "INSERT INTO assent_checkpoints VALUES (p_from + n, decode(p_note, 'hex'), p_periodic) ON CONFLICT (size) "
+    "DO UPDATE SET note = EXCLUDED.note, periodic = assent_checkpoints.periodic OR EXCLUDED.periodic; "
+    "DELETE FROM assent_checkpoints WHERE NOT periodic AND size < p_from + n; "
+    "UPDATE assent_head SET size = p_from + n WHERE id = 1; "
+    "PERFORM pg_notify('assent_ledger', (p_from + n)::text || ' ' || p_replica); "
+    "END IF; "
+    "RETURN p_from + n; "
+    "END $f$";
 
 struct cl {
 	struct ipc_conn ipc;
@@ -53,6 +70,7 @@ struct cl {
 	int advisory;	/* the append lock: pg_advisory_xact_lock, else the head row FOR UPDATE */
 	int adopt;	/* HELLO adopt: this replica's policy becomes the cluster's */
 	int locked;	/* a pull ended ok: the transaction and its lock are open */
+	int reading;	/* ... a catch-up\'s read, without the lock: no push may follow */
 	uint64_t size;	/* the shared ledger's size as the lock saw it */
 	uint8_t **ents; /* PUT since the pull */
 	size_t *lens, nents, cap;
@@ -166,7 +184,7 @@ static int size_row(void *ctx, const char *const *cols, size_t ncols)
 	return ncols == 1 && cols[0] && parse_u64(cols[0], size) == 0 ? 0 : AS_EINVAL;
 }
 
-static int do_pull(struct cl *c, uint64_t have, char *err)
+static int do_pull(struct cl *c, uint64_t have, int lock, char *err)
 {
 	static const char lock_row[] = "SELECT size FROM assent_head WHERE id = 1 FOR UPDATE";
 	static const char lock_adv[] = "SELECT pg_advisory_xact_lock(" APPEND_LOCK ")";
@@ -177,11 +195,15 @@ static int do_pull(struct cl *c, uint64_t have, char *err)
 	    "SELECT size, note, periodic FROM assent_checkpoints WHERE size > CAST($1 AS BIGINT) "
 	    "ORDER BY size";
 	rollback(c);
-	GUARD(db_begin(c->db, err));
+	/* A catch-up reads one snapshot and locks nothing; an append waits for the lock first,
+	 * then reads what the holder before it committed (READ COMMITTED: each statement sees
+	 * the commits before it began). */
+	GUARD(db_script(c->db, lock ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err));
 	c->locked = 1;
-	if (c->advisory)
+	c->reading = !lock;
+	if (lock && c->advisory)
 		GUARD(db_query(c->db, lock_adv, NULL, 0, NULL, NULL, err));
-	GUARD(db_query(c->db, c->advisory ? head : lock_row, NULL, 0, size_row, &c->size, err));
+	GUARD(db_query(c->db, lock && !c->advisory ? lock_row : head, NULL, 0, size_row, &c->size, err));
 	if (have > c->size)
 		return as_fail(err, AS_ECORRUPT,
 			       "this replica's mirror has %llu entries, the shared ledger only %llu: the shared "
@@ -220,48 +242,68 @@ static void hex_put(const uint8_t *p, size_t n, char *out)
 	out[2 * n] = 0;
 }
 
+#define CHUNK_HEX (8u << 20) /* hex characters of entries per assent_push call */
+
+/* Append to the array literal in *a (a malloc'd buffer of *cap) the hex of p. */
+static int arr_add(char **a, size_t *len, size_t *cap, const uint8_t *p, size_t n)
+{
+	size_t need = *len + 2 * n + 4;
+	if (need > *cap) {
+		size_t nc = need * 2;
+		char *na = realloc(*a, nc);
+		if (!na)
+			return AS_ENOMEM;
+		*a = na;
+		*cap = nc;
+	}
+	(*a)[*len] = *len ? ',' : '{';
+	(*len)++;
+	hex_put(p, n, *a + *len);
+	*len += 2 * n;
+	return 0;
+}
+
+static int push_call(struct cl *c, uint64_t from, char *arr, size_t len, const char *note, int periodic, char *err)
+{
+	static const char call[] =
+	    "SELECT assent_push(CAST($1 AS BIGINT), CAST($2 AS TEXT[]), $3, CAST($4 AS BOOLEAN), $5)";
+	char at[24];
+	snprintf(at, sizeof at, "%llu", (unsigned long long)from);
+	arr[len] = '}';
+	arr[len + 1] = 0;
+	const char *p[] = {at, len ? arr : "{}", note, periodic ? "true" : "false", c->replica};
+	return db_query(c->db, call, p, 5, NULL, NULL, err);
+}
+
 static int do_push(struct cl *c, uint64_t from, uint64_t n, const uint8_t *note, size_t nlen, int periodic, char *err)
 {
-	static const char ins[] = "INSERT INTO assent_ledger (seq, entry, replica) VALUES (CAST($1 AS BIGINT), "
-				  "decode($2, 'hex'), $3)";
-	static const char ck[] = "INSERT INTO assent_checkpoints (size, note, periodic) VALUES (CAST($1 AS BIGINT), "
-				 "decode($2, 'hex'), CAST($3 AS BOOLEAN)) ON CONFLICT (size) DO UPDATE SET note = "
-				 "EXCLUDED.note, periodic = assent_checkpoints.periodic OR EXCLUDED.periodic";
-	static const char gc[] = "DELETE FROM assent_checkpoints WHERE NOT periodic AND size < CAST($1 AS BIGINT)";
-	static const char up[] = "UPDATE assent_head SET size = CAST($1 AS BIGINT) WHERE id = 1";
-	static const char tell[] = "SELECT pg_notify('assent_ledger', $1)";
-	if (!c->locked || from != c->size || n != c->nents)
+	if (!c->locked || c->reading || from != c->size || n != c->nents)
 		return as_fail(err, AS_EINVAL,
 			       "a push of %llu entries from %llu does not follow its pull (%zu put, at %llu)",
 			       (unsigned long long)n, (unsigned long long)from, c->nents, (unsigned long long)c->size);
-	char *hex = malloc(2 * PROTO_CL_ENTRY_MAX + 1), at[24], size[24], msg[24 + PROTO_CL_REPLICA_MAX + 2];
-	if (!hex)
-		return as_fail(err, AS_ENOMEM, "out of memory");
-	int rc = 0;
+	char *arr = NULL, *hnote = malloc(2 * nlen + 1);
+	size_t len = 0, cap = 0;
+	uint64_t at = from;
+	int rc = hnote ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
 	for (size_t i = 0; rc == 0 && i < c->nents; i++) {
-		snprintf(at, sizeof at, "%llu", (unsigned long long)(from + i));
-		hex_put(c->ents[i], c->lens[i], hex);
-		const char *p[] = {at, hex, c->replica};
-		rc = db_exec(c->db, ins, p, 3, NULL, err);
+		if (len && len + 2 * c->lens[i] > CHUNK_HEX) { /* a chunk of entries alone, then more */
+			rc = push_call(c, at, arr, len, NULL, 0, err);
+			at = from + i;
+			len = 0;
+		}
+		if (rc == 0 && arr_add(&arr, &len, &cap, c->ents[i], c->lens[i]) != 0)
+			rc = as_fail(err, AS_ENOMEM, "out of memory");
 	}
-	snprintf(size, sizeof size, "%llu", (unsigned long long)(from + n));
+	if (rc == 0 && !arr && !(arr = malloc(cap = 4)))
+		rc = as_fail(err, AS_ENOMEM, "out of memory");
 	if (rc == 0) {
-		hex_put(note, nlen, hex);
-		const char *p[] = {size, hex, periodic ? "true" : "false"};
-		rc = db_exec(c->db, ck, p, 3, NULL, err);
+		hex_put(note, nlen, hnote);
+		rc = push_call(c, at, arr, len, hnote, periodic, err);
 	}
-	const char *p1[] = {size};
-	if (rc == 0)
-		rc = db_exec(c->db, gc, p1, 1, NULL, err);
-	if (rc == 0)
-		rc = db_exec(c->db, up, p1, 1, NULL, err);
-	snprintf(msg, sizeof msg, "%s %s", size, c->replica);
-	const char *p2[] = {msg};
-	if (rc == 0)
-		rc = db_query(c->db, tell, p2, 1, NULL, NULL, err);
 	if (rc == 0)
 		rc = db_commit(c->db, err);
-	free(hex);
+	free(arr);
+	free(hnote);
 	if (rc == 0) {
 		c->locked = 0;
 		c->size = from + n;
@@ -272,7 +314,7 @@ static int do_push(struct cl *c, uint64_t from, uint64_t n, const uint8_t *note,
 
 static int do_put(struct cl *c, uint64_t seq, const uint8_t *e, size_t n, char *err)
 {
-	if (!c->locked || seq != c->size + c->nents)
+	if (!c->locked || c->reading || seq != c->size + c->nents)
 		return as_fail(err, AS_EINVAL, "entry %llu put out of order", (unsigned long long)seq);
 	if (c->nents == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 64;
@@ -400,9 +442,9 @@ static int step(struct cl *c, const struct ipc_frame *f, char *err)
 	}
 	switch (f->type) {
 	case F_CL_PULL:
-		if (ipc_get_uint(b, "have", UINT64_MAX, &u, err) != 0)
+		if (ipc_get_uint(b, "have", UINT64_MAX, &u, err) != 0 || ipc_get_bool(b, "lock", &periodic, err) != 0)
 			return AS_EINVAL;
-		return do_pull(c, u, err);
+		return do_pull(c, u, periodic, err);
 	case F_CL_PUT:
 		if (ipc_get_uint(b, "seq", UINT64_MAX, &u, err) != 0 ||
 		    ipc_get_bytes(b, "e", PROTO_CL_ENTRY_MAX, &p, &n, err) != 0)

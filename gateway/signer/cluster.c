@@ -192,13 +192,13 @@ static int cl_start(struct cluster *c, char *err)
 
 /* ---- struct ledger_sync ---- */
 
-static int cl_pull(void *ctx, uint64_t have, const struct ledger_sync_take *take, void *arg, char *err)
+static int cl_pull(void *ctx, uint64_t have, int lock, const struct ledger_sync_take *take, void *arg, char *err)
 {
 	struct cluster *c = ctx;
 	if (c->fd < 0)
 		GUARD(cl_start(c, err));
-	struct cv *f = ipc_frame_new(&c->o, F_CL_PULL, 1);
-	if (!f || ipc_put_uint(&c->o, f, "have", have) != 0)
+	struct cv *f = ipc_frame_new(&c->o, F_CL_PULL, 2);
+	if (!f || ipc_put_uint(&c->o, f, "have", have) != 0 || ipc_put_bool(&c->o, f, "lock", lock) != 0)
 		return as_fail(err, AS_ENOMEM, "out of memory");
 	if (cl_send(c, f, err) != 0) {
 		cl_down(c, err);
@@ -458,7 +458,7 @@ int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *
 	static const struct ledger_sync_take take = {exp_entry, exp_ckpt};
 	if (rc == 0)
 		rc = cl_start(&c, err);
-	if (rc == 0 && (rc = cl_pull(&c, 0, &take, &x, err)) == 0)
+	if (rc == 0 && (rc = cl_pull(&c, 0, 0, &take, &x, err)) == 0)
 		cl_release(&c);
 	if (rc == 0) {
 		m = mdb_txn_commit(x.txn);

@@ -6,6 +6,7 @@
 #                     postgresql:host=DIR/sock port=5432 dbname=postgres user=postgres
 #   pg.sh stop DIR    stop it (fast shutdown); the files stay, for the caller to remove
 #   pg.sh resume DIR  start a cluster that pg.sh stop stopped again (same conninfo)
+# PG_DURABLE=1 at start: fsync and synchronous_commit on (benches); else off (tests).
 # PG_SOCKET_OTHERS=1 at start: the socket is 0777 in a directory others may search (0711),
 # so that a process of another uid connects (assent's recorder drops to a uid of its own);
 # with trust authentication any local user can then, while the server runs.
@@ -54,12 +55,16 @@ listen_addresses = ''
 unix_socket_directories = '$dir/sock'
 unix_socket_permissions = $sockmode
 port = 5432
-fsync = off
-synchronous_commit = off
-full_page_writes = off
 max_connections = 20
 shared_buffers = 16MB
 EOF
+	# Durable as a production server (benches that compare with LMDB's synced commits), or not
+	# (tests: faster, and a crash of the test machine loses only a throwaway cluster).
+	if [ "${PG_DURABLE:-}" = 1 ]; then
+		printf 'fsync = on\nsynchronous_commit = on\nfull_page_writes = on\n' >>"$dir/data/postgresql.conf"
+	else
+		printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n' >>"$dir/data/postgresql.conf"
+	fi
 	as "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
 		die "the server did not start: $(tail -3 "$dir/server.log" 2>/dev/null | tr '\n' ' ')"
 	echo "postgresql:host=$dir/sock port=5432 dbname=postgres user=postgres"

@@ -38,9 +38,10 @@ struct shared {
 	int locked, fail_push, pulls, pushes;
 };
 
-static int f_pull(void *ctx, uint64_t have, const struct ledger_sync_take *take, void *arg, char *err)
+static int f_pull(void *ctx, uint64_t have, int lock, const struct ledger_sync_take *take, void *arg, char *err)
 {
 	struct shared *sh = ctx;
+	(void)lock;
 	sh->pulls++;
 	assert_false(sh->locked);
 	sh->locked = 1;
