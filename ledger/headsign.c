@@ -63,6 +63,18 @@ static int low_s(const struct headsign *hs, const uint8_t *der, size_t n, uint8_
 	return rc;
 }
 
+int headsign_verify(void *arg, const void *msg, size_t n, const uint8_t *sig, size_t siglen)
+{
+	struct headsign *hs = arg;
+	uint8_t h[32];
+	sha256(msg, n, h);
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new(hs->pkey, NULL);
+	int ok = c && EVP_PKEY_verify_init(c) == 1 && EVP_PKEY_verify(c, sig, siglen, h, 32) == 1;
+	EVP_PKEY_CTX_free(c);
+	ERR_clear_error();
+	return ok ? 0 : AS_EBADSIG;
+}
+
 int headsign_sign(void *arg, const void *msg, size_t n, uint8_t *sig, size_t *siglen)
 {
 	struct headsign *hs = arg;

@@ -19,6 +19,8 @@ struct headsign;
 int headsign_open(const struct eckey *k, struct headsign **out, char *err) AS_MUST_USE;
 /* Sign SHA-256(msg) into sig (ECKEY_SIG_MAX bytes): the note_sign_fn for ckpt_sign_with. */
 int headsign_sign(void *hs, const void *msg, size_t n, uint8_t *sig, size_t *siglen) AS_MUST_USE;
+/* Verify sig over SHA-256(msg) with the same key, in OpenSSL (a note_verify_fn): 0 or AS_EBADSIG. */
+int headsign_verify(void *hs, const void *msg, size_t n, const uint8_t *sig, size_t siglen) AS_MUST_USE;
 void headsign_free(struct headsign *hs);
 
 #endif

@@ -106,7 +106,8 @@ static int der_sig_ok(const uint8_t *sig, size_t n)
 	       der_int_ok(&r) && der_int_ok(&r) && rd_left(&r) == 0;
 }
 
-int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nkeys, struct checkpoint *out, char *err)
+static int verify_notes(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nkeys, note_verify_fn vfn,
+			void *vctx, struct checkpoint *out, char *err)
 {
 	struct rd r, line, name;
 	size_t body_end;
@@ -144,7 +145,7 @@ int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nk
 			if (!der_sig_ok(blob + 4, bl - 4))
 				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature is not DER",
 					       (unsigned long long)out->size);
-			if (eckey_verify(keys[k], t, body_end, blob + 4, bl - 4) != 0)
+			if ((vfn ? vfn(vctx, t, body_end, blob + 4, bl - 4) : eckey_verify(keys[k], t, body_end, blob + 4, bl - 4)) != 0)
 				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature does not verify",
 					       (unsigned long long)out->size);
 			verified++;
@@ -156,4 +157,15 @@ int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nk
 		return as_fail(err, AS_EBADSIG, "checkpoint for size %llu is not signed by a trusted key",
 			       (unsigned long long)out->size);
 	return 0;
+}
+
+int ckpt_verify(const uint8_t *t, size_t n, struct eckey *const *keys, size_t nkeys, struct checkpoint *out, char *err)
+{
+	return verify_notes(t, n, keys, nkeys, NULL, NULL, out, err);
+}
+
+int ckpt_verify_with(const uint8_t *t, size_t n, struct eckey *key, note_verify_fn vfn, void *vctx,
+		     struct checkpoint *out, char *err)
+{
+	return verify_notes(t, n, &key, 1, vfn, vctx, out, err);
 }

@@ -50,5 +50,11 @@ int ckpt_parse_body(const uint8_t *text, size_t n, struct checkpoint *out, size_
  * fails the whole note. Lines by unknown keys (witnesses) are ignored. */
 int ckpt_verify(const uint8_t *text, size_t n, struct eckey *const *keys, size_t nkeys, struct checkpoint *out,
 		char *err) AS_MUST_USE;
+/* The same with one key, whose signatures vfn checks (0: it verifies) in place of mbedTLS:
+ * the ledger writer's OpenSSL copy of its own key (ledger/headsign.h), when it imports
+ * checkpoints that other replicas signed (ledger/sync.c). */
+typedef int (*note_verify_fn)(void *ctx, const void *msg, size_t n, const uint8_t *sig, size_t siglen);
+int ckpt_verify_with(const uint8_t *text, size_t n, struct eckey *key, note_verify_fn vfn, void *vctx,
+		     struct checkpoint *out, char *err) AS_MUST_USE;
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ledger/entry.h"
+#include "ledger/headsign.h"
 #include "ledger/note.h"
 #include "ledger/store.h"
 #include "ledger/tiles.h"
@@ -90,7 +91,11 @@ static int take_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, in
 	struct checkpoint cp;
 	uint8_t root[32];
 	char e2[AS_ERRLEN] = "";
-	if (n > CKPT_MAX || ckpt_verify(note, n, &c->l->key, 1, &cp, e2) != 0)
+	/* OpenSSL's copy of the key when there is one: about 20 times faster than mbedTLS here, and
+	 * this runs under the cluster's append lock, once per commit that imports. */
+	int bad = n > CKPT_MAX || (c->l->hs ? ckpt_verify_with(note, n, c->l->key, headsign_verify, c->l->hs, &cp, e2)
+					     : ckpt_verify(note, n, &c->l->key, 1, &cp, e2));
+	if (bad)
 		return as_fail(err, AS_ECORRUPT,
 			       "the cluster's checkpoint at %llu does not verify with this ledger's key: %s",
 			       (unsigned long long)size, e2);
