@@ -378,6 +378,11 @@ void cluster_input(struct signer *s)
 		slog("error", "cluster: importing the other replicas' entries: %s", err);
 }
 
+const char *cluster_replica(const struct signer *s)
+{
+	return s->cluster ? s->cluster->replica : NULL;
+}
+
 const char *cluster_hint(const struct signer *s)
 {
 	return s->cluster && !s->cluster->db_ok ? ": the cluster's shared ledger cannot be reached now (nothing was "

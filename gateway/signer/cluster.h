@@ -20,6 +20,8 @@ int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *
 /* For an agent whose request could not be ledgered: "" on one machine or while the cluster's
  * database answers, else why (no detail of the connection). */
 const char *cluster_hint(const struct signer *s);
+/* This replica's name in cluster mode; NULL on one machine. */
+const char *cluster_replica(const struct signer *s);
 /* /health's "cluster" member; NULL when not in cluster mode. */
 json_t *cluster_health(const struct signer *s);
 

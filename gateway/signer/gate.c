@@ -390,7 +390,7 @@ static void call_request(struct signer *s, struct conn *c, struct req *r, struct
 	cv_arena_reset(ea);
 	struct cv *action = call_action(ea, r->view, why);
 	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
-	struct cv *m = action ? request_entry(ea, action, c, r, it, uid_agent) : NULL;
+	struct cv *m = action ? request_entry(ea, action, c, r, it, uid_agent, cluster_replica(s)) : NULL;
 	request_view(r, c, it, uid_agent);
 	int decided = r->has_pd && r->pd.action != POL_ASK;
 	struct op *o = NULL;

@@ -34,9 +34,9 @@ static int requester_put(struct cv_arena *a, struct cv *rq, const struct conn *c
 /* The request entry, in the action's own arena: the action's fields (shared, not
  * copied), who asked (measured uid, declared client), digest, deadline, terms. */
 struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
-			 const struct pq_item *it, const char *uid_agent)
+			 const struct pq_item *it, const char *uid_agent, const char *replica)
 {
-	struct cv *m = cv_map(a, action->n + 9);
+	struct cv *m = cv_map(a, action->n + 10);
 	if (!m)
 		return NULL;
 	size_t i = 0;
@@ -56,6 +56,8 @@ struct cv *request_entry(struct cv_arena *a, const struct cv *action, const stru
 		rc |= put_policy(a, kv(a, m, &i, "policy"), &r->pd, r->pol_digest);
 	if (r->has_pd && r->pd.action == POL_ASK) /* the terms a person decides under */
 		rc |= put_terms(a, kv(a, m, &i, "terms"), &r->pd);
+	if (replica) /* cluster mode: whose waiting caller it is (restore.c) */
+		rc |= kv_text(a, m, &i, "replica", replica, strlen(replica));
 	m->n = i;
 	return rc ? NULL : m;
 }

@@ -440,7 +440,7 @@ int h_request(void *ctx, struct ipc_frame *f, char *err)
 	}
 	/* A stdio agent registered by uid is that agent (assent agent add NAME --uid UID). */
 	const char *uid_agent = !c->http && s->reg ? registry_agent_by_uid(s->reg, c->uid) : NULL;
-	struct cv *m = request_entry(held_arena(h), action, c, r, &it, uid_agent);
+	struct cv *m = request_entry(held_arena(h), action, c, r, &it, uid_agent, cluster_replica(s));
 	request_view(r, c, &it, uid_agent);
 	char e2[AS_ERRLEN] = "out of memory";
 	int decided = r->has_pd && r->pd.action != POL_ASK;

@@ -53,8 +53,10 @@ int h_hello(void *ctx, struct ipc_frame *f, char *err);
 int put_terms(struct cv_arena *a, struct cv *slot, const struct pol_decision *d) AS_MUST_USE;
 /* The policy's citation and terms, back into the decision they came from (r->pd). NULL, or why not. */
 const char *terms_read(const struct cv *pol, const struct cv *t, struct req *r);
+/* replica: cluster mode's name of this replica (cluster_replica), recorded so that a restart
+ * restores only its own requests; NULL on one machine. */
 struct cv *request_entry(struct cv_arena *a, const struct cv *action, const struct conn *c, const struct req *r,
-			 const struct pq_item *it, const char *uid_agent);
+			 const struct pq_item *it, const char *uid_agent, const char *replica);
 void request_view(struct req *r, const struct conn *c, const struct pq_item *it, const char *uid_agent);
 
 /* policyglue.c */

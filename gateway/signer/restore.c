@@ -25,8 +25,9 @@ struct open_req {
 
 struct open_scan {
 	struct signer *s;
-	json_t *calls; /* gated calls decided but not ended: session_id -> "approved" | "dispatched" */
-	json_t *index; /* session_id -> position in open */
+	json_t *calls;	 /* gated calls decided but not ended: session_id -> "approved" | "dispatched" */
+	json_t *index;	 /* session_id -> position in open */
+	json_t *foreign; /* cluster mode: session_ids of other replicas' requests (theirs to end) */
 	struct open_req *open;
 	size_t n, cap;
 	struct cv_arena a;
@@ -100,6 +101,14 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 	char sid[PQ_SID_LEN + 1];
 	passkey_scan(o->s, e); /* the reviewers' passkeys and their sign counts */
 	if (!kind || text_copy(cv_get(e, "session_id"), sid, sizeof sid) != 0)
+		return 0;
+	const char *mine = cluster_replica(o->s);
+	if (mine && cv_text_eq(kind, "request") && !cv_text_eq(cv_get(e, "replica"), mine)) {
+		/* Another replica's caller waits on it (or waited): never ours to cancel or end. */
+		json_object_set_new(o->foreign, sid, json_true());
+		return 0;
+	}
+	if (mine && json_object_get(o->foreign, sid))
 		return 0;
 	if (cv_text_eq(kind, "request")) {
 		if (open_add(o, sid, seq, cbor, len, cv_text_eq(cv_get(e, "type"), "call")) != 0) {
@@ -236,7 +245,7 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 		/* The view: the action's own fields (the entry less what the signer and the ledger added). */
 		static const char *const added[] = {"v",	  "seq",       "time",	 "prev",     "kind",
 						    "session_id", "requester", "action", "deadline", "policy",
-						    "collect",	  "owner",     "terms"};
+						    "collect",	  "owner",     "terms",	 "replica"};
 		r->view = cv_to_json(e);
 		for (size_t k = 0; r->view && k < sizeof added / sizeof *added; k++)
 			json_object_del(r->view, added[k]);
@@ -328,12 +337,12 @@ static void cancelled_kept(struct signer *s, const struct open_req *p, struct cv
  * (expire), as its terms say (a timeout, or a denial under on-timeout deny). */
 void restore_pending(struct signer *s)
 {
-	struct open_scan o = {.s = s, .index = json_object(), .calls = json_object()};
+	struct open_scan o = {.s = s, .index = json_object(), .calls = json_object(), .foreign = json_object()};
 	char err[AS_ERRLEN];
 	cv_arena_init(&o.a, ENTRY_MAX);
-	if (!o.index || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)
+	if (!o.index || !o.foreign || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)
 		slog("error", "scanning the ledger for pending requests: %s",
-		     o.oom || !o.index ? "out of memory" : err);
+		     o.oom || !o.index || !o.foreign ? "out of memory" : err);
 	size_t kept = 0, cancelled = 0, approvals = 0;
 	for (size_t k = 0; k < o.n; k++) {
 		const char *why = restore_one(s, &o.open[k], &o.a);
@@ -362,6 +371,7 @@ void restore_pending(struct signer *s)
 	cv_arena_free(&o.a);
 	json_decref(o.index);
 	json_decref(o.calls);
+	json_decref(o.foreign);
 }
 
 /* ---- the history: the last decisions, read backwards from the ledger's newest entry ---- */

@@ -102,6 +102,26 @@ expect_exit 2 "a replica taking the lock another way is refused" env ASSENT_REPL
 	"$ASSENTD" --daemon --state "$T/d" --policy "$T/p.policy" --cluster "$URL"
 check "... naming the cluster's way" sh -c 'printf "%s" "$1" | grep -q "set ASSENT_CLUSTER_LOCK=row"' _ "$ERR"
 
+# A replica's restart restores its own pending requests, never another's: a's request waits
+# (default ask, 4 s) while b restarts; b must not cancel it (the ledger's request entry names
+# the replica whose caller waits); a times it out itself.
+"$ASSENT" --state "$T/a" request --type input --message "a waits while b restarts" --timeout 4 --json \
+	>"$T/wait.a" 2>&1 &
+wa=$!
+for _ in $(seq 50); do
+	psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE position('a waits while b restarts'::bytea in entry) > 0" | grep -qx 1 && break
+	sleep 0.1
+done
+kill "$(pid_of b)"
+for _ in $(seq 100); do kill -0 "$(pid_of b)" 2>/dev/null || break; sleep 0.05; done
+rm -f "$T/b/agent.sock"
+check "b restarts while a's request waits" start b
+wait $wa
+sid=$(grep -o "req-[0-9a-f]*" "$T/wait.a" | head -1)
+check "a's request ended by its own deadline ($(head -c 120 "$T/wait.a"))" grep -q '"status":"timeout"\|"status": "timeout"' "$T/wait.a"
+by_b=$(psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE replica = 'b' AND position('$sid'::bytea in entry) > 0")
+check "b's restart wrote nothing for a's pending request $sid ($by_b entries)" test -n "$sid" -a "$by_b" = 0
+
 # kill -9 one replica mid-run: the others go on; it comes back and catches up.
 (for i in $(seq 40); do req a "a during b's death $i" || echo FAILED; done >"$T/load2.a" 2>&1) &
 la=$!
