@@ -366,8 +366,8 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	rc = load_state(l, txn, &s, err);
 	if (rc == 0)
 		rc = state_trusted(l, txn, &s, 0, err);
-	uint64_t mirrored = s.m.size; /* cluster mode: what the mirror had; [mirrored, from) is imported */
-	uint64_t high = l->high;      /* what this process saw signed, unless this commit lands */
+	uint64_t mirrored = s.m.size;		 /* cluster mode: what the mirror had; [mirrored, from) is imported */
+	uint64_t high = l->high, size = l->size; /* what this process saw, unless this commit lands */
 	int locked = rc == 0 && l->sync && (rc = sync_pull(l, txn, &s, 1, err)) == 0;
 	uint64_t from = s.m.size;
 	/* Entry times never go backwards, even when the clock does (the verifier checks). */
@@ -443,6 +443,7 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	} else {
 		l->known = 0; /* what was signed in the aborted transaction is not on disk */
 		l->high = high;
+		l->size = size;
 	}
 	buf_free(&note);
 	return rc;

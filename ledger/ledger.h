@@ -61,9 +61,14 @@ struct ledger_sync {
 	/* lock: 1 for an append (held until push or release), 0 for a catch-up (a consistent read,
 	 * no lock: the other replicas' commits do not wait on it; still released after) */
 	int (*pull)(void *ctx, uint64_t have, int lock, const struct ledger_sync_take *take, void *arg, char *err);
-	/* entries ents[0..n) are seq from..from+n-1; note signs the tree after them */
-	int (*push)(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note, size_t nlen,
-		    int periodic, char *err);
+	/* entries ents[0..n) are seq from..from+n-1; note signs the tree after them. claims[i] (NULL:
+	 * none) is what entry i takes once for the whole cluster ("end:SID" for a decision, timeout,
+	 * cancellation or abandonment, "dispatch:SID", "outcome:SID", "approval:SID:REVIEWER",
+	 * "request:SID", "passkey:EVENT:CREDENTIAL"): a claim another replica's entry took already
+	 * fails the push, and so the commit, naming it (AS_EEXIST): decided once, dispatched once,
+	 * whatever races. */
+	int (*push)(void *ctx, uint64_t from, const struct ledger_rec *ents, const char *const *claims, size_t n,
+		    const uint8_t *note, size_t nlen, int periodic, char *err);
 	void (*release)(void *ctx);
 	/* after an LMDB commit that imported entries [from, to): the caller's state may follow them */
 	void (*imported)(void *ctx, uint64_t from, uint64_t to);

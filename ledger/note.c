@@ -145,7 +145,8 @@ static int verify_notes(const uint8_t *t, size_t n, struct eckey *const *keys, s
 			if (!der_sig_ok(blob + 4, bl - 4))
 				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature is not DER",
 					       (unsigned long long)out->size);
-			if ((vfn ? vfn(vctx, t, body_end, blob + 4, bl - 4) : eckey_verify(keys[k], t, body_end, blob + 4, bl - 4)) != 0)
+			if ((vfn ? vfn(vctx, t, body_end, blob + 4, bl - 4)
+				 : eckey_verify(keys[k], t, body_end, blob + 4, bl - 4)) != 0)
 				return as_fail(err, AS_EBADSIG, "checkpoint for size %llu: signature does not verify",
 					       (unsigned long long)out->size);
 			verified++;

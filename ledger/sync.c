@@ -94,7 +94,7 @@ static int take_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, in
 	/* OpenSSL's copy of the key when there is one: about 20 times faster than mbedTLS here, and
 	 * this runs under the cluster's append lock, once per commit that imports. */
 	int bad = n > CKPT_MAX || (c->l->hs ? ckpt_verify_with(note, n, c->l->key, headsign_verify, c->l->hs, &cp, e2)
-					     : ckpt_verify(note, n, &c->l->key, 1, &cp, e2));
+					    : ckpt_verify(note, n, &c->l->key, 1, &cp, e2));
 	if (bad)
 		return as_fail(err, AS_ECORRUPT,
 			       "the cluster's checkpoint at %llu does not verify with this ledger's key: %s",
@@ -158,17 +158,61 @@ int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, int lock, ch
 	return 0;
 }
 
+#define CLAIM_MAX 320
+
+static int text_of(const struct cv *v, const char **s, size_t *n)
+{
+	if (!v || v->t != CV_TEXT || v->n > 128)
+		return -1;
+	*s = (const char *)v->s;
+	*n = v->n;
+	return 0;
+}
+
+/* What entry e takes once for the whole cluster (ledger.h, struct ledger_sync push); "" none. */
+static void claim_of(const struct cv *e, char out[CLAIM_MAX])
+{
+	static const struct {
+		const char *kind, *claim, *second; /* second: a field appended after the session id */
+	} map[] = {{"decision", "end", NULL},
+		   {"timeout", "end", NULL},
+		   {"cancelled", "end", NULL},
+		   {"abandoned", "end", NULL},
+		   {"dispatch", "dispatch", NULL},
+		   {"outcome", "outcome", NULL},
+		   {"approval", "approval", "reviewer"},
+		   {"request", "request", NULL}};
+	const char *sid, *x, *k;
+	size_t sn, xn, kn;
+	out[0] = 0;
+	if (text_of(cv_get(e, "kind"), &k, &kn) != 0)
+		return;
+	if (kn == 7 && !memcmp(k, "passkey", 7)) {
+		if (text_of(cv_get(e, "event"), &x, &xn) == 0 && text_of(cv_get(e, "credential_id"), &sid, &sn) == 0)
+			snprintf(out, CLAIM_MAX, "passkey:%.*s:%.*s", (int)xn, x, (int)sn, sid);
+		return;
+	}
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+		if (strlen(map[i].kind) != kn || memcmp(map[i].kind, k, kn) != 0 ||
+		    text_of(cv_get(e, "session_id"), &sid, &sn) != 0)
+			continue;
+		if (!map[i].second)
+			snprintf(out, CLAIM_MAX, "%s:%.*s", map[i].claim, (int)sn, sid);
+		else if (text_of(cv_get(e, map[i].second), &x, &xn) == 0)
+			snprintf(out, CLAIM_MAX, "%s:%.*s:%.*s", map[i].claim, (int)sn, sid, (int)xn, x);
+		return;
+	}
+}
+
 int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_state *s, const struct buf *note,
 	      int periodic, char *err)
 {
 	size_t n = (size_t)(s->m.size - from);
 	struct ledger_rec *ents = calloc(n ? n : 1, sizeof *ents);
-	if (!ents) {
-		sync_release(l);
-		return as_fail(err, AS_ENOMEM, "out of memory");
-	}
-	int rc = 0;
-	for (size_t i = 0; i < n; i++) {
+	char(*claims)[CLAIM_MAX] = calloc(n ? n : 1, CLAIM_MAX);
+	const char **cl = calloc(n ? n : 1, sizeof *cl);
+	int rc = ents && claims && cl ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		uint8_t k[8];
 		be64_put(k, from + i);
 		MDB_val key = {8, k}, val;
@@ -178,12 +222,19 @@ int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_s
 			break;
 		}
 		ents[i] = (struct ledger_rec){val.mv_data, val.mv_size};
+		struct cv *e = NULL;
+		cv_arena_reset(&l->arena);
+		if (cbor_decode(val.mv_data, val.mv_size, &l->arena, &e, NULL) == 0)
+			claim_of(e, claims[i]);
+		cl[i] = claims[i][0] ? claims[i] : NULL;
 	}
 	if (rc == 0)
-		rc = l->sync->push(l->sync->ctx, from, ents, n, note->p, note->len, periodic, err);
+		rc = l->sync->push(l->sync->ctx, from, ents, cl, n, note->p, note->len, periodic, err);
 	else
 		sync_release(l);
 	free(ents);
+	free(claims);
+	free(cl);
 	return rc;
 }
 

@@ -403,6 +403,9 @@ static const struct frame_field d_cl_hello[] = {{"url", FT_TEXT, PROTO_CL_URL_MA
 						{"policy", FT_TEXT, 64, REQ},
 						{"lock", FT_TEXT, 8, REQ},
 						{"adopt", FT_BOOL, 0, OPT}}; /* this policy becomes the cluster's */
+static const struct frame_field d_cl_put[] = {{"seq", FT_UINT, UINT64_MAX, REQ},
+					      {"e", FT_BYTES, PROTO_CL_ENTRY_MAX, REQ},
+					      {"claim", FT_TEXT, PROTO_CL_CLAIM_MAX, OPT}}; /* ledger.h: taken once */
 static const struct frame_field d_cl_pull[] = {{"have", FT_UINT, UINT64_MAX, REQ}, {"lock", FT_BOOL, 0, REQ}};
 static const struct frame_field d_cl_push[] = {{"from", FT_UINT, UINT64_MAX, REQ},
 					       {"n", FT_UINT, PROTO_CL_PUSH_MAX, REQ},
@@ -445,7 +448,7 @@ static const struct frame_table down[] = {
     TABLE(F_CATALOG, d_catalog),
     TABLE(F_CL_HELLO, d_cl_hello),
     TABLE(F_CL_PULL, d_cl_pull),
-    TABLE(F_CL_PUT, cl_ent),
+    TABLE(F_CL_PUT, d_cl_put),
     TABLE(F_CL_PUSH, d_cl_push),
     TABLE(F_CL_RELEASE, none),
 };

@@ -120,6 +120,7 @@
 #define PROTO_CL_ENTRY_MAX (1u << 20)
 #define PROTO_STATS_CLUSTER_MAX 1024 /* F_STATS cluster: /health's "cluster" object */
 #define PROTO_CL_NOTE_MAX 4096
+#define PROTO_CL_CLAIM_MAX 320 /* ledger/sync.c CLAIM_MAX */
 #define PROTO_CL_ERR_MAX 600
 #define PROTO_CL_URL_MAX 1024
 #define PROTO_CL_REPLICA_MAX 64

@@ -127,7 +127,8 @@ enum {
 			     * adopt: this replica's policy digest becomes the cluster's) */
 	F_CL_PULL = 131,    /* {have, lock} take the append lock (lock; else a consistent read without it), send
 			     * the entries after `have` and their checkpoints */
-	F_CL_PUT = 134,	    /* {seq, e} one entry of this commit, in order (after a pull that ended ok) */
+	F_CL_PUT = 134,	    /* {seq, e, claim?} one entry of this commit, in order (after a pull that ended ok),
+			     * and what it takes once for the cluster (ledger.h, struct ledger_sync push) */
 	F_CL_PUSH = 132,    /* {from, n, note, periodic} store the n entries put, then commit: the lock goes */
 	F_CL_RELEASE = 133, /* {} roll back: the lock goes, nothing stored */
 };

@@ -43,12 +43,21 @@ static const char schema[] =
     "seen TIMESTAMPTZ NOT NULL);"
     /* A commit's writes in one round trip: its entries (hex, from p_from on), then with p_note
      * the head checkpoint, the head row and the NOTIFY. Called once per chunk of entries. */
-    "CREATE OR REPLACE FUNCTION assent_push(p_from BIGINT, p_ents TEXT[], p_note TEXT, p_periodic BOOLEAN, "
-    "p_replica TEXT) RETURNS BIGINT LANGUAGE plpgsql AS $f$ "
-    "DECLARE n BIGINT := coalesce(array_length(p_ents, 1), 0); "
+    "CREATE TABLE IF NOT EXISTS assent_claims (claim TEXT PRIMARY KEY, seq BIGINT NOT NULL);"
+    "DROP FUNCTION IF EXISTS assent_push(BIGINT, TEXT[], TEXT, BOOLEAN, TEXT);"
+    "CREATE OR REPLACE FUNCTION assent_push(p_from BIGINT, p_ents TEXT[], p_claims TEXT[], p_note TEXT, "
+    "p_periodic BOOLEAN, p_replica TEXT) RETURNS BIGINT LANGUAGE plpgsql AS $f$ "
+    "DECLARE n BIGINT := coalesce(array_length(p_ents, 1), 0); d TEXT; "
     "BEGIN "
     "INSERT INTO assent_ledger (seq, entry, replica) SELECT p_from + o - 1, decode(e, 'hex'), p_replica "
     "FROM unnest(p_ents) WITH ORDINALITY AS u(e, o); "
+    /* decided once, dispatched once, one approval a reviewer: whatever the replicas raced */
+    "BEGIN "
+    "INSERT INTO assent_claims (claim, seq) SELECT c, p_from + o - 1 FROM unnest(p_claims) WITH ORDINALITY "
+    "AS u(c, o) WHERE c IS NOT NULL; "
+    "EXCEPTION WHEN unique_violation THEN GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL; "
+    "RAISE EXCEPTION 'another replica took it first (%)', d; "
+    "END; "
     "IF p_note IS NOT NULL THEN "
     "INSERT INTO assent_checkpoints VALUES (p_from + n, decode(p_note, 'hex'), p_periodic) ON CONFLICT (size) "
     "DO UPDATE SET note = EXCLUDED.note, periodic = assent_checkpoints.periodic OR EXCLUDED.periodic; "
@@ -73,6 +82,7 @@ struct cl {
 	int reading;	/* ... a catch-up\'s read, without the lock: no push may follow */
 	uint64_t size;	/* the shared ledger's size as the lock saw it */
 	uint8_t **ents; /* PUT since the pull */
+	char **claims;	/* and what each takes once (NULL: nothing) */
 	size_t *lens, nents, cap;
 	int broken;		 /* the connection failed: reconnect before the next step */
 	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
@@ -103,8 +113,10 @@ static int send_end(struct cl *c, int ok, const char *msg, char *err)
 
 static void drop_put(struct cl *c)
 {
-	for (size_t i = 0; i < c->nents; i++)
+	for (size_t i = 0; i < c->nents; i++) {
 		free(c->ents[i]);
+		free(c->claims[i]);
+	}
 	c->nents = 0;
 }
 
@@ -263,16 +275,54 @@ static int arr_add(char **a, size_t *len, size_t *cap, const uint8_t *p, size_t 
 	return 0;
 }
 
-static int push_call(struct cl *c, uint64_t from, char *arr, size_t len, const char *note, int periodic, char *err)
+/* The claims of entries [i, j) as a TEXT[] literal: NULL, or the claim in double quotes (a claim
+ * is a session id, a reviewer's name or a credential id after a word: no quote or backslash is
+ * let through unescaped). NULL when out of memory. */
+static char *claims_literal(const struct cl *c, size_t i, size_t j)
 {
-	static const char call[] =
-	    "SELECT assent_push(CAST($1 AS BIGINT), CAST($2 AS TEXT[]), $3, CAST($4 AS BOOLEAN), $5)";
-	char at[24];
+	size_t cap = 3;
+	for (size_t k = i; k < j; k++)
+		cap += 6 + (c->claims[k] ? 2 * strlen(c->claims[k]) : 0);
+	char *a = malloc(cap), *o = a;
+	if (!a)
+		return NULL;
+	*o++ = '{';
+	for (size_t k = i; k < j; k++) {
+		if (k > i)
+			*o++ = ',';
+		if (!c->claims[k]) {
+			memcpy(o, "NULL", 4);
+			o += 4;
+			continue;
+		}
+		*o++ = '"';
+		for (const char *q = c->claims[k]; *q; q++) {
+			if (*q == '"' || *q == '\\')
+				*o++ = '\\';
+			*o++ = *q;
+		}
+		*o++ = '"';
+	}
+	*o++ = '}';
+	*o = 0;
+	return a;
+}
+
+static int push_call(struct cl *c, uint64_t from, size_t i, size_t j, char *arr, size_t len, const char *note,
+		     int periodic, char *err)
+{
+	static const char call[] = "SELECT assent_push(CAST($1 AS BIGINT), CAST($2 AS TEXT[]), CAST($3 AS TEXT[]), $4, "
+				   "CAST($5 AS BOOLEAN), $6)";
+	char at[24], *claims = claims_literal(c, i, j);
+	if (!claims)
+		return as_fail(err, AS_ENOMEM, "out of memory");
 	snprintf(at, sizeof at, "%llu", (unsigned long long)from);
 	arr[len] = '}';
 	arr[len + 1] = 0;
-	const char *p[] = {at, len ? arr : "{}", note, periodic ? "true" : "false", c->replica};
-	return db_query(c->db, call, p, 5, NULL, NULL, err);
+	const char *p[] = {at, len ? arr : "{}", claims, note, periodic ? "true" : "false", c->replica};
+	int rc = db_query(c->db, call, p, 6, NULL, NULL, err);
+	free(claims);
+	return rc;
 }
 
 static int do_push(struct cl *c, uint64_t from, uint64_t n, const uint8_t *note, size_t nlen, int periodic, char *err)
@@ -287,7 +337,7 @@ static int do_push(struct cl *c, uint64_t from, uint64_t n, const uint8_t *note,
 	int rc = hnote ? 0 : as_fail(err, AS_ENOMEM, "out of memory");
 	for (size_t i = 0; rc == 0 && i < c->nents; i++) {
 		if (len && len + 2 * c->lens[i] > CHUNK_HEX) { /* a chunk of entries alone, then more */
-			rc = push_call(c, at, arr, len, NULL, 0, err);
+			rc = push_call(c, at, (size_t)(at - from), i, arr, len, NULL, 0, err);
 			at = from + i;
 			len = 0;
 		}
@@ -298,7 +348,7 @@ static int do_push(struct cl *c, uint64_t from, uint64_t n, const uint8_t *note,
 		rc = as_fail(err, AS_ENOMEM, "out of memory");
 	if (rc == 0) {
 		hex_put(note, nlen, hnote);
-		rc = push_call(c, at, arr, len, hnote, periodic, err);
+		rc = push_call(c, at, (size_t)(at - from), c->nents, arr, len, hnote, periodic, err);
 	}
 	if (rc == 0)
 		rc = db_commit(c->db, err);
@@ -312,7 +362,7 @@ static int do_push(struct cl *c, uint64_t from, uint64_t n, const uint8_t *note,
 	return rc;
 }
 
-static int do_put(struct cl *c, uint64_t seq, const uint8_t *e, size_t n, char *err)
+static int do_put(struct cl *c, uint64_t seq, const uint8_t *e, size_t n, const char *claim, size_t cn, char *err)
 {
 	if (!c->locked || c->reading || seq != c->size + c->nents)
 		return as_fail(err, AS_EINVAL, "entry %llu put out of order", (unsigned long long)seq);
@@ -322,13 +372,20 @@ static int do_put(struct cl *c, uint64_t seq, const uint8_t *e, size_t n, char *
 		if (ne)
 			c->ents = ne;
 		size_t *nl = ne ? realloc(c->lens, cap * sizeof *nl) : NULL;
-		if (!nl)
+		if (nl)
+			c->lens = nl;
+		char **nc = nl ? realloc(c->claims, cap * sizeof *nc) : NULL;
+		if (!nc)
 			return as_fail(err, AS_ENOMEM, "out of memory");
-		c->lens = nl;
+		c->claims = nc;
 		c->cap = cap;
 	}
-	if (!(c->ents[c->nents] = malloc(n ? n : 1)))
+	c->claims[c->nents] = claim ? strndup(claim, cn) : NULL;
+	if (!(c->ents[c->nents] = malloc(n ? n : 1)) || (claim && !c->claims[c->nents])) {
+		free(c->ents[c->nents]);
+		free(c->claims[c->nents]);
 		return as_fail(err, AS_ENOMEM, "out of memory");
+	}
 	memcpy(c->ents[c->nents], e, n);
 	c->lens[c->nents++] = n;
 	return 0;
@@ -445,11 +502,15 @@ static int step(struct cl *c, const struct ipc_frame *f, char *err)
 		if (ipc_get_uint(b, "have", UINT64_MAX, &u, err) != 0 || ipc_get_bool(b, "lock", &periodic, err) != 0)
 			return AS_EINVAL;
 		return do_pull(c, u, periodic, err);
-	case F_CL_PUT:
+	case F_CL_PUT: {
+		const char *claim = NULL;
+		size_t cn = 0;
 		if (ipc_get_uint(b, "seq", UINT64_MAX, &u, err) != 0 ||
-		    ipc_get_bytes(b, "e", PROTO_CL_ENTRY_MAX, &p, &n, err) != 0)
+		    ipc_get_bytes(b, "e", PROTO_CL_ENTRY_MAX, &p, &n, err) != 0 ||
+		    (cv_get(b, "claim") && ipc_get_text(b, "claim", PROTO_CL_CLAIM_MAX, &claim, &cn, err) != 0))
 			return AS_EINVAL;
-		return do_put(c, u, p, n, err);
+		return do_put(c, u, p, n, claim, cn, err);
+	}
 	case F_CL_PUSH:
 		if (ipc_get_uint(b, "from", UINT64_MAX, &from, err) != 0 ||
 		    ipc_get_uint(b, "n", PROTO_CL_PUSH_MAX, &u, err) != 0 ||

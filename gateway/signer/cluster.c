@@ -235,14 +235,15 @@ static int cl_pull(void *ctx, uint64_t have, int lock, const struct ledger_sync_
 	}
 }
 
-static int cl_push(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note, size_t nlen,
-		   int periodic, char *err)
+static int cl_push(void *ctx, uint64_t from, const struct ledger_rec *ents, const char *const *claims, size_t n,
+		   const uint8_t *note, size_t nlen, int periodic, char *err)
 {
 	struct cluster *c = ctx;
 	for (size_t i = 0; i < n; i++) {
-		struct cv *f = ipc_frame_new(&c->o, F_CL_PUT, 2);
+		struct cv *f = ipc_frame_new(&c->o, F_CL_PUT, 3);
 		if (!f || ipc_put_uint(&c->o, f, "seq", from + i) ||
-		    ipc_put_bytes(&c->o, f, "e", ents[i].cbor, ents[i].len))
+		    ipc_put_bytes(&c->o, f, "e", ents[i].cbor, ents[i].len) ||
+		    (claims[i] && ipc_put_text(&c->o, f, "claim", claims[i], strlen(claims[i]))))
 			return as_fail(err, AS_ENOMEM, "out of memory");
 		if (cl_send(c, f, err) != 0) {
 			cl_down(c, err);

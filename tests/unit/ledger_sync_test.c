@@ -36,6 +36,8 @@ struct shared {
 	int ck_periodic[MAXE];
 	size_t nck;
 	int locked, fail_push, pulls, pushes;
+	char taken[MAXE][64]; /* claims, as PostgreSQL's assent_claims keeps them */
+	size_t ntaken;
 };
 
 static int f_pull(void *ctx, uint64_t have, int lock, const struct ledger_sync_take *take, void *arg, char *err)
@@ -80,14 +82,24 @@ static void ck_put(struct shared *sh, uint64_t size, const uint8_t *note, size_t
 	sh->ck_periodic[k] = periodic;
 }
 
-static int f_push(void *ctx, uint64_t from, const struct ledger_rec *ents, size_t n, const uint8_t *note, size_t nlen,
-		  int periodic, char *err)
+static int f_push(void *ctx, uint64_t from, const struct ledger_rec *ents, const char *const *claims, size_t n,
+		  const uint8_t *note, size_t nlen, int periodic, char *err)
 {
 	struct shared *sh = ctx;
 	assert_true(sh->locked);
 	sh->locked = 0;
 	if (sh->fail_push)
 		return as_fail(err, AS_EIO, "the shared store is unreachable");
+	size_t before = sh->ntaken;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; claims[i] && k < sh->ntaken; k++)
+			if (!strcmp(sh->taken[k], claims[i])) {
+				sh->ntaken = before; /* the transaction rolls back */
+				return as_fail(err, AS_EEXIST, "another replica took it first (%s)", claims[i]);
+			}
+		if (claims[i])
+			snprintf(sh->taken[sh->ntaken++], sizeof sh->taken[0], "%s", claims[i]);
+	}
 	assert_int_equal(from, sh->n);
 	for (size_t i = 0; i < n; i++) {
 		assert_true(sh->n < MAXE);
@@ -160,12 +172,36 @@ static struct ledger *open_r(struct t *t, int r, char *err)
 	return ledger_open(t->dir[r], &o, &l, err) == 0 ? l : NULL;
 }
 
+/* An entry of kind with session_id sid and one more text field. */
+static int append_kind(struct ledger *l, const char *kind, const char *sid, const char *k3, const char *v3, char *err)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 32);
+	struct cv *m = cv_map(&a, 3);
+	const char *kv[3][2] = {{"kind", kind}, {"session_id", sid}, {k3, v3}};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0])), 0);
+		assert_int_equal(cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1])), 0);
+	}
+	struct buf b;
+	buf_init(&b, 1 << 16);
+	assert_int_equal(cbor_encode(m, &b, err), 0);
+	struct ledger_rec rec = {b.p, b.len};
+	struct ledger_pos pos;
+	int rc = ledger_append(l, &rec, 1, &pos, err);
+	buf_free(&b);
+	cv_arena_free(&a);
+	return rc;
+}
+
 static int append_msg(struct ledger *l, const char *msg, char *err)
 {
 	struct cv_arena a;
 	cv_arena_init(&a, 32);
 	struct cv *m = cv_map(&a, 4);
-	const char *kv[4][2] = {{"kind", "request"}, {"session_id", "sess-1"}, {"type", "tool_call"}, {"message", msg}};
+	char sid[64];
+	snprintf(sid, sizeof sid, "req-%s", msg); /* session ids are never reused */
+	const char *kv[4][2] = {{"kind", "request"}, {"session_id", sid}, {"type", "tool_call"}, {"message", msg}};
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0])), 0);
 		assert_int_equal(cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1])), 0);
@@ -309,6 +345,31 @@ static void test_failed_push_appends_nothing(void **state)
 	verify_dir(t, t->dir[0], 3);
 }
 
+/* Two replicas end one request at once: the first decision takes "end:SID"; the second, a
+ * timeout from the other replica, is refused by the shared store and appended nowhere. So are
+ * a second outcome of one call; another request's end is not. */
+static void test_claims_taken_once(void **state)
+{
+	struct t *t = *state;
+	char err[AS_ERRLEN] = "";
+	struct ledger *a = open_r(t, 0, err), *b = open_r(t, 1, err);
+	assert_true(a && b);
+	assert_int_equal(append_kind(a, "decision", "req-x", "outcome", "approved", err), 0);
+	uint64_t n = t->sh.n;
+	assert_int_equal(append_kind(b, "timeout", "req-x", "reason", "deadline", err), AS_EEXIST);
+	assert_non_null(strstr(err, "end:req-x"));
+	assert_int_equal(t->sh.n, n);
+	assert_int_equal(ledger_size(b), n - 1); /* the whole commit failed: nor is a's decision imported */
+	assert_int_equal(append_kind(b, "outcome", "req-x", "status", "ok", err), 0);
+	assert_int_equal(ledger_size(b), n + 1); /* a's decision, then b's outcome */
+	assert_int_equal(append_kind(a, "outcome", "req-x", "status", "ok", err), AS_EEXIST);
+	assert_non_null(strstr(err, "outcome:req-x"));
+	assert_int_equal(append_kind(a, "cancelled", "req-y", "reason", "r", err), 0); /* another request: free */
+	ledger_close(a);
+	ledger_close(b);
+	verify_dir(t, t->dir[0], t->sh.n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +380,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_forged_checkpoint_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_entry_without_chain_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_failed_push_appends_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_claims_taken_once, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
