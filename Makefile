@@ -250,6 +250,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 	/usr/bin/python3 tests/bench/mcp2026_bench.py --build build
 	/usr/bin/python3 tests/bench/gate_bench.py --build build
 	build/bench/records_bench
+	/usr/bin/python3 tests/bench/cluster_bench.py --build build
 
 # ---- the main job: the gateway on ./var (gateway/cli/run.sh) ----
 # POLICY=FILE and UPSTREAMS=FILE hand the daemon a policy and the MCP servers to gate.
