@@ -35,7 +35,8 @@ for l in libcrypto liblmdb; do
 	check "ldd: assentd links $l" links "$B/assentd" "$l"
 	check "ldd: assent-worker does not link $l" sh -c "ldd '$WORKER' | grep -q libseccomp && ! ldd '$WORKER' | grep -q '$l'"
 done
-# The database clients are the recorder's alone (DESIGN: never in the signer).
+# The database clients are the recorder's and the cluster client's alone (DESIGN: never in the signer).
+check "ldd: assent-cluster links libpq" links "$B/assent-cluster" libpq
 for l in libsqlite3 libpq libmariadb; do
 	check "ldd: assent-recorder links $l" links "$B/assent-recorder" "$l"
 	check "ldd: assentd and assent-worker do not link $l" sh -c "ldd '$B/assentd' | grep -q libcrypto && ! ldd '$B/assentd' '$WORKER' | grep -q '$l'"
