@@ -90,11 +90,11 @@ struct cl {
 
 /* ---- frames to the signer ---- */
 
+/* Blocking, as a worker sends (the signer reads while it waits on us): a pull's frames can be
+ * more than the socket holds. */
 static int send_frame(struct cl *c, struct cv *f, char *err)
 {
-	int rc = ipc_conn_send(&c->ipc, f, -1, err);
-	if (rc == 0)
-		rc = ipc_flush(&c->ipc, err);
+	int rc = ipc_send(FD, f, -1, err);
 	cv_arena_reset(&c->o);
 	return rc;
 }

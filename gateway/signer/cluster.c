@@ -14,6 +14,7 @@
 #include "gateway/signer/types.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +69,20 @@ static void cl_down(struct cluster *c, const char *why)
 	cl_close(c);
 }
 
+/* Sent whole before it returns (at most CL_WAIT_MS): a commit's PUT frames can be more than
+ * the socket holds, and the client reads them while we wait. */
 static int cl_send(struct cluster *c, struct cv *f, char *err)
 {
 	int rc = ipc_conn_send(&c->ipc, f, -1, err);
-	if (rc == 0)
-		rc = ipc_flush(&c->ipc, err);
+	uint64_t end = mono_ms() + CL_WAIT_MS;
+	while (rc == 0 && ipc_pending(&c->ipc)) {
+		struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+		uint64_t now = mono_ms();
+		if (now >= end || poll(&p, 1, (int)(end - now)) <= 0)
+			rc = as_fail(err, AS_EIO, "the cluster client does not read");
+		else
+			rc = ipc_flush(&c->ipc, err);
+	}
 	cv_arena_reset(&c->o);
 	return rc;
 }

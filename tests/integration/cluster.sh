@@ -169,7 +169,7 @@ for r in a b c; do
 	expect_exit 0 "replica $r's mirror verifies" "$VERIFY" ledger "$T/$r/ledger" --key "$T/a/keys/checkpoint.pub"
 done
 expect_exit 0 "assent ledger export copies the shared ledger" "$ASSENT" ledger export --cluster "$URL" "$T/export"
-check "... all $size entries" sh -c 'printf "%s" "$1" | grep -q "^exported $2 entries"' _ "$OUT" "$size"
+check "... all $size entries ($OUT)" sh -c 'printf "%s" "$1" | grep -q "^exported $2 entries"' _ "$OUT" "$size"
 expect_exit 0 "... and the export verifies with assent-verify" "$VERIFY" ledger "$T/export" --key "$T/a/keys/checkpoint.pub"
 check "... as the same tree as PostgreSQL's rows" sh -c 'printf "%s" "$1" | grep -q "ledger intact: $2 entries"' _ "$OUT" "$size"
 expect_exit 1 "an export into a directory that holds a ledger is refused" "$ASSENT" ledger export --cluster "$URL" "$T/export"
