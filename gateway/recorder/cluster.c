@@ -44,6 +44,20 @@ static const char schema[] =
     /* A commit's writes in one round trip: its entries (hex, from p_from on), then with p_note
      * the head checkpoint, the head row and the NOTIFY. Called once per chunk of entries. */
     "CREATE TABLE IF NOT EXISTS assent_claims (claim TEXT PRIMARY KEY, seq BIGINT NOT NULL);"
+    /* A pull in one round trip: the lock (p_lock 1: the head row, 2: the advisory key, 0: none,
+     * a catch-up's snapshot), then the head's size (k 0), the first 1,000 entries after p_have
+     * (k 1) and the checkpoints after it (k 2). Each statement of this (volatile) function
+     * sees what committed before it began: so the rows include the holder's before us. */
+    "CREATE OR REPLACE FUNCTION assent_pull(p_have BIGINT, p_lock INT) RETURNS TABLE(k INT, n BIGINT, b BYTEA, "
+    "p BOOLEAN) LANGUAGE plpgsql AS $f$ DECLARE h BIGINT; BEGIN "
+    "IF p_lock = 1 THEN SELECT size INTO h FROM assent_head WHERE id = 1 FOR UPDATE; "
+    "ELSE IF p_lock = 2 THEN PERFORM pg_advisory_xact_lock(" APPEND_LOCK "); END IF; "
+    "SELECT size INTO h FROM assent_head WHERE id = 1; END IF; "
+    "RETURN QUERY SELECT 0, h, NULL::BYTEA, NULL::BOOLEAN; "
+    "RETURN QUERY SELECT 1, seq, entry, NULL::BOOLEAN FROM (SELECT seq, entry FROM assent_ledger WHERE seq >= "
+    "p_have ORDER BY seq LIMIT 1000) x ORDER BY seq; "
+    "RETURN QUERY SELECT 2, size, note, periodic FROM assent_checkpoints WHERE size > p_have ORDER BY size; "
+    "END $f$;"
     "DROP FUNCTION IF EXISTS assent_push(BIGINT, TEXT[], TEXT, BOOLEAN, TEXT);"
     "CREATE OR REPLACE FUNCTION assent_push(p_from BIGINT, p_ents TEXT[], p_claims TEXT[], p_note TEXT, "
     "p_periodic BOOLEAN, p_replica TEXT) RETURNS BIGINT LANGUAGE plpgsql AS $f$ "
@@ -155,7 +169,7 @@ struct rows {
 	struct cl *c;
 	uint8_t *buf;
 	uint64_t next; /* the seq after the last one sent */
-	size_t got;
+	size_t got, ckpts;
 	char *err;
 };
 
@@ -196,11 +210,27 @@ static int size_row(void *ctx, const char *const *cols, size_t ncols)
 	return ncols == 1 && cols[0] && parse_u64(cols[0], size) == 0 ? 0 : AS_EINVAL;
 }
 
+/* A row of assent_pull: the head first, then entries, then checkpoints (skipped when more
+ * pages of entries are to come: read again after them). */
+static int pull_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct rows *r = ctx;
+	uint64_t k;
+	if (ncols != 4 || !cols[0] || parse_u64(cols[0], &k) != 0)
+		return as_fail(r->err, AS_EINVAL, "a row of assent_pull is not (k, n, b, p)");
+	if (k == 0)
+		return size_row(&r->c->size, cols + 1, 1) ? as_fail(r->err, AS_EINVAL, "assent_pull: no head") : 0;
+	if (k == 1)
+		return ent_row(r, cols + 1, 2);
+	if (r->got == PAGE)
+		return 0;
+	r->ckpts++;
+	return ckpt_row(r, cols + 1, 3);
+}
+
 static int do_pull(struct cl *c, uint64_t have, int lock, char *err)
 {
-	static const char lock_row[] = "SELECT size FROM assent_head WHERE id = 1 FOR UPDATE";
-	static const char lock_adv[] = "SELECT pg_advisory_xact_lock(" APPEND_LOCK ")";
-	static const char head[] = "SELECT size FROM assent_head WHERE id = 1";
+	static const char pull[] = "SELECT k, n, b, p FROM assent_pull(CAST($1 AS BIGINT), CAST($2 AS INT))";
 	static const char ents[] = "SELECT seq, entry FROM assent_ledger WHERE seq >= CAST($1 AS BIGINT) ORDER BY seq "
 				   "LIMIT 1000";
 	static const char ckpts[] =
@@ -208,38 +238,38 @@ static int do_pull(struct cl *c, uint64_t have, int lock, char *err)
 	    "ORDER BY size";
 	rollback(c);
 	/* A catch-up reads one snapshot and locks nothing; an append waits for the lock first,
-	 * then reads what the holder before it committed (READ COMMITTED: each statement sees
-	 * the commits before it began). */
+	 * then reads what the holder before it committed (assent_pull). */
 	GUARD(db_script(c->db, lock ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err));
 	c->locked = 1;
 	c->reading = !lock;
-	if (lock && c->advisory)
-		GUARD(db_query(c->db, lock_adv, NULL, 0, NULL, NULL, err));
-	GUARD(db_query(c->db, lock && !c->advisory ? lock_row : head, NULL, 0, size_row, &c->size, err));
-	if (have > c->size)
-		return as_fail(err, AS_ECORRUPT,
-			       "this replica's mirror has %llu entries, the shared ledger only %llu: the shared "
-			       "ledger was cut back, or this mirror belongs to another cluster",
-			       (unsigned long long)have, (unsigned long long)c->size);
 	struct rows r = {.c = c, .buf = malloc(PROTO_CL_ENTRY_MAX), .next = have, .err = err};
 	if (!r.buf)
 		return as_fail(err, AS_ENOMEM, "out of memory");
-	int rc = 0;
-	char at[24];
-	do {
+	char at[24], mode[4];
+	snprintf(at, sizeof at, "%llu", (unsigned long long)have);
+	snprintf(mode, sizeof mode, "%d", !lock ? 0 : c->advisory ? 2 : 1);
+	const char *p0[] = {at, mode};
+	c->size = UINT64_MAX;
+	int rc = db_query(c->db, pull, p0, 2, pull_row, &r, err);
+	if (rc == 0 && (c->size == UINT64_MAX || have > c->size))
+		rc = as_fail(err, AS_ECORRUPT,
+			     "this replica's mirror has %llu entries, the shared ledger only %llu: the shared "
+			     "ledger was cut back, or this mirror belongs to another cluster",
+			     (unsigned long long)have, (unsigned long long)c->size);
+	while (rc == 0 && r.got == PAGE) { /* a mirror far behind: the rest, a page at a time */
 		r.got = 0;
 		snprintf(at, sizeof at, "%llu", (unsigned long long)r.next);
 		const char *p[] = {at};
 		rc = db_query(c->db, ents, p, 1, ent_row, &r, err);
-	} while (rc == 0 && r.got == PAGE);
+		if (rc == 0 && r.got < PAGE) {
+			snprintf(at, sizeof at, "%llu", (unsigned long long)have);
+			const char *pc[] = {at};
+			rc = db_query(c->db, ckpts, pc, 1, ckpt_row, &r, err);
+		}
+	}
 	if (rc == 0 && r.next != c->size)
 		rc = as_fail(err, AS_ECORRUPT, "the shared ledger's head says %llu entries, its rows end at %llu",
 			     (unsigned long long)c->size, (unsigned long long)r.next);
-	if (rc == 0) {
-		snprintf(at, sizeof at, "%llu", (unsigned long long)have);
-		const char *p[] = {at};
-		rc = db_query(c->db, ckpts, p, 1, ckpt_row, &r, err);
-	}
 	free(r.buf);
 	return rc;
 }
