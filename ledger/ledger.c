@@ -461,7 +461,7 @@ int ledger_catch_up(struct ledger *l, char *err)
 	rc = load_state(l, txn, &s, err);
 	if (rc == 0)
 		rc = state_trusted(l, txn, &s, 0, err);
-	uint64_t mirrored = s.m.size;
+	uint64_t mirrored = s.m.size, high = l->high, size = l->size;
 	if (rc == 0 && (rc = sync_pull(l, txn, &s, 0, err)) == 0) {
 		sync_release(l); /* nothing to store there: the read ends */
 		if (s.m.size > mirrored)
@@ -477,8 +477,10 @@ int ledger_catch_up(struct ledger *l, char *err)
 		l->size = s.m.size;
 		if (l->sync->imported)
 			l->sync->imported(l->sync->ctx, mirrored, s.m.size);
-	} else if (rc != 0) {
+	} else if (rc != 0) { /* what the pull saw is not in the mirror: as before it */
 		l->known = 0;
+		l->high = high;
+		l->size = size;
 	}
 	return rc;
 }

@@ -40,7 +40,7 @@ static const char usage_text[] =
     "  --cluster URL a replica of a cluster (docs/cluster.md): the ledger is the shared one\n"
     "                in PostgreSQL (URL: postgresql://... or postgresql:KEY=VALUE...), the\n"
     "                state directory's its mirror; ASSENT_CLUSTER=URL means the same.\n"
-    "                ASSENT_REPLICA (the host name): this replica's name;\n"
+    "                ASSENT_REPLICA (HOST-HASH of the state dir): this replica's name;\n"
     "                ASSENT_CLUSTER_LOCK (row; advisory): how commits take turns.\n"
     "\n"
     "State directory: --state DIR, else $ASSENT_STATE_DIR, else $XDG_STATE_HOME/assent,\n"

@@ -333,9 +333,17 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 		return as_fail(err, AS_EINVAL, "ASSENT_CLUSTER is over %u bytes", PROTO_CL_URL_MAX);
 	snprintf(c->url, sizeof c->url, "%s", url);
 	const char *name = getenv("ASSENT_REPLICA"), *lock = getenv("ASSENT_CLUSTER_LOCK");
-	char host[256] = "";
-	if (!name || !*name)
-		name = gethostname(host, sizeof host - 1) == 0 && host[0] ? host : "replica";
+	char host[256] = "", dflt[PROTO_CL_REPLICA_MAX + 1];
+	if (!name || !*name) { /* the host and its state directory: unique, and the same at every start */
+		uint8_t h[32];
+		char hex[65];
+		sha256(s->o->state, strlen(s->o->state), h);
+		hex_encode(h, 4, hex);
+		if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+			snprintf(host, sizeof host, "replica");
+		snprintf(dflt, sizeof dflt, "%.*s-%.8s", (int)(PROTO_CL_REPLICA_MAX - 9), host, hex);
+		name = dflt;
+	}
 	if (strlen(name) > PROTO_CL_REPLICA_MAX || strchr(name, ' '))
 		return as_fail(err, AS_EINVAL, "ASSENT_REPLICA: at most %u bytes, no space: '%.64s'",
 			       PROTO_CL_REPLICA_MAX, name);

@@ -101,6 +101,12 @@ check "... saying the policies differ" sh -c 'printf "%s" "$1" | grep -q "is not
 expect_exit 2 "a replica taking the lock another way is refused" env ASSENT_REPLICA=d ASSENT_CLUSTER_LOCK=advisory \
 	"$ASSENTD" --daemon --state "$T/d" --policy "$T/p.policy" --cluster "$URL"
 check "... naming the cluster's way" sh -c 'printf "%s" "$1" | grep -q "set ASSENT_CLUSTER_LOCK=row"' _ "$ERR"
+# Without ASSENT_REPLICA a replica is named by its host and its state directory (unique on one
+# machine, the same at every start); the refused start above registered d, this one its default.
+expect_exit 2 "a replica without ASSENT_REPLICA (refused for its policy)" env -u ASSENT_REPLICA "$ASSENTD" --daemon \
+	--state "$T/d" --policy "$T/other.policy" --cluster "$URL"
+want="$(hostname)-$(printf '%s' "$T/d" | sha256sum | cut -c1-8)"
+check "... is named $want" sh -c 'psql -X -At -d "$1" -c "SELECT name FROM assent_replicas" | grep -qx "$2"' _ "$CONN" "$want"
 
 # A replica's restart restores its own pending requests, never another's: a's request waits
 # (default ask, 4 s) while b restarts; b must not cancel it (the ledger's request entry names
