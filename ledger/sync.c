@@ -169,8 +169,11 @@ static int text_of(const struct cv *v, const char **s, size_t *n)
 	return 0;
 }
 
-/* What entry e takes once for the whole cluster (ledger.h, struct ledger_sync push); "" none. */
-static void claim_of(const struct cv *e, char out[CLAIM_MAX])
+/* What entry e takes once for the whole cluster (ledger.h, struct ledger_sync push); "" none.
+ * -1 when its kind takes something and the fields to name it are not there: that commit fails
+ * rather than go unclaimed. A reviewer is named by the name in the entry's reviewer map; a
+ * passkey credential by its id's SHA-256 (an id may be up to 1,023 bytes). */
+static int claim_of(const struct cv *e, char out[CLAIM_MAX])
 {
 	static const struct {
 		const char *kind, *claim, *second; /* second: a field appended after the session id */
@@ -186,22 +189,36 @@ static void claim_of(const struct cv *e, char out[CLAIM_MAX])
 	size_t sn, xn, kn;
 	out[0] = 0;
 	if (text_of(cv_get(e, "kind"), &k, &kn) != 0)
-		return;
+		return 0;
 	if (kn == 7 && !memcmp(k, "passkey", 7)) {
-		if (text_of(cv_get(e, "event"), &x, &xn) == 0 && text_of(cv_get(e, "credential_id"), &sid, &sn) == 0)
-			snprintf(out, CLAIM_MAX, "passkey:%.*s:%.*s", (int)xn, x, (int)sn, sid);
-		return;
+		const struct cv *id = cv_get(e, "credential_id");
+		if (text_of(cv_get(e, "event"), &x, &xn) != 0 || !id || id->t != CV_TEXT)
+			return -1;
+		uint8_t h[32];
+		char hex[65];
+		sha256(id->s, id->n, h);
+		hex_encode(h, 32, hex);
+		snprintf(out, CLAIM_MAX, "passkey:%.*s:%s", (int)xn, x, hex);
+		return 0;
 	}
 	for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
-		if (strlen(map[i].kind) != kn || memcmp(map[i].kind, k, kn) != 0 ||
-		    text_of(cv_get(e, "session_id"), &sid, &sn) != 0)
+		if (strlen(map[i].kind) != kn || memcmp(map[i].kind, k, kn) != 0)
 			continue;
-		if (!map[i].second)
+		if (text_of(cv_get(e, "session_id"), &sid, &sn) != 0)
+			return -1;
+		if (!map[i].second) {
 			snprintf(out, CLAIM_MAX, "%s:%.*s", map[i].claim, (int)sn, sid);
-		else if (text_of(cv_get(e, map[i].second), &x, &xn) == 0)
-			snprintf(out, CLAIM_MAX, "%s:%.*s:%.*s", map[i].claim, (int)sn, sid, (int)xn, x);
-		return;
+			return 0;
+		}
+		const struct cv *who = cv_get(e, map[i].second);
+		if (who && who->t == CV_MAP)
+			who = cv_get(who, "name");
+		if (text_of(who, &x, &xn) != 0)
+			return -1;
+		snprintf(out, CLAIM_MAX, "%s:%.*s:%.*s", map[i].claim, (int)sn, sid, (int)xn, x);
+		return 0;
 	}
+	return 0;
 }
 
 int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_state *s, const struct buf *note,
@@ -224,8 +241,11 @@ int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_s
 		ents[i] = (struct ledger_rec){val.mv_data, val.mv_size};
 		struct cv *e = NULL;
 		cv_arena_reset(&l->arena);
-		if (cbor_decode(val.mv_data, val.mv_size, &l->arena, &e, NULL) == 0)
-			claim_of(e, claims[i]);
+		if (cbor_decode(val.mv_data, val.mv_size, &l->arena, &e, NULL) != 0 || claim_of(e, claims[i]) != 0) {
+			rc = as_fail(err, AS_EINVAL, "entry %llu names nothing the cluster can take once for it",
+				     (unsigned long long)(from + i));
+			break;
+		}
 		cl[i] = claims[i][0] ? claims[i] : NULL;
 	}
 	if (rc == 0)

@@ -55,7 +55,7 @@ static const char schema[] =
     "SELECT size INTO h FROM assent_head WHERE id = 1; END IF; "
     "RETURN QUERY SELECT 0, h, NULL::BYTEA, NULL::BOOLEAN; "
     "RETURN QUERY SELECT 1, seq, entry, NULL::BOOLEAN FROM (SELECT seq, entry FROM assent_ledger WHERE seq >= "
-    "p_have ORDER BY seq LIMIT 1000) x ORDER BY seq; "
+    "p_have AND seq < h ORDER BY seq LIMIT 1000) x ORDER BY seq; "
     "RETURN QUERY SELECT 2, size, note, periodic FROM assent_checkpoints WHERE size > p_have ORDER BY size; "
     "END $f$;"
     "DROP FUNCTION IF EXISTS assent_push(BIGINT, TEXT[], TEXT, BOOLEAN, TEXT);"
@@ -256,7 +256,7 @@ static int do_pull(struct cl *c, uint64_t have, int lock, char *err)
 			     "this replica's mirror has %llu entries, the shared ledger only %llu: the shared "
 			     "ledger was cut back, or this mirror belongs to another cluster",
 			     (unsigned long long)have, (unsigned long long)c->size);
-	while (rc == 0 && r.got == PAGE) { /* a mirror far behind: the rest, a page at a time */
+	while (rc == 0 && r.got == PAGE && r.next < c->size) { /* a mirror far behind: the rest, a page at a time */
 		r.got = 0;
 		snprintf(at, sizeof at, "%llu", (unsigned long long)r.next);
 		const char *p[] = {at};
@@ -448,6 +448,12 @@ static int hello(struct cl *c, char *err)
 	uint64_t replicas = 0;
 	if (!c->db && db_open(c->url, &c->db, err) != 0)
 		return AS_EIO;
+	/* A holder that died or hangs must not stall the cluster: its transaction ends after 15 s
+	 * idle, and a wait for the lock or a statement gives up before the signer's 10 s step. */
+	GUARD(db_script(c->db,
+			"SET idle_in_transaction_session_timeout = '15s'; SET lock_timeout = '8s'; "
+			"SET statement_timeout = '8s'",
+			err));
 	GUARD(db_script(c->db, "SELECT pg_advisory_lock(" SCHEMA_LOCK ")", err));
 	int rc = db_script(c->db, schema, err);
 	const char *p[] = {c->policy};
@@ -598,6 +604,9 @@ static int serve(struct cl *c)
 			c->put_err[0] = 0;
 			if (send_end(c, rc == 0, rc ? err : NULL, err) != 0)
 				return 1;
+			/* libpq keeps what arrived during the step; the socket may not poll readable again */
+			if (!c->broken && db_notifies(c->db, notified, c) != 0)
+				c->broken = 1;
 		}
 		if (c->ipc.eof)
 			return 0;

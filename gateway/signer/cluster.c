@@ -87,7 +87,7 @@ static int cl_send(struct cluster *c, struct cv *f, char *err)
 	return rc;
 }
 
-/* The next frame that is not a NOTIFY (those only move c->shared). */
+/* The next frame that is not a NOTIFY (those are hints, dropped here). */
 static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 {
 	for (;;) {
@@ -104,9 +104,7 @@ static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 		}
 		if (f->type != F_CL_NOTIFY)
 			return 0;
-		uint64_t size;
-		if (ipc_get_uint(f->body, "size", UINT64_MAX, &size, err) == 0 && size > c->shared)
-			c->shared = size;
+		/* a NOTIFY here is only a hint that a catch-up would find more: the next commit imports */
 	}
 }
 
@@ -121,8 +119,8 @@ static int cl_end(struct cluster *c, struct ipc_frame *f, char *err)
 		cl_down(c, "the cluster client answered out of turn");
 		return as_fail(err, AS_EIO, "the cluster client answered out of turn");
 	}
-	if (ok && ipc_get_uint(f->body, "size", UINT64_MAX, &size, err) == 0 && size > c->shared)
-		c->shared = size;
+	if (ok && ipc_get_uint(f->body, "size", UINT64_MAX, &size, err) == 0)
+		c->shared = size; /* as the last step's transaction saw it (for /health) */
 	c->db_ok = ok;
 	if (ok)
 		return 0;
@@ -253,8 +251,10 @@ static int cl_push(void *ctx, uint64_t from, const struct ledger_rec *ents, cons
 		struct cv *f = ipc_frame_new(&c->o, F_CL_PUT, 3);
 		if (!f || ipc_put_uint(&c->o, f, "seq", from + i) ||
 		    ipc_put_bytes(&c->o, f, "e", ents[i].cbor, ents[i].len) ||
-		    (claims[i] && ipc_put_text(&c->o, f, "claim", claims[i], strlen(claims[i]))))
+		    (claims[i] && ipc_put_text(&c->o, f, "claim", claims[i], strlen(claims[i])))) {
+			cl_down(c, "out of memory in a commit"); /* its transaction and lock go with it */
 			return as_fail(err, AS_ENOMEM, "out of memory");
+		}
 		if (cl_send(c, f, err) != 0) {
 			cl_down(c, err);
 			return AS_EIO;
@@ -262,8 +262,10 @@ static int cl_push(void *ctx, uint64_t from, const struct ledger_rec *ents, cons
 	}
 	struct cv *f = ipc_frame_new(&c->o, F_CL_PUSH, 4);
 	if (!f || ipc_put_uint(&c->o, f, "from", from) || ipc_put_uint(&c->o, f, "n", n) ||
-	    ipc_put_bytes(&c->o, f, "note", note, nlen) || ipc_put_bool(&c->o, f, "periodic", periodic))
+	    ipc_put_bytes(&c->o, f, "note", note, nlen) || ipc_put_bool(&c->o, f, "periodic", periodic)) {
+		cl_down(c, "out of memory in a commit");
 		return as_fail(err, AS_ENOMEM, "out of memory");
+	}
 	struct ipc_frame r;
 	if (cl_send(c, f, err) != 0) {
 		cl_down(c, err);
@@ -377,7 +379,7 @@ void cluster_input(struct signer *s)
 		cl_down(c, c->ipc.eof ? "the cluster client exited" : err);
 		return;
 	}
-	uint64_t before = c->shared;
+	uint64_t told = 0; /* a hint, not a fact: anyone who may connect can NOTIFY */
 	for (;;) {
 		struct ipc_frame f;
 		cv_arena_reset(&c->a);
@@ -390,10 +392,10 @@ void cluster_input(struct signer *s)
 			cl_down(c, g ? err : "the cluster client sent a frame out of turn");
 			return;
 		}
-		if (size > c->shared)
-			c->shared = size;
+		if (size > told)
+			told = size;
 	}
-	if (c->shared > before && c->shared > ledger_size(s->ledger) && ledger_catch_up(s->ledger, err) != 0)
+	if (told > ledger_size(s->ledger) && ledger_catch_up(s->ledger, err) != 0)
 		slog("error", "cluster: importing the other replicas' entries: %s", err);
 }
 

@@ -36,7 +36,7 @@ struct shared {
 	int ck_periodic[MAXE];
 	size_t nck;
 	int locked, fail_push, pulls, pushes;
-	char taken[MAXE][64]; /* claims, as PostgreSQL's assent_claims keeps them */
+	char taken[MAXE][320]; /* claims, as PostgreSQL's assent_claims keeps them */
 	size_t ntaken;
 };
 
@@ -172,6 +172,20 @@ static struct ledger *open_r(struct t *t, int r, char *err)
 	return ledger_open(t->dir[r], &o, &l, err) == 0 ? l : NULL;
 }
 
+/* Append the entry m, then free the arena it lives in. */
+static int append_map(struct ledger *l, const struct cv *m, struct cv_arena *a, char *err)
+{
+	struct buf b;
+	buf_init(&b, 1 << 16);
+	assert_int_equal(cbor_encode(m, &b, err), 0);
+	struct ledger_rec rec = {b.p, b.len};
+	struct ledger_pos pos;
+	int rc = ledger_append(l, &rec, 1, &pos, err);
+	buf_free(&b);
+	cv_arena_free(a);
+	return rc;
+}
+
 /* An entry of kind with session_id sid and one more text field. */
 static int append_kind(struct ledger *l, const char *kind, const char *sid, const char *k3, const char *v3, char *err)
 {
@@ -183,15 +197,48 @@ static int append_kind(struct ledger *l, const char *kind, const char *sid, cons
 		assert_int_equal(cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0])), 0);
 		assert_int_equal(cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1])), 0);
 	}
-	struct buf b;
-	buf_init(&b, 1 << 16);
-	assert_int_equal(cbor_encode(m, &b, err), 0);
-	struct ledger_rec rec = {b.p, b.len};
-	struct ledger_pos pos;
-	int rc = ledger_append(l, &rec, 1, &pos, err);
-	buf_free(&b);
-	cv_arena_free(&a);
-	return rc;
+	return append_map(l, m, &a, err);
+}
+
+/* An approval of sid by reviewer (its reviewer a map, as decide.c writes it), or a passkey
+ * enrolment of credential id cred by reviewer (when sid is NULL). */
+static void kvt(struct cv_arena *a, struct cv *m, size_t *i, const char *k, const char *v)
+{
+	assert_int_equal(cv_set_text(a, &m->items[2 * *i], k, strlen(k)), 0);
+	assert_int_equal(cv_set_text(a, &m->items[2 * *i + 1], v, strlen(v)), 0);
+	(*i)++;
+}
+
+static void kvu(struct cv_arena *a, struct cv *m, size_t *i, const char *k, uint64_t v)
+{
+	assert_int_equal(cv_set_text(a, &m->items[2 * *i], k, strlen(k)), 0);
+	cv_set_uint(&m->items[2 * *i + 1], v);
+	(*i)++;
+}
+
+static int append_special(struct ledger *l, const char *sid, const char *reviewer, const char *cred, char *err)
+{
+	struct cv_arena a;
+	cv_arena_init(&a, 64);
+	struct cv *m = cv_map(&a, 5), *rv = cv_map(&a, 2);
+	size_t i = 0, j = 0;
+	kvt(&a, rv, &j, "name", reviewer);
+	kvt(&a, rv, &j, "channel", "cli");
+	if (sid) {
+		kvt(&a, m, &i, "kind", "approval");
+		kvt(&a, m, &i, "session_id", sid);
+		kvu(&a, m, &i, "n", 1);
+		kvu(&a, m, &i, "quorum", 2);
+		assert_int_equal(cv_set_text(&a, &m->items[2 * i], "reviewer", 8), 0);
+		m->items[2 * i++ + 1] = *rv;
+	} else {
+		kvt(&a, m, &i, "kind", "passkey");
+		kvt(&a, m, &i, "event", "removed");
+		kvt(&a, m, &i, "reviewer", reviewer);
+		kvt(&a, m, &i, "credential_id", cred);
+	}
+	m->n = i;
+	return append_map(l, m, &a, err);
 }
 
 static int append_msg(struct ledger *l, const char *msg, char *err)
@@ -206,15 +253,7 @@ static int append_msg(struct ledger *l, const char *msg, char *err)
 		assert_int_equal(cv_set_text(&a, &m->items[2 * i], kv[i][0], strlen(kv[i][0])), 0);
 		assert_int_equal(cv_set_text(&a, &m->items[2 * i + 1], kv[i][1], strlen(kv[i][1])), 0);
 	}
-	struct buf b;
-	buf_init(&b, 1 << 16);
-	assert_int_equal(cbor_encode(m, &b, err), 0);
-	struct ledger_rec rec = {b.p, b.len};
-	struct ledger_pos pos;
-	int rc = ledger_append(l, &rec, 1, &pos, err);
-	buf_free(&b);
-	cv_arena_free(&a);
-	return rc;
+	return append_map(l, m, &a, err);
 }
 
 static void verify_dir(const struct t *t, const char *dir, uint64_t size)
@@ -365,9 +404,22 @@ static void test_claims_taken_once(void **state)
 	assert_int_equal(append_kind(a, "outcome", "req-x", "status", "ok", err), AS_EEXIST);
 	assert_non_null(strstr(err, "outcome:req-x"));
 	assert_int_equal(append_kind(a, "cancelled", "req-y", "reason", "r", err), 0); /* another request: free */
+	/* one approval a reviewer (named in the entry's reviewer map), whichever replica */
+	assert_int_equal(append_special(a, "req-z", "alice", NULL, err), 0);
+	assert_int_equal(append_special(b, "req-z", "bob", NULL, err), 0);
+	assert_int_equal(append_special(b, "req-z", "alice", NULL, err), AS_EEXIST);
+	assert_non_null(strstr(err, "approval:req-z:alice"));
+	assert_int_equal(ledger_catch_up(a, err), 0);
+	verify_dir(t, t->dir[0], t->sh.n); /* what follows is a claim's test, not a whole passkey story */
+	/* a credential removed once, however long its id (claimed by its SHA-256) */
+	char cred[400];
+	memset(cred, 'Q', sizeof cred - 1);
+	cred[sizeof cred - 1] = 0;
+	assert_int_equal(append_special(a, NULL, "alice", cred, err), 0);
+	assert_int_equal(append_special(b, NULL, "bob", cred, err), AS_EEXIST);
+	assert_non_null(strstr(err, "passkey:removed:"));
 	ledger_close(a);
 	ledger_close(b);
-	verify_dir(t, t->dir[0], t->sh.n);
 }
 
 int main(void)
