@@ -23,7 +23,7 @@
 #include "ledger/store.h"
 #include "common/util.h"
 
-static int lmdb_fail(char *err, int rc, const char *what)
+int ledger_lmdb_fail(char *err, int rc, const char *what)
 {
 	return as_fail(err, rc == MDB_MAP_FULL ? AS_ETOOBIG : AS_EIO, "ledger: %s: %s", what, mdb_strerror(rc));
 }
@@ -60,7 +60,7 @@ static int last_entry_time(struct ledger *l, MDB_txn *txn, uint64_t seq, uint64_
 	return 0;
 }
 
-static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err)
+int tree_load(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err)
 {
 	memset(s, 0, sizeof *s);
 	merkle_init(&s->m);
@@ -75,7 +75,7 @@ static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char
 		return 0;
 	}
 	if (rc != 0)
-		return lmdb_fail(err, rc, "reading tree state");
+		return ledger_lmdb_fail(err, rc, "reading tree state");
 	if (merkle_deserialize(&s->m, v.mv_data, v.mv_size) != 0)
 		return as_fail(err, AS_ECORRUPT, "ledger %s: tree state is damaged", l->dir);
 	if ((rc = get_meta(txn, l->meta, "head", &v)) != 0 || v.mv_size != 32)
@@ -94,7 +94,7 @@ static int load_state(struct ledger *l, MDB_txn *txn, struct tree_state *s, char
 	return 0;
 }
 
-static int save_state(struct ledger *l, MDB_txn *txn, const struct tree_state *s, char *err)
+int tree_save(struct ledger *l, MDB_txn *txn, const struct tree_state *s, char *err)
 {
 	uint8_t mbuf[8 + 64 * 32], c[16], h[8], t[8];
 	size_t n = merkle_serialize(&s->m, mbuf);
@@ -113,7 +113,7 @@ static int save_state(struct ledger *l, MDB_txn *txn, const struct tree_state *s
 		rc = put_meta(txn, l->meta, "time", t, sizeof t);
 	if (rc == 0)
 		rc = put_meta(txn, l->meta, "origin", l->origin, strlen(l->origin));
-	return rc ? lmdb_fail(err, rc, "writing tree state") : 0;
+	return rc ? ledger_lmdb_fail(err, rc, "writing tree state") : 0;
 }
 
 /* Sign a checkpoint of the current tree inside txn; the caller writes the file after commit.
@@ -142,7 +142,7 @@ static int sign_checkpoint(struct ledger *l, MDB_txn *txn, struct tree_state *s,
 			rc = 0;
 	}
 	if (rc != 0)
-		return lmdb_fail(err, rc, "storing checkpoint");
+		return ledger_lmdb_fail(err, rc, "storing checkpoint");
 	s->head_ck = periodic ? 0 : c.size;
 	if (periodic) {
 		s->ckpt_size = c.size;
@@ -202,7 +202,7 @@ static int tail_consistent(struct ledger *l, MDB_txn *txn, const struct tree_sta
  * periodically, crashed; or someone without the key appended them) are signed only
  * when the operator adopts that many (opts.adopt_unsigned_tail) and the rest of the
  * ledger is still what was signed. */
-static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state *s, uint64_t adopt, char *err)
+int tree_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state *s, uint64_t adopt, char *err)
 {
 	uint8_t root[32];
 	merkle_root(&s->m, root);
@@ -224,7 +224,7 @@ static int state_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state
 	char e2[AS_ERRLEN] = "";
 	int rc = mdb_cursor_open(txn, l->ckpts, &cur), have = 0;
 	if (rc != 0)
-		return lmdb_fail(err, rc, "reading checkpoints");
+		return ledger_lmdb_fail(err, rc, "reading checkpoints");
 	if (mdb_cursor_get(cur, &k, &v, MDB_LAST) == 0) {
 		have = 1;
 		if (v.mv_size > CKPT_MAX || ckpt_verify(v.mv_data, v.mv_size, &l->key, 1, &cp, e2) != 0) {
@@ -290,23 +290,23 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 	MDB_txn *txn;
 	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
 	if (rc != 0)
-		return lmdb_fail(err, rc, "begin");
+		return ledger_lmdb_fail(err, rc, "begin");
 	struct tree_state s;
 	struct buf note;
 	buf_init(&note, CKPT_MAX);
 	int signed_one = 0;
-	rc = load_state(l, txn, &s, err);
+	rc = tree_load(l, txn, &s, err);
 	if (rc == 0 && s.m.size > s.ckpt_size && (force || now_unix_ms() - s.ckpt_time >= (uint64_t)l->secs * 1000u)) {
-		rc = state_trusted(l, txn, &s, 0, err);
+		rc = tree_trusted(l, txn, &s, 0, err);
 		if (rc == 0)
 			rc = sign_checkpoint(l, txn, &s, 1, &note, err);
 		if (rc == 0)
-			rc = save_state(l, txn, &s, err);
+			rc = tree_save(l, txn, &s, err);
 		signed_one = rc == 0;
 	}
 	if (rc == 0 && signed_one) {
 		int c = mdb_txn_commit(txn);
-		rc = c ? lmdb_fail(err, c, "commit") : 0;
+		rc = c ? ledger_lmdb_fail(err, c, "commit") : 0;
 		if (rc == 0)
 			write_ckpt_file(l, &note);
 	} else {
@@ -357,15 +357,15 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	MDB_txn *txn;
 	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
 	if (rc != 0)
-		return lmdb_fail(err, rc, "begin");
+		return ledger_lmdb_fail(err, rc, "begin");
 	struct tree_state s;
 	struct buf note;
 	buf_init(&note, CKPT_MAX);
 	int did_ckpt = 0;
 	char e2[AS_ERRLEN] = "";
-	rc = load_state(l, txn, &s, err);
+	rc = tree_load(l, txn, &s, err);
 	if (rc == 0)
-		rc = state_trusted(l, txn, &s, 0, err);
+		rc = tree_trusted(l, txn, &s, 0, err);
 	uint64_t mirrored = s.m.size;		 /* cluster mode: what the mirror had; [mirrored, from) is imported */
 	uint64_t high = l->high, size = l->size; /* what this process saw, unless this commit lands */
 	int locked = rc == 0 && l->sync && (rc = sync_pull(l, txn, &s, 1, err)) == 0;
@@ -400,7 +400,7 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		/* MDB_APPEND fails unless the key sorts after the last: the chain cannot fork. */
 		int mrc = mdb_put(txn, l->entries, &key, &val, MDB_APPEND | MDB_NOOVERWRITE);
 		if (mrc != 0) {
-			rc = lmdb_fail(err, mrc, "storing entry");
+			rc = ledger_lmdb_fail(err, mrc, "storing entry");
 			break;
 		}
 		merkle_leaf_hash(l->enc.p, l->enc.len, s.head);
@@ -418,7 +418,7 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		did_ckpt = rc == 0 && periodic;
 	}
 	if (rc == 0)
-		rc = save_state(l, txn, &s, err);
+		rc = tree_save(l, txn, &s, err);
 	if (locked) { /* the shared ledger first: what it refuses is not appended here either */
 		locked = 0;
 		if (rc == 0)
@@ -429,7 +429,7 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	if (rc == 0) {
 		int c = mdb_txn_commit(txn); /* durable: the environment is opened without MDB_NOSYNC */
 		if (c != 0)
-			rc = lmdb_fail(err, c, "commit");
+			rc = ledger_lmdb_fail(err, c, "commit");
 	} else {
 		mdb_txn_abort(txn);
 	}
@@ -446,42 +446,6 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		l->size = size;
 	}
 	buf_free(&note);
-	return rc;
-}
-
-int ledger_catch_up(struct ledger *l, char *err)
-{
-	if (!l->sync)
-		return 0;
-	MDB_txn *txn;
-	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
-	if (rc != 0)
-		return lmdb_fail(err, rc, "begin");
-	struct tree_state s;
-	rc = load_state(l, txn, &s, err);
-	if (rc == 0)
-		rc = state_trusted(l, txn, &s, 0, err);
-	uint64_t mirrored = s.m.size, high = l->high, size = l->size;
-	if (rc == 0 && (rc = sync_pull(l, txn, &s, 0, err)) == 0) {
-		sync_release(l); /* nothing to store there: the read ends */
-		if (s.m.size > mirrored)
-			rc = save_state(l, txn, &s, err);
-	}
-	if (rc == 0 && s.m.size > mirrored) {
-		int c = mdb_txn_commit(txn);
-		rc = c ? lmdb_fail(err, c, "commit") : 0;
-	} else {
-		mdb_txn_abort(txn);
-	}
-	if (rc == 0 && s.m.size > mirrored) {
-		l->size = s.m.size;
-		if (l->sync->imported)
-			l->sync->imported(l->sync->ctx, mirrored, s.m.size);
-	} else if (rc != 0) { /* what the pull saw is not in the mirror: as before it */
-		l->known = 0;
-		l->high = high;
-		l->size = size;
-	}
 	return rc;
 }
 
@@ -663,7 +627,7 @@ static int open_env(struct ledger *l, const char *dir, const struct ledger_opts 
 		if (*txn)
 			mdb_txn_abort(*txn);
 		*txn = NULL;
-		return lmdb_fail(err, m, "opening the environment");
+		return ledger_lmdb_fail(err, m, "opening the environment");
 	}
 	return 0;
 }
@@ -726,7 +690,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		rc = open_env(l, dir, o, &txn, err);
 	if (rc == 0) {
 		struct tree_state s;
-		rc = load_state(l, txn, &s, err);
+		rc = tree_load(l, txn, &s, err);
 		if (rc == 0)
 			rc = check_origin(l, txn, o && o->origin, o && o->demo == LEDGER_EITHER, s.m.size, err);
 		/* A key in a token is not created here: its `key` entry goes into a new ledger (one
@@ -734,13 +698,13 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 		if (l->ext && s.m.size == 0)
 			created = 1;
 		if (rc == 0)
-			rc = state_trusted(l, txn, &s, o ? o->adopt_unsigned_tail : 0, err);
+			rc = tree_trusted(l, txn, &s, o ? o->adopt_unsigned_tail : 0, err);
 		if (rc == 0 && s.m.size > 0)
 			rc = check_head(l, txn, &s, dir, err);
 		l->size = s.m.size;
 		int c = rc == 0 ? mdb_txn_commit(txn) : (mdb_txn_abort(txn), 0);
 		if (rc == 0 && c != 0)
-			rc = lmdb_fail(err, c, "commit");
+			rc = ledger_lmdb_fail(err, c, "commit");
 	}
 	if (rc == 0 && l->ext)
 		rc = ext_publish(l, o, err);
@@ -771,10 +735,10 @@ int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, s
 	MDB_val k, v;
 	int rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, &txn);
 	if (rc != 0)
-		return lmdb_fail(err, rc, "begin");
+		return ledger_lmdb_fail(err, rc, "begin");
 	if ((rc = mdb_cursor_open(txn, l->entries, &cur)) != 0) {
 		mdb_txn_abort(txn);
-		return lmdb_fail(err, rc, "cursor");
+		return ledger_lmdb_fail(err, rc, "cursor");
 	}
 	int out = 0;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && out == 0;
@@ -783,7 +747,7 @@ int ledger_scan(struct ledger *l, int (*fn)(uint64_t seq, const uint8_t *cbor, s
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
 	if (out == 0 && rc != MDB_NOTFOUND)
-		return lmdb_fail(err, rc, "reading entries");
+		return ledger_lmdb_fail(err, rc, "reading entries");
 	return out;
 }
 
@@ -794,7 +758,7 @@ int ledger_read(struct ledger *l,
 	MDB_txn *txn;
 	int rc = mdb_txn_begin(l->env, NULL, MDB_RDONLY, &txn);
 	if (rc != 0)
-		return lmdb_fail(err, rc, "begin");
+		return ledger_lmdb_fail(err, rc, "begin");
 	rc = fn(txn, l->entries, l->ckpts, l->key, arg, err);
 	mdb_txn_abort(txn);
 	return rc;

@@ -45,6 +45,13 @@ struct ledger {
 	const struct ledger_sync *sync; /* cluster mode (ledger/sync.c); NULL: this ledger alone */
 };
 
+/* ledger/ledger.c, for ledger/sync.c: the tree state in "meta" read and written inside txn,
+ * the check that this process saw it signed before it signs on top, an LMDB error as err. */
+int tree_load(struct ledger *l, MDB_txn *txn, struct tree_state *s, char *err);
+int tree_save(struct ledger *l, MDB_txn *txn, const struct tree_state *s, char *err);
+int tree_trusted(struct ledger *l, MDB_txn *txn, const struct tree_state *s, uint64_t adopt, char *err);
+int ledger_lmdb_fail(char *err, int rc, const char *what);
+
 /* ledger/sync.c: with l->sync, inside the append's write transaction txn: take the cluster's
  * lock and import what other replicas appended (sync_pull), then store this commit's
  * entries [from, s->m.size) and the head checkpoint note there (sync_push, which commits

@@ -262,3 +262,40 @@ void sync_release(struct ledger *l)
 {
 	l->sync->release(l->sync->ctx);
 }
+
+/* ledger.h; here beside the pull it drives (ledger.c keeps the appends). */
+int ledger_catch_up(struct ledger *l, char *err)
+{
+	if (!l->sync)
+		return 0;
+	MDB_txn *txn;
+	int rc = mdb_txn_begin(l->env, NULL, 0, &txn);
+	if (rc != 0)
+		return ledger_lmdb_fail(err, rc, "begin");
+	struct tree_state s;
+	rc = tree_load(l, txn, &s, err);
+	if (rc == 0)
+		rc = tree_trusted(l, txn, &s, 0, err);
+	uint64_t mirrored = s.m.size, high = l->high, size = l->size;
+	if (rc == 0 && (rc = sync_pull(l, txn, &s, 0, err)) == 0) {
+		sync_release(l); /* nothing to store there: the read ends */
+		if (s.m.size > mirrored)
+			rc = tree_save(l, txn, &s, err);
+	}
+	if (rc == 0 && s.m.size > mirrored) {
+		int c = mdb_txn_commit(txn);
+		rc = c ? ledger_lmdb_fail(err, c, "commit") : 0;
+	} else {
+		mdb_txn_abort(txn);
+	}
+	if (rc == 0 && s.m.size > mirrored) {
+		l->size = s.m.size;
+		if (l->sync->imported)
+			l->sync->imported(l->sync->ctx, mirrored, s.m.size);
+	} else if (rc != 0) { /* what the pull saw is not in the mirror: as before it */
+		l->known = 0;
+		l->high = high;
+		l->size = size;
+	}
+	return rc;
+}
