@@ -118,6 +118,19 @@ struct hsm *cli_keys(int want_token, int made[2], char *err)
 	return &keys_hsm;
 }
 
+/* assent-cluster, beside this program. */
+static int cluster_exe(char *exe, size_t cap)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	char *sl = strrchr(self, '/');
+	snprintf(exe, cap, "%.*s/%s", sl ? (int)(sl - self) : 1, sl ? self : ".", CLUSTER_EXE);
+	return 0;
+}
+
 int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **l)
 {
 	char dir[4200], err[AS_ERRLEN];
@@ -131,6 +144,13 @@ int open_ledger(const char *state, const struct ledger_opts *o, struct ledger **
 		return die(2, "%s", err);
 	if (h->cfg.on)
 		opts.signer = &h->signer;
+	if (opts.demo != 1) { /* a cluster replica's mirror takes entries only through the cluster */
+		char exe[4200];
+		if (cluster_exe(exe, sizeof exe) != 0)
+			return die(2, "cannot find this program's directory");
+		if (cluster_cli_sync(state, exe, &opts.sync, err) != 0)
+			return die(2, "%s", err);
+	}
 	int rc = ledger_open(dir, &opts, l, err);
 	if (rc != 0)
 		return die(rc == AS_ECORRUPT || rc == AS_EINVAL ? 1 : 2, "%s", err); /* EINVAL: demo vs gateway */
@@ -244,13 +264,9 @@ int cmd_export(int argc, char **argv)
 	if (!dir || !url || !*url)
 		return die(2,
 			   "ledger export: the cluster's URL (--cluster or ASSENT_CLUSTER) and a new DIR are needed");
-	char self[4096], exe[4200], err[AS_ERRLEN];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
+	char exe[4200], err[AS_ERRLEN];
+	if (cluster_exe(exe, sizeof exe) != 0)
 		return die(2, "cannot find this program's directory");
-	self[n] = 0;
-	char *sl = strrchr(self, '/');
-	snprintf(exe, sizeof exe, "%.*s/%s", sl ? (int)(sl - self) : 1, sl ? self : ".", CLUSTER_EXE);
 	uint64_t ents = 0, cks = 0;
 	if (cluster_export(url, exe, dir, &ents, &cks, err) != 0)
 		return die(1, "ledger export: %s", err);

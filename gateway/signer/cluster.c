@@ -44,6 +44,8 @@ struct cluster {
 	uint64_t shared;  /* the shared ledger's size as last heard */
 	uint64_t commits, imported, failures;
 	int db_ok; /* the last step reached PostgreSQL */
+	int stale; /* a push was refused: what the others appended is imported before the next apply */
+	uint64_t apply_from, apply_to; /* imported and not yet applied to the signer's state (cluster_apply.c) */
 	char last_err[AS_ERRLEN];
 };
 
@@ -272,7 +274,10 @@ static int cl_push(void *ctx, uint64_t from, const struct ledger_rec *ents, cons
 		return AS_EIO;
 	}
 	GUARD(cl_next(c, &r, err));
-	GUARD(cl_end(c, &r, err));
+	if (cl_end(c, &r, err) != 0) {
+		c->stale = 1; /* most often another replica took a claim first: its entry is news here */
+		return AS_EIO;
+	}
 	c->commits++;
 	return 0;
 }
@@ -293,6 +298,9 @@ static void cl_imported(void *ctx, uint64_t from, uint64_t to)
 {
 	struct cluster *c = ctx;
 	c->imported += to - from;
+	if (c->apply_to == c->apply_from)
+		c->apply_from = from;
+	c->apply_to = to;
 	slog("debug", "cluster: imported entries %llu..%llu from other replicas", (unsigned long long)from,
 	     (unsigned long long)(to - 1));
 }
@@ -362,7 +370,58 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 	    .ctx = c, .pull = cl_pull, .push = cl_push, .release = cl_release, .imported = cl_imported};
 	lo->sync = &c->sync;
 	unsetenv("ASSENT_CLUSTER"); /* it may hold a password: nothing started later inherits it */
-	return cl_start(c, err);
+	GUARD(cl_start(c, err));
+	/* The mark that makes the assent CLI write this state directory's entries (reviewer add,
+	 * keygen) to the shared ledger, never to the mirror alone (cluster_cli_sync). No URL in it. */
+	char path[4200], body[200];
+	snprintf(path, sizeof path, "%s/" CLUSTER_MARK, s->o->state);
+	int n = snprintf(body, sizeof body, "{\"replica\":\"%s\",\"lock\":\"%s\"}\n", c->replica, c->lock);
+	return file_write_atomic(path, body, (size_t)n, 0644, err);
+}
+
+int cluster_cli_sync(const char *state, const char *exe, const struct ledger_sync **sync, char *err)
+{
+	char path[4200];
+	struct buf b;
+	snprintf(path, sizeof path, "%s/" CLUSTER_MARK, state);
+	buf_init(&b, 4096);
+	*sync = NULL;
+	int rc = file_read(path, 4096, &b, err);
+	if (rc != 0) {
+		buf_free(&b);
+		return rc == AS_ENOTFOUND ? 0 : rc; /* none: not a replica's state directory */
+	}
+	json_t *j = json_loadb((const char *)b.p, b.len, 0, NULL);
+	buf_free(&b);
+	const char *name = json_string_value(json_object_get(j, "replica")),
+		   *lock = json_string_value(json_object_get(j, "lock")), *url = getenv("ASSENT_CLUSTER");
+	struct cluster *c = calloc(1, sizeof *c);
+	const struct ledger_sync *out = NULL;
+	if (!name || !lock || strlen(name) > PROTO_CL_REPLICA_MAX)
+		as_fail(err, AS_ECORRUPT, "%s cannot be read", path);
+	else if (!url || !*url || strlen(url) > PROTO_CL_URL_MAX)
+		as_fail(err, AS_EINVAL,
+			"%s is replica %s of a cluster (%s), whose ledger is shared: set ASSENT_CLUSTER to its "
+			"--cluster URL, so that this entry goes to the shared ledger",
+			state, name, path);
+	else if (!c)
+		as_fail(err, AS_ENOMEM, "out of memory");
+	else {
+		*c = (struct cluster){.fd = -1, .lock = !strcmp(lock, "advisory") ? "advisory" : "row"};
+		snprintf(c->exe, sizeof c->exe, "%s", exe);
+		snprintf(c->url, sizeof c->url, "%s", url);
+		snprintf(c->replica, sizeof c->replica, "%s", name);
+		snprintf(c->policy, sizeof c->policy, "-"); /* the daemon checks the policy; this only appends */
+		cv_arena_init(&c->a, 4096);
+		cv_arena_init(&c->o, 64);
+		c->sync = (struct ledger_sync){.ctx = c, .pull = cl_pull, .push = cl_push, .release = cl_release};
+		out = &c->sync;
+	}
+	if (!out)
+		free(c);
+	json_decref(j);
+	*sync = out; /* kept until the command exits */
+	return out ? 0 : AS_EINVAL;
 }
 
 int cluster_fd(const struct signer *s)
@@ -397,6 +456,25 @@ void cluster_input(struct signer *s)
 	}
 	if (told > ledger_size(s->ledger) && ledger_catch_up(s->ledger, err) != 0)
 		slog("error", "cluster: importing the other replicas' entries: %s", err);
+}
+
+int cluster_imported(struct signer *s, uint64_t *from, uint64_t *to)
+{
+	struct cluster *c = s->cluster;
+	char err[AS_ERRLEN];
+	if (!c)
+		return 0;
+	if (c->stale) {
+		c->stale = 0;
+		if (ledger_catch_up(s->ledger, err) != 0)
+			slog("error", "cluster: importing the other replicas' entries: %s", err);
+	}
+	if (c->apply_to == c->apply_from)
+		return 0;
+	*from = c->apply_from;
+	*to = c->apply_to;
+	c->apply_from = c->apply_to = 0;
+	return 1;
 }
 
 const char *cluster_replica(const struct signer *s)

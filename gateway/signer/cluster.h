@@ -17,9 +17,21 @@ void cluster_input(struct signer *s);
 /* `assent ledger export --cluster URL DIR`: the shared ledger's entries and checkpoints copied
  * into a new directory DIR in the LMDB layout, for assent-verify; exe is assent-cluster. */
 int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *entries, uint64_t *ckpts, char *err);
+/* A replica's state directory holds CLUSTER_MARK ({"replica", "lock"}, written at start). The
+ * assent CLI then appends to the shared ledger: the sync for its ledger_open, with the URL from
+ * ASSENT_CLUSTER (exe: assent-cluster), in *sync; NULL when it is not a replica's. Not 0: why
+ * it cannot (no URL: the entry would fork this mirror from the cluster). */
+#define CLUSTER_MARK "cluster.json"
+int cluster_cli_sync(const char *state, const char *exe, const struct ledger_sync **sync, char *err);
 /* For an agent whose request could not be ledgered: "" on one machine or while the cluster's
  * database answers, else why (no detail of the connection). */
 const char *cluster_hint(const struct signer *s);
+/* The entries other replicas appended that the mirror imported since the last call: 1 and
+ * [*from, *to), or 0. After a refused push, what the others appended is imported first. */
+int cluster_imported(struct signer *s, uint64_t *from, uint64_t *to);
+/* cluster_apply.c: those entries applied to this replica's state (their requests shown to its
+ * reviewers, their approvals counted, their ends answered); the loop calls it every turn. */
+void cluster_apply(struct signer *s);
 /* This replica's name in cluster mode; NULL on one machine. */
 const char *cluster_replica(const struct signer *s);
 /* /health's "cluster" member; NULL when not in cluster mode. */

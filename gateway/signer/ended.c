@@ -188,7 +188,8 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 	const char *msg = json_string_value(json_object_get(r->view, "message"));
 	char summary[HISTORY_MESSAGE_MAX + 1];
 	history_summary(summary, msg ? msg : "", msg ? strlen(msg) : 0);
-	metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
+	if (!r->remote) /* cluster mode: counted, recorded and logged by the replica that holds it */
+		metrics_decided(&s->m, outcome, now_ms() - it->created_ms);
 	phase_run(s, PH_DECIDED,
 		  &(struct phase_ev){.it = it,
 				     .r = r,
@@ -198,6 +199,8 @@ void request_log(struct signer *s, const struct pq_item *it, const struct req *r
 				     .by = reviewer    ? reviewer
 					   : r->has_pd ? "policy"
 						       : NULL});
+	if (r->remote)
+		return;
 	rec_event(s, "approval.decided", it->session_id,
 		  json_pack("{s:s,s:s,s:s?,s:I,s:I}", "outcome", outcome, "type", r->type, "by", reviewer, "seq",
 			    (json_int_t)seq, "decision_ms", (json_int_t)(now_ms() - it->created_ms)));

@@ -512,6 +512,10 @@ static void turn_chores(struct signer *s)
 		s->next_sweep = now + 1000ull * s->http.cleanup_s;
 	}
 	commit_batch(s); /* everything this turn brought, in one commit */
+	if (s->cluster) {
+		cluster_apply(s); /* what the other replicas appended (its answers go out at once) */
+		commit_batch(s);
+	}
 	if (now_ms() >= s->next_stats || pq_count(s->q) != s->stats_pending) { /* /health is never stale */
 		send_stats(s);
 		s->stats_pending = pq_count(s->q);

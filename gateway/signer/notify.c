@@ -176,6 +176,8 @@ static void notify_event(struct signer *s, unsigned ev, const struct pq_item *it
  * request and decision events (phase_hook). */
 static void nt_phase(struct signer *s, enum req_phase ph, const struct phase_ev *e)
 {
+	if (e->r && e->r->remote) /* cluster mode: the replica that holds the request tells its webhooks */
+		return;
 	notify_event(s, ph == PH_QUEUED ? NOTIFY_REQUEST : NOTIFY_DECISION, e->it, e->r, e->outcome, e->by);
 }
 

@@ -91,6 +91,14 @@ void send_stats(struct signer *s);
 
 /* restore.c: what survives a restart (README "Restarts") */
 void restore_pending(struct signer *s);
+/* A request entry (bytes) rebuilt and queued, with the approvals a quorum has so far: NULL, or
+ * why it cannot be. remote: another replica's in cluster mode, queued for this replica's
+ * reviewers whatever its caller does there (waits too), with its deadline CLUSTER_GRACE_MS
+ * later, so that its own replica times it out first and this one only when that one is gone. */
+#define CLUSTER_GRACE_MS 30000
+const char *restore_request(struct signer *s, const char *sid, const uint8_t *bytes, size_t len,
+			    const char (*approvers)[REG_NAME_MAX + 1], size_t napprovers, int remote,
+			    struct cv_arena *a);
 /* The history of decisions as the ledger's tail has it: the last HISTORY_MAX decisions whose
  * request entries are on it too, read backwards from the newest entry. */
 void restore_history(struct signer *s);

@@ -20,7 +20,8 @@ struct open_req {
 	size_t len;
 	char approvers[16][REG_NAME_MAX + 1]; /* from its `approval` entries, each name once */
 	size_t napprovers;
-	int call; /* a gated call (the gate) */
+	int call;    /* a gated call (the gate) */
+	int foreign; /* cluster mode: another replica's request (theirs to end; shown here) */
 };
 
 struct open_scan {
@@ -48,7 +49,8 @@ static void open_close(struct open_scan *o, const char *sid)
 	}
 }
 
-static int open_add(struct open_scan *o, const char *sid, uint64_t seq, const uint8_t *cbor, size_t len, int call)
+static int open_add(struct open_scan *o, const char *sid, uint64_t seq, const uint8_t *cbor, size_t len, int call,
+		    int foreign)
 {
 	open_close(o, sid); /* a session id is never reused; if it were, the newer entry holds */
 	if (o->n == o->cap) {
@@ -67,6 +69,7 @@ static int open_add(struct open_scan *o, const char *sid, uint64_t seq, const ui
 	r->len = len;
 	r->seq = seq;
 	r->call = call;
+	r->foreign = foreign;
 	snprintf(r->sid, sizeof r->sid, "%s", sid);
 	if (json_object_set_new(o->index, sid, json_integer((json_int_t)o->n)) != 0) {
 		free(r->bytes);
@@ -103,18 +106,21 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 	if (!kind || text_copy(cv_get(e, "session_id"), sid, sizeof sid) != 0)
 		return 0;
 	const char *mine = cluster_replica(o->s);
+	int foreign = 0;
 	if (mine && cv_text_eq(kind, "request") && !cv_text_eq(cv_get(e, "replica"), mine)) {
-		/* Another replica's caller waits on it (or waited): never ours to cancel or end. */
+		/* Another replica's caller waits on it (or waited): never ours to cancel, and its
+		 * gated calls never ours to end; while it is pending, our reviewers see it too. */
 		json_object_set_new(o->foreign, sid, json_true());
-		return 0;
+		foreign = 1;
 	}
-	if (mine && json_object_get(o->foreign, sid))
-		return 0;
 	if (cv_text_eq(kind, "request")) {
-		if (open_add(o, sid, seq, cbor, len, cv_text_eq(cv_get(e, "type"), "call")) != 0) {
+		if (open_add(o, sid, seq, cbor, len, cv_text_eq(cv_get(e, "type"), "call"), foreign) != 0) {
 			o->oom = 1;
 			return 1;
 		}
+	} else if (mine && json_object_get(o->foreign, sid) &&
+		   (cv_text_eq(kind, "dispatch") || cv_text_eq(kind, "outcome"))) {
+		return 0;
 	} else if (cv_text_eq(kind, "approval")) {
 		open_approval(o, sid, e);
 	} else if (cv_text_eq(kind, "decision") || cv_text_eq(kind, "timeout") || cv_text_eq(kind, "cancelled") ||
@@ -122,7 +128,7 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 		/* an approved gated call is not over: its dispatch and outcome follow */
 		json_t *at = json_object_get(o->index, sid);
 		if (cv_text_eq(kind, "decision") && at && o->open[json_integer_value(at)].call &&
-		    cv_text_eq(cv_get(e, "outcome"), "approved"))
+		    !o->open[json_integer_value(at)].foreign && cv_text_eq(cv_get(e, "outcome"), "approved"))
 			json_object_set_new(o->calls, sid, json_string("approved"));
 		else
 			json_object_del(o->calls, sid);
@@ -171,7 +177,7 @@ static const char *action_read(const struct cv *e, struct req *r)
 
 /* Who asked, back into the connection request_view names them by. */
 static const char *requester_read(const struct cv *e, struct req *r, struct conn *c, const char **uid_agent,
-				  char agent_buf[REG_NAME_MAX + 1])
+				  char agent_buf[REG_NAME_MAX + 1], int remote)
 {
 	const struct cv *rq = cv_get(e, "requester"), *uid = cv_get(rq, "uid"), *agent = cv_get(rq, "agent");
 	uint64_t u;
@@ -195,7 +201,7 @@ static const char *requester_read(const struct cv *e, struct req *r, struct conn
 		c->http = 1;
 		if (!agent || text_copy(agent, c->agent, sizeof c->agent) != 0 || strcmp(c->agent, r->owner + 6))
 			return "its owner and its agent disagree";
-	} else {
+	} else if (!remote) {
 		/* An anonymous client's session was its only credential, and sessions went with
 		 * the previous run: nobody can collect the answer (and a new session's id could
 		 * be the old one's). */
@@ -204,41 +210,61 @@ static const char *requester_read(const struct cv *e, struct req *r, struct conn
 	return NULL;
 }
 
-/* One open request, rebuilt and queued; NULL, or why it is cancelled instead. */
-static const char *restore_one(struct signer *s, const struct open_req *p, struct cv_arena *a)
+/* How a request entry's caller collects the answer, as restore_request may queue it: NULL, or
+ * why not. Another replica's request (remote) is shown here whatever its caller does there. */
+static const char *collect_read(const struct cv *e, int remote, const char **out)
 {
-	struct cv *e;
-	cv_arena_reset(a);
-	if (cbor_decode(p->bytes, p->len, a, &e, NULL) != 0)
-		return "its request entry cannot be read";
 	const struct cv *collect = cv_get(e, "collect");
+	int call = cv_text_eq(cv_get(e, "type"), "call");
+	if (remote && call)
+		return "a gated call is reviewed on the replica that holds it (its exact call is not on the ledger)";
 	if (!collect) /* an older assent wrote it: taken as a blocking call */
 		return "its entry does not say how its caller collects the answer (an older assent wrote it), so it "
 		       "counts as a blocking call, whose connection went with the previous run";
-	if (cv_text_eq(collect, "wait"))
+	if (!remote && cv_text_eq(collect, "wait"))
 		return "the caller's connection went with the previous run";
-	if (cv_text_eq(cv_get(e, "type"), "call")) /* the ledger keeps its arguments redacted, not the call */
+	if (call) /* the ledger keeps its arguments redacted, not the call */
 		return "a gated call's exact call is not recorded (its arguments are, redacted), so it cannot be "
 		       "forwarded after a restart";
-	if (!cv_text_eq(collect, "poll") && !cv_text_eq(collect, "task"))
+	if (!cv_text_eq(collect, "poll") && !cv_text_eq(collect, "task") && !cv_text_eq(collect, "wait"))
 		return "it names a way of collecting this assent does not know";
+	*out = cv_text_eq(collect, "task") ? "task" : cv_text_eq(collect, "poll") ? "poll" : "wait";
+	return NULL;
+}
+
+const char *restore_request(struct signer *s, const char *sid, const uint8_t *bytes, size_t len,
+			    const char (*approvers)[REG_NAME_MAX + 1], size_t napprovers, int remote,
+			    struct cv_arena *a)
+{
+	struct cv *e;
+	const char *collect = NULL;
+	cv_arena_reset(a);
+	if (cbor_decode(bytes, len, a, &e, NULL) != 0)
+		return "its request entry cannot be read";
+	const char *why = collect_read(e, remote, &collect);
+	if (why)
+		return why;
 	struct pq_item it = {.requester_id = 0, .blocking = 0};
-	snprintf(it.session_id, sizeof it.session_id, "%s", p->sid);
-	if (uint_of(cv_get(e, "deadline"), UINT64_MAX, &it.deadline_ms) != 0 ||
+	snprintf(it.session_id, sizeof it.session_id, "%s", sid);
+	if (uint_of(cv_get(e, "deadline"), UINT64_MAX - CLUSTER_GRACE_MS, &it.deadline_ms) != 0 ||
 	    uint_of(cv_get(e, "time"), UINT64_MAX, &it.created_ms) != 0)
 		return "its deadline cannot be read";
+	if (remote) /* its own replica times it out; this one only when that one is gone */
+		it.deadline_ms += CLUSTER_GRACE_MS;
 	struct req *r = calloc(1, sizeof *r);
 	struct conn c = {.id = 0};
 	char agent[REG_NAME_MAX + 1];
-	const char *uid_agent = NULL, *why = r ? NULL : "out of memory";
+	const char *uid_agent = NULL;
+	why = r ? NULL : "out of memory";
 	if (!why)
 		why = action_read(e, r);
 	if (!why)
-		why = requester_read(e, r, &c, &uid_agent, agent);
+		why = requester_read(e, r, &c, &uid_agent, agent, remote);
 	if (!why && cv_get(e, "policy"))
 		why = terms_read(cv_get(e, "policy"), cv_get(e, "terms"), r);
 	if (!why) {
-		r->collect = cv_text_eq(collect, "task") ? "task" : "poll";
+		r->collect = collect;
+		r->remote = remote;
 		r->told |= NOTIFY_REQUEST; /* it waited for a person: its end is told to the webhooks too */
 		it.requester_uid = r->uid;
 		it.data = r;
@@ -255,9 +281,9 @@ static const char *restore_one(struct signer *s, const struct open_req *p, struc
 	if (!why) {
 		request_view(r, &c, &it, uid_agent);
 		json_t *ap = json_array();
-		for (size_t k = 0; k < p->napprovers && k < 16; k++) {
-			snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", p->approvers[k]);
-			json_array_append_new(ap, json_string(p->approvers[k]));
+		for (size_t k = 0; k < napprovers && k < 16; k++) {
+			snprintf(r->approvers[r->napprovers++], sizeof r->approvers[0], "%s", approvers[k]);
+			json_array_append_new(ap, json_string(approvers[k]));
 		}
 		if (r->napprovers)
 			json_object_set_new(r->view, "approvals", ap);
@@ -343,9 +369,18 @@ void restore_pending(struct signer *s)
 	if (!o.index || !o.foreign || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)
 		slog("error", "scanning the ledger for pending requests: %s",
 		     o.oom || !o.index || !o.foreign ? "out of memory" : err);
-	size_t kept = 0, cancelled = 0, approvals = 0;
+	size_t kept = 0, cancelled = 0, approvals = 0, shown = 0;
 	for (size_t k = 0; k < o.n; k++) {
-		const char *why = restore_one(s, &o.open[k], &o.a);
+		const struct open_req *p = &o.open[k];
+		const char *why =
+		    restore_request(s, p->sid, p->bytes, p->len, (const char(*)[REG_NAME_MAX + 1]) p->approvers,
+				    p->napprovers, p->foreign, &o.a);
+		if (p->foreign) { /* another replica's, pending there: shown here, or not at all */
+			if (why && !p->call)
+				slog("warning", "request %s of another replica is not shown here: %s", p->sid, why);
+			shown += !why;
+			continue;
+		}
 		if (!why) {
 			kept++;
 			approvals += o.open[k].napprovers;
@@ -360,6 +395,8 @@ void restore_pending(struct signer *s)
 	}
 	restore_calls(s, o.calls);
 	commit_batch(s);
+	if (shown)
+		slog("info", "%zu requests pending on other replicas are shown to this replica's reviewers too", shown);
 	if (kept || cancelled)
 		slog("warning",
 		     "%zu requests left pending by a previous run are pending again (%zu quorum approvals kept), %zu "

@@ -162,6 +162,7 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	uint64_t seq;	       /* its decision's ledger sequence number, once decided */
 	unsigned told;	       /* notify.c: NOTIFY_REQUEST it waited for a person, NOTIFY_DEADLINE its end nears */
 	const char *why;       /* while request_log runs: a rejection's or cancellation's reason (NULL: none) */
+	int remote;	       /* cluster mode: another replica's request, shown here (cluster_apply.c) */
 };
 
 struct done { /* decided requests whose requester may still collect the answer */

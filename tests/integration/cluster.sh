@@ -25,6 +25,7 @@ URL=$(PG_SOCKET_OTHERS=1 bash "$ROOT/tests/scripts/pg.sh" start "$PG") || {
 CONN="host=$PG/sock port=5432 dbname=postgres user=postgres"
 pid_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/$1/assentd.json" 2>/dev/null; }
 cleanup() {
+	[ -n "${KEEP:-}" ] && { cp "$T"/*.log /tmp/cl_logs/ 2>/dev/null; }
 	for r in a b c d; do
 		p=$(pid_of $r)
 		[ -n "$p" ] && kill -9 "$p" 2>/dev/null
@@ -33,7 +34,8 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-printf 'allow type confirmation\ndefault ask\n' >"$T/p.policy"
+printf 'allow type confirmation\ndefault ask same-user ok\n' >"$T/p.policy"
+export ASSENT_SINGLE_USER=1 # the test's reviewer has the agents' uid
 printf 'allow type confirmation\ndeny type input reason "no"\ndefault ask\n' >"$T/other.policy"
 
 # start NAME [POLICY] [ENV=VALUE...]: a replica in $T/NAME with the first replica's keys.
@@ -92,6 +94,92 @@ for _ in $(seq 40); do
 done
 expect_exit 0 "b's approval token verifies against c's mirror of the shared ledger (c imported it on NOTIFY)" \
 	"$VERIFY" token - --aud assent --key "$(ls "$T"/a/keys/token-*.pub | head -1)" --ledger "$T/c/ledger" <"$T/tok"
+
+# Any replica, any reviewer (docs/cluster.md): a request waits on every replica's list; alice
+# decides a's request on b, and a's agent is answered at once, with a token that verifies.
+# The CLI records a reviewer's registration on the shared ledger, never on a mirror alone.
+expect_exit 2 "reviewer add on a replica without the cluster's URL is refused" env -u ASSENT_CLUSTER \
+	"$ASSENT" --state "$T/a" reviewer add alice --uid "$(id -u)"
+check "... saying why ($(printf '%s' "$ERR" | head -c 140))" sh -c 'printf "%s" "$1" | grep -q "set ASSENT_CLUSTER to its --cluster URL"' _ "$ERR"
+for r in a b c; do
+	check "reviewer alice registered on $r, recorded on the shared ledger" \
+		env ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/$r" reviewer add alice --uid "$(id -u)"
+done
+$PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check0" 2>&1
+check "... one signed chain still ($(cat "$T/check0"))" grep -qE '^[0-9]+ 3$' "$T/check0"
+sleep 1.2 # each replica re-reads its registry every second
+listed() { for _ in $(seq 100); do "$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -q "$2" && return 0; sleep 0.05; done; return 1; }
+gone() { for _ in $(seq 100); do "$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -q "$2" || return 0; sleep 0.05; done; return 1; }
+first_pending() { # REPLICA: the session id of the first request it lists, once it lists one
+	for _ in $(seq 100); do
+		"$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -o 'req-[0-9a-f]*' | head -1 | grep . && return 0
+		sleep 0.05
+	done
+}
+ledger_ends() { # SID: the entries in PostgreSQL that end it (kind decision, timeout, cancelled)
+	psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE position('$1'::bytea in entry) > 0 AND
+		(encode(entry, 'hex') LIKE '%646b696e6468' || encode('decision', 'hex') || '%' OR
+		 encode(entry, 'hex') LIKE '%646b696e6467' || encode('timeout', 'hex') || '%' OR
+		 encode(entry, 'hex') LIKE '%646b696e6469' || encode('cancelled', 'hex') || '%')"
+}
+"$ASSENT" --state "$T/a" request --type approval --message "a's agent, b's reviewer" --timeout 60 --json \
+	>"$T/x.a" 2>/dev/null &
+xa=$!
+sid=$(first_pending a)
+check "a's pending request $sid is listed on b" listed b "${sid:-none}"
+check "... and on c" listed c "${sid:-none}"
+expect_exit 0 "alice approves it on b" "$ASSENT" --state "$T/b" approve "$sid"
+wait $xa
+check "a's agent is answered: approved by alice, with a token ($(head -c 160 "$T/x.a"))" $PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["status"] == "approved" and r["reviewer"] == "alice" and r.get("approval_token") else 1)' "$T/x.a"
+$PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["approval_token"])' "$T/x.a" >"$T/xtok" 2>/dev/null
+expect_exit 0 "... a token minted again on a from b's decision entry, which verifies against a's mirror" \
+	"$VERIFY" token - --aud assent --key "$(ls "$T"/a/keys/token-*.pub | head -1)" --ledger "$T/a/ledger" <"$T/xtok"
+jti=$($PY -c 'import base64,json,sys; p=open(sys.argv[1]).read().split(".")[1]; print(json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))["jti"])' "$T/xtok" 2>/dev/null)
+by_b=$(psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE replica = 'b' AND position('${jti:-none}'::bytea in entry) > 0")
+check "... naming the jti that b's decision entry names ($jti)" test "$by_b" = 1
+check "... it left c's list" gone c "$sid"
+check "... one entry ended it ($(ledger_ends "$sid"))" test "$(ledger_ends "$sid")" = 1
+
+# Two reviewers decide one request at once, on two replicas: one decision, one entry.
+"$ASSENT" --state "$T/a" request --type approval --message "two reviewers at once" --timeout 60 --json \
+	>"$T/y.a" 2>/dev/null &
+ya=$!
+sid2=$(first_pending a)
+listed b "${sid2:-none}" && listed c "${sid2:-none}"
+"$ASSENT" --state "$T/b" approve "$sid2" >"$T/y.b" 2>&1 &
+pb=$!
+"$ASSENT" --state "$T/c" reject "$sid2" -m "no, from c" >"$T/y.c" 2>&1 &
+pc=$!
+wait $pb && rb=0 || rb=$?
+wait $pc && rc=0 || rc=$?
+wait $ya
+check "exactly one of the two decisions is taken (b: $rb, c: $rc)" test $((rb == 0 ? 1 : 0)) -ne $((rc == 0 ? 1 : 0))
+check "... the other is told why ($(cat "$T/y.b" "$T/y.c" | tr '\n' ' ' | head -c 200))" \
+	grep -qE 'another replica took it first|no pending request' "$T/y.b" "$T/y.c"
+want=$([ "$rb" = 0 ] && echo approved || echo rejected)
+check "... a's agent hears the one that was taken ($want)" grep -q "\"status\": *\"$want\"" "$T/y.a"
+check "... and the shared ledger has one entry that ends it" test "$(ledger_ends "$sid2")" = 1
+
+# A poll request (wait false) on a, decided on c: get_feedback answers on b and on a.
+agent() { ASSENT_TEST_POLICY="$T/p.policy" $PY "$ROOT/tests/integration/restart_agent.py" "$ROOT/build" "$T/$1" call "$2" "$3"; }
+sid3=$(agent a request_feedback '{"type":"approval","message":"collected later","wait":false}' |
+	$PY -c 'import json,sys; print(json.loads(sys.stdin.readline()).get("session_id") or "")')
+check "a poll request $sid3 on a is listed on c" listed c "${sid3:-none}"
+expect_exit 0 "alice rejects it on c" "$ASSENT" --state "$T/c" reject "$sid3" -m "not now"
+for r in b a; do
+	for _ in $(seq 40); do
+		agent $r get_feedback "{\"session_id\":\"$sid3\",\"wait_seconds\":0}" >"$T/g.$r"
+		grep -q '"pending"' "$T/g.$r" || break
+		sleep 0.05
+	done
+	check "get_feedback on $r: rejected by alice, not now ($(head -c 160 "$T/g.$r"))" $PY -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r.get("status") == "rejected" and r.get("reviewer") == "alice" and r.get("response") == "not now" else 1)' "$T/g.$r"
+done
 
 # Refused replicas: another policy, another lock mode.
 mkdir -p "$T/d" && cp -a "$T/a/keys" "$T/d/keys"
