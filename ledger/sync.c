@@ -177,13 +177,9 @@ static int claim_of(const struct cv *e, char out[CLAIM_MAX])
 {
 	static const struct {
 		const char *kind, *claim, *second; /* second: a field appended after the session id */
-	} map[] = {{"decision", "end", NULL},
-		   {"timeout", "end", NULL},
-		   {"cancelled", "end", NULL},
-		   {"abandoned", "end", NULL},
-		   {"dispatch", "dispatch", NULL},
-		   {"outcome", "outcome", NULL},
-		   {"approval", "approval", "reviewer"},
+	} map[] = {{"decision", "end", NULL},	    {"timeout", "end", NULL},	  {"cancelled", "end", NULL},
+		   {"abandoned", "dispatch", NULL}, /* an approved call never sent: its dispatch is taken */
+		   {"dispatch", "dispatch", NULL},  {"outcome", "outcome", NULL}, {"approval", "approval", "reviewer"},
 		   {"request", "request", NULL}};
 	const char *sid, *x, *k;
 	size_t sn, xn, kn;

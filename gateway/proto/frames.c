@@ -169,6 +169,7 @@ static const struct frame_field cl_ckpt[] = {
 static const struct frame_field cl_end[] = {
     {"ok", FT_BOOL, 0, REQ}, {"err", FT_TEXT, PROTO_CL_ERR_MAX, OPT}, {"size", FT_UINT, UINT64_MAX, OPT}};
 static const struct frame_field cl_notify[] = {{"size", FT_UINT, UINT64_MAX, REQ}};
+static const struct frame_field cl_dead[] = {{"replica", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ}};
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},
 					       {"failed", FT_UINT, UINT64_MAX, REQ},
@@ -284,6 +285,7 @@ static const struct frame_table tables[] = {
     TABLE(F_CL_CKPT, cl_ckpt),
     TABLE(F_CL_END, cl_end),
     TABLE(F_CL_NOTIFY, cl_notify),
+    TABLE(F_CL_DEAD, cl_dead),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)
@@ -402,7 +404,8 @@ static const struct frame_field d_cl_hello[] = {{"url", FT_TEXT, PROTO_CL_URL_MA
 						{"replica", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ},
 						{"policy", FT_TEXT, 64, REQ},
 						{"lock", FT_TEXT, 8, REQ},
-						{"adopt", FT_BOOL, 0, OPT}}; /* this policy becomes the cluster's */
+						{"adopt", FT_BOOL, 0, OPT}, /* this policy becomes the cluster's */
+						{"lease", FT_UINT, 3600000, OPT}}; /* ms; none: no heartbeat */
 static const struct frame_field d_cl_put[] = {{"seq", FT_UINT, UINT64_MAX, REQ},
 					      {"e", FT_BYTES, PROTO_CL_ENTRY_MAX, REQ},
 					      {"claim", FT_TEXT, PROTO_CL_CLAIM_MAX, OPT}}; /* ledger.h: taken once */

@@ -122,9 +122,11 @@ enum {
 	F_CL_CKPT = 72,	  /* {size, note, periodic} one checkpoint of a pull, after its entries */
 	F_CL_END = 73,	  /* {ok, err?, size?} the end of a pull (the lock is held when ok), of a push or a release */
 	F_CL_NOTIFY = 74, /* {size} another replica committed: the shared ledger has size entries now */
+	F_CL_DEAD = 75,	  /* {replica} a replica's lease expired and this one took it over (its ends are ours) */
 	/* and down, to it: */
-	F_CL_HELLO = 130,   /* {url, replica, policy, lock, adopt?} first: connect (lock: "row" | "advisory";
-			     * adopt: this replica's policy digest becomes the cluster's) */
+	F_CL_HELLO = 130,   /* {url, replica, policy, lock, adopt?, lease?} first: connect (lock: "row" |
+			     * "advisory"; adopt: this replica's policy digest becomes the cluster's; lease: ms
+			     * without a heartbeat after which a replica is taken over) */
 	F_CL_PULL = 131,    /* {have, lock} take the append lock (lock; else a consistent read without it), send
 			     * the entries after `have` and their checkpoints */
 	F_CL_PUT = 134,	    /* {seq, e, claim?} one entry of this commit, in order (after a pull that ended ok),

@@ -41,6 +41,8 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS assent_cluster (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS assent_replicas (name TEXT PRIMARY KEY, started TIMESTAMPTZ NOT NULL, "
     "seen TIMESTAMPTZ NOT NULL);"
+    /* taken_by: the replica that took this one over when its lease expired (NULL: nobody) */
+    "ALTER TABLE assent_replicas ADD COLUMN IF NOT EXISTS taken_by TEXT;"
     /* A commit's writes in one round trip: its entries (hex, from p_from on), then with p_note
      * the head checkpoint, the head row and the NOTIFY. Called once per chunk of entries. */
     "CREATE TABLE IF NOT EXISTS assent_claims (claim TEXT PRIMARY KEY, seq BIGINT NOT NULL);"
@@ -99,6 +101,8 @@ struct cl {
 	char **claims;	/* and what each takes once (NULL: nothing) */
 	size_t *lens, nents, cap;
 	int broken;		 /* the connection failed: reconnect before the next step */
+	uint64_t lease_ms;	 /* HELLO lease: heartbeats every quarter of it; 0: none (a reader) */
+	uint64_t next_beat;	 /* mono_ms of the next heartbeat */
 	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
 };
 
@@ -439,8 +443,8 @@ static int hello(struct cl *c, char *err)
 	static const char get_policy[] = "SELECT v FROM assent_cluster WHERE k = 'policy'";
 	static const char put_lock[] = "INSERT INTO assent_cluster VALUES ('lock', $1) ON CONFLICT DO NOTHING";
 	static const char get_lock[] = "SELECT v FROM assent_cluster WHERE k = 'lock'";
-	static const char seen[] = "INSERT INTO assent_replicas VALUES ($1, now(), now()) ON CONFLICT (name) DO UPDATE "
-				   "SET started = now(), seen = now()";
+	static const char seen[] = "INSERT INTO assent_replicas (name, started, seen) VALUES ($1, now(), now()) ON "
+				   "CONFLICT (name) DO UPDATE SET started = now(), seen = now(), taken_by = NULL";
 	static const char count[] = "SELECT count(*) FROM assent_replicas";
 	char cluster[65] = "", lock[65] = "";
 	const char *mine = c->advisory ? "advisory" : "row";
@@ -562,13 +566,58 @@ static int step(struct cl *c, const struct ipc_frame *f, char *err)
 	}
 }
 
+static int dead_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct cl *c = ctx;
+	char err[AS_ERRLEN];
+	if (ncols != 1 || !cols[0] || strlen(cols[0]) > PROTO_CL_REPLICA_MAX)
+		return 0;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_DEAD, 1);
+	if (f && ipc_put_text(&c->o, f, "replica", cols[0], strlen(cols[0])) == 0)
+		(void)send_frame(c, f, err);
+	else
+		cv_arena_reset(&c->o);
+	return 0;
+}
+
+/* Between steps (never inside a commit's transaction): this replica is alive (seen), and it
+ * takes over each replica whose lease expired, by PostgreSQL's clock, that nobody took yet: one
+ * conditional UPDATE, so that exactly one live replica ends a dead one's requests. */
+static void heartbeat(struct cl *c)
+{
+	static const char beat[] = "UPDATE assent_replicas SET seen = now(), taken_by = NULL WHERE name = $1";
+	static const char take[] =
+	    "UPDATE assent_replicas SET taken_by = $1 WHERE name <> $1 AND taken_by IS NULL "
+	    "AND seen < now() - make_interval(secs => $2::double precision / 1000) RETURNING name";
+	char err[AS_ERRLEN], ms[24];
+	c->next_beat = mono_ms() + c->lease_ms / 4;
+	if (c->locked)
+		return;
+	if (c->broken) {
+		if (db_reconnect(c->db, err) != 0 || db_script(c->db, "LISTEN assent_ledger", err) != 0)
+			return;
+		c->broken = 0;
+	}
+	snprintf(ms, sizeof ms, "%llu", (unsigned long long)c->lease_ms);
+	const char *p1[] = {c->replica}, *p2[] = {c->replica, ms};
+	if (db_exec(c->db, beat, p1, 1, NULL, err) != 0 || db_query(c->db, take, p2, 2, dead_row, c, err) != 0)
+		c->broken = 1;
+}
+
 static int serve(struct cl *c)
 {
 	char err[AS_ERRLEN];
+	c->next_beat = mono_ms() + c->lease_ms / 4;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = FD, .events = POLLIN}, {.fd = db_socket(c->db), .events = POLLIN}};
-		int np = p[1].fd >= 0 && !c->broken ? 2 : 1;
-		if (poll(p, (nfds_t)np, -1) < 0 && errno != EINTR)
+		int np = p[1].fd >= 0 && !c->broken ? 2 : 1, wait = -1;
+		if (c->lease_ms) {
+			uint64_t now = mono_ms();
+			if (now >= c->next_beat)
+				heartbeat(c);
+			wait = (int)(c->next_beat > now ? c->next_beat - now : 0);
+		}
+		if (poll(p, (nfds_t)np, wait) < 0 && errno != EINTR)
 			return 1;
 		if (np == 2 && p[1].revents && db_notifies(c->db, notified, c) != 0)
 			c->broken = 1;
@@ -637,6 +686,8 @@ static int setup(struct cl *c, uid_t uid, char *err)
 		return AS_EINVAL;
 	c->advisory = n == 8 && !memcmp(s, "advisory", 8);
 	if (cv_get(f.body, "adopt") && ipc_get_bool(f.body, "adopt", &c->adopt, err) != 0)
+		return AS_EINVAL;
+	if (cv_get(f.body, "lease") && ipc_get_uint(f.body, "lease", 3600000, &c->lease_ms, err) != 0)
 		return AS_EINVAL;
 	struct confine_opts co = {.dir = NULL, .tcp_port = db_url_tcp_port(c->url), .net = 1, .uid = uid};
 	return confine_enter(&co, err);

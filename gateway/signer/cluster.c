@@ -43,8 +43,13 @@ struct cluster {
 	int adopt;	  /* ASSENT_CLUSTER_POLICY=adopt: at the first start, this policy becomes the cluster's */
 	uint64_t shared;  /* the shared ledger's size as last heard */
 	uint64_t commits, imported, failures;
-	int db_ok; /* the last step reached PostgreSQL */
-	int stale; /* a push was refused: what the others appended is imported before the next apply */
+	int db_ok;	   /* the last step reached PostgreSQL */
+	int stale;	   /* a push was refused: what the others appended is imported before the next apply */
+	int starting;	   /* HELLO sent, READY not read yet (cl_spawn) */
+	uint64_t lease_ms; /* ASSENT_CLUSTER_LEASE: after this long without a heartbeat a replica is taken over */
+	uint64_t retry_at; /* mono_ms: when a client that is down is started again between commits */
+	char dead[8][PROTO_CL_REPLICA_MAX + 1]; /* replicas this one took over, not yet ended (cluster_apply) */
+	size_t ndead;
 	uint64_t apply_from, apply_to; /* imported and not yet applied to the signer's state (cluster_apply.c) */
 	char last_err[AS_ERRLEN];
 };
@@ -56,6 +61,7 @@ static void cl_close(struct cluster *c)
 	ipc_conn_free(&c->ipc);
 	close(c->fd);
 	c->fd = -1;
+	c->starting = 0;
 	if (c->pid > 0)
 		kill(c->pid, SIGKILL);
 	c->pid = 0;
@@ -89,7 +95,25 @@ static int cl_send(struct cluster *c, struct cv *f, char *err)
 	return rc;
 }
 
-/* The next frame that is not a NOTIFY (those are hints, dropped here). */
+/* A replica this one took over (F_CL_DEAD): its ends are written by cluster_apply. */
+static void cl_dead(struct cluster *c, const struct ipc_frame *f)
+{
+	const char *name;
+	size_t n;
+	char err[AS_ERRLEN];
+	if (ipc_get_text(f->body, "replica", PROTO_CL_REPLICA_MAX, &name, &n, err) != 0)
+		return;
+	if (c->ndead == sizeof c->dead / sizeof c->dead[0]) {
+		slog("error",
+		     "cluster: replica %.*s's lease expired, and 8 takeovers wait already: it is left for "
+		     "another replica",
+		     (int)n, name);
+		return;
+	}
+	snprintf(c->dead[c->ndead++], sizeof c->dead[0], "%.*s", (int)n, name);
+}
+
+/* The next frame that is not a NOTIFY (those are hints, dropped here) or a takeover (kept). */
 static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 {
 	for (;;) {
@@ -104,7 +128,9 @@ static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 			cl_down(c, why);
 			return as_fail(err, AS_EIO, "%s", why);
 		}
-		if (f->type != F_CL_NOTIFY)
+		if (f->type == F_CL_DEAD)
+			cl_dead(c, f);
+		else if (f->type != F_CL_NOTIFY)
 			return 0;
 		/* a NOTIFY here is only a hint that a catch-up would find more: the next commit imports */
 	}
@@ -147,8 +173,8 @@ static void child(struct cluster *c, int fd, const char *uidarg)
 	_exit(127);
 }
 
-/* Start the client and say hello: READY, or its reason (the policy, PostgreSQL). */
-static int cl_start(struct cluster *c, char *err)
+/* Start the client and say hello; READY (or END: its reason) is read by cl_ready. */
+static int cl_spawn(struct cluster *c, char *err)
 {
 	char uidarg[16] = "";
 	uid_t wuid;
@@ -171,17 +197,26 @@ static int cl_start(struct cluster *c, char *err)
 	c->fd = sv[0];
 	c->pid = pid;
 	GUARD(ipc_conn_init(&c->ipc, c->fd, err));
-	struct cv *f = ipc_frame_new(&c->o, F_CL_HELLO, 5);
+	struct cv *f = ipc_frame_new(&c->o, F_CL_HELLO, 6);
 	if (!f || ipc_put_text(&c->o, f, "url", c->url, strlen(c->url)) ||
 	    ipc_put_text(&c->o, f, "replica", c->replica, strlen(c->replica)) ||
 	    ipc_put_text(&c->o, f, "policy", c->policy, strlen(c->policy)) ||
-	    ipc_put_text(&c->o, f, "lock", c->lock, strlen(c->lock)) || ipc_put_bool(&c->o, f, "adopt", c->adopt))
+	    ipc_put_text(&c->o, f, "lock", c->lock, strlen(c->lock)) || ipc_put_bool(&c->o, f, "adopt", c->adopt) ||
+	    (c->lease_ms && ipc_put_uint(&c->o, f, "lease", c->lease_ms)))
 		return as_fail(err, AS_ENOMEM, "out of memory");
-	struct ipc_frame r;
-	if (cl_send(c, f, err) != 0 || cl_next(c, &r, err) != 0) {
+	if (cl_send(c, f, err) != 0) {
 		cl_down(c, "the cluster client did not start");
 		return AS_EIO;
 	}
+	c->starting = 1;
+	return 0;
+}
+
+/* The client's answer to HELLO (r): READY, or END with its reason (the policy, PostgreSQL). */
+static int cl_ready(struct cluster *c, const struct ipc_frame *fr, char *err)
+{
+	struct ipc_frame r = *fr;
+	c->starting = 0;
 	if (r.type == F_CL_END) {
 		int rc = cl_end(c, &r, err);
 		cl_close(c);
@@ -193,11 +228,25 @@ static int cl_start(struct cluster *c, char *err)
 		cl_down(c, "the cluster client's first frame is not READY");
 		return as_fail(err, AS_EIO, "the cluster client's first frame is not READY");
 	}
-	c->adopt = 0;			 /* once: a client started again later checks, as every other replica does */
+	c->adopt = 0; /* once: a client started again later checks, as every other replica does */
+	c->db_ok = 1;
 	if (strcmp(c->policy, "-") != 0) /* not for an export */
 		slog("info", "cluster: replica %s joined (%llu replicas known; the shared ledger has %llu entries)",
 		     c->replica, (unsigned long long)replicas, (unsigned long long)c->shared);
 	return 0;
+}
+
+/* Started, and its READY read (blocking, at most CL_WAIT_MS). */
+static int cl_start(struct cluster *c, char *err)
+{
+	struct ipc_frame r;
+	if (c->fd < 0)
+		GUARD(cl_spawn(c, err));
+	if (cl_next(c, &r, err) != 0) {
+		cl_down(c, "the cluster client did not start");
+		return AS_EIO;
+	}
+	return cl_ready(c, &r, err);
 }
 
 /* ---- struct ledger_sync ---- */
@@ -205,7 +254,7 @@ static int cl_start(struct cluster *c, char *err)
 static int cl_pull(void *ctx, uint64_t have, int lock, const struct ledger_sync_take *take, void *arg, char *err)
 {
 	struct cluster *c = ctx;
-	if (c->fd < 0)
+	if (c->fd < 0 || c->starting)
 		GUARD(cl_start(c, err));
 	struct cv *f = ipc_frame_new(&c->o, F_CL_PULL, 2);
 	if (!f || ipc_put_uint(&c->o, f, "have", have) != 0 || ipc_put_bool(&c->o, f, "lock", lock) != 0)
@@ -365,6 +414,11 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 	if (pol && *pol && strcmp(pol, "adopt") && strcmp(pol, "check"))
 		return as_fail(err, AS_EINVAL, "ASSENT_CLUSTER_POLICY is check or adopt, not '%.16s'", pol);
 	c->adopt = pol && !strcmp(pol, "adopt");
+	const char *lease = getenv("ASSENT_CLUSTER_LEASE");
+	uint64_t secs = 10;
+	if (lease && *lease && (parse_u64(lease, &secs) != 0 || secs < 2 || secs > 3600))
+		return as_fail(err, AS_EINVAL, "ASSENT_CLUSTER_LEASE is seconds from 2 to 3600, not '%.16s'", lease);
+	c->lease_ms = secs * 1000;
 	GUARD(policy_sha(s->o->policy, c->policy, err));
 	c->sync = (struct ledger_sync){
 	    .ctx = c, .pull = cl_pull, .push = cl_push, .release = cl_release, .imported = cl_imported};
@@ -446,13 +500,23 @@ void cluster_input(struct signer *s)
 		if (g == AS_ENOTFOUND)
 			break;
 		uint64_t size;
-		if (g != 0 || f.type != F_CL_NOTIFY || frame_fields_check(frame_table_find(f.type), f.body, err) != 0 ||
-		    ipc_get_uint(f.body, "size", UINT64_MAX, &size, err) != 0) {
-			cl_down(c, g ? err : "the cluster client sent a frame out of turn");
+		if (g != 0 || frame_fields_check(frame_table_find(f.type), f.body, err) != 0) {
+			cl_down(c, err);
 			return;
 		}
-		if (size > told)
-			told = size;
+		if (c->starting && (f.type == F_CL_READY || f.type == F_CL_END)) { /* started between commits */
+			if (cl_ready(c, &f, err) != 0)
+				slog("error", "cluster: the client did not start: %s", err);
+			if (c->fd < 0)
+				return;
+		} else if (f.type == F_CL_DEAD) {
+			cl_dead(c, &f);
+		} else if (f.type == F_CL_NOTIFY && ipc_get_uint(f.body, "size", UINT64_MAX, &size, err) == 0) {
+			told = size > told ? size : told;
+		} else {
+			cl_down(c, "the cluster client sent a frame out of turn");
+			return;
+		}
 	}
 	if (told > ledger_size(s->ledger) && ledger_catch_up(s->ledger, err) != 0)
 		slog("error", "cluster: importing the other replicas' entries: %s", err);
@@ -464,6 +528,13 @@ int cluster_imported(struct signer *s, uint64_t *from, uint64_t *to)
 	char err[AS_ERRLEN];
 	if (!c)
 		return 0;
+	/* A client that went down is started again between commits too: its heartbeat keeps this
+	 * replica's lease, and a replica without one would be taken over. Not waited for here. */
+	if (c->fd < 0 && mono_ms() >= c->retry_at) {
+		c->retry_at = mono_ms() + 2000;
+		if (cl_spawn(c, err) != 0)
+			slog("error", "cluster: starting the client: %s", err);
+	}
 	if (c->stale) {
 		c->stale = 0;
 		if (ledger_catch_up(s->ledger, err) != 0)
@@ -474,6 +545,16 @@ int cluster_imported(struct signer *s, uint64_t *from, uint64_t *to)
 	*from = c->apply_from;
 	*to = c->apply_to;
 	c->apply_from = c->apply_to = 0;
+	return 1;
+}
+
+int cluster_taken_over(struct signer *s, char name[PROTO_CL_REPLICA_MAX + 1])
+{
+	struct cluster *c = s->cluster;
+	if (!c || !c->ndead)
+		return 0;
+	snprintf(name, PROTO_CL_REPLICA_MAX + 1, "%s", c->dead[0]);
+	memmove(&c->dead[0], &c->dead[1], --c->ndead * sizeof c->dead[0]);
 	return 1;
 }
 

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "gateway/proto/limits.h"
 #include "ledger/ledger.h"
 
 struct signer;
@@ -32,6 +33,9 @@ int cluster_imported(struct signer *s, uint64_t *from, uint64_t *to);
 /* cluster_apply.c: those entries applied to this replica's state (their requests shown to its
  * reviewers, their approvals counted, their ends answered); the loop calls it every turn. */
 void cluster_apply(struct signer *s);
+/* A replica whose lease expired and which this one took over (the cluster's conditional update
+ * gave it to this one only): 1 and its name, or 0. cluster_apply ends what it left. */
+int cluster_taken_over(struct signer *s, char name[PROTO_CL_REPLICA_MAX + 1]);
 /* This replica's name in cluster mode; NULL on one machine. */
 const char *cluster_replica(const struct signer *s);
 /* /health's "cluster" member; NULL when not in cluster mode. */

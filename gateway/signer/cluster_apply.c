@@ -220,7 +220,7 @@ static int apply_walk(MDB_txn *txn, MDB_dbi entries, MDB_dbi ckpts, struct eckey
 	return 0;
 }
 
-void cluster_apply(struct signer *s)
+static void apply_imported(struct signer *s)
 {
 	struct apply x = {.s = s};
 	char err[AS_ERRLEN];
@@ -235,4 +235,12 @@ void cluster_apply(struct signer *s)
 	cv_arena_free(&x.b);
 	if (x.shown || x.ended)
 		slog("debug", "cluster: %zu requests of other replicas shown here, %zu ended", x.shown, x.ended);
+}
+
+void cluster_apply(struct signer *s)
+{
+	char dead[PROTO_CL_REPLICA_MAX + 1];
+	apply_imported(s);
+	while (cluster_taken_over(s, dead))
+		restore_takeover(s, dead);
 }

@@ -96,6 +96,9 @@ void restore_pending(struct signer *s);
  * reviewers whatever its caller does there (waits too), with its deadline CLUSTER_GRACE_MS
  * later, so that its own replica times it out first and this one only when that one is gone. */
 #define CLUSTER_GRACE_MS 30000
+/* Cluster mode: what replica `dead` left open, ended as its restart would (its lease expired and
+ * this replica took it over). */
+void restore_takeover(struct signer *s, const char *dead);
 const char *restore_request(struct signer *s, const char *sid, const uint8_t *bytes, size_t len,
 			    const char (*approvers)[REG_NAME_MAX + 1], size_t napprovers, int remote,
 			    struct cv_arena *a);

@@ -26,6 +26,8 @@ struct open_req {
 
 struct open_scan {
 	struct signer *s;
+	const char *who; /* cluster mode: the replica whose requests are open (ours, or one taken over) */
+	int passkeys;	 /* at start: the reviewers' passkeys are read on the way */
 	json_t *calls;	 /* gated calls decided but not ended: session_id -> "approved" | "dispatched" */
 	json_t *index;	 /* session_id -> position in open */
 	json_t *foreign; /* cluster mode: session_ids of other replicas' requests (theirs to end) */
@@ -102,10 +104,11 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 		return 0; /* assent-verify reports damage; here we only look for open requests */
 	const struct cv *kind = cv_get(e, "kind");
 	char sid[PQ_SID_LEN + 1];
-	passkey_scan(o->s, e); /* the reviewers' passkeys and their sign counts */
+	if (o->passkeys)
+		passkey_scan(o->s, e); /* the reviewers' passkeys and their sign counts */
 	if (!kind || text_copy(cv_get(e, "session_id"), sid, sizeof sid) != 0)
 		return 0;
-	const char *mine = cluster_replica(o->s);
+	const char *mine = o->who;
 	int foreign = 0;
 	if (mine && cv_text_eq(kind, "request") && !cv_text_eq(cv_get(e, "replica"), mine)) {
 		/* Another replica's caller waits on it (or waited): never ours to cancel, and its
@@ -139,6 +142,29 @@ static int scan_open(uint64_t seq, const uint8_t *cbor, size_t len, void *arg)
 		json_object_del(o->calls, sid);
 	}
 	return 0;
+}
+
+static void open_scan_run(struct open_scan *o)
+{
+	char err[AS_ERRLEN];
+	o->index = json_object();
+	o->calls = json_object();
+	o->foreign = json_object();
+	cv_arena_init(&o->a, ENTRY_MAX);
+	if (!o->index || !o->calls || !o->foreign || ledger_scan(o->s->ledger, scan_open, o, err) != 0 || o->oom)
+		slog("error", "scanning the ledger for pending requests: %s",
+		     o->oom || !o->index || !o->calls || !o->foreign ? "out of memory" : err);
+}
+
+static void open_scan_free(struct open_scan *o)
+{
+	for (size_t k = 0; k < o->n; k++)
+		free(o->open[k].bytes);
+	free(o->open);
+	cv_arena_free(&o->a);
+	json_decref(o->index);
+	json_decref(o->calls);
+	json_decref(o->foreign);
 }
 
 /* ---- rebuilding one request ---- */
@@ -300,7 +326,7 @@ const char *restore_request(struct signer *s, const char *sid, const uint8_t *by
 /* Gated calls a previous run approved and never saw end: exactly once means never again.
  * One dispatched is "dispatched, outcome unknown" (it may have run); one approved and not
  * dispatched never left, and is abandoned. */
-static void restore_calls(struct signer *s, json_t *calls)
+static void restore_calls(struct signer *s, json_t *calls, const char *stopped)
 {
 	const char *sid;
 	json_t *st;
@@ -308,22 +334,27 @@ static void restore_calls(struct signer *s, json_t *calls)
 	json_object_foreach(calls, sid, st)
 	{
 		if (!strcmp(json_string_value(st), "approved")) {
-			abandoned += append_simple(s, "abandoned", sid,
-						   "the daemon stopped after the call was approved and before it was "
-						   "dispatched: it was never forwarded",
-						   NULL) != NULL;
+			char why[300];
+			snprintf(why, sizeof why,
+				 "%s stopped after the call was approved and before it was dispatched: it was never "
+				 "forwarded",
+				 stopped);
+			abandoned += append_simple(s, "abandoned", sid, why, NULL) != NULL;
 			continue;
 		}
 		struct cv_arena a;
 		cv_arena_init(&a, 16);
 		struct cv *m = cv_map(&a, 4);
 		size_t i = 0;
-		static const char why[] = "the daemon stopped after the call was dispatched and before its outcome was "
-					  "recorded: it may or may not have run, and it is never sent again";
+		char why[300];
+		snprintf(why, sizeof why,
+			 "%s stopped after the call was dispatched and before its outcome was recorded: it may or "
+			 "may not have run, and it is never sent again",
+			 stopped);
 		char err[AS_ERRLEN] = "out of memory";
 		if (m &&
 		    (kv_text(&a, m, &i, "kind", "outcome", 7) | kv_text(&a, m, &i, "session_id", sid, strlen(sid)) |
-		     kv_text(&a, m, &i, "status", "unknown", 7) | kv_text(&a, m, &i, "reason", why, sizeof why - 1)) ==
+		     kv_text(&a, m, &i, "status", "unknown", 7) | kv_text(&a, m, &i, "reason", why, strlen(why))) ==
 			0) {
 			m->n = i;
 			unknown += op_add(s, m, NULL, err) != NULL;
@@ -363,12 +394,8 @@ static void cancelled_kept(struct signer *s, const struct open_req *p, struct cv
  * (expire), as its terms say (a timeout, or a denial under on-timeout deny). */
 void restore_pending(struct signer *s)
 {
-	struct open_scan o = {.s = s, .index = json_object(), .calls = json_object(), .foreign = json_object()};
-	char err[AS_ERRLEN];
-	cv_arena_init(&o.a, ENTRY_MAX);
-	if (!o.index || !o.foreign || ledger_scan(s->ledger, scan_open, &o, err) != 0 || o.oom)
-		slog("error", "scanning the ledger for pending requests: %s",
-		     o.oom || !o.index || !o.foreign ? "out of memory" : err);
+	struct open_scan o = {.s = s, .who = cluster_replica(s), .passkeys = 1};
+	open_scan_run(&o);
 	size_t kept = 0, cancelled = 0, approvals = 0, shown = 0;
 	for (size_t k = 0; k < o.n; k++) {
 		const struct open_req *p = &o.open[k];
@@ -393,7 +420,7 @@ void restore_pending(struct signer *s)
 		cancelled_kept(s, &o.open[k], &o.a, reason);
 		slog("info", "request %s left pending by a previous run is cancelled: %s", o.open[k].sid, why);
 	}
-	restore_calls(s, o.calls);
+	restore_calls(s, o.calls, "the daemon");
 	commit_batch(s);
 	if (shown)
 		slog("info", "%zu requests pending on other replicas are shown to this replica's reviewers too", shown);
@@ -402,13 +429,46 @@ void restore_pending(struct signer *s)
 		     "%zu requests left pending by a previous run are pending again (%zu quorum approvals kept), %zu "
 		     "cancelled",
 		     kept, approvals, cancelled);
-	for (size_t k = 0; k < o.n; k++)
-		free(o.open[k].bytes);
-	free(o.open);
-	cv_arena_free(&o.a);
-	json_decref(o.index);
-	json_decref(o.calls);
-	json_decref(o.foreign);
+	open_scan_free(&o);
+}
+
+/* Cluster mode: replica `dead` stopped renewing its lease, and this replica took it over (one
+ * replica does: cluster_taken_over). What it left open ends as its own restart would end it:
+ * a request whose caller waited on its connection is cancelled (the agent asks again, on
+ * another replica), a gated call it held is cancelled, one approved and not dispatched is
+ * abandoned, one dispatched without an outcome is `unknown`, never sent again. A poll or task
+ * request lives on: it waits on every replica's list, and its caller collects it anywhere. */
+void restore_takeover(struct signer *s, const char *dead)
+{
+	struct open_scan o = {.s = s, .who = dead};
+	char stopped[PROTO_CL_REPLICA_MAX + 48], reason[PROTO_CL_REPLICA_MAX + 160];
+	size_t cancelled = 0;
+	snprintf(stopped, sizeof stopped, "replica %s (its lease expired)", dead);
+	open_scan_run(&o);
+	for (size_t k = 0; k < o.n; k++) {
+		const struct open_req *p = &o.open[k];
+		struct cv *e;
+		struct pq_item out;
+		cv_arena_reset(&o.a);
+		if (p->foreign || cbor_decode(p->bytes, p->len, &o.a, &e, NULL) != 0 ||
+		    (!p->call &&
+		     (cv_text_eq(cv_get(e, "collect"), "poll") || cv_text_eq(cv_get(e, "collect"), "task"))))
+			continue;
+		snprintf(reason, sizeof reason, "%s stopped: its caller's connection went with it", stopped);
+		cancelled++;
+		if (pq_remove(s->q, p->sid, &out) == 0) /* shown here: out of the list once the entry is on disk */
+			request_cancelled(s, &out, reason);
+		else
+			append_simple(s, "cancelled", p->sid, reason, NULL);
+	}
+	size_t calls = json_object_size(o.calls);
+	restore_calls(s, o.calls, stopped);
+	commit_batch(s);
+	slog(cancelled || calls ? "warning" : "info",
+	     "cluster: %s: this replica took it over; %zu requests its callers waited on are cancelled, %zu gated "
+	     "calls it left are ended",
+	     stopped, cancelled, calls);
+	open_scan_free(&o);
 }
 
 /* ---- the history: the last decisions, read backwards from the ledger's newest entry ---- */

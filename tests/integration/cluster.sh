@@ -25,7 +25,8 @@ URL=$(PG_SOCKET_OTHERS=1 bash "$ROOT/tests/scripts/pg.sh" start "$PG") || {
 CONN="host=$PG/sock port=5432 dbname=postgres user=postgres"
 pid_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/$1/assentd.json" 2>/dev/null; }
 cleanup() {
-	[ -n "${KEEP:-}" ] && { cp "$T"/*.log /tmp/cl_logs/ 2>/dev/null; }
+	[ -n "${ASSENT_TEST_KEEP:-}" ] && cp "$T"/*.log "$ASSENT_TEST_KEEP"/ 2>/dev/null
+	psql -X -At -d "$CONN" -c "SELECT name, seen, taken_by, now() FROM assent_replicas" >"${ASSENT_TEST_KEEP:-/dev/null}/replicas" 2>/dev/null
 	for r in a b c d; do
 		p=$(pid_of $r)
 		[ -n "$p" ] && kill -9 "$p" 2>/dev/null
@@ -36,6 +37,7 @@ cleanup() {
 trap cleanup EXIT
 printf 'allow type confirmation\ndefault ask same-user ok\n' >"$T/p.policy"
 export ASSENT_SINGLE_USER=1 # the test's reviewer has the agents' uid
+export ASSENT_CLUSTER_LEASE=3 # a dead replica is taken over 3 s after its last heartbeat
 printf 'allow type confirmation\ndeny type input reason "no"\ndefault ask\n' >"$T/other.policy"
 
 # start NAME [POLICY] [ENV=VALUE...]: a replica in $T/NAME with the first replica's keys.
@@ -109,7 +111,7 @@ $PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub
 check "... one signed chain still ($(cat "$T/check0"))" grep -qE '^[0-9]+ 3$' "$T/check0"
 sleep 1.2 # each replica re-reads its registry every second
 listed() { for _ in $(seq 100); do "$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -q "$2" && return 0; sleep 0.05; done; return 1; }
-gone() { for _ in $(seq 100); do "$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -q "$2" || return 0; sleep 0.05; done; return 1; }
+gone() { for _ in $(seq "${3:-100}"); do "$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -q "$2" || return 0; sleep 0.05; done; return 1; }
 first_pending() { # REPLICA: the session id of the first request it lists, once it lists one
 	for _ in $(seq 100); do
 		"$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -o 'req-[0-9a-f]*' | head -1 | grep . && return 0
@@ -180,6 +182,41 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if r.get("status") == "rejected" and r.get("reviewer") == "alice" and r.get("response") == "not now" else 1)' "$T/g.$r"
 done
+
+# A replica dies (kill -9) with a caller waiting and a poll request pending: once its lease
+# expires, one live replica takes it over. The waiting request is cancelled on the ledger once
+# and leaves every list; the poll request lives on, is decided on b and collected on a.
+# (an MCP agent's request_feedback waits on its connection; `assent request` collects by polling)
+ASSENT_TEST_POLICY="$T/p.policy" $PY "$ROOT/tests/integration/restart_agent.py" "$ROOT/build" "$T/c" hold \
+	request_feedback '{"type":"approval","message":"c'"'"'s caller waits, c dies"}' >"$T/z.c" 2>/dev/null &
+zc=$!
+sid4=$(first_pending c)
+sid5=$(agent c request_feedback '{"type":"approval","message":"c dies, collected elsewhere","wait":false}' |
+	$PY -c 'import json,sys; print(json.loads(sys.stdin.readline()).get("session_id") or "")')
+on_a_and_b() { listed a "$1" && listed b "$1"; }
+gone_from_a_and_b() { gone a "$1" 400 && gone b "$1" 100; }
+check "c's two requests are listed on a and b ($sid4, $sid5)" on_a_and_b "${sid4:-none}"
+on_a_and_b "${sid5:-none}"
+kill -9 "$(pid_of c)"
+wait $zc 2>/dev/null
+check "c killed: its blocking request leaves a's and b's lists once its lease expires" \
+	gone_from_a_and_b "${sid4:-none}"
+cancels=$(psql -X -At -d "$CONN" -c "SELECT string_agg(replica, ',') FROM assent_ledger WHERE position('${sid4:-none}'::bytea in entry) > 0 AND
+	encode(entry, 'hex') LIKE '%646b696e6469' || encode('cancelled', 'hex') || '%'")
+check "... cancelled on the shared ledger once, by the replica that took c over ($cancels)" \
+	sh -c 'test "$1" = a || test "$1" = b' _ "$cancels"
+check "... saying why" sh -c 'psql -X -At -d "$1" -c "SELECT count(*) FROM assent_ledger WHERE position('"'"'replica c (its lease expired) stopped'"'"'::bytea in entry) > 0" | grep -qx 1' _ "$CONN"
+check "c's poll request still waits on a and b" on_a_and_b "${sid5:-none}"
+expect_exit 0 "alice approves it on b" "$ASSENT" --state "$T/b" approve "$sid5"
+for _ in $(seq 40); do
+	agent a get_feedback "{\"session_id\":\"$sid5\",\"wait_seconds\":0}" >"$T/g5"
+	grep -q '"pending"' "$T/g5" || break
+	sleep 0.05
+done
+check "... and its caller collects the approval on a ($(head -c 120 "$T/g5"))" grep -q '"status": "approved"' "$T/g5"
+rm -f "$T/c/agent.sock"
+check "c comes back" start c
+check "... and restores nothing another replica ended" sh -c '! grep -q "left pending by a previous run" "$1"' _ "$T/c.log"
 
 # Refused replicas: another policy, another lock mode.
 mkdir -p "$T/d" && cp -a "$T/a/keys" "$T/d/keys"
