@@ -404,6 +404,12 @@ static void test_claims_taken_once(void **state)
 	assert_int_equal(append_kind(a, "outcome", "req-x", "status", "ok", err), AS_EEXIST);
 	assert_non_null(strstr(err, "outcome:req-x"));
 	assert_int_equal(append_kind(a, "cancelled", "req-y", "reason", "r", err), 0); /* another request: free */
+	/* an approved call that never left is abandoned once its approval is in: it takes the
+	 * dispatch (the approval holds the end), and only once */
+	assert_int_equal(append_kind(a, "decision", "req-w", "outcome", "approved", err), 0);
+	assert_int_equal(append_kind(b, "abandoned", "req-w", "reason", "r", err), 0);
+	assert_int_equal(append_kind(a, "abandoned", "req-w", "reason", "r", err), AS_EEXIST);
+	assert_non_null(strstr(err, "dispatch:req-w"));
 	/* one approval a reviewer (named in the entry's reviewer map), whichever replica */
 	assert_int_equal(append_special(a, "req-z", "alice", NULL, err), 0);
 	assert_int_equal(append_special(b, "req-z", "bob", NULL, err), 0);
