@@ -103,6 +103,10 @@ static void cl_dead(struct cluster *c, const struct ipc_frame *f)
 	char err[AS_ERRLEN];
 	if (ipc_get_text(f->body, "replica", PROTO_CL_REPLICA_MAX, &name, &n, err) != 0)
 		return;
+	if (n == strlen(c->replica) && !memcmp(name, c->replica, n)) { /* never: the client asks for others */
+		slog("error", "cluster: the client reported this replica's own lease as expired; ignored");
+		return;
+	}
 	if (c->ndead == sizeof c->dead / sizeof c->dead[0]) {
 		slog("error",
 		     "cluster: replica %.*s's lease expired, and 8 takeovers wait already: it is left for "

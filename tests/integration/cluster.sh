@@ -8,55 +8,10 @@
 # mirror and an `assent ledger export` with assent-verify, and the rows in PostgreSQL by an
 # independent Python checker (cluster_check.py) that shares no code with assent.
 . "$(dirname "$0")/../lib.sh"
-ASSENTD=$ROOT/build/assentd
-PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
-if [ ! -x "$PGBIN/initdb" ] || ! command -v psql >/dev/null; then
-	not_ok "PostgreSQL 15 is not installed (make deps installs postgresql-15)"
-	done_testing
-	exit 1
-fi
-chmod 0711 "$T" # the PostgreSQL account and the cluster client's uid reach the socket below it
-PG=$T/pg
-URL=$(PG_SOCKET_OTHERS=1 bash "$ROOT/tests/scripts/pg.sh" start "$PG") || {
-	not_ok "pg.sh start"
-	done_testing
-	exit 1
-}
-CONN="host=$PG/sock port=5432 dbname=postgres user=postgres"
-pid_of() { $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/$1/assentd.json" 2>/dev/null; }
-cleanup() {
-	[ -n "${ASSENT_TEST_KEEP:-}" ] && cp "$T"/*.log "$ASSENT_TEST_KEEP"/ 2>/dev/null
-	psql -X -At -d "$CONN" -c "SELECT name, seen, taken_by, now() FROM assent_replicas" >"${ASSENT_TEST_KEEP:-/dev/null}/replicas" 2>/dev/null
-	for r in a b c d; do
-		p=$(pid_of $r)
-		[ -n "$p" ] && kill -9 "$p" 2>/dev/null
-	done
-	bash "$ROOT/tests/scripts/pg.sh" stop "$PG" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/cluster_lib.bash"
 printf 'allow type confirmation\ndefault ask same-user ok\n' >"$T/p.policy"
-export ASSENT_SINGLE_USER=1 # the test's reviewer has the agents' uid
-export ASSENT_CLUSTER_LEASE=3 # a dead replica is taken over 3 s after its last heartbeat
 printf 'allow type confirmation\ndeny type input reason "no"\ndefault ask\n' >"$T/other.policy"
 
-# start NAME [POLICY] [ENV=VALUE...]: a replica in $T/NAME with the first replica's keys.
-start() {
-	local r=$1 pol=${2:-$T/p.policy}
-	shift 2 2>/dev/null || shift
-	mkdir -p "$T/$r"
-	[ "$r" != a ] && [ ! -d "$T/$r/keys" ] && cp -a "$T/a/keys" "$T/$r/keys"
-	env ASSENT_REPLICA="$r" "$@" setsid "$ASSENTD" --daemon --state "$T/$r" --policy "$pol" --cluster "$URL" \
-		>>"$T/$r.log" 2>&1 &
-	local pid=$!
-	disown $pid
-	for _ in $(seq 100); do
-		[ -S "$T/$r/agent.sock" ] && [ -s "$T/$r/assentd.json" ] && grep -q '"http"' "$T/$r/assentd.json" && return 0
-		kill -0 $pid 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
 req() { "$ASSENT" --state "$T/$1" request --type confirmation --message "$2" --json; }
 health() {
 	curl -s "http://$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"])' "$T/$1/assentd.json")/health"
@@ -110,14 +65,6 @@ done
 $PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check0" 2>&1
 check "... one signed chain still ($(cat "$T/check0"))" grep -qE '^[0-9]+ 3$' "$T/check0"
 sleep 1.2 # each replica re-reads its registry every second
-listed() { for _ in $(seq 100); do "$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -q "$2" && return 0; sleep 0.05; done; return 1; }
-gone() { for _ in $(seq "${3:-100}"); do "$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -q "$2" || return 0; sleep 0.05; done; return 1; }
-first_pending() { # REPLICA: the session id of the first request it lists, once it lists one
-	for _ in $(seq 100); do
-		"$ASSENT" --state "$T/$1" pending --json 2>/dev/null | grep -o 'req-[0-9a-f]*' | head -1 | grep . && return 0
-		sleep 0.05
-	done
-}
 ledger_ends() { # SID: the entries in PostgreSQL that end it (kind decision, timeout, cancelled)
 	psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE position('$1'::bytea in entry) > 0 AND
 		(encode(entry, 'hex') LIKE '%646b696e6468' || encode('decision', 'hex') || '%' OR

