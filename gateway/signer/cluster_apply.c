@@ -116,7 +116,8 @@ static void remote_end(struct apply *x, const char *sid, const struct cv *e, con
 		     sid);
 		end = (struct ending){.status = "cancelled", .error = "decided on a replica that cannot see the call"};
 	}
-	char *jwt = end.approved && !r->remote ? token_again(s, r, sid, e, pos) : NULL;
+	/* remote too: its caller may collect the answer here (get_feedback, tasks/get) */
+	char *jwt = end.approved ? token_again(s, r, sid, e, pos) : NULL;
 	end.token = jwt;
 	json_t *res = ending_json(sid, &end);
 	for (size_t k = 0; end.decided && !strcmp(end.status, "selected") && k < r->noptions; k++)
