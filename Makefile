@@ -29,7 +29,8 @@ VERSION := $(shell sed -n 's/^\#define ASSENT_VERSION "\(.*\)"$$/\1/p' include/a
 
 CFLAGS_BASE := -std=gnu11 -g $(WARN) $(INCS)
 
-GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c gateway/recorder/main.c gateway/recorder/cluster.c
+GW_PROGS := gateway/cli/assent.c gateway/cli/assentd.c gateway/worker/main.c gateway/recorder/main.c gateway/recorder/cluster.c \
+            gateway/recorder/cluster_lease.c
 # assent-verify's own files (its command line and commands), not the verify library's.
 VERIFY_CLI := verify/main.c verify/commands.c
 LIB_SRC  := $(wildcard common/*.c) $(wildcard ledger/*.c) $(wildcard policy/*.c) $(filter-out $(VERIFY_CLI),$(wildcard verify/*.c)) \
@@ -143,8 +144,8 @@ build/assent-worker: build/obj/gateway/worker/main.o build/libassent-worker.a
 build/assent-recorder: build/obj/gateway/recorder/main.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(REC_LIBS) -lmbedcrypto -ljansson -lseccomp -pthread
-# The cluster client (gateway/recorder/cluster.c): a replica's PostgreSQL connection (issue 32).
-build/assent-cluster: build/obj/gateway/recorder/cluster.o build/libassent.a
+# The cluster client (gateway/recorder/cluster.c, cluster_lease.c): a replica's PostgreSQL connection (issue 32).
+build/assent-cluster: build/obj/gateway/recorder/cluster.o build/obj/gateway/recorder/cluster_lease.o build/libassent.a
 	@echo "  CCLD    $@"
 	@$(CC) $(LDHARDEN) -o $@ $^ $(REC_LIBS) -lmbedcrypto -ljansson -lseccomp -pthread
 build/assent: build/obj/gateway/cli/assent.o build/libassent.a

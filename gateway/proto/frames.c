@@ -170,6 +170,13 @@ static const struct frame_field cl_end[] = {
     {"ok", FT_BOOL, 0, REQ}, {"err", FT_TEXT, PROTO_CL_ERR_MAX, OPT}, {"size", FT_UINT, UINT64_MAX, OPT}};
 static const struct frame_field cl_notify[] = {{"size", FT_UINT, UINT64_MAX, REQ}};
 static const struct frame_field cl_dead[] = {{"replica", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ}};
+#define CL_DLV_FIELDS                                                                                                  \
+	{"id", FT_UINT, UINT64_MAX, REQ}, {"hook", FT_TEXT, PROTO_CL_HOOK_MAX, REQ},                                   \
+	    {"event", FT_TEXT, PROTO_CL_EVENT_MAX, REQ}, {"body", FT_TEXT, PROTO_NOTIFY_BODY_MAX, REQ},                \
+	{                                                                                                              \
+		"mac", FT_TEXT, 64, REQ                                                                                \
+	}
+static const struct frame_field cl_dlv[] = {{"origin", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ}, CL_DLV_FIELDS};
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},
 					       {"failed", FT_UINT, UINT64_MAX, REQ},
@@ -286,6 +293,7 @@ static const struct frame_table tables[] = {
     TABLE(F_CL_END, cl_end),
     TABLE(F_CL_NOTIFY, cl_notify),
     TABLE(F_CL_DEAD, cl_dead),
+    TABLE(F_CL_DLV, cl_dlv),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)
@@ -409,6 +417,10 @@ static const struct frame_field d_cl_hello[] = {{"url", FT_TEXT, PROTO_CL_URL_MA
 static const struct frame_field d_cl_put[] = {{"seq", FT_UINT, UINT64_MAX, REQ},
 					      {"e", FT_BYTES, PROTO_CL_ENTRY_MAX, REQ},
 					      {"claim", FT_TEXT, PROTO_CL_CLAIM_MAX, OPT}}; /* ledger.h: taken once */
+static const struct frame_field d_cl_dlv_add[] = {CL_DLV_FIELDS};
+static const struct frame_field d_cl_dlv_done[] = {{"origin", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ},
+						   {"id", FT_UINT, UINT64_MAX, REQ},
+						   {"hook", FT_TEXT, PROTO_CL_HOOK_MAX, REQ}};
 static const struct frame_field d_cl_pull[] = {{"have", FT_UINT, UINT64_MAX, REQ}, {"lock", FT_BOOL, 0, REQ}};
 static const struct frame_field d_cl_push[] = {{"from", FT_UINT, UINT64_MAX, REQ},
 					       {"n", FT_UINT, PROTO_CL_PUSH_MAX, REQ},
@@ -454,6 +466,8 @@ static const struct frame_table down[] = {
     TABLE(F_CL_PUT, d_cl_put),
     TABLE(F_CL_PUSH, d_cl_push),
     TABLE(F_CL_RELEASE, none),
+    TABLE(F_CL_DLV_ADD, d_cl_dlv_add),
+    TABLE(F_CL_DLV_DONE, d_cl_dlv_done),
 };
 /* The items of an array that are maps with a table of their own. */
 static const struct frame_table hook_item = {F_CONFIG, "F_CONFIG hooks item", d_hook, sizeof d_hook / sizeof *d_hook};

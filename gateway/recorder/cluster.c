@@ -25,8 +25,8 @@
 #include "gateway/recorder/confine.h"
 #include "gateway/recorder/db.h"
 #include "include/assent/version.h"
+#include "gateway/recorder/cluster_int.h"
 
-#define FD 3
 #define PAGE 1000	      /* entries per query of a pull: the LIMIT below */
 #define SCHEMA_LOCK "7340032" /* pg_advisory_lock key around the schema */
 #define APPEND_LOCK "7340033" /* pg_advisory_xact_lock key of the append lock ("advisory") */
@@ -43,6 +43,11 @@ static const char schema[] =
     "seen TIMESTAMPTZ NOT NULL);"
     /* taken_by: the replica that took this one over when its lease expired (NULL: nobody) */
     "ALTER TABLE assent_replicas ADD COLUMN IF NOT EXISTS taken_by TEXT;"
+    /* webhook deliveries not yet ended, for a takeover: made by origin, sent by owner; mac is the
+     * origin's HMAC under the webhook's secret (a row changed here is refused, not sent) */
+    "CREATE TABLE IF NOT EXISTS assent_deliveries (origin TEXT NOT NULL, id BIGINT NOT NULL, hook TEXT NOT NULL, "
+    "owner TEXT NOT NULL, event TEXT NOT NULL, body TEXT NOT NULL, mac TEXT NOT NULL, "
+    "created TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (origin, id, hook));"
     /* A commit's writes in one round trip: its entries (hex, from p_from on), then with p_note
      * the head checkpoint, the head row and the NOTIFY. Called once per chunk of entries. */
     "CREATE TABLE IF NOT EXISTS assent_claims (claim TEXT PRIMARY KEY, seq BIGINT NOT NULL);"
@@ -84,33 +89,11 @@ static const char schema[] =
     "RETURN p_from + n; "
     "END $f$";
 
-struct cl {
-	struct ipc_conn ipc;
-	struct cv_arena a; /* frames received */
-	struct cv_arena o; /* frames sent */
-	struct db *db;
-	char url[PROTO_CL_URL_MAX + 1];
-	char replica[PROTO_CL_REPLICA_MAX + 1];
-	char policy[65];
-	int advisory;	/* the append lock: pg_advisory_xact_lock, else the head row FOR UPDATE */
-	int adopt;	/* HELLO adopt: this replica's policy becomes the cluster's */
-	int locked;	/* a pull ended ok: the transaction and its lock are open */
-	int reading;	/* ... a catch-up\'s read, without the lock: no push may follow */
-	uint64_t size;	/* the shared ledger's size as the lock saw it */
-	uint8_t **ents; /* PUT since the pull */
-	char **claims;	/* and what each takes once (NULL: nothing) */
-	size_t *lens, nents, cap;
-	int broken;		 /* the connection failed: reconnect before the next step */
-	uint64_t lease_ms;	 /* HELLO lease: heartbeats every quarter of it; 0: none (a reader) */
-	uint64_t next_beat;	 /* mono_ms of the next heartbeat */
-	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
-};
-
 /* ---- frames to the signer ---- */
 
 /* Blocking, as a worker sends (the signer reads while it waits on us): a pull's frames can be
  * more than the socket holds. */
-static int send_frame(struct cl *c, struct cv *f, char *err)
+int send_frame(struct cl *c, struct cv *f, char *err)
 {
 	int rc = ipc_send(FD, f, -1, err);
 	cv_arena_reset(&c->o);
@@ -566,44 +549,6 @@ static int step(struct cl *c, const struct ipc_frame *f, char *err)
 	}
 }
 
-static int dead_row(void *ctx, const char *const *cols, size_t ncols)
-{
-	struct cl *c = ctx;
-	char err[AS_ERRLEN];
-	if (ncols != 1 || !cols[0] || strlen(cols[0]) > PROTO_CL_REPLICA_MAX)
-		return 0;
-	struct cv *f = ipc_frame_new(&c->o, F_CL_DEAD, 1);
-	if (f && ipc_put_text(&c->o, f, "replica", cols[0], strlen(cols[0])) == 0)
-		(void)send_frame(c, f, err);
-	else
-		cv_arena_reset(&c->o);
-	return 0;
-}
-
-/* Between steps (never inside a commit's transaction): this replica is alive (seen), and it
- * takes over each replica whose lease expired, by PostgreSQL's clock, that nobody took yet: one
- * conditional UPDATE, so that exactly one live replica ends a dead one's requests. */
-static void heartbeat(struct cl *c)
-{
-	static const char beat[] = "UPDATE assent_replicas SET seen = now(), taken_by = NULL WHERE name = $1";
-	static const char take[] =
-	    "UPDATE assent_replicas SET taken_by = $1 WHERE name <> $1 AND taken_by IS NULL "
-	    "AND seen < now() - make_interval(secs => $2::double precision / 1000) RETURNING name";
-	char err[AS_ERRLEN], ms[24];
-	c->next_beat = mono_ms() + c->lease_ms / 4;
-	if (c->locked)
-		return;
-	if (c->broken) {
-		if (db_reconnect(c->db, err) != 0 || db_script(c->db, "LISTEN assent_ledger", err) != 0)
-			return;
-		c->broken = 0;
-	}
-	snprintf(ms, sizeof ms, "%llu", (unsigned long long)c->lease_ms);
-	const char *p1[] = {c->replica}, *p2[] = {c->replica, ms};
-	if (db_exec(c->db, beat, p1, 1, NULL, err) != 0 || db_query(c->db, take, p2, 2, dead_row, c, err) != 0)
-		c->broken = 1;
-}
-
 static int serve(struct cl *c)
 {
 	char err[AS_ERRLEN];
@@ -635,6 +580,10 @@ static int serve(struct cl *c)
 			if (g != 0 || frame_down_check(f.type, f.body, err) != 0)
 				return g == AS_EIO ? 0 : 1; /* the signer went away, or broke the protocol */
 			int rc;
+			if (f.type == F_CL_DLV_ADD || f.type == F_CL_DLV_DONE) { /* never answered */
+				dlv_frame(c, &f);
+				continue;
+			}
 			if (f.type == F_CL_PUT && c->put_err[0])
 				rc = 0; /* the PUSH answers with the first refusal */
 			else if (f.type == F_CL_PUSH && c->put_err[0])

@@ -30,7 +30,8 @@
 #define CL_WAIT_MS 10000 /* the longest one step waits for the client */
 
 struct cluster {
-	char exe[4200]; /* assent-cluster, beside assent-worker (or beside the assent CLI) */
+	struct signer *s; /* NULL: an export's or the CLI's (no webhooks) */
+	char exe[4200];	  /* assent-cluster, beside assent-worker (or beside the assent CLI) */
 	struct ledger_sync sync;
 	struct ipc_conn ipc;
 	struct cv_arena a, o;
@@ -117,6 +118,62 @@ static void cl_dead(struct cluster *c, const struct ipc_frame *f)
 	snprintf(c->dead[c->ndead++], sizeof c->dead[0], "%.*s", (int)n, name);
 }
 
+/* A webhook delivery a dead replica left (F_CL_DLV): notify.c checks its mac and sends it. */
+static void cl_dlv(struct cluster *c, const struct ipc_frame *f)
+{
+	const char *v[5];
+	size_t n[5];
+	uint64_t id;
+	char err[AS_ERRLEN], origin[PROTO_CL_REPLICA_MAX + 1], hook[PROTO_CL_HOOK_MAX + 1],
+	    event[PROTO_CL_EVENT_MAX + 1], mac[65];
+	if (!c->s || ipc_get_uint(f->body, "id", UINT64_MAX, &id, err) != 0 ||
+	    ipc_get_text(f->body, "origin", PROTO_CL_REPLICA_MAX, &v[0], &n[0], err) != 0 ||
+	    ipc_get_text(f->body, "hook", PROTO_CL_HOOK_MAX, &v[1], &n[1], err) != 0 ||
+	    ipc_get_text(f->body, "event", PROTO_CL_EVENT_MAX, &v[2], &n[2], err) != 0 ||
+	    ipc_get_text(f->body, "body", PROTO_NOTIFY_BODY_MAX, &v[3], &n[3], err) != 0 ||
+	    ipc_get_text(f->body, "mac", 64, &v[4], &n[4], err) != 0)
+		return;
+	snprintf(origin, sizeof origin, "%.*s", (int)n[0], v[0]);
+	snprintf(hook, sizeof hook, "%.*s", (int)n[1], v[1]);
+	snprintf(event, sizeof event, "%.*s", (int)n[2], v[2]);
+	snprintf(mac, sizeof mac, "%.*s", (int)n[4], v[4]);
+	if (c->s->dlv_adopt)
+		c->s->dlv_adopt(c->s, origin, id, hook, event, v[3], n[3], mac);
+	else
+		slog("warning",
+		     "cluster: a webhook delivery of replica %s was handed over, and no webhook is served here",
+		     origin);
+}
+
+void cluster_dlv_add(struct signer *s, uint64_t id, const char *hook, const char *event, const char *body,
+		     const char *mac)
+{
+	struct cluster *c = s->cluster;
+	char err[AS_ERRLEN];
+	if (!c || c->fd < 0)
+		return; /* best effort: not kept, so not taken over */
+	struct cv *f = ipc_frame_new(&c->o, F_CL_DLV_ADD, 5);
+	if (!f || ipc_put_uint(&c->o, f, "id", id) || ipc_put_text(&c->o, f, "hook", hook, strlen(hook)) ||
+	    ipc_put_text(&c->o, f, "event", event, strlen(event)) ||
+	    ipc_put_text(&c->o, f, "body", body, strlen(body)) || ipc_put_text(&c->o, f, "mac", mac, strlen(mac)) ||
+	    cl_send(c, f, err) != 0)
+		cv_arena_reset(&c->o);
+}
+
+void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const char *hook)
+{
+	struct cluster *c = s->cluster;
+	char err[AS_ERRLEN];
+	if (!c || c->fd < 0)
+		return;
+	if (!origin || !*origin)
+		origin = c->replica;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_DLV_DONE, 3);
+	if (!f || ipc_put_text(&c->o, f, "origin", origin, strlen(origin)) || ipc_put_uint(&c->o, f, "id", id) ||
+	    ipc_put_text(&c->o, f, "hook", hook, strlen(hook)) || cl_send(c, f, err) != 0)
+		cv_arena_reset(&c->o);
+}
+
 /* The next frame that is not a NOTIFY (those are hints, dropped here) or a takeover (kept). */
 static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 {
@@ -134,6 +191,8 @@ static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 		}
 		if (f->type == F_CL_DEAD)
 			cl_dead(c, f);
+		else if (f->type == F_CL_DLV)
+			cl_dlv(c, f);
 		else if (f->type != F_CL_NOTIFY)
 			return 0;
 		/* a NOTIFY here is only a hint that a catch-up would find more: the next commit imports */
@@ -389,6 +448,7 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 	const char *w = s->o->worker_exe, *sl = strrchr(w, '/');
 	snprintf(c->exe, sizeof c->exe, "%.*s%s", sl ? (int)(sl - w + 1) : 0, w, CLUSTER_EXE);
 	c->fd = -1;
+	c->s = s;
 	cv_arena_init(&c->a, 4096);
 	cv_arena_init(&c->o, 64);
 	s->cluster = c;
@@ -515,6 +575,8 @@ void cluster_input(struct signer *s)
 				return;
 		} else if (f.type == F_CL_DEAD) {
 			cl_dead(c, &f);
+		} else if (f.type == F_CL_DLV) {
+			cl_dlv(c, &f);
 		} else if (f.type == F_CL_NOTIFY && ipc_get_uint(f.body, "size", UINT64_MAX, &size, err) == 0) {
 			told = size > told ? size : told;
 		} else {

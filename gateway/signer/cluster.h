@@ -36,6 +36,12 @@ void cluster_apply(struct signer *s);
 /* A replica whose lease expired and which this one took over (the cluster's conditional update
  * gave it to this one only): 1 and its name, or 0. cluster_apply ends what it left. */
 int cluster_taken_over(struct signer *s, char name[PROTO_CL_REPLICA_MAX + 1]);
+/* Webhook deliveries, kept in PostgreSQL while they wait (notify.c), so that the replica that
+ * takes this one over sends them (best effort, never waited for): mac is the HMAC notify_mac
+ * makes. done: delivered or given up (origin "" or NULL: this replica's own). */
+void cluster_dlv_add(struct signer *s, uint64_t id, const char *hook, const char *event, const char *body,
+		     const char *mac);
+void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const char *hook);
 /* This replica's name in cluster mode; NULL on one machine. */
 const char *cluster_replica(const struct signer *s);
 /* /health's "cluster" member; NULL when not in cluster mode. */

@@ -43,6 +43,7 @@
 struct delivery {
 	int used, inflight;
 	char hook[HOOK_NAME_MAX + 1];
+	char origin[PROTO_CL_REPLICA_MAX + 1]; /* cluster mode: the replica that made it ("": this one) */
 	char event[24];
 	uint64_t id, next_at, sent_at;
 	unsigned attempt; /* attempts made */
@@ -85,6 +86,34 @@ static void drop(struct notifier *n, struct delivery *d)
 		n->inflight--;
 	free(d->body);
 	memset(d, 0, sizeof *d);
+}
+
+/* Delivered, given up, or its webhook gone: cluster mode forgets it too (cluster_dlv_done). */
+static void ended(struct signer *s, struct delivery *d)
+{
+	if (s->cluster)
+		cluster_dlv_done(s, d->origin, d->id, d->hook);
+	drop(s->nt, d);
+}
+
+/* Cluster mode: what a replica that takes this one over checks before it sends a delivery it
+ * found in PostgreSQL: HMAC-SHA256 under the webhook's own secret (which PostgreSQL never sees)
+ * of the delivery's origin, id, webhook, event and body. 0 and 64 hex digits in out. */
+static int dlv_mac(const struct hook *h, const char *origin, uint64_t id, const char *event, const char *body,
+		   size_t len, char out[65])
+{
+	struct buf m;
+	uint8_t mac[32];
+	buf_init(&m, PROTO_NOTIFY_BODY_MAX + 256);
+	int rc =
+	    buf_printf(&m, "assent-delivery\n%s\n%llu\n%s\n%s\n", origin, (unsigned long long)id, h->name, event) ||
+	    buf_put(&m, body, len) ||
+	    mbedtls_md_hmac(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), (const uint8_t *)h->secret, strlen(h->secret),
+			    m.p, m.len, mac) != 0;
+	buf_free(&m);
+	if (rc == 0)
+		hex_encode(mac, sizeof mac, out);
+	return rc;
 }
 
 static int hook_index(const struct notifier *n, const char *name)
@@ -134,7 +163,7 @@ static void reload(struct signer *s)
 	size_t gone = 0;
 	for (size_t i = 0; i < NT_QUEUE; i++)
 		if (n->q[i].used && hook_index(n, n->q[i].hook) < 0) {
-			drop(n, &n->q[i]);
+			ended(s, &n->q[i]);
 			gone++;
 		}
 	slog("info", "webhooks: %zu from %s/%s%s", n->hk.n, s->o->state, HOOKS_FILE,
@@ -213,6 +242,7 @@ int notify_start(struct signer *s)
 	worker_kind(s, W_NOTIFY, &nt_kind);
 	phase_hook(s, PH_QUEUED, nt_phase);
 	phase_hook(s, PH_DECIDED, nt_phase);
+	s->dlv_adopt = notify_adopt;
 	s->nt->due = UINT64_MAX;
 	/* Receivers drop a delivery id they have seen: ids are unique across restarts, so
 	 * each run counts on from its start's wall clock in milliseconds (2^22 ids for each
@@ -466,7 +496,58 @@ static void notify_event(struct signer *s, unsigned ev, const struct pq_item *it
 		*d = (struct delivery){.used = 1, .id = id, .next_at = now_ms(), .body = body, .len = strlen(body)};
 		snprintf(d->hook, sizeof d->hook, "%s", h->name);
 		snprintf(d->event, sizeof d->event, "%s", event);
+		char mac[65];
+		if (s->cluster && dlv_mac(h, cluster_replica(s), id, event, body, d->len, mac) == 0)
+			cluster_dlv_add(s, id, h->name, event, body, mac);
 	}
+}
+
+void notify_adopt(struct signer *s, const char *origin, uint64_t id, const char *hook, const char *event,
+		  const char *body, size_t len, const char *mac)
+{
+	struct notifier *n = s->nt;
+	int hi = n ? hook_index(n, hook) : -1;
+	char want[65];
+	size_t k = 0;
+	if (hi < 0) {
+		slog("warning",
+		     "webhook %s: delivery whd_%016llx that replica %s left names no webhook of this replica: "
+		     "not sent",
+		     hook, (unsigned long long)id, origin);
+		return;
+	}
+	if (strlen(mac) != 64 || dlv_mac(&n->hk.h[hi], origin, id, event, body, len, want) != 0 ||
+	    ct_memcmp(want, mac, 64) != 0) {
+		s->m.hook_dropped++;
+		slog("error",
+		     "webhook %s: delivery whd_%016llx that replica %s left does not verify with the "
+		     "webhook's secret (changed in PostgreSQL?): not sent",
+		     hook, (unsigned long long)id, origin);
+		return;
+	}
+	for (size_t i = 0; i < NT_QUEUE; i++) {
+		const struct delivery *q = &n->q[i];
+		if (q->used && q->id == id && !strcmp(q->hook, hook) &&
+		    !strcmp(q->origin[0] ? q->origin : cluster_replica(s), origin))
+			return; /* queued already */
+	}
+	while (k < NT_QUEUE && n->q[k].used)
+		k++;
+	char *copy = k < NT_QUEUE ? strndup(body, len) : NULL;
+	if (!copy) {
+		s->m.hook_dropped++;
+		slog("warning", "webhook %s: delivery whd_%016llx of replica %s dropped: %d deliveries wait already",
+		     hook, (unsigned long long)id, origin, NT_QUEUE);
+		return;
+	}
+	struct delivery *d = &n->q[k];
+	*d = (struct delivery){.used = 1, .id = id, .next_at = now_ms(), .body = copy, .len = len};
+	snprintf(d->hook, sizeof d->hook, "%s", hook);
+	snprintf(d->event, sizeof d->event, "%s", event);
+	if (strcmp(origin, cluster_replica(s)) != 0)
+		snprintf(d->origin, sizeof d->origin, "%s", origin);
+	slog("info", "webhook %s: delivery whd_%016llx (%s) of replica %s is this replica's to send now", hook,
+	     (unsigned long long)id, event, origin);
 }
 
 static void attempt_failed(struct signer *s, struct delivery *d, int status, const char *why)
@@ -485,7 +566,7 @@ static void attempt_failed(struct signer *s, struct delivery *d, int status, con
 		s->m.hook_gave_up++;
 		slog("error", "webhook %s: gave up on delivery whd_%016llx (%s) after %u attempts: %s", d->hook,
 		     (unsigned long long)d->id, d->event, d->attempt, what);
-		drop(n, d);
+		ended(s, d);
 		return;
 	}
 	uint64_t wait = n->backoff_ms;
@@ -641,7 +722,7 @@ int h_notify_done(void *ctx, struct ipc_frame *f, char *err)
 			s->m.hook_delivered++;
 			slog("info", "webhook %s: delivery whd_%016llx (%s) delivered: HTTP %llu, attempt %u", d->hook,
 			     (unsigned long long)d->id, d->event, (unsigned long long)status, d->attempt);
-			drop(n, d);
+			ended(s, d);
 			return 0;
 		}
 		char why[PROTO_NOTIFY_ERROR_MAX + 1] = "";

@@ -296,7 +296,11 @@ struct signer {
 	uid_t self_uid; /* the daemon's own: a requester with it could read the keys and the registry */
 	struct ledger *ledger;
 	struct cluster *cluster; /* cluster mode (cluster.c); NULL: this machine alone */
-	struct policy *pol;	 /* NULL: no --policy, every request waits for a person */
+	/* notify.c registers it (notify_adopt): a webhook delivery another replica left, which the
+	 * cluster client handed over */
+	void (*dlv_adopt)(struct signer *s, const char *origin, uint64_t id, const char *hook, const char *event,
+			  const char *body, size_t len, const char *mac);
+	struct policy *pol; /* NULL: no --policy, every request waits for a person */
 	struct tokkeys *tk;
 	struct tok_config tcfg;
 	struct hsm hsm; /* the keys in a PKCS#11 token, when ASSENT_PKCS11_MODULE is set */

@@ -5,7 +5,9 @@
 # with -9 while it holds a call for a person and has another in flight to its (hanging) upstream:
 # once b's lease expires, a takes it over and ledgers the held call cancelled and the one in
 # flight `unknown`, once each; b comes back and sends neither again (its upstream counts what it
-# received); the shared ledger is one signed chain.
+# received); the shared ledger is one signed chain. A webhook delivery b kept retrying is sent by
+# a after the takeover, with b's delivery id and a valid signature; one whose row was changed in
+# PostgreSQL is refused.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster_lib.bash"
 MCP=$ROOT/tests/mcp
@@ -28,6 +30,12 @@ hold() { # REPLICA TOOL ARGS: an agent's call on REPLICA, answered into $T/hold.
 		"fs__$2" "$3" >"$T/hold.$1.$2" 2>/dev/null &
 }
 export_of() { "$VERIFY" export "$T/$1/ledger" >"$T/export.$1.jsonl"; }
+echo '{}' >"$T/secrets.json"
+$PY "$ROOT/tests/integration/webhook_receiver.py" "$T/recv.jsonl" "$T/secrets.json" >"$T/recv.port" 2>"$T/recv.err" &
+RECV=$!
+trap 'kill $RECV 2>/dev/null; [ -n "${ASSENT_TEST_KEEP:-}" ] && cp "$T/recv.jsonl" "$ASSENT_TEST_KEEP/"; cleanup' EXIT
+for _ in $(seq 100); do [ -s "$T/recv.port" ] && break; sleep 0.05; done
+export ASSENT_NOTIFY_BACKOFF_MS=200 ASSENT_NOTIFY_RETRIES=20
 upstreams a
 upstreams b hang
 check "replica a starts" start a
@@ -37,7 +45,14 @@ check "... which serves its tools" served b
 for r in a b; do
 	ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/$r" reviewer add alice --uid "$(id -u)" >/dev/null
 done
-sleep 1.2 # each replica re-reads its registry every second
+# Two webhooks that refuse (503) until told otherwise; one registry of webhooks, copied (as keys).
+for h in ops audit; do
+	ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/b" notify add $h --url "http://127.0.0.1:$(cat "$T/recv.port")/until-open/$h" \
+		--events request | tail -1 >"$T/sec.$h"
+done
+$PY -c 'import json,sys; t=sys.argv[1]; json.dump({"/until-open/"+h: open(t+"/sec."+h).read().strip() for h in ("ops","audit")}, open(t+"/secrets.json","w"))' "$T"
+cp -p "$T/b/notify.json" "$T/a/notify.json"
+sleep 1.2 # each replica re-reads its registry and its webhooks every second
 
 # Held on a, approved on a: dispatched once. A gated call is held on its own replica only.
 hold a write_file '{"path": "once.txt", "content": "once\n"}'
@@ -61,8 +76,19 @@ hold b echo '{"text": "in flight when b dies"}'
 hb2=$!
 for _ in $(seq 200); do [ "$(calls b echo)" = 1 ] && break; sleep 0.05; done
 check "b dispatched the allowed echo to its upstream, which never answers" test "$(calls b echo)" = 1
+for _ in $(seq 100); do grep -q '"status": 503' "$T/recv.jsonl" 2>/dev/null && break; sleep 0.05; done
+dlv=$($PY -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["path"] == "/until-open/ops" and sys.argv[2] in r["body"]:
+        print(r["headers"]["x-assent-delivery"]); break' "$T/recv.jsonl" "${held:-none}")
+check "b's webhook delivery of the held call is refused and retried ($dlv)" test -n "$dlv"
 kill -9 "$(pid_of b)"
 wait $hb1 $hb2 2>/dev/null
+# Whoever can write to PostgreSQL changes the audit webhook's row: the body no longer verifies.
+psql -X -At -d "$CONN" -c "UPDATE assent_deliveries SET body = replace(body, 'write_file', 'read_file') WHERE hook = 'audit'" >/dev/null
+touch "$T/recv.jsonl.open"
 for _ in $(seq 300); do [ "$(entries_of cancelled "$held")" != "0 " ] && break; sleep 0.05; done
 check "once b's lease expired, a cancelled the held call on the ledger, once ($(entries_of cancelled "$held"))" \
 	test "$(entries_of cancelled "$held")" = "1 a"
@@ -78,6 +104,15 @@ check "... and ledgered the call in flight unknown, once ($flight: $(entries_of 
 	test "$(entries_of outcome "${flight:-none}")" = "1 a"
 check "... saying it may have run and is never sent again" $PY "$ROOT/tests/integration/entry_check.py" \
 	"$T/export.a.jsonl" outcome "${flight:-none}" "e['status'] == 'unknown' and 'never sent again' in e['reason'] and e['reason'].startswith('replica b (its lease expired)')"
+for _ in $(seq 100); do grep -q '"status": 200' "$T/recv.jsonl" && break; sleep 0.05; done
+check "... and a sent b's webhook delivery, with b's delivery id and a valid signature" $PY -c '
+import json, sys
+ok = [r for r in map(json.loads, open(sys.argv[1])) if r["headers"].get("x-assent-delivery") == sys.argv[2] and r["status"] == 200]
+sys.exit(0 if ok and ok[0]["verified"] and sys.argv[3] in ok[0]["body"] else 1)' "$T/recv.jsonl" "${dlv:-none}" "${held:-none}"
+check "... but not the one whose row was changed in PostgreSQL" $PY -c '
+import json, sys
+sys.exit(1 if [r for r in map(json.loads, open(sys.argv[1])) if r["path"] == "/until-open/audit" and r["status"] == 200 and sys.argv[2] in r["body"]] else 0)' "$T/recv.jsonl" "${held:-none}"
+check "... which a refused, saying why" grep -q 'webhook audit: delivery whd_[0-9a-f]* that replica b left does not verify' "$T/a.log"
 check "a logs the takeover" grep -q 'replica b (its lease expired): this replica took it over; 1 requests its callers waited on are cancelled, 1 gated calls' "$T/a.log"
 
 # b comes back: nothing of its own is left open, and nothing is sent twice.

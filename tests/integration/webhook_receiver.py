@@ -3,10 +3,10 @@
 assent.notify(5) tells receivers to (HMAC-SHA256 over "t.body" with the whole whsec_ secret), and writes
 one JSON line per request to LOG: path, headers, body, and whether the signature verified.
 Paths: /ok and /slack answer 200, /fail always 500, /flaky 503 the first time per delivery
-then 200. With --cert/--key it speaks TLS; with --http10 it answers as Python's http.server does by
+then 200, /until-open... 503 until a file LOG.open exists, then 200. With --cert/--key it speaks TLS; with --http10 it answers as Python's http.server does by
 default (HTTP/1.0, no Content-Length, the body ends with the connection). It prints its port on
 stdout, then serves."""
-import hashlib, hmac, http.server, json, ssl, sys, argparse, time
+import hashlib, hmac, http.server, json, os, ssl, sys, argparse, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("log")
@@ -53,6 +53,8 @@ class H(http.server.BaseHTTPRequestHandler):
         status = 200
         if self.path == "/fail":
             status = 500
+        elif self.path.startswith("/until-open"):
+            status = 200 if os.path.exists(a.log + ".open") else 503
         elif self.path == "/flaky":
             seen[did] = seen.get(did, 0) + 1
             status = 503 if seen[did] == 1 else 200

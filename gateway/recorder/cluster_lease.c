@@ -1,0 +1,138 @@
+/* The cluster client's leases (docs/cluster.md, "When a replica dies"): this replica's
+ * heartbeat, the takeover of replicas whose lease expired (one conditional UPDATE, so one live
+ * replica takes each), and the webhook deliveries kept in PostgreSQL for a takeover. */
+#define _GNU_SOURCE
+#include "gateway/recorder/cluster_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/proto/frames.h"
+#include "gateway/proto/proto.h"
+
+struct dead {
+	struct cl *c;
+	char names[8][PROTO_CL_REPLICA_MAX + 1];
+	size_t n;
+};
+
+static int dead_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct dead *d = ctx;
+	char err[AS_ERRLEN];
+	if (ncols != 1 || !cols[0] || strlen(cols[0]) > PROTO_CL_REPLICA_MAX)
+		return 0;
+	struct cv *f = ipc_frame_new(&d->c->o, F_CL_DEAD, 1);
+	if (f && ipc_put_text(&d->c->o, f, "replica", cols[0], strlen(cols[0])) == 0)
+		(void)send_frame(d->c, f, err);
+	else
+		cv_arena_reset(&d->c->o);
+	if (d->n < 8)
+		snprintf(d->names[d->n++], sizeof d->names[0], "%s", cols[0]);
+	return 0;
+}
+
+/* One delivery a dead replica left, to the signer (which checks its mac before it sends it). */
+static int dlv_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct cl *c = ctx;
+	char err[AS_ERRLEN];
+	uint64_t id;
+	static const char *const names[] = {"origin", "id", "hook", "event", "body", "mac"};
+	if (ncols != 6 || !cols[1] || parse_u64(cols[1], &id) != 0)
+		return 0;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_DLV, 6);
+	int rc = f ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < 6; i++)
+		rc = i == 1    ? ipc_put_uint(&c->o, f, "id", id)
+		     : cols[i] ? ipc_put_text(&c->o, f, names[i], cols[i], strlen(cols[i]))
+			       : -1;
+	if (rc == 0 && frame_fields_check(frame_table_find(F_CL_DLV), f, err) == 0) /* else the signer drops us */
+		(void)send_frame(c, f, err);
+	else
+		cv_arena_reset(&c->o);
+	return 0;
+}
+
+/* A webhook delivery waits (F_CL_DLV_ADD) or ended (F_CL_DLV_DONE): kept in PostgreSQL for a
+ * takeover, best effort (never answered: a row that could not be written only means that this
+ * delivery is not taken over if this replica dies). Never inside a commit's transaction: the
+ * signer sends these between its steps. */
+void dlv_frame(struct cl *c, const struct ipc_frame *f)
+{
+	static const char add[] = "INSERT INTO assent_deliveries (origin, id, hook, owner, event, body, mac) VALUES "
+				  "($1, $2, $3, $1, $4, $5, $6) ON CONFLICT DO NOTHING";
+	static const char done[] = "DELETE FROM assent_deliveries WHERE origin = $1 AND id = $2 AND hook = $3";
+	const char *p[6] = {c->replica};
+	size_t n;
+	char id[24], err[AS_ERRLEN];
+	uint64_t u;
+	static const char *const add_f[] = {"hook", "event", "body", "mac"};
+	if (c->broken || c->locked || ipc_get_uint(f->body, "id", UINT64_MAX, &u, err) != 0)
+		return;
+	snprintf(id, sizeof id, "%llu", (unsigned long long)u);
+	p[1] = id;
+	char *t[4] = {NULL};
+	int rc = 0;
+	if (f->type == F_CL_DLV_ADD) {
+		for (size_t i = 0; rc == 0 && i < 4; i++) {
+			const char *s;
+			rc = ipc_get_text(f->body, add_f[i], PROTO_NOTIFY_BODY_MAX, &s, &n, err) != 0 ||
+			     !(t[i] = strndup(s, n));
+		}
+		p[2] = t[0], p[3] = t[1], p[4] = t[2], p[5] = t[3];
+		if (rc == 0 && db_exec(c->db, add, p, 6, NULL, err) != 0)
+			c->broken = db_socket(c->db) < 0;
+	} else {
+		const char *s;
+		if (ipc_get_text(f->body, "origin", PROTO_CL_REPLICA_MAX, &s, &n, err) == 0 && (t[0] = strndup(s, n)) &&
+		    ipc_get_text(f->body, "hook", PROTO_CL_HOOK_MAX, &s, &n, err) == 0 && (t[1] = strndup(s, n))) {
+			const char *q[3] = {t[0], id, t[1]};
+			if (db_exec(c->db, done, q, 3, NULL, err) != 0)
+				c->broken = db_socket(c->db) < 0;
+		}
+	}
+	for (size_t i = 0; i < 4; i++)
+		free(t[i]);
+}
+
+/* Between steps (never inside a commit's transaction): this replica is alive (seen), and it
+ * takes over each replica whose lease expired, by PostgreSQL's clock, that nobody took yet: one
+ * conditional UPDATE, so that exactly one live replica ends a dead one's requests. */
+void heartbeat(struct cl *c)
+{
+	static const char beat[] = "UPDATE assent_replicas SET seen = now(), taken_by = NULL WHERE name = $1";
+	static const char take[] =
+	    "UPDATE assent_replicas SET taken_by = $1 WHERE name <> $1 AND taken_by IS NULL "
+	    "AND seen < now() - make_interval(secs => $2::double precision / 1000) RETURNING name";
+	char err[AS_ERRLEN], ms[24];
+	c->next_beat = mono_ms() + c->lease_ms / 4;
+	if (c->locked)
+		return;
+	if (c->broken) {
+		if (db_reconnect(c->db, err) != 0 || db_script(c->db, "LISTEN assent_ledger", err) != 0)
+			return;
+		c->broken = 0;
+	}
+	static const char dlvs[] =
+	    "UPDATE assent_deliveries SET owner = $1 WHERE owner = $2 RETURNING origin, id, hook, "
+	    "event, body, mac";
+	snprintf(ms, sizeof ms, "%llu", (unsigned long long)c->lease_ms);
+	const char *p1[] = {c->replica}, *p2[] = {c->replica, ms};
+	struct dead d = {.c = c};
+	if (db_exec(c->db, beat, p1, 1, NULL, err) != 0 || db_query(c->db, take, p2, 2, dead_row, &d, err) != 0) {
+		c->broken = 1;
+		return;
+	}
+	/* A previous run's deliveries (from before this client started) are this run's to send. */
+	static const char own[] = "SELECT origin, id, hook, event, body, mac FROM assent_deliveries WHERE owner = $1 "
+				  "AND created < (SELECT started FROM assent_replicas WHERE name = $1)";
+	if (!c->own_dlvs && db_query(c->db, own, p1, 1, dlv_row, c, err) == 0)
+		c->own_dlvs = 1;
+	for (size_t i = 0; i < d.n; i++) { /* its webhooks' deliveries are ours to send now */
+		const char *p3[] = {c->replica, d.names[i]};
+		if (db_query(c->db, dlvs, p3, 2, dlv_row, c, err) != 0)
+			c->broken = 1;
+	}
+}
