@@ -30,6 +30,7 @@
 #define PAGE 1000	      /* entries per query of a pull: the LIMIT below */
 #define SCHEMA_LOCK "7340032" /* pg_advisory_lock key around the schema */
 #define APPEND_LOCK "7340033" /* pg_advisory_xact_lock key of the append lock ("advisory") */
+#define NAME_LOCK "7340034"   /* pg_try_advisory_lock(NAME_LOCK, hashtext(name)): one live replica a name */
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS assent_ledger (seq BIGINT PRIMARY KEY, entry BYTEA NOT NULL, "
@@ -454,6 +455,16 @@ static int hello(struct cl *c, char *err)
 		rc = db_exec(c->db, put_lock, l, 1, NULL, err);
 	if (rc == 0 && !reader)
 		rc = db_query(c->db, get_lock, NULL, 0, value_row, lock, err);
+	/* A name is one replica's (restore and takeovers go by it): held by its session while it lives. */
+	char held[65] = "";
+	if (rc == 0 && !reader)
+		rc = db_query(c->db, "SELECT pg_try_advisory_lock(" NAME_LOCK ", hashtext($1))", r, 1, value_row, held,
+			      err);
+	if (rc == 0 && !reader && strcmp(held, "t") != 0)
+		rc = as_fail(err, AS_EEXIST,
+			     "another replica named %s is connected to the cluster now: each replica needs its own "
+			     "ASSENT_REPLICA (a replica that just died frees its name within seconds)",
+			     c->replica);
 	if (rc == 0 && !reader)
 		rc = db_exec(c->db, seen, r, 1, NULL, err);
 	if (rc == 0)

@@ -173,6 +173,10 @@ check "... saying the policies differ" sh -c 'printf "%s" "$1" | grep -q "is not
 expect_exit 2 "a replica taking the lock another way is refused" env ASSENT_REPLICA=d ASSENT_CLUSTER_LOCK=advisory \
 	"$ASSENTD" --daemon --state "$T/d" --policy "$T/p.policy" --cluster "$URL"
 check "... naming the cluster's way" sh -c 'printf "%s" "$1" | grep -q "set ASSENT_CLUSTER_LOCK=row"' _ "$ERR"
+mkdir -p "$T/a2" && cp -a "$T/a/keys" "$T/a2/keys"
+expect_exit 2 "a second replica named a (another state directory) is refused while a runs" env ASSENT_REPLICA=a \
+	"$ASSENTD" --daemon --state "$T/a2" --policy "$T/p.policy" --cluster "$URL"
+check "... saying the name is taken" sh -c 'printf "%s" "$1" | grep -q "another replica named a is connected"' _ "$ERR"
 # Without ASSENT_REPLICA a replica is named by its host and its state directory (unique on one
 # machine, the same at every start); the refused start above registered d, this one its default.
 expect_exit 2 "a replica without ASSENT_REPLICA (refused for its policy)" env -u ASSENT_REPLICA "$ASSENTD" --daemon \
