@@ -51,6 +51,7 @@ struct cluster {
 	uint64_t retry_at; /* mono_ms: when a client that is down is started again between commits */
 	char dead[8][PROTO_CL_REPLICA_MAX + 1]; /* replicas this one took over, not yet ended (cluster_apply) */
 	size_t ndead;
+	uint64_t taken_over;	       /* replicas this one took over since it started (/health) */
 	uint64_t apply_from, apply_to; /* imported and not yet applied to the signer's state (cluster_apply.c) */
 	char last_err[AS_ERRLEN];
 };
@@ -116,6 +117,7 @@ static void cl_dead(struct cluster *c, const struct ipc_frame *f)
 		return;
 	}
 	snprintf(c->dead[c->ndead++], sizeof c->dead[0], "%.*s", (int)n, name);
+	c->taken_over++;
 }
 
 /* A webhook delivery a dead replica left (F_CL_DLV): notify.c checks its mac and sends it. */
@@ -641,8 +643,9 @@ json_t *cluster_health(const struct signer *s)
 	const struct cluster *c = s->cluster;
 	if (!c)
 		return NULL;
-	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:s}", "replica", c->replica, "lock", c->lock, "connected",
-			 c->fd >= 0 && c->db_ok, "shared_size", (json_int_t)c->shared, "commits",
+	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "replica", c->replica, "lock", c->lock,
+			 "connected", c->fd >= 0 && c->db_ok, "lease_seconds", (json_int_t)(c->lease_ms / 1000),
+			 "taken_over", (json_int_t)c->taken_over, "shared_size", (json_int_t)c->shared, "commits",
 			 (json_int_t)c->commits, "imported", (json_int_t)c->imported, "failures",
 			 (json_int_t)c->failures, "last_error", c->last_err);
 }

@@ -24,7 +24,7 @@ check "replica c starts with a's keys" start c
 check "... c imported what a and b wrote" grep -qE 'cluster: replica c joined \(3 replicas known; the shared ledger has [0-9]+ entries\)' "$T/c.log"
 health b >"$T/health.b"
 check "/health names the replica that answered and its link to the cluster" \
-	$PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["cluster"]; assert c["replica"]=="b" and c["connected"] and c["lock"]=="row", c' "$T/health.b"
+	$PY -c 'import json,sys; c=json.load(open(sys.argv[1]))["cluster"]; assert c["replica"]=="b" and c["connected"] and c["lock"]=="row" and c["lease_seconds"]==3, c' "$T/health.b"
 
 # Three replicas at once: every request is answered, all in one chain.
 loads=""
