@@ -78,7 +78,7 @@ void request_view(struct req *r, const struct conn *c, const struct pq_item *it,
 	json_object_set_new(r->view, "requester", who);
 	view_note_masks(r->view); /* what the view hides, said at its top */
 	json_object_set_new(r->view, "created", json_integer((json_int_t)(it->created_ms / 1000)));
-	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(it->deadline_ms / 1000)));
+	json_object_set_new(r->view, "deadline", json_integer((json_int_t)(shown_deadline_ms(it) / 1000)));
 	json_object_set_new(r->view, "action", json_string(r->action));
 	if (r->has_pd) {
 		json_object_set_new(r->view, "policy",

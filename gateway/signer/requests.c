@@ -488,7 +488,7 @@ int h_collect(void *ctx, struct ipc_frame *f, char *err)
 	}
 	if (wait == 0) {
 		json_t *res = result_base(id, "pending", 0);
-		json_object_set_new(res, "deadline", json_integer((json_int_t)(it->deadline_ms / 1000)));
+		json_object_set_new(res, "deadline", json_integer((json_int_t)(shown_deadline_ms(it) / 1000)));
 		send_result(s, c->id, r, res, 0);
 		json_decref(res);
 		return 0;

@@ -95,7 +95,6 @@ void restore_pending(struct signer *s);
  * why it cannot be. remote: another replica's in cluster mode, queued for this replica's
  * reviewers whatever its caller does there (waits too), with its deadline CLUSTER_GRACE_MS
  * later, so that its own replica times it out first and this one only when that one is gone. */
-#define CLUSTER_GRACE_MS 30000
 /* Cluster mode: what replica `dead` left open, ended as its restart would (its lease expired and
  * this replica took it over). */
 void restore_takeover(struct signer *s, const char *dead);

@@ -23,7 +23,7 @@ static json_t *task_state(struct signer *s, const char *sid, const char *owner)
 	if (it && !it->blocking && !strcmp(((struct req *)it->data)->owner, owner))
 		return json_pack("{s:s,s:s,s:I,s:I,s:I}", "state", "working", "session_id", sid, "created_ms",
 				 (json_int_t)it->created_ms, "updated_ms", (json_int_t)it->created_ms, "deadline_ms",
-				 (json_int_t)it->deadline_ms);
+				 (json_int_t)shown_deadline_ms(it));
 	json_t *g = gate_task_state(s, sid, owner);	       /* a gated call forwarded, not yet returned */
 	return g ? g : json_pack("{s:s}", "state", "unknown"); /* someone else's is as unknown as none */
 }

@@ -165,6 +165,17 @@ struct req { /* what the signer keeps of a pending request (pq_item.data) */
 	int remote;	       /* cluster mode: another replica's request, shown here (cluster_apply.c) */
 };
 
+/* Cluster mode: another replica's request is queued here CLUSTER_GRACE_MS after its deadline
+ * (restore_request), so that its own replica times it out first; it is shown with its own
+ * deadline. */
+#define CLUSTER_GRACE_MS 30000
+static inline uint64_t shown_deadline_ms(const struct pq_item *it)
+{
+	const struct req *r = it->data;
+	return r && r->remote && it->deadline_ms >= CLUSTER_GRACE_MS ? it->deadline_ms - CLUSTER_GRACE_MS
+								     : it->deadline_ms;
+}
+
 struct done { /* decided requests whose requester may still collect the answer */
 	char sid[PQ_SID_LEN + 1];
 	uint64_t owner_conn;

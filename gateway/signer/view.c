@@ -62,9 +62,9 @@ static void list_one(const struct pq_item *it, void *arg)
 	if (n > LIST_MESSAGE_MAX) /* cut on a character boundary */
 		for (n = LIST_MESSAGE_MAX; n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80; n--)
 			;
-	json_t *v =
-	    json_pack("{s:s,s:s,s:s%,s:I,s:I}", "session_id", it->session_id, "type", r->type, "message", msg, n,
-		      "created", (json_int_t)(it->created_ms / 1000), "deadline", (json_int_t)(it->deadline_ms / 1000));
+	json_t *v = json_pack("{s:s,s:s,s:s%,s:I,s:I}", "session_id", it->session_id, "type", r->type, "message", msg,
+			      n, "created", (json_int_t)(it->created_ms / 1000), "deadline",
+			      (json_int_t)(shown_deadline_ms(it) / 1000));
 	if (n < strlen(msg))
 		json_object_set_new(v, "message_truncated", json_true());
 	if (r->audience[0])

@@ -77,6 +77,11 @@ xa=$!
 sid=$(first_pending a)
 check "a's pending request $sid is listed on b" listed b "${sid:-none}"
 check "... and on c" listed c "${sid:-none}"
+show_of() { "$ASSENT" --state "$T/$1" show "$2" --json 2>/dev/null; }
+show_of a "${sid:-none}" >"$T/show.a"
+show_of b "${sid:-none}" >"$T/show.b"
+check "... b shows its reviewers exactly what a shows (the view, the deadline, the terms)" \
+	sh -c 'test -s "$1" && cmp -s "$1" "$2"' _ "$T/show.a" "$T/show.b"
 expect_exit 0 "alice approves it on b" "$ASSENT" --state "$T/b" approve "$sid"
 wait $xa
 check "a's agent is answered: approved by alice, with a token ($(head -c 160 "$T/x.a"))" $PY -c '
