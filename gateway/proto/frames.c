@@ -176,6 +176,8 @@ static const struct frame_field cl_dead[] = {{"replica", FT_TEXT, PROTO_CL_REPLI
 	{                                                                                                              \
 		"mac", FT_TEXT, 64, REQ                                                                                \
 	}
+static const struct frame_field cl_reg[] = {
+    {"version", FT_UINT, UINT64_MAX, REQ}, {"body", FT_TEXT, PROTO_CL_REG_MAX, REQ}, {"mac", FT_TEXT, 64, REQ}};
 static const struct frame_field cl_dlv[] = {{"origin", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ}, CL_DLV_FIELDS};
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},
@@ -294,6 +296,7 @@ static const struct frame_table tables[] = {
     TABLE(F_CL_NOTIFY, cl_notify),
     TABLE(F_CL_DEAD, cl_dead),
     TABLE(F_CL_DLV, cl_dlv),
+    TABLE(F_CL_REG, cl_reg),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)
@@ -468,6 +471,7 @@ static const struct frame_table down[] = {
     TABLE(F_CL_RELEASE, none),
     TABLE(F_CL_DLV_ADD, d_cl_dlv_add),
     TABLE(F_CL_DLV_DONE, d_cl_dlv_done),
+    TABLE(F_CL_REG_PUT, cl_reg),
 };
 /* The items of an array that are maps with a table of their own. */
 static const struct frame_table hook_item = {F_CONFIG, "F_CONFIG hooks item", d_hook, sizeof d_hook / sizeof *d_hook};

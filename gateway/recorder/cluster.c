@@ -46,6 +46,10 @@ static const char schema[] =
     "ALTER TABLE assent_replicas ADD COLUMN IF NOT EXISTS taken_by TEXT;"
     /* webhook deliveries not yet ended, for a takeover: made by origin, sent by owner; mac is the
      * origin's HMAC under the webhook's secret (a row changed here is refused, not sent) */
+    /* the identity registry's file, as the replica that changed it last made it; mac: its HMAC
+     * under the cluster's secret (STATE/keys/cluster.secret), which PostgreSQL never holds */
+    "CREATE TABLE IF NOT EXISTS assent_registry (id INT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL, "
+    "body TEXT NOT NULL, mac TEXT NOT NULL, replica TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS assent_deliveries (origin TEXT NOT NULL, id BIGINT NOT NULL, hook TEXT NOT NULL, "
     "owner TEXT NOT NULL, event TEXT NOT NULL, body TEXT NOT NULL, mac TEXT NOT NULL, "
     "created TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (origin, id, hook));"
@@ -475,7 +479,7 @@ static int hello(struct cl *c, char *err)
 	if (db_script(c->db, "SELECT pg_advisory_unlock(" SCHEMA_LOCK ")", e2) != 0 && rc == 0)
 		rc = as_fail(err, AS_EIO, "%s", e2);
 	if (rc == 0)
-		rc = db_script(c->db, "LISTEN assent_ledger", err);
+		rc = db_script(c->db, LISTENS, err);
 	if (rc != 0)
 		return rc;
 	/* Two ways of taking turns would not exclude each other: one for the whole cluster. */
@@ -503,6 +507,10 @@ static void notified(void *ctx, const char *channel, const char *payload)
 	uint64_t size;
 	char e2[AS_ERRLEN];
 	const char *sp = strchr(payload, ' ');
+	if (!strcmp(channel, "assent_registry") && strcmp(payload, c->replica) != 0) {
+		c->reg_due = 1; /* fetched between steps (reg_send) */
+		return;
+	}
 	if (strcmp(channel, "assent_ledger") != 0 || !sp || strcmp(sp + 1, c->replica) == 0)
 		return; /* our own commit, or not the ledger's */
 	char num[24];
@@ -527,7 +535,7 @@ static int step(struct cl *c, const struct ipc_frame *f, char *err)
 	int periodic;
 	if (c->broken) {
 		char e2[AS_ERRLEN];
-		if (db_reconnect(c->db, e2) != 0 || db_script(c->db, "LISTEN assent_ledger", e2) != 0)
+		if (db_reconnect(c->db, e2) != 0 || db_script(c->db, LISTENS, e2) != 0)
 			return as_fail(err, AS_EIO, "PostgreSQL is unreachable: %s", e2);
 		c->broken = 0;
 	}
@@ -577,6 +585,8 @@ static int serve(struct cl *c)
 			return 1;
 		if (np == 2 && p[1].revents && db_notifies(c->db, notified, c) != 0)
 			c->broken = 1;
+		if (c->reg_due && !c->locked && !c->broken)
+			reg_send(c);
 		if (!p[0].revents)
 			continue;
 		int r = ipc_read(&c->ipc, err);
@@ -593,6 +603,10 @@ static int serve(struct cl *c)
 			int rc;
 			if (f.type == F_CL_DLV_ADD || f.type == F_CL_DLV_DONE) { /* never answered */
 				dlv_frame(c, &f);
+				continue;
+			}
+			if (f.type == F_CL_REG_PUT) { /* never answered */
+				reg_put(c, &f);
 				continue;
 			}
 			if (f.type == F_CL_PUT && c->put_err[0])
@@ -617,6 +631,8 @@ static int serve(struct cl *c)
 			if (!c->broken && db_notifies(c->db, notified, c) != 0)
 				c->broken = 1;
 		}
+		if (c->reg_due && !c->locked && !c->broken)
+			reg_send(c);
 		if (c->ipc.eof)
 			return 0;
 	}

@@ -12,6 +12,7 @@
 #include "gateway/recorder/db.h"
 
 #define FD 3 /* the signer's socket */
+#define LISTENS "LISTEN assent_ledger; LISTEN assent_registry"
 
 struct cl {
 	struct ipc_conn ipc;
@@ -29,10 +30,13 @@ struct cl {
 	uint8_t **ents; /* PUT since the pull */
 	char **claims;	/* and what each takes once (NULL: nothing) */
 	size_t *lens, nents, cap;
-	int broken;		 /* the connection failed: reconnect before the next step */
-	uint64_t lease_ms;	 /* HELLO lease: heartbeats every quarter of it; 0: none (a reader) */
-	uint64_t next_beat;	 /* mono_ms of the next heartbeat */
-	int own_dlvs;		 /* this replica's own deliveries of a previous run were handed back */
+	int broken;	    /* the connection failed: reconnect before the next step */
+	uint64_t lease_ms;  /* HELLO lease: heartbeats every quarter of it; 0: none (a reader) */
+	uint64_t next_beat; /* mono_ms of the next heartbeat */
+	int own_dlvs;
+	int reg_due;
+	    /* the cluster's registry is to be sent to the signer (reg_send) */ /* this replica's own deliveries of a
+										   previous run were handed back */
 	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
 };
 
@@ -44,5 +48,10 @@ int send_frame(struct cl *c, struct cv *f, char *err);
 void heartbeat(struct cl *c);
 /* F_CL_DLV_ADD and F_CL_DLV_DONE: never answered. */
 void dlv_frame(struct cl *c, const struct ipc_frame *f);
+/* F_CL_REG_PUT (never answered): this replica's registry, stored when it is newer than the
+ * cluster's, and the others told (NOTIFY assent_registry). reg_send: the cluster's registry to
+ * the signer (F_CL_REG), which checks its mac. */
+void reg_put(struct cl *c, const struct ipc_frame *f);
+void reg_send(struct cl *c);
 
 #endif

@@ -111,7 +111,7 @@ void heartbeat(struct cl *c)
 	if (c->locked)
 		return;
 	if (c->broken) {
-		if (db_reconnect(c->db, err) != 0 || db_script(c->db, "LISTEN assent_ledger", err) != 0)
+		if (db_reconnect(c->db, err) != 0 || db_script(c->db, LISTENS, err) != 0)
 			return;
 		c->broken = 0;
 	}
@@ -128,11 +128,66 @@ void heartbeat(struct cl *c)
 	/* A previous run's deliveries (from before this client started) are this run's to send. */
 	static const char own[] = "SELECT origin, id, hook, event, body, mac FROM assent_deliveries WHERE owner = $1 "
 				  "AND created < (SELECT started FROM assent_replicas WHERE name = $1)";
-	if (!c->own_dlvs && db_query(c->db, own, p1, 1, dlv_row, c, err) == 0)
+	if (!c->own_dlvs && db_query(c->db, own, p1, 1, dlv_row, c, err) == 0) {
 		c->own_dlvs = 1;
+		c->reg_due = 1; /* and, once, the cluster's registry */
+	}
 	for (size_t i = 0; i < d.n; i++) { /* its webhooks' deliveries are ours to send now */
 		const char *p3[] = {c->replica, d.names[i]};
 		if (db_query(c->db, dlvs, p3, 2, dlv_row, c, err) != 0)
 			c->broken = 1;
 	}
+}
+
+/* ---- the identity registry ---- */
+
+void reg_put(struct cl *c, const struct ipc_frame *f)
+{
+	static const char put[] =
+	    "WITH u AS (INSERT INTO assent_registry VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO "
+	    "UPDATE SET version = EXCLUDED.version, body = EXCLUDED.body, mac = EXCLUDED.mac, "
+	    "replica = EXCLUDED.replica WHERE assent_registry.version < EXCLUDED.version "
+	    "RETURNING 1) SELECT pg_notify('assent_registry', $4) FROM u";
+	const char *body, *mac;
+	size_t bn, mn;
+	uint64_t v;
+	char ver[24], err[AS_ERRLEN];
+	if (c->broken || c->locked || ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) != 0 ||
+	    ipc_get_text(f->body, "body", PROTO_CL_REG_MAX, &body, &bn, err) != 0 ||
+	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0)
+		return;
+	char *b = strndup(body, bn), *m = strndup(mac, mn);
+	snprintf(ver, sizeof ver, "%llu", (unsigned long long)v);
+	const char *p[] = {ver, b, m, c->replica};
+	if (b && m && db_query(c->db, put, p, 4, NULL, NULL, err) != 0)
+		c->broken = db_socket(c->db) < 0;
+	free(b);
+	free(m);
+}
+
+static int reg_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct cl *c = ctx;
+	uint64_t v;
+	char err[AS_ERRLEN];
+	if (ncols != 3 || !cols[0] || !cols[1] || !cols[2] || parse_u64(cols[0], &v) != 0)
+		return 0;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_REG, 3);
+	if (f && ipc_put_uint(&c->o, f, "version", v) == 0 &&
+	    ipc_put_text(&c->o, f, "body", cols[1], strlen(cols[1])) == 0 &&
+	    ipc_put_text(&c->o, f, "mac", cols[2], strlen(cols[2])) == 0 &&
+	    frame_fields_check(frame_table_find(F_CL_REG), f, err) == 0)
+		(void)send_frame(c, f, err);
+	else
+		cv_arena_reset(&c->o);
+	return 0;
+}
+
+void reg_send(struct cl *c)
+{
+	char err[AS_ERRLEN];
+	c->reg_due = 0;
+	if (db_query(c->db, "SELECT version, body, mac FROM assent_registry WHERE id = 1", NULL, 0, reg_row, c, err) !=
+	    0)
+		c->broken = db_socket(c->db) < 0;
 }

@@ -52,6 +52,7 @@ struct cluster {
 	char dead[8][PROTO_CL_REPLICA_MAX + 1]; /* replicas this one took over, not yet ended (cluster_apply) */
 	size_t ndead;
 	uint64_t taken_over;	       /* replicas this one took over since it started (/health) */
+	struct creg *reg;	       /* the shared identity registry (cluster_reg.c) */
 	uint64_t apply_from, apply_to; /* imported and not yet applied to the signer's state (cluster_apply.c) */
 	char last_err[AS_ERRLEN];
 };
@@ -176,6 +177,43 @@ void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const c
 		cv_arena_reset(&c->o);
 }
 
+/* This replica's registry to the cluster (F_CL_REG_PUT, never answered); takes p->body. */
+static void reg_put(struct cluster *c, struct creg_push *p)
+{
+	char err[AS_ERRLEN];
+	struct cv *f = c->fd >= 0 ? ipc_frame_new(&c->o, F_CL_REG_PUT, 3) : NULL;
+	if (!f || ipc_put_uint(&c->o, f, "version", p->version) ||
+	    ipc_put_text(&c->o, f, "body", (const char *)p->body.p, p->body.len) ||
+	    ipc_put_text(&c->o, f, "mac", p->mac, strlen(p->mac)) || cl_send(c, f, err) != 0)
+		cv_arena_reset(&c->o);
+	buf_free(&p->body);
+}
+
+/* The cluster's identity registry (F_CL_REG): cluster_reg.c checks its mac. */
+static void cl_reg(struct cluster *c, const struct ipc_frame *f)
+{
+	const char *body, *mac;
+	size_t bn, mn;
+	uint64_t v;
+	char err[AS_ERRLEN], m[65];
+	if (!c->s || ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) != 0 ||
+	    ipc_get_text(f->body, "body", PROTO_CL_REG_MAX, &body, &bn, err) != 0 ||
+	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0)
+		return;
+	snprintf(m, sizeof m, "%.*s", (int)mn, mac);
+	struct creg_push p;
+	if (c->reg && creg_in(c->reg, c->s->o->state, v, body, bn, m, &p))
+		reg_put(c, &p);
+}
+
+void cluster_reg_loaded(struct signer *s)
+{
+	struct cluster *c = s->cluster;
+	struct creg_push p;
+	if (c && c->reg && creg_local(c->reg, s->o->state, &p))
+		reg_put(c, &p);
+}
+
 /* The next frame that is not a NOTIFY (those are hints, dropped here) or a takeover (kept). */
 static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 {
@@ -195,6 +233,8 @@ static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 			cl_dead(c, f);
 		else if (f->type == F_CL_DLV)
 			cl_dlv(c, f);
+		else if (f->type == F_CL_REG)
+			cl_reg(c, f);
 		else if (f->type != F_CL_NOTIFY)
 			return 0;
 		/* a NOTIFY here is only a hint that a catch-up would find more: the next commit imports */
@@ -491,6 +531,9 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 	lo->sync = &c->sync;
 	unsetenv("ASSENT_CLUSTER"); /* it may hold a password: nothing started later inherits it */
 	GUARD(cl_start(c, err));
+	if (!(c->reg = cluster_reg_setup(s->o->state, err)))
+		return AS_EIO;
+	cluster_reg_loaded(s); /* this replica's registry: the cluster's if newer than the cluster's */
 	/* The mark that makes the assent CLI write this state directory's entries (reviewer add,
 	 * keygen) to the shared ledger, never to the mirror alone (cluster_cli_sync). No URL in it. */
 	char path[4200], body[200];
@@ -579,6 +622,8 @@ void cluster_input(struct signer *s)
 			cl_dead(c, &f);
 		} else if (f.type == F_CL_DLV) {
 			cl_dlv(c, &f);
+		} else if (f.type == F_CL_REG) {
+			cl_reg(c, &f);
 		} else if (f.type == F_CL_NOTIFY && ipc_get_uint(f.body, "size", UINT64_MAX, &size, err) == 0) {
 			told = size > told ? size : told;
 		} else {

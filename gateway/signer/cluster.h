@@ -42,6 +42,23 @@ int cluster_taken_over(struct signer *s, char name[PROTO_CL_REPLICA_MAX + 1]);
 void cluster_dlv_add(struct signer *s, uint64_t id, const char *hook, const char *event, const char *body,
 		     const char *mac);
 void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const char *hook);
+/* One identity registry for every replica (cluster_reg.c: its file, MAC'd with the cluster's
+ * secret STATE/keys/cluster.secret). cluster_reg_loaded: the file here was (re)read, so a change
+ * goes to the cluster (reload_registry calls it). Below, cluster_reg.c's own part, which calls
+ * nothing of cluster.c: setup loads or makes the secret; creg_local says what to send when the
+ * file here changed; creg_in checks the cluster's and writes it when it is newer than the file
+ * here, or says to send the file here when that is newer. 1: send *p (the caller frees p->body). */
+void cluster_reg_loaded(struct signer *s);
+struct creg;
+struct creg_push {
+	uint64_t version;
+	struct buf body;
+	char mac[65];
+};
+struct creg *cluster_reg_setup(const char *state, char *err);
+int creg_local(struct creg *g, const char *state, struct creg_push *p);
+int creg_in(struct creg *g, const char *state, uint64_t version, const char *body, size_t len, const char *mac,
+	    struct creg_push *p);
 /* This replica's name in cluster mode; NULL on one machine. */
 const char *cluster_replica(const struct signer *s);
 /* /health's "cluster" member; NULL when not in cluster mode. */

@@ -114,4 +114,6 @@ void reload_registry(struct signer *s)
 	if (old)
 		web_credentials_changed(s, old);
 	registry_free(old);
+	if (s->cluster) /* a change made here goes to the other replicas (cluster_reg.c) */
+		cluster_reg_loaded(s);
 }

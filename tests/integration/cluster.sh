@@ -65,6 +65,18 @@ done
 $PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check0" 2>&1
 check "... one signed chain still ($(cat "$T/check0"))" grep -qE '^[0-9]+ 3$' "$T/check0"
 sleep 1.2 # each replica re-reads its registry every second
+# One registry (docs/cluster.md): bob, registered on a only, is every replica's reviewer.
+ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/a" reviewer add bob --uid 4242 >/dev/null
+knows() { for _ in $(seq 100); do grep -q "\"$2\"" "$T/$1/identities.json" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+check "bob, registered on a, is in c's registry (the cluster's, MAC'd with its secret)" knows c bob
+check "... and in b's" knows b bob
+check "... c says where it came from" grep -q 'the identity registry from the cluster (version [0-9]*' "$T/c.log"
+# Whoever writes to PostgreSQL adds a reviewer eve: no replica takes the registry.
+psql -X -At -d "$CONN" -c "UPDATE assent_registry SET body = replace(body, '\"bob\"', '\"eve\"'), version = version + 1;
+	SELECT pg_notify('assent_registry', 'mallory')" >/dev/null
+sleep 1
+check "a registry changed in PostgreSQL is refused: eve is nobody's reviewer" sh -c '! grep -q "\"eve\"" "$1"/a/identities.json "$1"/b/identities.json "$1"/c/identities.json' _ "$T"
+check "... and the replicas say why" grep -q 'the identity registry in PostgreSQL does not verify with the cluster' "$T/c.log"
 ledger_ends() { # SID: the entries in PostgreSQL that end it (kind decision, timeout, cancelled)
 	psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE position('$1'::bytea in entry) > 0 AND
 		(encode(entry, 'hex') LIKE '%646b696e6468' || encode('decision', 'hex') || '%' OR
