@@ -35,8 +35,8 @@ struct cl {
 	uint64_t next_beat; /* mono_ms of the next heartbeat */
 	int own_dlvs;
 	int reg_due;
-	    /* the cluster's registry is to be sent to the signer (reg_send) */ /* this replica's own deliveries of a
-										   previous run were handed back */
+	/* the cluster's registry is to be sent to the signer (reg_send) */ /* this replica's own deliveries of a
+									       previous run were handed back */
 	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
 };
 
