@@ -24,7 +24,10 @@ upstreams() { # REPLICA [UPSTREAM_MODE]
 		"$NODE22" "$MCP/upstream_fs.mjs" "$T/root.$1" "$T/calls.$1" "${2:-}" >"$T/$1.up.json"
 }
 served() { for _ in $(seq 400); do grep -q 'upstream fs: .* tools served' "$T/$1.log" && return 0; sleep 0.05; done; return 1; }
-calls() { grep -c "^$2 " "$T/calls.$1" 2>/dev/null || true; } # REPLICA TOOL: how many reached its upstream
+calls() { # REPLICA TOOL: how many reached its upstream (0 when its log was never written)
+	[ -f "$T/calls.$1" ] || { echo 0; return; }
+	grep -c "^$2 " "$T/calls.$1" || true # grep -c prints 0 (and exits 1) when none did
+}
 hold() { # REPLICA TOOL ARGS: an agent's call on REPLICA, answered into $T/hold.REPLICA.TOOL
 	ASSENT_TEST_POLICY="$T/p.policy" $PY "$ROOT/tests/integration/restart_agent.py" "$ROOT/build" "$T/$1" hold \
 		"fs__$2" "$3" >"$T/hold.$1.$2" 2>/dev/null &
