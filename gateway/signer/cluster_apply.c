@@ -2,8 +2,8 @@
  * "Any replica, any reviewer"). The shared ledger is a replicated log of every transition, and
  * each mirror imports it (checked by ledger/sync.c: signed by this ledger's key). So:
  * - another replica's request waits here too, for this replica's reviewers (restore.c rebuilds
- *   it as a restart would, marked remote; a gated call stays with the replica that holds its
- *   exact call);
+ *   it as a restart would, marked remote; a gated call too, shown as its own replica ledgered
+ *   its view, and dispatched by that replica alone, which holds its exact call);
  * - its quorum approvals count here too;
  * - its end (a decision, timeout or cancellation, wherever it was made) takes it out of this
  *   queue; when this replica holds the request, its caller is answered now, with the approval
@@ -106,16 +106,14 @@ static void remote_end(struct apply *x, const char *sid, const struct cv *e, con
 	struct signer *s = x->s;
 	struct pq_item it;
 	if (pq_remove(s->q, sid, &it) != 0)
-		return; /* not pending here (a gated call of another replica, or ended already) */
+		return; /* not pending here (ended already) */
 	struct req *r = it.data;
 	char outcome[32] = "", reviewer[REG_NAME_MAX + 1] = "", text[4096] = "";
 	struct ending end;
 	ending_of(r, e, &end, outcome, sizeof outcome, reviewer, sizeof reviewer, text, sizeof text);
-	if (r->gate && end.approved) { /* never: no other replica holds this exact call */
-		slog("error", "gated call %s: an approval from another replica is not taken; the call is not sent",
-		     sid);
-		end = (struct ending){.status = "cancelled", .error = "decided on a replica that cannot see the call"};
-	}
+	/* A gated call this replica holds, approved on another: finish() dispatches it here (gate.c), its
+	 * dispatch entry claimed once in the cluster. The other replica's reviewer saw the view this
+	 * replica ledgered, bound to the exact call by the digest that is dispatched. */
 	/* remote too: its caller may collect the answer here (get_feedback, tasks/get) */
 	char *jwt = end.approved ? token_again(s, r, sid, e, pos) : NULL;
 	end.token = jwt;

@@ -106,6 +106,16 @@ void reveal(struct signer *s, const struct who *w, const char *id)
 		reply_to(s, w->reply, w->web, ctl_error(PS_NOT_FOUND, "no pending request %s", id));
 		return;
 	}
+	const char *held_by = json_string_value(json_object_get(r->view, "held_by"));
+	if (r->remote && held_by) { /* cluster mode: the exact bytes are kept where the call is held */
+		reply_to(s, w->reply, w->web,
+			 ctl_error(PS_NOT_FOUND,
+				   "request %s is a gated call held by replica %s: its exact arguments are kept there "
+				   "only, so reveal it on that replica (approving it here is fine: the digest shown is "
+				   "what replica %s dispatches)",
+				   id, held_by, held_by));
+		return;
+	}
 	if (!r->gate || !r->gate->args) { /* request_feedback: the worker masked it before the signer saw it */
 		reply_to(s, w->reply, w->web,
 			 ctl_error(PS_NOT_FOUND,

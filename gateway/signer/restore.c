@@ -242,14 +242,12 @@ static const char *collect_read(const struct cv *e, int remote, const char **out
 {
 	const struct cv *collect = cv_get(e, "collect");
 	int call = cv_text_eq(cv_get(e, "type"), "call");
-	if (remote && call)
-		return "a gated call is reviewed on the replica that holds it (its exact call is not on the ledger)";
 	if (!collect) /* an older assent wrote it: taken as a blocking call */
 		return "its entry does not say how its caller collects the answer (an older assent wrote it), so it "
 		       "counts as a blocking call, whose connection went with the previous run";
 	if (!remote && cv_text_eq(collect, "wait"))
 		return "the caller's connection went with the previous run";
-	if (call) /* the ledger keeps its arguments redacted, not the call */
+	if (call && !remote) /* the ledger keeps its arguments redacted, not the call */
 		return "a gated call's exact call is not recorded (its arguments are, redacted), so it cannot be "
 		       "forwarded after a restart";
 	if (!cv_text_eq(collect, "poll") && !cv_text_eq(collect, "task") && !cv_text_eq(collect, "wait"))
@@ -303,6 +301,12 @@ const char *restore_request(struct signer *s, const char *sid, const uint8_t *by
 			json_object_del(r->view, added[k]);
 		if (!r->view)
 			why = "out of memory";
+		/* Another replica's gated call: shown as its replica shows it (the same arguments, masked
+		 * alike, and the digest of the exact call that replica dispatches once approved) */
+		if (!why && remote && cv_text_eq(cv_get(e, "type"), "call")) {
+			json_object_set_new(r->view, "call", json_string(r->action));
+			json_object_set_new(r->view, "held_by", cv_to_json(cv_get(e, "replica")));
+		}
 	}
 	if (!why) {
 		request_view(r, &c, &it, uid_agent);

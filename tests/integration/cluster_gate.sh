@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cluster mode and the gate (issue 32, docs/cluster.md "When a replica dies"): two replicas on one
 # real PostgreSQL, each with its own upstream server (tests/mcp/upstream_fs.mjs, which logs every
-# tools/call that reaches it). A gated call approved on a is dispatched once. Replica b is killed
+# tools/call that reaches it). A gated call held on a and approved on b is dispatched by a, once. Replica b is killed
 # with -9 while it holds a call for a person and has another in flight to its (hanging) upstream:
 # once b's lease expires, a takes it over and ledgers the held call cancelled and the one in
 # flight `unknown`, once each; b comes back and sends neither again (its upstream counts what it
@@ -57,18 +57,32 @@ $PY -c 'import json,sys; t=sys.argv[1]; json.dump({"/until-open/"+h: open(t+"/se
 cp -p "$T/b/notify.json" "$T/a/notify.json"
 sleep 1.2 # each replica re-reads its registry and its webhooks every second
 
-# Held on a, approved on a: dispatched once. A gated call is held on its own replica only.
-hold a write_file '{"path": "once.txt", "content": "once\n"}'
+# Held on a, approved on b: a dispatches it, once. b shows the call as a ledgered it: the same
+# tool, arguments (a secret masked alike) and digest of the exact call a dispatches.
+hold a write_file '{"path": "once.txt", "content": "once\n", "note": "token=sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"}'
 ha=$!
 sid=$(first_pending a)
 check "a holds the write for a person ($sid)" test -n "$sid"
-check "... and b does not list it (a gated call is reviewed where it is held)" gone b "${sid:-none}" 20
-expect_exit 0 "alice approves it on a" "$ASSENT" --state "$T/a" approve "$sid"
+check "... and b lists it too" listed b "${sid:-none}"
+for r in a b; do "$ASSENT" --state "$T/$r" show "$sid" --json >"$T/show.$r" 2>&1; done
+check "... showing the same tool, arguments and call digest on both replicas" $PY -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+pick = lambda v: {k: v.get(k) for k in ("upstream", "tool", "arguments", "call", "masked")}
+assert pick(a) == pick(b), (pick(a), pick(b))
+assert a["call"].startswith("sha256:") and a["arguments"]["content"] == "once\n", a
+assert "sk-live" not in json.dumps(b) and b["masked"]["spans"] == 1, b
+assert b["held_by"] == "a", b' "$T/show.a" "$T/show.b"
+expect_exit 1 "b refuses to reveal it, naming the replica that can" "$ASSENT" --state "$T/b" show "$sid" --full
+check "... (it says: $(head -c 160 "$T/.err"))" grep -q "held by replica a: its exact arguments are kept there" "$T/.err"
+expect_exit 0 "alice approves it on b" "$ASSENT" --state "$T/b" approve "$sid"
 wait $ha
 check "the agent gets the write's result ($(tail -1 "$T/hold.a.write_file" | head -c 120))" \
 	grep -q 'wrote 5 bytes to once.txt' "$T/hold.a.write_file"
 check "a's upstream received it once ($(calls a write_file))" test "$(calls a write_file)" = 1
-check "... one dispatch entry on the shared ledger ($(entries_of dispatch "$sid"))" test "$(entries_of dispatch "$sid")" = "1 a"
+check "... decided by b ($(entries_of decision "$sid")) and dispatched by a, once ($(entries_of dispatch "$sid"))" \
+	test "$(entries_of decision "$sid") $(entries_of dispatch "$sid")" = "1 b 1 a"
+check "... and b's list no longer has it" gone b "$sid"
 
 # b holds one call for a person and has another in flight to its upstream; then kill -9.
 hold b write_file '{"path": "held.txt", "content": "never\n"}'
