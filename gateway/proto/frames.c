@@ -176,8 +176,16 @@ static const struct frame_field cl_dead[] = {{"replica", FT_TEXT, PROTO_CL_REPLI
 	{                                                                                                              \
 		"mac", FT_TEXT, 64, REQ                                                                                \
 	}
-static const struct frame_field cl_reg[] = {
-    {"version", FT_UINT, UINT64_MAX, REQ}, {"body", FT_TEXT, PROTO_CL_REG_MAX, REQ}, {"mac", FT_TEXT, 64, REQ}};
+static const struct frame_field cl_reg[] = {{"version", FT_UINT, UINT64_MAX, REQ},
+					    {"body", FT_TEXT, PROTO_CL_REG_MAX, REQ},
+					    {"mac", FT_TEXT, 64, REQ},
+					    {"base", FT_UINT, UINT64_MAX, OPT}};
+static const struct frame_field cl_ws[] = {
+    {"body", FT_TEXT, PROTO_CL_WS_MAX, REQ}, {"mac", FT_TEXT, 64, REQ}, {"ended", FT_BOOL, 0, REQ}};
+static const struct frame_field d_cl_ws_put[] = {{"key", FT_TEXT, 64, REQ},
+						 {"body", FT_TEXT, PROTO_CL_WS_MAX, REQ},
+						 {"mac", FT_TEXT, 64, REQ},
+						 {"ended", FT_BOOL, 0, REQ}};
 static const struct frame_field cl_dlv[] = {{"origin", FT_TEXT, PROTO_CL_REPLICA_MAX, REQ}, CL_DLV_FIELDS};
 static const struct frame_field rec_stats[] = {{"written", FT_UINT, UINT64_MAX, REQ},
 					       {"dropped", FT_UINT, UINT64_MAX, REQ},
@@ -297,6 +305,7 @@ static const struct frame_table tables[] = {
     TABLE(F_CL_DEAD, cl_dead),
     TABLE(F_CL_DLV, cl_dlv),
     TABLE(F_CL_REG, cl_reg),
+    TABLE(F_CL_WS, cl_ws),
 };
 
 const struct frame_table *frame_table_find(uint32_t t)
@@ -472,6 +481,7 @@ static const struct frame_table down[] = {
     TABLE(F_CL_DLV_ADD, d_cl_dlv_add),
     TABLE(F_CL_DLV_DONE, d_cl_dlv_done),
     TABLE(F_CL_REG_PUT, cl_reg),
+    TABLE(F_CL_WS_PUT, d_cl_ws_put),
 };
 /* The items of an array that are maps with a table of their own. */
 static const struct frame_table hook_item = {F_CONFIG, "F_CONFIG hooks item", d_hook, sizeof d_hook / sizeof *d_hook};

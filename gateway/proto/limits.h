@@ -128,6 +128,7 @@
 #define PROTO_CL_HOOK_MAX 64	    /* gateway/state/hooks.h HOOK_NAME_MAX */
 #define PROTO_CL_EVENT_MAX 24	    /* a webhook event's name */
 #define PROTO_CL_REG_MAX (1u << 20) /* the identity registry's file (identities.json) */
+#define PROTO_CL_WS_MAX 1024	    /* a web session as the cluster keeps it (cluster_reg.c) */
 #define PROTO_WITNESS_BODY_MAX 8192 /* an add-checkpoint body: old line, 64 proof lines, a checkpoint */
 #define PROTO_WITNESS_RESP_MAX 4096 /* a witness's answer the worker reads (an Ed25519 line: ~100 bytes) */
 #define PROTO_WITNESS_COSIGS_MAX 8  /* Ed25519 cosignature lines taken from one answer */

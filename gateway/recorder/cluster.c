@@ -44,12 +44,18 @@ static const char schema[] =
     "seen TIMESTAMPTZ NOT NULL);"
     /* taken_by: the replica that took this one over when its lease expired (NULL: nobody) */
     "ALTER TABLE assent_replicas ADD COLUMN IF NOT EXISTS taken_by TEXT;"
-    /* webhook deliveries not yet ended, for a takeover: made by origin, sent by owner; mac is the
-     * origin's HMAC under the webhook's secret (a row changed here is refused, not sent) */
     /* the identity registry's file, as the replica that changed it last made it; mac: its HMAC
      * under the cluster's secret (STATE/keys/cluster.secret), which PostgreSQL never holds */
     "CREATE TABLE IF NOT EXISTS assent_registry (id INT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL, "
     "body TEXT NOT NULL, mac TEXT NOT NULL, replica TEXT NOT NULL);"
+    /* reviewers' web sessions (hash: SHA-256 of the secret, which stays with the browser), each
+     * change numbered by seq; mac: the HMAC of body under the cluster's secret */
+    "CREATE SEQUENCE IF NOT EXISTS assent_websessions_seq;"
+    "CREATE TABLE IF NOT EXISTS assent_websessions (hash TEXT PRIMARY KEY, seq BIGINT NOT NULL, "
+    "body TEXT NOT NULL, mac TEXT NOT NULL, ended BOOLEAN NOT NULL, replica TEXT NOT NULL, "
+    "at TIMESTAMPTZ NOT NULL DEFAULT now());"
+    /* webhook deliveries not yet ended, for a takeover: made by origin, sent by owner; mac is the
+     * origin's HMAC under the webhook's secret (a row changed here is refused, not sent) */
     "CREATE TABLE IF NOT EXISTS assent_deliveries (origin TEXT NOT NULL, id BIGINT NOT NULL, hook TEXT NOT NULL, "
     "owner TEXT NOT NULL, event TEXT NOT NULL, body TEXT NOT NULL, mac TEXT NOT NULL, "
     "created TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (origin, id, hook));"
@@ -501,6 +507,15 @@ static int hello(struct cl *c, char *err)
 	return send_frame(c, f, err);
 }
 
+/* Between steps: the registry and the web sessions the others changed, to the signer. */
+static void shared_send(struct cl *c)
+{
+	if (c->reg_due && !c->locked && !c->broken)
+		reg_send(c);
+	if (c->ws_due && !c->locked && !c->broken)
+		ws_send(c);
+}
+
 static void notified(void *ctx, const char *channel, const char *payload)
 {
 	struct cl *c = ctx;
@@ -509,6 +524,10 @@ static void notified(void *ctx, const char *channel, const char *payload)
 	const char *sp = strchr(payload, ' ');
 	if (!strcmp(channel, "assent_registry") && strcmp(payload, c->replica) != 0) {
 		c->reg_due = 1; /* fetched between steps (reg_send) */
+		return;
+	}
+	if (!strcmp(channel, "assent_websessions") && strcmp(payload, c->replica) != 0) {
+		c->ws_due = 1; /* fetched between steps (ws_send) */
 		return;
 	}
 	if (strcmp(channel, "assent_ledger") != 0 || !sp || strcmp(sp + 1, c->replica) == 0)
@@ -538,6 +557,7 @@ static int step(struct cl *c, const struct ipc_frame *f, char *err)
 		if (db_reconnect(c->db, e2) != 0 || db_script(c->db, LISTENS, e2) != 0)
 			return as_fail(err, AS_EIO, "PostgreSQL is unreachable: %s", e2);
 		c->broken = 0;
+		CL_REFETCH(c);
 	}
 	switch (f->type) {
 	case F_CL_PULL:
@@ -585,8 +605,7 @@ static int serve(struct cl *c)
 			return 1;
 		if (np == 2 && p[1].revents && db_notifies(c->db, notified, c) != 0)
 			c->broken = 1;
-		if (c->reg_due && !c->locked && !c->broken)
-			reg_send(c);
+		shared_send(c);
 		if (!p[0].revents)
 			continue;
 		int r = ipc_read(&c->ipc, err);
@@ -605,8 +624,8 @@ static int serve(struct cl *c)
 				dlv_frame(c, &f);
 				continue;
 			}
-			if (f.type == F_CL_REG_PUT) { /* never answered */
-				reg_put(c, &f);
+			if (f.type == F_CL_REG_PUT || f.type == F_CL_WS_PUT) { /* never answered */
+				(f.type == F_CL_REG_PUT ? reg_put : ws_put)(c, &f);
 				continue;
 			}
 			if (f.type == F_CL_PUT && c->put_err[0])
@@ -631,8 +650,7 @@ static int serve(struct cl *c)
 			if (!c->broken && db_notifies(c->db, notified, c) != 0)
 				c->broken = 1;
 		}
-		if (c->reg_due && !c->locked && !c->broken)
-			reg_send(c);
+		shared_send(c);
 		if (c->ipc.eof)
 			return 0;
 	}

@@ -12,7 +12,7 @@
 #include "gateway/recorder/db.h"
 
 #define FD 3 /* the signer's socket */
-#define LISTENS "LISTEN assent_ledger; LISTEN assent_registry"
+#define LISTENS "LISTEN assent_ledger; LISTEN assent_registry; LISTEN assent_websessions"
 
 struct cl {
 	struct ipc_conn ipc;
@@ -33,10 +33,12 @@ struct cl {
 	int broken;	    /* the connection failed: reconnect before the next step */
 	uint64_t lease_ms;  /* HELLO lease: heartbeats every quarter of it; 0: none (a reader) */
 	uint64_t next_beat; /* mono_ms of the next heartbeat */
-	int own_dlvs;
-	int reg_due;
-	/* the cluster's registry is to be sent to the signer (reg_send) */ /* this replica's own deliveries of a
-									       previous run were handed back */
+	int own_dlvs;	    /* this replica's own deliveries of a previous run were handed back */
+	int reg_due;	    /* the cluster's registry is to be sent to the signer (reg_send) */
+	size_t reg_rows;    /* rows reg_send read */
+	int ws_due;	    /* web sessions changed since ws_seq are to be sent to the signer (ws_send) */
+	uint64_t ws_seq;
+	int ws_all;		 /* the first fetch is done: ended sessions are sent too from now on */
 	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
 };
 
@@ -53,5 +55,13 @@ void dlv_frame(struct cl *c, const struct ipc_frame *f);
  * the signer (F_CL_REG), which checks its mac. */
 void reg_put(struct cl *c, const struct ipc_frame *f);
 void reg_send(struct cl *c);
+/* F_CL_WS_PUT (never answered): a web session made, used or ended on this replica, kept for the
+ * others (an ended one stays ended) and the others told (NOTIFY assent_websessions). ws_send:
+ * the sessions changed since the last one sent (at start, the live ones) to the signer
+ * (F_CL_WS), which checks each mac. */
+void ws_put(struct cl *c, const struct ipc_frame *f);
+void ws_send(struct cl *c);
+/* After a reconnect: what changed meanwhile is fetched again (its NOTIFYs went with the link). */
+#define CL_REFETCH(c) ((c)->reg_due = (c)->ws_due = 1)
 
 #endif

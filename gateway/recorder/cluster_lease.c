@@ -1,6 +1,7 @@
 /* The cluster client's leases (docs/cluster.md, "When a replica dies"): this replica's
  * heartbeat, the takeover of replicas whose lease expired (one conditional UPDATE, so one live
- * replica takes each), and the webhook deliveries kept in PostgreSQL for a takeover. */
+ * replica takes each), and the webhook deliveries kept in PostgreSQL for a takeover; and what the
+ * replicas share besides the ledger: the identity registry and reviewers' web sessions. */
 #define _GNU_SOURCE
 #include "gateway/recorder/cluster_int.h"
 
@@ -114,6 +115,7 @@ void heartbeat(struct cl *c)
 		if (db_reconnect(c->db, err) != 0 || db_script(c->db, LISTENS, err) != 0)
 			return;
 		c->broken = 0;
+		CL_REFETCH(c);
 	}
 	static const char dlvs[] =
 	    "UPDATE assent_deliveries SET owner = $1 WHERE owner = $2 RETURNING origin, id, hook, "
@@ -130,7 +132,7 @@ void heartbeat(struct cl *c)
 				  "AND created < (SELECT started FROM assent_replicas WHERE name = $1)";
 	if (!c->own_dlvs && db_query(c->db, own, p1, 1, dlv_row, c, err) == 0) {
 		c->own_dlvs = 1;
-		c->reg_due = 1; /* and, once, the cluster's registry */
+		CL_REFETCH(c); /* and, once, the cluster's registry and web sessions */
 	}
 	for (size_t i = 0; i < d.n; i++) { /* its webhooks' deliveries are ours to send now */
 		const char *p3[] = {c->replica, d.names[i]};
@@ -143,24 +145,29 @@ void heartbeat(struct cl *c)
 
 void reg_put(struct cl *c, const struct ipc_frame *f)
 {
+	/* stored only when made on the cluster's version (base; 0: any older one), and newer */
 	static const char put[] =
 	    "WITH u AS (INSERT INTO assent_registry VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO "
 	    "UPDATE SET version = EXCLUDED.version, body = EXCLUDED.body, mac = EXCLUDED.mac, "
-	    "replica = EXCLUDED.replica WHERE assent_registry.version < EXCLUDED.version "
+	    "replica = EXCLUDED.replica WHERE assent_registry.version < EXCLUDED.version AND "
+	    "($5::bigint = 0 OR assent_registry.version = $5::bigint) "
 	    "RETURNING 1) SELECT pg_notify('assent_registry', $4) FROM u";
 	const char *body, *mac;
 	size_t bn, mn;
-	uint64_t v;
-	char ver[24], err[AS_ERRLEN];
+	uint64_t v, base = 0;
+	char ver[24], bv[24], err[AS_ERRLEN];
 	if (c->broken || c->locked || ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) != 0 ||
 	    ipc_get_text(f->body, "body", PROTO_CL_REG_MAX, &body, &bn, err) != 0 ||
-	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0)
+	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0 ||
+	    (cv_get(f->body, "base") && ipc_get_uint(f->body, "base", UINT64_MAX, &base, err) != 0))
 		return;
 	char *b = strndup(body, bn), *m = strndup(mac, mn);
 	snprintf(ver, sizeof ver, "%llu", (unsigned long long)v);
-	const char *p[] = {ver, b, m, c->replica};
-	if (b && m && db_query(c->db, put, p, 4, NULL, NULL, err) != 0)
+	snprintf(bv, sizeof bv, "%llu", (unsigned long long)base);
+	const char *p[] = {ver, b, m, c->replica, bv};
+	if (b && m && db_query(c->db, put, p, 5, NULL, NULL, err) != 0)
 		c->broken = db_socket(c->db) < 0;
+	c->reg_due = 1; /* the signer hears what the cluster has now: its own, or a newer one to merge */
 	free(b);
 	free(m);
 }
@@ -172,6 +179,7 @@ static int reg_row(void *ctx, const char *const *cols, size_t ncols)
 	char err[AS_ERRLEN];
 	if (ncols != 3 || !cols[0] || !cols[1] || !cols[2] || parse_u64(cols[0], &v) != 0)
 		return 0;
+	c->reg_rows++;
 	struct cv *f = ipc_frame_new(&c->o, F_CL_REG, 3);
 	if (f && ipc_put_uint(&c->o, f, "version", v) == 0 &&
 	    ipc_put_text(&c->o, f, "body", cols[1], strlen(cols[1])) == 0 &&
@@ -187,7 +195,88 @@ void reg_send(struct cl *c)
 {
 	char err[AS_ERRLEN];
 	c->reg_due = 0;
+	c->reg_rows = 0;
 	if (db_query(c->db, "SELECT version, body, mac FROM assent_registry WHERE id = 1", NULL, 0, reg_row, c, err) !=
-	    0)
+	    0) {
 		c->broken = db_socket(c->db) < 0;
+		return;
+	}
+	if (c->reg_rows == 0) { /* none yet: said as version 0 (the signer sends its file as the first) */
+		static const char *const none[] = {"0", "", ""};
+		(void)reg_row(c, none, 3);
+	}
+}
+
+/* ---- reviewers' web sessions ---- */
+
+void ws_put(struct cl *c, const struct ipc_frame *f)
+{
+	static const char put[] =
+	    "WITH u AS (INSERT INTO assent_websessions (hash, seq, body, mac, ended, replica) VALUES ($1, "
+	    "nextval('assent_websessions_seq'), $2, $3, $4::boolean, $5) ON CONFLICT (hash) DO UPDATE SET "
+	    "seq = EXCLUDED.seq, body = EXCLUDED.body, mac = EXCLUDED.mac, ended = assent_websessions.ended OR "
+	    "EXCLUDED.ended, replica = EXCLUDED.replica, at = now() RETURNING 1) "
+	    "SELECT pg_notify('assent_websessions', $5) FROM u";
+	/* past any session's life (websess.h WS_LIFE_MS, 12 hours) */
+	static const char old[] = "DELETE FROM assent_websessions WHERE at < now() - interval '13 hours'";
+	const char *key, *body, *mac;
+	size_t kn, bn, mn;
+	int ended;
+	char err[AS_ERRLEN];
+	if (c->broken || c->locked || ipc_get_text(f->body, "key", 64, &key, &kn, err) != 0 ||
+	    ipc_get_text(f->body, "body", PROTO_CL_WS_MAX, &body, &bn, err) != 0 ||
+	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0 || ipc_get_bool(f->body, "ended", &ended, err) != 0)
+		return;
+	char *k = strndup(key, kn), *b = strndup(body, bn), *m = strndup(mac, mn);
+	const char *p[] = {k, b, m, ended ? "true" : "false", c->replica};
+	if (k && b && m &&
+	    (db_query(c->db, put, p, 5, NULL, NULL, err) != 0 || db_exec(c->db, old, NULL, 0, NULL, err) != 0))
+		c->broken = db_socket(c->db) < 0;
+	free(k);
+	free(b);
+	free(m);
+}
+
+struct ws_rows {
+	struct cl *c;
+	size_t n;
+};
+
+static int ws_row(void *ctx, const char *const *cols, size_t ncols)
+{
+	struct ws_rows *w = ctx;
+	struct cl *c = w->c;
+	uint64_t seq;
+	char err[AS_ERRLEN];
+	if (ncols != 4 || !cols[0] || !cols[1] || !cols[2] || !cols[3] || parse_u64(cols[0], &seq) != 0)
+		return 0;
+	w->n++;
+	c->ws_seq = seq > c->ws_seq ? seq : c->ws_seq;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_WS, 3);
+	if (f && ipc_put_text(&c->o, f, "body", cols[1], strlen(cols[1])) == 0 &&
+	    ipc_put_text(&c->o, f, "mac", cols[2], strlen(cols[2])) == 0 &&
+	    ipc_put_bool(&c->o, f, "ended", cols[3][0] == 't') == 0 &&
+	    frame_fields_check(frame_table_find(F_CL_WS), f, err) == 0)
+		(void)send_frame(c, f, err);
+	else
+		cv_arena_reset(&c->o);
+	return 0;
+}
+
+void ws_send(struct cl *c)
+{
+	/* at start, the live sessions; then every change, in order, 256 at a time */
+	static const char q[] = "SELECT seq, body, mac, ended FROM assent_websessions WHERE seq > $1::bigint AND "
+				"(NOT ended OR $2::boolean) ORDER BY seq LIMIT 256";
+	char err[AS_ERRLEN], from[24];
+	struct ws_rows w = {.c = c};
+	snprintf(from, sizeof from, "%llu", (unsigned long long)c->ws_seq);
+	const char *p[] = {from, c->ws_all ? "true" : "false"};
+	c->ws_due = 0;
+	if (db_query(c->db, q, p, 2, ws_row, &w, err) != 0) {
+		c->broken = db_socket(c->db) < 0;
+		return;
+	}
+	c->ws_due = w.n == 256; /* more after these */
+	c->ws_all = c->ws_all || !c->ws_due;
 }

@@ -24,8 +24,8 @@
 
 #include "gateway/proto/frames.h"
 #include "gateway/proto/workers.h"
+#include "ledger/export.h"
 #include "ledger/merkle.h"
-#include "ledger/store.h"
 
 #define CL_WAIT_MS 10000 /* the longest one step waits for the client */
 
@@ -181,8 +181,9 @@ void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const c
 static void reg_put(struct cluster *c, struct creg_push *p)
 {
 	char err[AS_ERRLEN];
-	struct cv *f = c->fd >= 0 ? ipc_frame_new(&c->o, F_CL_REG_PUT, 3) : NULL;
+	struct cv *f = c->fd >= 0 ? ipc_frame_new(&c->o, F_CL_REG_PUT, 4) : NULL;
 	if (!f || ipc_put_uint(&c->o, f, "version", p->version) ||
+	    (p->base && ipc_put_uint(&c->o, f, "base", p->base)) ||
 	    ipc_put_text(&c->o, f, "body", (const char *)p->body.p, p->body.len) ||
 	    ipc_put_text(&c->o, f, "mac", p->mac, strlen(p->mac)) || cl_send(c, f, err) != 0)
 		cv_arena_reset(&c->o);
@@ -206,12 +207,59 @@ static void cl_reg(struct cluster *c, const struct ipc_frame *f)
 		reg_put(c, &p);
 }
 
+/* A web session made, used or ended here, to the cluster (F_CL_WS_PUT, never answered). */
+static void ws_share(struct signer *s, const struct ws_session *ss, int ended)
+{
+	struct cluster *c = s->cluster;
+	struct creg_push p;
+	char key[65], err[AS_ERRLEN];
+	if (!c || !c->reg || c->fd < 0 || c->starting || creg_ws_out(c->reg, ss, &p) != 0)
+		return;
+	hex_encode(ss->hash, 32, key);
+	struct cv *f = ipc_frame_new(&c->o, F_CL_WS_PUT, 4);
+	if (!f || ipc_put_text(&c->o, f, "key", key, 64) ||
+	    ipc_put_text(&c->o, f, "body", (const char *)p.body.p, p.body.len) ||
+	    ipc_put_text(&c->o, f, "mac", p.mac, 64) || ipc_put_bool(&c->o, f, "ended", ended) ||
+	    cl_send(c, f, err) != 0)
+		cv_arena_reset(&c->o);
+	buf_free(&p.body);
+}
+
+/* One from the cluster (F_CL_WS): cluster_reg.c checks its mac. */
+static void cl_ws(struct cluster *c, const struct ipc_frame *f)
+{
+	const char *body, *mac;
+	size_t bn, mn;
+	int ended;
+	char err[AS_ERRLEN], m[65];
+	if (!c->s || !c->s->ws || !c->reg || ipc_get_text(f->body, "body", PROTO_CL_WS_MAX, &body, &bn, err) != 0 ||
+	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0 || ipc_get_bool(f->body, "ended", &ended, err) != 0)
+		return;
+	snprintf(m, sizeof m, "%.*s", (int)mn, mac);
+	creg_ws_in(c->reg, c->s->ws, body, bn, m, ended, now_ms());
+}
+
 void cluster_reg_loaded(struct signer *s)
 {
 	struct cluster *c = s->cluster;
 	struct creg_push p;
 	if (c && c->reg && creg_local(c->reg, s->o->state, &p))
 		reg_put(c, &p);
+}
+
+/* A frame the client sends whenever it has one (a takeover, a delivery, the registry, a web
+ * session): handled, 1; else 0. */
+static int cl_aside(struct cluster *c, const struct ipc_frame *f)
+{
+	if (f->type == F_CL_DEAD)
+		cl_dead(c, f);
+	else if (f->type == F_CL_DLV)
+		cl_dlv(c, f);
+	else if (f->type == F_CL_REG)
+		cl_reg(c, f);
+	else if (f->type == F_CL_WS)
+		cl_ws(c, f);
+	return f->type == F_CL_DEAD || f->type == F_CL_DLV || f->type == F_CL_REG || f->type == F_CL_WS;
 }
 
 /* The next frame that is not a NOTIFY (those are hints, dropped here) or a takeover (kept). */
@@ -229,13 +277,7 @@ static int cl_next(struct cluster *c, struct ipc_frame *f, char *err)
 			cl_down(c, why);
 			return as_fail(err, AS_EIO, "%s", why);
 		}
-		if (f->type == F_CL_DEAD)
-			cl_dead(c, f);
-		else if (f->type == F_CL_DLV)
-			cl_dlv(c, f);
-		else if (f->type == F_CL_REG)
-			cl_reg(c, f);
-		else if (f->type != F_CL_NOTIFY)
+		if (!cl_aside(c, f) && f->type != F_CL_NOTIFY)
 			return 0;
 		/* a NOTIFY here is only a hint that a catch-up would find more: the next commit imports */
 	}
@@ -531,6 +573,7 @@ int cluster_setup(struct signer *s, struct ledger_opts *lo, char *err)
 	lo->sync = &c->sync;
 	unsetenv("ASSENT_CLUSTER"); /* it may hold a password: nothing started later inherits it */
 	GUARD(cl_start(c, err));
+	s->ws_share = ws_share;
 	if (!(c->reg = cluster_reg_setup(s->o->state, err)))
 		return AS_EIO;
 	cluster_reg_loaded(s); /* this replica's registry: the cluster's if newer than the cluster's */
@@ -618,12 +661,8 @@ void cluster_input(struct signer *s)
 				slog("error", "cluster: the client did not start: %s", err);
 			if (c->fd < 0)
 				return;
-		} else if (f.type == F_CL_DEAD) {
-			cl_dead(c, &f);
-		} else if (f.type == F_CL_DLV) {
-			cl_dlv(c, &f);
-		} else if (f.type == F_CL_REG) {
-			cl_reg(c, &f);
+		} else if (cl_aside(c, &f)) {
+			continue;
 		} else if (f.type == F_CL_NOTIFY && ipc_get_uint(f.body, "size", UINT64_MAX, &size, err) == 0) {
 			told = size > told ? size : told;
 		} else {
@@ -697,41 +736,17 @@ json_t *cluster_health(const struct signer *s)
 
 /* ---- assent ledger export ---- */
 
-struct exp {
-	MDB_txn *txn;
-	MDB_dbi entries, ckpts;
-	uint64_t n, nck;
-};
-
-static int exp_put(MDB_txn *txn, MDB_dbi db, uint64_t k64, const uint8_t *p, size_t n, char *err)
+/* The whole shared ledger, read once without the lock, into ledger_export_dir's take. */
+static int exp_pull(void *ctx, const struct ledger_sync_take *take, void *arg, char *err)
 {
-	uint8_t k[8];
-	be64_put(k, k64);
-	MDB_val key = {8, k}, val = {n, (void *)p};
-	int rc = mdb_put(txn, db, &key, &val, 0);
-	return rc ? as_fail(err, AS_EIO, "writing the export: %s", mdb_strerror(rc)) : 0;
+	struct cluster *c = ctx;
+	int rc = cl_start(c, err);
+	if (rc == 0 && (rc = cl_pull(c, 0, 0, take, arg, err)) == 0)
+		cl_release(c);
+	return rc;
 }
 
-static int exp_entry(void *arg, uint64_t seq, const uint8_t *p, size_t n, char *err)
-{
-	struct exp *x = arg;
-	if (seq != x->n)
-		return as_fail(err, AS_ECORRUPT, "the shared ledger sent entry %llu where %llu was due",
-			       (unsigned long long)seq, (unsigned long long)x->n);
-	x->n++;
-	return exp_put(x->txn, x->entries, seq, p, n, err);
-}
-
-static int exp_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, int periodic, char *err)
-{
-	(void)periodic;
-	struct exp *x = arg;
-	x->nck++;
-	return exp_put(x->txn, x->ckpts, size, note, n, err);
-}
-
-/* The export is a copy, not a judgement: assent-verify judges it. Written into a new
- * directory in the LMDB layout (ledger/store.h) in one transaction. */
+/* The export is a copy, not a judgement: assent-verify judges it (ledger/export.c writes it). */
 int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *entries, uint64_t *ckpts, char *err)
 {
 	struct cluster c = {.fd = -1, .lock = "row"};
@@ -741,37 +756,9 @@ int cluster_export(const char *url, const char *exe, const char *dir, uint64_t *
 	snprintf(c.policy, sizeof c.policy, "-"); /* a reader: no policy to check, no replica to register */
 	cv_arena_init(&c.a, 4096);
 	cv_arena_init(&c.o, 64);
-	MDB_env *env = NULL;
-	struct exp x = {0};
-	int rc = mkdir_p(dir, 0700, err), m = 0;
-	if (rc == 0 && (m = mdb_env_create(&env)) == 0 && (m = mdb_env_set_maxdbs(env, STORE_MAXDBS)) == 0 &&
-	    (m = mdb_env_set_mapsize(env, (size_t)64 << 30)) == 0 &&
-	    (m = mdb_env_open(env, dir, MDB_NOTLS, 0600)) == 0 && (m = mdb_txn_begin(env, NULL, 0, &x.txn)) == 0 &&
-	    (m = mdb_dbi_open(x.txn, STORE_DB_ENTRIES, MDB_CREATE, &x.entries)) == 0)
-		m = mdb_dbi_open(x.txn, STORE_DB_CHECKPOINTS, MDB_CREATE, &x.ckpts);
-	if (rc == 0 && m != 0)
-		rc = as_fail(err, AS_EIO, "%s: %s", dir, mdb_strerror(m));
-	MDB_stat st;
-	if (rc == 0 && mdb_stat(x.txn, x.entries, &st) == 0 && st.ms_entries)
-		rc = as_fail(err, AS_EEXIST, "%s holds a ledger already: export into a new directory", dir);
-	static const struct ledger_sync_take take = {exp_entry, exp_ckpt};
-	if (rc == 0)
-		rc = cl_start(&c, err);
-	if (rc == 0 && (rc = cl_pull(&c, 0, 0, &take, &x, err)) == 0)
-		cl_release(&c);
-	if (rc == 0) {
-		m = mdb_txn_commit(x.txn);
-		x.txn = NULL;
-		rc = m ? as_fail(err, AS_EIO, "%s: %s", dir, mdb_strerror(m)) : 0;
-	}
-	if (x.txn)
-		mdb_txn_abort(x.txn);
-	if (env)
-		mdb_env_close(env);
+	int rc = ledger_export_dir(dir, exp_pull, &c, entries, ckpts, err);
 	cl_close(&c);
 	cv_arena_free(&c.a);
 	cv_arena_free(&c.o);
-	*entries = x.n;
-	*ckpts = x.nck;
 	return rc;
 }

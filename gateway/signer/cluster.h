@@ -51,7 +51,7 @@ void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const c
 void cluster_reg_loaded(struct signer *s);
 struct creg;
 struct creg_push {
-	uint64_t version;
+	uint64_t version, base; /* base: the cluster's version it was made on (0: none known) */
 	struct buf body;
 	char mac[65];
 };
@@ -59,6 +59,14 @@ struct creg *cluster_reg_setup(const char *state, char *err);
 int creg_local(struct creg *g, const char *state, struct creg_push *p);
 int creg_in(struct creg *g, const char *state, uint64_t version, const char *body, size_t len, const char *mac,
 	    struct creg_push *p);
+/* Web sessions (cluster_reg.c): what the cluster keeps of one made, used or ended here (its body
+ * and mac; the caller frees p->body), and one from the cluster, its mac checked, made known here
+ * (ws_adopt) or ended (ws_drop). */
+struct ws_session;
+struct web_sessions;
+int creg_ws_out(struct creg *g, const struct ws_session *ss, struct creg_push *p);
+void creg_ws_in(struct creg *g, struct web_sessions *w, const char *body, size_t len, const char *mac, int ended,
+		uint64_t now);
 /* This replica's name in cluster mode; NULL on one machine. */
 const char *cluster_replica(const struct signer *s);
 /* /health's "cluster" member; NULL when not in cluster mode. */

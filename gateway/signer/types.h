@@ -311,6 +311,9 @@ struct signer {
 	 * cluster client handed over */
 	void (*dlv_adopt)(struct signer *s, const char *origin, uint64_t id, const char *hook, const char *event,
 			  const char *body, size_t len, const char *mac);
+	/* cluster.c registers it: a reviewer's web session made, used (WS_TELL_MS after the cluster
+	 * last heard of it) or ended here, for the other replicas */
+	void (*ws_share)(struct signer *s, const struct ws_session *ss, int ended);
 	struct policy *pol; /* NULL: no --policy, every request waits for a person */
 	struct tokkeys *tk;
 	struct tok_config tcfg;

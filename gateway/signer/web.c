@@ -176,10 +176,15 @@ static void web_file(struct signer *s, uint64_t hreq, const char *rel, const cha
 /* The session this browser request carries, refreshed; NULL when none (or expired). */
 static struct ws_session *web_session(struct signer *s, const struct web_req *q)
 {
-	struct ws_session *ss = q->cookie ? ws_find(s->ws, q->cookie, q->cookien, now_ms()) : NULL;
+	uint64_t now = now_ms();
+	struct ws_session *ss = q->cookie ? ws_find(s->ws, q->cookie, q->cookien, now) : NULL;
 	if (ss && !web_session_alive(s, ss)) { /* its reviewer removed, or its token rotated, since */
 		ws_end(ss);
 		return NULL;
+	}
+	if (ss && s->ws_share && now - ss->told >= WS_TELL_MS) { /* the other replicas keep it alive too */
+		ss->told = now;
+		s->ws_share(s, ss, 0);
 	}
 	return ss;
 }
@@ -199,6 +204,8 @@ static void web_login_reply(struct signer *s, const struct web_req *q, const cha
 	}
 	if (s->ws->evicted) /* a session made room for this one: its event streams end too */
 		web_push(s, &s->ws->evicted, 1);
+	if (s->ws_share) /* cluster mode: every replica knows it (docs/cluster.md) */
+		s->ws_share(s, ss, 0);
 	slog("info", "web: %s logged in (%s, from %s)", reviewer, via, q->peer);
 	/* The secret goes in the body, never in a cookie: the page holds it and sends it
 	 * in a header (gateway/web/README.md says why). */
@@ -495,6 +502,8 @@ int h_web_logout(void *ctx, struct ipc_frame *f, char *err)
 	}
 	uint32_t id = q.ss->id;
 	slog("info", "web: %s logged out", q.ss->reviewer);
+	if (s->ws_share) /* and out of every replica */
+		s->ws_share(s, q.ss, 1);
 	ws_end(q.ss);
 	web_push(s, &id, 1);
 	reply_to(s, q.hreq, 1, answer_ok(json_pack("{s:b}", "ok", 1)));

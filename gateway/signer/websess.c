@@ -33,12 +33,9 @@ uint32_t ws_credential_stream_id(const uint8_t cred[32])
 	return 0x80000000u | (uint32_t)cred[0] << 24 | (uint32_t)cred[1] << 16 | (uint32_t)cred[2] << 8 | cred[3];
 }
 
-struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, const uint8_t cred[32],
-			     uint64_t now, char cookie[WS_COOKIE_LEN + 1])
+/* A slot for a new session of reviewer, cleared, with its id (w->evicted: whose it was). */
+static struct ws_session *ws_slot(struct web_sessions *w, const char *reviewer)
 {
-	char csrf[WS_CSRF_LEN + 1];
-	if (random_text("ws_", cookie, WS_COOKIE_LEN) != 0 || random_text("", csrf, WS_CSRF_LEN) != 0)
-		return NULL; /* before any slot is touched: a failure loses no one's session */
 	struct ws_session *slot = NULL, *own = NULL;
 	size_t mine = 0;
 	for (size_t i = 0; i < WS_MAX; i++)
@@ -59,19 +56,68 @@ struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const
 				slot = &w->s[i];
 	}
 	w->evicted = slot->used ? slot->id : 0;
-	memset(slot, 0, sizeof *slot);
+	explicit_bzero(slot, sizeof *slot);
+	if (++w->next_id == 0 || w->next_id >= 0x80000000u) /* ids with the top bit are credentials' */
+		w->next_id = 1;
+	slot->id = w->next_id;
+	slot->used = 1;
+	return slot;
+}
+
+struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, const uint8_t cred[32],
+			     uint64_t now, char cookie[WS_COOKIE_LEN + 1])
+{
+	char csrf[WS_CSRF_LEN + 1];
+	if (random_text("ws_", cookie, WS_COOKIE_LEN) != 0 || random_text("", csrf, WS_CSRF_LEN) != 0)
+		return NULL; /* before any slot is touched: a failure loses no one's session */
+	struct ws_session *slot = ws_slot(w, reviewer);
 	memcpy(slot->csrf, csrf, sizeof csrf);
 	explicit_bzero(csrf, sizeof csrf);
 	sha256(cookie, WS_COOKIE_LEN, slot->hash);
 	memcpy(slot->cred, cred, sizeof slot->cred);
 	snprintf(slot->reviewer, sizeof slot->reviewer, "%s", reviewer);
 	snprintf(slot->via, sizeof slot->via, "%s", via);
-	if (++w->next_id == 0 || w->next_id >= 0x80000000u) /* ids with the top bit are credentials' */
-		w->next_id = 1;
-	slot->id = w->next_id;
-	slot->created = slot->last = now;
-	slot->used = 1;
+	slot->created = slot->last = slot->told = now;
 	return slot;
+}
+
+struct ws_session *ws_by_hash(struct web_sessions *w, const uint8_t hash[32])
+{
+	for (size_t i = 0; i < WS_MAX; i++)
+		if (w->s[i].used && !memcmp(w->s[i].hash, hash, 32))
+			return &w->s[i];
+	return NULL;
+}
+
+void ws_drop(struct web_sessions *w, const uint8_t hash[32])
+{
+	struct ws_session *k = ws_by_hash(w, hash);
+	if (!k)
+		return;
+	if (w->ngone < sizeof w->gone / sizeof *w->gone)
+		w->gone[w->ngone++] = k->id;
+	ws_end(k);
+}
+
+struct ws_session *ws_adopt(struct web_sessions *w, const struct ws_session *in)
+{
+	struct ws_session *k = ws_by_hash(w, in->hash);
+	if (!in->reviewer[0])
+		return NULL;
+	if (k) {
+		k->last = in->last > k->last ? in->last : k->last;
+		k->told = k->last;
+		return k;
+	}
+	k = ws_slot(w, in->reviewer);
+	if (w->evicted && w->ngone < sizeof w->gone / sizeof *w->gone)
+		w->gone[w->ngone++] = w->evicted;
+	uint32_t id = k->id;
+	*k = *in;
+	k->id = id;
+	k->used = 1;
+	k->told = k->last;
+	return k;
 }
 
 struct ws_session *ws_find(struct web_sessions *w, const char *cookie, size_t n, uint64_t now)
@@ -107,6 +153,10 @@ size_t ws_sweep(struct web_sessions *w, uint64_t now, int (*alive)(void *, const
 		uint32_t *out, size_t max)
 {
 	size_t n = 0;
+	for (size_t i = 0; i < w->ngone; i++, n++) /* evicted by ws_adopt: their streams end too */
+		if (n < max)
+			out[n] = w->gone[i];
+	w->ngone = 0;
 	for (size_t i = 0; i < WS_MAX; i++) {
 		struct ws_session *s = &w->s[i];
 		if (!s->used)

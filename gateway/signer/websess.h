@@ -36,8 +36,13 @@ struct ws_session {
 	uint8_t cred[32]; /* the hash of the credential it was made with (registry_reviewer_credential) */
 	uint32_t id;	  /* names its event streams to the worker; never 0, below 2^31 */
 	uint64_t created, last;
+	uint64_t told; /* cluster mode: when the cluster last heard of its use (WS_TELL_MS) */
 	int used;
 };
+/* Cluster mode: a session is shared with the other replicas when made, when ended, and when
+ * used this long after the cluster last heard of it (so that its idle time ends it on every
+ * replica within this much of the same moment). */
+#define WS_TELL_MS (WS_IDLE_MS / 8)
 
 struct ws_peer {
 	char addr[WS_SOURCE_MAX];
@@ -53,6 +58,8 @@ struct web_sessions {
 	int all_logged; /* this window's WS_FAIL_LOG line was written */
 	uint32_t next_id;
 	uint32_t evicted; /* the id of the session the last ws_create evicted (its streams end); 0: none */
+	uint32_t gone[8]; /* ids ws_adopt evicted: ws_sweep reports them with the sessions it ends */
+	size_t ngone;
 };
 
 /* The id of the event streams opened with a credential itself (a reviewer token as a
@@ -64,6 +71,14 @@ uint32_t ws_credential_stream_id(const uint8_t cred[32]);
  * secret. NULL when no random bytes could be read. */
 struct ws_session *ws_create(struct web_sessions *w, const char *reviewer, const char *via, const uint8_t cred[32],
 			     uint64_t now, char cookie[WS_COOKIE_LEN + 1]);
+/* Cluster mode: a session another replica made, known here by its hash (its secret never leaves
+ * the replica that made it): added as ws_create adds one, or, when known, its use time and
+ * told brought forward to in's. The session, or NULL when in is not one (no reviewer). */
+struct ws_session *ws_adopt(struct web_sessions *w, const struct ws_session *in);
+/* Ends the session with this hash, if any; its streams end at the next ws_sweep. */
+void ws_drop(struct web_sessions *w, const uint8_t hash[32]);
+/* The session with this hash, live or not yet swept; NULL: none. */
+struct ws_session *ws_by_hash(struct web_sessions *w, const uint8_t hash[32]);
 /* The live session a cookie names (its use time refreshed), or NULL. */
 struct ws_session *ws_find(struct web_sessions *w, const char *cookie, size_t n, uint64_t now);
 /* Whether csrf is the session's token (constant time). */

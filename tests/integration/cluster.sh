@@ -58,16 +58,23 @@ expect_exit 0 "b's approval token verifies against c's mirror of the shared ledg
 expect_exit 2 "reviewer add on a replica without the cluster's URL is refused" env -u ASSENT_CLUSTER \
 	"$ASSENT" --state "$T/a" reviewer add alice --uid "$(id -u)"
 check "... saying why ($(printf '%s' "$ERR" | head -c 140))" sh -c 'printf "%s" "$1" | grep -q "set ASSENT_CLUSTER to its --cluster URL"' _ "$ERR"
-for r in a b c; do
-	check "reviewer alice registered on $r, recorded on the shared ledger" \
-		env ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/$r" reviewer add alice --uid "$(id -u)"
-done
+# Three operators add a reviewer each on three replicas, one right after the other: every
+# replica's registry has all three (a change made on an older version is merged, not lost).
+check "reviewer alice registered on a, recorded on the shared ledger" \
+	env ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/a" reviewer add alice --uid "$(id -u)"
+check "reviewer carol registered on b, recorded on the shared ledger" \
+	env ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/b" reviewer add carol --uid 4343
+check "reviewer dave registered on c, recorded on the shared ledger" \
+	env ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/c" reviewer add dave --uid 4444
 $PY "$ROOT/tests/integration/cluster_check.py" "$CONN" "$T/a/keys/checkpoint.pub" >"$T/check0" 2>&1
 check "... one signed chain still ($(cat "$T/check0"))" grep -qE '^[0-9]+ 3$' "$T/check0"
+until_ok() { for _ in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
+knows() { for _ in $(seq 100); do grep -q "\"$2\"" "$T/$1/identities.json" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+every() { for r in a b c; do for n in alice carol dave; do knows $r $n || return 1; done; done; }
+check "... and, merged, each replica knows all three (none lost to another's change)" every
 sleep 1.2 # each replica re-reads its registry every second
 # One registry (docs/cluster.md): bob, registered on a only, is every replica's reviewer.
 ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/a" reviewer add bob --uid 4242 >/dev/null
-knows() { for _ in $(seq 100); do grep -q "\"$2\"" "$T/$1/identities.json" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 check "bob, registered on a, is in c's registry (the cluster's, MAC'd with its secret)" knows c bob
 check "... and in b's" knows b bob
 check "... c says where it came from" grep -q 'the identity registry from the cluster (version [0-9]*' "$T/c.log"
@@ -76,7 +83,41 @@ psql -X -At -d "$CONN" -c "UPDATE assent_registry SET body = replace(body, '\"bo
 	SELECT pg_notify('assent_registry', 'mallory')" >/dev/null
 sleep 1
 check "a registry changed in PostgreSQL is refused: eve is nobody's reviewer" sh -c '! grep -q "\"eve\"" "$1"/a/identities.json "$1"/b/identities.json "$1"/c/identities.json' _ "$T"
-check "... and the replicas say why" grep -q 'the identity registry in PostgreSQL does not verify with the cluster' "$T/c.log"
+check "... and the replicas say why" grep -q 'the identity registry in PostgreSQL does not verify with the cluster' "$T/a.log" "$T/b.log" "$T/c.log"
+restored() { psql -X -At -d "$CONN" -c "SELECT position('\"bob\"' in body) > 0 AND position('\"eve\"' in body) = 0 FROM assent_registry" | grep -qx t; }
+check "... and one of them puts the registry that verifies back in its place" until_ok restored
+# Web sessions (docs/cluster.md): alice logs in on a's page; b and c know her session (the
+# browser's secret never leaves it: the cluster keeps its hash, MAC'd); she logs out on b, and
+# a and c end it too. A session row changed in PostgreSQL is refused.
+ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/a" reviewer token alice | tail -1 >"$T/alice.web"
+sleep 1.2 # the new token reaches every replica's registry
+web() { $PY "$ROOT/tests/integration/cluster_web.py" "$T" "$@"; }
+until_not() { for _ in $(seq 100); do "$@" || return 0; sleep 0.05; done; return 1; }
+check "alice logs in on a's page" sh -c "$PY $ROOT/tests/integration/cluster_web.py $T login a \$(cat $T/alice.web) >$T/ws.a"
+wss=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/ws.a" 2>/dev/null)
+wsc=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/ws.a" 2>/dev/null)
+check "... her session is alice's on a" web me a "${wss:-none}" "${wsc:-none}"
+check "... on b (with the same CSRF token)" until_ok web me b "${wss:-none}" "${wsc:-none}"
+check "... and on c" until_ok web me c "${wss:-none}" "${wsc:-none}"
+check "... PostgreSQL holds its hash, never its secret" test "$(psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_websessions
+	WHERE position('${wss:-none}' in body) > 0 OR position('${wss:-none}' in hash) > 0")" = 0
+check "she logs out on b" web logout b "${wss:-none}" "${wsc:-none}"
+check "... and her session ends on a" until_not web me a "${wss:-none}" "${wsc:-none}"
+check "... and on c" until_not web me c "${wss:-none}" "${wsc:-none}"
+web login c "$(cat "$T/alice.web")" >"$T/ws.c"
+wss=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/ws.c" 2>/dev/null)
+wsc=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/ws.c" 2>/dev/null)
+check "a session made on c is b's" until_ok web me b "${wss:-none}" "${wsc:-none}"
+# Whoever writes to PostgreSQL plants a session (a hash of their own secret, as alice's): refused.
+planted=ws_$($PY -c 'import secrets; print(secrets.token_urlsafe(32))')
+ph=$(printf '%s' "$planted" | sha256sum | cut -c1-64)
+psql -X -At -d "$CONN" -c "INSERT INTO assent_websessions SELECT '$ph', nextval('assent_websessions_seq'),
+	replace(body, hash, '$ph'), mac, false, 'mallory' FROM assent_websessions WHERE NOT ended LIMIT 1;
+	SELECT pg_notify('assent_websessions', 'mallory')" >/dev/null
+sleep 0.5
+check "a session planted in PostgreSQL is nobody's: not on a" until_not web me a "$planted" "$wsc"
+check "... nor on b" until_not web me b "$planted" "$wsc"
+check "... and the replicas say why" grep -q 'a web session in PostgreSQL does not verify with the cluster' "$T/a.log"
 ledger_ends() { # SID: the entries in PostgreSQL that end it (kind decision, timeout, cancelled)
 	psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_ledger WHERE position('$1'::bytea in entry) > 0 AND
 		(encode(entry, 'hex') LIKE '%646b696e6468' || encode('decision', 'hex') || '%' OR

@@ -557,6 +557,55 @@ static void test_login_table(void **state)
 	assert_false(failed(w, "10.1.19.135", t + 2 * WS_FAIL_WINDOW_MS + 2, &retry));
 }
 
+/* Cluster mode: a session another replica made is known here by its hash, with its CSRF token
+ * and times; a second word of it only brings its use forward; dropping it ends it, and the
+ * next sweep names it (its streams end); one that evicts a session here names that one too. */
+static void test_adopt_drop(void **state)
+{
+	struct web_sessions *w = *state;
+	struct web_sessions *other = calloc(1, sizeof *other);
+	assert_non_null(other);
+	char c[WS_COOKIE_LEN + 1];
+	const struct ws_session *there = make(other, "alice", T0, c);
+	struct ws_session in = *there;
+	in.id = 77; /* another replica's id means nothing here */
+	struct ws_session *k = ws_adopt(w, &in);
+	assert_non_null(k);
+	assert_int_not_equal(k->id, 77);
+	assert_ptr_equal(find(w, c, T0 + 5), k); /* the browser's secret works here */
+	assert_true(ws_csrf_ok(k, there->csrf, WS_CSRF_LEN));
+	assert_string_equal(k->reviewer, "alice");
+	uint32_t id = k->id;
+	in.last = T0 + 100;
+	assert_ptr_equal(ws_adopt(w, &in), k); /* known: the same session, used later */
+	assert_int_equal(k->id, id);
+	assert_int_equal(k->last, T0 + 100);
+	in.last = T0 + 50; /* an older word never moves its use back */
+	assert_ptr_equal(ws_adopt(w, &in), k);
+	assert_int_equal(k->last, T0 + 100);
+	struct ws_session nobody = in;
+	nobody.reviewer[0] = 0;
+	assert_null(ws_adopt(w, &nobody));
+	ws_drop(w, there->hash);
+	assert_null(find(w, c, T0 + 200));
+	assert_null(ws_by_hash(w, there->hash));
+	uint32_t out[4];
+	assert_int_equal(ws_sweep(w, T0 + 200, NULL, NULL, out, 4), 1);
+	assert_int_equal(out[0], id);
+	assert_int_equal(ws_sweep(w, T0 + 200, NULL, NULL, out, 4), 0);
+	ws_drop(w, there->hash); /* unknown: nothing */
+	/* one reviewer's cap: adopting one more evicts their own oldest, named by the sweep */
+	char d[WS_COOKIE_LEN + 1];
+	uint32_t first = make(w, "bob", T0, d)->id;
+	for (int i = 1; i < WS_PER_REVIEWER; i++)
+		assert_non_null(make(w, "bob", T0 + (uint64_t)i, d));
+	struct ws_session more = *make(other, "bob", T0 + 1000, d);
+	assert_non_null(ws_adopt(w, &more));
+	assert_int_equal(ws_sweep(w, T0 + 1001, NULL, NULL, out, 4), 1);
+	assert_int_equal(out[0], first);
+	free(other);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -566,7 +615,7 @@ int main(void)
 	    T(test_lru_eviction),   T(test_per_reviewer_cap), T(test_free_slot_first),
 	    T(test_sweep),	    T(test_sweep_overflow),   T(test_csrf),
 	    T(test_login_per_peer), T(test_login_source),     T(test_login_loopback_one_source),
-	    T(test_login_log_all),  T(test_login_table),
+	    T(test_login_log_all),  T(test_login_table),      T(test_adopt_drop),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
