@@ -278,6 +278,7 @@ int creg_in(struct creg *g, const char *state, uint64_t version, const char *bod
 		rc = to_send(g, &b, mine, ms, version, p);
 	} else { /* both changed: theirs with this replica's changes since the base over it */
 		char *m = merge3(&g->base, &b, body, len);
+		buf_free(&b); /* merged: the merge is sent, not the file it was read from */
 		struct buf mb = {0};
 		uint8_t msha[32];
 		buf_init(&mb, m ? strlen(m) + 1 : 1);
