@@ -2,9 +2,10 @@
  * (gateway/signer/cluster_reg.c): the identity registry, merged with this replica's own change
  * (merge3), and a reviewer's web session (ws_read, ws_adopt, ws_drop). The harness MACs what it
  * sends with the cluster's secret, so the bytes past the MAC are what is fuzzed.
- * Input: byte 0 chooses. Even: a web session (bit 1: ended), the rest its body. Odd: three
- * registries, base, mine and theirs, split by "\n--\n": the cluster's base is taken, this
- * replica's file becomes mine, then theirs comes.
+ * Input: byte 0 chooses. Even: a web session (bit 1: ended), the rest its body. Odd, bit 2
+ * set: the webhooks' sealed text. Odd otherwise: three registries, base, mine and theirs,
+ * split by "\n--\n": the cluster's base is taken, this replica's file becomes mine, then
+ * theirs comes.
  * Properties (abort when violated):
  *   - every session in the table has a reviewer, and times no later than now;
  *   - when base, mine and theirs are JSON objects and a merge is sent, the replica's file is the
@@ -22,6 +23,7 @@
 
 #include "gateway/signer/cluster.h"
 #include "gateway/signer/types.h"
+#include "gateway/state/hooks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -115,12 +117,12 @@ static void registry(const uint8_t *p, size_t n)
 	snprintf(path, sizeof path, "%s/%s", state, REG_FILE);
 	unlink(path);
 	mac("assent-registry", 1000, s, bn, m);
-	if (creg_in(g, state, 1000, s, bn, m, &push))
+	if (creg_in(g, state, CREG_REGISTRY, 1000, s, bn, m, &push))
 		buf_free(&push.body);
 	if (file_write_atomic(path, a + 4, mn, 0600, err) != 0)
 		abort();
 	mac("assent-registry", 2000, b + 4, tn, m);
-	if (!creg_in(g, state, 2000, b + 4, tn, m, &push))
+	if (!creg_in(g, state, CREG_REGISTRY, 2000, b + 4, tn, m, &push))
 		return;
 	json_t *jb = json_loadb(s, bn, 0, NULL), *jm = json_loadb(a + 4, mn, 0, NULL),
 	       *jt = json_loadb(b + 4, tn, 0, NULL);
@@ -142,13 +144,31 @@ static void registry(const uint8_t *p, size_t n)
 	buf_free(&push.body);
 }
 
+/* The webhooks' text from the cluster, MAC'd but not sealed by this cluster's key: refused
+ * (nothing written, nothing sent), whatever the bytes. */
+static void sealed(const uint8_t *p, size_t n)
+{
+	char m[65], path[128];
+	struct creg_push push;
+	snprintf(path, sizeof path, "%s/%s", state, HOOKS_FILE);
+	unlink(path);
+	mac("assent-webhooks", 3000, (const char *)p, n, m);
+	if (creg_in(g, state, CREG_WEBHOOKS, 3000, (const char *)p, n, m, &push)) {
+		buf_free(&push.body);
+		if (access(path, F_OK) == 0) /* a file appeared: the bytes unsealed, which they cannot */
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!g)
 		init();
 	if (size < 1 || size > 65536)
 		return 0;
-	if (data[0] & 1)
+	if ((data[0] & 5) == 5)
+		sealed(data + 1, size - 1);
+	else if (data[0] & 1)
 		registry(data + 1, size - 1);
 	else
 		session(data + 1, size - 1, data[0] & 2);

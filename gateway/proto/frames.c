@@ -179,7 +179,8 @@ static const struct frame_field cl_dead[] = {{"replica", FT_TEXT, PROTO_CL_REPLI
 static const struct frame_field cl_reg[] = {{"version", FT_UINT, UINT64_MAX, REQ},
 					    {"body", FT_TEXT, PROTO_CL_REG_MAX, REQ},
 					    {"mac", FT_TEXT, 64, REQ},
-					    {"base", FT_UINT, UINT64_MAX, OPT}};
+					    {"base", FT_UINT, UINT64_MAX, OPT},
+					    {"file", FT_UINT, 1, OPT}};
 static const struct frame_field cl_ws[] = {
     {"body", FT_TEXT, PROTO_CL_WS_MAX, REQ}, {"mac", FT_TEXT, 64, REQ}, {"ended", FT_BOOL, 0, REQ}};
 static const struct frame_field d_cl_ws_put[] = {{"key", FT_TEXT, 64, REQ},

@@ -124,7 +124,8 @@ enum {
 	F_CL_NOTIFY = 74, /* {size} another replica committed: the shared ledger has size entries now */
 	F_CL_DEAD = 75,	  /* {replica} a replica's lease expired and this one took it over (its ends are ours) */
 	F_CL_DLV = 76,	  /* {origin, id, hook, event, body, mac} a webhook delivery a dead replica left: ours now */
-	F_CL_REG = 77,	  /* {version, body, mac} the cluster's identity registry (at start, and when it changes) */
+	F_CL_REG = 77,	  /* {version, body, mac, file?} the cluster's identity registry, or (file 1) its
+			   * webhooks, sealed (at start, when it changes, after a put) */
 	F_CL_WS = 78,	  /* {body, mac, ended} a reviewer's web session, made, used or ended on a replica */
 	/* and down, to it: */
 	F_CL_HELLO = 130,   /* {url, replica, policy, lock, adopt?, lease?} first: connect (lock: "row" |
@@ -134,13 +135,13 @@ enum {
 			     * the entries after `have` and their checkpoints */
 	F_CL_DLV_ADD = 135, /* {id, hook, event, body, mac} a webhook delivery waits (kept for a takeover; no answer) */
 	F_CL_DLV_DONE = 136, /* {origin, id, hook} it ended (delivered or given up; no answer) */
-	F_CL_REG_PUT = 137,  /* {version, body, mac, base?} this replica's registry changed, made on the
-			      * cluster's version base (no answer; the cluster's F_CL_REG follows) */
-	F_CL_WS_PUT = 138,   /* {body, mac, ended} a web session made, used or ended here (no answer) */
-	F_CL_PUT = 134,	     /* {seq, e, claim?} one entry of this commit, in order (after a pull that ended ok),
-			      * and what it takes once for the cluster (ledger.h, struct ledger_sync push) */
-	F_CL_PUSH = 132,     /* {from, n, note, periodic} store the n entries put, then commit: the lock goes */
-	F_CL_RELEASE = 133,  /* {} roll back: the lock goes, nothing stored */
+	F_CL_REG_PUT = 137, /* {version, body, mac, base?, file?} this replica's registry (or webhooks) changed, made on
+			     * the cluster's version base (no answer; the cluster's F_CL_REG follows) */
+	F_CL_WS_PUT = 138,  /* {body, mac, ended} a web session made, used or ended here (no answer) */
+	F_CL_PUT = 134,	    /* {seq, e, claim?} one entry of this commit, in order (after a pull that ended ok),
+			     * and what it takes once for the cluster (ledger.h, struct ledger_sync push) */
+	F_CL_PUSH = 132,    /* {from, n, note, periodic} store the n entries put, then commit: the lock goes */
+	F_CL_RELEASE = 133, /* {} roll back: the lock goes, nothing stored */
 };
 
 /* The credentials any F_WEB_* frame may carry, as the request brought them: a web

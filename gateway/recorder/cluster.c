@@ -48,6 +48,9 @@ static const char schema[] =
      * under the cluster's secret (STATE/keys/cluster.secret), which PostgreSQL never holds */
     "CREATE TABLE IF NOT EXISTS assent_registry (id INT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL, "
     "body TEXT NOT NULL, mac TEXT NOT NULL, replica TEXT NOT NULL);"
+    /* the webhooks' file alike, sealed (AES-256-GCM under a key of the cluster's secret) */
+    "CREATE TABLE IF NOT EXISTS assent_webhooks (id INT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL, "
+    "body TEXT NOT NULL, mac TEXT NOT NULL, replica TEXT NOT NULL);"
     /* reviewers' web sessions (hash: SHA-256 of the secret, which stays with the browser), each
      * change numbered by seq; mac: the HMAC of body under the cluster's secret */
     "CREATE SEQUENCE IF NOT EXISTS assent_websessions_seq;"
@@ -522,8 +525,9 @@ static void notified(void *ctx, const char *channel, const char *payload)
 	uint64_t size;
 	char e2[AS_ERRLEN];
 	const char *sp = strchr(payload, ' ');
-	if (!strcmp(channel, "assent_registry") && strcmp(payload, c->replica) != 0) {
-		c->reg_due = 1; /* fetched between steps (reg_send) */
+	if ((!strcmp(channel, "assent_registry") || !strcmp(channel, "assent_webhooks")) &&
+	    strcmp(payload, c->replica) != 0) {
+		c->reg_due |= channel[7] == 'r' ? 1 : 2; /* fetched between steps (reg_send) */
 		return;
 	}
 	if (!strcmp(channel, "assent_websessions") && strcmp(payload, c->replica) != 0) {

@@ -12,7 +12,7 @@
 #include "gateway/recorder/db.h"
 
 #define FD 3 /* the signer's socket */
-#define LISTENS "LISTEN assent_ledger; LISTEN assent_registry; LISTEN assent_websessions"
+#define LISTENS "LISTEN assent_ledger; LISTEN assent_registry; LISTEN assent_websessions; LISTEN assent_webhooks"
 
 struct cl {
 	struct ipc_conn ipc;
@@ -34,9 +34,9 @@ struct cl {
 	uint64_t lease_ms;  /* HELLO lease: heartbeats every quarter of it; 0: none (a reader) */
 	uint64_t next_beat; /* mono_ms of the next heartbeat */
 	int own_dlvs;	    /* this replica's own deliveries of a previous run were handed back */
-	int reg_due;	    /* the cluster's registry is to be sent to the signer (reg_send) */
-	size_t reg_rows;    /* rows reg_send read */
-	int ws_due;	    /* web sessions changed since ws_seq are to be sent to the signer (ws_send) */
+	unsigned
+	    reg_due; /* bit 0: the cluster's registry is to be sent to the signer, bit 1: its webhooks (reg_send) */
+	int ws_due;  /* web sessions changed since ws_seq are to be sent to the signer (ws_send) */
 	uint64_t ws_seq;
 	int ws_all;		 /* the first fetch is done: ended sessions are sent too from now on */
 	char put_err[AS_ERRLEN]; /* a PUT refused since the pull: the PUSH fails with it */
@@ -62,6 +62,6 @@ void reg_send(struct cl *c);
 void ws_put(struct cl *c, const struct ipc_frame *f);
 void ws_send(struct cl *c);
 /* After a reconnect: what changed meanwhile is fetched again (its NOTIFYs went with the link). */
-#define CL_REFETCH(c) ((c)->reg_due = (c)->ws_due = 1)
+#define CL_REFETCH(c) ((c)->reg_due = 3, (c)->ws_due = 1)
 
 #endif

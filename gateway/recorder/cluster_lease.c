@@ -143,47 +143,59 @@ void heartbeat(struct cl *c)
 
 /* ---- the identity registry ---- */
 
+/* The shared files' tables and channels, by the frames' "file": the registry, the webhooks. */
+static const char *const tables[] = {"assent_registry", "assent_webhooks"};
+
 void reg_put(struct cl *c, const struct ipc_frame *f)
 {
-	/* stored only when made on the cluster's version (base; 0: any older one), and newer */
+	/* stored only when made on the cluster's version (base; 0: none yet), and newer */
 	static const char put[] =
-	    "WITH u AS (INSERT INTO assent_registry VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO "
+	    "WITH u AS (INSERT INTO %1$s VALUES (1, $1, $2, $3, $4) ON CONFLICT (id) DO "
 	    "UPDATE SET version = EXCLUDED.version, body = EXCLUDED.body, mac = EXCLUDED.mac, "
-	    "replica = EXCLUDED.replica WHERE assent_registry.version < EXCLUDED.version AND "
-	    "($5::bigint = 0 OR assent_registry.version = $5::bigint) "
-	    "RETURNING 1) SELECT pg_notify('assent_registry', $4) FROM u";
+	    "replica = EXCLUDED.replica WHERE %1$s.version < EXCLUDED.version AND %1$s.version = $5::bigint "
+	    "RETURNING 1) SELECT pg_notify('%1$s', $4) FROM u";
 	const char *body, *mac;
 	size_t bn, mn;
-	uint64_t v, base = 0;
-	char ver[24], bv[24], err[AS_ERRLEN];
+	uint64_t v, base = 0, file = 0;
+	char ver[24], bv[24], err[AS_ERRLEN], q[sizeof put + 64];
 	if (c->broken || c->locked || ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) != 0 ||
 	    ipc_get_text(f->body, "body", PROTO_CL_REG_MAX, &body, &bn, err) != 0 ||
 	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0 ||
-	    (cv_get(f->body, "base") && ipc_get_uint(f->body, "base", UINT64_MAX, &base, err) != 0))
+	    (cv_get(f->body, "base") && ipc_get_uint(f->body, "base", UINT64_MAX, &base, err) != 0) ||
+	    (cv_get(f->body, "file") && ipc_get_uint(f->body, "file", 1, &file, err) != 0))
 		return;
 	char *b = strndup(body, bn), *m = strndup(mac, mn);
+	snprintf(q, sizeof q, put, tables[file]);
 	snprintf(ver, sizeof ver, "%llu", (unsigned long long)v);
 	snprintf(bv, sizeof bv, "%llu", (unsigned long long)base);
 	const char *p[] = {ver, b, m, c->replica, bv};
-	if (b && m && db_query(c->db, put, p, 5, NULL, NULL, err) != 0)
+	if (b && m && db_query(c->db, q, p, 5, NULL, NULL, err) != 0)
 		c->broken = db_socket(c->db) < 0;
-	c->reg_due = 1; /* the signer hears what the cluster has now: its own, or a newer one to merge */
+	c->reg_due |= 1u << file; /* the signer hears what the cluster has now: its own, or a newer one to merge */
 	free(b);
 	free(m);
 }
 
+struct reg_rows {
+	struct cl *c;
+	uint64_t file;
+	size_t n;
+};
+
 static int reg_row(void *ctx, const char *const *cols, size_t ncols)
 {
-	struct cl *c = ctx;
+	struct reg_rows *r = ctx;
+	struct cl *c = r->c;
 	uint64_t v;
 	char err[AS_ERRLEN];
 	if (ncols != 3 || !cols[0] || !cols[1] || !cols[2] || parse_u64(cols[0], &v) != 0)
 		return 0;
-	c->reg_rows++;
-	struct cv *f = ipc_frame_new(&c->o, F_CL_REG, 3);
+	r->n++;
+	struct cv *f = ipc_frame_new(&c->o, F_CL_REG, 4);
 	if (f && ipc_put_uint(&c->o, f, "version", v) == 0 &&
 	    ipc_put_text(&c->o, f, "body", cols[1], strlen(cols[1])) == 0 &&
 	    ipc_put_text(&c->o, f, "mac", cols[2], strlen(cols[2])) == 0 &&
+	    (!r->file || ipc_put_uint(&c->o, f, "file", r->file) == 0) &&
 	    frame_fields_check(frame_table_find(F_CL_REG), f, err) == 0)
 		(void)send_frame(c, f, err);
 	else
@@ -193,17 +205,21 @@ static int reg_row(void *ctx, const char *const *cols, size_t ncols)
 
 void reg_send(struct cl *c)
 {
-	char err[AS_ERRLEN];
-	c->reg_due = 0;
-	c->reg_rows = 0;
-	if (db_query(c->db, "SELECT version, body, mac FROM assent_registry WHERE id = 1", NULL, 0, reg_row, c, err) !=
-	    0) {
-		c->broken = db_socket(c->db) < 0;
-		return;
-	}
-	if (c->reg_rows == 0) { /* none yet: said as version 0 (the signer sends its file as the first) */
-		static const char *const none[] = {"0", "", ""};
-		(void)reg_row(c, none, 3);
+	char err[AS_ERRLEN], q[128];
+	for (uint64_t file = 0; file < 2; file++) {
+		struct reg_rows r = {.c = c, .file = file};
+		if (!(c->reg_due & (1u << file)))
+			continue;
+		c->reg_due &= ~(1u << file);
+		snprintf(q, sizeof q, "SELECT version, body, mac FROM %s WHERE id = 1", tables[file]);
+		if (db_query(c->db, q, NULL, 0, reg_row, &r, err) != 0) {
+			c->broken = db_socket(c->db) < 0;
+			return;
+		}
+		if (r.n == 0) { /* none yet: said as version 0 (the signer sends its file as the first) */
+			static const char *const none[] = {"0", "", ""};
+			(void)reg_row(&r, none, 3);
+		}
 	}
 }
 

@@ -177,12 +177,14 @@ void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const c
 		cv_arena_reset(&c->o);
 }
 
-/* This replica's registry to the cluster (F_CL_REG_PUT, never answered); takes p->body. */
+/* This replica's registry or webhooks to the cluster (F_CL_REG_PUT, never answered); takes
+ * p->body. */
 static void reg_put(struct cluster *c, struct creg_push *p)
 {
 	char err[AS_ERRLEN];
-	struct cv *f = c->fd >= 0 ? ipc_frame_new(&c->o, F_CL_REG_PUT, 4) : NULL;
+	struct cv *f = c->fd >= 0 ? ipc_frame_new(&c->o, F_CL_REG_PUT, 5) : NULL;
 	if (!f || ipc_put_uint(&c->o, f, "version", p->version) ||
+	    (p->which && ipc_put_uint(&c->o, f, "file", (uint64_t)p->which)) ||
 	    (p->base && ipc_put_uint(&c->o, f, "base", p->base)) ||
 	    ipc_put_text(&c->o, f, "body", (const char *)p->body.p, p->body.len) ||
 	    ipc_put_text(&c->o, f, "mac", p->mac, strlen(p->mac)) || cl_send(c, f, err) != 0)
@@ -190,20 +192,21 @@ static void reg_put(struct cluster *c, struct creg_push *p)
 	buf_free(&p->body);
 }
 
-/* The cluster's identity registry (F_CL_REG): cluster_reg.c checks its mac. */
+/* The cluster's identity registry or webhooks (F_CL_REG): cluster_reg.c checks its mac. */
 static void cl_reg(struct cluster *c, const struct ipc_frame *f)
 {
 	const char *body, *mac;
 	size_t bn, mn;
-	uint64_t v;
+	uint64_t v, which = 0;
 	char err[AS_ERRLEN], m[65];
 	if (!c->s || ipc_get_uint(f->body, "version", UINT64_MAX, &v, err) != 0 ||
+	    (cv_get(f->body, "file") && ipc_get_uint(f->body, "file", CREG_FILES - 1, &which, err) != 0) ||
 	    ipc_get_text(f->body, "body", PROTO_CL_REG_MAX, &body, &bn, err) != 0 ||
 	    ipc_get_text(f->body, "mac", 64, &mac, &mn, err) != 0)
 		return;
 	snprintf(m, sizeof m, "%.*s", (int)mn, mac);
 	struct creg_push p;
-	if (c->reg && creg_in(c->reg, c->s->o->state, v, body, bn, m, &p))
+	if (c->reg && creg_in(c->reg, c->s->o->state, (int)which, v, body, bn, m, &p))
 		reg_put(c, &p);
 }
 
@@ -243,8 +246,9 @@ void cluster_reg_loaded(struct signer *s)
 {
 	struct cluster *c = s->cluster;
 	struct creg_push p;
-	if (c && c->reg && creg_local(c->reg, s->o->state, &p))
-		reg_put(c, &p);
+	for (int k = 0; c && c->reg && k < CREG_FILES; k++)
+		if (creg_local(c->reg, s->o->state, k, &p))
+			reg_put(c, &p);
 }
 
 /* A frame the client sends whenever it has one (a takeover, a delivery, the registry, a web

@@ -50,15 +50,19 @@ void cluster_dlv_done(struct signer *s, const char *origin, uint64_t id, const c
  * here, or says to send the file here when that is newer. 1: send *p (the caller frees p->body). */
 void cluster_reg_loaded(struct signer *s);
 struct creg;
+#define CREG_FILES 2	/* the files the cluster shares: */
+#define CREG_REGISTRY 0 /* STATE/identities.json */
+#define CREG_WEBHOOKS 1 /* STATE/notify.json, sealed */
 struct creg_push {
+	int which;		/* CREG_REGISTRY or CREG_WEBHOOKS */
 	uint64_t version, base; /* base: the cluster's version it was made on (0: none known) */
 	struct buf body;
 	char mac[65];
 };
 struct creg *cluster_reg_setup(const char *state, char *err);
-int creg_local(struct creg *g, const char *state, struct creg_push *p);
-int creg_in(struct creg *g, const char *state, uint64_t version, const char *body, size_t len, const char *mac,
-	    struct creg_push *p);
+int creg_local(struct creg *g, const char *state, int which, struct creg_push *p);
+int creg_in(struct creg *g, const char *state, int which, uint64_t version, const char *body, size_t len,
+	    const char *mac, struct creg_push *p);
 /* Web sessions (cluster_reg.c): what the cluster keeps of one made, used or ended here (its body
  * and mac; the caller frees p->body), and one from the cluster, its mac checked, made known here
  * (ws_adopt) or ended (ws_drop). */

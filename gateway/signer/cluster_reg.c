@@ -1,4 +1,6 @@
-/* Cluster mode: one identity registry for every replica (docs/cluster.md, "One registry").
+/* Cluster mode: one identity registry for every replica (docs/cluster.md, "One registry"), and
+ * one webhooks' file (STATE/notify.json), shared alike but sealed (its secrets and URLs are
+ * PostgreSQL's to keep, never to read: AES-256-GCM under a key made from the cluster's secret).
  * The registry's file (STATE/identities.json: reviewers, agents, their groups and the hashes of
  * their credentials) is kept in PostgreSQL's assent_registry as the replica that changed it last
  * wrote it, with an HMAC-SHA256 under the cluster's secret (STATE/keys/cluster.secret, made by
@@ -21,6 +23,7 @@
  * or its credential ends it; its secret is still only in the browser that logged in. */
 #define _GNU_SOURCE
 #include "gateway/signer/state.h"
+#include "gateway/state/hooks.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,17 +32,31 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include <mbedtls/gcm.h>
 #include <mbedtls/md.h>
 
 #define REG_SECRET_FILE "cluster.secret"
 
-struct creg {
-	uint8_t secret[32];
+/* The files every replica shares: the identity registry, and the webhooks' file, sealed
+ * (AES-256-GCM under a key made from the cluster's secret): its webhooks' secrets are
+ * PostgreSQL's to keep, never to read. */
+static const struct cfile {
+	const char *name, *domain;
+	int sealed;
+} files[CREG_FILES] = {{REG_FILE, "assent-registry", 0}, {HOOKS_FILE, "assent-webhooks", 1}};
+
+struct cstate {
 	uint8_t sha[32]; /* of the file as this replica last wrote or sent it */
 	int known;
-	struct buf base;       /* the cluster's registry as last heard: what a change here is made on */
+	struct buf base;       /* the cluster's file as last heard: what a change here is made on */
 	uint64_t base_version; /* its version (0: the cluster has none) */
 	int based;	       /* heard: until then, nothing here is sent */
+};
+
+struct creg {
+	uint8_t secret[32];
+	uint8_t seal[32]; /* HMAC(secret, "assent-seal"): the sealed files' key */
+	struct cstate f[CREG_FILES];
 };
 
 /* HMAC-SHA256 under the cluster's secret of "DOMAIN\nVERSION\n" and body, as hex. */
@@ -85,6 +102,9 @@ struct creg *cluster_reg_setup(const char *state, char *err)
 		rc = as_fail(err, AS_ECORRUPT, "%s: not 64 hex digits", path);
 	}
 	buf_free(&b);
+	if (rc == 0 && mbedtls_md_hmac(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), g->secret, sizeof g->secret,
+				       (const uint8_t *)"assent-seal", 11, g->seal) != 0)
+		rc = as_fail(err, AS_EIO, "cannot make the key of the sealed files");
 	if (rc != 0) {
 		free(g);
 		return NULL;
@@ -92,12 +112,55 @@ struct creg *cluster_reg_setup(const char *state, char *err)
 	return g;
 }
 
+/* A sealed file's text: hex of a random 12-byte nonce, the ciphertext and its 16-byte tag. */
+static int seal(const struct creg *g, const char *domain, const uint8_t *p, size_t n, struct buf *out)
+{
+	uint8_t iv[12], tag[16];
+	uint8_t *ct = malloc(n ? n : 1);
+	mbedtls_gcm_context c;
+	mbedtls_gcm_init(&c);
+	int rc = !ct || getrandom(iv, sizeof iv, 0) != (ssize_t)sizeof iv ||
+		 mbedtls_gcm_setkey(&c, MBEDTLS_CIPHER_ID_AES, g->seal, 256) != 0 ||
+		 mbedtls_gcm_crypt_and_tag(&c, MBEDTLS_GCM_ENCRYPT, n, iv, sizeof iv, (const uint8_t *)domain,
+					   strlen(domain), p, ct, sizeof tag, tag) != 0;
+	mbedtls_gcm_free(&c);
+	buf_init(out, 2 * (n + 28) + 1);
+	rc = rc || buf_reserve(out, 2 * (n + 28) + 1) != 0;
+	if (!rc) {
+		hex_encode(iv, sizeof iv, (char *)out->p);
+		hex_encode(ct, n, (char *)out->p + 24);
+		hex_encode(tag, sizeof tag, (char *)out->p + 24 + 2 * n);
+		out->len = 2 * (n + 28);
+	}
+	free(ct);
+	return rc ? -1 : 0;
+}
+
+/* The plaintext of a sealed file's text (its mac checked first): 0, or -1. */
+static int unseal(const struct creg *g, const char *domain, const char *text, size_t tn, struct buf *out)
+{
+	size_t n = tn / 2 >= 28 ? tn / 2 - 28 : 0;
+	uint8_t iv[12], tag[16], *ct = malloc(n + 1);
+	buf_init(out, PROTO_CL_REG_MAX);
+	int rc = !ct || tn % 2 || tn < 56 || hex_decode(text, 24, iv, 12) != 0 || hex_decode(text + 24, 2 * n, ct, n) ||
+		 hex_decode(text + 24 + 2 * n, 32, tag, 16) != 0 || buf_reserve(out, n + 1) != 0;
+	mbedtls_gcm_context c;
+	mbedtls_gcm_init(&c);
+	rc = rc || mbedtls_gcm_setkey(&c, MBEDTLS_CIPHER_ID_AES, g->seal, 256) != 0 ||
+	     mbedtls_gcm_auth_decrypt(&c, n, iv, sizeof iv, (const uint8_t *)domain, strlen(domain), tag, sizeof tag,
+				      ct, out->p) != 0;
+	mbedtls_gcm_free(&c);
+	free(ct);
+	out->len = rc ? 0 : n;
+	return rc ? -1 : 0;
+}
+
 /* The registry's file here: its bytes (the caller frees b), SHA-256 and time in milliseconds. */
-static int reg_file(const char *state, struct buf *b, uint8_t sha[32], uint64_t *ms)
+static int reg_file(const char *state, int which, struct buf *b, uint8_t sha[32], uint64_t *ms)
 {
 	char path[4200], err[AS_ERRLEN];
 	struct stat st;
-	snprintf(path, sizeof path, "%s/%s", state, REG_FILE);
+	snprintf(path, sizeof path, "%s/%s", state, files[which].name);
 	buf_init(b, PROTO_CL_REG_MAX);
 	if (stat(path, &st) != 0 || file_read(path, PROTO_CL_REG_MAX, b, err) != 0)
 		return -1;
@@ -177,129 +240,160 @@ static char *merge3(const struct buf *base, const struct buf *mine, const char *
 
 /* b (taken) is what the cluster is to have, derived from its version base (0: whatever it has,
  * when older): sent as a version after both. */
-static int to_send(struct creg *g, struct buf *b, const uint8_t sha[32], uint64_t ms, uint64_t base,
+static int to_send(struct creg *g, int which, struct buf *b, const uint8_t sha[32], uint64_t ms, uint64_t base,
 		   struct creg_push *p)
 {
+	const struct cfile *cf = &files[which];
+	struct cstate *f = &g->f[which];
 	uint64_t v = ms > base ? ms : base + 1;
-	if (memchr(b->p, 0, b->len) || mac_of(g, "assent-registry", v, (const char *)b->p, b->len, p->mac) != 0) {
+	struct buf sealed;
+	if (cf->sealed) { /* the text sent is the sealed one */
+		int bad = seal(g, cf->domain, b->p, b->len, &sealed);
+		buf_free_wipe(b);
+		if (bad)
+			return 0;
+		*b = sealed;
+	}
+	if (memchr(b->p, 0, b->len) || mac_of(g, cf->domain, v, (const char *)b->p, b->len, p->mac) != 0) {
 		buf_free(b);
 		return 0;
 	}
-	memcpy(g->sha, sha, 32);
-	g->known = 1;
+	memcpy(f->sha, sha, 32);
+	f->known = 1;
+	p->which = which;
 	p->version = v;
 	p->base = base;
 	p->body = *b;
 	return 1;
 }
 
-int creg_local(struct creg *g, const char *state, struct creg_push *p)
+int creg_local(struct creg *g, const char *state, int which, struct creg_push *p)
 {
+	struct cstate *f = &g->f[which];
 	struct buf b;
 	uint8_t sha[32];
 	uint64_t ms;
-	if (g->based && reg_file(state, &b, sha, &ms) == 0 && !(g->known && !memcmp(sha, g->sha, 32)))
-		return to_send(g, &b, sha, ms, g->base_version, p); /* changed here: to the cluster */
-	buf_free(&b);
+	buf_init(&b, 1);
+	if (f->based && reg_file(state, which, &b, sha, &ms) == 0 && !(f->known && !memcmp(sha, f->sha, 32)))
+		return to_send(g, which, &b, sha, ms, f->base_version, p); /* changed here: to the cluster */
+	buf_free_wipe(&b);
 	return 0;
 }
 
 /* The cluster's version is this replica's file now, and the base of its next change. */
-static void take(struct creg *g, const char *state, uint64_t version, const char *body, size_t len,
+static void take(struct creg *g, const char *state, int which, uint64_t version, const char *body, size_t len,
 		 const uint8_t sha[32])
 {
 	char path[4200], err[AS_ERRLEN];
-	snprintf(path, sizeof path, "%s/%s", state, REG_FILE);
+	snprintf(path, sizeof path, "%s/%s", state, files[which].name);
 	struct timespec t[2] = {{.tv_sec = (time_t)(version / 1000), .tv_nsec = (long)(version % 1000) * 1000000},
 				{.tv_sec = (time_t)(version / 1000), .tv_nsec = (long)(version % 1000) * 1000000}};
 	if (file_write_atomic(path, body, len, 0600, err) != 0 || utimensat(AT_FDCWD, path, t, 0) != 0) {
-		slog("error", "cluster: writing the cluster's identity registry to %s: %s", path, err);
+		slog("error", "cluster: writing the cluster's %s to %s: %s", files[which].name, path, err);
 		return;
 	}
-	memcpy(g->sha, sha, 32);
-	g->known = 1;
-	slog("info", "cluster: the identity registry from the cluster (version %llu, %zu bytes) is this replica's now",
+	memcpy(g->f[which].sha, sha, 32);
+	g->f[which].known = 1;
+	slog("info", "cluster: %s from the cluster (version %llu, %zu bytes) is this replica's now", files[which].name,
 	     (unsigned long long)version, len);
 }
 
 /* The base of this replica's changes: what the cluster had, as it had it. */
-static void based_on(struct creg *g, uint64_t version, const char *body, size_t len)
+static void based_on(struct cstate *f, uint64_t version, const char *body, size_t len)
 {
-	buf_free(&g->base);
-	buf_init(&g->base, len + 1);
-	if (buf_put(&g->base, body, len) == 0)
-		g->base_version = version;
-	else
-		g->base_version = 0;
+	buf_free_wipe(&f->base);
+	buf_init(&f->base, len + 1);
+	f->base_version = buf_put(&f->base, body, len) == 0 ? version : 0;
 }
 
-int creg_in(struct creg *g, const char *state, uint64_t version, const char *body, size_t len, const char *mac,
-	    struct creg_push *p)
+/* Both changed: theirs, with this replica's changes since the base over it (b: the file here,
+ * freed), written here and sent. */
+static int merged(struct creg *g, const char *state, int which, struct buf *b, uint64_t version, const char *body,
+		  size_t len, const uint8_t sha[32], struct creg_push *p)
 {
+	char *m = merge3(&g->f[which].base, b, body, len);
+	buf_free_wipe(b); /* merged: the merge is sent, not the file it was read from */
+	struct buf mb;
+	uint8_t msha[32];
+	int rc = 0;
+	buf_init(&mb, m ? strlen(m) + 1 : 1);
+	if (m && buf_put(&mb, m, strlen(m)) == 0) {
+		sha256(mb.p, mb.len, msha);
+		take(g, state, which, version, m, strlen(m), msha);
+		slog("info", "cluster: this replica's change to %s merged with the cluster's newer one",
+		     files[which].name);
+		rc = to_send(g, which, &mb, msha, now_ms(), version, p);
+	} else {
+		buf_free(&mb);
+		slog("error", "cluster: %s here and the cluster's cannot be merged (not JSON): the cluster's is taken",
+		     files[which].name);
+		take(g, state, which, version, body, len, sha);
+	}
+	if (m)
+		explicit_bzero(m, strlen(m));
+	free(m);
+	return rc;
+}
+
+int creg_in(struct creg *g, const char *state, int which, uint64_t version, const char *body, size_t len,
+	    const char *mac, struct creg_push *p)
+{
+	const struct cfile *cf = &files[which];
+	struct cstate *f = &g->f[which];
 	char want[65];
 	uint8_t sha[32], mine[32], bsha[32];
 	uint64_t ms = 0;
-	struct buf b;
+	struct buf b, plain;
 	buf_init(&b, PROTO_CL_REG_MAX);
+	buf_init(&plain, 1);
 	if (version == 0 && len == 0) { /* the cluster has none yet: the file here is its first */
-		int rc = !g->based;
-		g->based = 1;
-		based_on(g, 0, "", 0);
-		if (rc && reg_file(state, &b, mine, &ms) == 0)
-			return to_send(g, &b, mine, ms, 0, p);
-		if (rc)
-			buf_free(&b);
+		int rc = !f->based;
+		f->based = 1;
+		based_on(f, 0, "", 0);
+		if (rc && reg_file(state, which, &b, mine, &ms) == 0)
+			return to_send(g, which, &b, mine, ms, 0, p);
+		buf_free(&b);
 		return 0;
 	}
-	if (strlen(mac) != 64 || mac_of(g, "assent-registry", version, body, len, want) != 0 ||
-	    ct_memcmp(want, mac, 64) != 0) {
-		slog("error", "cluster: the identity registry in PostgreSQL does not verify with the cluster's secret "
-			      "(changed there, or another cluster's keys?): not taken");
-		if (!g->based || reg_file(state, &b, mine, &ms) != 0) {
+	if (strlen(mac) != 64 || mac_of(g, cf->domain, version, body, len, want) != 0 ||
+	    ct_memcmp(want, mac, 64) != 0 || (cf->sealed && unseal(g, cf->domain, body, len, &plain) != 0)) {
+		slog("error",
+		     "cluster: %s in PostgreSQL does not verify with the cluster's secret (changed there, or another "
+		     "cluster's keys?): not taken",
+		     cf->name);
+		buf_free(&plain);
+		if (!f->based || reg_file(state, which, &b, mine, &ms) != 0) {
 			buf_free(&b);
 			return 0;
 		}
 		/* not the cluster's: this replica's (the last that verified, with its changes since) replaces it */
-		g->base_version = version;
-		return to_send(g, &b, mine, ms, version, p);
+		f->base_version = version;
+		return to_send(g, which, &b, mine, ms, version, p);
+	}
+	if (cf->sealed) {
+		body = (const char *)plain.p;
+		len = plain.len;
 	}
 	sha256(body, len, sha);
-	int here = reg_file(state, &b, mine, &ms) == 0, rc = 0;
-	int based = g->based;
-	g->based = 1;
+	int here = reg_file(state, which, &b, mine, &ms) == 0, rc = 0;
+	int based = f->based;
+	f->based = 1;
 	if (based)
-		sha256(g->base.p, g->base.len, bsha);
+		sha256(f->base.p, f->base.len, bsha);
 	if (here && !memcmp(sha, mine, 32)) { /* the same: what this replica sent, stored */
-		memcpy(g->sha, sha, 32);
-		g->known = 1;
+		memcpy(f->sha, sha, 32);
+		f->known = 1;
 	} else if (!here || (based && !memcmp(mine, bsha, 32)) || (!based && ms <= version)) {
-		take(g, state, version, body, len, sha); /* nothing changed here since (or older) */
-	} else if (!based) {				 /* at start, the file here is newer: the cluster's now */
-		rc = to_send(g, &b, mine, ms, version, p);
-	} else { /* both changed: theirs with this replica's changes since the base over it */
-		char *m = merge3(&g->base, &b, body, len);
-		buf_free(&b); /* merged: the merge is sent, not the file it was read from */
-		struct buf mb = {0};
-		uint8_t msha[32];
-		buf_init(&mb, m ? strlen(m) + 1 : 1);
-		if (m && buf_put(&mb, m, strlen(m)) == 0) {
-			sha256(mb.p, mb.len, msha);
-			take(g, state, version, m, strlen(m), msha);
-			slog("info",
-			     "cluster: this replica's change to the identity registry merged with the cluster's "
-			     "newer one");
-			rc = to_send(g, &mb, msha, now_ms(), version, p);
-		} else {
-			buf_free(&mb);
-			slog("error", "cluster: the identity registry here and the cluster's cannot be merged (not "
-				      "JSON): the cluster's is taken");
-			take(g, state, version, body, len, sha);
-		}
-		free(m);
+		take(g, state, which, version, body, len, sha); /* nothing changed here since (or older) */
+	} else if (!based) { /* at start, the file here is newer: the cluster's now */
+		rc = to_send(g, which, &b, mine, ms, version, p);
+	} else {
+		rc = merged(g, state, which, &b, version, body, len, sha, p);
 	}
-	based_on(g, version, body, len);
+	based_on(f, version, body, len);
 	if (!rc)
-		buf_free(&b);
+		buf_free_wipe(&b);
+	buf_free_wipe(&plain);
 	return rc;
 }
 

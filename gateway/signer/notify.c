@@ -168,6 +168,7 @@ static void reload(struct signer *s)
 		}
 	slog("info", "webhooks: %zu from %s/%s%s", n->hk.n, s->o->state, HOOKS_FILE,
 	     gone ? " (deliveries to removed webhooks dropped)" : "");
+	cluster_reg_loaded(s); /* cluster mode: a change here is every replica's */
 	/* The worker holds each webhook's TLS set-up: a new one for the new file. */
 	struct worker *w = &s->w[W_NOTIFY];
 	if (w->pid > 0 || w->fd >= 0)

@@ -48,13 +48,18 @@ check "... which serves its tools" served b
 ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/a" reviewer add alice --uid "$(id -u)" >/dev/null
 knows() { for _ in $(seq 100); do grep -q "\"$2\"" "$T/$1/identities.json" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 check "alice, added on a, is b's reviewer too (one registry)" knows b alice
-# Two webhooks that refuse (503) until told otherwise; one registry of webhooks, copied (as keys).
+# Two webhooks that refuse (503) until told otherwise, added on b: every replica's.
 for h in ops audit; do
 	ASSENT_CLUSTER="$URL" "$ASSENT" --state "$T/b" notify add $h --url "http://127.0.0.1:$(cat "$T/recv.port")/until-open/$h" \
 		--events request | tail -1 >"$T/sec.$h"
 done
 $PY -c 'import json,sys; t=sys.argv[1]; json.dump({"/until-open/"+h: open(t+"/sec."+h).read().strip() for h in ("ops","audit")}, open(t+"/secrets.json","w"))' "$T"
-cp -p "$T/b/notify.json" "$T/a/notify.json"
+# The webhooks' file is the cluster's: a gets b's, sealed in PostgreSQL (the secrets never in clear).
+hooked() { for _ in $(seq 100); do grep -q '"audit"' "$T/a/notify.json" 2>/dev/null && grep -q '"ops"' "$T/a/notify.json" && return 0; sleep 0.05; done; return 1; }
+check "a has the two webhooks added on b" hooked
+check "... with the same secrets" cmp -s "$T/a/notify.json" "$T/b/notify.json"
+check "... which PostgreSQL holds sealed, never in clear" test "$(psql -X -At -d "$CONN" -c "SELECT count(*) FROM assent_webhooks
+	WHERE position('whsec_' in body) = 0 AND position('audit' in body) = 0")" = 1
 sleep 1.2 # each replica re-reads its registry and its webhooks every second
 
 # Held on a, approved on b: a dispatches it, once. b shows the call as a ledgered it: the same
