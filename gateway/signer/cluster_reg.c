@@ -41,9 +41,10 @@
  * (AES-256-GCM under a key made from the cluster's secret): its webhooks' secrets are
  * PostgreSQL's to keep, never to read. */
 static const struct cfile {
-	const char *name, *domain;
+	const char *name, *domain, *what; /* what: as the log names it */
 	int sealed;
-} files[CREG_FILES] = {{REG_FILE, "assent-registry", 0}, {HOOKS_FILE, "assent-webhooks", 1}};
+} files[CREG_FILES] = {{REG_FILE, "assent-registry", "the identity registry", 0},
+		       {HOOKS_FILE, "assent-webhooks", "the webhooks' file", 1}};
 
 struct cstate {
 	uint8_t sha[32]; /* of the file as this replica last wrote or sent it */
@@ -289,12 +290,12 @@ static void take(struct creg *g, const char *state, int which, uint64_t version,
 	struct timespec t[2] = {{.tv_sec = (time_t)(version / 1000), .tv_nsec = (long)(version % 1000) * 1000000},
 				{.tv_sec = (time_t)(version / 1000), .tv_nsec = (long)(version % 1000) * 1000000}};
 	if (file_write_atomic(path, body, len, 0600, err) != 0 || utimensat(AT_FDCWD, path, t, 0) != 0) {
-		slog("error", "cluster: writing the cluster's %s to %s: %s", files[which].name, path, err);
+		slog("error", "cluster: writing the cluster's %s to %s: %s", files[which].what, path, err);
 		return;
 	}
 	memcpy(g->f[which].sha, sha, 32);
 	g->f[which].known = 1;
-	slog("info", "cluster: %s from the cluster (version %llu, %zu bytes) is this replica's now", files[which].name,
+	slog("info", "cluster: %s from the cluster (version %llu, %zu bytes) is this replica's now", files[which].what,
 	     (unsigned long long)version, len);
 }
 
@@ -321,12 +322,12 @@ static int merged(struct creg *g, const char *state, int which, struct buf *b, u
 		sha256(mb.p, mb.len, msha);
 		take(g, state, which, version, m, strlen(m), msha);
 		slog("info", "cluster: this replica's change to %s merged with the cluster's newer one",
-		     files[which].name);
+		     files[which].what);
 		rc = to_send(g, which, &mb, msha, now_ms(), version, p);
 	} else {
 		buf_free(&mb);
 		slog("error", "cluster: %s here and the cluster's cannot be merged (not JSON): the cluster's is taken",
-		     files[which].name);
+		     files[which].what);
 		take(g, state, which, version, body, len, sha);
 	}
 	if (m)
@@ -360,7 +361,7 @@ int creg_in(struct creg *g, const char *state, int which, uint64_t version, cons
 		slog("error",
 		     "cluster: %s in PostgreSQL does not verify with the cluster's secret (changed there, or another "
 		     "cluster's keys?): not taken",
-		     cf->name);
+		     cf->what);
 		buf_free(&plain);
 		if (!f->based || reg_file(state, which, &b, mine, &ms) != 0) {
 			buf_free(&b);
