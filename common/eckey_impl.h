@@ -8,6 +8,7 @@
 struct eckey {
 	mbedtls_pk_context pk;
 	int has_private;
+	void *ossl; /* the public key as OpenSSL's EVP_PKEY, made by the first verification (eckey.c) */
 };
 
 /* An empty key (mbedtls_pk_init'ed), or NULL when out of memory; freed with eckey_free. */

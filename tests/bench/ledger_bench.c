@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <lmdb.h>
+#include <mbedtls/sha256.h>
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 #include "ledger/ledger.h"
 #include "common/cbor.h"
@@ -250,8 +253,24 @@ int main(void)
 	printf("== assent-verify ledger over %zu entries (avg %.0f bytes, %.1f MB; written in %.1f s) ==\n", count,
 	       (double)total / (double)count, (double)total / 1e6, build_s);
 
-	/* Floor: only the SHA-256 work, best of 3. */
-	double floor_best = 1e9;
+	/* Floor: only the SHA-256 work (OpenSSL's libcrypto, as the verifier hashes), best of 3;
+	 * and mbedTLS's software SHA-256 over the same bytes, which the verifier used before. */
+	double floor_best = 1e9, mbed_best = 1e9, raw_best = 1e9;
+	for (int r = 0; r < 6; r++) {
+		uint8_t leaf[32];
+		size_t off = 0;
+		double f0 = now_s();
+		for (size_t i = 0; i < count; i++) {
+			if (r & 1)
+				SHA256(all.p + off, lens[i], leaf);
+			else
+				mbedtls_sha256_ret(all.p + off, lens[i], leaf, 0);
+			off += lens[i];
+		}
+		double fs = now_s() - f0, *best = r & 1 ? &raw_best : &mbed_best;
+		if (fs < *best)
+			*best = fs;
+	}
 	uint8_t root_floor[32];
 	for (int r = 0; r < 3; r++) {
 		struct merkle mk;
@@ -293,10 +312,16 @@ int main(void)
 	}
 	double fr = (double)count / floor_best, vr = (double)count / ver_best;
 	printf("%-44s %12s %10s\n", "", "entries/s", "MB/s");
-	printf("%-44s %12.0f %10.1f\n", "floor: mbedTLS SHA-256 (leaves + nodes)", fr,
+	printf("%-44s %12.0f %10.1f\n", "floor: OpenSSL SHA-256 (leaves + nodes)", fr,
 	       (double)total / floor_best / 1e6);
+	printf("%-44s %12.0f %10.1f\n", "OpenSSL SHA-256 of each entry alone", (double)count / raw_best,
+	       (double)total / raw_best / 1e6);
+	printf("%-44s %12.0f %10.1f\n", "mbedTLS SHA-256 of each entry, for scale", (double)count / mbed_best,
+	       (double)total / mbed_best / 1e6);
 	printf("%-44s %12.0f %10.1f\n", "assent-verify ledger (whole process)", vr, (double)total / ver_best / 1e6);
-	printf("verification rate = %.0f%% of the floor (goal: 70%% or more)\n", 100.0 * vr / fr);
+	printf("verification rate = %.0f%% of OpenSSL's SHA-256 of the entries alone, %.0f%% of the tree's "
+	       "hashing (goal: 70%% or more)\n",
+	       100.0 * vr * raw_best / (double)count, 100.0 * vr / fr);
 
 	consistency_cost(dir, count);
 
