@@ -83,11 +83,12 @@ build/obj/common/p11.o build/san/obj/common/p11.o build/fuzz/obj/common/p11.o: C
 
 # The verify library other C programs link (pkg-config assent-verify), and so the static
 # assent-verify: verify-only objects. No gateway or policy code, and none that writes the
-# ledger or holds a private key: the ledger writer (ledger.c, cosign_store.c), its head signer (headsign.c,
+# ledger or holds a private key: the ledger writer (ledger.c, cosign_store.c, its write-ahead log wal.c, recover.c), its head signer (headsign.c,
 # OpenSSL), checkpoint signing (note_sign.c) and private keys (eckey_priv.c, and p11.c, which
 # signs in a PKCS#11 token) stay out (tests/integration/binaries.sh checks with nm).
 SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/cosign_store.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
-                  build/obj/common/eckey_priv.o build/obj/common/p11.o build/obj/ledger/sync.o
+                  build/obj/common/eckey_priv.o build/obj/common/p11.o build/obj/ledger/sync.o build/obj/ledger/wal.o \
+                  build/obj/ledger/recover.o
 VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"

@@ -155,6 +155,8 @@ int ledger_cosign(struct ledger *l, uint64_t size, const char *body, size_t blen
 	if (rc == 0) {
 		int cr = mdb_txn_commit(txn);
 		rc = cr ? lmdb_err(err, cr, "commit") : 0;
+		if (rc == 0) /* not in the write-ahead log: durable by LMDB's sync */
+			rc = ledger_wal_sync(l, err);
 	} else {
 		mdb_txn_abort(txn);
 	}

@@ -4,6 +4,7 @@
 #include "ledger/ledger.h"
 #include "ledger/ledger_int.h"
 #include "ledger/tiles.h"
+#include "ledger/wal.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -22,6 +23,12 @@
 #include "ledger/note.h"
 #include "ledger/store.h"
 #include "common/util.h"
+
+/* The write-ahead log is reset after the commit that takes it past this many bytes or records:
+ * while it lives LMDB reuses none of the pages its base holds, so the data file grows by the
+ * pages each commit copies (about 14 KB here) until the next reset. */
+#define WAL_RESET_BYTES ((off_t)8 << 20)
+#define WAL_RESET_RECORDS 128
 
 int ledger_lmdb_fail(char *err, int rc, const char *what)
 {
@@ -307,6 +314,8 @@ static int checkpoint_txn(struct ledger *l, int force, char *err)
 	if (rc == 0 && signed_one) {
 		int c = mdb_txn_commit(txn);
 		rc = c ? ledger_lmdb_fail(err, c, "commit") : 0;
+		if (rc == 0) /* not in the write-ahead log: durable by LMDB's sync */
+			rc = ledger_wal_sync(l, err);
 		if (rc == 0)
 			write_ckpt_file(l, &note);
 	} else {
@@ -331,6 +340,9 @@ int ledger_tick(struct ledger *l, char *err)
 	 * checkpoint we saw is younger than the interval. Checkpoints only move forward, so
 	 * one another writer signed meanwhile is younger still. */
 	uint64_t now = now_unix_ms();
+	/* A second with records in the write-ahead log: sync LMDB and start a new one. */
+	if (l->wal && wal_records(l->wal) > 0 && now - l->wal_at >= 1000)
+		GUARD(ledger_wal_sync(l, err));
 	if (l->ckpt_seen && now >= l->ckpt_seen && now - l->ckpt_seen < (uint64_t)l->secs * 1000u)
 		return 0;
 	return checkpoint_txn(l, 0, err);
@@ -361,7 +373,8 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	struct tree_state s;
 	struct buf note;
 	buf_init(&note, CKPT_MAX);
-	int did_ckpt = 0;
+	int did_ckpt = 0, periodic = 0;
+	off_t logged = l->wal ? wal_len(l->wal) : 0;
 	char e2[AS_ERRLEN] = "";
 	rc = tree_load(l, txn, &s, err);
 	if (rc == 0)
@@ -413,7 +426,7 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	if (rc == 0) {
 		/* Every commit signs its tree head (one signature per group commit); every N
 		 * entries or seconds that signature is a periodic checkpoint, kept for good. */
-		int periodic = s.m.size - s.ckpt_size >= l->every || now - s.ckpt_time >= (uint64_t)l->secs * 1000u;
+		periodic = s.m.size - s.ckpt_size >= l->every || now - s.ckpt_time >= (uint64_t)l->secs * 1000u;
 		rc = sign_checkpoint(l, txn, &s, periodic, &note, err);
 		did_ckpt = rc == 0 && periodic;
 	}
@@ -426,8 +439,14 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		else
 			sync_release(l);
 	}
+	/* Durable here: its write-ahead record (one fdatasync; LMDB runs with MDB_NOSYNC), or in
+	 * cluster mode LMDB's own syncs after the shared store's commit. */
+	if (rc == 0 && l->wal)
+		rc = wal_append(l->wal, txn, l->entries, from, s.m.size - from, note.p, note.len, periodic, err);
 	if (rc == 0) {
-		int c = mdb_txn_commit(txn); /* durable: the environment is opened without MDB_NOSYNC */
+		int c = mdb_txn_commit(txn);
+		if (c != 0 && l->wal)
+			wal_undo(l->wal, logged);
 		if (c != 0)
 			rc = ledger_lmdb_fail(err, c, "commit");
 	} else {
@@ -440,6 +459,10 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 			write_ckpt_file(l, &note);
 		if (l->sync && from > mirrored && l->sync->imported)
 			l->sync->imported(l->sync->ctx, mirrored, from);
+		char e3[AS_ERRLEN];
+		if (l->wal && (wal_len(l->wal) > WAL_RESET_BYTES || wal_records(l->wal) >= WAL_RESET_RECORDS) &&
+		    ledger_wal_sync(l, e3) != 0)
+			fprintf(stderr, "assent: warning: %s\n", e3); /* the commit is durable; the log grows on */
 	} else {
 		l->known = 0; /* what was signed in the aborted transaction is not on disk */
 		l->high = high;
@@ -686,6 +709,9 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 			snprintf(l->origin, sizeof l->origin, "%s%s", l->demo ? LEDGER_DEMO_PREFIX : "assent/", hex);
 	}
 	MDB_txn *txn = NULL;
+	int alone = 0;
+	if (rc == 0)
+		rc = ledger_wal_open(l, &alone, err);
 	if (rc == 0)
 		rc = open_env(l, dir, o, &txn, err);
 	if (rc == 0) {
@@ -709,12 +735,17 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	if (rc == 0 && l->ext)
 		rc = ext_publish(l, o, err);
 	l->sync = o ? o->sync : NULL;
+	if (rc == 0)
+		rc = ledger_wal_recover(l, alone, err);
 	/* Cluster mode: the shared ledger's entries first; only a cluster with none gets our key entry. */
 	if (rc == 0 && l->sync && (rc = ledger_catch_up(l, err)) == 0)
 		created = l->size == 0;
 	if (rc == 0 && created)
 		rc = record_key(l, err);
 	if (rc != 0) {
+		if (l->pin)
+			mdb_txn_abort(l->pin);
+		wal_free(l->wal);
 		if (l->env)
 			mdb_env_close(l->env);
 		key_free(l);
@@ -771,6 +802,7 @@ void ledger_close(struct ledger *l)
 	char err[AS_ERRLEN];
 	if (ledger_checkpoint(l, err) != 0)
 		fprintf(stderr, "assent: warning: final checkpoint: %s\n", err);
+	ledger_wal_close(l);
 	mdb_env_close(l->env);
 	key_free(l);
 	cv_arena_free(&l->arena);

@@ -91,6 +91,13 @@ struct ledger_opts {
 		   * LEDGER_EITHER: whichever it is (maintenance: `assent ledger checkpoint`) */
 };
 
+/* Test seams of the write-ahead log (ledger/wal.c); NULL in the product. ledger_wal_hook is
+ * called with the ledger's directory at each step of a commit's record ("log", "log-half",
+ * "log-written", "log-synced"), of a reset ("reset", "synced", "new-log", "renamed") and of a
+ * recovery ("restored"); ledger_wal_boot stands in for the machine's boot id. */
+extern void (*ledger_wal_hook)(const char *step, const char *dir);
+extern const char *ledger_wal_boot;
+
 /* In the keys directory of a ledger opened with an external signer: without one, that
  * ledger_open refuses to make a key file in its place. */
 #define LEDGER_EXT_MARK "checkpoint.pkcs11"

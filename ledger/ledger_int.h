@@ -43,6 +43,9 @@ struct ledger {
 	struct cv_arena arena;
 	struct buf enc;
 	const struct ledger_sync *sync; /* cluster mode (ledger/sync.c); NULL: this ledger alone */
+	struct wal *wal;		/* the write-ahead log; NULL in cluster mode (ledger/recover.c) */
+	MDB_txn *pin;			/* a read transaction on the log's base: its pages stay as synced */
+	uint64_t wal_at;		/* unix ms of the log's last reset */
 };
 
 /* ledger/ledger.c, for ledger/sync.c: the tree state in "meta" read and written inside txn,
@@ -60,5 +63,20 @@ int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, int lock, ch
 int sync_push(struct ledger *l, MDB_txn *txn, uint64_t from, const struct tree_state *s, const struct buf *note,
 	      int periodic, char *err);
 void sync_release(struct ledger *l);
+/* What sync_pull does, from any source of entries and checkpoints (the cluster, the
+ * write-ahead log): name starts its error messages ("the cluster's"). */
+int sync_import(struct ledger *l, const struct ledger_sync *src, const char *name, MDB_txn *txn, struct tree_state *s,
+		int lock, char *err);
+
+/* ledger/recover.c: the write-ahead log (ledger/wal.c) as the ledger uses it. Before LMDB is
+ * opened: lock, read and (after a restart of the machine) restore the log's base; after:
+ * apply what the log has that LMDB lacks, then start a log of this process (none in cluster
+ * mode, whose commits are the shared store's and LMDB's own syncs). */
+int ledger_wal_open(struct ledger *l, int *alone, char *err);
+int ledger_wal_recover(struct ledger *l, int alone, char *err);
+/* After a commit that is not in the log (a checkpoint, a cosignature), and every second with
+ * records: sync LMDB and start a new log. */
+int ledger_wal_sync(struct ledger *l, char *err);
+void ledger_wal_close(struct ledger *l);
 
 #endif

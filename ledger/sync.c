@@ -19,6 +19,7 @@
 
 struct pull {
 	struct ledger *l;
+	const char *src; /* "the cluster's", "the write-ahead log's": what error messages name */
 	MDB_txn *txn;
 	struct tree_state *s;
 	uint64_t signed_to; /* the largest size a verified checkpoint covered */
@@ -43,24 +44,23 @@ static int take_entry(void *arg, uint64_t seq, const uint8_t *p, size_t n, char 
 	struct tree_state *s = c->s;
 	char e2[AS_ERRLEN] = "";
 	if (seq != s->m.size)
-		return as_fail(err, AS_ECORRUPT, "the cluster's ledger sent entry %llu where entry %llu was due",
+		return as_fail(err, AS_ECORRUPT, "%s ledger sent entry %llu where entry %llu was due", c->src,
 			       (unsigned long long)seq, (unsigned long long)s->m.size);
 	if (n == 0 || n > ENTRY_MAX)
-		return as_fail(err, AS_ECORRUPT, "the cluster's entry %llu is %zu bytes", (unsigned long long)seq, n);
+		return as_fail(err, AS_ECORRUPT, "%s entry %llu is %zu bytes", c->src, (unsigned long long)seq, n);
 	struct cv *e = NULL;
 	uint64_t t = 0;
 	cv_arena_reset(&c->l->arena);
 	if (cbor_decode(p, n, &c->l->arena, &e, e2) != 0 || entry_check(e, seq, s->head, e2) != 0)
-		return as_fail(err, AS_ECORRUPT, "the cluster's entry %llu is refused: %s", (unsigned long long)seq,
-			       e2);
+		return as_fail(err, AS_ECORRUPT, "%s entry %llu is refused: %s", c->src, (unsigned long long)seq, e2);
 	if (entry_time(e, &t) != 0 || t < s->last_time)
-		return as_fail(err, AS_ECORRUPT, "the cluster's entry %llu goes back in time", (unsigned long long)seq);
+		return as_fail(err, AS_ECORRUPT, "%s entry %llu goes back in time", c->src, (unsigned long long)seq);
 	uint8_t k[8], leaf[32];
 	be64_put(k, seq);
 	MDB_val key = {8, k}, val = {n, (void *)p};
 	int rc = mdb_put(c->txn, c->l->entries, &key, &val, MDB_APPEND | MDB_NOOVERWRITE);
 	if (rc != 0)
-		return as_fail(err, AS_EIO, "ledger %s: storing the cluster's entry %llu: %s", c->l->dir,
+		return as_fail(err, AS_EIO, "ledger %s: storing %s entry %llu: %s", c->l->dir, c->src,
 			       (unsigned long long)seq, mdb_strerror(rc));
 	merkle_leaf_hash(p, n, leaf);
 	GUARD(tile_put(c->txn, c->l->tiles, &s->m, leaf, err));
@@ -96,22 +96,19 @@ static int take_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, in
 	int bad = n > CKPT_MAX || (c->l->hs ? ckpt_verify_with(note, n, c->l->key, headsign_verify, c->l->hs, &cp, e2)
 					    : ckpt_verify(note, n, &c->l->key, 1, &cp, e2));
 	if (bad)
-		return as_fail(err, AS_ECORRUPT,
-			       "the cluster's checkpoint at %llu does not verify with this ledger's key: %s",
-			       (unsigned long long)size, e2);
+		return as_fail(err, AS_ECORRUPT, "%s checkpoint at %llu does not verify with this ledger's key: %s",
+			       c->src, (unsigned long long)size, e2);
 	if (cp.size != size || size > s->m.size || size <= c->first)
-		return as_fail(
-		    err, AS_ECORRUPT,
-		    "the cluster's checkpoint stored at %llu covers %llu entries (the mirror had %llu, now %llu)",
-		    (unsigned long long)size, (unsigned long long)cp.size, (unsigned long long)c->first,
-		    (unsigned long long)s->m.size);
+		return as_fail(err, AS_ECORRUPT,
+			       "%s checkpoint stored at %llu covers %llu entries (the mirror had %llu, now %llu)",
+			       c->src, (unsigned long long)size, (unsigned long long)cp.size,
+			       (unsigned long long)c->first, (unsigned long long)s->m.size);
 	if (strcmp(cp.origin, c->l->origin) != 0)
-		return as_fail(err, AS_ECORRUPT, "the cluster's checkpoint at %llu has origin %s, not %s",
+		return as_fail(err, AS_ECORRUPT, "%s checkpoint at %llu has origin %s, not %s", c->src,
 			       (unsigned long long)size, cp.origin, c->l->origin);
 	GUARD(root_at(c, size, root, err));
 	if (memcmp(root, cp.root, 32) != 0)
-		return as_fail(err, AS_ECORRUPT,
-			       "the cluster's entries up to %llu are not the tree its checkpoint signs",
+		return as_fail(err, AS_ECORRUPT, "%s entries up to %llu are not the tree its checkpoint signs", c->src,
 			       (unsigned long long)size);
 	uint8_t k[8];
 	be64_put(k, size);
@@ -123,7 +120,7 @@ static int take_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, in
 		rc = rc == MDB_NOTFOUND ? 0 : rc;
 	}
 	if (rc != 0)
-		return as_fail(err, AS_EIO, "ledger %s: storing the cluster's checkpoint: %s", c->l->dir,
+		return as_fail(err, AS_EIO, "ledger %s: storing %s checkpoint: %s", c->l->dir, c->src,
 			       mdb_strerror(rc));
 	if (periodic) {
 		s->ckpt_size = size;
@@ -136,17 +133,19 @@ static int take_ckpt(void *arg, uint64_t size, const uint8_t *note, size_t n, in
 	return 0;
 }
 
-int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, int lock, char *err)
+int sync_import(struct ledger *l, const struct ledger_sync *src, const char *name, MDB_txn *txn, struct tree_state *s,
+		int lock, char *err)
 {
-	struct pull c = {.l = l, .txn = txn, .s = s, .signed_to = s->m.size, .first = s->m.size};
+	struct pull c = {.l = l, .src = name, .txn = txn, .s = s, .signed_to = s->m.size, .first = s->m.size};
 	static const struct ledger_sync_take take = {take_entry, take_ckpt};
-	GUARD(l->sync->pull(l->sync->ctx, s->m.size, lock, &take, &c, err));
+	GUARD(src->pull(src->ctx, s->m.size, lock, &take, &c, err));
 	if (c.signed_to != s->m.size) {
-		sync_release(l);
+		if (src->release)
+			src->release(src->ctx);
 		return as_fail(err, AS_ECORRUPT,
-			       "the cluster's ledger has %llu entries, but its checkpoints sign only %llu: refusing "
+			       "%s ledger has %llu entries, but its checkpoints sign only %llu: refusing "
 			       "to extend it (run assent-verify on an export)",
-			       (unsigned long long)s->m.size, (unsigned long long)c.signed_to);
+			       name, (unsigned long long)s->m.size, (unsigned long long)c.signed_to);
 	}
 	if (s->m.size > c.first) {
 		merkle_root(&s->m, l->root);
@@ -156,6 +155,11 @@ int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, int lock, ch
 			l->high = s->m.size;
 	}
 	return 0;
+}
+
+int sync_pull(struct ledger *l, MDB_txn *txn, struct tree_state *s, int lock, char *err)
+{
+	return sync_import(l, l->sync, "the cluster's", txn, s, lock, err);
 }
 
 #define CLAIM_MAX 320
