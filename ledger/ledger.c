@@ -361,6 +361,33 @@ int ledger_append(struct ledger *l, const struct ledger_rec *recs, size_t n, str
 	return ledger_append_fields(l, recs, NULL, n, pos, err);
 }
 
+/* The append's transaction txn (rc: 0, or what refused it) made durable and committed:
+ * its write-ahead record (one fdatasync; LMDB runs with MDB_NOSYNC), or in cluster mode
+ * LMDB's own syncs after the shared store's commit. A log grown past its bounds is reset
+ * after (the commit is durable already: a failure there only lets the log grow on). */
+static int commit_logged(struct ledger *l, MDB_txn *txn, int rc, uint64_t from, uint64_t n, const struct buf *note,
+			 int periodic, char *err)
+{
+	off_t logged = l->wal ? wal_len(l->wal) : 0;
+	if (rc == 0 && l->wal)
+		rc = wal_append(l->wal, txn, l->entries, from, n, note->p, note->len, periodic, err);
+	if (rc != 0) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	int c = mdb_txn_commit(txn);
+	if (c != 0) {
+		if (l->wal)
+			wal_undo(l->wal, logged);
+		return ledger_lmdb_fail(err, c, "commit");
+	}
+	char e3[AS_ERRLEN];
+	if (l->wal && (wal_len(l->wal) > WAL_RESET_BYTES || wal_records(l->wal) >= WAL_RESET_RECORDS) &&
+	    ledger_wal_sync(l, e3) != 0)
+		fprintf(stderr, "assent: warning: %s\n", e3);
+	return 0;
+}
+
 int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const struct cv *const *given, size_t n,
 			 struct ledger_pos *pos, char *err)
 {
@@ -374,7 +401,6 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	struct buf note;
 	buf_init(&note, CKPT_MAX);
 	int did_ckpt = 0, periodic = 0;
-	off_t logged = l->wal ? wal_len(l->wal) : 0;
 	char e2[AS_ERRLEN] = "";
 	rc = tree_load(l, txn, &s, err);
 	if (rc == 0)
@@ -439,19 +465,7 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 		else
 			sync_release(l);
 	}
-	/* Durable here: its write-ahead record (one fdatasync; LMDB runs with MDB_NOSYNC), or in
-	 * cluster mode LMDB's own syncs after the shared store's commit. */
-	if (rc == 0 && l->wal)
-		rc = wal_append(l->wal, txn, l->entries, from, s.m.size - from, note.p, note.len, periodic, err);
-	if (rc == 0) {
-		int c = mdb_txn_commit(txn);
-		if (c != 0 && l->wal)
-			wal_undo(l->wal, logged);
-		if (c != 0)
-			rc = ledger_lmdb_fail(err, c, "commit");
-	} else {
-		mdb_txn_abort(txn);
-	}
+	rc = commit_logged(l, txn, rc, from, s.m.size - from, &note, periodic, err);
 	if (rc == 0) {
 		l->size = s.m.size;
 		l->ckpt_seen = s.ckpt_time;
@@ -459,10 +473,6 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 			write_ckpt_file(l, &note);
 		if (l->sync && from > mirrored && l->sync->imported)
 			l->sync->imported(l->sync->ctx, mirrored, from);
-		char e3[AS_ERRLEN];
-		if (l->wal && (wal_len(l->wal) > WAL_RESET_BYTES || wal_records(l->wal) >= WAL_RESET_RECORDS) &&
-		    ledger_wal_sync(l, e3) != 0)
-			fprintf(stderr, "assent: warning: %s\n", e3); /* the commit is durable; the log grows on */
 	} else {
 		l->known = 0; /* what was signed in the aborted transaction is not on disk */
 		l->high = high;
