@@ -3,6 +3,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -444,6 +445,21 @@ uint64_t mono_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int heap_idle(int polled)
+{
+	static uint64_t last;
+	static int dirty;
+	uint64_t now = mono_ms();
+	if (polled > 0) {
+		last = now;
+		dirty = 1;
+	} else if (dirty && now - last >= HEAP_IDLE_MS) {
+		malloc_trim(0);
+		dirty = 0;
+	}
+	return polled;
 }
 
 void be64_put(uint8_t out[8], uint64_t v)

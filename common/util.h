@@ -167,6 +167,12 @@ int name_ok(const char *s, size_t max);
 
 uint64_t now_unix_ms(void);
 uint64_t mono_ms(void);
+/* A long-lived process's heap given back once it has been idle HEAP_IDLE_MS after work: glibc
+ * keeps what was freed in its arenas, so a daemon would otherwise sit at its peak. Wraps the
+ * poll of a loop that wakes at least every second: heap_idle(poll(...)) returns what poll did,
+ * and a turn where nothing was ready counts as idle. */
+#define HEAP_IDLE_MS 1000
+int heap_idle(int polled);
 void be64_put(uint8_t out[8], uint64_t v);
 uint64_t be64_get(const uint8_t in[8]);
 

@@ -537,7 +537,7 @@ int main(int argc, char **argv)
 	for (;;) {
 		struct pollfd pf = {.fd = FD, .events = POLLIN};
 		int timeout = r.nq || r.ne ? FLUSH_MS / 2 : 1000;
-		if (poll(&pf, 1, timeout) < 0 && errno != EINTR)
+		if (heap_idle(poll(&pf, 1, timeout)) < 0 && errno != EINTR)
 			return 2;
 		int eof = 0;
 		if (pf.revents) {

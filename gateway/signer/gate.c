@@ -192,7 +192,11 @@ static void dispatch_done(struct signer *s, struct op *o, const struct ledger_po
 {
 	struct dispatched *d = o->own;
 	o->own = NULL;
-	if (!pos) {
+	if (!d->g) { /* in its decision's commit, which failed (its agent heard) or never handed it the call */
+		if (pos)
+			slog("error", "dispatch of %s recorded, but its call was not handed over: not forwarded",
+			     d->sid);
+	} else if (!pos) {
 		slog("error", "dispatch of %s not recorded: %s; not forwarded", d->sid, err);
 		refuse_g(s, d->g, d->sid, d->conn, d->rid,
 			 "the gateway could not record the dispatch: the call was not forwarded",
@@ -204,22 +208,12 @@ static void dispatch_done(struct signer *s, struct op *o, const struct ledger_po
 	free(d);
 }
 
-/* Appends the dispatch entry (durable before the call leaves); takes g. */
-static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
-		     unsigned rule)
+/* The dispatch entry of g, in the batch: its done callback sends the call (d, taken). */
+static struct op *dispatch_entry(struct signer *s, const struct gate_req *g, const char *sid, struct dispatched *d,
+				 char *err)
 {
-	char digest[72], err[AS_ERRLEN] = "out of memory";
+	char digest[72];
 	call_digest(g->call, g->n, digest);
-	struct worker *w = &s->w[g->k];
-	if (w->fd < 0 || w->state != S_READY) { /* nothing leaves: said so, and recorded */
-		append_simple(s, "abandoned", sid, "approved, but the upstream server was not available: not forwarded",
-			      NULL);
-		refuse_g(s, g, sid, conn, rid, "the upstream server is not available now: the call was not forwarded",
-			 facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
-		gate_req_free(g);
-		return;
-	}
-	struct dispatched *d = calloc(1, sizeof *d);
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
 	struct cv *m = cv_map(a, 5);
@@ -235,6 +229,29 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 		m->n = i;
 		o = op_add(s, m, dispatch_done, err);
 	}
+	if (o) {
+		snprintf(d->sid, sizeof d->sid, "%s", sid);
+		o->own = d; /* dispatch_done's own record */
+	}
+	return o;
+}
+
+/* Appends the dispatch entry (durable before the call leaves); takes g. */
+static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint64_t conn, const char *rid,
+		     unsigned rule)
+{
+	char err[AS_ERRLEN] = "out of memory";
+	struct worker *w = &s->w[g->k];
+	if (w->fd < 0 || w->state != S_READY) { /* nothing leaves: said so, and recorded */
+		append_simple(s, "abandoned", sid, "approved, but the upstream server was not available: not forwarded",
+			      NULL);
+		refuse_g(s, g, sid, conn, rid, "the upstream server is not available now: the call was not forwarded",
+			 facts_of(sid, "not_forwarded", g->seq, g->upstream, g->tool));
+		gate_req_free(g);
+		return;
+	}
+	struct dispatched *d = calloc(1, sizeof *d);
+	struct op *o = d ? dispatch_entry(s, g, sid, d, err) : NULL;
 	if (!o) {
 		slog("error", "dispatch of %s not recorded: %s; not forwarded", sid, err);
 		refuse_g(s, g, sid, conn, rid, "the gateway could not record the dispatch: the call was not forwarded",
@@ -246,9 +263,31 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 	d->g = g;
 	d->conn = conn;
 	d->rule = rule;
-	snprintf(d->sid, sizeof d->sid, "%s", sid);
 	snprintf(d->rid, sizeof d->rid, "%s", rid);
-	o->own = d; /* dispatch_done's own record */
+}
+
+/* A call the policy lets through at once: its dispatch entry goes into the commit of its
+ * request and decision, so that one durable commit comes before the call leaves (and never
+ * on disk without that decision: with_prev). gate_finish hands it the call; when the upstream
+ * is not ready now, or the entry cannot be made, dispatch() does as for any approval. */
+static void predispatch(struct signer *s, struct req *r, const char *sid)
+{
+	struct gate_req *g = r->gate;
+	struct worker *w = &s->w[g->k];
+	char err[AS_ERRLEN] = "out of memory";
+	if (w->fd < 0 || w->state != S_READY)
+		return;
+	struct dispatched *d = calloc(1, sizeof *d);
+	struct op *o = d ? dispatch_entry(s, g, sid, d, err) : NULL;
+	if (!o) {
+		free(d);
+		return;
+	}
+	o->with_prev = 1;
+	d->conn = r->conn;
+	d->rule = r->has_pd ? r->pd.line : 0;
+	snprintf(d->rid, sizeof d->rid, "%s", r->rid);
+	g->pre = d;
 }
 
 /* finish() of a gated call: approved, it is dispatched; otherwise the agent hears why
@@ -261,7 +300,11 @@ static int gate_finish(struct signer *s, struct pq_item *it, const struct ending
 	if (e->token && strlen(e->token) < sizeof((struct gcall *)0)->token) /* token yes: it goes with the result */
 		g->token = strdup(e->token);
 	const char *status = e->status;
-	if (e->approved) {
+	if (e->approved && g->pre) { /* its dispatch entry is in this commit: dispatch_done sends it */
+		r->gate = NULL;
+		((struct dispatched *)g->pre)->g = g;
+		g->pre = NULL;
+	} else if (e->approved) {
 		r->gate = NULL;
 		dispatch(s, g, it->session_id, r->conn, r->rid, r->has_pd ? r->pd.line : 0);
 	} else if (it->blocking || g->task) {
@@ -403,7 +446,10 @@ static void call_request(struct signer *s, struct conn *c, struct req *r, struct
 	}
 	if (decided) {
 		int task = g->task;
-		policy_decide(s, c, it, r);
+		if (policy_decide(s, c, it, r) != 0)
+			return; /* refused: its agent heard, r is gone */
+		if (r->pd.action == POL_ALLOW)
+			predispatch(s, r, it->session_id);
 		if (task) { /* decided at once, and still a task: it works until its call returns */
 			json_t *res = result_base(it->session_id, "pending", 0);
 			json_object_set_new(res, "deadline", json_integer((json_int_t)(it->deadline_ms / 1000)));

@@ -543,7 +543,7 @@ static int turn(struct signer *s)
 	struct pollfd pf[TURN_FDS];
 	int err_of[UP_WORKERS];
 	size_t n = turn_fds(s, pf, err_of);
-	if (poll(pf, n, turn_timeout(s)) < 0 && errno != EINTR)
+	if (heap_idle(poll(pf, n, turn_timeout(s))) < 0 && errno != EINTR)
 		return -1;
 	if (pf[0].revents & POLLIN)
 		on_signals(s);

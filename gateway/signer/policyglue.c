@@ -164,7 +164,7 @@ static void policy_done(struct signer *s, struct op *o, const struct ledger_pos 
 	free(pd);
 }
 
-void policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r)
+int policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r)
 {
 	(void)c;
 	int allow = r->pd.action == POL_ALLOW;
@@ -187,7 +187,7 @@ void policy_decide(struct signer *s, const struct conn *c, const struct pq_item 
 	if (!pd || (pd->with_token && tok_prepare(s->tk, &pd->tr, &pd->t, err) != 0)) {
 		request_refused(s, r->conn, r, err);
 		free(pd);
-		return;
+		return AS_ENOMEM;
 	}
 	struct cv_arena *a = &s->arena;
 	cv_arena_reset(a);
@@ -213,12 +213,13 @@ void policy_decide(struct signer *s, const struct conn *c, const struct pq_item 
 	if (!o) {
 		request_refused(s, r->conn, r, err);
 		free(pd);
-		return;
+		return AS_ENOMEM;
 	}
 	o->it = *it;
 	o->conn = r->conn;
 	o->own = pd;			      /* policy_done's own record */
 	pd->tr.session_id = o->it.session_id; /* *it is the caller's, gone by the commit */
+	return 0;
 }
 
 /* Load --policy FILE: at start (a bad one stops the daemon) and on SIGHUP (a bad one

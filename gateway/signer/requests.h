@@ -65,7 +65,8 @@ const char *req_token_aud(const struct req *r);
 int put_token(struct cv_arena *a, struct cv *slot, const struct tok_ticket *t) AS_MUST_USE;
 void evaluate(struct signer *s, const struct conn *c, const struct req *r, struct pol_decision *d);
 int put_policy(struct cv_arena *a, struct cv *slot, const struct pol_decision *d, const char *digest) AS_MUST_USE;
-void policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r);
+/* 0 when the decision is in the batch; otherwise r was refused (and is gone). */
+int policy_decide(struct signer *s, const struct conn *c, const struct pq_item *it, struct req *r);
 int load_policy(struct signer *s, char *err);
 
 /* tasks.c */

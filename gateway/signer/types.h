@@ -87,6 +87,7 @@ struct gate_req {
 	unsigned caps; /* PROTO_CAP_*: a 2026-07-28 client's call (gatemrtr.c) */
 	char *ustate;  /* the server's own requestState its retry returns (gatemrtr.c) */
 	json_t *input; /* a retry's inputResponses, exactly (NULL: none), part of the call */
+	void *pre;     /* its dispatch entry, in the batch with its decision (gate.c, predispatch) */
 };
 #define GCALLS_MAX 4096
 struct gcall {

@@ -268,6 +268,23 @@ def misbehave():
     ok(all(f"{u}__echo" in names for u in ("fs", "crash", "hang", "garbage", "flood")),
        f"tools/list serves the healthy and the misbehaving upstreams' tools ({len(names)} tools)")
 
+    # -- one ledger commit before a call the policy allows leaves (request, decision and dispatch
+    # together), one after (its outcome): issue 33
+    def commits():
+        try:
+            return json.loads(assent("status", "--json").stdout).get("commits", -1)
+        except ValueError:
+            return -1
+    c0 = commits()
+    a.call("one", "fs__echo", {"text": "two commits"})
+    m = a.wait_id("one")
+    c1 = commits()
+    sid = gate_facts(m).get("session_id")
+    ks = [e["entry"]["kind"] for e in ledger(sid)] if sid else []
+    ok(m and text_of(m) == "two commits" and c1 - c0 == 2 and ks == ["request", "decision", "dispatch", "outcome"],
+       f"an allowed call takes two ledger commits: request, decision and dispatch before it leaves, its outcome "
+       f"after ({c1 - c0} commits; {ks})")
+
     # -- hang: the call ends after ASSENT_UPSTREAM_CALL_TIMEOUT; the others answer meanwhile
     a.call("h1", "hang__echo", {"text": "into the void"})
     a.call("f1", "fs__echo", {"text": "while hang hangs"})

@@ -24,17 +24,8 @@
 #include "common/util.h"
 #include "include/assent/verify.h"
 #include "ledger/ledger.h"
+#include "tests/unit/crashhook.h"
 #include "tests/unit/scratch.h"
-
-static const char *crash_step;
-static int crash_left;
-
-static void crash_hook(const char *step, const char *dir)
-{
-	(void)dir;
-	if (crash_step && !strcmp(step, crash_step) && --crash_left == 0)
-		raise(SIGKILL);
-}
 
 /* A request entry, canonical CBOR; n makes each one different. */
 static void entry(uint64_t n, struct buf *b)
@@ -64,9 +55,7 @@ struct seen {
 /* The child: open, append one entry at a time and report each, until killed (or `max`). */
 static void child(const char *dir, int fd, const char *step, int nth, uint64_t first, int max)
 {
-	crash_step = step;
-	crash_left = nth;
-	ledger_wal_hook = crash_hook;
+	crash_at(step, nth);
 	char err[AS_ERRLEN];
 	struct ledger *l;
 	struct ledger_opts o = {.checkpoint_secs = 3600};
@@ -243,9 +232,7 @@ static void test_kill_in_recovery(void **unused)
 	pid = fork();
 	if (pid == 0) { /* recovering on another boot, killed once the base is back */
 		ledger_wal_boot = "another-boot";
-		crash_step = "restored";
-		crash_left = 1;
-		ledger_wal_hook = crash_hook;
+		crash_at("restored", 1);
 		struct ledger *l;
 		struct ledger_opts o = {0};
 		_exit(ledger_open(dir, &o, &l, err) == 0 ? 0 : 3);

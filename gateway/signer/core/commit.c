@@ -147,9 +147,13 @@ void commit_batch(struct signer *s)
 				for (size_t i = 0; i < k; i++)
 					op_finish(s, ops[at + i], &pos[i], NULL);
 			} else if (k > 1 && recs && pos && fv) {
-				/* One refused entry must not sink the others: commit them one by one. */
+				/* One refused entry must not sink the others: commit them one by one
+				 * (an entry that goes only with the one before it, without it). */
 				for (size_t i = 0; i < k; i++) {
-					rc = ledger_append_fields(s->ledger, &recs[i], &fv[i], 1, &pos[0], err);
+					if (i > 0 && ops[at + i]->with_prev && rc != 0)
+						snprintf(err, sizeof err, "the entry it goes with was not recorded");
+					else
+						rc = ledger_append_fields(s->ledger, &recs[i], &fv[i], 1, &pos[0], err);
 					if (rc == 0) {
 						s->commits++;
 						s->committed++;

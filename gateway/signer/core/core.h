@@ -90,6 +90,8 @@ struct op {
 	struct op_held *held;	 /* op_add_held: the fields below and what they point into */
 	json_t *answer;		 /* a quorum's approval: the reviewer's answer, sent once it is on disk */
 	const struct cv *fields; /* kept decoded for the ledger (enc is then empty) */
+	int with_prev;		 /* on disk only with the op before it in the batch (a call's dispatch
+				  * with the decision that let it through): never alone */
 };
 
 /* The answer to a web request of the review worker: a typed status and JSON (or,

@@ -582,7 +582,7 @@ int worker_mcp_main(int ipcfd)
 		int timeout = 1000;
 		size_t n = poll_set(&w, pf, map, mhd_fd, &timeout);
 		callrec_flush(w.rec); /* this turn's calls: one frame */
-		if (poll(pf, n, timeout) < 0 && errno != EINTR)
+		if (heap_idle(poll(pf, n, timeout)) < 0 && errno != EINTR)
 			return 2;
 		if (pf[0].revents && (rc = frames(&w, &a, err)) >= 0)
 			return rc;

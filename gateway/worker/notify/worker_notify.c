@@ -318,7 +318,7 @@ int worker_notify_main(int ipcfd)
 				pf[np++] =
 				    (struct pollfd){.fd = uhttp_fd(w.conns[i].c), .events = uhttp_want(w.conns[i].c)};
 			}
-		if (poll(pf, np, 1000) < 0 && errno != EINTR)
+		if (heap_idle(poll(pf, np, 1000)) < 0 && errno != EINTR)
 			return 2;
 		uint64_t now = mono_ms();
 		for (size_t i = 1; i < np; i++) {

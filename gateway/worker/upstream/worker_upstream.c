@@ -645,7 +645,7 @@ int worker_upstream_main(int ipcfd)
 			nh = uphttp_fds(w.http, pf + 3);
 		}
 		int to = w.http ? uphttp_timeout(w.http) : -1; /* a resume of a call's stream due sooner */
-		if (poll(pf, 3 + nh, to >= 0 && to < 1000 ? to : 1000) < 0 && errno != EINTR)
+		if (heap_idle(poll(pf, 3 + nh, to >= 0 && to < 1000 ? to : 1000)) < 0 && errno != EINTR)
 			return 2;
 		if (w.http && uphttp_io(w.http, pf + 3, nh, &hcb, err) != 0) {
 			ipc_log(ipcfd, "warning", "upstream %s: the server ended the session: starting over", w.name);
