@@ -94,9 +94,11 @@ struct ledger_opts {
 /* Test seams of the write-ahead log (ledger/wal.c); NULL in the product. ledger_wal_hook is
  * called with the ledger's directory at each step of a commit's record ("log", "log-half",
  * "log-written", "log-synced"), of a reset ("reset", "synced", "new-log", "renamed") and of a
- * recovery ("restored"); ledger_wal_boot stands in for the machine's boot id. */
+ * recovery ("restored"); ledger_wal_boot stands in for the machine's boot id;
+ * ledger_wal_space is the zeros a new log file starts with (9 MiB; the fuzz harness's less). */
 extern void (*ledger_wal_hook)(const char *step, const char *dir);
 extern const char *ledger_wal_boot;
+extern size_t ledger_wal_space;
 
 /* In the keys directory of a ledger opened with an external signer: without one, that
  * ledger_open refuses to make a key file in its place. */

@@ -52,6 +52,7 @@
 
 void (*ledger_wal_hook)(const char *step, const char *dir);
 const char *ledger_wal_boot;
+size_t ledger_wal_space = WAL_SPACE;
 
 struct wal {
 	char dir[4096];
@@ -500,7 +501,7 @@ static int spare(const char *path, char *err)
 		return io_fail(err, "cannot open", path);
 	}
 	static const uint8_t zero[65536];
-	for (off_t o = st.st_size; o < (off_t)WAL_SPACE; o += (off_t)sizeof zero)
+	for (off_t o = st.st_size; o < (off_t)ledger_wal_space; o += (off_t)sizeof zero)
 		if (write_all(fd, zero, sizeof zero, o) != 0) {
 			close(fd);
 			return io_fail(err, "cannot write", path);
