@@ -55,7 +55,7 @@ help:
 	@echo "make check    install deps, build, run every test (plain + ASan/UBSan), replay fuzz corpora"
 	@echo "make fuzz     build the libFuzzer harnesses with clang"
 	@echo "make fuzz-smoke  run each harness FUZZ_SECONDS (default 30) on a copy of its corpus"
-	@echo "make bench    print ledger, token (file key and PKCS#11 token), CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd recording off, meta and full), and call records written per second to SQLite and PostgreSQL"
+	@echo "make bench    print ledger, token (file key and PKCS#11 token), CBOR, gateway, policy, web reviewer and MCP-era (2026-07-28 vs 2025) performance figures, and the gate (allowed tools/call direct, via an SDK proxy, via assentd recording off, meta and full), call records written per second to SQLite and PostgreSQL, and the durable paths beside the disk's sync floor (durable_bench.py: request_feedback and a ledgered gated call against the SDK references, memory after 100,000 decisions)"
 	@echo "make install  PREFIX=... DESTDIR=..."
 	@echo "make deps     install the Debian packages the build and tests need"
 
@@ -253,6 +253,7 @@ bench: deps all build/bench/ledger_bench build/bench/token_bench build/bench/sig
 	/usr/bin/python3 tests/bench/gate_bench.py --build build
 	build/bench/records_bench
 	/usr/bin/python3 tests/bench/cluster_bench.py --build build
+	/usr/bin/python3 tests/bench/durable_bench.py --build build
 
 # ---- the main job: the gateway on ./var (gateway/cli/run.sh) ----
 # POLICY=FILE and UPSTREAMS=FILE hand the daemon a policy and the MCP servers to gate.

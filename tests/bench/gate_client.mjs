@@ -7,6 +7,8 @@
 // Usage:
 //   node gate_client.mjs --inflight N --seconds S --tool NAME [--warmup K] --stdio CMD ARG...
 //   node gate_client.mjs --inflight N --seconds S --tool NAME [--warmup K] --url URL [--bearer KEY]
+// --args JSON: the tool's arguments instead of {"text": "bench"}; --expect approved: an answer is
+// right when its structuredContent says approved (request_feedback), not when it echoes the text.
 // Over stdio it starts CMD and speaks newline-delimited JSON on its pipes; over HTTP it POSTs
 // each request on a keep-alive connection of its own (N connections for N in flight), with the
 // session's Mcp-Session-Id, and reads a JSON or an SSE answer.
@@ -28,6 +30,8 @@ const warmup = Number(arg("--warmup", 200));
 const tool = arg("--tool", "echo");
 const url = arg("--url");
 const bearer = arg("--bearer");
+const toolArgs = arg("--args");
+const expect = arg("--expect", "echo");
 const cmd = stdioAt >= 0 ? argv.slice(stdioAt + 1) : null;
 if ((!url && !cmd?.length) || !(inflight >= 1)) {
   process.stderr.write("usage: gate_client.mjs --inflight N --seconds S --tool NAME (--url URL [--bearer K] | --stdio CMD...)\n");
@@ -110,11 +114,14 @@ function httpTransport() {
 
 const t = url ? httpTransport() : stdioTransport();
 let id = 0;
-const call = () => t.send({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: tool, arguments: { text: TEXT } } });
+const ARGS = toolArgs ? JSON.parse(toolArgs) : { text: TEXT };
+const call = () => t.send({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: tool, arguments: ARGS } });
 const wrong = (a) => {
   if (!a) return "no answer";
   if (a.error) return `error: ${a.error.message ?? JSON.stringify(a.error)}`;
   if (a.result?.isError) return `isError: ${JSON.stringify(a.result.content).slice(0, 200)}`;
+  if (expect === "approved")
+    return a.result?.structuredContent?.approved === true ? null : `not approved: ${JSON.stringify(a.result).slice(0, 200)}`;
   if (a.result?.content?.[0]?.text !== TEXT) return `unexpected result: ${JSON.stringify(a.result).slice(0, 200)}`;
   return null;
 };
