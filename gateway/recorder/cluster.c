@@ -718,5 +718,9 @@ int main(int argc, char **argv)
 		(void)send_end(&c, 0, err, err);
 		return 1;
 	}
+	/* The signer hears the cluster's registry, webhooks and web sessions at start (after READY,
+	 * at the first turn of the loop): until it has, it sends none of its own changes (a replica
+	 * started alone would otherwise never share the registry an operator gives it). */
+	CL_REFETCH(&c);
 	return serve(&c);
 }
