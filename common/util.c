@@ -447,6 +447,8 @@ uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static int heap_fired;
+
 int heap_idle(int polled)
 {
 	static uint64_t last;
@@ -458,8 +460,16 @@ int heap_idle(int polled)
 	} else if (dirty && now - last >= HEAP_IDLE_MS) {
 		malloc_trim(0);
 		dirty = 0;
+		heap_fired = 1;
 	}
 	return polled;
+}
+
+int heap_went_idle(void)
+{
+	int f = heap_fired;
+	heap_fired = 0;
+	return f;
 }
 
 void be64_put(uint8_t out[8], uint64_t v)

@@ -173,6 +173,9 @@ uint64_t mono_ms(void);
  * and a turn where nothing was ready counts as idle. */
 #define HEAP_IDLE_MS 1000
 int heap_idle(int polled);
+/* 1 once after each time heap_idle gave the heap back: the caller lets its own caches go too
+ * (arenas kept at their high-water mark), then calls malloc_trim(0) again. */
+int heap_went_idle(void);
 void be64_put(uint8_t out[8], uint64_t v);
 uint64_t be64_get(const uint8_t in[8]);
 

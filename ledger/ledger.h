@@ -147,6 +147,10 @@ int ledger_tick(struct ledger *l, char *err) AS_MUST_USE;
 
 /* Number of entries (the tree size) as of the last transaction of this process. */
 uint64_t ledger_size(const struct ledger *l);
+/* Idle: the ledger's pages this process has mapped are let go (madvise MADV_DONTNEED on LMDB's
+ * read-only map: they stay in the page cache and fault back in when read), so that an idle
+ * daemon's resident size is its own, not the ledger's it last read or wrote. */
+void ledger_release_pages(struct ledger *l);
 /* The checkpoint key's origin line. Valid until ledger_close. */
 const char *ledger_origin(const struct ledger *l);
 

@@ -6,6 +6,8 @@
 #include "ledger/ledger_int.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "ledger/wal.h"
 
@@ -110,4 +112,24 @@ void ledger_wal_close(struct ledger *l)
 	l->pin = NULL;
 	wal_free(l->wal);
 	l->wal = NULL;
+}
+
+void ledger_release_pages(struct ledger *l)
+{
+	unsigned flags = 0;
+	char want[4200], line[4600];
+	/* Only a read-only map (no MDB_WRITEMAP): dropping its pages loses nothing. LMDB does not say
+	 * where it mapped the file (mdb_env_info's address is a fixed map's), /proc/self/maps does. */
+	if (!l || mdb_env_get_flags(l->env, &flags) != 0 || (flags & MDB_WRITEMAP))
+		return;
+	snprintf(want, sizeof want, " %s/data.mdb\n", l->dir);
+	FILE *f = fopen("/proc/self/maps", "re");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long a, b;
+		size_t n = strlen(line), w = strlen(want);
+		if (n > w && !strcmp(line + n - w, want) && sscanf(line, "%lx-%lx", &a, &b) == 2 && b > a)
+			(void)madvise((void *)a, b - a, MADV_DONTNEED);
+	}
+	if (f)
+		fclose(f);
 }

@@ -543,8 +543,19 @@ static int turn(struct signer *s)
 	struct pollfd pf[TURN_FDS];
 	int err_of[UP_WORKERS];
 	size_t n = turn_fds(s, pf, err_of);
-	if (heap_idle(poll(pf, n, turn_timeout(s))) < 0 && errno != EINTR)
+	int got = heap_idle(poll(pf, n, turn_timeout(s)));
+	if (got < 0 && errno != EINTR)
 		return -1;
+	if (got > 0) /* a second idle after work: the ledger's pages go too (heap_idle gives the heap) */
+		s->idle_from = now_ms();
+	else if (s->idle_from && now_ms() - s->idle_from >= HEAP_IDLE_MS) {
+		ledger_release_pages(s->ledger);
+		s->idle_from = 0;
+	}
+	if (heap_went_idle()) { /* the loop's arena, kept at the last burst's size, goes too */
+		cv_arena_free(&s->arena);
+		malloc_trim(0);
+	}
 	if (pf[0].revents & POLLIN)
 		on_signals(s);
 	for (int m = 0; m < 64 && (pf[1].revents & POLLIN) && accept_conn(s, s->agent_fd, W_MCP) == 0; m++)

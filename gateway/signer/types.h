@@ -331,8 +331,9 @@ struct signer {
 	size_t nbatch, batch_cap;
 	uint64_t commits, committed; /* durable commits, and the entries they carried */
 	uint64_t started_ms;
-	size_t peak; /* most requests pending since the heap was last trimmed */
-	int cur;     /* the worker whose frame is being handled */
+	size_t peak;	    /* most requests pending since the heap was last trimmed */
+	uint64_t idle_from; /* ms of the last turn with work, until the ledger's pages were let go (loop.c) */
+	int cur;	    /* the worker whose frame is being handled */
 	int stop;
 	struct lim_state lim;	   /* limits per principal (lim.h) */
 	struct gate_state gate;	   /* the gate (gate.c) */

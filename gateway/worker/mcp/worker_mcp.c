@@ -584,6 +584,11 @@ int worker_mcp_main(int ipcfd)
 		callrec_flush(w.rec); /* this turn's calls: one frame */
 		if (heap_idle(poll(pf, n, timeout)) < 0 && errno != EINTR)
 			return 2;
+		if (heap_went_idle()) { /* the arenas' chunks, kept at the last burst's size, go too */
+			cv_arena_free(&w.arena);
+			cv_arena_free(&a);
+			malloc_trim(0);
+		}
 		if (pf[0].revents && (rc = frames(&w, &a, err)) >= 0)
 			return rc;
 		for (size_t i = 2; i < n; i++) {
