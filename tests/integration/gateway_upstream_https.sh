@@ -39,14 +39,16 @@ PIDS+=($!)
 for _ in $(seq 200); do grep -q '^PORT ' "$T/up.out" && break; sleep 0.05; done
 UP=$(sed -n 's/^PORT //p' "$T/up.out")
 check "the upstream listens (port $UP)" test -n "$UP"
-front() { # CERT: a TLS front on a free port, its port on stdout
+# CERT VAR: a TLS front on a free port, its port in VAR. Not in $(...): a subshell's PIDS+=
+# would not reach cleanup, and the fronts outlived the test.
+front() {
 	$PY "$ROOT/tests/integration/tls_front.py" "$T/$1.pem" "$T/$1.key" "$UP" "$T/headers-$1.log" >"$T/front-$1.out" 2>&1 &
 	PIDS+=($!)
 	for _ in $(seq 200); do grep -q '^PORT ' "$T/front-$1.out" && break; sleep 0.05; done
-	sed -n 's/^PORT //p' "$T/front-$1.out"
+	printf -v "$2" '%s' "$(sed -n 's/^PORT //p' "$T/front-$1.out")"
 }
-F1=$(front localhost)
-F2=$(front other.example)
+front localhost F1
+front other.example F2
 check "two TLS fronts listen ($F1, $F2)" test -n "$F1" -a -n "$F2"
 cat >"$T/ups.json" <<JSON
 {"mcpServers": {
