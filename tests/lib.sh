@@ -109,9 +109,17 @@ daemon_serves_up() {
 	for _ in $(seq 200); do grep -q 'upstream up: .* tools served' "$T/d.log" && break; sleep 0.05; done
 	check "the daemon serves the upstream's tools" grep -q 'upstream up: .* tools served' "$T/d.log"
 }
-# daemon_listens DESC: waits (10 s at most) for STATE/agent.sock, and checks it as DESC.
+# daemon_listens DESC: waits (30 s at most) for the daemon of daemon_start ($DPID) to have
+# bound STATE/agent.sock, and checks it as DESC. The socket alone is not enough: a daemon that
+# failed to start before leaves one behind, and a client would be refused until this one binds
+# it; assentd.json names the daemon that serves once its sockets are bound (after its keys).
 daemon_listens() {
-	for _ in $(seq 200); do [ -S "$S/agent.sock" ] && break; sleep 0.05; done
+	for _ in $(seq 600); do
+		[ -S "$S/agent.sock" ] && { [ -z "${DPID:-}" ] || grep -q "\"pid\": $DPID," "$S/assentd.json" 2>/dev/null; } &&
+			break
+		kill -0 "${DPID:-$$}" 2>/dev/null || break
+		sleep 0.05
+	done
 	check "$1" test -S "$S/agent.sock"
 }
 # py_tap ARGS...: $PY ARGS (a driver that speaks TAP), each of its results one of ours, its

@@ -51,7 +51,9 @@ check "... and logs where its keys are" grep -q "keys in PKCS#11 token 'assent'"
 approved_token() {
 	"$ASSENT" --state "$S" request --message "deploy with the HSM?" >"$1" 2>"$T/req.err" &
 	local rpid=$!
-	for _ in $(seq 200); do
+	# up to 30 s: a loaded CI machine once took longer than 10 s here (the request's own
+	# words, if it ended, are in the check below)
+	for _ in $(seq 600); do
 		sid=$("$ASSENT" --state "$S" pending --json 2>/dev/null | $PY -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -60,7 +62,8 @@ print(r[-1]["session_id"] if r else "")' 2>/dev/null)
 		[ -n "$sid" ] && break
 		sleep 0.05
 	done
-	expect_exit 0 "a reviewer approves the request ($sid)" "$ASSENT" --state "$S" approve "$sid"
+	expect_exit 0 "a reviewer approves the request (${sid:-none pending; assent request said: $(head -c 300 "$T/req.err")})" \
+		"$ASSENT" --state "$S" approve "$sid"
 	wait "$rpid"
 	check "assent request prints the approval token" test -s "$1"
 }
