@@ -29,6 +29,7 @@ static void decision_done(struct signer *s, struct op *o, const struct ledger_po
 		if (o->conn) /* 0: the requester answered itself (mrtr.c); it hears from finish() */
 			reply_to(s, o->conn, o->web,
 				 ctl_error(PS_UNAVAILABLE, "the decision could not be recorded: %s", err));
+		phase_run(s, PH_UNRECORDED, &(struct phase_ev){.it = &o->it, .r = o->it.data, .sid = sid});
 		if (pq_add(s->q, &o->it) != 0) /* still pending; its deadline still holds */
 			req_free(o->it.data);
 		decision_free(d);
@@ -328,6 +329,8 @@ static struct answer decision_record(struct signer *s, const struct who *c, cons
 		decision_free(d);
 		return rep;
 	}
+	if (d->approved) /* a gated call's dispatch entry joins this commit */
+		phase_run(s, PH_APPROVING, &(struct phase_ev){.it = it, .r = it->data, .sid = sid});
 	/* Nobody else can decide, cancel or time it out meanwhile. */
 	pq_remove(s->q, sid, &o->it);
 	o->d = d;

@@ -266,13 +266,16 @@ static void dispatch(struct signer *s, struct gate_req *g, const char *sid, uint
 	snprintf(d->rid, sizeof d->rid, "%s", rid);
 }
 
-/* A call the policy lets through at once: its dispatch entry goes into the commit of its
- * request and decision, so that one durable commit comes before the call leaves (and never
- * on disk without that decision: with_prev). gate_finish hands it the call; when the upstream
- * is not ready now, or the entry cannot be made, dispatch() does as for any approval. */
-static void predispatch(struct signer *s, struct req *r, const char *sid)
+/* A call the policy lets through at once, or one a reviewer's approval decides: its dispatch
+ * entry goes into the commit of its decision (and request, when the policy decides), so that
+ * one durable commit comes before the call leaves (and never on disk without that decision:
+ * with_prev). gate_finish hands it the call; when the upstream is not ready now, or the entry
+ * cannot be made, dispatch() does as for any approval. */
+static void predispatch(struct signer *s, const struct req *r, const char *sid)
 {
 	struct gate_req *g = r->gate;
+	if (!g || g->pre)
+		return;
 	struct worker *w = &s->w[g->k];
 	char err[AS_ERRLEN] = "out of memory";
 	if (w->fd < 0 || w->state != S_READY)
@@ -288,6 +291,19 @@ static void predispatch(struct signer *s, struct req *r, const char *sid)
 	d->rule = r->has_pd ? r->pd.line : 0;
 	snprintf(d->rid, sizeof d->rid, "%s", r->rid);
 	g->pre = d;
+}
+
+/* A reviewer's approval is in the batch (PH_APPROVING): the call's dispatch entry joins it;
+ * that decision was not recorded, and the request waits again (PH_UNRECORDED): the entry,
+ * which failed with it, is let go (dispatch_done frees it). */
+static void approval_phase(struct signer *s, enum req_phase ph, const struct phase_ev *e)
+{
+	if (!e->r || !e->r->gate)
+		return;
+	if (ph == PH_APPROVING)
+		predispatch(s, e->r, e->sid);
+	else
+		e->r->gate->pre = NULL;
 }
 
 /* finish() of a gated call: approved, it is dispatched; otherwise the agent hears why
@@ -554,4 +570,6 @@ int h_call(void *ctx, struct ipc_frame *f, char *err)
 void gate_register(struct signer *s)
 {
 	finish_hook(s, gate_finish);
+	phase_hook(s, PH_APPROVING, approval_phase);
+	phase_hook(s, PH_UNRECORDED, approval_phase);
 }

@@ -218,11 +218,16 @@ def dupid():
         ok(sid1 is not None and calls(log, "write_file", lambda x: x.get("path") == path) == 0,
            f"{kind}: a write held ({sid1}); the same id sent again on the connection "
            f"({len(sids)} held for it now: {' '.join(sids)})")
+        c0 = commits()
         r = assent("approve", sid1 or "none", "-m", "one approval")
         got = []
         m = a.wait_id(7)
+        c1 = commits()
         if m:
             got.append(m)
+        if kind == "stdio":  # issue 33: the decision and the dispatch in one commit, the outcome in the next
+            ok(c1 - c0 == 2, f"{kind}: an approved call takes two commits after the approval: decision and dispatch "
+               f"before it leaves, its outcome after ({c1 - c0})")
         ok(r.returncode == 0 and m and not m.get("result", {}).get("isError") and gate_facts(m).get("session_id") == sid1
            and text_of(m).startswith("wrote "), f"{kind}: one approval: the agent gets the upstream's result for it "
            f"({json.dumps(m)[:200]})")
@@ -258,6 +263,13 @@ def hold(tool, args):
             return
 
 
+def commits():
+    try:
+        return json.loads(assent("status", "--json").stdout).get("commits", -1)
+    except ValueError:
+        return -1
+
+
 def misbehave():
     st0 = assent("status")
     a = Stdio()
@@ -270,11 +282,6 @@ def misbehave():
 
     # -- one ledger commit before a call the policy allows leaves (request, decision and dispatch
     # together), one after (its outcome): issue 33
-    def commits():
-        try:
-            return json.loads(assent("status", "--json").stdout).get("commits", -1)
-        except ValueError:
-            return -1
     c0 = commits()
     a.call("one", "fs__echo", {"text": "two commits"})
     m = a.wait_id("one")

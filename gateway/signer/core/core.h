@@ -237,8 +237,12 @@ const char *rec_call_id(const struct signer *s, uint64_t conn, const char *rid);
  *   dispatched  a gated call the ledger holds leaves for its server (gate.c): sid and call
  *               set, it and r NULL (the request is gone): the call records' event;
  *   ended       that call's outcome is on disk, or could not be (gate_answer.c): sid, call
- *               and seq set: the call records' event. */
-enum req_phase { PH_QUEUED, PH_DECIDED, PH_DISPATCHED, PH_ENDED, PH_N };
+ *               and seq set: the call records' event;
+ *   approving   a reviewer's approval is in this turn's batch, not yet on disk (decide.c): it,
+ *               r and sid set: a gated call's dispatch entry joins that commit (gate.c);
+ *   unrecorded  that decision could not be recorded, and the request waits again (decide.c):
+ *               it, r and sid set. */
+enum req_phase { PH_QUEUED, PH_DECIDED, PH_DISPATCHED, PH_ENDED, PH_APPROVING, PH_UNRECORDED, PH_N };
 #define PHASE_HOOKS_MAX 4
 struct req;
 struct phase_call { /* a gated call, as its dispatched and ended phases tell it */
