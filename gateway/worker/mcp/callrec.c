@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct callrec {
 	struct cv *batch[PROTO_CALLRECS_MAX];
 	size_t nbatch, bytes; /* bytes: of its texts, bounded so that a batch is one frame */
 	struct crec slots[CR_SLOTS];
+	size_t open;	    /* slots used */
 	uint64_t untracked; /* calls begun with every probed slot taken */
 };
 
@@ -140,6 +142,7 @@ void callrec_begin(struct callrec *t, uint64_t conn, const char *rid, const json
 		t->untracked++;
 		return;
 	}
+	t->open += !c->used;
 	json_decref(c->args);
 	memset(c, 0, sizeof *c);
 	c->used = 1;
@@ -272,11 +275,25 @@ void callrec_flush(struct callrec *t)
 	cv_arena_reset(a);
 }
 
-static void end_slot(struct crec *c)
+static void end_slot(struct callrec *t, struct crec *c)
 {
+	t->open -= c->used != 0;
 	json_decref(c->args);
 	c->args = NULL;
 	c->used = 0;
+}
+
+/* Idle with no call open: the slots' pages go back to the kernel (zero pages again, which is
+ * what unused slots are). Hashing spreads calls over all CR_SLOTS, so after a burst every
+ * page of the 8 MB table was resident, and stayed so. */
+void callrec_idle(struct callrec *t)
+{
+	if (!t || t->open)
+		return;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), from = ((uintptr_t)t->slots + pg - 1) & ~(pg - 1),
+		  to = ((uintptr_t)(t->slots + CR_SLOTS)) & ~(pg - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
 }
 
 void callrec_end(struct callrec *t, uint64_t conn, const char *rid, size_t ridn, const json_t *result,
@@ -315,7 +332,7 @@ void callrec_end(struct callrec *t, uint64_t conn, const char *rid, size_t ridn,
 		}
 	}
 	send_rec(t, c, outcome, outcome ? etype : NULL, outcome ? msg : NULL, (int64_t)rsz, payload);
-	end_slot(c);
+	end_slot(t, c);
 }
 
 void callrec_conn_gone(struct callrec *t, uint64_t conn)
@@ -328,7 +345,7 @@ void callrec_conn_gone(struct callrec *t, uint64_t conn)
 			continue;
 		send_rec(t, c, 2, "Disconnected", "the client's connection ended before the call was answered", -1,
 			 NULL);
-		end_slot(c);
+		end_slot(t, c);
 	}
 	callrec_flush(t); /* before the signer hears that the connection ended */
 }

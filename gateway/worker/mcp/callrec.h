@@ -34,5 +34,7 @@ void callrec_end(struct callrec *t, uint64_t conn, const char *rid, size_t ridn,
 void callrec_flush(struct callrec *t);
 /* The client's connection ended: its unanswered calls are recorded as errors (and flushed). */
 void callrec_conn_gone(struct callrec *t, uint64_t conn);
+/* The worker went idle: with no call open, the slot table's memory goes back to the kernel. */
+void callrec_idle(struct callrec *t);
 
 #endif

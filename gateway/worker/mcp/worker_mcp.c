@@ -604,6 +604,7 @@ int worker_mcp_main(int ipcfd)
 		if (heap_went_idle()) { /* the arenas' chunks, kept at the last burst's size, go too */
 			cv_arena_free(&w.arena);
 			cv_arena_free(&a);
+			callrec_idle(w.rec);
 			malloc_trim(0);
 		}
 		if (pf[0].revents && (rc = frames(&w, &a, err)) >= 0)
