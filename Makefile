@@ -88,7 +88,7 @@ build/obj/common/p11.o build/san/obj/common/p11.o build/fuzz/obj/common/p11.o: C
 # signs in a PKCS#11 token) stay out (tests/integration/binaries.sh checks with nm).
 SIGNING_OBJ    := build/obj/ledger/ledger.o build/obj/ledger/cosign_store.o build/obj/ledger/headsign.o build/obj/ledger/note_sign.o \
                   build/obj/common/eckey_priv.o build/obj/common/p11.o build/obj/ledger/sync.o build/obj/ledger/wal.o \
-                  build/obj/ledger/recover.o
+                  build/obj/ledger/recover.o build/obj/ledger/keyfile.o
 VERIFY_LIB_OBJ := $(filter-out build/obj/gateway/% build/obj/policy/% $(SIGNING_OBJ),$(LIB_OBJ))
 build/libassent-verify.a: $(VERIFY_LIB_OBJ)
 	@echo "  AR      $@"

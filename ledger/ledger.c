@@ -7,7 +7,6 @@
 #include "ledger/wal.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,6 @@
 #include "common/cbor.h"
 #include "common/eckey.h"
 #include "ledger/entry.h"
-#include "ledger/headsign.h"
 #include "ledger/merkle.h"
 #include "ledger/note.h"
 #include "ledger/store.h"
@@ -482,119 +480,6 @@ int ledger_append_fields(struct ledger *l, const struct ledger_rec *recs, const 
 	return rc;
 }
 
-static void keys_dir_of(const struct ledger *l, const struct ledger_opts *o, char kdir[4096])
-{
-	char tmp[4096];
-	if (o && o->keys_dir) {
-		snprintf(kdir, 4096, "%s", o->keys_dir);
-	} else {
-		snprintf(tmp, sizeof tmp, "%s", l->dir);
-		snprintf(kdir, 4096, "%s/keys", dirname(tmp));
-	}
-}
-
-/* An external signer's key; a private key file left beside it would be a second key. */
-static int ext_key(struct ledger *l, const struct ledger_opts *o, const char *kdir, char *err)
-{
-	char priv[4200];
-	snprintf(priv, sizeof priv, "%s/checkpoint.key", kdir);
-	if (access(priv, F_OK) == 0)
-		return as_fail(err, AS_EEXIST,
-			       "%s exists but the checkpoint key is in a PKCS#11 token: a ledger has one checkpoint "
-			       "key (move the file away if the ledger was never signed with it)",
-			       priv);
-	l->key = (struct eckey *)o->signer->key;
-	l->sign = o->signer->sign;
-	l->sign_ctx = o->signer->ctx;
-	l->ext = 1;
-	return 0;
-}
-
-/* Once the ledger is known to be this key's: its public half to checkpoint.pub (what
- * verifiers pin, e.g. --key-from-state), and the mark that stops an open without the
- * signer from making a file key in its place. */
-static int ext_publish(struct ledger *l, const struct ledger_opts *o, char *err)
-{
-	char kdir[4096], path[4200];
-	keys_dir_of(l, o, kdir);
-	struct buf pem;
-	buf_init(&pem, 4096);
-	snprintf(path, sizeof path, "%s/checkpoint.pub", kdir);
-	int rc = eckey_public_pem(l->key, &pem);
-	if (rc == 0)
-		rc = file_write_atomic(path, pem.p, pem.len, 0644, err);
-	else
-		as_fail(err, rc, "cannot encode the checkpoint key");
-	buf_free(&pem);
-	static const char mark[] = "the checkpoint key is in a PKCS#11 token: no key file is made here\n";
-	snprintf(path, sizeof path, "%s/" LEDGER_EXT_MARK, kdir);
-	if (rc == 0)
-		rc = file_write_atomic(path, mark, sizeof mark - 1, 0644, err);
-	return rc;
-}
-
-/* Without the signer, a key directory whose checkpoint key is outside it is refused
- * rather than given a new key (which would replace checkpoint.pub). */
-static int ext_marked(const char *kdir, char *err)
-{
-	char mark[4200];
-	snprintf(mark, sizeof mark, "%s/" LEDGER_EXT_MARK, kdir);
-	if (access(mark, F_OK) != 0)
-		return 0;
-	return as_fail(err, AS_EINVAL,
-		       "the checkpoint key of %s is in a PKCS#11 token (%s): set ASSENT_PKCS11_MODULE, "
-		       "ASSENT_PKCS11_TOKEN and ASSENT_PKCS11_PIN_FILE; no key file is made in its place",
-		       kdir, mark);
-}
-
-static int open_key(struct ledger *l, const struct ledger_opts *o, int *created, char *err)
-{
-	char kdir[4096], priv[4200], pub[4200];
-	keys_dir_of(l, o, kdir);
-	GUARD(mkdir_p(kdir, 0700, err));
-	if (o && o->signer)
-		return ext_key(l, o, kdir, err);
-	snprintf(priv, sizeof priv, "%s/checkpoint.key", kdir);
-	snprintf(pub, sizeof pub, "%s/checkpoint.pub", kdir);
-	*created = access(priv, F_OK) != 0;
-	if (*created)
-		GUARD(ext_marked(kdir, err));
-	GUARD(eckey_load_or_create(priv, pub, &l->key, err));
-	GUARD(headsign_open(l->key, &l->hs, err));
-	l->sign = headsign_sign;
-	l->sign_ctx = l->hs;
-	return 0;
-}
-
-static void key_free(struct ledger *l)
-{
-	headsign_free(l->hs);
-	if (!l->ext)
-		eckey_free(l->key);
-	l->hs = NULL;
-	l->key = NULL;
-}
-
-/* Record a newly created checkpoint key as the ledger's `key` entry. */
-static int record_key(struct ledger *l, char *err)
-{
-	uint8_t id[4];
-	char hex[9];
-	struct buf enc;
-	buf_init(&enc, 8192);
-	int rc = note_key_id(l->key, id);
-	hex_encode(id, 4, hex);
-	if (rc == 0)
-		rc = entry_key_fields("checkpoint", hex, "created", l->key, &enc, err);
-	if (rc == 0) {
-		struct ledger_rec r = {enc.p, enc.len};
-		struct ledger_pos p;
-		rc = ledger_append(l, &r, 1, &p, err);
-	}
-	buf_free(&enc);
-	return rc;
-}
-
 static int is_demo(const char *origin)
 {
 	return !strncmp(origin, LEDGER_DEMO_PREFIX, strlen(LEDGER_DEMO_PREFIX));
@@ -705,7 +590,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	l->secs = o && o->checkpoint_secs ? o->checkpoint_secs : 60;
 	int created = 0, rc = mkdir_p(dir, 0700, err);
 	if (rc == 0)
-		rc = open_key(l, o, &created, err);
+		rc = ledger_key_open(l, o, &created, err);
 	uint8_t id[4];
 	if (rc == 0 && note_key_id(l->key, id) != 0)
 		rc = as_fail(err, AS_EIO, "cannot compute the checkpoint key's id");
@@ -743,7 +628,7 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 			rc = ledger_lmdb_fail(err, c, "commit");
 	}
 	if (rc == 0 && l->ext)
-		rc = ext_publish(l, o, err);
+		rc = ledger_key_publish(l, o, err);
 	l->sync = o ? o->sync : NULL;
 	if (rc == 0)
 		rc = ledger_wal_recover(l, alone, err);
@@ -751,14 +636,14 @@ int ledger_open(const char *dir, const struct ledger_opts *o, struct ledger **ou
 	if (rc == 0 && l->sync && (rc = ledger_catch_up(l, err)) == 0)
 		created = l->size == 0;
 	if (rc == 0 && created)
-		rc = record_key(l, err);
+		rc = ledger_key_record(l, err);
 	if (rc != 0) {
 		if (l->pin)
 			mdb_txn_abort(l->pin);
 		wal_free(l->wal);
 		if (l->env)
 			mdb_env_close(l->env);
-		key_free(l);
+		ledger_key_free(l);
 		cv_arena_free(&l->arena);
 		buf_free(&l->enc);
 		free(l);
@@ -814,7 +699,7 @@ void ledger_close(struct ledger *l)
 		fprintf(stderr, "assent: warning: final checkpoint: %s\n", err);
 	ledger_wal_close(l);
 	mdb_env_close(l->env);
-	key_free(l);
+	ledger_key_free(l);
 	cv_arena_free(&l->arena);
 	buf_free(&l->enc);
 	free(l);

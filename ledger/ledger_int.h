@@ -68,6 +68,12 @@ void sync_release(struct ledger *l);
 int sync_import(struct ledger *l, const struct ledger_sync *src, const char *name, MDB_txn *txn, struct tree_state *s,
 		int lock, char *err);
 
+/* keyfile.c: the checkpoint key (*created: a new file key, to be recorded) */
+int ledger_key_open(struct ledger *l, const struct ledger_opts *o, int *created, char *err);
+int ledger_key_publish(struct ledger *l, const struct ledger_opts *o, char *err);
+int ledger_key_record(struct ledger *l, char *err);
+void ledger_key_free(struct ledger *l);
+
 /* ledger/recover.c: the write-ahead log (ledger/wal.c) as the ledger uses it. Before LMDB is
  * opened: lock, read and (after a restart of the machine) restore the log's base; after:
  * apply what the log has that LMDB lacks, then start a log of this process (none in cluster
