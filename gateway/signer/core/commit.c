@@ -132,6 +132,8 @@ void commit_batch(struct signer *s)
 		const struct cv **fv = calloc(COMMIT_MAX, sizeof *fv); /* fields kept decoded (op_add_held) */
 		for (size_t at = 0; at < n;) {
 			size_t k = n - at < COMMIT_MAX ? n - at : COMMIT_MAX;
+			while (k > 1 && at + k < n && ops[at + k]->with_prev)
+				k--; /* an entry that goes with the one before it is never the first of a transaction */
 			char err[AS_ERRLEN] = "out of memory";
 			int rc = AS_ENOMEM;
 			if (recs && pos && fv) {
