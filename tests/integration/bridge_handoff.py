@@ -64,8 +64,11 @@ def initialize_ok(raw):
         return False
 
 
-def sock_line(s, timeout=20):
-    s.settimeout(timeout)
+def fresh_serves():
+    """A new plain socket connection is answered: the worker and the daemon still serve."""
+    s = connect()
+    s.sendall(line(INIT))
+    s.settimeout(20)
     buf = b""
     try:
         while b"\n" not in buf:
@@ -75,16 +78,8 @@ def sock_line(s, timeout=20):
             buf += b
     except OSError:
         pass
-    return buf.split(b"\n")[0]
-
-
-def fresh_serves():
-    """A new plain socket connection is answered: the worker and the daemon still serve."""
-    s = connect()
-    s.sendall(line(INIT))
-    got = sock_line(s)
     s.close()
-    return initialize_ok(got)
+    return initialize_ok(buf.split(b"\n")[0])
 
 
 def worker_pids():
@@ -97,6 +92,20 @@ workers = worker_pids()
 def pair():
     """A socketpair: (ours, the end handed over), as Node starts a server's stdin and stdout."""
     return socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+
+
+def sock_line(s, timeout=20):
+    s.settimeout(timeout)
+    buf = b""
+    try:
+        while b"\n" not in buf:
+            b = s.recv(65536)
+            if not b:
+                break
+            buf += b
+    except OSError:
+        pass
+    return buf.split(b"\n")[0]
 
 
 # 1. a well-formed hand-off: answers come on the handed-over stdout, never on the bridge's socket
