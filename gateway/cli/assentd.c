@@ -23,7 +23,7 @@ static const char usage_text[] =
     "                127.0.0.1:8765/mcp, reviewers with `assent`\n"
     "                on STATE/control.sock. Logs JSON lines on stderr.\n"
     "  --stdio       what MCP client configurations run: connect stdin/stdout to the\n"
-    "                daemon (handed over when they are sockets, else relayed), starting\n"
+    "                daemon (handed over when they are pipes, else relayed), starting\n"
     "                it once (detached, log in STATE/assentd.log) when\n"
     "                none runs, and saying why when it cannot. FEEDBACK_TRANSPORT=stdio\n"
     "                means the same (sse: see below; any other value is refused).\n"

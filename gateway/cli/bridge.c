@@ -283,13 +283,12 @@ static int send_defaults(int sock)
 
 /* Whether the running daemon takes this bridge's stdin and stdout (its assentd.json says
  * stdio_handoff, and names a live pid: an older daemon, or one still starting, gets bytes
- * relayed), and whether they are what the daemon's worker accepts: sockets, as Node (libuv)
- * starts a server's stdio. Pipes are relayed: the worker could not keep a pipe from blocking
- * (its O_NONBLOCK flag is the client's to change; wmcp_msg.c). */
+ * relayed), and whether they are ends the daemon's worker accepts: pipes or sockets. */
 static int can_hand_off(const struct bridge_opts *o)
 {
 	struct stat in, out;
-	if (fstat(0, &in) != 0 || fstat(1, &out) != 0 || !S_ISSOCK(in.st_mode) || !S_ISSOCK(out.st_mode))
+	if (fstat(0, &in) != 0 || fstat(1, &out) != 0 || !(S_ISFIFO(in.st_mode) || S_ISSOCK(in.st_mode)) ||
+	    !(S_ISFIFO(out.st_mode) || S_ISSOCK(out.st_mode)))
 		return 0;
 	char path[4200], err[AS_ERRLEN];
 	snprintf(path, sizeof path, "%s/%s", o->state, STATE_INFO_FILE);
@@ -299,8 +298,8 @@ static int can_hand_off(const struct bridge_opts *o)
 	json_t *j = json_loadb((const char *)b.p, b.len, 0, NULL);
 	buf_free(&b);
 	long long pid = json_integer_value(json_object_get(j, "pid"));
-	int ok = json_is_true(json_object_get(j, "stdio_handoff")) && pid > 0 && pid <= INT_MAX &&
-		 (kill((pid_t)pid, 0) == 0 || errno == EPERM); /* EPERM: it runs as another user (root) */
+	int ok =
+	    json_is_true(json_object_get(j, "stdio_handoff")) && pid > 0 && pid <= INT_MAX && kill((pid_t)pid, 0) == 0;
 	json_decref(j);
 	return ok;
 }
@@ -347,9 +346,9 @@ static int wait_end(int sock)
 		ssize_t n = read(sock, buf, sizeof buf);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (n <= 0) { /* the client closed stdin, or shut down its writing half (libuv's end()) */
-			struct pollfd in = {.fd = 0, .events = POLLRDHUP};
-			return poll(&in, 1, 0) == 1 && (in.revents & (POLLRDHUP | POLLHUP | POLLERR)) ? 0 : 1;
+		if (n <= 0) {
+			struct pollfd in = {.fd = 0, .events = 0}; /* POLLHUP: the client closed its end */
+			return poll(&in, 1, 0) == 1 && (in.revents & (POLLHUP | POLLERR)) ? 0 : 1;
 		}
 		for (ssize_t off = 0; off < n;) {
 			ssize_t w = write(1, buf + off, (size_t)(n - off));

@@ -4,9 +4,11 @@
 #include "gateway/worker/mcp/wmcp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gateway/proto/workers.h"
@@ -210,22 +212,27 @@ static void start_skipping(struct mconn *c, const char *more, size_t n)
 	buf_reset(&c->in);
 }
 
-/* A socket, tried with a read of no bytes: a pipe, a file or a device says ENOTSOCK. */
-static int is_socket(int fd)
+/* One end of a pipe or a stream socket, open for reading (want O_RDONLY) or writing
+ * (O_WRONLY), and made non-blocking: a descriptor that could block the worker (a file on a
+ * FUSE mount, a terminal) would stall every other agent's connection. */
+static int handed_ok(int fd, int want)
 {
-	char b;
-	return recv(fd, &b, 0, MSG_DONTWAIT) >= 0 || errno != ENOTSOCK;
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return 0;
+	int acc = fl & O_ACCMODE;
+	if (acc != want && acc != O_RDWR)
+		return 0;
+	return (fl & O_NONBLOCK) || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
 }
 
 /* The stdio bridge's hand-off (gateway/cli/bridge.c): its stdin and stdout, passed with its
  * notifications/assent/stdio line, so that the client's bytes no longer go through the
- * bridge. Taken once per connection, only on a stdio socket, only two sockets; anything else
- * is refused and ends the connection. Only sockets, because the worker must never block on
- * them: O_NONBLOCK belongs to the open file, which the agent shares and could set back at any
- * time, so every read and write on them is recv and send with MSG_DONTWAIT (a pipe has no such
- * flag; the bridge relays pipes). The descriptors are the agent's own: nothing the worker may
- * do with them is more than the agent can. */
-static int take_stdio(struct mw *w, struct mconn *c, struct msghdr *mh)
+ * bridge. Taken once per connection, only on a stdio socket, only two pipe or socket ends of
+ * the right direction; anything else is refused and ends the connection. The descriptors are
+ * the agent's own: nothing the worker may do with them is more than the agent can. */
+static int take_pipes(struct mw *w, struct mconn *c, struct msghdr *mh)
 {
 	int fds[4], n = 0;
 	for (struct cmsghdr *h = CMSG_FIRSTHDR(mh); h; h = CMSG_NXTHDR(mh, h)) {
@@ -245,8 +252,8 @@ static int take_stdio(struct mw *w, struct mconn *c, struct msghdr *mh)
 		return 0;
 	const char *why = c->piped				   ? "a second hand-off"
 			  : n != 2 || (mh->msg_flags & MSG_CTRUNC) ? "not exactly two descriptors"
-			  : !is_socket(fds[0])			   ? "its stdin is not a socket"
-			  : !is_socket(fds[1])			   ? "its stdout is not a socket"
+			  : !handed_ok(fds[0], O_RDONLY)	   ? "its stdin is not a readable pipe or socket"
+			  : !handed_ok(fds[1], O_WRONLY)	   ? "its stdout is not a writable pipe or socket"
 								   : NULL;
 	if (why) {
 		for (int i = 0; i < n; i++)
@@ -285,7 +292,7 @@ static ssize_t sock_read(struct mw *w, struct mconn *c, char *tmp, size_t cap)
 	ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
-	if (n <= 0 || take_stdio(w, c, &mh) != 0)
+	if (n <= 0 || take_pipes(w, c, &mh) != 0)
 		return -1;
 	return n;
 }
@@ -301,7 +308,7 @@ int wm_conn_read(struct mw *w, struct mconn *c, int fd)
 		if ((n = sock_read(w, c, tmp, sizeof tmp)) == 0)
 			return 0;
 	} else {
-		n = recv(fd, tmp, sizeof tmp, MSG_DONTWAIT); /* the bridge's stdin: never blocking (take_stdio) */
+		n = read(fd, tmp, sizeof tmp);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			return 0;
 	}
@@ -354,8 +361,7 @@ int wm_conn_read(struct mw *w, struct mconn *c, int fd)
 int wm_conn_flush(struct mconn *c)
 {
 	while (c->out.len) {
-		ssize_t n = c->piped ? send(c->out_fd, c->out.p, c->out.len, MSG_DONTWAIT | MSG_NOSIGNAL)
-				     : write(c->fd, c->out.p, c->out.len);
+		ssize_t n = write(c->piped ? c->out_fd : c->fd, c->out.p, c->out.len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)

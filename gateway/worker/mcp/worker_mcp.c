@@ -505,6 +505,7 @@ static int mcp_start(struct mw *w, struct cv_arena *a, char *err)
 	struct jail_opts jo = {.max_fds = 3 * PROTO_CONNS_MAX + 16 + (w->mhd ? w->cfg.conns_max + 16 : 0)};
 	if (w->mhd)
 		mr_jail_allow(&jo); /* libmicrohttpd's accept and socket options */
+	jo.fstat = 1;		    /* the type of a descriptor the stdio bridge hands over (wm_conn_read) */
 	if (jail_enter(&jo, err) != 0) {
 		wlog(w, "error", "mcp worker: cannot enter the jail: %s", err);
 		return 2;
