@@ -1,6 +1,6 @@
-/* The stdio bridge: hands stdin and stdout to the daemon (or relays bytes), starts the
- * daemon when none runs, and says so when the running daemon was started with other
- * options than this bridge. It parses nothing an agent sends. */
+/* The stdio bridge: relays bytes, starts the daemon when none runs, and says so
+ * when the running daemon was started with other options than this bridge. It
+ * parses nothing an agent sends. */
 #define _GNU_SOURCE
 #include "gateway/cli/bridge.h"
 #include "gateway/state/registry.h"
@@ -281,86 +281,6 @@ static int send_defaults(int sock)
 	return 0;
 }
 
-/* Whether the running daemon takes this bridge's stdin and stdout (its assentd.json says
- * stdio_handoff, and names a live pid: an older daemon, or one still starting, gets bytes
- * relayed), and whether they are ends the daemon's worker accepts: pipes or sockets. */
-static int can_hand_off(const struct bridge_opts *o)
-{
-	struct stat in, out;
-	if (fstat(0, &in) != 0 || fstat(1, &out) != 0 || !(S_ISFIFO(in.st_mode) || S_ISSOCK(in.st_mode)) ||
-	    !(S_ISFIFO(out.st_mode) || S_ISSOCK(out.st_mode)))
-		return 0;
-	char path[4200], err[AS_ERRLEN];
-	snprintf(path, sizeof path, "%s/%s", o->state, STATE_INFO_FILE);
-	struct buf b;
-	if (file_read(path, 65536, &b, err) != 0)
-		return 0;
-	json_t *j = json_loadb((const char *)b.p, b.len, 0, NULL);
-	buf_free(&b);
-	long long pid = json_integer_value(json_object_get(j, "pid"));
-	int ok =
-	    json_is_true(json_object_get(j, "stdio_handoff")) && pid > 0 && pid <= INT_MAX && kill((pid_t)pid, 0) == 0;
-	json_decref(j);
-	return ok;
-}
-
-/* Hand stdin and stdout to the daemon with one line, notifications/assent/stdio (which it
- * ignores as a message): its mcp worker then reads and writes the client's pipes itself, and
- * the client's bytes skip this process both ways. -1 when it could not be sent. */
-static int hand_off(int sock)
-{
-	static const char line[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/assent/stdio\"}\n";
-	int fds[2] = {0, 1};
-	union {
-		char b[CMSG_SPACE(sizeof fds)];
-		struct cmsghdr align;
-	} cm;
-	memset(&cm, 0, sizeof cm);
-	struct iovec iov = {.iov_base = (void *)line, .iov_len = sizeof line - 1};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b};
-	struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(h), fds, sizeof fds);
-	ssize_t w;
-	while ((w = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	return w == (ssize_t)(sizeof line - 1) ? 0 : -1;
-}
-
-/* After a hand-off the bridge only waits for the connection's end, which comes when the
- * daemon has read stdin to its end (0) or stopped (1). What the daemon still says on the
- * socket (a refusal the signer wrote before the hand-off reached the worker) goes to
- * stdout. It never reads stdin: that is the daemon's now. */
-static int wait_end(int sock)
-{
-	char buf[4096];
-	struct pollfd p = {.fd = sock, .events = POLLIN};
-	for (;;) {
-		if (poll(&p, 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return 1;
-		}
-		ssize_t n = read(sock, buf, sizeof buf);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0) {
-			struct pollfd in = {.fd = 0, .events = 0}; /* POLLHUP: the client closed its end */
-			return poll(&in, 1, 0) == 1 && (in.revents & (POLLHUP | POLLERR)) ? 0 : 1;
-		}
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(1, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return 1;
-			off += w;
-		}
-	}
-}
-
 static int relay(int sock)
 {
 	char buf[65536];
@@ -435,7 +355,7 @@ int bridge_run(const struct bridge_opts *o)
 		    "only time out. An operator adds one: assent --state %s reviewer add NAME --uid %u\n",
 		    o->state, o->state, (unsigned)getuid());
 	registry_free(reg);
-	int rc = send_defaults(fd) != 0 ? 1 : !can_hand_off(o) ? relay(fd) : hand_off(fd) == 0 ? wait_end(fd) : 1;
+	int rc = send_defaults(fd) == 0 ? relay(fd) : 1;
 	close(fd);
 	if (rc != 0)
 		after_close(o, pid, log_off);

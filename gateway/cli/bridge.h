@@ -1,6 +1,5 @@
-/* `assentd --stdio`: the command MCP client configurations run. It hands stdin and
- * stdout to the daemon over its agent socket STATE/agent.sock (or relays between them,
- * when they are not pipes or the daemon is older), which starts
+/* `assentd --stdio`: the command MCP client configurations run. A thin relay
+ * between stdin/stdout and the daemon's agent socket STATE/agent.sock, which starts
  * the daemon (detached) when none runs, so every agent on the machine shares one
  * queue, one policy and one ledger, and closing an editor never takes the queue. */
 #ifndef ASSENT_BRIDGE_H

@@ -41,8 +41,6 @@ static int write_info(struct signer *s, char *err)
 		json_object_set_new(j, "review_proxy", json_string(s->proxy_path));
 	if (j) /* FEEDBACK_INSIGHTS_ENABLED: a bridge whose own says otherwise says so */
 		json_object_set_new(j, "insights", json_boolean(s->recs.insights));
-	if (j) /* the mcp worker takes a bridge's stdin and stdout (gateway/cli/bridge.c) */
-		json_object_set_new(j, "stdio_handoff", json_true());
 	char *txt = json_dumps(j, JSON_INDENT(2));
 	json_decref(j);
 	int rc = txt ? file_write_atomic(path, txt, strlen(txt), 0644, err) : AS_ENOMEM;

@@ -35,9 +35,6 @@ struct jail_opts {
 	 * the jail's own argument checks, never an unconditional rule (see jail_seccomp.c). */
 	const int *extra_syscalls;
 	size_t nextra;
-	/* fstat of a descriptor the worker holds (fstat, and newfstatat with AT_EMPTY_PATH only,
-	 * which is how glibc calls it): what kind of file a client handed over. */
-	int fstat;
 };
 
 /* Jail the calling process, in this order, failing closed at each step:

@@ -220,13 +220,6 @@ static int jail_seccomp_rules(scmp_filter_ctx ctx, const struct jail_opts *o, ch
 					     SCMP_A2(SCMP_CMP_EQ, SIGABRT)};
 	GUARD(jail_seccomp_add(ctx, SCMP_SYS(tgkill), 2, self, err));
 
-	/* glibc's fstat is newfstatat(fd, "", st, AT_EMPTY_PATH). Given a path as well, it would
-	 * look in the empty root, where there is nothing to find. */
-	if (o->fstat) {
-		const struct scmp_arg_cmp empty = SCMP_A3(SCMP_CMP_EQ, AT_EMPTY_PATH);
-		GUARD(jail_seccomp_add(ctx, SCMP_SYS(newfstatat), 1, &empty, err));
-		GUARD(jail_seccomp_add(ctx, SCMP_SYS(fstat), 0, NULL, err));
-	}
 	for (size_t i = 0; i < o->nextra; i++)
 		GUARD(jail_seccomp_extra(ctx, o->extra_syscalls[i], err));
 	return 0;

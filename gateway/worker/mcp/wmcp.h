@@ -48,11 +48,8 @@ struct tcall {
 
 struct mconn {
 	uint64_t id;
-	int listed;	   /* it initialized: it may be told notifications/tools/list_changed */
-	int fd;		   /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
-	int piped;	   /* stdio: the bridge handed over its stdin and stdout (wm_conn_read); fd, its
-			      socket, then only tells when the bridge is gone */
-	int in_fd, out_fd; /* those, when piped */
+	int listed; /* it initialized: it may be told notifications/tools/list_changed */
+	int fd;	    /* -1 for an MCP session over HTTP: its messages come in HTTP requests */
 	int http;
 	struct hreq *legacy; /* FEEDBACK_TRANSPORT=sse: the GET /sse stream every answer goes to */
 	struct buf in, out;
@@ -165,7 +162,7 @@ void wm_answer_frame(struct mw *w, uint64_t conn, uint64_t aid, const json_t *re
 
 /* wmcp_msg.c */
 void wm_handle_msg(struct mw *w, struct mconn *c, const struct mcp_msg *mp);
-int wm_conn_read(struct mw *w, struct mconn *c, int fd);
+int wm_conn_read(struct mw *w, struct mconn *c);
 int wm_conn_flush(struct mconn *c);
 
 /* wmcp_call.c */

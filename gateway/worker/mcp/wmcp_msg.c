@@ -4,11 +4,8 @@
 #include "gateway/worker/mcp/wmcp.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gateway/proto/workers.h"
@@ -212,106 +209,15 @@ static void start_skipping(struct mconn *c, const char *more, size_t n)
 	buf_reset(&c->in);
 }
 
-/* One end of a pipe or a stream socket, open for reading (want O_RDONLY) or writing
- * (O_WRONLY), and made non-blocking: a descriptor that could block the worker (a file on a
- * FUSE mount, a terminal) would stall every other agent's connection. */
-static int handed_ok(int fd, int want)
-{
-	struct stat st;
-	int fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
-		return 0;
-	int acc = fl & O_ACCMODE;
-	if (acc != want && acc != O_RDWR)
-		return 0;
-	return (fl & O_NONBLOCK) || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
-}
-
-/* The stdio bridge's hand-off (gateway/cli/bridge.c): its stdin and stdout, passed with its
- * notifications/assent/stdio line, so that the client's bytes no longer go through the
- * bridge. Taken once per connection, only on a stdio socket, only two pipe or socket ends of
- * the right direction; anything else is refused and ends the connection. The descriptors are
- * the agent's own: nothing the worker may do with them is more than the agent can. */
-static int take_pipes(struct mw *w, struct mconn *c, struct msghdr *mh)
-{
-	int fds[4], n = 0;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(mh); h; h = CMSG_NXTHDR(mh, h)) {
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
-			if (n < 4)
-				fds[n++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if (!n && !(mh->msg_flags & MSG_CTRUNC))
-		return 0;
-	const char *why = c->piped				   ? "a second hand-off"
-			  : n != 2 || (mh->msg_flags & MSG_CTRUNC) ? "not exactly two descriptors"
-			  : !handed_ok(fds[0], O_RDONLY)	   ? "its stdin is not a readable pipe or socket"
-			  : !handed_ok(fds[1], O_WRONLY)	   ? "its stdout is not a writable pipe or socket"
-								   : NULL;
-	if (why) {
-		for (int i = 0; i < n; i++)
-			close(fds[i]);
-		wlog(w, "warning", "mcp: stdio connection %llu: bridge hand-off refused: %s", (unsigned long long)c->id,
-		     why);
-		return -1;
-	}
-	c->piped = 1;
-	c->in_fd = fds[0];
-	c->out_fd = fds[1];
-	return 0;
-}
-
-/* What the connection's socket brought: the bridge's bytes, with its hand-off when it makes
- * one. After a hand-off the socket carries nothing more: its end is the bridge's, and a byte
- * on it is refused (the client's bytes come on the pipe, and two sources would interleave). */
-static ssize_t sock_read(struct mw *w, struct mconn *c, char *tmp, size_t cap)
-{
-	if (c->piped) {
-		ssize_t n = read(c->fd, tmp, cap);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			return 0;
-		if (n > 0)
-			wlog(w, "warning",
-			     "mcp: stdio connection %llu: bytes on the bridge's socket after its hand-off",
-			     (unsigned long long)c->id);
-		return -1;
-	}
-	union {
-		char b[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} cm;
-	struct iovec iov = {.iov_base = tmp, .iov_len = cap};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b};
-	ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return 0;
-	if (n <= 0 || take_pipes(w, c, &mh) != 0)
-		return -1;
-	return n;
-}
-
-/* Split what arrived on fd (the connection's socket, or the bridge's stdin once handed over)
- * into lines; a line over MCP_LINE_MAX is skipped to its end and answered with -32600 (with
- * its id when its head or tail shows it), and the connection goes on. */
-int wm_conn_read(struct mw *w, struct mconn *c, int fd)
+/* Split what arrived into lines; a line over MCP_LINE_MAX is skipped to its end and
+ * answered with -32600 (with its id when its head or tail shows it), and the connection
+ * goes on. */
+int wm_conn_read(struct mw *w, struct mconn *c)
 {
 	char tmp[65536];
-	ssize_t n;
-	if (fd == c->fd) {
-		if ((n = sock_read(w, c, tmp, sizeof tmp)) == 0)
-			return 0;
-	} else {
-		n = read(fd, tmp, sizeof tmp);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			return 0;
-	}
+	ssize_t n = read(c->fd, tmp, sizeof tmp);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
 	if (n <= 0)
 		return -1;
 	size_t start = 0;
@@ -361,7 +267,7 @@ int wm_conn_read(struct mw *w, struct mconn *c, int fd)
 int wm_conn_flush(struct mconn *c)
 {
 	while (c->out.len) {
-		ssize_t n = write(c->piped ? c->out_fd : c->fd, c->out.p, c->out.len);
+		ssize_t n = write(c->fd, c->out.p, c->out.len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)

@@ -101,10 +101,6 @@ void wm_conn_close(struct mw *w, struct mconn *c, int tell)
 			w->tcalls[i].used = 0;
 	if (c->fd >= 0)
 		close(c->fd);
-	if (c->piped) {
-		close(c->in_fd);
-		close(c->out_fd);
-	}
 	buf_free(&c->in);
 	buf_free(&c->out);
 	memset(c, 0, sizeof *c);
@@ -501,11 +497,9 @@ static int mcp_start(struct mw *w, struct cv_arena *a, char *err)
 		wlog(w, "error", "mcp worker: agent HTTP listener: %s", err);
 		return 2;
 	}
-	/* three descriptors per stdio connection: its socket and the bridge's stdin and stdout */
-	struct jail_opts jo = {.max_fds = 3 * PROTO_CONNS_MAX + 16 + (w->mhd ? w->cfg.conns_max + 16 : 0)};
+	struct jail_opts jo = {.max_fds = PROTO_CONNS_MAX + 16 + (w->mhd ? w->cfg.conns_max + 16 : 0)};
 	if (w->mhd)
 		mr_jail_allow(&jo); /* libmicrohttpd's accept and socket options */
-	jo.fstat = 1;		    /* the type of a descriptor the stdio bridge hands over (wm_conn_read) */
 	if (jail_enter(&jo, err) != 0) {
 		wlog(w, "error", "mcp worker: cannot enter the jail: %s", err);
 		return 2;
@@ -551,9 +545,7 @@ static void http_turn(struct mw *w, size_t *peak)
 }
 
 /* The poll set: the signer, libmicrohttpd's epoll set, and every stdio connection (map[i] for
- * pf[i] from 2 on): its socket, and the bridge's stdin and stdout once it handed them over
- * (stdout only while there is something to write); its size. *timeout is libmicrohttpd's
- * when that is sooner. */
+ * pf[i] from 2 on); its size. *timeout is libmicrohttpd's when that is sooner. */
 static size_t poll_set(struct mw *w, struct pollfd *pf, struct mconn **map, int mhd_fd, int *timeout)
 {
 	size_t n = 0;
@@ -567,16 +559,7 @@ static size_t poll_set(struct mw *w, struct pollfd *pf, struct mconn **map, int 
 		if (!c->used || c->fd < 0)
 			continue;
 		map[n] = c;
-		pf[n++] =
-		    (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out.len && !c->piped ? POLLOUT : 0))};
-		if (!c->piped)
-			continue;
-		map[n] = c;
-		pf[n++] = (struct pollfd){.fd = c->in_fd, .events = POLLIN};
-		if (c->out.len) {
-			map[n] = c;
-			pf[n++] = (struct pollfd){.fd = c->out_fd, .events = POLLOUT};
-		}
+		pf[n++] = (struct pollfd){.fd = c->fd, .events = (short)(POLLIN | (c->out.len ? POLLOUT : 0))};
 	}
 	return n;
 }
@@ -590,8 +573,8 @@ int worker_mcp_main(int ipcfd)
 	int rc = mcp_start(&w, &a, err);
 	if (rc != 0)
 		return rc;
-	struct pollfd pf[3 * PROTO_CONNS_MAX + 2];
-	struct mconn *map[3 * PROTO_CONNS_MAX + 2];
+	struct pollfd pf[PROTO_CONNS_MAX + 2];
+	struct mconn *map[PROTO_CONNS_MAX + 2];
 	const union MHD_DaemonInfo *di = w.mhd ? MHD_get_daemon_info(w.mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	int mhd_fd = di ? di->epoll_fd : -1;
 	size_t peak = 0;
@@ -613,8 +596,7 @@ int worker_mcp_main(int ipcfd)
 			struct mconn *c = map[i];
 			if (!c->used)
 				continue;
-			if ((pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && (!c->piped || pf[i].fd != c->out_fd) &&
-			    wm_conn_read(&w, c, pf[i].fd) != 0) {
+			if ((pf[i].revents & (POLLIN | POLLHUP | POLLERR)) && wm_conn_read(&w, c) != 0) {
 				wm_conn_close(&w, c, 1);
 				continue;
 			}
